@@ -1,0 +1,6 @@
+#include <iostream>
+
+int main() {
+  std::cout << "{\"command\": \"version\", \"version\": \"" DPSTATS_VERSION "\"}\n";
+  return 0;
+}

@@ -1,0 +1,66 @@
+// Gaussian mechanism, scalar and vector, safe against floating-point attacks.
+//
+// Secure mode (default): the input is rounded to a power-of-two lattice g·Z^d and exact discrete
+// Gaussian noise N_Z(0, s^2) per coordinate (lattice units) is added. The lattice l2 sensitivity
+// is K = Δ/g + sqrt(d) (rounding moves each coordinate by < 1 step). Privacy of the integer
+// release (Canonne, Kamath & Steinke 2020):
+//   * rho-zCDP with rho = K^2 / (2 s^2) (CKS20 Thm 14), for any d;
+//   * for d = 1 and a target (ε, δ): the exact discrete δ(ε) of CKS20 Thm 7 (integer K), bounded
+//     above rigorously (see privacy/calibration.hpp) and calibrated to be <= δ;
+//   * for d > 1 and a target (ε, δ): rho is chosen by the tight zCDP -> (ε, δ) conversion.
+// g is chosen from public parameters only (Δ, d) so that rounding costs at most a 2^-20 relative
+// increase in noise; the returned doubles are post-processing of the integer release.
+//
+// fast_float mode: continuous Gaussian from floating-point uniforms, calibrated with the analytic
+// Gaussian mechanism (Balle & Wang 2018); research only; certified = false.
+#pragma once
+#include <Eigen/Core>
+
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+class GaussianMechanism {
+ public:
+  // rho-zCDP for l2 sensitivity Δ.
+  static GaussianMechanism from_rho(double l2_sensitivity, double rho, std::size_t dimension = 1,
+                                    NoiseMode mode = NoiseMode::secure);
+  // (ε, δ)-DP for l2 sensitivity Δ; δ in (0, 1).
+  static GaussianMechanism from_epsilon_delta(double l2_sensitivity, double epsilon, double delta,
+                                              std::size_t dimension = 1,
+                                              NoiseMode mode = NoiseMode::secure);
+  // A given noise standard deviation (at least sigma); the loss is reported as rho.
+  static GaussianMechanism from_sigma(double l2_sensitivity, double sigma,
+                                      std::size_t dimension = 1,
+                                      NoiseMode mode = NoiseMode::secure);
+
+  double apply(double value, Rng& rng) const;
+  Eigen::VectorXd apply(const Eigen::Ref<const Eigen::VectorXd>& value, Rng& rng) const;
+
+  double sigma() const { return sigma_; }              // effective noise standard deviation
+  double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)
+  double sensitivity() const { return sensitivity_; }
+  std::size_t dimension() const { return dimension_; }
+  NoiseMode mode() const { return mode_; }
+  // rho-zCDP of what runs (always valid).
+  double rho() const { return rho_; }
+  // The loss the mechanism was calibrated to: approximate (ε, δ) for from_epsilon_delta,
+  // zcdp rho otherwise.
+  PrivacyLoss loss() const { return loss_; }
+  LedgerEntry ledger_entry(std::string purpose) const;
+
+ private:
+  GaussianMechanism() = default;
+  double sensitivity_ = 0;
+  std::size_t dimension_ = 1;
+  NoiseMode mode_ = NoiseMode::secure;
+  double granularity_ = 0;
+  std::uint64_t s2_num_ = 0, s2_den_ = 1;  // lattice variance s^2 = s2_num / s2_den
+  double sigma_ = 0, rho_ = 0;
+  PrivacyLoss loss_;
+};
+
+}  // namespace dpstats

@@ -1,0 +1,50 @@
+// Laplace mechanism, scalar and vector, safe against floating-point attacks (Mironov 2012).
+//
+// Secure mode (default): the input is rounded to a power-of-two lattice g·Z^d and exact discrete
+// Laplace noise (in lattice units) is added. Rounding can move two neighbouring inputs apart by
+// at most one lattice step per coordinate, so the lattice l1 sensitivity is K = floor(Δ/g) + d;
+// the discrete Laplace scale t >= K/ε (in lattice units) makes the integer release exactly ε-DP,
+// and the double returned is post-processing of it. g is chosen from public parameters only
+// (Δ, d), small enough that the rounding costs at most a 2^-20 relative increase in noise.
+// Inputs are clamped to ±2^60·g (public) so that lattice coordinates fit in 64 bits.
+//
+// fast_float mode: continuous Laplace from floating-point uniforms; research only; releases made
+// with it report noise = "fast_float" and certified = false.
+#pragma once
+#include <Eigen/Core>
+
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+class LaplaceMechanism {
+ public:
+  // ε-DP for inputs whose l1 distance between neighbours is at most `l1_sensitivity`.
+  // `dimension` is the length of the vectors it will be applied to (1 for scalars).
+  LaplaceMechanism(double l1_sensitivity, double epsilon, std::size_t dimension = 1,
+                   NoiseMode mode = NoiseMode::secure);
+
+  double apply(double value, Rng& rng) const;
+  Eigen::VectorXd apply(const Eigen::Ref<const Eigen::VectorXd>& value, Rng& rng) const;
+
+  double scale() const { return scale_; }              // effective Laplace scale b >= Δ/ε
+  double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)
+  double sensitivity() const { return sensitivity_; }
+  std::size_t dimension() const { return dimension_; }
+  NoiseMode mode() const { return mode_; }
+  PrivacyLoss loss() const { return PrivacyLoss::pure(epsilon_); }
+  LedgerEntry ledger_entry(std::string purpose) const;
+
+ private:
+  double sensitivity_, epsilon_;
+  std::size_t dimension_;
+  NoiseMode mode_;
+  double granularity_ = 0;
+  std::uint64_t t_num_ = 0, t_den_ = 1;  // lattice scale t = t_num / t_den
+  double scale_ = 0;
+};
+
+}  // namespace dpstats

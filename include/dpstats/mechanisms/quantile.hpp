@@ -1,0 +1,24 @@
+// Private quantile over a public range [lower, upper]: exponential mechanism (exact
+// permute-and-flip) over a public grid of `candidates` evenly spaced points, with quality
+// -|#{x_i < c} - q n| (sensitivity 1 under replace-one and add/remove). ε-DP. Data outside the
+// range are clamped.
+#pragma once
+#include <span>
+
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/random/rng.hpp"
+
+namespace dpstats {
+
+struct QuantileOptions {
+  double q = 0.5;  // in [0, 1]
+  double lower = 0, upper = 1;
+  std::size_t candidates = 1024;  // grid size (>= 2)
+  double epsilon = 1;
+};
+
+double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng);
+
+LedgerEntry private_quantile_entry(const QuantileOptions& o, std::string purpose);
+
+}  // namespace dpstats

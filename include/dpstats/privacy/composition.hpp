@@ -1,0 +1,36 @@
+// Composition of (epsilon, delta) guarantees. zCDP rho and GDP mu^2 compose additively; that
+// happens in Budget. Every function validates its arguments.
+#pragma once
+#include <span>
+
+#include "dpstats/privacy/privacy_loss.hpp"
+
+namespace dpstats {
+
+struct EpsilonDelta {
+  double epsilon = 0;
+  double delta = 0;
+};
+
+// Basic composition: epsilons and deltas add.
+EpsilonDelta basic_composition(std::span<const EpsilonDelta> losses);
+
+// Advanced composition (Dwork, Rothblum & Vadhan 2010; Kairouz et al. form): k mechanisms,
+// each (eps0, delta0)-DP, are (sqrt(2k ln(1/delta_slack)) eps0 + k eps0 (e^eps0 - 1),
+// k delta0 + delta_slack)-DP.
+EpsilonDelta advanced_composition(double eps0, double delta0, long k, double delta_slack);
+
+// Optimal homogeneous composition (Kairouz, Oh & Viswanath 2015, Thm 3.3): the smallest epsilon
+// such that k-fold (eps0, delta0) composes to (epsilon, 1 - (1-delta0)^k (1 - delta_slack)).
+EpsilonDelta optimal_composition(double eps0, double delta0, long k, double delta_slack);
+
+// The best of the valid rules (basic, advanced, optimal) for the same inputs: the smallest
+// epsilon; its delta is the one the winning rule reports.
+EpsilonDelta best_composition(double eps0, double delta0, long k, double delta_slack);
+
+// The largest per-step eps0 such that k-fold composition of (eps0, delta0) meets the target
+// (epsilon, delta) under the best valid rule, with delta0 = delta / (2k) and delta_slack = delta/2
+// (card prime-robust-private-mean.md, pitfall 4.3: never cap eps0 at 0.9).
+double per_step_epsilon(double epsilon, double delta, long k);
+
+}  // namespace dpstats

@@ -1,0 +1,32 @@
+// Exact conversions between privacy-loss notions. Every function validates its arguments and
+// throws InvalidArgument naming the parameter.
+#pragma once
+
+namespace dpstats {
+
+// ---- zCDP (Bun & Steinke 2016) ----
+// pure epsilon-DP implies (epsilon^2 / 2)-zCDP (BS16 Prop. 1.4).
+double pure_to_zcdp(double epsilon);
+// The tight conversion rho-zCDP -> (epsilon, delta)-DP (Canonne, Kamath & Steinke 2020, Prop. 12
+// / Asoodeh et al. 2021):
+//   epsilon = inf_{a > 1} rho*a + (log(1/delta) + (a-1) log(1 - 1/a) - log a) / (a - 1).
+// Check value: rho = 0.5, delta = 1e-5 -> epsilon ≈ 4.7284.
+double zcdp_to_epsilon(double rho, double delta);
+// The smallest delta for a given epsilon under the same bound:
+//   delta = inf_{a > 1} exp((a-1)(a*rho - epsilon)) / a * (1 - 1/a)^(a-1).
+double zcdp_to_delta(double rho, double epsilon);
+// The largest rho with zcdp_to_epsilon(rho, delta) <= epsilon.
+double epsilon_delta_to_zcdp(double epsilon, double delta);
+
+// ---- mu-GDP (Dong, Roth & Su 2019) ----
+// Exact: delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+double gdp_to_delta(double mu, double epsilon);
+// The smallest epsilon >= 0 with gdp_to_delta(mu, epsilon) <= delta.
+double gdp_to_epsilon(double mu, double delta);
+// The largest mu with gdp_to_delta(mu, epsilon) <= delta.
+double epsilon_delta_to_gdp(double epsilon, double delta);
+
+// Standard normal CDF, accurate in both tails (via erfc).
+double normal_cdf(double x);
+
+}  // namespace dpstats
