@@ -1,3 +1,103 @@
+// The pybind11 layer: thin. NumPy float64 C-ordered arrays cross without a copy (the Python
+// wrapper converts anything else once); results come back as (array, JSON of the release fields)
+// and dpstats/__init__.py wraps them in a Release. dpstats::InvalidArgument derives from
+// std::invalid_argument, which pybind11 raises as ValueError with the same message.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
-PYBIND11_MODULE(_dpstats, m) { m.attr("__version__") = DPSTATS_VERSION; }
+#include <memory>
+#include <optional>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mean/bounded_mean.hpp"
+#include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mechanisms/noise_release.hpp"
+#include "dpstats/privacy/calculator.hpp"
+#include "dpstats/privacy/calibration.hpp"
+#include "dpstats/privacy/conversions.hpp"
+
+namespace py = pybind11;
+using namespace dpstats;
+
+namespace {
+
+using CArray = py::array_t<double, py::array::c_style>;
+
+std::unique_ptr<Rng> make_rng(std::optional<std::uint64_t> seed) {
+  if (seed) return std::make_unique<SeededRng>(*seed);
+  return std::make_unique<SecureRng>();
+}
+
+Eigen::Map<const RowMatrix> as_matrix(const CArray& X) {
+  require(X.ndim() == 2, "X must be a 2-D array (rows are records)");
+  return {X.data(), X.shape(0), X.shape(1)};
+}
+
+py::tuple to_python(const Release<Vector>& r, const std::vector<py::ssize_t>& shape) {
+  CArray estimate(shape);
+  std::copy(r.estimate.data(), r.estimate.data() + r.estimate.size(), estimate.mutable_data());
+  return py::make_tuple(estimate, release_fields_json(r).dump());
+}
+
+py::tuple mean(const CArray& X, const std::string& method, double epsilon, double delta,
+               std::optional<std::pair<double, double>> bounds, double sigma,
+               std::optional<std::uint64_t> seed, int threads) {
+  const auto data = as_matrix(X);
+  auto rng = make_rng(seed);
+  Release<Vector> r;
+  {
+    py::gil_scoped_release release;
+    if (method == "bounded") {
+      require(bounds.has_value(), "method='bounded' needs bounds=(lo, hi)");
+      r = bounded_mean(data, {.lower = bounds->first, .upper = bounds->second, .epsilon = epsilon,
+                              .delta = delta, .threads = threads},
+                       *rng);
+    } else if (method == "dp-mean") {
+      require(!bounds.has_value(), "bounds applies to method='bounded' only");
+      r = dp_mean(data, {.epsilon = epsilon, .delta = delta, .sigma = sigma, .threads = threads},
+                  *rng);
+    } else {
+      throw InvalidArgument("method must be 'dp-mean' or 'bounded', got '" + method + "'");
+    }
+  }
+  return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
+}
+
+py::tuple noise(const std::string& mechanism, const CArray& values, double sensitivity,
+                double epsilon, double delta, std::optional<std::uint64_t> seed) {
+  const Vector v = Eigen::Map<const Vector>(values.data(), values.size());
+  auto rng = make_rng(seed);
+  const Release<Vector> r = mechanism == "laplace"
+                                ? laplace_release(v, sensitivity, epsilon, *rng)
+                                : gaussian_release(v, sensitivity, epsilon, delta, *rng);
+  std::vector<py::ssize_t> shape(values.shape(), values.shape() + values.ndim());
+  return to_python(r, shape);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_dpstats, m) {
+  m.doc() = "dpstats native layer; use the `dpstats` package.";
+  m.attr("__version__") = DPSTATS_VERSION;
+  m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("bounds"), py::arg("sigma"), py::arg("seed"), py::arg("threads"));
+  m.def("noise", &noise, py::arg("mechanism"), py::arg("values"), py::arg("sensitivity"),
+        py::arg("epsilon"), py::arg("delta"), py::arg("seed"));
+  m.def("account_calibrate", [](const std::string& mech, double s, double e, double d) {
+    return account_calibrate(mech, s, e, d).dump();
+  });
+  m.def("account_convert", [](std::optional<double> rho, std::optional<double> mu, double delta) {
+    return account_convert(rho, mu, delta).dump();
+  });
+  m.def("account_compose", [](double e, double d, long k, double slack) {
+    return account_compose(e, d, k, slack).dump();
+  });
+  m.def("zcdp_to_epsilon", &zcdp_to_epsilon, py::arg("rho"), py::arg("delta"));
+  m.def("zcdp_to_delta", &zcdp_to_delta, py::arg("rho"), py::arg("epsilon"));
+  m.def("epsilon_delta_to_zcdp", &epsilon_delta_to_zcdp, py::arg("epsilon"), py::arg("delta"));
+  m.def("gdp_to_delta", &gdp_to_delta, py::arg("mu"), py::arg("epsilon"));
+  m.def("gdp_to_epsilon", &gdp_to_epsilon, py::arg("mu"), py::arg("delta"));
+  m.def("analytic_gaussian_sigma", &analytic_gaussian_sigma, py::arg("sensitivity"),
+        py::arg("epsilon"), py::arg("delta"));
+}

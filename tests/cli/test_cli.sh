@@ -1,2 +1,101 @@
 #!/usr/bin/env bash
-echo "1 passed, 0 failed"
+# End-to-end contract of the tool (design.md §4): JSON on stdout and exit 0 on success; on bad
+# input exit 2, one line on stderr naming the problem, nothing on stdout.
+set -u
+DPSTATS=${DPSTATS:-build/dpstats}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+ok() {  # ok NAME JQ-LIKE-PYTHON-CHECK -- ARGS...
+  local name=$1 check=$2; shift 3
+  if "$DPSTATS" "$@" >"$tmp/out" 2>"$tmp/err" &&
+     /usr/bin/python3 -c "import json,sys; j=json.load(open('$tmp/out')); sys.exit(0 if ($check) else 1)"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL (expected success): $name"; cat "$tmp/out" "$tmp/err" | head -5
+  fi
+}
+
+bad() {  # bad NAME EXPECTED-STDERR-SUBSTRING -- ARGS...
+  local name=$1 expect=$2; shift 3
+  "$DPSTATS" "$@" >"$tmp/out" 2>"$tmp/err"
+  local code=$?
+  if [ "$code" -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+     grep -qi -- "$expect" "$tmp/err"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL (expected exit 2 with '$expect'): $name (exit $code)"
+    head -3 "$tmp/out" "$tmp/err"
+  fi
+}
+
+# ---- data files ----
+printf 'a,b\n1,2\n3,4\n5,6\n' >"$tmp/good.csv"
+printf '1,2\n3,4\n' >"$tmp/noheader.csv"
+printf 'a,b\n1,2\n3\n' >"$tmp/ragged.csv"
+printf 'a,b\n1,nan\n' >"$tmp/nan.csv"
+printf 'a,b\n1,inf\n' >"$tmp/inf.csv"
+printf 'a,b\n1,x7\n' >"$tmp/text.csv"
+printf 'a,b\n1,1e999\n' >"$tmp/overflow.csv"
+: >"$tmp/empty.csv"
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(1)
+np.save(sys.argv[1] + "/data.npy", rng.normal(size=(5000, 3)))
+np.save(sys.argv[1] + "/nan.npy", np.array([[1.0, np.nan]]))
+PY
+
+# ---- success paths ----
+ok "version" "j['command']=='version'" -- version
+ok "bounded laplace" "j['privacy']['epsilon']==1 and j['privacy']['delta']==0 and len(j['estimate'])==2 and j['seeded'] and j['n']==3 and j['columns']==['a','b']" \
+  -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 --seed 1 "$tmp/good.csv"
+ok "bounded gaussian, no header" "j['privacy']['delta']==1e-6 and j['status']=='ok' and j['seeded'] is False and j['noise']=='secure' and j['privacy']['certified']" \
+  -- mean --method bounded --epsilon 1 --delta 1e-6 --bounds -5,5 "$tmp/noheader.csv"
+ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==2" \
+  -- mean --method dp-mean --epsilon 2 --delta 1e-6 --seed 3 "$tmp/data.npy"
+ok "stdin csv" "j['n']==3" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 - <"$tmp/good.csv"
+ok "noise laplace" "len(j['estimate'])==3 and j['privacy']['epsilon']==0.5 and j['diagnostics']['scale']>=2" \
+  -- noise --mechanism laplace --sensitivity 1 --epsilon 0.5 1 2 -3.5
+ok "noise gaussian" "len(j['estimate'])==1 and j['privacy']['delta']==1e-5" \
+  -- noise --mechanism gaussian --sensitivity 1 --epsilon 1 --delta 1e-5 10
+ok "calibrate gaussian" "abs(j['sigma']-3.730632)<1e-5 and j['secure_sigma']>=j['sigma']" \
+  -- account calibrate --mechanism gaussian --sensitivity 1 --epsilon 1 --delta 1e-5
+ok "calibrate laplace" "j['scale']==2 and j['secure_scale']>=2" \
+  -- account calibrate --mechanism laplace --sensitivity 1 --epsilon 0.5
+ok "convert rho" "abs(j['epsilon']-4.7284)<1e-4" -- account convert --rho 0.5 --delta 1e-5
+ok "compose" "j['epsilon']<=10*0.1+1e-12 and j['delta']>0" \
+  -- account compose --epsilon 0.1 --delta 0 --times 10 --delta-slack 1e-5
+
+# ---- bad input: exit 2, one line on stderr, nothing on stdout ----
+bad "missing file" "cannot open" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/nope.csv"
+bad "empty file" "empty" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/empty.csv"
+bad "ragged rows" "line 3" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/ragged.csv"
+bad "NaN cell" "nan" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/nan.csv"
+bad "Inf cell" "inf" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/inf.csv"
+bad "text cell" "number" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/text.csv"
+bad "overflow cell" "line 2" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/overflow.csv"
+bad "NaN in npy" "nan" -- mean --method dp-mean --epsilon 1 --delta 1e-6 "$tmp/nan.npy"
+bad "epsilon zero" "epsilon" -- mean --method bounded --epsilon 0 --delta 0 --bounds 0,1 "$tmp/good.csv"
+bad "epsilon negative" "epsilon" -- mean --method bounded --epsilon -1 --delta 0 --bounds 0,1 "$tmp/good.csv"
+bad "epsilon nan" "epsilon" -- mean --method bounded --epsilon nan --delta 0 --bounds 0,1 "$tmp/good.csv"
+bad "epsilon text" "epsilon" -- mean --method bounded --epsilon abc --delta 0 --bounds 0,1 "$tmp/good.csv"
+bad "delta one" "delta" -- mean --method bounded --epsilon 1 --delta 1 --bounds 0,1 "$tmp/good.csv"
+bad "delta negative" "delta" -- mean --method bounded --epsilon 1 --delta -0.1 --bounds 0,1 "$tmp/good.csv"
+bad "dp-mean delta zero" "delta" -- mean --method dp-mean --epsilon 1 --delta 0 "$tmp/good.csv"
+bad "bounds reversed" "lower < upper" -- mean --method bounded --epsilon 1 --delta 0 --bounds 2,1 "$tmp/good.csv"
+bad "bounds text" "bounds" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,x "$tmp/good.csv"
+bad "bounds missing" "bounds" -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
+bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
+bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"
+bad "noise gaussian no delta" "delta" -- noise --mechanism gaussian --sensitivity 1 --epsilon 1 5
+bad "noise bad sensitivity" "sensitivity" -- noise --mechanism laplace --sensitivity 0 --epsilon 1 5
+bad "noise value text" "VALUE" -- noise --mechanism laplace --sensitivity 1 --epsilon 1 5x
+bad "calibrate classic range" "delta" -- account calibrate --mechanism gaussian --sensitivity 1 --epsilon 1
+bad "convert rho and mu" "excludes" -- account convert --rho 1 --mu 1 --delta 1e-5
+bad "compose times" "times" -- account compose --epsilon 1 --delta 0 --times 0 --delta-slack 1e-6
+bad "no command" "subcommand" --
+bad "unknown command" "" -- frobnicate
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,18 @@
+// Synthetic data sets used by the demo, the tests and the experiments. Generation is not a
+// private computation: it uses floating-point samplers and is usually seeded.
+#pragma once
+#include <cstdint>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/random/rng.hpp"
+
+namespace dpstats {
+
+// One standard normal draw (Box-Muller from Rng::uniform01), for data generation only.
+double standard_normal(Rng& rng);
+
+// The PRIME experiments' oblivious corruption (card prime-robust-private-mean.md §5):
+// n − ⌊αn⌋ rows from N(0, I_d) and ⌊αn⌋ rows from N(shift·1, I_d), rows shuffled.
+RowMatrix shifted_cluster(std::int64_t n, std::int64_t d, double alpha, double shift, Rng& rng);
+
+}  // namespace dpstats

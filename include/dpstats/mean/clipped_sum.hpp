@@ -1,0 +1,35 @@
+// The exact clipped sum behind every private mean.
+//
+// Summing doubles is not exact, so the floating-point sum of clipped values can move by more than
+// its nominal sensitivity when one row changes (Casacuberta et al. 2022). Here each clipped value
+// is quantised to an integer in [0, Q] — a deterministic function of that value alone — and the
+// integers are summed exactly. Replacing one row then moves every coordinate's sum by at most Q,
+// exactly. Q is the largest power of two with n·Q <= 2^53, so the sums are exact doubles too.
+// One fused pass over row-major data, no allocation beyond the d accumulators.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+
+namespace dpstats {
+
+struct QuantisedSum {
+  Vector sums;            // per coordinate, in units of width / quantum (exact integers)
+  double quantum = 0;     // Q
+  Vector lower;           // per-coordinate lower clip bound
+  double width = 0;       // upper - lower, the same for every coordinate
+  std::int64_t clipped_cells = 0;  // cells outside their box (a non-private count: trace only)
+
+  // Maps a (noisy) sum back to the mean scale: lower + width · s / (n · Q).
+  Vector to_mean(const Vector& s, std::int64_t n) const;
+};
+
+// Largest power of two Q <= 2^40 with n·Q <= 2^53.
+double sum_quantum(std::int64_t n);
+
+// Clips coordinate j of every row to [lower_j, lower_j + width] and sums the quantised values.
+QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
+                                   int threads = 1);
+
+}  // namespace dpstats

@@ -1,0 +1,19 @@
+// Releases of user-given values with calibrated noise: the library side of `dpstats noise`,
+// `dpstats.laplace` and `dpstats.gaussian`. The sensitivity is that of the whole vector in the
+// mechanism's norm (l1 for Laplace, l2 for Gaussian): the largest change of `values` between
+// neighbouring datasets. For a scalar the two coincide.
+#pragma once
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+// Pure epsilon-DP.
+Release<Vector> laplace_release(const Vector& values, double l1_sensitivity, double epsilon,
+                                Rng& rng, NoiseMode noise = NoiseMode::secure);
+// (epsilon, delta)-DP, delta in (0, 1).
+Release<Vector> gaussian_release(const Vector& values, double l2_sensitivity, double epsilon,
+                                 double delta, Rng& rng, NoiseMode noise = NoiseMode::secure);
+
+}  // namespace dpstats

@@ -1,0 +1,95 @@
+"""dpstats: differentially private statistics that stay accurate on corrupted, heavy-tailed
+or streaming data.
+
+Every function returns a :class:`Release` whose privacy is stated on it. Noise comes from the OS
+CSPRNG unless ``seed`` is given (then ``release.seeded`` is True: reproducible, not secure).
+Bad input raises ``ValueError`` with the same message as the C++ library.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _dpstats
+from . import account
+from .release import Release
+
+__version__ = _dpstats.__version__
+__all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__"]
+
+
+def _seed(seed: Optional[int]) -> Optional[int]:
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    if not 0 <= int(seed) < 2**64:
+        raise ValueError(f"seed must be in [0, 2^64), got {seed}")
+    return int(seed)
+
+
+def _float(x, name: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {x!r}") from None
+
+
+def _array(X, name: str) -> np.ndarray:
+    """float64, C-ordered; no copy when X already is."""
+    try:
+        return np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be numeric: {e}") from None
+
+
+def mean(X, method: str = "dp-mean", epsilon: float = 1.0, delta: float = 1e-6, *,
+         bounds: Optional[Tuple[float, float]] = None, sigma: float = 1.0,
+         seed: Optional[int] = None, threads: int = 1) -> Release:
+    """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
+
+    method="bounded": clip every coordinate to ``bounds=(lo, hi)``; ``delta=0`` gives pure
+    epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
+    method="dp-mean": the PRIME paper's "DP Mean" baseline: a private range (half the budget)
+    then a clipped mean with Gaussian noise; needs ``delta > 0``; ``sigma`` is the known scale.
+    Neighbouring datasets differ in one replaced row (n is public).
+    """
+    X = _array(X, "X")
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if bounds is not None:
+        if len(bounds) != 2:
+            raise ValueError(f"bounds must be (lo, hi), got {bounds!r}")
+        bounds = (_float(bounds[0], "bounds[0]"), _float(bounds[1], "bounds[1]"))
+    if not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+        raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
+    est, fields = _dpstats.mean(X, str(method), _float(epsilon, "epsilon"),
+                                _float(delta, "delta"), bounds, _float(sigma, "sigma"),
+                                _seed(seed), int(threads))
+    return Release._from_native(est, fields)
+
+
+def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None) -> Release:
+    """Adds Laplace noise to every entry of ``values`` (pure epsilon-DP).
+
+    ``sensitivity`` is the l1 sensitivity of the whole array: the largest total change of its
+    entries between neighbouring datasets. The estimate has the shape of ``values``.
+    """
+    v = _array(values, "values")
+    est, fields = _dpstats.noise("laplace", v, _float(sensitivity, "sensitivity"),
+                                 _float(epsilon, "epsilon"), 0.0, _seed(seed))
+    return Release._from_native(est, fields)
+
+
+def gaussian(values, sensitivity: float, epsilon: float, delta: float,
+             seed: Optional[int] = None) -> Release:
+    """Adds Gaussian noise to every entry of ``values`` ((epsilon, delta)-DP).
+
+    ``sensitivity`` is the l2 sensitivity of the whole array. The estimate has the shape of
+    ``values``.
+    """
+    v = _array(values, "values")
+    est, fields = _dpstats.noise("gaussian", v, _float(sensitivity, "sensitivity"),
+                                 _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed))
+    return Release._from_native(est, fields)
