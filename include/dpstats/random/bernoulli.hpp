@@ -8,8 +8,6 @@
 
 namespace dpstats {
 
-__extension__ typedef unsigned __int128 u128;
-
 // Bernoulli(num / den), exact. Requires den >= 1 and num <= den.
 bool bernoulli_rational(Rng& rng, u128 num, u128 den);
 
@@ -17,6 +15,13 @@ bool bernoulli_rational(Rng& rng, u128 num, u128 den);
 bool bernoulli_exp(Rng& rng, u128 num, u128 den);
 
 // Bernoulli(exp(-gamma)) for a finite double gamma >= 0, exact: a double is a dyadic rational.
+// For gamma >= 2^127 the answer is false (the exact probability of true is below exp(-2^127)).
 bool bernoulli_exp(Rng& rng, double gamma);
+
+// The same samplers reading bits from a shared reader (the composite samplers use one reader
+// per call, so that a 64-bit word serves many trials).
+bool bernoulli_rational(RandomBits& bits, u128 num, u128 den);
+bool bernoulli_exp(RandomBits& bits, u128 num, u128 den);
+bool bernoulli_exp(RandomBits& bits, double gamma);
 
 }  // namespace dpstats

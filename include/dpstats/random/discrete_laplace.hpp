@@ -7,7 +7,10 @@
 
 namespace dpstats {
 
-// Requires scale_num >= 1, scale_den >= 1, scale_num < 2^56.
+// Requires scale_num >= 1, scale_den >= 1, scale_num < 2^56. Returns the exact sample clamped to
+// [-(2^63 - 1), 2^63 - 1] (reaching the clamp has probability below exp(-2^63 / t)); callers that
+// need exactness there clamp their own output further (see mechanisms/laplace.hpp).
 std::int64_t discrete_laplace(Rng& rng, std::uint64_t scale_num, std::uint64_t scale_den);
+std::int64_t discrete_laplace(RandomBits& bits, std::uint64_t scale_num, std::uint64_t scale_den);
 
 }  // namespace dpstats

@@ -5,10 +5,14 @@
 //  * SeededRng: deterministic (xoshiro256**, seeded by splitmix64) for tests and experiments.
 //    Not cryptographic: any release made with it reports `"seeded": true`.
 #pragma once
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 
 namespace dpstats {
+
+__extension__ typedef unsigned __int128 u128;
 
 class Rng {
  public:
@@ -44,6 +48,63 @@ class SeededRng final : public Rng {
 
  private:
   std::uint64_t s_[4];
+};
+
+// A bit-granular reader over an Rng. The exact samplers decide most Bernoulli trials after two
+// or three bits (the first bit where the uniform differs from p's binary expansion), so they read
+// bits, not 64-bit words: one word then serves many trials, which is what makes the secure
+// samplers fast. Bits come off the top of a 128-bit buffer and none is ever used twice; the
+// unread bits left when the reader dies are discarded. Not thread-safe: one reader per call.
+class RandomBits {
+ public:
+  explicit RandomBits(Rng& rng) : rng_(rng) {}
+  RandomBits(const RandomBits&) = delete;
+  RandomBits& operator=(const RandomBits&) = delete;
+
+  // The next 64 bits, not consumed.
+  std::uint64_t peek64() {
+    if (count_ < 64) {
+      buffer_ |= static_cast<u128>(rng_.next_u64()) << (64 - count_);
+      count_ += 64;
+    }
+    return static_cast<std::uint64_t>(buffer_ >> 64);
+  }
+  // Drops the next k bits (1 <= k <= 64); they must have been peeked.
+  void consume(int k) {
+    buffer_ <<= k;
+    count_ -= k;
+  }
+  // The next k bits as an integer (1 <= k <= 64).
+  std::uint64_t take(int k) {
+    const std::uint64_t v = peek64() >> (64 - k);
+    consume(k);
+    return v;
+  }
+  bool bit() { return take(1) != 0; }
+
+  // Exactly uniform on {0, ..., n-1}, n >= 1: Lemire's multiply-shift rejection on a w-bit
+  // uniform x with w = bit_width(n - 1) + 8 (at most 64), so that the rejection probability
+  // (2^w mod n) / 2^w stays below 2^-7 while only w bits are read.
+  std::uint64_t uniform_below(std::uint64_t n) {
+    if (n <= 1) return 0;
+    const int w = std::min(64, static_cast<int>(std::bit_width(n - 1)) + 8);
+    const std::uint64_t threshold =
+        w == 64 ? (0 - n) % n : ((std::uint64_t{1} << w) - n) % n;  // 2^w mod n
+    const std::uint64_t low_mask = w == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << w) - 1;
+    for (;;) {
+      const u128 m = static_cast<u128>(take(w)) * n;
+      if ((static_cast<std::uint64_t>(m) & low_mask) >= threshold) {
+        return static_cast<std::uint64_t>(m >> w);
+      }
+    }
+  }
+
+  Rng& rng() { return rng_; }
+
+ private:
+  Rng& rng_;
+  u128 buffer_ = 0;  // unread bits, left-aligned
+  int count_ = 0;    // number of unread bits in buffer_
 };
 
 }  // namespace dpstats
