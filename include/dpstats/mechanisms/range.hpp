@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -25,11 +26,21 @@ struct RangeOptions {
 struct RangeResult {
   Eigen::VectorXd centre;  // x̄
   double side = 0;         // B: the box is x̄ + [-B/2, B/2]^d
-  LedgerEntry entry;       // one folded entry for the d histograms
+  LedgerEntry entry;       // one folded entry for the d histograms (= q_range_entry(o, d))
 };
 
 // std::nullopt when the range step abstains (every bin of some coordinate suppressed). Either
 // outcome is private.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng);
+
+// The per-coordinate histogram budget (ε', δ') for d coordinates: δ' = δ/(2d), and ε' from
+// Lemma G.13 with the 0.9 cap (paper_cap) or per_step_epsilon (card §2.2 step 1, pitfall 4.3).
+EpsilonDelta q_range_coordinate_budget(const RangeOptions& o, std::size_t d);
+
+// The entry q_range charges for d coordinates, whether it returns a range or abstains: the d
+// histograms folded into one entry whose loss is their composed (ε, δ) (count = 1, because Budget
+// multiplies a loss by count, i.e. composes basically; the purpose names d and the per-coordinate
+// budget).
+LedgerEntry q_range_entry(const RangeOptions& o, std::size_t d, std::string purpose = "q_range");
 
 }  // namespace dpstats

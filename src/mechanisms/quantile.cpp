@@ -1,0 +1,75 @@
+// Private quantile: exact permute-and-flip over a public grid with quality -|#{x_i < c} - q n|.
+// Sensitivity 1: replace-one moves each count by at most 1; add/remove moves a count by 0 or 1
+// while q n moves by q, so the quality moves by at most max(q, 1 - q) <= 1. Not monotone.
+#include "dpstats/mechanisms/quantile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/exponential.hpp"
+
+namespace dpstats {
+namespace {
+
+void check_options(const QuantileOptions& o) {
+  require(o.q >= 0 && o.q <= 1, fmt::format("q must be in [0, 1], got {}", o.q));
+  check_finite(o.lower, "lower");
+  check_finite(o.upper, "upper");
+  require(o.lower < o.upper,
+          fmt::format("lower must be < upper, got lower = {}, upper = {}", o.lower, o.upper));
+  require(std::isfinite(o.upper - o.lower),
+          fmt::format("upper - lower must be finite, got lower = {}, upper = {}", o.lower, o.upper));
+  require(o.candidates >= 2, fmt::format("candidates must be >= 2, got {}", o.candidates));
+  check_epsilon(o.epsilon);
+}
+
+ExponentialMechanismOptions selection_options(const QuantileOptions& o) {
+  ExponentialMechanismOptions e;
+  e.epsilon = o.epsilon;
+  e.sensitivity = 1;
+  e.monotone = false;
+  return e;
+}
+
+// Candidate k of the evenly spaced public grid; the last one is exactly `upper`.
+double grid_point(const QuantileOptions& o, std::size_t k) {
+  if (k + 1 == o.candidates) return o.upper;
+  const double step = (o.upper - o.lower) / static_cast<double>(o.candidates - 1);
+  return o.lower + step * static_cast<double>(k);
+}
+
+}  // namespace
+
+double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng) {
+  check_options(o);
+  require(!values.empty(), "values must hold at least one value, got 0");
+  std::vector<double> sorted(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    require(std::isfinite(values[i]),
+            fmt::format("values has a NaN or infinite value at index {}", i));
+    sorted[i] = std::clamp(values[i], o.lower, o.upper);
+  }
+  std::sort(sorted.begin(), sorted.end());
+
+  const double target = o.q * static_cast<double>(values.size());
+  std::vector<double> quality(o.candidates);
+  for (std::size_t k = 0; k < o.candidates; ++k) {
+    const double c = grid_point(o, k);
+    const auto below = std::lower_bound(sorted.begin(), sorted.end(), c) - sorted.begin();
+    quality[k] = -std::fabs(static_cast<double>(below) - target);
+  }
+  return grid_point(o, permute_and_flip(quality, selection_options(o), rng));
+}
+
+LedgerEntry private_quantile_entry(const QuantileOptions& o, std::string purpose) {
+  check_options(o);
+  LedgerEntry e = exponential_mechanism_entry(selection_options(o), std::move(purpose));
+  e.mechanism = "private_quantile";
+  return e;
+}
+
+}  // namespace dpstats
