@@ -91,6 +91,30 @@ std::int64_t release_threshold(const RationalScale& scale, double delta) {
   return static_cast<std::int64_t>(m) + 1;
 }
 
+// The non-empty bins and their counts, in increasing bin order. Dense counting when the bins span
+// a short range (the usual case: a few bins of a concentrated coordinate), a hash map otherwise.
+std::vector<std::pair<std::int64_t, std::int64_t>> occupied_bins(std::span<const std::int64_t> bins) {
+  const auto [lo, hi] = std::minmax_element(bins.begin(), bins.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
+  // hi - lo computed in unsigned arithmetic: the span of int64 values can exceed INT64_MAX.
+  const std::uint64_t span = static_cast<std::uint64_t>(*hi) - static_cast<std::uint64_t>(*lo);
+  if (span < 4 * static_cast<std::uint64_t>(bins.size()) + 1024) {
+    std::vector<std::int64_t> dense(span + 1, 0);
+    for (const std::int64_t b : bins)
+      ++dense[static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(*lo)];
+    for (std::uint64_t k = 0; k <= span; ++k) {
+      if (dense[k] > 0)
+        occupied.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(*lo) + k), dense[k]);
+    }
+    return occupied;
+  }
+  std::unordered_map<std::int64_t, std::int64_t> counts;
+  for (const std::int64_t b : bins) ++counts[b];
+  occupied.assign(counts.begin(), counts.end());
+  std::sort(occupied.begin(), occupied.end());
+  return occupied;
+}
+
 }  // namespace
 
 StabilityHistogram stability_histogram(std::span<const std::int64_t> bins, double epsilon,
@@ -100,11 +124,8 @@ StabilityHistogram stability_histogram(std::span<const std::int64_t> bins, doubl
   const RationalScale scale = dlap_scale(epsilon, neighbouring);
   const std::int64_t tau = release_threshold(scale, delta);
 
-  std::unordered_map<std::int64_t, std::int64_t> counts;
-  for (const std::int64_t b : bins) ++counts[b];
   // Noise is drawn in increasing bin order so that seeded runs do not depend on the hash map.
-  std::vector<std::pair<std::int64_t, std::int64_t>> occupied(counts.begin(), counts.end());
-  std::sort(occupied.begin(), occupied.end());
+  const std::vector<std::pair<std::int64_t, std::int64_t>> occupied = occupied_bins(bins);
 
   StabilityHistogram h;
   h.threshold = static_cast<double>(tau);
