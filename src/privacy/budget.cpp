@@ -1,0 +1,231 @@
+// Budget: the odometer. See budget.hpp for the accountants and the totals they accept.
+//
+// Why a relative tolerance of 1e-12 when comparing against the total, and not exact bookkeeping:
+// users split budgets in floating point, and the parts need not add up to the whole (10 * fl(0.1)
+// exceeds 1 by 5.6e-17; eps * s + eps * (1 - s) may round above eps). Exact rational bookkeeping
+// of the doubles would refuse such splits although every part is what the caller meant. The
+// tolerance lets the composed quantity exceed the total by at most 1e-12 of the total (a factor
+// of at most exp(1e-12 eps) on the privacy-loss bound: far below the slack of any calibration,
+// whose own bisections stop at a relative 1e-12 to 1e-13), and it only decides whether to refuse:
+// spent() and spent_epsilon_delta() report the composed values themselves, rounded up, so the
+// guarantee stated for a release is never smaller than what was spent.
+#include "dpstats/privacy/budget.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/privacy/conversions.hpp"
+
+namespace dpstats {
+namespace {
+
+constexpr double kTolerance = 1e-12;
+
+bool at_most(double value, double cap) { return value <= cap * (1 + kTolerance); }
+
+// a - b rounded down, for a >= b >= 0 (Fast2Sum gives the exact rounding error).
+double subtract_down(double a, double b) {
+  const double r = a - b;
+  const double err = (a - r) - b;  // exact: a - b = r + err
+  return err < 0 ? std::nextafter(r, 0.0) : r;
+}
+
+void check_loss(const PrivacyLoss& loss, const std::string& name) {
+  auto nonneg = [&](double v, const char* field) {
+    require(std::isfinite(v) && v >= 0,
+            fmt::format("{}.{} must be a finite number >= 0, got {}", name, field, v));
+  };
+  auto prob = [&](double v) {
+    require(std::isfinite(v) && v >= 0 && v <= 1,
+            fmt::format("{}.delta must be in [0, 1], got {}", name, v));
+  };
+  switch (loss.kind) {
+    case LossKind::pure: nonneg(loss.epsilon, "epsilon"); break;
+    case LossKind::approximate:
+      nonneg(loss.epsilon, "epsilon");
+      prob(loss.delta);
+      break;
+    case LossKind::zcdp:
+      nonneg(loss.rho, "rho");
+      prob(loss.delta);
+      break;
+    case LossKind::gdp: nonneg(loss.mu, "mu"); break;
+  }
+}
+
+std::string describe_spend(const LedgerEntry& e) {
+  const std::string what = e.purpose.empty() ? e.mechanism : e.mechanism + " (" + e.purpose + ")";
+  return e.count == 1 ? fmt::format("{} for {}", e.loss.describe(), what)
+                      : fmt::format("{} x {} for {}", e.count, e.loss.describe(), what);
+}
+
+}  // namespace
+
+const char* to_string(Accountant a) {
+  switch (a) {
+    case Accountant::basic: return "basic";
+    case Accountant::zcdp: return "zcdp";
+    case Accountant::gdp: return "gdp";
+  }
+  return "?";
+}
+
+Budget::Budget(PrivacyLoss total, Accountant accountant) : total_(total), accountant_(accountant) {
+  check_loss(total, "total");
+  const std::string acc = to_string(accountant);
+  const auto kind = total.kind;
+  auto refuse = [&] {
+    throw InvalidArgument(fmt::format(
+        "total: the {} accountant cannot use a {} total ({}); it accepts {}", acc, to_string(kind),
+        total.describe(),
+        accountant == Accountant::basic  ? "a pure or approximate (epsilon, delta) total"
+        : accountant == Accountant::zcdp ? "a zcdp (rho) total or an approximate total with delta > 0"
+                                         : "a gdp (mu) total or an approximate total with delta > 0"));
+  };
+  switch (accountant) {
+    case Accountant::basic:
+      if (kind != LossKind::pure && kind != LossKind::approximate) refuse();
+      break;
+    case Accountant::zcdp:
+      if (kind != LossKind::zcdp && !(kind == LossKind::approximate && total.delta > 0)) refuse();
+      break;
+    case Accountant::gdp:
+      if (kind != LossKind::gdp && !(kind == LossKind::approximate && total.delta > 0)) refuse();
+      break;
+  }
+  switch (kind) {
+    case LossKind::pure:
+    case LossKind::approximate:
+      check_epsilon(total.epsilon, "total.epsilon");
+      if (kind == LossKind::approximate) check_delta(total.delta, "total.delta");
+      break;
+    case LossKind::zcdp:
+      check_positive(total.rho, "total.rho");
+      check_delta(total.delta, "total.delta");
+      break;
+    case LossKind::gdp: check_positive(total.mu, "total.mu"); break;
+  }
+}
+
+Budget::Sums Budget::add(const Sums& sums, const LedgerEntry& entry) const {
+  require(entry.count >= 1, fmt::format("entry.count must be >= 1, got {}", entry.count));
+  check_loss(entry.loss, "entry.loss");
+  const auto& l = entry.loss;
+  const double c = entry.count;  // exact
+  Sums out = sums;
+  auto refuse = [&](const char* accepts) {
+    throw InvalidArgument(fmt::format("entry.loss: the {} accountant cannot count a {} loss ({}); it "
+                                      "accepts {}",
+                                      to_string(accountant_), to_string(l.kind), l.describe(), accepts));
+  };
+  // factor * x^2, exactly: x^2 = p + e (fma split); factor is count or count / 2 (exact).
+  auto add_square = [&](ExactSum& sum, double x, double factor) {
+    const double p = x * x;
+    sum.add_product(p, factor);
+    sum.add_product(std::fma(x, x, -p), factor);
+  };
+  switch (accountant_) {
+    case Accountant::basic:
+      if (l.kind == LossKind::zcdp || l.kind == LossKind::gdp) refuse("pure and approximate losses");
+      out.epsilon.add_product(c, l.epsilon);
+      if (l.kind == LossKind::approximate) out.delta.add_product(c, l.delta);
+      break;
+    case Accountant::zcdp:
+      switch (l.kind) {
+        case LossKind::pure: add_square(out.rho, l.epsilon, c / 2); break;  // BS16 Prop. 1.4
+        case LossKind::approximate:  // delta-approximate (epsilon^2/2)-zCDP (BS16 §8)
+          add_square(out.rho, l.epsilon, c / 2);
+          out.delta.add_product(c, l.delta);
+          break;
+        case LossKind::zcdp:
+          out.rho.add_product(c, l.rho);
+          out.delta.add_product(c, l.delta);
+          break;
+        case LossKind::gdp: refuse("pure, approximate and zcdp losses");
+      }
+      break;
+    case Accountant::gdp:
+      if (l.kind != LossKind::gdp) refuse("gdp losses");
+      add_square(out.mu_squared, l.mu, c);
+      break;
+  }
+  return out;
+}
+
+PrivacyLoss Budget::compose(const Sums& s) const {
+  switch (accountant_) {
+    case Accountant::basic: {
+      const double eps = s.epsilon.rounded_up();
+      if (s.delta.is_zero()) return PrivacyLoss::pure(eps);
+      return PrivacyLoss::approximate(eps, std::min(1.0, s.delta.rounded_up()));
+    }
+    case Accountant::zcdp:
+      return PrivacyLoss::zcdp(s.rho.rounded_up(), std::min(1.0, s.delta.rounded_up()));
+    case Accountant::gdp: {
+      // sqrt rounded up: the fma residual mu^2 - mu2 is exact in sign.
+      const double mu2 = s.mu_squared.rounded_up();
+      const double mu = std::sqrt(mu2);
+      return PrivacyLoss::gdp(std::fma(mu, mu, -mu2) < 0 ? std::nextafter(mu, INFINITY) : mu);
+    }
+  }
+  return total_;
+}
+
+bool Budget::within(const PrivacyLoss& c) const {
+  const PrivacyLoss& t = total_;
+  switch (accountant_) {
+    case Accountant::basic: return at_most(c.epsilon, t.epsilon) && at_most(c.delta, t.delta);
+    case Accountant::zcdp:
+      if (t.kind == LossKind::zcdp) return at_most(c.rho, t.rho) && at_most(c.delta, t.delta);
+      // Approximate target: delta-approximate rho-zCDP is (zcdp_to_epsilon(rho, d), delta + d)-DP.
+      if (c.rho == 0) return at_most(c.delta, t.delta);
+      if (c.delta >= t.delta) return false;
+      return at_most(zcdp_to_epsilon(c.rho, subtract_down(t.delta, c.delta)), t.epsilon);
+    case Accountant::gdp:
+      if (t.kind == LossKind::gdp) return at_most(c.mu, t.mu);
+      return at_most(gdp_to_delta(c.mu, t.epsilon), t.delta);
+  }
+  return false;
+}
+
+bool Budget::fits(const LedgerEntry& entry) const { return within(compose(add(sums_, entry))); }
+
+void Budget::spend(const LedgerEntry& entry) {
+  const Sums next = add(sums_, entry);
+  if (!within(compose(next))) {
+    throw BudgetExceeded(fmt::format(
+        "budget exceeded: spending {} would exceed the total {} ({} accountant); already spent {}",
+        describe_spend(entry), total_.describe(), to_string(accountant_), spent().describe()));
+  }
+  ledger_.push_back(entry);
+  sums_ = next;
+}
+
+PrivacyLoss Budget::spent() const { return compose(sums_); }
+
+PrivacyLoss Budget::spent_epsilon_delta(std::optional<double> delta) const {
+  const PrivacyLoss s = spent();
+  if (accountant_ == Accountant::basic) {
+    require(!delta, fmt::format("delta: the basic accountant reports its summed delta; got delta={} "
+                                "(a delta is only accepted by the zcdp and gdp accountants)",
+                                delta ? *delta : 0.0));
+    return PrivacyLoss::approximate(s.epsilon, s.delta);
+  }
+  require(delta || total_.kind == LossKind::approximate,
+          fmt::format("delta must be given to convert a {} total ({}) to (epsilon, delta)",
+                      to_string(total_.kind), total_.describe()));
+  const double d = delta ? *delta : total_.delta;
+  check_delta_positive(d, "delta");
+  if (accountant_ == Accountant::zcdp) {
+    require(s.delta <= d, fmt::format("delta must be at least the spent delta {}, got {}", s.delta, d));
+    if (s.rho == 0) return PrivacyLoss::approximate(0, d);
+    require(s.delta < d,
+            fmt::format("delta must exceed the spent delta {} when rho > 0, got {}", s.delta, d));
+    return PrivacyLoss::approximate(zcdp_to_epsilon(s.rho, subtract_down(d, s.delta)), d);
+  }
+  return PrivacyLoss::approximate(gdp_to_epsilon(s.mu, d), d);
+}
+
+}  // namespace dpstats
