@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 
@@ -23,9 +24,14 @@ namespace {
 constexpr std::uint64_t kMax64 = ~std::uint64_t{0};
 constexpr u128 kTwo64 = static_cast<u128>(1) << 64;
 
+// u128 -> double with relative error at most 2^-53 + 2^-63: exact conversion below 2^64,
+// otherwise the top 64 bits (truncation error below 2^-63) rounded once and scaled by 2^s.
 double to_double(u128 x) {
-  return (x >> 64) == 0 ? static_cast<double>(static_cast<std::uint64_t>(x))
-                        : static_cast<double>(x);
+  const auto high = static_cast<std::uint64_t>(x >> 64);
+  if (high == 0) return static_cast<double>(static_cast<std::uint64_t>(x));
+  const int s = 64 - std::countl_zero(high);
+  const double scale = std::bit_cast<double>(static_cast<std::uint64_t>(1023 + s) << 52);
+  return static_cast<double>(static_cast<std::uint64_t>(x >> s)) * scale;
 }
 
 // The next 64 binary digits of r / den for 0 <= r < den: returns floor(r·2^64 / den) and leaves
@@ -76,63 +82,110 @@ bool less_exact(RandomBits& bits, std::uint64_t w, u128 num, u128 den) {
   return w < digits;
 }
 
-// u < p given integers lo <= p·2^64 <= hi. Peeks 64 bits W. If W < lo, the first bit where W and
-// lo differ (W has 0, lo has 1) puts u below lo whatever follows, so exactly the bits up to it
-// are consumed. If W >= hi, the prefix that first reaches hi (the first differing bit, or the end
-// of hi's nonzero bits) puts u at or above hi. Which bits are consumed depends only on those bits
-// (a stopping time), so unread bits stay independent of the answer. Otherwise all 64 bits are
-// consumed and `exact` decides from them.
+// How many leading bits of u certify a comparison, given its first 64 bits w.
+//  * w < lo certifies u < lo·2^-64 from the first bit where w and lo differ (w has 0 there):
+//    every continuation of that prefix stays below lo.
+//  * w >= hi certifies u >= hi·2^-64 from the first bit where w and hi differ (w has 1), or from
+//    the end of hi's nonzero bits if w starts with all of them.
+// Each count depends only on the bits it covers (a stopping time), so the bits left unread are
+// independent of every answer given so far.
+int bits_below(std::uint64_t w, std::uint64_t lo) { return std::countl_zero(w ^ lo) + 1; }
+int bits_above(std::uint64_t w, std::uint64_t hi) {
+  const int through_hi = 64 - std::countr_zero(hi);  // 0 when hi = 0: nothing to read
+  return w == hi ? through_hi : std::min(std::countl_zero(w ^ hi) + 1, through_hi);
+}
+
+// u < p given integers lo <= p·2^64 <= hi (hi may be 2^64 or more). Undecided (lo <= w < hi):
+// all 64 bits are consumed and `exact` decides from them.
 template <class Exact>
 bool less_lazy(RandomBits& bits, std::uint64_t lo, u128 hi, Exact&& exact) {
   const std::uint64_t w = bits.peek64();
   if (w < lo) {
-    bits.consume(std::countl_zero(w ^ lo) + 1);
+    bits.consume(bits_below(w, lo));
     return true;
   }
   if (hi <= kMax64 && w >= static_cast<std::uint64_t>(hi)) {
-    const auto h = static_cast<std::uint64_t>(hi);
-    const int through_hi = 64 - std::countr_zero(h);  // 0 when h = 0: nothing to read
-    bits.consume(w == h ? through_hi : std::min(std::countl_zero(w ^ h) + 1, through_hi));
+    bits.consume(bits_above(w, static_cast<std::uint64_t>(hi)));
     return false;
   }
   bits.consume(64);
   return exact(w);
 }
 
-// lo <= p·2^64 <= hi from an estimate with |p_hat - p| < 2^-50, i.e. off by less than 2^14
-// units of 2^-64. Every p_hat below is a chain of at most four correctly rounded operations
-// (two u128 -> double conversions and at most two divisions) on exact operands with p <= 1, so
-// its relative error is at most (1 + 2^-53)^4 - 1 < 2^-50. The margin 2^16 also absorbs the
-// truncation to an integer.
+// lo <= p·2^64 <= hi from an estimate p_hat with |p_hat - p| < 2^-48, i.e. off by less than
+// 2^16 units of 2^-64; the margin 2^18 also covers the truncation to an even integer below.
+// Every estimate in this file is within 8u of its p <= 1, far inside 2^-48 = 32u (see the
+// comments at each use): u = 2^-53 is the unit roundoff, each correctly rounded operation adds
+// at most u of relative error and each to_double at most u + 2^-63.
 struct Window {
   std::uint64_t lo;
   u128 hi;
 };
-constexpr std::uint64_t kMargin = std::uint64_t{1} << 16;
+constexpr std::uint64_t kMargin = std::uint64_t{1} << 18;
 
 Window window(double p_hat) {
-  const double scaled = p_hat * 0x1p64;  // exact: a power-of-two scaling
-  const u128 p = scaled >= 0x1p64 ? kTwo64 : static_cast<u128>(static_cast<std::uint64_t>(scaled));
-  const u128 lo = p > kMargin ? p - kMargin : 0;
-  return {static_cast<std::uint64_t>(lo), p + kMargin + 1};
+  // p_hat·2^63 < 2^63 converts with the signed instruction; doubling loses one unit.
+  const u128 p = p_hat >= 1.0 ? kTwo64
+                              : static_cast<u128>(static_cast<std::uint64_t>(
+                                    static_cast<std::int64_t>(p_hat * 0x1p63)))
+                                    << 1;
+  return {p > kMargin ? static_cast<std::uint64_t>(p - kMargin) : 0, p + kMargin + 2};
 }
 
-bool rational(RandomBits& bits, u128 num, u128 den) {
+// Bernoulli(num/den) with an estimate p_hat of num/den.
+bool rational(RandomBits& bits, u128 num, u128 den, double p_hat) {
   if (num == 0) return false;
   if (num >= den) return true;
-  const Window win = window(to_double(num) / to_double(den));
+  const Window win = window(p_hat);
   return less_lazy(bits, win.lo, win.hi,
                    [&](std::uint64_t w) { return less_exact(bits, w, num, den); });
 }
 
-// Bernoulli(1/k), k >= 1, from the exact first digits P = floor(2^64 / k).
+bool rational(RandomBits& bits, u128 num, u128 den) {
+  // Relative error at most 3u + 2^-62.
+  return rational(bits, num, den, to_double(num) / to_double(den));
+}
+
+// floor(2^64 x) and ceil(2^64 x) for the exactly known constants 1/k and 1/k!.
+struct Digits {
+  std::uint64_t lo, hi;
+};
+constexpr Digits digits_of_inverse(u128 den) {
+  const u128 q = kTwo64 / den;
+  return {static_cast<std::uint64_t>(q), static_cast<std::uint64_t>(q + (kTwo64 % den ? 1 : 0))};
+}
+
+constexpr int kTable = 64;
+constexpr auto kInverse = [] {
+  std::array<Digits, kTable> t{};
+  for (int k = 2; k < kTable; ++k) t[k] = digits_of_inverse(k);
+  return t;
+}();
+constexpr auto kReciprocal = [] {
+  std::array<double, kTable> t{};
+  for (int k = 1; k < kTable; ++k) t[k] = 1.0 / k;  // correctly rounded
+  return t;
+}();
+double reciprocal(std::uint64_t k) { return k < kTable ? kReciprocal[k] : 1.0 / k; }
+
+constexpr int kMaxChain = 20;  // 20! < 2^63
+constexpr auto kFactorial = [] {
+  std::array<std::uint64_t, kMaxChain + 1> t{};
+  t[0] = 1;
+  for (int k = 1; k <= kMaxChain; ++k) t[k] = t[k - 1] * k;
+  return t;
+}();
+constexpr auto kInverseFactorial = [] {
+  std::array<Digits, kMaxChain + 1> t{};
+  for (int k = 2; k <= kMaxChain; ++k) t[k] = digits_of_inverse(kFactorial[k]);
+  return t;
+}();
+
+// Bernoulli(1/k), k >= 1.
 bool inverse(RandomBits& bits, std::uint64_t k) {
   if (k == 1) return true;
-  std::uint64_t p = kMax64 / k;
-  const bool divides = kMax64 % k == k - 1;  // k divides 2^64: 1/k has 64 digits at most
-  if (divides) ++p;
-  return less_lazy(bits, p, static_cast<u128>(p) + (divides ? 0 : 1),
-                   [&](std::uint64_t w) { return less_exact(bits, w, 1, k); });
+  const Digits d = k < kTable ? kInverse[k] : digits_of_inverse(k);
+  return less_lazy(bits, d.lo, d.hi, [&](std::uint64_t w) { return less_exact(bits, w, 1, k); });
 }
 
 // Bernoulli(2^-j): the next j bits are all zero.
@@ -152,47 +205,105 @@ bool all_zero(RandomBits& bits, int j) {
 
 // CKS20 Alg. 1 for gamma <= 1: K = 1; while Bernoulli(gamma / K): K++; answer "K is odd".
 // P(K > k) = gamma^k / k!, so P(K odd) = sum_k (-gamma)^k / k! = exp(-gamma).
-// `trial(k)` is Bernoulli(gamma / k).
+// `trial(k)` is Bernoulli(gamma / k); the loop starts at `k`, all earlier trials having succeeded.
 template <class Trial>
-bool exp_minus_small(Trial&& trial) {
-  std::uint64_t k = 1;
+bool exp_trials(std::uint64_t k, Trial&& trial) {
   while (trial(k)) ++k;
   return (k & 1) != 0;
 }
 
+// The same K from a single uniform u: K = min{k : u < T_{k-1}, u >= T_k} with T_k = gamma^k/k!
+// decreasing, so P(K > k) = P(u < T_k) = gamma^k/k! as with independent trials. One peek of 64
+// bits then settles K for all thresholds it can certify; the bits consumed are those certifying
+// u < T_{K-1} and u >= T_K. Once u < T_k is known, the rest of K may equally be drawn by fresh
+// trials from k + 1 on (conditionally on K > k they have the same law, and u is used nowhere
+// else): that is how the chain ends when it runs out of table, of exact 128-bit fractions, or
+// after an exact tie-break.
 bool exp_minus_one(RandomBits& bits) {
-  // gamma = 1: the first trial, Bernoulli(1), always succeeds.
-  std::uint64_t k = 2;
-  while (inverse(bits, k)) ++k;
-  return (k & 1) != 0;
-}
-
-// Bernoulli(exp(-num/den)) for num <= den.
-bool exp_at_most_one(RandomBits& bits, u128 num, u128 den) {
-  if (num == 0) return true;
-  if (num == den) return exp_minus_one(bits);
-  const double gamma = to_double(num) / to_double(den);
-  return exp_minus_small([&](std::uint64_t k) {
-    u128 den_k;
-    if (__builtin_mul_overflow(den, static_cast<u128>(k), &den_k)) {
-      // Bernoulli(gamma/k) = Bernoulli(gamma) and Bernoulli(1/k), independent.
-      return rational(bits, num, den) && inverse(bits, k);
+  // T_k = 1/k!, exactly known digits; T_1 = 1.
+  const auto trials = [&](std::uint64_t k) {
+    return exp_trials(k, [&](std::uint64_t j) { return inverse(bits, j); });
+  };
+  const std::uint64_t w = bits.peek64();
+  int below = 0;
+  for (int k = 2; k <= kMaxChain; ++k) {
+    const Digits t = kInverseFactorial[k];
+    if (w < t.lo) {
+      below = bits_below(w, t.lo);
+      continue;
     }
-    const Window win = window(gamma / static_cast<double>(k));
-    return less_lazy(bits, win.lo, win.hi,
-                     [&](std::uint64_t w) { return less_exact(bits, w, num, den_k); });
-  });
+    if (w >= t.hi) {
+      bits.consume(std::max(below, bits_above(w, t.hi)));
+      return (k & 1) != 0;
+    }
+    bits.consume(64);
+    if (!less_exact(bits, w, 1, kFactorial[k])) return (k & 1) != 0;
+    return trials(k + 1);
+  }
+  bits.consume(below);
+  return trials(kMaxChain + 1);
 }
 
-// Bernoulli(exp(-num/den)) for any num: floor(gamma) independent Bernoulli(exp(-1)) (stopping at
-// the first failure), then Bernoulli(exp(-frac(gamma))) (CKS20 Alg. 1, gamma > 1).
-bool exp_minus(RandomBits& bits, u128 num, u128 den) {
-  if (num <= den) return exp_at_most_one(bits, num, den);
-  const u128 whole = num / den;
-  for (u128 i = 0; i < whole; ++i) {
-    if (!exp_minus_one(bits)) return false;
+constexpr auto kFactorialBits = [] {
+  std::array<int, kMaxChain + 1> t{};
+  for (int k = 0; k <= kMaxChain; ++k) t[k] = static_cast<int>(std::bit_width(kFactorial[k]));
+  return t;
+}();
+
+// The largest k <= 20 with den^k k! < 2^128 (from bit widths).
+int chain_length(u128 den) {
+  const auto high = static_cast<std::uint64_t>(den >> 64);
+  const int width = high != 0 ? 64 + static_cast<int>(std::bit_width(high))
+                              : static_cast<int>(std::bit_width(static_cast<std::uint64_t>(den)));
+  int chain = 0;
+  while (chain < kMaxChain && width * (chain + 1) + kFactorialBits[chain + 1] <= 128) ++chain;
+  return chain;
+}
+
+// Bernoulli(exp(-num/den)) for 0 <= num < den, by the single-uniform chain above with
+// T_k = num^k / (den^k k!) while that fraction is exact in 128 bits (k <= chain), then by
+// trials. `gamma` estimates num/den with relative error at most 4.01u (see BernoulliExp).
+bool exp_at_most_one(RandomBits& bits, u128 num, u128 den, double gamma, int chain) {
+  if (num == 0) return true;
+  // Trial k is Bernoulli(gamma/k), estimated by gamma·(1/k): relative error <= 6.01u.
+  const auto trials = [&](std::uint64_t k) {
+    return exp_trials(k, [&](std::uint64_t j) {
+      u128 den_j;
+      if (__builtin_mul_overflow(den, static_cast<u128>(j), &den_j)) {
+        // Bernoulli(gamma/j) = Bernoulli(gamma) and Bernoulli(1/j), independent.
+        return rational(bits, num, den) && inverse(bits, j);
+      }
+      return rational(bits, num, den_j, gamma * reciprocal(j));
+    });
+  };
+  const std::uint64_t w = bits.peek64();
+  // Each step adds at most 7.01u of relative error to T_k's estimate (gamma, two products, 1/k),
+  // so its absolute error is below 7.01 k u T_k <= 7.01 k u / k! <= 7.01u.
+  double threshold = 1;
+  int below = 0;
+  int k = 1;
+  for (; k <= chain; ++k) {
+    threshold = threshold * gamma * kReciprocal[k];
+    const Window win = window(threshold);
+    if (w < win.lo) {
+      below = bits_below(w, win.lo);
+      continue;
+    }
+    if (win.hi <= kMax64 && w >= static_cast<std::uint64_t>(win.hi)) {
+      bits.consume(std::max(below, bits_above(w, static_cast<std::uint64_t>(win.hi))));
+      return (k & 1) != 0;
+    }
+    bits.consume(64);
+    u128 num_k = 1, den_k = kFactorial[k];
+    for (int i = 0; i < k; ++i) {
+      num_k *= num;
+      den_k *= den;
+    }
+    if (!less_exact(bits, w, num_k, den_k)) return (k & 1) != 0;
+    return trials(k + 1);
   }
-  return exp_at_most_one(bits, num % den, den);
+  bits.consume(below);
+  return trials(k);
 }
 
 std::string show(u128 x) { return fmt::format("{}", x); }
@@ -210,12 +321,32 @@ bool bernoulli_rational(RandomBits& bits, u128 num, u128 den) {
   return rational(bits, num, den);
 }
 
-bool bernoulli_exp(RandomBits& bits, u128 num, u128 den) {
+BernoulliExp::BernoulliExp(u128 den) : den_(den) {
   if (!(den >= 1)) {
     throw InvalidArgument("bernoulli_exp: den must be >= 1, got 0");
   }
-  return exp_minus(bits, num, den);
+  reciprocal_ = 1.0 / to_double(den);  // relative error <= 2u + 2^-63
+  chain_ = chain_length(den);
 }
+
+// floor(num/den) independent Bernoulli(exp(-1)) (stopping at the first failure), then
+// Bernoulli(exp(-frac(num/den))) (CKS20 Alg. 1 for gamma > 1).
+bool BernoulliExp::operator()(RandomBits& bits, u128 num) const {
+  if (num == den_) return exp_minus_one(bits);
+  if (num > den_) {
+    const u128 whole = num / den_;
+    for (u128 i = 0; i < whole; ++i) {
+      if (!exp_minus_one(bits)) return false;
+    }
+    num %= den_;
+  }
+  // gamma = num·(1/den): relative error <= u + 2^-63 (num) + 2u + 2^-63 + u (product) < 4.01u.
+  return exp_at_most_one(bits, num, den_, to_double(num) * reciprocal_, chain_);
+}
+
+bool bernoulli_exp(RandomBits& bits, u128 num, u128 den) { return BernoulliExp(den)(bits, num); }
+
+bool bernoulli_exp_minus_one(RandomBits& bits) { return exp_minus_one(bits); }
 
 bool bernoulli_exp(RandomBits& bits, double gamma) {
   if (!(std::isfinite(gamma) && gamma >= 0)) {
@@ -229,7 +360,7 @@ bool bernoulli_exp(RandomBits& bits, double gamma) {
   auto mantissa = static_cast<std::uint64_t>(std::ldexp(fraction, 53));
   int shift = exponent - 53;
   if (shift >= 0) {
-    if (shift <= 127 - 53) return exp_minus(bits, static_cast<u128>(mantissa) << shift, 1);
+    if (shift <= 127 - 53) return bernoulli_exp(bits, static_cast<u128>(mantissa) << shift, 1);
     // gamma >= 2^127: the answer is true only after more than 2^127 consecutive Bernoulli(e^-1)
     // successes, an event of probability below exp(-2^127); we stop counting there and answer
     // false, which changes the distribution by less than exp(-2^127).
@@ -242,12 +373,12 @@ bool bernoulli_exp(RandomBits& bits, double gamma) {
   mantissa >>= zeros;
   shift += zeros;
   const int k = -shift;  // gamma = mantissa / 2^k
-  if (k <= 127) return exp_minus(bits, mantissa, static_cast<u128>(1) << k);
+  if (k <= 127) return bernoulli_exp(bits, mantissa, static_cast<u128>(1) << k);
   // gamma < 2^-74: 2^k does not fit in 128 bits. Bernoulli(gamma/K) is the conjunction of the
   // independent Bernoulli(mantissa / 2^127), Bernoulli(2^-(k-127)) and Bernoulli(1/K).
   const u128 two127 = static_cast<u128>(1) << 127;
-  return exp_minus_small([&](std::uint64_t kk) {
-    return all_zero(bits, k - 127) && rational(bits, mantissa, two127) && inverse(bits, kk);
+  return exp_trials(1, [&](std::uint64_t j) {
+    return all_zero(bits, k - 127) && rational(bits, mantissa, two127) && inverse(bits, j);
   });
 }
 

@@ -18,11 +18,12 @@ std::uint64_t geometric_exp(RandomBits& bits, std::uint64_t num, std::uint64_t d
   // successes before a failure) has P(X = x) ∝ exp(-x/den); floor(X/num) then has
   // P(G = k) ∝ exp(-k num/den). Each piece is drawn exactly, from a constant expected number of
   // bits whatever the scale.
+  const BernoulliExp accept(den);
   for (;;) {
     const std::uint64_t u = bits.uniform_below(den);
-    if (!bernoulli_exp(bits, u, den)) continue;
+    if (!accept(bits, u)) continue;
     std::uint64_t v = 0;
-    while (bernoulli_exp(bits, 1, 1)) ++v;  // 2^64 successes would take centuries of draws
+    while (bernoulli_exp_minus_one(bits)) ++v;  // 2^64 successes would take centuries of draws
     const u128 x = u + static_cast<u128>(den) * v;
     const u128 g = x / num;
     return g > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(g);

@@ -8,16 +8,21 @@
 //   * for d = 1 and a target (ε, δ): the exact discrete δ(ε) of CKS20 Thm 7 (integer K), bounded
 //     above rigorously (see privacy/calibration.hpp) and calibrated to be <= δ;
 //   * for d > 1 and a target (ε, δ): rho is chosen by the tight zCDP -> (ε, δ) conversion.
-// g is chosen from public parameters only (Δ, d) so that rounding costs at most a 2^-20 relative
-// increase in noise; the returned doubles are post-processing of the integer release.
+// g is chosen from public parameters only: the largest power of two <= Δ/(sqrt(d)·2^20), so that
+// rounding costs at most a 2^-20 relative increase in noise, coarsened (doubled) while the
+// lattice noise s would exceed 2^30 (s^2 must stay below the sampler's 2^62). s^2 is an integer
+// s2_num, rounded up. The lattice values are clamped to ±2^60 (input) and ±2^62 (output), so the
+// returned doubles are post-processing of the exact integer release.
 //
 // fast_float mode: continuous Gaussian from floating-point uniforms, calibrated with the analytic
 // Gaussian mechanism (Balle & Wang 2018); research only; certified = false.
 #pragma once
 #include <Eigen/Core>
+#include <optional>
 
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/discrete_gaussian.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
@@ -39,6 +44,8 @@ class GaussianMechanism {
 
   double apply(double value, Rng& rng) const;
   Eigen::VectorXd apply(const Eigen::Ref<const Eigen::VectorXd>& value, Rng& rng) const;
+  // The same, reading bits from a reader shared with other draws (no bits wasted between calls).
+  double apply(double value, RandomBits& bits) const;
 
   double sigma() const { return sigma_; }              // effective noise standard deviation
   double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)
@@ -58,7 +65,7 @@ class GaussianMechanism {
   std::size_t dimension_ = 1;
   NoiseMode mode_ = NoiseMode::secure;
   double granularity_ = 0;
-  std::uint64_t s2_num_ = 0, s2_den_ = 1;  // lattice variance s^2 = s2_num / s2_den
+  std::optional<DiscreteGaussian> lattice_noise_;  // N_Z(0, s^2), s^2 = s2_num (secure mode)
   double sigma_ = 0, rho_ = 0;
   PrivacyLoss loss_;
 };

@@ -4,7 +4,9 @@
 // Laplace noise (in lattice units) is added. Rounding can move two neighbouring inputs apart by
 // at most one lattice step per coordinate, so the lattice l1 sensitivity is K = floor(Δ/g) + d;
 // the discrete Laplace scale t >= K/ε (in lattice units) makes the integer release exactly ε-DP,
-// and the double returned is post-processing of it. g is chosen from public parameters only
+// and the double returned is post-processing of it (the lattice value is clamped to ±2^62 first,
+// which also makes the sampler's own clamp at ±(2^63 - 1) invisible). t = t_num / 2^j with the
+// largest j <= 20 that keeps t_num < 2^56; ε so small that t_num >= 2^56 even for j = 0 throws. g is chosen from public parameters only
 // (Δ, d), small enough that the rounding costs at most a 2^-20 relative increase in noise.
 // Inputs are clamped to ±2^60·g (public) so that lattice coordinates fit in 64 bits.
 //
@@ -12,9 +14,11 @@
 // with it report noise = "fast_float" and certified = false.
 #pragma once
 #include <Eigen/Core>
+#include <optional>
 
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/discrete_laplace.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
@@ -29,6 +33,8 @@ class LaplaceMechanism {
 
   double apply(double value, Rng& rng) const;
   Eigen::VectorXd apply(const Eigen::Ref<const Eigen::VectorXd>& value, Rng& rng) const;
+  // The same, reading bits from a reader shared with other draws (no bits wasted between calls).
+  double apply(double value, RandomBits& bits) const;
 
   double scale() const { return scale_; }              // effective Laplace scale b >= Δ/ε
   double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)
@@ -43,7 +49,7 @@ class LaplaceMechanism {
   std::size_t dimension_;
   NoiseMode mode_;
   double granularity_ = 0;
-  std::uint64_t t_num_ = 0, t_den_ = 1;  // lattice scale t = t_num / t_den
+  std::optional<DiscreteLaplace> lattice_noise_;  // scale t = t_num / t_den >= K/ε (secure mode)
   double scale_ = 0;
 };
 

@@ -23,5 +23,21 @@ bool bernoulli_exp(Rng& rng, double gamma);
 bool bernoulli_rational(RandomBits& bits, u128 num, u128 den);
 bool bernoulli_exp(RandomBits& bits, u128 num, u128 den);
 bool bernoulli_exp(RandomBits& bits, double gamma);
+// Bernoulli(exp(-1)), the geometric building block, from a table of the exact digits of 1/k!.
+bool bernoulli_exp_minus_one(RandomBits& bits);
+
+// Bernoulli(exp(-num / den)) for a fixed den >= 1 and any num, with den's derived constants
+// computed once: the composite samplers draw many trials against the same denominator.
+class BernoulliExp {
+ public:
+  explicit BernoulliExp(u128 den);
+  bool operator()(RandomBits& bits, u128 num) const;
+  u128 den() const { return den_; }
+
+ private:
+  u128 den_;
+  double reciprocal_;  // 1/den, relative error <= 2^-52 + 2^-63
+  int chain_;          // how many terms gamma^k/k! are exact 128-bit fractions
+};
 
 }  // namespace dpstats

@@ -1,11 +1,13 @@
 // Discrete Gaussian on the integers, P(y) ∝ exp(-y^2 / (2 sigma^2)) with
 // sigma^2 = sigma2_num / sigma2_den (Canonne, Kamath & Steinke 2020, Alg. 3). Exact: all
 // arithmetic is on integers below 2^128 (a 256-bit square where needed). The only departure
-// from the exact law is a proposal whose acceptance probability is below exp(-2^124), which is
+// from the exact law is that a proposal whose acceptance probability is below exp(-2^124) is
 // rejected without drawing (a total-variation change below exp(-2^124)).
 #pragma once
 #include <cstdint>
 
+#include "dpstats/random/bernoulli.hpp"
+#include "dpstats/random/discrete_laplace.hpp"
 #include "dpstats/random/rng.hpp"
 
 namespace dpstats {
@@ -14,7 +16,25 @@ namespace dpstats {
 // t = floor(sigma) + 1, 2 · sigma2_num · sigma2_den · t^2 < 2^128 (always true for
 // sigma2_den = 1, the lattice mechanisms' case).
 std::int64_t discrete_gaussian(Rng& rng, std::uint64_t sigma2_num, std::uint64_t sigma2_den);
-std::int64_t discrete_gaussian(RandomBits& bits, std::uint64_t sigma2_num,
-                               std::uint64_t sigma2_den);
+
+// The same sampler with its parameters validated and its constants prepared once.
+class DiscreteGaussian {
+ public:
+  DiscreteGaussian(std::uint64_t sigma2_num, std::uint64_t sigma2_den);
+  std::int64_t operator()(RandomBits& bits) const;
+  std::int64_t operator()(Rng& rng) const;
+  // The Laplace proposal's scale t = floor(sigma) + 1.
+  std::uint64_t proposal_scale() const { return proposal_.scale_num(); }
+
+ private:
+  struct Parameters;
+  static Parameters checked(std::uint64_t sigma2_num, std::uint64_t sigma2_den);
+  explicit DiscreteGaussian(const Parameters& p);
+
+  std::uint64_t num_, den_;    // sigma^2 = num / den, reduced when needed
+  u128 scaled_t_;              // t · den
+  DiscreteLaplace proposal_;   // scale t
+  BernoulliExp accept_;        // denominator 2 · num · den · t^2
+};
 
 }  // namespace dpstats

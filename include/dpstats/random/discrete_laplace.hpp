@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "dpstats/random/bernoulli.hpp"
 #include "dpstats/random/rng.hpp"
 
 namespace dpstats {
@@ -11,6 +12,20 @@ namespace dpstats {
 // [-(2^63 - 1), 2^63 - 1] (reaching the clamp has probability below exp(-2^63 / t)); callers that
 // need exactness there clamp their own output further (see mechanisms/laplace.hpp).
 std::int64_t discrete_laplace(Rng& rng, std::uint64_t scale_num, std::uint64_t scale_den);
-std::int64_t discrete_laplace(RandomBits& bits, std::uint64_t scale_num, std::uint64_t scale_den);
+
+// The same sampler with its parameters validated and its constants prepared once.
+class DiscreteLaplace {
+ public:
+  DiscreteLaplace(std::uint64_t scale_num, std::uint64_t scale_den);
+  std::int64_t operator()(RandomBits& bits) const;
+  std::int64_t operator()(Rng& rng) const;
+  std::uint64_t scale_num() const { return num_; }
+  std::uint64_t scale_den() const { return den_; }
+
+ private:
+  std::uint64_t num_, den_;
+  int den_shift_;             // log2(den) when den is a power of two, else -1
+  BernoulliExp accept_;       // Bernoulli(exp(-U / scale_num))
+};
 
 }  // namespace dpstats

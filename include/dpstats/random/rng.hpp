@@ -88,15 +88,16 @@ class RandomBits {
   std::uint64_t uniform_below(std::uint64_t n) {
     if (n <= 1) return 0;
     const int w = std::min(64, static_cast<int>(std::bit_width(n - 1)) + 8);
-    const std::uint64_t threshold =
-        w == 64 ? (0 - n) % n : ((std::uint64_t{1} << w) - n) % n;  // 2^w mod n
     const std::uint64_t low_mask = w == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << w) - 1;
-    for (;;) {
-      const u128 m = static_cast<u128>(take(w)) * n;
-      if ((static_cast<std::uint64_t>(m) & low_mask) >= threshold) {
-        return static_cast<std::uint64_t>(m >> w);
+    u128 m = static_cast<u128>(take(w)) * n;
+    if ((static_cast<std::uint64_t>(m) & low_mask) < n) {  // only then can x be rejected
+      const std::uint64_t threshold =
+          w == 64 ? (0 - n) % n : ((std::uint64_t{1} << w) - n) % n;  // 2^w mod n
+      while ((static_cast<std::uint64_t>(m) & low_mask) < threshold) {
+        m = static_cast<u128>(take(w)) * n;
       }
     }
+    return static_cast<std::uint64_t>(m >> w);
   }
 
   Rng& rng() { return rng_; }

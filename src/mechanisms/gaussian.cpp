@@ -1,0 +1,225 @@
+#include "dpstats/mechanisms/gaussian.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/privacy/calibration.hpp"
+#include "dpstats/privacy/conversions.hpp"
+
+namespace dpstats {
+namespace {
+
+__extension__ typedef __int128 i128;
+
+constexpr double kInputBound = 0x1p60;       // lattice coordinates of the clamped input
+constexpr double kOutputBound = 0x1p62;      // lattice coordinates of the release
+constexpr double kMaxLatticeSigma = 0x1p30;  // keeps s^2 below the sampler's 2^62
+constexpr double kMaxLatticeVariance = 0x1p62;
+
+double power_of_two_floor(double x) {
+  int exponent = 0;
+  std::frexp(x, &exponent);  // x = f 2^exponent, f in [0.5, 1)
+  return std::ldexp(1.0, exponent - 1);
+}
+
+void check_dimension(std::size_t dimension) {
+  require(dimension >= 1, "dimension must be >= 1, got 0");
+}
+
+// The lattice step g: the largest power of two <= Δ/(sqrt(d) 2^20), coarsened when the noise is
+// so large that sigma/g would exceed 2^30. Depends on public parameters only.
+double lattice_step(double l2_sensitivity, std::size_t dimension, double sigma_estimate) {
+  const double unit = l2_sensitivity / (std::sqrt(static_cast<double>(dimension)) * 0x1p20);
+  require(unit >= 0x1p-1000 && unit <= 0x1p900,
+          fmt::format("l2_sensitivity / (sqrt(dimension) * 2^20) must be in [2^-1000, 2^900] for "
+                      "the secure lattice, got {} (l2_sensitivity = {}, dimension = {})",
+                      unit, l2_sensitivity, dimension));
+  double g = power_of_two_floor(unit);
+  if (sigma_estimate / g > kMaxLatticeSigma)
+    g = 2 * power_of_two_floor(sigma_estimate / kMaxLatticeSigma);
+  require(g <= 0x1p900, fmt::format("noise standard deviation {} too large for the secure lattice",
+                                    sigma_estimate));
+  return g;
+}
+
+// An upper bound on the lattice l2 sensitivity Δ/g + sqrt(d): Δ/g is exact, sqrt and the sum
+// add at most 2^-52 of relative error, and the factor 1 + 2^-50 more than covers it.
+double lattice_l2_sensitivity(double l2_sensitivity, double g, std::size_t dimension) {
+  return (l2_sensitivity / g + std::sqrt(static_cast<double>(dimension))) * (1 + 0x1p-50);
+}
+
+// An integer s2 >= s2_real: the computed s2_real (a few roundings) is inflated by 2^-48, then
+// ceil and + 1.
+std::uint64_t lattice_variance(double s2_real, const char* parameter, double value) {
+  const double v = s2_real * (1 + 0x1p-48);
+  require(v + 2 <= kMaxLatticeVariance,
+          fmt::format("{} = {} needs a lattice noise variance {} above 2^62 (the noise is too "
+                      "large relative to the sensitivity for this dimension)",
+                      parameter, value, v));
+  return static_cast<std::uint64_t>(std::ceil(v)) + 1;
+}
+
+// rho = K^2 / (2 s2) rounded up (three roundings, covered by the factor 1 + 2^-50).
+double zcdp_of(double lattice_sensitivity, std::uint64_t s2) {
+  return lattice_sensitivity * lattice_sensitivity / (2 * static_cast<double>(s2)) * (1 + 0x1p-50);
+}
+
+// Standard normal by Marsaglia's polar method (fast_float mode only).
+double float_standard_normal(Rng& rng) {
+  for (;;) {
+    const double u = 2 * rng.uniform01() - 1, v = 2 * rng.uniform01() - 1;
+    const double s = u * u + v * v;
+    if (s > 0 && s < 1) return u * std::sqrt(-2 * std::log(s) / s);
+  }
+}
+
+}  // namespace
+
+GaussianMechanism GaussianMechanism::from_rho(double l2_sensitivity, double rho,
+                                              std::size_t dimension, NoiseMode mode) {
+  check_positive(l2_sensitivity, "l2_sensitivity");
+  check_positive(rho, "rho");
+  check_dimension(dimension);
+  GaussianMechanism m;
+  m.sensitivity_ = l2_sensitivity;
+  m.dimension_ = dimension;
+  m.mode_ = mode;
+  m.loss_ = PrivacyLoss::zcdp(rho);
+  if (mode == NoiseMode::fast_float) {
+    m.sigma_ = zcdp_gaussian_sigma(l2_sensitivity, rho);
+    m.rho_ = rho;
+    return m;
+  }
+  // CKS20 Thm 14: N_Z(0, s^2) per coordinate is K^2/(2 s^2)-zCDP for lattice l2 sensitivity K.
+  const double g = lattice_step(l2_sensitivity, dimension, l2_sensitivity / std::sqrt(2 * rho));
+  const double k2 = lattice_l2_sensitivity(l2_sensitivity, g, dimension);
+  const std::uint64_t s2 = lattice_variance(k2 * k2 / (2 * rho), "rho", rho);
+  m.granularity_ = g;
+  m.lattice_noise_.emplace(s2, 1);
+  m.sigma_ = std::sqrt(static_cast<double>(s2)) * g;
+  m.rho_ = std::min(zcdp_of(k2, s2), rho);  // both are upper bounds; s2 >= k2^2/(2 rho)
+  return m;
+}
+
+GaussianMechanism GaussianMechanism::from_epsilon_delta(double l2_sensitivity, double epsilon,
+                                                        double delta, std::size_t dimension,
+                                                        NoiseMode mode) {
+  check_positive(l2_sensitivity, "l2_sensitivity");
+  check_epsilon(epsilon);
+  check_delta_positive(delta);
+  check_dimension(dimension);
+  if (mode == NoiseMode::secure && dimension > 1) {
+    // The tight zCDP -> (ε, δ) conversion, applied to the rho-zCDP of the vector release.
+    GaussianMechanism m =
+        from_rho(l2_sensitivity, epsilon_delta_to_zcdp(epsilon, delta), dimension, mode);
+    m.loss_ = PrivacyLoss::approximate(epsilon, delta);
+    return m;
+  }
+  GaussianMechanism m;
+  m.sensitivity_ = l2_sensitivity;
+  m.dimension_ = dimension;
+  m.mode_ = mode;
+  m.loss_ = PrivacyLoss::approximate(epsilon, delta);
+  const double analytic_sigma = analytic_gaussian_sigma(l2_sensitivity, epsilon, delta);
+  if (mode == NoiseMode::fast_float) {
+    m.sigma_ = analytic_sigma;
+    m.rho_ = l2_sensitivity * l2_sensitivity / (2 * analytic_sigma * analytic_sigma);
+    return m;
+  }
+  // d = 1: the exact (ε, δ) curve of the discrete Gaussian with integer sensitivity K (CKS20
+  // Thm 7), bounded above rigorously by discrete_gaussian_delta_upper.
+  const double g = lattice_step(l2_sensitivity, 1, analytic_sigma);
+  const double k = std::floor(l2_sensitivity / g) + 1;
+  const double s = discrete_gaussian_sigma(k, epsilon, delta);
+  std::uint64_t s2 = lattice_variance(s * s, "epsilon", epsilon);
+  // The rounding above only adds noise; check the bound at the variance that runs, and add more
+  // if the bound's own rounding disagrees.
+  for (int attempt = 0;
+       discrete_gaussian_delta_upper(epsilon, k, std::sqrt(static_cast<double>(s2))) > delta;
+       ++attempt) {
+    require(attempt < 64, fmt::format("could not calibrate the discrete Gaussian to epsilon = {}, "
+                                      "delta = {}",
+                                      epsilon, delta));
+    s2 = lattice_variance(static_cast<double>(s2) * (1 + 0x1p-30), "epsilon", epsilon);
+  }
+  m.granularity_ = g;
+  m.lattice_noise_.emplace(s2, 1);
+  m.sigma_ = std::sqrt(static_cast<double>(s2)) * g;
+  m.rho_ = zcdp_of(k, s2);
+  return m;
+}
+
+GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double sigma,
+                                                std::size_t dimension, NoiseMode mode) {
+  check_positive(l2_sensitivity, "l2_sensitivity");
+  check_positive(sigma, "sigma");
+  check_dimension(dimension);
+  GaussianMechanism m;
+  m.sensitivity_ = l2_sensitivity;
+  m.dimension_ = dimension;
+  m.mode_ = mode;
+  if (mode == NoiseMode::fast_float) {
+    m.sigma_ = sigma;
+    m.rho_ = l2_sensitivity * l2_sensitivity / (2 * sigma * sigma);
+  } else {
+    const double g = lattice_step(l2_sensitivity, dimension, sigma);
+    const double s = sigma / g;  // exact: a power-of-two scaling
+    const std::uint64_t s2 = lattice_variance(s * s, "sigma", sigma);
+    m.granularity_ = g;
+    m.lattice_noise_.emplace(s2, 1);
+    m.sigma_ = std::sqrt(static_cast<double>(s2)) * g;
+    m.rho_ = zcdp_of(lattice_l2_sensitivity(l2_sensitivity, g, dimension), s2);
+  }
+  m.loss_ = PrivacyLoss::zcdp(m.rho_);
+  return m;
+}
+
+double GaussianMechanism::apply(double value, RandomBits& bits) const {
+  // The value itself is private: the message does not show it.
+  if (!std::isfinite(value)) {
+    throw InvalidArgument("value must be finite (got a NaN or infinite entry)");
+  }
+  if (mode_ == NoiseMode::fast_float) return value + sigma_ * float_standard_normal(bits.rng());
+  const double g = granularity_;
+  // x/g is exact (a power-of-two scaling of a clamped value), and so is the rounding to k.
+  const double clamped = std::clamp(value, -kInputBound * g, kInputBound * g);
+  const auto k = static_cast<std::int64_t>(std::llround(clamped / g));
+  const std::int64_t noise = (*lattice_noise_)(bits);
+  // Clamping k + Y to ±2^62 is a function of the exact sum (see laplace.cpp).
+  const i128 sum = static_cast<i128>(k) + noise;
+  const auto bound = static_cast<i128>(kOutputBound);
+  const auto released = static_cast<std::int64_t>(std::clamp(sum, -bound, bound));
+  return static_cast<double>(released) * g;
+}
+
+double GaussianMechanism::apply(double value, Rng& rng) const {
+  RandomBits bits(rng);
+  return apply(value, bits);
+}
+
+Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
+                                         Rng& rng) const {
+  if (static_cast<std::size_t>(value.size()) != dimension_) {
+    throw InvalidArgument(fmt::format("value has length {} but the mechanism's dimension is {}",
+                                      value.size(), dimension_));
+  }
+  for (Eigen::Index i = 0; i < value.size(); ++i) {
+    if (!std::isfinite(value[i])) {
+      throw InvalidArgument(
+          fmt::format("value must be finite (got a NaN or infinite entry at position {})", i));
+    }
+  }
+  Eigen::VectorXd out(value.size());
+  RandomBits bits(rng);
+  for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
+  return out;
+}
+
+LedgerEntry GaussianMechanism::ledger_entry(std::string purpose) const {
+  return {"gaussian", std::move(purpose), sensitivity_, sigma_, loss_, 1};
+}
+
+}  // namespace dpstats

@@ -1,0 +1,137 @@
+#include "dpstats/mechanisms/laplace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dpstats/error.hpp"
+
+namespace dpstats {
+namespace {
+
+__extension__ typedef __int128 i128;
+
+constexpr double kInputBound = 0x1p60;   // lattice coordinates of the clamped input
+constexpr double kOutputBound = 0x1p62;  // lattice coordinates of the release
+constexpr std::uint64_t kMaxScaleNum = std::uint64_t{1} << 56;
+constexpr double kMaxLatticeScale = 0x1p50;
+
+// The largest power of two <= x, for a positive normal x.
+double power_of_two_floor(double x) {
+  int exponent = 0;
+  std::frexp(x, &exponent);  // x = f 2^exponent, f in [0.5, 1)
+  return std::ldexp(1.0, exponent - 1);
+}
+
+void check_value(double value) {
+  // The value itself is private: the message does not show it.
+  if (!std::isfinite(value)) {
+    throw InvalidArgument("value must be finite (got a NaN or infinite entry)");
+  }
+}
+
+// Continuous Laplace(b) from floating-point uniforms (fast_float mode only).
+double float_laplace(double b, Rng& rng) {
+  const double exponential = -std::log1p(-rng.uniform01());  // 1 - U in (0, 1]
+  return rng.bit() ? -b * exponential : b * exponential;
+}
+
+}  // namespace
+
+LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon, std::size_t dimension,
+                                   NoiseMode mode)
+    : sensitivity_(l1_sensitivity), epsilon_(epsilon), dimension_(dimension), mode_(mode) {
+  check_positive(l1_sensitivity, "l1_sensitivity");
+  check_epsilon(epsilon);
+  require(dimension >= 1, "dimension must be >= 1, got 0");
+  if (mode == NoiseMode::fast_float) {
+    scale_ = l1_sensitivity / epsilon;
+    require(std::isfinite(scale_),
+            fmt::format("l1_sensitivity / epsilon must be finite, got {} / {}", l1_sensitivity,
+                        epsilon));
+    return;
+  }
+  const auto d = static_cast<double>(dimension);
+  const double unit = l1_sensitivity / (d * 0x1p20);
+  require(unit >= 0x1p-1000 && unit <= 0x1p900,
+          fmt::format("l1_sensitivity / (dimension * 2^20) must be in [2^-1000, 2^900] for the "
+                      "secure lattice, got {} (l1_sensitivity = {}, dimension = {})",
+                      unit, l1_sensitivity, dimension));
+  granularity_ = power_of_two_floor(unit);
+  // When the noise is enormous relative to Δ/d (tiny ε), a coarser lattice keeps the lattice
+  // scale below 2^50 + d/ε; the rounding still costs at most d·g/Δ of relative noise.
+  const double continuous_scale = l1_sensitivity / epsilon;
+  if (continuous_scale / granularity_ > kMaxLatticeScale) {
+    require(continuous_scale <= 0x1p900,
+            fmt::format("l1_sensitivity / epsilon must be <= 2^900 for the secure lattice, got "
+                        "{} / {}",
+                        l1_sensitivity, epsilon));
+    granularity_ = 2 * power_of_two_floor(continuous_scale / kMaxLatticeScale);
+  }
+  // Lattice l1 sensitivity: |Δ/g| exactly (a power-of-two scaling) plus one step per coordinate
+  // for the two roundings. floor(Δ/g) < d·2^21, so K is exact in a double below 2^53.
+  const double lattice_sensitivity = std::floor(l1_sensitivity / granularity_) + d;
+  // t = t_num / 2^j >= K/ε: the quotient is rounded once (relative error <= 2^-53), inflated by
+  // 2^-48 (so it is above K 2^j/ε despite its own rounding), then ceil and + 1.
+  for (int j = 20; j >= 0; --j) {
+    const double v = lattice_sensitivity * std::ldexp(1.0, j) / epsilon * (1 + 0x1p-48);
+    if (v + 2 < static_cast<double>(kMaxScaleNum)) {
+      const auto t_num = static_cast<std::uint64_t>(std::ceil(v)) + 1;
+      const std::uint64_t t_den = std::uint64_t{1} << j;
+      lattice_noise_.emplace(t_num, t_den);
+      scale_ = static_cast<double>(t_num) / static_cast<double>(t_den) * granularity_;
+      return;
+    }
+  }
+  throw InvalidArgument(fmt::format(
+      "epsilon too small for the secure lattice: the discrete Laplace scale K/epsilon = {} "
+      "(lattice sensitivity K = {}) must be below 2^56; epsilon must be >= {}, got {}",
+      lattice_sensitivity / epsilon, lattice_sensitivity,
+      lattice_sensitivity / static_cast<double>(kMaxScaleNum - 2), epsilon));
+}
+
+double LaplaceMechanism::apply(double value, RandomBits& bits) const {
+  check_value(value);
+  if (mode_ == NoiseMode::fast_float) return value + float_laplace(scale_, bits.rng());
+  const double g = granularity_;
+  // x/g is exact (a power-of-two scaling of a clamped value), and so is the rounding to k.
+  const double clamped = std::clamp(value, -kInputBound * g, kInputBound * g);
+  const auto k = static_cast<std::int64_t>(std::llround(clamped / g));
+  const std::int64_t noise = (*lattice_noise_)(bits);
+  // |k| <= 2^60 and the sum is clamped to ±2^62: a function of the exact k + Y (the sampler's
+  // own clamp at ±(2^63 - 1) only acts where k + Y is beyond ±2^62 anyway).
+  const i128 sum = static_cast<i128>(k) + noise;
+  const auto bound = static_cast<i128>(kOutputBound);
+  const auto released = static_cast<std::int64_t>(std::clamp(sum, -bound, bound));
+  return static_cast<double>(released) * g;
+}
+
+double LaplaceMechanism::apply(double value, Rng& rng) const {
+  RandomBits bits(rng);
+  return apply(value, bits);
+}
+
+Eigen::VectorXd LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
+                                        Rng& rng) const {
+  if (static_cast<std::size_t>(value.size()) != dimension_) {
+    throw InvalidArgument(fmt::format("value has length {} but the mechanism's dimension is {}",
+                                      value.size(), dimension_));
+  }
+  for (Eigen::Index i = 0; i < value.size(); ++i) {
+    if (!std::isfinite(value[i])) {
+      throw InvalidArgument(
+          fmt::format("value must be finite (got a NaN or infinite entry at position {})", i));
+    }
+  }
+  Eigen::VectorXd out(value.size());
+  RandomBits bits(rng);
+  for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
+  return out;
+}
+
+LedgerEntry LaplaceMechanism::ledger_entry(std::string purpose) const {
+  return {"laplace", std::move(purpose), sensitivity_, scale_, loss(), 1};
+}
+
+}  // namespace dpstats
