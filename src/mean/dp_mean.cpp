@@ -35,17 +35,9 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   ro.delta = o.delta * o.range_share;
   ro.sigma = o.sigma;
   ro.zeta = o.zeta;
+  // Charged before it runs, whatever it returns.
+  budget.spend(q_range_entry(ro, d));
   const auto range = q_range(X, ro, rng);
-  // The range step is charged whatever it returns.
-  LedgerEntry range_entry;
-  if (range) {
-    range_entry = range->entry;
-  } else {
-    range_entry.mechanism = "stability_histogram";
-    range_entry.purpose = "q_range";
-    range_entry.loss = PrivacyLoss::approximate(ro.epsilon, ro.delta);
-  }
-  budget.spend(range_entry);
 
   if (!range) {
     r.status = Status::abstained;
@@ -57,8 +49,8 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
     // Step 3: Gaussian noise with the rest of the budget; l2 sensitivity sqrt(d)·Q in sum units
     // (= B·sqrt(d)/n on the mean scale).
     auto gauss = GaussianMechanism::from_epsilon_delta(
-        std::sqrt(static_cast<double>(d)) * qs.quantum, o.epsilon - ro.epsilon, o.delta - ro.delta,
-        d, o.noise);
+        std::sqrt(static_cast<double>(d)) * qs.quantum, remainder_after(o.epsilon, ro.epsilon),
+        remainder_after(o.delta, ro.delta), d, o.noise);
     budget.spend(gauss.ledger_entry("clipped mean"));
     r.estimate = qs.to_mean(gauss.apply(qs.sums, rng), n);
     r.diagnostics["box_side"] = range->side;

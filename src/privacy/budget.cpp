@@ -63,6 +63,13 @@ std::string describe_spend(const LedgerEntry& e) {
 
 }  // namespace
 
+double remainder_after(double total, double part) {
+  require(std::isfinite(total) && std::isfinite(part) && total >= part && part >= 0,
+          fmt::format("remainder_after needs total >= part >= 0, got total = {}, part = {}", total,
+                      part));
+  return subtract_down(total, part);
+}
+
 const char* to_string(Accountant a) {
   switch (a) {
     case Accountant::basic: return "basic";

@@ -30,6 +30,10 @@ namespace dpstats {
 enum class Accountant { basic, zcdp, gdp };
 const char* to_string(Accountant a);
 
+// The largest double r with part + r <= total exactly (total >= part >= 0): the rest of a budget
+// after a share `part`, so that the shares of a split never add up to more than the whole.
+double remainder_after(double total, double part);
+
 class Budget {
  public:
   // `total` is the guarantee the whole run must satisfy. A pure or approximate total is the

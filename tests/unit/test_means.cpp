@@ -1,0 +1,166 @@
+// Means: the exact clipped sum, the bounded mean and DP Mean (PRIME card §2.11).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dpstats/data/synthetic.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/mean/bounded_mean.hpp"
+#include "dpstats/mean/clipped_sum.hpp"
+#include "dpstats/mean/dp_mean.hpp"
+
+using namespace dpstats;
+
+namespace {
+
+RowMatrix gaussian_data(std::int64_t n, std::int64_t d, double mean, std::uint64_t seed) {
+  SeededRng rng(seed);
+  RowMatrix X(n, d);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < d; ++j) X(i, j) = mean + standard_normal(rng);
+  return X;
+}
+
+}  // namespace
+
+TEST(ClippedSum, QuantumKeepsSumsExactDoubles) {
+  EXPECT_EQ(sum_quantum(1), std::ldexp(1.0, 40));
+  EXPECT_EQ(sum_quantum(1000000), std::ldexp(1.0, 33));  // 2^20 > 10^6 > 2^19: 53 - 20 = 33
+  for (std::int64_t n : {1LL, 7LL, 1000LL, 1LL << 20, (1LL << 20) + 1, 123456789LL}) {
+    EXPECT_LE(static_cast<double>(n) * sum_quantum(n), std::ldexp(1.0, 53)) << n;
+  }
+  EXPECT_THROW(sum_quantum(0), InvalidArgument);
+}
+
+TEST(ClippedSum, MatchesTheClippedMeanAndCountsClipping) {
+  const RowMatrix X = gaussian_data(5000, 3, 0.0, 1);
+  const QuantisedSum qs = quantised_clipped_sum(X, Vector::Constant(3, -1.0), 2.0);
+  const Vector mean = qs.to_mean(qs.sums, X.rows());
+  const Vector exact = X.array().max(-1.0).min(1.0).matrix().colwise().mean();
+  for (int j = 0; j < 3; ++j) EXPECT_NEAR(mean[j], exact[j], 2.0 / qs.quantum + 1e-15);
+  const auto outside = (X.array() < -1.0 || X.array() > 1.0).count();
+  EXPECT_EQ(qs.clipped_cells, outside);
+}
+
+// Replacing one row by any other row moves every coordinate's sum by at most Q, exactly: the
+// property the noise calibration relies on (floating-point sums do not have it).
+TEST(ClippedSum, ReplacingOneRowMovesEachSumByAtMostTheQuantum) {
+  RowMatrix X = gaussian_data(2001, 4, 0.3, 2);
+  const Vector lower = Vector::Constant(4, -3.0);
+  const QuantisedSum base = quantised_clipped_sum(X, lower, 6.0);
+  const double extremes[] = {-1e300, -3.0, -2.9999999999, 0.0, 1e-300, 2.9999999, 3.0, 1e300};
+  for (double v : extremes) {
+    for (Eigen::Index i : {Eigen::Index{0}, Eigen::Index{1000}, Eigen::Index{2000}}) {
+      RowMatrix Y = X;
+      Y.row(i).setConstant(v);
+      const QuantisedSum other = quantised_clipped_sum(Y, lower, 6.0);
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_LE(std::abs(other.sums[j] - base.sums[j]), base.quantum);
+        EXPECT_EQ(other.sums[j], std::floor(other.sums[j]));  // integers
+      }
+    }
+  }
+}
+
+TEST(ClippedSum, ThreadsGiveTheSameExactSums) {
+  const RowMatrix X = gaussian_data(300000, 5, 0.0, 3);
+  const Vector lower = Vector::Constant(5, -2.0);
+  const QuantisedSum one = quantised_clipped_sum(X, lower, 4.0, 1);
+  const QuantisedSum two = quantised_clipped_sum(X, lower, 4.0, 2);
+  EXPECT_EQ(one.sums, two.sums);
+  EXPECT_EQ(one.clipped_cells, two.clipped_cells);
+}
+
+TEST(BoundedMean, StatesItsPrivacyAndLedger) {
+  const RowMatrix X = gaussian_data(10000, 3, 1.0, 4);
+  SeededRng rng(5);
+  const auto pure = bounded_mean(X, {.lower = -5, .upper = 5, .epsilon = 1, .delta = 0}, rng);
+  EXPECT_EQ(pure.privacy.epsilon, 1);
+  EXPECT_EQ(pure.privacy.delta, 0);
+  EXPECT_TRUE(pure.privacy.certified);
+  EXPECT_TRUE(pure.seeded);
+  ASSERT_EQ(pure.ledger.size(), 1u);
+  EXPECT_EQ(pure.ledger[0].mechanism, "laplace");
+  // Laplace scale on the mean: d (hi - lo) / (n eps) = 0.003, up to the lattice's 2^-20.
+  EXPECT_NEAR(pure.diagnostics["noise_scale"].get<double>(), 0.003, 0.003 * 1e-5);
+  const auto approx = bounded_mean(X, {.lower = -5, .upper = 5, .epsilon = 1, .delta = 1e-6}, rng);
+  EXPECT_EQ(approx.privacy.delta, 1e-6);
+  EXPECT_EQ(approx.ledger[0].mechanism, "gaussian");
+}
+
+// The error of the bounded mean is the Laplace noise: |error_j| has mean b = d(hi-lo)/(n eps).
+TEST(BoundedMean, ErrorHasTheCalibratedScale) {
+  const RowMatrix X = gaussian_data(20000, 2, 0.0, 6);
+  const Vector clipped = X.array().max(-4.0).min(4.0).matrix().colwise().mean();
+  SeededRng rng(7);
+  const int runs = 2000;
+  double abs_err = 0;
+  for (int k = 0; k < runs; ++k) {
+    const auto r = bounded_mean(X, {.lower = -4, .upper = 4, .epsilon = 0.5, .delta = 0}, rng);
+    abs_err += (r.estimate - clipped).cwiseAbs().sum();
+  }
+  const double b = 2 * 8.0 / (20000 * 0.5);
+  // mean of 4000 |Laplace(b)| draws: sd b/sqrt(4000) = 0.016 b; 6 sd.
+  EXPECT_NEAR(abs_err / (2 * runs) / b, 1.0, 0.1);
+}
+
+TEST(BoundedMean, RejectsBadInput) {
+  RowMatrix X = RowMatrix::Ones(5, 2);
+  SeededRng rng(1);
+  EXPECT_THROW(bounded_mean(X, {.lower = 1, .upper = 0, .epsilon = 1}, rng), InvalidArgument);
+  EXPECT_THROW(bounded_mean(X, {.lower = 0, .upper = 1, .epsilon = 0}, rng), InvalidArgument);
+  EXPECT_THROW(bounded_mean(X, {.lower = 0, .upper = 1, .epsilon = 1, .delta = 1}, rng),
+               InvalidArgument);
+  EXPECT_THROW(bounded_mean(X, {.lower = 0, .upper = INFINITY, .epsilon = 1}, rng),
+               InvalidArgument);
+  X(3, 1) = std::numeric_limits<double>::quiet_NaN();
+  try {
+    bounded_mean(X, {.lower = 0, .upper = 1, .epsilon = 1}, rng);
+    FAIL() << "NaN accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("row 4, column 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DpMean, AccurateOnCleanGaussianData) {
+  const RowMatrix X = gaussian_data(100000, 5, 2.0, 8);
+  SeededRng rng(9);
+  const auto r = dp_mean(X, {.epsilon = 1, .delta = 1e-6}, rng);
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_LT((r.estimate.array() - 2.0).matrix().norm(), 0.05);
+  EXPECT_LE(r.privacy.epsilon, 1.0);
+  EXPECT_LE(r.privacy.delta, 1e-6);
+  ASSERT_EQ(r.ledger.size(), 2u);
+  EXPECT_EQ(r.ledger[0].purpose.rfind("q_range", 0), 0u) << r.ledger[0].purpose;
+  EXPECT_EQ(r.ledger[1].mechanism, "gaussian");
+}
+
+TEST(DpMean, IsNotRobustToTheShiftedCluster) {
+  // Card §2.11: under the oblivious shift its error is about alpha * 1.5 * sqrt(d).
+  SeededRng data(10);
+  const RowMatrix X = shifted_cluster(200000, 10, 0.05, 1.5, data);
+  SeededRng rng(11);
+  const auto r = dp_mean(X, {.epsilon = 10, .delta = 0.01}, rng);
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_NEAR(r.estimate.norm(), 0.05 * 1.5 * std::sqrt(10.0), 0.03);
+}
+
+TEST(DpMean, AbstainsOnTinyDataAndStillChargesTheRange) {
+  const RowMatrix X = gaussian_data(3, 2, 0.0, 12);
+  SeededRng rng(13);
+  const auto r = dp_mean(X, {.epsilon = 0.1, .delta = 1e-9}, rng);
+  EXPECT_EQ(r.status, Status::abstained);
+  EXPECT_EQ(r.estimate.size(), 0);
+  ASSERT_EQ(r.ledger.size(), 1u);
+  EXPECT_GT(r.privacy.epsilon, 0);
+}
+
+TEST(DpMean, RejectsBadParameters) {
+  const RowMatrix X = RowMatrix::Ones(10, 2);
+  SeededRng rng(1);
+  EXPECT_THROW(dp_mean(X, {.epsilon = 1, .delta = 0}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.epsilon = 1, .delta = 1e-6, .sigma = 0}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.epsilon = 1, .delta = 1e-6, .zeta = 1}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.epsilon = -1, .delta = 1e-6}, rng), InvalidArgument);
+}
