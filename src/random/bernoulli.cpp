@@ -125,10 +125,11 @@ constexpr std::uint64_t kMargin = std::uint64_t{1} << 18;
 
 Window window(double p_hat) {
   // p_hat·2^63 < 2^63 converts with the signed instruction; doubling loses one unit.
-  const u128 p = p_hat >= 1.0 ? kTwo64
-                              : static_cast<u128>(static_cast<std::uint64_t>(
-                                    static_cast<std::int64_t>(p_hat * 0x1p63)))
-                                    << 1;
+  const u128 p =
+      p_hat >= 1.0
+          ? kTwo64
+          : static_cast<u128>(static_cast<std::uint64_t>(static_cast<std::int64_t>(p_hat * 0x1p63)))
+                << 1;
   return {p > kMargin ? static_cast<std::uint64_t>(p - kMargin) : 0, p + kMargin + 2};
 }
 
@@ -212,13 +213,15 @@ bool exp_trials(std::uint64_t k, Trial&& trial) {
   return (k & 1) != 0;
 }
 
-// The same K from a single uniform u: K = min{k : u < T_{k-1}, u >= T_k} with T_k = gamma^k/k!
+// The same K from a single uniform u: K = min{k <= n : u >= T_k} with T_k = gamma^k/k!
 // decreasing, so P(K > k) = P(u < T_k) = gamma^k/k! as with independent trials. One peek of 64
 // bits then settles K for all thresholds it can certify; the bits consumed are those certifying
-// u < T_{K-1} and u >= T_K. Once u < T_k is known, the rest of K may equally be drawn by fresh
-// trials from k + 1 on (conditionally on K > k they have the same law, and u is used nowhere
-// else): that is how the chain ends when it runs out of table, of exact 128-bit fractions, or
-// after an exact tie-break.
+// u < T_{K-1} and u >= T_K. A w inside T_k's uncertainty window is settled exactly; then, if
+// u < T_k, u >= w·2^-64 is still far above T_{k+1} <= T_k/2 (the chain only uses thresholds whose
+// window is much narrower than T_k/2), so K = k + 1. The chain stops after a fixed n chosen
+// without looking at u; on the event u < T_n, which the chain decides exactly, the rest of K is
+// drawn by fresh trials from n + 1 on: conditionally on K > n they have the same law, and u is
+// used nowhere else.
 bool exp_minus_one(RandomBits& bits) {
   // T_k = 1/k!, exactly known digits; T_1 = 1.
   const auto trials = [&](std::uint64_t k) {
@@ -238,7 +241,8 @@ bool exp_minus_one(RandomBits& bits) {
     }
     bits.consume(64);
     if (!less_exact(bits, w, 1, kFactorial[k])) return (k & 1) != 0;
-    return trials(k + 1);
+    // u < 1/k! and u >= w·2^-64 = floor(2^64/k!)·2^-64 >= 1/(k+1)! for k <= 20.
+    return k < kMaxChain ? ((k + 1) & 1) != 0 : trials(k + 1);
   }
   bits.consume(below);
   return trials(kMaxChain + 1);
@@ -279,11 +283,16 @@ bool exp_at_most_one(RandomBits& bits, u128 num, u128 den, double gamma, int cha
   const std::uint64_t w = bits.peek64();
   // Each step adds at most 7.01u of relative error to T_k's estimate (gamma, two products, 1/k),
   // so its absolute error is below 7.01 k u T_k <= 7.01 k u / k! <= 7.01u.
+  // The chain also stops before any T_k below 2^-40 (decided from the estimates alone), so that
+  // for every k on it lo_k >= T_k 2^64 - 2^19 > T_k 2^63 + 2^19 > hi_{k+1}: the windows of
+  // consecutive thresholds are disjoint.
   double threshold = 1;
   int below = 0;
   int k = 1;
   for (; k <= chain; ++k) {
-    threshold = threshold * gamma * kReciprocal[k];
+    const double next = threshold * gamma * kReciprocal[k];
+    if (next < 0x1p-40) break;
+    threshold = next;
     const Window win = window(threshold);
     if (w < win.lo) {
       below = bits_below(w, win.lo);
@@ -300,7 +309,9 @@ bool exp_at_most_one(RandomBits& bits, u128 num, u128 den, double gamma, int cha
       den_k *= den;
     }
     if (!less_exact(bits, w, num_k, den_k)) return (k & 1) != 0;
-    return trials(k + 1);
+    // u < T_k with u >= lo_k·2^-64 > T_{k+1}: K = k + 1 if the chain goes on.
+    const bool chain_goes_on = k < chain && threshold * gamma * kReciprocal[k + 1] >= 0x1p-40;
+    return chain_goes_on ? ((k + 1) & 1) != 0 : trials(k + 1);
   }
   bits.consume(below);
   return trials(k);

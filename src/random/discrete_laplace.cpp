@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <bit>
+#include <algorithm>
 
 #include "dpstats/error.hpp"
+#include "dpstats/random/geometric.hpp"
 
 namespace dpstats {
 namespace {
@@ -21,30 +22,20 @@ std::uint64_t checked_scale_num(std::uint64_t scale_num) {
 }  // namespace
 
 DiscreteLaplace::DiscreteLaplace(std::uint64_t scale_num, std::uint64_t scale_den)
-    : num_(checked_scale_num(scale_num)),
-      den_(scale_den),
-      den_shift_(std::has_single_bit(scale_den) ? std::countr_zero(scale_den) : -1),
-      accept_(scale_num) {
+    : num_(checked_scale_num(scale_num)), den_(scale_den) {
   if (scale_den < 1) throw InvalidArgument("discrete_laplace: scale_den must be >= 1, got 0");
 }
 
 std::int64_t DiscreteLaplace::operator()(RandomBits& bits) const {
-  constexpr u128 kMaxMagnitude = (static_cast<u128>(1) << 63) - 1;
-  // CKS20 Alg. 2 with t = num/den. X = U + num·V has P(X = x) ∝ exp(-x/num): U ∝ exp(-U/num) on
-  // {0, ..., num - 1} (a uniform accepted with probability exp(-U/num)) and
-  // V ~ Geometric(1 - e^-1) (Bernoulli(e^-1) successes before a failure). So Y = floor(X/den) has
-  // P(Y = y) ∝ exp(-y/t). A fair sign, with (negative, 0) rejected, makes it two-sided without
-  // doubling the mass at 0.
+  constexpr std::uint64_t kMaxMagnitude = (std::uint64_t{1} << 63) - 1;
+  // CKS20 Alg. 2: a geometric magnitude with P(Y >= y) = exp(-y/t) (here floor(t·E), E ~ Exp(1),
+  // see geometric.hpp) and a fair sign, with (negative, 0) rejected so that 0 is not counted
+  // twice: P(y) ∝ exp(-|y|/t).
   for (;;) {
-    const std::uint64_t u = bits.uniform_below(num_);
-    if (!accept_(bits, u)) continue;
-    std::uint64_t v = 0;
-    while (bernoulli_exp_minus_one(bits)) ++v;  // 2^64 successes would take centuries of draws
-    const u128 x = u + static_cast<u128>(num_) * v;
-    const u128 y = den_shift_ >= 0 ? x >> den_shift_ : x / den_;
+    const std::uint64_t y = std::min(exponential_floor(bits, num_, den_), kMaxMagnitude);
     const bool negative = bits.bit();
     if (negative && y == 0) continue;
-    const auto magnitude = static_cast<std::int64_t>(y > kMaxMagnitude ? kMaxMagnitude : y);
+    const auto magnitude = static_cast<std::int64_t>(y);
     return negative ? -magnitude : magnitude;
   }
 }

@@ -24,8 +24,6 @@ class DiscreteLaplace {
 
  private:
   std::uint64_t num_, den_;
-  int den_shift_;             // log2(den) when den is a power of two, else -1
-  BernoulliExp accept_;       // Bernoulli(exp(-U / scale_num))
 };
 
 }  // namespace dpstats

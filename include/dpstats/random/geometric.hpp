@@ -11,4 +11,9 @@ namespace dpstats {
 std::uint64_t geometric_exp(Rng& rng, std::uint64_t num, std::uint64_t den);
 std::uint64_t geometric_exp(RandomBits& bits, std::uint64_t num, std::uint64_t den);
 
+// floor(t · E) for E ~ Exponential(1) and t = t_num / t_den, i.e. geometric with ratio
+// q = exp(-1/t) (P(floor(tE) >= k) = exp(-k/t)), clamped to 2^64 - 1. Exact; requires
+// t_num >= 1, t_den >= 1. The building block of the discrete Laplace and Gaussian samplers.
+std::uint64_t exponential_floor(RandomBits& bits, std::uint64_t t_num, std::uint64_t t_den);
+
 }  // namespace dpstats
