@@ -11,11 +11,19 @@
 
 namespace dpstats::cli {
 
+// Adds --seed: a decimal integer in [0, 2^64) (CLI11 alone would wrap "-1" into uint64).
+void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed);
+
 // SeededRng when --seed was given (the release then says "seeded": true), SecureRng otherwise.
 std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed);
 
 // Prints one JSON object on stdout: indented on a terminal, one line otherwise.
-void print_json(const nlohmann::json& j);
+void print_json(const nlohmann::ordered_json& j);
+
+// `head` (command, method, estimate, ...) followed by a release's fields in the order of
+// design.md §4: status, privacy, seeded, noise, then `extra` (n, d, ...), diagnostics, ledger.
+nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohmann::json& fields,
+                                      const nlohmann::ordered_json& extra = {});
 
 // Each command registers itself on the app; the callback runs after a successful parse.
 void add_mean_command(CLI::App& app);

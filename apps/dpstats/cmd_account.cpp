@@ -13,9 +13,10 @@ struct AccountArgs {
   long times = 0;
 };
 
-nlohmann::json with_command(const char* sub, nlohmann::json j) {
-  j["command"] = std::string("account ") + sub;
-  return j;
+nlohmann::ordered_json with_command(const char* sub, const nlohmann::json& j) {
+  nlohmann::ordered_json out = {{"command", std::string("account ") + sub}};
+  out.update(nlohmann::ordered_json::parse(j.dump()));
+  return out;
 }
 
 }  // namespace

@@ -63,12 +63,11 @@ void run_mean(const MeanArgs& a) {
     o.threads = a.threads;
     r = dp_mean(table.values, o, *rng);
   }
-  nlohmann::json out = {{"command", "mean"}, {"method", a.method}};
-  out["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
-  out.update(release_fields_json(r));
-  out["n"] = table.values.rows();
-  out["d"] = table.values.cols();
-  if (!table.header.empty()) out["columns"] = table.header;
+  nlohmann::ordered_json head = {{"command", "mean"}, {"method", a.method}};
+  head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
+  nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
+  if (!table.header.empty()) extra["columns"] = table.header;
+  const auto out = release_output(std::move(head), release_fields_json(r), extra);
   print_json(out);
 }
 
@@ -86,7 +85,7 @@ void add_mean_command(CLI::App& app) {
       ->required();
   cmd->add_option("--sigma", a->sigma, "known scale of the data (dp-mean), default 1");
   cmd->add_option("--bounds", a->bounds, "LO,HI clipping bounds for every coordinate (bounded)");
-  cmd->add_option("--seed", a->seed, "deterministic noise for experiments (not secure)");
+  add_seed_option(cmd, a->seed);
   cmd->add_option("--threads", a->threads, "threads for the clipped sum")
       ->check(CLI::Range(1, 256));
   cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")

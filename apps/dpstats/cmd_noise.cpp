@@ -27,9 +27,9 @@ void run_noise(const NoiseArgs& a) {
   } else {
     r = gaussian_release(values, a.sensitivity, a.epsilon, a.delta, *rng);
   }
-  nlohmann::json out = {{"command", "noise"}, {"mechanism", a.mechanism}};
-  out["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
-  out.update(release_fields_json(r));
+  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", a.mechanism}};
+  head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
+  const auto out = release_output(std::move(head), release_fields_json(r));
   print_json(out);
 }
 
@@ -46,7 +46,7 @@ void add_noise_command(CLI::App& app) {
       ->required();
   cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0")->required();
   cmd->add_option("--delta", a->delta, "privacy parameter delta in (0, 1) (gaussian)");
-  cmd->add_option("--seed", a->seed, "deterministic noise for experiments (not secure)");
+  add_seed_option(cmd, a->seed);
   cmd->add_option("VALUE", a->values, "the values to release")->required();
   cmd->callback([a] { run_noise(*a); });
 }

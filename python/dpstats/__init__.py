@@ -39,7 +39,7 @@ def _float(x, name: str) -> float:
 def _array(X, name: str) -> np.ndarray:
     """float64, C-ordered; no copy when X already is."""
     try:
-        return np.ascontiguousarray(X, dtype=np.float64)
+        return np.asarray(X, dtype=np.float64, order="C")
     except (TypeError, ValueError) as e:
         raise ValueError(f"{name} must be numeric: {e}") from None
 
