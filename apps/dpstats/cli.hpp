@@ -30,5 +30,6 @@ void add_mean_command(CLI::App& app);
 void add_noise_command(CLI::App& app);
 void add_account_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_repro_command(CLI::App& app);
 
 }  // namespace dpstats::cli

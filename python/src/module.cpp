@@ -2,14 +2,7 @@
 // wrapper converts anything else once); results come back as (array, JSON of the release fields)
 // and dpstats/__init__.py wraps them in a Release. dpstats::InvalidArgument derives from
 // std::invalid_argument, which pybind11 raises as ValueError with the same message.
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
-
-#include <memory>
-#include <optional>
-
-#include "dpstats/error.hpp"
+#include "common.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
@@ -19,26 +12,9 @@
 
 namespace py = pybind11;
 using namespace dpstats;
+using namespace dpstats::python;
 
 namespace {
-
-using CArray = py::array_t<double, py::array::c_style>;
-
-std::unique_ptr<Rng> make_rng(std::optional<std::uint64_t> seed) {
-  if (seed) return std::make_unique<SeededRng>(*seed);
-  return std::make_unique<SecureRng>();
-}
-
-Eigen::Map<const RowMatrix> as_matrix(const CArray& X) {
-  require(X.ndim() == 2, "X must be a 2-D array (rows are records)");
-  return {X.data(), X.shape(0), X.shape(1)};
-}
-
-py::tuple to_python(const Release<Vector>& r, const std::vector<py::ssize_t>& shape) {
-  CArray estimate(shape);
-  std::copy(r.estimate.data(), r.estimate.data() + r.estimate.size(), estimate.mutable_data());
-  return py::make_tuple(estimate, release_fields_json(r).dump());
-}
 
 py::tuple mean(const CArray& X, const std::string& method, double epsilon, double delta,
                std::optional<std::pair<double, double>> bounds, double sigma,
