@@ -51,15 +51,30 @@ double lattice_l2_sensitivity(double l2_sensitivity, double g, std::size_t dimen
   return (l2_sensitivity / g + std::sqrt(static_cast<double>(dimension))) * (1 + 0x1p-50);
 }
 
+// floor(sqrt(x)) for x < 2^63.
+std::uint64_t isqrt(std::uint64_t x) {
+  auto r = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(x)));
+  while (r * r > x) --r;
+  while ((r + 1) * (r + 1) <= x) ++r;
+  return r;
+}
+
 // An integer s2 >= s2_real: the computed s2_real (a few roundings) is inflated by 2^-48, then
-// ceil and + 1.
+// ceil and + 1; then rounded up (by at most 2 sqrt(s2)) to a multiple of the discrete Gaussian's
+// proposal scale t = floor(sqrt(s2)) + 1, which gives its acceptance test a small denominator
+// (discrete_gaussian.hpp): with t0 = floor(sqrt(v)) + 1, either t0 · ceil(v/t0) (when
+// ceil(v/t0) <= t0 - 1, so that its floor(sqrt) + 1 is still t0) or t0 (t0 + 1) (whose
+// floor(sqrt) + 1 is t0 + 1).
 std::uint64_t lattice_variance(double s2_real, const char* parameter, double value) {
   const double v = s2_real * (1 + 0x1p-48);
-  require(v + 2 <= kMaxLatticeVariance,
+  require(v + 2 <= kMaxLatticeVariance - 0x1p33,
           fmt::format("{} = {} needs a lattice noise variance {} above 2^62 (the noise is too "
                       "large relative to the sensitivity for this dimension)",
                       parameter, value, v));
-  return static_cast<std::uint64_t>(std::ceil(v)) + 1;
+  const std::uint64_t minimum = static_cast<std::uint64_t>(std::ceil(v)) + 1;
+  const std::uint64_t t0 = isqrt(minimum) + 1;
+  const std::uint64_t c = (minimum + t0 - 1) / t0;
+  return c <= t0 - 1 ? t0 * c : t0 * (t0 + 1);
 }
 
 // rho = K^2 / (2 s2) rounded up (three roundings, covered by the factor 1 + 2^-50).

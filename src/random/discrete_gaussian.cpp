@@ -22,7 +22,8 @@ std::uint64_t isqrt(std::uint64_t x) {
 
 struct DiscreteGaussian::Parameters {
   std::uint64_t num, den, t;
-  u128 accept_den;  // 2 · num · den · t^2
+  std::uint64_t centre;  // num / t when den = 1 and t divides num, else 0
+  u128 accept_den;       // 2 · num when centre > 0, else 2 · num · den · t^2
 };
 
 DiscreteGaussian::Parameters DiscreteGaussian::checked(std::uint64_t sigma2_num,
@@ -34,7 +35,7 @@ DiscreteGaussian::Parameters DiscreteGaussian::checked(std::uint64_t sigma2_num,
         "discrete_gaussian: sigma^2 = sigma2_num / sigma2_den must be <= 2^62, got {} / {}",
         sigma2_num, sigma2_den));
   }
-  Parameters p{sigma2_num, sigma2_den, 0, 0};
+  Parameters p{sigma2_num, sigma2_den, 0, 0, 0};
   // floor(sigma) = floor(sqrt(floor(sigma^2))).
   p.t = isqrt(sigma2_num / sigma2_den) + 1;
   const auto accept_den = [&p]() -> u128 {
@@ -42,6 +43,11 @@ DiscreteGaussian::Parameters DiscreteGaussian::checked(std::uint64_t sigma2_num,
     const u128 nm = static_cast<u128>(p.num) * p.den;
     return __builtin_mul_overflow(nm, static_cast<u128>(2) * p.t * p.t, &out) ? 0 : out;
   };
+  if (sigma2_den == 1 && sigma2_num % p.t == 0) {
+    p.centre = sigma2_num / p.t;
+    p.accept_den = 2 * static_cast<u128>(sigma2_num);
+    return p;
+  }
   p.accept_den = accept_den();
   if (p.accept_den == 0) {
     const std::uint64_t g = std::gcd(p.num, p.den);
@@ -97,17 +103,24 @@ DiscreteGaussian::DiscreteGaussian(const Parameters& p)
     : num_(p.num),
       den_(p.den),
       scaled_t_(static_cast<u128>(p.t) * p.den),
+      centre_(p.centre),
       proposal_(p.t, 1),
       accept_(p.accept_den) {}
 
 std::int64_t DiscreteGaussian::operator()(RandomBits& bits) const {
   // CKS20 Alg. 3: Y from the discrete Laplace proposal with scale t, accepted with probability
   // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| t den - num)^2 / (2 num den t^2)).
+  // With an integer centre c = sigma^2/t the exponent is (|Y| - c)^2 / (2 num).
   const u128 accept_den = accept_.den();
   for (;;) {
     const std::int64_t y = proposal_(bits);
     const std::uint64_t abs_y =
         y < 0 ? 0 - static_cast<std::uint64_t>(y) : static_cast<std::uint64_t>(y);
+    if (centre_ != 0) {
+      const std::uint64_t a = abs_y >= centre_ ? abs_y - centre_ : centre_ - abs_y;
+      if (accept_(bits, static_cast<u128>(a) * a)) return y;
+      continue;
+    }
     u128 scaled;
     // |Y| t den >= 2^127 makes the exponent exceed 2^124 (a >= 2^126, accept_den < 2^128):
     // rejected without drawing, see the header.
@@ -116,7 +129,7 @@ std::int64_t DiscreteGaussian::operator()(RandomBits& bits) const {
       continue;
     }
     const u128 a = scaled >= num_ ? scaled - num_ : num_ - scaled;
-    if ((a >> 64) == 0 && a * a < accept_den) {
+    if ((a >> 64) == 0) {
       if (accept_(bits, a * a)) return y;
       continue;
     }

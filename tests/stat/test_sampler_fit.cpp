@@ -179,8 +179,11 @@ TEST(SamplerFit, DiscreteGaussian) {
   struct Case {
     std::uint64_t num, den;
   };
-  for (const Case c : {Case{1, 3}, Case{2, 1}, Case{50, 1}, Case{std::uint64_t{1} << 46, 1},
-                       Case{(std::uint64_t{1} << 63) - 1, std::uint64_t{1} << 20}}) {
+  // {2, 1}, {56, 1} and {(2^23 + 1) 2^23, 1}: t divides sigma^2 (integer centre).
+  for (const Case c :
+       {Case{1, 3}, Case{2, 1}, Case{50, 1}, Case{56, 1}, Case{std::uint64_t{1} << 46, 1},
+        Case{((std::uint64_t{1} << 23) + 1) << 23, 1},
+        Case{(std::uint64_t{1} << 63) - 1, std::uint64_t{1} << 20}}) {
     const double s2 = static_cast<double>(c.num) / static_cast<double>(c.den);
     const DiscreteGaussian sampler(c.num, c.den);
     const double sigma = std::sqrt(s2);

@@ -360,9 +360,11 @@ void expect_gaussian_moments(std::uint64_t num, std::uint64_t den, std::uint64_t
 
 TEST(DiscreteGaussian, SymmetricWithTheExactVariance) {
   expect_gaussian_moments(1, 3, 21);
-  expect_gaussian_moments(2, 1, 22);
+  expect_gaussian_moments(2, 1, 22);  // t = 2 divides 2: integer centre
   expect_gaussian_moments(100, 1, 23);
   expect_gaussian_moments(std::uint64_t{1} << 46, 1, 24);
+  // t = 2^23 + 1 divides sigma^2: the integer-centre form of the acceptance exponent.
+  expect_gaussian_moments(((std::uint64_t{1} << 23) + 1) << 23, 1, 26);
   // sigma^2 = (2^63 - 1) / 2^20: |Y| t den - num often exceeds 2^64 (the 256-bit square).
   expect_gaussian_moments((std::uint64_t{1} << 63) - 1, std::uint64_t{1} << 20, 25);
 }

@@ -14,7 +14,10 @@ namespace dpstats {
 
 // Requires sigma2_num >= 1, sigma2_den >= 1, sigma^2 <= 2^62 and, with the fraction reduced and
 // t = floor(sigma) + 1, 2 · sigma2_num · sigma2_den · t^2 < 2^128 (always true for
-// sigma2_den = 1, the lattice mechanisms' case).
+// sigma2_den = 1, the lattice mechanisms' case). When sigma^2 is an integer multiple of t the
+// acceptance exponent (|Y| - sigma^2/t)^2 / (2 sigma^2) has the small denominator 2 sigma^2,
+// which makes the acceptance test cheaper; the lattice mechanisms round their variance up to
+// such a value.
 std::int64_t discrete_gaussian(Rng& rng, std::uint64_t sigma2_num, std::uint64_t sigma2_den);
 
 // The same sampler with its parameters validated and its constants prepared once.
@@ -31,10 +34,11 @@ class DiscreteGaussian {
   static Parameters checked(std::uint64_t sigma2_num, std::uint64_t sigma2_den);
   explicit DiscreteGaussian(const Parameters& p);
 
-  std::uint64_t num_, den_;    // sigma^2 = num / den, reduced when needed
-  u128 scaled_t_;              // t · den
-  DiscreteLaplace proposal_;   // scale t
-  BernoulliExp accept_;        // denominator 2 · num · den · t^2
+  std::uint64_t num_, den_;   // sigma^2 = num / den, reduced when needed
+  u128 scaled_t_;             // t · den
+  std::uint64_t centre_;      // sigma^2 / t when it is an integer (den = 1, t | num), else 0
+  DiscreteLaplace proposal_;  // scale t
+  BernoulliExp accept_;       // denominator 2 num (integer centre) or 2 num den t^2
 };
 
 }  // namespace dpstats
