@@ -1,0 +1,114 @@
+// Private optimisation of the geometric-median objective (card private-geometric-median.md
+// §2.5, §2.6, §2.9, §2.10), on a domain ball fixed by earlier private outputs.
+//
+// Every function spends its planned privacy loss on the given Budget before drawing any noise
+// (BudgetExceeded leaves the budget untouched and draws nothing).
+//
+// Floating point. The noisy full gradient (DPGD, localizations) is released from an exact integer
+// sum: each unit subgradient coordinate is rounded to a multiple of 2^-b (b = min(30, 52 −
+// ⌈log2(n+1)⌉)) and the integers are added exactly (|sum| < 2^53). Replacing one row moves the
+// integer sum by at most 2·(1 + (d+4)·2^-52)·2^b + sqrt(d) in l2 (two unit vectors, their
+// computed norms at most 1 + (d+4)·2^-52, plus half a step of rounding per coordinate for each of
+// the two rows), plus 2^-49 for the final division by n·2^b (gradient_sensitivity), and that is
+// the sensitivity the Gaussian is calibrated to.
+// The phased DP-SGD methods release averages of floating-point iterates. Lemma 11 bounds the
+// distance between the two runs' exact iterates by max(D, 3η) per shared step and D + 2η per
+// differing step; a computed step differs from the exact step at the computed point by at most
+// E = 8(d+4)·2^-53·B with B = ||c_k|| + rad_k + η_k (public: every iterate is projected into
+// B(c_k, rad_k)), and the computed average by at most 2^-53·T_k·sqrt(d)·B. So the phase output's
+// sensitivity is at most (2m+1)η_k + 2·T_k·E + 2·2^-53·T_k·sqrt(d)·B, which is what is used.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+// Euclidean projection onto B(c, rad) (in place).
+void project_to_ball(Vector& y, const Vector& c, double rad);
+
+// (1/n) Σ u_i(z) exactly as released before noise: the quantised exact sum divided by n·2^b.
+// Also returns the l2 sensitivity of that mean (the integer-sum sensitivity divided by n·2^b).
+struct MeanGradient {
+  Vector g;
+  double sensitivity = 0;
+};
+MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z);
+double gradient_sensitivity(std::int64_t n, std::int64_t d);
+
+struct DpgdOptions {
+  double rho = 0;       // zCDP of the whole run; ρ/T per step
+  int steps = 1;        // T (passes over the data)
+  double eta = 0;       // step size
+  double radius = 0;    // domain B(x0, radius)
+  bool average = true;  // HSU24: average of the post-update iterates; false: last iterate
+  NoiseMode noise = NoiseMode::secure;
+  double sigma_scale = 1;  // test hook: 0 disables the noise (and the spend); never in a release
+};
+// HSU24 DP-GD (card §2.10): θ ← Π(θ − η(ĝ)), ĝ the noisy mean unit gradient.
+Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& options, Budget& budget,
+            Rng& rng);
+
+// HSU24 localization (card §2.9): J = max(1, ⌈log2(R/r̂)⌉) rounds of DPGD (ρ_loc/J each, T steps,
+// η_j = D·sqrt(2d/(3ρ_j n²))) on shrinking balls D ← D/2 + 12 r̂, from c = 0, D = R.
+struct HsuLocalizationOptions {
+  double rho = 0;
+  int inner_steps = 1000;
+  NoiseMode noise = NoiseMode::secure;
+};
+Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
+                      const HsuLocalizationOptions& options, Budget& budget, Rng& rng);
+
+// Practical localization (addendum proposal): noisy subgradient descent from 0 on B(0, R) with
+// geometric steps η_t = (R/4)·decay^t, T = ⌈ln(R/r̂)/ln(1/decay)⌉ + extra_steps, last iterate,
+// on a data-independent subsample of min(n, subsample) rows. Noise on each gradient: ρ-zCDP for
+// any step schedule (ρ/T per step).
+struct GeometricLocalizationOptions {
+  double rho = 0;
+  double decay = 0.8;
+  int extra_steps = 10;
+  std::int64_t subsample = 20000;
+  NoiseMode noise = NoiseMode::secure;
+};
+Vector geometric_localize(const ConstMatrixRef& X, double R, double r_hat,
+                          const GeometricLocalizationOptions& options, Budget& budget, Rng& rng);
+
+// Phased DP-SGD (KLTY Alg. 4) and its fixed-order variant (Remark 1).
+enum class LaterRadius { paper, corrected };
+struct PhasedSgdOptions {
+  bool fixed_order = true;   // false: StableDPSGD (uniform index with replacement)
+  double rho = 0;            // zCDP of the phases (Cor. 1); spent as (9/14)ρ·(1 − (9/16)^K)/… see below
+  double delta = 1e-5;       // enters m (Stable) and the later-phase radii ln(4K/δ)
+  double eta = 0;            // input step η (phase k uses 4^-k η)
+  int K = 0;                 // T = 2^K − 1 ≥ n
+  double radius = 0;         // phase-1 domain radius around the start
+  LaterRadius later_radius = LaterRadius::paper;
+  bool shuffle_order = true;   // fixed order: seeded permutation (data-independent); false: identity
+  bool per_phase_m = false;    // fixed order: m_k = ⌈T_k/n⌉ (valid for a cyclic order, card §2.6)
+  bool exact_budget = false;   // scale the phase noises to spend exactly ρ (addendum proposal)
+  NoiseMode noise = NoiseMode::secure;
+  double sigma_scale = 1;      // test hook: 0 disables noise; never in a release
+};
+struct PhasedSgdResult {
+  Vector x;
+  std::int64_t T = 0;
+  double m = 0;                    // Stable: 3(T/n + ln(8/δ)); fixed order: ⌈T/n⌉
+  std::vector<double> sigma;       // σ_k actually used per phase
+  std::vector<std::int64_t> phase_steps;
+  std::int64_t max_index_uses = 0; // fixed order: most uses of one index (trace, public)
+};
+// K_for_passes: the smallest K with 2^K − 1 ≥ max(n, passes·n).
+int K_for_passes(double passes, std::int64_t n);
+// Stable m (Lemma 10) and fixed-order m.
+double stable_m(std::int64_t T, std::int64_t n, double delta);
+// Lemma 12: StableDPSGD with parameter ρ is (ρ + sqrt(ρ² + 4ρ ln(2/δ)), δ)-DP.
+double stable_dpsgd_epsilon(double rho, double delta);
+// The privacy loss charged for a phased run: fixed order: zCDP Σ_k ρ_k; Stable: (ε, δ) of Lemma 12.
+PhasedSgdResult phased_dpsgd(const ConstMatrixRef& X, const Vector& start,
+                             const PhasedSgdOptions& options, Budget& budget, Rng& rng);
+
+}  // namespace dpstats
