@@ -11,6 +11,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
+  dataset-fashion-mnist           # geometric-median repro/benchmark only (tests never need it)
 )
 
 missing=()
