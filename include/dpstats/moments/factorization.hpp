@@ -1,0 +1,65 @@
+// Factorizations A = B·C of a workload (card §1.3-1.4, §4.1). C is lower-triangular and
+// invertible, so the matrix-factorization mechanism B(CX + Z) = A(X + C^{-1}Z) is causal.
+//  * input  : C = I, B = A (independent noise on each input).
+//  * output : C = A, B = I (noise on each output).
+//  * sqrt   : C = T^{1/2}, the square root of the Toeplitz part T of A (closed forms for E1, E_beta,
+//             W_k and Adam; the generic power-series recurrence otherwise), B = A C^{-1}.
+//  * banded : the first b coefficients of the square root (BSR-style): C is banded Toeplitz, so
+//             C·x and C^{-1}·w cost O(b) per step and coordinate in O(b) memory, for any horizon.
+// Every C here has non-increasing column norms (Toeplitz: each column is a truncation of the first;
+// output: A's row scale is non-increasing), so ||C||_{1->2} is the norm of the first column.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpstats/moments/workload.hpp"
+
+namespace dpstats::moments {
+
+enum class FactorizationKind { input, output, square_root, banded, toeplitz };
+
+// Power-series square root of sum a_k x^k (a_0 > 0): s_0 = sqrt(a_0),
+// s_m = (a_m - sum_{j=1}^{m-1} s_j s_{m-j}) / (2 s_0). Returns m coefficients.
+std::vector<double> toeplitz_square_root(const std::vector<double>& a, std::size_t m);
+// Coefficients of the inverse of the lower-triangular Toeplitz matrix with first column c (c_0 != 0):
+// y_0 = 1/c_0, y_i = -(sum_{j=1}^{i} c_j y_{i-j}) / c_0. Returns m coefficients.
+std::vector<double> toeplitz_inverse(const std::vector<double>& c, std::size_t m);
+// Closed-form square-root coefficients of E1: c_k = c_{k-1}(2k-1)/(2k) (running product).
+std::vector<double> prefix_sqrt_coefficients(std::size_t m);
+
+class Factorization {
+ public:
+  static Factorization input(std::size_t n);
+  static Factorization output(const Workload& A);
+  static Factorization square_root(const Workload& A);
+  static Factorization banded(const Workload& A, std::size_t bands);
+  // Any lower-triangular Toeplitz C with first column c (c_0 > 0), truncated to n steps.
+  static Factorization toeplitz(std::vector<double> c, std::size_t n);
+  // "input", "output", "sqrt", "banded:B".
+  static Factorization parse(const std::string& spec, const Workload& A);
+
+  FactorizationKind kind() const { return kind_; }
+  std::size_t steps() const { return n_; }
+  std::string name() const;
+  // Toeplitz first column c_0..c_{m-1} (m = the number of bands; {1} for input). Empty for output.
+  const std::vector<double>& coefficients() const { return c_; }
+  // The workload C equals (output only).
+  const std::optional<Workload>& workload() const { return A_; }
+  // ||C||_{1->2}: the largest column l2 norm.
+  double norm_1_to_2() const { return norm_; }
+  // Memory the streaming path keeps per coordinate (history rows), for docs and tests.
+  std::size_t history() const;
+
+  RowMatrix materialize() const;  // C, tests and small n only
+
+ private:
+  FactorizationKind kind_ = FactorizationKind::input;
+  std::size_t n_ = 0;
+  std::vector<double> c_;
+  std::optional<Workload> A_;
+  double norm_ = 1;
+};
+
+}  // namespace dpstats::moments
