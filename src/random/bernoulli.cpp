@@ -4,7 +4,7 @@
 // u < p. Only as many bits are read as the answer needs: with integers lo <= p·2^64 <= hi known,
 // the first bit where u differs from lo (u below) or from hi (u above) settles it, so a trial
 // reads about two bits. When p is known only through a double, lo and hi come from p_hat with a
-// proven margin; when u falls inside [lo, hi) (probability about 2^-47) the decision is taken by
+// proven margin; when u falls inside [lo, hi) (probability about 2^-45) the decision is taken by
 // exact long division of p's numerator and denominator against u's bits. No rounding ever
 // enters an answer: every decision below is exactly P(true) = p.
 #include "dpstats/random/bernoulli.hpp"

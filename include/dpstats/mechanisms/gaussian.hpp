@@ -2,17 +2,20 @@
 //
 // Secure mode (default): the input is rounded to a power-of-two lattice g·Z^d and exact discrete
 // Gaussian noise N_Z(0, s^2) per coordinate (lattice units) is added. The lattice l2 sensitivity
-// is K = Δ/g + sqrt(d) (rounding moves each coordinate by < 1 step). Privacy of the integer
+// is K = Δ/g + sqrt(d) (rounding moves each coordinate by < 1 step; for d = 1 the integer
+// floor(Δ/g) + 1), rounded up in floating point. Privacy of the integer
 // release (Canonne, Kamath & Steinke 2020):
 //   * rho-zCDP with rho = K^2 / (2 s^2) (CKS20 Thm 14), for any d;
 //   * for d = 1 and a target (ε, δ): the exact discrete δ(ε) of CKS20 Thm 7 (integer K), bounded
 //     above rigorously (see privacy/calibration.hpp) and calibrated to be <= δ;
 //   * for d > 1 and a target (ε, δ): rho is chosen by the tight zCDP -> (ε, δ) conversion.
 // g is chosen from public parameters only: the largest power of two <= Δ/(sqrt(d)·2^20), so that
-// rounding costs at most a 2^-20 relative increase in noise, coarsened (doubled) while the
-// lattice noise s would exceed 2^30 (s^2 must stay below the sampler's 2^62). s^2 is an integer
-// s2_num, rounded up. The lattice values are clamped to ±2^60 (input) and ±2^62 (output), so the
-// returned doubles are post-processing of the exact integer release.
+// rounding costs at most a 2^-20 relative increase in noise, coarsened when the lattice noise
+// s would exceed 2^30 (s^2 must stay below the sampler's 2^62). s^2 is an integer, rounded up
+// (more noise only): past the calibrated value, then to a multiple of floor(s) + 1 (at most
+// 2s more), which gives the sampler's acceptance test a small denominator. The lattice values
+// are clamped to ±2^60 (input) and ±2^62 (output), so the returned doubles are post-processing
+// of the exact integer release. rho() is always an upper bound on what runs.
 //
 // fast_float mode: continuous Gaussian from floating-point uniforms, calibrated with the analytic
 // Gaussian mechanism (Balle & Wang 2018); research only; certified = false.

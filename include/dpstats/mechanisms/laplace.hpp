@@ -1,14 +1,17 @@
 // Laplace mechanism, scalar and vector, safe against floating-point attacks (Mironov 2012).
 //
-// Secure mode (default): the input is rounded to a power-of-two lattice g·Z^d and exact discrete
-// Laplace noise (in lattice units) is added. Rounding can move two neighbouring inputs apart by
-// at most one lattice step per coordinate, so the lattice l1 sensitivity is K = floor(Δ/g) + d;
-// the discrete Laplace scale t >= K/ε (in lattice units) makes the integer release exactly ε-DP,
-// and the double returned is post-processing of it (the lattice value is clamped to ±2^62 first,
-// which also makes the sampler's own clamp at ±(2^63 - 1) invisible). t = t_num / 2^j with the
-// largest j <= 20 that keeps t_num < 2^56; ε so small that t_num >= 2^56 even for j = 0 throws. g is chosen from public parameters only
-// (Δ, d), small enough that the rounding costs at most a 2^-20 relative increase in noise.
-// Inputs are clamped to ±2^60·g (public) so that lattice coordinates fit in 64 bits.
+// Secure mode (default): the input is clamped to ±2^60·g and rounded to a power-of-two lattice
+// g·Z^d, and exact discrete Laplace noise (in lattice units) is added. Rounding can move two
+// neighbouring inputs apart by at most one lattice step per coordinate, so the lattice l1
+// sensitivity is K = floor(Δ/g) + d; the discrete Laplace scale t >= K/ε (in lattice units) makes
+// the integer release exactly ε-DP, and the double returned is post-processing of it (the
+// lattice value is clamped to ±2^62 first, which also makes the sampler's own clamp at
+// ±(2^63 - 1) invisible).
+//  * g, from public parameters only: the largest power of two <= Δ/(d·2^20), so that rounding
+//    costs at most a 2^-20 relative increase in noise; for tiny ε, coarsened until
+//    Δ/(ε g) <= 2^50 (the rounding then costs d·g/Δ, still small unless d/ε is astronomical).
+//  * t = t_num / 2^j, t_num = ceil(K 2^j/ε (1 + 2^-48)) + 1, with the largest j <= 20 that keeps
+//    t_num < 2^56; if even j = 0 does not (d/ε >= ~2^55), the constructor throws.
 //
 // fast_float mode: continuous Laplace from floating-point uniforms; research only; releases made
 // with it report noise = "fast_float" and certified = false.
