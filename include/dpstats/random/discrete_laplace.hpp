@@ -1,5 +1,8 @@
-// Discrete Laplace on the integers, P(y) ∝ exp(-|y| / t) with t = scale_num / scale_den
-// (Canonne, Kamath & Steinke 2020, Alg. 2). Exact.
+// Discrete Laplace on the integers, P(y) ∝ exp(-|y| / t) with t = scale_num / scale_den. Exact.
+// The structure of Canonne, Kamath & Steinke 2020, Alg. 2 (a geometric magnitude with
+// P(|Y| >= y) = exp(-y/t), a fair sign, (negative, 0) rejected), with the magnitude drawn as
+// floor(t·E) by von Neumann's exact exponential (geometric.hpp) in place of CKS's uniform accepted
+// by Bernoulli(exp(-U/t)) plus a Bernoulli(exp(-1)) loop: the same law from fewer random bits.
 #pragma once
 #include <cstdint>
 
