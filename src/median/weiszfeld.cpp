@@ -90,8 +90,6 @@ WeiszfeldResult weiszfeld(const ConstMatrixRef& X, const WeiszfeldOptions& o) {
   // Scale for "coincident": a distance below 1e-12 of the data's spread counts as zero.
   const double scale = std::max(1.0, X.cwiseAbs().maxCoeff());
   const double zero = 1e-12 * scale;
-  double previous_f = std::numeric_limits<double>::infinity();
-  WeiszfeldResult previous = r;
   for (;;) {
     const Pass p = evaluate(X, r.x, zero);
     ++r.reads;
@@ -109,24 +107,19 @@ WeiszfeldResult weiszfeld(const ConstMatrixRef& X, const WeiszfeldOptions& o) {
       r.converged = true;
       return r;
     }
-    if (!(r.f < previous_f)) {  // no decrease: rounding dominates; keep the better point
-      const int reads = r.reads, iterations = r.iterations;
-      r = previous;
-      r.reads = reads;
-      r.iterations = iterations;
-      r.converged = true;
-      return r;
-    }
     if (r.rel_gap_bound <= o.rel_tol || (o.target_objective && r.f <= *o.target_objective)) {
       r.converged = true;
       return r;
     }
     if (r.iterations >= o.max_iterations) return r;
-    previous_f = r.f;
-    previous = r;
     const Vector t = p.weighted_sum / p.weight;
     const double beta = eta0 > 0 ? std::min(1.0, eta0 / rv) : 0.0;
-    r.x = (1 - beta) * t + beta * r.x;
+    Vector next = (1 - beta) * t + beta * r.x;
+    if ((next - r.x).norm() <= 1e-15 * scale) {  // the iteration no longer moves
+      r.converged = true;
+      return r;
+    }
+    r.x = std::move(next);
     ++r.iterations;
   }
 }

@@ -34,7 +34,7 @@ struct WeiszfeldResult {
   double rel_gap_bound = 0; // certified bound on (f − f*)/f* (0 when optimality is certified)
   int iterations = 0;       // updates made
   int reads = 0;            // passes over the data (one per evaluated point, plus one for the mean)
-  bool converged = false;   // rel_tol, target, exact optimality or a stall (no decrease) was reached
+  bool converged = false;   // rel_tol, target, exact optimality, or the iterate stopped moving
 };
 
 WeiszfeldResult weiszfeld(const ConstMatrixRef& X, const WeiszfeldOptions& options = {});

@@ -1,0 +1,449 @@
+// Geometric median (card private-geometric-median.md §6): Weiszfeld, helpers, generators, the
+// radius searches, the boosting schedules, budget accounting and adversarial inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/data/synthetic.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/median/boosting.hpp"
+#include "dpstats/median/geometric_median.hpp"
+#include "dpstats/median/radius.hpp"
+#include "dpstats/median/weiszfeld.hpp"
+#include "dpstats/privacy/budget.hpp"
+
+using namespace dpstats;
+
+namespace {
+
+RowMatrix cluster(std::int64_t n, std::int64_t d, std::uint64_t seed, double R = 50,
+                  double sigma = 0.1) {
+  SeededRng rng(seed);
+  return gaussian_cluster(R, n, d, sigma, 0.9, rng);
+}
+
+bool on_grid(double r, double r_min, double R) {
+  if (r == R) return true;
+  for (int t = 1; t <= 80; ++t)
+    if (r == std::ldexp(r_min, t - 1)) return true;
+  return false;
+}
+
+}  // namespace
+
+// ---- Weiszfeld and helpers -------------------------------------------------------------------
+
+TEST(Weiszfeld, OneDimensionalOddNIsTheMedian) {
+  RowMatrix X(7, 1);
+  X << 5, -3, 100, 2, 8, 1, -50;
+  const auto w = weiszfeld(X);
+  EXPECT_NEAR(w.x[0], 2, 1e-9);
+  EXPECT_TRUE(w.converged);
+}
+
+TEST(Weiszfeld, SquareCornersGiveTheCentre) {
+  RowMatrix X(4, 2);
+  X << 0, 0, 2, 0, 0, 2, 2, 2;
+  WeiszfeldOptions o;
+  o.start = Vector::Constant(2, 0.3);
+  const auto w = weiszfeld(X, o);
+  EXPECT_NEAR(w.x[0], 1, 1e-8);
+  EXPECT_NEAR(w.x[1], 1, 1e-8);
+}
+
+TEST(Weiszfeld, MajorityOfCoincidentPointsIsOptimal) {
+  RowMatrix X(9, 3);
+  X.setZero();
+  for (int i = 0; i < 5; ++i) X.row(i) << 1, 2, 3;
+  for (int i = 5; i < 9; ++i) X.row(i) << 10.0 * i, -4.0 * i, 7;
+  const auto w = weiszfeld(X);
+  EXPECT_NEAR((w.x - Vector{{1, 2, 3}}).norm(), 0, 1e-9);
+  EXPECT_TRUE(w.converged);
+}
+
+TEST(Weiszfeld, AllPointsEqualIsFinite) {
+  RowMatrix X = RowMatrix::Constant(6, 4, 2.5);
+  const auto w = weiszfeld(X);
+  EXPECT_TRUE(w.x.allFinite());
+  EXPECT_NEAR((w.x - Vector::Constant(4, 2.5)).norm(), 0, 1e-12);
+  EXPECT_EQ(w.f, 0);
+}
+
+TEST(Weiszfeld, CertificateAndProbes) {
+  SeededRng rng(3);
+  RowMatrix X(300, 5);
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    for (Eigen::Index j = 0; j < 5; ++j) X(i, j) = standard_normal(rng) * (j + 1);
+  const auto w = weiszfeld(X);
+  EXPECT_TRUE(w.converged);
+  EXPECT_LE(w.rel_gap_bound, 1e-10);
+  for (int p = 0; p < 1000; ++p) {
+    Vector probe = w.x;
+    for (int j = 0; j < 5; ++j) probe[j] += 0.1 * standard_normal(rng);
+    EXPECT_LE(w.f, objective(X, probe) + 1e-12);
+  }
+  // Lemma 3: f(x*) >= (1 − τ) r^(τ).
+  for (double tau : {0.1, 0.5, 0.75, 0.9, 1.0})
+    EXPECT_GE(w.f, (1 - tau) * quantile_radius(X, w.x, tau) - 1e-12);
+  // Lemma 4 with S = the 20 farthest points from a probe x: ||x* − x|| <= (2n−2|S|)/(n−2|S|) max.
+  const Vector x = Vector::Constant(5, 0.7);
+  std::vector<double> dist(300);
+  for (int i = 0; i < 300; ++i) dist[i] = (X.row(i).transpose() - x).norm();
+  std::sort(dist.begin(), dist.end());
+  const double max_kept = dist[279];
+  EXPECT_LE((w.x - x).norm(), (600.0 - 40) / (300 - 40) * max_kept + 1e-9);
+}
+
+TEST(Weiszfeld, TargetObjectiveStopsEarly) {
+  const RowMatrix X = cluster(2000, 10, 4);
+  const auto full = weiszfeld(X);
+  WeiszfeldOptions o;
+  o.target_objective = full.f * (1 + 1e-3);
+  const auto early = weiszfeld(X, o);
+  EXPECT_LE(early.f, full.f * (1 + 1e-3));
+  EXPECT_LT(early.iterations, full.iterations);
+}
+
+TEST(QuantileRadius, IsTheCeilTauNthDistance) {
+  RowMatrix X(4, 1);
+  X << 1, -2, 3, 4;
+  EXPECT_EQ(quantile_radius(X, Vector::Zero(1), 0.75), 3);
+  EXPECT_EQ(quantile_radius(X, Vector::Zero(1), 0.25), 1);
+  EXPECT_EQ(quantile_radius(X, Vector::Zero(1), 1.0), 4);
+  EXPECT_THROW(quantile_radius(X, Vector::Zero(1), 0.0), InvalidArgument);
+}
+
+// ---- generators and the F distribution ---------------------------------------------------------
+
+TEST(Generators, FisherFCheckValues) {
+  EXPECT_NEAR(fisher_f_quantile(0.75, 50, 5), 1.875074, 2e-6);
+  EXPECT_NEAR(fisher_f_cdf(1, 10, 1e6), 0.559506, 2e-6);
+  // Card §5.1 table: r_true = sqrt(d F^{-1}_{d,ν}(0.75)), d = 10.
+  const std::vector<std::pair<double, double>> table{{2, 5.8112}, {4, 4.5629}, {10, 3.9386},
+                                                     {20, 3.7410}};
+  for (auto [nu, r] : table) EXPECT_NEAR(std::sqrt(10 * fisher_f_quantile(0.75, 10, nu)), r, 1e-4);
+  // Card §5.2: 20·sqrt(50 F^{-1}_{50,ν}(0.75)) for ν = 2.5, 5, 10.
+  EXPECT_NEAR(20 * std::sqrt(50 * fisher_f_quantile(0.75, 50, 2.5)), 237.69, 0.01);
+  EXPECT_NEAR(20 * std::sqrt(50 * fisher_f_quantile(0.75, 50, 5)), 193.65, 0.01);
+  EXPECT_NEAR(20 * std::sqrt(50 * fisher_f_quantile(0.75, 50, 10)), 173.30, 0.01);
+}
+
+TEST(Generators, GaussianClusterShape) {
+  SeededRng rng(5);
+  Vector mu;
+  const RowMatrix X = gaussian_cluster(4, 1001, 10, 0.1, 0.9, rng, &mu);
+  EXPECT_NEAR(mu.norm(), 2, 1e-12);
+  const std::int64_t n_in = 900;  // floor(0.9·1001)
+  const Vector inlier_mean = X.topRows(n_in).colwise().mean().transpose();
+  // Each coordinate of the inlier mean has sd 0.1/sqrt(900); l2 over 10 coords: ~0.0105; 5x slack.
+  EXPECT_LT((inlier_mean - mu).norm(), 0.053);
+  for (Eigen::Index i = n_in; i < X.rows(); ++i) EXPECT_LE(X.row(i).norm(), 4 + 1e-12);
+}
+
+TEST(Generators, HeavyTailedNormsFollowF) {
+  SeededRng rng(6);
+  const RowMatrix X = heavy_tailed(5, 20000, 10, rng);
+  // KS statistic of ||x||²/d against F(10, 5); critical value at 1e-6 is ~ 2.7/sqrt(n) = 0.019.
+  std::vector<double> v(20000);
+  for (int i = 0; i < 20000; ++i) v[i] = X.row(i).squaredNorm() / 10;
+  std::sort(v.begin(), v.end());
+  double ks = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double F = fisher_f_cdf(v[i], 10, 5);
+    ks = std::max({ks, std::abs(F - i / 20000.0), std::abs(F - (i + 1) / 20000.0)});
+  }
+  EXPECT_LT(ks, 0.019);
+}
+
+// ---- radius searches -------------------------------------------------------------------------
+
+TEST(FastRadius, StepAndPartnerFormulas) {
+  EXPECT_EQ(fast_radius_steps(0.005, 10), 11);
+  EXPECT_EQ(fast_radius_partners(11, 1e-5), 46);
+}
+
+TEST(FastRadius, OutputOnGridAndSeeded) {
+  const RowMatrix X = cluster(500, 5, 7, 4);
+  for (std::uint64_t s = 0; s < 10; ++s) {
+    SeededRng a(s), b(s);
+    const auto r1 = fast_radius(X, 0.01, 4, 1, 1e-5, a);
+    const auto r2 = fast_radius(X, 0.01, 4, 1, 1e-5, b);
+    EXPECT_EQ(r1.r_hat, r2.r_hat);
+    EXPECT_TRUE(on_grid(r1.r_hat, 0.01, 4));
+    const auto p = fast_radius_permuted(X, 0.01, 4, 1, a);
+    EXPECT_TRUE(on_grid(p.r_hat, 0.01, 4));
+  }
+}
+
+TEST(FastRadius, IdenticalPointsGiveTheFirstRadius) {
+  const RowMatrix X = RowMatrix::Constant(100, 3, 1.5);
+  SeededRng rng(1);
+  EXPECT_EQ(fast_radius(X, 0.01, 10, 1e9, 1e-5, rng).r_hat, 0.01);
+  EXPECT_EQ(fast_radius_permuted(X, 0.01, 10, 1e9, rng).r_hat, 0.01);
+}
+
+TEST(FastRadius, MinRadiusAtLeastRReturnsR) {
+  const RowMatrix X = cluster(50, 2, 8, 4);
+  SeededRng rng(1);
+  const auto r = fast_radius(X, 5, 4, 1, 1e-5, rng);
+  EXPECT_EQ(r.r_hat, 4);
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_EQ(r.distance_evaluations, 0);
+}
+
+TEST(FastRadius, PermutedReadsOnlyItsSubsample) {
+  const RowMatrix X = cluster(5000, 4, 9, 4);
+  SeededRng rng(2);
+  PermutedRadiusOptions o;
+  o.subsample = 1000;
+  o.permutations = 8;
+  const auto r = fast_radius_permuted(X, 0.01, 4, 1, rng, o);
+  EXPECT_EQ(r.distance_evaluations, 8000);
+  EXPECT_EQ(r.ledger.loss.kind, LossKind::pure);
+}
+
+TEST(RadiusFinder, SmallBetaFallsThroughAndIsFlagged) {
+  // Card §2.8 pitfall: n = 1000, ε = 1, β = 1e-5 puts θ above n: nothing can pass.
+  const RowMatrix X = cluster(1000, 10, 10, 4);
+  SeededRng rng(3);
+  const auto r = radius_finder(X, 0.01, 4, 1, 1e-5, rng);
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_EQ(r.r_hat, std::ldexp(0.01, r.grid_size - 1));
+  const auto ok = radius_finder(X, 0.01, 4, 1, 0.05, rng);
+  EXPECT_FALSE(ok.fell_back);
+}
+
+// ---- boosting -----------------------------------------------------------------------------------
+
+TEST(PhasedSgd, ScheduleInvariants) {
+  EXPECT_NEAR(stable_m(1023, 1000, 1e-5), 43.846, 1e-3);
+  EXPECT_NEAR(stable_dpsgd_epsilon(0.5, 1e-5), 5.46610, 1e-5);
+  EXPECT_EQ(K_for_passes(1, 1000), 10);
+  EXPECT_EQ(K_for_passes(4, 1000), 12);
+  const RowMatrix X = cluster(1000, 5, 11);
+  const Vector xs = weiszfeld(X).x;
+  for (bool fixed : {true, false}) {
+    PhasedSgdOptions o;
+    o.fixed_order = fixed;
+    o.rho = 0.5;
+    o.delta = 1e-5;
+    o.K = 10;
+    o.radius = 1;
+    o.eta = 0.3 / std::sqrt(1023.0);
+    Budget b(PrivacyLoss::approximate(100, 1e-3), Accountant::basic);
+    Budget z(PrivacyLoss::zcdp(0.5), Accountant::zcdp);
+    SeededRng rng(4);
+    const auto r = phased_dpsgd(X, xs, o, fixed ? z : b, rng);
+    EXPECT_EQ(r.T, 1023);
+    std::int64_t sum = 0;
+    for (auto t : r.phase_steps) sum += t;
+    EXPECT_EQ(sum, 1023);
+    EXPECT_EQ(r.phase_steps.back(), 1);
+    EXPECT_NEAR(r.m, fixed ? 2.0 : 43.846, 1e-3);
+    if (fixed) {
+      EXPECT_LE(r.max_index_uses, 2);
+      // Charged (9/14)ρ·(1 − (9/16)^K) up to the floating-point slack and lattice rounding.
+      EXPECT_NEAR(z.spent().rho, 0.5 * 9.0 / 14 * (1 - std::pow(9.0 / 16, 10)), 1e-3);
+    }
+    // σ_k = 3^-k (2m+1)η/sqrt(ρ) (up to the slack and lattice rounding).
+    EXPECT_NEAR(r.sigma[0], (2 * r.m + 1) * o.eta / 3 / std::sqrt(0.5), 1e-3 * r.sigma[0]);
+  }
+}
+
+TEST(PhasedSgd, NoiselessConvergesAndSeedDeterministic) {
+  const RowMatrix X = cluster(5000, 10, 12);
+  const auto w = weiszfeld(X);
+  const double r_hat = 2 * quantile_radius(X, w.x, 0.75);
+  SeededRng init(1);
+  const Vector start = w.x + unit_sphere_point(10, init) * 0.75 * r_hat;
+  PhasedSgdOptions o;
+  o.rho = 0.5;
+  o.K = K_for_passes(4, 5000);
+  o.radius = r_hat;
+  o.eta = 0.3 * r_hat / std::sqrt(std::ldexp(1.0, o.K) - 1);
+  o.sigma_scale = 0;
+  Budget b(PrivacyLoss::zcdp(0.5), Accountant::zcdp);
+  SeededRng rng(2);
+  const auto r = phased_dpsgd(X, start, o, b, rng);
+  EXPECT_LT((objective(X, r.x) - w.f) / r_hat, 1e-3);
+  o.sigma_scale = 1;
+  SeededRng a(9), c(9);
+  Budget b1(PrivacyLoss::zcdp(0.5), Accountant::zcdp), b2(PrivacyLoss::zcdp(0.5), Accountant::zcdp);
+  EXPECT_EQ(phased_dpsgd(X, start, o, b1, a).x, phased_dpsgd(X, start, o, b2, c).x);
+}
+
+TEST(Dpgd, InsideDomainAndNoiselessConverges) {
+  const RowMatrix X = cluster(3000, 8, 13);
+  const auto w = weiszfeld(X);
+  const double r_hat = 2 * quantile_radius(X, w.x, 0.75);
+  const Vector start = w.x + Vector::Constant(8, 0.75 * r_hat / std::sqrt(8.0));
+  DpgdOptions o;
+  o.rho = 1e-4;  // very noisy: the projection must still hold
+  o.steps = 10;
+  o.radius = r_hat;
+  o.eta = r_hat / std::sqrt(10.0);
+  o.average = false;
+  Budget b(PrivacyLoss::zcdp(1e-4), Accountant::zcdp);
+  SeededRng rng(3);
+  const Vector x = dpgd(X, start, o, b, rng);
+  EXPECT_LE((x - start).norm(), r_hat * (1 + 1e-12));
+  o.sigma_scale = 0;
+  o.steps = 50;
+  o.eta = r_hat / std::sqrt(50.0);
+  Budget b2(PrivacyLoss::zcdp(1e-4), Accountant::zcdp);
+  EXPECT_LT((objective(X, dpgd(X, start, o, b2, rng)) - w.f) / r_hat, 1e-3);
+}
+
+TEST(Dpgd, QuantisedGradientMatchesTheExactMean) {
+  const RowMatrix X = cluster(1000, 6, 14);
+  const Vector z = Vector::Constant(6, 0.3);
+  Vector exact = Vector::Zero(6);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const Vector diff = z - X.row(i).transpose();
+    exact += diff / diff.norm();
+  }
+  exact /= 1000.0;
+  const MeanGradient g = mean_unit_gradient(X, z);
+  EXPECT_LT((g.g - exact).norm(), 1e-8);
+  EXPECT_NEAR(g.sensitivity, 2.0 / 1000, 1e-9);
+}
+
+// ---- budget accounting --------------------------------------------------------------------------
+
+TEST(Budget, SpendBeforeNoiseAndRefuseWhenShort) {
+  const RowMatrix X = cluster(200, 3, 15);
+  DpgdOptions o;
+  o.rho = 0.5;
+  o.steps = 3;
+  o.radius = 1;
+  o.eta = 0.1;
+  Budget small(PrivacyLoss::zcdp(0.4), Accountant::zcdp);
+  SeededRng a(1), b(1);
+  EXPECT_THROW(dpgd(X, Vector::Zero(3), o, small, a), BudgetExceeded);
+  EXPECT_TRUE(small.ledger().empty());
+  EXPECT_EQ(a.next_u64(), b.next_u64());  // no noise was drawn
+}
+
+TEST(GeometricMedian, ReleasesStayWithinTheRequestedBudget) {
+  const RowMatrix X = cluster(3000, 5, 16);
+  for (auto profile : {MedianProfile::practical, MedianProfile::paper}) {
+    GeometricMedianOptions o;
+    o.profile = profile;
+    o.epsilon = 1;
+    o.delta = 1e-6;
+    o.radius = 50;
+    o.localization_steps = 20;
+    SeededRng rng(2);
+    const auto r = geometric_median(X, o, rng);
+    EXPECT_LE(r.privacy.epsilon, 1.0);
+    EXPECT_LE(r.privacy.delta, 1e-6);
+    EXPECT_TRUE(r.privacy.certified);
+    EXPECT_TRUE(r.seeded);
+    EXPECT_TRUE(r.estimate.allFinite());
+    EXPECT_FALSE(r.ledger.empty());
+  }
+  GeometricMedianOptions o;
+  o.rho = 0.5;
+  o.radius = 50;
+  SeededRng rng(3);
+  const auto r = geometric_median(X, o, rng);
+  ASSERT_TRUE(r.privacy.rho.has_value());
+  EXPECT_LE(*r.privacy.rho, 0.5);
+  EXPECT_GT(*r.privacy.rho, 0.49);  // the practical profile spends (almost) all of it
+}
+
+TEST(GeometricMedian, RejectsBadInput) {
+  RowMatrix X = cluster(100, 3, 17);
+  GeometricMedianOptions o;
+  o.epsilon = 1;
+  o.delta = 1e-6;
+  o.radius = 50;
+  SeededRng rng(1);
+  auto bad = [&](auto edit) {
+    GeometricMedianOptions c = o;
+    edit(c);
+    EXPECT_THROW(geometric_median(X, c, rng), InvalidArgument);
+  };
+  bad([](auto& c) { c.epsilon = 0; });
+  bad([](auto& c) { c.epsilon = -1; });
+  bad([](auto& c) { c.delta = 1; });
+  bad([](auto& c) { c.delta.reset(); });
+  bad([](auto& c) { c.rho = 0.5; });  // both
+  bad([](auto& c) { c.radius = 0; });
+  bad([](auto& c) { c.min_radius = -1; });
+  X(3, 1) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(geometric_median(X, o, rng), InvalidArgument);
+}
+
+// ---- adversarial inputs -------------------------------------------------------------------------
+
+TEST(GeometricMedian, TinyNDuplicatesAndOneDimension) {
+  for (std::int64_t n : {1, 2, 19, 20}) {
+    const RowMatrix X = cluster(n, 3, 18 + n);
+    for (auto profile : {MedianProfile::practical, MedianProfile::paper}) {
+      GeometricMedianOptions o;
+      o.profile = profile;
+      o.epsilon = 1;
+      o.delta = 1e-6;
+      o.radius = 50;
+      o.localization_steps = 5;
+      SeededRng rng(4);
+      const auto r = geometric_median(X, o, rng);
+      EXPECT_TRUE(r.estimate.allFinite());
+      EXPECT_EQ(r.estimate.size(), 3);
+    }
+  }
+  const RowMatrix same = RowMatrix::Constant(500, 4, -1.25);
+  GeometricMedianOptions o;
+  o.rho = 10;
+  o.radius = 8;
+  SeededRng rng(5);
+  const auto r = geometric_median(same, o, rng);
+  EXPECT_TRUE(r.estimate.allFinite());
+  EXPECT_LT((r.estimate - Vector::Constant(4, -1.25)).norm(), 0.5);
+  SeededRng g(6);
+  RowMatrix line(2001, 1);
+  for (int i = 0; i < 2001; ++i) line(i, 0) = 3 + standard_normal(g);
+  const auto r1 = geometric_median(line, o, rng);
+  EXPECT_NEAR(r1.estimate[0], weiszfeld(line).x[0], 0.1);
+}
+
+TEST(GeometricMedian, FarOutliersStayNearTheCluster) {
+  // 10% of the rows at norm 1e6 with R = 1e6 (card §6 adversarial inputs).
+  SeededRng g(7);
+  RowMatrix X(5000, 5);
+  for (int i = 0; i < 5000; ++i)
+    for (int j = 0; j < 5; ++j) X(i, j) = 0.1 * standard_normal(g) + (i < 500 ? 1e6 / std::sqrt(5.0) : 3);
+  GeometricMedianOptions o;
+  o.epsilon = 1;
+  o.delta = 1e-6;
+  o.radius = 1e6;
+  o.min_radius = 1e-3;
+  SeededRng rng(8);
+  const auto r = geometric_median(X, o, rng);
+  const double r_hat = r.diagnostics["r_hat"].get<double>();
+  const auto w = weiszfeld(X);
+  EXPECT_LE(r_hat, 4 * quantile_radius(X, w.x, 0.9));
+  EXPECT_GE(r_hat, quantile_radius(X, w.x, 0.75) / 4);
+  EXPECT_LT((r.estimate - w.x).norm(), 3 * r_hat);
+}
+
+TEST(QuantileRadiusRelease, MethodsAndPrivacy) {
+  const RowMatrix X = cluster(1000, 10, 19, 4);
+  SeededRng rng(9);
+  QuantileRadiusOptions o;
+  o.epsilon = 1;
+  o.delta = 1e-5;
+  o.min_radius = 0.01;
+  o.radius = 4;
+  auto r = quantile_radius_release(X, o, rng);
+  EXPECT_EQ(r.privacy.epsilon, 1);
+  EXPECT_EQ(r.privacy.delta, 1e-5);
+  o.method = RadiusMethod::radius_finder;
+  r = quantile_radius_release(X, o, rng);
+  EXPECT_EQ(r.privacy.delta, 0);
+  EXPECT_GT(r.estimate, 0);
+}
