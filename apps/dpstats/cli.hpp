@@ -31,6 +31,7 @@ void add_noise_command(CLI::App& app);
 void add_account_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_repro_command(CLI::App& app);
+void add_moments_command(CLI::App& app);
 void add_median_command(CLI::App& app);
 
 }  // namespace dpstats::cli

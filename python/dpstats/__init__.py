@@ -14,9 +14,11 @@ import numpy as np
 from . import _dpstats
 from . import account
 from .release import Release
+from .moments import MomentEstimator, moments
 
 __version__ = _dpstats.__version__
-__all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__"]
+__all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__",
+           "MomentEstimator", "moments"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:

@@ -53,8 +53,11 @@ py::tuple noise(const std::string& mechanism, const CArray& values, double sensi
 
 }  // namespace
 
+void bind_moments(pybind11::module_&);
+
 PYBIND11_MODULE(_dpstats, m) {
   m.doc() = "dpstats native layer; use the `dpstats` package.";
+  bind_moments(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
         py::arg("bounds"), py::arg("sigma"), py::arg("seed"), py::arg("threads"));

@@ -1,0 +1,141 @@
+"""Continual release of first and second moments (card jme-continual-moments.md).
+
+A stream of vectors arrives one per step; after every step the estimator releases private
+estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second moment
+``S_t = sum_i A2[t, i] x_i x_i^T`` (or its diagonal). The whole stream is one Gaussian mechanism
+(matrix factorization A = B C), so there is no composition across steps.
+
+Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"ime"``,
+``"cs"``, ``"pp"`` and ``"pp-debiased"``. Workloads: ``"prefix"``, ``"average"``,
+``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
+``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` are
+clipped (``on_norm="clip"``) or rejected; how many were clipped is not released (not private).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _dpstats
+from .release import Release
+
+
+@dataclass(frozen=True)
+class MomentsRelease(Release):
+    """A moments release: ``.first`` is T x d, ``.second`` T x d x d (T x d when diagonal).
+
+    ``.estimate`` is ``.first``.
+    """
+
+    first: Optional[np.ndarray] = None
+    second: Optional[np.ndarray] = None
+
+    @classmethod
+    def _from_parts(cls, first: np.ndarray, second: np.ndarray, fields_json: str):
+        f: dict[str, Any] = json.loads(fields_json)
+        p = f["privacy"]
+        return cls(estimate=first, epsilon=p["epsilon"], delta=p["delta"], rho=p["rho"],
+                   certified=p["certified"], status=f["status"], seeded=f["seeded"],
+                   noise=f["noise"], neighbouring=p["neighbouring"],
+                   diagnostics=f["diagnostics"], ledger=f["ledger"], first=first, second=second)
+
+    def __repr__(self) -> str:
+        return (f"MomentsRelease(first.shape={self.first.shape}, second.shape="
+                f"{self.second.shape}, epsilon={self.epsilon:g}, delta={self.delta:g}, "
+                f"rho={self.rho}, certified={self.certified}, seeded={self.seeded})")
+
+
+def _seed(seed):
+    from . import _seed as check
+    return check(seed)
+
+
+def _opt_float(x, name: str) -> Optional[float]:
+    if x is None:
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {x!r}") from None
+
+
+def _int(x, name: str) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 1:
+        raise ValueError(f"{name} must be a positive integer, got {x!r}")
+    return int(x)
+
+
+def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
+             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring):
+    if epsilon is None and rho is None and noise_multiplier is None:
+        raise ValueError("give epsilon (with delta), rho or noise_multiplier")
+    return _dpstats._moments_options(
+        steps, dim, str(method), str(workload), str(factorization), float(_opt_float(clip, "clip")),
+        _opt_float(epsilon, "epsilon"), float(_opt_float(delta, "delta")),
+        _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
+        _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
+        float(_opt_float(tau, "tau")), bool(diagonal), str(on_norm), str(neighbouring))
+
+
+class MomentEstimator:
+    """Streaming continual release: ``push(x)`` returns this step's ``(first, second)``.
+
+    ``first`` has shape (dim,), ``second`` (dim, dim) or (dim,) when ``diagonal``. The budget
+    (``epsilon``/``delta``, or ``rho``, or ``noise_multiplier``) covers all ``steps`` pushes and is
+    charged at construction; a push after ``steps`` raises ``ValueError``, as do NaN/Inf rows.
+    """
+
+    def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
+                 factorization: str = "sqrt", clip: float = 1.0,
+                 epsilon: Optional[float] = None, delta: float = 1e-6, *, steps: int,
+                 diagonal: bool = False, seed: Optional[int] = None,
+                 rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
+                 lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
+                 on_norm: str = "clip", neighbouring: str = "replace-one"):
+        opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
+                        clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
+                        on_norm, neighbouring)
+        self._native = _dpstats._MomentEstimator(opts, _seed(seed))
+        self.dim = int(dim)
+        self.steps = int(steps)
+
+    def push(self, x) -> Tuple[np.ndarray, np.ndarray]:
+        try:
+            v = np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"x must be numeric: {e}") from None
+        return self._native.push(v)
+
+    @property
+    def step(self) -> int:
+        return self._native.step()
+
+    @property
+    def privacy(self) -> dict:
+        """The privacy fields (privacy, ledger, diagnostics) of the whole stream."""
+        return json.loads(self._native.fields())
+
+
+def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "sqrt",
+            clip: float = 1.0, epsilon: Optional[float] = None, delta: float = 1e-6,
+            diagonal: bool = False, seed: Optional[int] = None, *,
+            rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
+            lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
+            on_norm: str = "clip", neighbouring: str = "replace-one") -> MomentsRelease:
+    """Continual release over the rows of ``X`` (T x d): the moments after every step."""
+    try:
+        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"X must be numeric: {e}") from None
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
+    opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
+                    delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
+                    neighbouring)
+    first, second, fields = _dpstats.moments(X, opts, _seed(seed))
+    return MomentsRelease._from_parts(first, second, fields)

@@ -1,0 +1,93 @@
+"""dpstats.MomentEstimator and dpstats.moments (card jme-continual-moments.md §6)."""
+import numpy as np
+import pytest
+
+import dpstats
+
+
+def _stream(n=20, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X / np.linalg.norm(X, axis=1, keepdims=True) * rng.uniform(0.2, 1.0, size=(n, 1))
+
+
+def test_batch_shapes_privacy_and_streaming_agree():
+    X = _stream()
+    r = dpstats.moments(X, method="jme", workload="prefix", factorization="sqrt", clip=1.0,
+                        epsilon=2.0, delta=1e-6, seed=7)
+    assert r.first.shape == (20, 3) and r.second.shape == (20, 3, 3)
+    assert r.epsilon <= 2.0 and r.delta == 1e-6 and r.certified and r.seeded
+    assert r.diagnostics["method"] == "jme" and r.ledger
+    est = dpstats.MomentEstimator(3, method="jme", workload="prefix", factorization="sqrt",
+                                  clip=1.0, epsilon=2.0, delta=1e-6, steps=20, seed=7)
+    for t in range(20):
+        first, second = est.push(X[t])
+        np.testing.assert_array_equal(first, r.first[t])
+        np.testing.assert_array_equal(second, r.second[t])
+    with pytest.raises(ValueError):
+        est.push(X[0])
+    assert est.step == 20
+
+
+def test_diagonal_and_every_method_and_tiny_noise_is_exact():
+    X = _stream(15, 4, 1)
+    Y = np.cumsum(X, axis=0)
+    S = np.cumsum(X ** 2, axis=0)
+    for method in ["jme", "ime", "cs", "pp", "pp-debiased"]:
+        for fact in ["input", "output", "sqrt", "banded:3"]:
+            r = dpstats.moments(X, method=method, factorization=fact, diagonal=True,
+                                noise_multiplier=1e-9, delta=1e-6, seed=1)
+            assert r.second.shape == (15, 4)
+            np.testing.assert_allclose(r.first, Y, atol=1e-4)
+            if method != "pp-debiased":
+                np.testing.assert_allclose(r.second, S, atol=1e-4)
+
+
+def test_noise_level_matches_the_closed_form():
+    # JME, prefix, C = I, d = 2, sigma = 1: E||Y_hat - Y||^2 summed = d (2 zeta)^2 ||E1||_F^2.
+    X = _stream(10, 2, 2)
+    Y = np.cumsum(X, axis=0)
+    errs = [np.sum((dpstats.moments(X, factorization="input", noise_multiplier=1.0, delta=1e-6,
+                                    seed=s).first - Y) ** 2) for s in range(400)]
+    want = 2 * 4 * 55
+    se = np.std(errs) / np.sqrt(len(errs))
+    assert abs(np.mean(errs) - want) < 5 * se
+
+
+def test_bad_inputs_raise_value_error():
+    X = _stream(5, 2)
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError):
+        dpstats.moments(bad, epsilon=1.0)
+    bad[2, 1] = np.inf
+    with pytest.raises(ValueError):
+        dpstats.moments(bad, epsilon=1.0)
+    with pytest.raises(ValueError):
+        dpstats.moments(X, epsilon=1.0, clip=0)
+    with pytest.raises(ValueError):
+        dpstats.moments(X, epsilon=-1.0)
+    with pytest.raises(ValueError):
+        dpstats.moments(X, method="nope", epsilon=1.0)
+    with pytest.raises(ValueError):
+        dpstats.moments(X, workload="decay:2", epsilon=1.0)
+    with pytest.raises(ValueError):
+        dpstats.moments(X, factorization="banded:0", epsilon=1.0)
+    with pytest.raises(ValueError):
+        dpstats.moments(X)  # no budget
+    with pytest.raises(ValueError):
+        dpstats.moments(X * 10, epsilon=1.0, on_norm="reject")
+    est = dpstats.MomentEstimator(2, epsilon=1.0, steps=3)
+    with pytest.raises(ValueError):
+        est.push([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        est.push([np.nan, 0.0])
+    with pytest.raises(ValueError):
+        dpstats.MomentEstimator(2, epsilon=1.0, steps=0)
+
+
+def test_clipped_rows_are_clipped_not_reported():
+    X = np.array([[3.0, 4.0], [0.0, 0.5]])
+    r = dpstats.moments(X, factorization="input", noise_multiplier=1e-9, delta=1e-6, seed=3)
+    np.testing.assert_allclose(r.first[0], [0.6, 0.8], atol=1e-5)
+    assert not isinstance(r.diagnostics["clipped_rows"], (int, float))
