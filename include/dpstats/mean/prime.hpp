@@ -1,0 +1,135 @@
+// PRIME: robust and differentially private mean estimation (card prime-robust-private-mean.md,
+// Alg 9-11, with its corrections D1-D20 and the measured practical profile
+// prime-practical-profile.md).
+//
+// Two profiles, both with a proven (ε, δ) guarantee for every input:
+//  * practical (default): coarse q_range -> private coordinate-wise median -> projection onto an
+//    l2 ball of public radius r around it (addendum, correction 1); sensitivities D²/n (λ_max, ψ),
+//    √2·D²/n (M in Frobenius norm, GOE-shaped noise), D/(κn) for the shrink-to-centre mean
+//    (no size checks needed); every release is a secure discrete Gaussian accounted in zCDP
+//    (exact for the lattice sampler), the range histogram as δ-approximate zCDP; one-sided
+//    λ_max(M − I) stopping; η = (ln d + 1)/λ; top-k with k = ⌈m·α·n⌉ (m = topk_multiplier,
+//    2 = the paper's T_2α); one shared Z per round; value-based tie-breaking. A feasibility check
+//    from public parameters only (card §4.2) replaces the filter by DP Mean when it predicts
+//    noise-dominated filtering; the release says so.
+//  * paper: the card's Alg 9/10/11 with its constants and corrections: box x̄ + [-B/2, B/2]^d with
+//    B = 8σ√ln(dn/ζ), Laplace releases for λ, |S|, ψ, Gaussian for means, Σ (iid upper triangle)
+//    and the score histogram, the paper's P9 noise scales, η = 1/(100(0.1/C + 1.01)λ),
+//    two-sided ‖M − I‖₂, outer ε1 = ε_outer/(2T1+1) (D1), inner k = 6·T1·T2 mechanisms composed
+//    by Lemma G.13 (with the D7 inner size check), basic accounting.
+//
+// Data must be whitened: clean rows have covariance σ²I (pitfall 4.7). Neighbouring: replace-one
+// with public n. Non-private internals go to an optional PrimeTrace (tests only).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+using Matrix = Eigen::MatrixXd;
+
+enum class PrimeProfile { paper, practical };
+const char* to_string(PrimeProfile p);
+PrimeProfile prime_profile_from_string(const std::string& s);
+
+struct PrimeOptions {
+  double epsilon = 1;
+  double delta = 1e-6;
+  double alpha = 0.05;        // upper bound on the corrupted fraction, in (0, 0.25]
+  double sigma = 1;           // known scale: clean covariance σ²I
+  double zeta = 0.1;          // failure probability of the range steps
+  PrimeProfile profile = PrimeProfile::practical;
+  double topk_multiplier = 2; // k = ⌈m α n⌉ candidates per filter round (card D8; addendum 9)
+  int T1 = 0, T2 = 0;         // 0: profile default (practical 3 x 3; paper card §3 auto rule)
+  double C = 2;               // stopping constant (card D20)
+  bool fallback = true;       // practical: DP Mean when the feasibility check predicts failure
+  int threads = 1;
+  NoiseMode noise = NoiseMode::secure;
+};
+
+// What the feasibility check predicts from public parameters only (card §4.2, addendum).
+struct PrimeFeasibility {
+  double radius = 0;            // practical: ball radius r (σ units); paper: box half-diagonal
+  double diameter_sq = 0;       // D² of the clipping region (σ units)
+  double sigma_noise_norm = 0;  // predicted spectral norm of one Σ_t noise matrix
+  double lambda_noise = 0;      // std (Gaussian) or scale (Laplace) of λ
+  double stop_threshold = 0;    // λ threshold at which the filter stops
+  double reference_signal = 0;  // the smallest ‖M − I‖ signal the filter must act on
+  double range_margin = 0;      // expected winning-bin count over the histogram threshold
+  bool feasible = true;
+  std::string reason;
+};
+PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& o);
+
+// One filter round's public parameters (card §2.12): enough to replay it.
+struct FilterRound {
+  Vector centre;   // μ_t (σ units, relative to the clipping centre), clamped into the region
+  Matrix U;        // MMW weights (trace 1, PSD)
+  double rho = 0;  // DPthreshold output
+  double Z = 0;    // shared uniform
+  std::int64_t k = 0;
+  std::vector<double> factor;  // P (row-major d x d) with U = P Pᵀ as the run scored; optional
+};
+
+// Non-private internals, for tests only. `noiseless` switches every noise draw off (the test
+// hook for "the same run with the noise switched off"; never reachable from the tool or Python);
+// such a release is marked certified = false.
+struct PrimeTrace {
+  bool noiseless = false;
+  Vector clip_centre;       // centre of the clipping region (data units)
+  double clip_radius = 0;   // r (σ units) or B/2
+  std::int64_t clipped_rows = 0;
+  std::vector<FilterRound> rounds;          // every filter round that ran
+  std::vector<std::int64_t> set_sizes;      // |S| after each round
+  std::vector<double> true_lambda;          // noiseless statistic at each λ release
+  std::vector<std::uint32_t> final_set;     // kept row indices at the end (sorted)
+  RowMatrix processed;                      // the clipped, quantised data (σ units, centred)
+  int epochs = 0, iterations = 0;
+  std::string stop_reason;
+};
+
+Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng,
+                      PrimeTrace* trace = nullptr);
+
+// ---- primitives (unit-testable) ----
+
+// U = exp(ηA)/tr exp(ηA) by eigendecomposition with the max-shift softmax (card P7).
+Matrix mmw_weights(const Matrix& A, double eta);
+// The same, returning the eigenvectors Q and weights w with U = Q diag(w) Qᵀ.
+void mmw_weights(const Matrix& A, double eta, Matrix& Q, Vector& w);
+
+// The k indices of S with the largest score, ties broken by the value-based lexicographic rule
+// (card Def. C.1: larger x_1 first, then x_2, ...); identical rows in index order. Sorted by rank.
+std::vector<std::uint32_t> top_k_tiebreak(std::span<const float> score, const ConstMatrixRef& X,
+                                          std::span<const std::uint32_t> S, std::int64_t k);
+
+// One filter step with fixed public parameters (card P6): removes
+// {i in Top_k(τ; S) : τ_i >= rho·Z}, τ_i = (x_i − centre)ᵀ U (x_i − centre). Returns the new S.
+std::vector<std::uint32_t> filter_step(const FilterRound& p, const ConstMatrixRef& X,
+                                       std::span<const std::uint32_t> S);
+// Replays recorded rounds from S = [n] (card §2.12).
+std::vector<std::uint32_t> replay_filter(std::span<const FilterRound> rounds,
+                                         const ConstMatrixRef& X);
+
+// DPthreshold's rule on (noisy) normalised bin masses h_j of bins [2^{j-3}, 2^{j-2}), j = 1..L
+// (last bin open): the lower edge of the largest ℓ with Σ_{j>=ℓ}(τ̃_j − τ̃_ℓ)h_j >= 0.31·ψ̃, or
+// the fallback 1/4 when none qualifies (card §2.7, D11).
+double dp_threshold_rule(std::span<const double> h, double psi_tilde);
+// Bin index j in 1..L of a score (0 when τ < 1/4).
+int dp_threshold_bin(double tau, int L);
+
+// Non-private iterative filter (card §2.4, Alg 4) — a reference, not private.
+Vector robust_filter_nonprivate(const ConstMatrixRef& X, double alpha, double C, Rng& rng,
+                                int max_rounds = 0);
+
+// Upper (1 − p) quantile of χ²_d, p in (0, 1) (regularised incomplete gamma + bisection).
+double chi_square_upper_quantile(double d, double p);
+
+}  // namespace dpstats

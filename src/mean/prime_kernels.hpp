@@ -1,0 +1,32 @@
+// Internal kernels of PRIME (not installed): the Gram update and the scores, the two O(n d²)
+// passes. Both are plain loops compiled twice (AVX2 and baseline, picked once at run time).
+//  * gram_update is exact when every entry is an integer multiple of a power of two q with
+//    |entry| <= 2^15 q and rows <= 2^23 (then every partial sum is an integer multiple of q² below
+//    2^53 q²), so the summation order does not matter and downdates are exact.
+//  * scores evaluate τ_i = ‖Pᵀ(x_i − μ)‖² with the same instruction sequence for every row, so
+//    identical rows get identical scores wherever they sit (permutation invariance, card §4.8).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+
+namespace dpstats::prime_detail {
+
+// G (d x d, row-major, upper triangle used) += sign · Σ_{i in rows} x_i x_iᵀ; s += sign · Σ x_i.
+// rows == empty span with all_rows = true means every row.
+void gram_update(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, bool all_rows,
+                 double sign, double* G, double* s, int threads);
+
+// tau[r] = ‖Pᵀ(x_{rows[r]} − mu)‖², P row-major d x d.
+void scores(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, const double* P,
+            const double* mu, double* tau, int threads);
+
+// The filter's removal set (card P6) on scores tau (indexed like S): every i with τ_i >= cut when
+// there are at most k of them, else the k best by the value-based order (larger τ, then the
+// lexicographically larger row, then the smaller index — only identical rows reach it).
+std::vector<char> filter_drops(std::span<const double> tau, double cut, const ConstMatrixRef& X,
+                               std::span<const std::uint32_t> S, std::int64_t k);
+
+}  // namespace dpstats::prime_detail
