@@ -15,10 +15,11 @@ from . import _dpstats
 from . import account
 from .release import Release
 from .moments import MomentEstimator, moments
+from .median import geometric_median, quantile_radius
 
 __version__ = _dpstats.__version__
 __all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments"]
+           "MomentEstimator", "moments", "geometric_median", "quantile_radius"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
@@ -48,8 +49,18 @@ def _array(X, name: str) -> np.ndarray:
 
 def mean(X, method: str = "dp-mean", epsilon: float = 1.0, delta: float = 1e-6, *,
          bounds: Optional[Tuple[float, float]] = None, sigma: float = 1.0,
-         seed: Optional[int] = None, threads: int = 1) -> Release:
+         seed: Optional[int] = None, threads: int = 1, alpha: Optional[float] = None,
+         profile: str = "practical", topk_multiplier: float = 2.0,
+         fallback: bool = True) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
+
+    method="prime": robust private mean (PRIME): up to a fraction ``alpha`` (required, in
+    (0, 0.25]) of the rows may be adversarial; clean rows must have covariance ``sigma**2 * I``.
+    ``profile`` is "practical" (default; private median + l2 ball, zCDP accounting) or "paper"
+    (the paper's constants with the card's corrections). ``topk_multiplier`` M sets the filter's
+    candidates per round to ceil(M * alpha * n) (2 is the paper's). With ``fallback`` (default)
+    the practical profile releases DP Mean instead when a check on public parameters predicts a
+    noise-dominated filter; ``release.diagnostics["fallback"]`` then says so.
 
     method="bounded": clip every coordinate to ``bounds=(lo, hi)``; ``delta=0`` gives pure
     epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
@@ -66,9 +77,14 @@ def mean(X, method: str = "dp-mean", epsilon: float = 1.0, delta: float = 1e-6, 
         bounds = (_float(bounds[0], "bounds[0]"), _float(bounds[1], "bounds[1]"))
     if not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
         raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
+    if alpha is not None:
+        alpha = _float(alpha, "alpha")
+    if profile not in ("practical", "paper"):
+        raise ValueError(f"profile must be 'practical' or 'paper', got {profile!r}")
     est, fields = _dpstats.mean(X, str(method), _float(epsilon, "epsilon"),
                                 _float(delta, "delta"), bounds, _float(sigma, "sigma"),
-                                _seed(seed), int(threads))
+                                _seed(seed), int(threads), alpha, profile,
+                                _float(topk_multiplier, "topk_multiplier"), bool(fallback))
     return Release._from_native(est, fields)
 
 

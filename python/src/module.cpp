@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/prime.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -18,13 +19,28 @@ namespace {
 
 py::tuple mean(const CArray& X, const std::string& method, double epsilon, double delta,
                std::optional<std::pair<double, double>> bounds, double sigma,
-               std::optional<std::uint64_t> seed, int threads) {
+               std::optional<std::uint64_t> seed, int threads, std::optional<double> alpha,
+               const std::string& profile, double topk_multiplier, bool fallback) {
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
     py::gil_scoped_release release;
-    if (method == "bounded") {
+    require(method == "prime" || !alpha.has_value(), "alpha applies to method='prime' only");
+    if (method == "prime") {
+      require(!bounds.has_value(), "bounds applies to method='bounded' only");
+      require(alpha.has_value(), "method='prime' needs alpha (upper bound on the corrupted fraction)");
+      PrimeOptions o;
+      o.epsilon = epsilon;
+      o.delta = delta;
+      o.alpha = *alpha;
+      o.sigma = sigma;
+      o.profile = prime_profile_from_string(profile);
+      o.topk_multiplier = topk_multiplier;
+      o.fallback = fallback;
+      o.threads = threads;
+      r = prime(data, o, *rng);
+    } else if (method == "bounded") {
       require(bounds.has_value(), "method='bounded' needs bounds=(lo, hi)");
       r = bounded_mean(data, {.lower = bounds->first, .upper = bounds->second, .epsilon = epsilon,
                               .delta = delta, .threads = threads},
@@ -34,7 +50,8 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
       r = dp_mean(data, {.epsilon = epsilon, .delta = delta, .sigma = sigma, .threads = threads},
                   *rng);
     } else {
-      throw InvalidArgument("method must be 'dp-mean' or 'bounded', got '" + method + "'");
+      throw InvalidArgument("method must be 'prime', 'dp-mean' or 'bounded', got '" + method +
+                            "'");
     }
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
@@ -54,13 +71,17 @@ py::tuple noise(const std::string& mechanism, const CArray& values, double sensi
 }  // namespace
 
 void bind_moments(pybind11::module_&);
+void bind_median(pybind11::module_&);
 
 PYBIND11_MODULE(_dpstats, m) {
   m.doc() = "dpstats native layer; use the `dpstats` package.";
   bind_moments(m);
+  bind_median(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("bounds"), py::arg("sigma"), py::arg("seed"), py::arg("threads"));
+        py::arg("bounds"), py::arg("sigma"), py::arg("seed"), py::arg("threads"),
+        py::arg("alpha") = py::none(), py::arg("profile") = "practical",
+        py::arg("topk_multiplier") = 2.0, py::arg("fallback") = true);
   m.def("noise", &noise, py::arg("mechanism"), py::arg("values"), py::arg("sensitivity"),
         py::arg("epsilon"), py::arg("delta"), py::arg("seed"));
   m.def("account_calibrate", [](const std::string& mech, double s, double e, double d) {
