@@ -20,7 +20,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   require(o.lower < o.upper,
           fmt::format("bounds must satisfy lower < upper, got lower = {}, upper = {}", o.lower,
                       o.upper));
-  check_data(X);
+  // quantised_clipped_sum validates X (shape, NaN/Inf) in its own pass, before any noise.
 
   const auto n = static_cast<std::int64_t>(X.rows());
   const auto d = static_cast<std::size_t>(X.cols());

@@ -5,7 +5,8 @@
 // is quantised to an integer in [0, Q] — a deterministic function of that value alone — and the
 // integers are summed exactly. Replacing one row then moves every coordinate's sum by at most Q,
 // exactly. Q is the largest power of two with n·Q <= 2^53, so the sums are exact doubles too.
-// One fused pass over row-major data, no allocation beyond the d accumulators.
+// One fused pass over row-major data (clip, quantise, add, and the NaN/Inf check), no allocation
+// beyond the d accumulators.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -19,7 +20,6 @@ struct QuantisedSum {
   double quantum = 0;     // Q
   Vector lower;           // per-coordinate lower clip bound
   double width = 0;       // upper - lower, the same for every coordinate
-  std::int64_t clipped_cells = 0;  // cells outside their box (a non-private count: trace only)
 
   // Maps a (noisy) sum back to the mean scale: lower + width · s / (n · Q).
   Vector to_mean(const Vector& s, std::int64_t n) const;
@@ -29,6 +29,8 @@ struct QuantisedSum {
 double sum_quantum(std::int64_t n);
 
 // Clips coordinate j of every row to [lower_j, lower_j + width] and sums the quantised values.
+// Validates X in the same pass: throws InvalidArgument (naming the first NaN/Inf cell) before
+// returning anything.
 QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
                                    int threads = 1);
 
