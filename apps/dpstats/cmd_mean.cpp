@@ -1,5 +1,6 @@
-// dpstats mean --method dp-mean|bounded --epsilon E --delta D [--sigma S] [--bounds LO,HI]
-//               [--seed N] [--threads T] INPUT
+// dpstats mean --method prime|dp-mean|bounded --epsilon E --delta D [--sigma S] [--bounds LO,HI]
+//               [--alpha A] [--profile paper|practical] [--topk-multiplier M] [--T1 N] [--T2 N]
+//               [--no-fallback] [--seed N] [--threads T] INPUT
 #include <fmt/format.h>
 
 #include "cli.hpp"
@@ -7,6 +8,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/prime.hpp"
 
 namespace dpstats::cli {
 
@@ -18,6 +20,11 @@ struct MeanArgs {
   double delta = 0;
   double sigma = 1;
   std::string bounds;
+  std::optional<double> alpha;
+  std::string profile = "practical";
+  double topk_multiplier = 2;
+  int T1 = 0, T2 = 0;
+  bool no_fallback = false;
   std::optional<std::uint64_t> seed;
   int threads = 1;
   std::string input;
@@ -54,8 +61,24 @@ void run_mean(const MeanArgs& a) {
     o.delta = a.delta;
     o.threads = a.threads;
     r = bounded_mean(table.values, o, *rng);
+  } else if (a.method == "prime") {
+    require(a.bounds.empty(), "--bounds applies to --method bounded only");
+    require(a.alpha.has_value(), "--method prime needs --alpha A (upper bound on the corrupted fraction)");
+    PrimeOptions o;
+    o.epsilon = a.epsilon;
+    o.delta = a.delta;
+    o.alpha = *a.alpha;
+    o.sigma = a.sigma;
+    o.profile = prime_profile_from_string(a.profile);
+    o.topk_multiplier = a.topk_multiplier;
+    o.T1 = a.T1;
+    o.T2 = a.T2;
+    o.fallback = !a.no_fallback;
+    o.threads = a.threads;
+    r = prime(table.values, o, *rng);
   } else {
     require(a.bounds.empty(), "--bounds applies to --method bounded only");
+    require(!a.alpha.has_value(), "--alpha applies to --method prime only");
     DpMeanOptions o;
     o.epsilon = a.epsilon;
     o.delta = a.delta;
@@ -76,14 +99,25 @@ void run_mean(const MeanArgs& a) {
 void add_mean_command(CLI::App& app) {
   auto a = std::make_shared<MeanArgs>();
   auto* cmd = app.add_subcommand("mean", "Private mean of the rows of INPUT (CSV or .npy)");
-  cmd->add_option("--method", a->method, "dp-mean (PRIME paper's baseline) or bounded")
+  cmd->add_option("--method", a->method,
+                  "prime (robust: PRIME), dp-mean (PRIME paper's baseline) or bounded")
       ->required()
-      ->check(CLI::IsMember({"dp-mean", "bounded"}));
+      ->check(CLI::IsMember({"prime", "dp-mean", "bounded"}));
   cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0")->required();
   cmd->add_option("--delta", a->delta,
                   "privacy parameter delta in [0, 1); 0 gives pure DP (bounded only)")
       ->required();
   cmd->add_option("--sigma", a->sigma, "known scale of the data (dp-mean), default 1");
+  cmd->add_option("--alpha", a->alpha, "prime: upper bound on the corrupted fraction, (0, 0.25]");
+  cmd->add_option("--profile", a->profile, "prime: practical (default) or paper")
+      ->check(CLI::IsMember({"practical", "paper"}));
+  cmd->add_option("--topk-multiplier", a->topk_multiplier,
+                  "prime: filter candidates per round k = ceil(M alpha n), M in [1, 4] (default 2)");
+  cmd->add_option("--T1", a->T1, "prime: epochs (0 = profile default)");
+  cmd->add_option("--T2", a->T2, "prime: inner iterations per epoch (0 = profile default)");
+  cmd->add_flag("--no-fallback", a->no_fallback,
+                "prime practical: run the filter even when the feasibility check predicts it is "
+                "noise-dominated (default: fall back to dp-mean)");
   cmd->add_option("--bounds", a->bounds, "LO,HI clipping bounds for every coordinate (bounded)");
   add_seed_option(cmd, a->seed);
   cmd->add_option("--threads", a->threads, "threads for the clipped sum")

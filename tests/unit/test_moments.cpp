@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dpstats/error.hpp"
+#include "dpstats/moments/density.hpp"
 #include "dpstats/moments/estimator.hpp"
 #include "dpstats/moments/theory.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -511,5 +512,37 @@ TEST(MomentsTheory, RegimeClaimsFromTheClosedForms) {
     EXPECT_NEAR(theory::sum(cs.first), first, 1e-6 * first);
     EXPECT_NEAR(theory::sum(cs.second), row[3], 1);
     EXPECT_LT(row[1], row[2]);
+  }
+}
+
+TEST(MomentsDensity, ProjectionKlAndTinyNoiseCovariance) {
+  RowMatrix S(2, 2);
+  S << 1, 2, 0, -1;  // not symmetric, indefinite
+  const RowMatrix P = project_pd(S, 0.1);
+  EXPECT_NEAR((P - P.transpose()).cwiseAbs().maxCoeff(), 0, 1e-12);
+  const Eigen::MatrixXd Pd = P;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Pd);
+  EXPECT_GE(es.eigenvalues().minCoeff(), 0.1 - 1e-12);
+  EXPECT_THROW(project_pd(S, 0), InvalidArgument);
+  RowMatrix one(1, 1), two(1, 1);
+  one << 1;
+  two << 2;
+  EXPECT_NEAR(gaussian_kl(Vector::Zero(1), two, Vector::Zero(1), one), 0.5 * (1 - std::log(2.0)),
+              1e-12);
+  EXPECT_NEAR(gaussian_kl(Vector::Ones(1), one, Vector::Zero(1), one), 0.5, 1e-12);
+  // Tiny noise: the estimate is the running mean and the (biased, 1/t) running covariance.
+  const RowMatrix X = unit_rows(30, 3, 12, 1.0);
+  for (auto m : {Method::jme, Method::pp, Method::pp_debiased}) {
+    MomentsConfig c = make_config(30, 3, to_string(m), "prefix", "sqrt", false);
+    c.noise_multiplier = 1e-9;
+    c.delta = 1e-6;
+    SeededRng rng(2);
+    GaussianDensityEstimator est(c, rng);
+    for (int t = 0; t < 30; ++t) est.push({X.row(t).data(), 3});
+    const Vector mu = X.colwise().mean().transpose();
+    const RowMatrix centred = X.rowwise() - mu.transpose();
+    const RowMatrix cov = centred.transpose() * centred / 30.0;
+    EXPECT_LE((est.mean() - mu).cwiseAbs().maxCoeff(), 1e-5);
+    EXPECT_LE((est.covariance(true, 1e-9) - cov).cwiseAbs().maxCoeff(), 1e-5) << to_string(m);
   }
 }

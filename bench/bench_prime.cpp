@@ -1,0 +1,88 @@
+// PRIME time against n and d (issue 3), with one pass of XᵀX over the same data measured in the
+// same run as the unit. Data: the paper's shifted cluster (α = 0.05); PRIME practical, ε = 10,
+// δ = 0.01, seeded noise, 2 threads (the machine's cores) and 1 thread.
+//   BM_XtX/n/d            : Eigen's symmetric rank update XᵀX (the unit)
+//   BM_Prime/n/d/threads  : one full PRIME release (range, medians, clipping, filter, final mean)
+//   BM_DpMean/n/d         : the DP Mean baseline on the same data
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+
+#include "dpstats/data/synthetic.hpp"
+#include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/prime.hpp"
+
+using namespace dpstats;
+
+namespace {
+
+const RowMatrix& data(std::int64_t n, std::int64_t d) {
+  static std::map<std::pair<std::int64_t, std::int64_t>, std::unique_ptr<RowMatrix>> cache;
+  auto& slot = cache[{n, d}];
+  if (!slot) {
+    cache.clear();  // keep one data set in memory at a time
+    auto& fresh = cache[{n, d}];
+    SeededRng g(static_cast<std::uint64_t>(n * 1000 + d));
+    fresh = std::make_unique<RowMatrix>(shifted_cluster(n, d, 0.05, 1.5, g));
+    return *fresh;
+  }
+  return *slot;
+}
+
+void BM_XtX(benchmark::State& state) {
+  const RowMatrix& X = data(state.range(0), state.range(1));
+  for (auto _ : state) {
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(X.cols(), X.cols());
+    G.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
+    benchmark::DoNotOptimize(G.data());
+  }
+}
+
+void BM_Prime(benchmark::State& state) {
+  const RowMatrix& X = data(state.range(0), state.range(1));
+  PrimeOptions o;
+  o.epsilon = 10;
+  o.delta = 0.01;
+  o.alpha = 0.05;
+  o.threads = static_cast<int>(state.range(2));
+  o.fallback = false;
+  SeededRng rng(1);
+  for (auto _ : state) {
+    auto r = prime(X, o, rng);
+    benchmark::DoNotOptimize(r.estimate.data());
+  }
+}
+
+void BM_DpMean(benchmark::State& state) {
+  const RowMatrix& X = data(state.range(0), state.range(1));
+  DpMeanOptions o;
+  o.epsilon = 10;
+  o.delta = 0.01;
+  SeededRng rng(1);
+  for (auto _ : state) {
+    auto r = dp_mean(X, o, rng);
+    benchmark::DoNotOptimize(r.estimate.data());
+  }
+}
+
+void shapes(benchmark::internal::Benchmark* b, bool threads) {
+  const std::pair<std::int64_t, std::int64_t> grid[] = {
+      {10000, 10},   {10000, 50},   {10000, 200},  {100000, 10},  {100000, 50},
+      {100000, 100}, {100000, 200}, {1000000, 10}, {1000000, 50}, {1000000, 100}};
+  for (auto [n, d] : grid) {
+    if (threads) {
+      b->Args({n, d, 2});
+      b->Args({n, d, 1});
+    } else {
+      b->Args({n, d});
+    }
+  }
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(BM_XtX)->Apply([](auto* b) { shapes(b, false); });
+BENCHMARK(BM_Prime)->Apply([](auto* b) { shapes(b, true); });
+BENCHMARK(BM_DpMean)->Apply([](auto* b) { shapes(b, false); });
