@@ -146,8 +146,11 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
   const auto n = static_cast<std::int64_t>(X.rows());
   const std::int64_t m = std::min(n, o.subsample);
   const int k = o.permutations;
-  std::vector<double> dist2;
-  dist2.reserve(static_cast<std::size_t>(m * k));
+  // hits_at[t] = #{pairs with squared distance <= r_t²}: each of the m·k distances is binned
+  // once by binary search over the T grid radii, then the bins are accumulated.
+  std::vector<double> grid2(static_cast<std::size_t>(T));
+  for (int t = 1; t <= T; ++t) grid2[static_cast<std::size_t>(t - 1)] = std::pow(grid_radius(r_min, t), 2);
+  std::vector<std::int64_t> bin(static_cast<std::size_t>(T) + 1, 0);
   {
     RandomBits bits(rng);
     // Data-independent subsample: the first m entries of a partial Fisher–Yates shuffle.
@@ -160,20 +163,22 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
       }
     for (int l = 0; l < k; ++l) {
       const auto pi = random_permutation(m, bits);
-      for (std::int64_t i = 0; i < m; ++i)
-        dist2.push_back(squared_distance(X, rows[static_cast<std::size_t>(i)],
-                                         rows[static_cast<std::size_t>(pi[static_cast<std::size_t>(i)])]));
+      for (std::int64_t i = 0; i < m; ++i) {
+        const double d2 = squared_distance(X, rows[static_cast<std::size_t>(i)],
+                                           rows[static_cast<std::size_t>(pi[static_cast<std::size_t>(i)])]);
+        // First grid index t (0-based) with d2 <= r_t²; T when beyond the grid.
+        ++bin[static_cast<std::size_t>(std::lower_bound(grid2.begin(), grid2.end(), d2) - grid2.begin())];
+      }
     }
   }
   r.distance_evaluations = m * k;
-  std::sort(dist2.begin(), dist2.end());
   AboveThreshold at(kFastRadiusThreshold * static_cast<double>(m), kPermutedRadiusSensitivity,
                     epsilon, rng);
+  std::int64_t hits = 0;
   for (int t = 1; t <= T; ++t) {
-    const double rt = grid_radius(r_min, t);
-    const auto hits = std::upper_bound(dist2.begin(), dist2.end(), rt * rt) - dist2.begin();
+    hits += bin[static_cast<std::size_t>(t - 1)];
     if (at.query(static_cast<double>(hits) / k)) {
-      r.r_hat = rt;
+      r.r_hat = grid_radius(r_min, t);
       r.step = t;
       return r;
     }

@@ -9,8 +9,8 @@
 //    partner exactly k times and owns k pairs, so replacing one row changes at most 2k of the
 //    m·k pair indicators: q_t = hits/k has sensitivity 2 with certainty, and AboveThreshold makes
 //    the whole search pure ε-DP (no δ). Rows outside the subsample are never read. The m·k
-//    distances are computed once and sorted; every q_t is then a binary search (same outputs as
-//    recomputing them per step).
+//    distances are computed once and binned on the radius grid; q_t is then a cumulative count
+//    (the same outputs as recomputing them per step).
 //  * radius_finder: HSU24 Alg. 1 (public code): exact pairwise counts, Q_j = mean of the ⌈γn⌉
 //    largest, threshold ⌈γn⌉ + (18/ε) ln(2T/β); pure ε-DP (Δ = 3). O(n² d).
 // All three return a grid radius or the fallback (R for fast_radius, r_J for radius_finder), flagged.
