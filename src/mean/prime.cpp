@@ -1,6 +1,6 @@
 // PRIME driver (card §2.6-2.7 and the practical profile of prime-practical-profile.md). See
 // include/dpstats/mean/prime.hpp for the two profiles; the privacy argument is in
-// docs/guide.md §4 (PRIME) and summarised next to each release below.
+// docs/results/prime.md ("Privacy argument") and summarised next to each release below.
 #include "dpstats/mean/prime.hpp"
 
 #include <fmt/format.h>
@@ -45,7 +45,7 @@ constexpr double kKappaPaper = 0.5;       // |S| >= n/2 in the paper's P9
 // The relative floating-point margin on the sensitivities of λ, ψ, M and the means: the
 // computed statistics differ from the exact ones by at most 64(d+1)²·u·D² (exact Gram matrix,
 // O(d u) rounding in forming M, the backward error of the symmetric eigensolver), so each
-// sensitivity grows by twice that. See docs/guide.md §4.
+// sensitivity grows by twice that. See docs/results/prime.md.
 double fp_margin(std::int64_t n, std::int64_t d) {
   const double dd = static_cast<double>(d + 1);
   return 1 + 128 * dd * dd * kUnit * static_cast<double>(n);
@@ -406,6 +406,30 @@ std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOpti
 
 }  // namespace
 
+Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool goe, Rng& rng,
+                               bool noiseless) {
+  const auto d = M.rows();
+  require(M.cols() == d, "symmetric_noise_release: M must be square");
+  require(g.dimension() == static_cast<std::size_t>(d * (d + 1) / 2),
+          fmt::format("symmetric_noise_release: mechanism dimension {} != d(d+1)/2 = {}",
+                      g.dimension(), d * (d + 1) / 2));
+  const double w = goe ? std::sqrt(2.0) : 1.0;
+  Vector packed(d * (d + 1) / 2);
+  Eigen::Index c = 0;
+  for (Eigen::Index a = 0; a < d; ++a)
+    for (Eigen::Index b = a; b < d; ++b) packed[c++] = (a == b ? 1 : w) * M(a, b);
+  const Vector noisy = noiseless ? packed : g.apply(packed, rng);
+  Matrix out(d, d);
+  c = 0;
+  for (Eigen::Index a = 0; a < d; ++a)
+    for (Eigen::Index b = a; b < d; ++b) {
+      const double v = noisy[c++] / (a == b ? 1 : w);
+      out(a, b) = v;
+      out(b, a) = v;
+    }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   validate(o);
@@ -515,6 +539,17 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
     out.diagnostics["k"] = p.k;
     out.diagnostics["stop_threshold"] = p.stop_threshold;
     out.diagnostics["diameter"] = p.D * o.sigma;
+    out.diagnostics["noise"] = {{"sigma_entry", p.sigma.scale()},
+                                {"lambda", p.lambda_outer.scale()},
+                                {"psi", p.psi.scale()},
+                                {"centre", p.centre.scale()},
+                                {"final_mean", p.final_mean.scale()}};
+    if (p.profile == PrimeProfile::paper) {
+      out.diagnostics["eps1"] = p.eps1;
+      out.diagnostics["delta1"] = p.delta1;
+      out.diagnostics["eps2"] = p.eps2;
+      out.diagnostics["delta2"] = p.delta2;
+    }
   };
 
   // ---- range: q_range, then (practical) private medians and the ball ----
@@ -599,6 +634,10 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   // ---- the filter (Alg 10 with the profile's releases) ----
   const bool practical = p.profile == PrimeProfile::practical;
   const double floor_count = p.kappa * nd;
+  // The shared uniforms Z of every planned round, drawn first: public randomness, independent of
+  // the data, and the same whether or not the (test-only) noiseless switch is on.
+  std::vector<double> Zs(static_cast<std::size_t>(p.T1 * p.T2));
+  for (auto& z : Zs) z = rng.uniform01();
   std::string stop = "T1 epochs done";
   int filter_rounds = 0, iterations = 0, epochs = 0;
   nlohmann::json epochs_json = nlohmann::json::array();
@@ -660,25 +699,9 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
         }
       }
       const Matrix M = st.M(n);
-      // Σ_t = M + symmetric noise. Practical: GOE shape, i.e. iid noise on the Frobenius-
-      // isometric coordinates (M_aa, √2 M_ab); paper: iid on the upper triangle (D5).
-      Vector packed(d * (d + 1) / 2);
-      const double off_scale = practical ? std::sqrt(2.0) : 1.0;
-      {
-        Eigen::Index c = 0;
-        for (Eigen::Index a = 0; a < d; ++a)
-          for (Eigen::Index b = a; b < d; ++b) packed[c++] = (a == b ? 1 : off_scale) * M(a, b);
-      }
-      const Vector noisy = p.sigma.apply(packed, rng, off);
-      {
-        Eigen::Index c = 0;
-        for (Eigen::Index a = 0; a < d; ++a)
-          for (Eigen::Index b = a; b < d; ++b) {
-            const double v = noisy[c++] / (a == b ? 1 : off_scale);
-            A(a, b) += v - (a == b ? 1 : 0);
-            if (a != b) A(b, a) += v;
-          }
-      }
+      // Σ_t = M + symmetric noise: GOE-shaped (practical) or iid upper triangle (paper, D5).
+      A += symmetric_noise_release(M, *p.sigma.g, practical, rng, off);
+      A -= Matrix::Identity(d, d);
       Matrix Q;
       Vector w;
       mmw_weights(A, eta, Q, w);
@@ -717,7 +740,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
       const Vector hn = p.hist.apply(h, rng, off) / nd;
       const double rho_t = dp_threshold_rule(std::span<const double>(hn.data(), hn.size()),
                                              psi_tilde);
-      const double Z = rng.uniform01();
+      const double Z = Zs[static_cast<std::size_t>((s - 1) * p.T2 + (t - 1))];
       // Filter: drop {i in Top_k(τ; S) : τ_i >= ρ Z} (value-based ties; one shared Z).
       const std::vector<char> drop = prime_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
       std::vector<std::uint32_t> kept, removed;

@@ -168,7 +168,7 @@ TEST(PrimeThreshold, BinsAndRule) {
   std::vector<double> h(10, 0.0);
   h[5] = 0.1;  // bin 6, lower edge 8
   // ℓ = 5 (edge 4): excess (8 − 4)·0.1 = 0.4; ℓ = 4 (edge 2): 0.6.
-  EXPECT_EQ(dp_threshold_rule(h, 0.4 / 0.31), 4.0);
+  EXPECT_EQ(dp_threshold_rule(h, 0.39 / 0.31), 4.0);
   EXPECT_EQ(dp_threshold_rule(h, 0.41 / 0.31), 2.0);
   EXPECT_EQ(dp_threshold_rule(h, 0.0), std::ldexp(1.0, 10 - 3));  // ψ̃ <= 0: ℓ = L
   // All-zero histogram with ψ̃ > 0: the fallback 1/4.

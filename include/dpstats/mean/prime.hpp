@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
@@ -124,6 +125,14 @@ std::vector<std::uint32_t> replay_filter(std::span<const FilterRound> rounds,
 double dp_threshold_rule(std::span<const double> h, double psi_tilde);
 // Bin index j in 1..L of a score (0 when τ < 1/4).
 int dp_threshold_bin(double tau, int L);
+
+// M + symmetric Gaussian noise drawn by `g` (a secure vector mechanism of dimension d(d+1)/2).
+// goe = true: iid noise on the Frobenius-isometric coordinates (M_aa, √2·M_ab, a < b), i.e.
+// diagonal variance s², off-diagonal s²/2 (GOE shape; l2 sensitivity = Frobenius sensitivity).
+// goe = false: iid on the upper triangle (M_ab), every variance s² (card D5, Lemma F.2).
+// Exactly symmetric. `noiseless` returns M (test hook).
+Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool goe, Rng& rng,
+                               bool noiseless = false);
 
 // Non-private iterative filter (card §2.4, Alg 4) — a reference, not private.
 Vector robust_filter_nonprivate(const ConstMatrixRef& X, double alpha, double C, Rng& rng,
