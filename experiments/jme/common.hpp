@@ -96,3 +96,12 @@ inline std::string z_text(double emp, double se, double theory) {
 }
 
 }  // namespace dpstats::jme_repro
+
+namespace dpstats::jme_repro {
+// sigma_bar = 2 zeta sigma values of the noise sweeps (the card's reading of the paper's axis).
+inline const std::vector<double> kSigmaBarGrid = {0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.2,
+                                                  1.4, 1.6, 2.0, 3.0, 4.0, 5.0, 7.0, 10.0, 20.0};
+inline bool kTableRow(double sb) {
+  return sb == 0.1 || sb == 0.5 || sb == 1 || sb == 1.4 || sb == 2 || sb == 4 || sb == 10;
+}
+}  // namespace dpstats::jme_repro

@@ -35,7 +35,7 @@ void run_fig4(const repro::ReproOptions& o) {
     repro::CsvTable t({"sigma_bar", "jme", "pp_debiased", "pp_biased"});
     md << "\n## " << (sqrt ? "(b) square-root factorization" : "(a) C = I")
        << "\n\n| sigma_bar | JME | PP debiased | PP biased | winner |\n|---|---|---|---|---|\n";
-    for (double sb = 0.05; sb < 20.01; sb *= std::pow(10.0, 0.125)) {
+    for (double sb : kSigmaBarGrid) {
       NoiseParameters p{.method = Method::jme, .d = d, .form = diag};
       const double jme =
           theory::sum(theory::expected_errors(p, sb / 2, A1, A2, C1, C2).second);
@@ -44,7 +44,7 @@ void run_fig4(const repro::ReproOptions& o) {
       const double ppd = lin * g2 + dd * quart1 * g2 * g2;
       const double ppb = ppd + dd * bias1 * g2 * g2;
       t.add_row({sb, jme, ppd, ppb});
-      if (std::abs(std::log2(sb) - std::round(std::log2(sb))) < 0.01 || std::abs(sb / 0.5 - 1) < 0.07)
+      if (kTableRow(sb))
         md << fmt::format("| {:.3g} | {:.4g} | {:.4g} | {:.4g} | {} |\n", sb, jme, ppd, ppb,
                           jme < std::min(ppd, ppb) ? "JME" : "PP");
     }

@@ -28,6 +28,11 @@ class Channel {
         a_ = C.workload()->coefficients(C.steps());
         hist_v_ = RowMatrix::Zero(static_cast<Index>(C.steps()), D);
       }
+    } else if (C.kind() == FactorizationKind::blt) {
+      const auto m = static_cast<Index>(C.theta().size());
+      buf_s_ = RowMatrix::Zero(m, D);
+      buf_r_ = RowMatrix::Zero(m, D);
+      y_prev_ = v_prev_ = Vector::Zero(D);
     } else if (C.kind() != FactorizationKind::input) {
       cap_ = C.coefficients().size() - 1;
       if (cap_ > 0) {
@@ -46,6 +51,18 @@ class Channel {
     switch (C_.kind()) {
       case FactorizationKind::input: out = yt; return;
       case FactorizationKind::output: out_state_->push(y, cy); return;
+      case FactorizationKind::blt: {
+        // s_i <- theta_i s_i + y_{t-1};  (C y)_t = kappa (y_t + sum_i omega_i s_i).
+        out = yt;
+        for (Index i = 0; i < buf_s_.rows(); ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          buf_s_.row(i) = C_.theta()[k] * buf_s_.row(i) + y_prev_.transpose();
+          out += C_.omega()[k] * buf_s_.row(i).transpose();
+        }
+        out *= C_.kappa();
+        y_prev_ = yt;
+        return;
+      }
       default: {
         const auto& c = C_.coefficients();
         out = c[0] * yt;
@@ -74,6 +91,18 @@ class Channel {
         hist_v_.row(static_cast<Index>(t_)) = out.transpose();
         break;
       }
+      case FactorizationKind::blt: {
+        // r_i <- theta_i r_i + v_{t-1};  v_t = w_t / kappa - sum_i omega_i r_i.
+        p_ = wt / C_.kappa();
+        for (Index i = 0; i < buf_r_.rows(); ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          buf_r_.row(i) = C_.theta()[k] * buf_r_.row(i) + v_prev_.transpose();
+          p_ -= C_.omega()[k] * buf_r_.row(i).transpose();
+        }
+        out = p_;
+        v_prev_ = out;
+        break;
+      }
       default: {
         const auto& c = C_.coefficients();
         p_ = wt;
@@ -95,6 +124,8 @@ class Channel {
   std::optional<WorkloadState> out_state_;
   std::vector<double> a_;
   RowMatrix hist_y_, hist_v_;
+  RowMatrix buf_s_, buf_r_;  // BLT buffers of C·Y and C^{-1}·W
+  Vector y_prev_, v_prev_;
   Vector p_;
 };
 

@@ -6,6 +6,13 @@
 //             W_k and Adam; the generic power-series recurrence otherwise), B = A C^{-1}.
 //  * banded : the first b coefficients of the square root (BSR-style): C is banded Toeplitz, so
 //             C·x and C^{-1}·w cost O(b) per step and coordinate in O(b) memory, for any horizon.
+//             For E1 this truncation is far from the dense root (the error ratio falls only like
+//             ~ sqrt(n/b)); use blt for prefix sums.
+//  * blt:m  : a buffered-linear-Toeplitz C (McMahan et al. 2024): c_0 = kappa, c_k = kappa sum_i
+//             omega_i theta_i^{k-1}, with m buffers, fitted to minimise the JME error factor
+//             ||C||_{1->2}^2 ||A C^{-1}||_F^2 at the horizon (Nelder-Mead from a least-squares fit
+//             of the square root). C·x and C^{-1}·w both run through m buffers: O(m) per step and
+//             coordinate, O(m) memory, for any horizon.
 // Every C here has non-increasing column norms (Toeplitz: each column is a truncation of the first;
 // output: A's row scale is non-increasing), so ||C||_{1->2} is the norm of the first column.
 #pragma once
@@ -18,7 +25,7 @@
 
 namespace dpstats::moments {
 
-enum class FactorizationKind { input, output, square_root, banded, toeplitz };
+enum class FactorizationKind { input, output, square_root, banded, toeplitz, blt };
 
 // Power-series square root of sum a_k x^k (a_0 > 0): s_0 = sqrt(a_0),
 // s_m = (a_m - sum_{j=1}^{m-1} s_j s_{m-j}) / (2 s_0). Returns m coefficients.
@@ -37,7 +44,12 @@ class Factorization {
   static Factorization banded(const Workload& A, std::size_t bands);
   // Any lower-triangular Toeplitz C with first column c (c_0 > 0), truncated to n steps.
   static Factorization toeplitz(std::vector<double> c, std::size_t n);
-  // "input", "output", "sqrt", "banded:B".
+  // A BLT C with the given scale, decays theta_i in (0, 1) and weights omega_i.
+  static Factorization blt(double kappa, std::vector<double> theta, std::vector<double> omega,
+                           std::size_t n);
+  // The m-buffer BLT fitted to A (see above).
+  static Factorization fit_blt(const Workload& A, std::size_t buffers);
+  // "input", "output", "sqrt", "banded:B", "blt:M".
   static Factorization parse(const std::string& spec, const Workload& A);
 
   FactorizationKind kind() const { return kind_; }
@@ -47,6 +59,10 @@ class Factorization {
   const std::vector<double>& coefficients() const { return c_; }
   // The workload C equals (output only).
   const std::optional<Workload>& workload() const { return A_; }
+  // BLT parameters (blt only).
+  double kappa() const { return kappa_; }
+  const std::vector<double>& theta() const { return theta_; }
+  const std::vector<double>& omega() const { return omega_; }
   // ||C||_{1->2}: the largest column l2 norm.
   double norm_1_to_2() const { return norm_; }
   // Memory the streaming path keeps per coordinate (history rows), for docs and tests.
@@ -60,6 +76,12 @@ class Factorization {
   std::vector<double> c_;
   std::optional<Workload> A_;
   double norm_ = 1;
+  double kappa_ = 1;
+  std::vector<double> theta_, omega_;
 };
+
+// The JME error factor ||C||_{1->2}^2 ||A C^{-1}||_F^2 of a factorization of A (O(n) for BLT and
+// input, O(n^2) for Toeplitz).
+double jme_error_factor(const Workload& A, const Factorization& C);
 
 }  // namespace dpstats::moments
