@@ -25,7 +25,7 @@ enum class Attack {
   far,           // A4: ‖x‖ = 10^6 along v
   multi_dir,     // A5: spread over min(d, 8) orthogonal directions at t = 4√ln(1/α), same norm
   cov_matched,   // A6: v-component of the bad rows set to 1: Cov ≈ I, mean moved by α along v
-  subtractive,   // A7: the αn clean rows with the largest vᵀx removed, re-inserted at +t·v/2
+  subtractive,   // A7: the αn clean rows with the largest vᵀx moved to vᵀx = 0 (the median)
   duplicates,    // A9: 30% of clean rows one identical point, plus A1
 };
 inline const char* name(Attack a) {
@@ -67,12 +67,17 @@ inline RowMatrix attack_data(Attack a, std::int64_t n, std::int64_t d, double al
   const auto bad = static_cast<std::int64_t>(std::floor(alpha * n));
   if (a == Attack::shift) return shifted_cluster(n, d, alpha, 1.5, g);
   if (a == Attack::duplicates) {
+    // 30% of the rows replaced by copies of the clean row nearest the true mean (ties and
+    // duplicates without moving the clean mean), plus the A1 cluster.
     RowMatrix X = shifted_cluster(n, d, alpha, 1.5, g);
-    std::int64_t first = -1, done = 0;
+    std::int64_t best = -1;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (best < 0 || X.row(i).squaredNorm() < X.row(best).squaredNorm()) best = i;
+    const Eigen::RowVectorXd point = X.row(best);
+    std::int64_t done = 0;
     for (std::int64_t i = 0; i < n && done < (3 * n) / 10; ++i) {
       if (X.row(i).sum() > 0.75 * d) continue;  // leave the shifted rows alone (mostly)
-      if (first < 0) first = i;
-      X.row(i) = X.row(first);
+      X.row(i) = point;
       ++done;
     }
     return X;
@@ -119,7 +124,7 @@ inline RowMatrix attack_data(Attack a, std::int64_t n, std::int64_t d, double al
       for (std::int64_t r = 0; r < bad; ++r) {
         const auto i = idx[r];
         Vector z = X.row(i).transpose();
-        X.row(i) = (z - z.dot(v) * v + (la * 2) * v).transpose();
+        X.row(i) = (z - z.dot(v) * v).transpose();  // v-component moved to the median, 0
       }
       break;
     }

@@ -453,13 +453,17 @@ PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOp
   const EpsilonDelta per = q_range_coordinate_budget(ro, static_cast<std::size_t>(d));
   const double hist_threshold = 1 + 2 * std::log(2 / per.delta) / per.epsilon;
   f.range_margin = 0.3 * (1 - o.alpha) * static_cast<double>(n) / hist_threshold;
+  // Noise-dominated (addendum rule of thumb, made public-only): the Σ_t noise exceeds twice the
+  // stopping threshold (the filter would act on noise), the stopping threshold itself exceeds
+  // twice the reference signal (the filter would stop on noise before doing anything, leaving a
+  // mean with a smaller budget than DP Mean's), or the range histogram cannot pass its threshold.
   std::vector<std::string> why;
-  if (f.sigma_noise_norm > f.reference_signal / 4)
-    why.push_back(fmt::format("Sigma_t noise norm {:.3g} > 1/4 of the reference signal {:.3g}",
-                              f.sigma_noise_norm, f.reference_signal));
-  if (f.stop_threshold > f.reference_signal)
-    why.push_back(fmt::format("stop threshold {:.3g} > reference signal {:.3g}", f.stop_threshold,
-                              f.reference_signal));
+  if (f.sigma_noise_norm > 2 * f.stop_threshold)
+    why.push_back(fmt::format("Sigma_t noise norm {:.3g} > 2 x stop threshold {:.3g}",
+                              f.sigma_noise_norm, f.stop_threshold));
+  if (f.stop_threshold > 2 * f.reference_signal)
+    why.push_back(fmt::format("stop threshold {:.3g} > 2 x reference signal {:.3g}",
+                              f.stop_threshold, f.reference_signal));
   if (f.range_margin < 1.5)
     why.push_back(fmt::format("range histogram threshold too high for n (margin {:.3g} < 1.5)",
                               f.range_margin));
