@@ -1,0 +1,91 @@
+// Losses for private convex optimisation (card user-level-dp-sco.md §3), shared by the
+// user-level (issue 7) and heavy-tailed (issues 6, 8) solvers.
+//
+// Every built-in is a generalised linear loss f(x; a, y) = φ(<a, x>, y). Its constants are public:
+// they follow from a public bound A on the feature norm ‖a‖, a public bound B on |y| (squared loss)
+// and the domain, never from the data. Callers clip features to A (UserDataset does) so that the
+// stated constants hold.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dpstats/data/matrix.hpp"
+
+namespace dpstats::optimize {
+
+class Domain;
+
+// Counts per-item gradient evaluations (card §4.3: count exactly, only work actually done).
+struct GradientCounter {
+  std::int64_t evaluations = 0;
+};
+
+class Loss {
+ public:
+  virtual ~Loss() = default;
+  virtual std::string name() const = 0;
+  // φ'(u, y): the derivative (a subgradient where φ is not differentiable) in u = <a, x>.
+  virtual double derivative(double u, double y) const = 0;
+  virtual double phi(double u, double y) const = 0;
+  // L: sup ‖∇f‖ over x in X + B(0, enlarge), ‖a‖ <= A, |y| <= B.
+  virtual double lipschitz(double feature_bound, double label_bound, const Domain& domain,
+                           double enlarge = 0) const = 0;
+  // β (nullopt: non-smooth).
+  virtual std::optional<double> smoothness(double feature_bound) const = 0;
+
+  double value(const Vector& x, const double* a, double y) const;
+  // out += scale · ∇f(x; a, y); counts one evaluation.
+  void add_gradient(const Vector& x, const double* a, double y, double scale, Vector& out,
+                    GradientCounter& counter) const;
+};
+
+// ln(1 + exp(−y u)), y in {−1, +1}: L = A, β = A²/4.
+class LogisticLoss final : public Loss {
+ public:
+  std::string name() const override { return "logistic"; }
+  double derivative(double u, double y) const override;
+  double phi(double u, double y) const override;
+  double lipschitz(double A, double B, const Domain& X, double enlarge) const override;
+  std::optional<double> smoothness(double A) const override { return A * A / 4; }
+};
+
+// max(0, 1 − y u): L = A, non-smooth.
+class HingeLoss final : public Loss {
+ public:
+  std::string name() const override { return "hinge"; }
+  double derivative(double u, double y) const override;
+  double phi(double u, double y) const override;
+  double lipschitz(double A, double B, const Domain& X, double enlarge) const override;
+  std::optional<double> smoothness(double) const override { return std::nullopt; }
+};
+
+// ½(u − y)²: L = A·(A·(sup‖x‖ over X + enlarge) + B), β = A².
+class SquaredLoss final : public Loss {
+ public:
+  std::string name() const override { return "squared"; }
+  double derivative(double u, double y) const override;
+  double phi(double u, double y) const override;
+  double lipschitz(double A, double B, const Domain& X, double enlarge) const override;
+  std::optional<double> smoothness(double A) const override { return A * A; }
+};
+
+// Huber(κ): ½e² for |e| <= κ, κ|e| − ½κ² otherwise (e = u − y): L = κA, β = A².
+class HuberLoss final : public Loss {
+ public:
+  explicit HuberLoss(double kappa = 1.0);
+  std::string name() const override { return "huber"; }
+  double derivative(double u, double y) const override;
+  double phi(double u, double y) const override;
+  double lipschitz(double A, double B, const Domain& X, double enlarge) const override;
+  std::optional<double> smoothness(double A) const override { return A * A; }
+  double kappa() const { return kappa_; }
+
+ private:
+  double kappa_;
+};
+
+// "logistic", "hinge", "squared", "huber" (κ = 1); InvalidArgument otherwise.
+std::unique_ptr<Loss> make_loss(const std::string& name);
+
+}  // namespace dpstats::optimize

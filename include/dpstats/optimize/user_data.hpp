@@ -1,0 +1,48 @@
+// A per-user view of labelled data (card user-level-dp-sco.md §1.1, §3): rows (a, y) with a
+// user-id column, regrouped user-major with exactly m items per user.
+//
+// Per-user preprocessing only (privacy-safe: each user's items are a function of that user's rows
+// alone): features are clipped to the public norm bound A and labels to [−B, B]; a user with more
+// than m rows keeps its first m, one with fewer repeats its own rows cyclically. n (number of
+// distinct ids) and m are public: neighbouring datasets replace the whole data of one user.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+
+namespace dpstats::optimize {
+
+class UserDataset {
+ public:
+  // X: rows × p features, y: rows labels, users: rows ids. m = 0 picks ⌊rows / n⌋ (at least 1).
+  UserDataset(const ConstMatrixRef& X, const Vector& y, const std::vector<std::int64_t>& users,
+              std::int64_t m = 0, double feature_bound = 1.0, double label_bound = 1.0);
+  // Already user-major: rows u·m .. u·m+m−1 belong to user u.
+  UserDataset(RowMatrix X, Vector y, std::int64_t m, double feature_bound = 1.0,
+              double label_bound = 1.0);
+
+  std::int64_t num_users() const { return n_; }
+  std::int64_t items_per_user() const { return m_; }
+  std::int64_t dim() const { return features_.cols(); }
+  double feature_bound() const { return A_; }
+  double label_bound() const { return B_; }
+  const double* features(std::int64_t user, std::int64_t k) const {
+    return features_.data() + (user * m_ + k) * features_.cols();
+  }
+  double label(std::int64_t user, std::int64_t k) const { return labels_[user * m_ + k]; }
+  const RowMatrix& all_features() const { return features_; }
+  const Vector& all_labels() const { return labels_; }
+  // The ids of the users in user-major order (for the constructor from ids).
+  const std::vector<std::int64_t>& ids() const { return ids_; }
+
+ private:
+  void clip();
+  RowMatrix features_;
+  Vector labels_;
+  std::vector<std::int64_t> ids_;
+  std::int64_t n_ = 0, m_ = 0;
+  double A_ = 1, B_ = 1;
+};
+
+}  // namespace dpstats::optimize

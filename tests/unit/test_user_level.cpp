@@ -1,0 +1,252 @@
+// User-level SCO (card user-level-dp-sco.md §6.2, §6.4): golden Alg 1 schedule (§2.7), exact
+// gradient counts, user disjointness, the influence of one adversarial user, refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "dpstats/error.hpp"
+#include "dpstats/optimize/synthetic_users.hpp"
+#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/privacy/conversions.hpp"
+
+using namespace dpstats;
+using namespace dpstats::optimize;
+
+namespace {
+ProblemConstants worked_example() {
+  ProblemConstants k;
+  k.L = 1;
+  k.R = 2;
+  k.beta = 0.25;
+  k.d = 20;
+  return k;
+}
+
+UserDataset task_data(std::int64_t n, std::int64_t m, std::int64_t d, std::uint64_t seed,
+                      std::int64_t adversaries = 0) {
+  UserTask t;
+  t.n = n;
+  t.m = m;
+  t.d = d;
+  t.adversaries = adversaries;
+  SeededRng rng(seed);
+  const Vector w = make_w_star(t, rng);
+  return make_user_task(t, w, rng);
+}
+}  // namespace
+
+TEST(Alg1Plan, WorkedExampleGoldenValues) {
+  Alg1Options o;
+  o.profile = UserLevelProfile::paper;
+  o.q = 0.1;
+  const auto P = plan_alg1(1 << 20, 64, 1.0, 1e-9, worked_example(), o);
+  ASSERT_TRUE(P.feasible) << P.refusal;
+  EXPECT_TRUE(P.certified);
+  EXPECT_NEAR(P.J, 0.3, 1e-12);
+  EXPECT_NEAR(P.p, 1.8, 1e-12);
+  EXPECT_NEAR(P.eta, 5.459e-5, 5e-4 * 5.459e-5);
+  EXPECT_NEAR(P.C_raw, 4274.08, 0.01);
+  EXPECT_EQ(P.C, 4275);
+  EXPECT_EQ(P.l, 20);
+  EXPECT_NEAR(P.n_condition_lhs, 262144, 1e-6);
+  EXPECT_NEAR(P.n_condition_rhs, 51647, 1);
+  ASSERT_EQ(P.phases.size(), 20u);
+  const auto& p1 = P.phases.front();
+  EXPECT_EQ(p1.n_i, 65517);
+  EXPECT_EQ(p1.N_i, 15);
+  EXPECT_EQ(p1.T_i, 960);
+  EXPECT_NEAR(p1.eta_i, 1.568e-5, 1e-3 * 1.568e-5);
+  EXPECT_NEAR(p1.tau_i, 10.21, 0.005);
+  EXPECT_NEAR(p1.sigma_i, 285.7, 0.05);
+  const auto& p20 = P.phases.back();
+  EXPECT_EQ(p20.n_i, 17554);
+  EXPECT_EQ(p20.N_i, 4);
+  EXPECT_EQ(p20.T_i, 256);
+  EXPECT_EQ(P.gradient_evaluations, 44596800);
+  EXPECT_LE(P.gradient_evaluations, std::int64_t{64} << 20);
+  EXPECT_EQ(P.users_used, 696825);
+  // Card §4.1: C meets 150·ln(20e^ε/δ)/ε here, so no warning about the good event.
+  for (const auto& w : P.warnings) EXPECT_EQ(w.find("good event"), std::string::npos) << w;
+}
+
+TEST(Alg1Plan, RefusesWhenAPhaseHasNoGroupMember) {
+  Alg1Options o;
+  o.profile = UserLevelProfile::paper;
+  const auto P = plan_alg1(10000, 20, 1.0, 1e-6, worked_example(), o);
+  EXPECT_FALSE(P.feasible);
+  EXPECT_FALSE(P.certified);
+  EXPECT_NE(P.refusal.find("N_i"), std::string::npos);
+  EXPECT_THROW(plan_alg1(1, 20, 1.0, 1e-6, worked_example(), o), InvalidArgument);
+  EXPECT_THROW(plan_alg1(100, 20, 0.0, 1e-6, worked_example(), o), InvalidArgument);
+  EXPECT_THROW(plan_alg1(100, 20, 1.0, 0.0, worked_example(), o), InvalidArgument);
+}
+
+TEST(Alg1Plan, PaperWarnsOutsideTheTheorem) {
+  Alg1Options o;
+  o.profile = UserLevelProfile::paper;
+  auto k = worked_example();
+  k.beta = 1e9;
+  const auto P = plan_alg1(1 << 20, 64, 11.0, 1e-9, k, o);
+  int hits = 0;
+  for (const auto& w : P.warnings) {
+    hits += w.find("epsilon > 10") != std::string::npos;
+    hits += w.find("β >") != std::string::npos;
+  }
+  EXPECT_EQ(hits, 2);
+}
+
+TEST(Alg1Plan, PracticalUsesAllUsersWithSqrtGroups) {
+  const auto P = plan_alg1(4096, 20, 1.0, 1e-6, worked_example(), {});
+  ASSERT_TRUE(P.feasible);
+  EXPECT_EQ(P.phases.front().n_i, 2048);
+  EXPECT_EQ(P.phases.front().groups, 45);
+  EXPECT_EQ(P.phases.front().N_i, 45);
+  EXPECT_LE(P.users_used, 4096);
+  EXPECT_GT(P.users_used, 4096 * 0.9);
+  std::int64_t grads = 0;
+  for (const auto& ph : P.phases) grads += ph.groups * ph.N_i * 20;
+  EXPECT_EQ(P.gradient_evaluations, grads);
+  // σ_i of the secure Gaussian: (≈2τ_i/C_i)/√(2ρ).
+  const auto& ph = P.phases.front();
+  EXPECT_NEAR(ph.sigma_i, 2 * ph.tau_i / 45 / std::sqrt(2 * P.rho), 1e-5 * ph.sigma_i);
+}
+
+TEST(UserLevelFit, GradientCountsEqualTheFormulas) {
+  const auto D = task_data(200, 7, 3, 11);
+  SeededRng rng(5);
+  UserLevelOptions o;
+  o.domain_radius = 5;
+  o.steps = 6;
+  const std::int64_t n = 200, m = 7;
+  std::map<UserLevelMethod, std::int64_t> expect = {
+      {UserLevelMethod::dp_gd_user, 6 * n * m},
+      {UserLevelMethod::dp_sgd_user, (n / 6) * 6 * m},
+      {UserLevelMethod::dp_sgd_group, (n * m / 6) * 6},
+      {UserLevelMethod::non_private, n * m}};
+  for (const auto& [method, count] : expect) {
+    o.method = method;
+    const auto r = fit_user_level(D, o, rng);
+    EXPECT_EQ(r.diagnostics["gradient_evaluations"].get<std::int64_t>(), count)
+        << to_string(method);
+    EXPECT_EQ(r.privacy.unit, PrivacyUnit::user);
+  }
+  o.method = UserLevelMethod::phased_sgd;
+  const auto r = fit_user_level(D, o, rng);
+  const auto P = plan_alg1(n, m, 1.0, 1e-6, problem_constants(D, LogisticLoss(), Ball(Vector::Zero(3), 5)), {});
+  EXPECT_EQ(r.diagnostics["gradient_evaluations"].get<std::int64_t>(), P.gradient_evaluations);
+  EXPECT_TRUE(r.privacy.certified);
+}
+
+TEST(UserLevelFit, UsersAreDisjointAcrossPhasesGroupsAndBatches) {
+  const auto D = task_data(300, 4, 2, 12);
+  for (auto method : {UserLevelMethod::phased_sgd, UserLevelMethod::dp_sgd_user}) {
+    std::map<std::int64_t, std::set<std::pair<std::int64_t, std::int64_t>>> seen;
+    std::map<std::int64_t, int> reads;
+    UserLevelTrace trace;
+    trace.on_user = [&](std::int64_t phase, std::int64_t group, std::int64_t user) {
+      seen[user].insert({phase, group});
+      ++reads[user];
+    };
+    UserLevelOptions o;
+    o.method = method;
+    o.domain_radius = 3;
+    o.trace = &trace;
+    SeededRng rng(7);
+    fit_user_level(D, o, rng);
+    ASSERT_FALSE(seen.empty());
+    for (const auto& [u, where] : seen) {
+      EXPECT_EQ(where.size(), 1u) << to_string(method) << " user " << u;
+      EXPECT_EQ(reads[u], 1) << to_string(method) << " user " << u;
+    }
+  }
+}
+
+TEST(UserLevelFit, OneAdversarialUserMovesDpGdByAtMostItsSensitivity) {
+  // Coupled runs (same seed, same noise) on D and D' = D with user 0 replaced by an adversary
+  // (labels flipped, features ×100, clipped to A). Projected GD with η <= 2/β is non-expansive,
+  // so after T steps the iterates differ by at most Σ_t η·Δ_g = T·η·(sensitivity/n).
+  const auto D = task_data(500, 10, 4, 13, 0);
+  const auto Dp = task_data(500, 10, 4, 13, 1);
+  UserLevelOptions o;
+  o.domain_radius = 5;
+  o.steps = 10;
+  SeededRng r1(9), r2(9);
+  const auto a = fit_user_level(D, o, r1);
+  const auto b = fit_user_level(Dp, o, r2);
+  const double eta = a.diagnostics["step_size"].get<double>();
+  const double sens = a.ledger.front().sensitivity;
+  const double bound = 10 * eta * sens / 500;
+  const double moved = (a.estimate - b.estimate).norm();
+  EXPECT_GT(moved, 0);
+  EXPECT_LE(moved, bound);
+  // ... and the noise moves the estimate by much more than that (σ·η/n per coordinate per step).
+  EXPECT_GT(a.diagnostics["noise_sigma_sum"].get<double>() * eta / 500, bound / 10 / 2);
+}
+
+TEST(UserLevelFit, NoiseOffDpGdConvergesAndNoiseOnIsReported) {
+  const auto D = task_data(400, 20, 3, 14);
+  UserLevelOptions o;
+  o.domain_radius = 5;
+  o.sigma_scale = 0;
+  o.steps = 200;
+  SeededRng rng(1);
+  const auto r = fit_user_level(D, o, rng);
+  EXPECT_FALSE(r.privacy.certified);
+  const auto loss = make_loss("logistic");
+  // With the clip at L/√m it still decreases the empirical risk well below F(0) = ln 2.
+  EXPECT_LT(empirical_risk(D, *loss, r.estimate), std::log(2.0) - 0.1);
+  o.sigma_scale = 1;
+  const auto s = fit_user_level(D, o, rng);
+  EXPECT_TRUE(s.privacy.certified);
+  EXPECT_GT(s.diagnostics["noise_sigma_sum"].get<double>(), 0);
+  ASSERT_TRUE(s.privacy.rho.has_value());
+  EXPECT_NEAR(*s.privacy.rho, epsilon_delta_to_zcdp(1.0, 1e-6), 1e-12);
+}
+
+TEST(UserLevelFit, PaperAlg1RunsWithCappedPhasesAndKeepsEveryIidGroup) {
+  // ε = 10 keeps C small enough to run: C = ⌈10·ln(20·n·m·e^10/δ)⌉.
+  const auto D = task_data(2000, 5, 2, 15);
+  UserLevelOptions o;
+  o.method = UserLevelMethod::phased_sgd;
+  o.epsilon = 10;
+  o.domain_radius = 5;
+  o.alg1.profile = UserLevelProfile::paper;
+  o.alg1.q = 1;
+  o.alg1.num_phases = 1;
+  UserLevelTrace trace;
+  o.trace = &trace;
+  SeededRng rng(3);
+  const auto r = fit_user_level(D, o, rng);
+  const auto& sch = r.diagnostics["schedule"];
+  const std::int64_t C = sch["C"].get<std::int64_t>();
+  EXPECT_EQ(C, static_cast<std::int64_t>(std::ceil(
+                   10 * std::log(20.0 * 2000 * 5 * std::exp(10.0) / 1e-6))));
+  ASSERT_EQ(trace.phase_passed.size(), 1u);
+  EXPECT_EQ(trace.phase_passed[0], 1);
+  EXPECT_EQ(trace.kept[0], C);  // τ_1 covers every pair: all groups have p = 1
+  EXPECT_EQ(r.diagnostics["gradient_evaluations"].get<std::int64_t>(),
+            C * sch["phases"][0]["N_i"].get<std::int64_t>() * 5);
+  EXPECT_TRUE(Ball(Vector::Zero(2), 5).contains(r.estimate, 1e-12));
+  EXPECT_EQ(r.status, Status::ok);
+}
+
+TEST(UserLevelFit, RejectsBadInputBeforeAnyNoise) {
+  const auto D = task_data(50, 2, 2, 16);
+  SeededRng rng(1);
+  UserLevelOptions o;
+  o.epsilon = -1;
+  EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
+  o.epsilon = 1;
+  o.delta = 1.5;
+  EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
+  o.delta = 1e-6;
+  o.loss = "nope";
+  EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
+  o.loss = "logistic";
+  o.method = UserLevelMethod::phased_sgd;
+  o.alg1.profile = UserLevelProfile::paper;
+  EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);  // paper constants refuse n = 50
+  EXPECT_THROW(parse_user_level_method("alg9"), InvalidArgument);
+}
