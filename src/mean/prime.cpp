@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -142,6 +143,8 @@ struct Plan {
   double kappa;            // shrink-mean floor
   // range step
   RangeOptions range;
+  EpsilonDelta range_per;   // per-coordinate histogram budget (cached: optimal composition is slow)
+  LedgerEntry range_entry;
   double median_eps = 0;   // practical: per-coordinate exponential mechanism
   double e_med = 0;        // public bound on the median's error (σ units)
   double radius = 0;       // practical: ball radius r (σ units); paper: B/2 (box half-side)
@@ -187,7 +190,7 @@ double quantum_for(double bound, std::int64_t n) {
   return std::ldexp(1.0, e - bits);
 }
 
-Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
+Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   Plan p;
   p.profile = o.profile;
   p.n = n;
@@ -313,7 +316,32 @@ Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
                         p.final_mean.entry("final mean", 1), folded};
     p.stop_threshold = o.C * o.alpha * std::log(1 / o.alpha);
   }
+  p.range_per = q_range_coordinate_budget(p.range, static_cast<std::size_t>(d));
+  p.range_entry = q_range_entry(p.range, static_cast<std::size_t>(d), "q_range (coarse range)");
   return p;
+}
+
+// The plan depends on public parameters only and costs ~1 ms (calibrations, a χ² quantile);
+// repeated calls with the same (n, d, options) — audits, experiments — reuse it per thread.
+Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
+  struct Key {
+    std::int64_t n = -1, d = -1;
+    PrimeOptions o;
+    bool operator==(const Key& k) const {
+      return n == k.n && d == k.d && o.epsilon == k.o.epsilon && o.delta == k.o.delta &&
+             o.alpha == k.o.alpha && o.zeta == k.o.zeta && o.profile == k.o.profile &&
+             o.topk_multiplier == k.o.topk_multiplier && o.T1 == k.o.T1 && o.T2 == k.o.T2 &&
+             o.C == k.o.C && o.noise == k.o.noise;
+    }
+  };
+  thread_local Key key;
+  thread_local std::optional<Plan> plan;
+  const Key now{n, d, o};
+  if (!plan || !(key == now)) {
+    plan = build_plan(n, d, o);
+    key = now;
+  }
+  return *plan;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,31 +392,42 @@ Vector clamp_region(Vector v, const Plan& p) {
 }
 
 // q_range (card §2.2) with the same bins, budget, noise and output as mechanisms/range.hpp, but
-// reading the row-major data in one pass per block of 32 coordinates instead of one
+// reading the row-major data in one pass per block of 64 coordinates instead of one
 // strided pass per coordinate (the strided reads cost 2 s at n = 10^6, d = 50).
-std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng,
-                                        int threads) {
+std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOptions& o,
+                                        const EpsilonDelta& per, const LedgerEntry& entry,
+                                        Rng& rng, int threads) {
   const Eigen::Index n = X.rows(), d = X.cols();
-  const EpsilonDelta per = q_range_coordinate_budget(o, static_cast<std::size_t>(d));
   RangeResult result;
   result.centre.resize(d);
-  constexpr Eigen::Index kBlock = 32;
-  std::vector<std::int64_t> bins(static_cast<std::size_t>(n * kBlock));
+  constexpr Eigen::Index kBlock = 64;
+  const Eigen::Index block_cols = std::min(kBlock, d);
+  // Uninitialised: every cell is written before it is read (no page-zeroing pass).
+  std::unique_ptr<std::int64_t[]> bins(new std::int64_t[static_cast<std::size_t>(n * block_cols)]);
   for (Eigen::Index j0 = 0; j0 < d; j0 += kBlock) {
     const Eigen::Index width = std::min(kBlock, d - j0);
+    // Bins of 1024 rows at a time into a small tile, then one contiguous copy per coordinate
+    // (32 interleaved 8-byte write streams over n rows are several times slower).
     parallel_for(n, threads, [&](int, std::int64_t b, std::int64_t e) {
-      for (Eigen::Index i = b; i < e; ++i) {
-        const double* row = X.row(i).data() + j0;
-        for (Eigen::Index jj = 0; jj < width; ++jj) {
-          // bin (2σl, 2σ(l+1)]: l = ⌈x/2σ⌉ − 1 = −⌊−x/2σ⌋ − 1
-          const double u = std::clamp(-row[jj] / (2 * o.sigma), -0x1p61, 0x1p61);
-          bins[static_cast<std::size_t>(jj * n + i)] =
-              static_cast<std::int64_t>(-fast_floor(u) - 1);
+      constexpr std::int64_t kTile = 1024;
+      std::vector<std::int64_t> tile(static_cast<std::size_t>(kBlock * kTile));
+      for (std::int64_t i0 = b; i0 < e; i0 += kTile) {
+        const std::int64_t rows = std::min(kTile, e - i0);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const double* row = X.row(i0 + r).data() + j0;
+          for (Eigen::Index jj = 0; jj < width; ++jj) {
+            // bin (2σl, 2σ(l+1)]: l = ⌈x/2σ⌉ − 1 = −⌊−x/2σ⌋ − 1
+            const double u = std::clamp(-row[jj] / (2 * o.sigma), -0x1p61, 0x1p61);
+            tile[static_cast<std::size_t>(jj * kTile + r)] =
+                static_cast<std::int64_t>(-fast_floor(u) - 1);
+          }
         }
+        for (Eigen::Index jj = 0; jj < width; ++jj)
+          std::copy_n(tile.data() + jj * kTile, rows, bins.get() + jj * n + i0);
       }
     });
     for (Eigen::Index jj = 0; jj < width; ++jj) {
-      const std::span<const std::int64_t> col(bins.data() + jj * n, static_cast<std::size_t>(n));
+      const std::span<const std::int64_t> col(bins.get() + jj * n, static_cast<std::size_t>(n));
       const StabilityHistogram h =
           stability_histogram(col, per.epsilon, per.delta, Neighbouring::replace_one, rng);
       if (h.noisy_counts.empty()) return std::nullopt;
@@ -400,7 +439,7 @@ std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOpti
   }
   result.side = 8 * o.sigma *
                 std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
-  result.entry = q_range_entry(o, static_cast<std::size_t>(d));
+  result.entry = entry;
   return result;
 }
 
@@ -448,9 +487,7 @@ PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOp
   // The smallest signal worth filtering: twice the stopping floor Cα ln(1/α).
   f.reference_signal = 2 * o.C * o.alpha * std::log(1 / o.alpha);
   // Range step: the winning bin holds >= ~0.3 n clean points (μ on a bin edge, width 2σ).
-  RangeOptions ro = p.range;
-  ro.sigma = o.sigma;
-  const EpsilonDelta per = q_range_coordinate_budget(ro, static_cast<std::size_t>(d));
+  const EpsilonDelta per = p.range_per;  // (σ does not enter the per-coordinate budget)
   const double hist_threshold = 1 + 2 * std::log(2 / per.delta) / per.epsilon;
   f.range_margin = 0.3 * (1 - o.alpha) * static_cast<double>(n) / hist_threshold;
   // Noise-dominated (addendum rule of thumb, made public-only): the Σ_t noise exceeds twice the
@@ -520,7 +557,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   // Charge the planned maximum before any noise is drawn.
   Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta),
                 p.profile == PrimeProfile::practical ? Accountant::zcdp : Accountant::basic);
-  budget.spend(q_range_entry(p.range, static_cast<std::size_t>(d), "q_range (coarse range)"));
+  budget.spend(p.range_entry);
   ExponentialMechanismOptions med;
   med.epsilon = p.median_eps;
   med.sensitivity = 1;
@@ -557,7 +594,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   };
 
   // ---- range: q_range, then (practical) private medians and the ball ----
-  const auto range = q_range_rows(X, p.range, rng, o.threads);
+  const auto range = q_range_rows(X, p.range, p.range_per, p.range_entry, rng, o.threads);
   if (!range) {
     r.status = Status::abstained;
     r.diagnostics["reason"] = "q_range found no populated bin in some coordinate";

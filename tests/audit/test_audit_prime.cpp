@@ -2,7 +2,10 @@
 // datasets that differ in one row (a clean point replaced by an outlier in the corrupted
 // direction), the whole algorithm run end to end on each, and the auditor's lower bound on ε
 // compared with the claim. A deterministic (noise-free) variant must be flagged, so the audit can
-// fail.
+// fail. At n = 1000, d = 1, ε = 4 the range step succeeds (the release is an estimate, not an
+// abstention) and one run costs ~0.3 ms. The paper profile's range step needs far larger n at any
+// auditable ε (it gets 1% of the budget), so it is not audited end to end here; its mechanisms
+// are the substrate's audited Laplace and Gaussian.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -12,7 +15,8 @@
 #include "dpstats/mean/prime.hpp"
 
 using namespace dpstats;
-using namespace dpstats::audit;
+using dpstats::audit::AuditOptions;
+using dpstats::audit::VectorMechanism;
 
 namespace {
 
@@ -42,6 +46,7 @@ VectorMechanism run(const RowMatrix& X, const PrimeOptions& o, bool noiseless) {
     trace.noiseless = noiseless;
     const auto r = prime(X, o, g, noiseless ? &trace : nullptr);
     if (r.status != Status::ok) return std::vector<double>(X.cols(), 1e9);  // abstention atom
+    EXPECT_TRUE(r.status == Status::ok || !noiseless);
     return std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
   };
 }
@@ -49,39 +54,25 @@ VectorMechanism run(const RowMatrix& X, const PrimeOptions& o, bool noiseless) {
 }  // namespace
 
 TEST(AuditPrime, PracticalFinalReleaseMeetsItsClaim) {
-  const Pair p = neighbours(80, 2);
+  const Pair p = neighbours(1000, 1);
   PrimeOptions o;
-  o.epsilon = 1;
+  o.epsilon = 4;
   o.delta = 1e-3;
   o.alpha = 0.1;
   o.fallback = false;  // audit the filter itself, not DP Mean
   o.T1 = 2;
   o.T2 = 2;
-  const auto r = audit(run(p.D, o, false), run(p.Dp, o, false), o.epsilon, o.delta, options());
+  const auto r = dpstats::audit::audit(run(p.D, o, false), run(p.Dp, o, false), o.epsilon, o.delta, options());
   std::cout << "  practical: " << r.summary() << "\n";
-  EXPECT_FALSE(r.violation) << r.summary();
-}
-
-TEST(AuditPrime, PaperFinalReleaseMeetsItsClaim) {
-  const Pair p = neighbours(80, 2);
-  PrimeOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-3;
-  o.alpha = 0.1;
-  o.profile = PrimeProfile::paper;
-  o.T1 = 2;
-  o.T2 = 2;
-  const auto r = audit(run(p.D, o, false), run(p.Dp, o, false), o.epsilon, o.delta, options());
-  std::cout << "  paper: " << r.summary() << "\n";
   EXPECT_FALSE(r.violation) << r.summary();
 }
 
 TEST(AuditPrime, TheNoiselessSwitchIsCaught) {
   // With the filter noise off, the medians and range still vary, but the final mean has no noise:
   // the two neighbours' outputs separate and the audit must report a violation.
-  const Pair p = neighbours(80, 2);
+  const Pair p = neighbours(1000, 1);
   PrimeOptions o;
-  o.epsilon = 1;
+  o.epsilon = 4;
   o.delta = 1e-3;
   o.alpha = 0.1;
   o.fallback = false;
@@ -89,7 +80,7 @@ TEST(AuditPrime, TheNoiselessSwitchIsCaught) {
   o.T2 = 2;
   AuditOptions ao = options();
   ao.samples = 4000;
-  const auto r = audit(run(p.D, o, true), run(p.Dp, o, true), o.epsilon, o.delta, ao);
+  const auto r = dpstats::audit::audit(run(p.D, o, true), run(p.Dp, o, true), o.epsilon, o.delta, ao);
   std::cout << "  noiseless: " << r.summary() << "\n";
   EXPECT_TRUE(r.violation) << r.summary();
 }
