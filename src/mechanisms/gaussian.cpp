@@ -8,26 +8,16 @@
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "lattice.hpp"
 
 namespace dpstats {
 namespace {
 
-__extension__ typedef __int128 i128;
+using lattice::check_dimension;
+using lattice::power_of_two_floor;
 
-constexpr double kInputBound = 0x1p60;       // lattice coordinates of the clamped input
-constexpr double kOutputBound = 0x1p62;      // lattice coordinates of the release
 constexpr double kMaxLatticeSigma = 0x1p30;  // keeps s^2 below the sampler's 2^62
 constexpr double kMaxLatticeVariance = 0x1p62;
-
-double power_of_two_floor(double x) {
-  int exponent = 0;
-  std::frexp(x, &exponent);  // x = f 2^exponent, f in [0.5, 1)
-  return std::ldexp(1.0, exponent - 1);
-}
-
-void check_dimension(std::size_t dimension) {
-  require(dimension >= 1, "dimension must be >= 1, got 0");
-}
 
 // The lattice step g: the largest power of two <= Δ/(sqrt(d) 2^20), coarsened when the noise is
 // so large that sigma/g would exceed 2^30. Depends on public parameters only.
@@ -193,21 +183,9 @@ GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double si
 }
 
 double GaussianMechanism::apply(double value, RandomBits& bits) const {
-  // The value itself is private: the message does not show it.
-  if (!std::isfinite(value)) {
-    throw InvalidArgument("value must be finite (got a NaN or infinite entry)");
-  }
+  lattice::check_value(value);
   if (mode_ == NoiseMode::fast_float) return value + sigma_ * float_standard_normal(bits.rng());
-  const double g = granularity_;
-  // x/g is exact (a power-of-two scaling of a clamped value), and so is the rounding to k.
-  const double clamped = std::clamp(value, -kInputBound * g, kInputBound * g);
-  const auto k = static_cast<std::int64_t>(std::llround(clamped / g));
-  const std::int64_t noise = (*lattice_noise_)(bits);
-  // Clamping k + Y to ±2^62 is a function of the exact sum (see laplace.cpp).
-  const i128 sum = static_cast<i128>(k) + noise;
-  const auto bound = static_cast<i128>(kOutputBound);
-  const auto released = static_cast<std::int64_t>(std::clamp(sum, -bound, bound));
-  return static_cast<double>(released) * g;
+  return lattice::release(value, granularity_, (*lattice_noise_)(bits));
 }
 
 double GaussianMechanism::apply(double value, Rng& rng) const {
@@ -217,16 +195,7 @@ double GaussianMechanism::apply(double value, Rng& rng) const {
 
 Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                          Rng& rng) const {
-  if (static_cast<std::size_t>(value.size()) != dimension_) {
-    throw InvalidArgument(fmt::format("value has length {} but the mechanism's dimension is {}",
-                                      value.size(), dimension_));
-  }
-  for (Eigen::Index i = 0; i < value.size(); ++i) {
-    if (!std::isfinite(value[i])) {
-      throw InvalidArgument(
-          fmt::format("value must be finite (got a NaN or infinite entry at position {})", i));
-    }
-  }
+  lattice::check_vector(value, dimension_);
   Eigen::VectorXd out(value.size());
   RandomBits bits(rng);
   for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);

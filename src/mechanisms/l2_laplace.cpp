@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "lattice.hpp"
 
 namespace dpstats {
 namespace {
@@ -41,16 +42,12 @@ double standard_gamma(std::size_t shape, Rng& rng) {
   }
 }
 
-void check_dimension(std::size_t dimension) {
-  require(dimension >= 1, "dimension must be >= 1, got 0");
-}
-
 }  // namespace
 
 // In polar coordinates the density exp(-r/beta) on R^d has radius density ∝ r^(d-1) exp(-r/beta),
 // i.e. Gamma(d, beta), and a uniform direction (a normalised standard normal vector).
 Eigen::VectorXd sample_l2_laplace(std::size_t dimension, double beta, Rng& rng) {
-  check_dimension(dimension);
+  lattice::check_dimension(dimension);
   check_positive(beta, "beta");
   const auto d = static_cast<Eigen::Index>(dimension);
   Eigen::VectorXd direction(d);
@@ -66,7 +63,7 @@ L2LaplaceMechanism::L2LaplaceMechanism(double l2_sensitivity, double epsilon, st
     : sensitivity_(l2_sensitivity), epsilon_(epsilon), dimension_(dimension) {
   check_positive(l2_sensitivity, "l2_sensitivity");
   check_epsilon(epsilon);
-  check_dimension(dimension);
+  lattice::check_dimension(dimension);
   beta_ = l2_sensitivity / epsilon;
   require(std::isfinite(beta_) && beta_ >= 0x1p-900,
           fmt::format("l2_sensitivity / epsilon must be in [2^-900, max double], got {} / {}",
@@ -75,21 +72,10 @@ L2LaplaceMechanism::L2LaplaceMechanism(double l2_sensitivity, double epsilon, st
 
 Eigen::VectorXd L2LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                           Rng& rng) const {
-  if (static_cast<std::size_t>(value.size()) != dimension_) {
-    throw InvalidArgument(fmt::format("value has length {} but the mechanism's dimension is {}",
-                                      value.size(), dimension_));
-  }
-  for (Eigen::Index i = 0; i < value.size(); ++i) {
-    if (!std::isfinite(value[i])) {
-      throw InvalidArgument(
-          fmt::format("value must be finite (got a NaN or infinite entry at position {})", i));
-    }
-  }
+  lattice::check_vector(value, dimension_);
   // Snapping to a power-of-two lattice 2^-30 beta fine removes the low-order bits of the
   // floating-point sum (post-processing); it does not make the sampler exact (see the header).
-  int exponent = 0;
-  std::frexp(beta_ * 0x1p-30, &exponent);
-  const double g = std::ldexp(1.0, exponent - 1);
+  const double g = lattice::power_of_two_floor(beta_ * 0x1p-30);
   Eigen::VectorXd out = value + sample_l2_laplace(dimension_, beta_, rng);
   for (Eigen::Index i = 0; i < out.size(); ++i) out[i] = std::round(out[i] / g) * g;
   return out;

@@ -6,30 +6,15 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "lattice.hpp"
 
 namespace dpstats {
 namespace {
 
-__extension__ typedef __int128 i128;
+using lattice::power_of_two_floor;
 
-constexpr double kInputBound = 0x1p60;   // lattice coordinates of the clamped input
-constexpr double kOutputBound = 0x1p62;  // lattice coordinates of the release
 constexpr std::uint64_t kMaxScaleNum = std::uint64_t{1} << 56;
 constexpr double kMaxLatticeScale = 0x1p50;
-
-// The largest power of two <= x, for a positive normal x.
-double power_of_two_floor(double x) {
-  int exponent = 0;
-  std::frexp(x, &exponent);  // x = f 2^exponent, f in [0.5, 1)
-  return std::ldexp(1.0, exponent - 1);
-}
-
-void check_value(double value) {
-  // The value itself is private: the message does not show it.
-  if (!std::isfinite(value)) {
-    throw InvalidArgument("value must be finite (got a NaN or infinite entry)");
-  }
-}
 
 // Continuous Laplace(b) from floating-point uniforms (fast_float mode only).
 double float_laplace(double b, Rng& rng) {
@@ -92,19 +77,9 @@ LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon, std::s
 }
 
 double LaplaceMechanism::apply(double value, RandomBits& bits) const {
-  check_value(value);
+  lattice::check_value(value);
   if (mode_ == NoiseMode::fast_float) return value + float_laplace(scale_, bits.rng());
-  const double g = granularity_;
-  // x/g is exact (a power-of-two scaling of a clamped value), and so is the rounding to k.
-  const double clamped = std::clamp(value, -kInputBound * g, kInputBound * g);
-  const auto k = static_cast<std::int64_t>(std::llround(clamped / g));
-  const std::int64_t noise = (*lattice_noise_)(bits);
-  // |k| <= 2^60 and the sum is clamped to ±2^62: a function of the exact k + Y (the sampler's
-  // own clamp at ±(2^63 - 1) only acts where k + Y is beyond ±2^62 anyway).
-  const i128 sum = static_cast<i128>(k) + noise;
-  const auto bound = static_cast<i128>(kOutputBound);
-  const auto released = static_cast<std::int64_t>(std::clamp(sum, -bound, bound));
-  return static_cast<double>(released) * g;
+  return lattice::release(value, granularity_, (*lattice_noise_)(bits));
 }
 
 double LaplaceMechanism::apply(double value, Rng& rng) const {
@@ -114,16 +89,7 @@ double LaplaceMechanism::apply(double value, Rng& rng) const {
 
 Eigen::VectorXd LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                         Rng& rng) const {
-  if (static_cast<std::size_t>(value.size()) != dimension_) {
-    throw InvalidArgument(fmt::format("value has length {} but the mechanism's dimension is {}",
-                                      value.size(), dimension_));
-  }
-  for (Eigen::Index i = 0; i < value.size(); ++i) {
-    if (!std::isfinite(value[i])) {
-      throw InvalidArgument(
-          fmt::format("value must be finite (got a NaN or infinite entry at position {})", i));
-    }
-  }
+  lattice::check_vector(value, dimension_);
   Eigen::VectorXd out(value.size());
   RandomBits bits(rng);
   for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
