@@ -268,11 +268,38 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng)
                                        dims, c.noise);
   };
   const double d = static_cast<double>(m.d), D2 = static_cast<double>(m.D2);
+  // Floating point: C·X is computed in doubles, so neighbouring streams' computed values can differ
+  // by more than the exact sensitivity. Each computed coordinate is within (len + 2) 2^-53 L1 B of
+  // the exact one (a sum of len products, L1 = sum |c_k| or A's largest row sum, B the entry
+  // bound); the l2 sensitivity handed to the lattice mechanism is enlarged by twice that over all
+  // n·D coordinates of the block. (A relative change of ~1e-6 or less at the sizes we run.)
+  const Factorization& C2used = cs ? c.C1 : c.C2;
+  auto margin = [&](const Factorization& C, double entry_bound, double coords) {
+    double l1 = 0, len = 1;
+    switch (C.kind()) {
+      case FactorizationKind::input: return 0.0;  // C·x = x exactly
+      case FactorizationKind::output: {
+        const Workload& A = *C.workload();
+        for (std::size_t k = 0; k < A.steps(); ++k) l1 += std::abs(A.coefficient(k));
+        l1 *= A.row_scale(0);  // the row scale is non-increasing
+        len = 2.0 * static_cast<double>(A.steps());  // running sums and EMAs
+        break;
+      }
+      default:
+        for (double v : C.coefficients()) l1 += std::abs(v);
+        len = C.kind() == FactorizationKind::blt ? 2.0 * static_cast<double>(C.steps())
+                                                 : static_cast<double>(C.coefficients().size());
+    }
+    return 2 * std::sqrt(coords) * (len + 2) * 0x1p-53 * l1 * entry_bound;
+  };
+  const double second_bound = pp ? 0.0 : second_input_scale(m.np, unit) * c.zeta * c.zeta;
+  const double margin1 = margin(c.C1, c.zeta, n * d);
+  const double margin2 = pp ? 0.0 : margin(C2used, second_bound, n * D2);
   if (c.method == Method::ime) {
-    m.mech1 = make(unit.s1, c.alpha, n * d, "first");
-    m.mech2 = make(unit.s2, 1 - c.alpha, n * D2, "second");
+    m.mech1 = make(unit.s1 + margin1, c.alpha, n * d, "first");
+    m.mech2 = make(unit.s2 + margin2, 1 - c.alpha, n * D2, "second");
   } else {
-    m.mech1 = make(unit.s1, 1.0, n * (pp ? d : d + D2), "joint");
+    m.mech1 = make(unit.s1 + std::hypot(margin1, margin2), 1.0, n * (pp ? d : d + D2), "joint");
   }
   // Budget: the whole stream is one mechanism (two for IME), charged before any noise is drawn.
   const bool approximate_entry = m.mech1->loss().kind == LossKind::approximate;
@@ -305,7 +332,7 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng)
   }
   m.scale2 = second_input_scale(m.np, unit);
 
-  const Factorization& C2 = cs ? c.C1 : c.C2;
+  const Factorization& C2 = C2used;
   m.direct1 = direct(c.C1, c.A1);
   m.direct2 = !pp && direct(C2, c.A2);
   m.ch1.emplace(c.C1, m.d, pp || !m.direct1);
