@@ -6,6 +6,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/median/boosting.hpp"
+#include "dpstats/median/fast_center.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -106,16 +107,36 @@ Release<Vector> paper(const ConstMatrixRef& X, const GeometricMedianOptions& o, 
   // 1. FastRadius (Alg. 2) at (ε/4, δ/4).
   budget.spend(fast_radius_ledger(eps / 4, delta / 4));
   const RadiusResult rad = fast_radius(X, r_min, o.radius, eps / 4, delta / 4, rng);
-  // 2. HSU24 localization at (ε/4, δ/4) (card §4.1(a): FastCenter is impractical below its n).
+  // 2. The centre at (ε/4, δ/4): HSU24 localization (card §4.1(a)) or FastCenter (Alg. 3).
   double rho_loc = 0;
-  Budget loc_budget = sub_budget(budget, "hsu24 localization", eps / 4, delta / 4, &rho_loc);
-  HsuLocalizationOptions lo;
-  lo.rho = rho_loc;
-  lo.inner_steps = o.localization_steps;
-  lo.noise = o.noise;
-  const Vector c = hsu24_localize(X, o.radius, rad.r_hat, lo, loc_budget, rng);
-  // 3. phased DP-SGD at (ε/2, δ/2) on B(c, 4r̂) (card §2.4 hand-off multiplier).
-  const double rad1 = 4 * rad.r_hat;
+  Vector c;
+  double rad1 = 4 * rad.r_hat;  // card §2.4 hand-off multiplier, as the boosting domain
+  if (o.center == PaperCenter::fast_center) {
+    const double r_c = o.center_radius_multiplier * rad.r_hat;
+    LedgerEntry e;
+    e.mechanism = "fast_center";
+    e.purpose = "fast_center (KLTY Alg. 3)";
+    e.loss = PrivacyLoss::approximate(eps / 4, delta / 4);
+    budget.spend(e);
+    const FastCenterResult fc = fast_center(X, r_c, eps / 4, delta / 4, rng);
+    r.privacy.certified = false;  // fast_center.hpp: no written proof covers the lattice version
+    r.diagnostics["center_failed"] = fc.failed;
+    if (fc.failed) {  // card §2.4: the failure flag is a DP output; fall back to B(0, R)
+      c = Vector::Zero(X.cols());
+      rad1 = o.radius;
+    } else {
+      c = fc.centre;
+      rad1 = 3 * r_c + 3 * fc.sigma * std::sqrt(static_cast<double>(X.cols()) * std::log(16 / delta));
+    }
+  } else {
+    Budget loc_budget = sub_budget(budget, "hsu24 localization", eps / 4, delta / 4, &rho_loc);
+    HsuLocalizationOptions lo;
+    lo.rho = rho_loc;
+    lo.inner_steps = o.localization_steps;
+    lo.noise = o.noise;
+    c = hsu24_localize(X, o.radius, rad.r_hat, lo, loc_budget, rng);
+  }
+  // 3. phased DP-SGD at (ε/2, δ/2) on B(c, rad1).
   PhasedSgdOptions so;
   so.K = K_for_passes(o.passes, n);
   const double T = std::ldexp(1.0, so.K) - 1;
@@ -145,7 +166,8 @@ Release<Vector> paper(const ConstMatrixRef& X, const GeometricMedianOptions& o, 
   r.diagnostics["boosting_steps"] = out.T;
   r.diagnostics["passes"] = static_cast<double>(out.T) / static_cast<double>(n);
   r.diagnostics["boosting_rho"] = so.rho;
-  r.diagnostics["localization_rho"] = rho_loc;
+  r.diagnostics["center"] = o.center == PaperCenter::fast_center ? "fast-center" : "hsu24-localization";
+  r.diagnostics["boosting_radius"] = rad1;
   return r;
 }
 
@@ -203,6 +225,7 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   require(o.localization_steps >= 1, "localization_steps must be >= 1");
   require(o.passes > 0 && o.passes <= 1000, "passes must be in (0, 1000]");
   if (o.eta_multiplier) check_positive(*o.eta_multiplier, "eta_multiplier");
+  check_positive(o.center_radius_multiplier, "center_radius_multiplier");
   check_data(X);
 
   Release<Vector> r;

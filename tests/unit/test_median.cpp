@@ -10,6 +10,7 @@
 #include "dpstats/data/synthetic.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/boosting.hpp"
+#include "dpstats/median/fast_center.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/median/weiszfeld.hpp"
@@ -446,4 +447,37 @@ TEST(QuantileRadiusRelease, MethodsAndPrivacy) {
   r = quantile_radius_release(X, o, rng);
   EXPECT_EQ(r.privacy.delta, 0);
   EXPECT_GT(r.estimate, 0);
+}
+
+// ---- FastCenter (Alg. 3) ------------------------------------------------------------------------
+
+TEST(FastCenter, PartnersAndValidation) {
+  EXPECT_EQ(fast_center_partners(1000, 1e-5), 12787);
+  SeededRng rng(1);
+  EXPECT_THROW(fast_center(RowMatrix::Zero(19, 2), 1, 1, 1e-5, rng), InvalidArgument);
+}
+
+TEST(FastCenter, FarApartPointsFailTheGate) {
+  RowMatrix X(40, 2);
+  for (int i = 0; i < 40; ++i) X.row(i) << 10.0 * i, 0;  // pairwise farther than 2r̂ = 2
+  SeededRng rng(2);
+  const auto r = fast_center(X, 1, 1, 1e-5, rng);
+  EXPECT_TRUE(r.failed);
+  EXPECT_EQ(r.centre, Vector::Zero(2));
+}
+
+TEST(FastCenter, IdenticalPointsGiveThePointPlusPrintedNoise) {
+  const RowMatrix X = RowMatrix::Constant(100, 2, 3.0);
+  SeededRng rng(3);
+  const double sigma = 1600 * 0.5 * std::sqrt(std::log(12 / 1e-5)) / (100 * 100.0);
+  Vector sum = Vector::Zero(2);
+  for (int t = 0; t < 50; ++t) {
+    const auto r = fast_center(X, 0.5, 100, 1e-5, rng);
+    ASSERT_FALSE(r.failed);
+    EXPECT_GE(r.sigma, sigma);  // the secure Gaussian rounds σ up (lattice), by < 1e-5
+    EXPECT_LE(r.sigma, sigma * (1 + 1e-5));
+    sum += r.centre;
+  }
+  // The mean of 50 draws is within 5 standard errors of the point.
+  EXPECT_LT((sum / 50 - Vector::Constant(2, 3.0)).cwiseAbs().maxCoeff(), 5 * sigma / std::sqrt(50.0));
 }

@@ -8,8 +8,8 @@
 //   3. DPGD on all rows from the localization output, domain B(c, r̂), η = r̂/sqrt(T), ρ_b.
 //   Budget: a zCDP accountant; (ε, δ) is converted with the tight CKS20 formula.
 // method fast, profile paper (KLTY Thm 4 as the card reads it, with FastCenter replaced by the
-//   HSU24 localization, card §4.1(a)): FastRadius (Alg. 2) at (ε/4, δ/4), HSU24 localization at
-//   (ε/4, δ/4) (zCDP inside, converted), then FixedOrderDPSGD at (ε/2, δ/2) (or StableDPSGD with
+//   HSU24 localization, card §4.1(a); FastCenter on request): FastRadius (Alg. 2) at (ε/4, δ/4),
+//   HSU24 localization (zCDP inside, converted) or FastCenter at (ε/4, δ/4), then FixedOrderDPSGD at (ε/2, δ/2) (or StableDPSGD with
 //   ρ = ε²/(32 ln(4/δ)) and Lemma 12) on B(c, 4r̂) with η = 0.3·4r̂/sqrt(T) (0.1 for Stable) and
 //   `passes` passes. Basic composition.
 // method hsu24 (HSU24 public code, card §2.9): RadiusFinder (ρ/4), HSU24 localization (ρ/4),
@@ -31,6 +31,7 @@ namespace dpstats {
 enum class MedianMethod { fast, hsu24 };
 enum class MedianProfile { practical, paper };
 enum class PaperBoosting { fixed_order, stable };
+enum class PaperCenter { hsu24_localization, fast_center };
 
 struct GeometricMedianOptions {
   MedianMethod method = MedianMethod::fast;
@@ -43,10 +44,15 @@ struct GeometricMedianOptions {
   // practical profile
   double radius_share = 0.05;        // share of ρ for the radius search
   double localization_share = 0.10;  // share of ρ for the localization
-  int dpgd_steps = 5;                // boosting passes
-  std::int64_t subsample = 20000;    // rows used by the radius search and the localization
+  int dpgd_steps = 3;                // boosting passes
+  std::int64_t subsample = 10000;    // rows used by the radius search and the localization
   // paper profile
   PaperBoosting boosting = PaperBoosting::fixed_order;
+  // The centre step: HSU24 localization (default, card §4.1(a)) or FastCenter (Alg. 3, Thm 3's
+  // warm start, fed c_mult·r̂ with c_mult = 4 by default, card §2.4; its releases are
+  // certified = false, see fast_center.hpp).
+  PaperCenter center = PaperCenter::hsu24_localization;
+  double center_radius_multiplier = 4;
   double passes = 1;
   std::optional<double> eta_multiplier;  // default 0.3 (fixed order) / 0.1 (Stable), card §3
   int localization_steps = 1000;         // HSU24 inner T (paper profile and hsu24 method)
