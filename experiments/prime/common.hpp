@@ -26,7 +26,7 @@ enum class Attack {
   multi_dir,     // A5: spread over min(d, 8) orthogonal directions at t = 4√ln(1/α), same norm
   cov_matched,   // A6: v-component of the bad rows set to 1: Cov ≈ I, mean moved by α along v
   subtractive,   // A7: the αn clean rows with the largest vᵀx moved to vᵀx = 0 (the median)
-  duplicates,    // A9: 30% of clean rows one identical point, plus A1
+  duplicates,    // A9: 30% of the clean rows in identical pairs, plus A1
 };
 inline const char* name(Attack a) {
   switch (a) {
@@ -67,17 +67,18 @@ inline RowMatrix attack_data(Attack a, std::int64_t n, std::int64_t d, double al
   const auto bad = static_cast<std::int64_t>(std::floor(alpha * n));
   if (a == Attack::shift) return shifted_cluster(n, d, alpha, 1.5, g);
   if (a == Attack::duplicates) {
-    // 30% of the rows replaced by copies of the clean row nearest the true mean (ties and
-    // duplicates without moving the clean mean), plus the A1 cluster.
+    // 30% of the clean rows in identical pairs (each pair one clean draw counted twice: ties and
+    // duplicates without moving the clean mean or covariance in expectation), plus the A1 cluster.
     RowMatrix X = shifted_cluster(n, d, alpha, 1.5, g);
-    std::int64_t best = -1;
-    for (std::int64_t i = 0; i < n; ++i)
-      if (best < 0 || X.row(i).squaredNorm() < X.row(best).squaredNorm()) best = i;
-    const Eigen::RowVectorXd point = X.row(best);
-    std::int64_t done = 0;
+    std::int64_t done = 0, prev = -1;
     for (std::int64_t i = 0; i < n && done < (3 * n) / 10; ++i) {
       if (X.row(i).sum() > 0.75 * d) continue;  // leave the shifted rows alone (mostly)
-      X.row(i) = point;
+      if (prev < 0) {
+        prev = i;
+      } else {
+        X.row(i) = X.row(prev);
+        prev = -1;
+      }
       ++done;
     }
     return X;

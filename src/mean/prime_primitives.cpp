@@ -200,6 +200,7 @@ Vector robust_filter_nonprivate(const ConstMatrixRef& X, double alpha, double C,
     const double Z = rng.uniform01();
     auto next = filter_with_scores(tau, Z * tmax, X, S, k);
     if (next.size() == S.size()) continue;
+    if (static_cast<Eigen::Index>(next.size()) < n / 2) break;  // keep at least half the rows
     S = std::move(next);
   }
   return mu;
