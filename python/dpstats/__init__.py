@@ -16,10 +16,11 @@ from . import account
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
+from .fit import fit
 
 __version__ = _dpstats.__version__
 __all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments", "geometric_median", "quantile_radius"]
+           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:

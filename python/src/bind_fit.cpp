@@ -1,0 +1,58 @@
+// Model fitting bindings: user-level private convex optimisation (optimize/user_level.hpp).
+#include "common.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/optimize/user_level.hpp"
+
+namespace py = pybind11;
+using namespace dpstats;
+using namespace dpstats::python;
+
+namespace {
+
+py::tuple fit_user_level_native(const CArray& X, const CArray& y,
+                                const py::array_t<std::int64_t, py::array::c_style |
+                                                                    py::array::forcecast>& users,
+                                const std::string& loss, const std::string& method,
+                                const std::string& profile, double epsilon, double delta,
+                                double domain_radius, std::optional<int> steps,
+                                std::optional<double> step_size, std::optional<double> clip,
+                                std::int64_t items_per_user, double feature_bound,
+                                double label_bound, std::optional<std::uint64_t> seed) {
+  const auto data = as_matrix(X);
+  require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
+  require(users.ndim() == 1 && users.shape(0) == data.rows(),
+          "users must be 1-D with one id per row of X");
+  require(profile == "practical" || profile == "paper",
+          "profile must be 'practical' or 'paper', got '" + profile + "'");
+  const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
+  const std::vector<std::int64_t> ids(users.data(), users.data() + users.shape(0));
+  optimize::UserLevelOptions o;
+  o.method = optimize::parse_user_level_method(method);
+  o.loss = loss;
+  o.epsilon = epsilon;
+  o.delta = delta;
+  o.domain_radius = domain_radius;
+  o.steps = steps;
+  o.step_size = step_size;
+  o.clip = clip;
+  o.alg1.profile = profile == "paper" ? optimize::UserLevelProfile::paper
+                                      : optimize::UserLevelProfile::practical;
+  auto rng = make_rng(seed);
+  Release<Vector> r;
+  {
+    py::gil_scoped_release release;
+    const optimize::UserDataset d(data, yv, ids, items_per_user, feature_bound, label_bound);
+    r = optimize::fit_user_level(d, o, *rng);
+  }
+  return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
+}
+
+}  // namespace
+
+void bind_fit(py::module_& m) {
+  m.def("fit_user_level", &fit_user_level_native, py::arg("X"), py::arg("y"), py::arg("users"),
+        py::arg("loss"), py::arg("method"), py::arg("profile"), py::arg("epsilon"),
+        py::arg("delta"), py::arg("domain_radius"), py::arg("steps"), py::arg("step_size"),
+        py::arg("clip"), py::arg("items_per_user"), py::arg("feature_bound"),
+        py::arg("label_bound"), py::arg("seed"));
+}

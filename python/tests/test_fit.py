@@ -1,0 +1,68 @@
+import numpy as np
+import pytest
+
+import dpstats
+
+
+def users_task(n=400, m=10, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w *= 3 / np.linalg.norm(w)
+    X = rng.standard_normal((n * m, d)) / np.sqrt(d)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    y = np.where(rng.uniform(size=n * m) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
+    users = np.repeat(np.arange(n), m)
+    return X, y, users, w
+
+
+def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
+    X, y, users, w = users_task()
+    r = dpstats.fit(X, y, users=users, task="user-level", epsilon=1.0, delta=1e-6,
+                    domain_radius=5, seed=4)
+    assert r.estimate.shape == (4,)
+    assert r.certified and r.seeded and r.status == "ok"
+    assert r.diagnostics["method"] == "dp-gd-user"
+    assert r.diagnostics["gradient_evaluations"] == 20 * 400 * 10
+    assert r.epsilon == 1.0 and r.delta == 1e-6
+    again = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=4)
+    np.testing.assert_array_equal(r.estimate, again.estimate)
+    # At this size the private fit points the right way.
+    assert r.estimate @ w / (np.linalg.norm(r.estimate) * np.linalg.norm(w)) > 0.5
+
+
+@pytest.mark.parametrize("method,count", [("dp-sgd-user", (400 // 20) * 20 * 10),
+                                          ("dp-sgd-group", (4000 // 20) * 20),
+                                          ("phased-sgd", None),
+                                          ("non-private", 4000)])
+def test_every_method_runs_and_counts_gradients(method, count):
+    X, y, users, _ = users_task()
+    r = dpstats.fit(X, y, users=users, method=method, domain_radius=5, seed=1)
+    if count is not None:
+        assert r.diagnostics["gradient_evaluations"] == count
+    else:
+        sched = r.diagnostics["schedule"]
+        assert r.diagnostics["gradient_evaluations"] == sched["planned_gradient_evaluations"]
+    assert np.linalg.norm(r.estimate) <= 5 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber"])
+def test_every_loss(loss):
+    X, y, users, _ = users_task(200, 5, 3, 2)
+    r = dpstats.fit(X, y, users=users, loss=loss, domain_radius=2, seed=2)
+    assert np.all(np.isfinite(r.estimate))
+
+
+def test_bad_input_raises_value_error():
+    X, y, users, _ = users_task(50, 2, 2, 3)
+    with pytest.raises(ValueError):
+        dpstats.fit(X, y, users=users, epsilon=-1)
+    with pytest.raises(ValueError):
+        dpstats.fit(X, y, users=users, method="alg9")
+    with pytest.raises(ValueError):
+        dpstats.fit(X, y[:-1], users=users)
+    with pytest.raises(ValueError):
+        dpstats.fit(X, y, users=users.astype(float) + 0.5)
+    with pytest.raises(ValueError):
+        dpstats.fit(X, y, users=users, task="item-level")
+    with pytest.raises(ValueError, match="paper constants|cannot run"):
+        dpstats.fit(X, y, users=users, method="phased-sgd", profile="paper")
