@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <sys/mman.h>
+
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -62,6 +65,29 @@ inline double fast_round(double x) {
   constexpr double kShift = 0x1.8p52;
   return (x + kShift) - kShift;
 }
+
+// A large uninitialised array backed by transparent huge pages where the kernel allows it
+// (madvise mode): first-touch page faults on the n x d working copies cost ~0.5 s at
+// n = 10^6, d = 50 with 4 KiB pages.
+template <class T>
+class HugeArray {
+ public:
+  explicit HugeArray(std::size_t count) {
+    constexpr std::size_t kHuge = std::size_t{1} << 21;
+    const std::size_t bytes = std::max<std::size_t>(kHuge, (count * sizeof(T) + kHuge - 1) / kHuge * kHuge);
+    void* p = std::aligned_alloc(kHuge, bytes);
+    if (!p) throw std::bad_alloc();
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: failure only means 4 KiB pages
+    data_.reset(static_cast<T*>(p));
+  }
+  T* get() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
 
 // Runs f(thread, begin, end) over [0, count) split into `threads` contiguous ranges.
 template <class F>
@@ -349,7 +375,10 @@ Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
 // grid qZ), the current set S, its exact Gram matrix and sum.
 // ---------------------------------------------------------------------------------------------
 struct FilterState {
-  RowMatrix Z;
+  FilterState(std::int64_t n, std::int64_t d)
+      : storage(static_cast<std::size_t>(n * d)), Z(storage.get(), n, d) {}
+  HugeArray<double> storage;
+  Eigen::Map<RowMatrix> Z;
   std::vector<std::uint32_t> S;
   std::vector<double> G;  // row-major d x d, upper triangle
   Vector s;
@@ -403,7 +432,7 @@ std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOpti
   constexpr Eigen::Index kBlock = 64;
   const Eigen::Index block_cols = std::min(kBlock, d);
   // Uninitialised: every cell is written before it is read (no page-zeroing pass).
-  std::unique_ptr<std::int64_t[]> bins(new std::int64_t[static_cast<std::size_t>(n * block_cols)]);
+  HugeArray<std::int64_t> bins(static_cast<std::size_t>(n * block_cols));
   for (Eigen::Index j0 = 0; j0 < d; j0 += kBlock) {
     const Eigen::Index width = std::min(kBlock, d - j0);
     // Bins of 1024 rows at a time into a small tile, then one contiguous copy per coordinate
@@ -637,9 +666,8 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   }
 
   // ---- clip (ball or box, σ units around the centre) and quantise onto the grid qZ ----
-  FilterState st;
+  FilterState st(n, d);
   st.threads = o.threads;
-  st.Z.resize(n, d);
   std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(o.threads), 0);
   parallel_for(n, o.threads, [&](int t, std::int64_t b, std::int64_t e) {
     for (Eigen::Index i = b; i < e; ++i) {
