@@ -1,15 +1,16 @@
-// geomedian-boosting: KLTY Figs. 2–5 (card private-geometric-median.md §5.2) and the end-to-end
-// pipelines of the targets.
+// geomedian-boosting: KLTY Figs. 2–5 (card private-geometric-median.md §5.2); geomedian-e2e: the
+// end-to-end pipelines of the targets.
 //  * Boosting only: d = 50, ρ = 0.5, δ = 1e-5; start uniform on the sphere of radius 0.75 r̂
 //    around the (non-private) geometric median; domain B(start, r̂). DPGD (η = r̂/sqrt(T), T passes),
 //    StableDPSGD (η = 0.1 r̂/sqrt(T)) and FixedOrderDPSGD (η = 0.3 r̂/sqrt(T)) against passes.
 //    Metric (f(x̂) − f(x*))/r̂, mean ± s.e. over the trials.
-//  * End to end: GaussianCluster(R = 50, n, d = 50, σ = 0.1, 0.9) at ρ = 0.5 and Fashion-MNIST
+//  * End to end (geomedian-e2e): GaussianCluster(R = 50, n, d = 50, σ = 0.1, 0.9) at ρ = 0.5 and Fashion-MNIST
 //    train (n = 60000, d = 784, R = 28) at (ε, δ) = (1, 1e-6): the practical default, the paper
 //    profile and the DP mean (Fashion), against our Weiszfeld solved to 1e-6 relative accuracy
 //    (stopped once f ≤ (1 + 1e-6) f*, with f* from a long run), all single-threaded.
 #include <fmt/format.h>
 
+#include <ctime>
 #include <fstream>
 #include <map>
 
@@ -127,15 +128,19 @@ void figures(const ReproOptions& o, std::ofstream& md, Rng& rng) {
   }
 }
 
+// CPU seconds of this process: everything here is single-threaded, and wall-clock time on a
+// shared machine measures the other tenants as much as the code.
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
 struct Timed {
   double rel = 0, per_rhat = 0, seconds = 0, r_hat = 0;
 };
 
 Timed timed_pipeline(const RowMatrix& X, const GeometricMedianOptions& o, double f_star, Rng& rng) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = cpu_seconds();
   const auto r = geometric_median(X, o, rng);
   Timed t;
-  t.seconds = seconds_since(t0);
+  t.seconds = cpu_seconds() - t0;
   t.r_hat = r.diagnostics["r_hat"].get<double>();
   const double f = objective(X, r.estimate);
   t.rel = (f - f_star) / f_star;
@@ -157,9 +162,9 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
     wo.target_objective = *f_star * (1 + 1e-6);
     double best = INFINITY;
     for (int rep = 0; rep < 3; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const double t0 = cpu_seconds();
       weiszfeld(X, wo);
-      best = std::min(best, seconds_since(t0));
+      best = std::min(best, cpu_seconds() - t0);
     }
     return best;
   };
@@ -224,9 +229,9 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
     mo.upper = 1;
     mo.epsilon = 1;
     mo.delta = 1e-6;
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = cpu_seconds();
     const auto r = bounded_mean(X, mo, rng);
-    const double s = seconds_since(t0);
+    const double s = cpu_seconds() - t0;
     const double rel = (objective(X, r.estimate) - f_star) / f_star;
     csv.add_row({1, 2, rel, 0, s, s / tw});
     md << fmt::format("| Fashion-MNIST | DP mean (bounded [0, 1], (1, 1e-6)) | {:.3g} | | {:.3f} | {:.2f}x |\n", rel, s, s / tw);
@@ -237,19 +242,28 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
   csv.write(o.out, "e2e.csv");
 }
 
-void run(const ReproOptions& o) {
+void run_figures(const ReproOptions& o) {
   SeededRng rng(o.seed.value_or(20240602));
   std::ofstream md(o.out / "summary.md");
-  md << "# geomedian-boosting: KLTY Figs. 2–5 and the end-to-end targets\n\n";
+  md << "# geomedian-boosting: KLTY Figs. 2–5\n\n";
   figures(o, md, rng);
+}
+
+void run_end_to_end(const ReproOptions& o) {
+  SeededRng rng(o.seed.value_or(20240603));
+  std::ofstream md(o.out / "summary.md");
+  md << "# geomedian-e2e: private pipelines against Weiszfeld (CPU seconds, single thread)\n\n";
   end_to_end(o, md, rng);
 }
 
 }  // namespace
 
 DPSTATS_EXPERIMENT("geomedian-boosting",
-                   "KLTY Figs. 2-5 (DPGD vs StableDPSGD vs FixedOrderDPSGD) and end-to-end "
-                   "pipelines vs Weiszfeld (GaussianCluster, Fashion-MNIST)",
-                   run);
+                   "KLTY Figs. 2-5: DPGD vs StableDPSGD vs FixedOrderDPSGD against passes",
+                   run_figures);
+DPSTATS_EXPERIMENT("geomedian-e2e",
+                   "Private geometric median pipelines vs Weiszfeld (GaussianCluster n = 10^6, "
+                   "Fashion-MNIST): the issue's targets",
+                   run_end_to_end);
 
 }  // namespace dpstats::repro::geomedian
