@@ -84,8 +84,8 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--delta", a->delta, "user-level delta in (0, 1) (default 1e-6)");
   cmd->add_option("--domain-radius", a->domain_radius, "radius of the domain ball B(0, R)");
   cmd->add_option("--steps", a->steps, "gradient steps (DP-GD) or batches (DP-SGD); default 20");
-  cmd->add_option("--step-size", a->step_size, "step size (default 1/beta, or R/(L sqrt T))");
-  cmd->add_option("--clip", a->clip, "per-user gradient clip (default L/sqrt(m))");
+  cmd->add_option("--step-size", a->step_size, "step size (default 4R/(clip T))");
+  cmd->add_option("--clip", a->clip, "per-user gradient clip (default L/(4 sqrt(m)))");
   cmd->add_option("--items-per-user", a->items_per_user,
                   "m: each user truncated/padded to m rows (default rows/users)");
   cmd->add_option("--feature-bound", a->feature_bound, "public bound A on feature norms (rows clipped)");

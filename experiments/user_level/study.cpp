@@ -63,33 +63,40 @@ std::vector<Config> candidates(const Size& s, const std::string& method) {
   };
   if (method == "dp-gd-user") {
     for (double c : {0.25, 0.5, 1.0, 2.0})
-      for (int T : {10, 20, 40}) {
-        auto o = base(UserLevelMethod::dp_gd_user);
-        o.clip = c * L / rootm;
-        o.steps = T;
-        out.push_back({method, o});
-      }
+      for (int T : {10, 20, 40})
+        for (double eta : {8.0, 32.0, 128.0}) {
+          auto o = base(UserLevelMethod::dp_gd_user);
+          o.clip = c * L / rootm;
+          o.steps = T;
+          o.step_size = eta / (L * L / 4);
+          out.push_back({method, o});
+        }
   } else if (method == "dp-sgd-user") {
     for (double c : {0.25, 0.5, 1.0, 2.0})
-      for (int T : {5, 10, 20}) {
-        auto o = base(UserLevelMethod::dp_sgd_user);
-        o.clip = c * L / rootm;
-        o.steps = T;
-        out.push_back({method, o});
-      }
+      for (int T : {5, 10, 20})
+        for (double eta : {1.0, 8.0, 32.0}) {
+          auto o = base(UserLevelMethod::dp_sgd_user);
+          o.clip = c * L / rootm;
+          o.steps = T;
+          o.step_size = eta / (L * L / 4);
+          out.push_back({method, o});
+        }
   } else if (method == "dp-sgd-group") {
     for (double c : {0.05, 0.25, 1.0})
-      for (int T : {5, 20}) {
-        auto o = base(UserLevelMethod::dp_sgd_group);
-        o.clip = c * L;
-        o.steps = T;
-        out.push_back({method, o});
-      }
+      for (int T : {5, 20})
+        for (double eta : {1.0, 8.0, 32.0}) {
+          auto o = base(UserLevelMethod::dp_sgd_group);
+          o.clip = c * L;
+          o.steps = T;
+          o.step_size = eta / (L * L / 4);
+          out.push_back({method, o});
+        }
   } else if (method == "phased-sgd") {
     for (double eta_mult : {1.0, 10.0, 100.0})
-      for (double p : {0.5, 1.0}) {
+      for (double c_tau : {1.0, 0.3, 0.1}) {
         auto o = base(UserLevelMethod::phased_sgd);
-        o.alg1.p = p;
+        o.alg1.p = 1.0;
+        o.alg1.c_tau = c_tau;
         o.alg1.eta = eta_mult * 5.0 * 2 /
                      (L * std::sqrt(10.0 * static_cast<double>(s.m) * static_cast<double>(s.n)));
         out.push_back({method, o});
@@ -232,13 +239,14 @@ void run_study(const ReproOptions& opts) {
       std::string cfg;
       if (o.clip) cfg += fmt::format("clip {:.3g} ", *o.clip);
       if (o.steps) cfg += fmt::format("T {} ", *o.steps);
-      if (o.alg1.eta) cfg += fmt::format("η {:.2g} p {} ", *o.alg1.eta, *o.alg1.p);
+      if (o.step_size) cfg += fmt::format("η {:.3g} ", *o.step_size);
+      if (o.alg1.eta) cfg += fmt::format("η {:.2g} c_τ {} ", *o.alg1.eta, o.alg1.c_tau);
       evaluate(method, cfg.empty() ? "–" : cfg, o, cands.size() > 1);
       progress.step();
     }
     UserLevelOptions def;
     def.domain_radius = 5;
-    evaluate("dp-gd-user (default)", "clip L/√m, T 20", def, false);
+    evaluate("dp-gd-user (default)", "clip L/(4√m), T 20, η 4R/(cT)", def, false);
     double best_private = INFINITY;
     for (const auto& [k, v] : best_excess)
       if (k != "non-private") best_private = std::min(best_private, v);

@@ -54,10 +54,17 @@ Vector noisy(const ClippedVectorSum& sum, double rho, const GradientOptions& o, 
   return mech.apply(s, rng);
 }
 
-void step(const Domain& domain, Vector& x, const Vector& g, double eta, Vector& acc) {
+// Tail averaging: the iterates of the second half, x_{⌊T/2⌋+1..T} (the early iterates of a run
+// started far from the optimum would bias a full average).
+void step(const Domain& domain, Vector& x, const Vector& g, double eta, Vector& acc, int t,
+          int steps) {
   x -= eta * g;
   domain.project(x);
-  acc += x;
+  if (t >= steps / 2) acc += x;
+}
+
+Vector output(const Vector& x, const Vector& acc, const GradientOptions& o) {
+  return o.average ? Vector(acc / static_cast<double>(o.steps - o.steps / 2)) : x;
 }
 
 }  // namespace
@@ -77,9 +84,9 @@ GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& 
       sum.add(user_mean_gradient(data, loss, x, u, counter));
     }
     const Vector g = noisy(sum, o.rho / o.steps, o, rng, run) / static_cast<double>(n);
-    step(domain, x, g, o.step_size, acc);
+    step(domain, x, g, o.step_size, acc, t, o.steps);
   }
-  run.x = o.average ? Vector(acc / o.steps) : x;
+  run.x = output(x, acc, o);
   return run;
 }
 
@@ -103,9 +110,9 @@ GradientRun user_dp_sgd(const UserDataset& data, const Loss& loss, const Domain&
     }
     // Disjoint users: every step may use the whole ρ (parallel composition).
     const Vector g = noisy(sum, o.rho, o, rng, run) / static_cast<double>(B);
-    step(domain, x, g, o.step_size, acc);
+    step(domain, x, g, o.step_size, acc, t, o.steps);
   }
-  run.x = o.average ? Vector(acc / o.steps) : x;
+  run.x = output(x, acc, o);
   return run;
 }
 
@@ -134,9 +141,9 @@ GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const D
       sum.add(g1);
     }
     const Vector g = noisy(sum, rho_item, o, rng, run) / static_cast<double>(B);
-    step(domain, x, g, o.step_size, acc);
+    step(domain, x, g, o.step_size, acc, t, o.steps);
   }
-  run.x = o.average ? Vector(acc / o.steps) : x;
+  run.x = output(x, acc, o);
   return run;
 }
 

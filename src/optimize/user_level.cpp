@@ -338,8 +338,13 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   GradientOptions g;
   g.steps = o.steps.value_or(default_steps);
   require(g.steps >= 1, "steps must be >= 1");
-  // Default step: 1/β for smooth losses, R/(L√T) otherwise (utility only).
-  g.step_size = o.step_size.value_or(k.beta ? 1 / *k.beta : k.R / (k.L * std::sqrt(g.steps)));
+  // Default clip (B0, B1): L/(4√m), about the size of a per-user mean gradient near the optimum
+  // (a clip only rescales the update; docs/results/user-level.md). Default step: η = 4R/(cT), so
+  // that one clipped step moves at most R/5·(4/T)·T/4 = R/5 and T steps can cross the domain; the
+  // study's tuned steps were of this size, far above 1/β (utility only).
+  const double default_clip = k.L / (4 * std::sqrt(static_cast<double>(m)));
+  const double clip = o.clip.value_or(o.method == UserLevelMethod::dp_sgd_group ? k.L : default_clip);
+  g.step_size = o.step_size.value_or(4 * k.R / (clip * g.steps));
   g.noise = o.noise;
   g.sigma_scale = o.sigma_scale;
   g.rho = rho;
@@ -386,11 +391,7 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   } else {
     Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta), Accountant::zcdp);
     GradientRun run;
-    if (o.method == UserLevelMethod::dp_sgd_group) {
-      g.clip = o.clip.value_or(k.L);
-    } else {
-      g.clip = o.clip.value_or(k.L / std::sqrt(static_cast<double>(m)));
-    }
+    g.clip = clip;
     diag["steps"] = g.steps;
     diag["step_size"] = g.step_size;
     diag["clip"] = g.clip;

@@ -172,6 +172,7 @@ TEST(UserLevelFit, OneAdversarialUserMovesDpGdByAtMostItsSensitivity) {
   UserLevelOptions o;
   o.domain_radius = 5;
   o.steps = 10;
+  o.step_size = 1 / 0.5625;  // 1/β (A = 1.5): projected GD is non-expansive
   SeededRng r1(9), r2(9);
   const auto a = fit_user_level(D, o, r1);
   const auto b = fit_user_level(Dp, o, r2);
@@ -195,7 +196,7 @@ TEST(UserLevelFit, NoiseOffDpGdConvergesAndNoiseOnIsReported) {
   const auto r = fit_user_level(D, o, rng);
   EXPECT_FALSE(r.privacy.certified);
   const auto loss = make_loss("logistic");
-  // With the clip at L/√m it still decreases the empirical risk well below F(0) = ln 2.
+  // With the default clip L/(4√m) it still decreases the empirical risk well below F(0) = ln 2.
   EXPECT_LT(empirical_risk(D, *loss, r.estimate), std::log(2.0) - 0.1);
   o.sigma_scale = 1;
   const auto s = fit_user_level(D, o, rng);

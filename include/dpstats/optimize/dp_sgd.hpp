@@ -35,7 +35,7 @@ struct GradientOptions {
   double step_size = 1.0;    // η
   double clip = 1.0;         // c: per-user (or per-item) gradient clip
   double rho = 0;            // zCDP of the whole run (see the header)
-  bool average = true;       // return the average of the iterates x_1..x_T (else the last)
+  bool average = true;       // return the average of x_{⌊T/2⌋+1}..x_T (else the last)
   NoiseMode noise = NoiseMode::secure;
   double sigma_scale = 1;    // test hook: 0 disables the noise (never in a release)
   UserHook hook;

@@ -92,8 +92,8 @@ struct UserLevelOptions {
   std::optional<Vector> x0;              // default: the domain's centre
   // Gradient methods (B0, B1, group): steps (B0) or batches (B1, group), η, clip.
   std::optional<int> steps;              // default 20 (B0), 50 (B1), ⌈nm/(n/…)⌉ (group)
-  std::optional<double> step_size;       // default 1/β (smooth) or R/(L√T)
-  std::optional<double> clip;            // default L/√m (B0, B1), L (group)
+  std::optional<double> step_size;       // default 4R/(c·T)
+  std::optional<double> clip;            // default L/(4√m) (B0, B1), L (group)
   Alg1Options alg1;
   NoiseMode noise = NoiseMode::secure;
   UserLevelTrace* trace = nullptr;
