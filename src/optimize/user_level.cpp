@@ -155,6 +155,65 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
 }
 
 // ---------------------------------------------------------------------------------------------
+// Alg 3 schedule (card §2.4, §2.7)
+
+Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
+                   const ProblemConstants& k, std::optional<double> q) {
+  require(n >= 2, "Alg 3 needs n >= 2 users");
+  require(m >= 1, "items per user m must be >= 1");
+  check_epsilon(epsilon);
+  check_delta_positive(delta);
+  check_positive(k.L, "L");
+  check_positive(k.R, "R");
+  require(k.beta.has_value() && *k.beta > 0, "Alg 3 needs a smooth loss (beta > 0)");
+  require(k.d >= 1, "d must be >= 1");
+  Alg3Plan P;
+  const double nd = static_cast<double>(n), md = static_cast<double>(m),
+               dd = static_cast<double>(k.d);
+  P.q = q.value_or(0.1);
+  check_positive(P.q, "q");
+  const double shrink = 1 - std::exp2(-P.q);
+  P.l = static_cast<std::int64_t>(std::floor(std::log2(nd)));
+  P.n_condition_lhs = std::pow(nd, 1 - P.q);
+  P.n_condition_rhs = 100 * std::log(20 * nd * md * dd * std::exp(epsilon) / delta) / (epsilon * shrink);
+  if (P.n_condition_lhs <= P.n_condition_rhs)
+    P.warnings.push_back("n^(1-q) <= 100·ln(20nmde^ε/δ)/(ε(1−2^−q)): outside Thm C.1");
+  if (epsilon > 10) P.warnings.push_back("epsilon > 10: outside Thm C.1");
+  if (delta >= 1 / (nd * md)) P.warnings.push_back("delta >= 1/(nm): outside the utility theorem");
+  P.p = 3 * P.q + 2.5 + std::log(md) / (2 * std::log(nd));
+  P.lambda = k.L / k.R * (1 / std::sqrt(nd * md) + std::sqrt(dd) / (epsilon * nd * std::sqrt(md)));
+  const double lnndm = std::log(nd * dd * md);
+  P.gamma = 1 / (std::pow(nd * md, 1.25) * lnndm * std::exp(2 * epsilon));
+  P.tau = 2 * k.L * std::sqrt(2 * std::log(2 / P.gamma) / md);
+  for (std::int64_t i = 1; i <= P.l; ++i) {
+    Alg3Phase ph;
+    const double id = static_cast<double>(i);
+    ph.n_i = static_cast<std::int64_t>(std::floor(shrink * nd / std::exp2(id * P.q)));
+    ph.lambda_i = P.lambda * std::exp2(P.p * id);
+    ph.T_i = static_cast<std::int64_t>(std::ceil((1 + std::sqrt(*k.beta / ph.lambda_i)) * lnndm));
+    const double ni = static_cast<double>(ph.n_i), Ti = static_cast<double>(ph.T_i);
+    const double tail = 500 * std::log(ni * ni * md * md * std::exp(epsilon) / delta);
+    ph.K_raw = tail * (1 / epsilon + ni * epsilon / std::sqrt(Ti * std::log(1 / delta)));
+    ph.K_laplace = static_cast<std::int64_t>(std::ceil(tail / epsilon));
+    const auto k_up = static_cast<std::int64_t>(std::ceil(ph.K_raw));
+    const auto k_cover = static_cast<std::int64_t>(std::ceil(ni / Ti));
+    ph.K_i = std::min(ph.n_i, std::max(k_up, k_cover));
+    ph.sigma_i = 1000 * P.tau * std::sqrt(Ti) * std::log(nd * dd * std::exp(epsilon) / delta) /
+                 (epsilon * ni);
+    P.phases.push_back(ph);
+    // The whole schedule is still reported (and counted) after the first refusal, so that a
+    // caller sees how far from feasible it is.
+    if (ph.n_i < ph.K_laplace && P.feasible) {
+      P.feasible = false;
+      P.refusal = "phase " + std::to_string(i) + ": n_i = " + std::to_string(ph.n_i) +
+                  " < the Laplace-tail part of K_i, " + std::to_string(ph.K_laplace);
+    }
+    P.gradient_evaluations += Ti * static_cast<double>(ph.K_i) * md;
+  }
+  return P;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 ProblemConstants problem_constants(const UserDataset& data, const Loss& loss,
                                    const Domain& domain) {

@@ -251,3 +251,40 @@ TEST(UserLevelFit, RejectsBadInputBeforeAnyNoise) {
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);  // paper constants refuse n = 50
   EXPECT_THROW(parse_user_level_method("alg9"), InvalidArgument);
 }
+
+TEST(Alg3Plan, WorkedExampleGoldenValues) {
+  const auto P = plan_alg3(1 << 20, 64, 1.0, 1e-9, worked_example(), 0.1);
+  // The card's §2.7 lists all 20 phases, but its own line-7 requirement fails from phase 15 on
+  // (n_15 = 24826 < ⌈500·ln(n_15²m²e/δ)⌉ = 25141): docs/errata.md.
+  EXPECT_FALSE(P.feasible);
+  EXPECT_NE(P.refusal.find("phase 15: n_i = 24826 < the Laplace-tail part of K_i, 25141"),
+            std::string::npos) << P.refusal;
+  EXPECT_EQ(P.phases[13].n_i >= P.phases[13].K_laplace, true);
+  EXPECT_NEAR(P.n_condition_lhs, 262144, 1e-6);
+  EXPECT_NEAR(P.n_condition_rhs, 68297, 1);
+  EXPECT_NEAR(P.p, 2.95, 1e-12);
+  EXPECT_NEAR(P.lambda, 6.130e-5, 1e-3 * 6.130e-5);
+  EXPECT_NEAR(P.tau, 1.880, 5e-4);
+  ASSERT_EQ(P.phases.size(), 20u);
+  const auto& p1 = P.phases.front();
+  EXPECT_NEAR(p1.lambda_i, 4.737e-4, 1e-3 * 4.737e-4);
+  EXPECT_EQ(p1.T_i, 504);
+  EXPECT_NEAR(p1.K_raw, 1.676e7, 1e-3 * 1.676e7);
+  EXPECT_EQ(p1.K_i, 65517);  // capped at n_1
+  EXPECT_NEAR(p1.sigma_i, 24.85, 0.005);
+  const auto& p20 = P.phases.back();
+  EXPECT_NEAR(p20.lambda_i, 3.53e13, 0.005e13);  // the card rounds 3.534e13
+  EXPECT_EQ(p20.T_i, 22);
+  // Σ T_i·K_i·m ≈ 4.07e9 ≈ 60.6·nm.
+  EXPECT_NEAR(P.gradient_evaluations, 4.07e9, 0.005e9);
+  EXPECT_NEAR(P.gradient_evaluations / (64.0 * (1 << 20)), 60.6, 0.05);
+}
+
+TEST(Alg3Plan, RefusesWhenUsersAreBelowTheLaplaceTail) {
+  const auto P = plan_alg3(10000, 20, 1.0, 1e-6, worked_example());
+  EXPECT_FALSE(P.feasible);
+  EXPECT_NE(P.refusal.find("Laplace-tail"), std::string::npos);
+  auto k = worked_example();
+  k.beta.reset();
+  EXPECT_THROW(plan_alg3(1 << 20, 64, 1.0, 1e-9, k), InvalidArgument);
+}

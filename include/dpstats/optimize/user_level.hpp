@@ -75,6 +75,28 @@ struct Alg1Plan {
 Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
                    const ProblemConstants& k, const Alg1Options& o = {});
 
+// Alg 3's schedule (card §2.4 and §2.7, Thm C.3 constants): the data-free feasibility check and
+// the gradient count Σ T_i·K_i·m. Only the schedule is implemented: Alg 2/3 themselves do not run
+// in this library (docs/results/user-level.md), so this answers "could Alg 3 run here, at what
+// noise and cost".
+struct Alg3Phase {
+  std::int64_t n_i = 0, T_i = 0, K_i = 0, K_laplace = 0;
+  double lambda_i = 0, K_raw = 0, sigma_i = 0;
+};
+struct Alg3Plan {
+  double q = 0, p = 0, lambda = 0, tau = 0, gamma = 0;
+  std::int64_t l = 0;
+  double n_condition_lhs = 0, n_condition_rhs = 0;  // n^{1−q} > 100·ln(20nmde^ε/δ)/(ε(1−2^{−q}))
+  std::vector<Alg3Phase> phases;
+  double gradient_evaluations = 0;                  // Σ T_i·K_i·m over all l phases (10^10+)
+  bool feasible = true;       // false when some phase has n_i below the Laplace tail (line 7)
+  std::string refusal;        // the first such phase
+  std::vector<std::string> warnings;
+};
+// q defaults to 0.1; β is required (Alg 3 is for smooth losses).
+Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
+                   const ProblemConstants& k, std::optional<double> q = std::nullopt);
+
 // What tests may look at (non-private; never in a release).
 struct UserLevelTrace {
   UserHook on_user;                      // (phase or step, group, user) on every read of a user
