@@ -84,6 +84,7 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
     P.C_raw = 100 * std::log(20 * nd * md * std::exp(epsilon) / delta) / epsilon;
     P.C = static_cast<std::int64_t>(std::ceil(P.C_raw));
     if (epsilon > 10) P.warnings.push_back("epsilon > 10: outside Thm B.1");
+    if (delta >= 1 / (nd * md)) P.warnings.push_back("delta >= 1/(nm): outside the utility theorem");
     if (P.n_condition_lhs < P.n_condition_rhs)
       P.warnings.push_back("n^(1-q) < 100/(1-2^-q)·ln(n/δ)/ε: outside Thm B.1");
     // Card §4.1: the good event needs C >= 150·ln(20e^ε/δ)/ε.
@@ -421,8 +422,12 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
       // (charged ε/4), the filter's coupling and the Gaussian take the rest (card §2.2).
       budget.spend({"laplace", "score test per phase (parallel over phases), scale 20/eps", 2,
                     20 / o.epsilon, PrivacyLoss::pure(o.epsilon / 4), 1});
-      budget.spend({"gaussian", "phase outputs (parallel over phases), Lemma B.2 coupling", 0,
-                    P.phases.front().sigma_i,
+      // Sensitivity of the phase-1 filtered mean as Lemma B.2 bounds it, with its "≲" read as 1.
+      const double coupling = P.phases.front().tau_i *
+                              std::log(10 * std::exp(o.epsilon) / o.delta) /
+                              static_cast<double>(P.C);
+      budget.spend({"gaussian", "phase outputs (parallel over phases), Lemma B.2 coupling",
+                    coupling, P.phases.front().sigma_i,
                     PrivacyLoss::approximate(remainder_after(o.epsilon, o.epsilon / 4), o.delta),
                     1});
     } else {

@@ -95,6 +95,10 @@ TEST(Alg1Plan, PaperWarnsOutsideTheTheorem) {
     hits += w.find("β >") != std::string::npos;
   }
   EXPECT_EQ(hits, 2);
+  const auto Q = plan_alg1(1 << 20, 64, 1.0, 1e-6, worked_example(), o);  // δ ≥ 1/(nm) ≈ 1.5e-8
+  bool delta_warned = false;
+  for (const auto& w : Q.warnings) delta_warned |= w.find("delta >= 1/(nm)") != std::string::npos;
+  EXPECT_TRUE(delta_warned);
 }
 
 TEST(Alg1Plan, PracticalUsesAllUsersWithSqrtGroups) {
