@@ -110,7 +110,10 @@ Release<Vector> paper(const ConstMatrixRef& X, const GeometricMedianOptions& o, 
   // 2. The centre at (ε/4, δ/4): HSU24 localization (card §4.1(a)) or FastCenter (Alg. 3).
   double rho_loc = 0;
   Vector c;
-  double rad1 = 4 * rad.r_hat;  // card §2.4 hand-off multiplier, as the boosting domain
+  // Boosting domain after the HSU24 localization: B(c, r̂), the domain of the paper's §5.2
+  // experiments and of the addendum's measured card pipeline. (4r̂ was measured too: its 4× larger
+  // η makes FixedOrder's output noise 4× larger; docs/results/geometric-median.md.)
+  double rad1 = rad.r_hat;
   if (o.center == PaperCenter::fast_center) {
     const double r_c = o.center_radius_multiplier * rad.r_hat;
     LedgerEntry e;

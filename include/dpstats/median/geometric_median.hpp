@@ -10,7 +10,8 @@
 // method fast, profile paper (KLTY Thm 4 as the card reads it, with FastCenter replaced by the
 //   HSU24 localization, card §4.1(a); FastCenter on request): FastRadius (Alg. 2) at (ε/4, δ/4),
 //   HSU24 localization (zCDP inside, converted) or FastCenter at (ε/4, δ/4), then FixedOrderDPSGD at (ε/2, δ/2) (or StableDPSGD with
-//   ρ = ε²/(32 ln(4/δ)) and Lemma 12) on B(c, 4r̂) with η = 0.3·4r̂/sqrt(T) (0.1 for Stable) and
+//   ρ = ε²/(32 ln(4/δ)) and Lemma 12) on B(c, r̂) (FastCenter: rad_1 of card §2.4) with
+//   η = 0.3·rad/sqrt(T) (0.1 for Stable) and
 //   `passes` passes. Basic composition.
 // method hsu24 (HSU24 public code, card §2.9): RadiusFinder (ρ/4), HSU24 localization (ρ/4),
 //   DPGD fine-tuning (ρ/2) on B(c, 25r̂) with η = 50 r̂ sqrt(d/(6ρn²)), T = ⌊n²ρ/(256d)⌋ ≥ 1.
