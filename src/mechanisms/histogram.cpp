@@ -121,11 +121,21 @@ StabilityHistogram stability_histogram(std::span<const std::int64_t> bins, doubl
                                        double delta, Neighbouring neighbouring, Rng& rng) {
   check_arguments(epsilon, delta);
   require(!bins.empty(), "bins must hold at least one record's bin index, got 0 records");
+  // Noise is drawn in increasing bin order so that seeded runs do not depend on the hash map.
+  return stability_histogram_counts(occupied_bins(bins), epsilon, delta, neighbouring, rng);
+}
+
+StabilityHistogram stability_histogram_counts(
+    std::span<const std::pair<std::int64_t, std::int64_t>> occupied, double epsilon, double delta,
+    Neighbouring neighbouring, Rng& rng) {
+  check_arguments(epsilon, delta);
+  require(!occupied.empty(), "occupied must list at least one non-empty bin, got none");
+  for (std::size_t i = 0; i < occupied.size(); ++i) {
+    require(occupied[i].second >= 1 && (i == 0 || occupied[i - 1].first < occupied[i].first),
+            "occupied must list distinct bins in increasing order with counts >= 1");
+  }
   const RationalScale scale = dlap_scale(epsilon, neighbouring);
   const std::int64_t tau = release_threshold(scale, delta);
-
-  // Noise is drawn in increasing bin order so that seeded runs do not depend on the hash map.
-  const std::vector<std::pair<std::int64_t, std::int64_t>> occupied = occupied_bins(bins);
 
   StabilityHistogram h;
   h.threshold = static_cast<double>(tau);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "dpstats/error.hpp"
@@ -71,39 +73,77 @@ LedgerEntry q_range_entry(const RangeOptions& o, std::size_t d, std::string purp
   return e;
 }
 
+// Two row-major passes instead of d strided ones: the first finds each coordinate's smallest and
+// largest bin (used only to enumerate the bins, card §2.2 step 2.1) and checks for NaN/Inf; the
+// second counts, densely when a coordinate's bins span a short range and in a hash map otherwise.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {
   check_options(o);
-  check_data(X);
-  const auto n = static_cast<std::size_t>(X.rows());
-  const auto d = static_cast<std::size_t>(X.cols());
-  const EpsilonDelta per = q_range_coordinate_budget(o, d);
+  const Eigen::Index n = X.rows(), d = X.cols();
+  require(n > 0 && d > 0,
+          fmt::format("X must have at least one row and one column, got {} x {}", n, d));
+  const EpsilonDelta per = q_range_coordinate_budget(o, static_cast<std::size_t>(d));
+
+  std::vector<std::int64_t> lo(d, std::numeric_limits<std::int64_t>::max());
+  std::vector<std::int64_t> hi(d, std::numeric_limits<std::int64_t>::min());
+  double poison = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double* row = X.row(i).data();
+    for (Eigen::Index j = 0; j < d; ++j) {
+      poison += row[j] * 0.0;  // NaN once any cell is NaN or infinite
+      const std::int64_t b = bin_of(row[j], o.sigma);
+      lo[j] = std::min(lo[j], b);
+      hi[j] = std::max(hi[j], b);
+    }
+  }
+  if (!std::isfinite(poison)) check_data(X);  // throws, naming the first bad cell
+
+  constexpr std::uint64_t kDenseSpan = 1 << 16;
+  std::vector<std::vector<std::int64_t>> dense(d);
+  std::vector<std::unordered_map<std::int64_t, std::int64_t>> sparse(d);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
+    if (span < kDenseSpan) dense[j].assign(span + 1, 0);
+  }
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double* row = X.row(i).data();
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const std::int64_t b = bin_of(row[j], o.sigma);
+      if (!dense[j].empty()) {
+        ++dense[j][static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(lo[j])];
+      } else {
+        ++sparse[j][b];
+      }
+    }
+  }
 
   RangeResult result;
-  result.centre.resize(static_cast<Eigen::Index>(d));
-  std::vector<std::int64_t> bins(n);
-  for (std::size_t j = 0; j < d; ++j) {
-    for (std::size_t i = 0; i < n; ++i) {
-      bins[i] = bin_of(X(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)), o.sigma);
+  result.centre.resize(d);
+  std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
+  for (Eigen::Index j = 0; j < d; ++j) {
+    occupied.clear();
+    if (!dense[j].empty()) {
+      for (std::size_t k = 0; k < dense[j].size(); ++k) {
+        if (dense[j][k] > 0) {
+          occupied.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(lo[j]) + k),
+                                dense[j][k]);
+        }
+      }
+    } else {
+      occupied.assign(sparse[j].begin(), sparse[j].end());
+      std::sort(occupied.begin(), occupied.end());
     }
-    // Replace-one with public n is the card's primary model (§0); its count sensitivity (2) is the
-    // larger of the two relations, so the histogram is private under add/remove as well.
     const StabilityHistogram h =
-        stability_histogram(bins, per.epsilon, per.delta, Neighbouring::replace_one, rng);
-    // Every bin suppressed: abstain (card §2.2 step 2.4). The abstention is itself private.
+        stability_histogram_counts(occupied, per.epsilon, per.delta, Neighbouring::replace_one, rng);
     if (h.noisy_counts.empty()) return std::nullopt;
-    // argmax of the released noisy counts; the map is ordered, so a strict '>' keeps the smaller ℓ.
     auto best = h.noisy_counts.begin();
     for (auto it = h.noisy_counts.begin(); it != h.noisy_counts.end(); ++it) {
       if (it->second > best->second) best = it;
     }
-    // Bin centre 2σ(ℓ* + ½), the card's correction D13 of the paper's left edge 2σℓ*.
-    result.centre(static_cast<Eigen::Index>(j)) =
-        2 * o.sigma * (static_cast<double>(best->first) + 0.5);
+    result.centre(j) = 2 * o.sigma * (static_cast<double>(best->first) + 0.5);
   }
-  // Card §2.2 step 3: B = 8σ sqrt(ln(d n / ζ)), public.
   result.side = 8 * o.sigma *
                 std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
-  result.entry = q_range_entry(o, d);
+  result.entry = q_range_entry(o, static_cast<std::size_t>(d));
   return result;
 }
 

@@ -25,6 +25,12 @@ struct StabilityHistogram {
 StabilityHistogram stability_histogram(std::span<const std::int64_t> bins, double epsilon,
                                        double delta, Neighbouring neighbouring, Rng& rng);
 
+// The same mechanism from counts: `occupied` lists each non-empty bin once, in increasing bin
+// order, with its record count (>= 1). Noise is drawn in that order.
+StabilityHistogram stability_histogram_counts(
+    std::span<const std::pair<std::int64_t, std::int64_t>> occupied, double epsilon, double delta,
+    Neighbouring neighbouring, Rng& rng);
+
 LedgerEntry stability_histogram_entry(double epsilon, double delta, Neighbouring neighbouring,
                                       std::string purpose);
 
