@@ -14,7 +14,6 @@ nlohmann::json privacy_json(const PrivacyGuarantee& p) {
                       {"neighbouring", to_string(p.neighbouring)},
                       {"unit", to_string(p.unit)}};
   if (p.rho) j["rho"] = *p.rho;
-  if (p.mu) j["mu"] = *p.mu;
   return j;
 }
 

@@ -25,7 +25,6 @@ struct PrivacyGuarantee {
   double epsilon = 0;
   double delta = 0;
   std::optional<double> rho;  // set when the run was accounted in zCDP
-  std::optional<double> mu;   // set when the run was accounted in GDP
   bool certified = true;      // true only when a proof covers exactly what ran
   Neighbouring neighbouring = Neighbouring::replace_one;
   PrivacyUnit unit = PrivacyUnit::record;
