@@ -33,20 +33,12 @@ void run_moments(const MomentsArgs& a) {
   const auto& X = table.values;
   check_data(X);
   using namespace dpstats::moments;
-  MomentsConfig c = make_config(static_cast<std::size_t>(X.rows()),
-                                static_cast<std::size_t>(X.cols()), a.method, a.workload,
-                                a.factorization, a.diagonal);
-  c.zeta = a.clip;
-  c.epsilon = a.epsilon;
-  c.rho = a.rho;
-  c.noise_multiplier = a.noise_multiplier;
-  c.delta = a.delta;
-  c.lambda = a.lambda;
-  c.alpha = a.alpha;
-  c.tau = a.tau;
-  c.on_norm = a.on_norm == "reject" ? NormPolicy::reject : NormPolicy::clip;
-  c.neighbouring =
-      a.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
+  MomentsConfig c = make_config(MomentsOptions{
+      .steps = static_cast<std::size_t>(X.rows()), .dim = static_cast<std::size_t>(X.cols()),
+      .method = a.method, .workload = a.workload, .factorization = a.factorization,
+      .clip = a.clip, .epsilon = a.epsilon, .delta = a.delta, .rho = a.rho,
+      .noise_multiplier = a.noise_multiplier, .lambda = a.lambda, .alpha = a.alpha, .tau = a.tau,
+      .diagonal = a.diagonal, .on_norm = a.on_norm, .neighbouring = a.neighbouring});
   if (c.on_norm == NormPolicy::reject)
     for (Eigen::Index t = 0; t < X.rows(); ++t)
       require(X.row(t).norm() <= c.zeta,

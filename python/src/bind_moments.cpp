@@ -11,39 +11,7 @@ using namespace dpstats::python;
 
 namespace {
 
-struct Options {
-  std::size_t steps, dim;
-  std::string method, workload, factorization;
-  double clip;
-  std::optional<double> epsilon;
-  double delta;
-  std::optional<double> rho, noise_multiplier, lambda;
-  double alpha, tau;
-  bool diagonal;
-  std::string on_norm, neighbouring;
-};
-
-MomentsConfig to_config(const Options& o) {
-  MomentsConfig c =
-      make_config(o.steps, o.dim, o.method, o.workload, o.factorization, o.diagonal);
-  c.zeta = o.clip;
-  c.epsilon = o.epsilon;
-  c.delta = o.delta;
-  c.rho = o.rho;
-  c.noise_multiplier = o.noise_multiplier;
-  c.lambda = o.lambda;
-  c.alpha = o.alpha;
-  c.tau = o.tau;
-  require(o.on_norm == "clip" || o.on_norm == "reject",
-          fmt::format("on_norm must be 'clip' or 'reject', got '{}'", o.on_norm));
-  c.on_norm = o.on_norm == "reject" ? NormPolicy::reject : NormPolicy::clip;
-  require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
-          fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",
-                      o.neighbouring));
-  c.neighbouring =
-      o.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
-  return c;
-}
+using Options = MomentsOptions;
 
 std::string fields_json(const MomentEstimator& est, bool seeded) {
   Release<int> r;
@@ -59,7 +27,7 @@ std::string fields_json(const MomentEstimator& est, bool seeded) {
 class PyMomentEstimator {
  public:
   PyMomentEstimator(const Options& o, std::optional<std::uint64_t> seed)
-      : rng_(make_rng(seed)), est_(to_config(o), *rng_) {}
+      : rng_(make_rng(seed)), est_(make_config(o), *rng_) {}
 
   py::tuple push(const CArray& x) {
     require(x.ndim() == 1, "x must be a 1-D array");
@@ -89,7 +57,7 @@ py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::ui
   opt.steps = static_cast<std::size_t>(data.rows());
   opt.dim = static_cast<std::size_t>(data.cols());
   require(opt.steps >= 1 && opt.dim >= 1, "X must have at least one row and one column");
-  MomentsConfig c = to_config(opt);
+  MomentsConfig c = make_config(opt);
   auto rng = make_rng(seed);
   Release<MomentSeries> r;
   {

@@ -185,6 +185,27 @@ bool direct(const Factorization& C, const Workload& A) {
 
 }  // namespace
 
+MomentsConfig make_config(const MomentsOptions& o) {
+  MomentsConfig c = make_config(o.steps, o.dim, o.method, o.workload, o.factorization, o.diagonal);
+  c.zeta = o.clip;
+  c.epsilon = o.epsilon;
+  c.delta = o.delta;
+  c.rho = o.rho;
+  c.noise_multiplier = o.noise_multiplier;
+  c.lambda = o.lambda;
+  c.alpha = o.alpha;
+  c.tau = o.tau;
+  require(o.on_norm == "clip" || o.on_norm == "reject",
+          fmt::format("on_norm must be 'clip' or 'reject', got '{}'", o.on_norm));
+  c.on_norm = o.on_norm == "reject" ? NormPolicy::reject : NormPolicy::clip;
+  require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
+          fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",
+                      o.neighbouring));
+  c.neighbouring =
+      o.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
+  return c;
+}
+
 MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string& method,
                           const std::string& workload, const std::string& factorization,
                           bool diagonal) {

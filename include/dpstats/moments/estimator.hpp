@@ -61,6 +61,22 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
                           const std::string& workload, const std::string& factorization,
                           bool diagonal);
 
+// The string-level options of `dpstats moments` and `dpstats.moments`, translated once here so
+// that the tool and the Python module build identical configs.
+struct MomentsOptions {
+  std::size_t steps = 0, dim = 0;
+  std::string method, workload = "prefix", factorization = "sqrt";
+  double clip = 1;
+  std::optional<double> epsilon;
+  double delta = 0;
+  std::optional<double> rho, noise_multiplier, lambda;
+  double alpha = 0.5, tau = 1;
+  bool diagonal = false;
+  std::string on_norm = "clip", neighbouring = "replace-one";
+};
+// Validates on_norm ("clip" | "reject") and neighbouring ("replace-one" | "add-remove").
+MomentsConfig make_config(const MomentsOptions& o);
+
 // Non-public facts, for tests only.
 struct MomentsTrace {
   std::size_t clipped_rows = 0;
