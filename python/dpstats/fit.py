@@ -1,4 +1,10 @@
-"""Private model fitting: user-level DP convex optimisation (card user-level-dp-sco.md).
+"""Private model fitting. ``fit(X, y, task=...)`` dispatches on the task:
+
+- ``task="user-level"`` (default): user-level DP convex optimisation (card user-level-dp-sco.md),
+  below;
+- ``task="classify"``: private classifiers trained with DP-SGD / DP-Adam (dpstats.classify);
+- ``task="heavy-tailed"``: pure epsilon-DP convex optimisation with heavy-tailed gradients
+  (dpstats.heavy_tailed).
 
 ``fit(X, y, users=ids, task="user-level", ...)`` protects the whole data of one user (all rows
 with the same id): neighbouring datasets replace one user's rows, and the number of users is
@@ -24,12 +30,29 @@ def _float(x, name: str) -> float:
         raise ValueError(f"{name} must be a number, got {x!r}") from None
 
 
-def fit(X, y, users, task: str = "user-level", loss: str = "logistic",
-        method: Optional[str] = None, epsilon: float = 1.0, delta: float = 1e-6,
-        domain_radius: float = 1.0, seed: Optional[int] = None, *, profile: str = "practical",
-        steps: Optional[int] = None, step_size: Optional[float] = None,
-        clip: Optional[float] = None, items_per_user: int = 0, feature_bound: float = 1.0,
-        label_bound: float = 1.0) -> Release:
+def fit(X, y, users=None, task: str = "user-level", **options) -> Release:
+    """Private fit of a model to rows ``X`` and labels ``y``; see the module doc for ``task``."""
+    if task == "user-level":
+        if users is None:
+            raise ValueError("task='user-level' needs users (one integer id per row of X)")
+        return _fit_user_level(X, y, users, **options)
+    if users is not None:
+        raise ValueError(f"users applies to task='user-level' only, not {task!r}")
+    if task == "classify":
+        from .classify import fit_classify
+        return fit_classify(X, y, **options)
+    if task == "heavy-tailed":
+        from .heavy_tailed import fit_heavy_tailed
+        return fit_heavy_tailed(X, y, **options)
+    raise ValueError(f"task must be 'user-level', 'classify' or 'heavy-tailed', got {task!r}")
+
+
+def _fit_user_level(X, y, users, loss: str = "logistic",
+                    method: Optional[str] = None, epsilon: float = 1.0, delta: float = 1e-6,
+                    domain_radius: float = 1.0, seed: Optional[int] = None, *, profile: str = "practical",
+                    steps: Optional[int] = None, step_size: Optional[float] = None,
+                    clip: Optional[float] = None, items_per_user: int = 0, feature_bound: float = 1.0,
+                    label_bound: float = 1.0) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     loss: "logistic" (labels ±1), "hinge" (±1), "squared", "huber" (kappa = 1).
@@ -41,8 +64,6 @@ def fit(X, y, users, task: str = "user-level", loss: str = "logistic",
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
     """
-    if task != "user-level":
-        raise ValueError(f"task must be 'user-level', got {task!r}")
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:
