@@ -17,6 +17,7 @@
 #include "../repro.hpp"
 #include "common.hpp"
 #include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/data/synthetic.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/geometric_median.hpp"
@@ -148,26 +149,61 @@ Timed timed_pipeline(const RowMatrix& X, const GeometricMedianOptions& o, double
   return t;
 }
 
+double weiszfeld_time(const RowMatrix& X, double* f_star) {
+  WeiszfeldOptions lo;
+  lo.rel_tol = 1e-12;
+  lo.max_iterations = 200;
+  *f_star = weiszfeld(X, lo).f;
+  WeiszfeldOptions wo;
+  wo.target_objective = *f_star * (1 + 1e-6);
+  double best = INFINITY;
+  for (int rep = 0; rep < 3; ++rep) {
+    const double t0 = cpu_seconds();
+    weiszfeld(X, wo);
+    best = std::min(best, cpu_seconds() - t0);
+  }
+  return best;
+}
+
+// Two scales around one centre (ours, not the paper's): rows alternate N(μ, 0.1² I) and
+// N(μ, 0.9² I), ‖μ‖ = 25, d = 50. The 0.75-quantile radius is then ~10× Weiszfeld's step 1/H,
+// which is where a step size set from r̂ alone fails; HSU24's end-to-end method is the reference.
+void two_scale(const ReproOptions& o, std::ofstream& md, CsvTable& csv, Rng& rng) {
+  for (const std::int64_t n : {std::int64_t{10000}, std::int64_t{100000}}) {
+    if (o.quick && n > 10000) break;
+    const std::int64_t d = 50;
+    const Vector mu = unit_sphere_point(d, rng) * 25;
+    RowMatrix X(n, d);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < d; ++j) X(i, j) = mu[j] + (i % 2 ? 0.9 : 0.1) * standard_normal(rng);
+    double f_star = 0;
+    const double tw = weiszfeld_time(X, &f_star);
+    md << fmt::format("| TwoScale n={} | Weiszfeld (to 1e-6) | 0 | 0 | {:.3f} | 1 |\n", n, tw);
+    // method codes: 0 practical, 3 practical with r̂-based DP-GD steps (before 2026-11-22), 4 hsu24
+    for (const int method : {0, 3, 4}) {
+      if (method == 4 && n > 10000) continue;  // T = n²ρ/(256d) steps: ~10 min at 10^5
+      GeometricMedianOptions go;
+      go.radius = 50;
+      go.rho = kRho;
+      go.weiszfeld_step = method != 3;
+      if (method == 4) go.method = MedianMethod::hsu24;
+      const Timed t = timed_pipeline(X, go, f_star, rng);
+      csv.add_row({3, static_cast<double>(method), t.rel, t.per_rhat, t.seconds, t.seconds / tw});
+      md << fmt::format("| TwoScale n={} | {} | {:.3g} | {:.3g} | {:.3f} | {:.2f}x |\n", n,
+                        method == 0 ? "practical (rho = 0.5)"
+                                    : method == 3 ? "practical, r_hat-based DP-GD steps"
+                                                  : "hsu24 (rho = 0.5)",
+                        t.rel, t.per_rhat, t.seconds, t.seconds / tw);
+    }
+  }
+}
+
 void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
   CsvTable csv({"dataset", "method", "rel_excess", "excess_per_rhat", "seconds", "time_ratio"});
-  md << "\n## End to end against Weiszfeld (single thread; method codes in e2e.csv: 0 practical, "
-        "1 paper, 2 DP mean)\n\n| data | method | (f - f*)/f* | (f - f*)/r_hat | seconds | "
+  md << "\n## End to end against Weiszfeld (single thread; e2e.csv codes: dataset 0 GaussianCluster, "
+        "1 Fashion-MNIST, 3 TwoScale; method 0 practical, 1 paper, 2 DP mean, 3 practical with "
+        "r_hat-based steps, 4 hsu24)\n\n| data | method | (f - f*)/f* | (f - f*)/r_hat | seconds | "
         "time / Weiszfeld |\n|---|---|---|---|---|---|\n";
-  auto weiszfeld_time = [](const RowMatrix& X, double* f_star) {
-    WeiszfeldOptions lo;
-    lo.rel_tol = 1e-12;
-    lo.max_iterations = 200;
-    *f_star = weiszfeld(X, lo).f;
-    WeiszfeldOptions wo;
-    wo.target_objective = *f_star * (1 + 1e-6);
-    double best = INFINITY;
-    for (int rep = 0; rep < 3; ++rep) {
-      const double t0 = cpu_seconds();
-      weiszfeld(X, wo);
-      best = std::min(best, cpu_seconds() - t0);
-    }
-    return best;
-  };
   const int reps = o.quick ? 2 : 3;
   // GaussianCluster at n = 10^6 (quick: 10^5), ρ = 0.5.
   {
@@ -196,10 +232,12 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
       }
     }
   }
+  two_scale(o, md, csv, rng);
   // Fashion-MNIST at (1, 1e-6).
   const auto fashion = load_fashion_mnist();
   if (!fashion) {
     md << "| Fashion-MNIST | (not installed: apt-get install dataset-fashion-mnist) | | | | |\n";
+    csv.write(o.out, "e2e.csv");
     return;
   }
   const RowMatrix& X = *fashion;

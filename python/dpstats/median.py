@@ -61,7 +61,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
 
     method="fast" (default): KLTY's pipeline. profile="practical" (default) is the measured-best
     proven combination (permutation-design FastRadius on a subsample, geometric-step noisy
-    localization, a few DP-GD passes); profile="paper" runs FastRadius (Alg. 2), the HSU24
+    localization, a few DP-GD passes with private Weiszfeld step sizes); profile="paper" runs FastRadius (Alg. 2), the HSU24
     localization and FixedOrderDPSGD with the paper's budget split (needs epsilon and delta).
     method="hsu24": the HSU24 baseline (RadiusFinder, localization, DP-GD fine-tuning; O(n^2 d)).
     method="weiszfeld": the non-private solver; returns a :class:`WeiszfeldResult` (no privacy).

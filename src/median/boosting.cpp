@@ -68,7 +68,12 @@ double gradient_sensitivity(std::int64_t n, std::int64_t d) {
          0x1p-49;
 }
 
-MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z) {
+// h_q = Σ v_i/(n·2^b) with v_i = round(2^b·tau/max(dist_i, tau)) in [0, 2^b]: replacing a row
+// moves the exact integer sum by at most 2^b, the mean by 1/n; the final division's rounding
+// (relative 2^-53 on a value ≤ 1) is covered by the 2^-49 slack.
+double curvature_sensitivity(std::int64_t n) { return 1 / static_cast<double>(n) + 0x1p-49; }
+
+MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau) {
   const Eigen::Index n = X.rows(), d = X.cols();
   const int b = gradient_bits(n);
   const double scale = std::ldexp(1.0, b);
@@ -82,6 +87,7 @@ MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z) {
   double* acc = sum.data();
   double* df = diff.data();
   const double* zz = z.data();
+  double curvature_sum = 0;  // exact: integers ≤ 2^b, n·2^b < 2^53
   for (Eigen::Index i = 0; i < n; ++i) {
     const double* row = X.data() + i * d;
     double s = 0;
@@ -89,6 +95,7 @@ MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z) {
       df[j] = zz[j] - row[j];
       s += df[j] * df[j];
     }
+    if (tau > 0) curvature_sum += std::nearbyint(scale * tau / std::max(std::sqrt(s), tau));
     if (s == 0) continue;  // u_i = 0 at a coincident point (card conventions)
     const double inv = scale / std::sqrt(s);
     for (Eigen::Index j = 0; j < d; ++j) {
@@ -100,6 +107,7 @@ MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z) {
   m.g.resize(d);
   for (Eigen::Index j = 0; j < d; ++j) m.g[j] = acc[j] / denom;
   m.sensitivity = gradient_sensitivity(n, d);
+  m.curvature = curvature_sum / denom;
   return m;
 }
 
@@ -124,19 +132,38 @@ Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o, Bud
   check_positive(o.radius, "radius");
   require(x0.size() == X.cols(), "x0 must have one coordinate per column of X");
   require(o.sigma_scale == 0 || o.sigma_scale == 1, "sigma_scale must be 0 or 1");
+  require(!o.weiszfeld_step || (o.curvature_share > 0 && o.curvature_share < 1),
+          fmt::format("curvature_share must be in (0, 1), got {}", o.curvature_share));
+  require(!o.weiszfeld_step || (o.weiszfeld_tau_fraction > 0 && o.weiszfeld_tau_fraction <= 1),
+          fmt::format("weiszfeld_tau_fraction must be in (0, 1], got {}", o.weiszfeld_tau_fraction));
   const bool noisy = o.sigma_scale != 0;
-  std::optional<GaussianMechanism> mech;
+  const double rho_g = o.weiszfeld_step ? o.rho * (1 - o.curvature_share) : o.rho;
+  const double rho_h = remainder_after(o.rho, rho_g) * (1 - 1e-9);
+  const double tau = o.weiszfeld_step ? o.weiszfeld_tau_fraction * o.radius : 0;
+  std::optional<GaussianMechanism> mech, curvature_mech;
   if (noisy) {
-    mech = gradient_mechanism(X, o.rho, o.steps, o.noise);
+    mech = gradient_mechanism(X, rho_g, o.steps, o.noise);
     LedgerEntry e = mech->ledger_entry("dpgd noisy gradient");
     e.count = o.steps;
     budget.spend(e);
+    if (o.weiszfeld_step) {
+      curvature_mech = GaussianMechanism::from_rho(curvature_sensitivity(X.rows()),
+                                                   rho_h / o.steps, 1, o.noise);
+      LedgerEntry c = curvature_mech->ledger_entry("dpgd noisy curvature (Weiszfeld step)");
+      c.count = o.steps;
+      budget.spend(c);
+    }
   }
   Vector theta = x0, avg = Vector::Zero(X.cols());
   for (int t = 1; t <= o.steps; ++t) {
-    Vector g = mean_unit_gradient(X, theta).g;
-    if (noisy) g = mech->apply(g, rng);
-    theta -= o.eta * g;
+    const MeanGradient m = mean_unit_gradient(X, theta, tau);
+    Vector g = noisy ? mech->apply(m.g, rng) : m.g;
+    double eta = o.eta;
+    if (o.weiszfeld_step) {
+      const double h = noisy ? curvature_mech->apply(m.curvature, rng) : m.curvature;
+      if (h * o.eta > tau) eta = tau / h;  // 1/Ĥ = tau/ĥ, capped at o.eta
+    }
+    theta -= eta * g;
     project_to_ball(theta, x0, o.radius);
     avg += (theta - avg) / t;
   }

@@ -87,6 +87,7 @@ Release<Vector> practical(const ConstMatrixRef& X, const GeometricMedianOptions&
   go.eta = rad.r_hat / std::sqrt(static_cast<double>(o.dpgd_steps));
   go.average = false;
   go.noise = o.noise;
+  go.weiszfeld_step = o.weiszfeld_step;
   r.estimate = dpgd(X, c, go, budget, rng);
   r.diagnostics["r_hat"] = rad.r_hat;
   r.diagnostics["radius_step"] = rad.step;
@@ -94,7 +95,7 @@ Release<Vector> practical(const ConstMatrixRef& X, const GeometricMedianOptions&
   r.diagnostics["budget_shares"] = {{"radius", o.radius_share},
                                     {"localization", o.localization_share},
                                     {"boosting", 1 - o.radius_share - o.localization_share}};
-  r.diagnostics["boosting"] = "dpgd";
+  r.diagnostics["boosting"] = o.weiszfeld_step ? "dpgd-weiszfeld-step" : "dpgd";
   r.diagnostics["boosting_steps"] = o.dpgd_steps;
   r.diagnostics["passes"] = o.dpgd_steps;
   return r;
@@ -197,7 +198,7 @@ Release<Vector> hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& o, 
   r.diagnostics["r_hat"] = rad.r_hat;
   r.diagnostics["radius_step"] = rad.step;
   r.diagnostics["radius_fell_back"] = rad.fell_back;
-  r.diagnostics["boosting"] = "dpgd";
+  r.diagnostics["boosting"] = o.weiszfeld_step ? "dpgd-weiszfeld-step" : "dpgd";
   r.diagnostics["boosting_steps"] = go.steps;
   r.diagnostics["passes"] = go.steps;
   return r;

@@ -312,6 +312,50 @@ TEST(Dpgd, QuantisedGradientMatchesTheExactMean) {
   EXPECT_NEAR(g.sensitivity, 2.0 / 1000, 1e-9);
 }
 
+TEST(Dpgd, CurvatureIsTheQuantisedInverseDistanceMean) {
+  const RowMatrix X = cluster(1000, 6, 14);
+  const Vector z = Vector::Constant(6, 0.3);
+  const double tau = 0.05;
+  double exact = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    exact += tau / std::max((z - X.row(i).transpose()).norm(), tau);
+  exact /= 1000.0;
+  const MeanGradient g = mean_unit_gradient(X, z, tau);
+  EXPECT_NEAR(g.curvature, exact, 1e-8);
+  EXPECT_GT(g.curvature, 0);
+  EXPECT_LE(g.curvature, 1);
+  // Replacing one row moves the released mean by at most the stated sensitivity.
+  RowMatrix Y = X;
+  Y.row(7) = z.transpose();  // distance 0: its term goes from < 1 to exactly 1
+  EXPECT_LE(std::abs(mean_unit_gradient(Y, z, tau).curvature - g.curvature),
+            curvature_sensitivity(1000));
+  EXPECT_EQ(mean_unit_gradient(X, z).curvature, 0);  // tau = 0: not computed
+}
+
+TEST(Dpgd, WeiszfeldStepConvergesWhereTheRadiusStepOvershoots) {
+  // Two scales: r̂ (≈ the 0.75-quantile distance) is ~10× Weiszfeld's step 1/H.
+  SeededRng g(5);
+  RowMatrix X(2000, 20);
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    for (Eigen::Index j = 0; j < X.cols(); ++j) X(i, j) = (i % 2 ? 0.9 : 0.1) * standard_normal(g);
+  const auto w = weiszfeld(X);
+  const Vector start = Vector::Constant(20, 0.3);
+  DpgdOptions o;
+  o.rho = 1;
+  o.steps = 3;
+  o.radius = 8;  // ~ r̂ here
+  o.eta = o.radius / std::sqrt(3.0);
+  o.average = false;
+  o.sigma_scale = 0;
+  Budget b(PrivacyLoss::zcdp(1), Accountant::zcdp);
+  SeededRng rng(1);
+  const double plain = (objective(X, dpgd(X, start, o, b, rng)) - w.f) / w.f;
+  o.weiszfeld_step = true;
+  const double weiszfeld_step = (objective(X, dpgd(X, start, o, b, rng)) - w.f) / w.f;
+  EXPECT_GT(plain, 1e-2);
+  EXPECT_LT(weiszfeld_step, 1e-4);
+}
+
 // ---- budget accounting --------------------------------------------------------------------------
 
 TEST(Budget, SpendBeforeNoiseAndRefuseWhenShort) {

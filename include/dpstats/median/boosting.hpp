@@ -33,12 +33,18 @@ void project_to_ball(Vector& y, const Vector& c, double rad);
 
 // (1/n) Σ u_i(z) exactly as released before noise: the quantised exact sum divided by n·2^b.
 // Also returns the l2 sensitivity of that mean (the integer-sum sensitivity divided by n·2^b).
+//
+// With tau > 0 the same pass also returns the curvature h = (1/n) Σ tau/max(‖z − x_i‖, tau) in
+// [0, 1], quantised and summed exactly the same way (l2 sensitivity curvature_sensitivity(n)):
+// Weiszfeld's step is 1/H with H = h/tau.
 struct MeanGradient {
   Vector g;
   double sensitivity = 0;
+  double curvature = 0;  // h, when tau > 0
 };
-MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z);
+MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau = 0);
 double gradient_sensitivity(std::int64_t n, std::int64_t d);
+double curvature_sensitivity(std::int64_t n);
 
 struct DpgdOptions {
   double rho = 0;       // zCDP of the whole run; ρ/T per step
@@ -48,6 +54,12 @@ struct DpgdOptions {
   bool average = true;  // HSU24: average of the post-update iterates; false: last iterate
   NoiseMode noise = NoiseMode::secure;
   double sigma_scale = 1;  // test hook: 0 disables the noise (and the spend); never in a release
+  // Private Weiszfeld steps (ours, not the card's; docs/results/geometric-median.md): each step
+  // also releases the noisy curvature ĥ (share `curvature_share` of its ρ) and moves by
+  // η_t = min(eta, tau/ĥ), Weiszfeld's 1/H capped at `eta`. tau = weiszfeld_tau_fraction·radius.
+  bool weiszfeld_step = false;
+  double curvature_share = 0.1;
+  double weiszfeld_tau_fraction = 1.0 / 64;
 };
 // HSU24 DP-GD (card §2.10): θ ← Π(θ − η(ĝ)), ĝ the noisy mean unit gradient.
 Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& options, Budget& budget,

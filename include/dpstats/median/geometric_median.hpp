@@ -46,6 +46,7 @@ struct GeometricMedianOptions {
   double radius_share = 0.05;        // share of ρ for the radius search
   double localization_share = 0.10;  // share of ρ for the localization
   int dpgd_steps = 3;                // boosting passes
+  bool weiszfeld_step = true;        // boosting steps of size 1/Ĥ (private curvature; boosting.hpp)
   std::int64_t subsample = 10000;    // rows used by the radius search and the localization
   // paper profile
   PaperBoosting boosting = PaperBoosting::fixed_order;
