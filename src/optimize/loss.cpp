@@ -57,6 +57,12 @@ double HuberLoss::derivative(double u, double y) const {
 }
 double HuberLoss::lipschitz(double A, double, const Domain&, double) const { return kappa_ * A; }
 
+double AbsoluteLoss::phi(double u, double y) const { return std::abs(u - y); }
+double AbsoluteLoss::derivative(double u, double y) const {
+  return u > y ? 1.0 : (u < y ? -1.0 : 0.0);
+}
+double AbsoluteLoss::lipschitz(double A, double, const Domain&, double) const { return A; }
+
 std::unique_ptr<Loss> make_loss(const std::string& name) {
   if (name == "logistic") return std::make_unique<LogisticLoss>();
   if (name == "hinge") return std::make_unique<HingeLoss>();

@@ -85,6 +85,16 @@ class HuberLoss final : public Loss {
   double kappa_;
 };
 
+// |u − y| (least absolute deviations; heavy-tailed issue 8): L = A, non-smooth.
+class AbsoluteLoss final : public Loss {
+ public:
+  std::string name() const override { return "absolute"; }
+  double derivative(double u, double y) const override;
+  double phi(double u, double y) const override;
+  double lipschitz(double A, double B, const Domain& X, double enlarge) const override;
+  std::optional<double> smoothness(double) const override { return std::nullopt; }
+};
+
 // "logistic", "hinge", "squared", "huber" (κ = 1); InvalidArgument otherwise.
 std::unique_ptr<Loss> make_loss(const std::string& name);
 

@@ -1,0 +1,340 @@
+#include "dpstats/optimize/heavy_tailed.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/l2_laplace.hpp"
+#include "dpstats/optimize/certificate.hpp"
+#include "dpstats/optimize/exact_sum.hpp"
+#include "dpstats/privacy/conversions.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+// Practical-profile constants (docs/results/heavy-tailed.md, tuned on public synthetic samples).
+constexpr int kPracticalPhases = 3;
+constexpr double kPracticalGrowth = 4;
+constexpr double kPracticalKappa = 0.1;      // addendum: κ = 0.1
+constexpr double kPracticalCMultiplier = 0.25;
+constexpr double kPracticalLambdaMultiplier = 4;
+// Paper profile (card §2.7 "matched", §2.8).
+constexpr double kPaperGrowth = 32;
+constexpr double kPaperKappa = 2;
+// Clipped GD: card §3 theory defaults; T capped for run time (documented in the guide).
+constexpr int kMaxDefaultSteps = 1000;
+
+void project_ball(Vector& w, double R) {
+  const double n = w.norm();
+  if (n > R) w *= R / n;
+}
+
+void validate(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o, GlmKind kind) {
+  require(X.rows() >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
+  require(y.size() == X.rows(), fmt::format("labels have length {} but features have {} rows",
+                                            y.size(), X.rows()));
+  require(X.allFinite() && y.allFinite(), "data must be finite (got a NaN or infinite entry)");
+  if (kind == GlmKind::hinge || kind == GlmKind::logistic) {
+    for (Eigen::Index i = 0; i < y.size(); ++i) {
+      require(y[i] == 1 || y[i] == -1, std::string("labels must be -1 or +1 for the ") +
+                                           to_string(kind) + " loss");
+    }
+  }
+  check_epsilon(o.epsilon);
+  check_positive(o.domain_radius, "domain_radius");
+  require(std::isfinite(o.domain_radius), "domain_radius must be finite");
+  require(o.moment.k >= 2 && std::isfinite(o.moment.k),
+          fmt::format("moment k must be a finite number >= 2, got {}", o.moment.k));
+  check_positive(o.moment.G_k, "moment bound G_k");
+  if (o.moment.G_2) check_positive(*o.moment.G_2, "moment bound G_2");
+  if (o.method == HeavyTailedMethod::dp_sgd) {
+    require(o.delta > 0 && o.delta < 1,
+            fmt::format("delta must be in (0, 1) for method dp-sgd, got {}", o.delta));
+  } else {
+    require(o.delta == 0, fmt::format("delta applies to method dp-sgd only (pure epsilon-DP "
+                                      "methods have delta = 0), got {}", o.delta));
+  }
+}
+
+PrivacyGuarantee pure(double epsilon, bool certified) {
+  PrivacyGuarantee g;
+  g.epsilon = epsilon;
+  g.certified = certified;
+  return g;
+}
+
+// Clipped per-sample gradient sum at w (exact; exact_sum.hpp).
+ClippedVectorSum clipped_sum(const RowMatrix& X, const Vector& y, const GlmEnvelope& env,
+                             const Vector& w, double C) {
+  ClippedVectorSum sum(X.cols(), C, X.rows());
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double g = env.derivative(X.row(i).dot(w), y[i], std::numeric_limits<double>::infinity());
+    sum.add(g * X.row(i).transpose());
+  }
+  return sum;
+}
+
+struct GdSchedule {
+  int T;
+  double C, eta;
+};
+
+GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o) {
+  const double ne = static_cast<double>(n) * o.epsilon, D = 2 * o.domain_radius;
+  GdSchedule s;
+  s.C = o.clip.value_or(o.moment.G_k * std::pow(ne / static_cast<double>(d), 1 / (2 * o.moment.k)));
+  s.T = o.steps.value_or(static_cast<int>(
+      std::clamp(std::ceil(ne / static_cast<double>(d)), 1.0, static_cast<double>(kMaxDefaultSteps))));
+  require(s.T >= 1, fmt::format("steps must be >= 1, got {}", s.T));
+  const double beta = 2 * s.C * s.T / ne;
+  const auto dd = static_cast<double>(d);
+  s.eta = o.step_size.value_or(D / (std::sqrt(s.C * s.C + dd * (dd + 1) * beta * beta) *
+                                    std::sqrt(static_cast<double>(s.T))));
+  check_positive(s.C, "clip");
+  check_positive(s.eta, "step_size");
+  return s;
+}
+
+Release<Vector> noisy_gd(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o,
+                         const GlmEnvelope& env, Rng& rng) {
+  const std::int64_t n = X.rows(), d = X.cols();
+  const GdSchedule s = gd_schedule(n, d, o);
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  Release<Vector> r;
+  const double rho = gaussian ? epsilon_delta_to_zcdp(o.epsilon, o.delta) : 0;
+  Vector w = Vector::Zero(d), avg = Vector::Zero(d);
+  double sens = 0, scale = 0;
+  bool certified_noise = true;
+  for (int t = 0; t < s.T; ++t) {
+    const ClippedVectorSum sum = clipped_sum(X, y, env, w, s.C);
+    const double dn = static_cast<double>(n);
+    const Vector mean = sum.sum() / dn;
+    sens = sum.sensitivity() / dn;
+    Vector noisy;
+    if (gaussian) {
+      const auto m = GaussianMechanism::from_rho(sens, rho / s.T, static_cast<std::size_t>(d), o.noise);
+      noisy = m.apply(mean, rng);
+      scale = m.sigma();
+    } else {
+      const L2LaplaceMechanism m(sens, o.epsilon / s.T, static_cast<std::size_t>(d), o.noise);
+      noisy = m.apply(mean, rng);
+      scale = m.beta();
+      certified_noise = certified_noise && m.certified();
+    }
+    w -= s.eta * noisy;
+    project_ball(w, o.domain_radius);
+    avg += w;
+  }
+  r.estimate = avg / s.T;
+  if (gaussian) {
+    r.privacy.epsilon = o.epsilon;
+    r.privacy.delta = o.delta;
+    r.privacy.rho = rho;
+    r.privacy.certified = o.noise == NoiseMode::secure;
+    r.ledger.push_back({"gaussian", "clipped mean gradient", sens, scale, PrivacyLoss::zcdp(rho / s.T), s.T});
+  } else {
+    r.privacy = pure(o.epsilon, certified_noise);
+    r.ledger.push_back({"l2_laplace", "clipped mean gradient", sens, scale,
+                        PrivacyLoss::pure(o.epsilon / s.T), s.T});
+  }
+  r.noise = o.noise;
+  r.seeded = rng.seeded();
+  r.diagnostics = {{"steps", s.T}, {"clip", s.C}, {"step_size", s.eta}, {"noise_scale", scale}};
+  return r;
+}
+
+Release<Vector> non_private(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o,
+                            const GlmEnvelope& env) {
+  GlmErmProblem p;
+  p.A = &X;
+  p.y = &y;
+  p.begin = 0;
+  p.end = X.rows();
+  p.env = env;
+  p.C = std::numeric_limits<double>::infinity();
+  p.lambda = 1e-9 * o.moment.G_k / o.domain_radius;
+  p.w0 = Vector::Zero(X.cols());
+  p.center = Vector::Zero(X.cols());
+  p.radius = o.domain_radius;
+  const auto sol = solve_certified_glm_erm(p, 1e-300);
+  Release<Vector> r;
+  r.estimate = sol.w;
+  r.privacy.epsilon = std::numeric_limits<double>::infinity();
+  r.privacy.certified = false;
+  r.diagnostics = {{"private", false}};
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(HeavyTailedMethod m) {
+  switch (m) {
+    case HeavyTailedMethod::lipschitz_extension: return "lipschitz-extension";
+    case HeavyTailedMethod::output_perturbation: return "output-perturbation";
+    case HeavyTailedMethod::clipped_gd: return "clipped-gd";
+    case HeavyTailedMethod::dp_sgd: return "dp-sgd";
+    case HeavyTailedMethod::non_private: return "non-private";
+  }
+  return "?";
+}
+
+HeavyTailedMethod parse_heavy_tailed_method(const std::string& s) {
+  for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation,
+                 HeavyTailedMethod::clipped_gd, HeavyTailedMethod::dp_sgd,
+                 HeavyTailedMethod::non_private}) {
+    if (s == to_string(m)) return m;
+  }
+  throw InvalidArgument("method must be one of lipschitz-extension, clipped-gd, "
+                        "output-perturbation, dp-sgd, non-private, got '" + s + "'");
+}
+
+double heavy_tailed_rate(std::int64_t m, std::int64_t d, double epsilon, const MomentBound& mb) {
+  const auto dm = static_cast<double>(m);
+  return mb.g2() / std::sqrt(dm) +
+         mb.G_k * std::pow(static_cast<double>(d) / (dm * epsilon), 1 - 1 / mb.k);
+}
+
+std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
+                                                const HeavyTailedOptions& o) {
+  require(n >= 1 && d >= 1, "plan_heavy_tailed: n and d must be >= 1");
+  const bool paper = o.profile == HeavyTailedProfile::paper;
+  const bool single = o.method == HeavyTailedMethod::output_perturbation;
+  const double D = 2 * o.domain_radius;
+  const double kappa = o.kappa.value_or(paper ? kPaperKappa : kPracticalKappa);
+  check_positive(kappa, "kappa");
+  const double growth = o.growth.value_or(paper ? kPaperGrowth : kPracticalGrowth);
+  check_positive(growth, "growth");
+  // Block sizes.
+  std::vector<std::int64_t> sizes;
+  if (single) {
+    sizes.push_back(n);
+  } else if (paper) {
+    // Card §2.8: T = min(⌈log2 n⌉, max{t : m_t >= m_min}, T*), m_t = ⌊n/2^t⌋, leftovers dropped.
+    const std::int64_t m_min = std::max<std::int64_t>(10, d);
+    const double r1 = heavy_tailed_rate(std::max<std::int64_t>(1, n / 2), d, o.epsilon, o.moment);
+    const int t_star = 2 + static_cast<int>(std::ceil(std::log(o.moment.G_k / r1) / std::log(16.0)));
+    const int t_log = static_cast<int>(std::ceil(std::log2(static_cast<double>(n))));
+    int T = std::max(1, std::min(t_log, t_star));
+    if (o.phases) T = *o.phases;
+    for (int t = 1; t <= T; ++t) {
+      const std::int64_t m = n >> t;
+      if (m < m_min) break;
+      sizes.push_back(m);
+    }
+    require(!sizes.empty(), fmt::format("n = {} is too small for the paper schedule (m_1 >= {})", n, m_min));
+  } else {
+    const int T = o.phases.value_or(kPracticalPhases);
+    require(T >= 1 && T <= 30, fmt::format("phases must be in [1, 30], got {}", T));
+    std::int64_t used = 0;
+    for (int t = 1; t < T; ++t) {
+      sizes.push_back(n >> t);
+      used += n >> t;
+    }
+    sizes.push_back(n - used);
+    for (auto m : sizes) {
+      require(m >= 1, fmt::format("n = {} is too small for {} phases", n, T));
+    }
+  }
+  const double c_mult = o.c_multiplier.value_or(paper ? 1.0 : kPracticalCMultiplier);
+  const double l_mult = o.lambda_multiplier.value_or(paper ? 1.0 : kPracticalLambdaMultiplier);
+  const double lambda1 = o.lambda.value_or(l_mult * heavy_tailed_rate(sizes[0], d, o.epsilon, o.moment) / D);
+  check_positive(lambda1, "lambda");
+  std::vector<HeavyTailedPhase> plan;
+  std::int64_t begin = 0;
+  for (std::size_t t = 0; t < sizes.size(); ++t) {
+    HeavyTailedPhase ph;
+    ph.begin = begin;
+    ph.m = sizes[t];
+    begin += ph.m;
+    const auto m = static_cast<double>(ph.m);
+    ph.C = o.clip.value_or(c_mult * o.moment.G_k *
+                           std::pow(m * o.epsilon / static_cast<double>(d), 1 / o.moment.k));
+    check_positive(ph.C, "clip");
+    ph.lambda = lambda1 * std::pow(growth, static_cast<double>(t));
+    ph.kappa = kappa;
+    ph.alpha = kappa * kappa * ph.C * ph.C / (2 * ph.lambda * m * m);
+    ph.sensitivity = (2 + 2 * kappa) * ph.C / (ph.lambda * m);
+    plan.push_back(ph);
+  }
+  return plan;
+}
+
+Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o,
+                                 Rng& rng, HeavyTailedTrace* trace) {
+  const GlmKind kind = parse_glm_kind(o.loss);
+  validate(X, y, o, kind);
+  GlmEnvelope env;
+  env.kind = kind;
+  env.huber_kappa = o.huber_kappa;
+  if (o.method == HeavyTailedMethod::clipped_gd || o.method == HeavyTailedMethod::dp_sgd) {
+    return noisy_gd(X, y, o, env, rng);
+  }
+  if (o.method == HeavyTailedMethod::non_private) return non_private(X, y, o, env);
+
+  const std::int64_t n = X.rows(), d = X.cols();
+  const auto plan = plan_heavy_tailed(n, d, o);
+  Release<Vector> r;
+  r.noise = o.noise;
+  r.seeded = rng.seeded();
+  Vector center = Vector::Zero(d);
+  bool certified_noise = true;
+  nlohmann::json phases = nlohmann::json::array();
+  for (std::size_t t = 0; t < plan.size(); ++t) {
+    const auto& ph = plan[t];
+    GlmErmProblem p;
+    p.A = &X;
+    p.y = &y;
+    p.begin = ph.begin;
+    p.end = ph.begin + ph.m;
+    p.env = env;
+    p.C = ph.C;
+    p.lambda = ph.lambda;
+    p.w0 = center;
+    p.center = Vector::Zero(d);
+    p.radius = o.domain_radius;
+    const CertifiedSolution sol = solve_certified_glm_erm(p, ph.alpha);
+    if (trace != nullptr) {
+      trace->pre_noise.push_back(sol.w);
+      trace->gaps.push_back(sol.gap);
+      trace->alphas.push_back(ph.alpha);
+      trace->newton_steps.push_back(sol.newton_steps);
+    }
+    if (!sol.certified) {
+      // Abort without releasing (card §4.4): the estimate is not computed from an uncertified
+      // iterate; the abort itself is the only output.
+      r.status = Status::abstained;
+      r.estimate = Vector();
+      r.privacy = pure(o.epsilon, certified_noise);
+      r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
+                       {"aborted_phase", t + 1},
+                       {"reason", "optimization accuracy could not be certified"}};
+      return r;
+    }
+    const L2LaplaceMechanism mech(ph.sensitivity, o.epsilon, static_cast<std::size_t>(d), o.noise);
+    Vector out = mech.apply(sol.w, rng);
+    project_ball(out, o.domain_radius);
+    certified_noise = certified_noise && mech.certified();
+    if (trace != nullptr) {
+      trace->phase_output.push_back(out);
+      trace->sensitivity = ph.sensitivity;
+      trace->beta = mech.beta();
+    }
+    r.ledger.push_back(mech.ledger_entry(fmt::format("phase {} regularised extension ERM", t + 1)));
+    phases.push_back({{"m", ph.m}, {"C", ph.C}, {"lambda", ph.lambda}, {"kappa", ph.kappa},
+                      {"alpha", ph.alpha}, {"sensitivity", ph.sensitivity},
+                      {"noise_scale", mech.beta()}, {"sampler", mech.sampler()}});
+    center = out;
+  }
+  r.estimate = center;
+  r.privacy = pure(o.epsilon, certified_noise);
+  r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
+                   {"inner", "glm-one-stage"},
+                   {"composition", "parallel (disjoint blocks)"},
+                   {"phases", phases}};
+  return r;
+}
+
+}  // namespace dpstats::optimize

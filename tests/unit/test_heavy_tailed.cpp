@@ -1,0 +1,215 @@
+// Pure-DP heavy-tailed SCO (card pure-dp-heavy-tailed-sco.md §2.8, §2.12, §2.13, §6 "Privacy
+// invariants", "Adversarial and edge cases"): the certificate, the schedules, the sensitivity
+// invariant with an enormous record, aborts, validation and the release fields.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/optimize/certificate.hpp"
+#include "dpstats/optimize/heavy_tailed.hpp"
+#include "dpstats/optimize/heavy_tailed_data.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+HeavyTailedSample data(std::int64_t n, std::int64_t d, int nu, std::uint64_t seed,
+                       HeavyTailedTaskKind kind = HeavyTailedTaskKind::l1_student_t) {
+  HeavyTailedTask t;
+  t.kind = kind;
+  t.d = d;
+  t.nu = nu;
+  SeededRng rng(seed);
+  return generate_heavy_tailed(t, n, rng);
+}
+
+GlmErmProblem problem(const HeavyTailedSample& s, const std::string& loss, double C, double lambda) {
+  GlmErmProblem p;
+  p.A = &s.X;
+  p.y = &s.y;
+  p.end = s.X.rows();
+  p.env.kind = parse_glm_kind(loss);
+  p.C = C;
+  p.lambda = lambda;
+  p.w0 = Vector::Zero(s.X.cols());
+  p.center = Vector::Zero(s.X.cols());
+  p.radius = 2;
+  return p;
+}
+
+TEST(HeavyTailedCertificate, GapBoundsTheTrueSuboptimalityAndCertifiesAtKinks) {
+  for (const std::string loss : {"absolute", "hinge", "squared", "logistic", "huber"}) {
+    auto s = data(400, 3, 5, 11, loss == "hinge" || loss == "logistic"
+                                     ? HeavyTailedTaskKind::hinge_student_t
+                                     : HeavyTailedTaskKind::l1_student_t);
+    const auto p = problem(s, loss, 1.5, 0.05);
+    const double alpha = 1e-10;
+    const auto sol = solve_certified_glm_erm(p, alpha);
+    ASSERT_TRUE(sol.certified) << loss << " gap " << sol.gap;
+    EXPECT_LE(sol.gap, alpha);
+    const double best = glm_erm_objective(p, sol.w);
+    // Any other point: its gap (with the certified solution's duals replaced by its own model
+    // duals) is >= its true suboptimality >= P(v) − P(w) − α.
+    SeededRng rng(3);
+    for (int t = 0; t < 20; ++t) {
+      Vector v = sol.w + 0.3 * Vector::Random(3);
+      if (v.norm() > 2) v *= 2 / v.norm();
+      EXPECT_GE(glm_erm_objective(p, v), best - alpha) << loss;
+      Vector theta(s.X.rows());
+      for (Eigen::Index i = 0; i < theta.size(); ++i) {
+        theta[i] = p.env.derivative(s.X.row(i).dot(v), s.y[i], 1.5 / s.X.row(i).norm());
+      }
+      EXPECT_GE(glm_duality_gap(p, v, theta), glm_erm_objective(p, v) - best - 1e-12) << loss;
+    }
+  }
+}
+
+TEST(HeavyTailedCertificate, LargeBlockCertifiesAtTinyAlpha) {
+  // Addendum "Problems in the card" 4: Huber duals alone leave a gap >> α at large m; the
+  // active-set duals certify. m = 1.6·10^5 at the addendum's α scale (~1e-11).
+  auto s = data(160000, 5, 5, 12);
+  const auto p = problem(s, "absolute", 2.0, 0.05);
+  const double alpha = 0.01 * 0.01 * 4 / (2 * 0.05 * 160000.0 * 160000.0);
+  const auto sol = solve_certified_glm_erm(p, alpha);
+  EXPECT_TRUE(sol.certified) << sol.gap << " vs " << alpha;
+}
+
+TEST(HeavyTailedPlan, PaperScheduleFollowsTheCard) {
+  HeavyTailedOptions o;
+  o.profile = HeavyTailedProfile::paper;
+  o.moment.k = 4;
+  o.moment.G_k = 3;
+  o.domain_radius = 1;
+  const auto plan = plan_heavy_tailed(100000, 5, o);
+  ASSERT_GE(plan.size(), 2u);
+  const double r1 = heavy_tailed_rate(50000, 5, 1, o.moment);
+  EXPECT_NEAR(plan[0].lambda, r1 / 2, 1e-12);
+  for (std::size_t t = 0; t < plan.size(); ++t) {
+    const auto m = static_cast<double>(plan[t].m);
+    EXPECT_EQ(plan[t].m, 100000 >> (t + 1));
+    EXPECT_NEAR(plan[t].C, 3 * std::pow(m / 5, 0.25), 1e-9);
+    EXPECT_NEAR(plan[t].lambda, plan[0].lambda * std::pow(32.0, static_cast<double>(t)), 1e-9);
+    EXPECT_NEAR(plan[t].alpha, 4 * plan[t].C * plan[t].C / (2 * plan[t].lambda * m * m), 1e-15);
+    EXPECT_NEAR(plan[t].sensitivity, 6 * plan[t].C / (plan[t].lambda * m), 1e-12);
+  }
+  // Practical: T = 3, the last phase takes the leftovers (every record used once).
+  o.profile = HeavyTailedProfile::practical;
+  const auto pr = plan_heavy_tailed(100001, 5, o);
+  ASSERT_EQ(pr.size(), 3u);
+  EXPECT_EQ(pr[0].m + pr[1].m + pr[2].m, 100001);
+  EXPECT_EQ(pr[1].begin, pr[0].m);
+}
+
+TEST(HeavyTailedFit, EnormousRecordMovesPreNoiseOutputsByAtMostTheSensitivity) {
+  // Replace one record by x = 10^12·1, y = −10^12: each phase's certified pre-noise solution
+  // (same centre) moves by at most (2 + 2κ)C/(λm) (card §6 privacy invariants).
+  auto s = data(3000, 3, 5, 13);
+  auto s2 = s;
+  s2.X.row(0).setConstant(1e12);
+  s2.y[0] = -1e12;
+  for (auto profile : {HeavyTailedProfile::practical, HeavyTailedProfile::paper}) {
+    HeavyTailedOptions o;
+    o.profile = profile;
+    o.domain_radius = 2;
+    o.moment.G_k = 3;
+    o.phases = 1;  // one phase: same centre on both datasets
+    HeavyTailedTrace t1, t2;
+    SeededRng r1(5), r2(5);
+    fit_heavy_tailed(s.X, s.y, o, r1, &t1);
+    fit_heavy_tailed(s2.X, s2.y, o, r2, &t2);
+    ASSERT_EQ(t1.pre_noise.size(), 1u);
+    ASSERT_EQ(t2.pre_noise.size(), 1u);
+    EXPECT_LE((t1.pre_noise[0] - t2.pre_noise[0]).norm(), t1.sensitivity);
+    EXPECT_GT(t1.sensitivity, 0);
+  }
+}
+
+TEST(HeavyTailedFit, ReleaseIsPureAndCertified) {
+  auto s = data(2000, 3, 5, 14);
+  SeededRng rng(6);
+  for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation,
+                 HeavyTailedMethod::clipped_gd}) {
+    HeavyTailedOptions o;
+    o.method = m;
+    o.domain_radius = 2;
+    o.steps = 8;
+    const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
+    EXPECT_EQ(r.status, Status::ok);
+    EXPECT_EQ(r.privacy.delta, 0);
+    EXPECT_EQ(r.privacy.epsilon, 1);
+    EXPECT_TRUE(r.privacy.certified);
+    EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
+    for (const auto& e : r.ledger) EXPECT_EQ(e.loss.kind, LossKind::pure);
+  }
+  HeavyTailedOptions g;
+  g.method = HeavyTailedMethod::dp_sgd;
+  g.delta = 1e-6;
+  g.steps = 8;
+  const auto r = fit_heavy_tailed(s.X, s.y, g, rng);
+  EXPECT_EQ(r.privacy.delta, 1e-6);
+  EXPECT_TRUE(r.privacy.rho.has_value());
+}
+
+TEST(HeavyTailedFit, UncertifiableAccuracyAbortsWithoutAnEstimate) {
+  auto s = data(2000, 3, 5, 15);
+  HeavyTailedOptions o;
+  o.kappa = 1e-12;  // α = κ²C²/(2λm²) far below double resolution: cannot certify
+  SeededRng rng(7);
+  const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
+  EXPECT_EQ(r.status, Status::abstained);
+  EXPECT_EQ(r.estimate.size(), 0);
+  EXPECT_TRUE(r.ledger.empty());
+}
+
+TEST(HeavyTailedFit, RejectsBadInputBeforeAnyNoise) {
+  auto s = data(100, 2, 5, 16);
+  SeededRng rng(8);
+  HeavyTailedOptions o;
+  auto bad = s;
+  bad.X(3, 1) = std::nan("");
+  EXPECT_THROW(fit_heavy_tailed(bad.X, bad.y, o, rng), InvalidArgument);
+  o.epsilon = 0;
+  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+  o.epsilon = 1;
+  o.delta = 1e-6;  // delta only for dp-sgd
+  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+  o.delta = 0;
+  o.loss = "hinge";  // labels must be ±1
+  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+  o.loss = "cubic";
+  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+  o.loss = "absolute";
+  o.moment.k = 1.5;
+  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+}
+
+TEST(HeavyTailedFit, EdgeCasesStayFeasible) {
+  auto s = data(500, 2, 5, 17);
+  s.X.row(1).setZero();  // a = 0
+  s.X.row(2) = s.X.row(3);
+  s.y[2] = s.y[3];       // duplicates
+  SeededRng rng(9);
+  for (double eps : {1e-3, 100.0}) {
+    HeavyTailedOptions o;
+    o.epsilon = eps;
+    o.domain_radius = 2;
+    const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
+    if (r.status == Status::ok) EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
+  }
+}
+
+TEST(HeavyTailedData, StudentTCdfAndMoments) {
+  EXPECT_NEAR(student_t_cdf(0, 5), 0.5, 1e-15);
+  EXPECT_NEAR(student_t_cdf(2.015048, 5), 0.95, 1e-6);   // t-table
+  EXPECT_NEAR(student_t_cdf(3.182446, 3), 0.975, 1e-6);
+  HeavyTailedTask t;
+  t.d = 5;
+  t.nu = 5;
+  const auto mb = heavy_tailed_moment(t, 4);
+  // E‖x‖⁴ = d·E x⁴ + d(d−1)(E x²)², E x² = 5/3, E x⁴ = 3·25/(3·1) = 25.
+  EXPECT_NEAR(std::pow(mb.G_k, 4), 5 * 25 + 20 * 25.0 / 9, 1e-9);
+  EXPECT_NEAR(*mb.G_2, std::sqrt(25.0 / 3), 1e-12);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
