@@ -173,12 +173,14 @@ void gram_update(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, b
 }
 
 void scores(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, const double* P,
-            const double* mu, double* tau, int threads) {
+            const double* mu, double* tau, int threads, int cols) {
   const int d = static_cast<int>(X.cols());
-  const int dp = (d + 15) / 16 * 16;
+  // Zero columns beyond `cols` add exact zeros to τ (t += 0·0), so skipping them changes nothing.
+  const int used = cols > 0 && cols < d ? cols : d;
+  const int dp = (used + 15) / 16 * 16;
   std::vector<float> Pp(static_cast<std::size_t>(d) * dp, 0.0f);
   for (int k = 0; k < d; ++k)
-    for (int j = 0; j < d; ++j)
+    for (int j = 0; j < used; ++j)
       Pp[static_cast<std::size_t>(k) * dp + j] = static_cast<float>(P[k * d + j]);
   parallel_rows(static_cast<std::int64_t>(rows.size()), threads,
                 [&](int, std::int64_t b, std::int64_t e) {

@@ -53,6 +53,9 @@ struct PrimeOptions {
   bool fallback = true;       // practical: DP Mean when the feasibility check predicts failure
   int threads = 1;
   NoiseMode noise = NoiseMode::secure;
+  // PRIME-ht (card §2.8, Alg 3/16/17; see mean/prime_ht.hpp): clean rows only have bounded
+  // covariance Σ ⪯ σ²I. Set by prime_ht().
+  bool heavy_tailed = false;
 };
 
 // What the feasibility check predicts from public parameters only (card §4.2, addendum).

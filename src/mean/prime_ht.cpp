@@ -1,0 +1,13 @@
+// PRIME-ht (card §2.8): PRIME's driver with the heavy-tail switches (see mean/prime_ht.hpp).
+#include "dpstats/mean/prime_ht.hpp"
+
+namespace dpstats {
+
+Release<Vector> prime_ht(const ConstMatrixRef& X, PrimeOptions o, Rng& rng, PrimeTrace* trace) {
+  o.heavy_tailed = true;
+  Release<Vector> r = prime(X, o, rng, trace);
+  r.diagnostics["heavy_tailed"] = true;
+  return r;
+}
+
+}  // namespace dpstats

@@ -1,0 +1,219 @@
+// Internal pieces shared by the robust-mean drivers (PRIME, PRIME-ht, the private filter;
+// not installed): numeric helpers, the release wrapper Mech, the filter state (processed data,
+// current set, exact Gram matrix), and the front end (private range -> private medians ->
+// clipping and quantisation) of card §2.2/§2.3 and the practical addendum.
+#pragma once
+#include <fmt/format.h>
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <sys/mman.h>
+#include <thread>
+#include <vector>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mean/prime.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/mechanisms/range.hpp"
+#include "dpstats/mechanisms/range_ht.hpp"
+#include "dpstats/privacy/composition.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/privacy/ledger.hpp"
+
+namespace dpstats::prime_detail {
+
+constexpr double kUnit = 0x1p-53;  // unit roundoff
+constexpr int kMedianHalfSteps = 40;   // private median grid x̄ ± 4σ in steps of 0.1σ
+constexpr double kMedianStep = 0.1;
+
+// The relative floating-point margin on the sensitivities of λ, ψ, M and the means: the
+// computed statistics differ from the exact ones by at most 64(d+1)²·u·D² (exact Gram matrix,
+// O(d u) rounding in forming M, the backward error of the symmetric eigensolver), so each
+// sensitivity grows by twice that. See docs/results/prime.md.
+inline double fp_margin(std::int64_t n, std::int64_t d) {
+  const double dd = static_cast<double>(d + 1);
+  return 1 + 128 * dd * dd * kUnit * static_cast<double>(n);
+}
+
+// floor for |x| < 2^62 without a libm call (baseline x86-64 has no SSE4.1 rounding).
+inline double fast_floor(double x) {
+  const double t = static_cast<double>(static_cast<std::int64_t>(x));
+  return t > x ? t - 1 : t;
+}
+// Round to nearest (ties to even) for |x| < 2^51.
+inline double fast_round(double x) {
+  constexpr double kShift = 0x1.8p52;
+  return (x + kShift) - kShift;
+}
+
+// A large uninitialised array backed by transparent huge pages where the kernel allows it
+// (madvise mode): first-touch page faults on the n x d working copies cost ~0.5 s at
+// n = 10^6, d = 50 with 4 KiB pages.
+template <class T>
+class HugeArray {
+ public:
+  explicit HugeArray(std::size_t count) {
+    constexpr std::size_t kHuge = std::size_t{1} << 21;
+    const std::size_t bytes = std::max<std::size_t>(kHuge, (count * sizeof(T) + kHuge - 1) / kHuge * kHuge);
+    void* p = std::aligned_alloc(kHuge, bytes);
+    if (!p) throw std::bad_alloc();
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: failure only means 4 KiB pages
+    data_.reset(static_cast<T*>(p));
+  }
+  T* get() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
+
+// Runs f(thread, begin, end) over [0, count) split into `threads` contiguous ranges.
+template <class F>
+inline void parallel_for(std::int64_t count, int threads, F&& f) {
+  threads = static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, count / 8192)));
+  if (threads == 1) return f(0, std::int64_t{0}, count);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] { f(t, count * t / threads, count * (t + 1) / threads); });
+  for (auto& th : pool) th.join();
+}
+
+inline double normal_quantile(double p) {  // inverse of normal_cdf, by bisection (public constants only)
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+struct Mech {  // a scalar or vector release: Gaussian (both profiles) or Laplace (paper)
+  std::optional<GaussianMechanism> g;
+  std::optional<LaplaceMechanism> l;
+  double scale() const { return g ? g->sigma() : l->scale(); }
+  double apply(double v, Rng& rng, bool off) const {
+    if (off) return v;
+    return g ? g->apply(v, rng) : l->apply(v, rng);
+  }
+  Vector apply(const Vector& v, Rng& rng, bool off) const {
+    if (off) return v;
+    return g ? g->apply(v, rng) : l->apply(v, rng);
+  }
+  LedgerEntry entry(std::string purpose, int count) const {
+    LedgerEntry e = g ? g->ledger_entry(std::move(purpose)) : l->ledger_entry(std::move(purpose));
+    e.count = count;
+    return e;
+  }
+};
+
+
+inline Mech gaussian_rho(double sens, double rho, std::size_t dim, NoiseMode mode) {
+  Mech m;
+  m.g.emplace(GaussianMechanism::from_rho(sens, rho, dim, mode));
+  return m;
+}
+inline Mech gaussian_ed(double sens, double eps, double delta, std::size_t dim, NoiseMode mode) {
+  Mech m;
+  m.g.emplace(GaussianMechanism::from_epsilon_delta(sens, eps, delta, dim, mode));
+  return m;
+}
+inline Mech laplace(double sens, double eps, NoiseMode mode) {
+  Mech m;
+  m.l.emplace(sens, eps, 1, mode);
+  return m;
+}
+
+// Quantisation step: the power of two q with |coordinate| / q <= 2^bits, where n·4^bits <= 2^53
+// keeps the Gram matrix exact (prime_kernels.hpp).
+inline double quantum_for(double bound, std::int64_t n) {
+  const int nb = static_cast<int>(std::ceil(std::log2(static_cast<double>(n) + 1)));
+  const int bits = std::min(15, (53 - nb) / 2);
+  require(bits >= 8, fmt::format("n = {} is too large for PRIME's exact Gram matrix", n));
+  int e = 0;
+  std::frexp(bound, &e);  // bound < 2^e
+  return std::ldexp(1.0, e - bits);
+}
+
+// State of the filter: the processed data Z (σ units, centred on the clipping centre, on the
+// grid qZ), the current set S, its exact Gram matrix and sum.
+// ---------------------------------------------------------------------------------------------
+struct FilterState {
+  FilterState(std::int64_t n, std::int64_t d)
+      : storage(static_cast<std::size_t>(n * d)), Z(storage.get(), n, d) {}
+  HugeArray<double> storage;
+  Eigen::Map<RowMatrix> Z;
+  std::vector<std::uint32_t> S;
+  std::vector<double> G;  // row-major d x d, upper triangle
+  Vector s;
+  int threads = 1;
+
+  // M(S) = (1/n) Σ_S (z − μ(S))(z − μ(S))ᵀ as a full symmetric matrix.
+  Matrix M(std::int64_t n) const {
+    const auto d = Z.cols();
+    const double m = static_cast<double>(S.size());
+    Matrix out(d, d);
+    for (Eigen::Index a = 0; a < d; ++a)
+      for (Eigen::Index c = a; c < d; ++c) {
+        const double v = (G[a * d + c] - s[a] * s[c] / m) / static_cast<double>(n);
+        out(a, c) = v;
+        out(c, a) = v;
+      }
+    return out;
+  }
+  Vector shrink_mean(double floor_count) const {
+    return s / std::max(static_cast<double>(S.size()), floor_count);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The front end: private coarse range, then (optionally) private coordinate medians on a grid
+// of 0.1σ over x̄ ± 4σ, then the projection of every row onto a ball (radius r) or box
+// (half-side r) around that centre, in σ units, quantised onto the grid qZ (exact Gram).
+// ---------------------------------------------------------------------------------------------
+enum class ClipShape { ball, box };
+struct ClipPlan {
+  ClipShape shape = ClipShape::ball;
+  RangeOptions range;          // coarse q_range (range.sigma is in data units, set by the caller)
+  EpsilonDelta range_per;      // its per-coordinate budget
+  LedgerEntry range_entry;
+  std::optional<RangeHtOptions> range_ht;  // set: q_range-ht (card §2.3) instead of q_range
+  double median_eps = 0;       // > 0: private coordinate medians (per coordinate ε)
+  double radius = 0;           // ball radius or box half-side (σ units)
+  double q = 0;                // quantisation step (σ units, a power of two)
+  double region = 0;           // after quantisation: ball radius r' or box half-side r + q/2
+  double D = 0;                // diameter of the clipping region (σ units)
+};
+
+std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOptions& o,
+                                        const EpsilonDelta& per, const LedgerEntry& entry,
+                                        Rng& rng, int threads);
+
+// Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
+// returns the clipping centre in data units, or std::nullopt when the range step abstained.
+std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, double sigma,
+                                Rng& rng, int threads, FilterState& st, std::int64_t& clipped);
+
+// The practical ball: shape, radius, q, region and D from public parameters (c.median_eps set);
+// returns the public bound on the private medians' error (σ units). ht: PRIME-ht's radius.
+double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha, double zeta,
+                      bool ht);
+
+// Clamps a centre into the clipping region (card D10).
+inline Vector clamp_region(Vector v, const ClipPlan& c) {
+  if (c.shape == ClipShape::ball) {
+    const double norm = v.norm();
+    if (norm > c.region) v *= c.region / norm;
+  } else {
+    v = v.cwiseMax(-c.region).cwiseMin(c.region);
+  }
+  return v;
+}
+
+}  // namespace dpstats::prime_detail

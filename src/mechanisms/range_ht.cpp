@@ -1,0 +1,104 @@
+// q_range-ht (card prime-robust-private-mean.md §2.3, Alg 15): median over disjoint parts of
+// q_range centres.
+#include "dpstats/mechanisms/range_ht.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/range.hpp"
+
+namespace dpstats {
+namespace {
+
+void check_options(const RangeHtOptions& o) {
+  check_epsilon(o.epsilon);
+  check_delta_positive(o.delta);
+  check_positive(o.sigma, "sigma");
+  require(o.alpha > 0 && o.alpha < 0.5, fmt::format("alpha must be in (0, 0.5), got {}", o.alpha));
+  require(o.zeta > 0 && o.zeta < 1, fmt::format("zeta must be in (0, 1), got {}", o.zeta));
+  require(o.partitions >= 0 && o.partitions <= 100000,
+          fmt::format("partitions must be in [0, 100000] (0 = paper), got {}", o.partitions));
+  check_positive(o.bin_sigma, "bin_sigma");
+  check_positive(o.B_const, "B_const");
+}
+
+RangeOptions part_options(const RangeHtOptions& o, int m) {
+  RangeOptions r;
+  r.epsilon = o.parallel ? o.epsilon : o.epsilon / m;
+  r.delta = o.parallel ? o.delta : o.delta / m;
+  r.sigma = o.bin_sigma * o.sigma;
+  r.zeta = o.zeta;
+  r.paper_cap = o.paper_cap;
+  return r;
+}
+
+}  // namespace
+
+int q_range_ht_partitions(const RangeHtOptions& o) {
+  check_options(o);
+  if (o.partitions > 0) return o.partitions;
+  return static_cast<int>(std::ceil(200 * std::log(2 / o.zeta)));  // Alg 15: m = 200 ln(2/ζ)
+}
+
+LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d) {
+  const int m = q_range_ht_partitions(o);
+  LedgerEntry e = q_range_entry(part_options(o, m), d, "q_range-ht part");
+  e.purpose = fmt::format("q_range-ht: {} disjoint parts, each {} ({})", m, e.purpose,
+                          o.parallel ? "parallel composition: one part's loss"
+                                     : "the paper's split, composed basically");
+  if (!o.parallel) {
+    e.loss = PrivacyLoss::approximate(e.loss.epsilon * m, e.loss.delta * m);
+  }
+  return e;
+}
+
+std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
+                                        Rng& rng) {
+  const int m = q_range_ht_partitions(o);
+  const Eigen::Index n = X.rows(), d = X.cols();
+  require(n >= 2 * m, fmt::format("q_range-ht needs n >= 2m = {} rows ({} parts), got {}", 2 * m,
+                                  m, n));
+  const RangeOptions part = part_options(o, m);
+  // Uniformly random partition (public randomness): Fisher-Yates, then m contiguous slices.
+  std::vector<Eigen::Index> perm(static_cast<std::size_t>(n));
+  std::iota(perm.begin(), perm.end(), Eigen::Index{0});
+  for (Eigen::Index i = n - 1; i > 0; --i)
+    std::swap(perm[i], perm[rng.uniform_below(static_cast<std::uint64_t>(i) + 1)]);
+  std::vector<Eigen::VectorXd> centres;
+  int failed = 0;
+  RowMatrix Y;
+  for (int l = 0; l < m; ++l) {
+    const Eigen::Index b = n * l / m, e = n * (l + 1) / m;
+    Y.resize(e - b, d);
+    for (Eigen::Index r = b; r < e; ++r) Y.row(r - b) = X.row(perm[r]);
+    const auto res = q_range(Y, part, rng);
+    if (res) {
+      centres.push_back(res->centre);
+    } else {
+      ++failed;
+    }
+  }
+  if (centres.empty()) return std::nullopt;
+  RangeHtResult out;
+  out.centre.resize(d);
+  std::vector<double> col(centres.size());
+  for (Eigen::Index j = 0; j < d; ++j) {
+    for (std::size_t l = 0; l < centres.size(); ++l) col[l] = centres[l][j];
+    std::sort(col.begin(), col.end());
+    const std::size_t k = col.size();
+    out.centre[j] = k % 2 ? col[k / 2] : (col[k / 2 - 1] + col[k / 2]) / 2;
+  }
+  out.side = o.B_const * o.sigma / std::sqrt(o.alpha);
+  out.ball_radius = std::sqrt(static_cast<double>(d)) * out.side / 2;
+  out.partitions = m;
+  out.failed = failed;
+  out.entry = q_range_ht_entry(o, static_cast<std::size_t>(d));
+  return out;
+}
+
+}  // namespace dpstats
