@@ -1,11 +1,169 @@
-// dpstats fit --task classify: being built (see issues); until then it refuses with a clear message.
+// dpstats fit --task classify --data fashion-mnist|FILE.csv --model logistic|mlp
+//             --optimizer adam|dp-sgd|dp-adam|dp-adam-debiased|dp-adam-jme|dp-adam-joint-clip
+//             --epsilon E --delta D [--epochs N] [--batch-size m] [--step-size lr] [--clip ζ]
+//             [--noise-multiplier z] [--hidden H] [--lambda λ] [--tau τ] [--classes K]
+//             [--second-moment-floor γ]
+//             [--test FILE.csv] [--threads T] [--save-weights FILE.npy] [--seed S]
+// CSV layout: label (integer 0..K-1) in the first column, features after; --classes K is
+// required for CSV (the number of classes is public). fashion-mnist reads the Debian package
+// (60000 train rows, the 10000 test rows as the public evaluation set).
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli.hpp"
+#include "dpstats/data/fashion_mnist.hpp"
+#include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/optimize/train_classifier.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {
 
-FitRunner add_fit_classify(CLI::App*) {
-  return [](const FitArgs&) { throw InvalidArgument("--task classify is not built yet"); };
+namespace {
+
+struct ClassifyArgs {
+  std::string data, model = "logistic", optimizer = "dp-adam-jme", test, save;
+  std::optional<double> noise_multiplier, lambda, tau, floor;
+  std::optional<int> classes;
+  int hidden = 128, threads = 1;
+};
+
+LabelledImages read_labelled_csv(const std::string& path, int classes) {
+  const Table t = read_table(path);
+  require(t.values.cols() >= 2, path + ": need a label column and at least one feature column");
+  LabelledImages out;
+  out.images = t.values.rightCols(t.values.cols() - 1);
+  out.labels.resize(static_cast<std::size_t>(t.values.rows()));
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i) {
+    const double v = t.values(i, 0);
+    require(v == std::floor(v) && v >= 0 && v < classes,
+            path + ": the label in row " + std::to_string(i + 1) + " is not an integer in 0.." +
+                std::to_string(classes - 1));
+    out.labels[static_cast<std::size_t>(i)] = static_cast<int>(v);
+  }
+  return out;
+}
+
+void run_fit(const FitArgs& a, const ClassifyArgs& c) {
+  for (auto [set, flag] : {std::pair{a.loss.has_value(), "loss"}, {a.method.has_value(), "method"},
+                           {a.profile.has_value(), "profile"},
+                           {a.domain_radius.has_value(), "domain-radius"},
+                           {a.steps.has_value(), "steps"},
+                           {a.feature_bound.has_value(), "feature-bound"},
+                           {a.label_bound.has_value(), "label-bound"}})
+    reject_for_task(set, flag, a.task);
+  require(a.input.empty() || c.data.empty(), "give the data either as --data or as INPUT, not both");
+  const std::string data = c.data.empty() ? a.input : c.data;
+  require(!data.empty(), "--data fashion-mnist|FILE.csv is required for --task classify");
+  optimize::ClassifyOptions o;
+  o.optimizer = optimize::parse_classify_optimizer(c.optimizer);
+  const auto kind = optimize::parse_model_kind(c.model);
+  const bool priv = optimize::is_private(o.optimizer);
+  if (!priv) {
+    require(!a.epsilon && !a.delta && !c.noise_multiplier,
+            "--optimizer adam is not private: --epsilon, --delta and --noise-multiplier do not apply");
+  } else {
+    require(!(a.epsilon && c.noise_multiplier),
+            "give --epsilon (the noise is calibrated) or --noise-multiplier, not both");
+    if (c.noise_multiplier) o.noise_multiplier = *c.noise_multiplier;
+    else o.epsilon = a.epsilon.value_or(1.0);
+    o.delta = a.delta.value_or(1e-6);
+  }
+  if (a.epochs) o.epochs = *a.epochs;
+  if (a.batch_size) o.batch_size = *a.batch_size;
+  if (a.step_size) o.learning_rate = *a.step_size;
+  if (a.clip) o.clip = *a.clip;
+  if (c.lambda) {
+    require(o.optimizer == optimize::ClassifyOptimizer::dp_adam_jme,
+            "--lambda applies to --optimizer dp-adam-jme only");
+    o.lambda = *c.lambda;
+  }
+  if (c.tau) {
+    require(o.optimizer == optimize::ClassifyOptimizer::dp_adam_joint_clip,
+            "--tau applies to --optimizer dp-adam-joint-clip only");
+    o.tau = *c.tau;
+  }
+  if (c.floor) o.second_moment_floor = *c.floor;
+  o.threads = c.threads;
+
+  LabelledImages train, test;
+  if (data == "fashion-mnist") {
+    require(!c.classes || *c.classes == 10, "fashion-mnist has 10 classes");
+    require(c.test.empty(), "--test does not apply to --data fashion-mnist (its test split is used)");
+    auto f = load_fashion_mnist();
+    train = std::move(f.train);
+    test = std::move(f.test);
+  } else {
+    require(c.classes.has_value(), "--classes K (the public number of classes) is required for CSV data");
+    require(*c.classes >= 2, "--classes must be >= 2");
+    train = read_labelled_csv(data, *c.classes);
+    if (!c.test.empty()) test = read_labelled_csv(c.test, *c.classes);
+  }
+  const int classes = c.classes.value_or(10);
+  const Eigen::Index d = train.images.cols();
+  if (test.images.size() > 0)
+    require(test.images.cols() == d, "--test has a different number of features than --data");
+  auto rng = make_rng(a.seed);
+  SeededRng init(a.seed.value_or(0) ^ 0x9e3779b97f4a7c15ULL);  // public, data-independent init
+  optimize::Classifier model = kind == optimize::ModelKind::mlp
+                                   ? optimize::Classifier::mlp(d, c.hidden, classes, init)
+                                   : optimize::Classifier::logistic(d, classes);
+  const bool tty = isatty(fileno(stderr));
+  const int epochs = o.epochs;
+  auto progress = [tty, epochs](const optimize::EpochReport& r) {
+    if (!tty) return;
+    std::fprintf(stderr, "epoch %d/%d: train loss %.4f", r.epoch, epochs, r.train_loss);
+    if (r.test_accuracy) std::fprintf(stderr, ", test accuracy %.4f", *r.test_accuracy);
+    std::fprintf(stderr, " (%.1f s)\n", r.seconds);
+  };
+  optimize::EvalSet eval;
+  if (test.images.size() > 0) eval = {&test.images, &test.labels};
+  const auto r = optimize::train_classifier(std::move(model), train.images, train.labels, o, *rng,
+                                            eval, progress);
+  if (!c.save.empty()) {
+    const Vector& p = r.estimate.parameters();
+    write_npy(c.save, Eigen::Map<const RowMatrix>(p.data(), 1, p.size()));
+  }
+  nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task},
+                                 {"method", optimize::to_string(o.optimizer)}};
+  nlohmann::ordered_json m = {{"kind", optimize::to_string(r.estimate.kind())},
+                              {"features", r.estimate.features()},
+                              {"classes", r.estimate.classes()},
+                              {"parameters", r.estimate.num_parameters()}};
+  if (r.estimate.kind() == optimize::ModelKind::mlp) m["hidden"] = r.estimate.hidden();
+  if (!c.save.empty()) m["weights_file"] = c.save;
+  head["model"] = m;
+  nlohmann::ordered_json extra = {{"n", train.images.rows()}, {"d", d},
+                                  {"data", data}};
+  print_json(release_output(std::move(head), release_fields_json(r), extra));
+}
+
+}  // namespace
+
+FitRunner add_fit_classify(CLI::App* cmd) {
+  auto c = std::make_shared<ClassifyArgs>();
+  cmd->add_option("--data", c->data, "classify: fashion-mnist or a CSV (label, features...)");
+  cmd->add_option("--model", c->model, "classify: logistic (default) or mlp")
+      ->check(CLI::IsMember({"logistic", "mlp"}));
+  cmd->add_option("--optimizer", c->optimizer,
+                  "classify: adam, dp-sgd, dp-adam, dp-adam-debiased, dp-adam-jme (default), "
+                  "dp-adam-joint-clip");
+  cmd->add_option("--hidden", c->hidden, "classify: hidden units of the mlp (default 128)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--noise-multiplier", c->noise_multiplier,
+                  "classify: noise multiplier z instead of --epsilon (epsilon is reported)");
+  cmd->add_option("--lambda", c->lambda, "classify: JME scaling (default 1, card Table 4)");
+  cmd->add_option("--tau", c->tau, "classify: joint-clip scaling (default 0.5, card Table 4)");
+  cmd->add_option("--second-moment-floor", c->floor,
+                  "classify: clamp of Adam's v-hat from below (default 0, card §2.8)");
+  cmd->add_option("--classes", c->classes, "classify: number of classes (required for CSV)");
+  cmd->add_option("--test", c->test, "classify: public test CSV for diagnostics.test_accuracy");
+  cmd->add_option("--save-weights", c->save, "classify: write the parameters as a 1 x P .npy");
+  cmd->add_option("--threads", c->threads, "classify: threads (default 1)")
+      ->check(CLI::Range(1, 256));
+  return [c](const FitArgs& a) { run_fit(a, *c); };
 }
 
 }  // namespace dpstats::cli

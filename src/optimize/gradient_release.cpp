@@ -1,0 +1,167 @@
+// Per-step private gradient releases of DP-SGD / DP-Adam variants; see
+// include/dpstats/optimize/gradient_release.hpp.
+#include "dpstats/optimize/gradient_release.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/moments/sensitivity.hpp"
+#include "../mechanisms/lattice.hpp"
+
+namespace dpstats::optimize {
+
+const char* to_string(ClassifyOptimizer o) {
+  switch (o) {
+    case ClassifyOptimizer::adam: return "adam";
+    case ClassifyOptimizer::dp_sgd: return "dp-sgd";
+    case ClassifyOptimizer::dp_adam: return "dp-adam";
+    case ClassifyOptimizer::dp_adam_debiased: return "dp-adam-debiased";
+    case ClassifyOptimizer::dp_adam_jme: return "dp-adam-jme";
+    case ClassifyOptimizer::dp_adam_joint_clip: return "dp-adam-joint-clip";
+  }
+  return "?";
+}
+
+ClassifyOptimizer parse_classify_optimizer(const std::string& name) {
+  for (auto o : {ClassifyOptimizer::adam, ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
+                 ClassifyOptimizer::dp_adam_debiased, ClassifyOptimizer::dp_adam_jme,
+                 ClassifyOptimizer::dp_adam_joint_clip})
+    if (name == to_string(o)) return o;
+  throw InvalidArgument("optimizer must be one of adam, dp-sgd, dp-adam, dp-adam-debiased, "
+                        "dp-adam-jme, dp-adam-joint-clip, got '" + name + "'");
+}
+
+bool is_private(ClassifyOptimizer o) { return o != ClassifyOptimizer::adam; }
+bool has_second_release(ClassifyOptimizer o) {
+  return o == ClassifyOptimizer::dp_adam_jme || o == ClassifyOptimizer::dp_adam_joint_clip;
+}
+
+GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
+  require(c.parameters >= 1, "GradientRelease: the model needs at least one parameter");
+  check_positive(c.clip, "clip");
+  check_positive(c.expected_batch, "expected batch size");
+  check_positive(c.lambda, "lambda (JME scaling)");
+  check_positive(c.tau, "tau (joint-clip scaling)");
+  if (!is_private(c.optimizer)) return;
+  check_positive(c.noise_multiplier, "noise_multiplier");
+  std::size_t dim = static_cast<std::size_t>(c.parameters);
+  sensitivity_ = c.clip;
+  if (c.optimizer == ClassifyOptimizer::dp_adam_jme) {
+    moments::NoiseParameters p;
+    p.method = moments::Method::lambda_jme;
+    p.d = dim;
+    p.form = moments::SecondMomentForm::diagonal;
+    p.zeta = c.clip;
+    p.lambda = c.lambda;
+    p.neighbouring = Neighbouring::add_remove;
+    const auto s = moments::noise_scales(p, 1.0);  // zeta sqrt(1 + lambda zeta^2), card §4.6
+    sensitivity_ = s.s1;
+    second_scale_ = moments::second_input_scale(p, s);
+    dim *= 2;
+  } else if (c.optimizer == ClassifyOptimizer::dp_adam_joint_clip) {
+    second_scale_ = std::sqrt(c.tau);
+    dim *= 2;
+  }
+  const double rho = 1 / (2 * c.noise_multiplier * c.noise_multiplier);
+  mech_ = GaussianMechanism::from_rho(sensitivity_, rho, dim, c.noise);
+}
+
+const GaussianMechanism& GradientRelease::mechanism() const {
+  require(mech_.has_value(), "non-private adam has no mechanism");
+  return *mech_;
+}
+
+double GradientRelease::noise_multiplier() const {
+  return mech_ ? 1 / std::sqrt(2 * mech_->rho()) : 0.0;
+}
+double GradientRelease::first_noise_std() const {
+  return mech_ ? mech_->sigma() / c_.expected_batch : 0.0;
+}
+double GradientRelease::second_noise_std() const {
+  if (!mech_ || !has_second_release(c_.optimizer)) return 0;
+  return mech_->sigma() / (second_scale_ * c_.expected_batch * c_.expected_batch);
+}
+
+void GradientRelease::clip_weights(const BatchGradients& batch, Vector& w1, Vector& w2) const {
+  const Eigen::Index n = batch.size();
+  w2.resize(0);
+  if (!is_private(c_.optimizer)) {
+    w1 = Vector::Ones(n);
+    return;
+  }
+  const double z = c_.clip;
+  if (c_.optimizer == ClassifyOptimizer::dp_adam_joint_clip) {
+    // ||(g, √τ g∘g)||² = ||g||² + τ Σ g^4 (card §2.5).
+    const Vector joint = (batch.norms2() + c_.tau * batch.norms4()).cwiseSqrt();
+    w1 = joint.unaryExpr([z](double v) { return v > z ? z / v : 1.0; });
+    w2 = w1;
+    return;
+  }
+  const Vector norms = batch.norms2().cwiseSqrt();
+  w1 = norms.unaryExpr([z](double v) { return v > z ? z / v : 1.0; });
+  if (c_.optimizer == ClassifyOptimizer::dp_adam_jme) w2 = w1.cwiseAbs2();  // (c g)∘(c g)
+}
+
+Vector GradientRelease::draw_noise(Rng& rng) const {
+  if (!mech_) return Vector();
+  const Eigen::Index dim = static_cast<Eigen::Index>(mech_->dimension());
+  Vector noise(dim);
+  RandomBits bits(rng);
+  const double g = mech_->granularity();
+  for (Eigen::Index i = 0; i < dim; ++i) {
+    const double y = mech_->apply(0.0, bits);  // g · Y exactly (secure), or sigma · N(0, 1)
+    noise(i) = g > 0 ? std::round(y / g) : y;
+  }
+  return noise;
+}
+
+namespace {
+// mechanism().apply(value) with the given noise (lattice units in secure mode).
+void add_noise(const GaussianMechanism& mech, const Vector& value, const Vector& noise, Vector& out) {
+  lattice::check_vector(value, mech.dimension());
+  require(noise.size() == value.size(), "GradientRelease: noise of the wrong dimension");
+  out.resize(value.size());
+  const double g = mech.granularity();
+  for (Eigen::Index i = 0; i < value.size(); ++i)
+    out(i) = g > 0 ? lattice::release(value(i), g, static_cast<std::int64_t>(noise(i)))
+                   : value(i) + noise(i);
+}
+}  // namespace
+
+void GradientRelease::release(const BatchGradients& batch, Rng& rng, Vector& first,
+                              Vector& second) const {
+  release(batch, draw_noise(rng), first, second);
+}
+
+void GradientRelease::release(const BatchGradients& batch, const Vector& noise, Vector& first,
+                              Vector& second) const {
+  Vector w1, w2;
+  clip_weights(batch, w1, w2);
+  const Eigen::Index P = c_.parameters;
+  const double m = c_.expected_batch;
+  if (!is_private(c_.optimizer)) {
+    batch.weighted_sum(w1, first);
+    first /= static_cast<double>(std::max<Eigen::Index>(1, batch.size()));
+    return;
+  }
+  if (!has_second_release(c_.optimizer)) {
+    Vector sum;
+    batch.weighted_sum(w1, sum);
+    add_noise(*mech_, sum, noise, first);
+    first /= m;
+    return;
+  }
+  Vector sum, squares;
+  batch.weighted_sum(w1, sum, &w2, &squares);
+  Vector joint(2 * P);
+  joint.head(P) = sum;
+  joint.tail(P) = second_scale_ * squares;
+  Vector noisy;
+  add_noise(*mech_, joint, noise, noisy);
+  first = noisy.head(P) / m;
+  second = noisy.tail(P) / (second_scale_ * m * m);
+}
+
+}  // namespace dpstats::optimize
