@@ -39,7 +39,8 @@ void BM_RunningSum(benchmark::State& state) {
 }
 
 // One push of JME at step ~t (the first t steps are pushed before timing).
-void step_bench(benchmark::State& state, const std::string& factorization, NoiseMode mode) {
+void step_bench(benchmark::State& state, const std::string& factorization, NoiseMode mode,
+                int threads = 1) {
   const auto d = static_cast<std::size_t>(state.range(0));
   const bool full = state.range(1) != 0;
   const auto t0 = static_cast<std::size_t>(state.range(2));
@@ -48,6 +49,7 @@ void step_bench(benchmark::State& state, const std::string& factorization, Noise
   c.epsilon = 1;
   c.delta = 1e-6;
   c.noise = mode;
+  c.threads = threads;
   SecureRng rng;
   MomentEstimator est(c, rng);
   const Vector x = unit_row(d);
@@ -63,6 +65,9 @@ void BM_Input(benchmark::State& s) { step_bench(s, "input", NoiseMode::secure); 
 void BM_Output(benchmark::State& s) { step_bench(s, "output", NoiseMode::secure); }
 void BM_Sqrt(benchmark::State& s) { step_bench(s, "sqrt", NoiseMode::secure); }
 void BM_Banded16(benchmark::State& s) { step_bench(s, "banded:16", NoiseMode::secure); }
+// Noise sampled on two threads (GaussianMechanism::apply_each); timed on the wall clock.
+void BM_Input2Threads(benchmark::State& s) { step_bench(s, "input", NoiseMode::secure, 2); }
+void BM_Banded16_2Threads(benchmark::State& s) { step_bench(s, "banded:16", NoiseMode::secure, 2); }
 void BM_Banded16FastFloat(benchmark::State& s) {
   step_bench(s, "banded:16", NoiseMode::fast_float);
 }
@@ -83,6 +88,10 @@ BENCHMARK(BM_Sqrt)->Args({10, 1, 100})->Args({10, 1, 1000})->Args({10, 1, 4000})
 BENCHMARK(BM_Banded16)->Args({10, 1, 100})->Args({10, 1, 4000})->Args({100, 1, 100})
     ->Args({100, 1, 1000})->Iterations(100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Banded16)->Args({1000000, 0, 20})->Iterations(10)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Input2Threads)->Args({1000000, 0, 0})->Iterations(10)->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Banded16_2Threads)->Args({1000000, 0, 20})->Iterations(10)->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Banded16FastFloat)->Args({100, 1, 100})->Iterations(100)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Banded16FastFloat)->Args({1000000, 0, 20})->Iterations(10)

@@ -24,6 +24,7 @@ struct MomentsArgs {
   std::optional<double> epsilon, rho, noise_multiplier, lambda;
   double delta = 0, alpha = 0.5, tau = 1;
   bool diagonal = false;
+  int threads = 1;
   std::optional<std::uint64_t> seed;
   std::string input;
 };
@@ -38,7 +39,8 @@ void run_moments(const MomentsArgs& a) {
       .method = a.method, .workload = a.workload, .factorization = a.factorization,
       .clip = a.clip, .epsilon = a.epsilon, .delta = a.delta, .rho = a.rho,
       .noise_multiplier = a.noise_multiplier, .lambda = a.lambda, .alpha = a.alpha, .tau = a.tau,
-      .diagonal = a.diagonal, .on_norm = a.on_norm, .neighbouring = a.neighbouring});
+      .diagonal = a.diagonal, .on_norm = a.on_norm, .neighbouring = a.neighbouring,
+      .threads = a.threads});
   if (c.on_norm == NormPolicy::reject)
     for (Eigen::Index t = 0; t < X.rows(); ++t)
       require(X.row(t).norm() <= c.zeta,
@@ -94,6 +96,8 @@ void add_moments_command(CLI::App& app) {
       ->check(CLI::IsMember({"clip", "reject"}));
   cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
       ->check(CLI::IsMember({"replace-one", "add-remove"}));
+  cmd->add_option("--threads", a->threads,
+                  "noise sampling threads (default 1; the output does not depend on it)");
   add_seed_option(cmd, a->seed);
   cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
       ->required();

@@ -69,7 +69,7 @@ def _int(x, name: str) -> int:
 
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring):
+             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
     return _dpstats._moments_options(
@@ -77,7 +77,8 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         _opt_float(epsilon, "epsilon"), float(_opt_float(delta, "delta")),
         _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
         _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
-        float(_opt_float(tau, "tau")), bool(diagonal), str(on_norm), str(neighbouring))
+        float(_opt_float(tau, "tau")), bool(diagonal), str(on_norm), str(neighbouring),
+        _int(threads, "threads"))
 
 
 class MomentEstimator:
@@ -86,6 +87,8 @@ class MomentEstimator:
     ``first`` has shape (dim,), ``second`` (dim, dim) or (dim,) when ``diagonal``. The budget
     (``epsilon``/``delta``, or ``rho``, or ``noise_multiplier``) covers all ``steps`` pushes and is
     charged at construction; a push after ``steps`` raises ``ValueError``, as do NaN/Inf rows.
+    ``threads`` samples the noise of large releases (>= 32768 coordinates) on that many threads;
+    with a ``seed`` the output is the same for any ``threads``.
     """
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
@@ -94,10 +97,10 @@ class MomentEstimator:
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
-                 on_norm: str = "clip", neighbouring: str = "replace-one"):
+                 on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
                         clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
-                        on_norm, neighbouring)
+                        on_norm, neighbouring, threads)
         self._native = _dpstats._MomentEstimator(opts, _seed(seed))
         self.dim = int(dim)
         self.steps = int(steps)
@@ -124,7 +127,8 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
-            on_norm: str = "clip", neighbouring: str = "replace-one") -> MomentsRelease:
+            on_norm: str = "clip", neighbouring: str = "replace-one",
+            threads: int = 1) -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step."""
     try:
         X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
@@ -136,6 +140,6 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
                     delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
-                    neighbouring)
+                    neighbouring, threads)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed))
     return MomentsRelease._from_parts(first, second, fields)

@@ -85,9 +85,9 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
                 std::optional<double> epsilon, double delta, std::optional<double> rho,
                 std::optional<double> noise_multiplier, std::optional<double> lambda,
                 double alpha, double tau, bool diagonal, const std::string& on_norm,
-                const std::string& neighbouring) {
+                const std::string& neighbouring, int threads) {
   return {steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-          noise_multiplier, lambda, alpha, tau, diagonal, on_norm, neighbouring};
+          noise_multiplier, lambda, alpha, tau, diagonal, on_norm, neighbouring, threads};
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ void bind_moments(py::module_& m) {
         py::arg("workload"), py::arg("factorization"), py::arg("clip"), py::arg("epsilon"),
         py::arg("delta"), py::arg("rho"), py::arg("noise_multiplier"), py::arg("lambda_"),
         py::arg("alpha"), py::arg("tau"), py::arg("diagonal"), py::arg("on_norm"),
-        py::arg("neighbouring"));
+        py::arg("neighbouring"), py::arg("threads") = 1);
   py::class_<PyMomentEstimator>(m, "_MomentEstimator")
       .def(py::init<const Options&, std::optional<std::uint64_t>>(), py::arg("options"),
            py::arg("seed"))

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -200,6 +203,34 @@ Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>
   RandomBits bits(rng);
   for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
   return out;
+}
+
+void GaussianMechanism::apply_each(std::span<const double> values, std::span<double> out, Rng& rng,
+                                   int threads) const {
+  require(values.size() == out.size(), "apply_each: values and out differ in length");
+  require(threads >= 1, fmt::format("threads must be >= 1, got {}", threads));
+  const std::size_t n = values.size();
+  auto sequential = [this, &values, &out](std::size_t begin, std::size_t end, Rng& r) {
+    RandomBits bits(r);
+    for (std::size_t i = begin; i < end; ++i) out[i] = apply(values[i], bits);
+  };
+  std::vector<std::unique_ptr<Rng>> children;
+  if (n >= kChunk) {
+    for (std::size_t b = 0; b < n; b += kChunk) {
+      children.push_back(rng.split());
+      if (!children.back()) break;
+    }
+  }
+  if (children.empty() || !children.back()) return sequential(0, n, rng);
+  const std::size_t chunks = children.size();
+  auto worker = [&](std::size_t first) {
+    for (std::size_t c = first; c < chunks; c += static_cast<std::size_t>(threads))
+      sequential(c * kChunk, std::min(n, (c + 1) * kChunk), *children[c]);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads && static_cast<std::size_t>(t) < chunks; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
 }
 
 LedgerEntry GaussianMechanism::ledger_entry(std::string purpose) const {

@@ -203,6 +203,8 @@ MomentsConfig make_config(const MomentsOptions& o) {
                       o.neighbouring));
   c.neighbouring =
       o.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
+  require(o.threads >= 1 && o.threads <= 256, fmt::format("threads must be in [1, 256], got {}", o.threads));
+  c.threads = o.threads;
   return c;
 }
 
@@ -400,15 +402,15 @@ void MomentEstimator::push(std::span<const double> x) {
     m.sec = m.x.array().square().matrix();
   }
 
-  RandomBits bits(m.rng);
   const bool pp = is_pp(c.method);
   m.ch1->transform(m.x.data(), m.cy1.data());
-  for (Index i = 0; i < di; ++i) m.w1[i] = m.mech1->apply(m.cy1[i], bits);
+  m.mech1->apply_each({m.cy1.data(), m.d}, {m.w1.data(), m.d}, m.rng, c.threads);
   if (!pp) {
     m.sec *= m.scale2;
     m.ch2->transform(m.sec.data(), m.cy2.data());
     const GaussianMechanism& mech = m.mech2 ? *m.mech2 : *m.mech1;
-    for (Index i = 0; i < m.cy2.size(); ++i) m.w2[i] = mech.apply(m.cy2[i], bits);
+    const auto n2 = static_cast<std::size_t>(m.cy2.size());
+    mech.apply_each({m.cy2.data(), n2}, {m.w2.data(), n2}, m.rng, c.threads);
   }
 
   // Post-processing: B W = A C^{-1} W.

@@ -18,13 +18,13 @@ void Rng::fill(std::span<std::uint64_t> out) {
 std::uint64_t Rng::uniform_below(std::uint64_t n) {
   // Lemire (2019): multiply-shift with rejection of the biased low zone; exact.
   std::uint64_t x = next_u64();
-  unsigned __int128 m = static_cast<unsigned __int128>(x) * n;
+  u128 m = static_cast<u128>(x) * n;
   auto low = static_cast<std::uint64_t>(m);
   if (low < n) {
     const std::uint64_t threshold = (0 - n) % n;
     while (low < threshold) {
       x = next_u64();
-      m = static_cast<unsigned __int128>(x) * n;
+      m = static_cast<u128>(x) * n;
       low = static_cast<std::uint64_t>(m);
     }
   }

@@ -21,6 +21,7 @@
 // Gaussian mechanism (Balle & Wang 2018); research only; certified = false.
 #pragma once
 #include <Eigen/Core>
+#include <span>
 #include <optional>
 
 #include "dpstats/privacy/ledger.hpp"
@@ -49,6 +50,14 @@ class GaussianMechanism {
   Eigen::VectorXd apply(const Eigen::Ref<const Eigen::VectorXd>& value, Rng& rng) const;
   // The same, reading bits from a reader shared with other draws (no bits wasted between calls).
   double apply(double value, RandomBits& bits) const;
+  // out[i] = apply(values[i]) for every i (no dimension check: a stream's coordinates). Spans of
+  // at least kChunk entries are cut into chunks of kChunk, each noised with its own generator
+  // from rng.split() drawn in chunk order — so a seeded run gives the same noise for any
+  // `threads` — and the chunks run on `threads` threads. Generators that cannot split, and
+  // shorter spans, are noised in order on the calling thread.
+  static constexpr std::size_t kChunk = std::size_t{1} << 15;
+  void apply_each(std::span<const double> values, std::span<double> out, Rng& rng,
+                  int threads = 1) const;
 
   double sigma() const { return sigma_; }              // effective noise standard deviation
   double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)

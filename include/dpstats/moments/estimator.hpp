@@ -53,6 +53,7 @@ struct MomentsConfig {
   double tau = 1;                          // CS
   Neighbouring neighbouring = Neighbouring::replace_one;
   NoiseMode noise = NoiseMode::secure;
+  int threads = 1;  // noise sampling threads (GaussianMechanism::apply_each); output independent of it
 };
 
 // Builds a config from the tool's/Python's strings: workload "prefix|decay:B|window:K|average|
@@ -73,6 +74,7 @@ struct MomentsOptions {
   double alpha = 0.5, tau = 1;
   bool diagonal = false;
   std::string on_norm = "clip", neighbouring = "replace-one";
+  int threads = 1;
 };
 // Validates on_norm ("clip" | "reject") and neighbouring ("replace-one" | "add-remove").
 MomentsConfig make_config(const MomentsOptions& o);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace dpstats {
@@ -22,6 +23,10 @@ class Rng {
   // True for deterministic generators; releases carry it.
   virtual bool seeded() const noexcept = 0;
   virtual void fill(std::span<std::uint64_t> out);
+  // An independent generator for another thread, or nullptr when this kind cannot be split
+  // (callers then stay sequential). SecureRng: a new SecureRng (the OS CSPRNG; every thread has
+  // its own buffer). SeededRng: seeded from this stream's next word (reproducible, not secure).
+  virtual std::unique_ptr<Rng> split() { return nullptr; }
 
   // Exactly uniform on {0, ..., n-1} (Lemire's nearly-divisionless rejection); n >= 1.
   std::uint64_t uniform_below(std::uint64_t n);
@@ -38,6 +43,7 @@ class SecureRng final : public Rng {
   std::uint64_t next_u64() override;
   void fill(std::span<std::uint64_t> out) override;
   bool seeded() const noexcept override { return false; }
+  std::unique_ptr<Rng> split() override { return std::make_unique<SecureRng>(); }
 };
 
 class SeededRng final : public Rng {
@@ -45,6 +51,7 @@ class SeededRng final : public Rng {
   explicit SeededRng(std::uint64_t seed);
   std::uint64_t next_u64() override;
   bool seeded() const noexcept override { return true; }
+  std::unique_ptr<Rng> split() override { return std::make_unique<SeededRng>(next_u64()); }
 
  private:
   std::uint64_t s_[4];
