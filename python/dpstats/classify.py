@@ -1,5 +1,94 @@
-"""fit(task="classify"): being built (see issues); until then it refuses with a clear message."""
+"""fit(X, y, task="classify", ...): private softmax classifiers trained with DP-SGD or a DP-Adam
+variant (card jme-continual-moments.md §2.8, §5.6; docs/guide.md "Private training").
+
+``optimizer``: "dp-adam-jme" (default; Adam whose second moment is a JME release of the clipped
+per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), "dp-adam-joint-clip",
+"dp-sgd", or "adam" (non-private; epsilon = inf, certified False). Poisson subsampling with
+expected batch ``batch_size``, per-example clipping to ``clip``, secure lattice Gaussian noise;
+privacy is (epsilon, delta)-DP under add/remove of one row, from a subsampled-Gaussian RDP
+accountant. Give ``epsilon`` (the noise is calibrated) or ``noise_multiplier`` (epsilon is
+reported). ``classes`` is the public number of classes (labels are integers 0..classes-1).
+
+``.estimate`` is the flat parameter vector: layer 1 as a (features+1) x out row-major block (last
+row the bias), then for ``model="mlp"`` layer 2 as (hidden+1) x classes.
+``.diagnostics["test_accuracy"]`` (one per epoch) needs ``X_test``/``y_test`` (public data);
+``.diagnostics["train_loss"]`` is a private per-epoch estimate (its noise is in the budget).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Optional
+
+import numpy as np
+
+from . import _dpstats
+from .release import Release
+
+_OPTIMIZERS = ("adam", "dp-sgd", "dp-adam", "dp-adam-debiased", "dp-adam-jme",
+               "dp-adam-joint-clip")
 
 
-def fit_classify(X, y, **options):
-    raise ValueError("task='classify' is not built yet")
+def _labels(y, name):
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of integer labels")
+    if y.size and not np.issubdtype(y.dtype, np.integer):
+        if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
+            raise ValueError(f"{name} must hold integer labels")
+    return np.ascontiguousarray(y, dtype=np.int64)
+
+
+def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
+                 epsilon: Optional[float] = None, delta: float = 1e-6,
+                 noise_multiplier: Optional[float] = None, epochs: int = 10,
+                 batch_size: int = 256, learning_rate: float = 1e-3, clip: float = 1.0,
+                 classes: Optional[int] = None, hidden: int = 128, jme_lambda: float = 1.0,
+                 tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
+                 y_test=None, threads: int = 1, seed: Optional[int] = None) -> Release:
+    """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module doc."""
+    if optimizer not in _OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
+    if model not in ("logistic", "mlp"):
+        raise ValueError(f"model must be 'logistic' or 'mlp', got {model!r}")
+    if classes is None:
+        raise ValueError("classes (the public number of classes) is required")
+    private = optimizer != "adam"
+    if private:
+        if epsilon is not None and noise_multiplier is not None:
+            raise ValueError("give epsilon or noise_multiplier, not both")
+        if epsilon is None and noise_multiplier is None:
+            epsilon = 1.0
+    elif epsilon is not None or noise_multiplier is not None:
+        raise ValueError("optimizer='adam' is not private: epsilon and noise_multiplier do not apply")
+    for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
+                    ("hidden", hidden), ("threads", threads)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    try:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"X must be numeric: {e}") from None
+    if X.ndim != 2:
+        raise ValueError("X must be a 2-D array (rows are records)")
+    y = _labels(y, "y")
+    Xt = yt = None
+    if (X_test is None) != (y_test is None):
+        raise ValueError("give both X_test and y_test, or neither")
+    if X_test is not None:
+        Xt = np.ascontiguousarray(X_test, dtype=np.float64)
+        yt = _labels(y_test, "y_test")
+        if np.any(yt >= classes) or np.any(yt < 0):
+            raise ValueError(f"y_test labels must be in 0..{classes - 1}")
+    from . import _seed
+    est, fields = _dpstats.fit_classify(
+        X, y, model, optimizer, int(classes), int(hidden),
+        None if epsilon is None else float(epsilon),
+        None if noise_multiplier is None else float(noise_multiplier), float(delta), int(epochs),
+        int(batch_size), float(learning_rate), float(clip), float(jme_lambda), float(tau),
+        None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
+        int(threads), _seed(seed))
+    r = Release._from_native(est, fields)
+    if not private:
+        r = replace(r, epsilon=math.inf)
+    return r

@@ -1,4 +1,94 @@
-// Bindings for fit(task="classify"): being built (see issues).
-#include "common.hpp"
+// Bindings for fit(task="classify"): private softmax classifiers trained with DP-SGD / DP-Adam
+// variants (optimize/train_classifier.hpp); python/dpstats/classify.py validates and wraps.
+#include <optional>
 
-void bind_classify(pybind11::module_&) {}
+#include "common.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/optimize/train_classifier.hpp"
+
+namespace py = pybind11;
+using namespace dpstats;
+using namespace dpstats::python;
+
+namespace {
+
+std::vector<int> as_labels(const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+                           Eigen::Index rows, const char* name) {
+  require(y.ndim() == 1 && y.shape(0) == rows,
+          std::string(name) + " must be 1-D with one label per row");
+  std::vector<int> out(static_cast<std::size_t>(rows));
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    const auto v = y.data()[i];
+    require(v >= 0 && v < (1 << 30), std::string(name) + " labels must be integers >= 0");
+    out[static_cast<std::size_t>(i)] = static_cast<int>(v);
+  }
+  return out;
+}
+
+py::tuple fit_classify_native(
+    const CArray& X, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
+    const std::string& model, const std::string& optimizer, int classes, int hidden,
+    std::optional<double> epsilon, std::optional<double> noise_multiplier, double delta,
+    int epochs, int batch_size, double learning_rate, double clip, double jme_lambda, double tau,
+    std::optional<double> second_moment_floor, std::optional<CArray> X_test,
+    std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
+    int threads, std::optional<std::uint64_t> seed) {
+  const auto data = as_matrix(X);
+  const std::vector<int> labels = as_labels(y, data.rows(), "y");
+  optimize::ClassifyOptions o;
+  o.optimizer = optimize::parse_classify_optimizer(optimizer);
+  o.epsilon = epsilon;
+  o.noise_multiplier = noise_multiplier;
+  o.delta = delta;
+  o.epochs = epochs;
+  o.batch_size = batch_size;
+  o.learning_rate = learning_rate;
+  o.clip = clip;
+  o.lambda = jme_lambda;
+  o.tau = tau;
+  o.second_moment_floor = second_moment_floor;
+  o.threads = threads;
+  const auto kind = optimize::parse_model_kind(model);
+  RowMatrix test_X;
+  std::vector<int> test_y;
+  optimize::EvalSet eval;
+  if (X_test) {
+    require(y_test.has_value(), "X_test needs y_test");
+    test_X = as_matrix(*X_test, "X_test");
+    test_y = as_labels(*y_test, test_X.rows(), "y_test");
+    eval = {&test_X, &test_y};
+  }
+  auto rng = make_rng(seed);
+  SeededRng init(seed.value_or(0) ^ 0x9e3779b97f4a7c15ULL);  // public, data-independent init
+  Release<optimize::Classifier> r;
+  {
+    py::gil_scoped_release release;
+    auto m = kind == optimize::ModelKind::mlp
+                 ? optimize::Classifier::mlp(data.cols(), hidden, classes, init)
+                 : optimize::Classifier::logistic(data.cols(), classes);
+    r = optimize::train_classifier(std::move(m), data, labels, o, *rng, eval);
+  }
+  r.diagnostics["features"] = r.estimate.features();
+  r.diagnostics["classes"] = r.estimate.classes();
+  if (kind == optimize::ModelKind::mlp) r.diagnostics["hidden"] = r.estimate.hidden();
+  Release<Vector> flat;
+  flat.estimate = r.estimate.parameters();
+  flat.privacy = r.privacy;
+  flat.status = r.status;
+  flat.seeded = r.seeded;
+  flat.noise = r.noise;
+  flat.ledger = r.ledger;
+  flat.diagnostics = r.diagnostics;
+  return to_python(flat, {static_cast<py::ssize_t>(flat.estimate.size())});
+}
+
+}  // namespace
+
+void bind_classify(py::module_& m) {
+  m.def("fit_classify", &fit_classify_native, py::arg("X"), py::arg("y"), py::arg("model"),
+        py::arg("optimizer"), py::arg("classes"), py::arg("hidden"), py::arg("epsilon"),
+        py::arg("noise_multiplier"), py::arg("delta"), py::arg("epochs"), py::arg("batch_size"),
+        py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
+        py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
+        py::arg("seed"));
+}

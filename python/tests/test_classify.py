@@ -1,0 +1,70 @@
+"""dpstats.fit(X, y, task="classify"): private classifiers (DP-SGD / DP-Adam variants)."""
+import math
+
+import numpy as np
+import pytest
+
+import dpstats
+
+
+def blobs(n, d=6, k=3, seed=0, spread=0.3):
+    rng = np.random.default_rng(seed)
+    centers = rng.uniform(size=(k, d))
+    y = rng.integers(0, k, size=n)
+    X = centers[y] + spread * (rng.uniform(size=(n, d)) - 0.5)
+    return X, y
+
+
+def test_private_jme_adam_learns_and_states_its_privacy():
+    X, y = blobs(3000, seed=1)
+    Xt, yt = blobs(500, seed=1)
+    r = dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-5, epochs=2,
+                    batch_size=100, learning_rate=0.02, X_test=Xt, y_test=yt, seed=3)
+    assert r.certified and r.seeded
+    assert 1.9 < r.epsilon <= 2.0 and r.delta == 1e-5
+    assert r.neighbouring == "add-remove"
+    assert r.estimate.shape == ((6 + 1) * 3,)
+    assert len(r.diagnostics["test_accuracy"]) == 2
+    assert r.diagnostics["test_accuracy"][-1] > 0.6
+    assert r.diagnostics["optimizer"] == "dp-adam-jme"
+    assert len(r.ledger) == 2
+
+
+def test_non_private_adam_and_mlp():
+    X, y = blobs(2000, seed=2, spread=0.2)
+    r = dpstats.fit(X, y, task="classify", optimizer="adam", model="mlp", hidden=8, classes=3,
+                    epochs=3, batch_size=50, learning_rate=0.02, X_test=X, y_test=y, seed=4)
+    assert math.isinf(r.epsilon) and not r.certified
+    assert r.estimate.shape == ((6 + 1) * 8 + (8 + 1) * 3,)
+    assert r.diagnostics["test_accuracy"][-1] > 0.9
+
+
+def test_noise_multiplier_reports_epsilon():
+    X, y = blobs(1000, seed=5)
+    r = dpstats.fit(X, y, task="classify", optimizer="dp-sgd", classes=3, noise_multiplier=2.0,
+                    epochs=1, batch_size=50, learning_rate=0.5, seed=6)
+    assert r.certified and 0 < r.epsilon < 5
+    assert r.diagnostics["noise_multiplier"] >= 2.0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(classes=3, optimizer="sgd"), "optimizer must be one of"),
+    (dict(classes=3, model="cnn"), "model must be"),
+    (dict(), "classes"),
+    (dict(classes=3, epsilon=1.0, noise_multiplier=1.0), "not both"),
+    (dict(classes=3, optimizer="adam", epsilon=1.0), "not private"),
+    (dict(classes=3, epsilon=-1.0), "epsilon"),
+    (dict(classes=2), "label"),
+    (dict(classes=3, batch_size=0), "batch_size"),
+])
+def test_bad_input(kwargs, message):
+    X, y = blobs(100, seed=7)
+    with pytest.raises(ValueError, match=message):
+        dpstats.fit(X, y, task="classify", epochs=1, **{"batch_size": 50, **kwargs})
+
+
+def test_nan_rejected():
+    X, y = blobs(100, seed=8)
+    X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        dpstats.fit(X, y, task="classify", classes=3, epochs=1)
