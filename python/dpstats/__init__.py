@@ -63,6 +63,12 @@ def mean(X, method: str = "dp-mean", epsilon: float = 1.0, delta: float = 1e-6, 
     the practical profile releases DP Mean instead when a check on public parameters predicts a
     noise-dominated filter; ``release.diagnostics["fallback"]`` then says so.
 
+    method="prime-ht": PRIME for heavy-tailed data (clean covariance only bounded by
+    ``sigma**2 * I``); same options as "prime". method="filter": the private iterative filter
+    (one direction per round; ``profile`` and ``topk_multiplier`` as for "prime").
+    method="exp-time": the exponential-time estimator, d = 1 only, a reference for tiny n
+    (exact resilience score; larger n raise ValueError).
+
     method="bounded": clip every coordinate to ``bounds=(lo, hi)``; ``delta=0`` gives pure
     epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
     method="dp-mean": the PRIME paper's "DP Mean" baseline: a private range (half the budget)

@@ -5,7 +5,10 @@
 #include "common.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/exp_time_mean.hpp"
 #include "dpstats/mean/prime.hpp"
+#include "dpstats/mean/prime_ht.hpp"
+#include "dpstats/mean/private_filter.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -26,10 +29,33 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
   Release<Vector> r;
   {
     py::gil_scoped_release release;
-    require(method == "prime" || !alpha.has_value(), "alpha applies to method='prime' only");
-    if (method == "prime") {
+    const bool robust = method == "prime" || method == "prime-ht" || method == "filter" ||
+                        method == "exp-time";
+    require(robust || !alpha.has_value(),
+            "alpha applies to method='prime', 'prime-ht', 'filter' or 'exp-time' only");
+    if (robust) {
       require(!bounds.has_value(), "bounds applies to method='bounded' only");
-      require(alpha.has_value(), "method='prime' needs alpha (upper bound on the corrupted fraction)");
+      require(alpha.has_value(),
+              "method='" + method + "' needs alpha (upper bound on the corrupted fraction)");
+    }
+    if (method == "filter") {
+      PrivateFilterOptions o;
+      o.epsilon = epsilon;
+      o.delta = delta;
+      o.alpha = *alpha;
+      o.sigma = sigma;
+      o.profile = prime_profile_from_string(profile);
+      o.topk_multiplier = topk_multiplier;
+      o.threads = threads;
+      r = private_filter(data, o, *rng);
+    } else if (method == "exp-time") {
+      ExpTimeMeanOptions o;
+      o.epsilon = epsilon;
+      o.delta = delta;
+      o.alpha = *alpha;
+      o.sigma = sigma;
+      r = exp_time_mean(data, o, *rng);
+    } else if (method == "prime" || method == "prime-ht") {
       PrimeOptions o;
       o.epsilon = epsilon;
       o.delta = delta;
@@ -39,7 +65,7 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
       o.topk_multiplier = topk_multiplier;
       o.fallback = fallback;
       o.threads = threads;
-      r = prime(data, o, *rng);
+      r = method == "prime" ? prime(data, o, *rng) : prime_ht(data, o, *rng);
     } else if (method == "bounded") {
       require(bounds.has_value(), "method='bounded' needs bounds=(lo, hi)");
       r = bounded_mean(data, {.lower = bounds->first, .upper = bounds->second, .epsilon = epsilon,
@@ -50,8 +76,8 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
       r = dp_mean(data, {.epsilon = epsilon, .delta = delta, .sigma = sigma, .threads = threads},
                   *rng);
     } else {
-      throw InvalidArgument("method must be 'prime', 'dp-mean' or 'bounded', got '" + method +
-                            "'");
+      throw InvalidArgument("method must be 'prime', 'prime-ht', 'filter', 'exp-time', 'dp-mean' "
+                            "or 'bounded', got '" + method + "'");
     }
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});

@@ -77,3 +77,35 @@ def test_prime_rejects_nan():
     X[5, 1] = np.nan
     with pytest.raises(ValueError):
         dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-6, alpha=0.05)
+
+
+@pytest.mark.parametrize("method", ["prime-ht", "filter"])
+def test_robust_family_beats_dp_mean(corrupted, method):
+    r = dpstats.mean(corrupted, method=method, epsilon=10.0, delta=0.01, alpha=0.05, seed=4)
+    b = dpstats.mean(corrupted, method="dp-mean", epsilon=10.0, delta=0.01, seed=4)
+    assert r.status == "ok" and r.certified
+    assert r.epsilon <= 10.0 and r.delta <= 0.01
+    assert np.linalg.norm(r.estimate) < np.linalg.norm(b.estimate) / 2
+
+
+def test_prime_ht_on_heavy_tails():
+    rng = np.random.default_rng(5)
+    X = rng.standard_t(3, size=(50000, 5)) / np.sqrt(3.0)
+    X[:2500] += 3.0
+    r = dpstats.mean(X, method="prime-ht", epsilon=10.0, delta=0.01, alpha=0.05, seed=5)
+    assert r.status == "ok" and r.diagnostics["heavy_tailed"] is True
+    assert np.linalg.norm(r.estimate) < 0.3  # DP Mean: 0.05 * 3 * sqrt(5) = 0.34
+
+
+def test_exp_time_is_one_dimensional_and_small():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=20)
+    x[:2] = 5.0
+    r = dpstats.mean(x, method="exp-time", epsilon=300.0, delta=0.01, alpha=0.1, seed=6)
+    assert r.status == "ok" and r.estimate.shape == (1,) and abs(r.estimate[0]) < 1.0
+    with pytest.raises(ValueError, match="d = 1"):
+        dpstats.mean(rng.normal(size=(50, 2)), method="exp-time", epsilon=1.0, delta=0.01,
+                     alpha=0.1)
+    with pytest.raises(ValueError, match="tiny n"):
+        dpstats.mean(rng.normal(size=5000), method="exp-time", epsilon=1.0, delta=0.01,
+                     alpha=0.1)
