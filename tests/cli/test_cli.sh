@@ -97,5 +97,24 @@ bad "compose times" "times" -- account compose --epsilon 1 --delta 0 --times 0 -
 bad "no command" "subcommand" --
 bad "unknown command" "" -- frobnicate
 
+# ---- fit --task classify (issue 6): tiny CSV, label first ----
+/usr/bin/python3 - "$tmp/classify.csv" <<'PYEOF'
+import random, sys
+random.seed(1)
+with open(sys.argv[1], "w") as f:
+    for i in range(400):
+        c = i % 3
+        f.write(",".join([str(c)] + [f"{c * 0.5 + random.random() * 0.3:.4f}" for _ in range(4)]) + "\n")
+PYEOF
+ok "classify jme" "j['task']=='classify' and j['method']=='dp-adam-jme' and j['privacy']['certified'] and j['privacy']['epsilon']<=1 and j['privacy']['neighbouring']=='add-remove' and len(j['diagnostics']['train_loss'])==2 and len(j['diagnostics']['test_accuracy'])==2 and j['model']['parameters']==15" \
+  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --epochs 2 --batch-size 40 --seed 1
+ok "classify adam" "j['privacy']['epsilon'] is None and not j['privacy']['certified']" \
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --model mlp --hidden 4 --epochs 1 --batch-size 40 --seed 1
+bad "classify needs classes" "classes" -- fit --task classify --data "$tmp/classify.csv" --epsilon 1
+bad "classify bad label" "label" -- fit --task classify --data "$tmp/classify.csv" --classes 2 --epsilon 1
+bad "classify unknown optimizer" "optimizer" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer sgd
+bad "classify adam with epsilon" "not private" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --epsilon 1
+bad "classify rejects --loss" "does not apply" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --loss logistic
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
