@@ -59,7 +59,15 @@ class HugeArray {
  public:
   explicit HugeArray(std::size_t count) {
     constexpr std::size_t kHuge = std::size_t{1} << 21;
-    const std::size_t bytes = std::max<std::size_t>(kHuge, (count * sizeof(T) + kHuge - 1) / kHuge * kHuge);
+    // Small arrays (audits and tests run thousands of tiny releases): plain pages, no 2 MiB
+    // allocation to fault in.
+    if (count * sizeof(T) < 2 * kHuge) {
+      void* p = std::aligned_alloc(64, std::max<std::size_t>(64, (count * sizeof(T) + 63) / 64 * 64));
+      if (!p) throw std::bad_alloc();
+      data_.reset(static_cast<T*>(p));
+      return;
+    }
+    const std::size_t bytes = (count * sizeof(T) + kHuge - 1) / kHuge * kHuge;
     void* p = std::aligned_alloc(kHuge, bytes);
     if (!p) throw std::bad_alloc();
     ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: failure only means 4 KiB pages

@@ -129,6 +129,29 @@ FilterPlan build_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions
   return p;
 }
 
+// The plan depends on public parameters only and costs ~1 ms (calibrations); audits and
+// experiments repeat it, so it is cached per thread.
+FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions& o) {
+  struct Key {
+    std::int64_t n = -1, d = -1;
+    PrivateFilterOptions o;
+    bool operator==(const Key& k) const {
+      return n == k.n && d == k.d && o.epsilon == k.o.epsilon && o.delta == k.o.delta &&
+             o.alpha == k.o.alpha && o.zeta == k.o.zeta && o.profile == k.o.profile &&
+             o.T == k.o.T && o.C == k.o.C && o.topk_multiplier == k.o.topk_multiplier &&
+             o.noise == k.o.noise;
+    }
+  };
+  thread_local Key key;
+  thread_local std::optional<FilterPlan> plan;
+  const Key now{n, d, o};
+  if (!plan || !(key == now)) {
+    plan = build_plan(n, d, o);
+    key = now;
+  }
+  return *plan;
+}
+
 // M_t = (1/n) Σ_S (x − μ)(x − μ)ᵀ from the exact Gram matrix G and sum s of S.
 Matrix centred_second_moment(const FilterState& st, const Vector& mu, std::int64_t n) {
   const auto d = st.Z.cols();
@@ -154,7 +177,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   require(n >= 16, fmt::format("the private filter needs n >= 16 rows, got {}", n));
   require(n < (std::int64_t{1} << 32), "the private filter needs n < 2^32 rows");
   const bool off = trace && trace->noiseless;
-  FilterPlan p = build_plan(n, d, o);
+  FilterPlan p = make_plan(n, d, o);
   p.range.sigma = o.sigma;
   const double nd = static_cast<double>(n);
 
