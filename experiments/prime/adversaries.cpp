@@ -1,6 +1,6 @@
 // PRIME beyond the paper's oblivious attack (card §6 adversaries) and the issue-3 target table
 // (the addendum's settings: α = 0.05, ε = 10, δ = 0.01).
-//  * prime-adversaries: eight corruption models × methods at one size.
+//  * prime-adversaries: nine corruption models × methods (incl. the private filter and PRIME-ht).
 //  * prime-targets: shift and same-norm attacks at n ∈ {2e5, 1e6}, d ∈ {10, 20, 50}: PRIME
 //    (k = 2αn and 1.25αn), the same run with the noise switched off, DP Mean, times; and the
 //    smallest n on a grid where PRIME <= DP Mean / 2.
@@ -26,23 +26,24 @@ void run_adversaries(const repro::ReproOptions& o) {
   const std::uint64_t seed = o.seed.value_or(3);
   const Attack attacks[] = {Attack::shift,       Attack::same_norm,   Attack::point_mass,
                             Attack::far,         Attack::multi_dir,   Attack::cov_matched,
-                            Attack::subtractive, Attack::duplicates};
+                            Attack::subtractive, Attack::duplicates,  Attack::heavy};
   const Methods m{10, 0.01, alpha, o.threads};
   repro::CsvTable t({"attack", "prime", "prime_se", "prime_k125", "prime_k125_se",
                      "prime_noiseless", "prime_noiseless_se", "dp_mean", "dp_mean_se", "filter",
-                     "filter_se", "empirical", "empirical_se"});
+                     "filter_se", "empirical", "empirical_se", "private_filter",
+                     "private_filter_se", "prime_ht", "prime_ht_se"});
   std::ostringstream md;
-  md << "# PRIME against eight adversaries (" << (o.quick ? "quick" : "full") << ")\n\n"
+  md << "# PRIME and its family against nine adversaries (" << (o.quick ? "quick" : "full") << ")\n\n"
      << fmt::format("n = {}, d = {}, α = {}, ε = 10, δ = 0.01; {} runs (mean ± s.e. of the l2 "
                     "error, true mean 0). Seed {}. PRIME = practical profile (no fallback), "
                     "k = 2αn unless marked.\n\n",
                     n, d, alpha, runs, seed)
      << "| attack | PRIME | PRIME k=1.25αn | PRIME noiseless | DP Mean | filter (non-private) "
-        "| empirical |\n|---|---|---|---|---|---|---|\n";
+        "| empirical | private filter | PRIME-ht |\n|---|---|---|---|---|---|---|---|---|\n";
   repro::Progress progress("prime-adversaries", std::size(attacks));
   int code = 0;
   for (Attack a : attacks) {
-    std::vector<double> e[6];
+    std::vector<double> e[8];
     for (int r = 0; r < runs; ++r) {
       SeededRng g(seed * 7919 + code * 101 + r);
       const RowMatrix X = attack_data(a, n, d, alpha, g);
@@ -53,6 +54,8 @@ void run_adversaries(const repro::ReproOptions& o) {
       e[3].push_back(m.dp_mean(X, g));
       e[4].push_back(m.filter(X, g));
       e[5].push_back(Methods::empirical(X));
+      e[6].push_back(m.private_filter(X, g));
+      e[7].push_back(m.prime_ht(X, g));
     }
     std::vector<double> row = {static_cast<double>(code)};
     md << "| " << name(a);
@@ -67,7 +70,8 @@ void run_adversaries(const repro::ReproOptions& o) {
     ++code;
     progress.step();
   }
-  md << "\nAttack codes in adversaries.csv: 0 = A1 … 7 = A9 in the order of the table.\n";
+  md << "\nAttack codes in adversaries.csv: 0 = A1 … 8 = A10 in the order of the table. Private "
+        "filter and PRIME-ht: practical profile, defaults (filter T = min(200, 2d + 20)).\n";
   t.write(o.out, "adversaries.csv");
   std::ofstream(o.out / "summary.md") << md.str();
 }
@@ -153,7 +157,7 @@ void run_targets(const repro::ReproOptions& o) {
 }  // namespace
 
 DPSTATS_EXPERIMENT("prime-adversaries",
-                   "PRIME against eight corruption models (card §6) next to DP Mean and the "
+                   "PRIME against nine corruption models (card §6) next to DP Mean and the "
                    "non-private filter",
                    run_adversaries);
 DPSTATS_EXPERIMENT("prime-targets",

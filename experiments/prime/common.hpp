@@ -14,6 +14,8 @@
 #include "dpstats/data/synthetic.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime.hpp"
+#include "dpstats/mean/prime_ht.hpp"
+#include "dpstats/mean/private_filter.hpp"
 
 namespace dpstats::prime_repro {
 
@@ -27,6 +29,7 @@ enum class Attack {
   cov_matched,   // A6: v-component of the bad rows set to 1: Cov ≈ I, mean moved by α along v
   subtractive,   // A7: the αn clean rows with the largest vᵀx moved to vᵀx = 0 (the median)
   duplicates,    // A9: 30% of the clean rows in identical pairs, plus A1
+  heavy,         // A10: clean rows Student-t (ν = 3) scaled to covariance I, plus A1
 };
 inline const char* name(Attack a) {
   switch (a) {
@@ -38,6 +41,7 @@ inline const char* name(Attack a) {
     case Attack::cov_matched: return "A6 covariance-matched";
     case Attack::subtractive: return "A7 subtractive";
     case Attack::duplicates: return "A9 duplicates + A1";
+    case Attack::heavy: return "A10 Student-t(3) + A1";
   }
   return "?";
 }
@@ -81,6 +85,20 @@ inline RowMatrix attack_data(Attack a, std::int64_t n, std::int64_t d, double al
       }
       ++done;
     }
+    return X;
+  }
+  if (a == Attack::heavy) {
+    RowMatrix X(n, d);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < d; ++j) {
+        double chi = 0;
+        for (int k = 0; k < 3; ++k) {
+          const double z = standard_normal(g);
+          chi += z * z;
+        }
+        X(i, j) = standard_normal(g) / std::sqrt(chi / 3) / std::sqrt(3.0);  // variance 1
+      }
+    X.topRows(bad).array() += 1.5;
     return X;
   }
   RowMatrix X = clean(n, d, g);
@@ -176,6 +194,30 @@ struct Methods {
     o.delta = delta;
     o.threads = threads;
     const auto r = dpstats::dp_mean(X, o, g);
+    if (r.status != Status::ok) return std::nan("");
+    return r.estimate.norm();
+  }
+  double prime_ht(const RowMatrix& X, Rng& g, PrimeProfile p = PrimeProfile::practical) const {
+    PrimeOptions o;
+    o.epsilon = epsilon;
+    o.delta = delta;
+    o.alpha = alpha;
+    o.profile = p;
+    o.fallback = false;
+    o.threads = threads;
+    const auto r = dpstats::prime_ht(X, o, g);
+    if (r.status != Status::ok) return std::nan("");
+    return r.estimate.norm();
+  }
+  double private_filter(const RowMatrix& X, Rng& g,
+                        PrimeProfile p = PrimeProfile::practical) const {
+    PrivateFilterOptions o;
+    o.epsilon = epsilon;
+    o.delta = delta;
+    o.alpha = alpha;
+    o.profile = p;
+    o.threads = threads;
+    const auto r = dpstats::private_filter(X, o, g);
     if (r.status != Status::ok) return std::nan("");
     return r.estimate.norm();
   }
