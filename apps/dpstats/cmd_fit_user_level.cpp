@@ -1,8 +1,8 @@
 // dpstats fit --task user-level --loss logistic|hinge|squared|huber
-//             --method phased-sgd|dp-gd-user|dp-sgd-user|dp-sgd-group|non-private
+//             --method phased-sgd|accelerated|nonsmooth|dp-gd-user|dp-sgd-user|dp-sgd-group|non-private
 //             --epsilon E --delta D --domain-radius R [--profile practical|paper] [--steps T]
 //             [--step-size η] [--clip c] [--items-per-user m] [--feature-bound A]
-//             [--label-bound B] [--seed N] INPUT
+//             [--label-bound B] [--smoothing-radius r] [--users-per-step K] [--seed N] INPUT
 // INPUT columns: user id, label, features. Without --method: the recommended dp-gd-user.
 #include <algorithm>
 #include <memory>
@@ -19,7 +19,8 @@ namespace {
 
 const std::vector<std::string> kLosses = {"logistic", "hinge", "squared", "huber"};
 const std::vector<std::string> kMethods = {"dp-gd-user", "dp-sgd-user", "dp-sgd-group",
-                                           "phased-sgd", "non-private"};
+                                           "phased-sgd", "accelerated", "nonsmooth",
+                                           "non-private"};
 
 std::string one_of(const std::optional<std::string>& v, const std::vector<std::string>& allowed,
                    const std::string& flag) {
@@ -31,7 +32,12 @@ std::string one_of(const std::optional<std::string>& v, const std::vector<std::s
                         s + "'");
 }
 
-void run_fit(const FitArgs& a, std::int64_t items_per_user) {
+struct Alg3Args {
+  std::optional<double> smoothing_radius;
+  std::optional<std::int64_t> users_per_step;
+};
+
+void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
   const std::string loss = one_of(a.loss, kLosses, "loss");
@@ -62,8 +68,18 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user) {
   o.steps = a.steps;
   o.step_size = a.step_size;
   o.clip = a.clip;
-  o.alg1.profile = a.profile.value_or("practical") == "paper" ? optimize::UserLevelProfile::paper
-                                                              : optimize::UserLevelProfile::practical;
+  const std::string profile = a.profile.value_or("practical");
+  require(profile == "practical" || profile == "paper",
+          "--profile must be practical or paper, got '" + profile + "'");
+  o.alg1.profile = profile == "paper" ? optimize::UserLevelProfile::paper
+                                      : optimize::UserLevelProfile::practical;
+  o.alg3.profile = o.alg1.profile;
+  reject_for_task(a3.smoothing_radius.has_value() && method != "nonsmooth", "smoothing-radius",
+                  a.task + " --method " + method);
+  reject_for_task(a3.users_per_step.has_value() && method != "accelerated" && method != "nonsmooth",
+                  "users-per-step", a.task + " --method " + method);
+  o.alg3.smoothing_radius = a3.smoothing_radius;
+  o.alg3.users_per_step = a3.users_per_step;
   auto rng = make_rng(a.seed);
   const auto r = optimize::fit_user_level(data, o, *rng);
   nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task}, {"method", method}};
@@ -78,9 +94,14 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user) {
 
 FitRunner add_fit_user_level(CLI::App* cmd) {
   auto items_per_user = std::make_shared<std::int64_t>(0);
+  auto a3 = std::make_shared<Alg3Args>();
   cmd->add_option("--items-per-user", *items_per_user,
                   "user-level: m, each user truncated/padded to m rows (default rows/users)");
-  return [items_per_user](const FitArgs& a) { run_fit(a, *items_per_user); };
+  cmd->add_option("--smoothing-radius", a3->smoothing_radius,
+                  "user-level nonsmooth: smoothing radius r (default R·sqrt(d)/(eps·n·sqrt(m)))");
+  cmd->add_option("--users-per-step", a3->users_per_step,
+                  "user-level accelerated/nonsmooth practical: users per step K (default all)");
+  return [items_per_user, a3](const FitArgs& a) { run_fit(a, *items_per_user, *a3); };
 }
 
 }  // namespace dpstats::cli

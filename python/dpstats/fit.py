@@ -20,7 +20,8 @@ import numpy as np
 from . import _dpstats
 from .release import Release
 
-_METHODS = ("dp-gd-user", "dp-sgd-user", "dp-sgd-group", "phased-sgd", "non-private")
+_METHODS = ("dp-gd-user", "dp-sgd-user", "dp-sgd-group", "phased-sgd", "accelerated", "nonsmooth",
+            "non-private")
 
 
 def _float(x, name: str) -> float:
@@ -52,14 +53,21 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     domain_radius: float = 1.0, seed: Optional[int] = None, *, profile: str = "practical",
                     steps: Optional[int] = None, step_size: Optional[float] = None,
                     clip: Optional[float] = None, items_per_user: int = 0, feature_bound: float = 1.0,
-                    label_bound: float = 1.0) -> Release:
+                    label_bound: float = 1.0, smoothing_radius: Optional[float] = None,
+                    users_per_step: Optional[int] = None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     loss: "logistic" (labels ±1), "hinge" (±1), "squared", "huber" (kappa = 1).
     method: None picks the recommended "dp-gd-user" (full-batch DP-GD on per-user clipped mean
     gradients, zCDP accounting); "dp-sgd-user" (one pass over disjoint user batches),
     "dp-sgd-group" (item-level DP-SGD made user-level by group privacy), "phased-sgd" (Alg 1 of
-    Lowy-Liu-Asi; ``profile`` "practical" or "paper"), "non-private" (one-pass SGD; no privacy).
+    Lowy-Liu-Asi; ``profile`` "practical" or "paper"), "accelerated" (Alg 3 with Alg 2 inside:
+    phased ERM with accelerated minibatch SGD; "paper" = the AboveThreshold gate and outlier
+    filter with Thm C.3 constants, "practical" = exact clipped sums and zCDP; smooth losses),
+    "nonsmooth" (randomized smoothing + Alg 3 for hinge-type losses; ``smoothing_radius``),
+    "non-private" (one-pass SGD; no privacy). For "accelerated"/"nonsmooth" practical, ``steps``
+    is T per phase, ``clip`` the per-user clip, ``step_size`` 1/L_f of AC-SA and
+    ``users_per_step`` the users sampled per step (default all).
     Rows are clipped to ``feature_bound`` and labels to ``label_bound`` (public bounds); each user
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
@@ -82,11 +90,16 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     from . import _seed
     if steps is not None and (not isinstance(steps, (int, np.integer)) or steps < 1):
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if users_per_step is not None and (not isinstance(users_per_step, (int, np.integer))
+                                       or users_per_step < 1):
+        raise ValueError(f"users_per_step must be a positive integer, got {users_per_step!r}")
     est, fields = _dpstats.fit_user_level(
         X, y, ids, str(loss), method, str(profile), _float(epsilon, "epsilon"),
         _float(delta, "delta"), _float(domain_radius, "domain_radius"),
         None if steps is None else int(steps),
         None if step_size is None else _float(step_size, "step_size"),
         None if clip is None else _float(clip, "clip"), int(items_per_user),
-        _float(feature_bound, "feature_bound"), _float(label_bound, "label_bound"), _seed(seed))
+        _float(feature_bound, "feature_bound"), _float(label_bound, "label_bound"), _seed(seed),
+        None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
+        None if users_per_step is None else int(users_per_step))
     return Release._from_native(est, fields)

@@ -17,7 +17,9 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
                                 double domain_radius, std::optional<int> steps,
                                 std::optional<double> step_size, std::optional<double> clip,
                                 std::int64_t items_per_user, double feature_bound,
-                                double label_bound, std::optional<std::uint64_t> seed) {
+                                double label_bound, std::optional<std::uint64_t> seed,
+                                std::optional<double> smoothing_radius,
+                                std::optional<std::int64_t> users_per_step) {
   const auto data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(users.ndim() == 1 && users.shape(0) == data.rows(),
@@ -37,6 +39,9 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
   o.clip = clip;
   o.alg1.profile = profile == "paper" ? optimize::UserLevelProfile::paper
                                       : optimize::UserLevelProfile::practical;
+  o.alg3.profile = o.alg1.profile;
+  o.alg3.smoothing_radius = smoothing_radius;
+  o.alg3.users_per_step = users_per_step;
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
@@ -54,5 +59,6 @@ void bind_fit(py::module_& m) {
         py::arg("loss"), py::arg("method"), py::arg("profile"), py::arg("epsilon"),
         py::arg("delta"), py::arg("domain_radius"), py::arg("steps"), py::arg("step_size"),
         py::arg("clip"), py::arg("items_per_user"), py::arg("feature_bound"),
-        py::arg("label_bound"), py::arg("seed"));
+        py::arg("label_bound"), py::arg("seed"), py::arg("smoothing_radius") = py::none(),
+        py::arg("users_per_step") = py::none());
 }

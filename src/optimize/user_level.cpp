@@ -6,6 +6,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/optimize/accelerated.hpp"
 #include "dpstats/optimize/exact_sum.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -15,6 +16,8 @@ namespace dpstats::optimize {
 const char* to_string(UserLevelMethod m) {
   switch (m) {
     case UserLevelMethod::phased_sgd: return "phased-sgd";
+    case UserLevelMethod::accelerated: return "accelerated";
+    case UserLevelMethod::nonsmooth: return "nonsmooth";
     case UserLevelMethod::dp_gd_user: return "dp-gd-user";
     case UserLevelMethod::dp_sgd_user: return "dp-sgd-user";
     case UserLevelMethod::dp_sgd_group: return "dp-sgd-group";
@@ -24,14 +27,15 @@ const char* to_string(UserLevelMethod m) {
 }
 
 UserLevelMethod parse_user_level_method(const std::string& s) {
-  for (auto m : {UserLevelMethod::phased_sgd, UserLevelMethod::dp_gd_user,
+  for (auto m : {UserLevelMethod::phased_sgd, UserLevelMethod::accelerated,
+                 UserLevelMethod::nonsmooth, UserLevelMethod::dp_gd_user,
                  UserLevelMethod::dp_sgd_user, UserLevelMethod::dp_sgd_group,
                  UserLevelMethod::non_private}) {
     if (s == to_string(m)) return m;
   }
   throw InvalidArgument(
-      "method must be 'phased-sgd', 'dp-gd-user', 'dp-sgd-user', 'dp-sgd-group' or "
-      "'non-private', got '" + s + "'");
+      "method must be 'phased-sgd', 'accelerated', 'nonsmooth', 'dp-gd-user', 'dp-sgd-user', "
+      "'dp-sgd-group' or 'non-private', got '" + s + "'");
 }
 
 namespace {
@@ -156,65 +160,6 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Alg 3 schedule (card §2.4, §2.7)
-
-Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
-                   const ProblemConstants& k, std::optional<double> q) {
-  require(n >= 2, "Alg 3 needs n >= 2 users");
-  require(m >= 1, "items per user m must be >= 1");
-  check_epsilon(epsilon);
-  check_delta_positive(delta);
-  check_positive(k.L, "L");
-  check_positive(k.R, "R");
-  require(k.beta.has_value() && *k.beta > 0, "Alg 3 needs a smooth loss (beta > 0)");
-  require(k.d >= 1, "d must be >= 1");
-  Alg3Plan P;
-  const double nd = static_cast<double>(n), md = static_cast<double>(m),
-               dd = static_cast<double>(k.d);
-  P.q = q.value_or(0.1);
-  check_positive(P.q, "q");
-  const double shrink = 1 - std::exp2(-P.q);
-  P.l = static_cast<std::int64_t>(std::floor(std::log2(nd)));
-  P.n_condition_lhs = std::pow(nd, 1 - P.q);
-  P.n_condition_rhs = 100 * std::log(20 * nd * md * dd * std::exp(epsilon) / delta) / (epsilon * shrink);
-  if (P.n_condition_lhs <= P.n_condition_rhs)
-    P.warnings.push_back("n^(1-q) <= 100·ln(20nmde^ε/δ)/(ε(1−2^−q)): outside Thm C.1");
-  if (epsilon > 10) P.warnings.push_back("epsilon > 10: outside Thm C.1");
-  if (delta >= 1 / (nd * md)) P.warnings.push_back("delta >= 1/(nm): outside the utility theorem");
-  P.p = 3 * P.q + 2.5 + std::log(md) / (2 * std::log(nd));
-  P.lambda = k.L / k.R * (1 / std::sqrt(nd * md) + std::sqrt(dd) / (epsilon * nd * std::sqrt(md)));
-  const double lnndm = std::log(nd * dd * md);
-  P.gamma = 1 / (std::pow(nd * md, 1.25) * lnndm * std::exp(2 * epsilon));
-  P.tau = 2 * k.L * std::sqrt(2 * std::log(2 / P.gamma) / md);
-  for (std::int64_t i = 1; i <= P.l; ++i) {
-    Alg3Phase ph;
-    const double id = static_cast<double>(i);
-    ph.n_i = static_cast<std::int64_t>(std::floor(shrink * nd / std::exp2(id * P.q)));
-    ph.lambda_i = P.lambda * std::exp2(P.p * id);
-    ph.T_i = static_cast<std::int64_t>(std::ceil((1 + std::sqrt(*k.beta / ph.lambda_i)) * lnndm));
-    const double ni = static_cast<double>(ph.n_i), Ti = static_cast<double>(ph.T_i);
-    const double tail = 500 * std::log(ni * ni * md * md * std::exp(epsilon) / delta);
-    ph.K_raw = tail * (1 / epsilon + ni * epsilon / std::sqrt(Ti * std::log(1 / delta)));
-    ph.K_laplace = static_cast<std::int64_t>(std::ceil(tail / epsilon));
-    const auto k_up = static_cast<std::int64_t>(std::ceil(ph.K_raw));
-    const auto k_cover = static_cast<std::int64_t>(std::ceil(ni / Ti));
-    ph.K_i = std::min(ph.n_i, std::max(k_up, k_cover));
-    ph.sigma_i = 1000 * P.tau * std::sqrt(Ti) * std::log(nd * dd * std::exp(epsilon) / delta) /
-                 (epsilon * ni);
-    P.phases.push_back(ph);
-    // The whole schedule is still reported (and counted) after the first refusal, so that a
-    // caller sees how far from feasible it is.
-    if (ph.n_i < ph.K_laplace && P.feasible) {
-      P.feasible = false;
-      P.refusal = "phase " + std::to_string(i) + ": n_i = " + std::to_string(ph.n_i) +
-                  " < the Laplace-tail part of K_i, " + std::to_string(ph.K_laplace);
-    }
-    P.gradient_evaluations += Ti * static_cast<double>(ph.K_i) * md;
-  }
-  return P;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 ProblemConstants problem_constants(const UserDataset& data, const Loss& loss,
                                    const Domain& domain) {
@@ -237,6 +182,21 @@ nlohmann::json plan_json(const Alg1Plan& P) {
   return {{"J", P.J}, {"p", P.p}, {"q", P.q}, {"eta", P.eta}, {"C", P.C}, {"l", P.l},
           {"phases", phases}, {"planned_gradient_evaluations", P.gradient_evaluations},
           {"users_used", P.users_used}, {"warnings", P.warnings}};
+}
+
+nlohmann::json plan_json(const Alg3Plan& P) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& ph : P.phases) {
+    phases.push_back({{"n_i", ph.n_i}, {"T_i", ph.T_i}, {"K_i", ph.K_i}, {"lambda_i", ph.lambda_i},
+                      {"L_f", ph.L_f}, {"stage_length", ph.stage_length},
+                      {"sigma_i", ph.sigma_i}, {"sensitivity", ph.sensitivity}});
+  }
+  nlohmann::json j = {{"q", P.q}, {"p", P.p}, {"lambda", P.lambda}, {"tau", P.tau},
+                      {"beta", P.beta}, {"l", P.l}, {"phases", phases},
+                      {"planned_gradient_evaluations", P.gradient_evaluations},
+                      {"users_used", P.users_used}, {"warnings", P.warnings}};
+  if (P.nonsmooth) j["smoothing_radius"] = P.smoothing_radius;
+  return j;
 }
 
 struct Alg1Result {
@@ -443,6 +403,77 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
     if (res.halted) {
       r.status = Status::abstained;
       diag["halted_phase"] = res.halted_phase;
+    }
+  } else if (o.method == UserLevelMethod::accelerated || o.method == UserLevelMethod::nonsmooth) {
+    const bool nonsmooth = o.method == UserLevelMethod::nonsmooth;
+    const bool paper = o.alg3.profile == UserLevelProfile::paper;
+    // The shared gradient options map onto the practical profile: steps → T_i, clip → τ,
+    // step_size → 1/L_f of AC-SA. The paper profile's schedule has no free step, clip or T.
+    Alg3Options ao = o.alg3;
+    if (paper) {
+      require(!o.steps && !o.clip && !o.step_size,
+              "steps, clip and step_size do not apply to the paper profile of Alg 3 (its "
+              "schedule fixes T_i, τ and L_f)");
+    } else {
+      if (!ao.steps) ao.steps = o.steps;
+      if (!ao.clip) ao.clip = o.clip;
+      if (!ao.smoothness && o.step_size) {
+        check_positive(*o.step_size, "step_size");
+        ao.smoothness = 1 / *o.step_size;
+      }
+    }
+    ProblemConstants kk = k;
+    if (nonsmooth) {
+      // f must be L-Lipschitz on X + B(0, r) (Lemma D.1): L is taken on the enlarged domain.
+      const Alg3Plan probe = plan_accelerated(n, m, o.epsilon, o.delta, kk, ao, true);
+      kk.L = loss->lipschitz(data.feature_bound(), data.label_bound(), *domain,
+                             probe.smoothing_radius);
+      diag["L"] = kk.L;
+    } else {
+      require(k.beta.has_value(),
+              "method 'accelerated' needs a smooth loss; use 'nonsmooth' for the " +
+                  loss->name() + " loss");
+    }
+    const Alg3Plan P = plan_accelerated(n, m, o.epsilon, o.delta, kk, ao, nonsmooth);
+    diag["profile"] = paper ? "paper" : "practical";
+    diag["schedule"] = plan_json(P);
+    if (!P.feasible) throw InvalidArgument(std::string(to_string(o.method)) +
+                                           " cannot run at this size: " + P.refusal);
+    Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta),
+                  paper ? Accountant::basic : Accountant::zcdp);
+    const Alg3Phase& p1 = P.phases.front();
+    if (paper) {
+      // Thm C.1 per phase (phases on disjoint users compose in parallel): the gate's pass bits
+      // are one AboveThreshold, ε/2; the filtered noisy gradients ε/2 by amplification and
+      // advanced composition over T_i steps, with the Lemma C.2 coupling sensitivity.
+      budget.spend({"above_threshold",
+                    "concentration gate per phase (parallel), Lap(8/eps) threshold, Lap(16/eps) "
+                    "queries, sensitivity 2",
+                    2, 16 / o.epsilon, PrivacyLoss::pure(o.epsilon / 2), 1});
+      budget.spend({"gaussian",
+                    "filtered noisy gradients per phase (parallel), Lemma C.2 coupling; "
+                    "amplification + advanced composition over T_i",
+                    p1.sensitivity, p1.sigma_i,
+                    PrivacyLoss::approximate(remainder_after(o.epsilon, o.epsilon / 2), o.delta),
+                    1});
+    } else {
+      budget.spend({"gaussian",
+                    "exact clipped gradient sums, T_i steps at rho/T_i per phase (disjoint "
+                    "phases: parallel)",
+                    p1.sensitivity * static_cast<double>(p1.K_i), p1.sigma_i * static_cast<double>(p1.K_i),
+                    PrivacyLoss::zcdp(P.rho), 1});
+      r.privacy.rho = P.rho;
+    }
+    r.privacy.certified = r.privacy.certified && P.certified;
+    const auto res = run_alg3(data, *loss, *domain, x0, P, o, rng, counter);
+    r.ledger = budget.ledger();
+    r.estimate = res.x;
+    diag["steps_run"] = res.steps_run;
+    if (res.halted) {
+      // The halting phase and step are AboveThreshold outputs (card §4.3).
+      r.status = Status::abstained;
+      diag["halted_phase"] = res.halted_phase;
+      diag["halted_step"] = res.halted_step;
     }
   } else if (o.method == UserLevelMethod::non_private) {
     r.privacy.epsilon = std::numeric_limits<double>::infinity();
