@@ -1,5 +1,83 @@
-"""fit(task="heavy-tailed"): being built (see issues); until then it refuses with a clear message."""
+"""fit(task="heavy-tailed"): pure epsilon-DP convex optimisation with heavy-tailed gradients
+(card pure-dp-heavy-tailed-sco.md; only a public k-th moment bound G_k of the per-record gradient
+norm is assumed, no Lipschitz constant).
+
+``dpstats.fit(X, y, task="heavy-tailed", loss="absolute", method=None, epsilon=1.0,
+domain_radius=1.0, k=4, G_k=1.0, seed=None)`` returns a Release whose ``.estimate`` is the weight
+vector w (domain: the ball of radius ``domain_radius`` around 0). Guarantee: pure epsilon-DP
+(delta = 0) under replacement of one row, for every method except "dp-sgd" (the approximate
+(epsilon, delta) Gaussian baseline, which needs ``delta``). A run whose optimisation accuracy
+cannot be certified aborts: ``.status == "abstained"`` and ``.estimate`` is empty.
+
+loss: "absolute" |<x,w> - y|, "hinge" (labels +-1), "huber" (kappa = 1), "logistic" (labels +-1),
+"squared".
+method: None picks the recommended "lipschitz-extension" (practical profile: Pop-Localize with a
+certified Lipschitz-extension output perturbation, then localized noisy clipped GD; constants from
+public values only); "output-perturbation", "clipped-gd" (pure-DP noisy clipped GD, l2-Laplace),
+"dp-sgd" (Gaussian, (epsilon, delta)).
+k, G_k (and G_2): PUBLIC bounds E[sup_W |grad f(w, z)|^k] <= G_k^k (for absolute, hinge and
+logistic losses sup_W |grad f| = |x|).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from . import _dpstats
+from .release import Release
+
+_LOSSES = ("absolute", "hinge", "huber", "logistic", "squared")
+_METHODS = ("lipschitz-extension", "output-perturbation", "clipped-gd", "dp-sgd")
 
 
-def fit_heavy_tailed(X, y, **options):
-    raise ValueError("task='heavy-tailed' is not built yet")
+def _float(x, name: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {x!r}") from None
+
+
+def _opt_int(x, name: str) -> Optional[int]:
+    if x is None:
+        return None
+    if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < 1:
+        raise ValueError(f"{name} must be a positive integer, got {x!r}")
+    return int(x)
+
+
+def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
+                     epsilon: float = 1.0, domain_radius: float = 1.0, seed: Optional[int] = None,
+                     *, delta: Optional[float] = None, profile: str = "practical", k: float = 4.0,
+                     G_k: float = 1.0, G_2: Optional[float] = None, phases: Optional[int] = None,
+                     steps: Optional[int] = None, step_size: Optional[float] = None,
+                     clip: Optional[float] = None) -> Release:
+    """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc."""
+    if method is None:
+        method = "lipschitz-extension"
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
+    if loss not in _LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
+    if method == "dp-sgd":
+        if delta is None:
+            raise ValueError("delta in (0, 1) is required for method 'dp-sgd'")
+    elif delta not in (None, 0, 0.0):
+        raise ValueError(f"delta applies to method 'dp-sgd' only (pure epsilon-DP, delta = 0), "
+                         f"got {delta!r}")
+    try:
+        X = np.asarray(X, dtype=np.float64, order="C")
+        y = np.asarray(y, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"X and y must be numeric: {e}") from None
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    from . import _seed
+    est, fields = _dpstats.fit_heavy_tailed(
+        X, y, loss, method, str(profile), _float(epsilon, "epsilon"),
+        0.0 if delta is None else _float(delta, "delta"), _float(domain_radius, "domain_radius"),
+        _float(k, "k"), _float(G_k, "G_k"), None if G_2 is None else _float(G_2, "G_2"),
+        _opt_int(phases, "phases"), _opt_int(steps, "steps"),
+        None if step_size is None else _float(step_size, "step_size"),
+        None if clip is None else _float(clip, "clip"), _seed(seed))
+    return Release._from_native(est, fields)

@@ -1,4 +1,55 @@
-// Bindings for fit(task="heavy-tailed"): being built (see issues).
+// Bindings for fit(task="heavy-tailed"): pure ε-DP convex optimisation with heavy-tailed
+// gradients (optimize/heavy_tailed.hpp).
 #include "common.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/optimize/heavy_tailed.hpp"
 
-void bind_heavy_tailed(pybind11::module_&) {}
+namespace py = pybind11;
+using namespace dpstats;
+using namespace dpstats::python;
+
+namespace {
+
+py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::string& loss,
+                                  const std::string& method, const std::string& profile,
+                                  double epsilon, double delta, double domain_radius, double k,
+                                  double G_k, std::optional<double> G_2, std::optional<int> phases,
+                                  std::optional<int> steps, std::optional<double> step_size,
+                                  std::optional<double> clip, std::optional<std::uint64_t> seed) {
+  const RowMatrix data = as_matrix(X);
+  require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
+  require(profile == "practical" || profile == "paper",
+          "profile must be 'practical' or 'paper', got '" + profile + "'");
+  const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
+  optimize::HeavyTailedOptions o;
+  o.method = optimize::parse_heavy_tailed_method(method);
+  o.profile = profile == "paper" ? optimize::HeavyTailedProfile::paper
+                                 : optimize::HeavyTailedProfile::practical;
+  o.loss = loss;
+  o.epsilon = epsilon;
+  o.delta = delta;
+  o.domain_radius = domain_radius;
+  o.moment.k = k;
+  o.moment.G_k = G_k;
+  o.moment.G_2 = G_2;
+  o.phases = phases;
+  o.steps = steps;
+  o.step_size = step_size;
+  o.clip = clip;
+  auto rng = make_rng(seed);
+  Release<Vector> r;
+  {
+    py::gil_scoped_release release;
+    r = optimize::fit_heavy_tailed(data, yv, o, *rng);
+  }
+  return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
+}
+
+}  // namespace
+
+void bind_heavy_tailed(py::module_& m) {
+  m.def("fit_heavy_tailed", &fit_heavy_tailed_native, py::arg("X"), py::arg("y"), py::arg("loss"),
+        py::arg("method"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("domain_radius"), py::arg("k"), py::arg("G_k"), py::arg("G_2"), py::arg("phases"),
+        py::arg("steps"), py::arg("step_size"), py::arg("clip"), py::arg("seed"));
+}

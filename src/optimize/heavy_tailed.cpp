@@ -19,13 +19,29 @@ namespace {
 constexpr int kPracticalPhases = 3;
 constexpr double kPracticalGrowth = 4;
 constexpr double kPracticalKappa = 0.1;      // addendum: κ = 0.1
-constexpr double kPracticalCMultiplier = 0.25;
+constexpr double kPracticalCMultiplier = 0.0625;
 constexpr double kPracticalLambdaMultiplier = 4;
 // Paper profile (card §2.7 "matched", §2.8).
 constexpr double kPaperGrowth = 32;
 constexpr double kPaperKappa = 2;
+constexpr double kPracticalFirstFraction = 0.25;
+// Final clipped-GD phase (practical): T steps, clip c·G_k(mε/d)^{1/k}, step c_η·D/G_2.
+constexpr int kFinalSteps = 8;
+constexpr double kFinalClipMultiplier = 0.125;
+constexpr double kFinalStepMultiplier = 0.75;
 // Clipped GD: card §3 theory defaults; T capped for run time (documented in the guide).
 constexpr int kMaxDefaultSteps = 1000;
+
+bool final_gd(const HeavyTailedOptions& o) {
+  if (o.profile != HeavyTailedProfile::practical ||
+      o.method != HeavyTailedMethod::lipschitz_extension) {
+    return false;
+  }
+  const std::string f = o.final_solver.value_or("clipped-gd");
+  require(f == "clipped-gd" || f == "output-perturbation",
+          "final_solver must be 'clipped-gd' or 'output-perturbation', got '" + f + "'");
+  return f == "clipped-gd";
+}
 
 void project_ball(Vector& w, double R) {
   const double n = w.norm();
@@ -66,17 +82,6 @@ PrivacyGuarantee pure(double epsilon, bool certified) {
   return g;
 }
 
-// Clipped per-sample gradient sum at w (exact; exact_sum.hpp).
-ClippedVectorSum clipped_sum(const RowMatrix& X, const Vector& y, const GlmEnvelope& env,
-                             const Vector& w, double C) {
-  ClippedVectorSum sum(X.cols(), C, X.rows());
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    const double g = env.derivative(X.row(i).dot(w), y[i], std::numeric_limits<double>::infinity());
-    sum.add(g * X.row(i).transpose());
-  }
-  return sum;
-}
-
 struct GdSchedule {
   int T;
   double C, eta;
@@ -98,6 +103,48 @@ GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions&
   return s;
 }
 
+struct GdRun {
+  Vector w;
+  double sensitivity = 0, scale = 0;
+  bool certified_noise = true;
+};
+
+// T projected steps on rows [begin, begin + m) from x0, each releasing the clipped mean gradient
+// with l2-Laplace at ε/T (or the Gaussian at ρ/T); returns the average iterate.
+GdRun gd_core(const RowMatrix& X, const Vector& y, std::int64_t begin, std::int64_t m,
+              const GlmEnvelope& env, const Vector& x0, const GdSchedule& s, double epsilon,
+              double rho, bool gaussian, double radius, NoiseMode noise, Rng& rng) {
+  const std::int64_t d = X.cols();
+  GdRun out;
+  Vector w = x0, avg = Vector::Zero(d);
+  for (int t = 0; t < s.T; ++t) {
+    ClippedVectorSum sum(d, s.C, m);
+    for (std::int64_t i = begin; i < begin + m; ++i) {
+      const double g = env.derivative(X.row(i).dot(w), y[i], std::numeric_limits<double>::infinity());
+      sum.add(g * X.row(i).transpose());
+    }
+    const double dn = static_cast<double>(m);
+    const Vector mean = sum.sum() / dn;
+    out.sensitivity = sum.sensitivity() / dn;
+    Vector noisy;
+    if (gaussian) {
+      const auto mech = GaussianMechanism::from_rho(out.sensitivity, rho / s.T, static_cast<std::size_t>(d), noise);
+      noisy = mech.apply(mean, rng);
+      out.scale = mech.sigma();
+    } else {
+      const L2LaplaceMechanism mech(out.sensitivity, epsilon / s.T, static_cast<std::size_t>(d), noise);
+      noisy = mech.apply(mean, rng);
+      out.scale = mech.beta();
+      out.certified_noise = out.certified_noise && mech.certified();
+    }
+    w -= s.eta * noisy;
+    project_ball(w, radius);
+    avg += w;
+  }
+  out.w = avg / s.T;
+  return out;
+}
+
 Release<Vector> noisy_gd(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o,
                          const GlmEnvelope& env, Rng& rng) {
   const std::int64_t n = X.rows(), d = X.cols();
@@ -105,30 +152,11 @@ Release<Vector> noisy_gd(const RowMatrix& X, const Vector& y, const HeavyTailedO
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   Release<Vector> r;
   const double rho = gaussian ? epsilon_delta_to_zcdp(o.epsilon, o.delta) : 0;
-  Vector w = Vector::Zero(d), avg = Vector::Zero(d);
-  double sens = 0, scale = 0;
-  bool certified_noise = true;
-  for (int t = 0; t < s.T; ++t) {
-    const ClippedVectorSum sum = clipped_sum(X, y, env, w, s.C);
-    const double dn = static_cast<double>(n);
-    const Vector mean = sum.sum() / dn;
-    sens = sum.sensitivity() / dn;
-    Vector noisy;
-    if (gaussian) {
-      const auto m = GaussianMechanism::from_rho(sens, rho / s.T, static_cast<std::size_t>(d), o.noise);
-      noisy = m.apply(mean, rng);
-      scale = m.sigma();
-    } else {
-      const L2LaplaceMechanism m(sens, o.epsilon / s.T, static_cast<std::size_t>(d), o.noise);
-      noisy = m.apply(mean, rng);
-      scale = m.beta();
-      certified_noise = certified_noise && m.certified();
-    }
-    w -= s.eta * noisy;
-    project_ball(w, o.domain_radius);
-    avg += w;
-  }
-  r.estimate = avg / s.T;
+  const GdRun run = gd_core(X, y, 0, n, env, Vector::Zero(d), s, o.epsilon, rho, gaussian,
+                            o.domain_radius, o.noise, rng);
+  const double sens = run.sensitivity, scale = run.scale;
+  const bool certified_noise = run.certified_noise;
+  r.estimate = run.w;
   if (gaussian) {
     r.privacy.epsilon = o.epsilon;
     r.privacy.delta = o.delta;
@@ -159,9 +187,9 @@ Release<Vector> non_private(const RowMatrix& X, const Vector& y, const HeavyTail
   p.w0 = Vector::Zero(X.cols());
   p.center = Vector::Zero(X.cols());
   p.radius = o.domain_radius;
-  const auto sol = solve_certified_glm_erm(p, 1e-300);
+  // Non-private reference (Huber-smoothed to width 10^-6), not a private release.
   Release<Vector> r;
-  r.estimate = sol.w;
+  r.estimate = solve_glm_erm_reference(p);
   r.privacy.epsilon = std::numeric_limits<double>::infinity();
   r.privacy.certified = false;
   r.diagnostics = {{"private", false}};
@@ -225,6 +253,13 @@ std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
       sizes.push_back(m);
     }
     require(!sizes.empty(), fmt::format("n = {} is too small for the paper schedule (m_1 >= {})", n, m_min));
+  } else if (final_gd(o)) {
+    // Practical default: phase 1 (localisation) on a fraction of n, the final GD phase on the rest.
+    const double f = o.first_fraction.value_or(kPracticalFirstFraction);
+    require(f > 0 && f < 1, fmt::format("first_fraction must be in (0, 1), got {}", f));
+    const auto m1 = static_cast<std::int64_t>(std::floor(f * static_cast<double>(n)));
+    require(m1 >= 1 && n - m1 >= 1, fmt::format("n = {} is too small for two phases", n));
+    sizes = {m1, n - m1};
   } else {
     const int T = o.phases.value_or(kPracticalPhases);
     require(T >= 1 && T <= 30, fmt::format("phases must be in [1, 30], got {}", T));
@@ -250,7 +285,8 @@ std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
     ph.m = sizes[t];
     begin += ph.m;
     const auto m = static_cast<double>(ph.m);
-    ph.C = o.clip.value_or(c_mult * o.moment.G_k *
+    const bool clip_is_final = final_gd(o);
+    ph.C = (clip_is_final ? std::optional<double>() : o.clip).value_or(c_mult * o.moment.G_k *
                            std::pow(m * o.epsilon / static_cast<double>(d), 1 / o.moment.k));
     check_positive(ph.C, "clip");
     ph.lambda = lambda1 * std::pow(growth, static_cast<double>(t));
@@ -284,6 +320,27 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   nlohmann::json phases = nlohmann::json::array();
   for (std::size_t t = 0; t < plan.size(); ++t) {
     const auto& ph = plan[t];
+    if (t + 1 == plan.size() && t > 0 && final_gd(o)) {
+      GdSchedule s;
+      const auto m = static_cast<double>(ph.m);
+      s.T = o.steps.value_or(kFinalSteps);
+      s.C = o.clip.value_or(kFinalClipMultiplier * o.moment.G_k *
+                            std::pow(m * o.epsilon / static_cast<double>(d), 1 / o.moment.k));
+      s.eta = o.step_size.value_or(kFinalStepMultiplier * 2 * o.domain_radius / o.moment.g2());
+      require(s.T >= 1, fmt::format("steps must be >= 1, got {}", s.T));
+      check_positive(s.C, "clip");
+      check_positive(s.eta, "step_size");
+      const GdRun run = gd_core(X, y, ph.begin, ph.m, env, center, s, o.epsilon, 0, false,
+                                o.domain_radius, o.noise, rng);
+      certified_noise = certified_noise && run.certified_noise;
+      r.ledger.push_back({"l2_laplace", fmt::format("phase {} clipped mean gradient", t + 1),
+                          run.sensitivity, run.scale, PrivacyLoss::pure(o.epsilon / s.T), s.T});
+      phases.push_back({{"m", ph.m}, {"solver", "clipped-gd"}, {"steps", s.T}, {"clip", s.C},
+                        {"step_size", s.eta}, {"noise_scale", run.scale}});
+      if (trace != nullptr) trace->phase_output.push_back(run.w);
+      center = run.w;
+      continue;
+    }
     GlmErmProblem p;
     p.A = &X;
     p.y = &y;

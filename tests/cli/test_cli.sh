@@ -116,5 +116,53 @@ bad "classify unknown optimizer" "optimizer" -- fit --task classify --data "$tmp
 bad "classify adam with epsilon" "not private" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --epsilon 1
 bad "classify rejects --loss" "does not apply" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --loss logistic
 
+# ---- fit --task heavy-tailed (issue 8): label first, heavy-tailed features, one enormous record ----
+/usr/bin/python3 - "$tmp/heavy.csv" <<'PYEOF'
+import random, sys
+random.seed(2)
+with open(sys.argv[1], "w") as f:
+    f.write("-1e7,1e6,1e6,1e6\n")
+    for i in range(3000):
+        x = [random.gauss(0, 1) / max(1e-3, abs(random.gauss(0, 1))) ** 0.5 for _ in range(3)]
+        y = 0.4 * sum(x) + random.gauss(0, 1)
+        f.write(",".join(f"{v:.5f}" for v in [y] + x) + "\n")
+PYEOF
+ok "heavy-tailed default" "j['task']=='heavy-tailed' and j['method']=='lipschitz-extension' and j['status']=='ok' and j['privacy']['epsilon']==1 and j['privacy']['delta']==0 and j['privacy']['certified'] and len(j['estimate'])==3 and sum(v*v for v in j['estimate'])<=4+1e-9 and j['diagnostics']['phases'][0]['sampler']=='lattice_l2_laplace'" \
+  -- fit --task heavy-tailed --loss absolute --epsilon 1 --domain-radius 2 --moment 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
+ok "heavy-tailed paper" "j['diagnostics']['profile']=='paper' and j['privacy']['certified']" \
+  -- fit --task heavy-tailed --loss huber --profile paper --epsilon 1 --domain-radius 2 --seed 1 "$tmp/heavy.csv"
+ok "heavy-tailed clipped-gd" "j['method']=='clipped-gd' and j['privacy']['delta']==0 and j['ledger'][0]['mechanism']=='l2_laplace'" \
+  -- fit --task heavy-tailed --method clipped-gd --steps 4 --epsilon 1 --domain-radius 2 --seed 1 "$tmp/heavy.csv"
+ok "heavy-tailed dp-sgd" "j['privacy']['delta']==1e-6 and j['privacy']['rho'] is not None" \
+  -- fit --task heavy-tailed --method dp-sgd --delta 1e-6 --steps 4 --epsilon 1 --domain-radius 2 --seed 1 "$tmp/heavy.csv"
+bad "heavy-tailed delta on pure" "delta" -- fit --task heavy-tailed --delta 1e-6 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+bad "heavy-tailed dp-sgd needs delta" "delta" -- fit --task heavy-tailed --method dp-sgd --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+bad "heavy-tailed hinge labels" "labels must be -1 or +1" -- fit --task heavy-tailed --loss hinge --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+bad "heavy-tailed unknown loss" "loss" -- fit --task heavy-tailed --loss cubic --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+bad "heavy-tailed needs radius" "domain-radius" -- fit --task heavy-tailed --epsilon 1 "$tmp/heavy.csv"
+bad "heavy-tailed rejects --epochs" "does not apply" -- fit --task heavy-tailed --epochs 2 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+bad "heavy-tailed moment below 2" "moment k" -- fit --task heavy-tailed --moment 1.5 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+
+# ---- fit --task user-level (issue 7): user id, label, features ----
+/usr/bin/python3 - "$tmp/users.csv" <<'PYEOF'
+import math, random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    for u in range(300):
+        for k in range(10):
+            a = [random.gauss(0, 0.5) for _ in range(3)]
+            p = 1 / (1 + math.exp(-(2 * a[0] - a[1])))
+            f.write(",".join(str(v) for v in [u, 1 if random.random() < p else -1] + a) + "\n")
+PYEOF
+ok "user-level default" "j['method']=='dp-gd-user' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000" \
+  -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
+ok "user-level accelerated" "j['method']=='accelerated' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==10*50*10 and j['diagnostics']['profile']=='practical'" \
+  -- fit --task user-level --method accelerated --steps 10 --users-per-step 50 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
+ok "user-level nonsmooth" "j['method']=='nonsmooth' and j['diagnostics']['schedule']['smoothing_radius']==0.01" \
+  -- fit --task user-level --method nonsmooth --loss hinge --smoothing-radius 0.01 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
+bad "user-level accelerated hinge" "nonsmooth" -- fit --task user-level --method accelerated --loss hinge --domain-radius 5 "$tmp/users.csv"
+bad "user-level paper Alg 3 refuses" "cannot run at this size" -- fit --task user-level --method accelerated --profile paper --domain-radius 5 "$tmp/users.csv"
+bad "user-level smoothing radius only for nonsmooth" "does not apply" -- fit --task user-level --method accelerated --smoothing-radius 0.1 --domain-radius 5 "$tmp/users.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -94,10 +94,17 @@ TEST(HeavyTailedPlan, PaperScheduleFollowsTheCard) {
   }
   // Practical: T = 3, the last phase takes the leftovers (every record used once).
   o.profile = HeavyTailedProfile::practical;
+  o.final_solver = "output-perturbation";
   const auto pr = plan_heavy_tailed(100001, 5, o);
   ASSERT_EQ(pr.size(), 3u);
   EXPECT_EQ(pr[0].m + pr[1].m + pr[2].m, 100001);
   EXPECT_EQ(pr[1].begin, pr[0].m);
+  // Default practical: phase 1 on a quarter of n, the final clipped-GD phase on the rest.
+  o.final_solver.reset();
+  const auto hy = plan_heavy_tailed(100000, 5, o);
+  ASSERT_EQ(hy.size(), 2u);
+  EXPECT_EQ(hy[0].m, 25000);
+  EXPECT_EQ(hy[1].m, 75000);
 }
 
 TEST(HeavyTailedFit, EnormousRecordMovesPreNoiseOutputsByAtMostTheSensitivity) {

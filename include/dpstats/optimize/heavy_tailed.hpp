@@ -12,9 +12,12 @@
 //    estimate (the abort is a public bit: docs/threat-model.md).
 //      profile paper: the card's §2.8 schedule (T rule, m_t = ⌊n/2^t⌋, λ_1 = rate(m_1)/D, ×32,
 //        C_t = G_k(m_tε/d)^{1/k}) with the "matched" κ = 2.
-//      profile practical: T = 3 phases with ×4 growth, the last phase takes the leftover samples,
-//        κ = 0.1, and C_t, λ_1 multipliers fixed from the public tuning study
-//        (docs/results/heavy-tailed.md), never from the private data.
+//      profile practical: phase 1 (a quarter of n) is the GLM one-stage output perturbation
+//        (localisation); the last phase runs noisy clipped GD on the remaining records, started at
+//        phase 1's output (final_solver = "clipped-gd"), which uses the data's curvature where
+//        output perturbation can only use λ. κ = 0.1; every multiplier was fixed by the public
+//        tuning study (docs/results/heavy-tailed.md), never from the private data.
+//        final_solver = "output-perturbation" gives the pure GLM Pop-Localize (T = 3, ×4).
 //  * output_perturbation: one phase (T = 1) of the above: the pure-DP single output perturbation.
 //  * clipped_gd: pure-DP noisy clipped full-batch GD: T steps at ε/T each, per-sample gradients
 //    clipped to C, exact clipped sum (exact_sum.hpp), lattice l2-Laplace, projected, averaged.
@@ -64,7 +67,13 @@ struct HeavyTailedOptions {
   std::optional<double> kappa;       // accuracy knob (practical 0.1, paper 2)
   std::optional<double> clip;        // fixes C in every phase (overrides c_multiplier)
   std::optional<double> lambda;      // fixes λ_1 (overrides lambda_multiplier)
-  // clipped_gd / dp_sgd
+  // lipschitz_extension, practical: the last phase's solver. "clipped-gd" (default) runs localized
+  // noisy clipped GD on the last block from the previous phase's output (pure ε-DP, its noise
+  // damped by the data's curvature); "output-perturbation" keeps the GLM one-stage path.
+  std::optional<std::string> final_solver;
+  std::optional<double> first_fraction;  // practical: share of n in phase 1 (default 1/4 when the
+                                         // final solver is clipped-gd, else 1/2)
+  // clipped_gd / dp_sgd, and the final clipped-gd phase (steps, step_size, clip of that phase)
   std::optional<int> steps;
   std::optional<double> step_size;
   NoiseMode noise = NoiseMode::secure;

@@ -4,13 +4,13 @@
 //    (symmetric; ν odd), w* = w_norm·1/√d. A(z) = ‖x‖, so k < ν moments exist. Excess risk
 //    E_x ψ(⟨x, w − w*⟩), ψ(c) = ∫_0^|c| (2F_ν(s) − 1) ds, integrated exactly in ξ (Gauss–Legendre
 //    on the closed-form odd-ν CDF) over a fixed public sample of x.
-//  * l1_skewed: the same features; the label is y = ⟨w*, x⟩ + s·(‖x‖₁/√d)·η with η ~ t(ν) − its
-//    median shift made asymmetric (η = |t| for the "up" half, −|t|/4 for the other): a
-//    misspecified, heteroscedastic, skewed model where clipping large-‖x‖ records changes the
-//    minimiser (clipping bias). Excess risk by Monte Carlo on a fixed public evaluation sample
-//    (F* from a non-private solve on it).
+//  * l1_misspecified: the same features; y = ⟨w*, x⟩ + 0.2·x_1|x_1| + ξ: an odd, superlinear
+//    misspecification, so the best linear L1 fit depends on how much weight the large-‖x‖ records
+//    get, and clipping them at a fixed C biases the solution (for symmetric noise and a linear
+//    model every weighting is unbiased). Excess risk by Monte Carlo on a fixed public evaluation
+//    sample (F* from a non-private solve on it).
 //  * hinge_student_t: hinge classification, y = sign⟨w*, x⟩ flipped with probability 0.1.
-//    Monte Carlo excess risk like l1_skewed.
+//    Monte Carlo excess risk like l1_misspecified.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,7 +21,7 @@
 
 namespace dpstats::optimize {
 
-enum class HeavyTailedTaskKind { l1_student_t, l1_skewed, hinge_student_t };
+enum class HeavyTailedTaskKind { l1_student_t, l1_misspecified, hinge_student_t };
 
 struct HeavyTailedTask {
   HeavyTailedTaskKind kind = HeavyTailedTaskKind::l1_student_t;
