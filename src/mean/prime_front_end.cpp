@@ -9,59 +9,6 @@
 
 namespace dpstats::prime_detail {
 
-// q_range (card §2.2) with the same bins, budget, noise and output as mechanisms/range.hpp, but
-// reading the row-major data in one pass per block of 64 coordinates instead of one
-// strided pass per coordinate (the strided reads cost 2 s at n = 10^6, d = 50).
-std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOptions& o,
-                                        const EpsilonDelta& per, const LedgerEntry& entry,
-                                        Rng& rng, int threads) {
-  const Eigen::Index n = X.rows(), d = X.cols();
-  RangeResult result;
-  result.centre.resize(d);
-  constexpr Eigen::Index kBlock = 64;
-  const Eigen::Index block_cols = std::min(kBlock, d);
-  // Uninitialised: every cell is written before it is read (no page-zeroing pass).
-  HugeArray<std::int64_t> bins(static_cast<std::size_t>(n * block_cols));
-  for (Eigen::Index j0 = 0; j0 < d; j0 += kBlock) {
-    const Eigen::Index width = std::min(kBlock, d - j0);
-    // Bins of 1024 rows at a time into a small tile, then one contiguous copy per coordinate
-    // (32 interleaved 8-byte write streams over n rows are several times slower).
-    parallel_for(n, threads, [&](int, std::int64_t b, std::int64_t e) {
-      constexpr std::int64_t kTile = 1024;
-      std::vector<std::int64_t> tile(static_cast<std::size_t>(kBlock * kTile));
-      for (std::int64_t i0 = b; i0 < e; i0 += kTile) {
-        const std::int64_t rows = std::min(kTile, e - i0);
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const double* row = X.row(i0 + r).data() + j0;
-          for (Eigen::Index jj = 0; jj < width; ++jj) {
-            // bin (2σl, 2σ(l+1)]: l = ⌈x/2σ⌉ − 1 = −⌊−x/2σ⌋ − 1
-            const double u = std::clamp(-row[jj] / (2 * o.sigma), -0x1p61, 0x1p61);
-            tile[static_cast<std::size_t>(jj * kTile + r)] =
-                static_cast<std::int64_t>(-fast_floor(u) - 1);
-          }
-        }
-        for (Eigen::Index jj = 0; jj < width; ++jj)
-          std::copy_n(tile.data() + jj * kTile, rows, bins.get() + jj * n + i0);
-      }
-    });
-    for (Eigen::Index jj = 0; jj < width; ++jj) {
-      const std::span<const std::int64_t> col(bins.get() + jj * n, static_cast<std::size_t>(n));
-      const StabilityHistogram h =
-          stability_histogram(col, per.epsilon, per.delta, Neighbouring::replace_one, rng);
-      if (h.noisy_counts.empty()) return std::nullopt;
-      auto best = h.noisy_counts.begin();
-      for (auto it = h.noisy_counts.begin(); it != h.noisy_counts.end(); ++it)
-        if (it->second > best->second) best = it;
-      result.centre[j0 + jj] = 2 * o.sigma * (static_cast<double>(best->first) + 0.5);
-    }
-  }
-  result.side = 8 * o.sigma *
-                std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
-  result.entry = entry;
-  return result;
-}
-
-
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, double sigma,
                                 Rng& rng, int threads, FilterState& st, std::int64_t& clipped) {
   const std::int64_t n = X.rows(), d = X.cols();
@@ -72,7 +19,9 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, doub
     if (!range) return std::nullopt;
     centre = range->centre;
   } else {
-    const auto range = q_range_rows(X, c.range, c.range_per, c.range_entry, rng, threads);
+    // The substrate's q_range: two row-major passes and counts (no bin array); the per-coordinate
+    // budget and the entry are the plan's (the same options).
+    const auto range = q_range(X, c.range, rng);
     if (!range) return std::nullopt;
     centre = range->centre;
   }
@@ -114,25 +63,36 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, doub
     }
   }
 
-  // Clip (ball or box, σ units around the centre) and quantise onto the grid qZ.
-  std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(threads), 0);
+  // Clip (ball or box, σ units around the centre) and quantise onto the grid qZ; then the exact
+  // Gram matrix. (Accumulating the Gram matrix per block of freshly clipped rows, while they are
+  // in cache, measured no faster: the pass is compute-bound.)
   const bool ball = c.shape == ClipShape::ball;
+  const double inv_q = 1 / c.q;  // exact: q is a power of two
+  std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(threads), 0);
+  const double* cen = centre.data();
   parallel_for(n, threads, [&](int t, std::int64_t b, std::int64_t e) {
-    for (Eigen::Index i = b; i < e; ++i) {
-      auto z = st.Z.row(i);
-      z = (X.row(i) - centre.transpose()) / sigma;
+    for (std::int64_t i = b; i < e; ++i) {
+      const double* x = X.row(i).data();
+      double* z = st.Z.row(i).data();
+      double ss = 0, amax = 0;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double v = (x[j] - cen[j]) / sigma;
+        z[j] = v;
+        ss += v * v;
+        amax = std::max(amax, std::abs(v));
+      }
       if (ball) {
-        const double norm = z.norm();
+        const double norm = std::sqrt(ss);
         if (norm > c.radius) {
-          z *= c.radius / norm;
+          const double scale = c.radius / norm;
+          for (Eigen::Index j = 0; j < d; ++j) z[j] *= scale;
           ++clipped_parts[static_cast<std::size_t>(t)];
         }
-      } else {
-        const double before = z.cwiseAbs().maxCoeff();
-        z = z.cwiseMax(-c.radius).cwiseMin(c.radius);
-        clipped_parts[static_cast<std::size_t>(t)] += before > c.radius;
+      } else if (amax > c.radius) {
+        for (Eigen::Index j = 0; j < d; ++j) z[j] = std::clamp(z[j], -c.radius, c.radius);
+        ++clipped_parts[static_cast<std::size_t>(t)];
       }
-      for (Eigen::Index j = 0; j < d; ++j) z[j] = fast_round(z[j] / c.q) * c.q;
+      for (Eigen::Index j = 0; j < d; ++j) z[j] = fast_round(z[j] * inv_q) * c.q;
     }
   });
   clipped = 0;

@@ -199,10 +199,6 @@ struct ClipPlan {
   double D = 0;                // diameter of the clipping region (σ units)
 };
 
-std::optional<RangeResult> q_range_rows(const ConstMatrixRef& X, const RangeOptions& o,
-                                        const EpsilonDelta& per, const LedgerEntry& entry,
-                                        Rng& rng, int threads);
-
 // Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
 // returns the clipping centre in data units, or std::nullopt when the range step abstained.
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, double sigma,
