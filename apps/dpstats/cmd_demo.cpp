@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "demo.hpp"
 #include "dpstats/data/synthetic.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
@@ -19,13 +20,13 @@
 
 namespace dpstats::cli {
 
-namespace {
-
 std::string privacy_text(const PrivacyGuarantee& p) {
   std::string s = p.delta > 0 ? fmt::format("(eps={:g}, delta={:g})-DP", p.epsilon, p.delta)
                               : fmt::format("eps={:g} pure DP", p.epsilon);
   return s + (p.certified ? ", certified" : ", NOT certified");
 }
+
+namespace {
 
 void run_demo() {
   using clock = std::chrono::steady_clock;
@@ -108,9 +109,10 @@ void run_demo() {
   try {
     budget.spend({"laplace", "second count", 1, 1 / 0.5, PrivacyLoss::pure(0.5), 1});
   } catch (const BudgetExceeded& e) {
-    std::cout << "   a further eps=0.5 is refused: " << e.what() << "\n";
+    std::cout << "   a further eps=0.5 is refused: " << e.what() << "\n\n";
   }
-  std::cout << "\nEvery output of `dpstats mean|noise` states its privacy; see `dpstats --help`.\n";
+  demo_papers(rng);
+  std::cout << "Every output of the tool states its privacy; see `dpstats --help` and docs/guide.md.\n";
 }
 
 }  // namespace
