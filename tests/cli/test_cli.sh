@@ -164,5 +164,30 @@ bad "user-level accelerated hinge" "nonsmooth" -- fit --task user-level --method
 bad "user-level paper Alg 3 refuses" "cannot run at this size" -- fit --task user-level --method accelerated --profile paper --domain-radius 5 "$tmp/users.csv"
 bad "user-level smoothing radius only for nonsmooth" "does not apply" -- fit --task user-level --method accelerated --smoothing-radius 0.1 --domain-radius 5 "$tmp/users.csv"
 
+# ---- mean: the PRIME family (issue 3) ----
+/usr/bin/python3 - "$tmp/robust.csv" "$tmp/one.csv" <<'PYEOF'
+import random, sys
+random.seed(5)
+with open(sys.argv[1], "w") as f:
+    for i in range(20000):
+        s = 1.5 if i < 1000 else 0.0
+        f.write(",".join(f"{random.gauss(s, 1):.6f}" for _ in range(4)) + "\n")
+with open(sys.argv[2], "w") as f:
+    for i in range(20):
+        f.write(f"{5.0 if i < 2 else random.gauss(0, 1):.6f}\n")
+PYEOF
+ok "mean prime-ht" "j['method']=='prime-ht' and j['status']=='ok' and j['diagnostics']['heavy_tailed'] and j['privacy']['certified'] and j['privacy']['epsilon']<=10" \
+  -- mean --method prime-ht --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean filter" "j['method']=='filter' and j['status']=='ok' and j['diagnostics']['T']==5 and sum(x*x for x in j['estimate'])**0.5 < 0.2" \
+  -- mean --method filter --alpha 0.05 --T 5 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean filter paper" "j['diagnostics']['profile']=='paper' and j['privacy']['epsilon']<=10" \
+  -- mean --method filter --profile paper --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean exp-time d=1" "j['method']=='exp-time' and j['status']=='ok' and j['privacy']['certified'] and len(j['estimate'])==1" \
+  -- mean --method exp-time --alpha 0.1 --epsilon 300 --delta 0.01 --seed 1 "$tmp/one.csv"
+bad "mean exp-time needs d = 1" "d = 1" -- mean --method exp-time --alpha 0.1 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean filter needs alpha" "alpha" -- mean --method filter --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean --T only for filter" "--T applies" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean window only for exp-time" "uncertified-window" -- mean --method prime --uncertified-window --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
