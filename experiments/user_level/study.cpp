@@ -13,6 +13,7 @@
 #include <map>
 
 #include "dpstats/optimize/synthetic_users.hpp"
+#include "dpstats/optimize/dp_sgd.hpp"
 #include "dpstats/optimize/user_level.hpp"
 #include "../repro.hpp"
 
@@ -101,6 +102,18 @@ std::vector<Config> candidates(const Size& s, const std::string& method) {
                      (L * std::sqrt(10.0 * static_cast<double>(s.m) * static_cast<double>(s.n)));
         out.push_back({method, o});
       }
+  } else if (method == "accelerated" || method == "nonsmooth") {
+    // Alg 3 practical: clip τ, T steps, AC-SA's L_f as a multiple of its default τ·T²/(8R).
+    for (double c : {0.25, 0.5, 1.0})
+      for (int T : {10, 20, 40})
+        for (double mult : {0.25, 1.0, 4.0}) {
+          auto o = base(method == "accelerated" ? UserLevelMethod::accelerated
+                                                : UserLevelMethod::nonsmooth);
+          o.clip = c * L / rootm;
+          o.steps = T;
+          o.alg3.smoothness = mult * *o.clip * T * T / (8 * 10.0);
+          out.push_back({method, o});
+        }
   } else if (method == "non-private") {
     out.push_back({method, base(UserLevelMethod::non_private)});
   }
@@ -148,7 +161,7 @@ void run_study(const ReproOptions& opts) {
                                                           {4000, 400}};
   const int seeds = opts.quick ? 3 : 5;
   const std::vector<std::string> methods = {"dp-gd-user", "dp-sgd-user", "dp-sgd-group",
-                                            "phased-sgd", "non-private"};
+                                            "phased-sgd", "accelerated", "non-private"};
   std::filesystem::create_directories(opts.out);
   SeededRng wrng(seed);
   UserTask base = task_for({1, 1}, d);
@@ -173,6 +186,7 @@ void run_study(const ReproOptions& opts) {
   for (std::size_t i = 0; i < methods.size(); ++i) method_id[methods[i]] = static_cast<int>(i);
   method_id["dp-gd-user (default)"] = static_cast<int>(methods.size());
   CsvTable frontier({"method_id", "grads_per_nm", "excess"});
+  std::map<std::pair<std::int64_t, std::int64_t>, UserLevelOptions> best_alg3;
 
   for (const auto& s : sizes) {
     SeededRng tune_rng(seed + 100 + static_cast<std::uint64_t>(s.n * 7 + s.m));
@@ -241,6 +255,8 @@ void run_study(const ReproOptions& opts) {
       if (o.steps) cfg += fmt::format("T {} ", *o.steps);
       if (o.step_size) cfg += fmt::format("η {:.3g} ", *o.step_size);
       if (o.alg1.eta) cfg += fmt::format("η {:.2g} c_τ {} ", *o.alg1.eta, o.alg1.c_tau);
+      if (o.alg3.smoothness) cfg += fmt::format("L_f {:.3g} ", *o.alg3.smoothness);
+      if (method == "accelerated") best_alg3[{s.n, s.m}] = o;
       evaluate(method, cfg.empty() ? "–" : cfg, o, cands.size() > 1);
       progress.step();
     }
@@ -274,6 +290,163 @@ void run_study(const ReproOptions& opts) {
                         summarise(ex).mean});
     }
   }
+  // Alg 3 practical over its number of steps (same data), ids 100+T; also the minibatch variant
+  // (K = n/10 users per step) ids 200+T.
+  {
+    const Size s = sizes.back();
+    SeededRng a(seed + 5000);
+    const UserDataset D = make_user_task(task_for(s, d), w_star, a);
+    const double c = 0.5 * 1.5 / std::sqrt(static_cast<double>(s.m));
+    for (int mb = 0; mb < 2; ++mb)
+      for (int T : {5, 10, 20, 40, 80}) {
+        UserLevelOptions o;
+        o.method = UserLevelMethod::accelerated;
+        o.domain_radius = 5;
+        o.steps = T;
+        o.clip = c;
+        if (mb) o.alg3.users_per_step = s.n / 10;
+        std::vector<double> ex;
+        std::int64_t grads = 0;
+        for (int k = 0; k < seeds; ++k) {
+          const auto r = run_one(D, test, f_star, o, seed + 11 * k);
+          ex.push_back(r.excess);
+          grads = r.grads;
+        }
+        frontier.add_row({(mb ? 200.0 : 100.0) + T,
+                          static_cast<double>(grads) / static_cast<double>(s.n * s.m),
+                          summarise(ex).mean});
+      }
+  }
+  // Where Alg 3 practical loses against DP-GD, per source (largest size, tuned Alg 3 config):
+  // each row changes one thing; noise-off runs isolate the optimisation error.
+  {
+    const Size s = sizes.back();
+    const UserLevelOptions tuned = best_alg3.at({s.n, s.m});
+    std::vector<UserDataset> evals;
+    for (int k = 0; k < seeds; ++k) {
+      SeededRng a(seed + 7000 + static_cast<std::uint64_t>(k));
+      evals.push_back(make_user_task(task_for(s, d), w_star, a));
+    }
+    auto both = [&](const UserLevelOptions& o) {
+      std::vector<double> on, off;
+      for (int k = 0; k < seeds; ++k) {
+        on.push_back(run_one(evals[static_cast<std::size_t>(k)], test, f_star, o, seed + 3 * k).excess);
+        auto oo = o;
+        oo.sigma_scale = 0;
+        off.push_back(run_one(evals[static_cast<std::size_t>(k)], test, f_star, oo, seed + 3 * k).excess);
+      }
+      return std::pair{summarise(on).mean, summarise(off).mean};
+    };
+    md << fmt::format("\n## Alg 3 practical: sources of loss at n = {}, m = {} ({} datasets)\n\n",
+                      s.n, s.m, seeds);
+    md << "| variant | excess | noise off |\n|---|---|---|\n";
+    auto row = [&](const std::string& name, const UserLevelOptions& o) {
+      const auto [on, off] = both(o);
+      md << fmt::format("| {} | {:.2e} | {:.2e} |\n", name, on, off);
+    };
+    row("Alg 3 practical, tuned (1 phase, full batch, AC-SA, λ = 0)", tuned);
+    auto o = tuned;
+    o.alg3.num_phases = 4;
+    o.alg3.q = 1;
+    row("… with 4 phases on disjoint users (q = 1: n/2, n/4, …)", o);
+    o = tuned;
+    o.alg3.num_phases = 4;
+    o.alg3.q = 1;
+    o.alg3.lambda = 1.5 / 10 / std::sqrt(static_cast<double>(s.n * s.m));
+    row("… with 4 phases and the Thm C.3-style regulariser λ = (L/R)/√(nm), p = 2", o);
+    o = tuned;
+    o.alg3.users_per_step = s.n / 10;
+    row("… with K = n/10 users per step (no amplification claimed)", o);
+    o = tuned;
+    o.alg3.clip = 1.5;
+    row("… with clip τ = L (the filter replaced by clipping at L: card's ablation)", o);
+    UserLevelOptions gd;
+    gd.domain_radius = 5;
+    gd.steps = tuned.steps;
+    gd.clip = tuned.clip;
+    row("DP-GD user with the same clip and T (no acceleration)", gd);
+  }
+  // Hinge loss (G3: non-smooth; same data): Alg 3 smoothed (nonsmooth, practical) against DP-GD.
+  // F* is the best test risk a long non-private full-batch subgradient run finds on the test set.
+  {
+    const auto hinge = make_loss("hinge");
+    GradientOptions ref;
+    ref.steps = 400;
+    ref.clip = 10;  // never binds (‖∇‖ <= A = 1.5)
+    ref.step_size = 0.5;
+    ref.rho = 1;
+    ref.sigma_scale = 0;
+    GradientCounter cnt;
+    SeededRng rr(seed + 9);
+    const Ball X(Vector::Zero(d), 5);
+    const auto sol = user_dp_gd(test, *hinge, X, Vector::Zero(d), ref, rr, cnt);
+    const double f_hinge = test_risk(test, *hinge, sol.x);
+    md << fmt::format("\n## Hinge loss (non-smooth): excess over a non-private reference (F_ref = {:.4f}; F(0) − F_ref = {:.4f})\n\n",
+                      f_hinge, test_risk(test, *hinge, Vector::Zero(d)) - f_hinge);
+    md << "| n | m | method | config | excess | se | grads/nm | 1 adversary: Δexcess | noise off |\n|---|---|---|---|---|---|---|---|---|\n";
+    const std::vector<Size> hs = opts.quick ? std::vector<Size>{{1000, 20}, {4000, 20}}
+                                            : std::vector<Size>{{1000, 20}, {4000, 20}, {4000, 100}};
+    for (const auto& s : hs) {
+      SeededRng tune_rng(seed + 300 + static_cast<std::uint64_t>(s.n * 7 + s.m));
+      const UserDataset tune = make_user_task(task_for(s, d), w_star, tune_rng);
+      std::vector<UserDataset> evals, advs;
+      for (int k = 0; k < seeds; ++k) {
+        SeededRng a(seed + 3000 + static_cast<std::uint64_t>(k * 31 + s.n + s.m));
+        SeededRng b(seed + 3000 + static_cast<std::uint64_t>(k * 31 + s.n + s.m));
+        evals.push_back(make_user_task(task_for(s, d), w_star, a));
+        advs.push_back(make_user_task(task_for(s, d, 1), w_star, b));
+      }
+      auto hinge_excess = [&](const UserDataset& D, const UserLevelOptions& o, std::uint64_t sd,
+                              std::int64_t* grads) {
+        SeededRng rng(sd);
+        const auto r = fit_user_level(D, o, rng);
+        if (grads) *grads = r.diagnostics["gradient_evaluations"].get<std::int64_t>();
+        return test_risk(test, *hinge, r.estimate) - f_hinge;
+      };
+      for (const std::string method : {"dp-gd-user", "nonsmooth", "non-private"}) {
+        auto cands = candidates(s, method);
+        for (auto& c : cands) c.opt.loss = "hinge";
+        if (method == "dp-gd-user")  // η grid for hinge (β undefined): 4, 16, 64
+          for (std::size_t i = 0; i < cands.size(); ++i)
+            cands[i].opt.step_size = *cands[i].opt.step_size * (1.5 * 1.5 / 4) / 2;
+        std::size_t best = 0;
+        double best_val = INFINITY;
+        if (cands.size() > 1)
+          for (std::size_t c = 0; c < cands.size(); ++c) {
+            const double v = hinge_excess(tune, cands[c].opt, seed + 99, nullptr);
+            if (v < best_val) {
+              best_val = v;
+              best = c;
+            }
+          }
+        const auto& o = cands[best].opt;
+        std::vector<double> ex, adv, off;
+        std::int64_t grads = 0;
+        for (int k = 0; k < seeds; ++k) {
+          const double e = hinge_excess(evals[static_cast<std::size_t>(k)], o, seed + 7 * k, &grads);
+          ex.push_back(e);
+          adv.push_back(std::abs(hinge_excess(advs[static_cast<std::size_t>(k)], o, seed + 7 * k, nullptr) - e));
+          if (o.method != UserLevelMethod::non_private) {
+            auto oo = o;
+            oo.sigma_scale = 0;
+            off.push_back(hinge_excess(evals[static_cast<std::size_t>(k)], oo, seed + 7 * k, nullptr));
+          }
+        }
+        double maxadv = 0;
+        for (double a : adv) maxadv = std::max(maxadv, a);
+        std::string cfg;
+        if (o.clip) cfg += fmt::format("clip {:.3g} ", *o.clip);
+        if (o.steps) cfg += fmt::format("T {} ", *o.steps);
+        if (o.step_size) cfg += fmt::format("η {:.3g} ", *o.step_size);
+        if (o.alg3.smoothness) cfg += fmt::format("L_f {:.3g} ", *o.alg3.smoothness);
+        const auto se = summarise(ex);
+        md << fmt::format("| {} | {} | {} | {} | {:.2e} | {:.1e} | {:.2f} | {:.1e} | {} |\n", s.n,
+                          s.m, method, cfg.empty() ? "–" : cfg, se.mean, se.se,
+                          static_cast<double>(grads) / static_cast<double>(s.n * s.m), maxadv,
+                          off.empty() ? std::string("–") : fmt::format("{:.2e}", summarise(off).mean));
+      }
+    }
+  }
   // Paper constants: where do Alg 1's schedules first become feasible?
   md << "\n## Paper constants (Alg 1, q = 0.1, ε = 1, δ = 1e-6, m = 20)\n\n| n | feasible | phase-1 σ |\n|---|---|---|\n";
   for (std::int64_t n : {std::int64_t{1} << 12, std::int64_t{1} << 15, std::int64_t{1} << 17,
@@ -303,9 +476,25 @@ void run_study(const ReproOptions& opts) {
                       P.feasible ? "yes" : "no: " + P.refusal, P.phases.front().sigma_i, P.tau,
                       P.gradient_evaluations / (static_cast<double>(n) * 20));
   }
+  md << "\n## Paper constants (smoothed Alg 3 schedule, hinge: Thm D.3 r and λ, q = 0.1, m = 20)\n\n"
+        "| n | feasible | phase-1 σ | r | Σ T_i·K_i·m / nm |\n|---|---|---|---|---|\n";
+  for (int e : {12, 16, 20, 21, 22}) {
+    ProblemConstants k;
+    k.L = 1.5;
+    k.R = 10;
+    k.d = d;
+    Alg3Options ao;
+    ao.profile = UserLevelProfile::paper;
+    const std::int64_t n = std::int64_t{1} << e;
+    const auto P = plan_accelerated(n, 20, 1, 1e-6, k, ao, true);
+    md << fmt::format("| 2^{} | {} | {:.3g} | {:.2e} | {:.1f} |\n", e,
+                      P.feasible ? "yes" : "no: " + P.refusal, P.phases.front().sigma_i,
+                      P.smoothing_radius, P.gradient_evaluations / (static_cast<double>(n) * 20));
+  }
   md << "\nmethod_id: ";
   for (const auto& [k, v] : method_id) md << v << " = " << k << "; ";
-  md << "frontier ids 10+T = DP-GD with T steps.\n";
+  md << "frontier ids 10+T = DP-GD with T steps; 100+T = Alg 3 practical (full batch) with T steps; "
+        "200+T = Alg 3 practical with K = n/10 users per step.\n";
   const auto main_path = main_csv.write(opts.out, "user_level.csv");
   const auto fr = frontier.write(opts.out, "frontier.csv");
   plot({fr, opts.out / "frontier.png", "excess vs gradient evaluations (largest size)",
