@@ -220,3 +220,110 @@ TEST(HeavyTailedData, StudentTCdfAndMoments) {
 
 }  // namespace
 }  // namespace dpstats::optimize
+
+#include "dpstats/optimize/em_pgm.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+TEST(HeavyTailedEmPgm, ConcentratesNearTheMinimiserInOneDimension) {
+  HeavyTailedTask t;
+  t.d = 1;
+  t.nu = 5;
+  SeededRng g(41);
+  const auto s = generate_heavy_tailed(t, 4000, g);  // w* = 0.8
+  EmPgmOptions o;
+  o.radius = 2;
+  o.C = 2;
+  o.gamma = 1;
+  o.spacing = 0.01;
+  o.epsilon = 1;
+  SeededRng rng(42);
+  int close = 0;
+  for (int r = 0; r < 20; ++r) {
+    const auto rel = fit_em_pgm(s.X, s.y, o, rng);
+    EXPECT_FALSE(rel.privacy.certified);
+    if (std::abs(rel.estimate[0] - 0.8) < 0.15) ++close;
+  }
+  EXPECT_GE(close, 15);
+  EXPECT_THROW(fit_em_pgm(RowMatrix::Zero(3, 3), Vector::Zero(3), o, rng), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
+
+#include "dpstats/optimize/adaptive_subgradient.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+TEST(HeavyTailedAlg3, StoppingRuleCertifiesAlphaOptimality) {
+  // Φ(x) = (1/m) Σ |⟨a_i, x⟩ − b_i| on the unit ball in R^2; reference optimum by a fine grid.
+  SeededRng rng(51);
+  const int m = 30;
+  RowMatrix A(m, 2);
+  Vector b(m);
+  for (int i = 0; i < m; ++i) {
+    A(i, 0) = 2 * rng.uniform01() - 1;
+    A(i, 1) = 2 * rng.uniform01() - 1;
+    b[i] = 0.3 * A(i, 0) - 0.2 * A(i, 1) + 0.1 * (rng.uniform01() - 0.5);
+  }
+  const auto phi = [&](const Vector& x) { return (A * x - b).cwiseAbs().sum() / m; };
+  double best = 1e300;
+  for (int i = -500; i <= 500; ++i) {
+    for (int j = -500; j <= 500; ++j) {
+      Vector x(2);
+      x << i / 500.0, j / 500.0;
+      if (x.norm() <= 1) best = std::min(best, phi(x));
+    }
+  }
+  const double alpha = 0.05;
+  int adversarial = 0;
+  for (bool inexact : {false, true}) {
+    const auto res = adaptive_inexact_subgradient(
+        [&](const Vector& x, Vector& g) {
+          g = A.transpose() * (A * x - b).unaryExpr([](double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }) / m;
+        },
+        [&](const Vector& y, double xi, Vector& out) {
+          out = y;
+          if (out.norm() > 1) out /= out.norm();
+          if (inexact) {  // a feasible point within ξ of the exact projection
+            Vector jitter(2);
+            jitter << std::cos(adversarial * 1.3), std::sin(adversarial * 1.3);
+            ++adversarial;
+            Vector cand = out + 0.5 * xi * jitter;
+            if (cand.norm() <= 1) out = cand;
+          }
+        },
+        Vector::Zero(2), 2.0, alpha, 10000000);
+    ASSERT_TRUE(res.certified);
+    EXPECT_LE(phi(res.x), best + alpha + 1e-6);
+    // Iteration bound ⌈(3 D L/α)²⌉ with L <= max ‖a_i‖ <= √2.
+    EXPECT_LE(res.iterations, static_cast<std::int64_t>(std::ceil(std::pow(3 * 2 * std::sqrt(2.0) / alpha, 2))));
+  }
+}
+
+TEST(HeavyTailedAlg3, BallCapProjectionIsFeasibleAndAccurate) {
+  // W = B(0, 1), W0 = W ∩ B(c, r): compare with a dense bisection reference.
+  const auto PW = [](Vector& x) {
+    if (x.norm() > 1) x /= x.norm();
+  };
+  SeededRng rng(52);
+  for (int t = 0; t < 50; ++t) {
+    Vector c(2), y(2);
+    c << 0.6 * (2 * rng.uniform01() - 1), 0.6 * (2 * rng.uniform01() - 1);
+    y << 4 * rng.uniform01() - 2, 4 * rng.uniform01() - 2;
+    const double r = 0.1 + 0.5 * rng.uniform01(), xi = 1e-6;
+    int calls = 0;
+    const Vector x = inexact_ball_cap_projection(PW, c, r, y, xi, &calls);
+    EXPECT_LE(x.norm(), 1 + 1e-12);
+    EXPECT_LE((x - c).norm(), r * (1 + 1e-12));
+    const Vector ref = inexact_ball_cap_projection(PW, c, r, y, 1e-14);
+    EXPECT_LE((x - ref).norm(), xi + 1e-9);
+    const double R = (y - c).norm();
+    EXPECT_LE(calls, static_cast<int>(std::ceil(std::log2(1 + R * R / (r * xi)))) + 2);
+  }
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
