@@ -1,6 +1,8 @@
 // The robust means' front end (card §2.2-2.3, addendum correction 1): private range, private
 // coordinate medians, clipping and quantisation; see prime_internal.hpp.
+#include <limits>
 #include <numeric>
+#include <unordered_map>
 
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
@@ -8,6 +10,73 @@
 #include "prime_kernels.hpp"
 
 namespace dpstats::prime_detail {
+
+// q_range (card §2.2) exactly as mechanisms/range.cpp computes it — two row-major passes (the
+// bins' extent, then dense or hashed counts), no bin array, the same occupied counts handed to
+// stability_histogram_counts in the same order, hence the same draws — but with the plan's
+// cached per-coordinate budget: recomputing the optimal composition costs ~1 ms per call, which
+// dominated audits that run tens of thousands of tiny releases. NaN/Inf were rejected earlier.
+std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOptions& o,
+                                          const EpsilonDelta& per, Rng& rng) {
+  const Eigen::Index n = X.rows(), d = X.cols();
+  auto bin_of = [&](double x) {  // ℓ with x in (2σℓ, 2σ(ℓ+1)], clamped to ±2^62
+    const double l = std::ceil(x / (2 * o.sigma)) - 1;
+    return static_cast<std::int64_t>(std::clamp(l, -0x1p62, 0x1p62));
+  };
+  std::vector<std::int64_t> lo(d, std::numeric_limits<std::int64_t>::max());
+  std::vector<std::int64_t> hi(d, std::numeric_limits<std::int64_t>::min());
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double* row = X.row(i).data();
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const std::int64_t b = bin_of(row[j]);
+      lo[j] = std::min(lo[j], b);
+      hi[j] = std::max(hi[j], b);
+    }
+  }
+  constexpr std::uint64_t kDenseSpan = 1 << 16;
+  std::vector<std::vector<std::int64_t>> dense(d);
+  std::vector<std::unordered_map<std::int64_t, std::int64_t>> sparse(d);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
+    if (span < kDenseSpan) dense[j].assign(span + 1, 0);
+  }
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double* row = X.row(i).data();
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const std::int64_t b = bin_of(row[j]);
+      if (!dense[j].empty()) {
+        ++dense[j][static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(lo[j])];
+      } else {
+        ++sparse[j][b];
+      }
+    }
+  }
+  RangeResult result;
+  result.centre.resize(d);
+  std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
+  for (Eigen::Index j = 0; j < d; ++j) {
+    occupied.clear();
+    if (!dense[j].empty()) {
+      for (std::size_t k = 0; k < dense[j].size(); ++k)
+        if (dense[j][k] > 0)
+          occupied.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(lo[j]) + k),
+                                dense[j][k]);
+    } else {
+      occupied.assign(sparse[j].begin(), sparse[j].end());
+      std::sort(occupied.begin(), occupied.end());
+    }
+    const StabilityHistogram h = stability_histogram_counts(occupied, per.epsilon, per.delta,
+                                                            Neighbouring::replace_one, rng);
+    if (h.noisy_counts.empty()) return std::nullopt;
+    auto best = h.noisy_counts.begin();
+    for (auto it = h.noisy_counts.begin(); it != h.noisy_counts.end(); ++it)
+      if (it->second > best->second) best = it;
+    result.centre(j) = 2 * o.sigma * (static_cast<double>(best->first) + 0.5);
+  }
+  result.side = 8 * o.sigma *
+                std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
+  return result;
+}
 
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, double sigma,
                                 Rng& rng, int threads, FilterState& st, std::int64_t& clipped) {
@@ -19,9 +88,7 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, doub
     if (!range) return std::nullopt;
     centre = range->centre;
   } else {
-    // The substrate's q_range: two row-major passes and counts (no bin array); the per-coordinate
-    // budget and the entry are the plan's (the same options).
-    const auto range = q_range(X, c.range, rng);
+    const auto range = q_range_counts(X, c.range, c.range_per, rng);
     if (!range) return std::nullopt;
     centre = range->centre;
   }
