@@ -260,8 +260,9 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
     d["accountant"] = "Poisson-subsampled Gaussian RDP (MTZ19, integer orders 2..256), improved "
                       "conversion; add/remove neighbours";
     auto e = rel.mechanism().ledger_entry(
-        fmt::format("{}: Poisson(q = {}) clipped gradient sum{}", to_string(o.optimizer),
-                    static_cast<double>(o.batch_size) / static_cast<double>(N),
+        fmt::format("{}: Poisson(q = {}) clipped gradient sum{} (loss per call before "
+                    "subsampling; the run is accounted by subsampled RDP, see privacy)",
+                    to_string(o.optimizer), static_cast<double>(o.batch_size) / static_cast<double>(N),
                     has_second_release(o.optimizer) ? " and second-moment sum" : ""));
     e.count = static_cast<int>(t);
     out.ledger.push_back(e);
