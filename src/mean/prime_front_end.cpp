@@ -17,40 +17,69 @@ namespace dpstats::prime_detail {
 // cached per-coordinate budget: recomputing the optimal composition costs ~1 ms per call, which
 // dominated audits that run tens of thousands of tiny releases. NaN/Inf were rejected earlier.
 std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOptions& o,
-                                          const EpsilonDelta& per, Rng& rng) {
+                                          const EpsilonDelta& per, Rng& rng, int threads) {
   const Eigen::Index n = X.rows(), d = X.cols();
   auto bin_of = [&](double x) {  // ℓ with x in (2σℓ, 2σ(ℓ+1)], clamped to ±2^62
     const double l = std::ceil(x / (2 * o.sigma)) - 1;
     return static_cast<std::int64_t>(std::clamp(l, -0x1p62, 0x1p62));
   };
-  std::vector<std::int64_t> lo(d, std::numeric_limits<std::int64_t>::max());
-  std::vector<std::int64_t> hi(d, std::numeric_limits<std::int64_t>::min());
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double* row = X.row(i).data();
-    for (Eigen::Index j = 0; j < d; ++j) {
-      const std::int64_t b = bin_of(row[j]);
-      lo[j] = std::min(lo[j], b);
-      hi[j] = std::max(hi[j], b);
-    }
-  }
-  constexpr std::uint64_t kDenseSpan = 1 << 16;
-  std::vector<std::vector<std::int64_t>> dense(d);
-  std::vector<std::unordered_map<std::int64_t, std::int64_t>> sparse(d);
-  for (Eigen::Index j = 0; j < d; ++j) {
-    const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
-    if (span < kDenseSpan) dense[j].assign(span + 1, 0);
-  }
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double* row = X.row(i).data();
-    for (Eigen::Index j = 0; j < d; ++j) {
-      const std::int64_t b = bin_of(row[j]);
-      if (!dense[j].empty()) {
-        ++dense[j][static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(lo[j])];
-      } else {
-        ++sparse[j][b];
+  // Pass 1 (per thread, merged): each coordinate's smallest and largest bin.
+  const int used = static_cast<int>(
+      std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / 8192)));
+  std::vector<std::int64_t> lo_t(static_cast<std::size_t>(used * d), std::numeric_limits<std::int64_t>::max());
+  std::vector<std::int64_t> hi_t(static_cast<std::size_t>(used * d), std::numeric_limits<std::int64_t>::min());
+  parallel_for(n, used, [&](int t, std::int64_t b, std::int64_t e) {
+    std::int64_t* lo = lo_t.data() + t * d;
+    std::int64_t* hi = hi_t.data() + t * d;
+    for (Eigen::Index i = b; i < e; ++i) {
+      const double* row = X.row(i).data();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const std::int64_t v = bin_of(row[j]);
+        lo[j] = std::min(lo[j], v);
+        hi[j] = std::max(hi[j], v);
       }
     }
-  }
+  });
+  std::vector<std::int64_t> lo(lo_t.begin(), lo_t.begin() + d), hi(hi_t.begin(), hi_t.begin() + d);
+  for (int t = 1; t < used; ++t)
+    for (Eigen::Index j = 0; j < d; ++j) {
+      lo[j] = std::min(lo[j], lo_t[t * d + j]);
+      hi[j] = std::max(hi[j], hi_t[t * d + j]);
+    }
+  // Pass 2 (per thread, merged by exact integer addition): dense counts over [lo, hi] when the
+  // span is short, a hash map otherwise.
+  constexpr std::uint64_t kDenseSpan = 1 << 16;
+  std::vector<std::vector<std::vector<std::int64_t>>> dense_t(static_cast<std::size_t>(used));
+  std::vector<std::vector<std::unordered_map<std::int64_t, std::int64_t>>> sparse_t(
+      static_cast<std::size_t>(used));
+  parallel_for(n, used, [&](int t, std::int64_t b, std::int64_t e) {
+    auto& dense = dense_t[static_cast<std::size_t>(t)];
+    auto& sparse = sparse_t[static_cast<std::size_t>(t)];
+    dense.resize(d);
+    sparse.resize(d);
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
+      if (span < kDenseSpan) dense[j].assign(span + 1, 0);
+    }
+    for (Eigen::Index i = b; i < e; ++i) {
+      const double* row = X.row(i).data();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const std::int64_t v = bin_of(row[j]);
+        if (!dense[j].empty()) {
+          ++dense[j][static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo[j])];
+        } else {
+          ++sparse[j][v];
+        }
+      }
+    }
+  });
+  auto& dense = dense_t[0];
+  auto& sparse = sparse_t[0];
+  for (int t = 1; t < used; ++t)
+    for (Eigen::Index j = 0; j < d; ++j) {
+      for (std::size_t k = 0; k < dense[j].size(); ++k) dense[j][k] += dense_t[t][j][k];
+      for (const auto& kv : sparse_t[t][j]) sparse[j][kv.first] += kv.second;
+    }
   RangeResult result;
   result.centre.resize(d);
   std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
@@ -88,7 +117,7 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, doub
     if (!range) return std::nullopt;
     centre = range->centre;
   } else {
-    const auto range = q_range_counts(X, c.range, c.range_per, rng);
+    const auto range = q_range_counts(X, c.range, c.range_per, rng, threads);
     if (!range) return std::nullopt;
     centre = range->centre;
   }
