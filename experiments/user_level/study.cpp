@@ -50,7 +50,7 @@ UserTask task_for(const Size& s, std::int64_t d, std::int64_t adversaries = 0) {
 }
 
 // Candidate configurations per method (utility-only parameters; chosen on tuning data).
-std::vector<Config> candidates(const Size& s, const std::string& method) {
+std::vector<Config> candidates(const Size& s, const std::string& method, bool quick = false) {
   std::vector<Config> out;
   const double L = 1.5;  // feature bound A = 1.5 for the logistic task
   const double rootm = std::sqrt(static_cast<double>(s.m));
@@ -104,9 +104,11 @@ std::vector<Config> candidates(const Size& s, const std::string& method) {
       }
   } else if (method == "accelerated" || method == "nonsmooth") {
     // Alg 3 practical: clip τ, T steps, AC-SA's L_f as a multiple of its default τ·T²/(8R).
+    // (--quick: T in {10, 20}, L_f multiple in {0.25, 1}; the full run adds T = 40 and 4.)
     for (double c : {0.25, 0.5, 1.0})
       for (int T : {10, 20, 40})
         for (double mult : {0.25, 1.0, 4.0}) {
+          if (quick && (T == 40 || mult == 4.0)) continue;
           auto o = base(method == "accelerated" ? UserLevelMethod::accelerated
                                                 : UserLevelMethod::nonsmooth);
           o.clip = c * L / rootm;
@@ -232,7 +234,7 @@ void run_study(const ReproOptions& opts) {
       best_excess[label] = se.mean;
     };
     for (const auto& method : methods) {
-      const auto cands = candidates(s, method);
+      const auto cands = candidates(s, method, opts.quick);
       std::size_t best = 0;
       double best_val = INFINITY;
       if (cands.size() > 1) {
@@ -404,8 +406,13 @@ void run_study(const ReproOptions& opts) {
         return test_risk(test, *hinge, r.estimate) - f_hinge;
       };
       for (const std::string method : {"dp-gd-user", "nonsmooth", "non-private"}) {
-        auto cands = candidates(s, method);
+        auto cands = candidates(s, method, opts.quick);
         for (auto& c : cands) c.opt.loss = "hinge";
+        if (opts.quick && method == "dp-gd-user") {  // --quick: every other configuration
+          std::vector<Config> half;
+          for (std::size_t i = 0; i < cands.size(); i += 2) half.push_back(cands[i]);
+          cands = half;
+        }
         if (method == "dp-gd-user")  // η grid for hinge (β undefined): 4, 16, 64
           for (std::size_t i = 0; i < cands.size(); ++i)
             cands[i].opt.step_size = *cands[i].opt.step_size * (1.5 * 1.5 / 4) / 2;
