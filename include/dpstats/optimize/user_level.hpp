@@ -1,6 +1,7 @@
 // User-level private convex optimisation (card user-level-dp-sco.md, addendum
 // user-level-practical.md): Alg 1 (phased SGD with outlier-iterate removal and output
-// perturbation) with its data-free plan(), and the baselines, behind one entry point.
+// perturbation), Alg 3 with Alg 2 inside and its smoothed non-smooth variant (accelerated.hpp),
+// their data-free schedules, and the baselines, behind one entry point.
 //
 // Alg 1, profile `paper` (card §2.2, Thm B.1 as printed, with the card's [fix]es): C groups per
 // phase, a Laplace(20/ε) test on the concentration score, the randomized outlier filter and
