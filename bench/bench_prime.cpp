@@ -4,6 +4,7 @@
 //   BM_XtX/n/d            : Eigen's symmetric rank update XᵀX (the unit)
 //   BM_Prime/n/d/threads  : one full PRIME release (range, medians, clipping, filter, final mean)
 //   BM_DpMean/n/d         : the DP Mean baseline on the same data
+//   BM_PrimeHt/n/d/threads, BM_PrivateFilter/n/d/threads : the rest of the family (practical)
 #include <benchmark/benchmark.h>
 
 #include <map>
@@ -12,6 +13,8 @@
 #include "dpstats/data/synthetic.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime.hpp"
+#include "dpstats/mean/prime_ht.hpp"
+#include "dpstats/mean/private_filter.hpp"
 
 using namespace dpstats;
 
@@ -54,6 +57,35 @@ void BM_Prime(benchmark::State& state) {
   }
 }
 
+void BM_PrimeHt(benchmark::State& state) {
+  const RowMatrix& X = data(state.range(0), state.range(1));
+  PrimeOptions o;
+  o.epsilon = 10;
+  o.delta = 0.01;
+  o.alpha = 0.05;
+  o.threads = static_cast<int>(state.range(2));
+  o.fallback = false;
+  SeededRng rng(1);
+  for (auto _ : state) {
+    auto r = prime_ht(X, o, rng);
+    benchmark::DoNotOptimize(r.estimate.data());
+  }
+}
+
+void BM_PrivateFilter(benchmark::State& state) {
+  const RowMatrix& X = data(state.range(0), state.range(1));
+  PrivateFilterOptions o;
+  o.epsilon = 10;
+  o.delta = 0.01;
+  o.alpha = 0.05;
+  o.threads = static_cast<int>(state.range(2));
+  SeededRng rng(1);
+  for (auto _ : state) {
+    auto r = private_filter(X, o, rng);
+    benchmark::DoNotOptimize(r.estimate.data());
+  }
+}
+
 void BM_DpMean(benchmark::State& state) {
   const RowMatrix& X = data(state.range(0), state.range(1));
   DpMeanOptions o;
@@ -86,3 +118,5 @@ void shapes(benchmark::internal::Benchmark* b, bool threads) {
 BENCHMARK(BM_XtX)->Apply([](auto* b) { shapes(b, false); });
 BENCHMARK(BM_Prime)->Apply([](auto* b) { shapes(b, true); });
 BENCHMARK(BM_DpMean)->Apply([](auto* b) { shapes(b, false); });
+BENCHMARK(BM_PrimeHt)->Apply([](auto* b) { shapes(b, true); });
+BENCHMARK(BM_PrivateFilter)->Apply([](auto* b) { shapes(b, true); });
