@@ -269,3 +269,22 @@ TEST(TrainClassifier, RejectsBadInput) {
   EXPECT_THROW(parse_classify_optimizer("sgd"), InvalidArgument);
   EXPECT_THROW(parse_model_kind("cnn"), InvalidArgument);
 }
+
+TEST(TrainClassifier, SeededRunsAreReproducibleWithAndWithoutTheNoiseThread) {
+  const Toy train = blobs(1000, 5, 3, 19);
+  for (bool thread : {false, true}) {
+    ClassifyOptions o;
+    o.optimizer = ClassifyOptimizer::dp_adam_jme;
+    o.epochs = 1;
+    o.batch_size = 50;
+    o.noise_multiplier = 1;
+    o.noise_thread = thread;
+    SeededRng a(20), b(20), c(21);
+    const auto model = Classifier::logistic(5, 3);
+    const Vector pa = train_classifier(model, train.X, train.y, o, a).estimate.parameters();
+    const Vector pb = train_classifier(model, train.X, train.y, o, b).estimate.parameters();
+    const Vector pc = train_classifier(model, train.X, train.y, o, c).estimate.parameters();
+    EXPECT_EQ(pa, pb);
+    EXPECT_NE(pa, pc);  // a different seed gives different noise
+  }
+}
