@@ -8,6 +8,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/l2_laplace.hpp"
+#include "dpstats/optimize/adaptive_subgradient.hpp"
 #include "dpstats/optimize/certificate.hpp"
 #include "dpstats/optimize/exact_sum.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -319,6 +320,22 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   Vector center = Vector::Zero(d);
   bool certified_noise = true;
   nlohmann::json phases = nlohmann::json::array();
+  // Abort without releasing (card §4.4): nothing is computed from an uncertified iterate; the
+  // abort (and its phase and reason, which depend on the same bit and public values) is the only
+  // output, and the ledger is cleared.
+  const auto abort_run = [&](std::size_t t, const std::string& reason) {
+    r.status = Status::abstained;
+    r.estimate = Vector();
+    r.ledger.clear();
+    r.privacy = pure(o.epsilon, certified_noise);
+    r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
+                     {"aborted_phase", t + 1},
+                     {"reason", reason}};
+    return r;
+  };
+  const std::string inner = o.inner.value_or("glm-one-stage");
+  require(inner == "glm-one-stage" || inner == "double-output-perturbation",
+          "inner must be 'glm-one-stage' or 'double-output-perturbation', got '" + inner + "'");
   for (std::size_t t = 0; t < plan.size(); ++t) {
     const auto& ph = plan[t];
     if (t + 1 == plan.size() && t > 0 && final_gd(o)) {
@@ -353,6 +370,55 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
     p.w0 = center;
     p.center = Vector::Zero(d);
     p.radius = o.domain_radius;
+    if (o.inner.value_or("glm-one-stage") == "double-output-perturbation") {
+      // Alg 4 (card §2.7, paper preset): Alg 2 at ε/2 (κ = 1, noise for 6C/(λm), r_0 =
+      // 600Cd/(λmε)), then the certified solve over W_0 = W ∩ B(w_loc, r_0) to C²/(72λm²), noise
+      // for 6C/(λm) at ε/2, and the ξ-inexact projection onto W_0 (ξ = C/(6λm)). The R^d
+      // extension is used (card §2.13 "Unconstrained (GLM)" reading).
+      const double m = static_cast<double>(ph.m), C = ph.C, lam = ph.lambda;
+      const double sens = 6 * C / (lam * m);
+      const CertifiedSolution s1 = solve_certified_glm_erm(p, C * C / (2 * lam * m * m));
+      if (!s1.certified) return abort_run(t, "stage 1 accuracy could not be certified");
+      const L2LaplaceMechanism m1(sens, o.epsilon / 2, static_cast<std::size_t>(d), o.noise);
+      Vector w_loc = m1.apply(s1.w, rng);
+      project_ball(w_loc, o.domain_radius);
+      const double r0 = 600 * C * static_cast<double>(d) / (lam * m * o.epsilon);
+      // W_0 as one ball (decided from public values and the released w_loc only).
+      if (r0 >= o.domain_radius + w_loc.norm()) {
+        p.center = Vector::Zero(d);
+        p.radius = o.domain_radius;
+      } else if (w_loc.norm() + r0 <= o.domain_radius) {
+        p.center = w_loc;
+        p.radius = r0;
+      } else {
+        return abort_run(t, "W_0 = W ∩ B(w_loc, r_0) is not a ball (lens domains not supported)");
+      }
+      const CertifiedSolution s2 = solve_certified_glm_erm(p, C * C / (72 * lam * m * m));
+      if (trace != nullptr) {
+        trace->pre_noise.push_back(s2.w);
+        trace->gaps.push_back(s2.gap);
+        trace->alphas.push_back(C * C / (72 * lam * m * m));
+        trace->newton_steps.push_back(s1.newton_steps + s2.newton_steps);
+      }
+      if (!s2.certified) return abort_run(t, "stage 2 accuracy could not be certified");
+      const L2LaplaceMechanism m2(sens, o.epsilon / 2, static_cast<std::size_t>(d), o.noise);
+      const Vector noisy = m2.apply(s2.w, rng);
+      const double R = o.domain_radius;
+      const Vector out = inexact_ball_cap_projection(
+          [R](Vector& x) { project_ball(x, R); }, w_loc, r0, noisy, C / (6 * lam * m));
+      certified_noise = certified_noise && m1.certified() && m2.certified();
+      r.ledger.push_back(m1.ledger_entry(fmt::format("phase {} Alg 2 localisation", t + 1)));
+      r.ledger.push_back(m2.ledger_entry(fmt::format("phase {} Alg 4 stage 2", t + 1)));
+      phases.push_back({{"m", ph.m}, {"C", C}, {"lambda", lam}, {"r0", r0},
+                        {"noise_scale", m2.beta()}, {"sampler", m2.sampler()}});
+      if (trace != nullptr) {
+        trace->phase_output.push_back(out);
+        trace->sensitivity = sens;
+        trace->beta = m2.beta();
+      }
+      center = out;
+      continue;
+    }
     const CertifiedSolution sol = solve_certified_glm_erm(p, ph.alpha);
     if (trace != nullptr) {
       trace->pre_noise.push_back(sol.w);
@@ -360,17 +426,7 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
       trace->alphas.push_back(ph.alpha);
       trace->newton_steps.push_back(sol.newton_steps);
     }
-    if (!sol.certified) {
-      // Abort without releasing (card §4.4): the estimate is not computed from an uncertified
-      // iterate; the abort itself is the only output.
-      r.status = Status::abstained;
-      r.estimate = Vector();
-      r.privacy = pure(o.epsilon, certified_noise);
-      r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
-                       {"aborted_phase", t + 1},
-                       {"reason", "optimization accuracy could not be certified"}};
-      return r;
-    }
+    if (!sol.certified) return abort_run(t, "optimization accuracy could not be certified");
     const L2LaplaceMechanism mech(ph.sensitivity, o.epsilon, static_cast<std::size_t>(d), o.noise);
     Vector out = mech.apply(sol.w, rng);
     project_ball(out, o.domain_radius);
@@ -389,7 +445,7 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   r.estimate = center;
   r.privacy = pure(o.epsilon, certified_noise);
   r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
-                   {"inner", "glm-one-stage"},
+                   {"inner", inner},
                    {"composition", "parallel (disjoint blocks)"},
                    {"phases", phases}};
   return r;

@@ -327,3 +327,35 @@ TEST(HeavyTailedAlg3, BallCapProjectionIsFeasibleAndAccurate) {
 
 }  // namespace
 }  // namespace dpstats::optimize
+
+namespace dpstats::optimize {
+namespace {
+
+TEST(HeavyTailedAlg4, DoubleOutputPerturbationReleasesOrAbortsCleanly) {
+  auto s = data(40000, 5, 5, 61);
+  s.X.row(0).setConstant(1e6);
+  s.y[0] = -1e7;
+  HeavyTailedOptions o;
+  o.domain_radius = 2;
+  o.moment.G_k = 3.67;
+  o.final_solver = "output-perturbation";
+  o.inner = "double-output-perturbation";
+  SeededRng rng(62);
+  HeavyTailedTrace tr;
+  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+  if (r.status == Status::ok) {
+    EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
+    EXPECT_EQ(r.ledger.size(), 2 * tr.phase_output.size());  // two ε/2 releases per phase
+    for (const auto& e : r.ledger) EXPECT_EQ(e.loss.epsilon, 0.5);
+    EXPECT_TRUE(r.privacy.certified);
+  } else {
+    EXPECT_EQ(r.estimate.size(), 0);
+    EXPECT_TRUE(r.ledger.empty());
+  }
+  for (std::size_t i = 0; i < tr.gaps.size(); ++i) EXPECT_LE(tr.gaps[i], tr.alphas[i]);
+  o.inner = "magic";
+  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize

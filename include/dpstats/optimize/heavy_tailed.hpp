@@ -71,7 +71,11 @@ struct HeavyTailedOptions {
   // noisy clipped GD on the last block from the previous phase's output (pure ε-DP, its noise
   // damped by the data's curvature); "output-perturbation" keeps the GLM one-stage path.
   std::optional<std::string> final_solver;
-  std::optional<double> first_fraction;  // practical: share of n in phase 1 (default 1/4 when the
+  std::optional<double> first_fraction;
+  // Per-phase inner solver of lipschitz_extension: "glm-one-stage" (default; card §2.13) or
+  // "double-output-perturbation" (Alg 4 with Alg 2, paper preset; aborts when W ∩ B(w_loc, r_0)
+  // is not a ball, a decision made from public values and the released w_loc only).
+  std::optional<std::string> inner;  // practical: share of n in phase 1 (default 1/4 when the
                                          // final solver is clipped-gd, else 1/2)
   // clipped_gd / dp_sgd, and the final clipped-gd phase (steps, step_size, clip of that phase)
   std::optional<int> steps;
