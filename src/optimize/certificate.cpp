@@ -259,7 +259,9 @@ Vector solve_glm_erm_reference(const GlmErmProblem& p, double mu) {
     solve_smoothed(b, w, 0);
     return w;
   }
-  for (double m = 1; m >= mu * 0.999; m *= 0.01) solve_smoothed(b, w, m);
+  // Start wide (μ = 10): at w0 = 0 every hinge residual sits at distance 1 from its kink, so a
+  // width-1 start has no curvature and a tiny λ leaves Newton without a usable step.
+  for (double m = 10; m >= mu * 0.999; m *= 0.1) solve_smoothed(b, w, m);
   return w;
 }
 

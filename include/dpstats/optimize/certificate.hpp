@@ -53,7 +53,7 @@ struct CertifiedSolution {
 double glm_erm_objective(const GlmErmProblem& p, const Vector& w);
 // gap(w, θ) of the header; θ has one entry per row of the block.
 double glm_duality_gap(const GlmErmProblem& p, const Vector& w, const Vector& theta);
-// Non-private reference solve (no certificate): Huber-smoothed continuation 1, 10^-2, ..., mu.
+// Non-private reference solve (no certificate): Huber-smoothed continuation 10, 1, 0.1, ..., mu.
 Vector solve_glm_erm_reference(const GlmErmProblem& p, double mu = 1e-6);
 // Solves to a certified gap <= alpha (see the header).
 CertifiedSolution solve_certified_glm_erm(const GlmErmProblem& p, double alpha);
