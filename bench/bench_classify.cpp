@@ -26,7 +26,7 @@ const LabelledImages& train_data() {
   return d;
 }
 
-// args: optimizer, model (0 logistic, 1 mlp with 128 hidden), noise thread (0/1)
+// args: optimizer, model (0 logistic, 1 mlp with 128 hidden), noise thread (0/1), compute threads
 void BM_ClassifyEpoch(benchmark::State& state) {
   const auto opt = static_cast<ClassifyOptimizer>(state.range(0));
   const bool mlp = state.range(1) == 1;
@@ -37,6 +37,7 @@ void BM_ClassifyEpoch(benchmark::State& state) {
   o.batch_size = 256;
   if (is_private(opt)) o.noise_multiplier = 1.0;
   o.noise_thread = state.range(2) == 1;
+  o.threads = static_cast<int>(state.range(3));
   double examples = 0, seconds = 0;
   for (auto _ : state) {
     SeededRng rng(7), init(8);
@@ -48,15 +49,20 @@ void BM_ClassifyEpoch(benchmark::State& state) {
   }
   state.counters["examples_per_s"] = examples / seconds;  // training steps only (no evaluation)
   state.SetLabel(std::string(to_string(opt)) + (mlp ? " mlp" : " logistic") +
-                 (state.range(2) ? " noise-thread" : ""));
+                 (state.range(2) ? " noise-thread" : "") +
+                 (state.range(3) > 1 ? " 2-threads" : ""));
 }
 
 void Args(benchmark::internal::Benchmark* b) {
+  // One core each (no noise thread, 1 compute thread), then both cores for every variant: the
+  // private ones draw the next step's noise on the second core, non-private Adam computes on two.
   for (int model : {0, 1}) {
-    b->Args({static_cast<int>(ClassifyOptimizer::adam), model, 0});
-    for (auto opt : {ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
-                     ClassifyOptimizer::dp_adam_jme, ClassifyOptimizer::dp_adam_joint_clip})
-      for (int thread : {0, 1}) b->Args({static_cast<int>(opt), model, thread});
+    for (int cores : {1, 2}) {
+      b->Args({static_cast<int>(ClassifyOptimizer::adam), model, 0, cores});
+      for (auto opt : {ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
+                       ClassifyOptimizer::dp_adam_jme, ClassifyOptimizer::dp_adam_joint_clip})
+        b->Args({static_cast<int>(opt), model, cores == 2 ? 1 : 0, 1});
+    }
   }
 }
 
