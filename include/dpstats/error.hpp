@@ -1,6 +1,8 @@
 // Errors: misuse and bad input throw InvalidArgument with a message that names the parameter,
 // its value and the valid range (design.md §3). Messages never contain private data.
 #pragma once
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -24,6 +26,13 @@ std::string format_number(double x);
 
 inline void require(bool ok, const std::string& message) {
   if (!ok) throw InvalidArgument(message);
+}
+
+// The same with a format string: the message is formatted only when the check fails, so checks
+// inside per-element loops cost a comparison, not a string.
+template <class... Args>
+void require(bool ok, fmt::format_string<Args...> format, Args&&... args) {
+  if (!ok) throw InvalidArgument(fmt::format(format, std::forward<Args>(args)...));
 }
 
 // epsilon > 0 and finite.

@@ -28,8 +28,8 @@ void check_options(std::span<const double> quality, const ExponentialMechanismOp
   check_positive(o.sensitivity, "sensitivity");
   require(!quality.empty(), "quality must hold at least one candidate score, got 0 candidates");
   for (std::size_t i = 0; i < quality.size(); ++i) {
-    require(std::isfinite(quality[i]),
-            fmt::format("quality[{}] must be finite, got a NaN or infinite score", i));
+    require(std::isfinite(quality[i]), "quality[{}] must be finite, got a NaN or infinite score",
+            i);
   }
 }
 

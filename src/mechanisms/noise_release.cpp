@@ -14,8 +14,7 @@ namespace {
 void check_values(const Vector& values) {
   require(values.size() > 0, "values must not be empty");
   for (Eigen::Index i = 0; i < values.size(); ++i) {
-    require(std::isfinite(values[i]),
-            fmt::format("values has a NaN or infinite entry at position {}", i + 1));
+    require(std::isfinite(values[i]), "values has a NaN or infinite entry at position {}", i + 1);
   }
 }
 

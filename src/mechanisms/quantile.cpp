@@ -49,8 +49,7 @@ double private_quantile(std::span<const double> values, const QuantileOptions& o
   require(!values.empty(), "values must hold at least one value, got 0");
   std::vector<double> sorted(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    require(std::isfinite(values[i]),
-            fmt::format("values has a NaN or infinite value at index {}", i));
+    require(std::isfinite(values[i]), "values has a NaN or infinite value at index {}", i);
     sorted[i] = std::clamp(values[i], o.lower, o.upper);
   }
   std::sort(sorted.begin(), sorted.end());

@@ -384,7 +384,7 @@ void MomentEstimator::push(std::span<const double> x) {
           fmt::format("x must have {} values (dim), got {}", m.d, x.size()));
   // NaN first: comparisons with NaN are false and would bypass the clip (card §4.2).
   for (double v : x)
-    require(std::isfinite(v), fmt::format("x at step {} holds a NaN or infinite value", m.t + 1));
+    require(std::isfinite(v), "x at step {} holds a NaN or infinite value", m.t + 1);
   const auto di = static_cast<Index>(m.d);
   m.x = Eigen::Map<const Vector>(x.data(), di);
   const double norm = m.x.norm();
@@ -526,9 +526,9 @@ Release<MomentSeries> estimate_moments(MomentsConfig config, const ConstMatrixRe
   check_data(X);  // every row is checked before any noise is drawn
   if (config.on_norm == NormPolicy::reject)
     for (Index t = 0; t < X.rows(); ++t)
-      require(X.row(t).norm() <= config.zeta,
-              fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
-                          format_number(config.zeta)));
+      if (X.row(t).norm() > config.zeta)
+        throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
+                                          format_number(config.zeta)));
   MomentEstimator est(std::move(config), rng);
   est.set_trace(trace);
   Release<MomentSeries> r;

@@ -41,8 +41,8 @@ void check_labels(const ConstMatrixRef& X, const std::vector<int>& y, int classe
   require(static_cast<Eigen::Index>(y.size()) == X.rows(),
           fmt::format("labels: need one per row of X ({}), got {}", X.rows(), y.size()));
   for (std::size_t i = 0; i < y.size(); ++i)
-    require(y[i] >= 0 && y[i] < classes,
-            fmt::format("label {} at row {} is outside 0..{}", y[i], i, classes - 1));
+    require(y[i] >= 0 && y[i] < classes, "label {} at row {} is outside 0..{}", y[i], i,
+            classes - 1);
 }
 
 }  // namespace

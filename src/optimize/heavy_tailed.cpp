@@ -57,8 +57,7 @@ void validate(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o, 
   require(X.allFinite() && y.allFinite(), "data must be finite (got a NaN or infinite entry)");
   if (kind == GlmKind::hinge || kind == GlmKind::logistic) {
     for (Eigen::Index i = 0; i < y.size(); ++i) {
-      require(y[i] == 1 || y[i] == -1, std::string("labels must be -1 or +1 for the ") +
-                                           to_string(kind) + " loss");
+      require(y[i] == 1 || y[i] == -1, "labels must be -1 or +1 for the {} loss", to_string(kind));
     }
   }
   check_epsilon(o.epsilon);

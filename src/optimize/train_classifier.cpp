@@ -23,8 +23,8 @@ void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vect
   require(static_cast<Eigen::Index>(y.size()) == X.rows(),
           fmt::format("labels: need one per row of X ({}), got {}", X.rows(), y.size()));
   for (std::size_t i = 0; i < y.size(); ++i)
-    require(y[i] >= 0 && y[i] < model.classes(),
-            fmt::format("label {} at row {} is outside 0..{}", y[i], i, model.classes() - 1));
+    require(y[i] >= 0 && y[i] < model.classes(), "label {} at row {} is outside 0..{}", y[i], i,
+            model.classes() - 1);
   require(X.cols() == model.features(),
           fmt::format("X has {} columns, the model expects {}", X.cols(), model.features()));
   require(o.epochs >= 1, fmt::format("epochs must be >= 1, got {}", o.epochs));

@@ -87,7 +87,7 @@ void check_curve(const std::vector<double>& orders, const std::vector<double>& r
           fmt::format("RDP curve: orders and rdp must have the same nonzero length, got {} and {}",
                       orders.size(), rdp.size()));
   check_delta_positive(delta, "delta");
-  for (double a : orders) require(a > 1, fmt::format("RDP orders must be > 1, got {}", a));
+  for (double a : orders) require(a > 1, "RDP orders must be > 1, got {}", a);
 }
 
 // Relative margin covering the floating-point error of the sums above.
@@ -149,7 +149,7 @@ RdpEpsilon rdp_to_epsilon_classic(const std::vector<double>& orders, const std::
 RdpAccountant::RdpAccountant(std::vector<double> orders)
     : orders_(std::move(orders)), rdp_(orders_.size(), 0.0) {
   require(!orders_.empty(), "RdpAccountant needs at least one order");
-  for (double a : orders_) require(a > 1, fmt::format("RDP orders must be > 1, got {}", a));
+  for (double a : orders_) require(a > 1, "RDP orders must be > 1, got {}", a);
 }
 
 void RdpAccountant::compose_subsampled_gaussian(double q, double noise_multiplier,
