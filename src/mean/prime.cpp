@@ -259,12 +259,7 @@ Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   struct Key {
     std::int64_t n = -1, d = -1;
     PrimeOptions o;
-    bool operator==(const Key& k) const {
-      return n == k.n && d == k.d && o.epsilon == k.o.epsilon && o.delta == k.o.delta &&
-             o.alpha == k.o.alpha && o.zeta == k.o.zeta && o.profile == k.o.profile &&
-             o.topk_multiplier == k.o.topk_multiplier && o.T1 == k.o.T1 && o.T2 == k.o.T2 &&
-             o.C == k.o.C && o.noise == k.o.noise && o.heavy_tailed == k.o.heavy_tailed;
-    }
+    bool operator==(const Key& k) const { return n == k.n && d == k.d && o == k.o; }
   };
   thread_local Key key;
   thread_local std::optional<Plan> plan;

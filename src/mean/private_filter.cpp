@@ -135,12 +135,7 @@ FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions&
   struct Key {
     std::int64_t n = -1, d = -1;
     PrivateFilterOptions o;
-    bool operator==(const Key& k) const {
-      return n == k.n && d == k.d && o.epsilon == k.o.epsilon && o.delta == k.o.delta &&
-             o.alpha == k.o.alpha && o.zeta == k.o.zeta && o.profile == k.o.profile &&
-             o.T == k.o.T && o.C == k.o.C && o.topk_multiplier == k.o.topk_multiplier &&
-             o.noise == k.o.noise;
-    }
+    bool operator==(const Key& k) const { return n == k.n && d == k.d && o == k.o; }
   };
   thread_local Key key;
   thread_local std::optional<FilterPlan> plan;

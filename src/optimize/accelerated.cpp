@@ -94,16 +94,6 @@ std::vector<std::int64_t> concentration_degrees(const RowMatrix& Q, double r) {
 
 namespace {
 
-double zcdp_cached(double epsilon, double delta) {
-  thread_local double last_eps = -1, last_delta = -1, last_rho = 0;
-  if (epsilon != last_eps || delta != last_delta) {
-    last_rho = epsilon_delta_to_zcdp(epsilon, delta);
-    last_eps = epsilon;
-    last_delta = delta;
-  }
-  return last_rho;
-}
-
 void check_common(std::int64_t n, std::int64_t m, double epsilon, double delta,
                   const ProblemConstants& k) {
   require(n >= 2, "Alg 3 needs n >= 2 users");
@@ -234,7 +224,7 @@ Alg3Plan plan_practical(std::int64_t n, std::int64_t m, double epsilon, double d
   check_positive(P.tau, "clip");
   const double Lf0 = o.smoothness.value_or(P.tau * T * T / (8 * k.R));
   check_positive(Lf0, "smoothness (AC-SA L_f)");
-  P.rho = zcdp_cached(epsilon, delta);
+  P.rho = epsilon_delta_to_zcdp(epsilon, delta);
   const std::int64_t l = o.num_phases.value_or(1);
   require(l >= 1, "num_phases must be >= 1");
   const double shrink = 1 - std::exp2(-P.q);

@@ -38,20 +38,6 @@ UserLevelMethod parse_user_level_method(const std::string& s) {
       "'dp-sgd-group' or 'non-private', got '" + s + "'");
 }
 
-namespace {
-// epsilon_delta_to_zcdp is a bisection (~1 ms); repeated fits at the same budget reuse it.
-double zcdp_of(double epsilon, double delta) {
-  thread_local double last_eps = -1, last_delta = -1, last_rho = 0;
-  if (epsilon != last_eps || delta != last_delta) {
-    last_rho = epsilon_delta_to_zcdp(epsilon, delta);
-    last_eps = epsilon;
-    last_delta = delta;
-  }
-  return last_rho;
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------
 // Alg 1 schedule (card §2.2, §2.7)
 
@@ -98,7 +84,7 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
       P.warnings.push_back("β > (L/R)·√(dmnε): η_i > 1/β, outside Thm B.1");
     P.certified = true;
   } else {
-    P.rho = zcdp_of(epsilon, delta);
+    P.rho = epsilon_delta_to_zcdp(epsilon, delta);
     P.certified = true;
   }
   const double lnndm = std::log(nd * static_cast<double>(k.d) * md);
@@ -353,7 +339,7 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   if (k.beta) diag["beta"] = *k.beta;
   GradientCounter counter;
 
-  const double rho = zcdp_of(o.epsilon, o.delta);
+  const double rho = epsilon_delta_to_zcdp(o.epsilon, o.delta);
   const int default_steps = 20;
   GradientOptions g;
   g.steps = o.steps.value_or(default_steps);

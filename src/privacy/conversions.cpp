@@ -154,7 +154,8 @@ double zcdp_to_delta(double rho, double epsilon) {
   return std::clamp(std::exp(best.value) * (1 + fp_margin(magnitude)), DBL_TRUE_MIN, 1.0);
 }
 
-double epsilon_delta_to_zcdp(double epsilon, double delta) {
+namespace {
+double epsilon_delta_to_zcdp_uncached(double epsilon, double delta) {
   check_epsilon(epsilon);
   check_delta_positive(delta);
   // epsilon <= rho + 2 sqrt(rho log(1/delta)) is sufficient (BS16 Prop. 1.3), so this rho is a
@@ -171,6 +172,21 @@ double epsilon_delta_to_zcdp(double epsilon, double delta) {
     (zcdp_to_epsilon(mid, delta) <= epsilon ? lo : hi) = mid;
   }
   return lo;  // verified: zcdp_to_epsilon(lo, delta) <= epsilon
+}
+}  // namespace
+
+// A bisection over zcdp_to_epsilon (~1 ms); callers that fit repeatedly at one budget (audits,
+// studies, training loops) ask for the same value again, so the last answer is kept per thread.
+double epsilon_delta_to_zcdp(double epsilon, double delta) {
+  thread_local bool cached = false;
+  thread_local double last_epsilon = 0, last_delta = 0, last_rho = 0;
+  if (!cached || epsilon != last_epsilon || delta != last_delta) {
+    last_rho = epsilon_delta_to_zcdp_uncached(epsilon, delta);  // validates first
+    last_epsilon = epsilon;
+    last_delta = delta;
+    cached = true;
+  }
+  return last_rho;
 }
 
 // ---------------------------------------------------------------- GDP

@@ -206,6 +206,9 @@ TEST(Conversions, InvalidArgumentsNameTheParameter) {
   expect_invalid([] { zcdp_to_delta(0.5, -1); }, "epsilon");
   expect_invalid([] { epsilon_delta_to_zcdp(0, 1e-5); }, "epsilon");
   expect_invalid([] { epsilon_delta_to_zcdp(1, 1.5); }, "delta");
+  // The per-thread memo never answers for invalid input, not even on a first call.
+  expect_invalid([] { epsilon_delta_to_zcdp(-1, -1); }, "epsilon");
+  expect_invalid([] { epsilon_delta_to_zcdp(0, 0); }, "epsilon");
   expect_invalid([] { pure_to_zcdp(INFINITY); }, "epsilon");
   expect_invalid([] { gdp_to_delta(-0.1, 1); }, "mu");
   expect_invalid([] { gdp_to_delta(1, NAN); }, "epsilon");

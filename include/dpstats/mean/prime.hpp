@@ -56,6 +56,7 @@ struct PrimeOptions {
   // PRIME-ht (card §2.8, Alg 3/16/17; see mean/prime_ht.hpp): clean rows only have bounded
   // covariance Σ ⪯ σ²I. Set by prime_ht().
   bool heavy_tailed = false;
+  bool operator==(const PrimeOptions&) const = default;  // plan caches compare every field
 };
 
 // What the feasibility check predicts from public parameters only (card §4.2, addendum).

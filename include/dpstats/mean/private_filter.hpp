@@ -38,6 +38,7 @@ struct PrivateFilterOptions {
   double topk_multiplier = 2; // k = ⌈m α n⌉
   int threads = 1;
   NoiseMode noise = NoiseMode::secure;
+  bool operator==(const PrivateFilterOptions&) const = default;  // the plan cache compares all
 };
 
 Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptions& o, Rng& rng,
