@@ -91,3 +91,13 @@ def test_clipped_rows_are_clipped_not_reported():
     r = dpstats.moments(X, factorization="input", noise_multiplier=1e-9, delta=1e-6, seed=3)
     np.testing.assert_allclose(r.first[0], [0.6, 0.8], atol=1e-5)
     assert not isinstance(r.diagnostics["clipped_rows"], (int, float))
+
+
+def test_threads_do_not_change_seeded_noise():
+    # 2 x 40000 coordinates: releases above 2^15 entries are noised in chunks on `threads` threads.
+    X = np.random.default_rng(0).normal(size=(2, 40000)) / 400
+    a = dpstats.moments(X, epsilon=1.0, diagonal=True, seed=3, threads=1, factorization="input")
+    b = dpstats.moments(X, epsilon=1.0, diagonal=True, seed=3, threads=2, factorization="input")
+    assert np.array_equal(a.first, b.first) and np.array_equal(a.second, b.second)
+    with pytest.raises(ValueError, match="threads"):
+        dpstats.moments(X, epsilon=1.0, diagonal=True, threads=0)
