@@ -42,7 +42,9 @@ void BM_XtX(benchmark::State& state) {
   }
 }
 
-void BM_Prime(benchmark::State& state) {
+// The PRIME drivers at the setting (ε = 10, δ = 0.01, α = 0.05, no fallback).
+template <class Run>
+void prime_bench(benchmark::State& state, Run run) {
   const RowMatrix& X = data(state.range(0), state.range(1));
   PrimeOptions o;
   o.epsilon = 10;
@@ -52,24 +54,18 @@ void BM_Prime(benchmark::State& state) {
   o.fallback = false;
   SeededRng rng(1);
   for (auto _ : state) {
-    auto r = prime(X, o, rng);
+    auto r = run(X, o, rng);
     benchmark::DoNotOptimize(r.estimate.data());
   }
 }
 
+void BM_Prime(benchmark::State& state) {
+  prime_bench(state, [](const RowMatrix& X, const PrimeOptions& o, Rng& r) { return prime(X, o, r); });
+}
+
 void BM_PrimeHt(benchmark::State& state) {
-  const RowMatrix& X = data(state.range(0), state.range(1));
-  PrimeOptions o;
-  o.epsilon = 10;
-  o.delta = 0.01;
-  o.alpha = 0.05;
-  o.threads = static_cast<int>(state.range(2));
-  o.fallback = false;
-  SeededRng rng(1);
-  for (auto _ : state) {
-    auto r = prime_ht(X, o, rng);
-    benchmark::DoNotOptimize(r.estimate.data());
-  }
+  prime_bench(state,
+              [](const RowMatrix& X, const PrimeOptions& o, Rng& r) { return prime_ht(X, o, r); });
 }
 
 void BM_PrivateFilter(benchmark::State& state) {

@@ -253,22 +253,8 @@ Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   return p;
 }
 
-// The plan depends on public parameters only and costs ~1 ms (calibrations, a χ² quantile);
-// repeated calls with the same (n, d, options) — audits, experiments — reuse it per thread.
 Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
-  struct Key {
-    std::int64_t n = -1, d = -1;
-    PrimeOptions o;
-    bool operator==(const Key& k) const { return n == k.n && d == k.d && o == k.o; }
-  };
-  thread_local Key key;
-  thread_local std::optional<Plan> plan;
-  const Key now{n, d, o};
-  if (!plan || !(key == now)) {
-    plan = build_plan(n, d, o);
-    key = now;
-  }
-  return *plan;
+  return cached_plan<Plan>(n, d, o, build_plan);
 }
 
 // λ: λ_max(M − I) (practical), ‖M − I‖₂ (paper); PRIME-ht drops the −I (Alg 16).

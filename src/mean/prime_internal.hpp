@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <sys/mman.h>
 #include <thread>
 #include <vector>
@@ -218,6 +219,20 @@ inline Vector clamp_region(Vector v, const ClipPlan& c) {
     v = v.cwiseMax(-c.region).cwiseMin(c.region);
   }
   return v;
+}
+
+// The plans of PRIME and the filter depend on public parameters only and cost ~1 ms
+// (calibrations, a χ² quantile); audits and experiments repeat them with the same (n, d, options),
+// so the last one is kept per thread. The whole options struct is the key (defaulted ==).
+template <class Plan, class Options, class Build>
+Plan cached_plan(std::int64_t n, std::int64_t d, const Options& o, Build build) {
+  thread_local std::optional<std::tuple<std::int64_t, std::int64_t, Options>> key;
+  thread_local std::optional<Plan> plan;
+  if (!plan || !(*key == std::make_tuple(n, d, o))) {
+    plan = build(n, d, o);
+    key = std::make_tuple(n, d, o);
+  }
+  return *plan;
 }
 
 }  // namespace dpstats::prime_detail

@@ -129,22 +129,8 @@ FilterPlan build_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions
   return p;
 }
 
-// The plan depends on public parameters only and costs ~1 ms (calibrations); audits and
-// experiments repeat it, so it is cached per thread.
 FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions& o) {
-  struct Key {
-    std::int64_t n = -1, d = -1;
-    PrivateFilterOptions o;
-    bool operator==(const Key& k) const { return n == k.n && d == k.d && o == k.o; }
-  };
-  thread_local Key key;
-  thread_local std::optional<FilterPlan> plan;
-  const Key now{n, d, o};
-  if (!plan || !(key == now)) {
-    plan = build_plan(n, d, o);
-    key = now;
-  }
-  return *plan;
+  return cached_plan<FilterPlan>(n, d, o, build_plan);
 }
 
 // M_t = (1/n) Σ_S (x − μ)(x − μ)ᵀ from the exact Gram matrix G and sum s of S.
