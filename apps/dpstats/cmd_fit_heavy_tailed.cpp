@@ -2,7 +2,8 @@
 //             --method lipschitz-extension|clipped-gd|output-perturbation|dp-sgd
 //             --epsilon E [--delta D] --domain-radius R [--moment k] [--moment-bound G_k]
 //             [--moment-bound-2 G_2] [--profile practical|paper] [--phases T] [--steps T]
-//             [--step-size η] [--clip C] [--seed N] INPUT
+//             [--step-size η] [--clip C] [--inner glm-one-stage|double-output-perturbation]
+//             [--final-clip-rule private-quantile|public] [--seed N] INPUT
 // INPUT columns: label, features. Pure ε-DP (δ = 0) for every method but dp-sgd (the (ε, δ)
 // Gaussian baseline). Without --method: lipschitz-extension, practical profile (the recommended
 // method: its constants come from public values only). k, G_k (and G_2) are PUBLIC bounds on the
@@ -26,6 +27,7 @@ const std::vector<std::string> kMethods = {"lipschitz-extension", "clipped-gd",
 struct HeavyArgs {
   std::optional<double> moment, moment_bound, moment_bound_2;
   std::optional<int> phases;
+  std::optional<std::string> inner, final_clip_rule;
 };
 
 std::string one_of(const std::optional<std::string>& v, const std::vector<std::string>& allowed,
@@ -50,6 +52,12 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   reject_for_task(!gd && a.step_size.has_value(), "step-size", a.task + " --method " + method);
   reject_for_task(method != "lipschitz-extension" && h.phases.has_value(), "phases",
                   a.task + " --method " + method);
+  reject_for_task(method != "lipschitz-extension" && h.inner.has_value(), "inner",
+                  a.task + " --method " + method);
+  reject_for_task(method != "lipschitz-extension" && h.final_clip_rule.has_value(),
+                  "final-clip-rule", a.task + " --method " + method);
+  if (h.inner) one_of(h.inner, {"glm-one-stage", "double-output-perturbation"}, "inner");
+  if (h.final_clip_rule) one_of(h.final_clip_rule, {"private-quantile", "public"}, "final-clip-rule");
   if (method == "dp-sgd") {
     require(a.delta.has_value(), "--delta D in (0, 1) is required for --method dp-sgd");
   } else {
@@ -75,6 +83,8 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.moment.G_k = h.moment_bound.value_or(1);
   o.moment.G_2 = h.moment_bound_2;
   o.phases = h.phases;
+  o.inner = h.inner;
+  o.final_clip_rule = h.final_clip_rule;
   o.steps = a.steps;
   o.step_size = a.step_size;
   o.clip = a.clip;
@@ -101,6 +111,12 @@ FitRunner add_fit_heavy_tailed(CLI::App* cmd) {
   cmd->add_option("--moment-bound-2", h->moment_bound_2,
                   "heavy-tailed: public G_2 (default G_k)");
   cmd->add_option("--phases", h->phases, "heavy-tailed: Pop-Localize phases (practical default 3)");
+  cmd->add_option("--inner", h->inner,
+                  "heavy-tailed: per-phase solver, glm-one-stage (default, card 2.13) or "
+                  "double-output-perturbation (Alg 4 with Alg 2, the card's main algorithm)");
+  cmd->add_option("--final-clip-rule", h->final_clip_rule,
+                  "heavy-tailed practical: clip of the final GD phase, private-quantile (default; "
+                  "1/16 of that block's epsilon) or public (moment bound only)");
   return [h](const FitArgs& a) { run_fit(a, *h); };
 }
 

@@ -11,6 +11,8 @@
 #include "dpstats/optimize/adaptive_subgradient.hpp"
 #include "dpstats/optimize/certificate.hpp"
 #include "dpstats/optimize/exact_sum.hpp"
+#include "dpstats/optimize/heavy_tailed_clip.hpp"
+#include "dpstats/optimize/heavy_tailed_lens.hpp"
 #include "dpstats/privacy/conversions.hpp"
 
 namespace dpstats::optimize {
@@ -31,6 +33,10 @@ constexpr double kPracticalFirstFraction = 0.25;
 constexpr int kFinalSteps = 8;
 constexpr double kFinalClipMultiplier = 0.375;
 constexpr double kFinalStepMultiplier = 0.75;
+// Private final clip (heavy_tailed_clip.hpp): tail p = c_p·sqrt(d/(mε)) and the share of the final
+// block's ε spent on it, fixed by the public tuning (repro heavy-tailed-tune, "private clip").
+constexpr double kClipTailConstant = 8;
+constexpr double kClipBudgetShare = 0.0625;
 // Clipped GD: card §3 theory defaults; T capped for run time (documented in the guide).
 constexpr int kMaxDefaultSteps = 1000;
 
@@ -335,25 +341,52 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   const std::string inner = o.inner.value_or("glm-one-stage");
   require(inner == "glm-one-stage" || inner == "double-output-perturbation",
           "inner must be 'glm-one-stage' or 'double-output-perturbation', got '" + inner + "'");
+  int lens_probes = 0;
   for (std::size_t t = 0; t < plan.size(); ++t) {
     const auto& ph = plan[t];
     if (t + 1 == plan.size() && t > 0 && final_gd(o)) {
       GdSchedule s;
       const auto m = static_cast<double>(ph.m);
       s.T = o.steps.value_or(kFinalSteps);
-      s.C = o.clip.value_or(kFinalClipMultiplier * o.moment.G_k *
-                            std::pow(m * o.epsilon / static_cast<double>(d), 1 / (2 * o.moment.k)));
       s.eta = o.step_size.value_or(kFinalStepMultiplier * 2 * o.domain_radius / o.moment.g2());
       require(s.T >= 1, fmt::format("steps must be >= 1, got {}", s.T));
-      check_positive(s.C, "clip");
       check_positive(s.eta, "step_size");
-      const GdRun run = gd_core(X, y, ph.begin, ph.m, env, center, s, o.epsilon, 0, false,
+      const std::string rule = o.final_clip_rule.value_or("private-quantile");
+      require(rule == "private-quantile" || rule == "public",
+              "final_clip_rule must be 'private-quantile' or 'public', got '" + rule + "'");
+      double eps_gd = o.epsilon;
+      nlohmann::json clip_info = {{"rule", o.clip ? "fixed" : rule}};
+      if (o.clip) {
+        s.C = *o.clip;
+      } else if (rule == "public") {
+        s.C = kFinalClipMultiplier * o.moment.G_k *
+              std::pow(m * o.epsilon / static_cast<double>(d), 1 / (2 * o.moment.k));
+      } else {
+        const double share = o.clip_budget_share.value_or(kClipBudgetShare);
+        require(share > 0 && share < 1,
+                fmt::format("clip_budget_share must be in (0, 1), got {}", share));
+        GradientNormQuantile q = gradient_norm_grid(ph.m, d, o.epsilon, o.moment.G_k, o.moment.k,
+                                                    o.moment.g2());
+        q.tail = clip_tail_fraction(ph.m, d, o.epsilon, o.clip_tail_constant.value_or(kClipTailConstant));
+        q.epsilon = share * o.epsilon;
+        const PrivateClip pc = private_gradient_norm_clip(X, y, ph.begin, ph.m, env, center, q, rng);
+        s.C = pc.clip;
+        eps_gd = (1 - share) * o.epsilon;
+        LedgerEntry e = pc.entry;
+        e.purpose = fmt::format("phase {} {}", t + 1, e.purpose);
+        r.ledger.push_back(e);
+        clip_info.update({{"tail", q.tail}, {"epsilon", q.epsilon}, {"grid", {q.lower, q.upper}},
+                          {"candidates", q.candidates}});
+      }
+      check_positive(s.C, "clip");
+      const GdRun run = gd_core(X, y, ph.begin, ph.m, env, center, s, eps_gd, 0, false,
                                 o.domain_radius, o.noise, rng);
       certified_noise = certified_noise && run.certified_noise;
       r.ledger.push_back({"l2_laplace", fmt::format("phase {} clipped mean gradient", t + 1),
-                          run.sensitivity, run.scale, PrivacyLoss::pure(o.epsilon / s.T), s.T});
+                          run.sensitivity, run.scale, PrivacyLoss::pure(eps_gd / s.T), s.T});
       phases.push_back({{"m", ph.m}, {"solver", "clipped-gd"}, {"steps", s.T}, {"clip", s.C},
-                        {"step_size", s.eta}, {"noise_scale", run.scale}});
+                        {"clip_rule", clip_info}, {"step_size", s.eta}, {"noise_scale", run.scale}});
+      if (trace != nullptr) trace->final_clip = s.C;
       if (trace != nullptr) trace->phase_output.push_back(run.w);
       center = run.w;
       continue;
@@ -382,21 +415,28 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
       Vector w_loc = m1.apply(s1.w, rng);
       project_ball(w_loc, o.domain_radius);
       const double r0 = 600 * C * static_cast<double>(d) / (lam * m * o.epsilon);
-      // W_0 as one ball (decided from public values and the released w_loc only).
+      // W_0's shape (decided from public values and the released w_loc only): W, the ball
+      // B(w_loc, r_0), or the lens W ∩ B(w_loc, r_0) (heavy_tailed_lens.hpp).
+      const double alpha2 = C * C / (72 * lam * m * m);
+      std::string shape = "lens";
+      CertifiedSolution s2;
       if (r0 >= o.domain_radius + w_loc.norm()) {
-        p.center = Vector::Zero(d);
-        p.radius = o.domain_radius;
+        shape = "W";
+        s2 = solve_certified_glm_erm(p, alpha2);
       } else if (w_loc.norm() + r0 <= o.domain_radius) {
+        shape = "ball";
         p.center = w_loc;
         p.radius = r0;
+        s2 = solve_certified_glm_erm(p, alpha2);
       } else {
-        return abort_run(t, "W_0 = W ∩ B(w_loc, r_0) is not a ball (lens domains not supported)");
+        const LensSolution ls = solve_certified_lens_glm_erm(p, w_loc, r0, alpha2);
+        s2 = ls.solution;
+        lens_probes += ls.probes;
       }
-      const CertifiedSolution s2 = solve_certified_glm_erm(p, C * C / (72 * lam * m * m));
       if (trace != nullptr) {
         trace->pre_noise.push_back(s2.w);
         trace->gaps.push_back(s2.gap);
-        trace->alphas.push_back(C * C / (72 * lam * m * m));
+        trace->alphas.push_back(alpha2);
         trace->newton_steps.push_back(s1.newton_steps + s2.newton_steps);
       }
       if (!s2.certified) return abort_run(t, "stage 2 accuracy could not be certified");
@@ -408,7 +448,7 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
       certified_noise = certified_noise && m1.certified() && m2.certified();
       r.ledger.push_back(m1.ledger_entry(fmt::format("phase {} Alg 2 localisation", t + 1)));
       r.ledger.push_back(m2.ledger_entry(fmt::format("phase {} Alg 4 stage 2", t + 1)));
-      phases.push_back({{"m", ph.m}, {"C", C}, {"lambda", lam}, {"r0", r0},
+      phases.push_back({{"m", ph.m}, {"C", C}, {"lambda", lam}, {"r0", r0}, {"W0", shape},
                         {"noise_scale", m2.beta()}, {"sampler", m2.sampler()}});
       if (trace != nullptr) {
         trace->phase_output.push_back(out);
@@ -445,6 +485,7 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   r.privacy = pure(o.epsilon, certified_noise);
   r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
                    {"inner", inner},
+                   {"lens_probes", lens_probes},
                    {"composition", "parallel (disjoint blocks)"},
                    {"phases", phases}};
   return r;

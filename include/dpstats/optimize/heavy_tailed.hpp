@@ -15,7 +15,8 @@
 //      profile practical: phase 1 (a quarter of n) is the GLM one-stage output perturbation
 //        (localisation); the last phase runs noisy clipped GD on the remaining records, started at
 //        phase 1's output (final_solver = "clipped-gd"), which uses the data's curvature where
-//        output perturbation can only use λ. κ = 0.1; every multiplier was fixed by the public
+//        output perturbation can only use λ; its clip is a private quantile of the gradient norms
+//        at phase 1's output (heavy_tailed_clip.hpp). κ = 0.1; every multiplier was fixed by the public
 //        tuning study (docs/results/heavy-tailed.md), never from the private data.
 //        final_solver = "output-perturbation" gives the pure GLM Pop-Localize (T = 3, ×4).
 //  * output_perturbation: one phase (T = 1) of the above: the pure-DP single output perturbation.
@@ -71,12 +72,21 @@ struct HeavyTailedOptions {
   // noisy clipped GD on the last block from the previous phase's output (pure ε-DP, its noise
   // damped by the data's curvature); "output-perturbation" keeps the GLM one-stage path.
   std::optional<std::string> final_solver;
+  // Clip of the final clipped-GD phase (practical; ignored when `clip` is set):
+  //  "private-quantile" (default): the (1 − p)-quantile of the per-record gradient norms at the
+  //    phase-1 output, p = c_p·sqrt(d/(mε)), released by the exponential mechanism at
+  //    clip_budget_share·ε of the final block's budget (heavy_tailed_clip.hpp); the GD steps get
+  //    the rest (basic composition inside the block).
+  //  "public": 0.375·G_k(mε/d)^{1/(2k)} from the moment bound only (the previous default).
+  std::optional<std::string> final_clip_rule;
+  std::optional<double> clip_tail_constant;  // c_p
+  std::optional<double> clip_budget_share;   // in (0, 1)
+  // practical: share of n in phase 1 (default 1/4 when the final solver is clipped-gd, else 1/2)
   std::optional<double> first_fraction;
   // Per-phase inner solver of lipschitz_extension: "glm-one-stage" (default; card §2.13) or
-  // "double-output-perturbation" (Alg 4 with Alg 2, paper preset; aborts when W ∩ B(w_loc, r_0)
-  // is not a ball, a decision made from public values and the released w_loc only).
-  std::optional<std::string> inner;  // practical: share of n in phase 1 (default 1/4 when the
-                                         // final solver is clipped-gd, else 1/2)
+  // "double-output-perturbation" (Alg 4 with Alg 2, paper preset; W_0 = W ∩ B(w_loc, r_0) may be
+  // a lens: certified through the Lagrangian of the ball constraint, heavy_tailed_lens.hpp).
+  std::optional<std::string> inner;
   // clipped_gd / dp_sgd, and the final clipped-gd phase (steps, step_size, clip of that phase)
   std::optional<int> steps;
   std::optional<double> step_size;
@@ -90,6 +100,7 @@ struct HeavyTailedTrace {
   std::vector<double> gaps, alphas;  // certified gap and target per phase
   std::vector<int> newton_steps;
   double sensitivity = 0, beta = 0;  // last phase's l2 sensitivity and effective noise scale
+  double final_clip = 0;             // clip of the final clipped-GD phase (practical)
 };
 
 // The per-phase schedule (data-free).
