@@ -9,6 +9,7 @@ PACKAGES=(
   libeigen3-dev libspectra-dev    # linear algebra, partial eigensolvers
   libssl-dev                      # OS CSPRNG through OpenSSL RAND_bytes
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  libboost-dev                    # header-only Boost.Multiprecision (exact sampler bounds)
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
   dataset-fashion-mnist           # geometric-median repro/benchmark only (tests never need it)

@@ -17,9 +17,14 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "lazy_compare.hpp"
 
 namespace dpstats {
 namespace {
+
+using lazy::bits_above;
+using lazy::bits_below;
+using lazy::less_lazy;
 
 constexpr std::uint64_t kMax64 = ~std::uint64_t{0};
 constexpr u128 kTwo64 = static_cast<u128>(1) << 64;
@@ -80,36 +85,6 @@ bool less_exact(RandomBits& bits, std::uint64_t w, u128 num, u128 den) {
     digits = next_digits(r, den);
   }
   return w < digits;
-}
-
-// How many leading bits of u certify a comparison, given its first 64 bits w.
-//  * w < lo certifies u < lo·2^-64 from the first bit where w and lo differ (w has 0 there):
-//    every continuation of that prefix stays below lo.
-//  * w >= hi certifies u >= hi·2^-64 from the first bit where w and hi differ (w has 1), or from
-//    the end of hi's nonzero bits if w starts with all of them.
-// Each count depends only on the bits it covers (a stopping time), so the bits left unread are
-// independent of every answer given so far.
-int bits_below(std::uint64_t w, std::uint64_t lo) { return std::countl_zero(w ^ lo) + 1; }
-int bits_above(std::uint64_t w, std::uint64_t hi) {
-  const int through_hi = 64 - std::countr_zero(hi);  // 0 when hi = 0: nothing to read
-  return w == hi ? through_hi : std::min(std::countl_zero(w ^ hi) + 1, through_hi);
-}
-
-// u < p given integers lo <= p·2^64 <= hi (hi may be 2^64 or more). Undecided (lo <= w < hi):
-// all 64 bits are consumed and `exact` decides from them.
-template <class Exact>
-bool less_lazy(RandomBits& bits, std::uint64_t lo, u128 hi, Exact&& exact) {
-  const std::uint64_t w = bits.peek64();
-  if (w < lo) {
-    bits.consume(bits_below(w, lo));
-    return true;
-  }
-  if (hi <= kMax64 && w >= static_cast<std::uint64_t>(hi)) {
-    bits.consume(bits_above(w, static_cast<std::uint64_t>(hi)));
-    return false;
-  }
-  bits.consume(64);
-  return exact(w);
 }
 
 // lo <= p·2^64 <= hi from an estimate p_hat with |p_hat - p| < 2^-48, i.e. off by less than

@@ -96,18 +96,23 @@ bool split_square(u128 a, u128 d, u128& q, u128& r) {
 
 }  // namespace
 
-DiscreteGaussian::DiscreteGaussian(std::uint64_t sigma2_num, std::uint64_t sigma2_den)
-    : DiscreteGaussian(checked(sigma2_num, sigma2_den)) {}
+DiscreteGaussian::DiscreteGaussian(std::uint64_t sigma2_num, std::uint64_t sigma2_den,
+                                   Sampler sampler)
+    : DiscreteGaussian(checked(sigma2_num, sigma2_den), sampler) {}
 
-DiscreteGaussian::DiscreteGaussian(const Parameters& p)
+DiscreteGaussian::DiscreteGaussian(const Parameters& p, Sampler sampler)
     : num_(p.num),
       den_(p.den),
       scaled_t_(static_cast<u128>(p.t) * p.den),
       centre_(p.centre),
       proposal_(p.t, 1),
-      accept_(p.accept_den) {}
+      accept_(p.accept_den),
+      binned_(sampler == Sampler::automatic && BinnedDiscreteGaussian::eligible(p.num, p.den)
+                  ? BinnedDiscreteGaussian::shared(p.num, p.den)
+                  : nullptr) {}
 
 std::int64_t DiscreteGaussian::operator()(RandomBits& bits) const {
+  if (binned_) return (*binned_)(bits);
   // CKS20 Alg. 3: Y from the discrete Laplace proposal with scale t, accepted with probability
   // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| t den - num)^2 / (2 num den t^2)).
   // With an integer centre c = sigma^2/t the exponent is (|Y| - c)^2 / (2 num).

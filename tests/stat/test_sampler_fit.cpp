@@ -17,6 +17,7 @@
 #include "dpstats/mechanisms/l2_laplace.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/random/bernoulli.hpp"
+#include "dpstats/random/binned_discrete_gaussian.hpp"
 #include "dpstats/random/discrete_gaussian.hpp"
 #include "dpstats/random/discrete_laplace.hpp"
 #include "dpstats/random/geometric.hpp"
@@ -191,6 +192,48 @@ TEST(SamplerFit, DiscreteGaussian) {
                                [sigma](double p) { return fit::normal_quantile(p, 0, sigma); });
     EXPECT_TRUE(v.passes()) << "sigma^2 = " << s2 << ": " << v.statistic << " > " << v.threshold;
   }
+}
+
+// The binned sampler's fine structure (binned_discrete_gaussian.hpp): at sigma ~ 1030 its bins
+// are 64 wide, so a wrong bin weight or acceptance constant would show in windows of 16 values or
+// in the distribution of |y| mod 64 within bins. 10^6 draws, exact probabilities by summation.
+TEST(SamplerFit, BinnedDiscreteGaussianFineStructure) {
+  const std::uint64_t num = (std::uint64_t{1} << 20) + 12345;
+  const double s2 = static_cast<double>(num);
+  const DiscreteGaussian sampler(num, 1);
+  ASSERT_EQ(BinnedDiscreteGaussian(num, 1).bin_bits(), 6);
+  const auto reach = static_cast<std::int64_t>(12 * std::sqrt(s2));
+  std::vector<double> pmf(2 * reach + 1);
+  double z = 0;
+  for (std::int64_t y = -reach; y <= reach; ++y) {
+    z += pmf[y + reach] = std::exp(-static_cast<double>(y * y) / (2 * s2));
+  }
+  for (double& p : pmf) p /= z;
+  // Windows of 16 over |y| <= 5 sigma, two outer bins, and |y| mod 64.
+  const std::int64_t edge = 16 * static_cast<std::int64_t>(5 * std::sqrt(s2) / 16);
+  const std::size_t windows = static_cast<std::size_t>(2 * edge / 16);
+  std::vector<double> p_window(windows + 2, 0), p_residue(64, 0);
+  const auto window_of = [&](std::int64_t y) -> std::size_t {
+    if (y < -edge) return windows;
+    if (y >= edge) return windows + 1;
+    return static_cast<std::size_t>((y + edge) / 16);
+  };
+  for (std::int64_t y = -reach; y <= reach; ++y) {
+    p_window[window_of(y)] += pmf[y + reach];
+    p_residue[static_cast<std::size_t>(std::abs(y) % 64)] += pmf[y + reach];
+  }
+  SeededRng rng(107);
+  constexpr int n = 1000000;
+  std::vector<long> by_window(windows + 2, 0), by_residue(64, 0);
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t y = sampler(rng);
+    ++by_window[window_of(std::clamp(y, -reach, reach))];
+    ++by_residue[static_cast<std::size_t>(std::abs(y) % 64)];
+  }
+  const auto w = fit::chi_square_test(by_window, p_window);
+  EXPECT_TRUE(w.passes()) << "windows: " << w.statistic << " > " << w.threshold;
+  const auto r = fit::chi_square_test(by_residue, p_residue);
+  EXPECT_TRUE(r.passes()) << "residues: " << r.statistic << " > " << r.threshold;
 }
 
 TEST(SamplerFit, DiscreteSamplersRejectWrongScales) {

@@ -330,7 +330,8 @@ TEST(DiscreteLaplace, RejectsBadParameters) {
 // ---- discrete Gaussian ------------------------------------------------------------------------
 
 // Exact variance and fourth moment by summing the pmf (terms beyond 40 sigma are below 1e-340).
-void expect_gaussian_moments(std::uint64_t num, std::uint64_t den, std::uint64_t seed) {
+void expect_gaussian_moments(std::uint64_t num, std::uint64_t den, std::uint64_t seed,
+                             DiscreteGaussian::Sampler which = DiscreteGaussian::Sampler::automatic) {
   const double s2 = static_cast<double>(num) / static_cast<double>(den);
   double var = s2, m4 = 3 * s2 * s2;  // exact to double precision for sigma >= 3 (Poisson sum)
   if (s2 < 9) {
@@ -345,7 +346,7 @@ void expect_gaussian_moments(std::uint64_t num, std::uint64_t den, std::uint64_t
     m4 = e4 / z;
   }
   SeededRng rng(seed);
-  const DiscreteGaussian sampler(num, den);
+  const DiscreteGaussian sampler(num, den, which);
   double sum = 0, sum2 = 0;
   for (int i = 0; i < kSamples; ++i) {
     const auto y = static_cast<double>(sampler(rng));
@@ -367,6 +368,15 @@ TEST(DiscreteGaussian, SymmetricWithTheExactVariance) {
   expect_gaussian_moments(((std::uint64_t{1} << 23) + 1) << 23, 1, 26);
   // sigma^2 = (2^63 - 1) / 2^20: |Y| t den - num often exceeds 2^64 (the 256-bit square).
   expect_gaussian_moments((std::uint64_t{1} << 63) - 1, std::uint64_t{1} << 20, 25);
+  // The same large sigmas through CKS20 (the binned sampler draws them by default).
+  constexpr auto cks = DiscreteGaussian::Sampler::cks;
+  expect_gaussian_moments(std::uint64_t{1} << 46, 1, 27, cks);
+  expect_gaussian_moments(((std::uint64_t{1} << 23) + 1) << 23, 1, 28, cks);
+  expect_gaussian_moments((std::uint64_t{1} << 63) - 1, std::uint64_t{1} << 20, 29, cks);
+  // The binned sampler at its smallest sigma (2^10), a non-integer sigma^2 and an odd one.
+  expect_gaussian_moments(std::uint64_t{1} << 20, 1, 30);
+  expect_gaussian_moments((std::uint64_t{3} << 40) + 7, 1000, 31);
+  expect_gaussian_moments(17592186044417, 1, 32);
 }
 
 TEST(DiscreteGaussian, ProposalScaleIsFloorSigmaPlusOne) {

@@ -1,0 +1,233 @@
+#include "dpstats/random/binned_discrete_gaussian.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "dpstats/error.hpp"
+#include "exp_interval.hpp"
+#include "lazy_compare.hpp"
+
+namespace dpstats {
+namespace {
+
+using exact::Big;
+using exact::Interval;
+
+constexpr unsigned kScale = 192;  // working precision of the bin bounds (2^-192)
+constexpr std::uint64_t kMaxMagnitude = std::uint64_t{1} << 62;
+constexpr std::uint64_t lazy_max = ~std::uint64_t{0};  // a lower bound 2^64 stored as 2^64 - 1
+
+// The invariants the exactness proof rests on are checked, not assumed: a failure here is a bug.
+void ensure(bool ok, const char* what) {
+  if (!ok) throw std::logic_error(std::string("BinnedDiscreteGaussian: ") + what);
+}
+
+// Vose's alias method on integer weights summing to cells · capacity exactly: cell i keeps its
+// own outcome i below threshold[i] (of `capacity`) and gives the rest to alias[i]. Every outcome's
+// total share is then its weight exactly (no rounding: integer bookkeeping only).
+void build_alias(std::vector<u128> weight, u128 capacity, std::vector<std::uint64_t>& threshold,
+                 std::vector<std::uint16_t>& alias) {
+  const std::size_t cells = weight.size();
+  threshold.assign(cells, 0);
+  alias.assign(cells, 0);
+  std::vector<std::size_t> small, large;
+  for (std::size_t i = 0; i < cells; ++i) (weight[i] < capacity ? small : large).push_back(i);
+  while (!small.empty() && !large.empty()) {
+    const std::size_t s = small.back(), l = large.back();
+    small.pop_back();
+    threshold[s] = static_cast<std::uint64_t>(weight[s]);
+    alias[s] = static_cast<std::uint16_t>(l);
+    weight[l] -= capacity - weight[s];
+    if (weight[l] < capacity) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  for (const std::size_t l : large) {
+    ensure(weight[l] == capacity, "alias table weights do not sum to the cells");
+    threshold[l] = static_cast<std::uint64_t>(capacity);
+    alias[l] = static_cast<std::uint16_t>(l);
+  }
+  ensure(small.empty(), "alias table weights do not sum to the cells");
+}
+
+}  // namespace
+
+bool BinnedDiscreteGaussian::eligible(std::uint64_t sigma2_num, std::uint64_t sigma2_den) {
+  return sigma2_den >= 1 && sigma2_den <= (std::uint64_t{1} << 32) &&
+         sigma2_num / sigma2_den >= (std::uint64_t{1} << 20) &&
+         static_cast<u128>(sigma2_num) <= (static_cast<u128>(sigma2_den) << 62);
+}
+
+std::shared_ptr<const BinnedDiscreteGaussian> BinnedDiscreteGaussian::shared(
+    std::uint64_t sigma2_num, std::uint64_t sigma2_den) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::uint64_t, std::uint64_t>,
+                  std::shared_ptr<const BinnedDiscreteGaussian>>
+      cache;
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_pair(sigma2_num, sigma2_den);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() >= 64) cache.clear();  // bounded: a process with many sigmas rebuilds
+  auto built = std::make_shared<const BinnedDiscreteGaussian>(sigma2_num, sigma2_den);
+  cache.emplace(key, built);
+  return built;
+}
+
+BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::uint64_t sigma2_den)
+    : num_(sigma2_num),
+      den_(sigma2_den),
+      accept_(2 * static_cast<u128>(sigma2_num)),
+      inverse_two_num_(1.0 / (2.0 * static_cast<double>(sigma2_num))) {
+  if (!eligible(sigma2_num, sigma2_den)) {
+    throw InvalidArgument(fmt::format(
+        "BinnedDiscreteGaussian: needs sigma^2 = num/den in [2^20, 2^62] with den <= 2^32, got "
+        "{} / {}",
+        sigma2_num, sigma2_den));
+  }
+  // floor(log2 sigma) = floor(floor(log2 floor(sigma^2)) / 2); B = 2^b in (sigma/32, sigma/16].
+  const int log2_sigma = (static_cast<int>(std::bit_width(num_ / den_)) - 1) / 2;
+  bin_bits_ = log2_sigma - 4;
+  const u128 width = static_cast<u128>(1) << bin_bits_;
+  const u128 width2_den = width * width * den_;  // B^2 den < 2^(52 + 32)
+  // K = ceil(sigma^2 / B^2) in [256, 1024]: K B^2 >= sigma^2 makes the tail exponent >= i.
+  const auto bins = static_cast<std::size_t>((num_ + width2_den - 1) / width2_den);
+  ensure(bins >= 2 && bins + 2 <= (std::size_t{1} << kCellBits), "bin count out of range");
+  ensure(static_cast<u128>(bins) * width2_den >= num_, "K B^2 < sigma^2");
+
+  // E_j = x^(j^2), x = exp(-B^2/(2 sigma^2)): E_{j+1} = E_j · x^(2j+1), bracketed at 2^-192.
+  const Big q = exact::to_big(2 * static_cast<u128>(num_));
+  const Interval x = exact::exp_minus(exact::to_big(width2_den), q, kScale);
+  const Interval x2 = exact::multiply(x, x, kScale);
+  std::vector<Interval> envelope(bins + 1);
+  envelope[0] = {Big(1) << kScale, Big(1) << kScale};
+  Interval odd_power = x;  // x^(2j+1)
+  for (std::size_t j = 0; j < bins; ++j) {
+    envelope[j + 1] = exact::multiply(envelope[j], odd_power, kScale);
+    odd_power = exact::multiply(odd_power, x2, kScale);
+  }
+  // e_j = ceil(2^64 upper(E_j)) >= 1, and the scale D with sum_j ceil(D e_j / 2^64) +
+  // ceil(2 D e_K / 2^64) <= 2^64.
+  const Big down = Big(1) << (kScale - 64), two64 = Big(1) << 64;
+  std::vector<Big> e(bins + 1);
+  Big total = 0;
+  for (std::size_t j = 0; j <= bins; ++j) {
+    e[j] = exact::ceil_div(envelope[j].hi, down);
+    total += j < bins ? e[j] : 2 * e[j];
+  }
+  const Big scale_d = ((two64 - bins - 2) << 64) / total;  // D < 2^64
+  Big used = 0;
+  bins_.resize(bins);
+  for (std::size_t j = 0; j < bins; ++j) {
+    const Big weight = exact::ceil_div(scale_d * e[j], two64);  // P_j >= D E_j: C_j <= 1
+    used += weight;
+    Bin& bin = bins_[j];
+    bin.weight = static_cast<std::uint64_t>(weight);
+    const Big jj = j;
+    bin.constant = ExpConstant{exact::to_u128(jj * jj * exact::to_big(width2_den)), 2 * static_cast<u128>(num_),
+                               exact::to_u128(scale_d), exact::to_u128(weight), false};
+    // C_j = E_j D / P_j at 2^-64 from E_j's bracket.
+    const Big lo = (envelope[j].lo * scale_d) / (weight * down);
+    const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
+    ensure(lo <= two64, "a bin constant exceeds 1");  // C_0 = 1 exactly
+    bin.window = {lo == two64 ? lazy_max : static_cast<std::uint64_t>(lo), exact::to_u128(hi)};
+  }
+  // P_tail >= 2 D E_K >= D E_K / (1 - e^-1): C_tail <= 1.
+  const Big tail = exact::ceil_div(2 * scale_d * e[bins], two64);
+  used += tail;
+  ensure(used <= two64, "proposal weights exceed 2^64");
+  tail_weight_ = static_cast<std::uint64_t>(tail);
+  reject_weight_ = static_cast<std::uint64_t>(two64 - used);  // < 2^64 since every P_j >= 1
+  const Big kk = bins;
+  tail_constant_ = ExpConstant{exact::to_u128(kk * kk * exact::to_big(width2_den)),
+                               2 * static_cast<u128>(num_), exact::to_u128(scale_d),
+                               exact::to_u128(tail), true};
+  tail_window_ = tail_constant_.window();
+
+  // The proposal over outcomes 0..K-1 (core bins), K (tail), K+1 (reject) as an alias table of
+  // 2^11 cells holding 2^53 units of 2^-64 each.
+  std::vector<u128> weight(std::size_t{1} << kCellBits, 0);
+  for (std::size_t j = 0; j < bins; ++j) weight[j] = bins_[j].weight;
+  weight[bins] = tail_weight_;
+  weight[bins + 1] = reject_weight_;
+  build_alias(std::move(weight), static_cast<u128>(1) << (64 - kCellBits), cell_threshold_,
+              cell_alias_);
+}
+
+// The tail bin K + i, i ~ Geometric(1 - e^-1) (i successes of Bernoulli(e^-1)), m = (K + i)B + r:
+// accepted with probability C_tail · exp(-((m^2 - K^2 B^2) den - 2 i num) / (2 num)). Returns 0
+// on rejection (m > 0 always). Rare (P_tail is a few units of 2^-64), so it runs on big integers.
+std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) const {
+  std::uint64_t i = 0;
+  while (bernoulli_exp_minus_one(bits)) ++i;
+  const Big width = Big(1) << bin_bits_;
+  const Big m = (Big(bins_.size()) + i) * width + r;
+  if (m >= kMaxMagnitude) return 0;  // acceptance below exp(-2^60): see the header
+  const Big k_width = Big(bins_.size()) * width;
+  const Big exponent = (m * m - k_width * k_width) * den_ - 2 * Big(i) * num_;
+  ensure(exponent >= 0, "negative tail exponent");
+  const Big q = 2 * Big(num_);
+  for (Big whole = exponent / q; whole != 0; --whole) {
+    if (!bernoulli_exp_minus_one(bits)) return 0;
+  }
+  if (!accept_(bits, exact::to_u128(exponent % q))) return 0;
+  if (!bernoulli_exp_constant(bits, tail_constant_, tail_window_)) return 0;
+  return static_cast<std::int64_t>(m);
+}
+
+// Bernoulli(exp(-num/2num_sigma)) for the in-bin exponent. CKS20's first trial decides "true"
+// whenever u >= gamma = num/(2 num_sigma) (probability 1 - gamma), and that test is settled here
+// from a double estimate: g = fl(fl(num) · fl(1 / fl(2 num_sigma))) >= gamma (1 - u)^4 (four
+// roundings), so floor(fl(g 2^64 (1 + 2^-50))) + 2 > gamma 2^64 (1 - u)^5 (1 + 2^-50) + 1 >
+// gamma 2^64 (u = 2^-53). Any
+// other u is left unread and the full exact trial runs on the same bits: its answer on this
+// event is "true" too, so the decision is exactly the full trial's.
+bool BinnedDiscreteGaussian::accept_exponent(RandomBits& bits, u128 num) const {
+  if ((num >> 64) == 0) {
+    const double g = static_cast<double>(static_cast<std::uint64_t>(num)) * inverse_two_num_;
+    if (g < 0.25) {
+      const auto hi = static_cast<std::uint64_t>(g * 0x1p64 * (1 + 0x1p-50)) + 2;
+      const std::uint64_t w = bits.peek64();
+      if (w >= hi) {
+        bits.consume(lazy::bits_above(w, hi));
+        return true;
+      }
+    }
+  }
+  return accept_(bits, num);
+}
+
+std::int64_t BinnedDiscreteGaussian::operator()(RandomBits& bits) const {
+  const std::size_t bins = bins_.size();
+  constexpr std::uint64_t kCellMask = (std::uint64_t{1} << (64 - kCellBits)) - 1;
+  for (;;) {
+    const std::uint64_t w = bits.rng().next_u64();  // a fresh word: RandomBits' buffer unused
+    const std::size_t cell = w >> (64 - kCellBits);
+    const std::size_t outcome = (w & kCellMask) < cell_threshold_[cell] ? cell : cell_alias_[cell];
+    if (outcome > bins) continue;  // "reject"
+    const std::uint64_t draw = bits.take(bin_bits_ + 1);
+    const std::uint64_t r = draw >> 1;
+    const bool negative = (draw & 1) != 0;
+    std::int64_t m;
+    if (outcome == bins) {
+      m = tail(bits, r);
+      if (m == 0) continue;
+    } else {
+      const std::uint64_t low = static_cast<std::uint64_t>(outcome) << bin_bits_;  // jB
+      if (negative && low + r == 0) continue;
+      const Bin& bin = bins_[outcome];
+      if (!bernoulli_exp_constant(bits, bin.constant, bin.window)) continue;
+      // exp(-(m^2 - j^2 B^2)/(2 sigma^2)) = exp(-r (2jB + r) den / (2 num)); < 2^96 / 2^65.
+      if (!accept_exponent(bits, static_cast<u128>(r) * (2 * low + r) * den_)) continue;
+      m = static_cast<std::int64_t>(low + r);
+    }
+    return negative ? -m : m;
+  }
+}
+
+}  // namespace dpstats
