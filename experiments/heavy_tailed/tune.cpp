@@ -111,20 +111,26 @@ void tune_private_clip(const ReproOptions& opts, std::ofstream& md) {
   md << " worst ratio |\n|---|";
   for (std::size_t i = 0; i <= inst.size(); ++i) md << "---|";
   md << "\n";
-  double best = 1e300;
-  std::string best_name;
+  // Selection: over the four L1 instances (absolute loss) and over hinge separately; the
+  // library's defaults use the first for every loss but hinge (heavy_tailed.cpp).
+  double best_l1 = 1e300, best_h = 1e300;
+  std::string name_l1, name_h;
   for (std::size_t ci = 0; ci < names.size(); ++ci) {
     md << "| " << names[ci] << " |";
-    double worst = 0;
+    double worst = 0, worst_l1 = 0;
     for (std::size_t ii = 0; ii < inst.size(); ++ii) {
       const double ratio = med[ci][ii] / med[0][ii];
       worst = std::max(worst, ratio);
+      if (inst[ii].task.kind != HeavyTailedTaskKind::hinge_student_t) worst_l1 = std::max(worst_l1, ratio);
       md << fmt::format(" {:.2e} ({:.2f}) |", med[ci][ii], ratio);
     }
     md << fmt::format(" {:.2f} |\n", worst);
-    if (ci >= 2 && worst < best) best = worst, best_name = names[ci];
+    const double hinge_ratio = med[ci].back() / med[0].back();
+    if (ci >= 2 && worst_l1 < best_l1) best_l1 = worst_l1, name_l1 = names[ci];
+    if (ci >= 2 && hinge_ratio < best_h) best_h = hinge_ratio, name_h = names[ci];
   }
-  md << fmt::format("\nSelected: {} (worst ratio {:.2f}).\n", best_name, best);
+  md << fmt::format("\nSelected for the absolute loss (worst ratio over the four L1 instances): {} "
+                    "({:.2f}).\nSelected for hinge: {} ({:.2f}).\n", name_l1, best_l1, name_h, best_h);
 }
 
 void run_tune(const ReproOptions& opts) {
