@@ -48,13 +48,22 @@ inline void check_vector(const Eigen::Ref<const Eigen::VectorXd>& value, std::si
   }
 }
 
+// The integer nearest to x for |x| <= 2^60 (ties to even), exactly: below 2^52, adding and
+// subtracting 2^52 rounds once, to the nearest integer, in the default rounding mode (never
+// changed here); from 2^52 on every double is an integer. Inline, where llround is a libm call.
+inline std::int64_t nearest_integer(double x) {
+  constexpr double kShift = 0x1p52;
+  const double a = std::fabs(x);
+  return static_cast<std::int64_t>(std::copysign(a < kShift ? (a + kShift) - kShift : a, x));
+}
+
 // The release g·clamp(k + noise) with k = round(clamp(value)/g). x/g is exact (a power-of-two
 // scaling of a clamped value), and so is the rounding to k; |k| <= 2^60, and clamping the exact
 // sum k + Y to ±2^62 is a function of it (a sampler's own clamp at ±(2^63 - 1) only acts where
 // k + Y is beyond ±2^62 anyway). The double returned is post-processing of the integer release.
 inline double release(double value, double g, std::int64_t noise) {
   const double clamped = std::clamp(value, -kInputBound * g, kInputBound * g);
-  const auto k = static_cast<std::int64_t>(std::llround(clamped / g));
+  const std::int64_t k = nearest_integer(clamped / g);
   const i128 sum = static_cast<i128>(k) + noise;
   const auto bound = static_cast<i128>(kOutputBound);
   return static_cast<double>(static_cast<std::int64_t>(std::clamp(sum, -bound, bound))) * g;

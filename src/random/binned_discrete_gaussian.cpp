@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -136,6 +137,9 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
     ensure(lo <= two64, "a bin constant exceeds 1");  // C_0 = 1 exactly
     bin.window = {lo == two64 ? lazy_max : static_cast<std::uint64_t>(lo), exact::to_u128(hi)};
+    // Doubles bracketing C_j: 53-bit truncations of the bounds, exact conversions.
+    bin.c_lo = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(lo >> 11)), -53);
+    bin.c_hi = std::ldexp(static_cast<double>(static_cast<std::uint64_t>((hi + 2047) >> 11)), -53);
   }
   // P_tail >= 2 D E_K >= D E_K / (1 - e^-1): C_tail <= 1.
   const Big tail = exact::ceil_div(2 * scale_d * e[bins], two64);
@@ -180,35 +184,65 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
   return static_cast<std::int64_t>(m);
 }
 
-// Bernoulli(exp(-num/2num_sigma)) for the in-bin exponent. CKS20's first trial decides "true"
-// whenever u >= gamma = num/(2 num_sigma) (probability 1 - gamma), and that test is settled here
-// from a double estimate: g = fl(fl(num) · fl(1 / fl(2 num_sigma))) >= gamma (1 - u)^4 (four
-// roundings), so floor(fl(g 2^64 (1 + 2^-50))) + 2 > gamma 2^64 (1 - u)^5 (1 + 2^-50) + 1 >
-// gamma 2^64 (u = 2^-53). Any
-// other u is left unread and the full exact trial runs on the same bits: its answer on this
-// event is "true" too, so the decision is exactly the full trial's.
-bool BinnedDiscreteGaussian::accept_exponent(RandomBits& bits, u128 num) const {
-  if ((num >> 64) == 0) {
-    const double g = static_cast<double>(static_cast<std::uint64_t>(num)) * inverse_two_num_;
-    if (g < 0.25) {
-      const auto hi = static_cast<std::uint64_t>(g * 0x1p64 * (1 + 0x1p-50)) + 2;
-      const std::uint64_t w = bits.peek64();
-      if (w >= hi) {
-        bits.consume(lazy::bits_above(w, hi));
-        return true;
-      }
-    }
+// Accepts m = jB + r in core bin j with probability a = C_j · exp(-delta), delta =
+// r (2jB + r) den / (2 num), exactly. For delta <= 1/2, a is bracketed in doubles:
+//  * delta_hat = fl(fl(n) · fl(1 / fl(2 num))) is within (1 ± 4.01u) of delta (u = 2^-53), so
+//    delta- = delta_hat (1 - 2^-50) <= delta <= delta+ = delta_hat (1 + 2^-50);
+//  * for 0 <= x <= 1 the alternating Taylor sums give 1 - x + x^2/2 - x^3/6 <= exp(-x) <=
+//    1 - x + x^2/2, so P_lo(delta+) <= exp(-delta) <= P_hi(delta-);
+//  * each bracket, evaluated in doubles with every intermediate in [0, 1], is off by less than
+//    8u, and its product with c_lo <= C_j <= c_hi by less than 10u < 2^-49.6 in all; the integer
+//    bounds below subtract / add 2^-47 (2^17 units of 2^-64) beyond the truncation.
+// A uniform u below the lower bound accepts, one at or above the upper bound rejects (reading only
+// the bits that certify it); otherwise (probability about delta^3/6) the exact comparison of u
+// with a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits. Larger delta (bins beyond
+// ~5 sigma) runs the two exact trials C_j and exp(-delta) separately.
+bool BinnedDiscreteGaussian::accept(RandomBits& bits, std::size_t j, std::uint64_t r) const {
+  const Bin& bin = bins_[j];
+  const std::uint64_t low = static_cast<std::uint64_t>(j) << bin_bits_;
+  const u128 n = static_cast<u128>(r) * (2 * low + r) * den_;  // < 2^96
+  const double delta = (n >> 62) == 0 ? static_cast<double>(static_cast<std::int64_t>(n)) *
+                                            inverse_two_num_
+                                      : 1.0;
+  if (delta > 0.5) {
+    return bernoulli_exp_constant(bits, bin.constant, bin.window) && accept_(bits, n);
   }
-  return accept_(bits, num);
+  const double up = delta * (1 + 0x1p-50), down = delta * (1 - 0x1p-50);
+  const double lower = bin.c_lo * (1 - up * (1 - up * (0.5 - up / 6)));
+  const double upper = bin.c_hi * (1 - down * (1 - down * 0.5));
+  constexpr std::uint64_t kMargin = std::uint64_t{1} << 17;
+  // x 2^63 < 2^63 converts with the signed instruction (truncating); doubling loses one unit.
+  const std::uint64_t lo =
+      lower >= 1.0 ? lazy::kMax64
+                   : static_cast<std::uint64_t>(static_cast<std::int64_t>(lower * 0x1p63)) << 1;
+  const u128 hi = upper >= 1.0 ? static_cast<u128>(1) << 65
+                               : (static_cast<u128>(static_cast<std::int64_t>(upper * 0x1p63))
+                                  << 1) + 2 * kMargin;
+  return lazy::less_lazy(bits, lo > kMargin ? lo - kMargin : 0, hi, [&](std::uint64_t w) {
+    const u128 m = low + r;
+    return exp_constant_less(bits, w,
+                             ExpConstant{m * m * den_, 2 * static_cast<u128>(num_),
+                                         bin.constant.a, bin.constant.b, false});
+  });
 }
 
 std::int64_t BinnedDiscreteGaussian::operator()(RandomBits& bits) const {
   const std::size_t bins = bins_.size();
   constexpr std::uint64_t kCellMask = (std::uint64_t{1} << (64 - kCellBits)) - 1;
   for (;;) {
-    const std::uint64_t w = bits.rng().next_u64();  // a fresh word: RandomBits' buffer unused
+    // The alias lookup reads the cell's 11 bits and then only the bits that settle v < threshold
+    // (up to the first bit where they differ, or none when the cell has no alias).
+    const std::uint64_t w = bits.peek64();
     const std::size_t cell = w >> (64 - kCellBits);
-    const std::size_t outcome = (w & kCellMask) < cell_threshold_[cell] ? cell : cell_alias_[cell];
+    const std::uint64_t threshold = cell_threshold_[cell];
+    std::size_t outcome = cell;
+    if (threshold == kCellMask + 1) {
+      bits.consume(kCellBits);
+    } else {
+      const std::uint64_t difference = (w & kCellMask) ^ threshold;
+      bits.consume(difference == 0 ? 64 : std::countl_zero(difference) + 1);
+      if ((w & kCellMask) >= threshold) outcome = cell_alias_[cell];
+    }
     if (outcome > bins) continue;  // "reject"
     const std::uint64_t draw = bits.take(bin_bits_ + 1);
     const std::uint64_t r = draw >> 1;
@@ -220,10 +254,7 @@ std::int64_t BinnedDiscreteGaussian::operator()(RandomBits& bits) const {
     } else {
       const std::uint64_t low = static_cast<std::uint64_t>(outcome) << bin_bits_;  // jB
       if (negative && low + r == 0) continue;
-      const Bin& bin = bins_[outcome];
-      if (!bernoulli_exp_constant(bits, bin.constant, bin.window)) continue;
-      // exp(-(m^2 - j^2 B^2)/(2 sigma^2)) = exp(-r (2jB + r) den / (2 num)); < 2^96 / 2^65.
-      if (!accept_exponent(bits, static_cast<u128>(r) * (2 * low + r) * den_)) continue;
+      if (!accept(bits, outcome, r)) continue;
       m = static_cast<std::int64_t>(low + r);
     }
     return negative ? -m : m;

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 
 namespace dpstats {
@@ -36,7 +35,6 @@ namespace {
 
 // Incremented in every forked child, so that a buffer inherited from the parent is discarded.
 std::atomic<std::uint64_t> g_fork_generation{0};
-std::once_flag g_atfork_once;
 
 void on_fork_child() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
 
@@ -63,7 +61,10 @@ struct SecureBuffer {
 };
 
 SecureBuffer& thread_buffer() {
-  std::call_once(g_atfork_once, [] { pthread_atfork(nullptr, nullptr, on_fork_child); });
+  // Registered once per process before any buffer is filled (a function-local static: the check
+  // on later calls is one load, where std::call_once was a library call per word).
+  static const bool registered = pthread_atfork(nullptr, nullptr, on_fork_child) == 0;
+  if (!registered) throw std::runtime_error("SecureRng: pthread_atfork failed");
   thread_local SecureBuffer buffer;
   return buffer;
 }

@@ -13,7 +13,10 @@
 // probability proportional to f(m) (times the sign's 1/2, with (negative, 0) rejected as in
 // CKS20). P_j = ceil(D · e_j / 2^64) for a proven upper bound e_j >= 2^64 E_j makes C_j <= 1, and
 // K >= sigma^2 / B^2 keeps the tail's exponent non-negative. The constants C are tried exactly
-// (exp_constant.hpp), the exponentials by the exact BernoulliExp: nothing is rounded.
+// (exp_constant.hpp), the exponentials by the exact BernoulliExp: nothing is rounded. In the core,
+// where the in-bin exponent is at most 1/2, the whole acceptance C_j·exp(-delta) is one lazy
+// comparison of a uniform against proven double bounds (a Taylor bracket of exp(-delta)), with the
+// exact comparison against C_j·exp(-delta) = exp(-m^2/(2 sigma^2))·D/P_j when they do not decide.
 // Magnitudes m >= 2^62 (acceptance probability below exp(-2^60)) are rejected without drawing, as
 // in discrete_gaussian.hpp.
 #pragma once
@@ -54,11 +57,12 @@ class BinnedDiscreteGaussian {
     std::uint64_t weight;        // P_j
     ExpConstant constant;        // C_j
     ExpConstant::Window window;  // its 64-bit bounds
+    double c_lo, c_hi;           // doubles with c_lo <= C_j <= c_hi
   };
   static constexpr int kCellBits = 11;  // 2048 alias cells >= K + 2 outcomes
 
   std::int64_t tail(RandomBits& bits, std::uint64_t r) const;
-  bool accept_exponent(RandomBits& bits, u128 num) const;
+  bool accept(RandomBits& bits, std::size_t j, std::uint64_t r) const;
 
   std::uint64_t num_, den_;
   int bin_bits_;
