@@ -1,0 +1,150 @@
+// user-level-default (issue 7, gap 1): does the recommended method (dp-gd-user with its default
+// clip, steps and step) come within 1.2× of the best method measured on held-out data? The full
+// study's test set (10^5 labelled items) could not resolve excesses of 1e-5, so here:
+//  * excess is the exact population form E_a[B(a·x, w*)] on 10^6 feature draws shared by every
+//    method (synthetic_users.hpp: relative standard error ≈ 0.1 %, reported);
+//  * the tuned competitors (DP-GD over clip × T × η, Alg 3 practical over clip × T × L_f) are
+//    chosen by their mean excess over 3 tuning datasets × their own noise, disjoint from the
+//    held-out ones;
+//  * the held-out comparison uses many datasets per cell, each method on the same datasets
+//    (paired), with a bootstrap interval for the ratio of mean excesses.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "../repro.hpp"
+#include "common.hpp"
+
+namespace dpstats::repro::user_level {
+namespace {
+
+double excess_of(const UserDataset& D, const PopulationExcess& pop, const UserLevelOptions& o,
+                 std::uint64_t seed) {
+  SeededRng rng(seed);
+  return pop(fit_user_level(D, o, rng).estimate);
+}
+
+// Bootstrap (over datasets, paired) 90 % interval of mean(a)/mean(b).
+std::pair<double, double> ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                         std::uint64_t seed) {
+  SeededRng rng(seed);
+  const std::size_t k = a.size();
+  std::vector<double> r;
+  for (int it = 0; it < 2000; ++it) {
+    double sa = 0, sb = 0;
+    for (std::size_t i = 0; i < k; ++i) {
+      const auto j = static_cast<std::size_t>(rng.uniform_below(k));
+      sa += a[j];
+      sb += b[j];
+    }
+    r.push_back(sa / sb);
+  }
+  std::sort(r.begin(), r.end());
+  return {r[100], r[1899]};
+}
+
+void run_default(const ReproOptions& opts) {
+  const std::uint64_t seed = opts.seed.value_or(20261122);
+  const std::int64_t d = 10;
+  const std::vector<Size> sizes =
+      opts.quick ? std::vector<Size>{{10000, 100}}
+                 : std::vector<Size>{{1000, 20}, {1000, 100}, {4000, 20}, {4000, 100},
+                                     {10000, 20}, {10000, 100}, {4000, 400}};
+  const int tune_sets = 3;
+  const int held_out = opts.quick ? 8 : 20;
+  const std::int64_t pop_items = opts.quick ? 200000 : 1000000;
+  std::filesystem::create_directories(opts.out);
+  SeededRng wrng(seed);
+  const UserTask base = task_for({1, 1}, d);
+  const Vector w_star = make_w_star(base, wrng);  // the study's w* for the same seed
+  SeededRng prng(seed + 2);
+  const PopulationExcess pop(base, w_star, pop_items, prng);
+
+  CsvTable csv({"n", "m", "method_id", "excess", "excess_se", "pop_rel_se", "ratio_to_default",
+                "ratio_lo", "ratio_hi"});
+  std::ofstream md(opts.out / "summary.md");
+  md << "# user-level-default: the recommended method against tuned competitors, exact "
+        "population excess\n\n";
+  md << fmt::format("Logistic task of `repro user-level`, (ε, δ) = (1, 1e-6), d = 10. Excess = "
+                    "E_a[B(a·x, w*)] on {} shared feature draws (F(0) − F* = {:.4f}). Tuned "
+                    "methods chosen on {} tuning datasets; {} held-out datasets per cell, every "
+                    "method on the same ones. Ratio = method / default with a paired bootstrap "
+                    "90 % interval.\n\n",
+                    pop_items, pop(Vector::Zero(d)), tune_sets, held_out);
+  md << "| n | m | method | config | excess (mean) | se | eval rel. se | default / method | 90 % interval |\n"
+        "|---|---|---|---|---|---|---|---|---|\n";
+  Progress progress("user-level-default", sizes.size());
+  for (const auto& s : sizes) {
+    std::vector<UserDataset> tune, held;
+    for (int k = 0; k < tune_sets; ++k) {
+      SeededRng r(seed + 40000 + static_cast<std::uint64_t>(k * 131 + s.n * 7 + s.m));
+      tune.push_back(make_user_task(task_for(s, d), w_star, r));
+    }
+    for (int k = 0; k < held_out; ++k) {
+      SeededRng r(seed + 60000 + static_cast<std::uint64_t>(k * 131 + s.n * 7 + s.m));
+      held.push_back(make_user_task(task_for(s, d), w_star, r));
+    }
+    struct Row {
+      std::string name, cfg;
+      UserLevelOptions o;
+    };
+    std::vector<Row> rows;
+    UserLevelOptions def;
+    def.domain_radius = 5;
+    rows.push_back({"dp-gd-user (default)", "clip L/(4√m), T 20, η 4R/(cT)", def});
+    for (const std::string method : {"dp-gd-user", "accelerated"}) {
+      const auto cands = candidates(s, method, opts.quick);
+      double best = INFINITY;
+      std::size_t bi = 0;
+      for (std::size_t c = 0; c < cands.size(); ++c) {
+        double v = 0;
+        for (int k = 0; k < tune_sets; ++k)
+          v += excess_of(tune[static_cast<std::size_t>(k)], pop, cands[c].opt, seed + 500 + k);
+        if (v < best) {
+          best = v;
+          bi = c;
+        }
+      }
+      const auto& o = cands[bi].opt;
+      std::string cfg = fmt::format("clip {:.3g}·L/√m, T {}", *o.clip * std::sqrt(double(s.m)) / 1.5,
+                                    *o.steps);
+      if (o.step_size) cfg += fmt::format(", η {:.3g}·4R/(cT)", *o.step_size / (4 * 10.0 / (*o.clip * *o.steps)));
+      if (o.alg3.smoothness) cfg += fmt::format(", L_f {:.3g}·τT²/(8R)", *o.alg3.smoothness / (*o.clip * *o.steps * *o.steps / 80.0));
+      rows.push_back({method + " (tuned)", cfg, o});
+    }
+    std::vector<std::vector<double>> ex(rows.size());
+    std::vector<double> rel_se(rows.size(), 0);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (int k = 0; k < held_out; ++k) {
+        SeededRng rng(seed + 900 + static_cast<std::uint64_t>(k));
+        const Vector x = fit_user_level(held[static_cast<std::size_t>(k)], rows[r].o, rng).estimate;
+        const double e = pop(x);
+        ex[r].push_back(e);
+        rel_se[r] = std::max(rel_se[r], pop.standard_error(x) / e);
+      }
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const auto sm = summarise(ex[r]);
+      const auto [lo, hi] = ratio_interval(ex[0], ex[r], seed + 77 + r);
+      const double ratio = summarise(ex[0]).mean / sm.mean;
+      csv.add_row({double(s.n), double(s.m), double(r), sm.mean, sm.se, rel_se[r], ratio, lo, hi});
+      md << fmt::format("| {} | {} | {} | {} | {:.3e} | {:.1e} | {:.1e} | {:.2f} | [{:.2f}, {:.2f}] |\n",
+                        s.n, s.m, rows[r].name, rows[r].cfg, sm.mean, sm.se, rel_se[r], ratio, lo, hi);
+    }
+    progress.step();
+  }
+  md << "\nmethod_id: 0 = dp-gd-user (default), 1 = dp-gd-user (tuned), 2 = accelerated (tuned). "
+        "`eval rel. se` is the largest relative standard error of the population estimate over the "
+        "held-out fits.\n";
+  csv.write(opts.out, "default_rule.csv");
+}
+
+}  // namespace
+
+DPSTATS_EXPERIMENT("user-level-default",
+                   "Issue 7: the recommended user-level method against tuned DP-GD and tuned Alg 3 "
+                   "practical on many held-out datasets, exact population excess",
+                   run_default);
+
+}  // namespace dpstats::repro::user_level
