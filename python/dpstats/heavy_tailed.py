@@ -15,6 +15,11 @@ method: None picks the recommended "lipschitz-extension" (practical profile: Pop
 certified Lipschitz-extension output perturbation, then localized noisy clipped GD; constants from
 public values only); "output-perturbation", "clipped-gd" (pure-DP noisy clipped GD, l2-Laplace),
 "dp-sgd" (Gaussian, (epsilon, delta)).
+inner (lipschitz-extension): "glm-one-stage" (default, card 2.13) or "double-output-perturbation"
+(Alg 4 with Alg 2, the card's main algorithm; lens domains certified through the Lagrangian).
+final_clip_rule (practical profile): "private-quantile" (default: the final GD phase's clip is a
+pure-DP quantile of the per-record gradient norms at phase 1's output, 1/16 of that block's
+epsilon) or "public" (from the moment bound only).
 k, G_k (and G_2): PUBLIC bounds E[sup_W |grad f(w, z)|^k] <= G_k^k (for absolute, hinge and
 logistic losses sup_W |grad f| = |x|).
 """
@@ -51,7 +56,8 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      *, delta: Optional[float] = None, profile: str = "practical", k: float = 4.0,
                      G_k: float = 1.0, G_2: Optional[float] = None, phases: Optional[int] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
-                     clip: Optional[float] = None) -> Release:
+                     clip: Optional[float] = None, inner: Optional[str] = None,
+                     final_clip_rule: Optional[str] = None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc."""
     if method is None:
         method = "lipschitz-extension"
@@ -65,6 +71,15 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     elif delta not in (None, 0, 0.0):
         raise ValueError(f"delta applies to method 'dp-sgd' only (pure epsilon-DP, delta = 0), "
                          f"got {delta!r}")
+    if inner not in (None, "glm-one-stage", "double-output-perturbation"):
+        raise ValueError("inner must be 'glm-one-stage' or 'double-output-perturbation', "
+                         f"got {inner!r}")
+    if final_clip_rule not in (None, "private-quantile", "public"):
+        raise ValueError("final_clip_rule must be 'private-quantile' or 'public', "
+                         f"got {final_clip_rule!r}")
+    if method != "lipschitz-extension" and (inner is not None or final_clip_rule is not None):
+        raise ValueError(f"inner and final_clip_rule apply to method 'lipschitz-extension' only, "
+                         f"got method {method!r}")
     try:
         X = np.asarray(X, dtype=np.float64, order="C")
         y = np.asarray(y, dtype=np.float64, order="C")
@@ -79,5 +94,5 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         _float(k, "k"), _float(G_k, "G_k"), None if G_2 is None else _float(G_2, "G_2"),
         _opt_int(phases, "phases"), _opt_int(steps, "steps"),
         None if step_size is None else _float(step_size, "step_size"),
-        None if clip is None else _float(clip, "clip"), _seed(seed))
+        None if clip is None else _float(clip, "clip"), inner, final_clip_rule, _seed(seed))
     return Release._from_native(est, fields)

@@ -15,7 +15,9 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
                                   double epsilon, double delta, double domain_radius, double k,
                                   double G_k, std::optional<double> G_2, std::optional<int> phases,
                                   std::optional<int> steps, std::optional<double> step_size,
-                                  std::optional<double> clip, std::optional<std::uint64_t> seed) {
+                                  std::optional<double> clip, std::optional<std::string> inner,
+                                  std::optional<std::string> final_clip_rule,
+                                  std::optional<std::uint64_t> seed) {
   const RowMatrix data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(profile == "practical" || profile == "paper",
@@ -36,6 +38,8 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
   o.steps = steps;
   o.step_size = step_size;
   o.clip = clip;
+  o.inner = inner;
+  o.final_clip_rule = final_clip_rule;
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
@@ -51,5 +55,6 @@ void bind_heavy_tailed(py::module_& m) {
   m.def("fit_heavy_tailed", &fit_heavy_tailed_native, py::arg("X"), py::arg("y"), py::arg("loss"),
         py::arg("method"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
         py::arg("domain_radius"), py::arg("k"), py::arg("G_k"), py::arg("G_2"), py::arg("phases"),
-        py::arg("steps"), py::arg("step_size"), py::arg("clip"), py::arg("seed"));
+        py::arg("steps"), py::arg("step_size"), py::arg("clip"), py::arg("inner"), py::arg("final_clip_rule"),
+        py::arg("seed"));
 }

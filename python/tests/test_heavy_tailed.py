@@ -66,3 +66,35 @@ def test_errors():
         dpstats.fit(Xn, y, task="heavy-tailed", domain_radius=2.0)
     with pytest.raises(ValueError, match="epsilon"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=0, domain_radius=2.0)
+
+
+def test_private_final_clip_is_on_the_ledger_and_public_rule_is_not():
+    X, y = _data()
+    r = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, k=4, G_k=3.0, seed=6)
+    mech = [e["mechanism"] for e in r.ledger]
+    assert mech == ["l2_laplace", "private_quantile", "l2_laplace"]
+    gd = r.ledger[2]
+    assert abs(r.ledger[1]["loss"]["epsilon"] + gd["count"] * gd["loss"]["epsilon"] - 1.0) < 1e-12
+    assert r.diagnostics["phases"][1]["clip_rule"]["rule"] == "private-quantile"
+    p = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, k=4, G_k=3.0, seed=6,
+                    final_clip_rule="public")
+    assert [e["mechanism"] for e in p.ledger] == ["l2_laplace", "l2_laplace"]
+    with pytest.raises(ValueError, match="final_clip_rule"):
+        dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, final_clip_rule="tuned")
+
+
+def test_inner_double_output_perturbation_releases_or_aborts():
+    X, y = _data()
+    r = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, k=4, G_k=3.0, seed=7,
+                    inner="double-output-perturbation")
+    assert r.status in ("ok", "abstained")
+    if r.status == "ok":
+        assert r.certified and r.diagnostics["inner"] == "double-output-perturbation"
+        assert r.diagnostics["phases"][0]["W0"] in ("W", "ball", "lens")
+    else:
+        assert r.estimate.size == 0
+    with pytest.raises(ValueError, match="inner"):
+        dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, inner="newton")
+    with pytest.raises(ValueError, match="lipschitz-extension"):
+        dpstats.fit(X, y, task="heavy-tailed", method="clipped-gd", domain_radius=2.0,
+                    inner="glm-one-stage")

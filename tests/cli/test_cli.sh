@@ -189,5 +189,15 @@ bad "mean filter needs alpha" "alpha" -- mean --method filter --epsilon 1 --delt
 bad "mean --T only for filter" "--T applies" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean window only for exp-time" "uncertified-window" -- mean --method prime --uncertified-window --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 
+# ---- fit --task heavy-tailed: inner solver and final clip rule (issue 8 gaps 1, 2) ----
+ok "heavy-tailed private final clip" "j['ledger'][1]['mechanism']=='private_quantile' and j['diagnostics']['phases'][1]['clip_rule']['rule']=='private-quantile'" \
+  -- fit --task heavy-tailed --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
+ok "heavy-tailed public clip rule" "len(j['ledger'])==2 and j['diagnostics']['phases'][1]['clip_rule']['rule']=='public'" \
+  -- fit --task heavy-tailed --final-clip-rule public --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
+ok "heavy-tailed inner alg 4" "j['status'] in ('ok','abstained') and j['diagnostics'].get('inner', 'double-output-perturbation')=='double-output-perturbation'" \
+  -- fit --task heavy-tailed --inner double-output-perturbation --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
+bad "heavy-tailed unknown inner" "inner" -- fit --task heavy-tailed --inner newton --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+bad "heavy-tailed inner only for lipschitz-extension" "does not apply" -- fit --task heavy-tailed --method clipped-gd --inner glm-one-stage --steps 4 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
