@@ -212,7 +212,16 @@ void GaussianMechanism::apply_each(std::span<const double> values, std::span<dou
   const std::size_t n = values.size();
   auto sequential = [this, &values, &out](std::size_t begin, std::size_t end, Rng& r) {
     RandomBits bits(r);
-    for (std::size_t i = begin; i < end; ++i) out[i] = apply(values[i], bits);
+    if (mode_ == NoiseMode::fast_float) {
+      for (std::size_t i = begin; i < end; ++i) out[i] = apply(values[i], bits);
+      return;
+    }
+    // apply() inlined for the secure path: the same draws in the same order.
+    const DiscreteGaussian& noise = *lattice_noise_;
+    for (std::size_t i = begin; i < end; ++i) {
+      lattice::check_value(values[i]);
+      out[i] = lattice::release(values[i], granularity_, noise(bits));
+    }
   };
   std::vector<std::unique_ptr<Rng>> children;
   if (n >= kChunk) {

@@ -111,8 +111,7 @@ DiscreteGaussian::DiscreteGaussian(const Parameters& p, Sampler sampler)
                   ? BinnedDiscreteGaussian::shared(p.num, p.den)
                   : nullptr) {}
 
-std::int64_t DiscreteGaussian::operator()(RandomBits& bits) const {
-  if (binned_) return (*binned_)(bits);
+std::int64_t DiscreteGaussian::cks(RandomBits& bits) const {
   // CKS20 Alg. 3: Y from the discrete Laplace proposal with scale t, accepted with probability
   // exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)) = exp(-(|Y| t den - num)^2 / (2 num den t^2)).
   // With an integer centre c = sigma^2/t the exponent is (|Y| - c)^2 / (2 num).

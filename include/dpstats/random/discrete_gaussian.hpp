@@ -32,7 +32,9 @@ class DiscreteGaussian {
   enum class Sampler { automatic, cks };
   DiscreteGaussian(std::uint64_t sigma2_num, std::uint64_t sigma2_den,
                    Sampler sampler = Sampler::automatic);
-  std::int64_t operator()(RandomBits& bits) const;
+  std::int64_t operator()(RandomBits& bits) const {
+    return binned_ ? (*binned_)(bits) : cks(bits);
+  }
   std::int64_t operator()(Rng& rng) const;
   // The Laplace proposal's scale t = floor(sigma) + 1.
   std::uint64_t proposal_scale() const { return proposal_.scale_num(); }
@@ -41,6 +43,7 @@ class DiscreteGaussian {
   struct Parameters;
   static Parameters checked(std::uint64_t sigma2_num, std::uint64_t sigma2_den);
   DiscreteGaussian(const Parameters& p, Sampler sampler);
+  std::int64_t cks(RandomBits& bits) const;  // CKS20 Alg. 3
 
   std::uint64_t num_, den_;   // sigma^2 = num / den, reduced when needed
   u128 scaled_t_;             // t · den
