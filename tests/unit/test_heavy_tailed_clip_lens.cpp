@@ -171,3 +171,37 @@ TEST(HeavyTailedLens, UncertifiableTargetIsReportedNotReleased) {
 
 }  // namespace
 }  // namespace dpstats::optimize
+
+namespace dpstats::optimize {
+namespace {
+
+TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
+  // Card §2.8 schedule with Alg 4 (the card's main algorithm): the late phases' W_0 is a lens on
+  // this task; they used to abort, now they certify and release.
+  HeavyTailedTask t;
+  t.nu = 5;
+  int lens = 0;
+  for (std::uint64_t seed : {71, 72}) {
+    SeededRng g(seed);
+    HeavyTailedSample s = generate_heavy_tailed(t, 40000, g);
+    s.X.row(0).setConstant(1e6);
+    s.y[0] = -1e7;
+    HeavyTailedOptions o;
+    o.profile = HeavyTailedProfile::paper;
+    o.inner = "double-output-perturbation";
+    o.domain_radius = 2;
+    o.moment.G_k = 3.67;
+    SeededRng rng(seed + 100);
+    HeavyTailedTrace tr;
+    const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    EXPECT_TRUE(r.privacy.certified);
+    EXPECT_EQ(r.ledger.size(), 2 * tr.phase_output.size());
+    for (std::size_t i = 0; i < tr.gaps.size(); ++i) EXPECT_LE(tr.gaps[i], tr.alphas[i]);
+    for (const auto& ph : r.diagnostics["phases"]) lens += ph["W0"] == "lens";
+  }
+  EXPECT_GE(lens, 1);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
