@@ -67,7 +67,7 @@ std::vector<Method> methods() {
          o.method = HeavyTailedMethod::non_private;
          return o;
        }},
-      {"ours practical (recommended, public defaults)", [](HeavyTailedOptions o, std::int64_t) { return o; }},
+      {"ours practical (recommended: private final clip)", [](HeavyTailedOptions o, std::int64_t) { return o; }},
       {"ours GLM Pop-Localize (tuned)", [](HeavyTailedOptions o, std::int64_t) {
          o.final_solver = "output-perturbation";
          o.phases = 3;
