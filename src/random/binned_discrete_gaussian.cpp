@@ -137,6 +137,9 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
     ensure(lo <= two64, "a bin constant exceeds 1");  // C_0 = 1 exactly
     bin.window = {lo == two64 ? lazy_max : static_cast<std::uint64_t>(lo), exact::to_u128(hi)};
+    // Every m in the bin has f(m) >= E_{j+1}, so its acceptance is at least E_{j+1} D / P_j.
+    bin.floor = static_cast<std::uint64_t>(
+        std::min<Big>((envelope[j + 1].lo * scale_d) / (weight * down), two64 - 1));
     // Doubles bracketing C_j: 53-bit truncations of the bounds, exact conversions.
     bin.c_lo = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(lo >> 11)), -53);
     bin.c_hi = std::ldexp(static_cast<double>(static_cast<std::uint64_t>((hi + 2047) >> 11)), -53);
@@ -193,12 +196,19 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
 //  * each bracket, evaluated in doubles with every intermediate in [0, 1], is off by less than
 //    8u, and its product with c_lo <= C_j <= c_hi by less than 10u < 2^-49.6 in all; the integer
 //    bounds below subtract / add 2^-47 (2^17 units of 2^-64) beyond the truncation.
-// A uniform u below the lower bound accepts, one at or above the upper bound rejects (reading only
+// A uniform u below the lower bound (or below the bin's floor, checked first) accepts, one at or above the upper bound rejects (reading only
 // the bits that certify it); otherwise (probability about delta^3/6) the exact comparison of u
 // with a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits. Larger delta (bins beyond
 // ~5 sigma) runs the two exact trials C_j and exp(-delta) separately.
 bool BinnedDiscreteGaussian::accept(RandomBits& bits, std::size_t j, std::uint64_t r) const {
   const Bin& bin = bins_[j];
+  // Most uniforms fall below the bin's floor, a lower bound on a for every m in the bin (about
+  // 95% at m ~ sigma): accepted from their leading bits, with no arithmetic on m. Otherwise
+  // nothing is consumed and the comparisons below decide from the same bits.
+  if (const std::uint64_t w = bits.peek64(); w < bin.floor) {
+    bits.consume(lazy::bits_below(w, bin.floor));
+    return true;
+  }
   const std::uint64_t low = static_cast<std::uint64_t>(j) << bin_bits_;
   const u128 n = static_cast<u128>(r) * (2 * low + r) * den_;  // < 2^96
   const double delta = (n >> 62) == 0 ? static_cast<double>(static_cast<std::int64_t>(n)) *

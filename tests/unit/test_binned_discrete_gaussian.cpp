@@ -128,12 +128,16 @@ TEST(BinnedDiscreteGaussian, ProposalInvariants) {
       const ExpConstant::Window& w = g.bin_window(j);
       EXPECT_LE(w.hi, static_cast<u128>(1) << 64) << "C_j > 1 at bin " << j;
       EXPECT_LE(static_cast<u128>(w.lo), w.hi);
+      EXPECT_LE(g.bin_floor(j), w.lo) << "the floor must bound C_j exp(-delta) <= C_j";
     }
     EXPECT_EQ(total, static_cast<u128>(1) << 64);
     // The proposal wastes almost nothing: the reject outcome is a few thousand units of 2^-64.
     EXPECT_LT(g.reject_weight(), std::uint64_t{1} << 20);
     // Bin 0's constant is exactly 1 (E_0 = 1, P_0 = D); the tail's is at most 1.
     EXPECT_EQ(g.bin_window(0).lo, ~std::uint64_t{0});
+    // Near sigma the floor accepts most proposals without arithmetic on m.
+    const auto at_sigma = static_cast<std::size_t>(sigma / width);
+    EXPECT_GT(std::ldexp(static_cast<double>(g.bin_floor(at_sigma)), -64), 0.9);
     EXPECT_LE(g.tail_constant().window().hi, static_cast<u128>(1) << 64);
   }
 }

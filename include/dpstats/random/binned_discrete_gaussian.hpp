@@ -51,6 +51,7 @@ class BinnedDiscreteGaussian {
   const ExpConstant& bin_constant(std::size_t j) const { return bins_[j].constant; }
   const ExpConstant& tail_constant() const { return tail_constant_; }
   const ExpConstant::Window& bin_window(std::size_t j) const { return bins_[j].window; }
+  std::uint64_t bin_floor(std::size_t j) const { return bins_[j].floor; }
 
  private:
   struct Bin {
@@ -58,6 +59,7 @@ class BinnedDiscreteGaussian {
     ExpConstant constant;        // C_j
     ExpConstant::Window window;  // its 64-bit bounds
     double c_lo, c_hi;           // doubles with c_lo <= C_j <= c_hi
+    std::uint64_t floor;         // <= 2^64 · min over the bin of the acceptance (E_{j+1} D / P_j)
   };
   static constexpr int kCellBits = 11;  // 2048 alias cells >= K + 2 outcomes
 
