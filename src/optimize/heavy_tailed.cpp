@@ -348,6 +348,7 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   require(inner == "glm-one-stage" || inner == "double-output-perturbation",
           "inner must be 'glm-one-stage' or 'double-output-perturbation', got '" + inner + "'");
   int lens_probes = 0;
+  bool final_block_basic = false;
   for (std::size_t t = 0; t < plan.size(); ++t) {
     const auto& ph = plan[t];
     if (t + 1 == plan.size() && t > 0 && final_gd(o)) {
@@ -380,6 +381,7 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
         const PrivateClip pc = private_gradient_norm_clip(X, y, ph.begin, ph.m, env, center, q, rng);
         s.C = pc.clip;
         eps_gd = (1 - share) * o.epsilon;
+        final_block_basic = true;
         LedgerEntry e = pc.entry;
         e.purpose = fmt::format("phase {} {}", t + 1, e.purpose);
         r.ledger.push_back(e);
@@ -494,7 +496,9 @@ Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const Heav
   r.diagnostics = {{"profile", o.profile == HeavyTailedProfile::paper ? "paper" : "practical"},
                    {"inner", inner},
                    {"lens_probes", lens_probes},
-                   {"composition", "parallel (disjoint blocks)"},
+                   {"composition", final_block_basic ? "parallel across blocks; basic inside the "
+                                                       "final block (clip quantile + GD steps)"
+                                                     : "parallel (disjoint blocks)"},
                    {"phases", phases}};
   return r;
 }

@@ -78,6 +78,7 @@ TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   // Basic composition inside the final block: quantile + T steps = ε.
   EXPECT_NEAR(r.ledger[1].loss.epsilon + r.ledger[2].count * r.ledger[2].loss.epsilon, 1, 1e-12);
   EXPECT_TRUE(r.privacy.certified);
+  EXPECT_NE(r.diagnostics["composition"].get<std::string>().find("basic"), std::string::npos);
   // The clip is a data quantile: for t(5) features in d = 3 it lies well inside (1, 10).
   EXPECT_GT(tr.final_clip, 1);
   EXPECT_LT(tr.final_clip, 10);
