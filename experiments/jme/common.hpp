@@ -1,11 +1,14 @@
 // Shared helpers of the JME reproductions: Monte-Carlo error of a config on a fixed stream.
 #pragma once
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
@@ -81,6 +84,32 @@ inline RowMatrix constant_stream(std::size_t n, std::size_t d, double zeta = 1) 
   RowMatrix X = RowMatrix::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
   X.col(0).setConstant(zeta);
   return X;
+}
+
+// One streamed run of `c` (zeta = 1) on n = c.steps copies of e_1: the second moment's squared
+// error summed over steps and entries. The n x d (diagonal) or n x d^2 release is never stored, so
+// this runs where the batch API's memory would not (d = 10^6 diagonal, d = 1000 full).
+inline double streamed_second_error(const MomentsConfig& c, const repro::ReproOptions& o,
+                                    std::uint64_t salt, double& sigma_eff) {
+  const auto rng = run_rng(o, salt);
+  MomentEstimator est(c, *rng);
+  sigma_eff = est.noise_multiplier();
+  WorkloadState truth(c.A2, 1);
+  std::vector<double> x(c.dim, 0.0);
+  x[0] = 1;
+  const double one = 1;
+  double want = 0, error = 0;
+  repro::Progress progress(fmt::format("{} run, d = {}", to_string(c.method), c.dim), c.steps);
+  for (std::size_t t = 0; t < c.steps; ++t) {
+    est.push(x);
+    truth.push(&one, &want);
+    const auto s = est.second();  // entry 0 is (0, 0) in both layouts; the truth is 0 elsewhere
+    double e = (s[0] - want) * (s[0] - want);
+    for (std::size_t j = 1; j < s.size(); ++j) e += s[j] * s[j];
+    error += e;
+    progress.step();
+  }
+  return error;
 }
 
 inline void write_summary(const std::filesystem::path& out, const std::string& text) {

@@ -2,23 +2,20 @@
 // (a) C = I and (b) C = T_beta^{1/2} (C1 for beta1 = 0.9, C2 for beta2 = 0.999), bias-corrected
 // EMA workloads. Closed forms (Lemma 4.4 and the per-X PP formula at the stream of copies of
 // e_1), as the paper draws it, and one streamed run per method at three sigma_bar for (a) at the
-// full d = 10^6 (d = 10^4 with --quick): a run's error sums n·d squared deviations, so one run
-// pins its mean to well under 1%. The per-step cost at this size is measured by bench_moments.
+// full d = 10^6 (d = 10^4 with --quick): a run's error sums over d coordinates with independent
+// noise, so one run pins its mean to well under 1% at full size. The per-step cost at this size is measured by bench_moments.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <sstream>
-#include <vector>
 
 #include "common.hpp"
 
 namespace dpstats::jme_repro {
 namespace {
 
-// One streamed run of `method` with C = I on n copies of e_1 at noise multiplier sigma_bar/2:
-// the second moment's squared error summed over steps and coordinates.
-double streamed_error(Method method, double sigma_bar, std::size_t n, std::size_t d,
-                      const repro::ReproOptions& o, std::uint64_t salt, double& sigma_eff) {
+// Panel (a)'s config for one streamed run: C = I, noise multiplier sigma_bar/2.
+MomentsConfig panel_a(Method method, double sigma_bar, std::size_t n, std::size_t d, int threads) {
   MomentsConfig c;
   c.steps = n;
   c.dim = d;
@@ -30,26 +27,8 @@ double streamed_error(Method method, double sigma_bar, std::size_t n, std::size_
   c.C2 = Factorization::input(n);
   c.noise_multiplier = sigma_bar / 2;  // sigma_bar = 2 zeta sigma, zeta = 1
   c.delta = 1e-6;                      // only to state an epsilon
-  c.threads = std::max(1, o.threads);
-  const auto rng = run_rng(o, salt);
-  MomentEstimator est(c, *rng);
-  sigma_eff = est.noise_multiplier();
-  WorkloadState truth(c.A2, 1);
-  std::vector<double> x(d, 0.0);
-  x[0] = 1;
-  const double one = 1;
-  double want = 0, error = 0;
-  repro::Progress progress(fmt::format("fig4 {} sigma_bar={}", to_string(method), sigma_bar), n);
-  for (std::size_t t = 0; t < n; ++t) {
-    est.push(x);
-    truth.push(&one, &want);
-    const auto s = est.second();
-    double e = (s[0] - want) * (s[0] - want);
-    for (std::size_t j = 1; j < d; ++j) e += s[j] * s[j];
-    error += e;
-    progress.step();
-  }
-  return error;
+  c.threads = std::max(1, threads);
+  return c;
 }
 
 void run_fig4(const repro::ReproOptions& o) {
@@ -114,8 +93,10 @@ void run_fig4(const repro::ReproOptions& o) {
   std::uint64_t salt = 40;
   for (const double sb : {0.5, 1.0, 2.0}) {
     double s_jme = 0, s_pp = 0;
-    const double jme_run = streamed_error(Method::jme, sb, n, d_run, o, ++salt, s_jme);
-    const double pp_run = streamed_error(Method::pp_debiased, sb, n, d_run, o, ++salt, s_pp);
+    const double jme_run =
+        streamed_second_error(panel_a(Method::jme, sb, n, d_run, o.threads), o, ++salt, s_jme);
+    const double pp_run = streamed_second_error(
+        panel_a(Method::pp_debiased, sb, n, d_run, o.threads), o, ++salt, s_pp);
     NoiseParameters p{.method = Method::jme, .d = d_run, .form = diag};
     const double jme_closed = theory::sum(theory::expected_errors(p, s_jme, A1, A2, I, I).second);
     const double g = 2 * s_pp * I.norm_1_to_2(), g2 = g * g;
