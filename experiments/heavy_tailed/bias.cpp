@@ -34,7 +34,7 @@ double log_slope(const std::vector<double>& x, const std::vector<double>& y) {
 
 void run_bias(const ReproOptions& opts) {
   const bool quick = opts.quick;
-  const int reps = quick ? 3 : 5;
+  const int reps = quick ? 3 : 15;
   const std::uint64_t seed = opts.seed.value_or(20260406);
   struct Row {
     std::string name;
