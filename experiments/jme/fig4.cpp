@@ -3,7 +3,8 @@
 // EMA workloads. Closed forms (Lemma 4.4 and the per-X PP formula at the stream of copies of
 // e_1), as the paper draws it, and one streamed run per method at three sigma_bar for (a) at the
 // full d = 10^6 (d = 10^4 with --quick): a run's error sums over d coordinates with independent
-// noise, so one run pins its mean to well under 1% at full size. The per-step cost at this size is measured by bench_moments.
+// noise, so one run pins its mean to well under 1% at full size. The per-step cost at this size
+// is measured by bench_moments.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -112,5 +113,6 @@ void run_fig4(const repro::ReproOptions& o) {
 }  // namespace
 }  // namespace dpstats::jme_repro
 
-DPSTATS_EXPERIMENT("jme-fig4", "JME Fig. 4: Adam diagonal second moment, d = 10^6 (closed forms + streamed runs of (a))",
+DPSTATS_EXPERIMENT("jme-fig4",
+                   "JME Fig. 4: Adam diagonal second moment, d = 10^6 (closed forms, streamed (a))",
                    dpstats::jme_repro::run_fig4);

@@ -130,7 +130,8 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     Bin& bin = bins_[j];
     bin.weight = static_cast<std::uint64_t>(weight);
     const Big jj = j;
-    bin.constant = ExpConstant{exact::to_u128(jj * jj * exact::to_big(width2_den)), 2 * static_cast<u128>(num_),
+    bin.constant = ExpConstant{exact::to_u128(jj * jj * exact::to_big(width2_den)),
+                               2 * static_cast<u128>(num_),
                                exact::to_u128(scale_d), exact::to_u128(weight), false};
     // C_j = E_j D / P_j at 2^-64 from E_j's bracket.
     const Big lo = (envelope[j].lo * scale_d) / (weight * down);
@@ -196,9 +197,10 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
 //  * each bracket, evaluated in doubles with every intermediate in [0, 1], is off by less than
 //    8u, and its product with c_lo <= C_j <= c_hi by less than 10u < 2^-49.6 in all; the integer
 //    bounds below subtract / add 2^-47 (2^17 units of 2^-64) beyond the truncation.
-// A uniform u below the lower bound (or below the bin's floor, checked first) accepts, one at or above the upper bound rejects (reading only
-// the bits that certify it); otherwise (probability about delta^3/6) the exact comparison of u
-// with a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits. Larger delta (bins beyond
+// A uniform u below the lower bound (or below the bin's floor, checked first) accepts, one at or
+// above the upper bound rejects (reading only the bits that certify it); otherwise (probability
+// about delta^3/6) the exact comparison of u with a = exp(-m^2 den / (2 num)) · D / P_j decides
+// from the same bits. Larger delta (bins beyond
 // ~5 sigma) runs the two exact trials C_j and exp(-delta) separately.
 bool BinnedDiscreteGaussian::accept(RandomBits& bits, std::size_t j, std::uint64_t r) const {
   const Bin& bin = bins_[j];

@@ -8,7 +8,7 @@
 // trials), or "reject"; then m = jB + r with r uniform on B values and a fair sign. Writing
 // f(m) = exp(-m^2 / (2 sigma^2)), E_j = f(jB) and an integer scale D, the acceptance probability
 //   core j:    f(m) D / P_j                      = C_j · exp(-r(2jB + r) / (2 sigma^2))
-//   tail K+i:  f(m) D / (P_tail (1 - e^-1) e^-i)  = C_tail · exp(-((m^2 - K^2 B^2)/(2 sigma^2) - i))
+//   tail K+i:  f(m) D / (P_tail (1 - e^-1) e^-i) = C_tail · exp(-((m^2 - K^2 B^2)/(2σ^2) - i))
 // with C_j = E_j D / P_j and C_tail = E_K D / (P_tail (1 - e^-1)), makes every accepted m have
 // probability proportional to f(m) (times the sign's 1/2, with (negative, 0) rejected as in
 // CKS20). P_j = ceil(D · e_j / 2^64) for a proven upper bound e_j >= 2^64 E_j makes C_j <= 1, and
