@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -199,43 +200,54 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
 //    bounds below subtract / add 2^-47 (2^17 units of 2^-64) beyond the truncation.
 // A uniform u below the lower bound (or below the bin's floor, checked first) accepts, one at or
 // above the upper bound rejects (reading only the bits that certify it); otherwise (probability
-// about delta^3/6) the exact comparison of u with a = exp(-m^2 den / (2 num)) · D / P_j decides
-// from the same bits. Larger delta (bins beyond
-// ~5 sigma) runs the two exact trials C_j and exp(-delta) separately.
+// about delta^3/6, or delta > 1/2 beyond ~8 sigma) the exact comparison of u with
+// a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits.
 bool BinnedDiscreteGaussian::accept(RandomBits& bits, std::size_t j, std::uint64_t r) const {
   const Bin& bin = bins_[j];
+  const std::uint64_t low = static_cast<std::uint64_t>(j) << bin_bits_;
   // Most uniforms fall below the bin's floor, a lower bound on a for every m in the bin (about
-  // 95% at m ~ sigma): accepted from their leading bits, with no arithmetic on m. Otherwise
-  // nothing is consumed and the comparisons below decide from the same bits.
-  if (const std::uint64_t w = bits.peek64(); w < bin.floor) {
+  // 95% at m ~ sigma): accepted from their leading bits, with no arithmetic on m.
+  const std::uint64_t w = bits.peek64();
+  if (w < bin.floor) {
     bits.consume(lazy::bits_below(w, bin.floor));
     return true;
   }
-  const std::uint64_t low = static_cast<std::uint64_t>(j) << bin_bits_;
+  // Past the floor, every decision below also consumes the bits that certified u >= floor: the
+  // count read must depend on the bits read only (a stopping time), or the bits left for the
+  // next draw would be conditioned on u >= floor.
+  const int above_floor = lazy::bits_above(w, bin.floor);
+  const auto exact = [&] {
+    bits.consume(64);
+    const u128 m = low + r;
+    return exp_constant_less(bits, w,
+                             ExpConstant{m * m * den_, 2 * static_cast<u128>(num_),
+                                         bin.constant.a, bin.constant.b, false});
+  };
   const u128 n = static_cast<u128>(r) * (2 * low + r) * den_;  // < 2^96
-  const double delta = (n >> 62) == 0 ? static_cast<double>(static_cast<std::int64_t>(n)) *
-                                            inverse_two_num_
-                                      : 1.0;
-  if (delta > 0.5) {
-    return bernoulli_exp_constant(bits, bin.constant, bin.window) && accept_(bits, n);
-  }
+  const double delta = static_cast<double>(n) * inverse_two_num_;
+  if (delta > 0.5) return exact();  // beyond ~8 sigma
   const double up = delta * (1 + 0x1p-50), down = delta * (1 - 0x1p-50);
   const double lower = bin.c_lo * (1 - up * (1 - up * (0.5 - up / 6)));
   const double upper = bin.c_hi * (1 - down * (1 - down * 0.5));
   constexpr std::uint64_t kMargin = std::uint64_t{1} << 17;
   // x 2^63 < 2^63 converts with the signed instruction (truncating); doubling loses one unit.
-  const std::uint64_t lo =
+  std::uint64_t lo =
       lower >= 1.0 ? lazy::kMax64
                    : static_cast<std::uint64_t>(static_cast<std::int64_t>(lower * 0x1p63)) << 1;
-  const u128 hi = upper >= 1.0 ? static_cast<u128>(1) << 65
-                               : (static_cast<u128>(static_cast<std::int64_t>(upper * 0x1p63))
-                                  << 1) + 2 * kMargin;
-  return lazy::less_lazy(bits, lo > kMargin ? lo - kMargin : 0, hi, [&](std::uint64_t w) {
-    const u128 m = low + r;
-    return exp_constant_less(bits, w,
-                             ExpConstant{m * m * den_, 2 * static_cast<u128>(num_),
-                                         bin.constant.a, bin.constant.b, false});
-  });
+  lo = lo > kMargin ? lo - kMargin : 0;
+  if (w < lo) {
+    bits.consume(std::max(above_floor, lazy::bits_below(w, lo)));
+    return true;
+  }
+  if (upper < 1.0) {
+    const std::uint64_t hi =
+        (static_cast<std::uint64_t>(static_cast<std::int64_t>(upper * 0x1p63)) << 1) + 2 * kMargin;
+    if (w >= hi) {
+      bits.consume(std::max(above_floor, lazy::bits_above(w, hi)));
+      return false;
+    }
+  }
+  return exact();
 }
 
 std::int64_t BinnedDiscreteGaussian::operator()(RandomBits& bits) const {
