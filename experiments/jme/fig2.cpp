@@ -41,6 +41,21 @@ PpParts pp_parts(const Workload& A, const Factorization& C, std::size_t d) {
   return p;
 }
 
+// A panel's config: both moments under workload A and strategy C, noise multiplier sigma.
+MomentsConfig panel_config(Method m, const Workload& A, const Factorization& C, std::size_t d,
+                           double sigma, int threads) {
+  MomentsConfig c;
+  c.steps = A.steps();
+  c.dim = d;
+  c.method = m;
+  c.A1 = c.A2 = A;
+  c.C1 = c.C2 = C;
+  c.noise_multiplier = sigma;
+  c.delta = 1e-6;  // only to state an epsilon
+  c.threads = std::max(1, threads);
+  return c;
+}
+
 void run_panel(const repro::ReproOptions& o, const std::string& tag, const std::string& title,
                const Workload& A, bool sqrt, std::size_t d, bool mc, std::ostringstream& md,
                std::uint64_t salt) {
@@ -80,14 +95,7 @@ void run_panel(const repro::ReproOptions& o, const std::string& tag, const std::
     if (do_mc) {
       std::vector<double> extra;
       for (Method m : {Method::jme, Method::pp_debiased, Method::pp}) {
-        MomentsConfig c;
-        c.steps = n;
-        c.dim = d;
-        c.method = m;
-        c.A1 = c.A2 = A;
-        c.C1 = c.C2 = C;
-        c.noise_multiplier = sigma;
-        c.delta = 1e-6;
+        const MomentsConfig c = panel_config(m, A, C, d, sigma, 1);
         const McResult r = monte_carlo(c, X, truth.first, truth.second, reps, o, salt++);
         const double th = m == Method::jme ? jme_at(r.sigma_eff)
                                            : pp_at(r.sigma_eff, m == Method::pp, false);
@@ -134,15 +142,7 @@ void streamed_panel_c(const repro::ReproOptions& o, const Workload& A, std::ostr
   std::uint64_t salt = 500;
   for (const double sb : {1.0, 2.0}) {
     for (Method m : {Method::jme, Method::pp_debiased, Method::pp}) {
-      MomentsConfig c;
-      c.steps = n;
-      c.dim = d;
-      c.method = m;
-      c.A1 = c.A2 = A;
-      c.C1 = c.C2 = C;
-      c.noise_multiplier = sb / 2;
-      c.delta = 1e-6;
-      c.threads = std::max(1, o.threads);
+      const MomentsConfig c = panel_config(m, A, C, d, sb / 2, o.threads);
       double sigma = 0;
       const double run = streamed_second_error(c, o, ++salt, sigma);
       NoiseParameters p{.method = Method::jme, .d = d};
