@@ -22,7 +22,6 @@ using exact::Interval;
 
 constexpr unsigned kScale = 192;  // working precision of the bin bounds (2^-192)
 constexpr std::uint64_t kMaxMagnitude = std::uint64_t{1} << 62;
-constexpr std::uint64_t lazy_max = ~std::uint64_t{0};  // a lower bound 2^64 stored as 2^64 - 1
 
 // The invariants the exactness proof rests on are checked, not assumed: a failure here is a bug.
 void ensure(bool ok, const char* what) {
@@ -138,7 +137,9 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     const Big lo = (envelope[j].lo * scale_d) / (weight * down);
     const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
     ensure(lo <= two64, "a bin constant exceeds 1");  // C_0 = 1 exactly
-    bin.window = {lo == two64 ? lazy_max : static_cast<std::uint64_t>(lo), exact::to_u128(hi)};
+    // A lower bound of exactly 2^64 (C_0 = 1) is kept as 2^64 - 1, still a lower bound.
+    bin.window = {lo == two64 ? lazy::kMax64 : static_cast<std::uint64_t>(lo),
+                  exact::to_u128(hi)};
     // Every m in the bin has f(m) >= E_{j+1}, so its acceptance is at least E_{j+1} D / P_j.
     bin.floor = static_cast<std::uint64_t>(
         std::min<Big>((envelope[j + 1].lo * scale_d) / (weight * down), two64 - 1));
