@@ -122,6 +122,7 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     total += j < bins ? e[j] : 2 * e[j];
   }
   const Big scale_d = ((two64 - bins - 2) << 64) / total;  // D < 2^64
+  scale_d_ = exact::to_u128(scale_d);
   Big used = 0;
   bins_.resize(bins);
   for (std::size_t j = 0; j < bins; ++j) {
@@ -129,10 +130,6 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     used += weight;
     Bin& bin = bins_[j];
     bin.weight = static_cast<std::uint64_t>(weight);
-    const Big jj = j;
-    bin.constant = ExpConstant{exact::to_u128(jj * jj * exact::to_big(width2_den)),
-                               2 * static_cast<u128>(num_),
-                               exact::to_u128(scale_d), exact::to_u128(weight), false};
     // C_j = E_j D / P_j at 2^-64 from E_j's bracket.
     const Big lo = (envelope[j].lo * scale_d) / (weight * down);
     const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
@@ -222,7 +219,7 @@ bool BinnedDiscreteGaussian::accept(RandomBits& bits, std::size_t j, std::uint64
     const u128 m = low + r;
     return exp_constant_less(bits, w,
                              ExpConstant{m * m * den_, 2 * static_cast<u128>(num_),
-                                         bin.constant.a, bin.constant.b, false});
+                                         scale_d_, bin.weight, false});
   };
   const u128 n = static_cast<u128>(r) * (2 * low + r) * den_;  // < 2^96
   const double delta = static_cast<double>(n) * inverse_two_num_;

@@ -170,12 +170,6 @@ TEST(HeavyTailedLens, UncertifiableTargetIsReportedNotReleased) {
   EXPECT_FALSE(ls.solution.certified);
 }
 
-}  // namespace
-}  // namespace dpstats::optimize
-
-namespace dpstats::optimize {
-namespace {
-
 TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
   // Card §2.8 schedule with Alg 4 (the card's main algorithm): the late phases' W_0 is a lens on
   // this task; they used to abort, now they certify and release.

@@ -48,7 +48,6 @@ class BinnedDiscreteGaussian {
   std::uint64_t bin_weight(std::size_t j) const { return bins_[j].weight; }
   std::uint64_t tail_weight() const { return tail_weight_; }
   std::uint64_t reject_weight() const { return reject_weight_; }
-  const ExpConstant& bin_constant(std::size_t j) const { return bins_[j].constant; }
   const ExpConstant& tail_constant() const { return tail_constant_; }
   const ExpConstant::Window& bin_window(std::size_t j) const { return bins_[j].window; }
   std::uint64_t bin_floor(std::size_t j) const { return bins_[j].floor; }
@@ -56,8 +55,7 @@ class BinnedDiscreteGaussian {
  private:
   struct Bin {
     std::uint64_t weight;        // P_j
-    ExpConstant constant;        // C_j
-    ExpConstant::Window window;  // its 64-bit bounds
+    ExpConstant::Window window;  // 64-bit bounds on C_j = E_j D / P_j
     double c_lo, c_hi;           // doubles with c_lo <= C_j <= c_hi
     std::uint64_t floor;         // <= 2^64 · min over the bin of the acceptance (E_{j+1} D / P_j)
   };
@@ -69,6 +67,7 @@ class BinnedDiscreteGaussian {
   std::uint64_t num_, den_;
   int bin_bits_;
   std::vector<Bin> bins_;
+  u128 scale_d_;  // D
   std::uint64_t tail_weight_, reject_weight_;
   ExpConstant tail_constant_;
   ExpConstant::Window tail_window_;
