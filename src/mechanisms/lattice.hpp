@@ -58,12 +58,14 @@ inline std::int64_t nearest_integer(double x) {
 }
 
 // The release g·clamp(k + noise) with k = round(clamp(value)/g). x/g is exact (a power-of-two
-// scaling of a clamped value), and so is the rounding to k; |k| <= 2^60, and clamping the exact
+// scaling of a clamped value; computed as x·(1/g), the same correctly rounded value, because g
+// and 1/g are powers of two in the normal range and a loop hoists the one division), and so is
+// the rounding to k; |k| <= 2^60, and clamping the exact
 // sum k + Y to ±2^62 is a function of it (a sampler's own clamp at ±(2^63 - 1) only acts where
 // k + Y is beyond ±2^62 anyway). The double returned is post-processing of the integer release.
 inline double release(double value, double g, std::int64_t noise) {
   const double clamped = std::clamp(value, -kInputBound * g, kInputBound * g);
-  const std::int64_t k = nearest_integer(clamped / g);
+  const std::int64_t k = nearest_integer(clamped * (1 / g));
   const i128 sum = static_cast<i128>(k) + noise;
   const auto bound = static_cast<i128>(kOutputBound);
   return static_cast<double>(static_cast<std::int64_t>(std::clamp(sum, -bound, bound))) * g;

@@ -125,6 +125,7 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
   scale_d_ = exact::to_u128(scale_d);
   Big used = 0;
   bins_.resize(bins);
+  floors_.resize(bins);
   for (std::size_t j = 0; j < bins; ++j) {
     const Big weight = exact::ceil_div(scale_d * e[j], two64);  // P_j >= D E_j: C_j <= 1
     used += weight;
@@ -138,7 +139,7 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     bin.window = {lo == two64 ? lazy::kMax64 : static_cast<std::uint64_t>(lo),
                   exact::to_u128(hi)};
     // Every m in the bin has f(m) >= E_{j+1}, so its acceptance is at least E_{j+1} D / P_j.
-    bin.floor = static_cast<std::uint64_t>(
+    floors_[j] = static_cast<std::uint64_t>(
         std::min<Big>((envelope[j + 1].lo * scale_d) / (weight * down), two64 - 1));
     // Doubles bracketing C_j: 53-bit truncations of the bounds, exact conversions.
     bin.c_lo = std::ldexp(static_cast<double>(static_cast<std::uint64_t>(lo >> 11)), -53);
@@ -196,24 +197,19 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
 //  * each bracket, evaluated in doubles with every intermediate in [0, 1], is off by less than
 //    8u, and its product with c_lo <= C_j <= c_hi by less than 10u < 2^-49.6 in all; the integer
 //    bounds below subtract / add 2^-47 (2^17 units of 2^-64) beyond the truncation.
-// A uniform u below the lower bound (or below the bin's floor, checked first) accepts, one at or
-// above the upper bound rejects (reading only the bits that certify it); otherwise (probability
+// The caller has checked the bin's floor (u below it accepts). Past it, a uniform u below the
+// lower bound accepts, one at or above the upper bound rejects (reading only the bits that
+// certify it); otherwise (probability
 // about delta^3/6, or delta > 1/2 beyond ~8 sigma) the exact comparison of u with
 // a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits.
-bool BinnedDiscreteGaussian::accept(RandomBits& bits, std::size_t j, std::uint64_t r) const {
+bool BinnedDiscreteGaussian::accept_above_floor(RandomBits& bits, std::size_t j, std::uint64_t r,
+                                                std::uint64_t w) const {
   const Bin& bin = bins_[j];
   const std::uint64_t low = static_cast<std::uint64_t>(j) << bin_bits_;
-  // Most uniforms fall below the bin's floor, a lower bound on a for every m in the bin (about
-  // 95% at m ~ sigma): accepted from their leading bits, with no arithmetic on m.
-  const std::uint64_t w = bits.peek64();
-  if (w < bin.floor) {
-    bits.consume(lazy::bits_below(w, bin.floor));
-    return true;
-  }
   // Past the floor, every decision below also consumes the bits that certified u >= floor: the
   // count read must depend on the bits read only (a stopping time), or the bits left for the
   // next draw would be conditioned on u >= floor.
-  const int above_floor = lazy::bits_above(w, bin.floor);
+  const int above_floor = lazy::bits_above(w, floors_[j]);
   const auto exact = [&] {
     bits.consume(64);
     const u128 m = low + r;
@@ -276,7 +272,14 @@ std::int64_t BinnedDiscreteGaussian::operator()(RandomBits& bits) const {
     } else {
       const std::uint64_t low = static_cast<std::uint64_t>(outcome) << bin_bits_;  // jB
       if (negative && low + r == 0) continue;
-      if (!accept(bits, outcome, r)) continue;
+      // Most uniforms fall below the bin's floor, a lower bound on the acceptance for every m in
+      // the bin (about 95% at m ~ sigma): accepted from their leading bits, with no arithmetic.
+      const std::uint64_t w = bits.peek64();
+      if (w < floors_[outcome]) {
+        bits.consume(lazy::bits_below(w, floors_[outcome]));
+      } else if (!accept_above_floor(bits, outcome, r, w)) {
+        continue;
+      }
       m = static_cast<std::int64_t>(low + r);
     }
     return negative ? -m : m;

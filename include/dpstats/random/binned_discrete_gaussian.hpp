@@ -50,23 +50,28 @@ class BinnedDiscreteGaussian {
   std::uint64_t reject_weight() const { return reject_weight_; }
   const ExpConstant& tail_constant() const { return tail_constant_; }
   const ExpConstant::Window& bin_window(std::size_t j) const { return bins_[j].window; }
-  std::uint64_t bin_floor(std::size_t j) const { return bins_[j].floor; }
+  std::uint64_t bin_floor(std::size_t j) const { return floors_[j]; }
 
  private:
   struct Bin {
     std::uint64_t weight;        // P_j
     ExpConstant::Window window;  // 64-bit bounds on C_j = E_j D / P_j
     double c_lo, c_hi;           // doubles with c_lo <= C_j <= c_hi
-    std::uint64_t floor;         // <= 2^64 · min over the bin of the acceptance (E_{j+1} D / P_j)
   };
   static constexpr int kCellBits = 11;  // 2048 alias cells >= K + 2 outcomes
 
   std::int64_t tail(RandomBits& bits, std::uint64_t r) const;
-  bool accept(RandomBits& bits, std::size_t j, std::uint64_t r) const;
+  // The acceptance of m = jB + r once the uniform's first 64 bits w are at or above the floor.
+  bool accept_above_floor(RandomBits& bits, std::size_t j, std::uint64_t r,
+                          std::uint64_t w) const;
 
   std::uint64_t num_, den_;
   int bin_bits_;
   std::vector<Bin> bins_;
+  // Per bin, <= 2^64 · min over the bin of the acceptance (E_{j+1} D / P_j). Apart from the
+  // 64-byte bins: the common path reads only this 8 KiB array and the alias table, which then
+  // stay in L1.
+  std::vector<std::uint64_t> floors_;
   u128 scale_d_;  // D
   std::uint64_t tail_weight_, reject_weight_;
   ExpConstant tail_constant_;
