@@ -68,6 +68,9 @@ void BM_Banded16(benchmark::State& s) { step_bench(s, "banded:16", NoiseMode::se
 // Noise sampled on two threads (GaussianMechanism::apply_each); timed on the wall clock.
 void BM_Input2Threads(benchmark::State& s) { step_bench(s, "input", NoiseMode::secure, 2); }
 void BM_Banded16_2Threads(benchmark::State& s) { step_bench(s, "banded:16", NoiseMode::secure, 2); }
+// blt:2, the streaming factorization within 5% of the dense root (docs/results/jme.md, "Scale").
+void BM_Blt2(benchmark::State& s) { step_bench(s, "blt:2", NoiseMode::secure); }
+void BM_Blt2_2Threads(benchmark::State& s) { step_bench(s, "blt:2", NoiseMode::secure, 2); }
 void BM_Banded16FastFloat(benchmark::State& s) {
   step_bench(s, "banded:16", NoiseMode::fast_float);
 }
@@ -91,6 +94,9 @@ BENCHMARK(BM_Banded16)->Args({1000000, 0, 20})->Iterations(10)->Unit(benchmark::
 BENCHMARK(BM_Input2Threads)->Args({1000000, 0, 0})->Iterations(10)->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Banded16_2Threads)->Args({1000000, 0, 20})->Iterations(10)->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Blt2)->Args({1000000, 0, 20})->Iterations(10)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Blt2_2Threads)->Args({1000000, 0, 20})->Iterations(10)->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Banded16FastFloat)->Args({100, 1, 100})->Iterations(100)
     ->Unit(benchmark::kMicrosecond);

@@ -97,7 +97,8 @@ void add_moments_command(CLI::App& app) {
   cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
       ->check(CLI::IsMember({"replace-one", "add-remove"}));
   cmd->add_option("--threads", a->threads,
-                  "noise sampling threads (default 1; the output does not depend on it)");
+                  "threads per step, for releases of 2^15 values or more (default 1; the "
+                  "output does not depend on it)");
   add_seed_option(cmd, a->seed);
   cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
       ->required();

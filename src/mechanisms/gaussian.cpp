@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "lattice.hpp"
@@ -205,24 +205,26 @@ Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>
   return out;
 }
 
+void GaussianMechanism::apply_each(std::span<const double> values, std::span<double> out,
+                                   RandomBits& bits) const {
+  require(values.size() == out.size(), "apply_each: values and out differ in length");
+  if (mode_ == NoiseMode::fast_float) {
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = apply(values[i], bits);
+    return;
+  }
+  // apply() inlined for the secure path: the same draws in the same order.
+  const DiscreteGaussian& noise = *lattice_noise_;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    lattice::check_value(values[i]);
+    out[i] = lattice::release(values[i], granularity_, noise(bits));
+  }
+}
+
 void GaussianMechanism::apply_each(std::span<const double> values, std::span<double> out, Rng& rng,
                                    int threads) const {
   require(values.size() == out.size(), "apply_each: values and out differ in length");
   require(threads >= 1, fmt::format("threads must be >= 1, got {}", threads));
   const std::size_t n = values.size();
-  auto sequential = [this, &values, &out](std::size_t begin, std::size_t end, Rng& r) {
-    RandomBits bits(r);
-    if (mode_ == NoiseMode::fast_float) {
-      for (std::size_t i = begin; i < end; ++i) out[i] = apply(values[i], bits);
-      return;
-    }
-    // apply() inlined for the secure path: the same draws in the same order.
-    const DiscreteGaussian& noise = *lattice_noise_;
-    for (std::size_t i = begin; i < end; ++i) {
-      lattice::check_value(values[i]);
-      out[i] = lattice::release(values[i], granularity_, noise(bits));
-    }
-  };
   std::vector<std::unique_ptr<Rng>> children;
   if (n >= kChunk) {
     for (std::size_t b = 0; b < n; b += kChunk) {
@@ -230,16 +232,15 @@ void GaussianMechanism::apply_each(std::span<const double> values, std::span<dou
       if (!children.back()) break;
     }
   }
-  if (children.empty() || !children.back()) return sequential(0, n, rng);
-  const std::size_t chunks = children.size();
-  auto worker = [&](std::size_t first) {
-    for (std::size_t c = first; c < chunks; c += static_cast<std::size_t>(threads))
-      sequential(c * kChunk, std::min(n, (c + 1) * kChunk), *children[c]);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads && static_cast<std::size_t>(t) < chunks; ++t) pool.emplace_back(worker, t);
-  worker(0);
-  for (auto& th : pool) th.join();
+  if (children.empty() || !children.back()) {
+    RandomBits bits(rng);
+    return apply_each(values, out, bits);
+  }
+  parallel_tasks(children.size(), threads, [&](std::size_t c) {
+    const std::size_t begin = c * kChunk, len = std::min(n, begin + kChunk) - begin;
+    RandomBits bits(*children[c]);
+    apply_each(values.subspan(begin, len), out.subspan(begin, len), bits);
+  });
 }
 
 LedgerEntry GaussianMechanism::ledger_entry(std::string purpose) const {

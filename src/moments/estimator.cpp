@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -16,11 +18,13 @@ namespace {
 using Index = Eigen::Index;
 
 // One block of coordinates sharing a strategy C: computes row t of C·Y from the inputs, and row t
-// of C^{-1}·W from the released rows, in O(history · dim) per step.
+// of C^{-1}·W from the released rows, in O(history · dim) per step. Each call works on the
+// coordinates [b, e) of dim-long rows, so disjoint ranges may run on different threads; advance()
+// once all of them have.
 class Channel {
  public:
   Channel(const Factorization& C, std::size_t dim, bool need_inverse)
-      : C_(C), dim_(dim), need_inverse_(need_inverse) {
+      : C_(C), need_inverse_(need_inverse) {
     const auto D = static_cast<Index>(dim);
     if (C.kind() == FactorizationKind::output) {
       out_state_.emplace(*C.workload(), dim);
@@ -43,24 +47,27 @@ class Channel {
     p_ = Vector::Zero(D);
   }
 
-  // Writes (C Y)_t for the input row y_t.
-  void transform(const double* y, double* cy) {
-    const auto D = static_cast<Index>(dim_);
-    Eigen::Map<const Vector> yt(y, D);
-    Eigen::Map<Vector> out(cy, D);
+  // Writes (C Y)_t for the input row y_t, on [b, e).
+  void transform(const double* y, double* cy, Index b, Index e) {
+    const Index len = e - b;
+    Eigen::Map<const Vector> yt(y + b, len);
+    Eigen::Map<Vector> out(cy + b, len);
     switch (C_.kind()) {
       case FactorizationKind::input: out = yt; return;
-      case FactorizationKind::output: out_state_->push(y, cy); return;
+      case FactorizationKind::output:
+        out_state_->push(y, cy, static_cast<std::size_t>(b), static_cast<std::size_t>(e));
+        return;
       case FactorizationKind::blt: {
         // s_i <- theta_i s_i + y_{t-1};  (C y)_t = kappa (y_t + sum_i omega_i s_i).
         out = yt;
         for (Index i = 0; i < buf_s_.rows(); ++i) {
           const auto k = static_cast<std::size_t>(i);
-          buf_s_.row(i) = C_.theta()[k] * buf_s_.row(i) + y_prev_.transpose();
-          out += C_.omega()[k] * buf_s_.row(i).transpose();
+          auto s = buf_s_.row(i).segment(b, len);
+          s = C_.theta()[k] * s + y_prev_.segment(b, len).transpose();
+          out += C_.omega()[k] * s.transpose();
         }
         out *= C_.kappa();
-        y_prev_ = yt;
+        y_prev_.segment(b, len) = yt;
         return;
       }
       default: {
@@ -68,58 +75,64 @@ class Channel {
         out = c[0] * yt;
         const std::size_t top = std::min(t_, cap_);
         for (std::size_t j = 1; j <= top; ++j)
-          out += c[j] * hist_y_.row(static_cast<Index>((t_ - j) % cap_)).transpose();
-        if (cap_ > 0) hist_y_.row(static_cast<Index>(t_ % cap_)) = yt.transpose();
+          out += c[j] * hist_y_.row(static_cast<Index>((t_ - j) % cap_)).segment(b, len).transpose();
+        if (cap_ > 0) hist_y_.row(static_cast<Index>(t_ % cap_)).segment(b, len) = yt.transpose();
       }
     }
   }
 
-  // Writes v_t = (C^{-1} W)_t for the released row w_t; then advances the step.
-  void invert(const double* w, double* v) {
-    const auto D = static_cast<Index>(dim_);
-    Eigen::Map<const Vector> wt(w, D);
-    Eigen::Map<Vector> out(v, D);
+  // Writes v_t = (C^{-1} W)_t for the released row w_t, on [b, e).
+  void invert(const double* w, double* v, Index b, Index e) {
+    const Index len = e - b;
+    Eigen::Map<const Vector> wt(w + b, len);
+    Eigen::Map<Vector> out(v + b, len);
+    auto p = p_.segment(b, len);
     switch (C_.kind()) {
       case FactorizationKind::input: out = wt; break;
       case FactorizationKind::output: {
         require(need_inverse_, "internal: output factorization inverted without history");
         // C = D T(a): v = T(a)^{-1} D^{-1} w by forward substitution over the full history.
-        p_ = wt / C_.workload()->row_scale(t_);
+        p = wt / C_.workload()->row_scale(t_);
         for (std::size_t j = 1; j <= t_; ++j)
-          if (a_[j] != 0) p_ -= a_[j] * hist_v_.row(static_cast<Index>(t_ - j)).transpose();
-        out = p_ / a_[0];
-        hist_v_.row(static_cast<Index>(t_)) = out.transpose();
+          if (a_[j] != 0)
+            p -= a_[j] * hist_v_.row(static_cast<Index>(t_ - j)).segment(b, len).transpose();
+        out = p / a_[0];
+        hist_v_.row(static_cast<Index>(t_)).segment(b, len) = out.transpose();
         break;
       }
       case FactorizationKind::blt: {
         // r_i <- theta_i r_i + v_{t-1};  v_t = w_t / kappa - sum_i omega_i r_i.
-        p_ = wt / C_.kappa();
+        p = wt / C_.kappa();
         for (Index i = 0; i < buf_r_.rows(); ++i) {
           const auto k = static_cast<std::size_t>(i);
-          buf_r_.row(i) = C_.theta()[k] * buf_r_.row(i) + v_prev_.transpose();
-          p_ -= C_.omega()[k] * buf_r_.row(i).transpose();
+          auto r = buf_r_.row(i).segment(b, len);
+          r = C_.theta()[k] * r + v_prev_.segment(b, len).transpose();
+          p -= C_.omega()[k] * r.transpose();
         }
-        out = p_;
-        v_prev_ = out;
+        out = p;
+        v_prev_.segment(b, len) = out;
         break;
       }
       default: {
         const auto& c = C_.coefficients();
-        p_ = wt;
+        p = wt;
         const std::size_t top = std::min(t_, cap_);
         for (std::size_t j = 1; j <= top; ++j)
-          p_ -= c[j] * hist_v_.row(static_cast<Index>((t_ - j) % cap_)).transpose();
-        out = p_ / c[0];
-        if (cap_ > 0) hist_v_.row(static_cast<Index>(t_ % cap_)) = out.transpose();
+          p -= c[j] * hist_v_.row(static_cast<Index>((t_ - j) % cap_)).segment(b, len).transpose();
+        out = p / c[0];
+        if (cap_ > 0) hist_v_.row(static_cast<Index>(t_ % cap_)).segment(b, len) = out.transpose();
       }
     }
   }
 
-  void advance() { ++t_; }
+  void advance() {
+    if (out_state_) out_state_->advance();
+    ++t_;
+  }
 
  private:
   Factorization C_;
-  std::size_t dim_, t_ = 0, cap_ = 0;
+  std::size_t t_ = 0, cap_ = 0;
   bool need_inverse_;
   std::optional<WorkloadState> out_state_;
   std::vector<double> a_;
@@ -174,6 +187,38 @@ class QDiagStream {
   std::vector<double> y_;
   double running_ = 0;
 };
+
+// The l2 norm of x, after checking that every value is finite (a NaN or infinity makes the sum
+// of squares non-finite). Summed in kChunk pieces in order, so the value never depends on
+// `threads`; clip_factor's margin covers any summation order.
+double checked_norm(std::span<const double> x, std::size_t step, int threads) {
+  constexpr std::size_t kChunk = GaussianMechanism::kChunk;
+  const std::size_t n = x.size(), chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> partial(chunks);
+  parallel_tasks(chunks, threads, [&](std::size_t k) {
+    double sum = 0;
+    for (std::size_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i) sum += x[i] * x[i];
+    partial[k] = sum;
+  });
+  double sum = 0;
+  for (double p : partial) sum += p;
+  if (std::isfinite(sum)) return std::sqrt(sum);
+  for (double v : x) require(std::isfinite(v), "x at step {} holds a NaN or infinite value", step);
+  return Eigen::Map<const Vector>(x.data(), static_cast<Index>(n)).stableNorm();  // overflowed
+}
+
+// The factor that brings x to l2 norm <= zeta provably (card §4.2); 1 when it already is. For
+// any summation order the computed norm is within (1 ± (d/2 + 2)u) of ||x|| (u = 2^-53; Higham
+// 2002 §3.1 for d non-negative products, then the square root; no underflow matters for
+// zeta >= 2^-400), and the scaling adds three roundings. margin = (d + 16)u covers both, with
+// room for the second moment's two roundings (x_i x_j, then times scale2): the clipped row and
+// its square stay within the sensitivity the noise is calibrated to. A fixed margin of 2^-50
+// does not: it is below (d/2)u from d = 16 on. Rows less than the margin below zeta are scaled
+// by at least 1 - 2 margin.
+double clip_factor(double norm, double zeta, std::size_t d) {
+  const double margin = (static_cast<double>(d) + 16) * 0x1p-53;
+  return norm > zeta * (1 - margin) ? zeta / norm * (1 - margin) : 1.0;
+}
 
 bool is_pp(Method m) { return m == Method::pp || m == Method::pp_debiased; }
 
@@ -251,6 +296,8 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng)
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");
   check_positive(c.zeta, "clip");
+  require(c.zeta >= 0x1p-400 && c.zeta <= 0x1p400,
+          fmt::format("clip must be in [2^-400, 2^400], got {}", format_number(c.zeta)));
   for (const auto* w : {&c.A1, &c.A2})
     require(w->steps() == c.steps,
             fmt::format("workload {} has {} steps, the estimator {}", w->name(), w->steps(),
@@ -383,57 +430,101 @@ void MomentEstimator::push(std::span<const double> x) {
   require(x.size() == m.d,
           fmt::format("x must have {} values (dim), got {}", m.d, x.size()));
   // NaN first: comparisons with NaN are false and would bypass the clip (card §4.2).
-  for (double v : x)
-    require(std::isfinite(v), "x at step {} holds a NaN or infinite value", m.t + 1);
-  const auto di = static_cast<Index>(m.d);
-  m.x = Eigen::Map<const Vector>(x.data(), di);
-  const double norm = m.x.norm();
+  const double norm = checked_norm(x, m.t + 1, c.threads);
+  const double factor = clip_factor(norm, c.zeta, m.d);
   if (norm > c.zeta) {
     require(c.on_norm == NormPolicy::clip,
             fmt::format("x at step {} has l2 norm above the clip norm {}", m.t + 1,
                         format_number(c.zeta)));
-    // Scaled to norm zeta; the factor 1 - 2^-50 keeps the rounded norm <= zeta.
-    m.x *= c.zeta / norm * (1 - 0x1p-50);
     if (m.trace) ++m.trace->clipped_rows;
   }
-  if (c.form == SecondMomentForm::full) {
-    Eigen::Map<RowMatrix>(m.sec.data(), di, di) = m.x * m.x.transpose();
-  } else {
-    m.sec = m.x.array().square().matrix();
-  }
 
-  const bool pp = is_pp(c.method);
-  m.ch1->transform(m.x.data(), m.cy1.data());
-  m.mech1->apply_each({m.cy1.data(), m.d}, {m.w1.data(), m.d}, m.rng, c.threads);
-  if (!pp) {
-    m.sec *= m.scale2;
-    m.ch2->transform(m.sec.data(), m.cy2.data());
-    const GaussianMechanism& mech = m.mech2 ? *m.mech2 : *m.mech1;
-    const auto n2 = static_cast<std::size_t>(m.cy2.size());
-    mech.apply_each({m.cy2.data(), n2}, {m.w2.data(), n2}, m.rng, c.threads);
-  }
-
-  // Post-processing: B W = A C^{-1} W.
-  if (m.direct1) {
-    m.first = m.w1;
-    if (pp) m.ch1->invert(m.w1.data(), m.v1.data());
-  } else {
-    m.ch1->invert(m.w1.data(), m.v1.data());
-    m.A1s->push(m.v1.data(), m.first.data());
-  }
-  m.ch1->advance();
-  if (!pp) {
-    if (m.direct2) {
-      m.second = m.w2 / m.scale2;
+  // The release, cut into blocks of coordinates: the first moment (d values) and, unless PP, the
+  // second (d^2 or d). Each coordinate's input, C·Y row, noise and post-processing depend on that
+  // coordinate alone (and on the whole clipped x for a full second moment), so a block's chunks run
+  // in parallel. The noise is apply_each's: a block of kChunk or more values gets one generator
+  // per chunk from rng.split() in order, a shorter one the stream itself, so a seeded run gives the
+  // same release for any `threads`.
+  const bool pp = is_pp(c.method), full = c.form == SecondMomentForm::full;
+  const double scale2 = m.scale2;
+  const std::size_t d = m.d;
+  const double* xs = x.data();
+  if (full) m.x = Eigen::Map<const Vector>(xs, static_cast<Index>(d)) * factor;
+  auto first_block = [&](Index b, Index e, RandomBits& bits) {
+    if (!full)
+      m.x.segment(b, e - b) = Eigen::Map<const Vector>(xs + b, e - b) * factor;
+    m.ch1->transform(m.x.data(), m.cy1.data(), b, e);
+    const auto n = static_cast<std::size_t>(e - b);
+    m.mech1->apply_each({m.cy1.data() + b, n}, {m.w1.data() + b, n}, bits);
+    if (m.direct1) {
+      m.first.segment(b, e - b) = m.w1.segment(b, e - b);
+      if (pp) m.ch1->invert(m.w1.data(), m.v1.data(), b, e);
     } else {
-      m.ch2->invert(m.w2.data(), m.v2.data());
-      m.v2 /= m.scale2;
-      m.A2s->push(m.v2.data(), m.second.data());
+      m.ch1->invert(m.w1.data(), m.v1.data(), b, e);
+      m.A1s->push(m.v1.data(), m.first.data(), static_cast<std::size_t>(b),
+                  static_cast<std::size_t>(e));
     }
+  };
+  auto second_block = [&](Index b, Index e, RandomBits& bits) {
+    for (Index i = b; i < e; ++i) {
+      // The same products as (factor x)(factor x)^T, then times scale2.
+      const double xp = full ? m.x[i / static_cast<Index>(d)] : xs[i] * factor;
+      const double xq = full ? m.x[i % static_cast<Index>(d)] : xp;
+      m.sec[i] = xp * xq * scale2;
+    }
+    m.ch2->transform(m.sec.data(), m.cy2.data(), b, e);
+    const GaussianMechanism& mech = m.mech2 ? *m.mech2 : *m.mech1;
+    const auto n = static_cast<std::size_t>(e - b);
+    mech.apply_each({m.cy2.data() + b, n}, {m.w2.data() + b, n}, bits);
+    if (m.direct2) {
+      m.second.segment(b, e - b) = m.w2.segment(b, e - b) / scale2;
+    } else {
+      m.ch2->invert(m.w2.data(), m.v2.data(), b, e);
+      m.v2.segment(b, e - b) /= scale2;
+      m.A2s->push(m.v2.data(), m.second.data(), static_cast<std::size_t>(b),
+                  static_cast<std::size_t>(e));
+    }
+  };
+  struct Chunk {
+    bool second;
+    Index begin, end;
+    std::unique_ptr<Rng> rng;
+  };
+  std::vector<Chunk> chunks;
+  constexpr auto kChunk = static_cast<Index>(GaussianMechanism::kChunk);
+  for (const bool second : {false, true}) {
+    if (second && pp) break;
+    const auto n = static_cast<Index>(second ? m.D2 : m.d);
+    auto run = [&](Index b, Index e, RandomBits& bits) {
+      second ? second_block(b, e, bits) : first_block(b, e, bits);
+    };
+    std::vector<Chunk> split;
+    for (Index b = 0; n >= kChunk && b < n; b += kChunk) {
+      split.push_back({second, b, std::min(n, b + kChunk), m.rng.split()});
+      if (!split.back().rng) break;
+    }
+    if (split.empty() || !split.back().rng) {
+      RandomBits bits(m.rng);  // in order, on this thread
+      for (Index b = 0; b < n; b += kChunk) run(b, std::min(n, b + kChunk), bits);
+    } else {
+      std::move(split.begin(), split.end(), std::back_inserter(chunks));
+    }
+  }
+  parallel_tasks(chunks.size(), c.threads, [&](std::size_t k) {
+    Chunk& chunk = chunks[k];
+    RandomBits bits(*chunk.rng);
+    chunk.second ? second_block(chunk.begin, chunk.end, bits)
+                 : first_block(chunk.begin, chunk.end, bits);
+  });
+  m.ch1->advance();
+  if (!m.direct1) m.A1s->advance();
+  if (!pp) {
     m.ch2->advance();
+    if (!m.direct2) m.A2s->advance();
   } else {
     // x̂ = v1; PP squares it (card §2.6).
-    if (c.form == SecondMomentForm::full) {
+    const auto di = static_cast<Index>(d);
+    if (full) {
       Eigen::Map<RowMatrix>(m.v2.data(), di, di) = m.v1 * m.v1.transpose();
     } else {
       m.v2 = m.v1.array().square().matrix();
@@ -445,7 +536,7 @@ void MomentEstimator::push(std::span<const double> x) {
       double bt = 0;
       m.debias_state->push(&q, &bt);
       bt *= m.sc.g1 * m.sc.g1;
-      if (c.form == SecondMomentForm::full) {
+      if (full) {
         for (Index i = 0; i < di; ++i) m.second[i * di + i] -= bt;
       } else {
         m.second.array() -= bt;
@@ -526,7 +617,8 @@ Release<MomentSeries> estimate_moments(MomentsConfig config, const ConstMatrixRe
   check_data(X);  // every row is checked before any noise is drawn
   if (config.on_norm == NormPolicy::reject)
     for (Index t = 0; t < X.rows(); ++t)
-      if (X.row(t).norm() > config.zeta)
+      if (const Vector row = X.row(t).transpose();
+          checked_norm({row.data(), static_cast<std::size_t>(row.size())}, 0, 1) > config.zeta)
         throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
                                           format_number(config.zeta)));
   MomentEstimator est(std::move(config), rng);

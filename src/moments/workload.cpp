@@ -169,34 +169,40 @@ WorkloadState::WorkloadState(const Workload& A, std::size_t dim)
 }
 
 void WorkloadState::push(const double* v, double* out) {
+  push(v, out, 0, dim_);
+  advance();
+}
+
+void WorkloadState::push(const double* v, double* out, std::size_t begin, std::size_t end) {
   require(t_ < A_.steps(), "workload stream is past its horizon");
-  const auto D = static_cast<Eigen::Index>(dim_);
-  Eigen::Map<const Vector> vin(v, D);
-  Eigen::Map<Vector> o(out, D);
+  const auto b = static_cast<Eigen::Index>(begin), len = static_cast<Eigen::Index>(end - begin);
+  Eigen::Map<const Vector> vin(v + begin, len);
+  Eigen::Map<Vector> o(out + begin, len);
+  auto state = state_.segment(b, len);
   const double scale = A_.row_scale(t_);
   switch (A_.kind()) {
     case WorkloadKind::prefix:
     case WorkloadKind::average:
-      state_ += vin;
-      o = scale * state_;
+      state += vin;
+      o = scale * state;
       break;
     case WorkloadKind::decay:
-      state_ = A_.beta() * state_ + vin;
-      o = state_;
+      state = A_.beta() * state + vin;
+      o = state;
       break;
     case WorkloadKind::adam:
-      state_ = A_.beta() * state_ + vin;
-      o = (scale * (1 - A_.beta())) * state_;
+      state = A_.beta() * state + vin;
+      o = (scale * (1 - A_.beta())) * state;
       break;
     case WorkloadKind::window: {
       // The window sum is recomputed from the ring (k rows), so no rounding drift accumulates.
       const auto k = static_cast<Eigen::Index>(A_.window_size());
-      ring_.row(static_cast<Eigen::Index>(t_ % A_.window_size())) = vin.transpose();
-      o = ring_.colwise().sum().transpose() / static_cast<double>(k);
+      auto ring = ring_.middleCols(b, len);
+      ring.row(static_cast<Eigen::Index>(t_ % A_.window_size())) = vin.transpose();
+      o = ring.colwise().sum().transpose() / static_cast<double>(k);
       break;
     }
   }
-  ++t_;
 }
 
 }  // namespace dpstats::moments

@@ -378,6 +378,53 @@ TEST(MomentsEstimator, FirstMomentOfJmeAndPpAgreeAndDiagonalMatchesShapes) {
   }
 }
 
+// Releases of 2^15 values or more are cut into chunks that run on `threads` threads, each with
+// its own generator split off in order: the release must not depend on the thread count, and
+// every chunk's factorization state must line up with its coordinates.
+TEST(MomentsEstimator, ChunkedStepsAreThreadInvariantAndExact) {
+  struct Case {
+    std::size_t d;
+    bool diag;
+  };
+  const std::size_t n = 4;
+  for (const Case k : {Case{70000, true}, Case{190, false}}) {  // 2 x 70000 or 190 + 190^2 values
+    const RowMatrix X = unit_rows(n, k.d, 9, 1.0);
+    for (auto m : {Method::jme, Method::ime, Method::pp_debiased}) {
+      for (const char* f : {"input", "output", "banded:2", "blt:2"}) {
+        MomentsConfig c = make_config(n, k.d, to_string(m), "decay:0.9", f, k.diag);
+        c.noise_multiplier = 1.0;
+        c.delta = 1e-6;
+        SeededRng r1(5), r2(5);
+        const auto one = estimate_moments(c, X, r1);
+        c.threads = 2;
+        const auto two = estimate_moments(c, X, r2);
+        ASSERT_EQ(one.estimate.first, two.estimate.first) << to_string(m) << f << k.d;
+        ASSERT_EQ(one.estimate.second, two.estimate.second) << to_string(m) << f << k.d;
+        if (m != Method::jme) continue;
+        c.noise_multiplier = 1e-9;  // then the release is the exact decayed moments
+        SeededRng r3(5);
+        const auto exact = estimate_moments(c, X, r3);
+        const RowMatrix A = c.A1.materialize();
+        const RowMatrix Y = A * X;
+        // The decayed second moment, d^2 values or its diagonal.
+        Vector S = Vector::Zero(static_cast<Eigen::Index>(k.diag ? k.d : k.d * k.d));
+        for (std::size_t t = 0; t < n; ++t) {
+          const Vector x = X.row(t).transpose();
+          Vector xx = x.array().square();
+          if (!k.diag) {
+            const RowMatrix outer = x * x.transpose();
+            xx = Eigen::Map<const Vector>(outer.data(), outer.size());
+          }
+          S = 0.9 * S + xx;
+          ASSERT_LT((exact.estimate.first.row(t) - Y.row(t)).cwiseAbs().maxCoeff(), 1e-6) << f;
+          ASSERT_LT((exact.estimate.second.row(t).transpose() - S).cwiseAbs().maxCoeff(), 1e-6)
+              << f << k.d;
+        }
+      }
+    }
+  }
+}
+
 TEST(MomentsEstimator, ClipsRejectsAndCountsOnlyInTheTrace) {
   RowMatrix X = unit_rows(6, 2, 4, 1.0);
   X.row(2) << 3, 4;  // norm 5

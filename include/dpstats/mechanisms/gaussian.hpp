@@ -58,6 +58,10 @@ class GaussianMechanism {
   static constexpr std::size_t kChunk = std::size_t{1} << 15;
   void apply_each(std::span<const double> values, std::span<double> out, Rng& rng,
                   int threads = 1) const;
+  // out[i] = apply(values[i], bits) in order, on the calling thread: one chunk of apply_each,
+  // for callers that cut a stream into chunks themselves.
+  void apply_each(std::span<const double> values, std::span<double> out,
+                  RandomBits& bits) const;
 
   double sigma() const { return sigma_; }              // effective noise standard deviation
   double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)

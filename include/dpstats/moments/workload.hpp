@@ -55,6 +55,10 @@ class WorkloadState {
   WorkloadState(const Workload& A, std::size_t dim);
   // Feeds v_t (t = number of earlier calls) and writes (A v)_t to out (dim values).
   void push(const double* v, double* out);
+  // The same on coordinates [begin, end) of the dim-long v and out, without advancing the step:
+  // disjoint ranges may run on different threads; advance() once they all have.
+  void push(const double* v, double* out, std::size_t begin, std::size_t end);
+  void advance() { ++t_; }
   std::size_t step() const { return t_; }
 
  private:
