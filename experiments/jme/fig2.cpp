@@ -3,13 +3,15 @@
 // the square root. The x axis is sigma_bar = 2 zeta sigma (the card's reading of the paper's
 // "sigma"). PP's error depends on the data: with C = I its worst case (all rows zeta e_1) is exact;
 // with the square root we plot PP at that same stream (an attained value, so a lower bound on the
-// worst case) and the Lemma C.1 upper bound. Monte Carlo at d = 1 (1000 runs); for panel (c),
-// d = 1000 full (10^9 noise draws a run), one streamed run per method at sigma_bar = 1 and 2
-// (d = 100 with --quick). Panel (d)'s dense root at D = 10^6 columns is closed form only.
+// worst case) and the Lemma C.1 upper bound. Monte Carlo at d = 1 (1000 runs); for panels (c)
+// and (d), d = 1000 full (10^9 noise draws a run), one streamed run per method at sigma_bar = 1
+// and 2 (d = 100 with --quick), PP only in (d) (JME's dense root over D = 10^6 columns needs
+// 8 GB of history); Fig. 7, d = 100 full, 10 streamed runs per method and sigma_bar.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
 #include <sstream>
+#include <tuple>
 
 #include "common.hpp"
 
@@ -126,36 +128,50 @@ void run_panel(const repro::ReproOptions& o, const std::string& tag, const std::
                  .y = {"jme_mc", "pp_debiased_mc", "pp_biased_mc"}, .logx = true, .logy = true});
 }
 
-// Panel (c) streamed: the full d x d second moment, one run per method and sigma_bar, against the
-// closed form at the sigma that ran. A run's error sums over d^2 entries whose noises are
-// (nearly) independent, so at d = 1000 one run pins its mean to a fraction of a percent; at the
-// quick size (d = 100), and because errors accumulate along the stream, only to a few percent.
-void streamed_panel_c(const repro::ReproOptions& o, const Workload& A, std::ostringstream& md) {
-  const std::size_t n = A.steps(), d = o.quick ? 100 : 1000;
-  const Factorization C = Factorization::input(n);
+// Streamed runs of a panel: the full d x d second moment of the e_1 stream, `runs` runs per
+// method at sigma_bar = 1 and 2, each error summed on the fly (the release is never stored),
+// against the closed form at the sigma that ran. A run's error sums d^2 entries whose noises are
+// (nearly) independent, so at d = 1000 one run pins its mean to a fraction of a percent; at
+// d = 100 a run varies by a few percent, hence several runs and a z-score.
+void streamed_panel(const repro::ReproOptions& o, const std::string& tag, const Workload& A,
+                    bool sqrt, std::size_t d, const std::vector<Method>& methods, int runs,
+                    std::uint64_t salt, std::ostringstream& md) {
+  const std::size_t n = A.steps();
+  const Factorization C = sqrt ? Factorization::square_root(A) : Factorization::input(n);
   const PpParts pp = pp_parts(A, C, d);
   md << fmt::format(
-      "\n### Fig 2c streamed: one run per cell, d = {} full, C = I, secure noise\n\n"
-      "| sigma_bar | method | run | closed form | run / closed form |\n|---|---|---|---|---|\n",
-      d);
-  repro::CsvTable t({"sigma_bar", "method", "run", "closed_form"});
-  std::uint64_t salt = 500;
+      "\n### {} streamed: {} run{} per cell, d = {} full, C = {}, secure noise\n\n"
+      "| sigma_bar | method | runs: mean{} | closed form | mean / closed form |{}\n"
+      "|---|---|---|---|---|{}\n",
+      tag, runs, runs > 1 ? "s" : "", d, sqrt ? "root" : "I", runs > 1 ? " ± s.e." : "",
+      runs > 1 ? " z |" : "", runs > 1 ? "---|" : "");
+  repro::CsvTable t({"sigma_bar", "method", "runs", "mean", "se", "closed_form"});
   for (const double sb : {1.0, 2.0}) {
-    for (Method m : {Method::jme, Method::pp_debiased, Method::pp}) {
+    for (Method m : methods) {
       const MomentsConfig c = panel_config(m, A, C, d, sb / 2, o.threads);
-      double sigma = 0;
-      const double run = streamed_second_error(c, o, ++salt, sigma);
+      double sigma = 0, sum = 0, sum2 = 0;
+      for (int r = 0; r < runs; ++r) {
+        const double e = streamed_second_error(c, o, ++salt, sigma);
+        sum += e;
+        sum2 += e * e;
+      }
+      const double mean = sum / runs;
+      const double se =
+          runs > 1 ? std::sqrt(std::max(0.0, sum2 / runs - mean * mean) / (runs - 1)) : 0.0;
       NoiseParameters p{.method = Method::jme, .d = d};
       const double g = 2 * sigma * C.norm_1_to_2(), g2 = g * g;
       const double closed =
           m == Method::jme ? theory::sum(theory::expected_errors(p, sigma, A, A, C, C).second)
                            : pp.lin * g2 + (pp.quart + (m == Method::pp ? pp.bias : 0)) * g2 * g2;
-      t.add_row({sb, static_cast<double>(static_cast<int>(m)), run, closed});
-      md << fmt::format("| {:.3g} | {} | {:.4g} | {:.4g} | {:.4f} |\n", sb, to_string(m), run,
-                        closed, run / closed);
+      t.add_row({sb, static_cast<double>(static_cast<int>(m)), static_cast<double>(runs), mean,
+                 se, closed});
+      md << fmt::format("| {:.3g} | {} | {:.4g}{} | {:.4g} | {:.4f} |{}\n", sb, to_string(m),
+                        mean, runs > 1 ? fmt::format(" ± {:.2g}", se) : "", closed,
+                        mean / closed,
+                        runs > 1 ? " " + z_text(mean, se, closed) + " |" : "");
     }
   }
-  t.write(o.out, "fig2c_streamed.csv");
+  t.write(o.out, tag + "_streamed.csv");
 }
 
 void run_fig2(const repro::ReproOptions& o) {
@@ -172,10 +188,14 @@ void run_fig2(const repro::ReproOptions& o) {
   progress.step();
   run_panel(o, "fig2b", "Fig 2b: d = 1, C = A^(1/2)", A, true, 1, true, md, 100);
   progress.step();
+  const std::size_t big = o.quick ? 100 : 1000;
   run_panel(o, "fig2c", "Fig 2c: d = 1000, C = I", A, false, 1000, false, md, 200);
-  streamed_panel_c(o, A, md);
+  streamed_panel(o, "fig2c", A, false, big, {Method::jme, Method::pp_debiased, Method::pp}, 1,
+                 500, md);
   progress.step();
   run_panel(o, "fig2d", "Fig 2d: d = 1000, C = A^(1/2)", A, true, 1000, false, md, 300);
+  // PP only: JME's second moment through the dense root keeps 10^6 columns of history (8 GB).
+  streamed_panel(o, "fig2d", A, true, big, {Method::pp_debiased, Method::pp}, 1, 800, md);
   progress.step();
   write_summary(o.out, md.str());
 }
@@ -183,18 +203,23 @@ void run_fig2(const repro::ReproOptions& o) {
 void run_fig7(const repro::ReproOptions& o) {
   const std::size_t n = 1000, d = 100;
   std::ostringstream md;
-  md << "# JME Fig. 7: other workloads, d = 100, n = 1000 (closed forms; PP at the stream of "
-        "copies of e_1)\n";
+  md << "# JME Fig. 7: other workloads, d = 100, n = 1000 (closed forms and streamed runs; PP "
+        "at the stream of copies of e_1)\n";
   repro::Progress progress("jme-fig7", 4);
   const Workload E = Workload::decay(n, 0.9), W = Workload::window(n, 10);
-  run_panel(o, "fig7a", "Fig 7a: E_0.9, C = I", E, false, d, false, md, 400);
-  progress.step();
-  run_panel(o, "fig7b", "Fig 7b: E_0.9, C = A^(1/2)", E, true, d, false, md, 500);
-  progress.step();
-  run_panel(o, "fig7c", "Fig 7c: W_10, C = I", W, false, d, false, md, 600);
-  progress.step();
-  run_panel(o, "fig7d", "Fig 7d: W_10, C = A^(1/2)", W, true, d, false, md, 700);
-  progress.step();
+  const std::vector<Method> all = {Method::jme, Method::pp_debiased, Method::pp};
+  const int runs = o.quick ? 2 : 10;
+  std::uint64_t salt = 400;
+  for (const auto& [tag, title, A, sqrt] :
+       {std::tuple{"fig7a", "Fig 7a: E_0.9, C = I", E, false},
+        std::tuple{"fig7b", "Fig 7b: E_0.9, C = A^(1/2)", E, true},
+        std::tuple{"fig7c", "Fig 7c: W_10, C = I", W, false},
+        std::tuple{"fig7d", "Fig 7d: W_10, C = A^(1/2)", W, true}}) {
+    run_panel(o, tag, title, A, sqrt, d, false, md, salt);
+    streamed_panel(o, tag, A, sqrt, d, all, runs, salt + 50, md);
+    salt += 100;
+    progress.step();
+  }
   write_summary(o.out, md.str());
 }
 

@@ -485,6 +485,9 @@ void MomentEstimator::push(std::span<const double> x) {
                   static_cast<std::size_t>(e));
     }
   };
+  auto run = [&](bool second, Index b, Index e, RandomBits& bits) {
+    second ? second_block(b, e, bits) : first_block(b, e, bits);
+  };
   struct Chunk {
     bool second;
     Index begin, end;
@@ -495,9 +498,6 @@ void MomentEstimator::push(std::span<const double> x) {
   for (const bool second : {false, true}) {
     if (second && pp) break;
     const auto n = static_cast<Index>(second ? m.D2 : m.d);
-    auto run = [&](Index b, Index e, RandomBits& bits) {
-      second ? second_block(b, e, bits) : first_block(b, e, bits);
-    };
     std::vector<Chunk> split;
     for (Index b = 0; n >= kChunk && b < n; b += kChunk) {
       split.push_back({second, b, std::min(n, b + kChunk), m.rng.split()});
@@ -505,16 +505,14 @@ void MomentEstimator::push(std::span<const double> x) {
     }
     if (split.empty() || !split.back().rng) {
       RandomBits bits(m.rng);  // in order, on this thread
-      for (Index b = 0; b < n; b += kChunk) run(b, std::min(n, b + kChunk), bits);
+      for (Index b = 0; b < n; b += kChunk) run(second, b, std::min(n, b + kChunk), bits);
     } else {
       std::move(split.begin(), split.end(), std::back_inserter(chunks));
     }
   }
   parallel_tasks(chunks.size(), c.threads, [&](std::size_t k) {
-    Chunk& chunk = chunks[k];
-    RandomBits bits(*chunk.rng);
-    chunk.second ? second_block(chunk.begin, chunk.end, bits)
-                 : first_block(chunk.begin, chunk.end, bits);
+    RandomBits bits(*chunks[k].rng);
+    run(chunks[k].second, chunks[k].begin, chunks[k].end, bits);
   });
   m.ch1->advance();
   if (!m.direct1) m.A1s->advance();
