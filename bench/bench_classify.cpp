@@ -55,13 +55,16 @@ void BM_ClassifyEpoch(benchmark::State& state) {
 
 void Args(benchmark::internal::Benchmark* b) {
   // One core each (no noise thread, 1 compute thread), then both cores for every variant: the
-  // private ones draw the next step's noise on the second core, non-private Adam computes on two.
+  // private ones draw the next step's noise on the second core while one thread computes, or
+  // also compute on two threads (three threads on two cores); non-private Adam computes on two.
   for (int model : {0, 1}) {
     for (int cores : {1, 2}) {
       b->Args({static_cast<int>(ClassifyOptimizer::adam), model, 0, cores});
       for (auto opt : {ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
-                       ClassifyOptimizer::dp_adam_jme, ClassifyOptimizer::dp_adam_joint_clip})
+                       ClassifyOptimizer::dp_adam_jme, ClassifyOptimizer::dp_adam_joint_clip}) {
         b->Args({static_cast<int>(opt), model, cores == 2 ? 1 : 0, 1});
+        if (cores == 2) b->Args({static_cast<int>(opt), model, 1, 2});
+      }
     }
   }
 }
