@@ -193,7 +193,7 @@ Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
       p.box_side = kHtBConst / std::sqrt(o.alpha);
       p.radius = std::sqrt(dd) * p.box_side / 2;
       p.q = quantum_for(p.radius, n);
-      p.region = p.radius * (1 + 1e-12) + p.q * std::sqrt(dd) / 2;
+      p.region = ball_region(p.radius, p.q, dd);
       p.D = 2 * p.region;
       p.k = n;
     } else {

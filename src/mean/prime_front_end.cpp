@@ -232,7 +232,7 @@ double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha,
         std::sqrt(chi_square_upper_quantile(dd, zeta / (2 * nd))) + std::sqrt(dd) * e_med;
   }
   c.q = quantum_for(c.radius, n);
-  c.region = c.radius * (1 + 1e-12) + c.q * std::sqrt(dd) / 2;
+  c.region = ball_region(c.radius, c.q, dd);
   c.D = 2 * c.region;
   return e_med;
 }

@@ -210,6 +210,14 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, doub
 double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha, double zeta,
                       bool ht);
 
+// The quantised ball's radius r': a row clipped to radius r by the computed norm (off by up to
+// (d/2 + 2)·2^-53 relative for any summation order, plus the scaling's roundings; the
+// (d + 16)·2^-53 term covers both) then moves by at most q√d/2 when rounded to the grid. The
+// 10^-12 is the margin this had before the d-dependent term.
+inline double ball_region(double radius, double q, double d) {
+  return radius * (1 + 1e-12 + (d + 16) * 0x1p-53) + q * std::sqrt(d) / 2;
+}
+
 // Clamps a centre into the clipping region (card D10).
 inline Vector clamp_region(Vector v, const ClipPlan& c) {
   if (c.shape == ClipShape::ball) {
