@@ -199,9 +199,8 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
 //    bounds below subtract / add 2^-47 (2^17 units of 2^-64) beyond the truncation.
 // The caller has checked the bin's floor (u below it accepts). Past it, a uniform u below the
 // lower bound accepts, one at or above the upper bound rejects (reading only the bits that
-// certify it); otherwise (probability
-// about delta^3/6, or delta > 1/2 beyond ~8 sigma) the exact comparison of u with
-// a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits.
+// certify it); otherwise (probability about delta^3/6, or delta > 1/2 beyond ~8 sigma) the exact
+// comparison of u with a = exp(-m^2 den / (2 num)) · D / P_j decides from the same bits.
 bool BinnedDiscreteGaussian::accept_above_floor(RandomBits& bits, std::size_t j, std::uint64_t r,
                                                 std::uint64_t w) const {
   const Bin& bin = bins_[j];

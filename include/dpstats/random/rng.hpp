@@ -60,7 +60,7 @@ class SeededRng final : public Rng {
 // A bit-granular reader over an Rng. The exact samplers decide most Bernoulli trials after two
 // or three bits (the first bit where the uniform differs from p's binary expansion), so they read
 // bits, not 64-bit words: one word then serves many trials, which is what makes the secure
-// samplers fast. Bits come off the top of a 128-bit buffer (two words) and none is ever used twice; the
+// samplers fast. Bits come off the top of a 128-bit buffer and none is ever used twice; the
 // unread bits left when the reader dies are discarded. Not thread-safe: one reader per call.
 class RandomBits {
  public:
@@ -122,10 +122,9 @@ class RandomBits {
   Rng& rng_;
   // The unread bits, left-aligned in hi_:lo_. Two 64-bit words, not one u128: the samplers keep
   // this reader in memory across calls, and a 128-bit load of a value just written as two 64-bit
-  // halves stalls on store forwarding (it was a third of the binned sampler's time).
+  // halves stalls on store forwarding (28% of the binned sampler's time).
   std::uint64_t hi_ = 0, lo_ = 0;
   int count_ = 0;  // number of unread bits
-
 };
 
 }  // namespace dpstats
