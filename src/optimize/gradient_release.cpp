@@ -64,6 +64,11 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
     second_scale_ = std::sqrt(c.tau);
     dim *= 2;
   }
+  // The floating-point margin of the header comment.
+  require(c.max_batch >= 1 && c.max_batch <= (Eigen::Index{1} << 40),
+          fmt::format("max_batch must be in [1, 2^40], got {}", c.max_batch));
+  const double B = static_cast<double>(c.max_batch), P = static_cast<double>(c.parameters);
+  sensitivity_ *= 1 + (P + 16 + 2.02 * (B + 2) * B) * 0x1p-53;
   const double rho = 1 / (2 * c.noise_multiplier * c.noise_multiplier);
   mech_ = GaussianMechanism::from_rho(sensitivity_, rho, dim, c.noise);
 }
@@ -137,6 +142,11 @@ void GradientRelease::release(const BatchGradients& batch, Rng& rng, Vector& fir
 
 void GradientRelease::release(const BatchGradients& batch, const Vector& noise, Vector& first,
                               Vector& second) const {
+  if (is_private(c_.optimizer))
+    require(batch.size() <= c_.max_batch,
+            fmt::format("GradientRelease: a batch of {} rows, above max_batch = {} (the "
+                        "floating-point margin of the sensitivity assumes at most max_batch)",
+                        batch.size(), c_.max_batch));
   Vector w1, w2;
   clip_weights(batch, w1, w2);
   const Eigen::Index P = c_.parameters;

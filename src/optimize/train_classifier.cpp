@@ -128,6 +128,7 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
   rc.parameters = P;
   rc.clip = o.clip;
   rc.expected_batch = o.batch_size;
+  rc.max_batch = N;  // Poisson sampling: any subset
   rc.lambda = o.lambda;
   rc.tau = o.tau;
   rc.noise = o.noise;

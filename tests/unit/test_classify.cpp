@@ -149,9 +149,23 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   c.parameters = 10;
   c.clip = 2;
   c.lambda = 0.5;
-  EXPECT_NEAR(GradientRelease(c).sensitivity(), 2 * std::sqrt(1 + 0.5 * 4), 1e-12);  // card §4.6
+  // card §4.6, times 1 + (P + 16 + 2.02 (B + 2) B) 2^-53 for the floating-point sums
+  const double margin = 1 + (10 + 16 + 2.02 * 65538.0 * 65536.0) * 0x1p-53;
+  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * std::sqrt(1 + 0.5 * 4) * margin);
   c.optimizer = ClassifyOptimizer::dp_adam;
-  EXPECT_EQ(GradientRelease(c).sensitivity(), 2);
+  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * margin);
+  EXPECT_GT(GradientRelease(c).sensitivity(), 2);
+  c.max_batch = 0;
+  EXPECT_THROW(GradientRelease{c}, InvalidArgument);
+  // A batch larger than max_batch is refused: the margin would not cover its sum.
+  const Classifier lr = Classifier::logistic(6, 3);
+  c.max_batch = 3;
+  c.parameters = lr.num_parameters();
+  const BatchGradients four(lr, t.X, t.y, {0, 1, 2, 3});
+  Vector f, s;
+  EXPECT_THROW(GradientRelease(c).release(four, rng, f, s), InvalidArgument);
+  c.max_batch = 4;
+  EXPECT_NO_THROW(GradientRelease(c).release(four, rng, f, s));
 }
 
 TEST(GradientRelease, NoiseHasTheStatedScale) {
