@@ -68,7 +68,7 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
   require(c.max_batch >= 1 && c.max_batch <= (Eigen::Index{1} << 40),
           fmt::format("max_batch must be in [1, 2^40], got {}", c.max_batch));
   const double B = static_cast<double>(c.max_batch), P = static_cast<double>(c.parameters);
-  sensitivity_ *= 1 + (P + 16 + 2.02 * (B + 2) * B) * 0x1p-53;
+  sensitivity_ *= 1 + (P + 16 + 2.02 * (B + 4) * B) * 0x1p-53;
   const double rho = 1 / (2 * c.noise_multiplier * c.noise_multiplier);
   mech_ = GaussianMechanism::from_rho(sensitivity_, rho, dim, c.noise);
 }

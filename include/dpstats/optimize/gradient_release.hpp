@@ -16,11 +16,11 @@
 //      ( Σ_i c_i g_i ,  √τ Σ_i c_i g_i∘g_i ),  sensitivity ζ.
 // The sums are computed in floating point (one GEMM per layer) from clip weights computed from
 // floating-point (ghost) norms, so neighbouring batches' computed sums can differ by a little
-// more than s: the mechanism runs at s (1 + margin) with margin = (P + 16 + 2.02 (B + 2) B) 2^-53
+// more than s: the mechanism runs at s (1 + margin) with margin = (P + 16 + 2.02 (B + 4) B) 2^-53
 // for P parameters and at most B rows in a batch (per example, a norm of at most P terms is off
-// by less than (P/2 + 2)u; a sum of B terms with two roundings each is off by at most
-// γ_{B+2} <= 1.01 (B + 2)u times the sum of the B contributions' norms, on each side). At
-// B = 60000 it is about 8e-7 relative.
+// by less than (P/2 + 2)u; a sum of B terms with up to four roundings each, for JME's squares,
+// is off by at most γ_{B+4} <= 1.01 (B + 4)u times the sum of the B contributions' norms, on
+// each side). At B = 60000 it is about 8e-7 relative.
 // The noise std is z·s (z the noise multiplier), so every step is the subsampled Gaussian with
 // multiplier z_eff = 1/sqrt(2 rho) >= z of the mechanism that runs (lattice rounding included).
 //
