@@ -95,6 +95,8 @@ BENCHMARK(BM_Input2Threads)->Args({1000000, 0, 0})->Iterations(10)->UseRealTime(
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Banded16_2Threads)->Args({1000000, 0, 20})->Iterations(10)->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Blt2)->Args({10, 1, 100})->Args({10, 1, 4000})->Args({100, 1, 100})
+    ->Args({100, 1, 1000})->Iterations(100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Blt2)->Args({1000000, 0, 20})->Iterations(10)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Blt2_2Threads)->Args({1000000, 0, 20})->Iterations(10)->UseRealTime()
     ->Unit(benchmark::kMillisecond);
