@@ -87,7 +87,7 @@ class MomentEstimator:
     ``first`` has shape (dim,), ``second`` (dim, dim) or (dim,) when ``diagonal``. The budget
     (``epsilon``/``delta``, or ``rho``, or ``noise_multiplier``) covers all ``steps`` pushes and is
     charged at construction; a push after ``steps`` raises ``ValueError``, as do NaN/Inf rows.
-    ``threads`` samples the noise of large releases (>= 32768 coordinates) on that many threads;
+    ``threads`` runs each step of large releases (>= 32768 coordinates) on that many threads;
     with a ``seed`` the output is the same for any ``threads``.
     """
 
