@@ -6,7 +6,7 @@
 // worst case) and the Lemma C.1 upper bound. Monte Carlo at d = 1 (1000 runs); for panels (c)
 // and (d), d = 1000 full (10^9 noise draws a run), one streamed run per method at sigma_bar = 1
 // and 2 (d = 100 with --quick), PP only in (d) (JME's dense root over D = 10^6 columns needs
-// 8 GB of history); Fig. 7, d = 100 full, 10 streamed runs per method and sigma_bar.
+// 16 GB of history); Fig. 7, d = 100 full, 10 streamed runs per method and sigma_bar.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -194,7 +194,7 @@ void run_fig2(const repro::ReproOptions& o) {
                  500, md);
   progress.step();
   run_panel(o, "fig2d", "Fig 2d: d = 1000, C = A^(1/2)", A, true, 1000, false, md, 300);
-  // PP only: JME's second moment through the dense root keeps 10^6 columns of history (8 GB).
+  // PP only: JME's second moment through the dense root keeps 10^6 columns of history (16 GB).
   streamed_panel(o, "fig2d", A, true, big, {Method::pp_debiased, Method::pp}, 1, 800, md);
   progress.step();
   write_summary(o.out, md.str());
