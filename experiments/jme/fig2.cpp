@@ -6,7 +6,8 @@
 // worst case) and the Lemma C.1 upper bound. Monte Carlo at d = 1 (1000 runs); for panels (c)
 // and (d), d = 1000 full (10^9 noise draws a run), one streamed run per method at sigma_bar = 1
 // and 2 (d = 100 with --quick), PP only in (d) (JME's dense root over D = 10^6 columns needs
-// 16 GB of history); Fig. 7, d = 100 full, 10 streamed runs per method and sigma_bar.
+// 16 GB of history: its runs are the separate jme-fig2d-jme); Fig. 7, d = 100 full, 10 streamed
+// runs per method and sigma_bar.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -241,7 +242,7 @@ DPSTATS_EXPERIMENT("jme-fig2", "JME Fig. 2: second-moment error of JME vs PP (E1
                    dpstats::jme_repro::run_fig2);
 DPSTATS_EXPERIMENT("jme-fig2d-jme",
                    "JME Fig. 2 (d), JME by streamed runs through the dense root (d = 1000 full: "
-                   "16 GB of memory, ~1 s a step)",
+                   "16 GB of memory, ~18 min on two threads)",
                    dpstats::jme_repro::run_fig2d_jme);
 DPSTATS_EXPERIMENT("jme-fig7", "JME Fig. 7: JME vs PP on E_0.9 and W_10 (d = 100, n = 1000)",
                    dpstats::jme_repro::run_fig7);
