@@ -205,6 +205,15 @@ Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>
   return out;
 }
 
+std::vector<std::unique_ptr<Rng>> GaussianMechanism::chunk_generators(std::size_t n, Rng& rng) {
+  std::vector<std::unique_ptr<Rng>> children;
+  for (std::size_t b = 0; n >= kChunk && b < n; b += kChunk) {
+    children.push_back(rng.split());
+    if (!children.back()) return {};
+  }
+  return children;
+}
+
 void GaussianMechanism::apply_each(std::span<const double> values, std::span<double> out,
                                    RandomBits& bits) const {
   require(values.size() == out.size(), "apply_each: values and out differ in length");
@@ -225,14 +234,8 @@ void GaussianMechanism::apply_each(std::span<const double> values, std::span<dou
   require(values.size() == out.size(), "apply_each: values and out differ in length");
   require(threads >= 1, fmt::format("threads must be >= 1, got {}", threads));
   const std::size_t n = values.size();
-  std::vector<std::unique_ptr<Rng>> children;
-  if (n >= kChunk) {
-    for (std::size_t b = 0; b < n; b += kChunk) {
-      children.push_back(rng.split());
-      if (!children.back()) break;
-    }
-  }
-  if (children.empty() || !children.back()) {
+  const auto children = chunk_generators(n, rng);
+  if (children.empty()) {
     RandomBits bits(rng);
     return apply_each(values, out, bits);
   }

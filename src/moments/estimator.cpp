@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <iterator>
 #include <optional>
 
 #include "dpstats/error.hpp"
@@ -466,11 +465,18 @@ void MomentEstimator::push(std::span<const double> x) {
     }
   };
   auto second_block = [&](Index b, Index e, RandomBits& bits) {
-    for (Index i = b; i < e; ++i) {
-      // The same products as (factor x)(factor x)^T, then times scale2.
-      const double xp = full ? m.x[i / static_cast<Index>(d)] : xs[i] * factor;
-      const double xq = full ? m.x[i % static_cast<Index>(d)] : xp;
-      m.sec[i] = xp * xq * scale2;
+    // The same products as (factor x)(factor x)^T, then times scale2.
+    if (full) {
+      const auto D = static_cast<Index>(d);
+      for (Index i = b; i < e;) {  // row p of x x^T, from column i - pD on
+        const Index p = i / D, stop = std::min(e, (p + 1) * D);
+        for (; i < stop; ++i) m.sec[i] = m.x[p] * m.x[i - p * D] * scale2;
+      }
+    } else {
+      for (Index i = b; i < e; ++i) {
+        const double xi = xs[i] * factor;
+        m.sec[i] = xi * xi * scale2;
+      }
     }
     m.ch2->transform(m.sec.data(), m.cy2.data(), b, e);
     const GaussianMechanism& mech = m.mech2 ? *m.mech2 : *m.mech1;
@@ -498,16 +504,14 @@ void MomentEstimator::push(std::span<const double> x) {
   for (const bool second : {false, true}) {
     if (second && pp) break;
     const auto n = static_cast<Index>(second ? m.D2 : m.d);
-    std::vector<Chunk> split;
-    for (Index b = 0; n >= kChunk && b < n; b += kChunk) {
-      split.push_back({second, b, std::min(n, b + kChunk), m.rng.split()});
-      if (!split.back().rng) break;
-    }
-    if (split.empty() || !split.back().rng) {
+    auto generators = GaussianMechanism::chunk_generators(static_cast<std::size_t>(n), m.rng);
+    if (generators.empty()) {
       RandomBits bits(m.rng);  // in order, on this thread
       for (Index b = 0; b < n; b += kChunk) run(second, b, std::min(n, b + kChunk), bits);
-    } else {
-      std::move(split.begin(), split.end(), std::back_inserter(chunks));
+    }
+    for (std::size_t k = 0; k < generators.size(); ++k) {
+      const auto b = static_cast<Index>(k) * kChunk;
+      chunks.push_back({second, b, std::min(n, b + kChunk), std::move(generators[k])});
     }
   }
   parallel_tasks(chunks.size(), c.threads, [&](std::size_t k) {
@@ -615,8 +619,8 @@ Release<MomentSeries> estimate_moments(MomentsConfig config, const ConstMatrixRe
   check_data(X);  // every row is checked before any noise is drawn
   if (config.on_norm == NormPolicy::reject)
     for (Index t = 0; t < X.rows(); ++t)
-      if (const Vector row = X.row(t).transpose();
-          checked_norm({row.data(), static_cast<std::size_t>(row.size())}, 0, 1) > config.zeta)
+      if (checked_norm({X.row(t).data(), static_cast<std::size_t>(X.cols())}, 0, 1) >
+          config.zeta)
         throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
                                           format_number(config.zeta)));
   MomentEstimator est(std::move(config), rng);

@@ -21,8 +21,10 @@
 // Gaussian mechanism (Balle & Wang 2018); research only; certified = false.
 #pragma once
 #include <Eigen/Core>
-#include <span>
+#include <memory>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
@@ -58,8 +60,11 @@ class GaussianMechanism {
   static constexpr std::size_t kChunk = std::size_t{1} << 15;
   void apply_each(std::span<const double> values, std::span<double> out, Rng& rng,
                   int threads = 1) const;
-  // out[i] = apply(values[i], bits) in order, on the calling thread: one chunk of apply_each,
-  // for callers that cut a stream into chunks themselves.
+  // The generators of apply_each's chunks for a span of n values: one per kChunk values, split
+  // off rng in order; empty when n < kChunk or rng cannot split (then the span is noised in
+  // order from rng itself). For callers that cut a stream into chunks themselves.
+  static std::vector<std::unique_ptr<Rng>> chunk_generators(std::size_t n, Rng& rng);
+  // out[i] = apply(values[i], bits) in order, on the calling thread: one chunk of apply_each.
   void apply_each(std::span<const double> values, std::span<double> out,
                   RandomBits& bits) const;
 
