@@ -1,0 +1,48 @@
+// Splitting a share over k pure-DP calls, and all-or-nothing charging (share.hpp).
+#include "dpstats/scale/share.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+
+namespace dpstats {
+
+void check_share(const PrivacyLoss& share, std::string_view name) {
+  if (share.kind == LossKind::pure) {
+    check_epsilon(share.epsilon, fmt::format("{}.epsilon", name));
+  } else if (share.kind == LossKind::zcdp) {
+    check_positive(share.rho, fmt::format("{}.rho", name));
+    require(share.delta == 0, "{}.delta must be 0 for a zcdp share, got {}", name,
+            format_number(share.delta));
+  } else {
+    throw InvalidArgument(fmt::format(
+        "{} must be a pure epsilon or a zcdp rho share, got a {} loss ({}); convert an "
+        "(epsilon, delta) total to rho with epsilon_delta_to_zcdp first",
+        name, to_string(share.kind), share.describe()));
+  }
+}
+
+double per_call_epsilon(const PrivacyLoss& share, std::size_t calls) {
+  check_share(share);
+  require(calls >= 1, "calls must be >= 1, got {}", calls);
+  const double k = static_cast<double>(calls);
+  double e = share.kind == LossKind::pure ? share.epsilon / k : std::sqrt(2 * share.rho / k);
+  // Round down until k calls compose within the share in floating point too.
+  const auto composed = [&](double x) {
+    return share.kind == LossKind::pure ? x * k : x * x / 2 * k;
+  };
+  const double cap = share.kind == LossKind::pure ? share.epsilon : share.rho;
+  while (e > 0 && composed(e) > cap) e = std::nextafter(e, 0.0);
+  require(e > 0, "the share {} is too small for {} calls", share.describe(), calls);
+  return e;
+}
+
+void charge_all(Budget& budget, const Ledger& entries) {
+  Budget trial = budget;
+  for (const LedgerEntry& e : entries) trial.spend(e);  // throws before anything is recorded
+  for (const LedgerEntry& e : entries) budget.spend(e);
+}
+
+}  // namespace dpstats
