@@ -199,5 +199,23 @@ ok "heavy-tailed inner alg 4" "j['status'] in ('ok','abstained') and j['diagnost
 bad "heavy-tailed unknown inner" "inner" -- fit --task heavy-tailed --inner newton --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 bad "heavy-tailed inner only for lipschitz-extension" "does not apply" -- fit --task heavy-tailed --method clipped-gd --inner glm-one-stage --steps 4 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 
+# ---- bounds: private location, scale and clipping bounds with no public range (issue 15) ----
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(15)
+n = 10000
+X = np.column_stack([rng.normal(40, 12, n), rng.normal(65000, 20000, n)])
+X[:500] = 9.9e6  # 5% corrupted rows
+np.savetxt(sys.argv[1] + "/agesalary.csv", X, delimiter=",", header="age,salary", comments="")
+PY
+ok "bounds age salary" "j['command']=='bounds' and j['columns']==['age','salary'] and 6<j['estimate']['scale'][0]<24 and 10000<j['estimate']['scale'][1]<40000 and j['estimate']['lo'][1]<65000<j['estimate']['hi'][1] and j['privacy']['epsilon']<=0.5 and j['privacy']['delta']==0 and len(j['ledger'])==3 and j['diagnostics']['scale']['columns'][0]['status']=='ok'" \
+  -- bounds --epsilon 0.5 --seed 1 "$tmp/agesalary.csv"
+ok "bounds norm quantile zcdp" "j['estimate']['norm_quantile']>0 and j['privacy']['rho'] is not None and j['privacy']['delta']==1e-6 and len(j['ledger'])==4" \
+  -- bounds --epsilon 1 --delta 1e-6 --norm-quantile 0.9 --seed 2 "$tmp/data.npy"
+bad "bounds no epsilon" "epsilon" -- bounds "$tmp/good.csv"
+bad "bounds bad widen" "widen must be in" -- bounds --epsilon 1 --widen -2 "$tmp/good.csv"
+bad "bounds bad norm quantile" "norm_quantile must be in" -- bounds --epsilon 1 --norm-quantile 1.5 "$tmp/good.csv"
+bad "bounds nan" "NaN" -- bounds --epsilon 1 "$tmp/nan.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
