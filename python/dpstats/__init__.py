@@ -17,10 +17,12 @@ from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
 from .fit import fit
+from .scale import bounds
 
 __version__ = _dpstats.__version__
 __all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit"]
+           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
+           "bounds"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
