@@ -28,13 +28,16 @@ double per_call_epsilon(const PrivacyLoss& share, std::size_t calls) {
   check_share(share);
   require(calls >= 1, "calls must be >= 1, got {}", calls);
   const double k = static_cast<double>(calls);
-  double e = share.kind == LossKind::pure ? share.epsilon / k : std::sqrt(2 * share.rho / k);
-  // Round down until k calls compose within the share in floating point too.
-  const auto composed = [&](double x) {
-    return share.kind == LossKind::pure ? x * k : x * x / 2 * k;
-  };
-  const double cap = share.kind == LossKind::pure ? share.epsilon : share.rho;
-  while (e > 0 && composed(e) > cap) e = std::nextafter(e, 0.0);
+  double e = share.kind == LossKind::pure ? share.epsilon / k
+                                          : std::sqrt(2 * share.rho / k) * (1 - 0x1p-39);
+  // Round down until k calls compose within the share exactly: fma gives the sign of
+  // e k - epsilon without rounding; for rho, e^2/2 k is checked with a relative margin of 2^-40
+  // over its rounding (a few ulps).
+  if (share.kind == LossKind::pure) {
+    while (e > 0 && std::fma(e, k, -share.epsilon) > 0) e = std::nextafter(e, 0.0);
+  } else {
+    while (e > 0 && e * e / 2 * k * (1 + 0x1p-40) > share.rho) e = std::nextafter(e, 0.0);
+  }
   require(e > 0, "the share {} is too small for {} calls", share.describe(), calls);
   return e;
 }
