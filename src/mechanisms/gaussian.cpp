@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/random/float_normal.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -73,15 +74,6 @@ std::uint64_t lattice_variance(double s2_real, const char* parameter, double val
 // rho = K^2 / (2 s2) rounded up (three roundings, covered by the factor 1 + 2^-50).
 double zcdp_of(double lattice_sensitivity, std::uint64_t s2) {
   return lattice_sensitivity * lattice_sensitivity / (2 * static_cast<double>(s2)) * (1 + 0x1p-50);
-}
-
-// Standard normal by Marsaglia's polar method (fast_float mode only).
-double float_standard_normal(Rng& rng) {
-  for (;;) {
-    const double u = 2 * rng.uniform01() - 1, v = 2 * rng.uniform01() - 1;
-    const double s = u * u + v * v;
-    if (s > 0 && s < 1) return u * std::sqrt(-2 * std::log(s) / s);
-  }
 }
 
 }  // namespace
@@ -187,7 +179,7 @@ GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double si
 
 double GaussianMechanism::apply(double value, RandomBits& bits) const {
   lattice::check_value(value);
-  if (mode_ == NoiseMode::fast_float) return value + sigma_ * float_standard_normal(bits.rng());
+  if (mode_ == NoiseMode::fast_float) return value + sigma_ * standard_normal(bits.rng());
   return lattice::release(value, granularity_, (*lattice_noise_)(bits));
 }
 
