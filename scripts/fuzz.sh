@@ -12,7 +12,7 @@ status=0
 for h in csv npy table; do
   mkdir -p "$BUILD/corpus/$h"
   echo "fuzz: $h for $MINUTES minute(s)"
-  if ! "$BUILD/fuzz_$h" -max_total_time=$((MINUTES * 60)) -max_len=65536 -rss_limit_mb=2048 \
+  if ! "$BUILD/tests/fuzz/fuzz_$h" -max_total_time=$((MINUTES * 60)) -max_len=65536 -rss_limit_mb=2048 \
       -malloc_limit_mb=64 -timeout=10 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$h-" \
       "$BUILD/corpus/$h" "$ROOT/tests/fuzz/corpus/$h" >"$BUILD/fuzz_$h.log" 2>&1; then
     status=1
