@@ -158,7 +158,8 @@ Table read_npz(const std::string& path, const ReadOptions& options) {
   require(in.is_open(), fmt::format("cannot open input file '{}'", path));
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::uint64_t>(in.tellg());
-  const Member& m = choose(list_members(in, size, path), options.array, path);
+  const std::vector<Member> members = list_members(in, size, path);
+  const Member& m = choose(members, options.array, path);
   require(m.method == 0 || m.method == 8,
           fmt::format("input file '{}': a .npz member uses zip method {}, expected stored (0) or "
                       "deflate (8)",
