@@ -14,6 +14,7 @@ nlohmann::json privacy_json(const PrivacyGuarantee& p) {
                       {"neighbouring", to_string(p.neighbouring)},
                       {"unit", to_string(p.unit)}};
   if (p.rho) j["rho"] = *p.rho;
+  j["accountant"] = p.accountant ? nlohmann::json(to_string(*p.accountant)) : nlohmann::json();
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 
@@ -28,6 +29,7 @@ struct PrivacyGuarantee {
   bool certified = true;      // true only when a proof covers exactly what ran
   Neighbouring neighbouring = Neighbouring::replace_one;
   PrivacyUnit unit = PrivacyUnit::record;
+  std::optional<Accountant> accountant;  // how the ledger was counted (none: not private)
 };
 
 template <class T>

@@ -10,12 +10,6 @@
 
 namespace dpstats {
 
-double standard_normal(Rng& rng) {
-  const double u = 1.0 - rng.uniform01();  // (0, 1]
-  const double v = rng.uniform01();
-  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
-}
-
 RowMatrix shifted_cluster(std::int64_t n, std::int64_t d, double alpha, double shift, Rng& rng) {
   require(n >= 1 && d >= 1, fmt::format("n and d must be >= 1, got n = {}, d = {}", n, d));
   require(alpha >= 0 && alpha < 0.5, fmt::format("alpha must be in [0, 0.5), got {}", alpha));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/random/float_normal.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -75,26 +76,23 @@ double zcdp_of(double lattice_sensitivity, std::uint64_t s2) {
   return lattice_sensitivity * lattice_sensitivity / (2 * static_cast<double>(s2)) * (1 + 0x1p-50);
 }
 
-// Standard normal by Marsaglia's polar method (fast_float mode only).
-double float_standard_normal(Rng& rng) {
-  for (;;) {
-    const double u = 2 * rng.uniform01() - 1, v = 2 * rng.uniform01() - 1;
-    const double s = u * u + v * v;
-    if (s > 0 && s < 1) return u * std::sqrt(-2 * std::log(s) / s);
-  }
-}
-
 }  // namespace
 
-GaussianMechanism GaussianMechanism::from_rho(double l2_sensitivity, double rho,
-                                              std::size_t dimension, NoiseMode mode) {
+GaussianMechanism GaussianMechanism::unconfigured(double l2_sensitivity, std::size_t dimension,
+                                                  NoiseMode mode) {
   check_positive(l2_sensitivity, "l2_sensitivity");
-  check_positive(rho, "rho");
   check_dimension(dimension);
   GaussianMechanism m;
   m.sensitivity_ = l2_sensitivity;
   m.dimension_ = dimension;
   m.mode_ = mode;
+  return m;
+}
+
+GaussianMechanism GaussianMechanism::from_rho(double l2_sensitivity, double rho,
+                                              std::size_t dimension, NoiseMode mode) {
+  check_positive(rho, "rho");
+  GaussianMechanism m = unconfigured(l2_sensitivity, dimension, mode);
   m.loss_ = PrivacyLoss::zcdp(rho);
   if (mode == NoiseMode::fast_float) {
     m.sigma_ = zcdp_gaussian_sigma(l2_sensitivity, rho);
@@ -126,10 +124,7 @@ GaussianMechanism GaussianMechanism::from_epsilon_delta(double l2_sensitivity, d
     m.loss_ = PrivacyLoss::approximate(epsilon, delta);
     return m;
   }
-  GaussianMechanism m;
-  m.sensitivity_ = l2_sensitivity;
-  m.dimension_ = dimension;
-  m.mode_ = mode;
+  GaussianMechanism m = unconfigured(l2_sensitivity, dimension, mode);
   m.loss_ = PrivacyLoss::approximate(epsilon, delta);
   const double analytic_sigma = analytic_gaussian_sigma(l2_sensitivity, epsilon, delta);
   if (mode == NoiseMode::fast_float) {
@@ -162,13 +157,8 @@ GaussianMechanism GaussianMechanism::from_epsilon_delta(double l2_sensitivity, d
 
 GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double sigma,
                                                 std::size_t dimension, NoiseMode mode) {
-  check_positive(l2_sensitivity, "l2_sensitivity");
   check_positive(sigma, "sigma");
-  check_dimension(dimension);
-  GaussianMechanism m;
-  m.sensitivity_ = l2_sensitivity;
-  m.dimension_ = dimension;
-  m.mode_ = mode;
+  GaussianMechanism m = unconfigured(l2_sensitivity, dimension, mode);
   if (mode == NoiseMode::fast_float) {
     m.sigma_ = sigma;
     m.rho_ = l2_sensitivity * l2_sensitivity / (2 * sigma * sigma);
@@ -187,22 +177,17 @@ GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double si
 
 double GaussianMechanism::apply(double value, RandomBits& bits) const {
   lattice::check_value(value);
-  if (mode_ == NoiseMode::fast_float) return value + sigma_ * float_standard_normal(bits.rng());
+  if (mode_ == NoiseMode::fast_float) return value + sigma_ * standard_normal(bits.rng());
   return lattice::release(value, granularity_, (*lattice_noise_)(bits));
 }
 
 double GaussianMechanism::apply(double value, Rng& rng) const {
-  RandomBits bits(rng);
-  return apply(value, bits);
+  return lattice::apply_scalar(*this, value, rng);
 }
 
 Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                          Rng& rng) const {
-  lattice::check_vector(value, dimension_);
-  Eigen::VectorXd out(value.size());
-  RandomBits bits(rng);
-  for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
-  return out;
+  return lattice::apply_vector(*this, value, rng);
 }
 
 std::vector<std::unique_ptr<Rng>> GaussianMechanism::chunk_generators(std::size_t n, Rng& rng) {

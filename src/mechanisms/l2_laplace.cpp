@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/random/float_normal.hpp"
 #include "dpstats/random/bernoulli.hpp"
 #include "dpstats/random/discrete_laplace.hpp"
 #include "lattice.hpp"
@@ -17,15 +18,6 @@ namespace {
 constexpr std::size_t kExponentialSumShape = 16;
 
 double standard_exponential(Rng& rng) { return -std::log1p(-rng.uniform01()); }
-
-// Marsaglia's polar method.
-double standard_normal(Rng& rng) {
-  for (;;) {
-    const double u = 2 * rng.uniform01() - 1, v = 2 * rng.uniform01() - 1;
-    const double s = u * u + v * v;
-    if (s > 0 && s < 1) return u * std::sqrt(-2 * std::log(s) / s);
-  }
-}
 
 // Gamma(shape, 1) for an integer shape >= 1 (Marsaglia & Tsang 2000 for large shapes).
 double standard_gamma(std::size_t shape, Rng& rng) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "dpstats/error.hpp"
+#include "dpstats/random/float_normal.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -16,12 +17,6 @@ using ConstLayer = Eigen::Map<const RowMatrix>;
 
 ConstLayer layer(const Classifier& m, int l) {
   return ConstLayer(m.parameters().data() + m.layer_offset(l), m.layer_in(l) + 1, m.layer_out(l));
-}
-
-// Box-Muller from 53-bit uniforms: initialisation only (public, data-independent randomness).
-double standard_normal(Rng& rng) {
-  const double u1 = 1.0 - rng.uniform01(), u2 = rng.uniform01();
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
 }
 
 // Row-wise softmax in place; returns log-sum-exp per row.

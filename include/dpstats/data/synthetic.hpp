@@ -4,12 +4,11 @@
 #include <cstdint>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/random/float_normal.hpp"
 #include "dpstats/random/rng.hpp"
 
 namespace dpstats {
 
-// One standard normal draw (Box-Muller from Rng::uniform01), for data generation only.
-double standard_normal(Rng& rng);
 
 // The PRIME experiments' oblivious corruption (card prime-robust-private-mean.md §5):
 // n − ⌊αn⌋ rows from N(0, I_d) and ⌊αn⌋ rows from N(shift·1, I_d), rows shuffled.

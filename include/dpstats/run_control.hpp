@@ -1,0 +1,19 @@
+// RunControl: how a release is computed, never what it releases. Every capability takes it as
+// `options.run`; neither field changes the privacy guarantee of a secure run, and a seeded run
+// gives the same release for any thread count.
+#pragma once
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+struct RunControl {
+  int threads = 1;                      // worker threads for the data passes, [1, kMaxThreads]
+  NoiseMode noise = NoiseMode::secure;  // fast_float: research only, certified = false
+};
+
+inline constexpr int kMaxThreads = 1024;
+
+// InvalidArgument naming `threads` when it is outside [1, kMaxThreads].
+void validate(const RunControl& run);
+
+}  // namespace dpstats
