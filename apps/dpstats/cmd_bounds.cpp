@@ -49,8 +49,8 @@ void add_bounds_command(CLI::App& app) {
   auto a = std::make_shared<BoundsArgs>();
   auto* cmd = app.add_subcommand(
       "bounds", "Private per-column location, scale and clipping bounds of INPUT (no public range)");
-  cmd->add_option("--epsilon", a->o.epsilon, "privacy parameter epsilon > 0")->required();
-  cmd->add_option("--delta", a->o.delta,
+  cmd->add_option("--epsilon", a->o.privacy.epsilon, "privacy parameter epsilon > 0")->required();
+  cmd->add_option("--delta", a->o.privacy.delta,
                   "0 (default): pure epsilon-DP; in (0, 1): zCDP accounting of (epsilon, delta)");
   cmd->add_option("--norm-quantile", a->norm_quantile,
                   "also release this quantile in (0, 1) of the row norms (a clip)");
@@ -65,7 +65,7 @@ void add_bounds_command(CLI::App& app) {
   cmd->add_option("--per-octave", a->o.per_octave, "log-grid points per octave; default 32");
   cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
       ->check(CLI::IsMember({"replace-one", "add-remove"}));
-  cmd->add_option("--threads", a->o.threads, "columns estimated in parallel; default 1");
+  cmd->add_option("--threads", a->o.run.threads, "columns estimated in parallel; default 1");
   add_seed_option(cmd, a->seed);
   cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
       ->required();

@@ -16,7 +16,7 @@ from . import _dpstats
 from .release import Release
 
 
-def bounds(X, epsilon: float = 1.0, delta: float = 0.0, *,
+def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
            norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
            beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",

@@ -22,8 +22,7 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
                         std::optional<std::uint64_t> seed) {
   const auto data = as_matrix(X);
   BoundsOptions o;
-  o.epsilon = epsilon;
-  o.delta = delta;
+  o.privacy = {.epsilon = epsilon, .delta = delta};
   o.norm_quantile = norm_quantile;
   o.norm_share = norm_share;
   require(norm_centre == "location" || norm_centre == "zero",
@@ -37,7 +36,7 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
           "neighbouring must be 'replace-one' or 'add-remove', got '" + neighbouring + "'");
   o.neighbouring =
       neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
-  o.threads = threads;
+  o.run.threads = threads;
   auto rng = make_rng(seed);
   Release<Bounds> r;
   {

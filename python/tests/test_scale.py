@@ -58,6 +58,8 @@ def test_bounds_flags_constant_and_small_inputs():
     small = dpstats.bounds(X[:40], epsilon=0.1, seed=4)
     assert small.diagnostics["scale"]["columns"][1]["status"] == "insufficient_data"
     assert small.diagnostics["all_ok"] is False
+    assert small.status == "abstained" and "insufficient data" in small.diagnostics["abstained"]
+    assert len(small.estimate["scale"]) == 0
 
 
 def test_bounds_refuses_bad_input():

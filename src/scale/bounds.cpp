@@ -2,15 +2,15 @@
 #include "dpstats/scale/bounds.hpp"
 
 #include "dpstats/error.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
 #include "dpstats/privacy/conversions.hpp"
 
 namespace dpstats {
 namespace {
 
 void check_options(const BoundsOptions& o) {
-  check_epsilon(o.epsilon);
-  check_delta(o.delta);
+  validate(o.privacy);
+  validate(o.run);
   if (o.norm_quantile) {
     require(*o.norm_quantile > 0 && *o.norm_quantile < 1, "norm_quantile must be in (0, 1), got {}",
             format_number(*o.norm_quantile));
@@ -19,79 +19,85 @@ void check_options(const BoundsOptions& o) {
   }
 }
 
-// The budget and the two shares (scale, norm) in the budget's unit.
+// The two shares (scale, norm) in the accountant's unit: epsilon (basic) or rho (zcdp).
 struct Split {
-  Budget budget;
   PrivacyLoss scale, norm;
 };
 
 Split split(const BoundsOptions& o) {
-  const bool pure = o.delta == 0;
-  const double total = pure ? o.epsilon : epsilon_delta_to_zcdp(o.epsilon, o.delta);
+  const bool pure = o.privacy.delta == 0;
+  const double total =
+      pure ? o.privacy.epsilon : epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
   const double first = o.norm_quantile ? total * (1 - o.norm_share) : total;
   const double rest = remainder_after(total, first);
   auto loss = [&](double x) { return pure ? PrivacyLoss::pure(x) : PrivacyLoss::zcdp(x); };
-  return {Budget(pure ? PrivacyLoss::pure(o.epsilon) : PrivacyLoss::approximate(o.epsilon, o.delta),
-                 pure ? Accountant::basic : Accountant::zcdp),
-          loss(first), loss(rest > 0 ? rest : first)};
+  return {loss(first), loss(rest > 0 ? rest : first)};
 }
 
-PrivacyGuarantee guarantee(const Budget& b, Neighbouring neighbouring) {
-  PrivacyGuarantee p;
-  if (b.accountant() == Accountant::basic) {
-    p.epsilon = b.spent().epsilon;
-    p.delta = b.spent().delta;
-  } else {
-    const PrivacyLoss ed = b.spent_epsilon_delta();
-    p.epsilon = ed.epsilon;
-    p.delta = ed.delta;
-    p.rho = b.spent().rho;
-  }
-  p.certified = true;
-  p.neighbouring = neighbouring;
+struct Plan {
+  ScaleOptions scale;
+  NormQuantileOptions norm;
+};
+
+// Every option of both estimators, checked before the data are read or anything is charged.
+Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
+  const Split s = split(o);
+  Plan p;
+  p.scale.loss = s.scale;
+  p.scale.widen = o.widen;
+  p.scale.alpha = o.alpha;
+  p.scale.beta = o.beta;
+  p.scale.per_octave = o.per_octave;
+  p.scale.neighbouring = o.neighbouring;
+  p.scale.threads = o.run.threads;
+  p.norm.loss = s.norm;
+  p.norm.q = o.norm_quantile.value_or(0.5);
+  p.norm.alpha = o.alpha;
+  p.norm.beta = o.beta;
+  p.norm.per_octave = o.per_octave;
+  p.norm.neighbouring = o.neighbouring;
+  p.norm.threads = o.run.threads;
+  private_scale_entries(p.scale, d);
+  if (o.norm_quantile) private_norm_quantile_entry(p.norm);
   return p;
+}
+
+// The reason to abstain: a column (or the norm quantile) whose budget and n give no guarantee
+// (status insufficient_data, decided from public values only). Values released without their
+// stated error would be a confident wrong answer.
+std::optional<std::string> insufficient(const Bounds& b) {
+  std::string which;
+  for (std::size_t j = 0; j < b.scale.columns.size(); ++j)
+    if (b.scale.columns[j].status == ScaleStatus::insufficient_data)
+      which += (which.empty() ? "column " : ", ") + std::to_string(j + 1);
+  if (b.norm && b.norm->status == ScaleStatus::insufficient_data)
+    which += which.empty() ? "the norm quantile" : " and the norm quantile";
+  if (which.empty()) return std::nullopt;
+  return "insufficient data for a guaranteed estimate at this budget (" + which +
+         "): raise epsilon, or give more rows; diagnostics.scale.columns say why";
 }
 
 }  // namespace
 
-Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng) {
+Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
+                               Budget* budget) {
   check_options(o);
-  Split s = split(o);
-  ScaleOptions so;
-  so.loss = s.scale;
-  so.widen = o.widen;
-  so.alpha = o.alpha;
-  so.beta = o.beta;
-  so.per_octave = o.per_octave;
-  so.neighbouring = o.neighbouring;
-  so.threads = o.threads;
-  NormQuantileOptions no;
-  no.loss = s.norm;
-  no.q = o.norm_quantile.value_or(0.5);
-  no.alpha = o.alpha;
-  no.beta = o.beta;
-  no.per_octave = o.per_octave;
-  no.neighbouring = o.neighbouring;
-  no.threads = o.threads;
-  // Every option (both estimators') is checked before the data are read or anything is charged.
-  private_scale_entries(so, static_cast<std::size_t>(X.cols()));
-  if (o.norm_quantile) private_norm_quantile_entry(no);
-
-  Release<Bounds> r;
-  r.estimate.scale = private_scale(X, so, s.budget, rng);
-  r.diagnostics = {{"scale", r.estimate.scale.diagnostics()}};
+  Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
+  const bool pure = o.privacy.delta == 0;
+  ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
+  Bounds b;
+  b.scale = private_scale(X, p.scale, account, rng);
+  nlohmann::json diagnostics = {{"scale", b.scale.diagnostics()}};
   if (o.norm_quantile) {
-    if (o.norm_about_location) no.centre = r.estimate.scale.location();
-    r.estimate.norm = private_norm_quantile(X, no, s.budget, rng);
-    r.diagnostics["norm_quantile"] = r.estimate.norm->diagnostics();
-    r.diagnostics["norm_quantile"]["centre"] = o.norm_about_location ? "location" : "zero";
+    if (o.norm_about_location) p.norm.centre = b.scale.location();
+    b.norm = private_norm_quantile(X, p.norm, account, rng);
+    diagnostics["norm_quantile"] = b.norm->diagnostics();
+    diagnostics["norm_quantile"]["centre"] = o.norm_about_location ? "location" : "zero";
   }
-  r.diagnostics["all_ok"] = r.estimate.scale.all_ok() &&
-                            (!r.estimate.norm || r.estimate.norm->status == ScaleStatus::ok);
-  r.privacy = guarantee(s.budget, o.neighbouring);
-  r.seeded = rng.seeded();
-  r.ledger = s.budget.ledger();
-  return r;
+  diagnostics["all_ok"] = b.scale.all_ok() && (!b.norm || b.norm->status == ScaleStatus::ok);
+  SealFacts facts{.neighbouring = o.neighbouring};
+  facts.abstained = insufficient(b);
+  return seal(std::move(b), account, facts, rng, std::move(diagnostics));
 }
 
 }  // namespace dpstats

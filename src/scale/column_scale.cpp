@@ -119,14 +119,14 @@ Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
   return entries;
 }
 
-ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Budget& budget,
+ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng) {
   check_options(o);
   check_data(X);
   const auto d = static_cast<std::size_t>(X.cols());
   ScaleEstimate out;
   out.entries = private_scale_entries(o, d);
-  charge_all(budget, out.entries);
+  account.charge(out.entries);
 
   Plan p{o, per_call_epsilon(o.loss, kCallsPerColumn * d), log_grid(o.per_octave, false),
          log_grid(o.per_octave, true)};

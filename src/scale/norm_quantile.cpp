@@ -91,7 +91,7 @@ LedgerEntry private_norm_quantile_entry(const NormQuantileOptions& o) {
 }
 
 NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOptions& o,
-                                   Budget& budget, Rng& rng) {
+                                   ReleaseBudget& account, Rng& rng) {
   check_options(o);
   if (o.centre) {
     require(o.centre->size() == X.cols(), "centre must have d = {} entries, got {}", X.cols(),
@@ -99,12 +99,12 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
   }
   check_data(X);
   const std::vector<double> norms = row_norms(X, o.centre, o.threads);
-  charge_all(budget, {private_norm_quantile_entry(o)});
+  account.charge(private_norm_quantile_entry(o));
   return select(norms, o, rng);
 }
 
 NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
-                                    Budget& budget, Rng& rng) {
+                                    ReleaseBudget& account, Rng& rng) {
   check_options(o);
   require(!o.centre, "centre applies to private_norm_quantile only");
   require(!values.empty(), "values must hold at least one value, got 0");
@@ -112,7 +112,7 @@ NormQuantile private_value_quantile(std::span<const double> values, const NormQu
     require(std::isfinite(values[i]) && values[i] >= 0,
             "values must be finite and >= 0, not at index {}", i);
   }
-  charge_all(budget, {private_norm_quantile_entry(o)});
+  account.charge(private_norm_quantile_entry(o));
   return select(values, o, rng);
 }
 

@@ -42,10 +42,4 @@ double per_call_epsilon(const PrivacyLoss& share, std::size_t calls) {
   return e;
 }
 
-void charge_all(Budget& budget, const Ledger& entries) {
-  Budget trial = budget;
-  for (const LedgerEntry& e : entries) trial.spend(e);  // throws before anything is recorded
-  for (const LedgerEntry& e : entries) budget.spend(e);
-}
-
 }  // namespace dpstats

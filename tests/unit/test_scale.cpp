@@ -12,10 +12,12 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/scale/adaptive_clip.hpp"
+#include "dpstats/scale/bounds.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "guarantee.hpp"
 
 namespace dpstats {
 namespace {
@@ -85,7 +87,7 @@ TEST(ScaleGrid, CellHoldsTheQuantileWhenTheBulkIsBetweenTwoPoints) {
 
 TEST(Scale, OptionsAreCheckedBeforeAnything) {
   RowMatrix X = gaussian_t_table(100, 0, 0, 1);
-  Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+  ReleaseBudget budget(PrivacyLoss::pure(1), Accountant::basic);
   SeededRng rng(1);
   ScaleOptions o;
   o.widen = -1;
@@ -102,35 +104,35 @@ TEST(Scale, OptionsAreCheckedBeforeAnything) {
   X(3, 1) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_NE(error_of([&] { private_scale(X, o, budget, rng); }).find("row 4, column 2"),
             std::string::npos);
-  EXPECT_TRUE(budget.ledger().empty());
+  EXPECT_TRUE(budget.budget().ledger().empty());
 }
 
 TEST(Scale, LedgerChargedEqualsWhatTheBudgetReports) {
   const RowMatrix X = gaussian_t_table(1000, 0, 0, 2);
-  Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+  ReleaseBudget budget(PrivacyLoss::pure(1), Accountant::basic);
   SeededRng rng(2);
   ScaleOptions o;
   o.loss = PrivacyLoss::pure(0.6);
   const ScaleEstimate s = private_scale(X, o, budget, rng);
-  ASSERT_EQ(budget.ledger().size(), s.entries.size());
+  ASSERT_EQ(budget.budget().ledger().size(), s.entries.size());
   double sum = 0;
   for (std::size_t i = 0; i < s.entries.size(); ++i) {
-    EXPECT_EQ(budget.ledger()[i].purpose, s.entries[i].purpose);
-    EXPECT_EQ(budget.ledger()[i].loss.epsilon, s.entries[i].loss.epsilon);
+    EXPECT_EQ(budget.budget().ledger()[i].purpose, s.entries[i].purpose);
+    EXPECT_EQ(budget.budget().ledger()[i].loss.epsilon, s.entries[i].loss.epsilon);
     sum += s.entries[i].loss.epsilon * s.entries[i].count;
   }
-  EXPECT_LE(budget.spent().epsilon, 0.6);
-  EXPECT_NEAR(budget.spent().epsilon, sum, 1e-12);
-  EXPECT_NEAR(budget.spent().epsilon, 0.6, 1e-12);
+  EXPECT_LE(budget.budget().spent().epsilon, 0.6);
+  EXPECT_NEAR(budget.budget().spent().epsilon, sum, 1e-12);
+  EXPECT_NEAR(budget.budget().spent().epsilon, 0.6, 1e-12);
   // A share that does not fit is refused whole: nothing more is recorded.
   EXPECT_THROW(private_scale(X, o, budget, rng), BudgetExceeded);
-  EXPECT_EQ(budget.ledger().size(), s.entries.size());
+  EXPECT_EQ(budget.budget().ledger().size(), s.entries.size());
   // zcdp share on a zcdp budget.
-  Budget z(PrivacyLoss::zcdp(0.01), Accountant::zcdp);
+  ReleaseBudget z(PrivacyLoss::zcdp(0.01), Accountant::zcdp);
   o.loss = PrivacyLoss::zcdp(0.01);
   private_scale(X, o, z, rng);
-  EXPECT_LE(z.spent().rho, 0.01);
-  EXPECT_NEAR(z.spent().rho, 0.01, 1e-12);
+  EXPECT_LE(z.budget().spent().rho, 0.01);
+  EXPECT_NEAR(z.budget().spent().rho, 0.01, 1e-12);
   EXPECT_EQ(s.diagnostics()["charged"].size(), 3u);
 }
 
@@ -138,7 +140,7 @@ TEST(Scale, DegenerateAndInsufficientDataAreFlagged) {
   RowMatrix X(500, 2);
   X.col(0).setConstant(42.0);
   X.col(1) = gaussian_t_table(500, 0, 0, 3).col(0);
-  Budget budget(PrivacyLoss::pure(10), Accountant::basic);
+  ReleaseBudget budget(PrivacyLoss::pure(10), Accountant::basic);
   SeededRng rng(3);
   ScaleOptions o;
   o.loss = PrivacyLoss::pure(5);
@@ -169,7 +171,7 @@ Errors mean_errors(double a, double b, Eigen::Index j, double epsilon, int runs)
     const RowMatrix X0 = gaussian_t_table(10000, 0.05, 999, 100 + r);
     const RowMatrix X = (a * X0.array() + b).matrix();
     const auto [m, s] = clean_truth(X, j, 500);
-    Budget budget(PrivacyLoss::pure(epsilon), Accountant::basic);
+    ReleaseBudget budget(PrivacyLoss::pure(epsilon), Accountant::basic);
     SeededRng rng(1000 + r);
     ScaleOptions o;
     o.loss = PrivacyLoss::pure(epsilon);
@@ -205,7 +207,7 @@ TEST(Scale, AgeAndSalaryColumnsAtEpsilonPointOne) {
   RowMatrix X(10000, 2);
   for (Eigen::Index i = 0; i < X.rows(); ++i) X.row(i) << age(gen), salary(gen);
   for (int seed = 0; seed < 5; ++seed) {
-    Budget budget(PrivacyLoss::pure(0.1), Accountant::basic);
+    ReleaseBudget budget(PrivacyLoss::pure(0.1), Accountant::basic);
     SeededRng rng(50 + seed);
     ScaleOptions o;
     o.loss = PrivacyLoss::pure(0.1);
@@ -234,7 +236,7 @@ TEST(NormQuantile, ClipCoversTheQuantileAtEveryScale) {
   const double truth = std::sqrt(9.2364);  // 0.9-quantile of chi^2_5 is 9.2364
   for (double a : {1e-3, 1.0, 1e3}) {
     const RowMatrix Y = (a * X.array() + 1e4 * a).matrix();
-    Budget budget(PrivacyLoss::pure(0.5), Accountant::basic);
+    ReleaseBudget budget(PrivacyLoss::pure(0.5), Accountant::basic);
     SeededRng rng(12);
     NormQuantileOptions o;
     o.loss = PrivacyLoss::pure(0.5);
@@ -242,10 +244,10 @@ TEST(NormQuantile, ClipCoversTheQuantileAtEveryScale) {
     const NormQuantile r = private_norm_quantile(Y, o, budget, rng);
     EXPECT_EQ(r.status, ScaleStatus::ok) << r.reason;
     EXPECT_NEAR(r.value / a / truth, 1.0, 0.1) << "a = " << a;
-    ASSERT_EQ(budget.ledger().size(), 1u);
-    EXPECT_EQ(budget.ledger()[0].loss.epsilon, r.entry.loss.epsilon);
+    ASSERT_EQ(budget.budget().ledger().size(), 1u);
+    EXPECT_EQ(budget.budget().ledger()[0].loss.epsilon, r.entry.loss.epsilon);
   }
-  Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+  ReleaseBudget budget(PrivacyLoss::pure(1), Accountant::basic);
   SeededRng rng(1);
   NormQuantileOptions o;
   o.centre = Vector::Zero(3);
@@ -255,7 +257,7 @@ TEST(NormQuantile, ClipCoversTheQuantileAtEveryScale) {
   o.q = 1;
   EXPECT_NE(error_of([&] { private_norm_quantile(X, o, budget, rng); }).find("q must be in (0, 1)"),
             std::string::npos);
-  EXPECT_TRUE(budget.ledger().empty());
+  EXPECT_TRUE(budget.budget().ledger().empty());
 }
 
 TEST(AdaptiveClip, TracksTheTargetQuantileAndChargesEachStep) {
@@ -264,13 +266,13 @@ TEST(AdaptiveClip, TracksTheTargetQuantileAndChargesEachStep) {
   o.target_quantile = 0.5;
   o.rho_per_step = 0.01;
   AdaptiveClip clip(o);
-  Budget budget(PrivacyLoss::zcdp(10), Accountant::zcdp);
+  ReleaseBudget budget(PrivacyLoss::zcdp(10), Accountant::zcdp);
   std::mt19937_64 gen(5);
   std::normal_distribution<double> normal(0, 10);
   SeededRng rng(5);
   std::vector<double> norms(1000);
   clip.prepay(300, budget);
-  EXPECT_NEAR(budget.spent().rho, 300 * clip.step_entry().loss.rho, 1e-12);
+  EXPECT_NEAR(budget.budget().spent().rho, 300 * clip.step_entry().loss.rho, 1e-12);
   for (int t = 0; t < 300; ++t) {
     for (double& x : norms) x = std::fabs(normal(gen));
     clip.update_prepaid(norms, 1000, rng);
@@ -278,7 +280,7 @@ TEST(AdaptiveClip, TracksTheTargetQuantileAndChargesEachStep) {
   EXPECT_NEAR(clip.clip() / (10 * 0.6745), 1.0, 0.2);
   EXPECT_THROW(clip.update_prepaid(norms, 1000, rng), InvalidArgument);
   clip.update(norms, 1000, budget, rng);
-  EXPECT_EQ(budget.ledger().size(), 2u);
+  EXPECT_EQ(budget.budget().ledger().size(), 2u);
   EXPECT_EQ(clip.steps(), 301u);
   o.target_quantile = 1;
   EXPECT_NE(error_of([&] { AdaptiveClip bad(o); }).find("target_quantile"), std::string::npos);
@@ -294,4 +296,20 @@ TEST(Share, PerCallEpsilonComposesWithinTheShare) {
 }
 
 }  // namespace
+// A table too small for its budget abstains instead of releasing scales with no stated error;
+// the abstention's ledger and guarantee are still what was charged.
+TEST(Bounds, TooLittleDataAbstainsWithTheBudgetSpent) {
+  RowMatrix X(8, 2);
+  for (int i = 0; i < 8; ++i) X.row(i) << i + 1, 100.0 * (i + 1);
+  BoundsOptions o;
+  o.privacy = {.epsilon = 1};
+  SeededRng rng(1);
+  const Release<Bounds> r = private_bounds(X, o, rng);
+  EXPECT_EQ(r.status, Status::abstained);
+  EXPECT_TRUE(r.estimate.scale.columns.empty());
+  EXPECT_NE(r.diagnostics["abstained"].get<std::string>().find("column 1, 2"), std::string::npos);
+  testing::expect_guarantee_from_ledger(r);
+  EXPECT_DOUBLE_EQ(r.privacy.epsilon, 1.0);
+}
+
 }  // namespace dpstats

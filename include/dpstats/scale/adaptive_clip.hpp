@@ -13,7 +13,7 @@
 #include <string>
 
 #include "dpstats/mechanisms/gaussian.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -41,11 +41,12 @@ class AdaptiveClip {
   LedgerEntry step_entry() const;
   LedgerEntry plan(std::size_t steps) const;
 
-  // Charges `budget` one step, then updates from this batch's norms; returns the new clip.
+  // Charges `account` one step, then updates from this batch's norms; returns the new clip.
   // batch_size is the public m (> 0); under replace-one norms.size() is public and may be it.
-  double update(std::span<const double> norms, double batch_size, Budget& budget, Rng& rng);
+  double update(std::span<const double> norms, double batch_size, ReleaseBudget& account,
+                Rng& rng);
   // Charges plan(steps) now (for a stream charged up front), then update_prepaid() spends them.
-  void prepay(std::size_t steps, Budget& budget);
+  void prepay(std::size_t steps, ReleaseBudget& account);
   double update_prepaid(std::span<const double> norms, double batch_size, Rng& rng);
 
   nlohmann::json diagnostics() const;

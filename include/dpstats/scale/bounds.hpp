@@ -10,15 +10,16 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/random/rng.hpp"
+#include "dpstats/privacy/target.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
 
 namespace dpstats {
 
 struct BoundsOptions {
-  double epsilon = 1;
-  double delta = 0;                     // 0: pure; in (0, 1): zCDP accounting
+  PrivacyTarget privacy;                // delta 0: pure; in (0, 1): zCDP accounting
   std::optional<double> norm_quantile;  // also release this quantile of row norms, in (0, 1)
   double norm_share = 0.25;             // its fraction of the budget, in (0, 1)
   bool norm_about_location = true;      // norms ||x_i - location|| (else ||x_i||)
@@ -27,7 +28,7 @@ struct BoundsOptions {
   double beta = 0.05;
   int per_octave = 32;
   Neighbouring neighbouring = Neighbouring::replace_one;
-  int threads = 1;
+  RunControl run;                       // threads: columns estimated in parallel
 };
 
 struct Bounds {
@@ -38,6 +39,8 @@ struct Bounds {
 // Release<Bounds>: estimate = the two estimates; diagnostics = their diagnostics (public values
 // only) plus "all_ok"; ledger = the Budget's ledger; status ok (a column that could not be
 // estimated says so in its own status and reason).
-Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng);
+// `budget`: an optional caller's Budget the release is also charged against.
+Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
+                               Budget* budget = nullptr);
 
 }  // namespace dpstats

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
@@ -75,9 +75,9 @@ struct ScaleEstimate {
   nlohmann::json diagnostics() const;
 };
 
-// Charges `budget` the 3 entries of private_scale_entries(o, X.cols()) (all or nothing) after
+// Charges `account` the 3 entries of private_scale_entries(o, X.cols()) (all or nothing) after
 // checking every option and the data (finite, n >= 1), then draws the noise.
-ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Budget& budget,
+ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng);
 
 // What private_scale charges for d columns, whatever the data: three entries (coarse median,

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "dpstats/data/matrix.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
@@ -45,12 +45,12 @@ struct NormQuantile {
 
 // Checks options and data, charges private_norm_quantile_entry(o), then selects.
 NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOptions& o,
-                                   Budget& budget, Rng& rng);
+                                   ReleaseBudget& account, Rng& rng);
 
 // The same for values the caller computed (per-row norms, gradient norms, ...): each row must
 // contribute one value that depends on that row alone. `values` must be finite and >= 0.
 NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
-                                    Budget& budget, Rng& rng);
+                                    ReleaseBudget& account, Rng& rng);
 
 LedgerEntry private_norm_quantile_entry(const NormQuantileOptions& o);
 

@@ -1,5 +1,5 @@
-// Splitting a share of the caller's budget over k identical pure-DP selections, and charging a
-// list of entries all-or-nothing (docs/proofs/scale.md §0).
+// Splitting a share of the caller's budget over k identical pure-DP selections
+// (docs/proofs/scale.md §0). Charging goes through the seam's ReleaseBudget (all or nothing).
 //
 // A share is the PrivacyLoss the caller gives one scale estimate:
 //  * pure epsilon: each of the k calls gets epsilon / k (basic composition);
@@ -22,9 +22,5 @@ void check_share(const PrivacyLoss& share, std::string_view name = "loss");
 
 // The per-call epsilon of k pure-DP calls that together stay within `share` (rounded down).
 double per_call_epsilon(const PrivacyLoss& share, std::size_t calls);
-
-// Spends every entry of `entries` on `budget`, or none: throws BudgetExceeded (nothing recorded)
-// when the whole list does not fit.
-void charge_all(Budget& budget, const Ledger& entries);
 
 }  // namespace dpstats
