@@ -1,0 +1,222 @@
+// The geometric median on the seam (issue #14) and with an unknown scale (issue #15): every
+// method's guarantee is what its ledger composes to, a caller's Budget is charged all or nothing
+// before any noise, enum names and the registry are the library's, and the default (no
+// domain_radius) is equivariant to the data's units and shift.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/data/synthetic.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/median/geometric_median.hpp"
+#include "dpstats/median/weiszfeld.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "guarantee.hpp"
+
+using namespace dpstats;
+
+namespace {
+
+RowMatrix cluster(std::int64_t n, std::int64_t d, std::uint64_t seed, double R = 50) {
+  SeededRng rng(seed);
+  return gaussian_cluster(R, n, d, 0.1, 0.9, rng);
+}
+
+GeometricMedianOptions base(double R = 50) {
+  GeometricMedianOptions o;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = R;
+  o.localization_steps = 20;
+  return o;
+}
+
+// Every method and profile of the median command.
+std::vector<GeometricMedianOptions> every_method() {
+  std::vector<GeometricMedianOptions> all;
+  all.push_back(base());
+  auto paper = base();
+  paper.profile = Profile::paper;
+  all.push_back(paper);
+  paper.boosting = PaperBoosting::stable;
+  all.push_back(paper);
+  paper.boosting = PaperBoosting::fixed_order;
+  paper.center = PaperCenter::fast_center;
+  all.push_back(paper);
+  auto hsu = base();
+  hsu.method = MedianMethod::hsu24;
+  all.push_back(hsu);
+  return all;
+}
+
+}  // namespace
+
+TEST(MedianSeam, EveryMethodStatesWhatItsLedgerComposesTo) {
+  const RowMatrix X = cluster(1500, 4, 1);
+  for (const auto& o : every_method()) {
+    for (double check : {0.0, 0.01}) {
+      auto c = o;
+      c.bound_check_share = check;
+      SeededRng rng(2);
+      const auto r = geometric_median(X, c, rng);
+      SCOPED_TRACE(std::string(name_of(c.method)) + " " + std::string(name_of(c.profile)));
+      testing::expect_guarantee_from_ledger(r);
+      EXPECT_LE(r.privacy.epsilon, 1.0);
+      EXPECT_LE(r.privacy.delta, 1e-6);
+      EXPECT_EQ(r.status, Status::ok);
+      EXPECT_EQ(r.diagnostics["domain_radius_source"], "given");
+      EXPECT_EQ(r.diagnostics.contains("domain_radius_check"), check > 0);
+    }
+  }
+}
+
+TEST(MedianSeam, CallerBudgetIsChargedOrNothingIsDrawn) {
+  const RowMatrix X = cluster(800, 3, 3);
+  for (const auto& o : every_method()) {
+    Budget enough(PrivacyLoss::approximate(2, 1e-5), Accountant::basic);
+    SeededRng rng(4);
+    const auto r = geometric_median(X, o, rng, &enough);
+    EXPECT_LE(enough.spent_epsilon_delta().epsilon, r.privacy.epsilon * (1 + 1e-9));
+    EXPECT_GE(enough.spent_epsilon_delta().epsilon, r.privacy.epsilon * (1 - 1e-9));
+    Budget small(PrivacyLoss::approximate(0.5, 1e-5), Accountant::basic);
+    SeededRng a(5), b(5);
+    EXPECT_THROW(geometric_median(X, o, a, &small), BudgetExceeded);
+    EXPECT_TRUE(small.ledger().empty());
+    EXPECT_EQ(a.next_u64(), b.next_u64());  // no noise was drawn
+  }
+}
+
+TEST(MedianSeam, EnumNamesAndRegistry) {
+  EXPECT_EQ(parse_enum<MedianMethod>("hsu24"), MedianMethod::hsu24);
+  EXPECT_EQ(parse_enum<PaperBoosting>("stable"), PaperBoosting::stable);
+  EXPECT_EQ(parse_enum<PaperCenter>("fast-center"), PaperCenter::fast_center);
+  EXPECT_EQ(parse_enum<RadiusMethod>("radius-finder"), RadiusMethod::radius_finder);
+  EXPECT_EQ(name_of(RadiusMethod::fast_radius_permuted), "fast-radius-permuted");
+  EXPECT_THROW(parse_enum<MedianMethod>("weiszfeld"), InvalidArgument);  // not private
+  EXPECT_EQ(method_names(median_methods()), (std::vector<std::string>{"fast", "hsu24", "weiszfeld"}));
+  const auto& hsu = find_method(median_methods(), "median", "hsu24");
+  const std::vector<std::string> profile{"profile"};
+  EXPECT_THROW(check_options_apply(median_methods(), hsu, profile), InvalidArgument);
+  EXPECT_THROW(find_method(median_methods(), "median", "nope"), InvalidArgument);
+}
+
+TEST(MedianSeam, GivenRadiusThatExcludesRowsIsReported) {
+  // 20% of the rows at norm ~1000 with domain_radius 50: the private count says so.
+  RowMatrix X = cluster(2000, 3, 6);
+  for (int i = 0; i < 400; ++i) X.row(i) = Vector::Constant(3, 600).transpose();
+  auto o = base();
+  o.bound_check_share = 0.01;
+  SeededRng rng(7);
+  const auto r = geometric_median(X, o, rng);
+  EXPECT_NEAR(r.diagnostics["domain_radius_check"]["fraction_beyond"].get<double>(), 0.2, 0.05);
+  EXPECT_TRUE(r.diagnostics.contains("domain_radius_warning"));
+  const auto clean = geometric_median(cluster(2000, 3, 6), o, rng);
+  EXPECT_FALSE(clean.diagnostics.contains("domain_radius_warning"));
+}
+
+#if __has_include("dpstats/scale/column_scale.hpp")
+
+namespace {
+
+// Rows around mu with per-column scales `scales` (a Student-t with 3 degrees of freedom when
+// heavy), and a fraction `corrupt` of rows at `far`.
+RowMatrix realistic(std::int64_t n, const Vector& mu, const Vector& scales, bool heavy,
+                    double corrupt, const Vector& far, std::uint64_t seed) {
+  SeededRng g(seed);
+  RowMatrix X(n, mu.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (Eigen::Index j = 0; j < mu.size(); ++j) {
+      double z = standard_normal(g);
+      if (heavy) {
+        double chi = 0;
+        for (int k = 0; k < 3; ++k) chi += std::pow(standard_normal(g), 2);
+        z /= std::sqrt(chi / 3);
+      }
+      X(i, j) = mu[j] + scales[j] * z;
+    }
+  const auto bad = static_cast<std::int64_t>(corrupt * static_cast<double>(n));
+  for (std::int64_t i = 0; i < bad; ++i) X.row(i) = far.transpose();
+  return X;
+}
+
+// Mean over seeds of ‖estimate − x*‖ / scale, for options `o` on data X (the default: no R).
+double mean_error(const RowMatrix& X, const GeometricMedianOptions& o, double scale) {
+  const Vector x_star = weiszfeld(X).x;
+  double sum = 0;
+  const int seeds = 6;
+  for (int s = 0; s < seeds; ++s) {
+    SeededRng rng(100 + s);
+    const auto r = geometric_median(X, o, rng);
+    EXPECT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    testing::expect_guarantee_from_ledger(r);
+    sum += (r.estimate - x_star).norm() / scale;
+  }
+  return sum / seeds;
+}
+
+std::vector<GeometricMedianOptions> default_of_every_method() {
+  std::vector<GeometricMedianOptions> all;
+  for (auto o : every_method()) {
+    o.domain_radius.reset();
+    if (o.center == PaperCenter::fast_center) continue;  // needs n >~ 10^4 (fast_center.hpp)
+    all.push_back(o);
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST(MedianScale, DefaultIsEquivariantToUnitsAndShift) {
+  const Vector mu{{3, -1, 2, 0.5}};
+  const Vector ones = Vector::Ones(4);
+  const RowMatrix X = realistic(3000, mu, ones, false, 0, mu, 11);
+  for (const auto& o : default_of_every_method()) {
+    SCOPED_TRACE(std::string(name_of(o.method)) + " " + std::string(name_of(o.profile)) + " " +
+                 std::string(name_of(o.boosting)));
+    const double e1 = mean_error(X, o, 1);
+    for (const double a : {1e-3, 1e3}) {
+      const RowMatrix Y = X * a;
+      EXPECT_LE(mean_error(Y, o, a), 1.5 * e1 + 1e-12) << "scale " << a;
+    }
+    const RowMatrix S = X.rowwise() + (1e4 * ones).transpose();
+    EXPECT_LE(mean_error(S, o, 1), 1.5 * e1 + 1e-12) << "shift";
+    EXPECT_LT(e1, 1.0);  // within the data's own scale
+  }
+}
+
+TEST(MedianScale, RealisticTablesLandCloseOrAbstain) {
+  // Age in years and salary in dollars (columns 4 orders of magnitude apart), heavy tails, and 5%
+  // corrupted rows at (999, 9.9e6).
+  const Vector mu{{41, 52000}};
+  const Vector scales{{12, 18000}};
+  const Vector far{{999, 9.9e6}};
+  const RowMatrix X = realistic(20000, mu, scales, true, 0.05, far, 12);
+  const Vector x_star = weiszfeld(X).x;
+  for (const auto& o : default_of_every_method()) {
+    if (o.method == MedianMethod::hsu24) continue;  // O(n^2 d) at n = 20000
+    SeededRng rng(13);
+    const auto r = geometric_median(X, o, rng);
+    testing::expect_guarantee_from_ledger(r);
+    if (r.status == Status::abstained) {
+      EXPECT_TRUE(r.diagnostics.contains("abstained"));
+      continue;
+    }
+    // Within 5% of the salary scale of the non-private geometric median.
+    EXPECT_LT((r.estimate - x_star).norm(), 0.05 * 18000) << r.diagnostics.dump();
+    EXPECT_EQ(r.diagnostics["domain_radius_source"], "estimated");
+  }
+}
+
+TEST(MedianScale, TooFewRowsAbstainWithAReason) {
+  const RowMatrix X = cluster(30, 3, 14);
+  auto o = base();
+  o.domain_radius.reset();
+  SeededRng rng(15);
+  const auto r = geometric_median(X, o, rng);
+  EXPECT_EQ(r.status, Status::abstained);
+  EXPECT_EQ(r.estimate.size(), 0);
+  EXPECT_TRUE(r.diagnostics.contains("abstained"));
+  testing::expect_guarantee_from_ledger(r);
+}
+
+#endif
