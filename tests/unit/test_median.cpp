@@ -390,7 +390,7 @@ TEST(GeometricMedian, ReleasesStayWithinTheRequestedBudget) {
     EXPECT_TRUE(r.seeded);
     EXPECT_TRUE(r.estimate.allFinite());
     EXPECT_FALSE(r.ledger.empty());
-    testing::expect_guarantee_from_ledger(r);
+    dpstats::testing::expect_guarantee_from_ledger(r);
   }
   GeometricMedianOptions o;
   o.privacy = {zcdp_to_epsilon(0.5, 1e-6), 1e-6};
@@ -400,7 +400,7 @@ TEST(GeometricMedian, ReleasesStayWithinTheRequestedBudget) {
   ASSERT_TRUE(r.privacy.rho.has_value());
   EXPECT_LE(*r.privacy.rho, 0.5 * (1 + 1e-9));
   EXPECT_GT(*r.privacy.rho, 0.49);  // the practical profile spends (almost) all of it
-  testing::expect_guarantee_from_ledger(r);
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(GeometricMedian, RejectsBadInput) {
@@ -489,16 +489,16 @@ TEST(QuantileRadiusRelease, MethodsAndPrivacy) {
   auto r = quantile_radius_release(X, o, rng);
   EXPECT_EQ(r.privacy.epsilon, 1);
   EXPECT_EQ(r.privacy.delta, 1e-5);
-  testing::expect_guarantee_from_ledger(r);
+  dpstats::testing::expect_guarantee_from_ledger(r);
   o.method = RadiusMethod::radius_finder;
   o.privacy.delta = 0;
   r = quantile_radius_release(X, o, rng);
   EXPECT_EQ(r.privacy.delta, 0);
   EXPECT_GT(r.estimate, 0);
-  testing::expect_guarantee_from_ledger(r);
+  dpstats::testing::expect_guarantee_from_ledger(r);
   o.method = RadiusMethod::fast_radius_permuted;
   r = quantile_radius_release(X, o, rng);
-  testing::expect_guarantee_from_ledger(r);
+  dpstats::testing::expect_guarantee_from_ledger(r);
   o.method = RadiusMethod::fast_radius;  // needs delta > 0
   EXPECT_THROW(quantile_radius_release(X, o, rng), InvalidArgument);
 }

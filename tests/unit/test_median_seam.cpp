@@ -60,7 +60,7 @@ TEST(MedianSeam, EveryMethodStatesWhatItsLedgerComposesTo) {
       SeededRng rng(2);
       const auto r = geometric_median(X, c, rng);
       SCOPED_TRACE(std::string(name_of(c.method)) + " " + std::string(name_of(c.profile)));
-      testing::expect_guarantee_from_ledger(r);
+      dpstats::testing::expect_guarantee_from_ledger(r);
       EXPECT_LE(r.privacy.epsilon, 1.0);
       EXPECT_LE(r.privacy.delta, 1e-6);
       EXPECT_EQ(r.status, Status::ok);
@@ -148,7 +148,7 @@ double mean_error(const RowMatrix& X, const GeometricMedianOptions& o, double sc
     SeededRng rng(100 + s);
     const auto r = geometric_median(X, o, rng);
     EXPECT_EQ(r.status, Status::ok) << r.diagnostics.dump();
-    testing::expect_guarantee_from_ledger(r);
+    dpstats::testing::expect_guarantee_from_ledger(r);
     sum += (r.estimate - x_star).norm() / scale;
   }
   return sum / seeds;
@@ -196,7 +196,7 @@ TEST(MedianScale, RealisticTablesLandCloseOrAbstain) {
     if (o.method == MedianMethod::hsu24) continue;  // O(n^2 d) at n = 20000
     SeededRng rng(13);
     const auto r = geometric_median(X, o, rng);
-    testing::expect_guarantee_from_ledger(r);
+    dpstats::testing::expect_guarantee_from_ledger(r);
     if (r.status == Status::abstained) {
       EXPECT_TRUE(r.diagnostics.contains("abstained"));
       continue;
@@ -216,7 +216,7 @@ TEST(MedianScale, TooFewRowsAbstainWithAReason) {
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_EQ(r.estimate.size(), 0);
   EXPECT_TRUE(r.diagnostics.contains("abstained"));
-  testing::expect_guarantee_from_ledger(r);
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 #endif
