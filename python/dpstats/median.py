@@ -80,7 +80,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
 
     ``domain_radius``: radius of the ball around the origin that holds the median. When absent
     it is estimated privately from ``scale_share`` (default 0.1) of the budget: a private
-    per-coordinate median c0 and a private 0.9-quantile of ||x_i - c0||; the estimate and its
+    per-coordinate median c0 and a private 0.8-quantile of ||x_i - c0||; the estimate and its
     cost are in ``release.diagnostics["domain_radius_estimate"]``. When given, a private count
     of the rows beyond it (share ``bound_check_share``, default 0.01; 0 turns it off) is in
     ``diagnostics["domain_radius_check"]``, with a warning when it exceeds 5% of the rows.

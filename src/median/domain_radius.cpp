@@ -18,8 +18,8 @@
 namespace dpstats::median_detail {
 namespace {
 
-constexpr double kNormQuantile = 0.9;     // r covers 90% of the rows around c0
-constexpr double kRadiusMultiplier = 3;   // R = 3r ≥ 2.25r + slack (proofs §1)
+constexpr double kNormQuantile = 0.8;     // r covers 80% of the rows around c0
+constexpr double kRadiusMultiplier = 6;   // R = 6r: holds x* while r covers ≥ 60% (proofs §1)
 constexpr double kWarnFraction = 0.05;    // warn when more than 5% of rows lie beyond R
 
 nlohmann::json cost_json(const PrivacyLoss& share) {
@@ -82,8 +82,7 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
   ScaleOptions so;
   so.loss = location_share;
   so.threads = o.run.threads;
-  const ScaleEstimate scale = run_charged(account, private_scale_entries(so, X.cols()),
-                                          [&](Budget& b) { return private_scale(X, so, b, rng); });
+  const ScaleEstimate scale = private_scale(X, so, account, rng);  // charges `account` first
   DomainRadius dr;
   dr.diagnostics["domain_radius_source"] = "estimated";
   nlohmann::json est = {{"location_cost", cost_json(location_share)},
@@ -94,10 +93,10 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
   NormQuantileOptions no;
   no.loss = norm_share;
   no.q = kNormQuantile;
+  no.alpha = 0;  // the quantile of all rows, corrupted ones included (Lemma 4 counts them all)
   no.centre = scale.location();
   no.threads = o.run.threads;
-  const NormQuantile r = run_charged(account, {private_norm_quantile_entry(no)},
-                                     [&](Budget& b) { return private_norm_quantile(X, no, b, rng); });
+  const NormQuantile r = private_norm_quantile(X, no, account, rng);  // charges `account` first
   if (r.status == ScaleStatus::insufficient_data && !dr.abstained)
     dr.abstained = "domain_radius estimate: " + r.reason;
   dr.offset = scale.location();

@@ -6,10 +6,10 @@
 //
 // domain_radius (R): the radius of the ball around the origin in which the median is sought. When
 // absent it is estimated privately in the plan step from `scale_share` of the budget
-// (docs/proofs/median.md §1): a private per-coordinate median c0 and a private 0.9-quantile r of
+// (docs/proofs/median.md §1): a private per-coordinate median c0 and a private 0.8-quantile r of
 // the row distances ‖x_i − c0‖ (dpstats/scale/); the pipeline then runs on the rows x_i − c0 with
-// R = 3r (the geometric median lies within 2.25 r of c0 whenever r covers 90% of the rows) and
-// adds c0 back. Both values and their cost are stated in diagnostics["domain_radius_estimate"].
+// R = 6r (the geometric median lies within 6r of c0 whenever r covers 60% of the rows) and adds
+// c0 back. Both values and their cost are stated in diagnostics["domain_radius_estimate"].
 // When R is given, a private count of the rows with ‖x_i‖ > R (share `bound_check_share`) is
 // stated in diagnostics["domain_radius_check"], with a warning when it exceeds 5% of n.
 //
