@@ -20,7 +20,7 @@ struct MedianArgs {
   std::optional<std::string> profile;
   std::optional<double> epsilon, delta, domain_radius, min_radius, scale_share, bound_check_share;
   std::optional<std::uint64_t> seed;
-  std::string input;
+  InputArgs input;
 };
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
@@ -64,7 +64,7 @@ void run_median(const MedianArgs& a) {
     if (a.scale_share) o.scale_share = *a.scale_share;
     if (a.bound_check_share) o.bound_check_share = *a.bound_check_share;
   }
-  const Table table = read_table(a.input);
+  const Table table = read_input(a.input);
   nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   if (a.method == "weiszfeld") return run_weiszfeld(table, std::move(extra));
@@ -103,8 +103,7 @@ void add_median_command(CLI::App& app) {
                   "budget share of the private count of rows beyond a given --domain-radius "
                   "(default 0.01; 0 turns the check off)");
   add_seed_option(cmd, a->seed);
-  cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
-      ->required();
+  add_input_options(cmd, a->input);
   cmd->callback([a] { run_median(*a); });
 }
 
