@@ -82,11 +82,21 @@ def test_median_is_callable_at_the_top_level():
     assert quantile_radius is dpstats.quantile_radius
 
 
+def _needs_scale_layer(X):
+    try:
+        dpstats.median(X, epsilon=1.0, delta=1e-6, seed=0)
+    except ValueError as e:
+        if "until the scale layer is merged" in str(e):
+            pytest.skip("the scale layer (dpstats/scale) is not in this build")
+        raise
+
+
 def test_domain_radius_estimated_in_any_units():
-    X = cluster(4000, 3, 6)
+    X = cluster(8000, 3, 6)
+    _needs_scale_layer(X)
     w = dpstats.geometric_median(X, method="weiszfeld").estimate
     for a in (1e-3, 1.0, 1e3):
-        r = dpstats.median(a * X + 1e4 * a, epsilon=1.0, delta=1e-6, seed=3)
+        r = dpstats.median(a * X + 1e4 * a, epsilon=4.0, delta=1e-6, seed=3)
         if r.status == "abstained":
             assert "abstained" in r.diagnostics
             continue
