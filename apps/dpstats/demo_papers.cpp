@@ -43,9 +43,8 @@ void median_section(Rng& rng) {
   };
   auto t0 = std::chrono::steady_clock::now();
   GeometricMedianOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-6;
-  o.radius = R;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = R;
   const auto gm = geometric_median(X, o, rng);
   line("private geometric median", privacy_text(gm.privacy), gm.estimate, elapsed_ms(t0));
   t0 = std::chrono::steady_clock::now();

@@ -16,12 +16,15 @@ from . import account
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
+# `dpstats.median(X, ...)` is the geometric median itself (the submodule stays importable as
+# `dpstats.median` through sys.modules; the attribute is the function).
+median = geometric_median
 from .fit import fit
 from .scale import bounds
 
 __version__ = _dpstats.__version__
 __all__ = ["Release", "read_table", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
+           "MomentEstimator", "moments", "geometric_median", "median", "quantile_radius", "fit",
            "bounds"]
 
 

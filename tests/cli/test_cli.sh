@@ -217,5 +217,31 @@ bad "bounds bad widen" "widen must be in" -- bounds --epsilon 1 --widen -2 "$tmp
 bad "bounds bad norm quantile" "norm_quantile must be in" -- bounds --epsilon 1 --norm-quantile 1.5 "$tmp/good.csv"
 bad "bounds nan" "NaN" -- bounds --epsilon 1 "$tmp/nan.csv"
 
+# ---- median: the seam, the registry and the domain radius (issues 14, 15) ----
+/usr/bin/python3 - "$tmp/median.csv" <<'PYEOF'
+import random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    f.write("age,salary\n")
+    for i in range(3000):
+        if i < 150:
+            f.write("999,9900000\n")  # 5% corrupted rows
+        else:
+            f.write(f"{random.gauss(41, 12):.3f},{random.gauss(52000, 18000):.2f}\n")
+PYEOF
+ok "median default estimates domain radius" "j['command']=='median' and j['status'] in ('ok','abstained') and j['diagnostics']['domain_radius_source']=='estimated' and (j['status']=='abstained' or (abs(j['estimate'][0]-41)<10 and abs(j['estimate'][1]-52000)<3000)) and j['privacy']['epsilon']<=1" \
+  -- median --epsilon 1 --delta 1e-6 --seed 1 "$tmp/median.csv"
+ok "median given radius checked" "j['status']=='ok' and j['diagnostics']['domain_radius_source']=='given' and 'domain_radius_warning' in j['diagnostics'] and j['diagnostics']['domain_radius']==100" \
+  -- median --epsilon 1 --delta 1e-6 --domain-radius 100 --seed 1 "$tmp/median.csv"
+ok "median paper profile" "j['status']=='ok' and j['privacy']['rho'] is None and j['diagnostics']['profile']=='paper'" \
+  -- median --profile paper --epsilon 2 --delta 1e-6 --domain-radius 1e6 --bound-check-share 0 --seed 1 "$tmp/median.csv"
+ok "median weiszfeld" "j['private']==False and len(j['estimate'])==2" -- median --method weiszfeld "$tmp/median.csv"
+bad "median needs epsilon" "epsilon" -- median --delta 1e-6 "$tmp/median.csv"
+bad "median needs delta" "delta" -- median --epsilon 1 "$tmp/median.csv"
+bad "median radius renamed" "radius" -- median --epsilon 1 --delta 1e-6 --radius 5 "$tmp/median.csv"
+bad "median profile not for hsu24" "does not apply" -- median --method hsu24 --profile paper --epsilon 1 --delta 1e-6 "$tmp/median.csv"
+bad "median weiszfeld takes no epsilon" "does not apply" -- median --method weiszfeld --epsilon 1 "$tmp/median.csv"
+bad "median bad scale share" "scale_share" -- median --epsilon 1 --delta 1e-6 --scale-share 0.9 "$tmp/median.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
