@@ -201,6 +201,14 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   check_data(X);
   const std::int64_t n = X.rows();
   require(n >= 4, fmt::format("exp-time needs n >= 4 rows, got {}", n));
+  if (!o.window_resilience) {  // public (n, α): refused before anything is drawn
+    const Sizes z = sizes(static_cast<std::size_t>(n), o.alpha);
+    const double count = std::exp(log_binomial(double(n), double(z.removed)));
+    require(count <= o.max_subsets,
+            fmt::format("exact R(S) enumerates C({}, {}) = {:.3g} subsets, more than {:.3g}: "
+                        "exp-time is a reference for tiny n only (docs/errata.md)",
+                        n, z.removed, count, o.max_subsets));
+  }
   const ExpTimePlan p = plan_exp_time(n, o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   account.charge(p.ledger(o.privacy.delta));
