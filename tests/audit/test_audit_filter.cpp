@@ -33,7 +33,7 @@ VectorMechanism run_filter(const RowMatrix& X, const PrivateFilterOptions& o, bo
   return [&X, o, noiseless](Rng& g) {
     PrimeTrace trace;
     trace.noiseless = noiseless;
-    const auto r = private_filter(X, o, g, noiseless ? &trace : nullptr);
+    const auto r = private_filter(X, o, g, nullptr, noiseless ? &trace : nullptr);
     if (r.status != Status::ok) return std::vector<double>(X.cols(), 1e9);
     return std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
   };

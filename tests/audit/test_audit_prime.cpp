@@ -44,7 +44,7 @@ VectorMechanism run(const RowMatrix& X, const PrimeOptions& o, bool noiseless) {
   return [&X, o, noiseless](Rng& g) {
     PrimeTrace trace;
     trace.noiseless = noiseless;
-    const auto r = prime(X, o, g, noiseless ? &trace : nullptr);
+    const auto r = prime(X, o, g, nullptr, noiseless ? &trace : nullptr);
     if (r.status != Status::ok) return std::vector<double>(X.cols(), 1e9);  // abstention atom
     EXPECT_TRUE(r.status == Status::ok || !noiseless);
     return std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
