@@ -45,6 +45,7 @@ def test_dp_mean(data):
     assert r.status == "ok"
     assert np.linalg.norm(r.estimate - 0.5) < 0.1
     assert r.ledger[-2]["purpose"].startswith("q_range") and r.ledger[-1]["purpose"] == "clipped mean"
+    assert r.epsilon <= 2.0 and r.delta <= 1e-6
     # Without a scale, each column's is estimated privately (and stated).
     s = dpstats.mean(data * [1, 10, 100, 1000], method="dp-mean", epsilon=2.0, delta=1e-6, seed=5)
     assert s.status == "ok" and s.diagnostics["units"]["scale"] == "estimated"
@@ -56,7 +57,6 @@ def test_mean_needs_epsilon_and_lists_methods(data):
         dpstats.mean(data, method="dp-mean", delta=1e-6)
     assert dpstats.mean_methods() == ["prime", "prime-ht", "filter", "exp-time", "dp-mean",
                                       "bounded"]
-    assert r.epsilon <= 2.0 and r.delta <= 1e-6
 
 
 def test_one_dimensional_and_other_dtypes():
