@@ -48,7 +48,7 @@ void median_section(Rng& rng) {
   const auto gm = geometric_median(X, o, rng);
   line("private geometric median", privacy_text(gm.privacy), gm.estimate, elapsed_ms(t0));
   t0 = std::chrono::steady_clock::now();
-  const auto bm = bounded_mean(X, {.lower = -R, .upper = R, .epsilon = 1, .delta = 1e-6}, rng);
+  const auto bm = bounded_mean(X, {.privacy = {1, 1e-6}, .bounds = std::vector<double>{-R, R}, .clip_check_share = 0}, rng);
   line("bounded mean (a mean, not robust)", privacy_text(bm.privacy), bm.estimate, elapsed_ms(t0));
   std::cout << "\n";
 }

@@ -268,10 +268,9 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
   {
     // The DP mean with the public pixel range [0, 1] (Gaussian, (1, 1e-6)).
     BoundedMeanOptions mo;
-    mo.lower = 0;
-    mo.upper = 1;
-    mo.epsilon = 1;
-    mo.delta = 1e-6;
+    mo.bounds = std::vector<double>{0, 1};
+    mo.clip_check_share = 0;
+    mo.privacy = {1, 1e-6};
     const double t0 = cpu_seconds();
     const auto r = bounded_mean(X, mo, rng);
     const double s = cpu_seconds() - t0;

@@ -52,7 +52,7 @@ ok "bounded laplace" "j['privacy']['epsilon']==1 and j['privacy']['delta']==0 an
   -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 --seed 1 "$tmp/good.csv"
 ok "bounded gaussian, no header" "j['privacy']['delta']==1e-6 and j['status']=='ok' and j['seeded'] is False and j['noise']=='secure' and j['privacy']['certified']" \
   -- mean --method bounded --epsilon 1 --delta 1e-6 --bounds -5,5 "$tmp/noheader.csv"
-ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==2" \
+ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==5" \
   -- mean --method dp-mean --epsilon 2 --delta 1e-6 --seed 3 "$tmp/data.npy"
 ok "stdin csv" "j['n']==3" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 - <"$tmp/good.csv"
 ok "noise laplace" "len(j['estimate'])==3 and j['privacy']['epsilon']==0.5 and j['diagnostics']['scale']>=2" \
@@ -85,7 +85,8 @@ bad "delta negative" "delta" -- mean --method bounded --epsilon 1 --delta -0.1 -
 bad "dp-mean delta zero" "delta" -- mean --method dp-mean --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "bounds reversed" "lower < upper" -- mean --method bounded --epsilon 1 --delta 0 --bounds 2,1 "$tmp/good.csv"
 bad "bounds text" "bounds" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,x "$tmp/good.csv"
-bad "bounds missing" "bounds" -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
+ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'scale' in j['diagnostics']['abstained'] and len(j['ledger'])==4" \
+  -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"
 bad "noise gaussian no delta" "delta" -- noise --mechanism gaussian --sensitivity 1 --epsilon 1 5
@@ -183,10 +184,16 @@ ok "mean filter" "j['method']=='filter' and j['status']=='ok' and j['diagnostics
 ok "mean filter paper" "j['diagnostics']['profile']=='paper' and j['privacy']['epsilon']<=10" \
   -- mean --method filter --profile paper --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
 ok "mean exp-time d=1" "j['method']=='exp-time' and j['status']=='ok' and j['privacy']['certified'] and len(j['estimate'])==1" \
-  -- mean --method exp-time --alpha 0.1 --epsilon 300 --delta 0.01 --seed 1 "$tmp/one.csv"
+  -- mean --method exp-time --alpha 0.1 --epsilon 300 --delta 0.01 --scale 1 --seed 1 "$tmp/one.csv"
+ok "mean prime estimates its units" "j['status']=='ok' and j['diagnostics']['units']['scale']=='estimated' and sum(x*x for x in j['estimate'])**0.5 < 0.2" \
+  -- mean --method prime --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean supplied scale that bites is reported" "'warning' in j['diagnostics']['clipped']" \
+  -- mean --method dp-mean --epsilon 10 --delta 0.01 --scale 0.01 --seed 1 "$tmp/robust.csv"
+bad "mean --sigma is now --scale" "sigma" -- mean --method dp-mean --sigma 1 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean scale per column count" "one per column" -- mean --method dp-mean --scale 1,2 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean exp-time needs d = 1" "d = 1" -- mean --method exp-time --alpha 0.1 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean filter needs alpha" "alpha" -- mean --method filter --epsilon 1 --delta 0.01 "$tmp/robust.csv"
-bad "mean --T only for filter" "--T applies" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean --T only for filter" "does not apply" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean window only for exp-time" "uncertified-window" -- mean --method prime --uncertified-window --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 
 # ---- fit --task heavy-tailed: inner solver and final clip rule (issue 8 gaps 1, 2) ----
