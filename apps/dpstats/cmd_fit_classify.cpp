@@ -16,7 +16,7 @@
 #include "dpstats/data/fashion_mnist.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/train_classifier.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {

@@ -1,10 +1,10 @@
 // Bindings for fit(task="classify"): private softmax classifiers trained with DP-SGD / DP-Adam
-// variants (optimize/train_classifier.hpp); python/dpstats/classify.py validates and wraps.
+// variants (training/train_classifier.hpp); python/dpstats/classify.py validates and wraps.
 #include <optional>
 
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/train_classifier.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;

@@ -1,6 +1,6 @@
 // Per-step private gradient releases of DP-SGD / DP-Adam variants; see
-// include/dpstats/optimize/gradient_release.hpp.
-#include "dpstats/optimize/gradient_release.hpp"
+// include/dpstats/training/gradient_release.hpp.
+#include "dpstats/training/gradient_release.hpp"
 
 #include <fmt/format.h>
 

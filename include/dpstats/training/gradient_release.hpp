@@ -37,7 +37,7 @@
 #include <string>
 
 #include "dpstats/mechanisms/gaussian.hpp"
-#include "dpstats/optimize/classifier.hpp"
+#include "dpstats/training/classifier.hpp"
 
 namespace dpstats::optimize {
 

@@ -1,5 +1,5 @@
-// Softmax classifiers with per-example gradients; see include/dpstats/optimize/classifier.hpp.
-#include "dpstats/optimize/classifier.hpp"
+// Softmax classifiers with per-example gradients; see include/dpstats/training/classifier.hpp.
+#include "dpstats/training/classifier.hpp"
 
 #include <fmt/format.h>
 
