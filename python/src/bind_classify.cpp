@@ -85,6 +85,11 @@ py::tuple fit_classify_native(
 }  // namespace
 
 void bind_classify(py::module_& m) {
+  m.def("_classify_optimizers", [] {
+    std::vector<std::string> names;
+    for (const auto& mi : optimize::classify_optimizers()) names.emplace_back(mi.name);
+    return names;
+  });
   m.def("fit_classify", &fit_classify_native, py::arg("X"), py::arg("y"), py::arg("model"),
         py::arg("optimizer"), py::arg("classes"), py::arg("hidden"), py::arg("epsilon"),
         py::arg("noise_multiplier"), py::arg("delta"), py::arg("epochs"), py::arg("batch_size"),

@@ -291,6 +291,12 @@ namespace {
 void validate_config(const MomentsConfig& c) {
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");
+  // No silent unit clip: until the adaptive clip (a private running quantile of the norms from
+  // scale_share) is wired to the substrate's scale layer, a missing clip is an error.
+  require(c.clip.has_value(),
+          "clip is required: the l2 norm bound of one row in the data's units (JME's zeta); rows "
+          "above it are clipped, and the noise grows with it. Choose it from public knowledge "
+          "of the data (e.g. the largest plausible row norm), not from the data itself");
   if (c.clip) {
     check_positive(*c.clip, "clip");
     require(*c.clip >= 0x1p-400 && *c.clip <= 0x1p400,
