@@ -627,3 +627,31 @@ TEST(MomentsFactorization, BufferedLinearToeplitzStreamsAndNearlyMatchesTheRoot)
   EXPECT_THROW(Factorization::parse("blt:0", big), InvalidArgument);
   EXPECT_THROW(Factorization::blt(1, {1.5}, {0.1}, 10), InvalidArgument);
 }
+
+TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndNeedsAClip) {
+  const RowMatrix X = unit_rows(8, 2, 3, 1.0);
+  MomentsConfig c = make_config(8, 2, "jme", "prefix", "sqrt", false);
+  c.privacy = {.epsilon = 1, .delta = 1e-6};
+  c.clip = 1;
+  Budget caller(PrivacyLoss::approximate(1.5, 1e-5), Accountant::basic);
+  SeededRng rng(3);
+  const auto r = estimate_moments(X, c, rng, &caller);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  EXPECT_NEAR(caller.spent_epsilon_delta().epsilon, r.privacy.epsilon, 1e-12);
+  SeededRng rng2(3);
+  EXPECT_THROW(estimate_moments(X, c, rng2, &caller), BudgetExceeded);  // 2 x 1 > 1.5
+  c.clip.reset();  // no silent unit clip
+  SeededRng rng3(3);
+  try {
+    estimate_moments(X, c, rng3);
+    ADD_FAILURE() << "a missing clip must be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos);
+  }
+  c.clip = 1;
+  c.privacy.epsilon = 0;  // epsilon has no default
+  EXPECT_THROW(estimate_moments(X, c, rng3), InvalidArgument);
+  EXPECT_EQ(find_method(moments_methods(), "moments", "pp-debiased").name, "pp-debiased");
+  EXPECT_EQ(parse_enum<NormPolicy>("reject"), NormPolicy::reject);
+  EXPECT_THROW(parse_enum<Method>("mean"), InvalidArgument);
+}
