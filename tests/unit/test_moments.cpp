@@ -341,7 +341,6 @@ TEST(MomentsEstimator, TinyNoiseGivesTheExactMoments) {
         c.clip = 2.0;
         c.noise_multiplier = 1e-9;
         c.privacy.delta = 1e-6;
-        c.clip = 1;
         SeededRng rng(1);
         const auto r = estimate_moments(X, c, rng);
         const RowMatrix A = c.A1.materialize();
