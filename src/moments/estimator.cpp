@@ -362,7 +362,7 @@ MomentsPlan plan_moments(const MomentsConfig& c) {
   p.D2 = c.form == SecondMomentForm::full ? c.dim * c.dim : c.dim;
   // Adaptive clipping releases rows in clip-normalised units: the mechanism's clip is 1.
   p.mech_clip = c.clip ? *c.clip : 1.0;
-  p.np = {.method = c.method, .d = c.dim, .form = c.form, .zeta = p.mech_clip,
+  p.np = {.method = c.method, .d = c.dim, .form = c.form, .clip = p.mech_clip,
           .c1_norm = c.C1.norm_1_to_2(), .c2_norm = (cs || pp ? c.C1 : c.C2).norm_1_to_2(),
           .lambda = c.lambda, .alpha = c.alpha, .tau = c.tau, .neighbouring = c.neighbouring};
   const NoiseScales unit = noise_scales(p.np, 1.0);  // sensitivities; validates alpha, tau, lambda

@@ -35,12 +35,12 @@ double lambda_star(std::size_t d, double zeta, double c1_norm, double c2_norm) {
 
 NoiseScales noise_scales(const NoiseParameters& p, double sigma) {
   require(p.d >= 1, "dim must be >= 1, got 0");
-  check_positive(p.zeta, "zeta (clip)");
+  check_positive(p.clip, "clip");
   check_positive(p.c1_norm, "||C1||");
   check_positive(p.c2_norm, "||C2||");
   require(std::isfinite(sigma) && sigma >= 0,
           fmt::format("sigma must be >= 0, got {}", format_number(sigma)));
-  const double z = p.zeta, a = p.c1_norm, b = p.c2_norm;
+  const double z = p.clip, a = p.c1_norm, b = p.c2_norm;
   const bool replace = p.neighbouring == Neighbouring::replace_one;
   NoiseScales s;
   switch (p.method) {

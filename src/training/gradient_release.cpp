@@ -56,7 +56,7 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
     p.method = moments::Method::lambda_jme;
     p.d = dim;
     p.form = moments::SecondMomentForm::diagonal;
-    p.zeta = c.clip;
+    p.clip = c.clip;
     p.lambda = c.lambda;
     p.neighbouring = Neighbouring::add_remove;
     const auto s = moments::noise_scales(p, 1.0);  // zeta sqrt(1 + lambda zeta^2), card §4.6

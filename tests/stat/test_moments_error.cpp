@@ -113,7 +113,7 @@ TEST(MomentsStat, JmeImeCsMatchTheClosedForms) {
     for (auto m : {Method::jme, Method::lambda_jme, Method::ime, Method::cs}) {
       const MomentsConfig c = card_config(m, form);
       const Mc mc = monte_carlo(c, X, 6000, 1000);
-      NoiseParameters p{.method = m, .d = kD, .form = form, .zeta = kZeta, .lambda = c.lambda,
+      NoiseParameters p{.method = m, .d = kD, .form = form, .clip = kZeta, .lambda = c.lambda,
                         .alpha = c.alpha, .tau = c.tau};
       const auto e = theory::expected_errors(p, mc.sigma_eff, c.A1, c.A2, c.C1, c.C2);
       const double first = theory::sum(e.first), second = theory::sum(e.second);

@@ -231,7 +231,7 @@ TEST(MomentsSensitivity, RdAgreesWithBruteForce) {
 
 TEST(MomentsSensitivity, NoiseScalesForEveryMethod) {
   for (double zeta : {0.5, 3.0}) {
-    NoiseParameters p{.method = Method::jme, .d = 4, .zeta = zeta, .c1_norm = 2.0, .c2_norm = 1.5};
+    NoiseParameters p{.method = Method::jme, .d = 4, .clip = zeta, .c1_norm = 2.0, .c2_norm = 1.5};
     NoiseScales s = noise_scales(p, 0.7);
     EXPECT_DOUBLE_EQ(s.s1, 2 * zeta * 2.0);
     EXPECT_DOUBLE_EQ(s.lambda, 4.0 / (2 * zeta * zeta * 2.25));
@@ -255,7 +255,7 @@ TEST(MomentsSensitivity, NoiseScalesForEveryMethod) {
     p.d = 1;
     EXPECT_NEAR(noise_scales(p, 1).s2, zeta * zeta * 3, 1e-12);
     // Add/remove (card §4.6): at lambda*, sqrt(1.5) times the first-moment-only zeta ||C1||.
-    p = {.method = Method::jme, .d = 3, .zeta = zeta, .c1_norm = 1.7, .c2_norm = 1.7,
+    p = {.method = Method::jme, .d = 3, .clip = zeta, .c1_norm = 1.7, .c2_norm = 1.7,
          .neighbouring = Neighbouring::add_remove};
     EXPECT_NEAR(noise_scales(p, 1).s1, std::sqrt(1.5) * zeta * 1.7, 1e-12);
   }
@@ -277,7 +277,7 @@ TEST(MomentsSensitivity, JointSensitivityBoundsRandomNeighbours) {
   const RowMatrix M1 = C1.materialize(), M2 = C2.materialize();
   for (double zeta : {0.5, 2.0}) {
     for (auto method : {Method::jme, Method::lambda_jme}) {
-      NoiseParameters p{.method = method, .d = d, .zeta = zeta, .c1_norm = C1.norm_1_to_2(),
+      NoiseParameters p{.method = method, .d = d, .clip = zeta, .c1_norm = C1.norm_1_to_2(),
                         .c2_norm = C2.norm_1_to_2(), .lambda = 3.0 / (zeta * zeta)};
       const NoiseScales s = noise_scales(p, 1);
       SeededRng rng(9);

@@ -46,7 +46,7 @@ struct NoiseParameters {
   Method method = Method::jme;
   std::size_t d = 1;
   SecondMomentForm form = SecondMomentForm::full;
-  double zeta = 1;          // l2 bound of one input
+  double clip = 1;          // l2 bound of one input (JME's zeta)
   double c1_norm = 1;       // ||C1||_{1->2}
   double c2_norm = 1;       // ||C2||_{1->2} (CS and PP ignore it)
   std::optional<double> lambda;  // lambda-JME (JME uses lambda*)
