@@ -208,9 +208,9 @@ void BatchGradients::weighted_sum(const Vector& w, Vector& out, const Vector* w2
   const Eigen::Index t = std::clamp<Eigen::Index>(threads_, 1, std::max<Eigen::Index>(1, size_ / 16));
   std::vector<Vector> part(static_cast<std::size_t>(t), Vector::Zero(P));
   std::vector<Vector> part_sq(squares ? static_cast<std::size_t>(t) : 0, Vector::Zero(P));
-  parallel_ranges(size_, static_cast<int>(t), 16, [&](int part, Eigen::Index b, Eigen::Index e) {
+  parallel_ranges(size_, static_cast<int>(t), 16, [&](int block, Eigen::Index b, Eigen::Index e) {
     if (e <= b) return;
-    const auto k = static_cast<std::size_t>(part);
+    const auto k = static_cast<std::size_t>(block);
     const Eigen::Index n = e - b;
     for (std::size_t l = 0; l < act_.size(); ++l) {
       const int li = static_cast<int>(l);
