@@ -74,9 +74,9 @@ void moments_section(Rng& rng) {
     o.dim = d;
     o.method = method;
     o.workload = "average";
-    o.epsilon = 1;
-    o.delta = 1e-6;
-    const auto r = estimate_moments(make_config(o), X, rng);
+    o.privacy = {.epsilon = 1, .delta = 1e-6};
+    o.clip = 1;  // the demo's rows have norm <= 1
+    const auto r = estimate_moments(X, make_config(o), rng);
     const RowMatrix last =
         Eigen::Map<const RowMatrix>(r.estimate.second.row(T - 1).data(), d, d);
     const std::string name = method == "jme" ? "JME (joint moment estimation)"

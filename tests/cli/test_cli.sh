@@ -250,5 +250,21 @@ bad "median profile not for hsu24" "does not apply" -- median --method hsu24 --p
 bad "median weiszfeld takes no epsilon" "does not apply" -- median --method weiszfeld --epsilon 1 "$tmp/median.csv"
 bad "median bad scale share" "scale_share" -- median --epsilon 1 --delta 1e-6 --scale-share 0.9 "$tmp/median.csv"
 
+# ---- moments: the ledger once on the first line, then one line per step; no silent clip ----
+if "$DPSTATS" moments --method jme --epsilon 1 --delta 1e-6 --clip 10 --seed 1 "$tmp/good.csv" >"$tmp/mom" 2>"$tmp/err" &&
+   /usr/bin/python3 -c "
+import json
+lines = [json.loads(l) for l in open('$tmp/mom')]
+head, steps = lines[0], lines[1:]
+assert head['ledger'] and head['privacy']['epsilon'] == 1 and head['n'] == 3 and head['diagnostics']['clip'] == 10
+assert [s['step'] for s in steps] == [1, 2, 3] and all('ledger' not in s and len(s['first']) == 2 for s in steps)
+"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments JSON lines"; head -3 "$tmp/mom" "$tmp/err"; fi
+if (cat "$tmp/noheader.csv") | "$DPSTATS" moments --method pp --epsilon 1 --delta 1e-6 --clip 10 --steps 2 --seed 1 - >"$tmp/mom" 2>"$tmp/err" &&
+   [ "$(wc -l <"$tmp/mom")" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments --steps live stream"; cat "$tmp/err"; fi
+bad "moments without a clip" "clip is required" -- moments --method jme --epsilon 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments without epsilon" "epsilon" -- moments --method jme --clip 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments unknown method" "method" -- moments --method mean --clip 1 --epsilon 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments lambda for jme" "lambda" -- moments --method jme --lambda 2 --clip 1 --epsilon 1 --delta 1e-6 "$tmp/good.csv"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
