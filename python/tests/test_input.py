@@ -54,7 +54,7 @@ def test_read_table_npy_npz_match_numpy(tmp_path):
 def test_threads_checked_below_the_wrapper(threads):
     X = np.zeros((10, 2))
     with pytest.raises(ValueError, match="threads"):
-        _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, 1.0, 1, threads, None, "practical", 2.0, True)
+        _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, threads)
 
 
 def test_dataframe_and_columns():

@@ -218,7 +218,7 @@ PY
 ok "bounds age salary" "j['command']=='bounds' and j['columns']==['age','salary'] and 6<j['estimate']['scale'][0]<24 and 10000<j['estimate']['scale'][1]<40000 and j['estimate']['lo'][1]<65000<j['estimate']['hi'][1] and j['privacy']['epsilon']<=0.5 and j['privacy']['delta']==0 and len(j['ledger'])==3 and j['diagnostics']['scale']['columns'][0]['status']=='ok'" \
   -- bounds --epsilon 0.5 --seed 1 "$tmp/agesalary.csv"
 ok "bounds norm quantile zcdp" "j['estimate']['norm_quantile']>0 and j['privacy']['rho'] is not None and j['privacy']['delta']==1e-6 and len(j['ledger'])==4" \
-  -- bounds --epsilon 1 --delta 1e-6 --norm-quantile 0.9 --seed 2 "$tmp/data.npy"
+  -- bounds --epsilon 2 --delta 1e-6 --norm-quantile 0.9 --seed 2 "$tmp/data.npy"
 bad "bounds no epsilon" "epsilon" -- bounds "$tmp/good.csv"
 bad "bounds bad widen" "widen must be in" -- bounds --epsilon 1 --widen -2 "$tmp/good.csv"
 bad "bounds bad norm quantile" "norm_quantile must be in" -- bounds --epsilon 1 --norm-quantile 1.5 "$tmp/good.csv"
