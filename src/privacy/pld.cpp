@@ -18,11 +18,6 @@ namespace dpstats {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kUnit = std::numeric_limits<double>::epsilon() / 2;  // unit roundoff u
-
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
 
 double log_add(double a, double b) {
   if (a == -kInf) return b;

@@ -22,6 +22,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kUnit = std::numeric_limits<double>::epsilon() / 2;
+// Relative margin on read-outs for the rounding of the sums and of the discretisation's CDFs.
+constexpr double kReadMargin = 1e-9;
 
 std::int64_t floor_div2(std::int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
 
@@ -75,40 +77,72 @@ double norm2(const std::vector<double>& v) {
   return std::sqrt(s);
 }
 
-// Linear convolution of the finite parts. Numeric kernel: direct for short inputs, else FFT
-// with a bound on its rounding error (proofs §3) returned in `error`.
-std::vector<double> convolve_masses(const std::vector<double>& a, const std::vector<double>& b,
-                                    double& error) {
+// Circular-free FFT convolution of a and b (zero padded); `error` gets an l1 bound on its
+// rounding error (proofs §3: Higham 2002 §24.1, eta = 7 u log2 N). Numeric kernel.
+std::vector<double> fft_convolve(const std::vector<double>& a, const std::vector<double>& b,
+                                 double& error) {
   const std::size_t n = a.size() + b.size() - 1;
-  std::vector<double> out(n, 0.0);
-  if (std::min(a.size(), b.size()) <= 64) {
-    for (std::size_t i = 0; i < a.size(); ++i)
-      for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += a[i] * b[j];
-    error = 4 * kUnit * static_cast<double>(std::min(a.size(), b.size()));  // sum of n terms
-    return out;
-  }
   std::size_t size = 1;
   while (size < n) size <<= 1;
   Eigen::FFT<double> fft;
   fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
   std::vector<double> pa(a), pb(b);
   pa.resize(size, 0.0);
+  pb.resize(size, 0.0);
   std::vector<std::complex<double>> fa, fb;
   fft.fwd(fa, pa);
-  if (&a == &b) {
-    for (auto& c : fa) c *= c;
-  } else {
-    pb.resize(size, 0.0);
-    fft.fwd(fb, pb);
-    for (std::size_t i = 0; i < fa.size(); ++i) fa[i] *= fb[i];
-  }
+  fft.fwd(fb, pb);
+  for (std::size_t i = 0; i < fa.size(); ++i) fa[i] *= fb[i];
   std::vector<double> res;
   fft.inv(res, fa);
-  for (std::size_t i = 0; i < n; ++i) out[i] = std::max(0.0, res[i]);
-  // Normwise FFT error (Higham 2002 §24.1): l1 error <= 3 eta sqrt(N) (|a|_2 + |b|_2),
-  // eta = 7 u log2 N.
+  res.resize(n);
   const double log2n = std::log2(static_cast<double>(size));
   error = 21 * kUnit * log2n * std::sqrt(static_cast<double>(size)) * (norm2(a) + norm2(b));
+  return res;
+}
+
+// The at most k largest entries of v moved out into (index, value) pairs; v keeps the rest.
+std::vector<std::pair<std::size_t, double>> take_largest(std::vector<double>& v, std::size_t k) {
+  std::vector<std::pair<std::size_t, double>> out;
+  if (v.size() <= k) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] != 0) out.push_back({i, v[i]}), v[i] = 0;
+    return out;
+  }
+  std::vector<double> sorted(v);
+  std::nth_element(sorted.begin(), sorted.end() - static_cast<std::ptrdiff_t>(k), sorted.end());
+  const double cut = sorted[sorted.size() - k];
+  for (std::size_t i = 0; i < v.size() && out.size() < k; ++i)
+    if (v[i] >= cut && v[i] > 0) out.push_back({i, v[i]}), v[i] = 0;
+  return out;
+}
+
+// Linear convolution of the finite parts, `error` an l1 bound on its rounding error. The few
+// largest masses of each side are convolved directly (their share of the error is then that of
+// a short sum, not the FFT's norm-wise one), the rest by FFT. Numeric kernel.
+std::vector<double> convolve_masses(const std::vector<double>& a, const std::vector<double>& b,
+                                    double& error) {
+  constexpr std::size_t kBig = 128;
+  const std::size_t n = a.size() + b.size() - 1;
+  std::vector<double> out(n, 0.0);
+  if (std::min(a.size(), b.size()) <= kBig) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += a[i] * b[j];
+    error = 2 * kUnit * static_cast<double>(std::min(a.size(), b.size()) + 1);
+    return out;
+  }
+  std::vector<double> as(a), bs(b);
+  const auto ab = take_largest(as, kBig), bb = take_largest(bs, kBig);
+  // a * b = a_big * b + a_small * b_big + a_small * b_small.
+  for (const auto& [i, x] : ab)
+    for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += x * b[j];
+  for (const auto& [j, y] : bb)
+    for (std::size_t i = 0; i < as.size(); ++i) out[i + j] += as[i] * y;
+  double fft_error = 0;
+  const std::vector<double> rest = fft_convolve(as, bs, fft_error);
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::max(0.0, out[i] + rest[i]);
+  // Each output gets at most 2 kBig + 1 direct additions of nonnegative terms.
+  error = fft_error + 2 * kUnit * static_cast<double>(2 * kBig + 2);
   return out;
 }
 
@@ -151,8 +185,7 @@ PldPmf convolve(const PldPmf& a0, const PldPmf& b0, const PldOptions& o) {
   out.h = a.h;
   out.offset = a.offset + b.offset;
   double error = 0;
-  out.mass = (&a0 == &b0) ? convolve_masses(a.mass, a.mass, error)
-                          : convolve_masses(a.mass, b.mass, error);
+  out.mass = convolve_masses(a.mass, b.mass, error);
   const double ia = a.infinity_mass, ib = b.infinity_mass;
   out.infinity_mass = std::min(1.0, ia + ib - ia * ib + error);
   truncate(out, o.tail_mass);
@@ -171,11 +204,12 @@ double PldPmf::delta_for_epsilon(double epsilon) const {
     if (l <= epsilon) break;
     d += mass[i] * -std::expm1(epsilon - l);
   }
-  return std::min(1.0, d + infinity_mass);
+  return std::min(1.0, (d + infinity_mass) * (1 + kReadMargin));
 }
 
-double PldPmf::epsilon_for_delta(double delta) const {
-  check_delta_positive(delta, "delta");
+double PldPmf::epsilon_for_delta(double input_delta) const {
+  check_delta_positive(input_delta, "delta");
+  const double delta = input_delta / (1 + kReadMargin);
   if (infinity_mass >= delta) return kInf;
   // delta(epsilon) on (l_j, l_{j+1}] is infinity + S1 - e^epsilon S2 (S over i > j): walk down.
   double s1 = 0, s2 = 0;
