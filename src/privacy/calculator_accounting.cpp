@@ -220,17 +220,23 @@ nlohmann::json account_dp_sgd(double q, std::optional<double> noise_multiplier,
   if (epsilon) check_epsilon(*epsilon, "epsilon");
   double z = noise_multiplier.value_or(0);
   if (epsilon) {
-    // Bisection on z: epsilon(z) is nonincreasing in z for both accountants.
+    // Bisection on z: epsilon(z) is nonincreasing in z for both accountants. The RDP account
+    // alone (cheap) brackets from above when it is part of the answer.
     auto eps_at = [&](double x) { return dp_sgd_epsilon(q, x, steps, delta, accountant, nullptr); };
+    const std::string coarse = accountant == "pld" ? "pld" : "rdp";
+    auto coarse_at = [&](double x) { return dp_sgd_epsilon(q, x, steps, delta, coarse, nullptr); };
     double hi = 1;
-    while (eps_at(hi) > *epsilon) {
+    while (coarse_at(hi) > *epsilon) {
       hi *= 2;
       require(hi <= 1e4, fmt::format("no noise multiplier <= 1e4 reaches epsilon = {} at delta = "
                                      "{} (q = {}, {} steps)", *epsilon, delta, q, steps));
     }
     double lo = hi / 2;
-    while (lo > 1e-2 && eps_at(lo) <= *epsilon) lo /= 2, hi = lo * 2;
-    while (hi - lo > 1e-6 * hi) {
+    while (lo > 1e-2 && coarse_at(lo) <= *epsilon) lo /= 2, hi = lo * 2;
+    while (hi - lo > 1e-3 * hi) (coarse_at(0.5 * (lo + hi)) <= *epsilon ? hi : lo) = 0.5 * (lo + hi);
+    lo = 0.7 * hi;
+    while (lo > 1e-2 && eps_at(lo) <= *epsilon) hi = lo, lo *= 0.7;
+    while (hi - lo > 1e-6 * hi) {  // eps_at(lo) > target >= eps_at(hi)
       const double mid = 0.5 * (lo + hi);
       (eps_at(mid) <= *epsilon ? hi : lo) = mid;
     }

@@ -86,13 +86,18 @@ std::vector<double> fft_convolve(const std::vector<double>& a, const std::vector
   while (size < n) size <<= 1;
   Eigen::FFT<double> fft;
   fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
-  std::vector<double> pa(a), pb(b);
+  std::vector<double> pa(a);
   pa.resize(size, 0.0);
-  pb.resize(size, 0.0);
   std::vector<std::complex<double>> fa, fb;
   fft.fwd(fa, pa);
-  fft.fwd(fb, pb);
-  for (std::size_t i = 0; i < fa.size(); ++i) fa[i] *= fb[i];
+  if (a == b) {  // squaring: one forward transform
+    for (auto& c : fa) c *= c;
+  } else {
+    std::vector<double> pb(b);
+    pb.resize(size, 0.0);
+    fft.fwd(fb, pb);
+    for (std::size_t i = 0; i < fa.size(); ++i) fa[i] *= fb[i];
+  }
   std::vector<double> res;
   fft.inv(res, fa);
   res.resize(n);
@@ -122,7 +127,7 @@ std::vector<std::pair<std::size_t, double>> take_largest(std::vector<double>& v,
 // a short sum, not the FFT's norm-wise one), the rest by FFT. Numeric kernel.
 std::vector<double> convolve_masses(const std::vector<double>& a, const std::vector<double>& b,
                                     double& error) {
-  constexpr std::size_t kBig = 128;
+  constexpr std::size_t kBig = 32;
   const std::size_t n = a.size() + b.size() - 1;
   std::vector<double> out(n, 0.0);
   if (std::min(a.size(), b.size()) <= kBig) {

@@ -101,7 +101,8 @@ struct ClassifyAccount {
   std::size_t steps = 0;
 };
 ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier);
-// The smallest noise multiplier with classify_account(o, n, z).epsilon <= *o.epsilon.
+// The smallest noise multiplier (to a relative 1e-4, rounded up) with
+// classify_account(o, n, z).epsilon <= *o.epsilon.
 double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n);
 
 }  // namespace dpstats::optimize

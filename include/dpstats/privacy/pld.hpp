@@ -39,7 +39,7 @@ const char* to_string(PldMechanism m);
 
 struct PldOptions {
   double discretization = 1e-4;    // grid interval h of a single mechanism's PLD
-  std::size_t max_buckets = 1 << 14;  // a longer PLD gets a grid twice as coarse
+  std::size_t max_buckets = 1 << 13;  // a longer PLD gets a grid twice as coarse
   double tail_mass = 1e-15;        // mass cut from each tail per truncation (moved pessimistically)
 };
 
