@@ -33,6 +33,12 @@ nlohmann::json ledger_json(const Ledger& ledger) {
         if (e.loss.delta > 0) loss["delta"] = e.loss.delta;
         break;
       case LossKind::gdp: loss["mu"] = e.loss.mu; break;
+      case LossKind::subsampled_gaussian:
+        loss["sampling_rate"] = e.loss.sampling_rate;
+        loss["noise_multiplier"] = e.loss.noise_multiplier;
+        loss["sampling"] = to_string(e.loss.sampling);
+        loss["neighbouring"] = to_string(e.loss.neighbouring);
+        break;
     }
     out.push_back({{"mechanism", e.mechanism},
                    {"purpose", e.purpose},

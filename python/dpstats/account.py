@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 from . import _dpstats
 
@@ -27,9 +27,36 @@ def convert(*, rho: Optional[float] = None, mu: Optional[float] = None,
     return json.loads(_dpstats.account_convert(rho, mu, float(delta)))
 
 
-def compose(epsilon: float, delta: float, times: int, delta_slack: float) -> dict:
-    """k-fold composition of (epsilon, delta): the best of basic, advanced and optimal."""
+def compose(epsilon: Union[float, Sequence[str]], delta: float, times: Optional[int] = None,
+            delta_slack: Optional[float] = None, *, accountant: str = "best") -> dict:
+    """k-fold composition of (epsilon, delta): the best of basic, advanced and optimal.
+
+    With a list of losses instead, ``compose(["pure:1", "gaussian:sigma=2",
+    "subsampled-gaussian:q=0.01,sigma=1.1,steps=1000"], delta=1e-5)``: heterogeneous composition
+    by the PLD and RDP accountants (syntax in docs/guide.md); the answer names its "accountant"
+    and is an upper bound ("upper_bound": true).
+    """
+    if isinstance(epsilon, (list, tuple)):
+        if times is not None or delta_slack is not None:
+            raise ValueError("compose(losses, delta): times and delta_slack belong to the k-fold form")
+        return json.loads(_dpstats.account_compose_losses([str(x) for x in epsilon], float(delta),
+                                                          str(accountant)))
+    if times is None or delta_slack is None:
+        raise ValueError("compose(epsilon, delta, times, delta_slack): give times and delta_slack")
     if isinstance(times, bool) or not isinstance(times, int):
         raise ValueError(f"times must be an integer >= 1, got {times!r}")
     return json.loads(_dpstats.account_compose(float(epsilon), float(delta), times,
                                                float(delta_slack)))
+
+
+def dp_sgd(sampling_rate: float, steps: int, delta: float, *,
+           noise_multiplier: Optional[float] = None, epsilon: Optional[float] = None,
+           accountant: str = "best") -> dict:
+    """DP-SGD (Poisson-subsampled Gaussian, add/remove): epsilon from noise_multiplier, or the
+    noise multiplier from epsilon (exactly one). The tighter of the PLD and RDP accountants unless
+    ``accountant`` is "pld" or "rdp"; the answer names it and is an upper bound."""
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+    return json.loads(_dpstats.account_dp_sgd(
+        float(sampling_rate), None if noise_multiplier is None else float(noise_multiplier),
+        None if epsilon is None else float(epsilon), steps, float(delta), str(accountant)))

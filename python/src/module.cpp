@@ -104,6 +104,14 @@ PYBIND11_MODULE(_dpstats, m) {
   m.def("account_compose", [](double e, double d, long k, double slack) {
     return account_compose(e, d, k, slack).dump();
   });
+  m.def("account_dp_sgd", [](double q, std::optional<double> z, std::optional<double> eps,
+                             long long steps, double delta, const std::string& acc) {
+    return account_dp_sgd(q, z, eps, steps, delta, acc).dump();
+  });
+  m.def("account_compose_losses",
+        [](const std::vector<std::string>& losses, double delta, const std::string& acc) {
+          return account_compose_losses(losses, delta, acc).dump();
+        });
   m.def("zcdp_to_epsilon", &zcdp_to_epsilon, py::arg("rho"), py::arg("delta"));
   m.def("zcdp_to_delta", &zcdp_to_delta, py::arg("rho"), py::arg("epsilon"));
   m.def("epsilon_delta_to_zcdp", &epsilon_delta_to_zcdp, py::arg("epsilon"), py::arg("delta"));

@@ -14,9 +14,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/privacy/pld.hpp"
+#include "dpstats/privacy/rdp.hpp"
 
 namespace dpstats {
 namespace {
@@ -52,8 +55,18 @@ void check_loss(const PrivacyLoss& loss, const std::string& name) {
       prob(loss.delta);
       break;
     case LossKind::gdp: nonneg(loss.mu, "mu"); break;
+    case LossKind::subsampled_gaussian:
+      require(std::isfinite(loss.sampling_rate) && loss.sampling_rate >= 0 &&
+                  loss.sampling_rate <= 1,
+              fmt::format("{}.sampling_rate must be in [0, 1], got {}", name, loss.sampling_rate));
+      require(std::isfinite(loss.noise_multiplier) && loss.noise_multiplier > 0,
+              fmt::format("{}.noise_multiplier must be a finite number > 0, got {}", name,
+                          loss.noise_multiplier));
+      break;
   }
 }
+
+bool takes_epsilon_target(Accountant a) { return a == Accountant::rdp || a == Accountant::pld; }
 
 std::string describe_spend(const LedgerEntry& e) {
   const std::string what = e.purpose.empty() ? e.mechanism : e.mechanism + " (" + e.purpose + ")";
@@ -75,6 +88,8 @@ const char* to_string(Accountant a) {
     case Accountant::basic: return "basic";
     case Accountant::zcdp: return "zcdp";
     case Accountant::gdp: return "gdp";
+    case Accountant::rdp: return "rdp";
+    case Accountant::pld: return "pld";
   }
   return "?";
 }
@@ -89,7 +104,8 @@ Budget::Budget(PrivacyLoss total, Accountant accountant) : total_(total), accoun
         total.describe(),
         accountant == Accountant::basic  ? "a pure or approximate (epsilon, delta) total"
         : accountant == Accountant::zcdp ? "a zcdp (rho) total or an approximate total with delta > 0"
-                                         : "a gdp (mu) total or an approximate total with delta > 0"));
+        : accountant == Accountant::gdp  ? "a gdp (mu) total or an approximate total with delta > 0"
+                                         : "an approximate (epsilon, delta) total with delta > 0"));
   };
   switch (accountant) {
     case Accountant::basic:
@@ -100,6 +116,10 @@ Budget::Budget(PrivacyLoss total, Accountant accountant) : total_(total), accoun
       break;
     case Accountant::gdp:
       if (kind != LossKind::gdp && !(kind == LossKind::approximate && total.delta > 0)) refuse();
+      break;
+    case Accountant::rdp:
+    case Accountant::pld:
+      if (!(kind == LossKind::approximate && total.delta > 0)) refuse();
       break;
   }
   switch (kind) {
@@ -113,6 +133,7 @@ Budget::Budget(PrivacyLoss total, Accountant accountant) : total_(total), accoun
       check_delta(total.delta, "total.delta");
       break;
     case LossKind::gdp: check_positive(total.mu, "total.mu"); break;
+    case LossKind::subsampled_gaussian: refuse(); break;
   }
 }
 
@@ -135,7 +156,8 @@ Budget::Sums Budget::add(const Sums& sums, const LedgerEntry& entry) const {
   };
   switch (accountant_) {
     case Accountant::basic:
-      if (l.kind == LossKind::zcdp || l.kind == LossKind::gdp) refuse("pure and approximate losses");
+      if (l.kind != LossKind::pure && l.kind != LossKind::approximate)
+        refuse("pure and approximate losses");
       out.epsilon.add_product(c, l.epsilon);
       if (l.kind == LossKind::approximate) out.delta.add_product(c, l.delta);
       break;
@@ -150,15 +172,47 @@ Budget::Sums Budget::add(const Sums& sums, const LedgerEntry& entry) const {
           out.rho.add_product(c, l.rho);
           out.delta.add_product(c, l.delta);
           break;
-        case LossKind::gdp: refuse("pure, approximate and zcdp losses");
+        case LossKind::gdp:
+        case LossKind::subsampled_gaussian: refuse("pure, approximate and zcdp losses");
       }
       break;
     case Accountant::gdp:
       if (l.kind != LossKind::gdp) refuse("gdp losses");
       add_square(out.mu_squared, l.mu, c);
       break;
+    case Accountant::rdp: add_rdp(out, entry); break;
+    case Accountant::pld: add_pld(out, entry); break;
   }
   return out;
+}
+
+// docs/proofs/accounting.md §6: each kind's RDP curve; deltas of approximate entries add.
+void Budget::add_rdp(Sums& out, const LedgerEntry& entry) const {
+  const auto& l = entry.loss;
+  const std::vector<double> orders = accounting_rdp_orders();
+  if (out.rdp.empty()) out.rdp.assign(orders.size(), 0.0);
+  std::vector<double> curve(orders.size());
+  for (std::size_t i = 0; i < orders.size(); ++i) curve[i] = loss_rdp(l, orders[i]);
+  for (std::size_t i = 0; i < orders.size(); ++i) out.rdp[i] += entry.count * curve[i];
+  if (l.kind == LossKind::approximate || l.kind == LossKind::zcdp)
+    out.delta.add_product(entry.count, l.delta);
+}
+
+// docs/proofs/accounting.md §1-§4: the entry's PLD, self-composed count times, composed in.
+void Budget::add_pld(Sums& out, const LedgerEntry& entry) const {
+  const PrivacyLossDistribution one = PrivacyLossDistribution::from_loss(entry.loss);
+  const PrivacyLossDistribution many =
+      entry.count == 1 ? one : one.self_compose(static_cast<std::uint64_t>(entry.count));
+  out.pld = std::make_shared<const PrivacyLossDistribution>(out.pld ? out.pld->compose(many)
+                                                                    : many);
+}
+
+double Budget::epsilon_at(const Sums& s, double delta) const {
+  if (accountant_ == Accountant::pld) return s.pld ? s.pld->epsilon_for_delta(delta) : 0.0;
+  const double spent_delta = s.delta.rounded_up();
+  if (spent_delta >= delta) return std::numeric_limits<double>::infinity();
+  if (s.rdp.empty()) return 0.0;
+  return rdp_to_epsilon(accounting_rdp_orders(), s.rdp, subtract_down(delta, spent_delta)).epsilon;
 }
 
 PrivacyLoss Budget::compose(const Sums& s) const {
@@ -175,6 +229,14 @@ PrivacyLoss Budget::compose(const Sums& s) const {
       const double mu2 = s.mu_squared.rounded_up();
       const double mu = std::sqrt(mu2);
       return PrivacyLoss::gdp(std::fma(mu, mu, -mu2) < 0 ? std::nextafter(mu, INFINITY) : mu);
+    }
+    case Accountant::rdp:
+    case Accountant::pld: {
+      PrivacyLoss out;  // not validated: epsilon may be +inf when nothing meets the delta
+      out.kind = LossKind::approximate;
+      out.epsilon = epsilon_at(s, total_.delta);
+      out.delta = total_.delta;
+      return out;
     }
   }
   return total_;
@@ -193,6 +255,8 @@ bool Budget::within(const PrivacyLoss& c) const {
     case Accountant::gdp:
       if (t.kind == LossKind::gdp) return at_most(c.mu, t.mu);
       return at_most(gdp_to_delta(c.mu, t.epsilon), t.delta);
+    case Accountant::rdp:
+    case Accountant::pld: return at_most(c.epsilon, t.epsilon);
   }
   return false;
 }
@@ -225,6 +289,13 @@ PrivacyLoss Budget::spent_epsilon_delta(std::optional<double> delta) const {
                       to_string(total_.kind), total_.describe()));
   const double d = delta ? *delta : total_.delta;
   check_delta_positive(d, "delta");
+  if (takes_epsilon_target(accountant_)) {
+    PrivacyLoss out;
+    out.kind = LossKind::approximate;
+    out.epsilon = epsilon_at(sums_, d);
+    out.delta = d;
+    return out;
+  }
   if (accountant_ == Accountant::zcdp) {
     require(s.delta <= d, fmt::format("delta must be at least the spent delta {}, got {}", s.delta, d));
     if (s.rho == 0) return PrivacyLoss::approximate(0, d);

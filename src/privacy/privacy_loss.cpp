@@ -32,6 +32,21 @@ PrivacyLoss PrivacyLoss::gdp(double mu) {
   return {LossKind::gdp, 0, 0, 0, mu};
 }
 
+PrivacyLoss PrivacyLoss::subsampled_gaussian(double sampling_rate, double noise_multiplier,
+                                             Sampling sampling, Neighbouring neighbouring) {
+  require(std::isfinite(sampling_rate) && sampling_rate >= 0 && sampling_rate <= 1,
+          fmt::format("sampling_rate must be in [0, 1], got {}", sampling_rate));
+  require(std::isfinite(noise_multiplier) && noise_multiplier > 0,
+          fmt::format("noise_multiplier must be a finite number > 0, got {}", noise_multiplier));
+  PrivacyLoss l;
+  l.kind = LossKind::subsampled_gaussian;
+  l.sampling_rate = sampling_rate;
+  l.noise_multiplier = noise_multiplier;
+  l.sampling = sampling;
+  l.neighbouring = neighbouring;
+  return l;
+}
+
 std::string PrivacyLoss::describe() const {
   switch (kind) {
     case LossKind::pure: return fmt::format("epsilon={}", epsilon);
@@ -39,6 +54,9 @@ std::string PrivacyLoss::describe() const {
     case LossKind::zcdp:
       return delta > 0 ? fmt::format("(rho={}, delta={})", rho, delta) : fmt::format("rho={}", rho);
     case LossKind::gdp: return fmt::format("mu={}", mu);
+    case LossKind::subsampled_gaussian:
+      return fmt::format("subsampled-gaussian(q={}, sigma={}, {}, {})", sampling_rate,
+                         noise_multiplier, to_string(sampling), to_string(neighbouring));
   }
   return "?";
 }
@@ -49,6 +67,7 @@ const char* to_string(LossKind kind) {
     case LossKind::approximate: return "approximate";
     case LossKind::zcdp: return "zcdp";
     case LossKind::gdp: return "gdp";
+    case LossKind::subsampled_gaussian: return "subsampled_gaussian";
   }
   return "?";
 }
@@ -58,5 +77,9 @@ const char* to_string(Neighbouring n) {
 }
 
 const char* to_string(PrivacyUnit u) { return u == PrivacyUnit::record ? "record" : "user"; }
+
+const char* to_string(Sampling s) {
+  return s == Sampling::poisson ? "poisson" : "without-replacement";
+}
 
 }  // namespace dpstats

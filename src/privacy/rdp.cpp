@@ -10,6 +10,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
 
 namespace dpstats {
 namespace {
@@ -106,6 +107,33 @@ std::vector<double> integer_rdp_orders() {
   std::vector<double> o;
   for (int a = 2; a <= 256; ++a) o.push_back(a);
   return o;
+}
+
+std::vector<double> accounting_rdp_orders() {
+  std::vector<double> o;
+  for (int x = 1; x < 10; ++x) o.push_back(1 + x / 100.0);
+  for (int x = 1; x < 100; ++x) o.push_back(1 + x / 10.0);
+  for (int a = 11; a <= 256; ++a) o.push_back(a);
+  o.push_back(512);
+  o.push_back(1024);
+  return o;
+}
+
+double loss_rdp(const PrivacyLoss& l, double a) {
+  switch (l.kind) {
+    case LossKind::pure:
+    case LossKind::approximate:  // (BS16 Prop. 3.3 and §8; proofs §6)
+      return std::min(l.epsilon, a * l.epsilon * l.epsilon / 2) * (1 + kMargin);
+    case LossKind::zcdp: return a * l.rho * (1 + kMargin);
+    case LossKind::gdp: return a * l.mu * l.mu / 2 * (1 + kMargin);
+    case LossKind::subsampled_gaussian:
+      require(l.sampling == Sampling::poisson && l.neighbouring == Neighbouring::add_remove,
+              fmt::format("loss: the rdp accountant counts Poisson subsampling under add-remove, "
+                          "got {} under {}",
+                          to_string(l.sampling), to_string(l.neighbouring)));
+      return subsampled_gaussian_rdp(l.sampling_rate, l.noise_multiplier, a);
+  }
+  return 0;
 }
 
 double subsampled_gaussian_rdp(double q, double noise_multiplier, double order) {

@@ -66,6 +66,20 @@ ok "calibrate laplace" "j['scale']==2 and j['secure_scale']>=2" \
 ok "convert rho" "abs(j['epsilon']-4.7284)<1e-4" -- account convert --rho 0.5 --delta 1e-5
 ok "compose" "j['epsilon']<=10*0.1+1e-12 and j['delta']>0" \
   -- account compose --epsilon 0.1 --delta 0 --times 10 --delta-slack 1e-5
+# Issue #20: dp_accounting's PLD (1e-4) gives 5.193 at T = 1e4 and 21.090 at T = 1e5.
+ok "dp-sgd pld T=1e4" "5.19<=j['epsilon']<=5.25 and j['accountant']=='pld' and j['upper_bound']" \
+  -- account dp-sgd --sampling-rate 0.01 --noise-multiplier 1.1 --steps 10000 --delta 1e-5
+ok "dp-sgd pld T=1e5" "21.09<=j['epsilon']<=21.3 and j['accountant']=='pld' and j['upper_bound']" \
+  -- account dp-sgd --sampling-rate 0.01 --noise-multiplier 1.1 --steps 100000 --delta 1e-5
+ok "dp-sgd sigma" "j['epsilon']<=2 and 0.5<j['noise_multiplier']<2 and j['upper_bound']" \
+  -- account dp-sgd --sampling-rate 0.01 --epsilon 2 --steps 1000 --delta 1e-5
+ok "dp-sgd rdp" "j['accountant']=='rdp' and j['epsilon']<5.64" \
+  -- account dp-sgd --sampling-rate 0.01 --noise-multiplier 1.1 --steps 10000 --delta 1e-5 --accountant rdp
+ok "compose losses" "j['upper_bound'] and j['accountant'] in ('pld','rdp') and len(j['losses'])==3" \
+  -- account compose --delta 1e-6 --loss pure:0.5 --loss gaussian:sigma=4 \
+     --loss subsampled-gaussian:q=0.01,sigma=1.1,steps=1000
+ok "compose zcdp rdp" "j['accountant']=='rdp' and 'refused' in j['pld']" \
+  -- account compose --delta 1e-6 --loss zcdp:0.1 --loss approx:0.1,1e-8,times=3
 
 # ---- bad input: exit 2, one line on stderr, nothing on stdout ----
 bad "missing file" "cannot open" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/nope.csv"
@@ -95,6 +109,10 @@ bad "noise value text" "VALUE" -- noise --mechanism laplace --sensitivity 1 --ep
 bad "calibrate classic range" "delta" -- account calibrate --mechanism gaussian --sensitivity 1 --epsilon 1
 bad "convert rho and mu" "excludes" -- account convert --rho 1 --mu 1 --delta 1e-5
 bad "compose times" "times" -- account compose --epsilon 1 --delta 0 --times 0 --delta-slack 1e-6
+bad "compose loss kind" "kind" -- account compose --delta 1e-6 --loss gauss:1
+bad "compose loss value" "sigma" -- account compose --delta 1e-6 --loss gaussian:sigma=abc
+bad "dp-sgd both" "excludes" -- account dp-sgd --sampling-rate 0.01 --noise-multiplier 1 --epsilon 1 --steps 10 --delta 1e-5
+bad "dp-sgd rate" "sampling-rate" -- account dp-sgd --sampling-rate 2 --noise-multiplier 1 --steps 10 --delta 1e-5
 bad "no command" "subcommand" --
 bad "unknown command" "" -- frobnicate
 

@@ -7,27 +7,43 @@
 //           (epsilon, delta) spend counts as delta-approximate epsilon^2/2-zCDP (BS16 §8); the
 //           total is converted to (epsilon, delta) with the tight CKS20 formula.
 //  * gdp  : mu^2 adds (Dong, Roth & Su 2019); the total converts exactly to (epsilon, delta).
-// An accountant refuses (InvalidArgument) the loss kinds it cannot count: basic refuses zcdp and
-// gdp entries, zcdp refuses gdp entries, gdp refuses everything but gdp entries. `count` on an
-// entry multiplies it (count identical calls).
+//  * rdp  : Renyi-DP curves add on accounting_rdp_orders() (rdp.hpp), converted with the improved
+//           conversion. Pure epsilon counts as min(epsilon, alpha epsilon^2/2); approximate
+//           (epsilon, delta) as delta-approximate min(epsilon, alpha epsilon^2/2); zcdp (rho,
+//           delta) as delta-approximate alpha rho; gdp mu as alpha mu^2/2; subsampled_gaussian
+//           (Poisson, add-remove) by MTZ19. Deltas add and are subtracted from the target delta
+//           before the conversion, as for zcdp. docs/proofs/accounting.md §6.
+//  * pld  : privacy-loss distributions compose (pld.hpp): pure epsilon and approximate
+//           (epsilon, delta) by their dominating pairs (KOV15), gdp by the Gaussian pair,
+//           subsampled_gaussian (Poisson, add-remove) by its two-direction PLD; zcdp is refused.
+//           The reported epsilon is a pessimistic (upper-bound) PLD read-out.
+// An accountant refuses (InvalidArgument) the loss kinds it cannot count: basic refuses zcdp,
+// gdp and subsampled_gaussian entries, zcdp refuses gdp and subsampled_gaussian entries, gdp
+// refuses everything but gdp entries, rdp and pld refuse what is said above. `count` on an entry
+// multiplies it (count identical calls; for subsampled_gaussian, the number of steps).
 //
 // Totals: basic takes a pure or approximate (epsilon, delta) target. zcdp takes a zcdp total (a rho
 // cap; its delta caps the summed delta of approximate entries) or an approximate target with
 // delta > 0, met when zcdp_to_epsilon(rho, delta - delta_spent) <= epsilon. gdp takes a gdp total
 // (a mu cap) or an approximate target with delta > 0, met when gdp_to_delta(mu, epsilon) <= delta.
+// rdp and pld take an approximate target with delta > 0, met when the accountant's epsilon at
+// that delta is <= epsilon.
 //
 // Floating point: sums are exact (ExactSum) and rounded up when read; a spend is accepted when
 // the composed quantity is within a relative 1e-12 of the total (see budget.cpp for why that is
 // safe). spent() and spent_epsilon_delta() always report the composed values themselves.
 #pragma once
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/ledger.hpp"
 
 namespace dpstats {
 
-enum class Accountant { basic, zcdp, gdp };
+enum class Accountant { basic, zcdp, gdp, rdp, pld };
+class PrivacyLossDistribution;
 const char* to_string(Accountant a);
 
 // The largest double r with part + r <= total exactly (total >= part >= 0): the rest of a budget
@@ -50,12 +66,14 @@ class Budget {
   const Ledger& ledger() const { return ledger_; }
 
   // What has been spent, composed by the accountant, in the accountant's native unit
-  // (basic: approximate or pure; zcdp: rho with delta; gdp: mu).
+  // (basic: approximate or pure; zcdp: rho with delta; gdp: mu; rdp and pld: (epsilon, delta) at
+  // the total's delta).
   PrivacyLoss spent() const;
   // The (epsilon, delta) guarantee of what has been spent. For zcdp and gdp the delta is the
   // total's delta (or `delta` when given; required when the total is a rho or mu cap) and epsilon
   // is the tight conversion (for zcdp with delta - delta_spent). For basic it is the summed
-  // (epsilon, delta); passing `delta` there is an InvalidArgument.
+  // (epsilon, delta); passing `delta` there is an InvalidArgument. For rdp and pld the epsilon is
+  // the accountant's upper bound at the total's delta (or `delta`).
   PrivacyLoss spent_epsilon_delta(std::optional<double> delta = std::nullopt) const;
 
  private:
@@ -63,7 +81,12 @@ class Budget {
   // multiplied by the entries' counts.
   struct Sums {
     ExactSum epsilon, delta, rho, mu_squared;
+    std::vector<double> rdp;                               // rdp: the curve on the orders
+    std::shared_ptr<const PrivacyLossDistribution> pld;   // pld: the composed PLD
   };
+  void add_rdp(Sums& out, const LedgerEntry& entry) const;
+  void add_pld(Sums& out, const LedgerEntry& entry) const;
+  double epsilon_at(const Sums& s, double delta) const;  // rdp and pld
   // `sums` plus `entry`; throws InvalidArgument for a malformed entry or a kind the accountant
   // cannot count.
   Sums add(const Sums& sums, const LedgerEntry& entry) const;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dpstats {
 
@@ -20,5 +21,23 @@ nlohmann::json account_convert(std::optional<double> rho, std::optional<double> 
 // k-fold composition of (epsilon, delta) with slack delta_slack -> {"epsilon", "delta", "rule",
 // "basic": {...}, "advanced": {...}, "optimal": {...}}; "epsilon"/"delta" are the best rule's.
 nlohmann::json account_compose(double epsilon, double delta, long times, double delta_slack);
+
+// DP-SGD (Poisson-subsampled Gaussian, add/remove, `steps` steps at rate q): exactly one of
+// noise_multiplier (-> epsilon at delta) and epsilon (-> the smallest noise multiplier, to a
+// relative 1e-6, rounded up). `accountant` is "best" (the tighter of pld and rdp), "pld" or "rdp".
+// Result: {"epsilon", "delta", "noise_multiplier", "sampling_rate", "steps", "accountant",
+// "upper_bound": true, "pld": {"epsilon"}, "rdp": {"epsilon", "order"}, ...}.
+nlohmann::json account_dp_sgd(double sampling_rate, std::optional<double> noise_multiplier,
+                              std::optional<double> epsilon, long long steps, double delta,
+                              const std::string& accountant = "best");
+
+// Heterogeneous composition of a list of losses (syntax in docs/guide.md, "account compose"):
+//   pure:EPS  approx:EPS,DELTA  zcdp:RHO  gdp:MU  gaussian:sigma=S[,sensitivity=D]
+//   laplace:scale=B[,sensitivity=D]  subsampled-gaussian:q=Q,sigma=S[,steps=T]
+// each optionally followed by ",times=K". Result: {"epsilon", "delta", "accountant",
+// "upper_bound": true, "pld": {...} or null, "rdp": {...} or null, "losses": [...]}; the
+// epsilon is the smaller of the accountants that can count every loss.
+nlohmann::json account_compose_losses(const std::vector<std::string>& losses, double delta,
+                                      const std::string& accountant = "best");
 
 }  // namespace dpstats

@@ -1,15 +1,20 @@
 // Privacy-loss values (design.md §3): pure epsilon, approximate (epsilon, delta), rho-zCDP
-// (optionally delta-approximate, Bun & Steinke 2016 §8) and mu-GDP (Dong, Roth & Su 2019).
+// (optionally delta-approximate, Bun & Steinke 2016 §8), mu-GDP (Dong, Roth & Su 2019) and one
+// step of the subsampled Gaussian (DP-SGD's event; counted by the rdp and pld accountants,
+// docs/proofs/accounting.md).
 #pragma once
 #include <string>
 
 namespace dpstats {
 
-enum class LossKind { pure, approximate, zcdp, gdp };
+enum class LossKind { pure, approximate, zcdp, gdp, subsampled_gaussian };
 
 // Neighbouring relation and privacy unit are explicit wherever they matter.
 enum class Neighbouring { replace_one, add_remove };
 enum class PrivacyUnit { record, user };
+// How a step's batch is drawn: every record independently with probability q (Poisson), or a
+// uniformly random subset of fixed size q * n (without replacement).
+enum class Sampling { poisson, without_replacement };
 
 struct PrivacyLoss {
   LossKind kind = LossKind::pure;
@@ -17,18 +22,29 @@ struct PrivacyLoss {
   double delta = 0;    // approximate; for zcdp: the delta of delta-approximate zCDP
   double rho = 0;      // zcdp
   double mu = 0;       // gdp
+  // subsampled_gaussian: one step that samples the batch at rate q and adds Gaussian noise of
+  // standard deviation noise_multiplier * C to a sum of per-record contributions of l2 norm <= C.
+  double sampling_rate = 0;     // q in [0, 1]
+  double noise_multiplier = 0;  // sigma / C > 0
+  Sampling sampling = Sampling::poisson;
+  Neighbouring neighbouring = Neighbouring::add_remove;
 
   static PrivacyLoss pure(double epsilon);
   static PrivacyLoss approximate(double epsilon, double delta);
   static PrivacyLoss zcdp(double rho, double delta = 0);
   static PrivacyLoss gdp(double mu);
+  static PrivacyLoss subsampled_gaussian(double sampling_rate, double noise_multiplier,
+                                         Sampling sampling = Sampling::poisson,
+                                         Neighbouring neighbouring = Neighbouring::add_remove);
 
-  // "epsilon=1", "(epsilon=1, delta=1e-06)", "rho=0.5", "mu=1.2".
+  // "epsilon=1", "(epsilon=1, delta=1e-06)", "rho=0.5", "mu=1.2",
+  // "subsampled-gaussian(q=0.01, sigma=1.1, poisson, add-remove)".
   std::string describe() const;
 };
 
 const char* to_string(LossKind kind);
 const char* to_string(Neighbouring n);
 const char* to_string(PrivacyUnit u);
+const char* to_string(Sampling s);
 
 }  // namespace dpstats

@@ -31,6 +31,16 @@ namespace dpstats {
 std::vector<double> default_rdp_orders();
 // Integer orders 2, 3, ..., 256 (the orders the training loops account with; see above).
 std::vector<double> integer_rdp_orders();
+// The orders of the rdp accountant (Budget, calculator): 1.01, ..., 1.09, 1.1, 1.2, ..., 10.9,
+// 11, 12, ..., 256, 512, 1024, a superset of dp_accounting's and Opacus' default orders, so the
+// epsilon is never larger than theirs for the same curve.
+std::vector<double> accounting_rdp_orders();
+
+struct PrivacyLoss;
+// The RDP of one loss at `order` (docs/proofs/accounting.md §6): pure min(eps, a eps^2/2);
+// approximate the same (its delta is counted apart: delta-approximate RDP); zcdp a rho (delta
+// apart); gdp a mu^2/2; subsampled_gaussian (Poisson, add-remove) MTZ19. Refuses other samplings.
+double loss_rdp(const PrivacyLoss& loss, double order);
 
 // RDP of order `order` (> 1) of one step of the Poisson-subsampled Gaussian, q in [0, 1], z > 0.
 double subsampled_gaussian_rdp(double q, double noise_multiplier, double order);

@@ -1,6 +1,7 @@
 // Private training of a softmax classifier (card jme-continual-moments.md §2.8, §5.6): DP-SGD and
 // the DP-Adam variants (PP, debiased PP, JME, joint clipping) with Poisson subsampling and
-// per-example clipping, accounted by the subsampled-Gaussian RDP accountant (privacy/rdp.hpp).
+// per-example clipping, accounted by the tighter of the PLD and RDP accountants (privacy/pld.hpp,
+// privacy/rdp.hpp, through privacy/budget.hpp).
 //
 // Loop (T = epochs · round(N/m) steps, q = m/N):
 //   S_t  = Poisson(q) sample of the rows (exact Bernoulli(m/N) per row, the given Rng)
@@ -16,8 +17,9 @@
 // divided by N; it is composed into the same RDP account. Test accuracy is computed on the
 // public test set.
 //
-// Privacy: add/remove neighbours, record level. The guarantee (ε at the given δ, improved RDP
-// conversion, integer orders) is computed from the noise multiplier of the mechanism that runs.
+// Privacy: add/remove neighbours, record level. The guarantee (ε at the given δ, the tighter of
+// the PLD and RDP accountants, read from a Budget charged with the run's ledger entries) is
+// computed from the noise multiplier of the mechanism that runs.
 // certified = true for every private optimizer: each step is one subsampled Gaussian release of a
 // vector whose add/remove sensitivity is computed for what is summed (gradient_release.hpp), and
 // Adam's moments, debiasing and clamping are post-processing. What this does NOT implement is the
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
 #include "dpstats/training/classifier.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/release.hpp"
@@ -79,20 +82,27 @@ struct EvalSet {
 // Trains `model` (its parameters are the start point) on rows X with labels y in 0..classes-1.
 // diagnostics: optimizer, model, epochs, steps, sampling_rate, noise_multiplier (z_eff),
 // sensitivity, first/second noise std, train_loss[epoch], test_accuracy[epoch],
-// examples_per_second, rdp_order. `on_epoch` (optional) sees each epoch's report.
+// examples_per_second, accountant, epsilon_pld, epsilon_rdp. `on_epoch` (optional) sees each
+// epoch's report.
 Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                      const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
                                      EvalSet test = {},
                                      const std::function<void(const EpochReport&)>& on_epoch = {});
 
-// The (ε, order) the run of `o` on N rows spends at o.delta for noise multiplier z (training steps
-// and per-epoch loss releases composed).
+// The ε the run of `o` on N rows spends at o.delta for noise multiplier z: the training steps
+// (one subsampled_gaussian ledger entry, count = steps) and the per-epoch loss releases (gdp) are
+// charged into a pld and an rdp Budget, and the tighter guarantee is taken
+// (docs/proofs/accounting.md §7). `ledger` is the chosen budget's ledger.
 struct ClassifyAccount {
-  double epsilon = 0, order = 0, sampling_rate = 0;
+  double epsilon = 0, sampling_rate = 0;
+  double pld_epsilon = 0, rdp_epsilon = 0;
+  Accountant accountant = Accountant::pld;
+  Ledger ledger;
   std::size_t steps = 0;
 };
 ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier);
-// The smallest noise multiplier with classify_account(o, n, z).epsilon <= *o.epsilon.
+// The smallest noise multiplier (to a relative 1e-4, rounded up) with
+// classify_account(o, n, z).epsilon <= *o.epsilon.
 double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n);
 
 }  // namespace dpstats::optimize

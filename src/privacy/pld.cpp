@@ -1,0 +1,428 @@
+// Pessimistic privacy-loss distributions; see include/dpstats/privacy/pld.hpp and
+// docs/proofs/accounting.md for why every step only increases delta(epsilon).
+#include "dpstats/privacy/pld.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <unsupported/Eigen/FFT>
+
+#include "dpstats/error.hpp"
+
+namespace dpstats {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double log_add(double a, double b) {
+  if (a == -kInf) return b;
+  if (b == -kInf) return a;
+  const double m = std::max(a, b);
+  return m + std::log1p(std::exp(std::min(a, b) - m));
+}
+
+// Accumulates masses on the grid k * h: atoms are split between neighbouring grid points so that
+// probability and Q-mass are kept (proofs §1).
+class GridBuilder {
+ public:
+  explicit GridBuilder(double h) : h_(h) {}
+  double h() const { return h_; }
+  // A cell (k h, (k+1) h] with P-mass p and Q-mass qm = E_P[e^{-L}; cell].
+  void add_cell(std::int64_t k, double p, double qm) {
+    if (!(p > 0)) return;
+    // m_b = E_P[1 - e^{a - L}; cell] / (1 - e^{-h}), clamped to [0, p] (rounding only).
+    const double mb = std::clamp((p - qm * std::exp(k * h_)) / -std::expm1(-h_), 0.0, p);
+    add_point(k, p - mb);
+    add_point(k + 1, mb);
+  }
+  // An atom of P-mass p at loss l.
+  void add_atom(double l, double p) {
+    if (!(p > 0)) return;
+    if (l == kInf) {
+      infinity_ += p;
+      return;
+    }
+    const double kf = std::floor(l / h_);
+    const auto k = static_cast<std::int64_t>(kf);
+    const double mb = std::clamp(p * -std::expm1(k * h_ - l) / -std::expm1(-h_), 0.0, p);
+    add_point(k, p - mb);
+    add_point(k + 1, mb);
+  }
+  void add_point(std::int64_t k, double p) {
+    if (!(p > 0)) return;
+    if (mass_.empty()) {
+      lo_ = k;
+      mass_.push_back(0);
+    }
+    if (k < lo_) {
+      mass_.insert(mass_.begin(), static_cast<std::size_t>(lo_ - k), 0.0);
+      lo_ = k;
+    }
+    const auto i = static_cast<std::size_t>(k - lo_);
+    if (i >= mass_.size()) mass_.resize(i + 1, 0.0);
+    mass_[i] += p;
+  }
+  void add_infinity(double p) { infinity_ += std::max(0.0, p); }
+  PldPmf finish() && {
+    PldPmf out;
+    out.h = h_;
+    out.offset = lo_;
+    out.mass = std::move(mass_);
+    out.infinity_mass = std::min(1.0, infinity_);
+    if (out.mass.empty()) out.mass.push_back(0);
+    return out;
+  }
+
+ private:
+  double h_;
+  std::int64_t lo_ = 0;
+  std::vector<double> mass_;
+  double infinity_ = 0;
+};
+
+// The pair (P, Q) = (p1 A + (1-p1) B, p2 A + (1-p2) B), A the noise shifted by Delta, B centred;
+// r = A/B is nondecreasing in x and L = log((p1 r + 1 - p1) / (p2 r + 1 - p2)) nondecreasing in r
+// (p1 > p2). Remove direction: (q, 0); add direction, mirrored x -> Delta - x: (1, 1 - q).
+struct Mixture {
+  double p1, p2;
+  double loss(double log_r) const {
+    const double num = log_add(std::log(p1) + log_r, std::log1p(-p1));
+    const double den = log_add(std::log(p2) + log_r, std::log1p(-p2));
+    return num - den;
+  }
+  // log r at loss l (the inverse of loss): -inf / +inf outside the range.
+  double log_r(double l) const {
+    const double num = std::expm1(l) * (1 - p2) + (p1 - p2);
+    const double den = (p1 - p2) - std::expm1(l) * p2;
+    if (num <= 0) return -kInf;
+    if (den <= 0) return kInf;
+    return std::log(num) - std::log(den);
+  }
+};
+
+// A symmetric continuous noise: lower CDF F, upper tail S, log density ratio and its inverse.
+struct ContinuousNoise {
+  std::function<double(double)> lower, upper;  // F(x), 1 - F(x), each accurate in its own tail
+  std::function<double(double)> log_ratio;     // log A(x)/B(x)
+  std::function<double(double)> x_at;          // sup{x : log_ratio(x) <= lr}
+  double shift;                                // Delta
+  double x_lo, x_hi;                           // tails beyond carry negligible mass
+  // Mass of (x1, x2] under the noise centred at c.
+  double mass(double x1, double x2, double c) const {
+    x1 -= c;
+    x2 -= c;
+    if (x2 <= x1) return 0;
+    if (x1 >= 0) return std::max(0.0, upper(x1) - upper(x2));
+    return std::max(0.0, lower(x2) - lower(x1));
+  }
+};
+
+PldPmf discretise_continuous(const ContinuousNoise& n, const Mixture& mix, double h) {
+  GridBuilder g(h);
+  const double l_lo = mix.loss(n.log_ratio(n.x_lo)), l_hi = mix.loss(n.log_ratio(n.x_hi));
+  const auto k_lo = static_cast<std::int64_t>(std::floor(l_lo / h));
+  const auto k_hi = static_cast<std::int64_t>(std::ceil(l_hi / h));
+  require(k_hi - k_lo <= (std::int64_t{1} << 26),
+          fmt::format("PLD: the loss range [{}, {}] needs {} grid points at discretization {}; "
+                      "use a coarser discretization", l_lo, l_hi, k_hi - k_lo, h));
+  auto p_of = [&](double x1, double x2) {
+    return mix.p1 * n.mass(x1, x2, n.shift) + (1 - mix.p1) * n.mass(x1, x2, 0);
+  };
+  auto q_of = [&](double x1, double x2) {
+    return mix.p2 * n.mass(x1, x2, n.shift) + (1 - mix.p2) * n.mass(x1, x2, 0);
+  };
+  double x_prev = n.x_at(mix.log_r(k_lo * h));
+  g.add_point(k_lo, p_of(-kInf, x_prev));  // lower tail, rounded up to k_lo
+  for (std::int64_t k = k_lo; k < k_hi; ++k) {
+    const double x_next = n.x_at(mix.log_r((k + 1) * h));
+    g.add_cell(k, p_of(x_prev, x_next), q_of(x_prev, x_next));
+    x_prev = x_next;
+  }
+  g.add_infinity(p_of(x_prev, kInf));  // upper tail
+  return std::move(g).finish();
+}
+
+ContinuousNoise gaussian_noise(double sigma, double delta) {
+  ContinuousNoise n;
+  const double s = sigma * std::sqrt(2.0);
+  n.lower = [s](double x) { return 0.5 * std::erfc(-x / s); };
+  n.upper = [s](double x) { return 0.5 * std::erfc(x / s); };
+  // log A/B = (2 x Delta - Delta^2) / (2 sigma^2)
+  n.log_ratio = [=](double x) { return (2 * x - delta) * delta / (2 * sigma * sigma); };
+  n.x_at = [=](double lr) { return lr * sigma * sigma / delta + delta / 2; };
+  n.shift = delta;
+  n.x_lo = -9 * sigma;  // Phi(-9) = 1.1e-19
+  n.x_hi = delta + 9 * sigma;
+  return n;
+}
+
+ContinuousNoise laplace_noise(double b, double delta) {
+  ContinuousNoise n;
+  n.lower = [b](double x) { return x < 0 ? 0.5 * std::exp(x / b) : 1 - 0.5 * std::exp(-x / b); };
+  n.upper = [b](double x) { return x >= 0 ? 0.5 * std::exp(-x / b) : 1 - 0.5 * std::exp(x / b); };
+  n.log_ratio = [=](double x) { return (std::fabs(x) - std::fabs(x - delta)) / b; };
+  n.x_at = [=](double lr) {
+    if (lr < -delta / b) return -kInf;
+    if (lr >= delta / b) return kInf;
+    return (b * lr + delta) / 2;
+  };
+  n.shift = delta;
+  n.x_lo = 0;  // the loss is constant below 0 and above Delta: no truncation
+  n.x_hi = delta;
+  return n;
+}
+
+// Integer-valued symmetric noise: atoms x in [lo, hi] with log-probabilities, plus the P-mass of
+// each tail and whether the tail shares the end atom's loss (discrete Laplace) or not.
+struct DiscreteNoise {
+  std::int64_t lo, hi;        // atoms of P and Q are enumerated on [lo, hi + shift]
+  std::vector<double> log_p;  // log B(x), x = lo - shift .. hi + shift
+  double tail_mass;           // >= B(x < lo) = B(x > hi)
+  std::int64_t shift;
+  bool tails_at_ends;
+  double log_b(std::int64_t x) const {
+    if (x < lo - shift || x > hi + shift) return -kInf;
+    return log_p[static_cast<std::size_t>(x - (lo - shift))];
+  }
+};
+
+PldPmf discretise_discrete(const DiscreteNoise& n, const Mixture& mix, double h) {
+  GridBuilder g(h);
+  // Support of P and Q: x in [lo, hi + shift]; A(x) = B(x - shift).
+  auto atom = [&](std::int64_t x, double& loss, double& p) {
+    const double la = n.log_b(x - n.shift), lb = n.log_b(x);
+    const double lp = log_add(std::log(mix.p1) + la, std::log1p(-mix.p1) + lb);
+    const double lq = log_add(std::log(mix.p2) + la, std::log1p(-mix.p2) + lb);
+    p = std::exp(lp);
+    loss = lq == -kInf ? kInf : lp - lq;
+  };
+  double first_loss = 0, last_loss = 0, p = 0;
+  for (std::int64_t x = n.lo; x <= n.hi + n.shift; ++x) {
+    double l = 0;
+    atom(x, l, p);
+    if (x == n.lo) first_loss = l;
+    last_loss = l;
+    g.add_atom(l, p);
+  }
+  // Lower tail: P-mass of x < lo is at most B(x < lo) <= tail_mass (A's is thinner); its losses
+  // are <= first_loss (r nondecreasing), so rounding it up to first_loss is pessimistic.
+  g.add_atom(first_loss, n.tail_mass);
+  // Upper tail: P-mass of x > hi + shift (at most B(x > hi)): at the end atom's loss when the loss
+  // is constant there, else at +infinity.
+  if (n.tails_at_ends)
+    g.add_atom(last_loss, n.tail_mass);
+  else
+    g.add_infinity(n.tail_mass);
+  return std::move(g).finish();
+}
+
+DiscreteNoise discrete_gaussian_noise(double sigma, std::int64_t delta) {
+  DiscreteNoise n;
+  const auto k = static_cast<std::int64_t>(std::ceil(11 * sigma)) + 1;
+  const auto far = static_cast<std::int64_t>(std::ceil(40 * sigma)) + 2;
+  require(far <= 20'000'000, fmt::format("discrete gaussian: sigma must be <= 5e5 for the PLD "
+                                         "accountant, got {}", sigma));
+  auto w = [&](std::int64_t x) { return -static_cast<double>(x) * x / (2 * sigma * sigma); };
+  double z = 0, tail = 0;  // normaliser and the one-sided tail beyond k
+  for (std::int64_t x = -far; x <= far; ++x) z += std::exp(w(x));
+  for (std::int64_t x = k + 1; x <= far; ++x) tail += std::exp(w(x));
+  n.lo = -k;
+  n.hi = k;
+  for (std::int64_t x = -k - delta; x <= k + delta; ++x) n.log_p.push_back(w(x) - std::log(z));
+  n.tail_mass = tail / z + 1e-300;
+  n.shift = delta;
+  n.tails_at_ends = false;
+  return n;
+}
+
+DiscreteNoise discrete_laplace_noise(double t, std::int64_t delta) {
+  DiscreteNoise n;
+  const auto k = static_cast<std::int64_t>(std::ceil(40 * t)) + 1;
+  require(k <= 20'000'000, fmt::format("discrete laplace: scale must be <= 5e5 for the PLD "
+                                       "accountant, got {}", t));
+  const double log_c = std::log(std::tanh(1 / (2 * t)));  // P(x) = tanh(1/2t) e^{-|x|/t}
+  n.lo = -k;
+  n.hi = k;
+  for (std::int64_t x = -k - delta; x <= k + delta; ++x)
+    n.log_p.push_back(log_c - std::fabs(double(x)) / t);
+  // sum_{x > k} e^{-x/t} tanh(1/2t) = tanh(1/2t) e^{-(k+1)/t} / (1 - e^{-1/t})
+  n.tail_mass = std::exp(log_c - (k + 1) / t) / -std::expm1(-1 / t);
+  n.shift = delta;
+  n.tails_at_ends = true;
+  return n;
+}
+
+}  // namespace
+
+const char* to_string(PldMechanism m) {
+  switch (m) {
+    case PldMechanism::gaussian: return "gaussian";
+    case PldMechanism::laplace: return "laplace";
+    case PldMechanism::discrete_gaussian: return "discrete_gaussian";
+    case PldMechanism::discrete_laplace: return "discrete_laplace";
+  }
+  return "?";
+}
+
+// Internal steps of composition, shared with pld_compose.cpp.
+namespace pld_detail {
+PldPmf convolve(const PldPmf& a, const PldPmf& b, const PldOptions& o);
+PldPmf identity_pmf(double h);
+void check_options(const PldOptions& o);
+void PldTrim(PldPmf& p, const PldOptions& o);
+PldPmf discretise(PldMechanism m, double noise, double sensitivity, double p1, double p2,
+                  double h) {
+  switch (m) {
+    case PldMechanism::gaussian:
+      return discretise_continuous(gaussian_noise(noise, sensitivity), {p1, p2}, h);
+    case PldMechanism::laplace:
+      return discretise_continuous(laplace_noise(noise, sensitivity), {p1, p2}, h);
+    case PldMechanism::discrete_gaussian:
+      return discretise_discrete(
+          discrete_gaussian_noise(noise, static_cast<std::int64_t>(sensitivity)), {p1, p2}, h);
+    case PldMechanism::discrete_laplace:
+      return discretise_discrete(
+          discrete_laplace_noise(noise, static_cast<std::int64_t>(sensitivity)), {p1, p2}, h);
+  }
+  return identity_pmf(h);
+}
+PldPmf atoms(const std::vector<std::pair<double, double>>& loss_mass, double infinity, double h) {
+  GridBuilder g(h);
+  for (const auto& [l, p] : loss_mass) g.add_atom(l, p);
+  g.add_infinity(infinity);
+  return std::move(g).finish();
+}
+}  // namespace pld_detail
+
+
+PrivacyLossDistribution::PrivacyLossDistribution()
+    : PrivacyLossDistribution(pld_detail::identity_pmf(PldOptions{}.discretization),
+                              pld_detail::identity_pmf(PldOptions{}.discretization), true, {}) {}
+
+PrivacyLossDistribution::PrivacyLossDistribution(PldPmf remove, PldPmf add, bool symmetric,
+                                                 PldOptions options)
+    : remove_(std::move(remove)), add_(std::move(add)), symmetric_(symmetric), options_(options) {}
+
+PrivacyLossDistribution PrivacyLossDistribution::from_mechanism(
+    PldMechanism m, double noise, double sensitivity, double q, Sampling sampling,
+    Neighbouring neighbouring, const PldOptions& o) {
+  pld_detail::check_options(o);
+  check_positive(noise, "noise");
+  check_positive(sensitivity, "sensitivity");
+  require(std::isfinite(q) && q > 0 && q <= 1,
+          fmt::format("sampling_rate must be in (0, 1], got {}", q));
+  if (m == PldMechanism::discrete_gaussian || m == PldMechanism::discrete_laplace)
+    require(sensitivity == std::floor(sensitivity) && sensitivity <= 1e6,
+            fmt::format("sensitivity of the {} mechanism must be an integer in [1, 1e6], got {}",
+                        to_string(m), sensitivity));
+  if (q < 1) {
+    require(sampling == Sampling::poisson,
+            fmt::format("sampling: the PLD accountant covers Poisson subsampling, got {} (see "
+                        "docs/proofs/accounting.md §5)", to_string(sampling)));
+    require(neighbouring == Neighbouring::add_remove,
+            fmt::format("neighbouring: Poisson subsampling is accounted under add-remove, got {} "
+                        "(see docs/proofs/accounting.md §5)", to_string(neighbouring)));
+  }
+  const double h = o.discretization;
+  PldPmf remove = pld_detail::discretise(m, noise, sensitivity, q, 0, h);
+  pld_detail::PldTrim(remove, o);
+  if (q == 1) return {remove, remove, true, o};
+  PldPmf add = pld_detail::discretise(m, noise, sensitivity, 1, 1 - q, h);
+  pld_detail::PldTrim(add, o);
+  return {std::move(remove), std::move(add), false, o};
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::subsampled_gaussian(double q, double z,
+                                                                     Sampling sampling,
+                                                                     Neighbouring neighbouring,
+                                                                     const PldOptions& o) {
+  return from_mechanism(PldMechanism::gaussian, z, 1, q, sampling, neighbouring, o);
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::from_pure(double epsilon, const PldOptions& o) {
+  return from_approximate(epsilon, 0, o);
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::from_approximate(double epsilon, double delta,
+                                                                  const PldOptions& o) {
+  pld_detail::check_options(o);
+  require(std::isfinite(epsilon) && epsilon >= 0,
+          fmt::format("epsilon must be a finite number >= 0, got {}", epsilon));
+  require(std::isfinite(delta) && delta >= 0 && delta <= 1,
+          fmt::format("delta must be in [0, 1], got {}", delta));
+  // KOV15: P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0), Q mirrored.
+  const double up = (1 - delta) / (1 + std::exp(-epsilon));
+  const PldPmf p = pld_detail::atoms({{epsilon, up}, {-epsilon, 1 - delta - up}}, delta,
+                                     o.discretization);
+  return {p, p, true, o};
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::from_gdp(double mu, const PldOptions& o) {
+  check_positive(mu, "mu");
+  return from_mechanism(PldMechanism::gaussian, 1, mu, 1, Sampling::poisson,
+                        Neighbouring::add_remove, o);
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::from_loss(const PrivacyLoss& l,
+                                                           const PldOptions& o) {
+  switch (l.kind) {
+    case LossKind::pure: return from_pure(l.epsilon, o);
+    case LossKind::approximate: return from_approximate(l.epsilon, l.delta, o);
+    case LossKind::gdp:
+      if (l.mu == 0) return from_pure(0, o);
+      return from_gdp(l.mu, o);
+    case LossKind::subsampled_gaussian:
+      if (l.sampling_rate == 0) return from_pure(0, o);
+      return subsampled_gaussian(l.sampling_rate, l.noise_multiplier, l.sampling, l.neighbouring,
+                                 o);
+    case LossKind::zcdp: break;
+  }
+  throw InvalidArgument(fmt::format(
+      "loss: the PLD accountant cannot count a {} loss ({}): rho-zCDP bounds Renyi divergences "
+      "only and has no dominating pair; use the rdp or zcdp accountant",
+      to_string(l.kind), l.describe()));
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::compose(const PrivacyLossDistribution& b) const {
+  const PldPmf r = pld_detail::convolve(remove_, b.remove_, options_);
+  if (symmetric_ && b.symmetric_) return {r, r, true, options_};
+  const PldPmf a = pld_detail::convolve(add_, b.add_, options_);
+  return {r, a, false, options_};
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::self_compose(std::uint64_t times) const {
+  PrivacyLossDistribution result({}, {}, true, options_);
+  result.remove_ = result.add_ = pld_detail::identity_pmf(remove_.h);
+  PrivacyLossDistribution base = *this;
+  bool first = true;
+  while (times > 0) {
+    if (times & 1) result = first ? base : result.compose(base);
+    if (times & 1) first = false;
+    times >>= 1;
+    if (times > 0) base = base.squared();
+  }
+  return result;
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::squared() const {
+  const PldPmf r = pld_detail::convolve(remove_, remove_, options_);
+  if (symmetric_) return {r, r, true, options_};
+  return {r, pld_detail::convolve(add_, add_, options_), false, options_};
+}
+
+double PrivacyLossDistribution::delta_for_epsilon(double epsilon) const {
+  const double r = remove_.delta_for_epsilon(epsilon);
+  return symmetric_ ? r : std::max(r, add_.delta_for_epsilon(epsilon));
+}
+
+double PrivacyLossDistribution::epsilon_for_delta(double delta) const {
+  const double r = remove_.epsilon_for_delta(delta);
+  return symmetric_ ? r : std::max(r, add_.epsilon_for_delta(delta));
+}
+
+}  // namespace dpstats

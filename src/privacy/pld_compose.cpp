@@ -1,0 +1,237 @@
+// Composition, truncation, coarsening and the (epsilon, delta) read-outs of a PLD; see
+// include/dpstats/privacy/pld.hpp and docs/proofs/accounting.md §2-§3.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <unsupported/Eigen/FFT>
+
+#include "dpstats/error.hpp"
+#include "dpstats/privacy/pld.hpp"
+
+namespace dpstats {
+
+namespace pld_detail {
+PldPmf discretise(PldMechanism m, double noise, double sensitivity, double p1, double p2, double h);
+PldPmf atoms(const std::vector<std::pair<double, double>>& loss_mass, double infinity, double h);
+}  // namespace pld_detail
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kUnit = std::numeric_limits<double>::epsilon() / 2;
+// Relative margin on read-outs for the rounding of the sums and of the discretisation's CDFs.
+constexpr double kReadMargin = 1e-9;
+
+std::int64_t floor_div2(std::int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+
+// Cuts at most `tail` mass from each end: the upper part to +infinity, the lower part onto the
+// lowest kept point (rounded up). Both only increase delta(epsilon) (proofs §2).
+void truncate(PldPmf& p, double tail) {
+  auto& m = p.mass;
+  std::size_t hi = m.size();
+  double cut = 0;
+  while (hi > 1 && cut + m[hi - 1] <= tail) cut += m[--hi];
+  p.infinity_mass = std::min(1.0, p.infinity_mass + cut);
+  m.resize(hi);
+  std::size_t lo = 0;
+  double low = 0;
+  while (lo + 1 < m.size() && low + m[lo] <= tail) low += m[lo++];
+  if (lo > 0) {
+    m[lo] += low;
+    m.erase(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(lo));
+    p.offset += static_cast<std::int64_t>(lo);
+  }
+}
+
+// The same PLD on the grid 2h: an atom at an odd multiple of h is split between its two
+// neighbours keeping its mass and Q-mass (connect the dots, proofs §1).
+void coarsen(PldPmf& p) {
+  const double h = p.h;
+  const double to_upper = 1 / (1 + std::exp(-h));  // m_b / m for an atom at a + h, cell 2h
+  const std::int64_t lo = floor_div2(p.offset);
+  const std::int64_t hi = floor_div2(p.offset + static_cast<std::int64_t>(p.mass.size()) - 1) + 1;
+  std::vector<double> out(static_cast<std::size_t>(hi - lo + 1), 0.0);
+  for (std::size_t i = 0; i < p.mass.size(); ++i) {
+    const std::int64_t j = p.offset + static_cast<std::int64_t>(i);
+    const auto a = static_cast<std::size_t>(floor_div2(j) - lo);
+    if (j % 2 == 0) {
+      out[a] += p.mass[i];
+    } else {
+      const double up = p.mass[i] * to_upper;
+      out[a + 1] += up;
+      out[a] += p.mass[i] - up;
+    }
+  }
+  while (out.size() > 1 && out.back() == 0) out.pop_back();
+  p.mass = std::move(out);
+  p.offset = lo;
+  p.h = 2 * h;
+}
+
+double norm2(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return std::sqrt(s);
+}
+
+// Circular-free FFT convolution of a and b (zero padded); `error` gets an l1 bound on its
+// rounding error (proofs §3: Higham 2002 §24.1, eta = 7 u log2 N). Numeric kernel.
+std::vector<double> fft_convolve(const std::vector<double>& a, const std::vector<double>& b,
+                                 double& error) {
+  const std::size_t n = a.size() + b.size() - 1;
+  std::size_t size = 1;
+  while (size < n) size <<= 1;
+  Eigen::FFT<double> fft;
+  fft.SetFlag(Eigen::FFT<double>::HalfSpectrum);
+  std::vector<double> pa(a);
+  pa.resize(size, 0.0);
+  std::vector<std::complex<double>> fa, fb;
+  fft.fwd(fa, pa);
+  if (a == b) {  // squaring: one forward transform
+    for (auto& c : fa) c *= c;
+  } else {
+    std::vector<double> pb(b);
+    pb.resize(size, 0.0);
+    fft.fwd(fb, pb);
+    for (std::size_t i = 0; i < fa.size(); ++i) fa[i] *= fb[i];
+  }
+  std::vector<double> res;
+  fft.inv(res, fa);
+  res.resize(n);
+  const double log2n = std::log2(static_cast<double>(size));
+  error = 21 * kUnit * log2n * std::sqrt(static_cast<double>(size)) * (norm2(a) + norm2(b));
+  return res;
+}
+
+// The at most k largest entries of v moved out into (index, value) pairs; v keeps the rest.
+std::vector<std::pair<std::size_t, double>> take_largest(std::vector<double>& v, std::size_t k) {
+  std::vector<std::pair<std::size_t, double>> out;
+  if (v.size() <= k) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] != 0) out.push_back({i, v[i]}), v[i] = 0;
+    return out;
+  }
+  std::vector<double> sorted(v);
+  std::nth_element(sorted.begin(), sorted.end() - static_cast<std::ptrdiff_t>(k), sorted.end());
+  const double cut = sorted[sorted.size() - k];
+  for (std::size_t i = 0; i < v.size() && out.size() < k; ++i)
+    if (v[i] >= cut && v[i] > 0) out.push_back({i, v[i]}), v[i] = 0;
+  return out;
+}
+
+// Linear convolution of the finite parts, `error` an l1 bound on its rounding error. The few
+// largest masses of each side are convolved directly (their share of the error is then that of
+// a short sum, not the FFT's norm-wise one), the rest by FFT. Numeric kernel.
+std::vector<double> convolve_masses(const std::vector<double>& a, const std::vector<double>& b,
+                                    double& error) {
+  constexpr std::size_t kBig = 32;
+  const std::size_t n = a.size() + b.size() - 1;
+  std::vector<double> out(n, 0.0);
+  if (std::min(a.size(), b.size()) <= kBig) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += a[i] * b[j];
+    error = 2 * kUnit * static_cast<double>(std::min(a.size(), b.size()) + 1);
+    return out;
+  }
+  std::vector<double> as(a), bs(b);
+  const auto ab = take_largest(as, kBig), bb = take_largest(bs, kBig);
+  // a * b = a_big * b + a_small * b_big + a_small * b_small.
+  for (const auto& [i, x] : ab)
+    for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += x * b[j];
+  for (const auto& [j, y] : bb)
+    for (std::size_t i = 0; i < as.size(); ++i) out[i + j] += as[i] * y;
+  double fft_error = 0;
+  const std::vector<double> rest = fft_convolve(as, bs, fft_error);
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::max(0.0, out[i] + rest[i]);
+  // Each output gets at most 2 kBig + 1 direct additions of nonnegative terms.
+  error = fft_error + 2 * kUnit * static_cast<double>(2 * kBig + 2);
+  return out;
+}
+
+}  // namespace
+
+namespace pld_detail {
+
+PldPmf identity_pmf(double h) {
+  PldPmf p;
+  p.h = h;
+  p.offset = 0;
+  p.mass = {1.0};
+  return p;
+}
+
+void check_options(const PldOptions& o) {
+  require(std::isfinite(o.discretization) && o.discretization >= 1e-7 && o.discretization <= 1,
+          fmt::format("discretization must be in [1e-7, 1], got {}", o.discretization));
+  require(o.max_buckets >= 256 && o.max_buckets <= (std::size_t{1} << 24),
+          fmt::format("max_buckets must be in [256, 2^24], got {}", o.max_buckets));
+  require(o.tail_mass >= 0 && o.tail_mass <= 1e-10,
+          fmt::format("tail_mass must be in [0, 1e-10], got {}", o.tail_mass));
+}
+
+// Truncation and coarsening of a freshly discretised PLD.
+void PldTrim(PldPmf& p, const PldOptions& o) {
+  truncate(p, o.tail_mass);
+  while (p.mass.size() > o.max_buckets) coarsen(p);
+}
+
+PldPmf convolve(const PldPmf& a0, const PldPmf& b0, const PldOptions& o) {
+  PldPmf a = a0, b = b0;
+  // Grids are the base interval times powers of two; bring both to the coarser one.
+  while (a.h < b.h * (1 - 1e-9)) coarsen(a);
+  while (b.h < a.h * (1 - 1e-9)) coarsen(b);
+  require(std::fabs(a.h - b.h) <= 1e-9 * a.h,
+          fmt::format("PLD: cannot compose PLDs on grids {} and {} (not a power of 2 apart)", a0.h,
+                      b0.h));
+  PldPmf out;
+  out.h = a.h;
+  out.offset = a.offset + b.offset;
+  double error = 0;
+  out.mass = convolve_masses(a.mass, b.mass, error);
+  const double ia = a.infinity_mass, ib = b.infinity_mass;
+  out.infinity_mass = std::min(1.0, ia + ib - ia * ib + error);
+  truncate(out, o.tail_mass);
+  while (out.mass.size() > o.max_buckets) coarsen(out);
+  return out;
+}
+
+}  // namespace pld_detail
+
+double PldPmf::delta_for_epsilon(double epsilon) const {
+  require(!std::isnan(epsilon), "epsilon must be a number, got nan");
+  // Sum from the top so that small tails are not lost against the bulk.
+  double d = 0;
+  for (std::size_t i = mass.size(); i-- > 0;) {
+    const double l = static_cast<double>(offset + static_cast<std::int64_t>(i)) * h;
+    if (l <= epsilon) break;
+    d += mass[i] * -std::expm1(epsilon - l);
+  }
+  return std::min(1.0, (d + infinity_mass) * (1 + kReadMargin));
+}
+
+double PldPmf::epsilon_for_delta(double input_delta) const {
+  check_delta_positive(input_delta, "delta");
+  const double delta = input_delta / (1 + kReadMargin);
+  if (infinity_mass >= delta) return kInf;
+  // delta(epsilon) on (l_j, l_{j+1}] is infinity + S1 - e^epsilon S2 (S over i > j): walk down.
+  double s1 = 0, s2 = 0;
+  for (std::size_t i = mass.size(); i-- > 0;) {
+    const double li = static_cast<double>(offset + static_cast<std::int64_t>(i)) * h;
+    const double below = i == 0 ? -kInf : li - h;  // segment (below, li]
+    s1 += mass[i];
+    s2 += mass[i] * std::exp(-li);
+    // delta at `below`: if still <= delta, continue down; else solve on (below, li].
+    const double d_below = below == -kInf ? infinity_mass + s1
+                                          : infinity_mass + s1 - std::exp(below) * s2;
+    if (d_below > delta) {
+      const double eps = std::log((infinity_mass + s1 - delta) / s2);
+      return std::max(0.0, std::nextafter(std::min(eps, li), kInf));
+    }
+  }
+  return 0;
+}
+
+}  // namespace dpstats
