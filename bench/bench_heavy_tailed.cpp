@@ -6,8 +6,8 @@
 
 #include "dpstats/mechanisms/l2_laplace.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 // (1, 1e-6), secure noise). The excess each method reaches is in docs/results/user-level.md.
 #include <benchmark/benchmark.h>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace {
 

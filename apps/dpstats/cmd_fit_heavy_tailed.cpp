@@ -14,7 +14,7 @@
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {

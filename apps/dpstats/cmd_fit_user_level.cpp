@@ -10,7 +10,7 @@
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace dpstats::repro::user_level {
 

@@ -14,9 +14,9 @@
 #include <fstream>
 #include <map>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/dp_sgd.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/solvers/dp_sgd.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "../repro.hpp"
 #include "common.hpp"
 

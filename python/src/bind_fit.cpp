@@ -1,7 +1,7 @@
 // Model fitting bindings: user-level private convex optimisation (optimize/user_level.hpp).
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;

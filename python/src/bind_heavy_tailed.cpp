@@ -2,7 +2,7 @@
 // gradients (optimize/heavy_tailed.hpp).
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;

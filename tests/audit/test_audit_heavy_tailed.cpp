@@ -8,7 +8,7 @@
 
 #include "audit/auditor.hpp"
 #include "dpstats/mechanisms/l2_laplace.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;

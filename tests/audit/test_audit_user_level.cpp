@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "audit/auditor.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;

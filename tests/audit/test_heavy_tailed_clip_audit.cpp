@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include "audit/auditor.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_clip.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_clip.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;

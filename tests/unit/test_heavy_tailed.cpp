@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/certificate.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/certificate.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -221,7 +221,7 @@ TEST(HeavyTailedData, StudentTCdfAndMoments) {
 }  // namespace
 }  // namespace dpstats::optimize
 
-#include "dpstats/optimize/em_pgm.hpp"
+#include "dpstats/heavy_tailed/em_pgm.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -252,7 +252,7 @@ TEST(HeavyTailedEmPgm, ConcentratesNearTheMinimiserInOneDimension) {
 }  // namespace
 }  // namespace dpstats::optimize
 
-#include "dpstats/optimize/adaptive_subgradient.hpp"
+#include "dpstats/solvers/adaptive_subgradient.hpp"
 
 namespace dpstats::optimize {
 namespace {

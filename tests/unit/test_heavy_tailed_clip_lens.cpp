@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/certificate.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_clip.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
-#include "dpstats/optimize/heavy_tailed_lens.hpp"
+#include "dpstats/heavy_tailed/certificate.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_clip.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_lens.hpp"
 
 namespace dpstats::optimize {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dpstats/optimize/lipschitz_extension.hpp"
+#include "dpstats/heavy_tailed/lipschitz_extension.hpp"
 #include "dpstats/random/rng.hpp"
 
 namespace dpstats::optimize {

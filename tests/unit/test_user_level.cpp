@@ -7,8 +7,8 @@
 #include <set>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "dpstats/privacy/conversions.hpp"
 
 using namespace dpstats;

@@ -9,10 +9,10 @@
 #include <set>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/accelerated.hpp"
-#include "dpstats/optimize/smoothing.hpp"
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/user_level/accelerated.hpp"
+#include "dpstats/solvers/smoothing.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "dpstats/privacy/conversions.hpp"
 
 using namespace dpstats;
