@@ -56,27 +56,6 @@ double golden_min(F&& f, double lo, double hi, double tol) {
 
 }  // namespace
 
-GlmKind parse_glm_kind(const std::string& loss) {
-  if (loss == "absolute") return GlmKind::absolute;
-  if (loss == "hinge") return GlmKind::hinge;
-  if (loss == "squared") return GlmKind::squared;
-  if (loss == "huber") return GlmKind::huber;
-  if (loss == "logistic") return GlmKind::logistic;
-  throw InvalidArgument("loss must be one of absolute, hinge, huber, logistic, squared, got '" +
-                        loss + "'");
-}
-
-const char* to_string(GlmKind k) {
-  switch (k) {
-    case GlmKind::absolute: return "absolute";
-    case GlmKind::hinge: return "hinge";
-    case GlmKind::squared: return "squared";
-    case GlmKind::huber: return "huber";
-    case GlmKind::logistic: return "logistic";
-  }
-  return "?";
-}
-
 double GlmEnvelope::phi(double u, double y) const { return value(u, y, kInf); }
 
 double GlmEnvelope::dual_bound(double L) const {

@@ -1,5 +1,7 @@
 #include "dpstats/solvers/loss.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "dpstats/error.hpp"
@@ -63,13 +65,40 @@ double AbsoluteLoss::derivative(double u, double y) const {
 }
 double AbsoluteLoss::lipschitz(double A, double, const Domain&, double) const { return A; }
 
+std::unique_ptr<Loss> make_loss(GlmKind kind, double huber_kappa) {
+  switch (kind) {
+    case GlmKind::logistic: return std::make_unique<LogisticLoss>();
+    case GlmKind::hinge: return std::make_unique<HingeLoss>();
+    case GlmKind::squared: return std::make_unique<SquaredLoss>();
+    case GlmKind::huber: return std::make_unique<HuberLoss>(huber_kappa);
+    case GlmKind::absolute: return std::make_unique<AbsoluteLoss>();
+  }
+  throw InvalidArgument("loss: unknown kind");
+}
+
 std::unique_ptr<Loss> make_loss(const std::string& name) {
-  if (name == "logistic") return std::make_unique<LogisticLoss>();
-  if (name == "hinge") return std::make_unique<HingeLoss>();
-  if (name == "squared") return std::make_unique<SquaredLoss>();
-  if (name == "huber") return std::make_unique<HuberLoss>(1.0);
-  throw InvalidArgument("loss must be 'logistic', 'hinge', 'squared' or 'huber', got '" + name +
-                        "'");
+  return make_loss(parse_enum<GlmKind>(name));
+}
+
+bool binary_labels(GlmKind kind) { return kind == GlmKind::logistic || kind == GlmKind::hinge; }
+
+Vector checked_labels(const Eigen::Ref<const Vector>& y, GlmKind kind, bool* mapped) {
+  if (mapped) *mapped = false;
+  require(y.allFinite(), "labels must be finite (got a NaN or infinite label)");
+  if (!binary_labels(kind)) return y;
+  bool pm = true, zero_one = true, has_zero = false;
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    pm = pm && (y[i] == 1 || y[i] == -1);
+    zero_one = zero_one && (y[i] == 0 || y[i] == 1);
+    has_zero = has_zero || y[i] == 0;
+  }
+  if (pm) return y;
+  require(zero_one && has_zero,
+          fmt::format("labels must be -1 or +1 for the {} loss (labels in {{0, 1}} are mapped "
+                      "0 -> -1, 1 -> +1); got a label outside both sets",
+                      name_of(kind)));
+  if (mapped) *mapped = true;
+  return (2 * y.array() - 1).matrix();
 }
 
 }  // namespace dpstats::optimize

@@ -114,7 +114,7 @@ double default_radius(std::int64_t n, std::int64_t m, double epsilon, const Prob
 Alg3Plan plan_paper(std::int64_t n, std::int64_t m, double epsilon, double delta,
                     const ProblemConstants& k, const Alg3Options& o, bool nonsmooth) {
   Alg3Plan P;
-  P.profile = UserLevelProfile::paper;
+  P.profile = Profile::paper;
   P.nonsmooth = nonsmooth;
   const double nd = static_cast<double>(n), md = static_cast<double>(m),
                dd = static_cast<double>(k.d);
@@ -200,7 +200,7 @@ Alg3Plan plan_paper(std::int64_t n, std::int64_t m, double epsilon, double delta
 Alg3Plan plan_practical(std::int64_t n, std::int64_t m, double epsilon, double delta,
                         const ProblemConstants& k, const Alg3Options& o, bool nonsmooth) {
   Alg3Plan P;
-  P.profile = UserLevelProfile::practical;
+  P.profile = Profile::practical;
   P.nonsmooth = nonsmooth;
   const double nd = static_cast<double>(n), md = static_cast<double>(m),
                dd = static_cast<double>(k.d);
@@ -224,7 +224,8 @@ Alg3Plan plan_practical(std::int64_t n, std::int64_t m, double epsilon, double d
   check_positive(P.tau, "clip");
   const double Lf0 = o.smoothness.value_or(P.tau * T * T / (8 * k.R));
   check_positive(Lf0, "smoothness (AC-SA L_f)");
-  P.rho = epsilon_delta_to_zcdp(epsilon, delta);
+  P.rho = o.rho.value_or(epsilon_delta_to_zcdp(epsilon, delta));
+  check_positive(P.rho, "rho");
   const std::int64_t l = o.num_phases.value_or(1);
   require(l >= 1, "num_phases must be >= 1");
   const double shrink = 1 - std::exp2(-P.q);
@@ -266,14 +267,14 @@ Alg3Plan plan_practical(std::int64_t n, std::int64_t m, double epsilon, double d
 Alg3Plan plan_accelerated(std::int64_t n, std::int64_t m, double epsilon, double delta,
                           const ProblemConstants& k, const Alg3Options& o, bool nonsmooth) {
   check_common(n, m, epsilon, delta, k);
-  return o.profile == UserLevelProfile::paper ? plan_paper(n, m, epsilon, delta, k, o, nonsmooth)
+  return o.profile == Profile::paper ? plan_paper(n, m, epsilon, delta, k, o, nonsmooth)
                                               : plan_practical(n, m, epsilon, delta, k, o, nonsmooth);
 }
 
 Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
                    const ProblemConstants& k, std::optional<double> q) {
   Alg3Options o;
-  o.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   o.q = q;
   return plan_accelerated(n, m, epsilon, delta, k, o, false);
 }
@@ -283,13 +284,13 @@ Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
 
 Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
                     const Alg3Plan& P, const UserLevelOptions& o, Rng& rng,
-                    GradientCounter& counter) {
+                    GradientCounter& counter, UserLevelTrace* trace) {
   require(P.feasible, "Alg 3 cannot run: " + P.refusal);
-  const bool paper = P.profile == UserLevelProfile::paper;
+  const bool paper = P.profile == Profile::paper;
   const std::int64_t d = data.dim();
   const auto perm = random_permutation(data.num_users(), rng);
   const double r = P.nonsmooth ? P.smoothing_radius : 0;
-  const bool noisy = o.sigma_scale != 0;
+  const bool noisy = !(trace && trace->noiseless);
   Vector x = x0;
   X.project(x);
   Vector fallback = Vector::Zero(d);
@@ -305,17 +306,17 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
     Acsa acsa(anchor, ph.lambda_i, ph.L_f, X);
     // Alg 2 line 1: the gate's threshold noise is drawn once per phase.
     std::optional<AboveThreshold> gate;
-    if (paper && noisy) gate.emplace(-0.8 * static_cast<double>(ph.K_i), 2.0, o.epsilon / 2, rng);
+    if (paper && noisy) gate.emplace(-0.8 * static_cast<double>(ph.K_i), 2.0, o.privacy.epsilon / 2, rng);
     std::optional<GaussianMechanism> gauss;
     if (noisy) {
       if (paper) {
-        gauss = GaussianMechanism::from_sigma(ph.sensitivity, ph.sigma_i * o.sigma_scale,
-                                              static_cast<std::size_t>(d), o.noise);
+        gauss = GaussianMechanism::from_sigma(ph.sensitivity, ph.sigma_i,
+                                              static_cast<std::size_t>(d), o.run.noise);
       } else {
         const double rho_step = P.rho / static_cast<double>(ph.T_i);
         gauss = GaussianMechanism::from_rho(ph.sensitivity * static_cast<double>(ph.K_i),
-                                            rho_step / (o.sigma_scale * o.sigma_scale),
-                                            static_cast<std::size_t>(d), o.noise);
+                                            rho_step,
+                                            static_cast<std::size_t>(d), o.run.noise);
       }
     }
     RowMatrix Q(ph.K_i, d);
@@ -330,7 +331,7 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
           std::swap(users[static_cast<std::size_t>(j)], users[static_cast<std::size_t>(pick)]);
         }
         const std::int64_t u = users[static_cast<std::size_t>(j)];
-        if (o.trace && o.trace->on_user) o.trace->on_user(phase, t, u);
+        if (trace && trace->on_user) trace->on_user(phase, t, u);
         // Line 7: K_i·m gradient evaluations.
         Q.row(j) = smoothed_user_mean_gradient(data, loss, y, u, r, rng, counter).transpose();
       }
@@ -362,7 +363,7 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
             ++kept;
           }
         }
-        if (o.trace) o.trace->step_kept.push_back(kept);
+        if (trace) trace->step_kept.push_back(kept);
         if (kept > 0) g /= static_cast<double>(kept);
         g_hat = gauss ? gauss->apply(g, rng) : g;  // line 12
       } else {
@@ -371,7 +372,7 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
         const Vector s = sum.sum();
         g_hat = (gauss ? gauss->apply(s, rng) : s) / static_cast<double>(ph.K_i);
       }
-      if (o.trace) o.trace->released_gradients.push_back(g_hat);
+      if (trace) trace->released_gradients.push_back(g_hat);
       // Line 13: G_t = ĝ + λ_i (y_t − x_{i−1}).
       acsa.step(g_hat + ph.lambda_i * (y - anchor));
       ++res.steps_run;

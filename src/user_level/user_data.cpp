@@ -10,11 +10,12 @@ namespace dpstats::optimize {
 
 UserDataset::UserDataset(const ConstMatrixRef& X, const Vector& y,
                          const std::vector<std::int64_t>& users, std::int64_t m,
-                         double feature_bound, double label_bound)
-    : A_(feature_bound), B_(label_bound) {
+                         std::optional<double> feature_bound, std::optional<double> label_bound) {
   check_data(X, "X");
-  check_positive(feature_bound, "feature_bound");
-  check_positive(label_bound, "label_bound");
+  if (feature_bound) check_positive(*feature_bound, "feature_bound");
+  if (label_bound) check_positive(*label_bound, "label_bound");
+  A_ = feature_bound.value_or(A_);
+  B_ = label_bound.value_or(B_);
   require(y.size() == X.rows(), "y must have one label per row of X");
   require(static_cast<Eigen::Index>(users.size()) == X.rows(),
           "users must have one id per row of X");
@@ -39,12 +40,14 @@ UserDataset::UserDataset(const ConstMatrixRef& X, const Vector& y,
   clip();
 }
 
-UserDataset::UserDataset(RowMatrix X, Vector y, std::int64_t m, double feature_bound,
-                         double label_bound)
-    : features_(std::move(X)), labels_(std::move(y)), m_(m), A_(feature_bound), B_(label_bound) {
+UserDataset::UserDataset(RowMatrix X, Vector y, std::int64_t m,
+                         std::optional<double> feature_bound, std::optional<double> label_bound)
+    : features_(std::move(X)), labels_(std::move(y)), m_(m) {
   check_data(features_, "X");
-  check_positive(feature_bound, "feature_bound");
-  check_positive(label_bound, "label_bound");
+  if (feature_bound) check_positive(*feature_bound, "feature_bound");
+  if (label_bound) check_positive(*label_bound, "label_bound");
+  A_ = feature_bound.value_or(A_);
+  B_ = label_bound.value_or(B_);
   require(m >= 1, "items_per_user m must be >= 1");
   require(labels_.size() == features_.rows() && labels_.allFinite(),
           "y must hold one finite label per row of X");
@@ -52,6 +55,32 @@ UserDataset::UserDataset(RowMatrix X, Vector y, std::int64_t m, double feature_b
   n_ = features_.rows() / m;
   for (std::int64_t u = 0; u < n_; ++u) ids_.push_back(u);
   clip();
+}
+
+UserDataset UserDataset::bounded(double feature_bound, double label_bound,
+                                 const Vector* labels) const {
+  check_positive(feature_bound, "feature_bound");
+  check_positive(label_bound, "label_bound");
+  UserDataset out = *this;
+  if (labels) {
+    require(labels->size() == labels_.size(), "bounded: one label per row");
+    out.labels_ = *labels;
+  }
+  out.A_ = std::min(A_, feature_bound);
+  out.B_ = std::min(B_, label_bound);
+  out.clip();
+  return out;
+}
+
+std::int64_t UserDataset::users_clipped_at(double feature_bound) const {
+  std::int64_t users = 0;
+  for (std::int64_t u = 0; u < n_; ++u) {
+    bool any = false;
+    for (std::int64_t k = 0; k < m_ && !any; ++k)
+      any = features_.row(u * m_ + k).norm() > feature_bound;
+    users += any ? 1 : 0;
+  }
+  return users;
 }
 
 void UserDataset::clip() {

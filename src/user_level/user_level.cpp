@@ -1,7 +1,11 @@
 #include "dpstats/user_level/user_level.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -10,33 +14,10 @@
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/seam.hpp"
+#include "dpstats/solvers/private_bound.hpp"
 
 namespace dpstats::optimize {
-
-const char* to_string(UserLevelMethod m) {
-  switch (m) {
-    case UserLevelMethod::phased_sgd: return "phased-sgd";
-    case UserLevelMethod::accelerated: return "accelerated";
-    case UserLevelMethod::nonsmooth: return "nonsmooth";
-    case UserLevelMethod::dp_gd_user: return "dp-gd-user";
-    case UserLevelMethod::dp_sgd_user: return "dp-sgd-user";
-    case UserLevelMethod::dp_sgd_group: return "dp-sgd-group";
-    case UserLevelMethod::non_private: return "non-private";
-  }
-  return "?";
-}
-
-UserLevelMethod parse_user_level_method(const std::string& s) {
-  for (auto m : {UserLevelMethod::phased_sgd, UserLevelMethod::accelerated,
-                 UserLevelMethod::nonsmooth, UserLevelMethod::dp_gd_user,
-                 UserLevelMethod::dp_sgd_user, UserLevelMethod::dp_sgd_group,
-                 UserLevelMethod::non_private}) {
-    if (s == to_string(m)) return m;
-  }
-  throw InvalidArgument(
-      "method must be 'phased-sgd', 'accelerated', 'nonsmooth', 'dp-gd-user', 'dp-sgd-user', "
-      "'dp-sgd-group' or 'non-private', got '" + s + "'");
-}
 
 // ---------------------------------------------------------------------------------------------
 // Alg 1 schedule (card §2.2, §2.7)
@@ -53,7 +34,7 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
   Alg1Plan P;
   P.profile = o.profile;
   const double nd = static_cast<double>(n), md = static_cast<double>(m);
-  const bool paper = o.profile == UserLevelProfile::paper;
+  const bool paper = o.profile == Profile::paper;
   P.q = o.q.value_or(paper ? 0.1 : 1.0);
   check_positive(P.q, "q");
   // J with m <= n^J (card [choice]: J = max(ln m / ln n, small)); p = J + 3/2.
@@ -84,7 +65,8 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
       P.warnings.push_back("β > (L/R)·√(dmnε): η_i > 1/β, outside Thm B.1");
     P.certified = true;
   } else {
-    P.rho = epsilon_delta_to_zcdp(epsilon, delta);
+    P.rho = o.rho.value_or(epsilon_delta_to_zcdp(epsilon, delta));
+    check_positive(P.rho, "rho");
     P.certified = true;
   }
   const double lnndm = std::log(nd * static_cast<double>(k.d) * md);
@@ -218,8 +200,8 @@ std::vector<Vector> group_iterates(const UserDataset& data, const Loss& loss, co
 
 Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
                     const Alg1Plan& P, const UserLevelOptions& o, Rng& rng,
-                    GradientCounter& counter, Ledger& ledger) {
-  const bool paper = P.profile == UserLevelProfile::paper;
+                    GradientCounter& counter, UserLevelTrace* trace) {
+  const bool paper = P.profile == Profile::paper;
   const std::int64_t d = data.dim();
   const auto perm = random_permutation(data.num_users(), rng);
   Vector x = x0;
@@ -227,15 +209,16 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
   X.project(fallback);
   Alg1Result res;
   std::int64_t offset = 0;
-  const double eps = o.epsilon;
+  const double eps = o.privacy.epsilon;
+  const bool noisy = !(trace && trace->noiseless);
   for (std::size_t i = 0; i < P.phases.size(); ++i) {
     const Alg1Phase& ph = P.phases[i];
     Vector start = x;
     X.project(start);
     auto it = group_iterates(data, loss, X, start, ph, static_cast<std::int64_t>(i + 1), perm,
-                             offset, rng, counter, o.trace);
+                             offset, rng, counter, trace);
     offset += ph.groups * ph.N_i;
-    if (o.trace) o.trace->group_iterates = it;
+    if (trace) trace->group_iterates = it;
     const std::int64_t C = ph.groups;
     if (paper) {
       // Lines 8–10: concentration score at radius τ_i, Laplace(20/ε) test (sensitivity 2).
@@ -249,10 +232,10 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
         }
       }
       const double s = pairs / static_cast<double>(C);
-      const LaplaceMechanism lap(2.0, eps / 10, 1, o.noise);
-      const double noisy_s = o.sigma_scale == 0 ? s : lap.apply(s, rng);
+      const LaplaceMechanism lap(2.0, eps / 10, 1, o.run.noise);
+      const double noisy_s = noisy ? lap.apply(s, rng) : s;
       const bool pass = noisy_s >= 4.0 * static_cast<double>(C) / 5;
-      if (o.trace) o.trace->phase_passed.push_back(pass ? 1 : 0);
+      if (trace) trace->phase_passed.push_back(pass ? 1 : 0);
       if (!pass) {
         res.halted = true;
         res.halted_phase = static_cast<std::int64_t>(i + 1);
@@ -272,16 +255,16 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
           ++kept;
         }
       }
-      if (o.trace) o.trace->kept.push_back(kept);
+      if (trace) trace->kept.push_back(kept);
       mean = kept > 0 ? Vector(mean / static_cast<double>(kept)) : start;
       // Line 14: x_i = x̃_i + N(0, σ_i² I).
-      if (o.sigma_scale == 0) {
+      if (!noisy) {
         x = mean;
       } else {
-        const double zeta = o.delta / (10 * std::exp(eps));
+        const double zeta = o.privacy.delta / (10 * std::exp(eps));
         const double sens = ph.tau_i * std::log(1 / zeta) / static_cast<double>(C);
-        const auto g = GaussianMechanism::from_sigma(sens, ph.sigma_i * o.sigma_scale,
-                                                     static_cast<std::size_t>(d), o.noise);
+        const auto g = GaussianMechanism::from_sigma(sens, ph.sigma_i,
+                                                     static_cast<std::size_t>(d), o.run.noise);
         x = g.apply(mean, rng);
       }
     } else {
@@ -289,10 +272,9 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
       ClippedVectorSum sum(d, ph.tau_i, C);
       for (const auto& v : it) sum.add(v - start);
       Vector disp = sum.sum();
-      if (o.sigma_scale != 0) {
-        const auto g = GaussianMechanism::from_rho(sum.sensitivity(),
-                                                   P.rho / (o.sigma_scale * o.sigma_scale),
-                                                   static_cast<std::size_t>(d), o.noise);
+      if (noisy) {
+        const auto g = GaussianMechanism::from_rho(sum.sensitivity(), P.rho,
+                                                   static_cast<std::size_t>(d), o.run.noise);
         disp = g.apply(disp, rng);
       }
       x = start + disp / static_cast<double>(C);
@@ -300,206 +282,401 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
   }
   X.project(x);
   res.x = x;
-  (void)ledger;
   return res;
 }
 
 }  // namespace
 
-Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng) {
-  check_epsilon(o.epsilon);
-  check_delta_positive(o.delta);
-  require(o.sigma_scale >= 0, "sigma_scale must be >= 0");
-  const auto loss = make_loss(o.loss);
-  std::shared_ptr<const Domain> domain = o.domain;
-  if (!domain) domain = std::make_shared<Ball>(Vector::Zero(data.dim()), o.domain_radius);
-  require(domain->dimension() == data.dim(),
-          "domain dimension " + std::to_string(domain->dimension()) +
-              " must equal the number of features " + std::to_string(data.dim()));
-  const ProblemConstants k = problem_constants(data, *loss, *domain);
-  Vector x0 = o.x0 ? *o.x0 : domain->center();
-  require(x0.size() == data.dim(), "x0 must have the feature dimension");
-  const std::int64_t n = data.num_users(), m = data.items_per_user();
 
-  Release<Vector> r;
-  r.seeded = rng.seeded();
-  r.noise = o.noise;
-  r.privacy.epsilon = o.epsilon;
-  r.privacy.delta = o.delta;
-  r.privacy.unit = PrivacyUnit::user;
-  r.privacy.neighbouring = Neighbouring::replace_one;
-  r.privacy.certified = o.noise == NoiseMode::secure && o.sigma_scale == 1;
-  nlohmann::json& diag = r.diagnostics;
-  diag["method"] = to_string(o.method);
-  diag["loss"] = loss->name();
-  diag["n_users"] = n;
-  diag["items_per_user"] = m;
-  diag["L"] = k.L;
-  diag["R"] = k.R;
-  if (k.beta) diag["beta"] = *k.beta;
-  GradientCounter counter;
+// ---------------------------------------------------------------------------------------------
+// fit_user_level: validate -> resolve bounds (kind b estimates, charged first) -> plan -> charge
+// -> run -> seal (docs/proofs/user-level.md).
 
-  const double rho = epsilon_delta_to_zcdp(o.epsilon, o.delta);
-  const int default_steps = 20;
-  GradientOptions g;
-  g.steps = o.steps.value_or(default_steps);
-  require(g.steps >= 1, "steps must be >= 1");
-  // Default clip (B0, B1): L/(4√m), about the size of a per-user mean gradient near the optimum
-  // (a clip only rescales the update; docs/results/user-level.md). Default step: η = 4R/(cT), so
-  // that one clipped step moves at most R/5·(4/T)·T/4 = R/5 and T steps can cross the domain; the
-  // study's tuned steps were of this size, far above 1/β (utility only).
-  const double default_clip = k.L / (4 * std::sqrt(static_cast<double>(m)));
-  const double clip = o.clip.value_or(o.method == UserLevelMethod::dp_sgd_group ? k.L : default_clip);
-  g.step_size = o.step_size.value_or(4 * k.R / (clip * g.steps));
-  g.noise = o.noise;
-  g.sigma_scale = o.sigma_scale;
-  g.rho = rho;
-  if (o.trace) g.hook = o.trace->on_user;
+namespace {
 
-  if (o.method == UserLevelMethod::phased_sgd) {
-    const Alg1Plan P = plan_alg1(n, m, o.epsilon, o.delta, k, o.alg1);
-    diag["profile"] = o.alg1.profile == UserLevelProfile::paper ? "paper" : "practical";
-    diag["schedule"] = plan_json(P);
-    if (!P.feasible) throw InvalidArgument("phased-sgd cannot run at this size: " + P.refusal);
-    Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta),
-                  o.alg1.profile == UserLevelProfile::paper ? Accountant::basic : Accountant::zcdp);
-    if (o.alg1.profile == UserLevelProfile::paper) {
-      // Thm B.1, per phase (phases on disjoint users compose in parallel): the test is ε/10-DP
-      // (charged ε/4), the filter's coupling and the Gaussian take the rest (card §2.2).
-      budget.spend({"laplace", "score test per phase (parallel over phases), scale 20/eps", 2,
-                    20 / o.epsilon, PrivacyLoss::pure(o.epsilon / 4), 1});
-      // Sensitivity of the phase-1 filtered mean as Lemma B.2 bounds it, with its "≲" read as 1.
-      const double coupling = P.phases.front().tau_i *
-                              std::log(10 * std::exp(o.epsilon) / o.delta) /
-                              static_cast<double>(P.C);
-      budget.spend({"gaussian", "phase outputs (parallel over phases), Lemma B.2 coupling",
-                    coupling, P.phases.front().sigma_i,
-                    PrivacyLoss::approximate(remainder_after(o.epsilon, o.epsilon / 4), o.delta),
-                    1});
-    } else {
-      budget.spend({"gaussian", "phase outputs (disjoint users: parallel composition)",
-                    P.phases.front().sigma_i * std::sqrt(2 * P.rho), P.phases.front().sigma_i,
-                    PrivacyLoss::zcdp(P.rho), 1});
-      r.privacy.rho = P.rho;
-    }
-    r.privacy.certified = r.privacy.certified && P.certified;
-    const auto res = run_alg1(data, *loss, *domain, x0, P, o, rng, counter, r.ledger);
-    r.ledger = budget.ledger();
-    r.estimate = res.x;
-    if (res.halted) {
-      r.status = Status::abstained;
-      diag["halted_phase"] = res.halted_phase;
-    }
-  } else if (o.method == UserLevelMethod::accelerated || o.method == UserLevelMethod::nonsmooth) {
-    const bool nonsmooth = o.method == UserLevelMethod::nonsmooth;
-    const bool paper = o.alg3.profile == UserLevelProfile::paper;
-    // The shared gradient options map onto the practical profile: steps → T_i, clip → τ,
-    // step_size → 1/L_f of AC-SA. The paper profile's schedule has no free step, clip or T.
-    Alg3Options ao = o.alg3;
-    if (paper) {
-      require(!o.steps && !o.clip && !o.step_size,
-              "steps, clip and step_size do not apply to the paper profile of Alg 3 (its "
-              "schedule fixes T_i, τ and L_f)");
-    } else {
-      if (!ao.steps) ao.steps = o.steps;
-      if (!ao.clip) ao.clip = o.clip;
-      if (!ao.smoothness && o.step_size) {
-        check_positive(*o.step_size, "step_size");
-        ao.smoothness = 1 / *o.step_size;
-      }
-    }
-    ProblemConstants kk = k;
-    if (nonsmooth) {
-      // f must be L-Lipschitz on X + B(0, r) (Lemma D.1): L is taken on the enlarged domain.
-      const Alg3Plan probe = plan_accelerated(n, m, o.epsilon, o.delta, kk, ao, true);
-      kk.L = loss->lipschitz(data.feature_bound(), data.label_bound(), *domain,
-                             probe.smoothing_radius);
-      diag["L"] = kk.L;
-    } else {
-      require(k.beta.has_value(),
-              "method 'accelerated' needs a smooth loss; use 'nonsmooth' for the " +
-                  loss->name() + " loss");
-    }
-    const Alg3Plan P = plan_accelerated(n, m, o.epsilon, o.delta, kk, ao, nonsmooth);
-    diag["profile"] = paper ? "paper" : "practical";
-    diag["schedule"] = plan_json(P);
-    if (!P.feasible) throw InvalidArgument(std::string(to_string(o.method)) +
-                                           " cannot run at this size: " + P.refusal);
-    Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta),
-                  paper ? Accountant::basic : Accountant::zcdp);
-    const Alg3Phase& p1 = P.phases.front();
-    if (paper) {
-      // Thm C.1 per phase (phases on disjoint users compose in parallel): the gate's pass bits
-      // are one AboveThreshold, ε/2; the filtered noisy gradients ε/2 by amplification and
-      // advanced composition over T_i steps, with the Lemma C.2 coupling sensitivity.
-      budget.spend({"above_threshold",
-                    "concentration gate per phase (parallel), Lap(8/eps) threshold, Lap(16/eps) "
-                    "queries, sensitivity 2",
-                    2, 16 / o.epsilon, PrivacyLoss::pure(o.epsilon / 2), 1});
-      budget.spend({"gaussian",
-                    "filtered noisy gradients per phase (parallel), Lemma C.2 coupling; "
-                    "amplification + advanced composition over T_i",
-                    p1.sensitivity, p1.sigma_i,
-                    PrivacyLoss::approximate(remainder_after(o.epsilon, o.epsilon / 2), o.delta),
-                    1});
-    } else {
-      budget.spend({"gaussian",
-                    "exact clipped gradient sums, T_i steps at rho/T_i per phase (disjoint "
-                    "phases: parallel)",
-                    p1.sensitivity * static_cast<double>(p1.K_i), p1.sigma_i * static_cast<double>(p1.K_i),
-                    PrivacyLoss::zcdp(P.rho), 1});
-      r.privacy.rho = P.rho;
-    }
-    r.privacy.certified = r.privacy.certified && P.certified;
-    const auto res = run_alg3(data, *loss, *domain, x0, P, o, rng, counter);
-    r.ledger = budget.ledger();
-    r.estimate = res.x;
-    diag["steps_run"] = res.steps_run;
-    if (res.halted) {
-      // The halting phase and step are AboveThreshold outputs (card §4.3).
-      r.status = Status::abstained;
-      diag["halted_phase"] = res.halted_phase;
-      diag["halted_step"] = res.halted_step;
-    }
-  } else if (o.method == UserLevelMethod::non_private) {
-    r.privacy.epsilon = std::numeric_limits<double>::infinity();
-    r.privacy.delta = 1;
-    r.privacy.certified = false;
-    const double eta = o.step_size.value_or(
-        k.R / (k.L * std::sqrt(static_cast<double>(n) * static_cast<double>(m))));
-    diag["step_size"] = eta;
-    r.estimate = non_private_sgd(data, *loss, *domain, x0, eta, rng, counter);
+constexpr double kRowQuantile = 0.9;     // a user's value: the 0.9-quantile of its row norms
+constexpr double kUserQuantile = 0.75;   // the bound: the 0.75-quantile of those values
+constexpr double kClippedWarning = 0.05; // a supplied bound that clips more users is reported
+
+bool uses_label_bound(GlmKind k) { return k == GlmKind::squared || k == GlmKind::huber; }
+
+bool paper_method(const UserLevelOptions& o) {
+  return o.profile == Profile::paper &&
+         (o.method == UserLevelMethod::phased_sgd || o.method == UserLevelMethod::accelerated ||
+          o.method == UserLevelMethod::nonsmooth);
+}
+
+void check_share(double share, const char* name) {
+  require(share > 0 && share < 1, fmt::format("{} must be in (0, 1), got {}", name, share));
+}
+
+void validate_options(const UserDataset& data, const UserLevelOptions& o) {
+  validate(o.run);
+  if (o.method != UserLevelMethod::non_private) validate(o.privacy, DeltaRule::positive);
+  if (!o.domain) {
+    require(o.domain_radius > 0 && std::isfinite(o.domain_radius),
+            fmt::format("domain_radius is required: the radius R of the ball B(0, R) that holds the "
+                        "weights, in units of 1/feature (choose it from public knowledge of the "
+                        "model, e.g. a bound on the weights' norm); must be finite and > 0, got {}",
+                        o.domain_radius));
   } else {
-    Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta), Accountant::zcdp);
-    GradientRun run;
-    g.clip = clip;
-    diag["steps"] = g.steps;
-    diag["step_size"] = g.step_size;
-    diag["clip"] = g.clip;
-    // The planned spend, before any noise: ρ for the whole run under each method's accounting.
-    const char* purpose = o.method == UserLevelMethod::dp_gd_user
-                              ? "noisy gradient sums, T full-batch steps at rho/T each"
-                          : o.method == UserLevelMethod::dp_sgd_user
-                              ? "noisy gradient sums on disjoint user batches (parallel)"
-                              : "item-level rho/m^2 per disjoint item batch; group privacy m^2";
-    budget.spend({"gaussian", purpose, 0, 0, PrivacyLoss::zcdp(rho), 1});
-    r.privacy.rho = rho;
-    if (o.method == UserLevelMethod::dp_gd_user) {
-      run = user_dp_gd(data, *loss, *domain, x0, g, rng, counter);
-    } else if (o.method == UserLevelMethod::dp_sgd_user) {
-      run = user_dp_sgd(data, *loss, *domain, x0, g, rng, counter);
-    } else {
-      run = item_dp_sgd_group(data, *loss, *domain, x0, g, rng, counter);
-    }
-    r.ledger = budget.ledger();
-    r.ledger.front().sensitivity = run.sensitivity;
-    r.ledger.front().noise_scale = run.sigma;
-    r.ledger.front().loss = PrivacyLoss::zcdp(rho);
-    diag["noise_sigma_sum"] = run.sigma;
-    r.estimate = run.x;
+    require(o.domain->dimension() == data.dim(),
+            fmt::format("domain dimension {} must equal the number of features {}",
+                        o.domain->dimension(), data.dim()));
   }
+  for (const auto& [v, name] : {std::pair{o.feature_bound, "feature_bound"},
+                                std::pair{o.label_bound, "label_bound"},
+                                std::pair{o.step_size, "step_size"}, std::pair{o.clip, "clip"}}) {
+    if (v) require(*v > 0 && std::isfinite(*v),
+                   fmt::format("{} must be finite and > 0, got {}", name, *v));
+  }
+  if (o.steps) require(*o.steps >= 1, fmt::format("steps must be >= 1, got {}", *o.steps));
+  check_share(o.scale_share, "scale_share");
+  check_share(o.clip_report_share, "clip_report_share");
+  require(o.scale_share + o.clip_report_share < 1, "scale_share + clip_report_share must be < 1");
+  if (o.x0) require(o.x0->size() == data.dim(), "x0 must have the feature dimension");
+  if (!paper_method(o)) return;
+  require((o.feature_bound || data.has_feature_bound()) &&
+              (!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound()),
+          "profile 'paper' needs feature_bound (and label_bound for the squared and huber losses): "
+          "its schedule takes them as public constants");
+  if (o.method != UserLevelMethod::phased_sgd) {
+    require(!o.steps && !o.clip && !o.step_size,
+            "steps, clip and step_size do not apply to the paper profile of Alg 3 (its schedule "
+            "fixes T_i, τ and L_f)");
+  }
+}
+
+// One value per user: the kRowQuantile-quantile of |f(row)| over the user's m rows.
+std::vector<double> per_user_values(const UserDataset& data, bool labels) {
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  std::vector<double> out(static_cast<std::size_t>(n)), row(static_cast<std::size_t>(m));
+  const auto k = static_cast<std::size_t>(
+      std::min<double>(static_cast<double>(m - 1), std::ceil(kRowQuantile * static_cast<double>(m)) - 1));
+  for (std::int64_t u = 0; u < n; ++u) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      row[static_cast<std::size_t>(j)] =
+          labels ? std::abs(data.label(u, j)) : data.all_features().row(u * m + j).norm();
+    }
+    std::nth_element(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(k), row.end());
+    out[static_cast<std::size_t>(u)] = row[k];
+  }
+  return out;
+}
+
+// The bounds the run uses, and what estimating or checking them cost (the scale step).
+struct Bounds {
+  double A = 0, B = 1;
+  double rho_left = 0;  // zCDP left for the method (zcdp accountant)
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
+
+Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, ReleaseBudget& account,
+                      Rng& rng) {
+  Bounds b;
+  const bool estimate_A = !o.feature_bound && !data.has_feature_bound();
+  const bool estimate_B = uses_label_bound(o.loss) && !o.label_bound && !data.has_label_bound();
+  const bool report = o.feature_bound.has_value() && !paper_method(o) &&
+                      o.method != UserLevelMethod::non_private;
+  b.A = o.feature_bound.value_or(data.feature_bound());
+  b.B = uses_label_bound(o.loss) ? o.label_bound.value_or(data.label_bound()) : 1.0;
+  if (o.method == UserLevelMethod::non_private || paper_method(o)) {
+    require(!estimate_A && !estimate_B,
+            "feature_bound (and label_bound for squared/huber) are required for this method");
+    return b;
+  }
+  const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  const int estimates = (estimate_A ? 1 : 0) + (estimate_B ? 1 : 0);
+  // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
+  const double eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
+  const double eps_report = std::sqrt(2 * o.clip_report_share * rho);
+  Ledger planned;
+  if (estimate_A) planned.push_back(private_bound_entry(eps_each, "feature_bound estimate"));
+  if (estimate_B) planned.push_back(private_bound_entry(eps_each, "label_bound estimate"));
+  std::optional<LaplaceMechanism> count;
+  if (report) {
+    count.emplace(1.0, eps_report, 1, o.run.noise);
+    planned.push_back(count->ledger_entry("users with a row above the supplied feature_bound"));
+  }
+  if (!planned.empty()) account.charge(planned);
+  b.rho_left = rho * (1 - (estimates ? o.scale_share : 0) - (report ? o.clip_report_share : 0));
+  const auto estimate = [&](bool labels, const char* name) {
+    const auto values = per_user_values(data, labels);
+    const PrivateBound pb = private_bound(values, kUserQuantile, eps_each, rng);
+    b.diagnostics[name] = {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
+                           {"rule", fmt::format("private {}-quantile over users of each user's "
+                                                "{}-quantile", kUserQuantile, kRowQuantile)}};
+    return pb.value;
+  };
+  if (estimate_A) b.A = estimate(false, "feature_bound");
+  if (estimate_B) b.B = estimate(true, "label_bound");
+  if (report) {
+    const double noisy = count->apply(static_cast<double>(data.users_clipped_at(b.A)), rng);
+    const double fraction = std::max(0.0, noisy) / static_cast<double>(data.num_users());
+    b.diagnostics["feature_bound"] = {{"value", b.A}, {"estimated", false},
+                                      {"clipped_users_fraction", fraction},
+                                      {"epsilon", eps_report}};
+    if (fraction > kClippedWarning) {
+      b.diagnostics["warnings"].push_back(fmt::format(
+          "feature_bound = {} clips rows of about {:.0f}% of the users (private count): the "
+          "supplied bound bites; leave it out to have it estimated", b.A, 100 * fraction));
+    }
+  }
+  return b;
+}
+
+// The run's data: features clipped to A, labels to B (and mapped {0, 1} -> ±1 when needed).
+UserDataset bounded_data(const UserDataset& data, const UserLevelOptions& o, const Bounds& b,
+                         nlohmann::json& diag) {
+  bool mapped = false;
+  const Vector labels = checked_labels(data.all_labels(), o.loss, &mapped);
+  if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
+  return data.bounded(b.A, b.B, mapped ? &labels : nullptr);
+}
+
+struct Setting {  // the resolved, public problem
+  std::unique_ptr<Loss> loss;
+  std::shared_ptr<const Domain> domain;
+  Vector x0;
+  ProblemConstants k;
+};
+
+Setting make_setting(const UserDataset& data, const UserLevelOptions& o) {
+  Setting s;
+  s.loss = make_loss(o.loss);
+  s.domain = o.domain ? o.domain : std::make_shared<Ball>(Vector::Zero(data.dim()), o.domain_radius);
+  s.x0 = o.x0 ? *o.x0 : s.domain->center();
+  s.k = problem_constants(data, *s.loss, *s.domain);
+  return s;
+}
+
+// What a method's run hands to seal.
+struct MethodRun {
+  Vector x;
+  std::optional<std::string> abstained;
+  bool certified = true;
+};
+
+MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                     double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                     nlohmann::json& diag, UserLevelTrace* trace) {
+  const bool paper = o.profile == Profile::paper;
+  Alg1Options a1 = o.alg1;
+  a1.profile = o.profile;
+  if (!paper) a1.rho = rho;
+  const double eps = o.privacy.epsilon, delta = o.privacy.delta;
+  const Alg1Plan P = plan_alg1(data.num_users(), data.items_per_user(), eps, delta, s.k, a1);
+  diag["schedule"] = plan_json(P);
+  if (!P.feasible) throw InvalidArgument("phased-sgd cannot run at this size: " + P.refusal);
+  const auto d = static_cast<std::size_t>(data.dim());
+  const Alg1Phase& p1 = P.phases.front();
+  Ledger planned;
+  if (paper) {
+    // Thm B.1, per phase (phases on disjoint users compose in parallel): the score test
+    // (Laplace(20/ε), sensitivity 2) is charged ε/4, the filtered Gaussian output the rest with the
+    // Lemma B.2 coupling sensitivity (docs/proofs/user-level.md §2).
+    LedgerEntry test = LaplaceMechanism(2.0, eps / 10, 1, o.run.noise)
+                           .ledger_entry("score test per phase (parallel over phases)");
+    test.loss = PrivacyLoss::pure(eps / 4);  // Thm B.1's share for the test and its coupling
+    const double coupling = p1.tau_i * std::log(10 * std::exp(eps) / delta) / static_cast<double>(P.C);
+    LedgerEntry out = GaussianMechanism::from_sigma(coupling, p1.sigma_i, d, o.run.noise)
+                          .ledger_entry("phase outputs (parallel over phases), Lemma B.2 coupling");
+    out.loss = PrivacyLoss::approximate(remainder_after(eps, eps / 4), delta);
+    planned = {test, out};
+  } else {
+    const ClippedVectorSum probe(data.dim(), p1.tau_i, p1.groups);
+    planned = {GaussianMechanism::from_rho(probe.sensitivity(), P.rho, d, o.run.noise)
+                   .ledger_entry("phase outputs on disjoint users (parallel composition over "
+                                 "phases; phase 1's mechanism)")};
+  }
+  account.charge(planned);
+  const auto res = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  MethodRun out{res.x, std::nullopt, P.certified};
+  if (res.halted) {
+    diag["halted_phase"] = res.halted_phase;
+    out.abstained = fmt::format("the concentration test failed in phase {}", res.halted_phase);
+  }
+  return out;
+}
+
+MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                   double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                   nlohmann::json& diag, UserLevelTrace* trace) {
+  const bool nonsmooth = o.method == UserLevelMethod::nonsmooth;
+  const bool paper = o.profile == Profile::paper;
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  const double eps = o.privacy.epsilon, delta = o.privacy.delta;
+  // The shared gradient options map onto the practical profile: steps → T_i, clip → τ,
+  // step_size → 1/L_f of AC-SA. The paper profile's schedule has no free step, clip or T.
+  Alg3Options ao = o.alg3;
+  ao.profile = o.profile;
+  if (!paper) {
+    ao.rho = rho;
+    if (!ao.steps) ao.steps = o.steps;
+    if (!ao.clip) ao.clip = o.clip;
+    if (!ao.smoothness && o.step_size) ao.smoothness = 1 / *o.step_size;
+  }
+  ProblemConstants kk = s.k;
+  if (nonsmooth) {
+    // f must be L-Lipschitz on X + B(0, r) (Lemma D.1): L is taken on the enlarged domain.
+    const Alg3Plan probe = plan_accelerated(n, m, eps, delta, kk, ao, true);
+    kk.L = s.loss->lipschitz(data.feature_bound(), data.label_bound(), *s.domain,
+                             probe.smoothing_radius);
+    diag["L"] = kk.L;
+  } else {
+    require(s.k.beta.has_value(), "method 'accelerated' needs a smooth loss; use 'nonsmooth' for the " +
+                                      s.loss->name() + " loss");
+  }
+  const Alg3Plan P = plan_accelerated(n, m, eps, delta, kk, ao, nonsmooth);
+  diag["schedule"] = plan_json(P);
+  if (!P.feasible) {
+    throw InvalidArgument(fmt::format("{} cannot run at this size: {}", name_of(o.method), P.refusal));
+  }
+  const Alg3Phase& p1 = P.phases.front();
+  const auto d = static_cast<std::size_t>(data.dim());
+  Ledger planned;
+  if (paper) {
+    // Thm C.1 per phase (parallel over phases): the gate's pass bits are one AboveThreshold at
+    // ε/2; the filtered noisy gradients ε/2 by amplification and advanced composition over T_i
+    // steps with the Lemma C.2 coupling sensitivity (docs/proofs/user-level.md §3).
+    LedgerEntry out = GaussianMechanism::from_sigma(p1.sensitivity, p1.sigma_i, d, o.run.noise)
+                          .ledger_entry("filtered noisy gradients per phase (parallel), Lemma C.2 "
+                                        "coupling; amplification + advanced composition over T_i");
+    out.loss = PrivacyLoss::approximate(remainder_after(eps, eps / 2), delta);
+    planned = {{"above_threshold",
+                "concentration gate per phase (parallel), Lap(8/eps) threshold, Lap(16/eps) "
+                "queries, sensitivity 2",
+                2, 16 / eps, PrivacyLoss::pure(eps / 2), 1},
+               out};
+  } else {
+    LedgerEntry steps = GaussianMechanism::from_rho(p1.sensitivity * static_cast<double>(p1.K_i),
+                                                    P.rho / static_cast<double>(p1.T_i), d, o.run.noise)
+                            .ledger_entry("exact clipped gradient sums, T_i steps per phase "
+                                          "(disjoint phases: parallel composition)");
+    steps.count = static_cast<int>(p1.T_i);
+    planned = {steps};
+  }
+  account.charge(planned);
+  const auto res = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  diag["steps_run"] = res.steps_run;
+  MethodRun out{res.x, std::nullopt, P.certified};
+  if (res.halted) {
+    // The halting phase and step are AboveThreshold outputs.
+    diag["halted_phase"] = res.halted_phase;
+    diag["halted_step"] = res.halted_step;
+    out.abstained = fmt::format("the concentration gate halted in phase {}, step {}",
+                                res.halted_phase, res.halted_step);
+  }
+  return out;
+}
+
+// B0, B1 and the group baseline: one Gaussian mechanism per noisy gradient sum, planned here.
+MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                       double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                       nlohmann::json& diag, UserLevelTrace* trace) {
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  GradientOptions g;
+  g.steps = o.steps.value_or(20);
+  // Default clip (B0, B1): L/(4√m), about the size of a per-user mean gradient near the optimum
+  // (a clip only rescales the update). Default step: η = 4R/(cT), so that T clipped steps can
+  // cross the domain (utility only; docs/results/user-level.md).
+  const bool group = o.method == UserLevelMethod::dp_sgd_group;
+  g.clip = o.clip.value_or(group ? s.k.L : s.k.L / (4 * std::sqrt(static_cast<double>(m))));
+  g.step_size = o.step_size.value_or(4 * s.k.R / (g.clip * g.steps));
+  g.noise = o.run.noise;
+  g.sigma_scale = trace && trace->noiseless ? 0 : 1;
+  g.rho = rho;
+  if (trace) g.hook = trace->on_user;
+  const auto d = static_cast<std::size_t>(data.dim());
+  LedgerEntry e;
+  if (o.method == UserLevelMethod::dp_gd_user) {
+    const ClippedVectorSum probe(data.dim(), g.clip, n);
+    e = GaussianMechanism::from_rho(probe.sensitivity(), rho / g.steps, d, o.run.noise)
+            .ledger_entry("noisy gradient sums, T full-batch steps at rho/T each");
+    e.count = g.steps;
+  } else if (o.method == UserLevelMethod::dp_sgd_user) {
+    require(g.steps <= n, "dp-sgd-user needs at most one batch per user (steps <= n)");
+    const ClippedVectorSum probe(data.dim(), g.clip, n / g.steps);
+    e = GaussianMechanism::from_rho(probe.sensitivity(), rho, d, o.run.noise)
+            .ledger_entry("noisy gradient sums on disjoint user batches (parallel composition)");
+  } else {
+    require(g.steps <= n * m, "dp-sgd-group needs at most one batch per item (steps <= n·m)");
+    const ClippedVectorSum probe(data.dim(), g.clip, n * m / g.steps);
+    const double md = static_cast<double>(m);
+    e = GaussianMechanism::from_rho(probe.sensitivity(), rho / (md * md), d, o.run.noise)
+            .ledger_entry("item-level rho/m^2 per disjoint item batch; user level by zCDP group "
+                          "privacy (m^2 rho/m^2 = rho)");
+    e.loss = PrivacyLoss::zcdp(rho);  // group privacy over a user's m items (k^2 rho)
+  }
+  account.charge(e);
+  diag["steps"] = g.steps;
+  diag["step_size"] = g.step_size;
+  diag["clip"] = g.clip;
+  GradientRun run;
+  if (o.method == UserLevelMethod::dp_gd_user) {
+    run = user_dp_gd(data, *s.loss, *s.domain, s.x0, g, rng, counter);
+  } else if (o.method == UserLevelMethod::dp_sgd_user) {
+    run = user_dp_sgd(data, *s.loss, *s.domain, s.x0, g, rng, counter);
+  } else {
+    run = item_dp_sgd_group(data, *s.loss, *s.domain, s.x0, g, rng, counter);
+  }
+  diag["noise_sigma_sum"] = e.noise_scale;
+  return {run.x, std::nullopt, true};
+}
+
+}  // namespace
+
+Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
+                               Budget* budget, UserLevelTrace* trace) {
+  validate_options(data, o);  // validate: nothing read from the data's values yet
+  if (binary_labels(o.loss)) checked_labels(data.all_labels(), o.loss);
+  const bool priv = o.method != UserLevelMethod::non_private;
+  ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
+                                               paper_method(o) ? Accountant::basic : Accountant::zcdp,
+                                               budget)
+                               : ReleaseBudget::non_private();
+  nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
+                         {"n_users", data.num_users()}, {"items_per_user", data.items_per_user()}};
+  // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
+  const Bounds b = resolve_bounds(data, o, account, rng);
+  diag["bounds"] = b.diagnostics;
+  const UserDataset work = bounded_data(data, o, b, diag);
+  const Setting s = make_setting(work, o);
+  diag["L"] = s.k.L;
+  diag["R"] = s.k.R;
+  if (s.k.beta) diag["beta"] = *s.k.beta;
+  if (priv && !paper_method(o)) diag["profile"] = name_of(o.profile);
+  GradientCounter counter;
+  MethodRun run;
+  // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
+  switch (o.method) {
+    case UserLevelMethod::phased_sgd:
+      run = fit_phased(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      break;
+    case UserLevelMethod::accelerated:
+    case UserLevelMethod::nonsmooth:
+      run = fit_alg3(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      break;
+    case UserLevelMethod::non_private: {
+      const double eta = o.step_size.value_or(
+          s.k.R / (s.k.L * std::sqrt(static_cast<double>(work.num_users() * work.items_per_user()))));
+      diag["step_size"] = eta;
+      run.x = non_private_sgd(work, *s.loss, *s.domain, s.x0, eta, rng, counter);
+      run.certified = false;
+      break;
+    }
+    default:
+      run = fit_gradient(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+  }
+  diag["profile"] = name_of(o.profile);
   diag["gradient_evaluations"] = counter.evaluations;
-  return r;
+  SealFacts facts;
+  facts.certified = priv && run.certified;
+  facts.unit = PrivacyUnit::user;
+  facts.noise = o.run.noise;
+  facts.noiseless = trace && trace->noiseless;
+  facts.abstained = run.abstained;
+  return seal(std::move(run.x), account, facts, rng, std::move(diag));
 }
 
 }  // namespace dpstats::optimize

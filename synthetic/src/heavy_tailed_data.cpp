@@ -115,7 +115,7 @@ HeavyTailedRisk::HeavyTailedRisk(const HeavyTailedTask& t, std::int64_t eval_siz
   p.A = &eval_.X;
   p.y = &eval_.y;
   p.end = eval_size;
-  p.env.kind = parse_glm_kind(t.loss());
+  p.env.kind = parse_enum<GlmKind>(t.loss());
   p.C = std::numeric_limits<double>::infinity();
   p.lambda = 1e-10;
   p.w0 = Vector::Zero(t.d);
@@ -128,7 +128,7 @@ HeavyTailedRisk::HeavyTailedRisk(const HeavyTailedTask& t, std::int64_t eval_siz
 double HeavyTailedRisk::risk(const Vector& w) const {
   long double s = 0;
   GlmEnvelope env;
-  env.kind = parse_glm_kind(task_.loss());
+  env.kind = parse_enum<GlmKind>(task_.loss());
   for (Eigen::Index i = 0; i < eval_.X.rows(); ++i) s += env.phi(eval_.X.row(i).dot(w), eval_.y[i]);
   return static_cast<double>(s / eval_.X.rows());
 }

@@ -28,7 +28,7 @@ GlmErmProblem problem(const HeavyTailedSample& s, const std::string& loss, doubl
   p.A = &s.X;
   p.y = &s.y;
   p.end = s.X.rows();
-  p.env.kind = parse_glm_kind(loss);
+  p.env.kind = parse_enum<GlmKind>(loss);
   p.C = C;
   p.lambda = lambda;
   p.w0 = Vector::Zero(s.X.cols());

@@ -33,17 +33,23 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/heavy_tailed/lipschitz_extension.hpp"
+#include "dpstats/names.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
+#include "dpstats/test_hooks.hpp"
 
 namespace dpstats::optimize {
 
 enum class HeavyTailedMethod { lipschitz_extension, output_perturbation, clipped_gd, dp_sgd, non_private };
-enum class HeavyTailedProfile { practical, paper };
-const char* to_string(HeavyTailedMethod m);
-HeavyTailedMethod parse_heavy_tailed_method(const std::string& s);
+enum class FinalSolver { clipped_gd, output_perturbation };
+enum class FinalClipRule { private_quantile, public_bound };
+enum class InnerSolver { glm_one_stage, double_output_perturbation };
 
-// Public moment bound (card §0): E[A(z)^k] <= G_k^k; G_2 defaults to G_k.
+// Resolved moment bound (docs/proofs/heavy-tailed.md §0): E[A(z)^k] <= G_k^k; G_2 defaults to G_k.
 struct MomentBound {
   double k = 4;
   double G_k = 1;
@@ -51,15 +57,25 @@ struct MomentBound {
   double g2() const { return G_2.value_or(G_k); }
 };
 
+// Public parameters (docs/guide.md "Public parameters"):
+//  * domain_radius (kind a, required): W = Ball(0, domain_radius).
+//  * moment_bound G_k (kind b): absent, it is estimated privately from scale_share of epsilon as
+//    the 0.9-quantile of the per-record bound sup_W ‖∇f(w; z)‖ (‖a‖ for absolute, hinge and
+//    logistic; κ‖a‖ for huber; ‖a‖(‖a‖R + |y|) for squared), and every clip, λ and step that
+//    derives from it scales with the data. moment_order k (kind c: a unit-free shape, default 4).
+//  * moment_bound_2 G_2 (kind c given G_k: defaults to G_k).
 struct HeavyTailedOptions {
   HeavyTailedMethod method = HeavyTailedMethod::lipschitz_extension;
-  HeavyTailedProfile profile = HeavyTailedProfile::practical;
-  std::string loss = "absolute";
+  Profile profile = Profile::practical;
+  GlmKind loss = GlmKind::absolute;
   double huber_kappa = 1;
-  double epsilon = 1;
-  double delta = 0;                  // dp_sgd only (required there)
-  double domain_radius = 1;          // W = Ball(0, R)
-  MomentBound moment;
+  PrivacyTarget privacy;             // delta: dp-sgd only (required there), 0 otherwise
+  RunControl run;
+  double domain_radius = 0;          // required: W = Ball(0, R)
+  double moment_order = 4;           // k >= 2
+  std::optional<double> moment_bound;    // G_k; absent: estimated from scale_share
+  std::optional<double> moment_bound_2;  // G_2 (default G_k)
+  double scale_share = 0.1;          // share of epsilon spent on an absent moment_bound, (0, 1)
   // lipschitz_extension / output_perturbation
   std::optional<int> phases;         // T (practical default 3; output_perturbation 1)
   std::optional<double> growth;      // λ growth per phase (practical 4, paper 32)
@@ -71,14 +87,14 @@ struct HeavyTailedOptions {
   // lipschitz_extension, practical: the last phase's solver. "clipped-gd" (default) runs localized
   // noisy clipped GD on the last block from the previous phase's output (pure ε-DP, its noise
   // damped by the data's curvature); "output-perturbation" keeps the GLM one-stage path.
-  std::optional<std::string> final_solver;
+  std::optional<FinalSolver> final_solver;
   // Clip of the final clipped-GD phase (practical; ignored when `clip` is set):
   //  "private-quantile" (default): the (1 − p)-quantile of the per-record gradient norms at the
   //    phase-1 output, p = c_p·sqrt(d/(mε)), released by the exponential mechanism at
   //    clip_budget_share·ε of the final block's budget (heavy_tailed_clip.hpp); the GD steps get
   //    the rest (basic composition inside the block).
   //  "public": 0.375·G_k(mε/d)^{1/(2k)} from the moment bound only (the previous default).
-  std::optional<std::string> final_clip_rule;
+  std::optional<FinalClipRule> final_clip_rule;
   std::optional<double> clip_tail_constant;  // c_p
   std::optional<double> clip_budget_share;   // in (0, 1)
   // practical: share of n in phase 1 (default 1/4 when the final solver is clipped-gd, else 1/2)
@@ -86,15 +102,14 @@ struct HeavyTailedOptions {
   // Per-phase inner solver of lipschitz_extension: "glm-one-stage" (default; card §2.13) or
   // "double-output-perturbation" (Alg 4 with Alg 2, paper preset; W_0 = W ∩ B(w_loc, r_0) may be
   // a lens: certified through the Lagrangian of the ball constraint, heavy_tailed_lens.hpp).
-  std::optional<std::string> inner;
+  std::optional<InnerSolver> inner;
   // clipped_gd / dp_sgd, and the final clipped-gd phase (steps, step_size, clip of that phase)
   std::optional<int> steps;
   std::optional<double> step_size;
-  NoiseMode noise = NoiseMode::secure;
 };
 
 // Non-private internals for tests and simulations; never part of a release.
-struct HeavyTailedTrace {
+struct HeavyTailedTrace : TestHooks {
   std::vector<Vector> pre_noise;     // certified ERM solution per phase (before noise)
   std::vector<Vector> phase_output;  // released phase outputs
   std::vector<double> gaps, alphas;  // certified gap and target per phase
@@ -108,14 +123,55 @@ struct HeavyTailedPhase {
   std::int64_t begin = 0, m = 0;
   double C = 0, lambda = 0, kappa = 0, alpha = 0, sensitivity = 0;
 };
+// `mb`: the resolved moment bound; `epsilon`: what the phases may spend (after the scale step).
 std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
-                                                const HeavyTailedOptions& o);
+                                                const HeavyTailedOptions& o, const MomentBound& mb,
+                                                double epsilon);
 // rate(m) = G_2/√m + G_k (d/(mε))^{1−1/k} (card §0).
 double heavy_tailed_rate(std::int64_t m, std::int64_t d, double epsilon, const MomentBound& mb);
 
-// X: n × d features, y: labels (±1 for hinge/logistic). Throws InvalidArgument on bad input
-// before any noise is drawn.
-Release<Vector> fit_heavy_tailed(const RowMatrix& X, const Vector& y, const HeavyTailedOptions& o,
-                                 Rng& rng, HeavyTailedTrace* trace = nullptr);
+// X: n × d features, y: labels (logistic and hinge: ±1, or {0, 1} mapped 0 -> -1). Throws
+// InvalidArgument on bad input before any noise is drawn.
+Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y,
+                                 const HeavyTailedOptions& o, Rng& rng, Budget* budget = nullptr,
+                                 HeavyTailedTrace* trace = nullptr);
 
 }  // namespace dpstats::optimize
+
+namespace dpstats {
+template <>
+struct EnumNames<optimize::HeavyTailedMethod> {
+  static constexpr std::string_view parameter = "method";
+  static constexpr std::array<std::pair<optimize::HeavyTailedMethod, std::string_view>, 5> names = {{
+      {optimize::HeavyTailedMethod::lipschitz_extension, "lipschitz-extension"},
+      {optimize::HeavyTailedMethod::output_perturbation, "output-perturbation"},
+      {optimize::HeavyTailedMethod::clipped_gd, "clipped-gd"},
+      {optimize::HeavyTailedMethod::dp_sgd, "dp-sgd"},
+      {optimize::HeavyTailedMethod::non_private, "non-private"},
+  }};
+};
+template <>
+struct EnumNames<optimize::FinalSolver> {
+  static constexpr std::string_view parameter = "final_solver";
+  static constexpr std::array<std::pair<optimize::FinalSolver, std::string_view>, 2> names = {{
+      {optimize::FinalSolver::clipped_gd, "clipped-gd"},
+      {optimize::FinalSolver::output_perturbation, "output-perturbation"},
+  }};
+};
+template <>
+struct EnumNames<optimize::FinalClipRule> {
+  static constexpr std::string_view parameter = "final_clip_rule";
+  static constexpr std::array<std::pair<optimize::FinalClipRule, std::string_view>, 2> names = {{
+      {optimize::FinalClipRule::private_quantile, "private-quantile"},
+      {optimize::FinalClipRule::public_bound, "public"},
+  }};
+};
+template <>
+struct EnumNames<optimize::InnerSolver> {
+  static constexpr std::string_view parameter = "inner";
+  static constexpr std::array<std::pair<optimize::InnerSolver, std::string_view>, 2> names = {{
+      {optimize::InnerSolver::glm_one_stage, "glm-one-stage"},
+      {optimize::InnerSolver::double_output_perturbation, "double-output-perturbation"},
+  }};
+};
+}  // namespace dpstats

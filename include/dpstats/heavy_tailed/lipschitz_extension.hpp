@@ -21,12 +21,10 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/solvers/domain.hpp"
+#include "dpstats/solvers/loss.hpp"
 
 namespace dpstats::optimize {
 
-enum class GlmKind { absolute, hinge, squared, huber, logistic };
-GlmKind parse_glm_kind(const std::string& loss);  // "absolute", "hinge", "squared", "huber", "logistic"
-const char* to_string(GlmKind k);
 
 // φ(u, y) and its L-Lipschitz envelope in u (L = +inf: φ itself).
 struct GlmEnvelope {

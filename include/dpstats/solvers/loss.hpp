@@ -11,8 +11,21 @@
 #include <string>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/names.hpp"
 
 namespace dpstats::optimize {
+
+// The generalised linear losses φ(⟨a, w⟩, y) of both fit tasks (one name per loss everywhere).
+enum class GlmKind { absolute, hinge, squared, huber, logistic };
+
+// The label set each loss states (docs/guide.md "Labels"):
+//  * logistic, hinge: y in {-1, +1}. Labels in {0, 1} go through the documented mapping
+//    0 -> -1, 1 -> +1 (when every label is 0 or 1 and some label is 0); any other label is an
+//    InvalidArgument naming the loss and its label set.
+//  * absolute, squared, huber: any finite real label.
+// Returns the labels the loss uses; `mapped` (optional) says whether the {0, 1} mapping ran.
+Vector checked_labels(const Eigen::Ref<const Vector>& y, GlmKind kind, bool* mapped = nullptr);
+bool binary_labels(GlmKind kind);  // logistic or hinge
 
 class Domain;
 
@@ -95,7 +108,23 @@ class AbsoluteLoss final : public Loss {
   std::optional<double> smoothness(double) const override { return std::nullopt; }
 };
 
-// "logistic", "hinge", "squared", "huber" (κ = 1); InvalidArgument otherwise.
+// The loss object of `kind` (huber: κ = huber_kappa).
+std::unique_ptr<Loss> make_loss(GlmKind kind, double huber_kappa = 1.0);
+// The same by name (parse_enum<GlmKind>).
 std::unique_ptr<Loss> make_loss(const std::string& name);
 
 }  // namespace dpstats::optimize
+
+namespace dpstats {
+template <>
+struct EnumNames<optimize::GlmKind> {
+  static constexpr std::string_view parameter = "loss";
+  static constexpr std::array<std::pair<optimize::GlmKind, std::string_view>, 5> names = {{
+      {optimize::GlmKind::absolute, "absolute"},
+      {optimize::GlmKind::hinge, "hinge"},
+      {optimize::GlmKind::huber, "huber"},
+      {optimize::GlmKind::logistic, "logistic"},
+      {optimize::GlmKind::squared, "squared"},
+  }};
+};
+}  // namespace dpstats

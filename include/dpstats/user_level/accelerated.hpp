@@ -51,6 +51,6 @@ struct Alg3Result {
 // caller has charged the privacy budget. `smoothing_radius` > 0 for the non-smooth variant.
 Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
                     const Alg3Plan& P, const UserLevelOptions& o, Rng& rng,
-                    GradientCounter& counter);
+                    GradientCounter& counter, UserLevelTrace* trace = nullptr);
 
 }  // namespace dpstats::optimize

@@ -2,11 +2,15 @@
 // user-id column, regrouped user-major with exactly m items per user.
 //
 // Per-user preprocessing only (privacy-safe: each user's items are a function of that user's rows
-// alone): features are clipped to the public norm bound A and labels to [−B, B]; a user with more
-// than m rows keeps its first m, one with fewer repeats its own rows cyclically. n (number of
-// distinct ids) and m are public: neighbouring datasets replace the whole data of one user.
+// alone): when bounds are given, features are clipped to the public norm bound A and labels to
+// [−B, B]; a user with more than m rows keeps its first m, one with fewer repeats its own rows
+// cyclically. n (number of distinct ids) and m are public: neighbouring datasets replace the whole
+// data of one user. Without bounds nothing is clipped (fit_user_level then takes the bounds from
+// its options or estimates them privately, and clips a copy with `bounded`).
 #pragma once
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
@@ -17,16 +21,28 @@ class UserDataset {
  public:
   // X: rows × p features, y: rows labels, users: rows ids. m = 0 picks ⌊rows / n⌋ (at least 1).
   UserDataset(const ConstMatrixRef& X, const Vector& y, const std::vector<std::int64_t>& users,
-              std::int64_t m = 0, double feature_bound = 1.0, double label_bound = 1.0);
+              std::int64_t m = 0, std::optional<double> feature_bound = std::nullopt,
+              std::optional<double> label_bound = std::nullopt);
   // Already user-major: rows u·m .. u·m+m−1 belong to user u.
-  UserDataset(RowMatrix X, Vector y, std::int64_t m, double feature_bound = 1.0,
-              double label_bound = 1.0);
+  UserDataset(RowMatrix X, Vector y, std::int64_t m,
+              std::optional<double> feature_bound = std::nullopt,
+              std::optional<double> label_bound = std::nullopt);
+
+  // A copy with features clipped to A and labels to [−B, B] (and labels replaced by `labels`
+  // when given, e.g. the {0, 1} -> ±1 mapping). Also counts the users with a clipped row.
+  UserDataset bounded(double feature_bound, double label_bound,
+                      const Vector* labels = nullptr) const;
+  // Users with at least one row whose norm exceeds A (non-private: a private count releases it).
+  std::int64_t users_clipped_at(double feature_bound) const;
 
   std::int64_t num_users() const { return n_; }
   std::int64_t items_per_user() const { return m_; }
   std::int64_t dim() const { return features_.cols(); }
+  // +inf when the data were given no bound (nothing clipped).
   double feature_bound() const { return A_; }
   double label_bound() const { return B_; }
+  bool has_feature_bound() const { return A_ < std::numeric_limits<double>::infinity(); }
+  bool has_label_bound() const { return B_ < std::numeric_limits<double>::infinity(); }
   const double* features(std::int64_t user, std::int64_t k) const {
     return features_.data() + (user * m_ + k) * features_.cols();
   }
@@ -42,7 +58,8 @@ class UserDataset {
   Vector labels_;
   std::vector<std::int64_t> ids_;
   std::int64_t n_ = 0, m_ = 0;
-  double A_ = 1, B_ = 1;
+  double A_ = std::numeric_limits<double>::infinity();
+  double B_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace dpstats::optimize

@@ -1,5 +1,4 @@
-// User-level private convex optimisation (card user-level-dp-sco.md, addendum
-// user-level-practical.md): Alg 1 (phased SGD with outlier-iterate removal and output
+// User-level private convex optimisation (docs/proofs/user-level.md): Alg 1 (phased SGD with outlier-iterate removal and output
 // perturbation), Alg 3 with Alg 2 inside and its smoothed non-smooth variant (accelerated.hpp),
 // their data-free schedules, and the baselines, behind one entry point.
 //
@@ -20,8 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "dpstats/solvers/dp_sgd.hpp"
+#include "dpstats/names.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
+#include "dpstats/solvers/dp_sgd.hpp"
+#include "dpstats/test_hooks.hpp"
 
 namespace dpstats::optimize {
 
@@ -34,9 +39,6 @@ enum class UserLevelMethod {
   dp_sgd_group,   // item-level DP-SGD + group privacy
   non_private,    // one-pass SGD, no privacy
 };
-enum class UserLevelProfile { paper, practical };
-const char* to_string(UserLevelMethod m);
-UserLevelMethod parse_user_level_method(const std::string& s);
 
 // Public problem constants (never estimated from data).
 struct ProblemConstants {
@@ -46,11 +48,13 @@ struct ProblemConstants {
 };
 
 struct Alg1Options {
-  UserLevelProfile profile = UserLevelProfile::practical;
+  Profile profile = Profile::practical;
   std::optional<double> q, p, eta;  // paper: q = 0.1, p = J + 3/2, η = R/(L√(dmnε))
   std::optional<int> num_phases;    // cap on l (paper: voids the proof → certified = false)
   std::optional<int> groups;        // practical: C_i (default ⌊√n_i⌋, at least 1)
   double c_tau = 1;                 // practical: τ_i = c_τ·η_i·L·T_i (utility only)
+  std::optional<double> rho;        // practical: zCDP of each phase (default: from (ε, δ));
+                                    // fit_user_level passes what the scale estimates left
 };
 
 struct Alg1Phase {
@@ -59,7 +63,7 @@ struct Alg1Phase {
 };
 
 struct Alg1Plan {
-  UserLevelProfile profile = UserLevelProfile::paper;
+  Profile profile = Profile::paper;
   double J = 0, p = 0, q = 0, eta = 0, C_raw = 0;
   std::int64_t C = 0, l = 0;
   double n_condition_lhs = 0, n_condition_rhs = 0;  // n^{1−q} >= 100/(1−2^{−q})·ln(n/δ)/ε
@@ -87,7 +91,7 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
 //    gradients (clip τ, sensitivity ≈ 2τ/K_i) released by the secure Gaussian at ρ/T_i-zCDP per
 //    step (adaptive composition over the phase; phases parallel; no amplification claimed).
 struct Alg3Options {
-  UserLevelProfile profile = UserLevelProfile::practical;
+  Profile profile = Profile::practical;
   std::optional<double> q, p, lambda;     // paper: q = 0.1, Thm C.3 p and λ; practical: q = 1, λ = 0
   std::optional<int> num_phases;          // cap on l (utility only: the risk proof no longer applies)
   double c_tau = 1;                       // paper: τ = c_τ·2L√(2ln(2/γ)/m) (utility only, σ ∝ τ)
@@ -96,6 +100,7 @@ struct Alg3Options {
   std::optional<double> smoothness;       // practical: AC-SA's L_f (default τ·T²/(8R)), utility only
   std::optional<std::int64_t> users_per_step;  // practical: K_i (default n_i: full batch)
   std::optional<double> smoothing_radius; // nonsmooth: r (default R√d/(εn√m), Thm D.3)
+  std::optional<double> rho;              // practical: zCDP of each phase (default: from (ε, δ))
 };
 
 struct Alg3Phase {
@@ -106,7 +111,7 @@ struct Alg3Phase {
   double sensitivity = 0;                 // l2 sensitivity of the per-step mean gradient
 };
 struct Alg3Plan {
-  UserLevelProfile profile = UserLevelProfile::paper;
+  Profile profile = Profile::paper;
   bool nonsmooth = false;
   double q = 0, p = 0, lambda = 0, tau = 0, gamma = 0;
   double beta = 0;                        // β (smooth) or β_r = L√d/r (nonsmooth)
@@ -129,8 +134,8 @@ Alg3Plan plan_accelerated(std::int64_t n, std::int64_t m, double epsilon, double
 Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
                    const ProblemConstants& k, std::optional<double> q = std::nullopt);
 
-// What tests may look at (non-private; never in a release).
-struct UserLevelTrace {
+// What tests may look at (non-private; never in a release). `noiseless` switches every draw off.
+struct UserLevelTrace : TestHooks {
   UserHook on_user;                      // (phase or step, group, user) on every read of a user
   std::vector<int> phase_passed;         // Alg 1 paper: test outcome per phase
   std::vector<std::int64_t> kept;        // Alg 1 paper: |S_i| per phase
@@ -139,22 +144,33 @@ struct UserLevelTrace {
   std::vector<Vector> released_gradients;  // Alg 3: ĝ per executed step (noise included)
 };
 
+// Public parameters (docs/guide.md "Public parameters"):
+//  * domain_radius (kind a, required): X = B(0, domain_radius), the ball the weights live in.
+//  * feature_bound (kind b): rows are clipped to this norm; absent (and the data not already
+//    bounded), it is estimated privately from scale_share of the budget: the 0.75-quantile over
+//    users of each user's 0.9-quantile row norm (one value per user, user-level sensitivity 1).
+//  * label_bound (kind b, squared and huber only): labels clipped to [-B, B]; absent, estimated
+//    the same way from |y|. Logistic and hinge take labels in {-1, +1} ({0, 1} is mapped 0 -> -1).
+//  * clip, step_size, steps: derived from L = feature_bound (and R) when absent (kind c).
 struct UserLevelOptions {
   UserLevelMethod method = UserLevelMethod::dp_gd_user;
-  std::string loss = "logistic";
-  double epsilon = 1, delta = 1e-6;
-  double domain_radius = 1;              // X = B(0, domain_radius) unless `domain` is given
+  GlmKind loss = GlmKind::logistic;
+  PrivacyTarget privacy;                 // epsilon required; delta in (0, 1) required
+  Profile profile = Profile::practical;  // phased-sgd, accelerated, nonsmooth
+  RunControl run;
+  double domain_radius = 0;              // required (> 0) unless `domain` is given
   std::shared_ptr<const Domain> domain;
   std::optional<Vector> x0;              // default: the domain's centre
+  std::optional<double> feature_bound;   // A; absent: the data's own bound, else estimated
+  std::optional<double> label_bound;     // B (squared, huber); absent: estimated
+  double scale_share = 0.05;             // share of rho spent on the absent bounds, (0, 1)
+  double clip_report_share = 0.01;       // share of rho for the private count of clipped users
   // Gradient methods (B0, B1, group): steps (B0) or batches (B1, group), η, clip.
   std::optional<int> steps;              // default 20 (B0), 50 (B1), ⌈nm/(n/…)⌉ (group)
   std::optional<double> step_size;       // default 4R/(c·T)
   std::optional<double> clip;            // default L/(4√m) (B0, B1), L (group)
-  Alg1Options alg1;
-  Alg3Options alg3;                      // accelerated and nonsmooth
-  NoiseMode noise = NoiseMode::secure;
-  UserLevelTrace* trace = nullptr;
-  double sigma_scale = 1;                // test hook: 0 turns the noise off (uncertified)
+  Alg1Options alg1;                      // alg1.profile is set from `profile`
+  Alg3Options alg3;                      // accelerated and nonsmooth; alg3.profile from `profile`
 };
 
 // The defaults above resolved for this data (public sizes and constants only).
@@ -162,7 +178,24 @@ ProblemConstants problem_constants(const UserDataset& data, const Loss& loss,
                                    const Domain& domain);
 
 // Fits the model; the Release's estimate is the weight vector, privacy.unit = user,
-// diagnostics hold public values only (gradient_evaluations, schedule, σ's).
-Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng);
+// diagnostics hold public values only (gradient_evaluations, schedule, σ's, estimated bounds).
+Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
+                               Budget* budget = nullptr, UserLevelTrace* trace = nullptr);
 
 }  // namespace dpstats::optimize
+
+namespace dpstats {
+template <>
+struct EnumNames<optimize::UserLevelMethod> {
+  static constexpr std::string_view parameter = "method";
+  static constexpr std::array<std::pair<optimize::UserLevelMethod, std::string_view>, 7> names = {{
+      {optimize::UserLevelMethod::dp_gd_user, "dp-gd-user"},
+      {optimize::UserLevelMethod::dp_sgd_user, "dp-sgd-user"},
+      {optimize::UserLevelMethod::dp_sgd_group, "dp-sgd-group"},
+      {optimize::UserLevelMethod::phased_sgd, "phased-sgd"},
+      {optimize::UserLevelMethod::accelerated, "accelerated"},
+      {optimize::UserLevelMethod::nonsmooth, "nonsmooth"},
+      {optimize::UserLevelMethod::non_private, "non-private"},
+  }};
+};
+}  // namespace dpstats
