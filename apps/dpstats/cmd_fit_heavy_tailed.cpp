@@ -7,7 +7,7 @@
 // INPUT columns: label, features. Pure ε-DP (δ = 0) for every method but dp-sgd (the (ε, δ)
 // Gaussian baseline). Without --method: lipschitz-extension, practical profile (the recommended
 // method: its constants come from public values only). k, G_k (and G_2) are PUBLIC bounds on the
-// k-th moment of the worst-case per-record gradient norm over the domain (card §0).
+// k-th moment of the worst-case per-record gradient norm over the domain (docs/proofs/heavy-tailed.md §0).
 #include <algorithm>
 #include <memory>
 
@@ -101,8 +101,8 @@ FitRunner add_fit_heavy_tailed(CLI::App* cmd) {
                   "heavy-tailed: public G_2 (default G_k)");
   cmd->add_option("--phases", h->phases, "heavy-tailed: Pop-Localize phases (practical default 3)");
   cmd->add_option("--inner", h->inner,
-                  "heavy-tailed: per-phase solver, glm-one-stage (default, card 2.13) or "
-                  "double-output-perturbation (Alg 4 with Alg 2, the card's main algorithm)");
+                  "heavy-tailed: per-phase solver, glm-one-stage (default, docs/proofs/heavy-tailed.md §2.13) or "
+                  "double-output-perturbation (Alg 4 with Alg 2, the paper's main algorithm)");
   cmd->add_option("--final-clip-rule", h->final_clip_rule,
                   "heavy-tailed practical: clip of the final GD phase, private-quantile (default; "
                   "1/16 of that block's epsilon) or public (moment bound only)");

@@ -43,8 +43,8 @@ void median_section(Rng& rng) {
   };
   auto t0 = std::chrono::steady_clock::now();
   GeometricMedianOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-6;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1e-6;
   o.radius = R;
   const auto gm = geometric_median(X, o, rng);
   line("private geometric median", privacy_text(gm.privacy), gm.estimate, elapsed_ms(t0));
@@ -75,8 +75,8 @@ void moments_section(Rng& rng) {
     o.dim = d;
     o.method = method;
     o.workload = "average";
-    o.epsilon = 1;
-    o.delta = 1e-6;
+    o.privacy.epsilon = 1;
+    o.privacy.delta = 1e-6;
     const auto r = estimate_moments(make_config(o), X, rng);
     const RowMatrix last =
         Eigen::Map<const RowMatrix>(r.estimate.second.row(T - 1).data(), d, d);
@@ -105,6 +105,7 @@ void user_level_section(Rng& rng) {
   for (const auto method : {UserLevelMethod::dp_gd_user, UserLevelMethod::dp_sgd_group,
                             UserLevelMethod::non_private}) {
     UserLevelOptions o;
+    o.privacy = {1, 1e-6};
     o.method = method;
     o.domain_radius = 2 * task.w_norm;
     const auto t0 = std::chrono::steady_clock::now();
@@ -135,9 +136,11 @@ void heavy_tailed_section(Rng& rng) {
       "   bounded. Error: excess population risk.\n", s.X.rows(), task.d);
   for (const auto method : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::non_private}) {
     HeavyTailedOptions o;
+    o.privacy.epsilon = 1;
+    o.moment_bound = 1;
     o.method = method;
     o.domain_radius = task.radius;
-    o.moment = heavy_tailed_moment(task, 4);
+    set_moment(o, heavy_tailed_moment(task, 4));
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
     const std::string privacy =

@@ -16,6 +16,8 @@ using namespace dpstats::optimize;
 struct Config {
   std::string name;        // method label in the tables
   UserLevelOptions opt;
+  opt.privacy = {1, 1e-6};
+  opt.domain_radius = 1;
 };
 
 struct Size {
@@ -47,10 +49,11 @@ inline std::vector<Config> candidates(const Size& s, const std::string& method, 
   const double rootm = std::sqrt(static_cast<double>(s.m));
   auto base = [&](UserLevelMethod m) {
     UserLevelOptions o;
+    o.privacy = {1, 1e-6};
     o.method = m;
     o.domain_radius = 5;
-    o.epsilon = 1;
-    o.delta = 1e-6;
+    o.privacy.epsilon = 1;
+    o.privacy.delta = 1e-6;
     return o;
   };
   if (method == "dp-gd-user") {

@@ -8,16 +8,19 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
+#include "dpstats/seam.hpp"
 
 namespace dpstats::optimize {
 
-Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptions& o, Rng& rng) {
+Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptions& o, Rng& rng,
+                           Budget* budget) {
   const std::int64_t n = X.rows(), d = X.cols();
   require(n >= 1 && (d == 1 || d == 2),
           fmt::format("EM-PGM is a d <= 2 reference (grid exponential in d), got d = {}", d));
   require(y.size() == n, "labels must have one entry per row");
   require(X.allFinite() && y.allFinite(), "data must be finite (got a NaN or infinite entry)");
-  check_epsilon(o.epsilon);
+  validate(o.privacy);
+  require(o.privacy.delta == 0, "EM-PGM is pure epsilon-DP: delta must be 0");
   check_positive(o.radius, "radius");
   check_positive(o.C, "C");
   check_positive(o.gamma, "gamma");
@@ -28,7 +31,7 @@ Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptio
   env.kind = o.loss;
   const auto steps = static_cast<int>(std::ceil(o.radius / o.spacing));
   require(steps <= 2000, "spacing too small for the grid (more than 2000 points per axis)");
-  // Grid points of [−R, R]^d, projected onto the ball (card §2.10 line 1).
+  // Grid points of [−R, R]^d, projected onto the ball (docs/proofs/heavy-tailed.md §2.10 line 1).
   std::vector<Vector> grid;
   for (int i = -steps; i <= steps; ++i) {
     for (int j = (d == 2 ? -steps : 0); j <= (d == 2 ? steps : 0); ++j) {
@@ -58,18 +61,17 @@ Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptio
     quality[g] = -((w - step) / o.gamma).norm();
   }
   ExponentialMechanismOptions em;
-  em.epsilon = o.epsilon;
+  em.epsilon = o.privacy.epsilon;
   em.sensitivity = 2 * o.C / static_cast<double>(n);
   em.monotone = false;  // c = 2: P ∝ exp(−ε s/(2Δ))
-  Release<Vector> r;
-  r.estimate = grid[permute_and_flip(quality, em, rng)];
-  r.privacy.epsilon = o.epsilon;
-  r.privacy.certified = false;
-  r.seeded = rng.seeded();
-  r.ledger.push_back(exponential_mechanism_entry(em, "EM-PGM grid point"));
-  r.diagnostics = {{"grid_points", grid.size()}, {"gamma", o.gamma}, {"C", o.C},
-                   {"note", "d <= 2 reference; floating-point score: certified = false"}};
-  return r;
+  ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
+  account.charge(exponential_mechanism_entry(em, "EM-PGM grid point"));
+  Vector w = grid[permute_and_flip(quality, em, rng)];
+  SealFacts facts;
+  facts.certified = false;  // floating-point score (docs/errata.md)
+  return seal(std::move(w), account, facts, rng,
+              {{"grid_points", grid.size()}, {"gamma", o.gamma}, {"C", o.C},
+               {"note", "d <= 2 reference; floating-point score: certified = false"}});
 }
 
 }  // namespace dpstats::optimize

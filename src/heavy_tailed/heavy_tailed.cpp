@@ -24,10 +24,10 @@ namespace {
 constexpr double kMomentQuantile = 0.9;  // an absent G_k: private 0.9-quantile of the record bounds
 constexpr int kPracticalPhases = 3;
 constexpr double kPracticalGrowth = 4;
-constexpr double kPracticalKappa = 0.1;      // addendum: κ = 0.1
+constexpr double kPracticalKappa = 0.1;      // docs/results/heavy-tailed.md: κ = 0.1
 constexpr double kPracticalCMultiplier = 0.0625;
 constexpr double kPracticalLambdaMultiplier = 4;
-// Paper profile (card §2.7 "matched", §2.8).
+// Paper profile (docs/proofs/heavy-tailed.md §2.7 "matched", §2.8).
 constexpr double kPaperGrowth = 32;
 constexpr double kPaperKappa = 2;
 constexpr double kPracticalFirstFraction = 0.25;
@@ -38,7 +38,7 @@ constexpr double kPracticalFirstFraction = 0.25;
 //    (docs/results/heavy-tailed.md "Private clip"): T = 8, c_η = 0.75 for every loss but hinge;
 //    hinge (low curvature near the kink: the L1 step makes too little progress) T = 16, c_η = 1.5.
 //  * public rule (the previous default, kept for comparison): clip 0.375·G_k(mε/d)^{1/(2k)} (the
-//    card §3 noisy-GD exponent), T = 8, c_η = 0.75 for every loss.
+//    docs/proofs/heavy-tailed.md §3 noisy-GD exponent), T = 8, c_η = 0.75 for every loss.
 constexpr int kFinalSteps = 8;
 constexpr double kFinalStepMultiplier = 0.75;
 constexpr int kFinalStepsHinge = 16;
@@ -46,7 +46,7 @@ constexpr double kFinalStepMultiplierHinge = 1.5;
 constexpr double kFinalClipMultiplier = 0.375;
 constexpr double kClipTailConstant = 4;
 constexpr double kClipBudgetShare = 0.0625;
-// Clipped GD: card §3 theory defaults; T capped for run time (documented in the guide).
+// Clipped GD: docs/proofs/heavy-tailed.md §3 theory defaults; T capped for run time (documented in the guide).
 constexpr int kMaxDefaultSteps = 1000;
 
 bool final_gd(const HeavyTailedOptions& o) {
@@ -514,7 +514,7 @@ bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
   return true;
 }
 
-// The GLM one-stage output perturbation (card §2.13): certified ERM of the extension + l2-Laplace.
+// The GLM one-stage output perturbation (docs/proofs/heavy-tailed.md §2.13): certified ERM of the extension + l2-Laplace.
 bool one_stage_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, std::size_t t,
                      std::string& reason, Rng& rng) {
   const CertifiedSolution sol = solve_certified_glm_erm(phase_problem(q, L, ph), ph.alpha);

@@ -1,11 +1,11 @@
-// Alg 2/3 (card user-level-dp-sco.md §2.3–2.5) and their data-free schedules.
+// Alg 2/3 (docs/proofs/user-level.md §2.3–2.5) and their data-free schedules.
 //
-// Paper profile, privacy as in Thm C.1 (card §2.4): phases run on disjoint users of one random
+// Paper profile, privacy as in Thm C.1 (docs/proofs/user-level.md §2.4): phases run on disjoint users of one random
 // permutation (parallel composition). Within a phase the pass bits of the concentration checks
 // are one AboveThreshold run (threshold 4K_i/5 + Lap(8/ε) drawn once, queries s + Lap(16/ε),
 // sensitivity 2): ε/2. On the good event the P6 filter's mean has the Lemma C.2 coupling
 // sensitivity ≲ τ·ln(1/ζ)/K_i, and the T_i Gaussian steps on K_i-of-n_i subsets give ε/2 by
-// amplification and advanced composition. The unstated "≲" is the caveat of the card's kPaper.
+// amplification and advanced composition. The unstated "≲" is the caveat of the paper profile.
 //
 // Practical profile, our proof: the released per-step quantity is the exact clipped sum
 // Σ_{Z∈B_t} clip_τ(q(Z)) (exact_sum.hpp), whose l2 sensitivity under replacing one user's data is
@@ -31,7 +31,7 @@
 namespace dpstats::optimize {
 
 // ---------------------------------------------------------------------------------------------
-// AC-SA (card §2.3)
+// AC-SA (docs/proofs/user-level.md §2.3)
 
 Acsa::Acsa(const Vector& start, double mu, double L_f, const Domain& X)
     : mu_(mu), L_f_(L_f), X_(&X), x_(start), xag_(start), xmd_(start) {
@@ -90,7 +90,7 @@ std::vector<std::int64_t> concentration_degrees(const RowMatrix& Q, double r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schedules (card §2.4, §2.5, §2.7)
+// Schedules (docs/proofs/user-level.md §2.4, §2.5, §2.7)
 
 namespace {
 
@@ -109,6 +109,39 @@ void check_common(std::int64_t n, std::int64_t m, double epsilon, double delta,
 double default_radius(std::int64_t n, std::int64_t m, double epsilon, const ProblemConstants& k) {
   return k.R * std::sqrt(static_cast<double>(k.d)) /
          (epsilon * static_cast<double>(n) * std::sqrt(static_cast<double>(m)));
+}
+
+// Phase i of the paper schedule (Alg 3 lines 2–7, Alg 2 line 2, Lemma C.2), public values only.
+Alg3Phase paper_phase_schedule(const Alg3Plan& P, std::int64_t i, std::int64_t n, std::int64_t m,
+                               std::int64_t d, double epsilon, double delta, double shrink) {
+  const double nd = static_cast<double>(n), md = static_cast<double>(m),
+               dd = static_cast<double>(d);
+  const double lnndm = std::log(nd * dd * md);
+  Alg3Phase ph;
+  const double id = static_cast<double>(i);
+  ph.n_i = static_cast<std::int64_t>(std::floor(shrink * nd / std::exp2(id * P.q)));
+  ph.lambda_i = P.lambda * std::exp2(P.p * id);
+  // Line 4: T_i = ⌈(1 + √(β/λ_i))·ln(ndm)⌉.
+  ph.T_i = static_cast<std::int64_t>(std::ceil((1 + std::sqrt(P.beta / ph.lambda_i)) * lnndm));
+  const double ni = static_cast<double>(ph.n_i), Ti = static_cast<double>(ph.T_i);
+  // Lines 5–7.
+  const double tail = 500 * std::log(ni * ni * md * md * std::exp(epsilon) / delta);
+  ph.K_raw = tail * (1 / epsilon + ni * epsilon / std::sqrt(Ti * std::log(1 / delta)));
+  ph.K_laplace = static_cast<std::int64_t>(std::ceil(tail / epsilon));
+  const auto k_up = static_cast<std::int64_t>(std::ceil(ph.K_raw));
+  const auto k_cover = static_cast<std::int64_t>(std::ceil(ni / Ti));
+  ph.K_i = std::min(ph.n_i, std::max(k_up, k_cover));
+  // Alg 2 line 2.
+  ph.sigma_i = 1000 * P.tau * std::sqrt(Ti) * std::log(nd * dd * std::exp(epsilon) / delta) /
+               (epsilon * ni);
+  ph.L_f = P.beta + ph.lambda_i;
+  ph.stage_length = std::min<std::int64_t>(
+      ph.T_i, static_cast<std::int64_t>(std::ceil(2 * std::sqrt(2.0) * std::sqrt(ph.L_f / ph.lambda_i))));
+  // Lemma C.2 with its "≲" read as 1: τ·ln(1/ζ)/K_i, ζ = δ/(10·T_i·e^ε).
+  ph.sensitivity = ph.K_i > 0 ? P.tau * std::log(10 * Ti * std::exp(epsilon) / delta) /
+                                    static_cast<double>(ph.K_i)
+                              : 0;
+  return ph;
 }
 
 Alg3Plan plan_paper(std::int64_t n, std::int64_t m, double epsilon, double delta,
@@ -151,36 +184,14 @@ Alg3Plan plan_paper(std::int64_t n, std::int64_t m, double epsilon, double delta
                 : k.L / k.R * (1 / std::sqrt(nd * md) + std::sqrt(dd) / (epsilon * nd * std::sqrt(md))));
   check_positive(P.lambda, "lambda");
   const double lnndm = std::log(nd * dd * md);
-  // τ = 2L√(2 ln(2/γ)/m), γ = 1/((nm)^{5/4}·ln(ndm)·e^{2ε}) (card §2.4 [choice], Pinelis).
+  // τ = 2L√(2 ln(2/γ)/m), γ = 1/((nm)^{5/4}·ln(ndm)·e^{2ε}) (docs/proofs/user-level.md §2.4 [choice], Pinelis).
   P.gamma = 1 / (std::pow(nd * md, 1.25) * lnndm * std::exp(2 * epsilon));
   require(o.c_tau > 0, "c_tau must be > 0");
   P.tau = o.c_tau * 2 * k.L * std::sqrt(2 * std::log(2 / P.gamma) / md);
   std::int64_t offset = 0;
   for (std::int64_t i = 1; i <= P.l; ++i) {
-    Alg3Phase ph;
-    const double id = static_cast<double>(i);
-    ph.n_i = static_cast<std::int64_t>(std::floor(shrink * nd / std::exp2(id * P.q)));
-    ph.lambda_i = P.lambda * std::exp2(P.p * id);
-    // Line 4: T_i = ⌈(1 + √(β/λ_i))·ln(ndm)⌉.
-    ph.T_i = static_cast<std::int64_t>(std::ceil((1 + std::sqrt(P.beta / ph.lambda_i)) * lnndm));
-    const double ni = static_cast<double>(ph.n_i), Ti = static_cast<double>(ph.T_i);
-    // Lines 5–7.
-    const double tail = 500 * std::log(ni * ni * md * md * std::exp(epsilon) / delta);
-    ph.K_raw = tail * (1 / epsilon + ni * epsilon / std::sqrt(Ti * std::log(1 / delta)));
-    ph.K_laplace = static_cast<std::int64_t>(std::ceil(tail / epsilon));
-    const auto k_up = static_cast<std::int64_t>(std::ceil(ph.K_raw));
-    const auto k_cover = static_cast<std::int64_t>(std::ceil(ni / Ti));
-    ph.K_i = std::min(ph.n_i, std::max(k_up, k_cover));
-    // Alg 2 line 2.
-    ph.sigma_i = 1000 * P.tau * std::sqrt(Ti) * std::log(nd * dd * std::exp(epsilon) / delta) /
-                 (epsilon * ni);
-    ph.L_f = P.beta + ph.lambda_i;
-    ph.stage_length = std::min<std::int64_t>(
-        ph.T_i, static_cast<std::int64_t>(std::ceil(2 * std::sqrt(2.0) * std::sqrt(ph.L_f / ph.lambda_i))));
-    // Lemma C.2 with its "≲" read as 1: τ·ln(1/ζ)/K_i, ζ = δ/(10·T_i·e^ε).
-    ph.sensitivity = ph.K_i > 0 ? P.tau * std::log(10 * Ti * std::exp(epsilon) / delta) /
-                                      static_cast<double>(ph.K_i)
-                                : 0;
+    const Alg3Phase ph = paper_phase_schedule(P, i, n, m, k.d, epsilon, delta, shrink);
+    const double Ti = static_cast<double>(ph.T_i);
     P.phases.push_back(ph);
     // The whole schedule is still reported (and counted) after the first refusal, so that a
     // caller sees how far from feasible it is.
@@ -280,7 +291,64 @@ Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Alg 3 with Alg 2 inside (card §2.3, §2.4)
+// Alg 3 with Alg 2 inside (docs/proofs/user-level.md §2.3, §2.4)
+
+namespace {
+
+// The Gaussian of one noisy step (paper: σ_i on the filtered mean; practical: ρ/T_i on the sum).
+GaussianMechanism step_mechanism(const Alg3Plan& P, const Alg3Phase& ph, std::int64_t d,
+                                 NoiseMode noise) {
+  if (P.profile == Profile::paper) {
+    return GaussianMechanism::from_sigma(ph.sensitivity, ph.sigma_i, static_cast<std::size_t>(d),
+                                         noise);
+  }
+  return GaussianMechanism::from_rho(ph.sensitivity * static_cast<double>(ph.K_i),
+                                     P.rho / static_cast<double>(ph.T_i),
+                                     static_cast<std::size_t>(d), noise);
+}
+
+// Paper lines 8–12: the gate (nullopt: halt), the coin filter and the noisy filtered mean.
+std::optional<Vector> paper_step(const RowMatrix& Q, const Alg3Plan& P, const Alg3Phase& ph,
+                                 std::optional<AboveThreshold>& gate,
+                                 const std::optional<GaussianMechanism>& gauss, Rng& rng,
+                                 UserLevelTrace* trace) {
+  const std::int64_t d = Q.cols();
+  // Lines 8–9: s = (1/K)Σ_j h_j at radius 2τ; halt when ŝ < Δ̂ (AboveThreshold on −s).
+  const auto h = concentration_degrees(Q, 2 * P.tau);
+  double s = 0;
+  for (auto v : h) s += static_cast<double>(v);
+  s /= static_cast<double>(ph.K_i);
+  const bool halt = gate ? gate->query(-s) : s < 0.8 * static_cast<double>(ph.K_i);
+  if (halt) return std::nullopt;
+  // Lines 10–11: keep Z w.p. p(h) = clamp(6h/K − 3, 0, 1), drawn exactly as U < 6h − 3K
+  // with U uniform on {0..K−1}; one coin per user whatever h is (coupled runs stay coupled).
+  Vector g = Vector::Zero(d);
+  std::int64_t kept = 0;
+  for (std::int64_t j = 0; j < ph.K_i; ++j) {
+    const std::int64_t w = 6 * h[static_cast<std::size_t>(j)] - 3 * ph.K_i;
+    const auto coin = static_cast<std::int64_t>(
+        rng.uniform_below(static_cast<std::uint64_t>(ph.K_i)));
+    if (w > 0 && coin < w) {
+      g += Q.row(j).transpose();
+      ++kept;
+    }
+  }
+  if (trace) trace->step_kept.push_back(kept);
+  if (kept > 0) g /= static_cast<double>(kept);
+  return gauss ? Vector(gauss->apply(g, rng)) : g;  // line 12
+}
+
+// Practical: the exact clipped sum of the K_i users' mean gradients, Gaussian at ρ/T_i.
+std::optional<Vector> practical_step(const RowMatrix& Q, const Alg3Plan& P, const Alg3Phase& ph,
+                               const std::optional<GaussianMechanism>& gauss, Rng& rng) {
+  const std::int64_t d = Q.cols();
+  ClippedVectorSum sum(d, P.tau, ph.K_i);
+  for (std::int64_t j = 0; j < ph.K_i; ++j) sum.add(Q.row(j).transpose());
+  const Vector s = sum.sum();
+  return Vector((gauss ? Vector(gauss->apply(s, rng)) : s) / static_cast<double>(ph.K_i));
+}
+
+}  // namespace
 
 Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
                     const Alg3Plan& P, const UserLevelOptions& o, Rng& rng,
@@ -293,8 +361,6 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
   const bool noisy = !(trace && trace->noiseless);
   Vector x = x0;
   X.project(x);
-  Vector fallback = Vector::Zero(d);
-  X.project(fallback);
   Alg3Result res;
   std::int64_t offset = 0;
   for (std::size_t i = 0; i < P.phases.size(); ++i) {
@@ -307,18 +373,8 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
     // Alg 2 line 1: the gate's threshold noise is drawn once per phase.
     std::optional<AboveThreshold> gate;
     if (paper && noisy) gate.emplace(-0.8 * static_cast<double>(ph.K_i), 2.0, o.privacy.epsilon / 2, rng);
-    std::optional<GaussianMechanism> gauss;
-    if (noisy) {
-      if (paper) {
-        gauss = GaussianMechanism::from_sigma(ph.sensitivity, ph.sigma_i,
-                                              static_cast<std::size_t>(d), o.run.noise);
-      } else {
-        const double rho_step = P.rho / static_cast<double>(ph.T_i);
-        gauss = GaussianMechanism::from_rho(ph.sensitivity * static_cast<double>(ph.K_i),
-                                            rho_step,
-                                            static_cast<std::size_t>(d), o.run.noise);
-      }
-    }
+    const std::optional<GaussianMechanism> gauss =
+        noisy ? std::optional(step_mechanism(P, ph, d, o.run.noise)) : std::nullopt;
     RowMatrix Q(ph.K_i, d);
     for (std::int64_t t = 0; t < ph.T_i; ++t) {
       if (acsa.stage_step() == ph.stage_length) acsa.restart();
@@ -336,45 +392,17 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
         Q.row(j) = smoothed_user_mean_gradient(data, loss, y, u, r, rng, counter).transpose();
       }
       Vector g_hat;
-      if (paper) {
-        // Lines 8–9: s = (1/K)Σ_j h_j at radius 2τ; halt when ŝ < Δ̂ (AboveThreshold on −s).
-        const auto h = concentration_degrees(Q, 2 * P.tau);
-        double s = 0;
-        for (auto v : h) s += static_cast<double>(v);
-        s /= static_cast<double>(ph.K_i);
-        const bool halt = gate ? gate->query(-s) : s < 0.8 * static_cast<double>(ph.K_i);
-        if (halt) {
-          res.halted = true;
-          res.halted_phase = phase;
-          res.halted_step = t + 1;
-          res.x = fallback;
-          return res;
-        }
-        // Lines 10–11: keep Z w.p. p(h) = clamp(6h/K − 3, 0, 1), drawn exactly as U < 6h − 3K
-        // with U uniform on {0..K−1}; one coin per user whatever h is (coupled runs stay coupled).
-        Vector g = Vector::Zero(d);
-        std::int64_t kept = 0;
-        for (std::int64_t j = 0; j < ph.K_i; ++j) {
-          const std::int64_t w = 6 * h[static_cast<std::size_t>(j)] - 3 * ph.K_i;
-          const auto coin = static_cast<std::int64_t>(
-              rng.uniform_below(static_cast<std::uint64_t>(ph.K_i)));
-          if (w > 0 && coin < w) {
-            g += Q.row(j).transpose();
-            ++kept;
-          }
-        }
-        if (trace) trace->step_kept.push_back(kept);
-        if (kept > 0) g /= static_cast<double>(kept);
-        g_hat = gauss ? gauss->apply(g, rng) : g;  // line 12
-      } else {
-        ClippedVectorSum sum(d, P.tau, ph.K_i);
-        for (std::int64_t j = 0; j < ph.K_i; ++j) sum.add(Q.row(j).transpose());
-        const Vector s = sum.sum();
-        g_hat = (gauss ? gauss->apply(s, rng) : s) / static_cast<double>(ph.K_i);
+      std::optional<Vector> g_hat =
+          paper ? paper_step(Q, P, ph, gate, gauss, rng, trace) : practical_step(Q, P, ph, gauss, rng);
+      if (!g_hat) {
+        res.halted = true;
+        res.halted_phase = phase;
+        res.halted_step = t + 1;
+        return res;
       }
-      if (trace) trace->released_gradients.push_back(g_hat);
+      if (trace) trace->released_gradients.push_back(*g_hat);
       // Line 13: G_t = ĝ + λ_i (y_t − x_{i−1}).
-      acsa.step(g_hat + ph.lambda_i * (y - anchor));
+      acsa.step(*g_hat + ph.lambda_i * (y - anchor));
       ++res.steps_run;
     }
     x = acsa.output();

@@ -20,55 +20,29 @@
 namespace dpstats::optimize {
 
 // ---------------------------------------------------------------------------------------------
-// Alg 1 schedule (card §2.2, §2.7)
+// Alg 1 schedule (docs/proofs/user-level.md §2.2, §2.7)
 
-Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
-                   const ProblemConstants& k, const Alg1Options& o) {
-  require(n >= 2, "Alg 1 needs n >= 2 users");
-  require(m >= 1, "items per user m must be >= 1");
-  check_epsilon(epsilon);
-  check_delta_positive(delta);
-  check_positive(k.L, "L");
-  check_positive(k.R, "R");
-  require(k.d >= 1, "d must be >= 1");
-  Alg1Plan P;
-  P.profile = o.profile;
-  const double nd = static_cast<double>(n), md = static_cast<double>(m);
+namespace {
+
+// Thm B.1's side conditions, as warnings (the paper profile runs outside them when asked).
+void paper_warnings(Alg1Plan& P, double nd, double md, double epsilon, double delta,
+                    const ProblemConstants& k) {
+  if (epsilon > 10) P.warnings.push_back("epsilon > 10: outside Thm B.1");
+  if (delta >= 1 / (nd * md)) P.warnings.push_back("delta >= 1/(nm): outside the utility theorem");
+  if (P.n_condition_lhs < P.n_condition_rhs)
+    P.warnings.push_back("n^(1-q) < 100/(1-2^-q)·ln(n/δ)/ε: outside Thm B.1");
+  // The Laplace good event needs C >= 150·ln(20e^ε/δ)/ε.
+  if (P.C < 150 * std::log(20 * std::exp(epsilon) / delta) / epsilon)
+    P.warnings.push_back("C < 150·ln(20e^ε/δ)/ε: the Laplace good event is not 1 − δ/(10e^ε)");
+  if (k.beta && *k.beta > k.L / k.R * std::sqrt(static_cast<double>(k.d) * md * nd * epsilon))
+    P.warnings.push_back("β > (L/R)·√(dmnε): η_i > 1/β, outside Thm B.1");
+}
+
+// The phases of Alg 1 (sizes, groups, steps, τ_i, σ_i) from public values.
+void alg1_phases(Alg1Plan& P, std::int64_t n, std::int64_t m, double epsilon, double delta,
+                 const ProblemConstants& k, const Alg1Options& o, double shrink) {
   const bool paper = o.profile == Profile::paper;
-  P.q = o.q.value_or(paper ? 0.1 : 1.0);
-  check_positive(P.q, "q");
-  // J with m <= n^J (card [choice]: J = max(ln m / ln n, small)); p = J + 3/2.
-  P.J = std::max(std::log(md) / std::log(nd), 1e-3);
-  P.p = o.p.value_or(paper ? P.J + 1.5 : 1.0);
-  check_positive(P.p, "p");
-  P.eta = o.eta.value_or(k.R / (k.L * std::sqrt(static_cast<double>(k.d) * md * nd * epsilon)));
-  check_positive(P.eta, "eta");
-  P.l = static_cast<std::int64_t>(std::floor(std::log2(nd)));
-  if (o.num_phases) {
-    require(*o.num_phases >= 1, "num_phases must be >= 1");
-    P.l = std::min<std::int64_t>(P.l, *o.num_phases);
-  }
-  const double shrink = 1 - std::exp2(-P.q);
-  P.n_condition_lhs = std::pow(nd, 1 - P.q);
-  P.n_condition_rhs = 100 / shrink * std::log(nd / delta) / epsilon;
-  if (paper) {
-    P.C_raw = 100 * std::log(20 * nd * md * std::exp(epsilon) / delta) / epsilon;
-    P.C = static_cast<std::int64_t>(std::ceil(P.C_raw));
-    if (epsilon > 10) P.warnings.push_back("epsilon > 10: outside Thm B.1");
-    if (delta >= 1 / (nd * md)) P.warnings.push_back("delta >= 1/(nm): outside the utility theorem");
-    if (P.n_condition_lhs < P.n_condition_rhs)
-      P.warnings.push_back("n^(1-q) < 100/(1-2^-q)·ln(n/δ)/ε: outside Thm B.1");
-    // Card §4.1: the good event needs C >= 150·ln(20e^ε/δ)/ε.
-    if (P.C < 150 * std::log(20 * std::exp(epsilon) / delta) / epsilon)
-      P.warnings.push_back("C < 150·ln(20e^ε/δ)/ε: the Laplace good event is not 1 − δ/(10e^ε)");
-    if (k.beta && *k.beta > k.L / k.R * std::sqrt(static_cast<double>(k.d) * md * nd * epsilon))
-      P.warnings.push_back("β > (L/R)·√(dmnε): η_i > 1/β, outside Thm B.1");
-    P.certified = true;
-  } else {
-    P.rho = o.rho.value_or(epsilon_delta_to_zcdp(epsilon, delta));
-    check_positive(P.rho, "rho");
-    P.certified = true;
-  }
+  const double nd = static_cast<double>(n), md = static_cast<double>(m);
   const double lnndm = std::log(nd * static_cast<double>(k.d) * md);
   std::int64_t offset = 0;
   for (std::int64_t i = 1; i <= P.l; ++i) {
@@ -115,6 +89,50 @@ Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
     P.users_used += ph.groups * ph.N_i;
     P.phases.push_back(ph);
   }
+}
+
+}  // namespace
+
+Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
+                   const ProblemConstants& k, const Alg1Options& o) {
+  require(n >= 2, "Alg 1 needs n >= 2 users");
+  require(m >= 1, "items per user m must be >= 1");
+  check_epsilon(epsilon);
+  check_delta_positive(delta);
+  check_positive(k.L, "L");
+  check_positive(k.R, "R");
+  require(k.d >= 1, "d must be >= 1");
+  Alg1Plan P;
+  P.profile = o.profile;
+  const double nd = static_cast<double>(n), md = static_cast<double>(m);
+  const bool paper = o.profile == Profile::paper;
+  P.q = o.q.value_or(paper ? 0.1 : 1.0);
+  check_positive(P.q, "q");
+  // J with m <= n^J (docs/proofs/user-level.md [choice]: J = max(ln m / ln n, small)); p = J + 3/2.
+  P.J = std::max(std::log(md) / std::log(nd), 1e-3);
+  P.p = o.p.value_or(paper ? P.J + 1.5 : 1.0);
+  check_positive(P.p, "p");
+  P.eta = o.eta.value_or(k.R / (k.L * std::sqrt(static_cast<double>(k.d) * md * nd * epsilon)));
+  check_positive(P.eta, "eta");
+  P.l = static_cast<std::int64_t>(std::floor(std::log2(nd)));
+  if (o.num_phases) {
+    require(*o.num_phases >= 1, "num_phases must be >= 1");
+    P.l = std::min<std::int64_t>(P.l, *o.num_phases);
+  }
+  const double shrink = 1 - std::exp2(-P.q);
+  P.n_condition_lhs = std::pow(nd, 1 - P.q);
+  P.n_condition_rhs = 100 / shrink * std::log(nd / delta) / epsilon;
+  if (paper) {
+    P.C_raw = 100 * std::log(20 * nd * md * std::exp(epsilon) / delta) / epsilon;
+    P.C = static_cast<std::int64_t>(std::ceil(P.C_raw));
+    paper_warnings(P, nd, md, epsilon, delta, k);
+    P.certified = true;
+  } else {
+    P.rho = o.rho.value_or(epsilon_delta_to_zcdp(epsilon, delta));
+    check_positive(P.rho, "rho");
+    P.certified = true;
+  }
+  alg1_phases(P, n, m, epsilon, delta, k, o, shrink);
   if (!paper) P.l = static_cast<std::int64_t>(P.phases.size());
   if (P.phases.empty()) {
     P.feasible = false;
@@ -198,18 +216,76 @@ std::vector<Vector> group_iterates(const UserDataset& data, const Loss& loss, co
   return out;
 }
 
+// Alg 1 paper, lines 8–14 for one phase: the score test, the randomized filter and the Gaussian
+// output; nullopt when the test fails (the run halts).
+std::optional<Vector> paper_phase(const std::vector<Vector>& it, const Alg1Phase& ph,
+                                  const Vector& start, const UserLevelOptions& o, bool noisy,
+                                  Rng& rng, UserLevelTrace* trace) {
+  const std::int64_t C = ph.groups, d = start.size();
+  const double eps = o.privacy.epsilon;
+  // Lines 8–10: concentration score at radius τ_i, Laplace(20/ε) test (sensitivity 2).
+  double pairs = 0;
+  std::vector<std::int64_t> h(static_cast<std::size_t>(C), 0);
+  for (std::int64_t a = 0; a < C; ++a) {
+    for (std::int64_t b = 0; b < C; ++b) {
+      const double dist = (it[static_cast<std::size_t>(a)] - it[static_cast<std::size_t>(b)]).norm();
+      if (dist <= ph.tau_i) pairs += 1;
+      if (dist <= 2 * ph.tau_i) ++h[static_cast<std::size_t>(a)];
+    }
+  }
+  const double s = pairs / static_cast<double>(C);
+  const LaplaceMechanism lap(2.0, eps / 10, 1, o.run.noise);
+  const double noisy_s = noisy ? lap.apply(s, rng) : s;
+  const bool pass = noisy_s >= 4.0 * static_cast<double>(C) / 5;
+  if (trace) trace->phase_passed.push_back(pass ? 1 : 0);
+  if (!pass) return std::nullopt;
+  // Lines 11–13: keep j with probability p(h_j) = clamp(6h/C − 3, 0, 1), drawn exactly as
+  // U < 6h − 3C with U uniform on {0..C−1}.
+  Vector mean = Vector::Zero(d);
+  std::int64_t kept = 0;
+  for (std::int64_t j = 0; j < C; ++j) {
+    const std::int64_t w = 6 * h[static_cast<std::size_t>(j)] - 3 * C;
+    const bool keep = w > 0 && static_cast<std::int64_t>(
+                                   rng.uniform_below(static_cast<std::uint64_t>(C))) < w;
+    if (keep) {
+      mean += it[static_cast<std::size_t>(j)];
+      ++kept;
+    }
+  }
+  if (trace) trace->kept.push_back(kept);
+  mean = kept > 0 ? Vector(mean / static_cast<double>(kept)) : start;
+  // Line 14: x_i = x̃_i + N(0, σ_i² I).
+  if (!noisy) return mean;
+  const double zeta = o.privacy.delta / (10 * std::exp(eps));
+  const double sens = ph.tau_i * std::log(1 / zeta) / static_cast<double>(C);
+  const auto g = GaussianMechanism::from_sigma(sens, ph.sigma_i, static_cast<std::size_t>(d),
+                                               o.run.noise);
+  return Vector(g.apply(mean, rng));
+}
+
+// Alg 1 practical for one phase: exact sum of the displacements clipped to τ_i, Gaussian at ρ.
+Vector practical_phase(const std::vector<Vector>& it, const Alg1Phase& ph, double rho,
+                       const Vector& start, NoiseMode noise, bool noisy, Rng& rng) {
+  const std::int64_t d = start.size();
+  ClippedVectorSum sum(d, ph.tau_i, ph.groups);
+  for (const auto& v : it) sum.add(v - start);
+  Vector disp = sum.sum();
+  if (noisy) {
+    const auto g = GaussianMechanism::from_rho(sum.sensitivity(), rho, static_cast<std::size_t>(d),
+                                               noise);
+    disp = g.apply(disp, rng);
+  }
+  return start + disp / static_cast<double>(ph.groups);
+}
+
 Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
                     const Alg1Plan& P, const UserLevelOptions& o, Rng& rng,
                     GradientCounter& counter, UserLevelTrace* trace) {
   const bool paper = P.profile == Profile::paper;
-  const std::int64_t d = data.dim();
   const auto perm = random_permutation(data.num_users(), rng);
   Vector x = x0;
-  Vector fallback = Vector::Zero(d);
-  X.project(fallback);
   Alg1Result res;
   std::int64_t offset = 0;
-  const double eps = o.privacy.epsilon;
   const bool noisy = !(trace && trace->noiseless);
   for (std::size_t i = 0; i < P.phases.size(); ++i) {
     const Alg1Phase& ph = P.phases[i];
@@ -219,66 +295,17 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
                              offset, rng, counter, trace);
     offset += ph.groups * ph.N_i;
     if (trace) trace->group_iterates = it;
-    const std::int64_t C = ph.groups;
-    if (paper) {
-      // Lines 8–10: concentration score at radius τ_i, Laplace(20/ε) test (sensitivity 2).
-      double pairs = 0;
-      std::vector<std::int64_t> h(static_cast<std::size_t>(C), 0);
-      for (std::int64_t a = 0; a < C; ++a) {
-        for (std::int64_t b = 0; b < C; ++b) {
-          const double dist = (it[static_cast<std::size_t>(a)] - it[static_cast<std::size_t>(b)]).norm();
-          if (dist <= ph.tau_i) pairs += 1;
-          if (dist <= 2 * ph.tau_i) ++h[static_cast<std::size_t>(a)];
-        }
-      }
-      const double s = pairs / static_cast<double>(C);
-      const LaplaceMechanism lap(2.0, eps / 10, 1, o.run.noise);
-      const double noisy_s = noisy ? lap.apply(s, rng) : s;
-      const bool pass = noisy_s >= 4.0 * static_cast<double>(C) / 5;
-      if (trace) trace->phase_passed.push_back(pass ? 1 : 0);
-      if (!pass) {
-        res.halted = true;
-        res.halted_phase = static_cast<std::int64_t>(i + 1);
-        res.x = fallback;
-        return res;
-      }
-      // Lines 11–13: keep j with probability p(h_j) = clamp(6h/C − 3, 0, 1), drawn exactly as
-      // U < 6h − 3C with U uniform on {0..C−1}.
-      Vector mean = Vector::Zero(d);
-      std::int64_t kept = 0;
-      for (std::int64_t j = 0; j < C; ++j) {
-        const std::int64_t w = 6 * h[static_cast<std::size_t>(j)] - 3 * C;
-        const bool keep = w > 0 && static_cast<std::int64_t>(
-                                       rng.uniform_below(static_cast<std::uint64_t>(C))) < w;
-        if (keep) {
-          mean += it[static_cast<std::size_t>(j)];
-          ++kept;
-        }
-      }
-      if (trace) trace->kept.push_back(kept);
-      mean = kept > 0 ? Vector(mean / static_cast<double>(kept)) : start;
-      // Line 14: x_i = x̃_i + N(0, σ_i² I).
-      if (!noisy) {
-        x = mean;
-      } else {
-        const double zeta = o.privacy.delta / (10 * std::exp(eps));
-        const double sens = ph.tau_i * std::log(1 / zeta) / static_cast<double>(C);
-        const auto g = GaussianMechanism::from_sigma(sens, ph.sigma_i,
-                                                     static_cast<std::size_t>(d), o.run.noise);
-        x = g.apply(mean, rng);
-      }
-    } else {
-      // Practical: exact sum of the displacements clipped to τ_i, secure Gaussian at ρ.
-      ClippedVectorSum sum(d, ph.tau_i, C);
-      for (const auto& v : it) sum.add(v - start);
-      Vector disp = sum.sum();
-      if (noisy) {
-        const auto g = GaussianMechanism::from_rho(sum.sensitivity(), P.rho,
-                                                   static_cast<std::size_t>(d), o.run.noise);
-        disp = g.apply(disp, rng);
-      }
-      x = start + disp / static_cast<double>(C);
+    if (!paper) {
+      x = practical_phase(it, ph, P.rho, start, o.run.noise, noisy, rng);
+      continue;
     }
+    const auto out = paper_phase(it, ph, start, o, noisy, rng, trace);
+    if (!out) {  // the abstention carries no estimate
+      res.halted = true;
+      res.halted_phase = static_cast<std::int64_t>(i + 1);
+      return res;
+    }
+    x = *out;
   }
   X.project(x);
   res.x = x;

@@ -78,13 +78,13 @@ TEST(AuditHeavyTailed, FitsAreNotCaughtAboveEpsilon) {
     HeavyTailedOptions o;
     o.method = m;
     o.domain_radius = 5;  // large: the projection rarely masks the noise
-    o.moment.k = 2;
-    o.moment.G_k = 1;
+    o.moment_order = 2;
+    o.moment_bound = 1;
     o.steps = 2;
-    o.epsilon = 1;
+    o.privacy.epsilon = 1;
     const auto r = audit::audit(fit(D, o), fit(Dp, o), 1.0, 0, options(30000));
-    EXPECT_LE(r.epsilon_lower_bound, 1.0) << to_string(m) << " " << r.summary();
-    std::cout << to_string(m) << ": lower bound " << r.epsilon_lower_bound << "\n";
+    EXPECT_LE(r.epsilon_lower_bound, 1.0) << name_of(m) << " " << r.summary();
+    std::cout << name_of(m) << ": lower bound " << r.epsilon_lower_bound << "\n";
   }
 }
 

@@ -46,7 +46,7 @@ TEST(HeavyTailedClip, ReleasedClipIsTheUpperTailQuantileOfGradientNorms) {
   q.lower = 1;
   q.upper = 5000;
   q.tail = 0.2;
-  q.epsilon = 200;
+  q.privacy.epsilon = 200;
   SeededRng rng(3);
   for (int rep = 0; rep < 5; ++rep) {
     const PrivateClip c = private_gradient_norm_clip(X, y, 0, m, env, Vector::Zero(2), q, rng);
@@ -64,12 +64,13 @@ TEST(HeavyTailedClip, ReleasedClipIsTheUpperTailQuantileOfGradientNorms) {
 TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   auto s = data(4000, 3, 5, 21);
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
   o.domain_radius = 2;
-  o.moment.G_k = 3.67;
-  o.moment.G_2 = 2.89;
+  o.moment_bound = 3.67;
+  o.moment_bound_2 = 2.89;
   SeededRng rng(8);
   HeavyTailedTrace tr;
-  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, nullptr, &tr);
   ASSERT_EQ(r.status, Status::ok);
   ASSERT_EQ(r.ledger.size(), 3u);  // phase 1 output perturbation, clip quantile, GD steps
   EXPECT_EQ(r.ledger[0].loss.epsilon, 1);
@@ -83,7 +84,7 @@ TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   EXPECT_GT(tr.final_clip, 1);
   EXPECT_LT(tr.final_clip, 10);
   // The public rule spends nothing on the clip; a fixed clip likewise.
-  o.final_clip_rule = "public";
+  o.final_clip_rule = FinalClipRule::public_bound;
   const auto pub = fit_heavy_tailed(s.X, s.y, o, rng);
   EXPECT_EQ(pub.ledger.size(), 2u);
   o.final_clip_rule = "sometimes";
@@ -182,13 +183,14 @@ TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
     s.X.row(0).setConstant(1e6);
     s.y[0] = -1e7;
     HeavyTailedOptions o;
-    o.profile = HeavyTailedProfile::paper;
-    o.inner = "double-output-perturbation";
+    o.privacy.epsilon = 1;
+    o.profile = Profile::paper;
+    o.inner = InnerSolver::double_output_perturbation;
     o.domain_radius = 2;
-    o.moment.G_k = 3.67;
+    o.moment_bound = 3.67;
     SeededRng rng(seed + 100);
     HeavyTailedTrace tr;
-    const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+    const auto r = fit_heavy_tailed(s.X, s.y, o, rng, nullptr, &tr);
     ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
     EXPECT_TRUE(r.privacy.certified);
     EXPECT_EQ(r.ledger.size(), 2 * tr.phase_output.size());

@@ -1,5 +1,5 @@
-// Certified regularised ERM for the GLM one-stage path (card pure-dp-heavy-tailed-sco.md §2.12,
-// §2.13; addendum heavy-tailed-practical.md "Problems in the card" 4).
+// Certified regularised ERM for the GLM one-stage path (docs/proofs/heavy-tailed.md §2.12,
+// §2.13; docs/results/heavy-tailed.md "Problems in the card" 4).
 //
 // Problem: P(w) = (1/m) Σ_i ψ_i(⟨a_i, w⟩) + (λ/2)‖w − w0‖² over W = Ball(c, R), where ψ_i is the
 // C/‖a_i‖-Lipschitz envelope of the GLM loss (lipschitz_extension.hpp), so every term is convex and

@@ -1,4 +1,4 @@
-// Alg 5 — EM-PGM (card pure-dp-heavy-tailed-sco.md §2.10): the exponential mechanism on a grid of
+// Alg 5 — EM-PGM (docs/proofs/heavy-tailed.md §2.10): the exponential mechanism on a grid of
 // W = Ball(0, R) (d <= 2 only: the grid is exponential in d) with the clipped projected-gradient-
 // mapping score s_Z(w) = ‖(w − Π_W(w − γ(g_C(w) + λ(w − w0))))/γ‖, g_C = (1/n) Σ clip_C(∇f).
 // Score sensitivity 2C/n (clipping; Π_W is non-expansive and the 1/γ cancels), so sampling
@@ -9,6 +9,8 @@
 #pragma once
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/heavy_tailed/lipschitz_extension.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
@@ -16,15 +18,16 @@ namespace dpstats::optimize {
 
 struct EmPgmOptions {
   GlmKind loss = GlmKind::absolute;
-  double epsilon = 1;
-  double radius = 1;   // W = Ball(0, R)
+  PrivacyTarget privacy;  // pure: epsilon required, delta = 0
+  double radius = 0;   // W = Ball(0, R), required
   double C = 1;        // clip
   double lambda = 0;   // regularisation towards w0
   double gamma = 1;    // public step of the gradient mapping
-  double spacing = 0.05;  // grid spacing (≤ 2η/√d in the card's notation)
+  double spacing = 0.05;  // grid spacing (≤ 2η/√d, docs/proofs/heavy-tailed.md §2.10)
   Vector w0;           // default 0
 };
 
-Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptions& o, Rng& rng);
+Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptions& o, Rng& rng,
+                           Budget* budget = nullptr);
 
 }  // namespace dpstats::optimize

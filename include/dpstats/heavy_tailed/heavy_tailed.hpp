@@ -1,5 +1,5 @@
-// Pure ε-DP stochastic convex optimisation with heavy-tailed gradients (card
-// pure-dp-heavy-tailed-sco.md; measured addendum heavy-tailed-practical.md), for GLM losses
+// Pure ε-DP stochastic convex optimisation with heavy-tailed gradients (docs/proofs/heavy-tailed.md;
+// docs/results/heavy-tailed.md), for GLM losses
 // f(w; a, y) = φ(⟨a, w⟩, y) on W = Ball(0, R), replace-one neighbours, record level.
 //
 // Methods (one entry point, fit_heavy_tailed):
@@ -99,7 +99,7 @@ struct HeavyTailedOptions {
   std::optional<double> clip_budget_share;   // in (0, 1)
   // practical: share of n in phase 1 (default 1/4 when the final solver is clipped-gd, else 1/2)
   std::optional<double> first_fraction;
-  // Per-phase inner solver of lipschitz_extension: "glm-one-stage" (default; card §2.13) or
+  // Per-phase inner solver of lipschitz_extension: "glm-one-stage" (default; docs/proofs/heavy-tailed.md §2.13) or
   // "double-output-perturbation" (Alg 4 with Alg 2, paper preset; W_0 = W ∩ B(w_loc, r_0) may be
   // a lens: certified through the Lagrangian of the ball constraint, heavy_tailed_lens.hpp).
   std::optional<InnerSolver> inner;
@@ -107,6 +107,13 @@ struct HeavyTailedOptions {
   std::optional<int> steps;
   std::optional<double> step_size;
 };
+
+// Sets moment_order, moment_bound and moment_bound_2 from a resolved bound (experiments, tests).
+inline void set_moment(HeavyTailedOptions& o, const MomentBound& mb) {
+  o.moment_order = mb.k;
+  o.moment_bound = mb.G_k;
+  o.moment_bound_2 = mb.G_2;
+}
 
 // Non-private internals for tests and simulations; never part of a release.
 struct HeavyTailedTrace : TestHooks {
@@ -127,7 +134,7 @@ struct HeavyTailedPhase {
 std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
                                                 const HeavyTailedOptions& o, const MomentBound& mb,
                                                 double epsilon);
-// rate(m) = G_2/√m + G_k (d/(mε))^{1−1/k} (card §0).
+// rate(m) = G_2/√m + G_k (d/(mε))^{1−1/k} (docs/proofs/heavy-tailed.md §0).
 double heavy_tailed_rate(std::int64_t m, std::int64_t d, double epsilon, const MomentBound& mb);
 
 // X: n × d features, y: labels (logistic and hinge: ±1, or {0, 1} mapped 0 -> -1). Throws

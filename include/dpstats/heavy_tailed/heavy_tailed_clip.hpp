@@ -1,5 +1,5 @@
 // Private clip for the practical profile's final clipped-GD phase (docs/results/heavy-tailed.md
-// "Private clip"; issue 8 gap 1). The card's noisy-GD clip C = G_k(mε/d)^{1/(2k)} (card §3) is the
+// "Private clip"; issue 8 gap 1). The card's noisy-GD clip C = G_k(mε/d)^{1/(2k)} (docs/proofs/heavy-tailed.md §3) is the
 // level that a distribution with E‖∇f‖^k = G_k^k exceeds with probability at most
 // p = sqrt(d/(mε)) (Markov); it uses only the worst-case moment bound. Here the same tail level is
 // read off the data instead: the clip is the (1 − p)-quantile of the per-record gradient norms
@@ -25,7 +25,7 @@ struct GradientNormQuantile {
   std::size_t candidates = 256; // log-spaced grid points
 };
 
-// p = min(1/2, c_p·sqrt(d/(mε))) (the card §3 clip's Markov tail, times c_p).
+// p = min(1/2, c_p·sqrt(d/(mε))) (the docs/proofs/heavy-tailed.md §3 clip's Markov tail, times c_p).
 double clip_tail_fraction(std::int64_t m, std::int64_t d, double epsilon, double c_p);
 
 // Public grid for block size m: [G_2/256, 2·G_k(mε/d)^{1/k}]. Under the public moment bound the

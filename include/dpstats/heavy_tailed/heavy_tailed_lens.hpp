@@ -1,4 +1,4 @@
-// Certified regularised GLM ERM over a lens W_0 = W ∩ Ball(c, r) (card pure-dp-heavy-tailed-sco.md
+// Certified regularised GLM ERM over a lens W_0 = W ∩ Ball(c, r) (docs/proofs/heavy-tailed.md
 // §2.7 line 3 and §2.12; issue 8 gap 2): the stage-2 solve of Alg 4 when localisation is active.
 //
 // h(v) = (1/m) Σ ψ_i(⟨a_i, v⟩) + (λ/2)‖v − w0‖², P* = min over the lens. For μ >= 0 the Lagrangian

@@ -1,10 +1,10 @@
-// Alg 3 — Adaptive-Inexact-ProjSubgrad (card pure-dp-heavy-tailed-sco.md §2.4) and the
+// Alg 3 — Adaptive-Inexact-ProjSubgrad (docs/proofs/user-level.md pure-dp-heavy-tailed-sco.md §2.4) and the
 // ξ-inexact projection onto W_0 = W ∩ B(c, r) (§2.5, Lemma 2.8/C.6).
 //
 // Alg 3 needs no Lipschitz constant: with S = Σ‖g_s‖², η_t = D_K/√S, ξ_t = min{D_K, α·η_t/(6D_K)},
 // it stops at the first t with 3·D_K·√S <= α·t and returns the average of x_1..x_t, which is then
 // α-optimal (Prop 2.9/C.5). An iteration budget (public) turns a run that has not stopped into an
-// abort (certified = false; card §4.4: never release it).
+// abort (certified = false; docs/proofs/user-level.md §4.4: never release it).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -1,4 +1,4 @@
-// Gradient methods on per-user data (card user-level-dp-sco.md §3 baselines; addendum B0, B1),
+// Gradient methods on per-user data (docs/proofs/user-level.md §3 baselines; docs/results/user-level.md B0, B1),
 // general enough for the heavy-tailed solvers: projected SGD, and DP-GD / DP-SGD whose noisy
 // gradient is an exact sum of clipped per-unit gradients (exact_sum.hpp) released by the secure
 // Gaussian mechanism in zCDP.
@@ -26,7 +26,7 @@
 
 namespace dpstats::optimize {
 
-// Instrumentation for tests (card §6.2 disjointness): called with (step or phase, group, user)
+// Instrumentation for tests (docs/proofs/user-level.md §6.2 disjointness): called with (step or phase, group, user)
 // every time a user's data is read. Not part of any release.
 using UserHook = std::function<void(std::int64_t, std::int64_t, std::int64_t)>;
 
@@ -65,7 +65,7 @@ GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const D
                               GradientCounter& counter);
 
 // One-pass projected SGD over the given items in the given order, from y0: returns the average of
-// y_0..y_{T−1} (the points where gradients were taken; card §2.2 SGD subroutine). Non-private.
+// y_0..y_{T−1} (the points where gradients were taken; docs/proofs/user-level.md §2.2 SGD subroutine). Non-private.
 Vector projected_sgd(const UserDataset& data, const Loss& loss, const Domain& domain,
                      const Vector& y0, double eta,
                      const std::vector<std::pair<std::int64_t, std::int64_t>>& items,

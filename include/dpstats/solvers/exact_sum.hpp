@@ -1,4 +1,4 @@
-// Exact sums of norm-clipped vectors (card user-level-dp-sco.md §4.3; the vector form of the
+// Exact sums of norm-clipped vectors (docs/proofs/user-level.md §4.3; the vector form of the
 // geometric-median helper in median/boosting.hpp and of mean/clipped_sum.hpp).
 //
 // Floating-point sums are not exact, so the computed sum of clipped vectors can move by more

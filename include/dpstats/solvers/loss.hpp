@@ -1,4 +1,4 @@
-// Losses for private convex optimisation (card user-level-dp-sco.md §3), shared by the
+// Losses for private convex optimisation (docs/proofs/user-level.md §3), shared by the
 // user-level (issue 7) and heavy-tailed (issues 6, 8) solvers.
 //
 // Every built-in is a generalised linear loss f(x; a, y) = φ(<a, x>, y). Its constants are public:
@@ -29,7 +29,7 @@ bool binary_labels(GlmKind kind);  // logistic or hinge
 
 class Domain;
 
-// Counts per-item gradient evaluations (card §4.3: count exactly, only work actually done).
+// Counts per-item gradient evaluations (docs/proofs/user-level.md §4.3: count exactly, only work actually done).
 struct GradientCounter {
   std::int64_t evaluations = 0;
 };

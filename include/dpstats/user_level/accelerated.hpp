@@ -1,4 +1,4 @@
-// Alg 2/3 of the card (user-level-dp-sco.md §2.3–2.5): user-level DP accelerated minibatch SGD
+// Alg 2/3 (docs/proofs/user-level.md §2.3–2.5): user-level DP accelerated minibatch SGD
 // (restarted AC-SA) inside phased, regularised ERM on disjoint user blocks, with outlier-gradient
 // removal (paper profile: AboveThreshold gate + P6 coin filter) or exact clipped sums (practical
 // profile), and the non-smooth variant through randomized smoothing (smoothing.hpp). The schedule
@@ -15,9 +15,9 @@
 
 namespace dpstats::optimize {
 
-// AC-SA of Ghadimi & Lan (card §2.3, Euclidean prox) for a μ-strongly convex, L_f-smooth
+// AC-SA of Ghadimi & Lan (docs/proofs/user-level.md §2.3, Euclidean prox) for a μ-strongly convex, L_f-smooth
 // objective on X: query() gives x^md_t, step(G) takes the stochastic gradient there, output() is
-// x^ag. restart() starts a new stage from x^ag (the card's restarted multi-stage wrapper).
+// x^ag. restart() starts a new stage from x^ag (the restarted multi-stage wrapper).
 class Acsa {
  public:
   Acsa(const Vector& start, double mu, double L_f, const Domain& X);
@@ -36,7 +36,7 @@ class Acsa {
   Vector x_, xag_, xmd_;
 };
 
-// Concentration degrees of P6 at radius r (card §2.1): h_j = #{k : ‖q_j − q_k‖ <= r}, computed by
+// Concentration degrees of P6 at radius r (docs/proofs/user-level.md §2.1): h_j = #{k : ‖q_j − q_k‖ <= r}, computed by
 // the Gram trick with an exact recomputation of every pair within 1e−9 relative of r (§4.3).
 std::vector<std::int64_t> concentration_degrees(const RowMatrix& Q, double r);
 

@@ -1,4 +1,4 @@
-// A per-user view of labelled data (card user-level-dp-sco.md §1.1, §3): rows (a, y) with a
+// A per-user view of labelled data (docs/proofs/user-level.md §1.1, §3): rows (a, y) with a
 // user-id column, regrouped user-major with exactly m items per user.
 //
 // Per-user preprocessing only (privacy-safe: each user's items are a function of that user's rows

@@ -2,9 +2,9 @@
 // perturbation), Alg 3 with Alg 2 inside and its smoothed non-smooth variant (accelerated.hpp),
 // their data-free schedules, and the baselines, behind one entry point.
 //
-// Alg 1, profile `paper` (card §2.2, Thm B.1 as printed, with the card's [fix]es): C groups per
+// Alg 1, profile `paper` (docs/proofs/user-level.md §2.2, Thm B.1 as printed, with the fixes in docs/errata.md): C groups per
 // phase, a Laplace(20/ε) test on the concentration score, the randomized outlier filter and
-// Gaussian output perturbation σ_i = 100·τ_i·ln²(n/δ)/(εC). Certified as the card's kPaper: the
+// Gaussian output perturbation σ_i = 100·τ_i·ln²(n/δ)/(εC). Certified as the paper profile: the
 // proof is the paper's, whose Lemma B.2 constant is unstated (docs/errata.md). It refuses unless
 // every phase has N_i >= 1 group member, which needs n of order 10^5–10^6.
 //
@@ -33,7 +33,7 @@ namespace dpstats::optimize {
 enum class UserLevelMethod {
   phased_sgd,     // Alg 1
   accelerated,    // Alg 3 (Alg 2 inside): accelerated phased ERM, outlier-gradient removal
-  nonsmooth,      // randomized smoothing + Alg 3 (card §2.5)
+  nonsmooth,      // randomized smoothing + Alg 3 (docs/proofs/user-level.md §2.5)
   dp_gd_user,     // B0: full-batch DP-GD, per-user clipped mean gradients (recommended)
   dp_sgd_user,    // B1: one pass of DP-SGD over disjoint user batches
   dp_sgd_group,   // item-level DP-SGD + group privacy
@@ -82,9 +82,9 @@ struct Alg1Plan {
 Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
                    const ProblemConstants& k, const Alg1Options& o = {});
 
-// Alg 3 (card §2.3–2.5; accelerated.hpp runs it). Profiles:
+// Alg 3 (docs/proofs/user-level.md §2.3–2.5; accelerated.hpp runs it). Profiles:
 //  * paper: Thm C.3 constants, AboveThreshold gate (Lap(8/ε), Lap(16/ε)), the P6 coin filter at
-//    radius 2τ and σ_i = 1000·τ·√T_i·ln(nde^ε/δ)/(εn_i); certified as the card's kPaper (the
+//    radius 2τ and σ_i = 1000·τ·√T_i·ln(nde^ε/δ)/(εn_i); certified as the paper profile (the
 //    Lemma C.2 constant is unstated, docs/errata.md). Refuses below n ≈ 2·10^6 at (1, 1e-6).
 //  * practical (our proof, certified): the same phased ERM + AC-SA schedule on disjoint users,
 //    the gate and coin filter replaced by an exact clipped sum of the K_i sampled users' mean
@@ -130,7 +130,7 @@ struct Alg3Plan {
 // Data-free. Paper: β is required unless nonsmooth (then β_r = L√d/r, λ = (L/R)/√(mn)).
 Alg3Plan plan_accelerated(std::int64_t n, std::int64_t m, double epsilon, double delta,
                           const ProblemConstants& k, const Alg3Options& o, bool nonsmooth = false);
-// The paper schedule (card §2.4, §2.7): plan_accelerated with profile paper and this q.
+// The paper schedule (docs/proofs/user-level.md §2.4, §2.7): plan_accelerated with profile paper and this q.
 Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
                    const ProblemConstants& k, std::optional<double> q = std::nullopt);
 

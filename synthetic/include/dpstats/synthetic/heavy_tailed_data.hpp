@@ -1,5 +1,5 @@
-// Synthetic heavy-tailed GLM tasks for the heavy-tailed study (card pure-dp-heavy-tailed-sco.md §5,
-// addendum heavy-tailed-practical.md "Setup"), with their exact or Monte-Carlo excess risk.
+// Synthetic heavy-tailed GLM tasks for the heavy-tailed study (docs/proofs/heavy-tailed.md §5,
+// docs/results/heavy-tailed.md "Setup"), with their exact or Monte-Carlo excess risk.
 //  * l1_student_t: L1 regression y = ⟨w*, x⟩ + ξ, x with i.i.d. Student-t(ν) coordinates, ξ ~ t(ν)
 //    (symmetric; ν odd), w* = w_norm·1/√d. A(z) = ‖x‖, so k < ν moments exist. Excess risk
 //    E_x ψ(⟨x, w − w*⟩), ψ(c) = ∫_0^|c| (2F_ν(s) − 1) ds, integrated exactly in ξ (Gauss–Legendre

@@ -1,4 +1,4 @@
-// Synthetic per-user data for tests, experiments and benchmarks (card user-level-dp-sco.md §5.1,
+// Synthetic per-user data for tests, experiments and benchmarks (docs/proofs/user-level.md §5.1,
 // addendum task). Not a private computation: floating-point samplers, usually seeded.
 #pragma once
 #include <cstdint>
