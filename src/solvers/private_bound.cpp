@@ -13,7 +13,7 @@ namespace dpstats::optimize {
 namespace {
 
 constexpr double kLowOctave = -100, kHighOctave = 100;
-constexpr std::size_t kPerOctave = 8;
+constexpr std::size_t kPerOctave = 64;
 
 QuantileOptions grid(double q, double epsilon) {
   QuantileOptions o;

@@ -391,8 +391,7 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
         // Line 7: K_i·m gradient evaluations.
         Q.row(j) = smoothed_user_mean_gradient(data, loss, y, u, r, rng, counter).transpose();
       }
-      Vector g_hat;
-      std::optional<Vector> g_hat =
+      const std::optional<Vector> g_hat =
           paper ? paper_step(Q, P, ph, gate, gauss, rng, trace) : practical_step(Q, P, ph, gauss, rng);
       if (!g_hat) {
         res.halted = true;

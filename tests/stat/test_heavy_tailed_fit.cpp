@@ -30,7 +30,7 @@ TEST(HeavyTailedFitStat, EnormousRecordMovesOutputLessThanTheNoise) {
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = heavy_tailed_moment(task, 4);
+  set_moment(base, heavy_tailed_moment(task, 4));
   for (int variant = 0; variant < 3; ++variant) {
     auto o = base;
     if (variant == 1) o.method = HeavyTailedMethod::output_perturbation;
@@ -57,7 +57,7 @@ TEST(HeavyTailedFitStat, RecommendedBeatsOutputPerturbationAndZero) {
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = heavy_tailed_moment(task, 4);
+  set_moment(base, heavy_tailed_moment(task, 4));
   std::vector<double> ours, op;
   for (int r = 0; r < 5; ++r) {
     SeededRng g(300 + r), n1(400 + r), n2(500 + r);

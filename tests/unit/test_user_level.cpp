@@ -183,8 +183,8 @@ TEST(UserLevelFit, OneAdversarialUserMovesDpGdByAtMostItsSensitivity) {
   o.steps = 10;
   o.step_size = 1 / 0.5625;  // 1/β (A = 1.5): projected GD is non-expansive
   SeededRng r1(9), r2(9);
-  const auto a = fit_user_level(D, o, r1, nullptr, &trace);
-  const auto b = fit_user_level(Dp, o, r2, nullptr, &trace);
+  const auto a = fit_user_level(D, o, r1);
+  const auto b = fit_user_level(Dp, o, r2);
   const double eta = a.diagnostics["step_size"].get<double>();
   const double sens = a.ledger.front().sensitivity;
   const double bound = 10 * eta * sens / 500;

@@ -189,7 +189,7 @@ TEST(Alg3Fit, GradientCountsEqualTheFormulasAndUsersAreDisjoint) {
       UserLevelOptions o;
       o.privacy = {1, 1e-6};
       o.method = method;
-      o.loss = method == UserLevelMethod::nonsmooth ? "hinge" : "logistic";
+      o.loss = method == UserLevelMethod::nonsmooth ? GlmKind::hinge : GlmKind::logistic;
       o.domain_radius = 3;
       o.alg3.num_phases = 2;
       o.alg3.users_per_step = K;

@@ -1,7 +1,7 @@
 // A public bound that the caller did not give (kind b of docs/guide.md "Public parameters"),
 // estimated privately: the q-quantile of one nonnegative value per privacy unit (a user's row
 // norm quantile, a record's worst-case gradient norm, ...). Scale-free: the values are read on a
-// logarithmic grid covering [2^-100, 2^100] at 8 points per octave, so multiplying the data by
+// logarithmic grid covering [2^-100, 2^100] at 64 points per octave (cells 1.1% wide), so multiplying the data by
 // any factor in that range moves the estimate by the same factor (docs/proofs/heavy-tailed.md
 // "Unknown scale"). Pure epsilon-DP, sensitivity 1 when each unit contributes one value that
 // depends on that unit alone. TODO(lead): switch to the scale layer's private_value_quantile
