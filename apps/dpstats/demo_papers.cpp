@@ -43,8 +43,8 @@ void median_section(Rng& rng) {
   };
   auto t0 = std::chrono::steady_clock::now();
   GeometricMedianOptions o;
-  o.privacy.epsilon = 1;
-  o.privacy.delta = 1e-6;
+  o.epsilon = 1;
+  o.delta = 1e-6;
   o.radius = R;
   const auto gm = geometric_median(X, o, rng);
   line("private geometric median", privacy_text(gm.privacy), gm.estimate, elapsed_ms(t0));
@@ -75,8 +75,8 @@ void moments_section(Rng& rng) {
     o.dim = d;
     o.method = method;
     o.workload = "average";
-    o.privacy.epsilon = 1;
-    o.privacy.delta = 1e-6;
+    o.epsilon = 1;
+    o.delta = 1e-6;
     const auto r = estimate_moments(make_config(o), X, rng);
     const RowMatrix last =
         Eigen::Map<const RowMatrix>(r.estimate.second.row(T - 1).data(), d, d);
@@ -137,7 +137,6 @@ void heavy_tailed_section(Rng& rng) {
   for (const auto method : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::non_private}) {
     HeavyTailedOptions o;
     o.privacy.epsilon = 1;
-    o.moment_bound = 1;
     o.method = method;
     o.domain_radius = task.radius;
     set_moment(o, heavy_tailed_moment(task, 4));

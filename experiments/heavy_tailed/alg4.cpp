@@ -35,9 +35,6 @@ void run_alg4(const ReproOptions& opts) {
   struct Row {
     std::string name;
     HeavyTailedOptions o;
-    o.privacy.epsilon = 1;
-    o.domain_radius = 1;
-    o.moment_bound = 1;
   };
   std::vector<Row> rows;
   for (const char* inner : {"glm-one-stage", "double-output-perturbation"}) {

@@ -39,9 +39,6 @@ void run_one(const ReproOptions& opts, int nu, std::int64_t n, std::ofstream& md
   struct Row {
     std::string name;
     HeavyTailedOptions o;
-    o.privacy.epsilon = 1;
-    o.domain_radius = 1;
-    o.moment_bound = 1;
   };
   std::vector<Row> rows;
   {

@@ -84,7 +84,7 @@ std::vector<Method> methods() {
          o.method = HeavyTailedMethod::output_perturbation;
          o.profile = Profile::paper;
          // Card §3: C = G_k(nε/d)^{1/(2k)}, λ = (C/D)·sqrt(d/(nε)).
-         const double C = o.moment_bound * std::pow(static_cast<double>(n) / 5, 1 / (2 * o.moment_order));
+         const double C = *o.moment_bound * std::pow(static_cast<double>(n) / 5, 1 / (2 * o.moment_order));
          o.clip = C;
          o.lambda = C / (2 * o.domain_radius) * std::sqrt(5.0 / static_cast<double>(n));
          o.kappa = 0.1;

@@ -16,8 +16,6 @@ using namespace dpstats::optimize;
 struct Config {
   std::string name;        // method label in the tables
   UserLevelOptions opt;
-  opt.privacy = {1, 1e-6};
-  opt.domain_radius = 1;
 };
 
 struct Size {

@@ -104,8 +104,6 @@ void run_default_on(const ReproOptions& opts, bool heterogeneous) {
     struct Row {
       std::string name, cfg;
       UserLevelOptions o;
-      o.privacy = {1, 1e-6};
-      o.domain_radius = 1;
     };
     std::vector<Row> rows;
     UserLevelOptions def;
