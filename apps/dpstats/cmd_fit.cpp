@@ -39,7 +39,6 @@ void add_fit_command(CLI::App& app) {
                   "user-level squared/huber: public bound on |label| (absent: estimated privately)");
   cmd->add_option("--scale-share", a->scale_share,
                   "share of the budget spent on estimating absent public scales");
-  cmd->add_option("--threads", a->threads, "worker threads");
   add_seed_option(cmd, a->seed);
   cmd->add_option("INPUT", a->input, "CSV or .npy data (layout depends on --task)");
   const FitRunner user_level = add_fit_user_level(cmd);

@@ -65,7 +65,6 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.moment_bound = h.moment_bound;
   o.moment_bound_2 = h.moment_bound_2;
   if (a.scale_share) o.scale_share = *a.scale_share;
-  if (a.threads) o.run.threads = *a.threads;
   o.phases = h.phases;
   o.steps = a.steps;
   o.step_size = a.step_size;

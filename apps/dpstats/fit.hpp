@@ -16,7 +16,6 @@ struct FitArgs {
   std::optional<double> epsilon, delta, domain_radius, step_size, clip;
   std::optional<int> steps, epochs, batch_size;
   std::optional<double> feature_bound, label_bound, scale_share;
-  std::optional<int> threads;
   std::optional<std::uint64_t> seed;
   std::string input;  // positional INPUT (CSV or .npy); empty when not given
 };

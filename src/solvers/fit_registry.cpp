@@ -6,7 +6,7 @@ namespace dpstats {
 namespace {
 
 #define DPSTATS_UL_COMMON "loss", "epsilon", "delta", "domain_radius", "feature_bound", \
-                          "label_bound", "scale_share", "items_per_user", "threads"
+                          "label_bound", "scale_share", "items_per_user"
 const std::vector<MethodInfo> kUserLevel = {
     {"dp-gd-user", "full-batch DP-GD on per-user clipped mean gradients (recommended)",
      {DPSTATS_UL_COMMON, "steps", "step_size", "clip"}},
@@ -27,7 +27,7 @@ const std::vector<MethodInfo> kUserLevel = {
 #undef DPSTATS_UL_COMMON
 
 #define DPSTATS_HT_COMMON "loss", "epsilon", "domain_radius", "moment_order", "moment_bound", \
-                          "moment_bound_2", "scale_share", "profile", "threads"
+                          "moment_bound_2", "scale_share", "profile"
 const std::vector<MethodInfo> kHeavyTailed = {
     {"lipschitz-extension",
      "Pop-Localize with certified Lipschitz-extension output perturbation, then localized noisy "
