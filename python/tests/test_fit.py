@@ -23,7 +23,9 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
     assert r.certified and r.seeded and r.status == "ok"
     assert r.diagnostics["method"] == "dp-gd-user"
     assert r.diagnostics["gradient_evaluations"] == 20 * 400 * 10
-    assert r.epsilon == 1.0 and r.delta == 1e-6
+    # The guarantee is what the ledger (scale estimate + DP-GD, zCDP) composes to: the target, up
+    # to the rounding of the conversions, never above it.
+    assert 1.0 - 1e-9 < r.epsilon <= 1.0 and r.delta == 1e-6
     again = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=4)
     np.testing.assert_array_equal(r.estimate, again.estimate)
     # At this size the private fit points the right way.
@@ -72,7 +74,7 @@ def test_bad_input_raises_value_error():
 @pytest.mark.parametrize("method,loss", [("accelerated", "logistic"), ("nonsmooth", "hinge")])
 def test_alg3_methods_run_count_gradients_and_are_certified(method, loss):
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, task="user-level", method=method, loss=loss,
+    r = dpstats.fit(X, y, users=users, task="user-level", method=method, loss=loss,
                     epsilon=1.0, delta=1e-6, domain_radius=5, seed=3, steps=10,
                     users_per_step=100)
     assert r.certified and r.status == "ok" and r.estimate.shape == (4,)

@@ -407,11 +407,13 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, Releas
                       o.method != UserLevelMethod::non_private;
   b.A = o.feature_bound.value_or(data.feature_bound());
   b.B = uses_label_bound(o.loss) ? o.label_bound.value_or(data.label_bound()) : 1.0;
-  if (o.method == UserLevelMethod::non_private || paper_method(o)) {
-    require(!estimate_A && !estimate_B,
-            "feature_bound (and label_bound for squared/huber) are required for this method");
+  if (o.method == UserLevelMethod::non_private) {
+    // Not private: the data's own largest row norm and |label| (nothing is clipped).
+    if (estimate_A) b.A = std::max(data.all_features().rowwise().norm().maxCoeff(), 1e-300);
+    if (estimate_B) b.B = std::max(data.all_labels().cwiseAbs().maxCoeff(), 1e-300);
     return b;
   }
+  if (paper_method(o)) return b;  // validate_options required both bounds
   const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
   const int estimates = (estimate_A ? 1 : 0) + (estimate_B ? 1 : 0);
   // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
