@@ -38,7 +38,7 @@ void BM_UserLevelFit(benchmark::State& state) {
     grads = r.diagnostics["gradient_evaluations"].get<std::int64_t>();
     benchmark::DoNotOptimize(r.estimate.data());
   }
-  state.SetLabel(name_of(method));
+  state.SetLabel(std::string(name_of(method)));
   state.counters["gradient_evaluations"] = static_cast<double>(grads);
   state.counters["grads_per_s"] =
       benchmark::Counter(static_cast<double>(grads), benchmark::Counter::kIsIterationInvariantRate);
