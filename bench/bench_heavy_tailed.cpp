@@ -6,8 +6,8 @@
 
 #include "dpstats/mechanisms/l2_laplace.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace {
 
@@ -64,20 +64,22 @@ const HeavyTailedSample& big() {
 
 void BM_HeavyTailedFit(benchmark::State& state) {
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
+  o.moment_bound = 1;
   o.method = static_cast<HeavyTailedMethod>(state.range(0));
-  o.profile = state.range(1) ? HeavyTailedProfile::paper : HeavyTailedProfile::practical;
+  o.profile = state.range(1) ? Profile::paper : Profile::practical;
   o.domain_radius = 2;
   HeavyTailedTask t;
   t.d = 20;
   t.nu = 5;
-  o.moment = heavy_tailed_moment(t, 4);
+  set_moment(o, heavy_tailed_moment(t, 4));
   if (o.method == HeavyTailedMethod::clipped_gd) o.steps = 16;
   SecureRng rng;
   for (auto _ : state) {
     const auto r = fit_heavy_tailed(big().X, big().y, o, rng);
     benchmark::DoNotOptimize(r.estimate.data());
   }
-  state.SetLabel(std::string(to_string(o.method)) + (state.range(1) ? " paper" : " practical"));
+  state.SetLabel(std::string(name_of(o.method)) + (state.range(1) ? " paper" : " practical"));
 }
 BENCHMARK(BM_HeavyTailedFit)
     ->Args({0, 0})->Args({0, 1})->Args({1, 0})->Args({2, 0})

@@ -4,8 +4,8 @@
 // (1, 1e-6), secure noise). The excess each method reaches is in docs/results/user-level.md.
 #include <benchmark/benchmark.h>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace {
 
@@ -28,6 +28,7 @@ const UserDataset& bench_data() {
 void BM_UserLevelFit(benchmark::State& state) {
   const auto method = static_cast<UserLevelMethod>(state.range(0));
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.method = method;
   o.domain_radius = 5;
   SecureRng rng;
@@ -37,7 +38,7 @@ void BM_UserLevelFit(benchmark::State& state) {
     grads = r.diagnostics["gradient_evaluations"].get<std::int64_t>();
     benchmark::DoNotOptimize(r.estimate.data());
   }
-  state.SetLabel(to_string(method));
+  state.SetLabel(std::string(name_of(method)));
   state.counters["gradient_evaluations"] = static_cast<double>(grads);
   state.counters["grads_per_s"] =
       benchmark::Counter(static_cast<double>(grads), benchmark::Counter::kIsIterationInvariantRate);

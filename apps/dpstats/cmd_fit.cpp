@@ -24,16 +24,21 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
   cmd->add_option("--profile", a->profile, "practical (default) or paper constants")
       ->check(CLI::IsMember({"practical", "paper"}));
-  cmd->add_option("--epsilon", a->epsilon, "epsilon > 0 (default 1)");
-  cmd->add_option("--delta", a->delta, "delta in (0, 1) (default depends on --task)");
+  cmd->add_option("--epsilon", a->epsilon, "epsilon > 0 (required)");
+  cmd->add_option("--delta", a->delta, "delta in (0, 1) (user-level, heavy-tailed dp-sgd: required)");
   cmd->add_option("--domain-radius", a->domain_radius, "radius of the domain ball B(0, R)");
   cmd->add_option("--steps", a->steps, "optimisation steps");
   cmd->add_option("--step-size", a->step_size, "step size / learning rate");
   cmd->add_option("--clip", a->clip, "gradient clipping norm");
   cmd->add_option("--epochs", a->epochs, "passes over the data");
   cmd->add_option("--batch-size", a->batch_size, "(expected) batch size");
-  cmd->add_option("--feature-bound", a->feature_bound, "public bound on feature norms (rows clipped)");
-  cmd->add_option("--label-bound", a->label_bound, "public bound on |label| (labels clipped)");
+  cmd->add_option("--feature-bound", a->feature_bound,
+                  "user-level: public bound on feature norms (rows clipped; absent: estimated "
+                  "privately from --scale-share)");
+  cmd->add_option("--label-bound", a->label_bound,
+                  "user-level squared/huber: public bound on |label| (absent: estimated privately)");
+  cmd->add_option("--scale-share", a->scale_share,
+                  "share of the budget spent on estimating absent public scales");
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);

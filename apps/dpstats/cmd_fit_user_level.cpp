@@ -2,7 +2,7 @@
 //             --method phased-sgd|accelerated|nonsmooth|dp-gd-user|dp-sgd-user|dp-sgd-group|non-private
 //             --epsilon E --delta D --domain-radius R [--profile practical|paper] [--steps T]
 //             [--step-size η] [--clip c] [--items-per-user m] [--feature-bound A]
-//             [--label-bound B] [--smoothing-radius r] [--users-per-step K] [--seed N] INPUT
+//             [--label-bound B] [--scale-share s] [--smoothing-radius r] [--users-per-step K] [--seed N] INPUT
 // INPUT columns: user id, label, features. Without --method: the recommended dp-gd-user.
 #include <algorithm>
 #include <memory>
@@ -10,27 +10,13 @@
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/solvers/fit_registry.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {
 
 namespace {
-
-const std::vector<std::string> kLosses = {"logistic", "hinge", "squared", "huber"};
-const std::vector<std::string> kMethods = {"dp-gd-user", "dp-sgd-user", "dp-sgd-group",
-                                           "phased-sgd", "accelerated", "nonsmooth",
-                                           "non-private"};
-
-std::string one_of(const std::optional<std::string>& v, const std::vector<std::string>& allowed,
-                   const std::string& flag) {
-  const std::string s = v.value_or(allowed.front());
-  if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return s;
-  std::string list;
-  for (const auto& x : allowed) list += (list.empty() ? "" : ", ") + x;
-  throw InvalidArgument("--" + flag + " for --task user-level must be one of " + list + ", got '" +
-                        s + "'");
-}
 
 struct Alg3Args {
   std::optional<double> smoothing_radius;
@@ -40,9 +26,38 @@ struct Alg3Args {
 void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
-  const std::string loss = one_of(a.loss, kLosses, "loss");
-  const std::string method = one_of(a.method, kMethods, "method");
-  require(a.domain_radius.has_value(), "--domain-radius R (public radius of the domain) is required");
+  optimize::UserLevelOptions o;
+  o.method = parse_enum<optimize::UserLevelMethod>(a.method.value_or("dp-gd-user"));
+  o.loss = parse_enum<optimize::GlmKind>(a.loss.value_or("logistic"));
+  const auto& info = find_method(fit_methods(FitTask::user_level), "fit --task user-level",
+                                 name_of(o.method));
+  std::vector<std::string> given;
+  for (const auto& [set, name] : {std::pair{a.steps.has_value(), "steps"},
+                                  std::pair{a.step_size.has_value(), "step_size"},
+                                  std::pair{a.clip.has_value(), "clip"},
+                                  std::pair{a.profile.has_value(), "profile"},
+                                  std::pair{a3.smoothing_radius.has_value(), "smoothing_radius"},
+                                  std::pair{a3.users_per_step.has_value(), "users_per_step"}}) {
+    if (set) given.emplace_back(name);
+  }
+  check_options_apply(fit_methods(FitTask::user_level), info, given);
+  require(a.domain_radius.has_value(),
+          "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");
+  if (o.method != optimize::UserLevelMethod::non_private) {
+    require(a.epsilon.has_value(), "--epsilon is required (> 0)");
+    require(a.delta.has_value(), "--delta is required for --task user-level (in (0, 1))");
+    o.privacy = {*a.epsilon, *a.delta};
+  }
+  o.domain_radius = *a.domain_radius;
+  o.steps = a.steps;
+  o.step_size = a.step_size;
+  o.clip = a.clip;
+  o.feature_bound = a.feature_bound;
+  o.label_bound = a.label_bound;
+  if (a.scale_share) o.scale_share = *a.scale_share;
+  o.profile = parse_enum<Profile>(a.profile.value_or("practical"));
+  o.alg3.smoothing_radius = a3.smoothing_radius;
+  o.alg3.users_per_step = a3.users_per_step;
   require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
   const Table table = read_input(a.input);
   require(table.values.cols() >= 3,
@@ -57,33 +72,14 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   }
   const Vector y = table.values.col(1);
   const RowMatrix X = table.values.rightCols(table.values.cols() - 2);
-  const optimize::UserDataset data(X, y, users, items_per_user, a.feature_bound.value_or(1),
-                                   a.label_bound.value_or(1));
-  optimize::UserLevelOptions o;
-  o.method = optimize::parse_user_level_method(method);
-  o.loss = loss;
-  o.epsilon = a.epsilon.value_or(1);
-  o.delta = a.delta.value_or(1e-6);
-  o.domain_radius = *a.domain_radius;
-  o.steps = a.steps;
-  o.step_size = a.step_size;
-  o.clip = a.clip;
-  const std::string profile = a.profile.value_or("practical");
-  require(profile == "practical" || profile == "paper",
-          "--profile must be practical or paper, got '" + profile + "'");
-  o.alg1.profile = profile == "paper" ? optimize::UserLevelProfile::paper
-                                      : optimize::UserLevelProfile::practical;
-  o.alg3.profile = o.alg1.profile;
-  reject_for_task(a3.smoothing_radius.has_value() && method != "nonsmooth", "smoothing-radius",
-                  a.task + " --method " + method);
-  reject_for_task(a3.users_per_step.has_value() && method != "accelerated" && method != "nonsmooth",
-                  "users-per-step", a.task + " --method " + method);
-  o.alg3.smoothing_radius = a3.smoothing_radius;
-  o.alg3.users_per_step = a3.users_per_step;
+  const optimize::UserDataset data(X, y, users, items_per_user);
   auto rng = make_rng(a.seed);
   const auto r = optimize::fit_user_level(data, o, *rng);
-  nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task}, {"method", method}};
-  head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
+  nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task}, {"method", name_of(o.method)}};
+  head["estimate"] = r.status == Status::ok
+                         ? nlohmann::ordered_json(std::vector<double>(
+                               r.estimate.data(), r.estimate.data() + r.estimate.size()))
+                         : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json extra = {{"n_users", data.num_users()},
                                   {"items_per_user", data.items_per_user()},
                                   {"d", data.dim()}};

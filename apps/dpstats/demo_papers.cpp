@@ -11,10 +11,10 @@
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 #include "dpstats/moments/estimator.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace dpstats::cli {
 
@@ -104,6 +104,7 @@ void user_level_section(Rng& rng) {
   for (const auto method : {UserLevelMethod::dp_gd_user, UserLevelMethod::dp_sgd_group,
                             UserLevelMethod::non_private}) {
     UserLevelOptions o;
+    o.privacy = {1, 1e-6};
     o.method = method;
     o.domain_radius = 2 * task.w_norm;
     const auto t0 = std::chrono::steady_clock::now();
@@ -134,9 +135,10 @@ void heavy_tailed_section(Rng& rng) {
       "   bounded. Error: excess population risk.\n", s.X.rows(), task.d);
   for (const auto method : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::non_private}) {
     HeavyTailedOptions o;
+    o.privacy.epsilon = 1;
     o.method = method;
     o.domain_radius = task.radius;
-    o.moment = heavy_tailed_moment(task, 4);
+    set_moment(o, heavy_tailed_moment(task, 4));
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
     const std::string privacy =

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "../repro.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::repro::heavy_tailed {
 namespace {
@@ -28,8 +28,10 @@ void run_alg4(const ReproOptions& opts) {
   task.nu = 5;
   const HeavyTailedRisk risk(task, quick ? 20000 : 100000, seed + 7);
   HeavyTailedOptions base;
+  base.privacy.epsilon = 1;
+  base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = heavy_tailed_moment(task, 4);
+  set_moment(base, heavy_tailed_moment(task, 4));
   struct Row {
     std::string name;
     HeavyTailedOptions o;
@@ -37,12 +39,12 @@ void run_alg4(const ReproOptions& opts) {
   std::vector<Row> rows;
   for (const char* inner : {"glm-one-stage", "double-output-perturbation"}) {
     auto g = base;  // practical GLM Pop-Localize (T = 3, ×4, public multipliers)
-    g.final_solver = "output-perturbation";
-    g.inner = inner;
+    g.final_solver = FinalSolver::output_perturbation;
+    g.inner = parse_enum<InnerSolver>(inner);
     rows.push_back({fmt::format("practical GLM schedule (T = 3), inner {}", inner), g});
     auto p = base;
-    p.profile = HeavyTailedProfile::paper;
-    p.inner = inner;
+    p.profile = Profile::paper;
+    p.inner = parse_enum<InnerSolver>(inner);
     rows.push_back({fmt::format("paper profile, inner {}", inner), p});
   }
   std::filesystem::create_directories(opts.out);

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "../repro.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::repro::heavy_tailed {
 namespace {
@@ -50,8 +50,8 @@ void run_bias(const ReproOptions& opts) {
        }},
       {"ours practical (recommended: private final clip)", [](HeavyTailedOptions&) {}},
       {"ours practical, public clip rule (previous default)",
-       [](HeavyTailedOptions& o) { o.final_clip_rule = "public"; }},
-      {"ours paper profile", [](HeavyTailedOptions& o) { o.profile = HeavyTailedProfile::paper; }},
+       [](HeavyTailedOptions& o) { o.final_clip_rule = FinalClipRule::public_bound; }},
+      {"ours paper profile", [](HeavyTailedOptions& o) { o.profile = Profile::paper; }},
   };
   struct Instance {
     std::string name;
@@ -77,9 +77,11 @@ void run_bias(const ReproOptions& opts) {
     const auto& in = inst[ii];
     const HeavyTailedRisk risk(in.task, quick ? 20000 : 100000, seed + 7 + ii);
     HeavyTailedOptions base;
+    base.privacy.epsilon = 1;
+    base.moment_bound = 1;
     base.domain_radius = 2;
-    base.loss = in.task.loss();
-    base.moment = heavy_tailed_moment(in.task, 4);
+    base.loss = parse_enum<GlmKind>(in.task.loss());
+    set_moment(base, heavy_tailed_moment(in.task, 4));
     md << "## " << in.name << "\n\n| method |";
     for (auto n : in.sizes) md << " n = " << n << " |";
     md << " slope |\n|---|";

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "../repro.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::repro::heavy_tailed {
 namespace {
@@ -32,8 +32,10 @@ void run_one(const ReproOptions& opts, int nu, std::int64_t n, std::ofstream& md
   task.nu = nu;
   const HeavyTailedRisk risk(task, opts.quick ? 20000 : 100000, seed + 7);
   HeavyTailedOptions base;
+  base.privacy.epsilon = 1;
+  base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = heavy_tailed_moment(task, nu - 1);
+  set_moment(base, heavy_tailed_moment(task, nu - 1));
   struct Row {
     std::string name;
     HeavyTailedOptions o;
@@ -47,7 +49,7 @@ void run_one(const ReproOptions& opts, int nu, std::int64_t n, std::ofstream& md
   rows.push_back({"ours practical (recommended: private clip)", base});
   {
     auto o = base;
-    o.final_clip_rule = "public";
+    o.final_clip_rule = FinalClipRule::public_bound;
     rows.push_back({"ours practical, public clip rule (previous default)", o});
   }
   {
@@ -67,7 +69,7 @@ void run_one(const ReproOptions& opts, int nu, std::int64_t n, std::ofstream& md
       SeededRng noise(seed + 424243 * static_cast<std::uint64_t>(r + 1) + ri);
       HeavyTailedTrace tr;
       const bool np = rows[ri].o.method == HeavyTailedMethod::non_private;
-      const auto rel = fit_heavy_tailed(np ? clean.X : s.X, np ? clean.y : s.y, rows[ri].o, noise, &tr);
+      const auto rel = fit_heavy_tailed(np ? clean.X : s.X, np ? clean.y : s.y, rows[ri].o, noise, nullptr, &tr);
       ex[ri].push_back(rel.status == Status::ok ? risk.excess(rel.estimate) : NAN);
       if (ri == 1) clips.push_back(tr.final_clip);
     }

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "../repro.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::repro::heavy_tailed {
 namespace {
@@ -69,7 +69,7 @@ std::vector<Method> methods() {
        }},
       {"ours practical (recommended: private final clip)", [](HeavyTailedOptions o, std::int64_t) { return o; }},
       {"ours GLM Pop-Localize (tuned)", [](HeavyTailedOptions o, std::int64_t) {
-         o.final_solver = "output-perturbation";
+         o.final_solver = FinalSolver::output_perturbation;
          o.phases = 3;
          o.growth = 4;
          o.c_multiplier = 0.0625;
@@ -77,14 +77,14 @@ std::vector<Method> methods() {
          return o;
        }},
       {"ours paper profile (card)", [](HeavyTailedOptions o, std::int64_t) {
-         o.profile = HeavyTailedProfile::paper;
+         o.profile = Profile::paper;
          return o;
        }},
       {"output perturbation (card)", [](HeavyTailedOptions o, std::int64_t n) {
          o.method = HeavyTailedMethod::output_perturbation;
-         o.profile = HeavyTailedProfile::paper;
+         o.profile = Profile::paper;
          // Card §3: C = G_k(nε/d)^{1/(2k)}, λ = (C/D)·sqrt(d/(nε)).
-         const double C = o.moment.G_k * std::pow(static_cast<double>(n) / 5, 1 / (2 * o.moment.k));
+         const double C = *o.moment_bound * std::pow(static_cast<double>(n) / 5, 1 / (2 * o.moment_order));
          o.clip = C;
          o.lambda = C / (2 * o.domain_radius) * std::sqrt(5.0 / static_cast<double>(n));
          o.kappa = 0.1;
@@ -109,7 +109,7 @@ std::vector<Method> methods() {
        }},
       {"Gaussian DP-GD (eps, 1/n^2)", [](HeavyTailedOptions o, std::int64_t n) {
          o.method = HeavyTailedMethod::dp_sgd;
-         o.delta = 1 / (static_cast<double>(n) * static_cast<double>(n));
+         o.privacy.delta = 1 / (static_cast<double>(n) * static_cast<double>(n));
          o.steps = kTunedGdSteps;
          o.clip = kTunedGdClip;
          o.step_size = kTunedGdStep;
@@ -118,7 +118,7 @@ std::vector<Method> methods() {
       // The recommended method's previous default: final clip 0.375·G_k(mε/d)^{1/(2k)} from the
       // moment bound only (kept beside the private-quantile clip for comparison).
       {"ours practical, public clip rule (previous default)", [](HeavyTailedOptions o, std::int64_t) {
-         o.final_clip_rule = "public";
+         o.final_clip_rule = FinalClipRule::public_bound;
          return o;
        }},
   };
@@ -174,8 +174,10 @@ void run_study(const ReproOptions& opts) {
       }
       for (std::size_t mi = 0; mi < all.size(); ++mi) {
         HeavyTailedOptions base;
+        base.privacy.epsilon = 1;
+        base.moment_bound = 1;
         base.domain_radius = 2;
-        base.moment = mb;
+        set_moment(base, mb);
         const auto o = all[mi].configure(base, n);
         std::vector<double> ex;
         int aborts = 0;

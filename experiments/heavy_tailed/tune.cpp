@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "../repro.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::repro::heavy_tailed {
 namespace {
@@ -71,9 +71,11 @@ void tune_private_clip(const ReproOptions& opts, std::ofstream& md) {
       sets.back().y[0] = in.task.kind == HeavyTailedTaskKind::hinge_student_t ? -1 : -1e7;
     }
     HeavyTailedOptions base;
+    base.privacy.epsilon = 1;
+    base.moment_bound = 1;
     base.domain_radius = 2;
-    base.loss = in.task.loss();
-    base.moment = heavy_tailed_moment(in.task, in.k);
+    base.loss = parse_enum<GlmKind>(in.task.loss());
+    set_moment(base, heavy_tailed_moment(in.task, in.k));
     for (std::size_t ci = 0; ci < names.size(); ++ci) {
       auto o = base;
       if (ci == 0) {
@@ -82,16 +84,16 @@ void tune_private_clip(const ReproOptions& opts, std::ofstream& md) {
         o.clip = 4;
         o.step_size = 2;
       } else if (ci == 1) {
-        o.final_clip_rule = "public";
+        o.final_clip_rule = FinalClipRule::public_bound;
         o.steps = 8;
-        o.step_size = 0.75 * 2 * o.domain_radius / o.moment.g2();
+        o.step_size = 0.75 * 2 * o.domain_radius / o.moment_bound_2.value_or(*o.moment_bound);
       } else {
         const Config& g = grid[ci - 2];
-        o.final_clip_rule = "private-quantile";
+        o.final_clip_rule = FinalClipRule::private_quantile;
         o.clip_tail_constant = g.c_p;
         o.clip_budget_share = g.share;
         o.steps = g.T;
-        o.step_size = g.c_eta * 2 * o.domain_radius / o.moment.g2();
+        o.step_size = g.c_eta * 2 * o.domain_radius / o.moment_bound_2.value_or(*o.moment_bound);
       }
       std::vector<double> v;
       for (int r = 0; r < reps; ++r) {
@@ -163,8 +165,10 @@ void run_tune(const ReproOptions& opts) {
   std::ofstream md(opts.out / "summary.md");
   md << fmt::format("# heavy-tailed tuning (n = {}, {} public replicates)\n\n", n, reps);
   HeavyTailedOptions base;
+  base.privacy.epsilon = 1;
+  base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = mb;
+  set_moment(base, mb);
   const std::vector<double> mults = quick ? std::vector<double>{0.0625, 0.25}
                                           : std::vector<double>{0.0625, 0.125, 0.25, 0.5};
   const std::vector<double> lams = quick ? std::vector<double>{4, 16} : std::vector<double>{1, 4, 16, 64};
@@ -179,7 +183,7 @@ void run_tune(const ReproOptions& opts) {
       const double v = eval(o);
       if (v < op.v) op = {v, fmt::format("c = {}, lambda multiplier = {}", c, l)};
       o.method = HeavyTailedMethod::lipschitz_extension;
-      o.final_solver = "output-perturbation";
+      o.final_solver = FinalSolver::output_perturbation;
       o.phases = 3;
       const double w = eval(o);
       if (w < glm.v) glm = {w, fmt::format("T = 3, x4, c = {}, lambda multiplier = {}", c, l)};

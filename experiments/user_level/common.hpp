@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace dpstats::repro::user_level {
 
@@ -47,10 +47,11 @@ inline std::vector<Config> candidates(const Size& s, const std::string& method, 
   const double rootm = std::sqrt(static_cast<double>(s.m));
   auto base = [&](UserLevelMethod m) {
     UserLevelOptions o;
+    o.privacy = {1, 1e-6};
     o.method = m;
     o.domain_radius = 5;
-    o.epsilon = 1;
-    o.delta = 1e-6;
+    o.privacy.epsilon = 1;
+    o.privacy.delta = 1e-6;
     return o;
   };
   if (method == "dp-gd-user") {

@@ -107,6 +107,7 @@ void run_default_on(const ReproOptions& opts, bool heterogeneous) {
     };
     std::vector<Row> rows;
     UserLevelOptions def;
+    def.privacy = {1, 1e-6};
     def.domain_radius = 5;
     rows.push_back({"dp-gd-user (default)", "clip L/(4√m), T 20, η 4R/(cT)", def});
     for (const std::string method : {"dp-gd-user", "accelerated"}) {
@@ -219,6 +220,7 @@ void run_clip(const ReproOptions& opts) {
     const PopulationExcess pop(base, w_star, pop_items, prng, opts.quick ? 1000000 : 4000000);
     for (const auto& s : sizes) {
       UserLevelOptions def;
+      def.privacy = {1, 1e-6};
       def.domain_radius = 5;
       UserLevelOptions half = def;
       half.clip = 1.5 / (2 * std::sqrt(static_cast<double>(s.m)));

@@ -14,9 +14,9 @@
 #include <fstream>
 #include <map>
 
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/dp_sgd.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/solvers/dp_sgd.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "../repro.hpp"
 #include "common.hpp"
 
@@ -31,10 +31,12 @@ struct RunResult {
 };
 
 RunResult run_one(const UserDataset& D, const PopulationExcess& pop, const UserLevelOptions& o,
-                  std::uint64_t seed) {
+                  std::uint64_t seed, bool noiseless = false) {
   SeededRng rng(seed);
+  UserLevelTrace hooks;
+  hooks.noiseless = noiseless;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = fit_user_level(D, o, rng);
+  const auto r = fit_user_level(D, o, rng, nullptr, &hooks);
   RunResult res;
   res.seconds = seconds_since(t0);
   res.grads = r.diagnostics["gradient_evaluations"].get<std::int64_t>();
@@ -119,10 +121,8 @@ void run_study(const ReproOptions& opts) {
           adv.push_back(ra.excess - r.excess);
           sec.push_back(r.seconds);
           grads = r.grads;
-          auto oo = o;
-          oo.sigma_scale = 0;
           if (o.method != UserLevelMethod::non_private)
-            off.push_back(run_one(evals[static_cast<std::size_t>(k)], pop, oo, seed + 7 * k).excess);
+            off.push_back(run_one(evals[static_cast<std::size_t>(k)], pop, o, seed + 7 * k, true).excess);
         }
         const auto se = summarise(ex), sa = summarise(adv), st = summarise(sec);
         double maxadv = 0;
@@ -171,6 +171,7 @@ void run_study(const ReproOptions& opts) {
         progress.step();
       }
       UserLevelOptions def;
+      def.privacy = {1, 1e-6};
       def.domain_radius = 5;
       evaluate("dp-gd-user (default)", "clip L/(4√m), T 20, η 4R/(cT)", def, false);
       double best_private = INFINITY;
@@ -226,6 +227,7 @@ void run_study(const ReproOptions& opts) {
     const UserDataset D = make_user_task(task_for(s, d), w_star, a);
     for (int T : {1, 2, 5, 10, 20, 40, 80}) {
       UserLevelOptions o;
+      o.privacy = {1, 1e-6};
       o.domain_radius = 5;
       o.steps = T;
       o.clip = 0.5 * 1.5 / std::sqrt(static_cast<double>(s.m));
@@ -250,6 +252,7 @@ void run_study(const ReproOptions& opts) {
     for (int mb = 0; mb < 2; ++mb)
       for (int T : {5, 10, 20, 40, 80}) {
         UserLevelOptions o;
+        o.privacy = {1, 1e-6};
         o.method = UserLevelMethod::accelerated;
         o.domain_radius = 5;
         o.steps = T;
@@ -281,9 +284,7 @@ void run_study(const ReproOptions& opts) {
       std::vector<double> on, off;
       for (int k = 0; k < seeds; ++k) {
         on.push_back(run_one(evals[static_cast<std::size_t>(k)], pop, o, seed + 3 * k).excess);
-        auto oo = o;
-        oo.sigma_scale = 0;
-        off.push_back(run_one(evals[static_cast<std::size_t>(k)], pop, oo, seed + 3 * k).excess);
+        off.push_back(run_one(evals[static_cast<std::size_t>(k)], pop, o, seed + 3 * k, true).excess);
       }
       return std::pair{summarise(on).mean, summarise(off).mean};
     };
@@ -311,6 +312,7 @@ void run_study(const ReproOptions& opts) {
     o.alg3.clip = 1.5;
     row("… with clip τ = L (the filter replaced by clipping at L: card's ablation)", o);
     UserLevelOptions gd;
+    gd.privacy = {1, 1e-6};
     gd.domain_radius = 5;
     gd.steps = tuned.steps;
     gd.clip = tuned.clip;
@@ -347,15 +349,17 @@ void run_study(const ReproOptions& opts) {
         advs.push_back(make_user_task(task_for(s, d, 1), w_star, b));
       }
       auto hinge_excess = [&](const UserDataset& D, const UserLevelOptions& o, std::uint64_t sd,
-                              std::int64_t* grads) {
+                              std::int64_t* grads, bool noiseless = false) {
         SeededRng rng(sd);
-        const auto r = fit_user_level(D, o, rng);
+        UserLevelTrace hooks;
+        hooks.noiseless = noiseless;
+        const auto r = fit_user_level(D, o, rng, nullptr, &hooks);
         if (grads) *grads = r.diagnostics["gradient_evaluations"].get<std::int64_t>();
         return test_risk(test, *hinge, r.estimate) - f_hinge;
       };
       for (const std::string method : {"dp-gd-user", "nonsmooth", "non-private"}) {
         auto cands = candidates(s, method, opts.quick);
-        for (auto& c : cands) c.opt.loss = "hinge";
+        for (auto& c : cands) c.opt.loss = GlmKind::hinge;
         if (opts.quick && method == "dp-gd-user") {  // --quick: every other configuration
           std::vector<Config> half;
           for (std::size_t i = 0; i < cands.size(); i += 2) half.push_back(cands[i]);
@@ -382,9 +386,7 @@ void run_study(const ReproOptions& opts) {
           ex.push_back(e);
           adv.push_back(std::abs(hinge_excess(advs[static_cast<std::size_t>(k)], o, seed + 7 * k, nullptr) - e));
           if (o.method != UserLevelMethod::non_private) {
-            auto oo = o;
-            oo.sigma_scale = 0;
-            off.push_back(hinge_excess(evals[static_cast<std::size_t>(k)], oo, seed + 7 * k, nullptr));
+            off.push_back(hinge_excess(evals[static_cast<std::size_t>(k)], o, seed + 7 * k, nullptr, true));
           }
         }
         double maxadv = 0;
@@ -412,7 +414,7 @@ void run_study(const ReproOptions& opts) {
     k.beta = 1.5 * 1.5 / 4;
     k.d = d;
     Alg1Options ao;
-    ao.profile = UserLevelProfile::paper;
+    ao.profile = Profile::paper;
     const auto P = plan_alg1(n, 20, 1, 1e-6, k, ao);
     md << fmt::format("| {} | {} | {} |\n", n, P.feasible ? "yes" : "no: " + P.refusal,
                       P.feasible ? fmt::format("{:.3g}", P.phases.front().sigma_i) : "–");
@@ -439,7 +441,7 @@ void run_study(const ReproOptions& opts) {
     k.R = 10;
     k.d = d;
     Alg3Options ao;
-    ao.profile = UserLevelProfile::paper;
+    ao.profile = Profile::paper;
     const std::int64_t n = std::int64_t{1} << e;
     const auto P = plan_accelerated(n, 20, 1, 1e-6, k, ao, true);
     md << fmt::format("| 2^{} | {} | {:.3g} | {:.2e} | {:.1f} |\n", e,

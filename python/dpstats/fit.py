@@ -1,6 +1,6 @@
 """Private model fitting. ``fit(X, y, task=...)`` dispatches on the task:
 
-- ``task="user-level"`` (default): user-level DP convex optimisation (card user-level-dp-sco.md),
+- ``task="user-level"`` (default): user-level DP convex optimisation (docs/proofs/user-level.md),
   below;
 - ``task="classify"``: private classifiers trained with DP-SGD / DP-Adam (dpstats.classify);
 - ``task="heavy-tailed"``: pure epsilon-DP convex optimisation with heavy-tailed gradients
@@ -20,8 +20,7 @@ import numpy as np
 from . import _dpstats
 from .release import Release
 
-_METHODS = ("dp-gd-user", "dp-sgd-user", "dp-sgd-group", "phased-sgd", "accelerated", "nonsmooth",
-            "non-private")
+_METHODS = tuple(_dpstats.fit_methods("user-level"))  # the library's registry
 
 
 def _float(x, name: str) -> float:
@@ -49,15 +48,20 @@ def fit(X, y, users=None, task: str = "user-level", **options) -> Release:
 
 
 def _fit_user_level(X, y, users, loss: str = "logistic",
-                    method: Optional[str] = None, epsilon: float = 1.0, delta: float = 1e-6,
-                    domain_radius: float = 1.0, seed: Optional[int] = None, *, profile: str = "practical",
+                    method: Optional[str] = None, epsilon: Optional[float] = None,
+                    delta: Optional[float] = None, domain_radius: Optional[float] = None,
+                    seed: Optional[int] = None, *, profile: str = "practical",
                     steps: Optional[int] = None, step_size: Optional[float] = None,
-                    clip: Optional[float] = None, items_per_user: int = 0, feature_bound: float = 1.0,
-                    label_bound: float = 1.0, smoothing_radius: Optional[float] = None,
+                    clip: Optional[float] = None, items_per_user: int = 0,
+                    feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
+                    scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
                     users_per_step: Optional[int] = None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
-    loss: "logistic" (labels ±1), "hinge" (±1), "squared", "huber" (kappa = 1).
+    epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
+    the ball around 0 that holds the weights.
+    loss: "logistic" (labels ±1, or {0, 1} mapped 0 -> -1), "hinge" (the same), "squared",
+    "huber" (kappa = 1).
     method: None picks the recommended "dp-gd-user" (full-batch DP-GD on per-user clipped mean
     gradients, zCDP accounting); "dp-sgd-user" (one pass over disjoint user batches),
     "dp-sgd-group" (item-level DP-SGD made user-level by group privacy), "phased-sgd" (Alg 1 of
@@ -68,7 +72,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     "non-private" (one-pass SGD; no privacy). For "accelerated"/"nonsmooth" practical, ``steps``
     is T per phase, ``clip`` the per-user clip, ``step_size`` 1/L_f of AC-SA and
     ``users_per_step`` the users sampled per step (default all).
-    Rows are clipped to ``feature_bound`` and labels to ``label_bound`` (public bounds); each user
+    Rows are clipped to ``feature_bound`` and labels to ``label_bound`` (public bounds; when absent
+    they are estimated privately from ``scale_share`` of the budget, and the estimates are in
+    ``.diagnostics["bounds"]``; a supplied feature_bound that clips many users is reported); each user
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
     """
@@ -93,13 +99,22 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     if users_per_step is not None and (not isinstance(users_per_step, (int, np.integer))
                                        or users_per_step < 1):
         raise ValueError(f"users_per_step must be a positive integer, got {users_per_step!r}")
+    if method != "non-private" and (epsilon is None or delta is None):
+        raise ValueError("epsilon and delta are required for task='user-level' "
+                         "(epsilon > 0, delta in (0, 1))")
+    if domain_radius is None:
+        raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
+                         "the weights")
     est, fields = _dpstats.fit_user_level(
-        X, y, ids, str(loss), method, str(profile), _float(epsilon, "epsilon"),
-        _float(delta, "delta"), _float(domain_radius, "domain_radius"),
+        X, y, ids, str(loss), method, str(profile),
+        0.0 if epsilon is None else _float(epsilon, "epsilon"),
+        0.0 if delta is None else _float(delta, "delta"), _float(domain_radius, "domain_radius"),
         None if steps is None else int(steps),
         None if step_size is None else _float(step_size, "step_size"),
         None if clip is None else _float(clip, "clip"), int(items_per_user),
-        _float(feature_bound, "feature_bound"), _float(label_bound, "label_bound"), _seed(seed),
+        None if feature_bound is None else _float(feature_bound, "feature_bound"),
+        None if label_bound is None else _float(label_bound, "label_bound"), _seed(seed),
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
-        None if users_per_step is None else int(users_per_step))
+        None if users_per_step is None else int(users_per_step),
+        None if scale_share is None else _float(scale_share, "scale_share"))
     return Release._from_native(est, fields)

@@ -1,9 +1,9 @@
 """fit(task="heavy-tailed"): pure epsilon-DP convex optimisation with heavy-tailed gradients
-(card pure-dp-heavy-tailed-sco.md; only a public k-th moment bound G_k of the per-record gradient
+(docs/proofs/heavy-tailed.md; only a public k-th moment bound G_k of the per-record gradient
 norm is assumed, no Lipschitz constant).
 
-``dpstats.fit(X, y, task="heavy-tailed", loss="absolute", method=None, epsilon=1.0,
-domain_radius=1.0, k=4, G_k=1.0, seed=None)`` returns a Release whose ``.estimate`` is the weight
+``dpstats.fit(X, y, task="heavy-tailed", loss="absolute", method=None, epsilon=..., domain_radius=...,
+moment_order=4, moment_bound=None, seed=None)`` returns a Release whose ``.estimate`` is the weight
 vector w (domain: the ball of radius ``domain_radius`` around 0). Guarantee: pure epsilon-DP
 (delta = 0) under replacement of one row, for every method except "dp-sgd" (the approximate
 (epsilon, delta) Gaussian baseline, which needs ``delta``). A run whose optimisation accuracy
@@ -15,13 +15,15 @@ method: None picks the recommended "lipschitz-extension" (practical profile: Pop
 certified Lipschitz-extension output perturbation, then localized noisy clipped GD; constants from
 public values only); "output-perturbation", "clipped-gd" (pure-DP noisy clipped GD, l2-Laplace),
 "dp-sgd" (Gaussian, (epsilon, delta)).
-inner (lipschitz-extension): "glm-one-stage" (default, card 2.13) or "double-output-perturbation"
-(Alg 4 with Alg 2, the card's main algorithm; lens domains certified through the Lagrangian).
+inner (lipschitz-extension): "glm-one-stage" (default, docs/proofs/heavy-tailed.md §2.13) or "double-output-perturbation"
+(Alg 4 with Alg 2, the paper's main algorithm; lens domains certified through the Lagrangian).
 final_clip_rule (practical profile): "private-quantile" (default: the final GD phase's clip is a
 pure-DP quantile of the per-record gradient norms at phase 1's output, 1/16 of that block's
 epsilon) or "public" (from the moment bound only).
-k, G_k (and G_2): PUBLIC bounds E[sup_W |grad f(w, z)|^k] <= G_k^k (for absolute, hinge and
-logistic losses sup_W |grad f| = |x|).
+moment_order k, moment_bound G_k (and moment_bound_2 G_2): PUBLIC bounds
+E[sup_W |grad f(w, z)|^k] <= G_k^k (for absolute, hinge and logistic losses sup_W |grad f| = |x|).
+Without moment_bound, G_k is estimated privately from ``scale_share`` of epsilon (the estimate is
+in ``.diagnostics["scale"]``). epsilon and domain_radius are required.
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ from . import _dpstats
 from .release import Release
 
 _LOSSES = ("absolute", "hinge", "huber", "logistic", "squared")
-_METHODS = ("lipschitz-extension", "output-perturbation", "clipped-gd", "dp-sgd")
+_METHODS = tuple(_dpstats.fit_methods("heavy-tailed"))  # the library's registry
 
 
 def _float(x, name: str) -> float:
@@ -52,9 +54,11 @@ def _opt_int(x, name: str) -> Optional[int]:
 
 
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
-                     epsilon: float = 1.0, domain_radius: float = 1.0, seed: Optional[int] = None,
-                     *, delta: Optional[float] = None, profile: str = "practical", k: float = 4.0,
-                     G_k: float = 1.0, G_2: Optional[float] = None, phases: Optional[int] = None,
+                     epsilon: Optional[float] = None, domain_radius: Optional[float] = None,
+                     seed: Optional[int] = None, *, delta: Optional[float] = None,
+                     profile: str = "practical", moment_order: float = 4.0,
+                     moment_bound: Optional[float] = None, moment_bound_2: Optional[float] = None,
+                     scale_share: Optional[float] = None, phases: Optional[int] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
                      final_clip_rule: Optional[str] = None) -> Release:
@@ -88,11 +92,17 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     from . import _seed
+    if method != "non-private" and epsilon is None:
+        raise ValueError("epsilon is required (> 0)")
+    if domain_radius is None:
+        raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
+                         "the weights")
+    opt = lambda v, name: None if v is None else _float(v, name)  # noqa: E731
     est, fields = _dpstats.fit_heavy_tailed(
-        X, y, loss, method, str(profile), _float(epsilon, "epsilon"),
+        X, y, loss, method, str(profile), 0.0 if epsilon is None else _float(epsilon, "epsilon"),
         0.0 if delta is None else _float(delta, "delta"), _float(domain_radius, "domain_radius"),
-        _float(k, "k"), _float(G_k, "G_k"), None if G_2 is None else _float(G_2, "G_2"),
-        _opt_int(phases, "phases"), _opt_int(steps, "steps"),
-        None if step_size is None else _float(step_size, "step_size"),
-        None if clip is None else _float(clip, "clip"), inner, final_clip_rule, _seed(seed))
+        _float(moment_order, "moment_order"), opt(moment_bound, "moment_bound"),
+        opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
+        _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
+        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"))
     return Release._from_native(est, fields)

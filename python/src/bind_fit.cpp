@@ -1,7 +1,8 @@
 // Model fitting bindings: user-level private convex optimisation (optimize/user_level.hpp).
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/solvers/fit_registry.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -16,40 +17,43 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
                                 const std::string& profile, double epsilon, double delta,
                                 double domain_radius, std::optional<int> steps,
                                 std::optional<double> step_size, std::optional<double> clip,
-                                std::int64_t items_per_user, double feature_bound,
-                                double label_bound, std::optional<std::uint64_t> seed,
+                                std::int64_t items_per_user, std::optional<double> feature_bound,
+                                std::optional<double> label_bound, std::optional<std::uint64_t> seed,
                                 std::optional<double> smoothing_radius,
-                                std::optional<std::int64_t> users_per_step) {
+                                std::optional<std::int64_t> users_per_step,
+                                std::optional<double> scale_share) {
   const auto data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(users.ndim() == 1 && users.shape(0) == data.rows(),
           "users must be 1-D with one id per row of X");
-  require(profile == "practical" || profile == "paper",
-          "profile must be 'practical' or 'paper', got '" + profile + "'");
   const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
   const std::vector<std::int64_t> ids(users.data(), users.data() + users.shape(0));
   optimize::UserLevelOptions o;
-  o.method = optimize::parse_user_level_method(method);
-  o.loss = loss;
-  o.epsilon = epsilon;
-  o.delta = delta;
+  o.method = parse_enum<optimize::UserLevelMethod>(method);
+  o.loss = parse_enum<optimize::GlmKind>(loss);
+  o.profile = parse_enum<Profile>(profile);
+  o.privacy = {epsilon, delta};
   o.domain_radius = domain_radius;
   o.steps = steps;
   o.step_size = step_size;
   o.clip = clip;
-  o.alg1.profile = profile == "paper" ? optimize::UserLevelProfile::paper
-                                      : optimize::UserLevelProfile::practical;
-  o.alg3.profile = o.alg1.profile;
+  o.feature_bound = feature_bound;
+  o.label_bound = label_bound;
+  if (scale_share) o.scale_share = *scale_share;
   o.alg3.smoothing_radius = smoothing_radius;
   o.alg3.users_per_step = users_per_step;
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
     py::gil_scoped_release release;
-    const optimize::UserDataset d(data, yv, ids, items_per_user, feature_bound, label_bound);
+    const optimize::UserDataset d(data, yv, ids, items_per_user);
     r = optimize::fit_user_level(d, o, *rng);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
+}
+
+std::vector<std::string> fit_method_names(const std::string& task) {
+  return method_names(fit_methods(parse_enum<FitTask>(task)));
 }
 
 }  // namespace
@@ -60,5 +64,7 @@ void bind_fit(py::module_& m) {
         py::arg("delta"), py::arg("domain_radius"), py::arg("steps"), py::arg("step_size"),
         py::arg("clip"), py::arg("items_per_user"), py::arg("feature_bound"),
         py::arg("label_bound"), py::arg("seed"), py::arg("smoothing_radius") = py::none(),
-        py::arg("users_per_step") = py::none());
+        py::arg("users_per_step") = py::none(), py::arg("scale_share") = py::none());
+  m.def("fit_methods", &fit_method_names, py::arg("task"),
+        "The method names of a fit task (the library's registry).");
 }

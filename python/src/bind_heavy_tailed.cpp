@@ -2,7 +2,7 @@
 // gradients (optimize/heavy_tailed.hpp).
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -12,34 +12,33 @@ namespace {
 
 py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::string& loss,
                                   const std::string& method, const std::string& profile,
-                                  double epsilon, double delta, double domain_radius, double k,
-                                  double G_k, std::optional<double> G_2, std::optional<int> phases,
+                                  double epsilon, double delta, double domain_radius,
+                                  double moment_order, std::optional<double> moment_bound,
+                                  std::optional<double> moment_bound_2, std::optional<int> phases,
                                   std::optional<int> steps, std::optional<double> step_size,
                                   std::optional<double> clip, std::optional<std::string> inner,
                                   std::optional<std::string> final_clip_rule,
-                                  std::optional<std::uint64_t> seed) {
+                                  std::optional<std::uint64_t> seed,
+                                  std::optional<double> scale_share) {
   const RowMatrix data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
-  require(profile == "practical" || profile == "paper",
-          "profile must be 'practical' or 'paper', got '" + profile + "'");
   const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
   optimize::HeavyTailedOptions o;
-  o.method = optimize::parse_heavy_tailed_method(method);
-  o.profile = profile == "paper" ? optimize::HeavyTailedProfile::paper
-                                 : optimize::HeavyTailedProfile::practical;
-  o.loss = loss;
-  o.epsilon = epsilon;
-  o.delta = delta;
+  o.method = parse_enum<optimize::HeavyTailedMethod>(method);
+  o.profile = parse_enum<Profile>(profile);
+  o.loss = parse_enum<optimize::GlmKind>(loss);
+  o.privacy = {epsilon, delta};
   o.domain_radius = domain_radius;
-  o.moment.k = k;
-  o.moment.G_k = G_k;
-  o.moment.G_2 = G_2;
+  o.moment_order = moment_order;
+  o.moment_bound = moment_bound;
+  o.moment_bound_2 = moment_bound_2;
+  if (scale_share) o.scale_share = *scale_share;
   o.phases = phases;
   o.steps = steps;
   o.step_size = step_size;
   o.clip = clip;
-  o.inner = inner;
-  o.final_clip_rule = final_clip_rule;
+  if (inner) o.inner = parse_enum<optimize::InnerSolver>(*inner);
+  if (final_clip_rule) o.final_clip_rule = parse_enum<optimize::FinalClipRule>(*final_clip_rule);
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
@@ -54,7 +53,8 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
 void bind_heavy_tailed(py::module_& m) {
   m.def("fit_heavy_tailed", &fit_heavy_tailed_native, py::arg("X"), py::arg("y"), py::arg("loss"),
         py::arg("method"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("domain_radius"), py::arg("k"), py::arg("G_k"), py::arg("G_2"), py::arg("phases"),
-        py::arg("steps"), py::arg("step_size"), py::arg("clip"), py::arg("inner"), py::arg("final_clip_rule"),
-        py::arg("seed"));
+        py::arg("domain_radius"), py::arg("moment_order"), py::arg("moment_bound"),
+        py::arg("moment_bound_2"), py::arg("phases"), py::arg("steps"), py::arg("step_size"),
+        py::arg("clip"), py::arg("inner"), py::arg("final_clip_rule"), py::arg("seed"),
+        py::arg("scale_share") = py::none());
 }

@@ -8,7 +8,8 @@
 #include <iostream>
 
 #include "audit/auditor.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/user_level/user_level.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;
@@ -47,9 +48,10 @@ audit::AuditOptions options(std::size_t samples) {
 
 UserLevelOptions base(UserLevelMethod m) {
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.method = m;
-  o.epsilon = 1;
-  o.delta = 1e-6;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1e-6;
   o.domain_radius = 50;  // large: the projection rarely masks the noise
   o.steps = 4;
   o.clip = 0.1;  // below every per-user gradient norm: honest −c, adversary +c (tight pair)
@@ -66,15 +68,16 @@ TEST(AuditUserLevel, CertifiedMethodsAreNotCaughtAboveEpsilon) {
                  UserLevelMethod::accelerated, UserLevelMethod::nonsmooth}) {
     auto o = base(m);
     const auto r = audit::audit(run(D, o), run(Dp, o), 1.0, 1e-6, options(40000));
-    EXPECT_LE(r.epsilon_lower_bound, 1.0) << to_string(m) << " " << r.best_event;
-    std::cout << to_string(m) << ": lower bound " << r.epsilon_lower_bound << "\n";
+    EXPECT_LE(r.epsilon_lower_bound, 1.0) << name_of(m) << " " << r.best_event;
+    std::cout << name_of(m) << ": lower bound " << r.epsilon_lower_bound << "\n";
   }
 }
 
 TEST(AuditUserLevel, CatchesDpGdWithAFifthOfItsNoise) {
   const auto D = toy(false), Dp = toy(true);
   auto o = base(UserLevelMethod::dp_gd_user);
-  o.sigma_scale = 0.2;
+  // A fifth of the noise: the run at 25 times the zCDP of (1, 1e-6), audited at epsilon = 1.
+  o.privacy.epsilon = zcdp_to_epsilon(25 * epsilon_delta_to_zcdp(1.0, 1e-6), 1e-6);
   const auto r = audit::audit(run(D, o), run(Dp, o), 1.0, 1e-6, options(40000));
   EXPECT_GT(r.epsilon_lower_bound, 1.0) << r.best_event;
   std::cout << "fifth of the noise: lower bound " << r.epsilon_lower_bound << "\n";
@@ -83,7 +86,8 @@ TEST(AuditUserLevel, CatchesDpGdWithAFifthOfItsNoise) {
 TEST(AuditUserLevel, CatchesAlg3PracticalWithAFifthOfItsNoise) {
   const auto D = toy(false), Dp = toy(true);
   auto o = base(UserLevelMethod::accelerated);
-  o.sigma_scale = 0.2;
+  // A fifth of the noise: the run at 25 times the zCDP of (1, 1e-6), audited at epsilon = 1.
+  o.privacy.epsilon = zcdp_to_epsilon(25 * epsilon_delta_to_zcdp(1.0, 1e-6), 1e-6);
   const auto r = audit::audit(run(D, o), run(Dp, o), 1.0, 1e-6, options(40000));
   EXPECT_GT(r.epsilon_lower_bound, 1.0) << r.best_event;
   std::cout << "Alg 3 practical, fifth of the noise: lower bound " << r.epsilon_lower_bound << "\n";

@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include "audit/auditor.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_clip.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_clip.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;
@@ -76,9 +76,10 @@ TEST(AuditHeavyTailedClip, FitWithTheDifferenceInTheFinalBlockIsNotCaught) {
   Dp.X(9, 0) = 1e6;
   Dp.y[9] = -1e7;
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
   o.domain_radius = 5;
-  o.moment.k = 2;
-  o.moment.G_k = 1;
+  o.moment_order = 2;
+  o.moment_bound = 1;
   const auto fit = [o](const Block& b) -> audit::VectorMechanism {
     return [b, o](Rng& rng) {
       const auto r = fit_heavy_tailed(b.X, b.y, o, rng);

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -27,12 +27,14 @@ TEST(HeavyTailedFitStat, EnormousRecordMovesOutputLessThanTheNoise) {
   s2.X.row(0).setConstant(1e6);
   s2.y[0] = -1e7;
   HeavyTailedOptions base;
+  base.privacy.epsilon = 1;
+  base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = heavy_tailed_moment(task, 4);
+  set_moment(base, heavy_tailed_moment(task, 4));
   for (int variant = 0; variant < 3; ++variant) {
     auto o = base;
     if (variant == 1) o.method = HeavyTailedMethod::output_perturbation;
-    if (variant == 2) o.profile = HeavyTailedProfile::paper;
+    if (variant == 2) o.profile = Profile::paper;
     std::vector<double> shift, spread;
     for (int r = 0; r < 9; ++r) {
       SeededRng a(100 + r), b(100 + r), c(200 + r);
@@ -52,8 +54,10 @@ TEST(HeavyTailedFitStat, RecommendedBeatsOutputPerturbationAndZero) {
   task.nu = 5;
   const HeavyTailedRisk risk(task, 20000, 5);
   HeavyTailedOptions base;
+  base.privacy.epsilon = 1;
+  base.moment_bound = 1;
   base.domain_radius = 2;
-  base.moment = heavy_tailed_moment(task, 4);
+  set_moment(base, heavy_tailed_moment(task, 4));
   std::vector<double> ours, op;
   for (int r = 0; r < 5; ++r) {
     SeededRng g(300 + r), n1(400 + r), n2(500 + r);

@@ -1,17 +1,26 @@
-// Pure-DP heavy-tailed SCO (card pure-dp-heavy-tailed-sco.md §2.8, §2.12, §2.13, §6 "Privacy
-// invariants", "Adversarial and edge cases"): the certificate, the schedules, the sensitivity
+// Pure-DP heavy-tailed SCO (docs/proofs/heavy-tailed.md; privacy invariants, adversarial and
+// edge cases): the certificate, the schedules, the sensitivity
 // invariant with an enormous record, aborts, validation and the release fields.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/certificate.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/certificate.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
+#include "guarantee.hpp"
 
 namespace dpstats::optimize {
 namespace {
+
+MomentBound moment_of(const HeavyTailedOptions& o) {
+  MomentBound mb;
+  mb.k = o.moment_order;
+  mb.G_k = o.moment_bound.value_or(1);
+  mb.G_2 = o.moment_bound_2;
+  return mb;
+}
 
 HeavyTailedSample data(std::int64_t n, std::int64_t d, int nu, std::uint64_t seed,
                        HeavyTailedTaskKind kind = HeavyTailedTaskKind::l1_student_t) {
@@ -28,7 +37,7 @@ GlmErmProblem problem(const HeavyTailedSample& s, const std::string& loss, doubl
   p.A = &s.X;
   p.y = &s.y;
   p.end = s.X.rows();
-  p.env.kind = parse_glm_kind(loss);
+  p.env.kind = parse_enum<GlmKind>(loss);
   p.C = C;
   p.lambda = lambda;
   p.w0 = Vector::Zero(s.X.cols());
@@ -76,13 +85,14 @@ TEST(HeavyTailedCertificate, LargeBlockCertifiesAtTinyAlpha) {
 
 TEST(HeavyTailedPlan, PaperScheduleFollowsTheCard) {
   HeavyTailedOptions o;
-  o.profile = HeavyTailedProfile::paper;
-  o.moment.k = 4;
-  o.moment.G_k = 3;
+  o.privacy.epsilon = 1;
+  o.profile = Profile::paper;
+  o.moment_order = 4;
+  o.moment_bound = 3;
   o.domain_radius = 1;
-  const auto plan = plan_heavy_tailed(100000, 5, o);
+  const auto plan = plan_heavy_tailed(100000, 5, o, moment_of(o), 1);
   ASSERT_GE(plan.size(), 2u);
-  const double r1 = heavy_tailed_rate(50000, 5, 1, o.moment);
+  const double r1 = heavy_tailed_rate(50000, 5, 1, moment_of(o));
   EXPECT_NEAR(plan[0].lambda, r1 / 2, 1e-12);
   for (std::size_t t = 0; t < plan.size(); ++t) {
     const auto m = static_cast<double>(plan[t].m);
@@ -93,15 +103,15 @@ TEST(HeavyTailedPlan, PaperScheduleFollowsTheCard) {
     EXPECT_NEAR(plan[t].sensitivity, 6 * plan[t].C / (plan[t].lambda * m), 1e-12);
   }
   // Practical: T = 3, the last phase takes the leftovers (every record used once).
-  o.profile = HeavyTailedProfile::practical;
-  o.final_solver = "output-perturbation";
-  const auto pr = plan_heavy_tailed(100001, 5, o);
+  o.profile = Profile::practical;
+  o.final_solver = FinalSolver::output_perturbation;
+  const auto pr = plan_heavy_tailed(100001, 5, o, moment_of(o), 1);
   ASSERT_EQ(pr.size(), 3u);
   EXPECT_EQ(pr[0].m + pr[1].m + pr[2].m, 100001);
   EXPECT_EQ(pr[1].begin, pr[0].m);
   // Default practical: phase 1 on a quarter of n, the final clipped-GD phase on the rest.
   o.final_solver.reset();
-  const auto hy = plan_heavy_tailed(100000, 5, o);
+  const auto hy = plan_heavy_tailed(100000, 5, o, moment_of(o), 1);
   ASSERT_EQ(hy.size(), 2u);
   EXPECT_EQ(hy[0].m, 25000);
   EXPECT_EQ(hy[1].m, 75000);
@@ -114,16 +124,17 @@ TEST(HeavyTailedFit, EnormousRecordMovesPreNoiseOutputsByAtMostTheSensitivity) {
   auto s2 = s;
   s2.X.row(0).setConstant(1e12);
   s2.y[0] = -1e12;
-  for (auto profile : {HeavyTailedProfile::practical, HeavyTailedProfile::paper}) {
+  for (auto profile : {Profile::practical, Profile::paper}) {
     HeavyTailedOptions o;
+    o.privacy.epsilon = 1;
     o.profile = profile;
     o.domain_radius = 2;
-    o.moment.G_k = 3;
+    o.moment_bound = 3;
     o.phases = 1;  // one phase: same centre on both datasets
     HeavyTailedTrace t1, t2;
     SeededRng r1(5), r2(5);
-    fit_heavy_tailed(s.X, s.y, o, r1, &t1);
-    fit_heavy_tailed(s2.X, s2.y, o, r2, &t2);
+    fit_heavy_tailed(s.X, s.y, o, r1, nullptr, &t1);
+    fit_heavy_tailed(s2.X, s2.y, o, r2, nullptr, &t2);
     ASSERT_EQ(t1.pre_noise.size(), 1u);
     ASSERT_EQ(t2.pre_noise.size(), 1u);
     EXPECT_LE((t1.pre_noise[0] - t2.pre_noise[0]).norm(), t1.sensitivity);
@@ -137,6 +148,8 @@ TEST(HeavyTailedFit, ReleaseIsPureAndCertified) {
   for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation,
                  HeavyTailedMethod::clipped_gd}) {
     HeavyTailedOptions o;
+    o.privacy.epsilon = 1;
+    o.moment_bound = 1;
     o.method = m;
     o.domain_radius = 2;
     o.steps = 8;
@@ -147,46 +160,62 @@ TEST(HeavyTailedFit, ReleaseIsPureAndCertified) {
     EXPECT_TRUE(r.privacy.certified);
     EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
     for (const auto& e : r.ledger) EXPECT_EQ(e.loss.kind, LossKind::pure);
+    dpstats::testing::expect_guarantee_from_ledger(r);
   }
   HeavyTailedOptions g;
+  g.privacy.epsilon = 1;
+  g.domain_radius = 1;
+  g.moment_bound = 1;
   g.method = HeavyTailedMethod::dp_sgd;
-  g.delta = 1e-6;
+  g.privacy.delta = 1e-6;
   g.steps = 8;
   const auto r = fit_heavy_tailed(s.X, s.y, g, rng);
   EXPECT_EQ(r.privacy.delta, 1e-6);
   EXPECT_TRUE(r.privacy.rho.has_value());
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(HeavyTailedFit, UncertifiableAccuracyAbortsWithoutAnEstimate) {
   auto s = data(2000, 3, 5, 15);
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
+  o.domain_radius = 1;
+  o.moment_bound = 1;
   o.kappa = 1e-12;  // α = κ²C²/(2λm²) far below double resolution: cannot certify
   SeededRng rng(7);
   const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_EQ(r.estimate.size(), 0);
-  EXPECT_TRUE(r.ledger.empty());
+  // The one abstention convention: the ledger keeps what was charged before the abort.
+  EXPECT_FALSE(r.ledger.empty());
+  EXPECT_TRUE(r.diagnostics.contains("abstained"));
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(HeavyTailedFit, RejectsBadInputBeforeAnyNoise) {
   auto s = data(100, 2, 5, 16);
   SeededRng rng(8);
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
+  o.domain_radius = 1;
+  o.moment_bound = 1;
   auto bad = s;
   bad.X(3, 1) = std::nan("");
   EXPECT_THROW(fit_heavy_tailed(bad.X, bad.y, o, rng), InvalidArgument);
-  o.epsilon = 0;
+  o.privacy.epsilon = 0;
   EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
-  o.epsilon = 1;
-  o.delta = 1e-6;  // delta only for dp-sgd
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1e-6;  // delta only for dp-sgd
   EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
-  o.delta = 0;
-  o.loss = "hinge";  // labels must be ±1
+  o.privacy.delta = 0;
+  o.loss = GlmKind::hinge;  // labels must be ±1
   EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
-  o.loss = "cubic";
+  EXPECT_THROW(parse_enum<GlmKind>("cubic"), InvalidArgument);
+  o.loss = GlmKind::absolute;
+  o.domain_radius = 0;  // required
   EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
-  o.loss = "absolute";
-  o.moment.k = 1.5;
+  o.domain_radius = 1;
+  o.moment_order = 1.5;
   EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
 }
 
@@ -198,7 +227,8 @@ TEST(HeavyTailedFit, EdgeCasesStayFeasible) {
   SeededRng rng(9);
   for (double eps : {1e-3, 100.0}) {
     HeavyTailedOptions o;
-    o.epsilon = eps;
+    o.moment_bound = 1;
+    o.privacy.epsilon = eps;
     o.domain_radius = 2;
     const auto r = fit_heavy_tailed(s.X, s.y, o, rng);
     if (r.status == Status::ok) EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
@@ -221,7 +251,7 @@ TEST(HeavyTailedData, StudentTCdfAndMoments) {
 }  // namespace
 }  // namespace dpstats::optimize
 
-#include "dpstats/optimize/em_pgm.hpp"
+#include "dpstats/heavy_tailed/em_pgm.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -237,12 +267,13 @@ TEST(HeavyTailedEmPgm, ConcentratesNearTheMinimiserInOneDimension) {
   o.C = 2;
   o.gamma = 1;
   o.spacing = 0.01;
-  o.epsilon = 1;
+  o.privacy.epsilon = 1;
   SeededRng rng(42);
   int close = 0;
   for (int r = 0; r < 20; ++r) {
     const auto rel = fit_em_pgm(s.X, s.y, o, rng);
     EXPECT_FALSE(rel.privacy.certified);
+    dpstats::testing::expect_guarantee_from_ledger(rel);
     if (std::abs(rel.estimate[0] - 0.8) < 0.15) ++close;
   }
   EXPECT_GE(close, 15);
@@ -252,7 +283,7 @@ TEST(HeavyTailedEmPgm, ConcentratesNearTheMinimiserInOneDimension) {
 }  // namespace
 }  // namespace dpstats::optimize
 
-#include "dpstats/optimize/adaptive_subgradient.hpp"
+#include "dpstats/solvers/adaptive_subgradient.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -336,25 +367,26 @@ TEST(HeavyTailedAlg4, DoubleOutputPerturbationReleasesOrAbortsCleanly) {
   s.X.row(0).setConstant(1e6);
   s.y[0] = -1e7;
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
   o.domain_radius = 2;
-  o.moment.G_k = 3.67;
-  o.final_solver = "output-perturbation";
-  o.inner = "double-output-perturbation";
+  o.moment_bound = 3.67;
+  o.final_solver = FinalSolver::output_perturbation;
+  o.inner = InnerSolver::double_output_perturbation;
   SeededRng rng(62);
   HeavyTailedTrace tr;
-  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, nullptr, &tr);
   if (r.status == Status::ok) {
     EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
-    EXPECT_EQ(r.ledger.size(), 2 * tr.phase_output.size());  // two ε/2 releases per phase
+    EXPECT_EQ(r.ledger.size(), 2u);  // two ε/2 releases per block (blocks in parallel)
     for (const auto& e : r.ledger) EXPECT_EQ(e.loss.epsilon, 0.5);
     EXPECT_TRUE(r.privacy.certified);
   } else {
     EXPECT_EQ(r.estimate.size(), 0);
-    EXPECT_TRUE(r.ledger.empty());
+    EXPECT_EQ(r.ledger.size(), 2u);  // an abstention keeps what was charged
   }
+  dpstats::testing::expect_guarantee_from_ledger(r);
   for (std::size_t i = 0; i < tr.gaps.size(); ++i) EXPECT_LE(tr.gaps[i], tr.alphas[i]);
-  o.inner = "magic";
-  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+  EXPECT_THROW(parse_enum<InnerSolver>("magic"), InvalidArgument);
 }
 
 }  // namespace

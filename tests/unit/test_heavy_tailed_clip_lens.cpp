@@ -5,11 +5,12 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/certificate.hpp"
-#include "dpstats/optimize/heavy_tailed.hpp"
-#include "dpstats/optimize/heavy_tailed_clip.hpp"
-#include "dpstats/optimize/heavy_tailed_data.hpp"
-#include "dpstats/optimize/heavy_tailed_lens.hpp"
+#include "dpstats/heavy_tailed/certificate.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_clip.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_lens.hpp"
+#include "guarantee.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -64,30 +65,36 @@ TEST(HeavyTailedClip, ReleasedClipIsTheUpperTailQuantileOfGradientNorms) {
 TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   auto s = data(4000, 3, 5, 21);
   HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
   o.domain_radius = 2;
-  o.moment.G_k = 3.67;
-  o.moment.G_2 = 2.89;
+  o.moment_bound = 3.67;
+  o.moment_bound_2 = 2.89;
   SeededRng rng(8);
   HeavyTailedTrace tr;
-  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+  const auto r = fit_heavy_tailed(s.X, s.y, o, rng, nullptr, &tr);
   ASSERT_EQ(r.status, Status::ok);
-  ASSERT_EQ(r.ledger.size(), 3u);  // phase 1 output perturbation, clip quantile, GD steps
+  // Blocks compose in parallel: the ledger charges one block (phase 1's output perturbation at ε);
+  // the final block spends the same ε, 1/16 on the clip quantile and the rest on the GD steps.
+  ASSERT_EQ(r.ledger.size(), 1u);
   EXPECT_EQ(r.ledger[0].loss.epsilon, 1);
-  EXPECT_EQ(r.ledger[1].mechanism, "private_quantile");
-  EXPECT_DOUBLE_EQ(r.ledger[1].loss.epsilon, 1.0 / 16);
+  EXPECT_EQ(r.privacy.epsilon, 1);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  const auto& final_block = r.diagnostics["phases"][1];
+  EXPECT_DOUBLE_EQ(final_block["clip_rule"]["epsilon"].get<double>(), 1.0 / 16);
   // Basic composition inside the final block: quantile + T steps = ε.
-  EXPECT_NEAR(r.ledger[1].loss.epsilon + r.ledger[2].count * r.ledger[2].loss.epsilon, 1, 1e-12);
+  EXPECT_NEAR(final_block["clip_rule"]["epsilon"].get<double>() + final_block["epsilon"].get<double>(),
+              1, 1e-12);
   EXPECT_TRUE(r.privacy.certified);
   EXPECT_NE(r.diagnostics["composition"].get<std::string>().find("basic"), std::string::npos);
   // The clip is a data quantile: for t(5) features in d = 3 it lies well inside (1, 10).
   EXPECT_GT(tr.final_clip, 1);
   EXPECT_LT(tr.final_clip, 10);
   // The public rule spends nothing on the clip; a fixed clip likewise.
-  o.final_clip_rule = "public";
+  o.final_clip_rule = FinalClipRule::public_bound;
   const auto pub = fit_heavy_tailed(s.X, s.y, o, rng);
-  EXPECT_EQ(pub.ledger.size(), 2u);
-  o.final_clip_rule = "sometimes";
-  EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
+  EXPECT_EQ(pub.ledger.size(), 1u);
+  EXPECT_EQ(pub.diagnostics["phases"][1]["epsilon"].get<double>(), 1.0);
+  EXPECT_THROW(parse_enum<FinalClipRule>("sometimes"), InvalidArgument);
   o.final_clip_rule.reset();
   o.clip_budget_share = 1;
   EXPECT_THROW(fit_heavy_tailed(s.X, s.y, o, rng), InvalidArgument);
@@ -182,16 +189,18 @@ TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
     s.X.row(0).setConstant(1e6);
     s.y[0] = -1e7;
     HeavyTailedOptions o;
-    o.profile = HeavyTailedProfile::paper;
-    o.inner = "double-output-perturbation";
+    o.privacy.epsilon = 1;
+    o.profile = Profile::paper;
+    o.inner = InnerSolver::double_output_perturbation;
     o.domain_radius = 2;
-    o.moment.G_k = 3.67;
+    o.moment_bound = 3.67;
     SeededRng rng(seed + 100);
     HeavyTailedTrace tr;
-    const auto r = fit_heavy_tailed(s.X, s.y, o, rng, &tr);
+    const auto r = fit_heavy_tailed(s.X, s.y, o, rng, nullptr, &tr);
     ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
     EXPECT_TRUE(r.privacy.certified);
-    EXPECT_EQ(r.ledger.size(), 2 * tr.phase_output.size());
+    EXPECT_EQ(r.ledger.size(), 2u);  // two ε/2 releases of one block (blocks in parallel)
+    dpstats::testing::expect_guarantee_from_ledger(r);
     for (std::size_t i = 0; i < tr.gaps.size(); ++i) EXPECT_LE(tr.gaps[i], tr.alphas[i]);
     for (const auto& ph : r.diagnostics["phases"]) lens += ph["W0"] == "lens";
   }

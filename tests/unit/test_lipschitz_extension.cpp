@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dpstats/optimize/lipschitz_extension.hpp"
+#include "dpstats/heavy_tailed/lipschitz_extension.hpp"
 #include "dpstats/random/rng.hpp"
 
 namespace dpstats::optimize {
@@ -54,8 +54,8 @@ TEST(LipschitzExtension, BallReductionMatchesBruteForceForAllLosses) {
       const double C = 0.8;
       const ExtEval e = extension_on_ball(env, W, w, a, y, C);
       const double bf = brute_force(env, 1.0, w, a, y, C);
-      EXPECT_LE(e.upper, bf + 1e-9) << to_string(k);
-      EXPECT_GE(e.upper, bf - 0.02) << to_string(k);  // the grid's resolution
+      EXPECT_LE(e.upper, bf + 1e-9) << name_of(k);
+      EXPECT_GE(e.upper, bf - 0.02) << name_of(k);  // the grid's resolution
       EXPECT_LE((e.y).norm(), 1 + 1e-12);
       EXPECT_LE(e.s.norm(), C * (1 + 1e-12));
     }
@@ -112,7 +112,7 @@ TEST(LipschitzExtension, ClosedFormsEqualTheBallReductionWhenTheMinimiserIsInsid
       w << s, 0.2;
       const double y = k == GlmKind::hinge || k == GlmKind::logistic ? 1.0 : 0.5;
       const ExtEval e = extension_on_ball(env, W, w, a, y, C, 1e-13);
-      EXPECT_NEAR(e.upper, env.value(a.dot(w), y, C / a.norm()), 1e-7) << to_string(k) << " " << s;
+      EXPECT_NEAR(e.upper, env.value(a.dot(w), y, C / a.norm()), 1e-7) << name_of(k) << " " << s;
       const double clipped = std::clamp(env.derivative(a.dot(w), y, kInf) * a.norm(), -C, C) / a.norm();
       EXPECT_NEAR(env.derivative(a.dot(w), y, C / a.norm()), clipped, 1e-12);
     }
@@ -126,7 +126,7 @@ TEST(LipschitzExtension, ConjugateAndFenchelYoung) {
     for (int t = 0; t < 50; ++t) {
       const double u = 6 * rng.uniform01() - 3, y = rng.bit() ? 1.0 : -1.0, L = 0.2 + rng.uniform01();
       const double th = env.derivative(u, y, L);
-      EXPECT_NEAR(env.fenchel_young(u, th, y, L), 0, 1e-9) << to_string(k);
+      EXPECT_NEAR(env.fenchel_young(u, th, y, L), 0, 1e-9) << name_of(k);
       const double other = std::clamp(2 * rng.uniform01() - 1, -env.dual_bound(L), env.dual_bound(L));
       if (std::isfinite(env.conjugate(other, y, L))) {
         EXPECT_GE(env.fenchel_young(u, other, y, L), -1e-12);

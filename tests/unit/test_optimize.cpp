@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/domain.hpp"
-#include "dpstats/optimize/dp_sgd.hpp"
-#include "dpstats/optimize/exact_sum.hpp"
-#include "dpstats/optimize/loss.hpp"
-#include "dpstats/optimize/user_data.hpp"
+#include "dpstats/solvers/domain.hpp"
+#include "dpstats/solvers/dp_sgd.hpp"
+#include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/solvers/loss.hpp"
+#include "dpstats/user_level/user_data.hpp"
 #include "dpstats/random/rng.hpp"
 
 using namespace dpstats;

@@ -7,9 +7,10 @@
 #include <set>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "guarantee.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;
@@ -39,7 +40,7 @@ UserDataset task_data(std::int64_t n, std::int64_t m, std::int64_t d, std::uint6
 
 TEST(Alg1Plan, WorkedExampleGoldenValues) {
   Alg1Options o;
-  o.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   o.q = 0.1;
   const auto P = plan_alg1(1 << 20, 64, 1.0, 1e-9, worked_example(), o);
   ASSERT_TRUE(P.feasible) << P.refusal;
@@ -73,7 +74,7 @@ TEST(Alg1Plan, WorkedExampleGoldenValues) {
 
 TEST(Alg1Plan, RefusesWhenAPhaseHasNoGroupMember) {
   Alg1Options o;
-  o.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   const auto P = plan_alg1(10000, 20, 1.0, 1e-6, worked_example(), o);
   EXPECT_FALSE(P.feasible);
   EXPECT_FALSE(P.certified);
@@ -85,7 +86,7 @@ TEST(Alg1Plan, RefusesWhenAPhaseHasNoGroupMember) {
 
 TEST(Alg1Plan, PaperWarnsOutsideTheTheorem) {
   Alg1Options o;
-  o.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   auto k = worked_example();
   k.beta = 1e9;
   const auto P = plan_alg1(1 << 20, 64, 11.0, 1e-9, k, o);
@@ -121,6 +122,7 @@ TEST(UserLevelFit, GradientCountsEqualTheFormulas) {
   const auto D = task_data(200, 7, 3, 11);
   SeededRng rng(5);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.domain_radius = 5;
   o.steps = 6;
   const std::int64_t n = 200, m = 7;
@@ -133,14 +135,16 @@ TEST(UserLevelFit, GradientCountsEqualTheFormulas) {
     o.method = method;
     const auto r = fit_user_level(D, o, rng);
     EXPECT_EQ(r.diagnostics["gradient_evaluations"].get<std::int64_t>(), count)
-        << to_string(method);
+        << name_of(method);
     EXPECT_EQ(r.privacy.unit, PrivacyUnit::user);
+    dpstats::testing::expect_guarantee_from_ledger(r);
   }
   o.method = UserLevelMethod::phased_sgd;
   const auto r = fit_user_level(D, o, rng);
   const auto P = plan_alg1(n, m, 1.0, 1e-6, problem_constants(D, LogisticLoss(), Ball(Vector::Zero(3), 5)), {});
   EXPECT_EQ(r.diagnostics["gradient_evaluations"].get<std::int64_t>(), P.gradient_evaluations);
   EXPECT_TRUE(r.privacy.certified);
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(UserLevelFit, UsersAreDisjointAcrossPhasesGroupsAndBatches) {
@@ -154,15 +158,15 @@ TEST(UserLevelFit, UsersAreDisjointAcrossPhasesGroupsAndBatches) {
       ++reads[user];
     };
     UserLevelOptions o;
+    o.privacy = {1, 1e-6};
     o.method = method;
     o.domain_radius = 3;
-    o.trace = &trace;
     SeededRng rng(7);
-    fit_user_level(D, o, rng);
+    fit_user_level(D, o, rng, nullptr, &trace);
     ASSERT_FALSE(seen.empty());
     for (const auto& [u, where] : seen) {
-      EXPECT_EQ(where.size(), 1u) << to_string(method) << " user " << u;
-      EXPECT_EQ(reads[u], 1) << to_string(method) << " user " << u;
+      EXPECT_EQ(where.size(), 1u) << name_of(method) << " user " << u;
+      EXPECT_EQ(reads[u], 1) << name_of(method) << " user " << u;
     }
   }
 }
@@ -174,6 +178,7 @@ TEST(UserLevelFit, OneAdversarialUserMovesDpGdByAtMostItsSensitivity) {
   const auto D = task_data(500, 10, 4, 13, 0);
   const auto Dp = task_data(500, 10, 4, 13, 1);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.domain_radius = 5;
   o.steps = 10;
   o.step_size = 1 / 0.5625;  // 1/β (A = 1.5): projected GD is non-expansive
@@ -193,16 +198,17 @@ TEST(UserLevelFit, OneAdversarialUserMovesDpGdByAtMostItsSensitivity) {
 TEST(UserLevelFit, NoiseOffDpGdConvergesAndNoiseOnIsReported) {
   const auto D = task_data(400, 20, 3, 14);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.domain_radius = 5;
-  o.sigma_scale = 0;
+  UserLevelTrace noiseless_o;
+  noiseless_o.noiseless = true;
   o.steps = 200;
   SeededRng rng(1);
-  const auto r = fit_user_level(D, o, rng);
+  const auto r = fit_user_level(D, o, rng, nullptr, &noiseless_o);
   EXPECT_FALSE(r.privacy.certified);
   const auto loss = make_loss("logistic");
   // With the default clip L/(4√m) it still decreases the empirical risk well below F(0) = ln 2.
   EXPECT_LT(empirical_risk(D, *loss, r.estimate), std::log(2.0) - 0.1);
-  o.sigma_scale = 1;
   const auto s = fit_user_level(D, o, rng);
   EXPECT_TRUE(s.privacy.certified);
   EXPECT_GT(s.diagnostics["noise_sigma_sum"].get<double>(), 0);
@@ -214,16 +220,16 @@ TEST(UserLevelFit, PaperAlg1RunsWithCappedPhasesAndKeepsEveryIidGroup) {
   // ε = 10 keeps C small enough to run: C = ⌈10·ln(20·n·m·e^10/δ)⌉.
   const auto D = task_data(2000, 5, 2, 15);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.method = UserLevelMethod::phased_sgd;
-  o.epsilon = 10;
+  o.privacy.epsilon = 10;
   o.domain_radius = 5;
-  o.alg1.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   o.alg1.q = 1;
   o.alg1.num_phases = 1;
   UserLevelTrace trace;
-  o.trace = &trace;
   SeededRng rng(3);
-  const auto r = fit_user_level(D, o, rng);
+  const auto r = fit_user_level(D, o, rng, nullptr, &trace);
   const auto& sch = r.diagnostics["schedule"];
   const std::int64_t C = sch["C"].get<std::int64_t>();
   EXPECT_EQ(C, static_cast<std::int64_t>(std::ceil(
@@ -235,25 +241,28 @@ TEST(UserLevelFit, PaperAlg1RunsWithCappedPhasesAndKeepsEveryIidGroup) {
             C * sch["phases"][0]["N_i"].get<std::int64_t>() * 5);
   EXPECT_TRUE(Ball(Vector::Zero(2), 5).contains(r.estimate, 1e-12));
   EXPECT_EQ(r.status, Status::ok);
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(UserLevelFit, RejectsBadInputBeforeAnyNoise) {
   const auto D = task_data(50, 2, 2, 16);
   SeededRng rng(1);
   UserLevelOptions o;
-  o.epsilon = -1;
+  o.privacy = {1, 1e-6};
+  o.privacy.epsilon = -1;
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
-  o.epsilon = 1;
-  o.delta = 1.5;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1.5;
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
-  o.delta = 1e-6;
-  o.loss = "nope";
+  o.privacy.delta = 1e-6;
+  EXPECT_THROW(parse_enum<GlmKind>("nope"), InvalidArgument);
+  o.domain_radius = 0;  // required
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
-  o.loss = "logistic";
+  o.domain_radius = 1;
   o.method = UserLevelMethod::phased_sgd;
-  o.alg1.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);  // paper constants refuse n = 50
-  EXPECT_THROW(parse_user_level_method("alg9"), InvalidArgument);
+  EXPECT_THROW(parse_enum<UserLevelMethod>("alg9"), InvalidArgument);
 }
 
 TEST(Alg3Plan, WorkedExampleGoldenValues) {

@@ -9,11 +9,12 @@
 #include <set>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/accelerated.hpp"
-#include "dpstats/optimize/smoothing.hpp"
-#include "dpstats/optimize/synthetic_users.hpp"
-#include "dpstats/optimize/user_level.hpp"
+#include "dpstats/user_level/accelerated.hpp"
+#include "dpstats/solvers/smoothing.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
+#include "dpstats/user_level/user_level.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "guarantee.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;
@@ -117,7 +118,7 @@ TEST(SmoothingBall, SamplesAreUniformInTheBall) {
 
 TEST(Alg3Plan, PaperScheduleValuesAtTheWorkedExample) {
   const auto P = plan_alg3(1 << 20, 64, 1.0, 1e-9, worked_example(), 0.1);
-  EXPECT_EQ(P.profile, UserLevelProfile::paper);
+  EXPECT_EQ(P.profile, Profile::paper);
   double grads = 0;
   for (const auto& ph : P.phases) {
     grads += static_cast<double>(ph.T_i) * static_cast<double>(ph.K_i) * 64;
@@ -135,7 +136,7 @@ TEST(Alg3Plan, PaperScheduleValuesAtTheWorkedExample) {
 TEST(Alg3Plan, SmoothedScheduleClosedForms) {
   // Thm D.3: r = R√d/(εn√m), β_r = L√d/r = (L/R)·ε·n·√m, λ = (L/R)/√(mn).
   Alg3Options o;
-  o.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   o.q = 0.1;
   auto k = worked_example();
   k.beta.reset();
@@ -186,8 +187,9 @@ TEST(Alg3Fit, GradientCountsEqualTheFormulasAndUsersAreDisjoint) {
   for (auto method : {UserLevelMethod::accelerated, UserLevelMethod::nonsmooth}) {
     for (std::int64_t K : {std::int64_t{300}, std::int64_t{37}}) {
       UserLevelOptions o;
+      o.privacy = {1, 1e-6};
       o.method = method;
-      o.loss = method == UserLevelMethod::nonsmooth ? "hinge" : "logistic";
+      o.loss = method == UserLevelMethod::nonsmooth ? GlmKind::hinge : GlmKind::logistic;
       o.domain_radius = 3;
       o.alg3.num_phases = 2;
       o.alg3.users_per_step = K;
@@ -202,9 +204,8 @@ TEST(Alg3Fit, GradientCountsEqualTheFormulasAndUsersAreDisjoint) {
         step_users[{phase, t}].insert(u);
         ++step_reads[{phase, t}];
       };
-      o.trace = &trace;
       SeededRng rng(4);
-      const auto r = fit_user_level(D, o, rng);
+      const auto r = fit_user_level(D, o, rng, nullptr, &trace);
       const auto& sch = r.diagnostics["schedule"];
       std::int64_t expect = 0;
       for (const auto& ph : sch["phases"])
@@ -228,17 +229,17 @@ TEST(Alg3Fit, PaperProfileRunsAtEpsilonTenAndCountsExactly) {
   const std::int64_t n = 6000, m = 5;
   const auto D = task_data(n, m, 2, 22);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.method = UserLevelMethod::accelerated;
-  o.epsilon = 10;
-  o.delta = 0.5;
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.5;
   o.domain_radius = 3;
-  o.alg3.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   o.alg3.q = 1;
   o.alg3.num_phases = 1;
   UserLevelTrace trace;
-  o.trace = &trace;
   SeededRng rng(5);
-  const auto r = fit_user_level(D, o, rng);
+  const auto r = fit_user_level(D, o, rng, nullptr, &trace);
   ASSERT_EQ(r.status, Status::ok);
   const auto& ph = r.diagnostics["schedule"]["phases"][0];
   const std::int64_t T = ph["T_i"].get<std::int64_t>(), K = ph["K_i"].get<std::int64_t>();
@@ -254,13 +255,12 @@ TEST(Alg3Fit, PaperProfileRunsAtEpsilonTenAndCountsExactly) {
   EXPECT_NEAR(r.ledger[1].loss.epsilon, 5.0, 1e-12);
   EXPECT_EQ(r.ledger[0].mechanism, "above_threshold");
   // Paper constants refuse at realistic sizes, and steps/clip do not apply to them.
-  o.epsilon = 1;
-  o.delta = 1e-6;
-  EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
-  o.epsilon = 10;
-  o.delta = 0.5;
+  o.privacy.delta = 1e-6;
+  EXPECT_THROW(fit_user_level(D, o, rng, nullptr, &trace), InvalidArgument);
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.5;
   o.steps = 5;
-  EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
+  EXPECT_THROW(fit_user_level(D, o, rng, nullptr, &trace), InvalidArgument);
 }
 
 TEST(Alg3Fit, PaperFilterDropsOneAdversarialUserExactly) {
@@ -271,26 +271,25 @@ TEST(Alg3Fit, PaperFilterDropsOneAdversarialUserExactly) {
   const std::int64_t n = 6000, m = 5, bad = 17;
   const auto D = identical_users(n, m), Dp = identical_users(n, m, bad);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.method = UserLevelMethod::accelerated;
-  o.epsilon = 10;
-  o.delta = 0.5;
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.5;
   o.domain_radius = 3;
-  o.alg3.profile = UserLevelProfile::paper;
+  o.profile = Profile::paper;
   o.alg3.q = 1;
   o.alg3.num_phases = 1;
   o.alg3.c_tau = 0.02;  // 2τ ≈ 0.15 < 0.3
-  o.sigma_scale = 0;
   bool seen = false;
   for (std::uint64_t seed = 1; seed <= 12 && !seen; ++seed) {
     UserLevelTrace ta, tb;
+    ta.noiseless = tb.noiseless = true;
     bool read_bad = false;
     tb.on_user = [&](std::int64_t, std::int64_t, std::int64_t u) { read_bad |= u == bad; };
     auto oa = o, ob = o;
-    oa.trace = &ta;
-    ob.trace = &tb;
     SeededRng r1(seed), r2(seed);
-    const auto a = fit_user_level(D, oa, r1);
-    const auto b = fit_user_level(Dp, ob, r2);
+    const auto a = fit_user_level(D, oa, r1, nullptr, &ta);
+    const auto b = fit_user_level(Dp, ob, r2, nullptr, &tb);
     EXPECT_FALSE(b.privacy.certified);  // noise off
     if (!read_bad) continue;
     seen = true;
@@ -308,16 +307,15 @@ TEST(Alg3Fit, PracticalReleaseMovesByAtMostItsSensitivityPerStep) {
   // most the per-step sensitivity of the mean, and with the noise on the noise is far larger.
   const auto D = task_data(400, 10, 4, 23, 0), Dp = task_data(400, 10, 4, 23, 1);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
   o.method = UserLevelMethod::accelerated;
   o.domain_radius = 5;
-  o.sigma_scale = 0;
   UserLevelTrace ta, tb;
+  ta.noiseless = tb.noiseless = true;
   auto oa = o, ob = o;
-  oa.trace = &ta;
-  ob.trace = &tb;
   SeededRng r1(2), r2(2);
-  const auto a = fit_user_level(D, oa, r1);
-  const auto b = fit_user_level(Dp, ob, r2);
+  const auto a = fit_user_level(D, oa, r1, nullptr, &ta);
+  const auto b = fit_user_level(Dp, ob, r2, nullptr, &tb);
   const double sens = a.diagnostics["schedule"]["phases"][0]["sensitivity"].get<double>();
   const double moved = (ta.released_gradients.front() - tb.released_gradients.front()).norm();
   EXPECT_GT(moved, 0);
@@ -330,16 +328,19 @@ TEST(Alg3Fit, NoiseOffPracticalDecreasesRiskSmoothAndNonsmooth) {
   for (auto [method, loss] : {std::pair{UserLevelMethod::accelerated, "logistic"},
                               std::pair{UserLevelMethod::nonsmooth, "hinge"}}) {
     UserLevelOptions o;
+    o.privacy = {1, 1e-6};
     o.method = method;
-    o.loss = loss;
+    o.loss = parse_enum<GlmKind>(loss);
     o.domain_radius = 5;
-    o.sigma_scale = 0;
+    UserLevelTrace noiseless_o;
+    noiseless_o.noiseless = true;
     o.steps = 40;
     SeededRng rng(1);
-    const auto r = fit_user_level(D, o, rng);
+    const auto r = fit_user_level(D, o, rng, nullptr, &noiseless_o);
     const auto f = make_loss(loss);
     const double at0 = empirical_risk(D, *f, Vector::Zero(3));
     EXPECT_LT(empirical_risk(D, *f, r.estimate), at0 - 0.05) << loss;
+    dpstats::testing::expect_guarantee_from_ledger(r);
   }
 }
 
@@ -347,16 +348,18 @@ TEST(Alg3Fit, RejectsMisuse) {
   const auto D = task_data(100, 3, 2, 25);
   SeededRng rng(1);
   UserLevelOptions o;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 1;
   o.method = UserLevelMethod::accelerated;
-  o.loss = "hinge";  // non-smooth: Alg 3 needs β
+  o.loss = GlmKind::hinge;  // non-smooth: Alg 3 needs β
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
-  o.loss = "logistic";
+  o.loss = GlmKind::logistic;
   o.steps = 0;
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
   o.steps.reset();
   o.method = UserLevelMethod::nonsmooth;
   o.alg3.smoothing_radius = -1;
   EXPECT_THROW(fit_user_level(D, o, rng), InvalidArgument);
-  EXPECT_EQ(parse_user_level_method("accelerated"), UserLevelMethod::accelerated);
-  EXPECT_EQ(parse_user_level_method("nonsmooth"), UserLevelMethod::nonsmooth);
+  EXPECT_EQ(parse_enum<UserLevelMethod>("accelerated"), UserLevelMethod::accelerated);
+  EXPECT_EQ(parse_enum<UserLevelMethod>("nonsmooth"), UserLevelMethod::nonsmooth);
 }

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/synthetic_users.hpp"
+#include "dpstats/synthetic/synthetic_users.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;

@@ -1,0 +1,65 @@
+// A per-user view of labelled data (docs/proofs/user-level.md §1.1, §3): rows (a, y) with a
+// user-id column, regrouped user-major with exactly m items per user.
+//
+// Per-user preprocessing only (privacy-safe: each user's items are a function of that user's rows
+// alone): when bounds are given, features are clipped to the public norm bound A and labels to
+// [−B, B]; a user with more than m rows keeps its first m, one with fewer repeats its own rows
+// cyclically. n (number of distinct ids) and m are public: neighbouring datasets replace the whole
+// data of one user. Without bounds nothing is clipped (fit_user_level then takes the bounds from
+// its options or estimates them privately, and clips a copy with `bounded`).
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+
+namespace dpstats::optimize {
+
+class UserDataset {
+ public:
+  // X: rows × p features, y: rows labels, users: rows ids. m = 0 picks ⌊rows / n⌋ (at least 1).
+  UserDataset(const ConstMatrixRef& X, const Vector& y, const std::vector<std::int64_t>& users,
+              std::int64_t m = 0, std::optional<double> feature_bound = std::nullopt,
+              std::optional<double> label_bound = std::nullopt);
+  // Already user-major: rows u·m .. u·m+m−1 belong to user u.
+  UserDataset(RowMatrix X, Vector y, std::int64_t m,
+              std::optional<double> feature_bound = std::nullopt,
+              std::optional<double> label_bound = std::nullopt);
+
+  // A copy with features clipped to A and labels to [−B, B] (and labels replaced by `labels`
+  // when given, e.g. the {0, 1} -> ±1 mapping). Also counts the users with a clipped row.
+  UserDataset bounded(double feature_bound, double label_bound,
+                      const Vector* labels = nullptr) const;
+  // Users with at least one row whose norm exceeds A (non-private: a private count releases it).
+  std::int64_t users_clipped_at(double feature_bound) const;
+
+  std::int64_t num_users() const { return n_; }
+  std::int64_t items_per_user() const { return m_; }
+  std::int64_t dim() const { return features_.cols(); }
+  // +inf when the data were given no bound (nothing clipped).
+  double feature_bound() const { return A_; }
+  double label_bound() const { return B_; }
+  bool has_feature_bound() const { return A_ < std::numeric_limits<double>::infinity(); }
+  bool has_label_bound() const { return B_ < std::numeric_limits<double>::infinity(); }
+  const double* features(std::int64_t user, std::int64_t k) const {
+    return features_.data() + (user * m_ + k) * features_.cols();
+  }
+  double label(std::int64_t user, std::int64_t k) const { return labels_[user * m_ + k]; }
+  const RowMatrix& all_features() const { return features_; }
+  const Vector& all_labels() const { return labels_; }
+  // The ids of the users in user-major order (for the constructor from ids).
+  const std::vector<std::int64_t>& ids() const { return ids_; }
+
+ private:
+  void clip();
+  RowMatrix features_;
+  Vector labels_;
+  std::vector<std::int64_t> ids_;
+  std::int64_t n_ = 0, m_ = 0;
+  double A_ = std::numeric_limits<double>::infinity();
+  double B_ = std::numeric_limits<double>::infinity();
+};
+
+}  // namespace dpstats::optimize

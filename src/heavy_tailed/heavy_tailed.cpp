@@ -1,0 +1,634 @@
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/l2_laplace.hpp"
+#include "dpstats/solvers/adaptive_subgradient.hpp"
+#include "dpstats/heavy_tailed/certificate.hpp"
+#include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_clip.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_lens.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/seam.hpp"
+#include "dpstats/solvers/private_bound.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+// Practical-profile constants (docs/results/heavy-tailed.md, tuned on public synthetic samples).
+constexpr double kMomentQuantile = 0.9;  // an absent G_k: private 0.9-quantile of the record bounds
+constexpr int kPracticalPhases = 3;
+constexpr double kPracticalGrowth = 4;
+constexpr double kPracticalKappa = 0.1;      // docs/results/heavy-tailed.md: κ = 0.1
+constexpr double kPracticalCMultiplier = 0.0625;
+constexpr double kPracticalLambdaMultiplier = 4;
+// Paper profile (docs/proofs/heavy-tailed.md §2.7 "matched", §2.8).
+constexpr double kPaperGrowth = 32;
+constexpr double kPaperKappa = 2;
+constexpr double kPracticalFirstFraction = 0.25;
+// Final clipped-GD phase (practical): T steps, step c_η·D/G_2, and the clip.
+//  * private clip (default, heavy_tailed_clip.hpp): the (1 − p)-quantile of the gradient norms,
+//    p = c_p·sqrt(d/(mε)), at 1/16 of the block's ε. c_p, the share, T and c_η were fixed by
+//    `repro heavy-tailed-tune-clip` on public samples of all five study instances
+//    (docs/results/heavy-tailed.md "Private clip"): T = 8, c_η = 0.75 for every loss but hinge;
+//    hinge (low curvature near the kink: the L1 step makes too little progress) T = 16, c_η = 1.5.
+//  * public rule (the previous default, kept for comparison): clip 0.375·G_k(mε/d)^{1/(2k)} (the
+//    docs/proofs/heavy-tailed.md §3 noisy-GD exponent), T = 8, c_η = 0.75 for every loss.
+constexpr int kFinalSteps = 8;
+constexpr double kFinalStepMultiplier = 0.75;
+constexpr int kFinalStepsHinge = 16;
+constexpr double kFinalStepMultiplierHinge = 1.5;
+constexpr double kFinalClipMultiplier = 0.375;
+constexpr double kClipTailConstant = 4;
+constexpr double kClipBudgetShare = 0.0625;
+// Clipped GD: docs/proofs/heavy-tailed.md §3 theory defaults; T capped for run time (documented in the guide).
+constexpr int kMaxDefaultSteps = 1000;
+
+bool final_gd(const HeavyTailedOptions& o) {
+  return o.profile == Profile::practical && o.method == HeavyTailedMethod::lipschitz_extension &&
+         o.final_solver.value_or(FinalSolver::clipped_gd) == FinalSolver::clipped_gd;
+}
+
+// TODO(lead): the one ball projection (include/dpstats/geometry/ball.hpp, median branch) replaces
+// this once it is in main.
+void project_ball(Vector& w, double R) {
+  const double n = w.norm();
+  if (n > R) w *= R / n;
+}
+
+void check_positive_opt(const std::optional<double>& v, const char* name) {
+  if (v) require(*v > 0 && std::isfinite(*v), fmt::format("{} must be finite and > 0, got {}", name, *v));
+}
+
+// Every option, before the data's values are read or noise drawn.
+void validate_options(const HeavyTailedOptions& o) {
+  validate(o.run);
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  if (o.method != HeavyTailedMethod::non_private) {
+    validate(o.privacy, gaussian ? DeltaRule::positive : DeltaRule::any);
+  }
+  if (!gaussian) {
+    require(o.privacy.delta == 0, fmt::format("delta applies to method dp-sgd only (pure epsilon-DP "
+                                              "methods have delta = 0), got {}", o.privacy.delta));
+  }
+  require(o.domain_radius > 0 && std::isfinite(o.domain_radius),
+          fmt::format("domain_radius is required: the radius R of the ball W = B(0, R) that holds "
+                      "the weights, in units of 1/feature (choose it from public knowledge of the "
+                      "model); must be finite and > 0, got {}", o.domain_radius));
+  require(o.moment_order >= 2 && std::isfinite(o.moment_order),
+          fmt::format("moment_order must be a finite number >= 2, got {}", o.moment_order));
+  check_positive_opt(o.moment_bound, "moment_bound");
+  check_positive_opt(o.moment_bound_2, "moment_bound_2");
+  require(o.scale_share > 0 && o.scale_share < 1,
+          fmt::format("scale_share must be in (0, 1), got {}", o.scale_share));
+  for (const auto& [v, name] : {std::pair{o.growth, "growth"}, std::pair{o.kappa, "kappa"},
+                                std::pair{o.c_multiplier, "c_multiplier"},
+                                std::pair{o.lambda_multiplier, "lambda_multiplier"},
+                                std::pair{o.clip, "clip"}, std::pair{o.lambda, "lambda"},
+                                std::pair{o.clip_tail_constant, "clip_tail_constant"},
+                                std::pair{o.step_size, "step_size"}}) {
+    check_positive_opt(v, name);
+  }
+  check_positive(o.huber_kappa, "huber_kappa");
+  if (o.steps) require(*o.steps >= 1, fmt::format("steps must be >= 1, got {}", *o.steps));
+  if (o.phases) require(*o.phases >= 1 && *o.phases <= 30,
+                        fmt::format("phases must be in [1, 30], got {}", *o.phases));
+  if (o.clip_budget_share) require(*o.clip_budget_share > 0 && *o.clip_budget_share < 1,
+                                   fmt::format("clip_budget_share must be in (0, 1), got {}",
+                                               *o.clip_budget_share));
+  if (o.first_fraction) require(*o.first_fraction > 0 && *o.first_fraction < 1,
+                                fmt::format("first_fraction must be in (0, 1), got {}",
+                                            *o.first_fraction));
+  const bool le = o.method == HeavyTailedMethod::lipschitz_extension;
+  require(le || (!o.inner && !o.final_solver && !o.final_clip_rule),
+          "inner, final_solver and final_clip_rule apply to method lipschitz-extension only");
+}
+
+void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y) {
+  require(X.rows() >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
+  require(y.size() == X.rows(), fmt::format("labels have length {} but features have {} rows",
+                                            y.size(), X.rows()));
+  require(X.allFinite(), "data must be finite (got a NaN or infinite entry)");
+}
+
+// sup_W ‖∇f(w; a, y)‖ for one record (W = Ball(0, R)): |φ'| <= 1 (absolute, hinge, logistic),
+// <= κ (huber), <= ‖a‖R + |y| (squared). Depends on this record alone.
+double record_bound(GlmKind kind, double kappa, double norm, double y, double R) {
+  switch (kind) {
+    case GlmKind::huber: return kappa * norm;
+    case GlmKind::squared: return norm * (norm * R + std::abs(y));
+    default: return norm;
+  }
+}
+
+// The resolved moment bound and what is left for the method.
+struct Scale {
+  MomentBound mb;
+  double epsilon = 0;  // pure methods: epsilon left for the phases
+  double rho = 0;      // dp-sgd: zCDP left for the steps
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
+
+Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
+                    ReleaseBudget& account, Rng& rng) {
+  Scale s;
+  s.mb.k = o.moment_order;
+  s.mb.G_2 = o.moment_bound_2;
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  s.epsilon = o.privacy.epsilon;
+  if (gaussian) s.rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  if (o.moment_bound || o.method == HeavyTailedMethod::non_private) {
+    s.mb.G_k = o.moment_bound.value_or(1);
+    s.diagnostics["moment_bound"] = {{"value", s.mb.G_k}, {"estimated", false}};
+    return s;
+  }
+  // Pure: basic composition, scale_share of epsilon. dp-sgd: scale_share of rho (pure eps is
+  // eps^2/2-zCDP).
+  const double eps_s = gaussian ? std::sqrt(2 * o.scale_share * s.rho) : o.scale_share * s.epsilon;
+  account.charge(private_bound_entry(eps_s, "moment_bound estimate: 0.9-quantile of the record "
+                                            "gradient-norm bounds"));
+  std::vector<double> values(static_cast<std::size_t>(X.rows()));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    values[static_cast<std::size_t>(i)] =
+        record_bound(o.loss, o.huber_kappa, X.row(i).norm(), y[i], o.domain_radius);
+  }
+  const PrivateBound pb = private_bound(values, kMomentQuantile, eps_s, rng);
+  s.mb.G_k = pb.value;
+  if (gaussian) {
+    s.rho *= 1 - o.scale_share;
+  } else {
+    s.epsilon = remainder_after(o.privacy.epsilon, eps_s);
+  }
+  s.diagnostics["moment_bound"] = {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s},
+                                   {"rule", "private 0.9-quantile of sup_W |grad f(w; z)| per record"}};
+  return s;
+}
+
+struct GdSchedule {
+  int T;
+  double C, eta;
+};
+
+GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o,
+                       const MomentBound& mb, double epsilon) {
+  const double ne = static_cast<double>(n) * epsilon, D = 2 * o.domain_radius;
+  GdSchedule s;
+  s.C = o.clip.value_or(mb.G_k * std::pow(ne / static_cast<double>(d), 1 / (2 * mb.k)));
+  s.T = o.steps.value_or(static_cast<int>(
+      std::clamp(std::ceil(ne / static_cast<double>(d)), 1.0, static_cast<double>(kMaxDefaultSteps))));
+  const double beta = 2 * s.C * s.T / ne;
+  const auto dd = static_cast<double>(d);
+  s.eta = o.step_size.value_or(D / (std::sqrt(s.C * s.C + dd * (dd + 1) * beta * beta) *
+                                    std::sqrt(static_cast<double>(s.T))));
+  check_positive(s.C, "clip");
+  check_positive(s.eta, "step_size");
+  return s;
+}
+
+// The mechanism of one clipped-GD step on m records (planned before the run).
+LedgerEntry gd_entry(std::int64_t m, std::int64_t d, const GdSchedule& s, double epsilon,
+                     double rho, bool gaussian, NoiseMode noise, const std::string& purpose) {
+  const ClippedVectorSum probe(d, s.C, m);
+  const double sens = probe.sensitivity() / static_cast<double>(m);
+  LedgerEntry e = gaussian ? GaussianMechanism::from_rho(sens, rho / s.T, static_cast<std::size_t>(d), noise)
+                                 .ledger_entry(purpose)
+                           : L2LaplaceMechanism(sens, epsilon / s.T, static_cast<std::size_t>(d), noise)
+                                 .ledger_entry(purpose);
+  e.count = s.T;
+  return e;
+}
+
+struct GdRun {
+  Vector w;
+  double sensitivity = 0, scale = 0;
+};
+
+// T projected steps on rows [begin, begin + m) from x0, each releasing the clipped mean gradient
+// with l2-Laplace at ε/T (or the Gaussian at ρ/T); returns the average iterate.
+GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std::int64_t m,
+              const GlmEnvelope& env, const Vector& x0, const GdSchedule& s, double epsilon,
+              double rho, bool gaussian, double radius, NoiseMode noise, bool noiseless, Rng& rng) {
+  const std::int64_t d = X.cols();
+  GdRun out;
+  Vector w = x0, avg = Vector::Zero(d);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int t = 0; t < s.T; ++t) {
+    ClippedVectorSum sum(d, s.C, m);
+    for (std::int64_t i = begin; i < begin + m; ++i) {
+      sum.add(env.derivative(X.row(i).dot(w), y[i], inf) * X.row(i).transpose());
+    }
+    const double dn = static_cast<double>(m);
+    Vector noisy = sum.sum() / dn;
+    out.sensitivity = sum.sensitivity() / dn;
+    if (gaussian) {
+      const auto mech = GaussianMechanism::from_rho(out.sensitivity, rho / s.T, static_cast<std::size_t>(d), noise);
+      if (!noiseless) noisy = mech.apply(noisy, rng);
+      out.scale = mech.sigma();
+    } else {
+      const L2LaplaceMechanism mech(out.sensitivity, epsilon / s.T, static_cast<std::size_t>(d), noise);
+      if (!noiseless) noisy = mech.apply(noisy, rng);
+      out.scale = mech.beta();
+    }
+    w -= s.eta * noisy;
+    project_ball(w, radius);
+    avg += w;
+  }
+  out.w = avg / s.T;
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// Block sizes of Pop-Localize (public: n, d, the options and the resolved moment bound).
+std::vector<std::int64_t> block_sizes(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o,
+                                      const MomentBound& mb, double epsilon) {
+  const bool paper = o.profile == Profile::paper;
+  const bool single = o.method == HeavyTailedMethod::output_perturbation;
+  std::vector<std::int64_t> sizes;
+  if (single) {
+    sizes.push_back(n);
+  } else if (paper) {
+    // Card §2.8: T = min(⌈log2 n⌉, max{t : m_t >= m_min}, T*), m_t = ⌊n/2^t⌋, leftovers dropped.
+    const std::int64_t m_min = std::max<std::int64_t>(10, d);
+    const double r1 = heavy_tailed_rate(std::max<std::int64_t>(1, n / 2), d, epsilon, mb);
+    const int t_star = 2 + static_cast<int>(std::ceil(std::log(mb.G_k / r1) / std::log(16.0)));
+    const int t_log = static_cast<int>(std::ceil(std::log2(static_cast<double>(n))));
+    int T = std::max(1, std::min(t_log, t_star));
+    if (o.phases) T = *o.phases;
+    for (int t = 1; t <= T; ++t) {
+      const std::int64_t m = n >> t;
+      if (m < m_min) break;
+      sizes.push_back(m);
+    }
+    require(!sizes.empty(), fmt::format("n = {} is too small for the paper schedule (m_1 >= {})", n, m_min));
+  } else if (final_gd(o)) {
+    // Practical default: phase 1 (localisation) on a fraction of n, the final GD phase on the rest.
+    const double f = o.first_fraction.value_or(kPracticalFirstFraction);
+    require(f > 0 && f < 1, fmt::format("first_fraction must be in (0, 1), got {}", f));
+    const auto m1 = static_cast<std::int64_t>(std::floor(f * static_cast<double>(n)));
+    require(m1 >= 1 && n - m1 >= 1, fmt::format("n = {} is too small for two phases", n));
+    sizes = {m1, n - m1};
+  } else {
+    const int T = o.phases.value_or(kPracticalPhases);
+    require(T >= 1 && T <= 30, fmt::format("phases must be in [1, 30], got {}", T));
+    std::int64_t used = 0;
+    for (int t = 1; t < T; ++t) {
+      sizes.push_back(n >> t);
+      used += n >> t;
+    }
+    sizes.push_back(n - used);
+    for (auto m : sizes) {
+      require(m >= 1, fmt::format("n = {} is too small for {} phases", n, T));
+    }
+  }
+  return sizes;
+}
+
+}  // namespace
+
+double heavy_tailed_rate(std::int64_t m, std::int64_t d, double epsilon, const MomentBound& mb) {
+  const auto dm = static_cast<double>(m);
+  return mb.g2() / std::sqrt(dm) +
+         mb.G_k * std::pow(static_cast<double>(d) / (dm * epsilon), 1 - 1 / mb.k);
+}
+
+std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
+                                                const HeavyTailedOptions& o, const MomentBound& mb,
+                                                double epsilon) {
+  require(n >= 1 && d >= 1, "plan_heavy_tailed: n and d must be >= 1");
+  const bool paper = o.profile == Profile::paper;
+  const double D = 2 * o.domain_radius;
+  const double kappa = o.kappa.value_or(paper ? kPaperKappa : kPracticalKappa);
+  check_positive(kappa, "kappa");
+  const double growth = o.growth.value_or(paper ? kPaperGrowth : kPracticalGrowth);
+  check_positive(growth, "growth");
+  const std::vector<std::int64_t> sizes = block_sizes(n, d, o, mb, epsilon);
+  const double c_mult = o.c_multiplier.value_or(paper ? 1.0 : kPracticalCMultiplier);
+  const double l_mult = o.lambda_multiplier.value_or(paper ? 1.0 : kPracticalLambdaMultiplier);
+  const double lambda1 = o.lambda.value_or(l_mult * heavy_tailed_rate(sizes[0], d, epsilon, mb) / D);
+  check_positive(lambda1, "lambda");
+  std::vector<HeavyTailedPhase> plan;
+  std::int64_t begin = 0;
+  for (std::size_t t = 0; t < sizes.size(); ++t) {
+    HeavyTailedPhase ph;
+    ph.begin = begin;
+    ph.m = sizes[t];
+    begin += ph.m;
+    const auto m = static_cast<double>(ph.m);
+    const bool clip_is_final = final_gd(o);
+    ph.C = (clip_is_final ? std::optional<double>() : o.clip).value_or(c_mult * mb.G_k *
+                           std::pow(m * epsilon / static_cast<double>(d), 1 / mb.k));
+    check_positive(ph.C, "clip");
+    ph.lambda = lambda1 * std::pow(growth, static_cast<double>(t));
+    ph.kappa = kappa;
+    ph.alpha = kappa * kappa * ph.C * ph.C / (2 * ph.lambda * m * m);
+    ph.sensitivity = (2 + 2 * kappa) * ph.C / (ph.lambda * m);
+    plan.push_back(ph);
+  }
+  return plan;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// fit_heavy_tailed: validate -> scale (an absent G_k, charged first) -> plan -> charge -> run ->
+// seal (docs/proofs/heavy-tailed.md).
+
+namespace {
+
+struct Problem {  // what every method reads
+  const ConstMatrixRef& X;
+  const Vector& y;
+  const HeavyTailedOptions& o;
+  GlmEnvelope env;
+  Scale scale;
+  bool noiseless = false;
+};
+
+struct MethodRun {
+  Vector w;
+  std::optional<std::string> abstained;
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
+
+MethodRun noisy_gd(const Problem& p, ReleaseBudget& account, Rng& rng) {
+  const std::int64_t n = p.X.rows(), d = p.X.cols();
+  const GdSchedule s = gd_schedule(n, d, p.o, p.scale.mb, p.scale.epsilon);
+  const bool gaussian = p.o.method == HeavyTailedMethod::dp_sgd;
+  account.charge(gd_entry(n, d, s, p.scale.epsilon, p.scale.rho, gaussian, p.o.run.noise,
+                          "clipped mean gradient"));
+  const GdRun run = gd_core(p.X, p.y, 0, n, p.env, Vector::Zero(d), s, p.scale.epsilon,
+                            p.scale.rho, gaussian, p.o.domain_radius, p.o.run.noise, p.noiseless, rng);
+  return {run.w, std::nullopt,
+          {{"steps", s.T}, {"clip", s.C}, {"step_size", s.eta}, {"noise_scale", run.scale}}};
+}
+
+MethodRun non_private(const Problem& q) {
+  const RowMatrix A = q.X;
+  GlmErmProblem p;
+  p.A = &A;
+  p.y = &q.y;
+  p.begin = 0;
+  p.end = A.rows();
+  p.env = q.env;
+  p.C = std::numeric_limits<double>::infinity();
+  p.lambda = 1e-9 * q.scale.mb.G_k / q.o.domain_radius;
+  p.w0 = Vector::Zero(A.cols());
+  p.center = Vector::Zero(A.cols());
+  p.radius = q.o.domain_radius;
+  // Non-private reference (Huber-smoothed to width 10^-6), not a private release.
+  return {solve_glm_erm_reference(p), std::nullopt, {{"private", false}}};
+}
+
+// Pop-Localize's state across phases.
+struct Localize {
+  const RowMatrix& A;
+  Vector center;
+  nlohmann::json phases = nlohmann::json::array();
+  int lens_probes = 0;
+  HeavyTailedTrace* trace = nullptr;
+};
+
+GlmErmProblem phase_problem(const Problem& q, const Localize& L, const HeavyTailedPhase& ph) {
+  GlmErmProblem p;
+  p.A = &L.A;
+  p.y = &q.y;
+  p.begin = ph.begin;
+  p.end = ph.begin + ph.m;
+  p.env = q.env;
+  p.C = ph.C;
+  p.lambda = ph.lambda;
+  p.w0 = L.center;
+  p.center = Vector::Zero(L.A.cols());
+  p.radius = q.o.domain_radius;
+  return p;
+}
+
+Vector noisy(const L2LaplaceMechanism& m, const Vector& v, bool noiseless, Rng& rng) {
+  return noiseless ? v : Vector(m.apply(v, rng));
+}
+
+// The practical final phase: localized noisy clipped GD from the previous output (its clip a
+// private quantile of the gradient norms there, or public).
+void final_gd_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, std::size_t t,
+                    Rng& rng) {
+  const auto& o = q.o;
+  const std::int64_t d = L.A.cols();
+  const auto m = static_cast<double>(ph.m);
+  const FinalClipRule rule = o.final_clip_rule.value_or(FinalClipRule::private_quantile);
+  const bool hinge_defaults = rule == FinalClipRule::private_quantile && q.env.kind == GlmKind::hinge;
+  GdSchedule s;
+  s.T = o.steps.value_or(hinge_defaults ? kFinalStepsHinge : kFinalSteps);
+  s.eta = o.step_size.value_or((hinge_defaults ? kFinalStepMultiplierHinge : kFinalStepMultiplier) *
+                               2 * o.domain_radius / q.scale.mb.g2());
+  double eps_gd = q.scale.epsilon;
+  nlohmann::json clip_info = {{"rule", o.clip ? "fixed" : std::string(name_of(rule))}};
+  if (o.clip) {
+    s.C = *o.clip;
+  } else if (rule == FinalClipRule::public_bound) {
+    s.C = kFinalClipMultiplier * q.scale.mb.G_k *
+          std::pow(m * q.scale.epsilon / static_cast<double>(d), 1 / (2 * q.scale.mb.k));
+  } else {
+    // Inside the final block (basic composition): share·ε for the clip, the rest for the steps;
+    // the block spends the phase's ε like every other block (parallel composition across blocks).
+    const double share = o.clip_budget_share.value_or(kClipBudgetShare);
+    GradientNormQuantile gq = gradient_norm_grid(ph.m, d, q.scale.epsilon, q.scale.mb.G_k,
+                                                 q.scale.mb.k, q.scale.mb.g2());
+    gq.tail = clip_tail_fraction(ph.m, d, q.scale.epsilon, o.clip_tail_constant.value_or(kClipTailConstant));
+    gq.epsilon = share * q.scale.epsilon;
+    s.C = private_gradient_norm_clip(L.A, q.y, ph.begin, ph.m, q.env, L.center, gq, rng).clip;
+    eps_gd = (1 - share) * q.scale.epsilon;
+    clip_info.update({{"tail", gq.tail}, {"epsilon", gq.epsilon}, {"grid", {gq.lower, gq.upper}},
+                      {"candidates", gq.candidates}});
+  }
+  check_positive(s.C, "clip");
+  const GdRun run = gd_core(q.X, q.y, ph.begin, ph.m, q.env, L.center, s, eps_gd, 0, false,
+                            o.domain_radius, o.run.noise, q.noiseless, rng);
+  L.phases.push_back({{"phase", t + 1}, {"m", ph.m}, {"solver", "clipped-gd"}, {"steps", s.T},
+                      {"clip", s.C}, {"clip_rule", clip_info}, {"step_size", s.eta},
+                      {"epsilon", eps_gd}, {"noise_scale", run.scale}});
+  if (L.trace != nullptr) {
+    L.trace->final_clip = s.C;
+    L.trace->phase_output.push_back(run.w);
+  }
+  L.center = run.w;
+}
+
+// Alg 4 with Alg 2 (paper preset): two output perturbations at ε/2 each, the second over
+// W_0 = W ∩ B(w_loc, r_0). Returns false when a stage cannot be certified (the run aborts).
+bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, std::size_t t,
+                     std::string& reason, Rng& rng) {
+  const auto& o = q.o;
+  const auto d = static_cast<std::size_t>(L.A.cols());
+  GlmErmProblem p = phase_problem(q, L, ph);
+  const double m = static_cast<double>(ph.m), C = ph.C, lam = ph.lambda, eps = q.scale.epsilon;
+  const double sens = 6 * C / (lam * m);
+  const CertifiedSolution s1 = solve_certified_glm_erm(p, C * C / (2 * lam * m * m));
+  if (!s1.certified) return reason = "stage 1 accuracy could not be certified", false;
+  const L2LaplaceMechanism m1(sens, eps / 2, d, o.run.noise);
+  Vector w_loc = noisy(m1, s1.w, q.noiseless, rng);
+  project_ball(w_loc, o.domain_radius);
+  const double r0 = 600 * C * static_cast<double>(d) / (lam * m * eps);
+  // W_0's shape (decided from public values and the released w_loc only).
+  const double alpha2 = C * C / (72 * lam * m * m);
+  const char* shape = "lens";
+  CertifiedSolution s2;
+  if (r0 >= o.domain_radius + w_loc.norm()) {
+    shape = "W";
+    s2 = solve_certified_glm_erm(p, alpha2);
+  } else if (w_loc.norm() + r0 <= o.domain_radius) {
+    shape = "ball";
+    p.center = w_loc;
+    p.radius = r0;
+    s2 = solve_certified_glm_erm(p, alpha2);
+  } else {
+    const LensSolution ls = solve_certified_lens_glm_erm(p, w_loc, r0, alpha2);
+    s2 = ls.solution;
+    L.lens_probes += ls.probes;
+  }
+  if (L.trace != nullptr) {
+    L.trace->pre_noise.push_back(s2.w);
+    L.trace->gaps.push_back(s2.gap);
+    L.trace->alphas.push_back(alpha2);
+    L.trace->newton_steps.push_back(s1.newton_steps + s2.newton_steps);
+  }
+  if (!s2.certified) return reason = "stage 2 accuracy could not be certified", false;
+  const L2LaplaceMechanism m2(sens, eps / 2, d, o.run.noise);
+  const double R = o.domain_radius;
+  const Vector out = inexact_ball_cap_projection([R](Vector& x) { project_ball(x, R); }, w_loc, r0,
+                                                 noisy(m2, s2.w, q.noiseless, rng), C / (6 * lam * m));
+  L.phases.push_back({{"phase", t + 1}, {"m", ph.m}, {"C", C}, {"lambda", lam}, {"r0", r0},
+                      {"W0", shape}, {"noise_scale", m2.beta()}, {"sampler", m2.sampler()}});
+  if (L.trace != nullptr) {
+    L.trace->phase_output.push_back(out);
+    L.trace->sensitivity = sens;
+    L.trace->beta = m2.beta();
+  }
+  L.center = out;
+  return true;
+}
+
+// The GLM one-stage output perturbation (docs/proofs/heavy-tailed.md §2.13): certified ERM of the extension + l2-Laplace.
+bool one_stage_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, std::size_t t,
+                     std::string& reason, Rng& rng) {
+  const CertifiedSolution sol = solve_certified_glm_erm(phase_problem(q, L, ph), ph.alpha);
+  if (L.trace != nullptr) {
+    L.trace->pre_noise.push_back(sol.w);
+    L.trace->gaps.push_back(sol.gap);
+    L.trace->alphas.push_back(ph.alpha);
+    L.trace->newton_steps.push_back(sol.newton_steps);
+  }
+  if (!sol.certified) return reason = "optimization accuracy could not be certified", false;
+  const L2LaplaceMechanism mech(ph.sensitivity, q.scale.epsilon, static_cast<std::size_t>(L.A.cols()),
+                                q.o.run.noise);
+  Vector out = noisy(mech, sol.w, q.noiseless, rng);
+  project_ball(out, q.o.domain_radius);
+  if (L.trace != nullptr) {
+    L.trace->phase_output.push_back(out);
+    L.trace->sensitivity = ph.sensitivity;
+    L.trace->beta = mech.beta();
+  }
+  L.phases.push_back({{"phase", t + 1}, {"m", ph.m}, {"C", ph.C}, {"lambda", ph.lambda},
+                      {"kappa", ph.kappa}, {"alpha", ph.alpha}, {"sensitivity", ph.sensitivity},
+                      {"noise_scale", mech.beta()}, {"sampler", mech.sampler()}});
+  L.center = out;
+  return true;
+}
+
+// Every block spends the phases' ε on its own disjoint records, so the run is ε-DP by parallel
+// composition: the charge is one block's mechanisms, phase 1's (docs/proofs/heavy-tailed.md §2).
+Ledger localize_charge(const Problem& q, const HeavyTailedPhase& p1, bool double_op) {
+  const auto d = static_cast<std::size_t>(q.X.cols());
+  const double eps = q.scale.epsilon;
+  if (double_op) {
+    const double sens = 6 * p1.C / (p1.lambda * static_cast<double>(p1.m));
+    const L2LaplaceMechanism m(sens, eps / 2, d, q.o.run.noise);
+    return {m.ledger_entry("Alg 2 localisation, each phase on its own block (parallel composition)"),
+            m.ledger_entry("Alg 4 stage 2, each phase on its own block (parallel composition)")};
+  }
+  return {L2LaplaceMechanism(p1.sensitivity, eps, d, q.o.run.noise)
+              .ledger_entry(final_gd(q.o) ? "phase outputs on disjoint blocks (parallel composition; "
+                                            "the final block splits the same epsilon between its "
+                                            "clip quantile and its GD steps)"
+                                          : "phase outputs on disjoint blocks (parallel composition)")};
+}
+
+MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, HeavyTailedTrace* trace) {
+  const std::int64_t n = q.X.rows(), d = q.X.cols();
+  const auto plan = plan_heavy_tailed(n, d, q.o, q.scale.mb, q.scale.epsilon);
+  const bool double_op =
+      q.o.inner.value_or(InnerSolver::glm_one_stage) == InnerSolver::double_output_perturbation;
+  account.charge(localize_charge(q, plan.front(), double_op));
+  const RowMatrix A = q.X;  // the certificate's solvers read a RowMatrix
+  Localize L{A, Vector::Zero(d), nlohmann::json::array(), 0, trace};
+  MethodRun out;
+  out.diagnostics = {{"inner", name_of(q.o.inner.value_or(InnerSolver::glm_one_stage))}};
+  for (std::size_t t = 0; t < plan.size(); ++t) {
+    std::string reason;
+    bool ok = true;
+    if (t + 1 == plan.size() && t > 0 && final_gd(q.o)) {
+      final_gd_phase(q, L, plan[t], t, rng);
+    } else {
+      ok = double_op ? double_op_phase(q, L, plan[t], t, reason, rng)
+                     : one_stage_phase(q, L, plan[t], t, reason, rng);
+    }
+    if (!ok) {
+      // The abort is a public bit (docs/threat-model.md): nothing computed from the uncertified
+      // iterate is released; its phase and reason depend on the same bit and public values.
+      out.abstained = reason;
+      out.diagnostics["aborted_phase"] = t + 1;
+      return out;
+    }
+  }
+  out.w = L.center;
+  out.diagnostics.update({{"lens_probes", L.lens_probes}, {"phases", L.phases},
+                          {"composition", final_gd(q.o) ? "parallel across blocks; basic inside "
+                                                          "the final block (clip quantile + GD steps)"
+                                                        : "parallel (disjoint blocks)"}});
+  return out;
+}
+
+}  // namespace
+
+Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y_in,
+                                 const HeavyTailedOptions& o, Rng& rng, Budget* budget,
+                                 HeavyTailedTrace* trace) {
+  validate_options(o);
+  validate_data(X, y_in);
+  bool mapped = false;
+  const Vector y = checked_labels(y_in, o.loss, &mapped);
+  const bool priv = o.method != HeavyTailedMethod::non_private;
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
+                                               gaussian ? Accountant::zcdp : Accountant::basic, budget)
+                               : ReleaseBudget::non_private();
+  GlmEnvelope env;
+  env.kind = o.loss;
+  env.huber_kappa = o.huber_kappa;
+  Problem q{X, y, o, env, resolve_scale(X, y, o, account, rng), trace && trace->noiseless};
+  MethodRun run;
+  switch (o.method) {
+    case HeavyTailedMethod::clipped_gd:
+    case HeavyTailedMethod::dp_sgd: run = noisy_gd(q, account, rng); break;
+    case HeavyTailedMethod::non_private: run = non_private(q); break;
+    default: run = pop_localize(q, account, rng, trace);
+  }
+  nlohmann::json diag = {{"method", name_of(o.method)}, {"profile", name_of(o.profile)},
+                         {"loss", name_of(o.loss)}, {"scale", q.scale.diagnostics}};
+  if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
+  diag.update(run.diagnostics);
+  SealFacts facts;
+  facts.certified = priv;
+  facts.noise = o.run.noise;
+  facts.noiseless = q.noiseless;
+  facts.abstained = run.abstained;
+  return seal(std::move(run.w), account, facts, rng, std::move(diag));
+}
+
+}  // namespace dpstats::optimize

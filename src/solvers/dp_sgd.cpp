@@ -1,0 +1,185 @@
+#include "dpstats/solvers/dp_sgd.hpp"
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/solvers/exact_sum.hpp"
+
+namespace dpstats::optimize {
+
+std::vector<std::int64_t> random_permutation(std::int64_t n, Rng& rng) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) p[static_cast<std::size_t>(i)] = i;
+  for (std::int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<std::int64_t>(rng.uniform_below(static_cast<std::uint64_t>(i + 1)));
+    std::swap(p[static_cast<std::size_t>(i)], p[static_cast<std::size_t>(j)]);
+  }
+  return p;
+}
+
+Vector user_mean_gradient(const UserDataset& data, const Loss& loss, const Vector& x,
+                          std::int64_t user, GradientCounter& counter) {
+  const std::int64_t m = data.items_per_user();
+  Vector g = Vector::Zero(x.size());
+  for (std::int64_t k = 0; k < m; ++k) {
+    loss.add_gradient(x, data.features(user, k), data.label(user, k), 1.0, g, counter);
+  }
+  return g / static_cast<double>(m);
+}
+
+namespace {
+
+void check_run(const UserDataset& data, const Domain& domain, const Vector& x0,
+               const GradientOptions& o) {
+  require(domain.dimension() == data.dim(), "domain dimension must equal the feature dimension");
+  require(x0.size() == data.dim(), "x0 must have the feature dimension");
+  require(o.steps >= 1, "steps must be >= 1");
+  check_positive(o.step_size, "step_size");
+  check_positive(o.clip, "clip");
+  require(o.sigma_scale >= 0, "sigma_scale must be >= 0");
+}
+
+// Adds the mechanism's noise to the exact clipped sum (or none under the test hook).
+Vector noisy(const ClippedVectorSum& sum, double rho, const GradientOptions& o, Rng& rng,
+             GradientRun& run) {
+  const Vector s = sum.sum();
+  run.sensitivity = sum.sensitivity();
+  ++run.releases;
+  if (o.sigma_scale == 0) return s;
+  check_positive(rho, "rho");
+  const auto mech = GaussianMechanism::from_rho(sum.sensitivity(), rho / (o.sigma_scale * o.sigma_scale),
+                                                static_cast<std::size_t>(s.size()), o.noise);
+  run.sigma = mech.sigma();
+  return mech.apply(s, rng);
+}
+
+// Tail averaging: the iterates of the second half, x_{⌊T/2⌋+1..T} (the early iterates of a run
+// started far from the optimum would bias a full average).
+void step(const Domain& domain, Vector& x, const Vector& g, double eta, Vector& acc, int t,
+          int steps) {
+  x -= eta * g;
+  domain.project(x);
+  if (t >= steps / 2) acc += x;
+}
+
+Vector output(const Vector& x, const Vector& acc, const GradientOptions& o) {
+  return o.average ? Vector(acc / static_cast<double>(o.steps - o.steps / 2)) : x;
+}
+
+}  // namespace
+
+GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& domain,
+                       const Vector& x0, const GradientOptions& o, Rng& rng,
+                       GradientCounter& counter) {
+  check_run(data, domain, x0, o);
+  const std::int64_t n = data.num_users();
+  GradientRun run;
+  Vector x = x0, acc = Vector::Zero(x0.size());
+  domain.project(x);
+  for (int t = 0; t < o.steps; ++t) {
+    ClippedVectorSum sum(data.dim(), o.clip, n);
+    for (std::int64_t u = 0; u < n; ++u) {
+      if (o.hook) o.hook(t, 0, u);
+      sum.add(user_mean_gradient(data, loss, x, u, counter));
+    }
+    const Vector g = noisy(sum, o.rho / o.steps, o, rng, run) / static_cast<double>(n);
+    step(domain, x, g, o.step_size, acc, t, o.steps);
+  }
+  run.x = output(x, acc, o);
+  return run;
+}
+
+GradientRun user_dp_sgd(const UserDataset& data, const Loss& loss, const Domain& domain,
+                        const Vector& x0, const GradientOptions& o, Rng& rng,
+                        GradientCounter& counter) {
+  check_run(data, domain, x0, o);
+  const std::int64_t n = data.num_users();
+  require(o.steps <= n, "dp-sgd-user needs at most one batch per user (steps <= n)");
+  const std::int64_t B = n / o.steps;  // equal batches; the remainder users are not used
+  const auto perm = random_permutation(n, rng);
+  GradientRun run;
+  Vector x = x0, acc = Vector::Zero(x0.size());
+  domain.project(x);
+  for (int t = 0; t < o.steps; ++t) {
+    ClippedVectorSum sum(data.dim(), o.clip, B);
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t u = perm[static_cast<std::size_t>(t * B + b)];
+      if (o.hook) o.hook(t, 0, u);
+      sum.add(user_mean_gradient(data, loss, x, u, counter));
+    }
+    // Disjoint users: every step may use the whole ρ (parallel composition).
+    const Vector g = noisy(sum, o.rho, o, rng, run) / static_cast<double>(B);
+    step(domain, x, g, o.step_size, acc, t, o.steps);
+  }
+  run.x = output(x, acc, o);
+  return run;
+}
+
+GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const Domain& domain,
+                              const Vector& x0, const GradientOptions& o, Rng& rng,
+                              GradientCounter& counter) {
+  check_run(data, domain, x0, o);
+  const std::int64_t n = data.num_users(), m = data.items_per_user(), N = n * m;
+  require(o.steps <= N, "dp-sgd-group needs at most one batch per item (steps <= n·m)");
+  const std::int64_t B = N / o.steps;
+  const auto perm = random_permutation(N, rng);
+  // Item-level ρ/m² per (parallel) batch; group privacy over a user's m items gives ρ.
+  const double rho_item = o.rho / (static_cast<double>(m) * static_cast<double>(m));
+  GradientRun run;
+  Vector x = x0, acc = Vector::Zero(x0.size());
+  domain.project(x);
+  Vector g1(data.dim());
+  for (int t = 0; t < o.steps; ++t) {
+    ClippedVectorSum sum(data.dim(), o.clip, B);
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t item = perm[static_cast<std::size_t>(t * B + b)];
+      const std::int64_t u = item / m, k = item % m;
+      if (o.hook) o.hook(t, 0, u);
+      g1.setZero();
+      loss.add_gradient(x, data.features(u, k), data.label(u, k), 1.0, g1, counter);
+      sum.add(g1);
+    }
+    const Vector g = noisy(sum, rho_item, o, rng, run) / static_cast<double>(B);
+    step(domain, x, g, o.step_size, acc, t, o.steps);
+  }
+  run.x = output(x, acc, o);
+  return run;
+}
+
+Vector projected_sgd(const UserDataset& data, const Loss& loss, const Domain& domain,
+                     const Vector& y0, double eta,
+                     const std::vector<std::pair<std::int64_t, std::int64_t>>& items,
+                     GradientCounter& counter) {
+  Vector y = y0, acc = Vector::Zero(y0.size()), g(y0.size());
+  for (const auto& [u, k] : items) {
+    acc += y;
+    g.setZero();
+    loss.add_gradient(y, data.features(u, k), data.label(u, k), 1.0, g, counter);
+    y -= eta * g;
+    domain.project(y);
+  }
+  return items.empty() ? y0 : Vector(acc / static_cast<double>(items.size()));
+}
+
+Vector non_private_sgd(const UserDataset& data, const Loss& loss, const Domain& domain,
+                       const Vector& x0, double eta, Rng& rng, GradientCounter& counter) {
+  const std::int64_t m = data.items_per_user(), N = data.num_users() * m;
+  const auto perm = random_permutation(N, rng);
+  std::vector<std::pair<std::int64_t, std::int64_t>> items;
+  items.reserve(static_cast<std::size_t>(N));
+  for (auto i : perm) items.emplace_back(i / m, i % m);
+  Vector y0 = x0;
+  domain.project(y0);
+  return projected_sgd(data, loss, domain, y0, eta, items, counter);
+}
+
+double empirical_risk(const UserDataset& data, const Loss& loss, const Vector& x) {
+  double s = 0;
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  for (std::int64_t u = 0; u < n; ++u)
+    for (std::int64_t k = 0; k < m; ++k) s += loss.value(x, data.features(u, k), data.label(u, k));
+  return s / static_cast<double>(n * m);
+}
+
+}  // namespace dpstats::optimize

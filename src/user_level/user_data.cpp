@@ -1,0 +1,94 @@
+#include "dpstats/user_level/user_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "dpstats/error.hpp"
+
+namespace dpstats::optimize {
+
+UserDataset::UserDataset(const ConstMatrixRef& X, const Vector& y,
+                         const std::vector<std::int64_t>& users, std::int64_t m,
+                         std::optional<double> feature_bound, std::optional<double> label_bound) {
+  check_data(X, "X");
+  if (feature_bound) check_positive(*feature_bound, "feature_bound");
+  if (label_bound) check_positive(*label_bound, "label_bound");
+  A_ = feature_bound.value_or(A_);
+  B_ = label_bound.value_or(B_);
+  require(y.size() == X.rows(), "y must have one label per row of X");
+  require(static_cast<Eigen::Index>(users.size()) == X.rows(),
+          "users must have one id per row of X");
+  require(y.allFinite(), "y must be finite");
+  require(m >= 0, "items_per_user m must be >= 0");
+  std::map<std::int64_t, std::vector<Eigen::Index>> rows;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) rows[users[static_cast<std::size_t>(i)]].push_back(i);
+  n_ = static_cast<std::int64_t>(rows.size());
+  m_ = m > 0 ? m : std::max<std::int64_t>(1, X.rows() / n_);
+  features_.resize(n_ * m_, X.cols());
+  labels_.resize(n_ * m_);
+  std::int64_t u = 0;
+  for (const auto& [id, r] : rows) {
+    ids_.push_back(id);
+    for (std::int64_t k = 0; k < m_; ++k) {
+      const Eigen::Index src = r[static_cast<std::size_t>(k) % r.size()];
+      features_.row(u * m_ + k) = X.row(src);
+      labels_[u * m_ + k] = y[src];
+    }
+    ++u;
+  }
+  clip();
+}
+
+UserDataset::UserDataset(RowMatrix X, Vector y, std::int64_t m,
+                         std::optional<double> feature_bound, std::optional<double> label_bound)
+    : features_(std::move(X)), labels_(std::move(y)), m_(m) {
+  check_data(features_, "X");
+  if (feature_bound) check_positive(*feature_bound, "feature_bound");
+  if (label_bound) check_positive(*label_bound, "label_bound");
+  A_ = feature_bound.value_or(A_);
+  B_ = label_bound.value_or(B_);
+  require(m >= 1, "items_per_user m must be >= 1");
+  require(labels_.size() == features_.rows() && labels_.allFinite(),
+          "y must hold one finite label per row of X");
+  require(features_.rows() % m == 0, "user-major data needs rows = n·m");
+  n_ = features_.rows() / m;
+  for (std::int64_t u = 0; u < n_; ++u) ids_.push_back(u);
+  clip();
+}
+
+UserDataset UserDataset::bounded(double feature_bound, double label_bound,
+                                 const Vector* labels) const {
+  check_positive(feature_bound, "feature_bound");
+  check_positive(label_bound, "label_bound");
+  UserDataset out = *this;
+  if (labels) {
+    require(labels->size() == labels_.size(), "bounded: one label per row");
+    out.labels_ = *labels;
+  }
+  out.A_ = std::min(A_, feature_bound);
+  out.B_ = std::min(B_, label_bound);
+  out.clip();
+  return out;
+}
+
+std::int64_t UserDataset::users_clipped_at(double feature_bound) const {
+  std::int64_t users = 0;
+  for (std::int64_t u = 0; u < n_; ++u) {
+    bool any = false;
+    for (std::int64_t k = 0; k < m_ && !any; ++k)
+      any = features_.row(u * m_ + k).norm() > feature_bound;
+    users += any ? 1 : 0;
+  }
+  return users;
+}
+
+void UserDataset::clip() {
+  for (Eigen::Index i = 0; i < features_.rows(); ++i) {
+    const double norm = features_.row(i).norm();
+    if (norm > A_) features_.row(i) *= A_ / norm;
+    labels_[i] = std::clamp(labels_[i], -B_, B_);
+  }
+}
+
+}  // namespace dpstats::optimize

@@ -1,0 +1,711 @@
+#include "dpstats/user_level/user_level.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/user_level/accelerated.hpp"
+#include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/seam.hpp"
+#include "dpstats/solvers/private_bound.hpp"
+
+namespace dpstats::optimize {
+
+// ---------------------------------------------------------------------------------------------
+// Alg 1 schedule (docs/proofs/user-level.md §2.2, §2.7)
+
+namespace {
+
+// Thm B.1's side conditions, as warnings (the paper profile runs outside them when asked).
+void paper_warnings(Alg1Plan& P, double nd, double md, double epsilon, double delta,
+                    const ProblemConstants& k) {
+  if (epsilon > 10) P.warnings.push_back("epsilon > 10: outside Thm B.1");
+  if (delta >= 1 / (nd * md)) P.warnings.push_back("delta >= 1/(nm): outside the utility theorem");
+  if (P.n_condition_lhs < P.n_condition_rhs)
+    P.warnings.push_back("n^(1-q) < 100/(1-2^-q)·ln(n/δ)/ε: outside Thm B.1");
+  // The Laplace good event needs C >= 150·ln(20e^ε/δ)/ε.
+  if (P.C < 150 * std::log(20 * std::exp(epsilon) / delta) / epsilon)
+    P.warnings.push_back("C < 150·ln(20e^ε/δ)/ε: the Laplace good event is not 1 − δ/(10e^ε)");
+  if (k.beta && *k.beta > k.L / k.R * std::sqrt(static_cast<double>(k.d) * md * nd * epsilon))
+    P.warnings.push_back("β > (L/R)·√(dmnε): η_i > 1/β, outside Thm B.1");
+}
+
+// The phases of Alg 1 (sizes, groups, steps, τ_i, σ_i) from public values.
+void alg1_phases(Alg1Plan& P, std::int64_t n, std::int64_t m, double epsilon, double delta,
+                 const ProblemConstants& k, const Alg1Options& o, double shrink) {
+  const bool paper = o.profile == Profile::paper;
+  const double nd = static_cast<double>(n), md = static_cast<double>(m);
+  const double lnndm = std::log(nd * static_cast<double>(k.d) * md);
+  std::int64_t offset = 0;
+  for (std::int64_t i = 1; i <= P.l; ++i) {
+    Alg1Phase ph;
+    const double level = paper ? static_cast<double>(i) : static_cast<double>(i - 1);
+    ph.n_i = static_cast<std::int64_t>(std::floor(shrink * nd / std::exp2(level * P.q)));
+    ph.eta_i = P.eta / std::exp2(P.p * static_cast<double>(i));
+    if (paper) {
+      ph.groups = P.C;
+    } else {
+      ph.groups = o.groups ? *o.groups
+                           : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(
+                                                           std::sqrt(static_cast<double>(ph.n_i)))));
+      require(ph.groups >= 1, "groups must be >= 1");
+    }
+    ph.N_i = ph.n_i / ph.groups;
+    if (!paper && offset + ph.groups * ph.N_i > n) ph.N_i = (n - offset) / ph.groups;
+    if (ph.N_i < 1) {
+      if (paper) {
+        P.feasible = false;
+        P.refusal = "phase " + std::to_string(i) + ": N_i = ⌊n_i/C⌋ = ⌊" +
+                    std::to_string(ph.n_i) + "/" + std::to_string(P.C) +
+                    "⌋ < 1 (paper constants need more users)";
+        P.phases.push_back(ph);
+        break;
+      }
+      break;  // practical: stop when a phase has no users left
+    }
+    ph.T_i = ph.N_i * m;
+    const double Ti = static_cast<double>(ph.T_i);
+    if (paper) {
+      ph.tau_i = 1000 * ph.eta_i * k.L * std::sqrt(Ti) * lnndm;
+      ph.sigma_i = 100 * ph.tau_i * std::pow(std::log(nd / delta), 2) /
+                   (epsilon * static_cast<double>(P.C));
+    } else {
+      require(o.c_tau > 0, "c_tau must be > 0");
+      ph.tau_i = o.c_tau * ph.eta_i * k.L * Ti;
+      // σ of the secure Gaussian on the mean displacement: Δ = (exact-sum sensitivity)/C_i.
+      const ClippedVectorSum probe(k.d, ph.tau_i, ph.groups);
+      ph.sigma_i = probe.sensitivity() / static_cast<double>(ph.groups) / std::sqrt(2 * P.rho);
+    }
+    offset += ph.groups * ph.N_i;
+    P.gradient_evaluations += ph.groups * ph.N_i * m;
+    P.users_used += ph.groups * ph.N_i;
+    P.phases.push_back(ph);
+  }
+}
+
+}  // namespace
+
+Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
+                   const ProblemConstants& k, const Alg1Options& o) {
+  require(n >= 2, "Alg 1 needs n >= 2 users");
+  require(m >= 1, "items per user m must be >= 1");
+  check_epsilon(epsilon);
+  check_delta_positive(delta);
+  check_positive(k.L, "L");
+  check_positive(k.R, "R");
+  require(k.d >= 1, "d must be >= 1");
+  Alg1Plan P;
+  P.profile = o.profile;
+  const double nd = static_cast<double>(n), md = static_cast<double>(m);
+  const bool paper = o.profile == Profile::paper;
+  P.q = o.q.value_or(paper ? 0.1 : 1.0);
+  check_positive(P.q, "q");
+  // J with m <= n^J (docs/proofs/user-level.md [choice]: J = max(ln m / ln n, small)); p = J + 3/2.
+  P.J = std::max(std::log(md) / std::log(nd), 1e-3);
+  P.p = o.p.value_or(paper ? P.J + 1.5 : 1.0);
+  check_positive(P.p, "p");
+  P.eta = o.eta.value_or(k.R / (k.L * std::sqrt(static_cast<double>(k.d) * md * nd * epsilon)));
+  check_positive(P.eta, "eta");
+  P.l = static_cast<std::int64_t>(std::floor(std::log2(nd)));
+  if (o.num_phases) {
+    require(*o.num_phases >= 1, "num_phases must be >= 1");
+    P.l = std::min<std::int64_t>(P.l, *o.num_phases);
+  }
+  const double shrink = 1 - std::exp2(-P.q);
+  P.n_condition_lhs = std::pow(nd, 1 - P.q);
+  P.n_condition_rhs = 100 / shrink * std::log(nd / delta) / epsilon;
+  if (paper) {
+    P.C_raw = 100 * std::log(20 * nd * md * std::exp(epsilon) / delta) / epsilon;
+    P.C = static_cast<std::int64_t>(std::ceil(P.C_raw));
+    paper_warnings(P, nd, md, epsilon, delta, k);
+    P.certified = true;
+  } else {
+    P.rho = o.rho.value_or(epsilon_delta_to_zcdp(epsilon, delta));
+    check_positive(P.rho, "rho");
+    P.certified = true;
+  }
+  alg1_phases(P, n, m, epsilon, delta, k, o, shrink);
+  if (!paper) P.l = static_cast<std::int64_t>(P.phases.size());
+  if (P.phases.empty()) {
+    P.feasible = false;
+    P.refusal = "no phase has a user";
+  }
+  if (paper && o.num_phases) {
+    P.warnings.push_back("num_phases caps l: privacy unchanged, the risk bound no longer applies");
+  }
+  if (paper && !P.feasible) P.certified = false;
+  return P;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ProblemConstants problem_constants(const UserDataset& data, const Loss& loss,
+                                   const Domain& domain) {
+  ProblemConstants k;
+  k.L = loss.lipschitz(data.feature_bound(), data.label_bound(), domain);
+  k.R = domain.diameter();
+  k.beta = loss.smoothness(data.feature_bound());
+  k.d = data.dim();
+  return k;
+}
+
+namespace {
+
+nlohmann::json plan_json(const Alg1Plan& P) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& ph : P.phases) {
+    phases.push_back({{"n_i", ph.n_i}, {"groups", ph.groups}, {"N_i", ph.N_i}, {"T_i", ph.T_i},
+                      {"eta_i", ph.eta_i}, {"tau_i", ph.tau_i}, {"sigma_i", ph.sigma_i}});
+  }
+  return {{"J", P.J}, {"p", P.p}, {"q", P.q}, {"eta", P.eta}, {"C", P.C}, {"l", P.l},
+          {"phases", phases}, {"planned_gradient_evaluations", P.gradient_evaluations},
+          {"users_used", P.users_used}, {"warnings", P.warnings}};
+}
+
+nlohmann::json plan_json(const Alg3Plan& P) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& ph : P.phases) {
+    phases.push_back({{"n_i", ph.n_i}, {"T_i", ph.T_i}, {"K_i", ph.K_i}, {"lambda_i", ph.lambda_i},
+                      {"L_f", ph.L_f}, {"stage_length", ph.stage_length},
+                      {"sigma_i", ph.sigma_i}, {"sensitivity", ph.sensitivity}});
+  }
+  nlohmann::json j = {{"q", P.q}, {"p", P.p}, {"lambda", P.lambda}, {"tau", P.tau},
+                      {"beta", P.beta}, {"l", P.l}, {"phases", phases},
+                      {"planned_gradient_evaluations", P.gradient_evaluations},
+                      {"users_used", P.users_used}, {"warnings", P.warnings}};
+  if (P.nonsmooth) j["smoothing_radius"] = P.smoothing_radius;
+  return j;
+}
+
+struct Alg1Result {
+  Vector x;
+  bool halted = false;
+  std::int64_t halted_phase = 0;
+};
+
+// One phase's groups: C group iterates by one-pass SGD from `start` on disjoint user groups.
+std::vector<Vector> group_iterates(const UserDataset& data, const Loss& loss, const Domain& X,
+                                   const Vector& start, const Alg1Phase& ph, std::int64_t phase,
+                                   const std::vector<std::int64_t>& perm, std::int64_t offset,
+                                   Rng& rng, GradientCounter& counter, UserLevelTrace* trace) {
+  const std::int64_t m = data.items_per_user();
+  std::vector<Vector> out;
+  out.reserve(static_cast<std::size_t>(ph.groups));
+  for (std::int64_t j = 0; j < ph.groups; ++j) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> items;
+    items.reserve(static_cast<std::size_t>(ph.T_i));
+    for (std::int64_t a = 0; a < ph.N_i; ++a) {
+      const std::int64_t u = perm[static_cast<std::size_t>(offset + j * ph.N_i + a)];
+      if (trace && trace->on_user) trace->on_user(phase, j, u);
+      for (std::int64_t k = 0; k < m; ++k) items.emplace_back(u, k);
+    }
+    const auto order = random_permutation(static_cast<std::int64_t>(items.size()), rng);
+    std::vector<std::pair<std::int64_t, std::int64_t>> shuffled;
+    shuffled.reserve(items.size());
+    for (auto idx : order) shuffled.push_back(items[static_cast<std::size_t>(idx)]);
+    out.push_back(projected_sgd(data, loss, X, start, ph.eta_i, shuffled, counter));
+  }
+  return out;
+}
+
+// Alg 1 paper, lines 8–14 for one phase: the score test, the randomized filter and the Gaussian
+// output; nullopt when the test fails (the run halts).
+std::optional<Vector> paper_phase(const std::vector<Vector>& it, const Alg1Phase& ph,
+                                  const Vector& start, const UserLevelOptions& o, bool noisy,
+                                  Rng& rng, UserLevelTrace* trace) {
+  const std::int64_t C = ph.groups, d = start.size();
+  const double eps = o.privacy.epsilon;
+  // Lines 8–10: concentration score at radius τ_i, Laplace(20/ε) test (sensitivity 2).
+  double pairs = 0;
+  std::vector<std::int64_t> h(static_cast<std::size_t>(C), 0);
+  for (std::int64_t a = 0; a < C; ++a) {
+    for (std::int64_t b = 0; b < C; ++b) {
+      const double dist = (it[static_cast<std::size_t>(a)] - it[static_cast<std::size_t>(b)]).norm();
+      if (dist <= ph.tau_i) pairs += 1;
+      if (dist <= 2 * ph.tau_i) ++h[static_cast<std::size_t>(a)];
+    }
+  }
+  const double s = pairs / static_cast<double>(C);
+  const LaplaceMechanism lap(2.0, eps / 10, 1, o.run.noise);
+  const double noisy_s = noisy ? lap.apply(s, rng) : s;
+  const bool pass = noisy_s >= 4.0 * static_cast<double>(C) / 5;
+  if (trace) trace->phase_passed.push_back(pass ? 1 : 0);
+  if (!pass) return std::nullopt;
+  // Lines 11–13: keep j with probability p(h_j) = clamp(6h/C − 3, 0, 1), drawn exactly as
+  // U < 6h − 3C with U uniform on {0..C−1}.
+  Vector mean = Vector::Zero(d);
+  std::int64_t kept = 0;
+  for (std::int64_t j = 0; j < C; ++j) {
+    const std::int64_t w = 6 * h[static_cast<std::size_t>(j)] - 3 * C;
+    const bool keep = w > 0 && static_cast<std::int64_t>(
+                                   rng.uniform_below(static_cast<std::uint64_t>(C))) < w;
+    if (keep) {
+      mean += it[static_cast<std::size_t>(j)];
+      ++kept;
+    }
+  }
+  if (trace) trace->kept.push_back(kept);
+  mean = kept > 0 ? Vector(mean / static_cast<double>(kept)) : start;
+  // Line 14: x_i = x̃_i + N(0, σ_i² I).
+  if (!noisy) return mean;
+  const double zeta = o.privacy.delta / (10 * std::exp(eps));
+  const double sens = ph.tau_i * std::log(1 / zeta) / static_cast<double>(C);
+  const auto g = GaussianMechanism::from_sigma(sens, ph.sigma_i, static_cast<std::size_t>(d),
+                                               o.run.noise);
+  return Vector(g.apply(mean, rng));
+}
+
+// Alg 1 practical for one phase: exact sum of the displacements clipped to τ_i, Gaussian at ρ.
+Vector practical_phase(const std::vector<Vector>& it, const Alg1Phase& ph, double rho,
+                       const Vector& start, NoiseMode noise, bool noisy, Rng& rng) {
+  const std::int64_t d = start.size();
+  ClippedVectorSum sum(d, ph.tau_i, ph.groups);
+  for (const auto& v : it) sum.add(v - start);
+  Vector disp = sum.sum();
+  if (noisy) {
+    const auto g = GaussianMechanism::from_rho(sum.sensitivity(), rho, static_cast<std::size_t>(d),
+                                               noise);
+    disp = g.apply(disp, rng);
+  }
+  return start + disp / static_cast<double>(ph.groups);
+}
+
+Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
+                    const Alg1Plan& P, const UserLevelOptions& o, Rng& rng,
+                    GradientCounter& counter, UserLevelTrace* trace) {
+  const bool paper = P.profile == Profile::paper;
+  const auto perm = random_permutation(data.num_users(), rng);
+  Vector x = x0;
+  Alg1Result res;
+  std::int64_t offset = 0;
+  const bool noisy = !(trace && trace->noiseless);
+  for (std::size_t i = 0; i < P.phases.size(); ++i) {
+    const Alg1Phase& ph = P.phases[i];
+    Vector start = x;
+    X.project(start);
+    auto it = group_iterates(data, loss, X, start, ph, static_cast<std::int64_t>(i + 1), perm,
+                             offset, rng, counter, trace);
+    offset += ph.groups * ph.N_i;
+    if (trace) trace->group_iterates = it;
+    if (!paper) {
+      x = practical_phase(it, ph, P.rho, start, o.run.noise, noisy, rng);
+      continue;
+    }
+    const auto out = paper_phase(it, ph, start, o, noisy, rng, trace);
+    if (!out) {  // the abstention carries no estimate
+      res.halted = true;
+      res.halted_phase = static_cast<std::int64_t>(i + 1);
+      return res;
+    }
+    x = *out;
+  }
+  X.project(x);
+  res.x = x;
+  return res;
+}
+
+}  // namespace
+
+
+// ---------------------------------------------------------------------------------------------
+// fit_user_level: validate -> resolve bounds (kind b estimates, charged first) -> plan -> charge
+// -> run -> seal (docs/proofs/user-level.md).
+
+namespace {
+
+constexpr double kRowQuantile = 0.9;     // a user's value: the 0.9-quantile of its row norms
+constexpr double kUserQuantile = 0.75;   // the bound: the 0.75-quantile of those values
+constexpr double kClippedWarning = 0.05; // a supplied bound that clips more users is reported
+
+bool uses_label_bound(GlmKind k) { return k == GlmKind::squared || k == GlmKind::huber; }
+
+bool paper_method(const UserLevelOptions& o) {
+  return o.profile == Profile::paper &&
+         (o.method == UserLevelMethod::phased_sgd || o.method == UserLevelMethod::accelerated ||
+          o.method == UserLevelMethod::nonsmooth);
+}
+
+void check_share(double share, const char* name) {
+  require(share > 0 && share < 1, fmt::format("{} must be in (0, 1), got {}", name, share));
+}
+
+void validate_options(const UserDataset& data, const UserLevelOptions& o) {
+  validate(o.run);
+  if (o.method != UserLevelMethod::non_private) validate(o.privacy, DeltaRule::positive);
+  if (!o.domain) {
+    require(o.domain_radius > 0 && std::isfinite(o.domain_radius),
+            fmt::format("domain_radius is required: the radius R of the ball B(0, R) that holds the "
+                        "weights, in units of 1/feature (choose it from public knowledge of the "
+                        "model, e.g. a bound on the weights' norm); must be finite and > 0, got {}",
+                        o.domain_radius));
+  } else {
+    require(o.domain->dimension() == data.dim(),
+            fmt::format("domain dimension {} must equal the number of features {}",
+                        o.domain->dimension(), data.dim()));
+  }
+  for (const auto& [v, name] : {std::pair{o.feature_bound, "feature_bound"},
+                                std::pair{o.label_bound, "label_bound"},
+                                std::pair{o.step_size, "step_size"}, std::pair{o.clip, "clip"}}) {
+    if (v) require(*v > 0 && std::isfinite(*v),
+                   fmt::format("{} must be finite and > 0, got {}", name, *v));
+  }
+  if (o.steps) require(*o.steps >= 1, fmt::format("steps must be >= 1, got {}", *o.steps));
+  check_share(o.scale_share, "scale_share");
+  check_share(o.clip_report_share, "clip_report_share");
+  require(o.scale_share + o.clip_report_share < 1, "scale_share + clip_report_share must be < 1");
+  if (o.x0) require(o.x0->size() == data.dim(), "x0 must have the feature dimension");
+  if (!paper_method(o)) return;
+  require((o.feature_bound || data.has_feature_bound()) &&
+              (!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound()),
+          "profile 'paper' needs feature_bound (and label_bound for the squared and huber losses): "
+          "its schedule takes them as public constants");
+  if (o.method != UserLevelMethod::phased_sgd) {
+    require(!o.steps && !o.clip && !o.step_size,
+            "steps, clip and step_size do not apply to the paper profile of Alg 3 (its schedule "
+            "fixes T_i, τ and L_f)");
+  }
+}
+
+// One value per user: the kRowQuantile-quantile of |f(row)| over the user's m rows.
+std::vector<double> per_user_values(const UserDataset& data, bool labels) {
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  std::vector<double> out(static_cast<std::size_t>(n)), row(static_cast<std::size_t>(m));
+  const auto k = static_cast<std::size_t>(
+      std::min<double>(static_cast<double>(m - 1), std::ceil(kRowQuantile * static_cast<double>(m)) - 1));
+  for (std::int64_t u = 0; u < n; ++u) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      row[static_cast<std::size_t>(j)] =
+          labels ? std::abs(data.label(u, j)) : data.all_features().row(u * m + j).norm();
+    }
+    std::nth_element(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(k), row.end());
+    out[static_cast<std::size_t>(u)] = row[k];
+  }
+  return out;
+}
+
+// The bounds the run uses, and what estimating or checking them cost (the scale step).
+struct Bounds {
+  double A = 0, B = 1;
+  double rho_left = 0;  // zCDP left for the method (zcdp accountant)
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
+
+Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, ReleaseBudget& account,
+                      Rng& rng) {
+  Bounds b;
+  const bool estimate_A = !o.feature_bound && !data.has_feature_bound();
+  const bool estimate_B = uses_label_bound(o.loss) && !o.label_bound && !data.has_label_bound();
+  const bool report = o.feature_bound.has_value() && !paper_method(o) &&
+                      o.method != UserLevelMethod::non_private;
+  b.A = o.feature_bound.value_or(data.feature_bound());
+  b.B = uses_label_bound(o.loss) ? o.label_bound.value_or(data.label_bound()) : 1.0;
+  if (o.method == UserLevelMethod::non_private) {
+    // Not private: the data's own largest row norm and |label| (nothing is clipped).
+    if (estimate_A) b.A = std::max(data.all_features().rowwise().norm().maxCoeff(), 1e-300);
+    if (estimate_B) b.B = std::max(data.all_labels().cwiseAbs().maxCoeff(), 1e-300);
+    return b;
+  }
+  if (paper_method(o)) return b;  // validate_options required both bounds
+  const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  const int estimates = (estimate_A ? 1 : 0) + (estimate_B ? 1 : 0);
+  // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
+  const double eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
+  const double eps_report = std::sqrt(2 * o.clip_report_share * rho);
+  Ledger planned;
+  if (estimate_A) planned.push_back(private_bound_entry(eps_each, "feature_bound estimate"));
+  if (estimate_B) planned.push_back(private_bound_entry(eps_each, "label_bound estimate"));
+  std::optional<LaplaceMechanism> count;
+  if (report) {
+    count.emplace(1.0, eps_report, 1, o.run.noise);
+    planned.push_back(count->ledger_entry("users with a row above the supplied feature_bound"));
+  }
+  if (!planned.empty()) account.charge(planned);
+  b.rho_left = rho * (1 - (estimates ? o.scale_share : 0) - (report ? o.clip_report_share : 0));
+  const auto estimate = [&](bool labels, const char* name) {
+    const auto values = per_user_values(data, labels);
+    const PrivateBound pb = private_bound(values, kUserQuantile, eps_each, rng);
+    b.diagnostics[name] = {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
+                           {"rule", fmt::format("private {}-quantile over users of each user's "
+                                                "{}-quantile", kUserQuantile, kRowQuantile)}};
+    return pb.value;
+  };
+  if (estimate_A) b.A = estimate(false, "feature_bound");
+  if (estimate_B) b.B = estimate(true, "label_bound");
+  if (report) {
+    const double noisy = count->apply(static_cast<double>(data.users_clipped_at(b.A)), rng);
+    const double fraction = std::max(0.0, noisy) / static_cast<double>(data.num_users());
+    b.diagnostics["feature_bound"] = {{"value", b.A}, {"estimated", false},
+                                      {"clipped_users_fraction", fraction},
+                                      {"epsilon", eps_report}};
+    if (fraction > kClippedWarning) {
+      b.diagnostics["warnings"].push_back(fmt::format(
+          "feature_bound = {} clips rows of about {:.0f}% of the users (private count): the "
+          "supplied bound bites; leave it out to have it estimated", b.A, 100 * fraction));
+    }
+  }
+  return b;
+}
+
+// The run's data: features clipped to A, labels to B (and mapped {0, 1} -> ±1 when needed).
+UserDataset bounded_data(const UserDataset& data, const UserLevelOptions& o, const Bounds& b,
+                         nlohmann::json& diag) {
+  bool mapped = false;
+  const Vector labels = checked_labels(data.all_labels(), o.loss, &mapped);
+  if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
+  return data.bounded(b.A, b.B, mapped ? &labels : nullptr);
+}
+
+struct Setting {  // the resolved, public problem
+  std::unique_ptr<Loss> loss;
+  std::shared_ptr<const Domain> domain;
+  Vector x0;
+  ProblemConstants k;
+};
+
+Setting make_setting(const UserDataset& data, const UserLevelOptions& o) {
+  Setting s;
+  s.loss = make_loss(o.loss);
+  s.domain = o.domain ? o.domain : std::make_shared<Ball>(Vector::Zero(data.dim()), o.domain_radius);
+  s.x0 = o.x0 ? *o.x0 : s.domain->center();
+  s.k = problem_constants(data, *s.loss, *s.domain);
+  return s;
+}
+
+// What a method's run hands to seal.
+struct MethodRun {
+  Vector x;
+  std::optional<std::string> abstained;
+  bool certified = true;
+};
+
+MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                     double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                     nlohmann::json& diag, UserLevelTrace* trace) {
+  const bool paper = o.profile == Profile::paper;
+  Alg1Options a1 = o.alg1;
+  a1.profile = o.profile;
+  if (!paper) a1.rho = rho;
+  const double eps = o.privacy.epsilon, delta = o.privacy.delta;
+  const Alg1Plan P = plan_alg1(data.num_users(), data.items_per_user(), eps, delta, s.k, a1);
+  diag["schedule"] = plan_json(P);
+  if (!P.feasible) throw InvalidArgument("phased-sgd cannot run at this size: " + P.refusal);
+  const auto d = static_cast<std::size_t>(data.dim());
+  const Alg1Phase& p1 = P.phases.front();
+  Ledger planned;
+  if (paper) {
+    // Thm B.1, per phase (phases on disjoint users compose in parallel): the score test
+    // (Laplace(20/ε), sensitivity 2) is charged ε/4, the filtered Gaussian output the rest with the
+    // Lemma B.2 coupling sensitivity (docs/proofs/user-level.md §2).
+    LedgerEntry test = LaplaceMechanism(2.0, eps / 10, 1, o.run.noise)
+                           .ledger_entry("score test per phase (parallel over phases)");
+    test.loss = PrivacyLoss::pure(eps / 4);  // Thm B.1's share for the test and its coupling
+    const double coupling = p1.tau_i * std::log(10 * std::exp(eps) / delta) / static_cast<double>(P.C);
+    LedgerEntry out = GaussianMechanism::from_sigma(coupling, p1.sigma_i, d, o.run.noise)
+                          .ledger_entry("phase outputs (parallel over phases), Lemma B.2 coupling");
+    out.loss = PrivacyLoss::approximate(remainder_after(eps, eps / 4), delta);
+    planned = {test, out};
+  } else {
+    const ClippedVectorSum probe(data.dim(), p1.tau_i, p1.groups);
+    planned = {GaussianMechanism::from_rho(probe.sensitivity(), P.rho, d, o.run.noise)
+                   .ledger_entry("phase outputs on disjoint users (parallel composition over "
+                                 "phases; phase 1's mechanism)")};
+  }
+  account.charge(planned);
+  const auto res = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  MethodRun out{res.x, std::nullopt, P.certified};
+  if (res.halted) {
+    diag["halted_phase"] = res.halted_phase;
+    out.abstained = fmt::format("the concentration test failed in phase {}", res.halted_phase);
+  }
+  return out;
+}
+
+MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                   double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                   nlohmann::json& diag, UserLevelTrace* trace) {
+  const bool nonsmooth = o.method == UserLevelMethod::nonsmooth;
+  const bool paper = o.profile == Profile::paper;
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  const double eps = o.privacy.epsilon, delta = o.privacy.delta;
+  // The shared gradient options map onto the practical profile: steps → T_i, clip → τ,
+  // step_size → 1/L_f of AC-SA. The paper profile's schedule has no free step, clip or T.
+  Alg3Options ao = o.alg3;
+  ao.profile = o.profile;
+  if (!paper) {
+    ao.rho = rho;
+    if (!ao.steps) ao.steps = o.steps;
+    if (!ao.clip) ao.clip = o.clip;
+    if (!ao.smoothness && o.step_size) ao.smoothness = 1 / *o.step_size;
+  }
+  ProblemConstants kk = s.k;
+  if (nonsmooth) {
+    // f must be L-Lipschitz on X + B(0, r) (Lemma D.1): L is taken on the enlarged domain.
+    const Alg3Plan probe = plan_accelerated(n, m, eps, delta, kk, ao, true);
+    kk.L = s.loss->lipschitz(data.feature_bound(), data.label_bound(), *s.domain,
+                             probe.smoothing_radius);
+    diag["L"] = kk.L;
+  } else {
+    require(s.k.beta.has_value(), "method 'accelerated' needs a smooth loss; use 'nonsmooth' for the " +
+                                      s.loss->name() + " loss");
+  }
+  const Alg3Plan P = plan_accelerated(n, m, eps, delta, kk, ao, nonsmooth);
+  diag["schedule"] = plan_json(P);
+  if (!P.feasible) {
+    throw InvalidArgument(fmt::format("{} cannot run at this size: {}", name_of(o.method), P.refusal));
+  }
+  const Alg3Phase& p1 = P.phases.front();
+  const auto d = static_cast<std::size_t>(data.dim());
+  Ledger planned;
+  if (paper) {
+    // Thm C.1 per phase (parallel over phases): the gate's pass bits are one AboveThreshold at
+    // ε/2; the filtered noisy gradients ε/2 by amplification and advanced composition over T_i
+    // steps with the Lemma C.2 coupling sensitivity (docs/proofs/user-level.md §3).
+    LedgerEntry out = GaussianMechanism::from_sigma(p1.sensitivity, p1.sigma_i, d, o.run.noise)
+                          .ledger_entry("filtered noisy gradients per phase (parallel), Lemma C.2 "
+                                        "coupling; amplification + advanced composition over T_i");
+    out.loss = PrivacyLoss::approximate(remainder_after(eps, eps / 2), delta);
+    planned = {{"above_threshold",
+                "concentration gate per phase (parallel), Lap(8/eps) threshold, Lap(16/eps) "
+                "queries, sensitivity 2",
+                2, 16 / eps, PrivacyLoss::pure(eps / 2), 1},
+               out};
+  } else {
+    LedgerEntry steps = GaussianMechanism::from_rho(p1.sensitivity * static_cast<double>(p1.K_i),
+                                                    P.rho / static_cast<double>(p1.T_i), d, o.run.noise)
+                            .ledger_entry("exact clipped gradient sums, T_i steps per phase "
+                                          "(disjoint phases: parallel composition)");
+    steps.count = static_cast<int>(p1.T_i);
+    planned = {steps};
+  }
+  account.charge(planned);
+  const auto res = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  diag["steps_run"] = res.steps_run;
+  MethodRun out{res.x, std::nullopt, P.certified};
+  if (res.halted) {
+    // The halting phase and step are AboveThreshold outputs.
+    diag["halted_phase"] = res.halted_phase;
+    diag["halted_step"] = res.halted_step;
+    out.abstained = fmt::format("the concentration gate halted in phase {}, step {}",
+                                res.halted_phase, res.halted_step);
+  }
+  return out;
+}
+
+// B0, B1 and the group baseline: one Gaussian mechanism per noisy gradient sum, planned here.
+MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                       double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                       nlohmann::json& diag, UserLevelTrace* trace) {
+  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  GradientOptions g;
+  g.steps = o.steps.value_or(20);
+  // Default clip (B0, B1): L/(4√m), about the size of a per-user mean gradient near the optimum
+  // (a clip only rescales the update). Default step: η = 4R/(cT), so that T clipped steps can
+  // cross the domain (utility only; docs/results/user-level.md).
+  const bool group = o.method == UserLevelMethod::dp_sgd_group;
+  g.clip = o.clip.value_or(group ? s.k.L : s.k.L / (4 * std::sqrt(static_cast<double>(m))));
+  g.step_size = o.step_size.value_or(4 * s.k.R / (g.clip * g.steps));
+  g.noise = o.run.noise;
+  g.sigma_scale = trace && trace->noiseless ? 0 : 1;
+  g.rho = rho;
+  if (trace) g.hook = trace->on_user;
+  const auto d = static_cast<std::size_t>(data.dim());
+  LedgerEntry e;
+  if (o.method == UserLevelMethod::dp_gd_user) {
+    const ClippedVectorSum probe(data.dim(), g.clip, n);
+    e = GaussianMechanism::from_rho(probe.sensitivity(), rho / g.steps, d, o.run.noise)
+            .ledger_entry("noisy gradient sums, T full-batch steps at rho/T each");
+    e.count = g.steps;
+  } else if (o.method == UserLevelMethod::dp_sgd_user) {
+    require(g.steps <= n, "dp-sgd-user needs at most one batch per user (steps <= n)");
+    const ClippedVectorSum probe(data.dim(), g.clip, n / g.steps);
+    e = GaussianMechanism::from_rho(probe.sensitivity(), rho, d, o.run.noise)
+            .ledger_entry("noisy gradient sums on disjoint user batches (parallel composition)");
+  } else {
+    require(g.steps <= n * m, "dp-sgd-group needs at most one batch per item (steps <= n·m)");
+    const ClippedVectorSum probe(data.dim(), g.clip, n * m / g.steps);
+    const double md = static_cast<double>(m);
+    e = GaussianMechanism::from_rho(probe.sensitivity(), rho / (md * md), d, o.run.noise)
+            .ledger_entry("item-level rho/m^2 per disjoint item batch; user level by zCDP group "
+                          "privacy (m^2 rho/m^2 = rho)");
+    e.loss = PrivacyLoss::zcdp(rho);  // group privacy over a user's m items (k^2 rho)
+  }
+  account.charge(e);
+  diag["steps"] = g.steps;
+  diag["step_size"] = g.step_size;
+  diag["clip"] = g.clip;
+  GradientRun run;
+  if (o.method == UserLevelMethod::dp_gd_user) {
+    run = user_dp_gd(data, *s.loss, *s.domain, s.x0, g, rng, counter);
+  } else if (o.method == UserLevelMethod::dp_sgd_user) {
+    run = user_dp_sgd(data, *s.loss, *s.domain, s.x0, g, rng, counter);
+  } else {
+    run = item_dp_sgd_group(data, *s.loss, *s.domain, s.x0, g, rng, counter);
+  }
+  diag["noise_sigma_sum"] = e.noise_scale;
+  return {run.x, std::nullopt, true};
+}
+
+}  // namespace
+
+Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
+                               Budget* budget, UserLevelTrace* trace) {
+  validate_options(data, o);  // validate: nothing read from the data's values yet
+  if (binary_labels(o.loss)) checked_labels(data.all_labels(), o.loss);
+  const bool priv = o.method != UserLevelMethod::non_private;
+  ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
+                                               paper_method(o) ? Accountant::basic : Accountant::zcdp,
+                                               budget)
+                               : ReleaseBudget::non_private();
+  nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
+                         {"n_users", data.num_users()}, {"items_per_user", data.items_per_user()}};
+  // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
+  const Bounds b = resolve_bounds(data, o, account, rng);
+  diag["bounds"] = b.diagnostics;
+  const UserDataset work = bounded_data(data, o, b, diag);
+  const Setting s = make_setting(work, o);
+  diag["L"] = s.k.L;
+  diag["R"] = s.k.R;
+  if (s.k.beta) diag["beta"] = *s.k.beta;
+  if (priv && !paper_method(o)) diag["profile"] = name_of(o.profile);
+  GradientCounter counter;
+  MethodRun run;
+  // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
+  switch (o.method) {
+    case UserLevelMethod::phased_sgd:
+      run = fit_phased(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      break;
+    case UserLevelMethod::accelerated:
+    case UserLevelMethod::nonsmooth:
+      run = fit_alg3(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      break;
+    case UserLevelMethod::non_private: {
+      const double eta = o.step_size.value_or(
+          s.k.R / (s.k.L * std::sqrt(static_cast<double>(work.num_users() * work.items_per_user()))));
+      diag["step_size"] = eta;
+      run.x = non_private_sgd(work, *s.loss, *s.domain, s.x0, eta, rng, counter);
+      run.certified = false;
+      break;
+    }
+    default:
+      run = fit_gradient(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+  }
+  diag["profile"] = name_of(o.profile);
+  diag["gradient_evaluations"] = counter.evaluations;
+  SealFacts facts;
+  facts.certified = priv && run.certified;
+  facts.unit = PrivacyUnit::user;
+  facts.noise = o.run.noise;
+  facts.noiseless = trace && trace->noiseless;
+  facts.abstained = run.abstained;
+  return seal(std::move(run.x), account, facts, rng, std::move(diag));
+}
+
+}  // namespace dpstats::optimize

@@ -1,0 +1,238 @@
+// Unknown scale (issue #15) for both fit tasks: every method's default, run on the same seeded
+// data multiplied by 1e-3 and by 1e3 and shifted by 1e4 x its scale, keeps its error measured in
+// the problem's own units (excess loss: logistic and absolute losses are unit-free once the weights
+// live in 1/feature units, so the domain radius scales by 1/c) within 1.5x of the unscaled run;
+// every release's guarantee is what its ledger composes to. Also: {0, 1} labels are mapped for
+// logistic, other labels refused; a supplied feature_bound that bites is reported.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "dpstats/error.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/random/float_normal.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/synthetic/heavy_tailed_data.hpp"
+#include "dpstats/user_level/user_level.hpp"
+#include "guarantee.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+constexpr int kSeeds = 16;  // the discrete noise differs across scales: means over seeds
+
+// ---- user-level: n users x m rows, features N(0, 3^2 I) (norms ~ 5, far from the old default
+// bound 1), logistic labels +-1 from w* = (0.5, -0.3, 0.2).
+struct UserRaw {
+  RowMatrix X;
+  Vector y;
+  std::vector<std::int64_t> users;
+};
+
+UserRaw user_raw(std::int64_t n, std::int64_t m, std::uint64_t seed) {
+  SeededRng rng(seed);
+  const Vector w = (Vector(3) << 0.5, -0.3, 0.2).finished();
+  UserRaw r{RowMatrix(n * m, 3), Vector(n * m), {}};
+  for (std::int64_t i = 0; i < n * m; ++i) {
+    for (int j = 0; j < 3; ++j) r.X(i, j) = 3 * standard_normal(rng);
+    const double p = 1 / (1 + std::exp(-r.X.row(i).dot(w)));
+    r.y[i] = rng.uniform01() < p ? 1 : -1;
+    r.users.push_back(i / m);
+  }
+  return r;
+}
+
+double logistic_risk(const RowMatrix& X, const Vector& y, const Vector& w) {
+  double s = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double t = -y[i] * X.row(i).dot(w);  // ln(1 + e^t) without overflow
+    s += std::max(t, 0.0) + std::log1p(std::exp(-std::abs(t)));
+  }
+  return s / static_cast<double>(X.rows());
+}
+
+double median_norm(const RowMatrix& X) {
+  std::vector<double> v(static_cast<std::size_t>(X.rows()));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) v[static_cast<std::size_t>(i)] = X.row(i).norm();
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Mean excess logistic risk over kSeeds of the method's default on (c·X + shift, y), with the
+// domain radius 2 in units of 1/(typical feature norm) (weights live in 1/feature units), against
+// the noiseless long-run reference of the same problem.
+double user_level_error(UserLevelMethod method, double c, double shift) {
+  const UserRaw raw = user_raw(1000, 5, 11);
+  const RowMatrix X = (c * raw.X).array() + shift;
+  const UserDataset data(X, raw.y, raw.users, 5);
+  UserLevelOptions o;
+  o.method = method;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 2 * median_norm(raw.X) / median_norm(X);
+  if (method == UserLevelMethod::phased_sgd || method == UserLevelMethod::accelerated) {
+    o.steps.reset();
+  }
+  // Reference: noiseless, unclipped, long GD on the same data (public to the test only).
+  UserLevelOptions ref = o;
+  ref.method = UserLevelMethod::dp_gd_user;
+  ref.feature_bound = X.rowwise().norm().maxCoeff();
+  ref.clip = 2 * *ref.feature_bound;
+  ref.steps = 3000;
+  ref.step_size = 4 / (*ref.feature_bound * *ref.feature_bound);
+  UserLevelTrace off;
+  off.noiseless = true;
+  SeededRng r0(1);
+  const double f_ref = logistic_risk(X, raw.y, fit_user_level(data, ref, r0, nullptr, &off).estimate);
+  double total = 0;
+  for (int s = 0; s < kSeeds; ++s) {
+    SeededRng rng(100 + s);
+    const auto r = fit_user_level(data, o, rng);
+    EXPECT_EQ(r.status, Status::ok) << name_of(method);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    total += logistic_risk(X, raw.y, r.estimate) - f_ref;
+  }
+  return std::max(total / kSeeds, 1e-6);
+}
+
+TEST(FitEquivariance, UserLevelDefaultsKeepTheirErrorAcrossScales) {
+  for (auto m : {UserLevelMethod::dp_gd_user, UserLevelMethod::dp_sgd_user,
+                 UserLevelMethod::dp_sgd_group, UserLevelMethod::phased_sgd,
+                 UserLevelMethod::accelerated}) {
+    const double base = user_level_error(m, 1, 0);
+    for (double c : {1e-3, 1e3}) {
+      const double e = user_level_error(m, c, 0);
+      EXPECT_LE(e, 1.5 * base) << name_of(m) << " x" << c << ": " << e << " vs " << base;
+      EXPECT_GE(e, base / 1.5) << name_of(m) << " x" << c << ": " << e << " vs " << base;
+    }
+    std::cout << name_of(m) << ": excess risk " << base << "\n";
+  }
+}
+
+TEST(FitEquivariance, UserLevelShiftedFeaturesDoNotFailSilently) {
+  // Features shifted by 1e4 x their scale: the estimated bound follows the shift, so the step and
+  // clip stay matched to the data and the fit beats the zero model. A GLM without an intercept is
+  // not shift-equivariant: the shifted problem is nearly one-dimensional and its excess over its
+  // own reference is about 5x the unshifted one (reported in docs/results/real-data.md; closing
+  // it needs a private centring plus an intercept, not done in this round).
+  const double base = user_level_error(UserLevelMethod::dp_gd_user, 1, 0);
+  const double shifted = user_level_error(UserLevelMethod::dp_gd_user, 1, 3e4);
+  std::cout << "dp-gd-user shifted: " << shifted << " vs " << base << "\n";
+  EXPECT_LT(shifted, 0.05);  // far below ln 2 - F_ref: the clip and step follow the shift
+}
+
+TEST(FitEquivariance, UserLevelLabelsAndBitingBound) {
+  const UserRaw raw = user_raw(200, 4, 12);
+  UserLevelOptions o;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 2;
+  Vector y01 = (raw.y.array() + 1) / 2;  // {-1, +1} -> {0, 1}
+  SeededRng a(3), b(3);
+  const auto pm = fit_user_level(UserDataset(raw.X, raw.y, raw.users, 4), o, a);
+  const auto zo = fit_user_level(UserDataset(raw.X, y01, raw.users, 4), o, b);
+  EXPECT_EQ(pm.estimate, zo.estimate);  // the documented mapping, nothing else
+  EXPECT_EQ(zo.diagnostics["labels"], "mapped {0, 1} -> {-1, +1}");
+  Vector y3 = raw.y;
+  y3[5] = 3;
+  SeededRng c(3);
+  EXPECT_THROW(fit_user_level(UserDataset(raw.X, y3, raw.users, 4), o, c), InvalidArgument);
+  // The old default bound 1 on features of norm ~5 clips nearly every user: the release says so.
+  o.feature_bound = 1;
+  SeededRng d(3);
+  const auto r = fit_user_level(UserDataset(raw.X, raw.y, raw.users, 4), o, d);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  ASSERT_TRUE(r.diagnostics["bounds"].contains("warnings")) << r.diagnostics.dump();
+  EXPECT_GT(r.diagnostics["bounds"]["feature_bound"]["clipped_users_fraction"].get<double>(), 0.5);
+}
+
+// ---- heavy-tailed: the study's l1 Student-t task (d = 5, nu = 5), absolute loss.
+struct HtData {
+  HeavyTailedSample train, eval;
+  Vector w_star;
+};
+
+HtData ht_data() {
+  HeavyTailedTask t;
+  SeededRng a(21), b(22);
+  return {generate_heavy_tailed(t, 4000, a), generate_heavy_tailed(t, 20000, b),
+          heavy_tailed_w_star(t)};
+}
+
+double absolute_risk(const RowMatrix& X, const Vector& y, const Vector& w) {
+  return ((X * w) - y).array().abs().mean();
+}
+
+double heavy_tailed_error(HeavyTailedMethod method, double c, double shift) {
+  static const HtData D = ht_data();
+  const RowMatrix X = (c * D.train.X).array() + shift;
+  const RowMatrix E = (c * D.eval.X).array() + shift;
+  HeavyTailedOptions o;
+  o.method = method;
+  o.privacy.epsilon = 1;
+  if (method == HeavyTailedMethod::dp_sgd) o.privacy.delta = 1e-6;
+  const double unit = median_norm(D.train.X) / median_norm(X);  // 1/c without a shift
+  o.domain_radius = 2 * unit;
+  // The reference: w* in the problem's units (scaled data), else the non-private ERM of the
+  // shifted problem.
+  double f_ref = absolute_risk(E, D.eval.y, D.w_star / c);
+  if (shift != 0) {
+    HeavyTailedOptions ref = o;
+    ref.method = HeavyTailedMethod::non_private;
+    ref.privacy = {};
+    ref.moment_bound = median_norm(X);
+    SeededRng r0(1);
+    f_ref = absolute_risk(E, D.eval.y, fit_heavy_tailed(X, D.train.y, ref, r0).estimate);
+  }
+  double total = 0;
+  int ok = 0;
+  for (int s = 0; s < kSeeds; ++s) {
+    SeededRng rng(200 + s);
+    const auto r = fit_heavy_tailed(X, D.train.y, o, rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    if (r.status != Status::ok) continue;
+    ++ok;
+    total += absolute_risk(E, D.eval.y, r.estimate) - f_ref;
+  }
+  EXPECT_GT(ok, 0) << name_of(method);
+  return std::max(total / std::max(ok, 1), 1e-6);
+}
+
+TEST(FitEquivariance, HeavyTailedDefaultsKeepTheirErrorAcrossScales) {
+  for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation,
+                 HeavyTailedMethod::clipped_gd, HeavyTailedMethod::dp_sgd}) {
+    const double base = heavy_tailed_error(m, 1, 0);
+    for (double c : {1e-3, 1e3}) {
+      const double e = heavy_tailed_error(m, c, 0);
+      EXPECT_LE(e, 1.5 * base) << name_of(m) << " x" << c << ": " << e << " vs " << base;
+      EXPECT_GE(e, base / 1.5) << name_of(m) << " x" << c << ": " << e << " vs " << base;
+    }
+    std::cout << name_of(m) << ": excess risk " << base << "\n";
+  }
+}
+
+TEST(FitEquivariance, HeavyTailedShiftedFeaturesDoNotFailSilently) {
+  // As for user-level: the estimated moment bound follows the shift (no silent unit scale), but a
+  // GLM without an intercept is not shift-equivariant; the shifted excess (about 10x the unshifted
+  // one, docs/results/real-data.md) stays small in the loss's units.
+  const double base = heavy_tailed_error(HeavyTailedMethod::lipschitz_extension, 1, 0);
+  const double shifted = heavy_tailed_error(HeavyTailedMethod::lipschitz_extension, 1, 1e4);
+  std::cout << "lipschitz-extension shifted: " << shifted << " vs " << base << "\n";
+  EXPECT_LT(shifted, 0.05);
+}
+
+TEST(FitEquivariance, HeavyTailedEstimatedMomentBoundIsChargedAndStated) {
+  const HtData D = ht_data();
+  HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
+  o.domain_radius = 2;
+  SeededRng rng(5);
+  const auto r = fit_heavy_tailed(D.train.X, D.train.y, o, rng);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  EXPECT_EQ(r.privacy.epsilon, 1);
+  EXPECT_TRUE(r.diagnostics["scale"]["moment_bound"]["estimated"].get<bool>());
+  EXPECT_EQ(r.ledger.front().purpose.rfind("moment_bound estimate", 0), 0u);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize

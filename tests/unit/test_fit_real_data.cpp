@@ -1,0 +1,140 @@
+// Real-data-like tables for both fit tasks (issue #15; docs/results/real-data.md "fit"): columns
+// in their own units, heavy tails and 5% corrupted rows, generated here (seeded). Each test runs
+// the old silent unit scale (feature_bound = 1, moment_bound = 1, as the defaults were) and the
+// new default (bounds estimated privately), and prints the rows of the results table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <vector>
+
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/user_level/user_level.hpp"
+#include "guarantee.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+// Users x 10 rows: (1, age in years U(18, 80), income in dollars lognormal(ln 5e4, 0.5)); labels
+// +-1 from a logistic model in those units; 5% of rows replaced by (1, 999, 9.9e6).
+struct Table {
+  RowMatrix X;
+  Vector y;
+  std::vector<std::int64_t> users;
+};
+
+Table people(std::int64_t n, std::int64_t m, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> age(18, 80), u(0, 1);
+  std::lognormal_distribution<double> income(std::log(5e4), 0.5);
+  Table t{RowMatrix(n * m, 3), Vector(n * m), {}};
+  for (std::int64_t i = 0; i < n * m; ++i) {
+    const double a = age(g), s = income(g);
+    const double z = -0.5 + 0.04 * (a - 45) + 2e-5 * (s - 5e4);
+    t.y[i] = u(g) < 1 / (1 + std::exp(-z)) ? 1 : -1;
+    t.X.row(i) << 1, a, s;
+    if (u(g) < 0.05) t.X.row(i) << 1, 999, 9.9e6;
+    t.users.push_back(i / m);
+  }
+  return t;
+}
+
+double logistic_risk(const RowMatrix& X, const Vector& y, const Vector& w) {
+  double s = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double t = -y[i] * X.row(i).dot(w);  // ln(1 + e^t) without overflow
+    s += std::max(t, 0.0) + std::log1p(std::exp(-std::abs(t)));
+  }
+  return s / static_cast<double>(X.rows());
+}
+
+TEST(FitRealData, UserLevelPeopleTable) {
+  const Table t = people(2000, 10, 1);
+  const UserDataset data(t.X, t.y, t.users, 10);
+  UserLevelOptions o;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 1;
+  // The reference is the zero model (risk ln 2): on raw units without an intercept column scaling
+  // no private fit at this size does much better, and a fit that silently clips does much worse.
+  const double f_ref = std::log(2.0);
+  double before = 0, after = 0;
+  for (int s = 0; s < 5; ++s) {
+    UserLevelOptions old = o;
+    old.feature_bound = 1;  // the old silent default
+    SeededRng a(10 + s), b(10 + s);
+    const auto r_old = fit_user_level(data, old, a);
+    const auto r_new = fit_user_level(data, o, b);
+    dpstats::testing::expect_guarantee_from_ledger(r_old);
+    dpstats::testing::expect_guarantee_from_ledger(r_new);
+    EXPECT_EQ(r_new.status, Status::ok);
+    // The old bound clips nearly every user's rows: the release says so now.
+    EXPECT_TRUE(r_old.diagnostics["bounds"].contains("warnings"));
+    before += logistic_risk(t.X, t.y, r_old.estimate) - f_ref;
+    after += logistic_risk(t.X, t.y, r_new.estimate) - f_ref;
+    if (s == 0) std::cout << "estimated feature_bound " << r_new.diagnostics["bounds"].dump() << "\n";
+  }
+  std::cout << "| fit user-level dp-gd-user | people (age, income, 5% corrupt) | excess logistic risk "
+            << before / 5 << " (feature_bound 1) | " << after / 5 << " (estimated) | F_ref "
+            << f_ref << " |\n";
+  EXPECT_LE(after, before);
+}
+
+// Flights: features (distance in miles U(100, 2500), departure hour U(5, 23)), delay in minutes
+// y = 0.02 distance + 1.5 (hour - 12) + 15 t_3 (heavy tails) plus, for 5% of the rows, a delay
+// of 999 minutes and a distance of 9.9e4 (corrupted).
+TEST(FitRealData, HeavyTailedFlightsTable) {
+  std::mt19937_64 g(2);
+  std::uniform_real_distribution<double> dist(100, 2500), hour(5, 23), u(0, 1);
+  std::student_t_distribution<double> t3(3);
+  const std::int64_t n = 20000;
+  RowMatrix X(2 * n, 2);
+  Vector y(2 * n);
+  for (std::int64_t i = 0; i < 2 * n; ++i) {
+    X.row(i) << dist(g), hour(g);
+    y[i] = 0.02 * X(i, 0) + 1.5 * (X(i, 1) - 12) + 15 * t3(g);
+    if (i < n && u(g) < 0.05) {
+      X(i, 0) = 9.9e4;
+      y[i] = 999;
+    }
+  }
+  const RowMatrix Xtr = X.topRows(n), Xte = X.bottomRows(n);
+  const Vector ytr = y.head(n), yte = y.tail(n);
+  const auto risk = [&](const Vector& w) { return ((Xte * w) - yte).array().abs().mean(); };
+  HeavyTailedOptions o;
+  o.privacy.epsilon = 1;
+  o.domain_radius = 5;
+  HeavyTailedOptions ref = o;
+  ref.method = HeavyTailedMethod::non_private;
+  ref.privacy = {};
+  SeededRng r0(1);
+  const double f_ref = risk(fit_heavy_tailed(Xtr, ytr, ref, r0).estimate);
+  double before = 0, after = 0;
+  int ok_new = 0;
+  for (int s = 0; s < 3; ++s) {
+    HeavyTailedOptions old = o;
+    old.moment_bound = 1;  // the old silent default
+    SeededRng a(20 + s), b(20 + s);
+    const auto r_old = fit_heavy_tailed(Xtr, ytr, old, a);
+    const auto r_new = fit_heavy_tailed(Xtr, ytr, o, b);
+    dpstats::testing::expect_guarantee_from_ledger(r_new);
+    before += r_old.status == Status::ok ? risk(r_old.estimate) - f_ref : NAN;
+    if (r_new.status == Status::ok) {
+      ++ok_new;
+      after += risk(r_new.estimate) - f_ref;
+    }
+    if (s == 0) std::cout << "estimated " << r_new.diagnostics["scale"].dump() << "\n";
+  }
+  std::cout << "| fit heavy-tailed lipschitz-extension | flights (miles, hour; delay minutes; t_3, 5% "
+               "corrupt) | excess absolute risk (minutes) "
+            << before / 3 << " (moment_bound 1) | " << after / std::max(ok_new, 1)
+            << " (estimated) | F_ref " << f_ref << " |\n";
+  // Recorded, not asserted: on this table the estimated bound (the 0.9-quantile of ‖x‖, ~2400
+  // miles) is correct but the resulting noise is larger than the bias of the old unit bound, whose
+  // clipped gradients act as normalised steps for the absolute loss (docs/results/real-data.md).
+  EXPECT_GT(ok_new, 0);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
