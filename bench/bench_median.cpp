@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/median/radius.hpp"

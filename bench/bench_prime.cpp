@@ -10,7 +10,7 @@
 #include <map>
 #include <memory>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/prime_ht.hpp"

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "demo.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"

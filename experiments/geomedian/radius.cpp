@@ -7,7 +7,7 @@
 #include <fstream>
 #include <functional>
 
-#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 #include "common.hpp"

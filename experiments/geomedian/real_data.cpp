@@ -9,7 +9,7 @@
 
 #include "../repro.hpp"
 #include "common.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../repro.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/prime_ht.hpp"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/random/float_normal.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats::optimize {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats::optimize {

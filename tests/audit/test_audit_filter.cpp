@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "audit/auditor.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/prime_ht.hpp"
 #include "dpstats/mean/private_filter.hpp"
 

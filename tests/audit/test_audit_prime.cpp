@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "audit/auditor.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/prime.hpp"
 
 using namespace dpstats;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/median/fast_center.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <vector>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime_ht.hpp"
 #include "dpstats/mean/private_filter.hpp"

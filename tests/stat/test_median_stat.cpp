@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/privacy/conversions.hpp"

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime.hpp"
 

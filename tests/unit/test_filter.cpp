@@ -7,7 +7,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/exp_time_mean.hpp"
 #include "dpstats/mean/private_filter.hpp"

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "../guarantee.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/methods.hpp"
 

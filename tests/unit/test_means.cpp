@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/clipped_sum.hpp"

@@ -6,8 +6,8 @@
 #include <limits>
 #include <set>
 
-#include "dpstats/data/gaussian_cluster.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/fast_center.hpp"

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "dpstats/data/gaussian_cluster.hpp"
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <set>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime.hpp"
 

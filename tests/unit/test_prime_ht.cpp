@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime_ht.hpp"
 #include "dpstats/mechanisms/range_ht.hpp"

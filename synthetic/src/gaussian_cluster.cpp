@@ -1,11 +1,11 @@
-#include "dpstats/data/gaussian_cluster.hpp"
+#include "dpstats/synthetic/gaussian_cluster.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats {

@@ -1,4 +1,4 @@
-// Data generators of the geometric-median experiments (card private-geometric-median.md §5).
+// Data generators of the geometric-median experiments (the paper's §5 data: clusters, outliers).
 // Generation is not a private computation: floating-point samplers, usually seeded.
 #pragma once
 #include <cstdint>

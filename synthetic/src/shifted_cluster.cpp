@@ -1,4 +1,4 @@
-#include "dpstats/data/synthetic.hpp"
+#include "dpstats/synthetic/shifted_cluster.hpp"
 
 #include <fmt/format.h>
 

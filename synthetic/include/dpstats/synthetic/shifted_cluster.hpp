@@ -10,7 +10,7 @@
 namespace dpstats {
 
 
-// The PRIME experiments' oblivious corruption (card prime-robust-private-mean.md §5):
+// The PRIME experiments' oblivious corruption (the paper's §5):
 // n − ⌊αn⌋ rows from N(0, I_d) and ⌊αn⌋ rows from N(shift·1, I_d), rows shuffled.
 RowMatrix shifted_cluster(std::int64_t n, std::int64_t d, double alpha, double shift, Rng& rng);
 
