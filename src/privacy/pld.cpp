@@ -13,18 +13,13 @@
 #include <unsupported/Eigen/FFT>
 
 #include "dpstats/error.hpp"
+#include "log_space.hpp"
 
 namespace dpstats {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double log_add(double a, double b) {
-  if (a == -kInf) return b;
-  if (b == -kInf) return a;
-  const double m = std::max(a, b);
-  return m + std::log1p(std::exp(std::min(a, b) - m));
-}
+using log_space::kInf;
+constexpr auto log_add = log_space::add;
 
 // Accumulates masses on the grid k * h: atoms are split between neighbouring grid points so that
 // probability and Q-mass are kept (proofs §1).

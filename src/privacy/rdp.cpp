@@ -9,27 +9,16 @@
 #include <limits>
 
 #include "dpstats/error.hpp"
+#include "log_space.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 
 namespace dpstats {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double log_add(double a, double b) {
-  if (a == -kInf) return b;
-  if (b == -kInf) return a;
-  const double m = std::max(a, b);
-  return m + std::log1p(std::exp(std::min(a, b) - m));
-}
-
-// log(exp(a) - exp(b)), a >= b.
-double log_sub(double a, double b) {
-  if (b == -kInf) return a;
-  if (a <= b) return -kInf;
-  return a + std::log1p(-std::exp(b - a));
-}
+using log_space::kInf;
+constexpr auto log_add = log_space::add;
+constexpr auto log_sub = log_space::subtract;
 
 // log erfc(x) = log 2 + log Phi(-x sqrt 2), accurate in both tails.
 double log_erfc(double x) { return std::log(2.0) + log_normal_cdf(-x * std::sqrt(2.0)); }
