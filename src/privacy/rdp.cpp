@@ -9,9 +9,9 @@
 #include <limits>
 
 #include "dpstats/error.hpp"
-#include "log_space.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
+#include "log_space.hpp"
 
 namespace dpstats {
 namespace {
