@@ -12,7 +12,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from . import _dpstats
-from . import account
+from . import _required, account
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
@@ -48,7 +48,8 @@ def _array(X, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be numeric: {e}") from None
 
 
-def mean(X, method: str = "dp-mean", epsilon: float = 1.0, delta: float = 1e-6, *,
+def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
+         delta: Optional[float] = None, *,
          bounds: Optional[Tuple[float, float]] = None, sigma: float = 1.0,
          seed: Optional[int] = None, threads: int = 1, alpha: Optional[float] = None,
          profile: str = "practical", topk_multiplier: float = 2.0,
@@ -73,8 +74,11 @@ def mean(X, method: str = "dp-mean", epsilon: float = 1.0, delta: float = 1e-6, 
     epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
     method="dp-mean": the PRIME paper's "DP Mean" baseline: a private range (half the budget)
     then a clipped mean with Gaussian noise; needs ``delta > 0``; ``sigma`` is the known scale.
-    Neighbouring datasets differ in one replaced row (n is public).
+    Neighbouring datasets differ in one replaced row (n is public). ``epsilon`` and ``delta``
+    are required (no default privacy target), as in the tool.
     """
+    epsilon = _required.epsilon(epsilon)
+    delta = _required.delta(delta)
     X = _array(X, "X")
     if X.ndim == 1:
         X = X.reshape(-1, 1)

@@ -49,7 +49,8 @@ def fit(X, y, users=None, task: str = "user-level", **options) -> Release:
 
 
 def _fit_user_level(X, y, users, loss: str = "logistic",
-                    method: Optional[str] = None, epsilon: float = 1.0, delta: float = 1e-6,
+                    method: Optional[str] = None, epsilon: Optional[float] = None,
+                    delta: Optional[float] = None,
                     domain_radius: float = 1.0, seed: Optional[int] = None, *, profile: str = "practical",
                     steps: Optional[int] = None, step_size: Optional[float] = None,
                     clip: Optional[float] = None, items_per_user: int = 0, feature_bound: float = 1.0,
@@ -72,6 +73,13 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
     """
+    from . import _required
+    if method != "non-private":
+        epsilon = _required.epsilon(epsilon)
+        delta = _required.delta(delta)
+    else:
+        epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
+        delta = 0.0 if delta is None else delta
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:

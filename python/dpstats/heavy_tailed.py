@@ -52,13 +52,15 @@ def _opt_int(x, name: str) -> Optional[int]:
 
 
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
-                     epsilon: float = 1.0, domain_radius: float = 1.0, seed: Optional[int] = None,
+                     epsilon: Optional[float] = None, domain_radius: float = 1.0, seed: Optional[int] = None,
                      *, delta: Optional[float] = None, profile: str = "practical", k: float = 4.0,
                      G_k: float = 1.0, G_2: Optional[float] = None, phases: Optional[int] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
                      final_clip_rule: Optional[str] = None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc."""
+    from . import _required
+    epsilon = _required.epsilon(epsilon)
     if method is None:
         method = "lipschitz-extension"
     if method not in _METHODS:

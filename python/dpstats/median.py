@@ -85,8 +85,8 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     return Release._from_native(est, fields)
 
 
-def quantile_radius(X, method: str = "fast-radius", epsilon: float = 1.0,
-                    delta: float = 1e-6, min_radius: Optional[float] = None,
+def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = None,
+                    delta: Optional[float] = None, min_radius: Optional[float] = None,
                     radius: Optional[float] = None, seed: Optional[int] = None) -> Release:
     """Private 0.75-quantile radius of ``X`` around its geometric median.
 
@@ -94,6 +94,12 @@ def quantile_radius(X, method: str = "fast-radius", epsilon: float = 1.0,
     permutation design (pure epsilon-DP; delta unused); "radius-finder": HSU24 (pure
     epsilon-DP, O(n^2 d)). ``min_radius`` and ``radius`` (the grid r * 2^t up to R) are required.
     """
+    from . import _required
+    epsilon = _required.epsilon(epsilon)
+    if method == "fast-radius":
+        delta = _required.delta(delta, "method 'fast-radius'")
+    elif delta is None:
+        delta = 0.0
     X = _matrix(X)
     if min_radius is None or radius is None:
         raise ValueError("min_radius and radius (the search grid) are required")

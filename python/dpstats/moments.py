@@ -35,12 +35,7 @@ class MomentsRelease(Release):
 
     @classmethod
     def _from_parts(cls, first: np.ndarray, second: np.ndarray, fields_json: str):
-        f: dict[str, Any] = json.loads(fields_json)
-        p = f["privacy"]
-        return cls(estimate=first, epsilon=p["epsilon"], delta=p["delta"], rho=p["rho"],
-                   certified=p["certified"], status=f["status"], seeded=f["seeded"],
-                   noise=f["noise"], neighbouring=p["neighbouring"],
-                   diagnostics=f["diagnostics"], ledger=f["ledger"], first=first, second=second)
+        return cls(estimate=first, first=first, second=second, **cls._fields(fields_json))
 
     def __repr__(self) -> str:
         return (f"MomentsRelease(first.shape={self.first.shape}, second.shape="
@@ -72,6 +67,8 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
              noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
+    from . import _required
+    delta = _required.delta(delta, "it states the release's epsilon")
     return _dpstats._moments_options(
         steps, dim, str(method), str(workload), str(factorization), float(_opt_float(clip, "clip")),
         _opt_float(epsilon, "epsilon"), float(_opt_float(delta, "delta")),
@@ -93,7 +90,7 @@ class MomentEstimator:
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
                  factorization: str = "sqrt", clip: float = 1.0,
-                 epsilon: Optional[float] = None, delta: float = 1e-6, *, steps: int,
+                 epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
@@ -123,7 +120,7 @@ class MomentEstimator:
 
 
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "sqrt",
-            clip: float = 1.0, epsilon: Optional[float] = None, delta: float = 1e-6,
+            clip: float = 1.0, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,

@@ -35,15 +35,16 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                 Accountant::basic);
   // Sensitivities in units of the quantised sum: one replaced row moves each coordinate by <= Q.
   Vector noisy;
+  const double per_unit = qs.width / (static_cast<double>(n) * qs.quantum);  // of the mean
   if (o.delta == 0) {
     LaplaceMechanism lap(static_cast<double>(d) * qs.quantum, o.epsilon, d, o.noise);
-    budget.spend(lap.ledger_entry("clipped sum"));
+    budget.spend(in_output_units(lap.ledger_entry("clipped sum"), per_unit));
     noisy = lap.apply(qs.sums, rng);
     r.diagnostics["noise_scale"] = lap.scale() * qs.width / (static_cast<double>(n) * qs.quantum);
   } else {
     auto gauss = GaussianMechanism::from_epsilon_delta(std::sqrt(static_cast<double>(d)) * qs.quantum,
                                                        o.epsilon, o.delta, d, o.noise);
-    budget.spend(gauss.ledger_entry("clipped sum"));
+    budget.spend(in_output_units(gauss.ledger_entry("clipped sum"), per_unit));
     noisy = gauss.apply(qs.sums, rng);
     r.diagnostics["noise_scale"] = gauss.sigma() * qs.width / (static_cast<double>(n) * qs.quantum);
   }

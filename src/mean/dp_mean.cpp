@@ -51,7 +51,8 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
     auto gauss = GaussianMechanism::from_epsilon_delta(
         std::sqrt(static_cast<double>(d)) * qs.quantum, remainder_after(o.epsilon, ro.epsilon),
         remainder_after(o.delta, ro.delta), d, o.noise);
-    budget.spend(gauss.ledger_entry("clipped mean"));
+    budget.spend(in_output_units(gauss.ledger_entry("clipped mean"),
+                                 qs.width / (static_cast<double>(n) * qs.quantum)));
     r.estimate = qs.to_mean(gauss.apply(qs.sums, rng), n);
     r.diagnostics["box_side"] = range->side;
     r.diagnostics["noise_scale"] =

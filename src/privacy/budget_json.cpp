@@ -1,0 +1,120 @@
+#include "dpstats/privacy/budget_json.hpp"
+
+#include <fmt/format.h>
+
+#include "dpstats/error.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+namespace {
+
+using nlohmann::json;
+
+const json& field(const json& j, const char* name, const char* where) {
+  require(j.is_object() && j.contains(name),
+          fmt::format("a budget file's {} must have the field \"{}\"", where, name));
+  return j.at(name);
+}
+
+double number(const json& j, const char* name, const char* where) {
+  const json& v = field(j, name, where);
+  require(v.is_number(), fmt::format("a budget file's {}.{} must be a number", where, name));
+  return v.get<double>();
+}
+
+LedgerEntry entry_from_json(const json& j) {
+  LedgerEntry e;
+  const json& mech = field(j, "mechanism", "ledger entry");
+  const json& purpose = field(j, "purpose", "ledger entry");
+  require(mech.is_string() && purpose.is_string(),
+          "a budget file's ledger entry must have string mechanism and purpose");
+  e.mechanism = mech.get<std::string>();
+  e.purpose = purpose.get<std::string>();
+  e.loss = loss_from_json(field(j, "loss", "ledger entry"));
+  const json& count = field(j, "count", "ledger entry");
+  require(count.is_number_integer() && count.get<long long>() >= 1 &&
+              count.get<long long>() <= std::numeric_limits<int>::max(),
+          "a budget file's ledger entry count must be an integer >= 1");
+  e.count = count.get<int>();
+  if (j.contains("lattice")) {  // the encoding's own numbers (ledger_json)
+    const json& l = j.at("lattice");
+    e.sensitivity = number(l, "sensitivity", "ledger entry lattice");
+    e.noise_scale = number(l, "noise_scale", "ledger entry lattice");
+    e = in_output_units(std::move(e), number(l, "output_per_unit", "ledger entry lattice"));
+  } else {
+    e.sensitivity = number(j, "sensitivity", "ledger entry");
+    e.noise_scale = number(j, "noise_scale", "ledger entry");
+  }
+  return e;
+}
+
+}  // namespace
+
+Accountant parse_accountant(std::string_view name) {
+  for (auto a : {Accountant::basic, Accountant::zcdp, Accountant::gdp})
+    if (name == to_string(a)) return a;
+  throw InvalidArgument(
+      fmt::format("accountant must be one of 'basic', 'zcdp', 'gdp', got '{}'", name));
+}
+
+json loss_to_json(const PrivacyLoss& loss) {
+  json j = {{"kind", to_string(loss.kind)}};
+  switch (loss.kind) {
+    case LossKind::pure: j["epsilon"] = loss.epsilon; break;
+    case LossKind::approximate:
+      j["epsilon"] = loss.epsilon;
+      j["delta"] = loss.delta;
+      break;
+    case LossKind::zcdp:
+      j["rho"] = loss.rho;
+      if (loss.delta > 0) j["delta"] = loss.delta;
+      break;
+    case LossKind::gdp: j["mu"] = loss.mu; break;
+  }
+  return j;
+}
+
+PrivacyLoss loss_from_json(const json& j) {
+  const json& kind = field(j, "kind", "loss");
+  require(kind.is_string(), "a budget file's loss.kind must be a string");
+  const auto k = kind.get<std::string>();
+  auto opt = [&](const char* name) { return j.contains(name) ? number(j, name, "loss") : 0.0; };
+  if (k == "pure") return PrivacyLoss::pure(number(j, "epsilon", "loss"));
+  if (k == "approximate")
+    return PrivacyLoss::approximate(number(j, "epsilon", "loss"), number(j, "delta", "loss"));
+  if (k == "zcdp") return PrivacyLoss::zcdp(number(j, "rho", "loss"), opt("delta"));
+  if (k == "gdp") return PrivacyLoss::gdp(number(j, "mu", "loss"));
+  throw InvalidArgument(fmt::format(
+      "a budget file's loss.kind must be 'pure', 'approximate', 'zcdp' or 'gdp', got '{}'", k));
+}
+
+json budget_to_json(const Budget& budget) {
+  json j = {{"format", "dpstats-budget"},
+            {"version", 1},
+            {"accountant", to_string(budget.accountant())},
+            {"total", loss_to_json(budget.total())},
+            {"ledger", ledger_json(budget.ledger())}};
+  const bool states_epsilon =
+      budget.total().kind == LossKind::pure || budget.total().kind == LossKind::approximate;
+  if (!budget.ledger().empty() && states_epsilon) {
+    const PrivacyLoss s = budget.spent_epsilon_delta();
+    j["spent"] = {{"epsilon", s.epsilon}, {"delta", s.delta}};
+  }
+  return j;
+}
+
+Budget budget_from_json(const json& j) {
+  const json& format = field(j, "format", "top level");
+  require(format == "dpstats-budget",
+          "not a dpstats budget file (its \"format\" is not \"dpstats-budget\")");
+  require(field(j, "version", "top level") == 1, "a budget file's version must be 1");
+  const json& acc = field(j, "accountant", "top level");
+  require(acc.is_string(), "a budget file's accountant must be a string");
+  Budget b(loss_from_json(field(j, "total", "top level")), parse_accountant(acc.get<std::string>()));
+  const json& ledger = field(j, "ledger", "top level");
+  require(ledger.is_array(), "a budget file's ledger must be an array");
+  for (const auto& e : ledger) b.spend(entry_from_json(e));  // replayed: spent is recomputed
+  return b;
+}
+
+}  // namespace dpstats
