@@ -16,11 +16,16 @@ from . import _required, account
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
-from .fit import fit
+from .model import FittedModel, fit
+from .budget import Budget, BudgetExceeded
+from .stats import (count, sum, column_mean, variance, std, quantiles, histogram,  # noqa: A004
+                    stat)
 
 __version__ = _dpstats.__version__
 __all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit"]
+           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
+           "Budget", "BudgetExceeded", "count", "sum", "column_mean", "variance", "std",
+           "quantiles", "histogram", "stat", "FittedModel"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
@@ -59,7 +64,7 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
     method="prime": robust private mean (PRIME): up to a fraction ``alpha`` (required, in
     (0, 0.25]) of the rows may be adversarial; clean rows must have covariance ``sigma**2 * I``.
     ``profile`` is "practical" (default; private median + l2 ball, zCDP accounting) or "paper"
-    (the paper's constants with the card's corrections). ``topk_multiplier`` M sets the filter's
+    (the paper's constants with the corrections of docs/errata.md). ``topk_multiplier`` M sets the filter's
     candidates per round to ceil(M * alpha * n) (2 is the paper's). With ``fallback`` (default)
     the practical profile releases DP Mean instead when a check on public parameters predicts a
     noise-dominated filter; ``release.diagnostics["fallback"]`` then says so.

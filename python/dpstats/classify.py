@@ -1,5 +1,5 @@
 """fit(X, y, task="classify", ...): private softmax classifiers trained with DP-SGD or a DP-Adam
-variant (card jme-continual-moments.md §2.8, §5.6; docs/guide.md "Private training").
+variant (docs/guide.md "Private training").
 
 ``optimizer``: "dp-adam-jme" (default; Adam whose second moment is a JME release of the clipped
 per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), "dp-adam-joint-clip",

@@ -1,5 +1,5 @@
 """fit(task="heavy-tailed"): pure epsilon-DP convex optimisation with heavy-tailed gradients
-(card pure-dp-heavy-tailed-sco.md; only a public k-th moment bound G_k of the per-record gradient
+(only a public k-th moment bound G_k of the per-record gradient
 norm is assumed, no Lipschitz constant).
 
 ``dpstats.fit(X, y, task="heavy-tailed", loss="absolute", method=None, epsilon=1.0,
@@ -15,8 +15,8 @@ method: None picks the recommended "lipschitz-extension" (practical profile: Pop
 certified Lipschitz-extension output perturbation, then localized noisy clipped GD; constants from
 public values only); "output-perturbation", "clipped-gd" (pure-DP noisy clipped GD, l2-Laplace),
 "dp-sgd" (Gaussian, (epsilon, delta)).
-inner (lipschitz-extension): "glm-one-stage" (default, card 2.13) or "double-output-perturbation"
-(Alg 4 with Alg 2, the card's main algorithm; lens domains certified through the Lagrangian).
+inner (lipschitz-extension): "glm-one-stage" (default) or "double-output-perturbation"
+(Alg 4 with Alg 2, the main algorithm of the paper; lens domains certified through the Lagrangian).
 final_clip_rule (practical profile): "private-quantile" (default: the final GD phase's clip is a
 pure-DP quantile of the per-record gradient norms at phase 1's output, 1/16 of that block's
 epsilon) or "public" (from the moment bound only).

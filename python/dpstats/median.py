@@ -1,5 +1,5 @@
 """Private geometric median (KLTY "Private geometric median in nearly-linear time", with the HSU24
-baselines; card private-geometric-median.md).
+baselines).
 
 ``geometric_median`` releases a private estimate of argmin_x (1/n) sum_i ||x - x_i||.
 ``quantile_radius`` releases a private estimate of the 0.75-quantile radius of the data around

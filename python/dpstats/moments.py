@@ -1,4 +1,4 @@
-"""Continual release of first and second moments (card jme-continual-moments.md).
+"""Continual release of first and second moments.
 
 A stream of vectors arrives one per step; after every step the estimator releases private
 estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second moment

@@ -101,6 +101,7 @@ void bind_median(pybind11::module_&);
 void bind_fit(pybind11::module_&);
 void bind_classify(pybind11::module_&);
 void bind_heavy_tailed(pybind11::module_&);
+void bind_stats(pybind11::module_&);
 
 PYBIND11_MODULE(_dpstats, m) {
   m.doc() = "dpstats native layer; use the `dpstats` package.";
@@ -109,6 +110,7 @@ PYBIND11_MODULE(_dpstats, m) {
   bind_fit(m);
   bind_classify(m);
   bind_heavy_tailed(m);
+  bind_stats(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
         py::arg("bounds"), py::arg("sigma"), py::arg("seed"), py::arg("threads"),

@@ -34,15 +34,17 @@ struct MomentPlan {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
+// `per_mean`: released units per unit of the mean (n for a sum, 1 otherwise).
 MomentPlan plan_moments(std::int64_t n, std::size_t d, const StatOptions& o, bool squares,
-                        const std::vector<ColumnBounds>& bounds, const detail::Shares& shares) {
+                        const std::vector<ColumnBounds>& bounds, const detail::Shares& shares,
+                        double per_mean) {
   MomentPlan p;
   p.bounds = bounds;
   p.quantum = sum_quantum(n);
   const double parts = static_cast<double>(d) * (squares ? 2 : 1);
   for (std::size_t j = 0; j < d; ++j) {
     const double w = bounds[j].upper - bounds[j].lower;
-    const double unit = w / (static_cast<double>(n) * p.quantum);  // one sum unit, on the mean
+    const double unit = per_mean * w / (static_cast<double>(n) * p.quantum);  // one sum unit
     p.first.push_back(Noise(p.quantum, shares.main / parts, o, 1, fmt::format("clipped sum, column {}", j), unit));
     if (squares)  // (x - centre)^2 in [0, w^2 / 4], in units of (w^2 / 4) / Q
       p.second.push_back(Noise(p.quantum, shares.main / parts, o, 1,
@@ -96,7 +98,8 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
   nlohmann::json diagnostics = nlohmann::json::object();
   const detail::Shares shares = detail::shares(o);
   const std::vector<ColumnBounds> bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
-  MomentPlan plan = plan_moments(n, d, o, squares, bounds, shares);
+  const double per_mean = what == Moment::sum ? static_cast<double>(n) : 1.0;
+  MomentPlan plan = plan_moments(n, d, o, squares, bounds, shares, per_mean);
   // charge
   account.charge(planned(plan));
   // run
@@ -117,7 +120,7 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
   diagnostics.update(plan.diagnostics);
   diagnostics["n"] = n;
   diagnostics["bounds"] = detail::bounds_json(bounds);
-  diagnostics["noise_scale"] = detail::noise_scales(plan.first, what == Moment::sum ? static_cast<double>(n) : 1.0);
+  diagnostics["noise_scale"] = detail::noise_scales(plan.first, 1.0);  // of the released mean or sum
   return seal(std::move(estimate), account, detail::facts(o, Neighbouring::replace_one), rng,
               std::move(diagnostics));
 }
