@@ -5,7 +5,7 @@ JOBS    ?= 2
 PYTHON  ?= /usr/bin/python3
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build demo test test-slow test-all bench clean
+.PHONY: all deps configure build demo test test-slow test-all bench clean fuzz test-sanitize
 
 all: build
 
@@ -33,6 +33,26 @@ test-slow: build
 
 test-all: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer on every reader for FUZZ_MINUTES each (clang + libclang-rt-dev: install-deps.sh --fuzz).
+FUZZ_MINUTES ?= 10
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DDPSTATS_FUZZ=ON -DDPSTATS_BUILD_PYTHON=OFF -DDPSTATS_BUILD_BENCH=OFF
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_csv fuzz_npy fuzz_table
+	scripts/fuzz.sh build-fuzz $(FUZZ_MINUTES)
+
+# The default C++ suite (unit, stat, audit, cli, corpus replay) under ASan + UBSan (gcc); the
+# Python tests are left out (the interpreter is not instrumented).
+SANITIZE_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
+test-sanitize: deps
+	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDPSTATS_BUILD_PYTHON=OFF \
+	  -DDPSTATS_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+	cmake --build build-sanitize -j $(JOBS)
+	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -LE "slow|python" --output-on-failure -j $(JOBS)
 
 bench: build
 	bench/run.sh $(BUILD)

@@ -5,8 +5,8 @@
 #   P/lib/cmake/dpstats/dpstatsConfig.cmake  find_package(dpstats) -> target dpstats::dpstats
 #   P/lib/pkgconfig/dpstats.pc             pkg-config --cflags --libs dpstats
 # The library is static, so its dependencies travel with it: dpstatsConfig.cmake finds them
-# (Eigen3, OpenSSL's libcrypto, nlohmann_json, fmt, Threads, Boost headers) and the .pc file
-# names them (-lfmt -lcrypto -pthread).
+# (Eigen3, OpenSSL's libcrypto, nlohmann_json, fmt, Threads, Boost headers, zlib) and the .pc file
+# names them (-lfmt -lcrypto -lz -pthread).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS dpstats_lib EXPORT dpstatsTargets

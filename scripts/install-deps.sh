@@ -10,10 +10,16 @@ PACKAGES=(
   libssl-dev                      # OS CSPRNG through OpenSSL RAND_bytes
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libboost-dev                    # header-only Boost.Multiprecision (exact sampler bounds)
+  zlib1g-dev                      # .npz input (deflated members)
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
+  python3-pandas                  # optional DataFrame input to the Python module (tested)
+  time                            # /usr/bin/time: peak-memory checks in tests/cli/test_input.sh
   dataset-fashion-mnist           # geometric-median repro/benchmark only (tests never need it)
 )
+
+# `--fuzz` adds what `make fuzz` needs (clang with libFuzzer); `make test` never needs it.
+if [ "${1:-}" = "--fuzz" ]; then PACKAGES+=(clang libclang-rt-dev); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -12,9 +12,11 @@ namespace {
 // entry. Summed over a release's charges it telescopes to the release's own (epsilon, delta),
 // so a caller counting it with basic composition is charged exactly what the release states.
 LedgerEntry increase_entry(const PrivacyLoss& before, const PrivacyLoss& after) {
-  auto up = [](double a, double b) {  // a - b rounded up, >= 0
+  auto up = [](double a, double b) {  // a - b rounded up, >= 0 (exact when it can be)
+    if (a <= b) return 0.0;
     const double r = a - b;
-    return r <= 0 ? 0.0 : std::nextafter(r, std::numeric_limits<double>::infinity());
+    const double err = (a - r) - b;  // a - b = r + err exactly (a >= b >= 0)
+    return err > 0 ? std::nextafter(r, std::numeric_limits<double>::infinity()) : r;
   };
   LedgerEntry e;
   e.mechanism = "release";

@@ -21,6 +21,42 @@ void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed) {
       "deterministic noise for experiments (the release says \"seeded\": true; not secure)");
 }
 
+void add_input_options(CLI::App* cmd, InputArgs& in, bool required) {
+  auto* input = cmd->add_option("INPUT", in.path,
+                                "CSV (RFC 4180), .npy or .npz file, or - for stdin (see "
+                                "docs/guide.md \"Reading tables\")");
+  if (required) input->required();
+  cmd->add_option("--columns", in.columns,
+                  "columns to use, comma-separated: header names or 1-based indices (default all; "
+                  "other columns may hold text)");
+  auto* h = cmd->add_flag("--header", in.header, "the first line is column names (even if numeric)");
+  auto* nh = cmd->add_flag("--no-header", in.no_header, "the first line is data");
+  h->excludes(nh);
+  cmd->add_flag("--drop-missing", in.drop_missing,
+                "drop rows with a missing value (empty, NA, NaN) in a used column; n counts the "
+                "rows kept (default: a missing value is an error)");
+  cmd->add_option("--array", in.array, ".npz input: the array to read (default: the only one)");
+  cmd->add_option("--max-input-bytes", in.max_bytes,
+                  "limit on the input's bytes and on the parsed values' bytes (default 4 GiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-line-bytes", in.max_line_bytes,
+                  "CSV: limit on one record's bytes (default 16 MiB)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{0xFFFFFFFFu}));
+}
+
+ReadOptions read_options(const InputArgs& in) {
+  ReadOptions o;
+  if (!in.columns.empty()) o.columns = parse_column_list(in.columns);
+  o.header = in.header ? HeaderMode::present : in.no_header ? HeaderMode::absent : HeaderMode::detect;
+  o.missing = in.drop_missing ? MissingPolicy::drop : MissingPolicy::error;
+  o.array = in.array;
+  o.limits.max_bytes = in.max_bytes;
+  o.limits.max_line_bytes = in.max_line_bytes;
+  return o;
+}
+
+Table read_input(const InputArgs& in) { return read_table(in.path, read_options(in)); }
+
 std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed) {
   if (seed) return std::make_unique<SeededRng>(*seed);
   return std::make_unique<SecureRng>();

@@ -7,12 +7,28 @@
 #include <optional>
 #include <string>
 
+#include "dpstats/data/reader.hpp"
 #include "dpstats/random/rng.hpp"
 
 namespace dpstats::cli {
 
 // Adds --seed: a decimal integer in [0, 2^64) (CLI11 alone would wrap "-1" into uint64).
 void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed);
+
+// Registers the input options every data command shares (INPUT, --columns, --header/--no-header,
+// --drop-missing, --array, --max-input-bytes, --max-line-bytes); `read_input` then reads INPUT
+// through the one input layer (dpstats/data/reader.hpp, docs/guide.md "Reading tables").
+struct InputArgs {
+  std::string path;
+  std::string columns;
+  bool header = false, no_header = false, drop_missing = false;
+  std::string array;
+  std::uint64_t max_bytes = ReadLimits{}.max_bytes;
+  std::uint64_t max_line_bytes = ReadLimits{}.max_line_bytes;
+};
+void add_input_options(CLI::App* cmd, InputArgs& input, bool required = true);
+ReadOptions read_options(const InputArgs& input);
+Table read_input(const InputArgs& input);
 
 // SeededRng when --seed was given (the release then says "seeded": true), SecureRng otherwise.
 std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed);

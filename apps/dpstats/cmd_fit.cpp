@@ -35,7 +35,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--feature-bound", a->feature_bound, "public bound on feature norms (rows clipped)");
   cmd->add_option("--label-bound", a->label_bound, "public bound on |label| (labels clipped)");
   add_seed_option(cmd, a->seed);
-  cmd->add_option("INPUT", a->input, "CSV or .npy data (layout depends on --task)");
+  add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);

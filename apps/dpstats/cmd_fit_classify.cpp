@@ -30,8 +30,8 @@ struct ClassifyArgs {
   int hidden = 128, threads = 1;
 };
 
-LabelledImages read_labelled_csv(const std::string& path, int classes) {
-  const Table t = read_table(path);
+LabelledImages read_labelled_csv(const std::string& path, int classes, const ReadOptions& options) {
+  const Table t = read_table(path, options);
   require(t.values.cols() >= 2, path + ": need a label column and at least one feature column");
   LabelledImages out;
   out.images = t.values.rightCols(t.values.cols() - 1);
@@ -54,8 +54,8 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
                            {a.feature_bound.has_value(), "feature-bound"},
                            {a.label_bound.has_value(), "label-bound"}})
     reject_for_task(set, flag, a.task);
-  require(a.input.empty() || c.data.empty(), "give the data either as --data or as INPUT, not both");
-  const std::string data = c.data.empty() ? a.input : c.data;
+  require(a.input.path.empty() || c.data.empty(), "give the data either as --data or as INPUT, not both");
+  const std::string data = c.data.empty() ? a.input.path : c.data;
   require(!data.empty(), "--data fashion-mnist|FILE.csv is required for --task classify");
   optimize::ClassifyOptions o;
   o.optimizer = optimize::parse_classify_optimizer(c.optimizer);
@@ -98,8 +98,8 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   } else {
     require(c.classes.has_value(), "--classes K (the public number of classes) is required for CSV data");
     require(*c.classes >= 2, "--classes must be >= 2");
-    train = read_labelled_csv(data, *c.classes);
-    if (!c.test.empty()) test = read_labelled_csv(c.test, *c.classes);
+    train = read_labelled_csv(data, *c.classes, read_options(a.input));
+    if (!c.test.empty()) test = read_labelled_csv(c.test, *c.classes, read_options(a.input));
   }
   const int classes = c.classes.value_or(10);
   const Eigen::Index d = train.images.cols();

@@ -65,8 +65,8 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
             "--delta does not apply to --method " + method + " (pure epsilon-DP, delta = 0)");
   }
   require(a.domain_radius.has_value(), "--domain-radius R (public radius of the domain) is required");
-  require(!a.input.empty(), "INPUT (CSV: label, features) is required for --task heavy-tailed");
-  const Table table = read_table(a.input);
+  require(!a.input.path.empty(), "INPUT (CSV: label, features) is required for --task heavy-tailed");
+  const Table table = read_input(a.input);
   require(table.values.cols() >= 2,
           "INPUT needs at least 2 columns (label, features), got " + std::to_string(table.values.cols()));
   const Vector y = table.values.col(0);

@@ -43,8 +43,8 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   const std::string loss = one_of(a.loss, kLosses, "loss");
   const std::string method = one_of(a.method, kMethods, "method");
   require(a.domain_radius.has_value(), "--domain-radius R (public radius of the domain) is required");
-  require(!a.input.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
-  const Table table = read_table(a.input);
+  require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
+  const Table table = read_input(a.input);
   require(table.values.cols() >= 3,
           "INPUT needs at least 3 columns (user id, label, features), got " +
               std::to_string(table.values.cols()));

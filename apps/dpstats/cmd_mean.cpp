@@ -32,7 +32,7 @@ struct MeanArgs {
   bool window = false;
   std::optional<std::uint64_t> seed;
   int threads = 1;
-  std::string input;
+  InputArgs input;
 };
 
 std::pair<double, double> parse_bounds(const std::string& text) {
@@ -55,7 +55,7 @@ std::pair<double, double> parse_bounds(const std::string& text) {
 }
 
 void run_mean(const MeanArgs& a) {
-  const Table table = read_table(a.input);
+  const Table table = read_input(a.input);
   auto rng = make_rng(a.seed);
   require(!a.window || a.method == "exp-time", "--uncertified-window applies to --method exp-time only");
   Release<Vector> r;
@@ -163,8 +163,7 @@ void add_mean_command(CLI::App& app) {
   add_seed_option(cmd, a->seed);
   cmd->add_option("--threads", a->threads, "threads for the clipped sum")
       ->check(CLI::Range(1, 256));
-  cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
-      ->required();
+  add_input_options(cmd, a->input);
   cmd->callback([a] { run_mean(*a); });
 }
 

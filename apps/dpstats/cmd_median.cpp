@@ -18,13 +18,13 @@ struct MedianArgs {
   std::string profile = "practical";
   std::optional<double> epsilon, delta, rho, radius, min_radius;
   std::optional<std::uint64_t> seed;
-  std::string input;
+  InputArgs input;
 };
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
 void run_median(const MedianArgs& a) {
-  const Table table = read_table(a.input);
+  const Table table = read_input(a.input);
   nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   if (a.method == "weiszfeld") {
@@ -74,8 +74,7 @@ void add_median_command(CLI::App& app) {
   cmd->add_option("--radius", a->radius, "public bound R on the data's norm scale");
   cmd->add_option("--min-radius", a->min_radius, "start r of the radius grid (default R/2^20)");
   add_seed_option(cmd, a->seed);
-  cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
-      ->required();
+  add_input_options(cmd, a->input);
   cmd->callback([a] { run_median(*a); });
 }
 

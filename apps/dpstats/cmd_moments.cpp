@@ -26,11 +26,11 @@ struct MomentsArgs {
   bool diagonal = false;
   int threads = 1;
   std::optional<std::uint64_t> seed;
-  std::string input;
+  InputArgs input;
 };
 
 void run_moments(const MomentsArgs& a) {
-  const Table table = read_table(a.input);
+  const Table table = read_input(a.input);
   const auto& X = table.values;
   check_data(X);
   using namespace dpstats::moments;
@@ -100,8 +100,7 @@ void add_moments_command(CLI::App& app) {
                   "threads per step, for releases of 2^15 values or more (default 1; the "
                   "output does not depend on it)");
   add_seed_option(cmd, a->seed);
-  cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
-      ->required();
+  add_input_options(cmd, a->input);
   cmd->callback([a] { run_moments(*a); });
 }
 

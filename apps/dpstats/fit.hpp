@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "cli.hpp"
+
 namespace dpstats::cli {
 
 struct FitArgs {
@@ -17,7 +19,7 @@ struct FitArgs {
   std::optional<int> steps, epochs, batch_size;
   std::optional<double> feature_bound, label_bound;
   std::optional<std::uint64_t> seed;
-  std::string input;  // positional INPUT (CSV or .npy); empty when not given
+  InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };
 
 using FitRunner = std::function<void(const FitArgs&)>;

@@ -60,7 +60,7 @@ struct SealFacts {
   PrivacyUnit unit = PrivacyUnit::record;
   NoiseMode noise = NoiseMode::secure;
   bool noiseless = false;                  // TestHooks::noiseless was set
-  std::optional<std::string> abstained;    // the reason, when the release abstains
+  std::optional<std::string> abstained = std::nullopt;  // the reason, when the release abstains
 };
 
 // The guarantee a budget's spend supports, as every release states it.

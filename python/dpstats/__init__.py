@@ -22,7 +22,7 @@ from .stats import (count, sum, column_mean, variance, std, quantiles, histogram
                     stat)
 
 __version__ = _dpstats.__version__
-__all__ = ["Release", "mean", "laplace", "gaussian", "account", "__version__",
+__all__ = ["Release", "read_table", "mean", "laplace", "gaussian", "account", "__version__",
            "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
            "Budget", "BudgetExceeded", "count", "sum", "column_mean", "variance", "std",
            "quantiles", "histogram", "stat", "FittedModel"]
@@ -45,12 +45,59 @@ def _float(x, name: str) -> float:
         raise ValueError(f"{name} must be a number, got {x!r}") from None
 
 
-def _array(X, name: str) -> np.ndarray:
-    """float64, C-ordered; no copy when X already is."""
+def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optional[bool] = None,
+               drop_missing: bool = False, array: Optional[str] = None,
+               max_bytes: Optional[int] = None, max_line_bytes: Optional[int] = None):
+    """Reads a CSV, .npy or .npz file (or "-" for stdin) through the tool's input layer.
+
+    Returns ``(X, names)``: an n x d float64 array and the column names ([] without a header).
+    ``columns``: names, or 0-based indices. ``header``: None detects (refusing when unsure),
+    True/False declares. ``drop_missing``: drop rows with a missing value (empty, NA, NaN) in a
+    used column instead of raising. ``array``: the .npz member. Limits as the tool's
+    --max-input-bytes / --max-line-bytes. Errors never quote a cell (docs/threat-model.md).
+    """
+    cols = [] if columns is None else [c if isinstance(c, str) else int(c) for c in columns]
+    return _dpstats.read_table(str(path), cols, header, bool(drop_missing), array or "",
+                               max_bytes, max_line_bytes)
+
+
+def _is_dataframe(X) -> bool:
+    return type(X).__name__ == "DataFrame" and hasattr(X, "columns") and hasattr(X, "to_numpy")
+
+
+def _frame(X, columns, name: str) -> np.ndarray:
+    """A pandas DataFrame's selected columns as float64 (text columns may stay unselected)."""
+    if columns is not None:
+        missing = [c for c in columns if c not in X.columns]
+        if missing:
+            raise ValueError(f"columns: {len(missing)} name(s) not in the DataFrame {name}")
+        X = X[list(columns)]
+    bad = [j + 1 for j, t in enumerate(X.dtypes) if not (t.kind in "fiub")]
+    if bad:
+        raise ValueError(f"{name}: column {bad[0]} is not numeric (content not shown); "
+                         "select numeric columns with columns=")
+    out = X.to_numpy(dtype=np.float64)
+    nan = np.argwhere(np.isnan(out))
+    if nan.size:
+        raise ValueError(f"{name}: missing value at row {nan[0][0] + 1}, column {nan[0][1] + 1}")
+    return np.ascontiguousarray(out)
+
+
+def _array(X, name: str, columns: Optional[Sequence] = None) -> np.ndarray:
+    """float64, C-ordered; no copy when X already is. A pandas DataFrame is accepted (its
+    numeric columns, or those named in ``columns``); ``columns`` on an array takes 0-based
+    column indices."""
+    if _is_dataframe(X):
+        return _frame(X, columns, name)
     try:
-        return np.asarray(X, dtype=np.float64, order="C")
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{name} must be numeric: {e}") from None
+        out = np.asarray(X, dtype=np.float64, order="C")
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric (content not shown)") from None
+    if columns is not None:
+        if out.ndim != 2:
+            raise ValueError(f"columns= needs a 2-D {name}")
+        out = np.ascontiguousarray(out[:, [int(c) for c in columns]])
+    return out
 
 
 def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
@@ -58,7 +105,7 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
          bounds: Optional[Tuple[float, float]] = None, sigma: float = 1.0,
          seed: Optional[int] = None, threads: int = 1, alpha: Optional[float] = None,
          profile: str = "practical", topk_multiplier: float = 2.0,
-         fallback: bool = True) -> Release:
+         fallback: bool = True, columns: Optional[Sequence] = None) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
     method="prime": robust private mean (PRIME): up to a fraction ``alpha`` (required, in
@@ -79,12 +126,10 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
     epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
     method="dp-mean": the PRIME paper's "DP Mean" baseline: a private range (half the budget)
     then a clipped mean with Gaussian noise; needs ``delta > 0``; ``sigma`` is the known scale.
-    Neighbouring datasets differ in one replaced row (n is public). ``epsilon`` and ``delta``
-    are required (no default privacy target), as in the tool.
-    """
-    epsilon = _required.epsilon(epsilon)
-    delta = _required.delta(delta)
-    X = _array(X, "X")
+__all__ = ["Release", "read_table", "mean", "laplace", "gaussian", "account", "__version__",
+           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
+           "Budget", "BudgetExceeded", "count", "sum", "column_mean", "variance", "std",
+           "quantiles", "histogram", "stat", "FittedModel"]
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     if bounds is not None:

@@ -47,7 +47,7 @@ py::tuple fit_classify_native(
   o.lambda = jme_lambda;
   o.tau = tau;
   o.second_moment_floor = second_moment_floor;
-  o.threads = threads;
+  o.threads = check_threads(threads);
   const auto kind = optimize::parse_model_kind(model);
   RowMatrix test_X;
   std::vector<int> test_y;

@@ -87,7 +87,7 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
                 double alpha, double tau, bool diagonal, const std::string& on_norm,
                 const std::string& neighbouring, int threads) {
   return {steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-          noise_multiplier, lambda, alpha, tau, diagonal, on_norm, neighbouring, threads};
+          noise_multiplier, lambda, alpha, tau, diagonal, on_norm, neighbouring, check_threads(threads)};
 }
 
 }  // namespace

@@ -23,6 +23,14 @@ inline std::unique_ptr<Rng> make_rng(std::optional<std::uint64_t> seed) {
   return std::make_unique<SecureRng>();
 }
 
+// The `threads` argument of every binding, checked here so that calls below the Python wrappers
+// are refused too (the tool's --threads has the same range).
+inline int check_threads(int threads) {
+  require(threads >= 1 && threads <= 256,
+          "threads must be an integer in [1, 256], got " + std::to_string(threads));
+  return threads;
+}
+
 // A 2-D float64 C-ordered array as a row-major view, without a copy.
 inline Eigen::Map<const RowMatrix> as_matrix(const CArray& X, const char* name = "X") {
   require(X.ndim() == 2, std::string(name) + " must be a 2-D array (rows are records)");

@@ -24,6 +24,7 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
                std::optional<std::pair<double, double>> bounds, double sigma,
                std::optional<std::uint64_t> seed, int threads, std::optional<double> alpha,
                const std::string& profile, double topk_multiplier, bool fallback) {
+  check_threads(threads);
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
   Release<Vector> r;
@@ -97,6 +98,7 @@ py::tuple noise(const std::string& mechanism, const CArray& values, double sensi
 }  // namespace
 
 void bind_moments(pybind11::module_&);
+void bind_input(pybind11::module_&);
 void bind_median(pybind11::module_&);
 void bind_fit(pybind11::module_&);
 void bind_classify(pybind11::module_&);
@@ -106,6 +108,7 @@ void bind_stats(pybind11::module_&);
 PYBIND11_MODULE(_dpstats, m) {
   m.doc() = "dpstats native layer; use the `dpstats` package.";
   bind_moments(m);
+  bind_input(m);
   bind_median(m);
   bind_fit(m);
   bind_classify(m);

@@ -1,15 +1,17 @@
-// Strict numeric CSV reader (design.md §4: INPUT is numeric CSV with an auto-detected header).
-// The whole stream is read into one buffer and parsed with std::from_chars; every problem throws
-// InvalidArgument naming the input, the 1-based line and column. A cell that parsed as a number
-// (NaN, infinity, overflow) is never quoted back, so data values cannot leak through errors.
+// Streaming RFC 4180 CSV reader (docs/guide.md "Reading tables"): quoted fields with embedded
+// commas, quotes ("") and newlines, CRLF or LF, trailing blank lines. The input is parsed record
+// by record with a per-record and a total byte limit, so memory is bounded on any bytes: one
+// record buffer plus the parsed values (8 bytes per kept cell, also under the total limit).
+// Errors name the input, the line and the column, never a cell's content.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <istream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -17,183 +19,370 @@
 
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "input_internal.hpp"
 
 namespace dpstats {
 namespace {
 
-// Longest prefix of a non-numeric cell quoted in an error message.
-constexpr std::size_t kQuotedCellChars = 20;
-// Cap on the up-front reservation (doubles), so a long first line cannot request huge memory.
-constexpr std::size_t kMaxReserve = std::size_t{1} << 27;
-
-std::string read_all(std::istream& in, const std::string& name) {
-  std::string buffer;
-  std::streambuf* sb = in.rdbuf();
-  require(sb != nullptr, fmt::format("cannot read input file '{}'", name));
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  std::size_t used = 0;
-  for (;;) {
-    buffer.resize(used + kChunk);
-    const std::streamsize got = sb->sgetn(buffer.data() + used, static_cast<std::streamsize>(kChunk));
-    if (got <= 0) break;
-    used += static_cast<std::size_t>(got);
+// Buffered bytes of a stream with a running total checked against the limit.
+class ByteSource {
+ public:
+  ByteSource(std::istream& in, const std::string& name, std::uint64_t max_bytes)
+      : sb_(in.rdbuf()), name_(name), max_(max_bytes), buf_(std::size_t{1} << 16) {
+    require(sb_ != nullptr, fmt::format("cannot read input file '{}'", name));
   }
-  buffer.resize(used);
-  return buffer;
+  int get() { return pos_ < end_ || fill() ? static_cast<unsigned char>(buf_[pos_++]) : kEof; }
+  int peek() { return pos_ < end_ || fill() ? static_cast<unsigned char>(buf_[pos_]) : kEof; }
+  static constexpr int kEof = -1;
+
+ private:
+  bool fill() {
+    const std::streamsize got = sb_->sgetn(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    pos_ = 0;
+    end_ = got > 0 ? static_cast<std::size_t>(got) : 0;
+    total_ += end_;
+    if (total_ > max_) input::too_large(name_, max_);
+    return end_ > 0;
+  }
+  std::streambuf* sb_;
+  const std::string& name_;
+  std::uint64_t max_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, end_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+// One record: its fields' text back to back, each field's end offset, the line it starts on.
+struct Record {
+  std::string text;
+  std::vector<std::uint32_t> ends;
+  std::size_t line = 0;
+  bool blank() const { return ends.size() == 1 && text.empty() && !quoted_first; }
+  std::string_view field(std::size_t j) const {
+    const std::size_t b = j == 0 ? 0 : ends[j - 1];
+    return std::string_view(text).substr(b, ends[j] - b);
+  }
+  bool quoted_first = false;
+};
+
+// The parser kernel: splits the byte stream into records (RFC 4180 with lenient spaces around
+// fields). Kept as one state machine on purpose; it is the part the fuzz harness exercises.
+class RecordReader {
+ public:
+  RecordReader(std::istream& in, const std::string& name, const ReadLimits& limits)
+      : src_(in, name, limits.max_bytes), name_(name), max_record_(limits.max_line_bytes) {}
+
+  bool next(Record& r) {
+    r.text.clear();
+    r.ends.clear();
+    r.quoted_first = false;
+    r.line = line_;
+    bytes_ = 0;
+    int c = src_.get();
+    if (c == ByteSource::kEof) return false;
+    count();
+    if (line_ == 1 && r.text.empty() && c == 0xEF && skip_bom()) c = take();
+    for (;;) {
+      while (c == ' ' || c == '\t') c = take();
+      if (c == '"') {
+        if (r.ends.empty()) r.quoted_first = true;
+        c = quoted_field(r);
+      } else {
+        const std::size_t start = r.text.size();
+        while (c != ',' && c != '\n' && c != '\r' && c != ByteSource::kEof) {
+          r.text.push_back(static_cast<char>(c));
+          c = take();
+        }
+        while (r.text.size() > start && (r.text.back() == ' ' || r.text.back() == '\t'))
+          r.text.pop_back();
+      }
+      r.ends.push_back(static_cast<std::uint32_t>(r.text.size()));
+      if (c == ',') {
+        c = take();
+        continue;
+      }
+      if (c == '\r' && src_.peek() == '\n') src_.get();
+      if (c != ByteSource::kEof) ++line_;
+      return true;
+    }
+  }
+
+ private:
+  int take() {
+    const int c = src_.get();
+    if (c != ByteSource::kEof) count();
+    return c;
+  }
+  void count() {
+    if (++bytes_ > max_record_)
+      throw InvalidArgument(fmt::format(
+          "input file '{}', line {}: a record longer than {} bytes (raise the limit with "
+          "--max-line-bytes)",
+          name_, line_, max_record_));
+  }
+  bool skip_bom() {
+    if (src_.peek() != 0xBB) return false;
+    src_.get();
+    if (src_.peek() != 0xBF) return false;
+    src_.get();
+    return true;
+  }
+  int quoted_field(Record& r) {
+    const std::size_t start_line = line_;
+    for (;;) {
+      int c = take();
+      if (c == ByteSource::kEof)
+        throw InvalidArgument(fmt::format("{}: a quoted field is not closed",
+                                          input::where(name_, start_line, r.ends.size() + 1)));
+      if (c == '"') {
+        c = take();
+        if (c != '"') {
+          while (c == ' ' || c == '\t') c = take();
+          if (c != ',' && c != '\n' && c != '\r' && c != ByteSource::kEof)
+            throw InvalidArgument(fmt::format("{}: text after the closing quote of a field",
+                                              input::where(name_, line_, r.ends.size() + 1)));
+          return c;
+        }
+      } else if (c == '\n') {
+        ++line_;
+      }
+      r.text.push_back(static_cast<char>(c));
+    }
+  }
+
+  ByteSource src_;
+  const std::string& name_;
+  std::uint64_t max_record_;
+  std::uint64_t bytes_ = 0;
+  std::size_t line_ = 1;
+};
+
+enum class CellKind { number, missing, infinite, overflow, text };
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
 }
 
-std::string_view trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  return s.substr(b, e - b);
+bool is_missing_token(std::string_view cell) {
+  return cell.empty() || cell == "NA" || cell == "N/A" || cell == "null" || cell == "None" ||
+         iequals(cell, "nan");
 }
 
-enum class CellKind { number, not_finite, overflow, not_a_number, empty };
-
-// Parses one trimmed cell. Accepts an optional leading '+' (from_chars does not).
+// Parses one cell. Accepts an optional leading '+' (from_chars does not).
 CellKind parse_cell(std::string_view cell, double& value) {
-  if (cell.empty()) return CellKind::empty;
+  while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+  while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+  if (is_missing_token(cell)) return CellKind::missing;
   const char* first = cell.data();
   const char* last = cell.data() + cell.size();
   if (*first == '+' && last - first > 1 && first[1] != '+' && first[1] != '-') ++first;
   const auto [ptr, ec] = std::from_chars(first, last, value, std::chars_format::general);
-  if (ptr != last) return CellKind::not_a_number;
-  if (ec == std::errc::invalid_argument) return CellKind::not_a_number;
+  if (ptr != last || ec == std::errc::invalid_argument) return CellKind::text;
   if (ec == std::errc::result_out_of_range) {
-    // from_chars reports both overflow and underflow this way; strtod tells them apart
-    // (underflow gives a finite value, typically a subnormal or zero).
+    // from_chars reports overflow and underflow alike; strtod tells them apart.
     const std::string copy(first, last);
     const double v = std::strtod(copy.c_str(), nullptr);
     if (!std::isfinite(v)) return CellKind::overflow;
     value = v;
     return CellKind::number;
   }
-  if (!std::isfinite(value)) return CellKind::not_finite;
+  if (std::isnan(value)) return CellKind::missing;
+  if (std::isinf(value)) return CellKind::infinite;
   return CellKind::number;
 }
 
-// Splits a line into trimmed cells (reusing `cells`' storage).
-void split_line(std::string_view line, std::vector<std::string_view>& cells) {
-  cells.clear();
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      cells.push_back(trim(line.substr(start)));
+// Values kept so far, in blocks (growth never copies; the final matrix is one copy).
+class ValueStore {
+ public:
+  explicit ValueStore(std::uint64_t max_cells) : max_cells_(max_cells) {}
+  void push_row(const std::vector<double>& row, const std::string& name) {
+    if (count_ + row.size() > max_cells_) input::too_large(name, max_cells_ * 8);
+    for (double v : row) {
+      if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+        blocks_.emplace_back();
+        blocks_.back().reserve(std::min<std::size_t>(std::size_t{4096} << blocks_.size(),
+                                                     std::size_t{1} << 20));
+      }
+      blocks_.back().push_back(v);
+    }
+    count_ += row.size();
+  }
+  RowMatrix take(std::size_t rows, std::size_t cols) {
+    RowMatrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+    double* out = m.data();
+    for (auto& b : blocks_) {
+      out = std::copy(b.begin(), b.end(), out);
+      std::vector<double>().swap(b);
+    }
+    return m;
+  }
+
+ private:
+  std::uint64_t max_cells_;
+  std::uint64_t count_ = 0;
+  std::vector<std::vector<double>> blocks_;
+};
+
+enum class LineKind { numeric, text, mixed };
+
+LineKind classify(const Record& r) {
+  std::size_t numeric = 0, text = 0;
+  for (std::size_t j = 0; j < r.ends.size(); ++j) {
+    double v = 0;
+    (parse_cell(r.field(j), v) == CellKind::text ? text : numeric) += 1;
+  }
+  return text == 0 ? LineKind::numeric : numeric == 0 ? LineKind::text : LineKind::mixed;
+}
+
+bool has_number(const Record& r) {
+  for (std::size_t j = 0; j < r.ends.size(); ++j) {
+    double v = 0;
+    if (parse_cell(r.field(j), v) == CellKind::number) return true;
+  }
+  return false;
+}
+
+// The state of one read: header decision, selected columns, rows kept.
+class CsvTable {
+ public:
+  CsvTable(std::istream& in, const std::string& name, const ReadOptions& o)
+      : reader_(in, name, o.limits), name_(name), o_(o), store_(o.limits.max_bytes / 8) {}
+
+  Table read() {
+    Record first, second;
+    require(reader_.next(first), fmt::format("input file '{}' is empty (no data rows)", name_));
+    const bool have_second = next_nonblank(second);
+    std::vector<std::size_t> between;  // blank lines between the first and the second record
+    between.swap(pending_blank_lines_);
+    const bool header = has_header(first, have_second ? &second : nullptr);
+    std::vector<std::string> names;
+    if (header) names = header_names(first);
+    selected_ = input::resolve_columns(o_, header ? &names : nullptr, first.ends.size(), name_);
+    columns_ = first.ends.size();
+    columns_line_ = first.line;
+    Table table;
+    for (std::size_t j : selected_) {
+      if (!header) break;
+      require(!names[j].empty(),
+              fmt::format("{}: empty header cell (every selected column needs a name)",
+                          input::where(name_, first.line, j + 1)));
+      table.header.push_back(names[j]);
+    }
+    if (!header) add(first);
+    pending_blank_lines_.insert(pending_blank_lines_.end(), between.begin(), between.end());
+    if (have_second) add(second);
+    Record r;
+    while (reader_.next(r)) add(r);
+    require(rows_ > 0, fmt::format("input file '{}' has no data rows{}", name_,
+                                   dropped_ > 0 ? " (every row had a missing value)" : ""));
+    table.values = store_.take(rows_, selected_.size());
+    return table;
+  }
+
+ private:
+  // Reads the next record, keeping blank lines pending (they are data only if more follows).
+  bool next_nonblank(Record& r) {
+    while (reader_.next(r)) {
+      if (!r.blank()) return true;
+      pending_blank_lines_.push_back(r.line);
+    }
+    return false;
+  }
+
+  bool has_header(const Record& first, const Record* second) const {
+    if (o_.header != HeaderMode::detect) return o_.header == HeaderMode::present;
+    const LineKind k = classify(first);
+    if (k == LineKind::numeric) return false;
+    if (k == LineKind::text && second != nullptr && has_number(*second)) return true;
+    if (k == LineKind::text && second == nullptr) return true;  // names only, no data rows
+    throw InvalidArgument(fmt::format(
+        "input file '{}', line {}: cannot tell whether the first line is a header (its cells "
+        "are not all names, or the next line is not numeric); pass --header or --no-header "
+        "(Python: header=True/False)",
+        name_, first.line));
+  }
+
+  static std::vector<std::string> header_names(const Record& r) {
+    std::vector<std::string> names;
+    for (std::size_t j = 0; j < r.ends.size(); ++j) names.emplace_back(r.field(j));
+    return names;
+  }
+
+  void add(const Record& r) {
+    if (r.blank()) {
+      pending_blank_lines_.push_back(r.line);
       return;
     }
-    cells.push_back(trim(line.substr(start, comma - start)));
-    start = comma + 1;
+    Record blank;
+    blank.ends.push_back(0);
+    for (std::size_t line : pending_blank_lines_) {
+      blank.line = line;
+      add_row(blank);
+    }
+    pending_blank_lines_.clear();
+    add_row(r);
   }
-}
 
-std::string where(const std::string& name, std::size_t line, std::size_t column) {
-  return fmt::format("input file '{}', line {}, column {}", name, line, column);
-}
+  void add_row(const Record& r);
 
-bool looks_like_header(const std::vector<std::string_view>& cells) {
-  double ignored = 0;
-  return std::any_of(cells.begin(), cells.end(), [&](std::string_view c) {
-    return parse_cell(c, ignored) == CellKind::not_a_number;
-  });
-}
+  RecordReader reader_;
+  const std::string& name_;
+  const ReadOptions& o_;
+  ValueStore store_;
+  std::vector<std::size_t> selected_;
+  std::vector<std::size_t> pending_blank_lines_;
+  std::vector<double> row_;
+  std::size_t columns_ = 0, columns_line_ = 0, rows_ = 0, dropped_ = 0;
+};
 
-std::string unquote(std::string_view cell) {
-  if (cell.size() >= 2 && cell.front() == '"' && cell.back() == '"')
-    cell = cell.substr(1, cell.size() - 2);
-  return std::string(cell);
+void CsvTable::add_row(const Record& r) {
+  const std::size_t cells = r.ends.size();
+  require(cells == columns_,
+          fmt::format("input file '{}', line {}: ragged row with {} column{}, expected {} (as on "
+                      "line {})",
+                      name_, r.line, cells, cells == 1 ? "" : "s", columns_, columns_line_));
+  row_.clear();
+  for (std::size_t j : selected_) {
+    double v = 0;
+    const std::string at = input::where(name_, r.line, j + 1);
+    switch (parse_cell(r.field(j), v)) {
+      case CellKind::number:
+        row_.push_back(v);
+        break;
+      case CellKind::missing:
+        if (o_.missing == MissingPolicy::drop) {
+          ++dropped_;
+          return;
+        }
+        throw InvalidArgument(fmt::format(
+            "{}: missing value (empty, NA or NaN); drop such rows with --drop-missing (Python: "
+            "drop_missing=True)",
+            at));
+      case CellKind::infinite:
+        throw InvalidArgument(fmt::format("{}: infinite value, expected a finite number", at));
+      case CellKind::overflow:
+        throw InvalidArgument(
+            fmt::format("{}: number out of the range of a double, expected a finite number", at));
+      case CellKind::text:
+        throw InvalidArgument(fmt::format(
+            "{}: non-numeric cell in a selected column (content not shown), expected a finite "
+            "number",
+            at));
+    }
+  }
+  store_.push_row(row_, name_);
+  ++rows_;
 }
 
 }  // namespace
 
-Table read_csv(std::istream& in, const std::string& name) {
-  const std::string buffer = read_all(in, name);
-  std::string_view text(buffer);
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
-  // A file of nothing but blank space (e.g. a lone newline) has no data rows.
-  require(text.find_first_not_of(" \t\r\n") != std::string_view::npos,
-          fmt::format("input file '{}' is empty (no data rows)", name));
-
-  Table table;
-  std::vector<double> values;
-  std::vector<std::string_view> cells;
-  std::size_t columns = 0;      // 0 until the first row (header or data) fixes it
-  std::size_t columns_line = 0;  // the line that fixed it
-  std::size_t rows = 0;
-  std::size_t line_number = 0;
-  std::size_t pos = 0;
-
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    split_line(line, cells);
-
-    if (line_number == 1 && looks_like_header(cells)) {
-      for (std::size_t j = 0; j < cells.size(); ++j) {
-        require(!cells[j].empty(),
-                fmt::format("{}: empty header cell (a header was detected on line 1, so every "
-                            "header cell must name its column)",
-                            where(name, 1, j + 1)));
-        table.header.push_back(unquote(cells[j]));
-      }
-      columns = cells.size();
-      columns_line = 1;
-      continue;
-    }
-
-    if (columns == 0) {
-      columns = cells.size();
-      columns_line = line_number;
-      // Reserve from the first row's length; growth handles the rest.
-      const std::size_t rows_guess = text.size() / (line.size() + 1) + 1;
-      values.reserve(rows_guess + rows_guess / 8 > kMaxReserve / columns
-                         ? kMaxReserve
-                         : (rows_guess + rows_guess / 8) * columns);
-    }
-    require(cells.size() == columns,
-            fmt::format("input file '{}', line {}: ragged row with {} column{}, expected {} (as on "
-                        "line {})",
-                        name, line_number, cells.size(), cells.size() == 1 ? "" : "s", columns,
-                        columns_line));
-    for (std::size_t j = 0; j < cells.size(); ++j) {
-      double v = 0;
-      switch (parse_cell(cells[j], v)) {
-        case CellKind::number:
-          values.push_back(v);
-          break;
-        case CellKind::empty:
-          throw InvalidArgument(
-              fmt::format("{}: empty cell, expected a finite number", where(name, line_number, j + 1)));
-        case CellKind::not_finite:
-          throw InvalidArgument(fmt::format("{}: NaN or infinite value, expected a finite number",
-                                            where(name, line_number, j + 1)));
-        case CellKind::overflow:
-          throw InvalidArgument(
-              fmt::format("{}: number out of the range of a double, expected a finite number",
-                          where(name, line_number, j + 1)));
-        case CellKind::not_a_number: {
-          const std::string_view cell = cells[j];
-          const bool cut = cell.size() > kQuotedCellChars;
-          throw InvalidArgument(fmt::format("{}: non-numeric cell '{}{}', expected a finite number",
-                                            where(name, line_number, j + 1),
-                                            cell.substr(0, kQuotedCellChars), cut ? "..." : ""));
-        }
-      }
-    }
-    ++rows;
-    // The loop stops when the text ends right after a '\n': the only line that may be skipped
-    // is an empty one at the very end of the file.
-  }
-
-  require(rows > 0, fmt::format("input file '{}' is empty (no data rows)", name));
-  table.values = Eigen::Map<const RowMatrix>(values.data(), static_cast<Eigen::Index>(rows),
-                                             static_cast<Eigen::Index>(columns));
-  return table;
+Table read_csv(std::istream& in, const std::string& name, const ReadOptions& options) {
+  require(options.limits.max_line_bytes <= 0xFFFFFFFFu,
+          "--max-line-bytes must be below 4 GiB");
+  CsvTable t(in, name, options);
+  return t.read();
 }
 
 }  // namespace dpstats

@@ -20,6 +20,7 @@
 
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "input_internal.hpp"
 
 namespace dpstats {
 namespace {
@@ -124,7 +125,7 @@ class HeaderParser {
         h.shape = parse_shape();
         have_shape = true;
       } else {
-        fail(fmt::format("unexpected header key '{}'", key.substr(0, 20)));
+        fail("unexpected header key (only 'descr', 'fortran_order' and 'shape' are allowed)");
       }
       skip_space();
       if (peek() == ',') {
@@ -219,11 +220,20 @@ void read_exact(std::istream& in, char* dst, std::size_t n, const std::string& n
                                 name, n, what, got));
 }
 
-}  // namespace
+// What the header says about the payload.
+struct Layout {
+  Dtype dtype = Dtype::f8;
+  bool fortran = false;
+  std::uint64_t n = 0, d = 0;
+  std::uint64_t header_bytes = 0;   // magic .. end of the header dict
+  std::uint64_t payload_bytes = 0;
+};
 
-Table read_npy(std::istream& in, const std::string& name) {
+// The header's length; `prefix` gets the bytes before the header (10 for 1.x, 12 otherwise).
+std::uint64_t header_length(std::istream& in, const std::string& name, std::uint64_t& prefix) {
   std::array<char, 10> pre{};
-  std::size_t got = static_cast<std::size_t>(in.rdbuf() ? in.rdbuf()->sgetn(pre.data(), 8) : 0);
+  const std::size_t got =
+      static_cast<std::size_t>(in.rdbuf() ? in.rdbuf()->sgetn(pre.data(), 8) : 0);
   require(got > 0, fmt::format("input file '{}' is empty", name));
   require(got == 8 && std::string_view(pre.data(), 6) == kMagic,
           fmt::format("input file '{}' is not a .npy file (missing the \\x93NUMPY magic)", name));
@@ -233,71 +243,144 @@ Table read_npy(std::istream& in, const std::string& name) {
           fmt::format("input file '{}': unsupported .npy format version {}.{}, expected 1.0, 2.0 "
                       "or 3.0",
                       name, major, minor));
-  std::uint64_t header_len = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(pre.data());
+  prefix = major == 1 ? 10 : 12;
   if (major == 1) {
     read_exact(in, pre.data(), 2, name, "header length");
-    header_len = load_le<std::uint16_t>(reinterpret_cast<const unsigned char*>(pre.data()));
-  } else {
-    read_exact(in, pre.data(), 4, name, "header length");
-    header_len = load_le<std::uint32_t>(reinterpret_cast<const unsigned char*>(pre.data()));
+    return load_le<std::uint16_t>(bytes);
   }
-  require(header_len <= (std::uint64_t{1} << 24),
+  read_exact(in, pre.data(), 4, name, "header length");
+  return load_le<std::uint32_t>(bytes);
+}
+
+Layout read_layout(std::istream& in, const std::string& name) {
+  std::uint64_t prefix = 0;
+  const std::uint64_t header_len = header_length(in, name, prefix);
+  require(header_len <= (std::uint64_t{1} << 16),
           fmt::format("input file '{}': .npy header length {} is implausibly large", name,
                       header_len));
   std::string header_text(header_len, '\0');
   read_exact(in, header_text.data(), header_len, name, "header");
   const NpyHeader h = HeaderParser(header_text, name).parse();
-
   const std::optional<Dtype> dtype = parse_dtype(h.descr);
   require(dtype.has_value(),
-          fmt::format("input file '{}': unsupported dtype '{}', expected one of <f8, <f4, <i8, "
-                      "<i4, <i2, <u1, |u1, |b1 (little-endian numeric)",
-                      name, h.descr.substr(0, 20)));
+          fmt::format("input file '{}': unsupported dtype, expected one of <f8, <f4, <i8, <i4, "
+                      "<i2, <u1, |u1, |b1 (little-endian numeric)",
+                      name));
   require(h.shape.size() == 1 || h.shape.size() == 2,
           fmt::format("input file '{}': array has {} dimensions, expected a 1-D (n,) or 2-D (n, d) "
                       "array",
                       name, h.shape.size()));
-  const std::uint64_t n = h.shape[0];
-  const std::uint64_t d = h.shape.size() == 2 ? h.shape[1] : 1;
-  require(n > 0 && d > 0,
-          fmt::format("input file '{}' is empty (shape {} x {})", name, n, d));
-  require(n <= kMaxElements / d,
-          fmt::format("input file '{}': shape {} x {} is too large", name, n, d));
+  Layout l;
+  l.dtype = *dtype;
+  l.n = h.shape[0];
+  l.d = h.shape.size() == 2 ? h.shape[1] : 1;
+  l.fortran = h.fortran_order && l.d > 1;
+  l.header_bytes = prefix + header_len;
+  require(l.n > 0 && l.d > 0, fmt::format("input file '{}' is empty (shape {} x {})", name, l.n, l.d));
+  require(l.n <= kMaxElements / l.d,
+          fmt::format("input file '{}': shape {} x {} is too large", name, l.n, l.d));
+  l.payload_bytes = l.n * l.d * item_size(l.dtype);
+  return l;
+}
 
-  const std::size_t count = static_cast<std::size_t>(n * d);
-  const std::size_t bytes = count * item_size(*dtype);
-  Table table;
-  const auto rows = static_cast<Eigen::Index>(n);
-  const auto cols = static_cast<Eigen::Index>(d);
-  const bool fortran = h.fortran_order && d > 1;
+void check_size(const Layout& l, std::uint64_t size, const std::string& name);
 
-  if (*dtype == Dtype::f8 && !fortran && std::endian::native == std::endian::little) {
-    table.values.resize(rows, cols);
-    read_exact(in, reinterpret_cast<char*>(table.values.data()), bytes, name, "data");
-  } else {
-    std::vector<unsigned char> raw(bytes);
-    read_exact(in, reinterpret_cast<char*>(raw.data()), bytes, name, "data");
-    std::vector<double> flat(count);
-    const std::size_t size = item_size(*dtype);
-    for (std::size_t k = 0; k < count; ++k) flat[k] = load_as_double(*dtype, raw.data() + k * size);
-    if (fortran) {
-      // Column-major on disk: element (i, j) is at j * n + i.
-      table.values = Eigen::Map<const Eigen::MatrixXd>(flat.data(), rows, cols);
-    } else {
-      table.values = Eigen::Map<const RowMatrix>(flat.data(), rows, cols);
-    }
-  }
-  require(in.rdbuf()->sgetc() == std::char_traits<char>::eof(),
-          fmt::format("input file '{}' has extra bytes after the {} x {} array", name, n, d));
+// The header's shape x itemsize against the bytes there and the limits, before any allocation.
+void check_payload(const Layout& l, std::int64_t size_hint, const ReadLimits& limits,
+                   const std::string& name) {
+  const std::uint64_t values_bytes = l.n * l.d * 8;
+  if (size_hint >= 0) check_size(l, static_cast<std::uint64_t>(size_hint), name);
+  if (l.payload_bytes > limits.max_bytes || values_bytes > limits.max_bytes)
+    input::too_large(name, limits.max_bytes);
+}
 
-  const double* v = table.values.data();
+void check_size(const Layout& l, std::uint64_t size, const std::string& name) {
+  const std::uint64_t there = size > l.header_bytes ? size - l.header_bytes : 0;
+  require(there >= l.payload_bytes,
+          fmt::format("input file '{}' is truncated: the header declares {} x {} values ({} bytes), "
+                      "the file holds {} bytes of data",
+                      name, l.n, l.d, l.payload_bytes, there));
+  require(there == l.payload_bytes,
+          fmt::format("input file '{}' has extra bytes after the {} x {} array", name, l.n, l.d));
+}
+
+// Converts `count` items starting at flat payload index `first` into X.
+void convert(const Layout& l, const unsigned char* src, std::uint64_t first, std::size_t count,
+             RowMatrix& X) {
+  const std::size_t size = item_size(l.dtype);
+  double* out = X.data();
   for (std::size_t k = 0; k < count; ++k) {
-    if (!std::isfinite(v[k])) {
-      throw InvalidArgument(fmt::format(
-          "input file '{}', row {}, column {}: NaN or infinite value, expected a finite number",
-          name, k / d + 1, k % d + 1));
-    }
+    const std::uint64_t idx = first + k;
+    // Column-major on disk: flat index idx is element (idx % n, idx / n).
+    const std::uint64_t at = l.fortran ? (idx % l.n) * l.d + idx / l.n : idx;
+    out[at] = load_as_double(l.dtype, src + k * size);
   }
+}
+
+// A payload whose size was checked: allocate once, then read (f8 C order) or convert in chunks.
+RowMatrix read_known(std::istream& in, const Layout& l, const std::string& name) {
+  RowMatrix X(static_cast<Eigen::Index>(l.n), static_cast<Eigen::Index>(l.d));
+  if (l.dtype == Dtype::f8 && !l.fortran && std::endian::native == std::endian::little) {
+    read_exact(in, reinterpret_cast<char*>(X.data()), l.payload_bytes, name, "data");
+    return X;
+  }
+  const std::size_t size = item_size(l.dtype);
+  std::vector<unsigned char> chunk(std::size_t{1} << 20);
+  const std::size_t per_chunk = chunk.size() / size;
+  const std::uint64_t count = l.n * l.d;
+  for (std::uint64_t first = 0; first < count; first += per_chunk) {
+    const std::size_t items = static_cast<std::size_t>(std::min<std::uint64_t>(per_chunk, count - first));
+    read_exact(in, reinterpret_cast<char*>(chunk.data()), items * size, name, "data");
+    convert(l, chunk.data(), first, items, X);
+  }
+  return X;
+}
+
+// A stream of unknown size: memory grows only with the bytes that arrived (blocks of 16 MiB),
+// then one conversion into the matrix frees the blocks as it goes.
+RowMatrix read_stream(std::istream& in, const Layout& l, const std::string& name) {
+  constexpr std::uint64_t kBlock = std::uint64_t{1} << 24;
+  const std::size_t size = item_size(l.dtype);
+  std::vector<std::vector<unsigned char>> blocks;
+  for (std::uint64_t have = 0; have < l.payload_bytes;) {
+    const std::uint64_t want = std::min(kBlock - kBlock % size, l.payload_bytes - have);
+    blocks.emplace_back(static_cast<std::size_t>(want));
+    std::size_t got = 0;
+    while (got < want) {
+      const std::streamsize c = in.rdbuf()->sgetn(
+          reinterpret_cast<char*>(blocks.back().data()) + got, static_cast<std::streamsize>(want - got));
+      if (c <= 0) break;
+      got += static_cast<std::size_t>(c);
+    }
+    have += got;
+    require(got == want, fmt::format("input file '{}' is truncated: expected {} bytes of data, "
+                                     "got {}",
+                                     name, l.payload_bytes, have));
+  }
+  RowMatrix X(static_cast<Eigen::Index>(l.n), static_cast<Eigen::Index>(l.d));
+  std::uint64_t first = 0;
+  for (auto& b : blocks) {
+    convert(l, b.data(), first, b.size() / size, X);
+    first += b.size() / size;
+    std::vector<unsigned char>().swap(b);
+  }
+  return X;
+}
+
+}  // namespace
+
+Table read_npy(std::istream& in, const std::string& name, const ReadOptions& options,
+               std::int64_t size_hint) {
+  const Layout l = read_layout(in, name);
+  check_payload(l, size_hint, options.limits, name);
+  const std::vector<std::size_t> selected =
+      input::resolve_columns(options, nullptr, static_cast<std::size_t>(l.d), name);
+  Table table;
+  table.values = size_hint >= 0 ? read_known(in, l, name) : read_stream(in, l, name);
+  require(size_hint >= 0 || in.rdbuf()->sgetc() == std::char_traits<char>::eof(),
+          fmt::format("input file '{}' has extra bytes after the {} x {} array", name, l.n, l.d));
+  input::finish_dense(table, selected, options, name);
   return table;
 }
 

@@ -78,15 +78,21 @@ double zcdp_of(double lattice_sensitivity, std::uint64_t s2) {
 
 }  // namespace
 
-GaussianMechanism GaussianMechanism::from_rho(double l2_sensitivity, double rho,
-                                              std::size_t dimension, NoiseMode mode) {
+GaussianMechanism GaussianMechanism::unconfigured(double l2_sensitivity, std::size_t dimension,
+                                                  NoiseMode mode) {
   check_positive(l2_sensitivity, "l2_sensitivity");
-  check_positive(rho, "rho");
   check_dimension(dimension);
   GaussianMechanism m;
   m.sensitivity_ = l2_sensitivity;
   m.dimension_ = dimension;
   m.mode_ = mode;
+  return m;
+}
+
+GaussianMechanism GaussianMechanism::from_rho(double l2_sensitivity, double rho,
+                                              std::size_t dimension, NoiseMode mode) {
+  check_positive(rho, "rho");
+  GaussianMechanism m = unconfigured(l2_sensitivity, dimension, mode);
   m.loss_ = PrivacyLoss::zcdp(rho);
   if (mode == NoiseMode::fast_float) {
     m.sigma_ = zcdp_gaussian_sigma(l2_sensitivity, rho);
@@ -118,10 +124,7 @@ GaussianMechanism GaussianMechanism::from_epsilon_delta(double l2_sensitivity, d
     m.loss_ = PrivacyLoss::approximate(epsilon, delta);
     return m;
   }
-  GaussianMechanism m;
-  m.sensitivity_ = l2_sensitivity;
-  m.dimension_ = dimension;
-  m.mode_ = mode;
+  GaussianMechanism m = unconfigured(l2_sensitivity, dimension, mode);
   m.loss_ = PrivacyLoss::approximate(epsilon, delta);
   const double analytic_sigma = analytic_gaussian_sigma(l2_sensitivity, epsilon, delta);
   if (mode == NoiseMode::fast_float) {
@@ -154,13 +157,8 @@ GaussianMechanism GaussianMechanism::from_epsilon_delta(double l2_sensitivity, d
 
 GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double sigma,
                                                 std::size_t dimension, NoiseMode mode) {
-  check_positive(l2_sensitivity, "l2_sensitivity");
   check_positive(sigma, "sigma");
-  check_dimension(dimension);
-  GaussianMechanism m;
-  m.sensitivity_ = l2_sensitivity;
-  m.dimension_ = dimension;
-  m.mode_ = mode;
+  GaussianMechanism m = unconfigured(l2_sensitivity, dimension, mode);
   if (mode == NoiseMode::fast_float) {
     m.sigma_ = sigma;
     m.rho_ = l2_sensitivity * l2_sensitivity / (2 * sigma * sigma);
@@ -184,17 +182,12 @@ double GaussianMechanism::apply(double value, RandomBits& bits) const {
 }
 
 double GaussianMechanism::apply(double value, Rng& rng) const {
-  RandomBits bits(rng);
-  return apply(value, bits);
+  return lattice::apply_scalar(*this, value, rng);
 }
 
 Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                          Rng& rng) const {
-  lattice::check_vector(value, dimension_);
-  Eigen::VectorXd out(value.size());
-  RandomBits bits(rng);
-  for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
-  return out;
+  return lattice::apply_vector(*this, value, rng);
 }
 
 std::vector<std::unique_ptr<Rng>> GaussianMechanism::chunk_generators(std::size_t n, Rng& rng) {

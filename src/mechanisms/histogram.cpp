@@ -1,4 +1,4 @@
-// Stability-based histogram (Bun, Nissim & Stemmer 2016; card prime-robust-private-mean.md §2.1 P4),
+// Stability-based histogram (Bun, Nissim & Stemmer 2016; docs/proofs/substrate.md §7),
 // with exact discrete Laplace noise on integer counts.
 //
 // Mechanism: count every non-empty bin; add Y ~ DLap(t), P(y) ∝ exp(-|y|/t), to each count; release

@@ -83,17 +83,12 @@ double LaplaceMechanism::apply(double value, RandomBits& bits) const {
 }
 
 double LaplaceMechanism::apply(double value, Rng& rng) const {
-  RandomBits bits(rng);
-  return apply(value, bits);
+  return lattice::apply_scalar(*this, value, rng);
 }
 
 Eigen::VectorXd LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                         Rng& rng) const {
-  lattice::check_vector(value, dimension_);
-  Eigen::VectorXd out(value.size());
-  RandomBits bits(rng);
-  for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = apply(value[i], bits);
-  return out;
+  return lattice::apply_vector(*this, value, rng);
 }
 
 LedgerEntry LaplaceMechanism::ledger_entry(std::string purpose) const {

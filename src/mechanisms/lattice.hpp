@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "dpstats/error.hpp"
+#include "dpstats/random/rng.hpp"
 
 namespace dpstats::lattice {
 
@@ -69,6 +70,24 @@ inline double release(double value, double g, std::int64_t noise) {
   const i128 sum = static_cast<i128>(k) + noise;
   const auto bound = static_cast<i128>(kOutputBound);
   return static_cast<double>(static_cast<std::int64_t>(std::clamp(sum, -bound, bound))) * g;
+}
+
+// A mechanism's scalar release from a generator: one bit reader for the one draw.
+template <class Mechanism>
+double apply_scalar(const Mechanism& m, double value, Rng& rng) {
+  RandomBits bits(rng);
+  return m.apply(value, bits);
+}
+
+// A mechanism's vector release: every coordinate noised in order from one bit reader.
+template <class Mechanism>
+Eigen::VectorXd apply_vector(const Mechanism& m, const Eigen::Ref<const Eigen::VectorXd>& value,
+                             Rng& rng) {
+  check_vector(value, m.dimension());
+  Eigen::VectorXd out(value.size());
+  RandomBits bits(rng);
+  for (Eigen::Index i = 0; i < value.size(); ++i) out[i] = m.apply(value[i], bits);
+  return out;
 }
 
 }  // namespace dpstats::lattice

@@ -5,7 +5,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
 
 namespace dpstats {
 
@@ -18,41 +18,35 @@ void check_values(const Vector& values) {
   }
 }
 
+// Charge, then noise, then seal: the guarantee is what the one ledger entry composes to.
 template <class Mechanism>
 Release<Vector> noisy_release(const Vector& values, const Mechanism& m, const PrivacyLoss& total,
-                              Rng& rng) {
-  Budget budget(total, Accountant::basic);
-  budget.spend(m.ledger_entry("values"));
-  Release<Vector> r;
-  r.estimate = m.apply(values, rng);
-  r.seeded = rng.seeded();
-  r.noise = m.mode();
-  r.privacy.epsilon = total.epsilon;
-  r.privacy.delta = total.delta;
-  r.privacy.certified = m.mode() == NoiseMode::secure;
-  r.ledger = budget.ledger();
-  r.diagnostics["granularity"] = m.granularity();
-  return r;
+                              Rng& rng, Budget* caller) {
+  ReleaseBudget account(total, Accountant::basic, caller);
+  account.charge(m.ledger_entry("values"));
+  Vector noisy = m.apply(values, rng);
+  return seal(std::move(noisy), account, {.noise = m.mode()}, rng,
+              {{"granularity", m.granularity()}});
 }
 
 }  // namespace
 
 Release<Vector> laplace_release(const Vector& values, double l1_sensitivity, double epsilon,
-                                Rng& rng, NoiseMode noise) {
+                                Rng& rng, NoiseMode noise, Budget* budget) {
   check_values(values);
   LaplaceMechanism m(l1_sensitivity, epsilon, static_cast<std::size_t>(values.size()), noise);
-  Release<Vector> r = noisy_release(values, m, PrivacyLoss::pure(epsilon), rng);
+  Release<Vector> r = noisy_release(values, m, PrivacyLoss::pure(epsilon), rng, budget);
   r.diagnostics["scale"] = m.scale();
   return r;
 }
 
 Release<Vector> gaussian_release(const Vector& values, double l2_sensitivity, double epsilon,
-                                 double delta, Rng& rng, NoiseMode noise) {
+                                 double delta, Rng& rng, NoiseMode noise, Budget* budget) {
   check_values(values);
   check_delta_positive(delta);
   auto m = GaussianMechanism::from_epsilon_delta(l2_sensitivity, epsilon, delta,
                                                  static_cast<std::size_t>(values.size()), noise);
-  Release<Vector> r = noisy_release(values, m, PrivacyLoss::approximate(epsilon, delta), rng);
+  Release<Vector> r = noisy_release(values, m, PrivacyLoss::approximate(epsilon, delta), rng, budget);
   r.diagnostics["sigma"] = m.sigma();
   r.diagnostics["rho"] = m.rho();
   return r;

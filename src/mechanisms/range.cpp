@@ -1,4 +1,4 @@
-// q_range (card prime-robust-private-mean.md §2.2, Alg 5): per coordinate, a stability histogram
+// q_range (PRIME Alg 5; docs/proofs/substrate.md §8): per coordinate, a stability histogram
 // over the bins (2σℓ, 2σ(ℓ+1)] picks the most populated bin; its centre is the coordinate of x̄.
 #include "dpstats/mechanisms/range.hpp"
 
@@ -16,7 +16,7 @@
 namespace dpstats {
 namespace {
 
-// Lemma G.13 is proven for ε <= 0.9 only (card §2.1 P3); the paper profile caps ε there.
+// Lemma G.13 is proven for ε <= 0.9 only (docs/errata.md); the paper profile caps ε there.
 constexpr double kPaperEpsilonCap = 0.9;
 // Bin indices are clamped to ±2^62 (public) so that they fit an int64 whatever the data.
 constexpr double kMaxBinIndex = 0x1p62;
@@ -28,7 +28,7 @@ void check_options(const RangeOptions& o) {
   require(o.zeta > 0 && o.zeta < 1, fmt::format("zeta must be in (0, 1), got {}", o.zeta));
 }
 
-// ℓ with x in (2σℓ, 2σ(ℓ+1)] (card §2.2 step 2.1). A per-record function of x alone, so any
+// ℓ with x in (2σℓ, 2σ(ℓ+1)] (PRIME Alg 5 step 2.1). A per-record function of x alone, so any
 // rounding in it is harmless to privacy.
 std::int64_t bin_of(double x, double sigma) {
   const double l = std::ceil(x / (2 * sigma)) - 1;
@@ -74,7 +74,7 @@ LedgerEntry q_range_entry(const RangeOptions& o, std::size_t d, std::string purp
 }
 
 // Two row-major passes instead of d strided ones: the first finds each coordinate's smallest and
-// largest bin (used only to enumerate the bins, card §2.2 step 2.1) and checks for NaN/Inf; the
+// largest bin (used only to enumerate the bins, PRIME Alg 5 step 2.1) and checks for NaN/Inf; the
 // second counts, densely when a coordinate's bins span a short range and in a hash map otherwise.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {
   check_options(o);

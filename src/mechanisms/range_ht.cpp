@@ -1,4 +1,4 @@
-// q_range-ht (card prime-robust-private-mean.md §2.3, Alg 15): median over disjoint parts of
+// q_range-ht (PRIME Alg 15; docs/proofs/substrate.md §8): median over disjoint parts of
 // q_range centres.
 #include "dpstats/mechanisms/range_ht.hpp"
 

@@ -30,6 +30,13 @@ double composed_delta(double delta0, long k, double delta_slack) {
   return std::min(1.0, round_up(-std::expm1(log_keep)));
 }
 
+// The arguments every k-fold self-composition takes.
+void check_self_composition(double eps0, double delta0, long k) {
+  check_eps0(eps0);
+  check_delta(delta0, "delta0");
+  check_k(k);
+}
+
 // The hockey-stick divergence of the k-fold composition of randomized response RR(eps0) at
 // epsilon: with j = the number of flipped answers, the privacy loss is (k - 2j) eps0 and
 //   delta(eps) = sum_{j : (k-2j) eps0 > eps} C(k,j) (e^{(k-j) eps0} - e^eps e^{j eps0}) / (1+e^eps0)^k.
@@ -131,9 +138,7 @@ EpsilonDelta basic_composition(std::span<const EpsilonDelta> losses) {
 }
 
 EpsilonDelta advanced_composition(double eps0, double delta0, long k, double delta_slack) {
-  check_eps0(eps0);
-  check_delta(delta0, "delta0");
-  check_k(k);
+  check_self_composition(eps0, delta0, k);
   check_delta_positive(delta_slack, "delta_slack");
   const double kd = static_cast<double>(k);
   const double eps =
@@ -142,9 +147,7 @@ EpsilonDelta advanced_composition(double eps0, double delta0, long k, double del
 }
 
 EpsilonDelta optimal_composition(double eps0, double delta0, long k, double delta_slack) {
-  check_eps0(eps0);
-  check_delta(delta0, "delta0");
-  check_k(k);
+  check_self_composition(eps0, delta0, k);
   check_delta(delta_slack, "delta_slack");
   const double delta = composed_delta(delta0, k, delta_slack);
   const double basic = round_up(static_cast<double>(k) * eps0);
@@ -165,9 +168,7 @@ EpsilonDelta optimal_composition(double eps0, double delta0, long k, double delt
 }
 
 EpsilonDelta best_composition(double eps0, double delta0, long k, double delta_slack) {
-  check_eps0(eps0);
-  check_delta(delta0, "delta0");
-  check_k(k);
+  check_self_composition(eps0, delta0, k);
   check_delta(delta_slack, "delta_slack");
   const double kd = static_cast<double>(k);
   EpsilonDelta best{round_up(kd * eps0), std::min(1.0, round_up(kd * delta0))};

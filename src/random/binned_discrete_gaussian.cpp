@@ -57,6 +57,39 @@ void build_alias(std::vector<u128> weight, u128 capacity, std::vector<std::uint6
   ensure(small.empty(), "alias table weights do not sum to the cells");
 }
 
+// E_j = x^(j^2) for j = 0..K, x = exp(-B^2/(2 sigma^2)), bracketed at 2^-192:
+// E_{j+1} = E_j · x^(2j+1).
+std::vector<Interval> envelopes(std::size_t bins, u128 width2_den, std::uint64_t num) {
+  const Big q = exact::to_big(2 * static_cast<u128>(num));
+  const Interval x = exact::exp_minus(exact::to_big(width2_den), q, kScale);
+  const Interval x2 = exact::multiply(x, x, kScale);
+  std::vector<Interval> envelope(bins + 1);
+  envelope[0] = {Big(1) << kScale, Big(1) << kScale};
+  Interval odd_power = x;  // x^(2j+1)
+  for (std::size_t j = 0; j < bins; ++j) {
+    envelope[j + 1] = exact::multiply(envelope[j], odd_power, kScale);
+    odd_power = exact::multiply(odd_power, x2, kScale);
+  }
+  return envelope;
+}
+
+// e_j = ceil(2^64 upper(E_j)) >= 1.
+std::vector<Big> upper_units(const std::vector<Interval>& envelope) {
+  const Big down = Big(1) << (kScale - 64);
+  std::vector<Big> e(envelope.size());
+  for (std::size_t j = 0; j < envelope.size(); ++j) e[j] = exact::ceil_div(envelope[j].hi, down);
+  return e;
+}
+
+// The scale D with sum_{j<K} ceil(D e_j / 2^64) + ceil(2 D e_K / 2^64) <= 2^64 (the K core bins
+// and the tail, each rounded up by at most one unit, leave room for the rounding).
+Big proposal_scale(const std::vector<Big>& e) {
+  const std::size_t bins = e.size() - 1;
+  Big total = 2 * e[bins];
+  for (std::size_t j = 0; j < bins; ++j) total += e[j];
+  return (((Big(1) << 64) - bins - 2) << 64) / total;
+}
+
 }  // namespace
 
 bool BinnedDiscreteGaussian::eligible(std::uint64_t sigma2_num, std::uint64_t sigma2_den) {
@@ -101,27 +134,10 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
   ensure(bins >= 2 && bins + 2 <= (std::size_t{1} << kCellBits), "bin count out of range");
   ensure(static_cast<u128>(bins) * width2_den >= num_, "K B^2 < sigma^2");
 
-  // E_j = x^(j^2), x = exp(-B^2/(2 sigma^2)): E_{j+1} = E_j · x^(2j+1), bracketed at 2^-192.
-  const Big q = exact::to_big(2 * static_cast<u128>(num_));
-  const Interval x = exact::exp_minus(exact::to_big(width2_den), q, kScale);
-  const Interval x2 = exact::multiply(x, x, kScale);
-  std::vector<Interval> envelope(bins + 1);
-  envelope[0] = {Big(1) << kScale, Big(1) << kScale};
-  Interval odd_power = x;  // x^(2j+1)
-  for (std::size_t j = 0; j < bins; ++j) {
-    envelope[j + 1] = exact::multiply(envelope[j], odd_power, kScale);
-    odd_power = exact::multiply(odd_power, x2, kScale);
-  }
-  // e_j = ceil(2^64 upper(E_j)) >= 1, and the scale D with sum_j ceil(D e_j / 2^64) +
-  // ceil(2 D e_K / 2^64) <= 2^64.
+  const std::vector<Interval> envelope = envelopes(bins, width2_den, num_);
+  const std::vector<Big> e = upper_units(envelope);
   const Big down = Big(1) << (kScale - 64), two64 = Big(1) << 64;
-  std::vector<Big> e(bins + 1);
-  Big total = 0;
-  for (std::size_t j = 0; j <= bins; ++j) {
-    e[j] = exact::ceil_div(envelope[j].hi, down);
-    total += j < bins ? e[j] : 2 * e[j];
-  }
-  const Big scale_d = ((two64 - bins - 2) << 64) / total;  // D < 2^64
+  const Big scale_d = proposal_scale(e);  // D < 2^64
   scale_d_ = exact::to_u128(scale_d);
   Big used = 0;
   bins_.resize(bins);

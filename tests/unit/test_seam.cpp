@@ -51,7 +51,7 @@ TEST(Seam, ChargeIsAllOrNothing) {
 TEST(Seam, ACallerThatCannotCountZcdpIsChargedTheReleasesEpsilonDelta) {
   Budget caller(PrivacyLoss::approximate(10, 1e-5), Accountant::basic);
   ReleaseBudget account(PrivacyLoss::approximate(2, 1e-6), Accountant::zcdp, &caller);
-  const auto g = GaussianMechanism::from_rho(1.0, 0.05);
+  const auto g = GaussianMechanism::from_rho(1.0, 0.02);
   account.charge(g.ledger_entry("first"));
   account.charge(g.ledger_entry("second"));
   SeededRng rng(1);

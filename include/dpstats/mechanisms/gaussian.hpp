@@ -82,6 +82,9 @@ class GaussianMechanism {
 
  private:
   GaussianMechanism() = default;
+  // Validated sensitivity and dimension, nothing calibrated yet.
+  static GaussianMechanism unconfigured(double l2_sensitivity, std::size_t dimension,
+                                        NoiseMode mode);
   double sensitivity_ = 0;
   std::size_t dimension_ = 1;
   NoiseMode mode_ = NoiseMode::secure;

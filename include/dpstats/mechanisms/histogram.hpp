@@ -1,5 +1,5 @@
 // Stability-based histogram over an unbounded (countable) set of bins (Bun, Nissim & Stemmer 2016;
-// card prime-robust-private-mean.md §2.1 P4). Only non-empty bins are touched: each gets exact
+// docs/proofs/substrate.md §7). Only non-empty bins are touched: each gets exact
 // discrete Laplace noise on its integer count and is released only if the noisy count reaches a
 // threshold tau chosen from the exact discrete-Laplace tail so that a bin present in only one of
 // two neighbouring datasets is released with probability <= delta / 2 (replace-one: at most two

@@ -1,4 +1,4 @@
-// l2-Laplace noise: density ∝ exp(-||b||_2 / beta) on R^d (card pure-dp-heavy-tailed-sco.md §2.1).
+// l2-Laplace noise: density ∝ exp(-||b||_2 / beta) on R^d (docs/proofs/substrate.md §4).
 // Adding it to a vector of l2 sensitivity Δ with beta = Δ/ε is ε-DP (pure).
 //
 // Secure mode (default; certified): an exact lattice version, proof in docs/threat-model.md

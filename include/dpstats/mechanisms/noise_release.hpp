@@ -9,11 +9,13 @@
 
 namespace dpstats {
 
-// Pure epsilon-DP.
+// Pure epsilon-DP. `budget`: an optional caller's Budget the release is also charged against.
 Release<Vector> laplace_release(const Vector& values, double l1_sensitivity, double epsilon,
-                                Rng& rng, NoiseMode noise = NoiseMode::secure);
+                                Rng& rng, NoiseMode noise = NoiseMode::secure,
+                                Budget* budget = nullptr);
 // (epsilon, delta)-DP, delta in (0, 1).
 Release<Vector> gaussian_release(const Vector& values, double l2_sensitivity, double epsilon,
-                                 double delta, Rng& rng, NoiseMode noise = NoiseMode::secure);
+                                 double delta, Rng& rng, NoiseMode noise = NoiseMode::secure,
+                                 Budget* budget = nullptr);
 
 }  // namespace dpstats

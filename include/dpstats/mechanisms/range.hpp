@@ -1,6 +1,5 @@
-// q_range: private coarse range of sub-Gaussian data (card prime-robust-private-mean.md §2.2,
-// Alg 5, from Karwa-Vadhan / [58]). For each coordinate, a stability histogram over bins of width
-// 2σ picks the most populated bin; its centre is x̄_j (the card's correction D13). The per-coordinate
+// q_range: private coarse range of sub-Gaussian data (PRIME Alg 5, from Karwa-Vadhan / [58]). For each coordinate, a stability histogram over bins of width
+// 2σ picks the most populated bin; its centre is x̄_j (docs/errata.md, PRIME D13). The per-coordinate
 // budget comes from composition over d coordinates with the best valid rule (pitfall 4.3; the
 // paper profile uses Lemma G.13 with the 0.9 cap). Returns the centre and the public box side
 // B = 8σ sqrt(ln(d n / ζ)), or abstains when every bin of some coordinate was suppressed.
@@ -34,7 +33,7 @@ struct RangeResult {
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng);
 
 // The per-coordinate histogram budget (ε', δ') for d coordinates: δ' = δ/(2d), and ε' from
-// Lemma G.13 with the 0.9 cap (paper_cap) or per_step_epsilon (card §2.2 step 1, pitfall 4.3).
+// Lemma G.13 with the 0.9 cap (paper_cap) or per_step_epsilon (docs/proofs/substrate.md §8).
 EpsilonDelta q_range_coordinate_budget(const RangeOptions& o, std::size_t d);
 
 // The entry q_range charges for d coordinates, whether it returns a range or abstains: the d

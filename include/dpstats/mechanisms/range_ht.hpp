@@ -1,5 +1,5 @@
-// q_range-ht: private range of data with bounded covariance (card prime-robust-private-mean.md
-// §2.3, Alg 15, from [54]). The rows are split uniformly at random into m disjoint parts; q_range
+// q_range-ht: private range of data with bounded covariance (PRIME §2.3, Alg 15, from [54];
+// docs/proofs/substrate.md §8). The rows are split uniformly at random into m disjoint parts; q_range
 // (Alg 5, mechanisms/range.hpp) with bins of scale `bin_sigma` runs on each part, and the
 // coordinate-wise median of the part centres is x̂. B = B_const/√α; the algorithms project onto
 // Ball(x̂, √d·B/2).
@@ -26,7 +26,7 @@ struct RangeHtOptions {
   double alpha = 0.05;      // corruption bound (sets B)
   double sigma = 1;         // covariance bound: Σ ⪯ σ²I
   double zeta = 0.1;        // failure probability
-  int partitions = 0;       // m; 0 = the paper's ⌈200 ln(2/ζ)⌉ (card §2.3, pitfall 4.12)
+  int partitions = 0;       // m; 0 = the paper's ⌈200 ln(2/ζ)⌉ (PRIME §3; docs/errata.md)
   double bin_sigma = 40;    // q_range's σ per part, in units of σ (Alg 15: 40)
   double B_const = 50;      // B = B_const·σ/√α (Alg 15: 50)
   bool parallel = false;    // full (ε, δ) per part by parallel composition (not the paper's split)

@@ -9,7 +9,7 @@ double laplace_scale(double l1_sensitivity, double epsilon);
 
 // Analytic Gaussian mechanism (Balle & Wang 2018): the smallest sigma with
 //   Phi(Δ/(2σ) - εσ/Δ) - e^ε Phi(-Δ/(2σ) - εσ/Δ) <= δ,
-// found by bisection in log sigma. Check values at Δ = 1 (card jme-continual-moments.md §1.5):
+// found by bisection in log sigma. Check values at Δ = 1 (JME paper §1.5):
 // σ(8, 1e-3) = 0.480014, σ(0.1, 1e-9) = 50.2098, σ(1, 1e-5) = 3.730632, σ(1, 1e-6) = 4.224679.
 double analytic_gaussian_sigma(double l2_sensitivity, double epsilon, double delta);
 // The delta of the continuous Gaussian mechanism with noise sigma at epsilon (= gdp_to_delta with
@@ -17,7 +17,7 @@ double analytic_gaussian_sigma(double l2_sensitivity, double epsilon, double del
 double analytic_gaussian_delta(double l2_sensitivity, double sigma, double epsilon);
 
 // The classic sigma = Δ sqrt(2 ln(1.25/δ)) / ε (Dwork & Roth Thm A.1). Proven only for ε < 1:
-// throws InvalidArgument for ε >= 1 (card prime-robust-private-mean.md pitfall 4.4).
+// throws InvalidArgument for ε >= 1 (docs/errata.md).
 double classic_gaussian_sigma(double l2_sensitivity, double epsilon, double delta);
 
 // sigma = Δ / sqrt(2 rho) for rho-zCDP.

@@ -53,7 +53,7 @@ EpsilonDelta best_composition(double eps0, double delta0, long k, double delta_s
 
 // The largest per-step eps0 such that k-fold composition of (eps0, delta0) meets the target
 // (epsilon, delta) under the best valid rule, with delta0 = delta / (2k) and delta_slack = delta/2
-// (card prime-robust-private-mean.md, pitfall 4.3: never cap eps0 at 0.9).
+// (docs/errata.md: never cap eps0 at 0.9).
 double per_step_epsilon(double epsilon, double delta, long k);
 
 }  // namespace dpstats
