@@ -1,6 +1,6 @@
 // dpstats stat STATISTIC --epsilon E --delta D [--bounds LO,HI]... [--quantiles Q,...]
 //              [--grid-size N] [--categories A,B,...] [--column J] [--scale-share S]
-//              [--budget FILE] [--seed N] [--threads T] INPUT
+//              [--budget FILE] [--seed N] [--threads T] [input options] INPUT
 // STATISTIC is one of the stats registry (count, sum, mean, variance, std, quantiles, histogram);
 // the options a statistic does not read are refused by the registry, as in Python.
 #include <fmt/format.h>
@@ -17,7 +17,8 @@ namespace dpstats::cli {
 namespace {
 
 struct StatArgs {
-  std::string statistic, input;
+  std::string statistic;
+  InputArgs input;
   double epsilon = 0, delta = 0;
   std::vector<std::string> bounds;
   std::string quantiles;
@@ -108,7 +109,7 @@ void run_stat(const StatArgs& a) {
   const auto s = parse_enum<stats::Statistic>(a.statistic);
   require(!a.column || s == stats::Statistic::histogram, "--column applies to histogram only");
   const stats::StatOptions o = options_of(a);
-  const Table table = read_table(a.input);
+  const Table table = read_input(a.input);
   auto rng = make_rng(a.seed);
   BudgetFile budget(a.budget);
   nlohmann::ordered_json head = {{"command", "stat"}, {"statistic", a.statistic}};
@@ -139,7 +140,6 @@ void add_stat_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("stat", "Everyday private statistics of a table's columns:" + names);
   cmd->add_option("STATISTIC", a->statistic, "count, sum, mean, variance, std, quantiles, histogram")
       ->required();
-  cmd->add_option("INPUT", a->input, "CSV or .npy file, - for stdin")->required();
   cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0")->required();
   cmd->add_option("--delta", a->delta, "privacy parameter delta in [0, 1); 0 gives pure DP")
       ->required();
@@ -159,6 +159,7 @@ void add_stat_command(CLI::App& app) {
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   cmd->add_option("--threads", a->threads, "worker threads (default 1)");
+  add_input_options(cmd, a->input);
   cmd->callback([a] { run_stat(*a); });
 }
 

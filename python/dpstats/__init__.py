@@ -17,7 +17,7 @@ from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
 from .model import FittedModel, fit
-from .budget import Budget, BudgetExceeded
+from .budget import Budget, BudgetExceeded, native as _native
 from .stats import (count, sum, column_mean, variance, std, quantiles, histogram,  # noqa: A004
                     stat)
 
@@ -149,7 +149,8 @@ __all__ = ["Release", "read_table", "mean", "laplace", "gaussian", "account", "_
     return Release._from_native(est, fields)
 
 
-def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None) -> Release:
+def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,
+            budget: Optional[Budget] = None) -> Release:
     """Adds Laplace noise to every entry of ``values`` (pure epsilon-DP).
 
     ``sensitivity`` is the l1 sensitivity of the whole array: the largest total change of its
@@ -157,12 +158,12 @@ def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = No
     """
     v = _array(values, "values")
     est, fields = _dpstats.noise("laplace", v, _float(sensitivity, "sensitivity"),
-                                 _float(epsilon, "epsilon"), 0.0, _seed(seed))
+                                 _float(epsilon, "epsilon"), 0.0, _seed(seed), _native(budget))
     return Release._from_native(est, fields)
 
 
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
-             seed: Optional[int] = None) -> Release:
+             seed: Optional[int] = None, *, budget: Optional[Budget] = None) -> Release:
     """Adds Gaussian noise to every entry of ``values`` ((epsilon, delta)-DP).
 
     ``sensitivity`` is the l2 sensitivity of the whole array. The estimate has the shape of
@@ -170,5 +171,6 @@ def gaussian(values, sensitivity: float, epsilon: float, delta: float,
     """
     v = _array(values, "values")
     est, fields = _dpstats.noise("gaussian", v, _float(sensitivity, "sensitivity"),
-                                 _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed))
+                                 _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
+                                 _native(budget))
     return Release._from_native(est, fields)
