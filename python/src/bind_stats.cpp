@@ -26,7 +26,7 @@ stats::StatOptions options(double epsilon, double delta,
   return o;
 }
 
-py::tuple stat(const std::string& name, const CArray& X, double epsilon, double delta,
+py::tuple stat_release(const std::string& name, const CArray& X, double epsilon, double delta,
                const std::vector<std::pair<double, double>>& bounds,
                const std::vector<double>& quantiles, std::optional<std::size_t> grid,
                std::optional<double> scale_share, const std::vector<std::string>& given,
@@ -63,7 +63,7 @@ py::tuple histogram(const std::vector<std::string>& values, const std::vector<st
 void bind_stats(py::module_& m) {
   // A spend over the total: dpstats.BudgetExceeded, a ValueError like every refused input.
   py::register_exception<BudgetExceeded>(m, "BudgetExceeded", PyExc_ValueError);
-  m.def("stat", &stat, py::arg("name"), py::arg("X"), py::arg("epsilon"), py::arg("delta"),
+  m.def("stat", &stat_release, py::arg("name"), py::arg("X"), py::arg("epsilon"), py::arg("delta"),
         py::arg("bounds"), py::arg("quantiles"), py::arg("grid_size"), py::arg("scale_share"),
         py::arg("given"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true));
   m.def("stat_histogram", &histogram, py::arg("values"), py::arg("categories"),

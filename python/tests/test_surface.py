@@ -96,7 +96,7 @@ def test_histogram_strings_and_codes():
 
 def test_one_budget_across_a_mean_a_median_and_a_fit(tmp_path):
     X = _table(4000, 4)
-    budget = dpstats.Budget(epsilon=3, delta=1e-5, accountant="zcdp")
+    budget = dpstats.Budget(epsilon=3, delta=1e-5, accountant="basic")
     dpstats.column_mean(X, epsilon=1, delta=0, bounds=BOUNDS, budget=budget, seed=5)
     dpstats.quantiles(X, [0.5], epsilon=0.5, delta=0, bounds=BOUNDS, budget=budget, seed=5)
     dpstats.variance(X, epsilon=1, delta=1e-6, bounds=BOUNDS, budget=budget, seed=5)

@@ -217,15 +217,15 @@ bad "stat unknown statistic" "must be one of" -- stat median --epsilon 1 --delta
 bad "stat option does not apply" "does not apply" -- stat count --bounds 0,1 --epsilon 1 --delta 0 "$tmp/people.csv"
 bad "stat wrong number of bounds" "one per column" -- stat mean --bounds 0,1 --bounds 0,1 --epsilon 1 --delta 0 "$tmp/people.csv"
 bad "stat bounds required (until estimated)" "bounds" -- stat mean --epsilon 1 --delta 0 "$tmp/people.csv"
-ok "budget init" "j['total']['epsilon']==2" -- budget init "$tmp/b.json" --epsilon 2 --delta 1e-5 --accountant zcdp
+ok "budget init" "j['total']['epsilon']==8" -- budget init "$tmp/b.json" --epsilon 8 --delta 1e-5 --accountant zcdp
 bad "budget init refuses to overwrite" "cannot create" -- budget init "$tmp/b.json" --epsilon 2
 ok "stat mean charged to budget" "j['status']=='ok'" \
   -- stat mean --bounds 0,5e5 --epsilon 1 --delta 0 --budget "$tmp/b.json" --seed 1 "$tmp/people.csv"
 ok "stat quantiles charged to budget" "j['status']=='ok'" \
   -- stat quantiles --quantiles 0.5 --bounds 0,5e5 --epsilon 0.5 --delta 1e-6 --budget "$tmp/b.json" --seed 1 "$tmp/people.csv"
-ok "budget show" "j['releases']>=2 and 0<j['spent']['epsilon']<=2" -- budget show "$tmp/b.json"
+ok "budget show" "j['releases']>=2 and 0<j['spent']['epsilon']<=8" -- budget show "$tmp/b.json"
 cp "$tmp/b.json" "$tmp/b_before.json"
-bad "budget refuses overspending" "exceed" -- stat mean --bounds 0,5e5 --epsilon 1.5 --delta 0 --budget "$tmp/b.json" "$tmp/people.csv"
+bad "budget refuses overspending" "exceed" -- stat mean --bounds 0,5e5 --epsilon 20 --delta 0 --budget "$tmp/b.json" "$tmp/people.csv"
 if cmp -s "$tmp/b.json" "$tmp/b_before.json"; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL: a refused release changed the budget file"; fi
 # concurrent releases through one file: flock serialises them, every spend is recorded
