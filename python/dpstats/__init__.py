@@ -126,10 +126,14 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
     epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
     method="dp-mean": the PRIME paper's "DP Mean" baseline: a private range (half the budget)
     then a clipped mean with Gaussian noise; needs ``delta > 0``; ``sigma`` is the known scale.
-__all__ = ["Release", "read_table", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
-           "Budget", "BudgetExceeded", "count", "sum", "column_mean", "variance", "std",
-           "quantiles", "histogram", "stat", "FittedModel"]
+    Neighbouring datasets differ in one replaced row (n is public).
+    ``X`` may be a pandas DataFrame; ``columns`` picks columns by name (DataFrame) or 0-based
+    index (array). ``epsilon`` and ``delta`` are required (no default privacy target), as in
+    the tool.
+    """
+    epsilon = _required.epsilon(epsilon)
+    delta = _required.delta(delta)
+    X = _array(X, "X", columns)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     if bounds is not None:

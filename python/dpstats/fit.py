@@ -79,7 +79,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         delta = _required.delta(delta)
     else:
         epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
-        delta = 0.0 if delta is None else delta
+        delta = 0.5 if delta is None else delta  # unused: the run is not private
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:

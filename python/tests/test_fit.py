@@ -36,7 +36,7 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
                                           ("non-private", 4000)])
 def test_every_method_runs_and_counts_gradients(method, count):
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, method=method, domain_radius=5, seed=1)
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method=method, domain_radius=5, seed=1)
     if count is not None:
         assert r.diagnostics["gradient_evaluations"] == count
     else:
@@ -48,7 +48,7 @@ def test_every_method_runs_and_counts_gradients(method, count):
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber"])
 def test_every_loss(loss):
     X, y, users, _ = users_task(200, 5, 3, 2)
-    r = dpstats.fit(X, y, users=users, loss=loss, domain_radius=2, seed=2)
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, loss=loss, domain_radius=2, seed=2)
     assert np.all(np.isfinite(r.estimate))
 
 
@@ -57,15 +57,15 @@ def test_bad_input_raises_value_error():
     with pytest.raises(ValueError):
         dpstats.fit(X, y, users=users, epsilon=-1)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users, method="alg9")
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="alg9")
     with pytest.raises(ValueError):
-        dpstats.fit(X, y[:-1], users=users)
+        dpstats.fit(X, y[:-1], users=users, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users.astype(float) + 0.5)
+        dpstats.fit(X, y, users=users.astype(float) + 0.5, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users, task="item-level")
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, task="item-level")
     with pytest.raises(ValueError, match="paper constants|cannot run"):
-        dpstats.fit(X, y, users=users, method="phased-sgd", profile="paper")
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="phased-sgd", profile="paper")
 
 
 @pytest.mark.parametrize("method,loss", [("accelerated", "logistic"), ("nonsmooth", "hinge")])
@@ -85,8 +85,8 @@ def test_alg3_methods_run_count_gradients_and_are_certified(method, loss):
 def test_alg3_misuse_raises_value_error():
     X, y, users, _ = users_task()
     with pytest.raises(ValueError, match="nonsmooth"):
-        dpstats.fit(X, y, users=users, method="accelerated", loss="hinge", domain_radius=5)
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="accelerated", loss="hinge", domain_radius=5)
     with pytest.raises(ValueError, match="cannot run at this size"):
-        dpstats.fit(X, y, users=users, method="accelerated", profile="paper", domain_radius=5)
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="accelerated", profile="paper", domain_radius=5)
     with pytest.raises(ValueError, match="users_per_step"):
-        dpstats.fit(X, y, users=users, method="accelerated", users_per_step=0, domain_radius=5)
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="accelerated", users_per_step=0, domain_radius=5)

@@ -134,18 +134,21 @@ ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& b
 
 void report_clipped(const Noise& noise, std::int64_t outside, double n, Rng& rng,
                     nlohmann::json& diagnostics) {
-  const double noisy = std::max(0.0, noise.apply(static_cast<double>(outside), rng));
+  const double noisy = std::clamp(noise.apply(static_cast<double>(outside), rng), 0.0, n);
+  // A warning only when even a low estimate (4 noise scales below: exceeded with probability
+  // <= e^-4 / 2 for Laplace) is above 5% of the rows, so noise alone rarely raises it.
+  const double low = std::max(0.0, noisy - 4 * noise.scale() * noise.unit());
   nlohmann::json j = {{"noisy_count", noisy},
                       {"fraction", noisy / n},
                       {"noise_scale", noise.scale()},
                       {"budget_share", kClipCheckShare}};
   diagnostics["clipped_rows"] = j;
-  if (noisy / n > 0.05)
+  if (low / n > 0.05)
     diagnostics["warning"] = fmt::format(
         "about {:.1f}% of the rows lie outside the given bounds and were clipped: the release "
         "estimates the clipped data, not the data; widen the bounds or omit them to estimate "
         "them privately",
-        100 * noisy / n);
+        100 * low / n);
 }
 
 SealFacts facts(const StatOptions& o, Neighbouring neighbouring) {
