@@ -43,49 +43,49 @@ def test_dp_sgd_is_approximate():
 
 def test_seeded_reproducible():
     X, y = _data()
-    a = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, seed=5)
-    b = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, seed=5)
+    a = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, seed=5)
+    b = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, seed=5)
     np.testing.assert_array_equal(a.estimate, b.estimate)
 
 
 def test_errors():
     X, y = _data(200)
     with pytest.raises(ValueError, match="delta"):
-        dpstats.fit(X, y, task="heavy-tailed", delta=1e-6, domain_radius=2.0)
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, delta=1e-6, domain_radius=2.0)
     with pytest.raises(ValueError, match="delta"):
-        dpstats.fit(X, y, task="heavy-tailed", method="dp-sgd", domain_radius=2.0)
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, method="dp-sgd", domain_radius=2.0)
     with pytest.raises(ValueError, match="labels must be -1 or \\+1"):
-        dpstats.fit(X, y, task="heavy-tailed", loss="hinge", domain_radius=2.0)
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, loss="hinge", domain_radius=2.0)
     with pytest.raises(ValueError, match="loss"):
-        dpstats.fit(X, y, task="heavy-tailed", loss="cubic", domain_radius=2.0)
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, loss="cubic", domain_radius=2.0)
     with pytest.raises(ValueError, match="method"):
-        dpstats.fit(X, y, task="heavy-tailed", method="magic", domain_radius=2.0)
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, method="magic", domain_radius=2.0)
     Xn = X.copy()
     Xn[3, 1] = np.nan
     with pytest.raises(ValueError, match="finite"):
-        dpstats.fit(Xn, y, task="heavy-tailed", domain_radius=2.0)
+        dpstats.fit(Xn, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0)
     with pytest.raises(ValueError, match="epsilon"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=0, domain_radius=2.0)
 
 
 def test_private_final_clip_is_on_the_ledger_and_public_rule_is_not():
     X, y = _data()
-    r = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, k=4, G_k=3.0, seed=6)
+    r = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, k=4, G_k=3.0, seed=6)
     mech = [e["mechanism"] for e in r.ledger]
     assert mech == ["l2_laplace", "private_quantile", "l2_laplace"]
     gd = r.ledger[2]
     assert abs(r.ledger[1]["loss"]["epsilon"] + gd["count"] * gd["loss"]["epsilon"] - 1.0) < 1e-12
     assert r.diagnostics["phases"][1]["clip_rule"]["rule"] == "private-quantile"
-    p = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, k=4, G_k=3.0, seed=6,
+    p = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, k=4, G_k=3.0, seed=6,
                     final_clip_rule="public")
     assert [e["mechanism"] for e in p.ledger] == ["l2_laplace", "l2_laplace"]
     with pytest.raises(ValueError, match="final_clip_rule"):
-        dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, final_clip_rule="tuned")
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, final_clip_rule="tuned")
 
 
 def test_inner_double_output_perturbation_releases_or_aborts():
     X, y = _data()
-    r = dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, k=4, G_k=3.0, seed=7,
+    r = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, k=4, G_k=3.0, seed=7,
                     inner="double-output-perturbation")
     assert r.status in ("ok", "abstained")
     if r.status == "ok":
@@ -94,7 +94,7 @@ def test_inner_double_output_perturbation_releases_or_aborts():
     else:
         assert r.estimate.size == 0
     with pytest.raises(ValueError, match="inner"):
-        dpstats.fit(X, y, task="heavy-tailed", domain_radius=2.0, inner="newton")
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, inner="newton")
     with pytest.raises(ValueError, match="lipschitz-extension"):
-        dpstats.fit(X, y, task="heavy-tailed", method="clipped-gd", domain_radius=2.0,
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, method="clipped-gd", domain_radius=2.0,
                     inner="glm-one-stage")
