@@ -9,6 +9,9 @@
 # names them (-lfmt -lcrypto -lz -pthread).
 include(CMakePackageConfigHelpers)
 
+# Users of the installed target compile as C++20 too (the headers need it).
+target_compile_features(dpstats_lib PUBLIC cxx_std_20)
+
 install(TARGETS dpstats_lib EXPORT dpstatsTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
