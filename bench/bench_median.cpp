@@ -9,6 +9,7 @@
 
 #include "dpstats/data/gaussian_cluster.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 
@@ -64,8 +65,8 @@ void BM_PrivateMedianPractical(benchmark::State& state) {
   const RowMatrix& X = data(state.range(0), 50, 50);
   SecureRng rng;
   GeometricMedianOptions o;
-  o.rho = 0.5;
-  o.radius = 50;
+  o.privacy = {zcdp_to_epsilon(0.5, 1e-6), 1e-6};
+  o.domain_radius = 50;
   for (auto _ : state) benchmark::DoNotOptimize(geometric_median(X, o, rng).estimate);
 }
 BENCHMARK(BM_PrivateMedianPractical)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);

@@ -46,10 +46,11 @@ void step_bench(benchmark::State& state, const std::string& factorization, Noise
   const auto t0 = static_cast<std::size_t>(state.range(2));
   const auto timed = static_cast<std::size_t>(state.max_iterations);
   MomentsConfig c = make_config(t0 + timed + 1, d, "jme", "prefix", factorization, !full);
-  c.epsilon = 1;
-  c.delta = 1e-6;
-  c.noise = mode;
-  c.threads = threads;
+  c.privacy.epsilon = 1;
+  c.clip = 1;
+  c.privacy.delta = 1e-6;
+  c.run.noise = mode;
+  c.run.threads = threads;
   SecureRng rng;
   MomentEstimator est(c, rng);
   const Vector x = unit_row(d);

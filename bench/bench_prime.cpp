@@ -47,10 +47,12 @@ template <class Run>
 void prime_bench(benchmark::State& state, Run run) {
   const RowMatrix& X = data(state.range(0), state.range(1));
   PrimeOptions o;
-  o.epsilon = 10;
-  o.delta = 0.01;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.01;
   o.alpha = 0.05;
-  o.threads = static_cast<int>(state.range(2));
+  o.run.threads = static_cast<int>(state.range(2));
   o.fallback = false;
   SeededRng rng(1);
   for (auto _ : state) {
@@ -71,10 +73,12 @@ void BM_PrimeHt(benchmark::State& state) {
 void BM_PrivateFilter(benchmark::State& state) {
   const RowMatrix& X = data(state.range(0), state.range(1));
   PrivateFilterOptions o;
-  o.epsilon = 10;
-  o.delta = 0.01;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.01;
   o.alpha = 0.05;
-  o.threads = static_cast<int>(state.range(2));
+  o.run.threads = static_cast<int>(state.range(2));
   SeededRng rng(1);
   for (auto _ : state) {
     auto r = private_filter(X, o, rng);
@@ -85,8 +89,10 @@ void BM_PrivateFilter(benchmark::State& state) {
 void BM_DpMean(benchmark::State& state) {
   const RowMatrix& X = data(state.range(0), state.range(1));
   DpMeanOptions o;
-  o.epsilon = 10;
-  o.delta = 0.01;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.01;
   SeededRng rng(1);
   for (auto _ : state) {
     auto r = dp_mean(X, o, rng);

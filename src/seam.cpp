@@ -50,17 +50,22 @@ const Budget& ReleaseBudget::budget() const {
   return *own_;
 }
 
-Budget ReleaseBudget::caller_after(const Ledger& planned) const {
+Budget ReleaseBudget::caller_after(const Ledger& planned, bool* by_increase) const {
   Budget next = *caller_;
-  if (counts_all(next, planned)) {
+  *by_increase = !counts_all(next, planned);
+  if (!*by_increase) {
     for (const auto& e : planned) next.spend(e);
     return next;
   }
-  Budget mine = *own_;
+  // The increase is measured on the entries charged by increase only: entries the caller counted
+  // themselves are composed there already, and a telescoping sum is only the release's own
+  // guarantee when every one of its terms is an increase (a release charged in several steps
+  // may mix both kinds).
+  Budget mine(own_->total(), own_->accountant());
+  for (const auto& e : increased_) mine.spend(e);
+  const auto before = increased_.empty() ? PrivacyLoss::approximate(0, 0) : mine.spent_epsilon_delta();
   for (const auto& e : planned) mine.spend(e);
   const bool has_delta = own_->total().kind != LossKind::pure;
-  const auto before = own_->ledger().empty() ? PrivacyLoss::approximate(0, 0)
-                                             : own_->spent_epsilon_delta();
   auto after = mine.spent_epsilon_delta();
   if (!has_delta) after.delta = 0;
   next.spend(increase_entry(before, after));
@@ -72,8 +77,10 @@ void ReleaseBudget::charge(const Ledger& planned) {
   Budget mine = *own_;
   for (const auto& e : planned) mine.spend(e);  // throws BudgetExceeded: nothing recorded
   if (caller_) {
-    Budget theirs = caller_after(planned);
+    bool by_increase = false;
+    Budget theirs = caller_after(planned, &by_increase);
     *caller_ = std::move(theirs);
+    if (by_increase) increased_.insert(increased_.end(), planned.begin(), planned.end());
   }
   own_ = std::move(mine);
 }

@@ -52,5 +52,6 @@ void add_median_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_stat_command(CLI::App& app);
 void add_budget_command(CLI::App& app);
+void add_bounds_command(CLI::App& app);
 
 }  // namespace dpstats::cli

@@ -59,18 +59,20 @@ void run_demo() {
                              err, ms);
   };
   row("bounded mean, bounds [-4, 4]", [&] {
-    return bounded_mean(X, {.lower = -4, .upper = 4, .epsilon = 1, .delta = 0}, rng);
+    return bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{-4, 4}, .clip_check_share = 0}, rng);
   });
   row("bounded mean, bounds [-4, 4]", [&] {
-    return bounded_mean(X, {.lower = -4, .upper = 4, .epsilon = 1, .delta = 1e-6}, rng);
+    return bounded_mean(X, {.privacy = {1, 1e-6}, .bounds = std::vector<double>{-4, 4}, .clip_check_share = 0}, rng);
   });
   row("DP Mean (private range + clip)", [&] {
-    return dp_mean(X, {.epsilon = 1, .delta = 1e-6}, rng);
+    return dp_mean(X, {.privacy = {1, 1e-6}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}, rng);
   });
   row("PRIME, alpha = 0.05 (robust)", [&] {
     PrimeOptions o;
-    o.epsilon = 1;
-    o.delta = 1e-6;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = 1;
+    o.privacy.delta = 1e-6;
     o.alpha = alpha;
     return prime(X, o, rng);
   });

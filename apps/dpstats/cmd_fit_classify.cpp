@@ -16,7 +16,7 @@
 #include "dpstats/data/fashion_mnist.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/train_classifier.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {
@@ -146,10 +146,13 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   auto c = std::make_shared<ClassifyArgs>();
   cmd->add_option("--data", c->data, "classify: fashion-mnist or a CSV (label, features...)");
   cmd->add_option("--model", c->model, "classify: logistic (default) or mlp")
-      ->check(CLI::IsMember({"logistic", "mlp"}));
+      ->check(CLI::IsMember(enum_names<optimize::ModelKind>()));
+  std::string optimizers;
+  for (const auto& m : optimize::classify_optimizers())
+    optimizers += fmt::format("{}{}: {}", optimizers.empty() ? "" : "; ", m.name, m.summary);
   cmd->add_option("--optimizer", c->optimizer,
-                  "classify: adam, dp-sgd, dp-adam, dp-adam-debiased, dp-adam-jme (default), "
-                  "dp-adam-joint-clip");
+                  "classify (default dp-adam-jme): " + optimizers)
+      ->check(CLI::IsMember(method_names(optimize::classify_optimizers())));
   cmd->add_option("--hidden", c->hidden, "classify: hidden units of the mlp (default 128)")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--noise-multiplier", c->noise_multiplier,

@@ -1,5 +1,7 @@
-// dpstats median --method fast|hsu24|weiszfeld (--epsilon E --delta D | --rho R) --radius R_MAX
-//                [--min-radius r] [--profile practical|paper] [--seed N] INPUT
+// dpstats median --method fast|hsu24|weiszfeld --epsilon E --delta D [--domain-radius R]
+//                [--min-radius r] [--profile practical|paper] [--scale-share s]
+//                [--bound-check-share s] [--seed N] INPUT
+// Methods, their options and enum names come from the library (median_methods(), parse_enum);
 // weiszfeld is the non-private solver: its output has no privacy fields.
 #include <fmt/format.h>
 
@@ -15,41 +17,57 @@ namespace {
 
 struct MedianArgs {
   std::string method = "fast";
-  std::string profile = "practical";
-  std::optional<double> epsilon, delta, rho, radius, min_radius;
+  std::optional<std::string> profile;
+  std::optional<double> epsilon, delta, domain_radius, min_radius, scale_share, bound_check_share;
   std::optional<std::uint64_t> seed;
   InputArgs input;
 };
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
+// The options the user set, in the library's snake_case (for check_options_apply).
+std::vector<std::string> given(const MedianArgs& a) {
+  std::vector<std::string> g;
+  auto add = [&](bool set, const char* name) { if (set) g.emplace_back(name); };
+  add(a.epsilon.has_value(), "epsilon");
+  add(a.delta.has_value(), "delta");
+  add(a.profile.has_value(), "profile");
+  add(a.domain_radius.has_value(), "domain_radius");
+  add(a.min_radius.has_value(), "min_radius");
+  add(a.scale_share.has_value(), "scale_share");
+  add(a.bound_check_share.has_value(), "bound_check_share");
+  add(a.seed.has_value(), "seed");
+  return g;
+}
+
+void run_weiszfeld(const Table& table, nlohmann::ordered_json extra) {
+  const auto w = weiszfeld(table.values);
+  nlohmann::ordered_json out = {{"command", "median"}, {"method", "weiszfeld"},
+                                {"estimate", to_std(w.x)}, {"private", false},
+                                {"objective", w.f}, {"iterations", w.iterations},
+                                {"rel_gap_bound", w.rel_gap_bound}, {"converged", w.converged}};
+  for (auto& [k, v] : extra.items()) out[k] = v;
+  print_json(out);
+}
+
 void run_median(const MedianArgs& a) {
+  const MethodInfo& method = find_method(median_methods(), "median", a.method);
+  const auto set = given(a);
+  check_options_apply(median_methods(), method, set);
+  GeometricMedianOptions o;
+  if (a.method != "weiszfeld") {
+    o.method = parse_enum<MedianMethod>(a.method);
+    if (a.profile) o.profile = parse_enum<Profile>(*a.profile);
+    o.privacy = {a.epsilon.value_or(0), a.delta.value_or(0)};
+    o.domain_radius = a.domain_radius;
+    o.min_radius = a.min_radius;
+    if (a.scale_share) o.scale_share = *a.scale_share;
+    if (a.bound_check_share) o.bound_check_share = *a.bound_check_share;
+  }
   const Table table = read_input(a.input);
   nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
-  if (a.method == "weiszfeld") {
-    require(!a.epsilon && !a.delta && !a.rho && !a.seed,
-            "--method weiszfeld is not private: it takes no --epsilon, --delta, --rho or --seed");
-    const auto w = weiszfeld(table.values);
-    nlohmann::ordered_json out = {{"command", "median"}, {"method", "weiszfeld"},
-                                  {"estimate", to_std(w.x)}, {"private", false},
-                                  {"objective", w.f}, {"iterations", w.iterations},
-                                  {"rel_gap_bound", w.rel_gap_bound}, {"converged", w.converged}};
-    for (auto& [k, v] : extra.items()) out[k] = v;
-    print_json(out);
-    return;
-  }
-  require(a.radius.has_value(), "--radius R_MAX (public bound on the data's scale) is required");
-  require(a.rho.has_value() != a.epsilon.has_value(),
-          "give --epsilon with --delta, or --rho (not both)");
-  GeometricMedianOptions o;
-  o.method = a.method == "hsu24" ? MedianMethod::hsu24 : MedianMethod::fast;
-  o.profile = a.profile == "paper" ? MedianProfile::paper : MedianProfile::practical;
-  o.epsilon = a.epsilon;
-  o.delta = a.delta;
-  o.rho = a.rho;
-  o.radius = *a.radius;
-  o.min_radius = a.min_radius;
+  if (a.method == "weiszfeld") return run_weiszfeld(table, std::move(extra));
   auto rng = make_rng(a.seed);
   const Release<Vector> r = geometric_median(table.values, o, *rng);
   nlohmann::ordered_json head = {{"command", "median"}, {"method", a.method}};
@@ -57,22 +75,33 @@ void run_median(const MedianArgs& a) {
   print_json(release_output(std::move(head), release_fields_json(r), extra));
 }
 
+std::string method_help() {
+  std::string h;
+  for (const auto& m : median_methods()) h += fmt::format("{}{}: {}", h.empty() ? "" : "; ", m.name, m.summary);
+  return h;
+}
+
 }  // namespace
 
 void add_median_command(CLI::App& app) {
   auto a = std::make_shared<MedianArgs>();
   auto* cmd = app.add_subcommand("median", "Private geometric median of the rows of INPUT");
-  cmd->add_option("--method", a->method,
-                  "fast (KLTY, default), hsu24 (baseline), weiszfeld (non-private)")
-      ->check(CLI::IsMember({"fast", "hsu24", "weiszfeld"}));
+  cmd->add_option("--method", a->method, method_help())
+      ->check(CLI::IsMember(method_names(median_methods())));
   cmd->add_option("--profile", a->profile,
                   "practical (default: measured best, proven) or paper (KLTY Thm 4 as printed)")
-      ->check(CLI::IsMember({"practical", "paper"}));
-  cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0 (with --delta)");
-  cmd->add_option("--delta", a->delta, "privacy parameter delta in (0, 1)");
-  cmd->add_option("--rho", a->rho, "zCDP budget rho > 0 (instead of epsilon)");
-  cmd->add_option("--radius", a->radius, "public bound R on the data's norm scale");
+      ->check(CLI::IsMember(enum_names<Profile>()));
+  cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0 (required)");
+  cmd->add_option("--delta", a->delta, "privacy parameter delta in (0, 1) (required)");
+  cmd->add_option("--domain-radius", a->domain_radius,
+                  "radius R of the ball around the origin holding the median; absent: estimated "
+                  "privately from --scale-share of the budget");
   cmd->add_option("--min-radius", a->min_radius, "start r of the radius grid (default R/2^20)");
+  cmd->add_option("--scale-share", a->scale_share,
+                  "budget share spent estimating an absent --domain-radius (default 0.1)");
+  cmd->add_option("--bound-check-share", a->bound_check_share,
+                  "budget share of the private count of rows beyond a given --domain-radius "
+                  "(default 0.01; 0 turns the check off)");
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_median(*a); });

@@ -1,12 +1,19 @@
 // dpstats moments --method jme|lambda-jme|ime|cs|pp|pp-debiased --workload prefix|decay:B|window:K|
-//   average|adam:B --factorization input|output|sqrt|banded:B --clip Z
+//   average|adam:B --factorization input|output|sqrt|banded:B|blt:M [--clip Z | --scale-share S]
 //   (--epsilon E --delta D | --rho R --delta D | --noise-multiplier S --delta D) [--diagonal]
-//   [--lambda L] [--alpha A] [--tau T] [--on-norm clip|reject] [--seed N] INPUT
-// The rows of INPUT are the stream; one compact JSON object per step (JSON Lines). Everything is
-// validated before the first line is printed, so an error never leaves partial output.
+//   [--lambda L] [--alpha A] [--tau T] [--on-norm clip|reject] [--steps N] [--seed N] INPUT
+// The rows of INPUT are the stream. Output (JSON Lines): the first line holds the release's
+// fields (status, privacy, ledger, diagnostics) once; then one compact line per step
+// {"step", "first", "second"}, flushed as soon as that row has been pushed. With --steps N the
+// rows are read one at a time as they arrive (a live stream, e.g. from a pipe); without it the
+// horizon is the number of rows of INPUT, read first. Options are validated and the whole
+// stream's budget charged before the first line is printed.
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
@@ -18,85 +25,186 @@ namespace dpstats::cli {
 namespace {
 
 struct MomentsArgs {
-  std::string method, workload = "prefix", factorization = "sqrt", on_norm = "clip";
-  std::string neighbouring = "replace-one";
-  double clip = 1;
-  std::optional<double> epsilon, rho, noise_multiplier, lambda;
-  double delta = 0, alpha = 0.5, tau = 1;
+  moments::MomentsOptions o;
+  std::optional<std::size_t> steps;
   bool diagonal = false;
-  int threads = 1;
   std::optional<std::uint64_t> seed;
   InputArgs input;
 };
 
+// One CSV row of numbers; false for a blank line. Never echoes a value in an error.
+bool parse_row(const std::string& line, std::vector<double>& row, std::size_t line_no) {
+  row.clear();
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return false;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) {
+    char* end = nullptr;
+    const double v = std::strtod(cell.c_str(), &end);
+    while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
+    require(end != cell.c_str() && end && *end == '\0',
+            fmt::format("INPUT line {}: a cell is not a number", line_no));
+    row.push_back(v);
+  }
+  return true;
+}
+
+void print_header(const moments::MomentEstimator& est, const MomentsArgs& a, std::size_t d) {
+  nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
+  const nlohmann::ordered_json extra = {{"n", est.config().steps}, {"d", d}};
+  std::cout << release_output(std::move(head), release_fields_json(est.release_fields()), extra)
+                   .dump()
+            << std::endl;  // flushed: the release's fields come before the first step
+}
+
+void print_step(const moments::MomentEstimator& est) {
+  nlohmann::ordered_json line = {{"step", est.step()}};
+  line["first"] = std::vector<double>(est.first().begin(), est.first().end());
+  line["second"] = std::vector<double>(est.second().begin(), est.second().end());
+  std::cout << line.dump() << std::endl;  // one line per step, as the row arrives
+}
+
+// One line of at most `limit` bytes (the input layer's per-line limit), or false at the end.
+bool bounded_getline(std::istream& in, std::string& line, std::uint64_t limit, std::size_t line_no) {
+  line.clear();
+  for (int c; (c = in.get()) != EOF;) {
+    if (c == '\n') return true;
+    require(line.size() < limit, fmt::format("INPUT line {} is longer than --max-line-bytes = {}",
+                                             line_no, limit));
+    line.push_back(static_cast<char>(c));
+  }
+  return !line.empty();
+}
+
+// Whether the first line is names: declared by --header / --no-header, otherwise only when no
+// cell of it reads as a number (a data row is never taken for a header).
+bool first_line_is_header(const MomentsArgs& a, const std::string& line) {
+  if (a.input.header || a.input.no_header) return a.input.header;
+  std::vector<double> ignored;
+  try {
+    return !parse_row(line, ignored, 1);
+  } catch (const InvalidArgument&) {
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) {
+      char* end = nullptr;
+      std::strtod(cell.c_str(), &end);
+      if (end != cell.c_str()) {
+        throw InvalidArgument("INPUT line 1 mixes numbers and text: pass --header or --no-header");
+      }
+    }
+    return true;
+  }
+}
+
+// The live stream: rows read one at a time; the horizon is --steps.
+void run_live(const MomentsArgs& a) {
+  std::ifstream file;
+  const std::string& path = a.input.path;
+  if (path != "-") {
+    file.open(path);
+    require(file.good(), "cannot open INPUT");
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  std::unique_ptr<Rng> rng;
+  std::unique_ptr<moments::MomentEstimator> est;
+  std::string line;
+  std::vector<double> row;
+  for (std::size_t line_no = 1; bounded_getline(in, line, a.input.max_line_bytes, line_no);
+       ++line_no) {
+    if (line_no == 1 && first_line_is_header(a, line)) continue;
+    if (!parse_row(line, row, line_no)) continue;
+    if (!est) {
+      moments::MomentsOptions o = a.o;
+      o.steps = *a.steps;
+      o.dim = row.size();
+      rng = make_rng(a.seed);
+      est = std::make_unique<moments::MomentEstimator>(moments::make_config(o), *rng);
+      print_header(*est, a, row.size());
+    }
+    require(row.size() == est->config().dim,
+            fmt::format("INPUT line {} has {} values, the first row {}", line_no, row.size(),
+                        est->config().dim));
+    est->push(row);
+    print_step(*est);
+  }
+  require(est != nullptr, "INPUT holds no rows");
+}
+
 void run_moments(const MomentsArgs& a) {
+  if (a.steps) {
+    run_live(a);
+    return;
+  }
   const Table table = read_input(a.input);
   const auto& X = table.values;
   check_data(X);
-  using namespace dpstats::moments;
-  MomentsConfig c = make_config(MomentsOptions{
-      .steps = static_cast<std::size_t>(X.rows()), .dim = static_cast<std::size_t>(X.cols()),
-      .method = a.method, .workload = a.workload, .factorization = a.factorization,
-      .clip = a.clip, .epsilon = a.epsilon, .delta = a.delta, .rho = a.rho,
-      .noise_multiplier = a.noise_multiplier, .lambda = a.lambda, .alpha = a.alpha, .tau = a.tau,
-      .diagonal = a.diagonal, .on_norm = a.on_norm, .neighbouring = a.neighbouring,
-      .threads = a.threads});
-  if (c.on_norm == NormPolicy::reject)
+  moments::MomentsOptions o = a.o;
+  o.steps = static_cast<std::size_t>(X.rows());
+  o.dim = static_cast<std::size_t>(X.cols());
+  moments::MomentsConfig c = moments::make_config(o);
+  if (c.on_norm == moments::NormPolicy::reject && c.clip)
     for (Eigen::Index t = 0; t < X.rows(); ++t)
-      require(X.row(t).norm() <= c.zeta,
+      require(X.row(t).norm() <= *c.clip,
               fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)", t + 1,
-                          format_number(c.zeta)));
+                          format_number(*c.clip)));
   auto rng = make_rng(a.seed);
-  MomentEstimator est(std::move(c), *rng);
-  Release<int> fields;  // the release fields shared by every line
-  fields.privacy = est.privacy();
-  fields.seeded = rng->seeded();
-  fields.noise = est.config().noise;
-  fields.ledger = est.ledger();
-  fields.diagnostics = est.diagnostics();
-  const auto release = release_fields_json(fields);
-  const nlohmann::ordered_json extra = {{"n", X.rows()}, {"d", X.cols()}};
+  moments::MomentEstimator est(std::move(c), *rng);
+  print_header(est, a, static_cast<std::size_t>(X.cols()));
   Vector row;
   for (Eigen::Index t = 0; t < X.rows(); ++t) {
     row = X.row(t).transpose();
     est.push({row.data(), static_cast<std::size_t>(row.size())});
-    nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.method}, {"step", t + 1}};
-    head["first"] = std::vector<double>(est.first().begin(), est.first().end());
-    head["second"] = std::vector<double>(est.second().begin(), est.second().end());
-    std::cout << release_output(std::move(head), release, extra).dump() << '\n';
+    print_step(est);
   }
-  std::cout.flush();
+}
+
+std::string method_help() {
+  std::string h;
+  for (const auto& m : moments::moments_methods())
+    h += fmt::format("{}{}: {}", h.empty() ? "" : "; ", m.name, m.summary);
+  return h;
 }
 
 }  // namespace
 
 void add_moments_command(CLI::App& app) {
+  using namespace dpstats::moments;
   auto a = std::make_shared<MomentsArgs>();
   auto* cmd = app.add_subcommand(
       "moments", "Continual release of first and second moments of a stream (rows of INPUT)");
-  cmd->add_option("--method", a->method, "jme, lambda-jme, ime, cs, pp or pp-debiased")
+  cmd->add_option("--method", a->o.method, method_help())
       ->required()
-      ->check(CLI::IsMember({"jme", "lambda-jme", "ime", "cs", "pp", "pp-debiased"}));
-  cmd->add_option("--workload", a->workload,
+      ->check(CLI::IsMember(method_names(moments_methods())));
+  cmd->add_option("--workload", a->o.workload,
                   "prefix, average, decay:BETA, window:K, adam:BETA (default prefix)");
-  cmd->add_option("--factorization", a->factorization,
-                  "input, output, sqrt or banded:B (default sqrt)");
-  cmd->add_option("--clip", a->clip, "l2 clip norm zeta > 0 (default 1)");
-  cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0");
-  cmd->add_option("--rho", a->rho, "zCDP budget rho > 0 (instead of --epsilon)");
-  cmd->add_option("--noise-multiplier", a->noise_multiplier,
+  cmd->add_option("--factorization", a->o.factorization,
+                  "input, output, sqrt, banded:B or blt:M (default sqrt)");
+  cmd->add_option("--clip", a->o.clip,
+                  "l2 clip norm of one row, in the data's units (JME's zeta). Absent: adaptive "
+                  "clipping, a private running quantile of the norms from --scale-share");
+  cmd->add_option("--scale-share", a->o.scale_share,
+                  "budget share of the adaptive clip when --clip is absent, in (0, 1) "
+                  "(default 0.1)");
+  cmd->add_option("--epsilon", a->o.privacy.epsilon, "privacy parameter epsilon > 0");
+  cmd->add_option("--rho", a->o.rho, "zCDP budget rho > 0 (instead of --epsilon)");
+  cmd->add_option("--noise-multiplier", a->o.noise_multiplier,
                   "noise of a sensitivity-1 query (instead of --epsilon)");
-  cmd->add_option("--delta", a->delta, "delta in (0, 1), always needed to state epsilon")
+  cmd->add_option("--delta", a->o.privacy.delta,
+                  "delta in (0, 1), always needed to state epsilon")
       ->required();
-  cmd->add_option("--lambda", a->lambda, "lambda-jme scaling > 0");
-  cmd->add_option("--alpha", a->alpha, "ime first-moment budget share in (0, 1) (default 0.5)");
-  cmd->add_option("--tau", a->tau, "cs scaling > 0 (default 1)");
-  cmd->add_flag("--diagonal", a->diagonal, "release only the diagonal of the second moment");
-  cmd->add_option("--on-norm", a->on_norm, "rows above --clip: clip (default) or reject")
-      ->check(CLI::IsMember({"clip", "reject"}));
-  cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
+  cmd->add_option("--lambda", a->o.lambda, "lambda-jme scaling > 0");
+  cmd->add_option("--alpha", a->o.alpha, "ime first-moment budget share in (0, 1) (default 0.5)");
+  cmd->add_option("--tau", a->o.tau, "cs scaling > 0 (default 1)");
+  cmd->add_flag("--diagonal", a->o.diagonal, "release only the diagonal of the second moment");
+  cmd->add_option("--on-norm", a->o.on_norm, "rows above --clip: clip (default) or reject")
+      ->check(CLI::IsMember(enum_names<NormPolicy>()));
+  cmd->add_option("--neighbouring", a->o.neighbouring, "replace-one (default) or add-remove")
       ->check(CLI::IsMember({"replace-one", "add-remove"}));
-  cmd->add_option("--threads", a->threads,
+  cmd->add_option("--profile", a->o.profile, "practical (default) or paper")
+      ->check(CLI::IsMember(enum_names<Profile>()));
+  cmd->add_option("--steps", a->steps,
+                  "the stream's horizon; read INPUT row by row as it arrives (a live stream)");
+  cmd->add_option("--threads", a->o.run.threads,
                   "threads per step, for releases of 2^15 values or more (default 1; the "
                   "output does not depend on it)");
   add_seed_option(cmd, a->seed);

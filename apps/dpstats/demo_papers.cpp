@@ -43,13 +43,12 @@ void median_section(Rng& rng) {
   };
   auto t0 = std::chrono::steady_clock::now();
   GeometricMedianOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-6;
-  o.radius = R;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = R;
   const auto gm = geometric_median(X, o, rng);
   line("private geometric median", privacy_text(gm.privacy), gm.estimate, elapsed_ms(t0));
   t0 = std::chrono::steady_clock::now();
-  const auto bm = bounded_mean(X, {.lower = -R, .upper = R, .epsilon = 1, .delta = 1e-6}, rng);
+  const auto bm = bounded_mean(X, {.privacy = {1, 1e-6}, .bounds = std::vector<double>{-R, R}, .clip_check_share = 0}, rng);
   line("bounded mean (a mean, not robust)", privacy_text(bm.privacy), bm.estimate, elapsed_ms(t0));
   std::cout << "\n";
 }
@@ -75,9 +74,9 @@ void moments_section(Rng& rng) {
     o.dim = d;
     o.method = method;
     o.workload = "average";
-    o.epsilon = 1;
-    o.delta = 1e-6;
-    const auto r = estimate_moments(make_config(o), X, rng);
+    o.privacy = {.epsilon = 1, .delta = 1e-6};
+    o.clip = 1;  // the demo's rows have norm <= 1
+    const auto r = estimate_moments(X, make_config(o), rng);
     const RowMatrix last =
         Eigen::Map<const RowMatrix>(r.estimate.second.row(T - 1).data(), d, d);
     const std::string name = method == "jme" ? "JME (joint moment estimation)"

@@ -1,4 +1,4 @@
-// geomedian-boosting: KLTY Figs. 2–5 (card private-geometric-median.md §5.2); geomedian-e2e: the
+// geomedian-boosting: KLTY Figs. 2–5 (docs/results/geometric-median.md); geomedian-e2e: the
 // end-to-end pipelines of the targets.
 //  * Boosting only: d = 50, ρ = 0.5, δ = 1e-5; start uniform on the sphere of radius 0.75 r̂
 //    around the (non-private) geometric median; domain B(start, r̂). DPGD (η = r̂/sqrt(T), T passes),
@@ -22,6 +22,7 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 #include "dpstats/privacy/budget.hpp"
 
@@ -30,6 +31,10 @@ namespace {
 
 constexpr double kRho = 0.5;
 constexpr double kDelta = 1e-5;
+
+// The pipelines take an (ε, δ) target: the (ε, δ) of ρ = kRho at δ = kDelta (the practical
+// profile converts it back to ρ ≈ 0.5 with the same tight formula).
+PrivacyTarget rho_target() { return {zcdp_to_epsilon(kRho, kDelta), kDelta}; }
 
 struct Setting {
   std::string figure, label;
@@ -183,8 +188,9 @@ void two_scale(const ReproOptions& o, std::ofstream& md, CsvTable& csv, Rng& rng
     for (const int method : {0, 3, 4}) {
       if (method == 4 && n > 10000) continue;  // T = n²ρ/(256d) steps: ~10 min at 10^5
       GeometricMedianOptions go;
-      go.radius = 50;
-      go.rho = kRho;
+      go.domain_radius = 50;
+      go.privacy = rho_target();
+      go.bound_check_share = 0;  // the paper's runs: the whole budget for the median
       go.weiszfeld_step = method != 3;
       if (method == 4) go.method = MedianMethod::hsu24;
       const Timed t = timed_pipeline(X, go, f_star, rng);
@@ -215,13 +221,13 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
     for (int profile = 0; profile < (o.quick ? 1 : 2); ++profile) {
       for (int rep = 0; rep < (profile == 0 ? reps : 1); ++rep) {
         GeometricMedianOptions go;
-        go.radius = 50;
+        go.domain_radius = 50;
+        go.bound_check_share = 0;
         if (profile == 0) {
-          go.rho = kRho;
-        } else {  // the paper profile needs (ε, δ): the (ε, δ) of ρ = 0.5 at δ = 1e-5
-          go.profile = MedianProfile::paper;
-          go.epsilon = 4.7284;
-          go.delta = 1e-5;
+          go.privacy = rho_target();
+        } else {  // the paper profile's (ε, δ): the (ε, δ) of ρ = 0.5 at δ = 1e-5
+          go.profile = Profile::paper;
+          go.privacy = {4.7284, 1e-5};
           go.localization_steps = 100;
         }
         const Timed t = timed_pipeline(X, go, f_star, rng);
@@ -246,11 +252,11 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
   for (int profile = 0; profile < (o.quick ? 1 : 2); ++profile)
     for (int rep = 0; rep < (profile == 0 ? reps : 1); ++rep) {
       GeometricMedianOptions go;
-      go.radius = 28;
-      go.epsilon = 1;
-      go.delta = 1e-6;
+      go.domain_radius = 28;
+      go.bound_check_share = 0;
+      go.privacy = {1, 1e-6};
       if (profile == 1) {
-        go.profile = MedianProfile::paper;
+        go.profile = Profile::paper;
         go.localization_steps = 100;
       }
       const Timed t = timed_pipeline(X, go, f_star, rng);
@@ -262,10 +268,9 @@ void end_to_end(const ReproOptions& o, std::ofstream& md, Rng& rng) {
   {
     // The DP mean with the public pixel range [0, 1] (Gaussian, (1, 1e-6)).
     BoundedMeanOptions mo;
-    mo.lower = 0;
-    mo.upper = 1;
-    mo.epsilon = 1;
-    mo.delta = 1e-6;
+    mo.bounds = std::vector<double>{0, 1};
+    mo.clip_check_share = 0;
+    mo.privacy = {1, 1e-6};
     const double t0 = cpu_seconds();
     const auto r = bounded_mean(X, mo, rng);
     const double s = cpu_seconds() - t0;

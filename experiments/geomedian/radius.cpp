@@ -1,4 +1,4 @@
-// geomedian-radius: KLTY Fig. 1a/1b and Table 1 (card private-geometric-median.md §5.1):
+// geomedian-radius: KLTY Fig. 1a/1b and Table 1 (docs/results/geometric-median.md):
 // FastRadius (Alg. 2), its permutation design, and HSU24 RadiusFinder (β = 0.05) on
 // GaussianCluster(R, 1000, 10, 0.1, 0.9) for R in {0.5, ..., 10} and HeavyTailed(ν, 1000, 10)
 // with R = 100, ε = 1, δ = 1e-5, r_min ~ U[0.005, 0.02] per trial; plus the time ratio against n.

@@ -38,7 +38,7 @@ inline McResult monte_carlo(const MomentsConfig& c, const RowMatrix& X, const Ro
   McResult r;
   for (int k = 0; k < reps; ++k) {
     auto rng = run_rng(o, salt * 100000 + static_cast<std::uint64_t>(k));
-    const auto rel = estimate_moments(c, X, *rng);
+    const auto rel = estimate_moments(X, c, *rng);
     const double e1 = (rel.estimate.first - Y).squaredNorm();
     const double e2 = (rel.estimate.second - S).squaredNorm();
     f1 += e1, f2 += e1 * e1, s1 += e2, s2 += e2 * e2;

@@ -57,7 +57,8 @@ void run_fig1(const repro::ReproOptions& o) {
       c.A1 = c.A2 = A;
       c.C1 = c.C2 = I;
       c.noise_multiplier = 1.0;
-      c.delta = 1e-6;
+      c.clip = 1;
+      c.privacy.delta = 1e-6;
       if (m == Method::lambda_jme) c.lambda = p;
       c.alpha = p;
       c.tau = p;

@@ -54,8 +54,9 @@ MomentsConfig panel_config(Method m, const Workload& A, const Factorization& C, 
   c.A1 = c.A2 = A;
   c.C1 = c.C2 = C;
   c.noise_multiplier = sigma;
-  c.delta = 1e-6;  // only to state an epsilon
-  c.threads = std::max(1, threads);
+  c.clip = 1;
+  c.privacy.delta = 1e-6;  // only to state an epsilon
+  c.run.threads = std::max(1, threads);
   return c;
 }
 

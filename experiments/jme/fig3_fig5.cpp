@@ -59,7 +59,8 @@ void run_fig3(const repro::ReproOptions& o) {
             cfg.A1 = cfg.A2 = Workload::average(n);
             cfg.C1 = cfg.C2 = Factorization::input(n);
             cfg.noise_multiplier = sb / 2;
-            cfg.delta = 1e-6;
+            cfg.clip = 1;
+            cfg.privacy.delta = 1e-6;
             auto rng = run_rng(o, (m == Method::jme ? 1u : 2u) * 1000000 + k +
                                       static_cast<std::uint64_t>(sb * 1000) * 10000);
             GaussianDensityEstimator est(cfg, *rng);
@@ -178,7 +179,8 @@ void run_fig5(const repro::ReproOptions& o) {
       cfg.A1 = cfg.A2 = Workload::average(n);
       cfg.C1 = cfg.C2 = Factorization::input(n);
       cfg.noise_multiplier = sigma_bar / 2;
-      cfg.delta = 1e-6;
+      cfg.clip = 1;
+      cfg.privacy.delta = 1e-6;
       auto rng = run_rng(o, 7000000 + static_cast<std::uint64_t>(r) * 3 + mi);
       GaussianDensityEstimator est(cfg, *rng);
       for (std::size_t i = 0; i < n; ++i) {

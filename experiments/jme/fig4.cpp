@@ -29,8 +29,9 @@ MomentsConfig panel(Method method, bool sqrt, double sigma_bar, std::size_t n, s
   c.C1 = sqrt ? Factorization::square_root(c.A1) : Factorization::input(n);
   c.C2 = sqrt ? Factorization::square_root(c.A2) : Factorization::input(n);
   c.noise_multiplier = sigma_bar / 2;  // sigma_bar = 2 zeta sigma, zeta = 1
-  c.delta = 1e-6;                      // only to state an epsilon
-  c.threads = std::max(1, threads);
+  c.clip = 1;
+  c.privacy.delta = 1e-6;                      // only to state an epsilon
+  c.run.threads = std::max(1, threads);
   return c;
 }
 

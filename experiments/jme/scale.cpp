@@ -50,8 +50,9 @@ void run_scale(const repro::ReproOptions& o) {
 
   const std::size_t n = o.quick ? 1000 : 100000, d = 100;
   MomentsConfig c = make_config(n, d, "jme", "prefix", fmt::format("blt:{}", chosen), false);
-  c.epsilon = 1.0;
-  c.delta = 1e-6;
+  c.privacy.epsilon = 1.0;
+  c.clip = 1;
+  c.privacy.delta = 1e-6;
   auto rng = run_rng(o, 99);
   auto data_rng = run_rng(o, 98);
   MomentEstimator est(c, *rng);

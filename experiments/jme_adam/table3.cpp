@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "dpstats/data/fashion_mnist.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/train_classifier.hpp"
 #include "../repro.hpp"
 
 namespace dpstats::jme_adam_repro {

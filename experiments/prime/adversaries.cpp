@@ -48,9 +48,9 @@ void run_adversaries(const repro::ReproOptions& o) {
       SeededRng g(seed * 7919 + code * 101 + r);
       const RowMatrix X = attack_data(a, n, d, alpha, g);
       SeededRng g1(r + 1), g2(r + 1);
-      e[0].push_back(m.prime(X, g1, PrimeProfile::practical, 2.0));
-      e[1].push_back(m.prime(X, g, PrimeProfile::practical, 1.25));
-      e[2].push_back(m.prime(X, g2, PrimeProfile::practical, 2.0, false, true));
+      e[0].push_back(m.prime(X, g1, Profile::practical, 2.0));
+      e[1].push_back(m.prime(X, g, Profile::practical, 1.25));
+      e[2].push_back(m.prime(X, g2, Profile::practical, 2.0, false, true));
       e[3].push_back(m.dp_mean(X, g));
       e[4].push_back(m.filter(X, g));
       e[5].push_back(Methods::empirical(X));
@@ -107,10 +107,10 @@ void run_targets(const repro::ReproOptions& o) {
           td += seconds_since(t0);
           SeededRng g1(100 + r), g2(100 + r);
           t0 = std::chrono::steady_clock::now();
-          e[1].push_back(m.prime(X, g1, PrimeProfile::practical, 2.0));
+          e[1].push_back(m.prime(X, g1, Profile::practical, 2.0));
           tp += seconds_since(t0);
-          e[2].push_back(m.prime(X, g2, PrimeProfile::practical, 2.0, false, true));
-          e[3].push_back(m.prime(X, g, PrimeProfile::practical, 1.25));
+          e[2].push_back(m.prime(X, g2, Profile::practical, 2.0, false, true));
+          e[3].push_back(m.prime(X, g, Profile::practical, 1.25));
         }
         const MeanSe dm = finite_mean_se(e[0]), p = finite_mean_se(e[1]),
                      q = finite_mean_se(e[2]), k = finite_mean_se(e[3]);
@@ -138,7 +138,7 @@ void run_targets(const repro::ReproOptions& o) {
         for (int r = 0; r < (o.quick ? 1 : 3); ++r) {
           SeededRng g(seed * 17 + n + d * 3 + r);
           const RowMatrix X = attack_data(a, n, d, alpha, g);
-          pe.push_back(m.prime(X, g, PrimeProfile::practical, 2.0));
+          pe.push_back(m.prime(X, g, Profile::practical, 2.0));
           de.push_back(m.dp_mean(X, g));
         }
         const double pm = finite_mean_se(pe).mean, dmm = finite_mean_se(de).mean;

@@ -171,52 +171,60 @@ inline MeanSe mean_se(const std::vector<double>& v) {
 struct Methods {
   double epsilon, delta, alpha;
   int threads = 1;
-  double prime(const RowMatrix& X, Rng& g, PrimeProfile p, double topk = 2, bool fallback = false,
+  double prime(const RowMatrix& X, Rng& g, Profile p, double topk = 2, bool fallback = false,
                bool noiseless = false, std::string* note = nullptr) const {
     PrimeOptions o;
-    o.epsilon = epsilon;
-    o.delta = delta;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = epsilon;
+    o.privacy.delta = delta;
     o.alpha = alpha;
     o.profile = p;
     o.topk_multiplier = topk;
     o.fallback = fallback;
-    o.threads = threads;
+    o.run.threads = threads;
     PrimeTrace t;
     t.noiseless = noiseless;
-    const auto r = dpstats::prime(X, o, g, noiseless ? &t : nullptr);
+    const auto r = dpstats::prime(X, o, g, nullptr, noiseless ? &t : nullptr);
     if (note) *note = r.diagnostics.value("fallback", "");
     if (r.status != Status::ok) return std::nan("");
     return r.estimate.norm();
   }
   double dp_mean(const RowMatrix& X, Rng& g) const {
     DpMeanOptions o;
-    o.epsilon = epsilon;
-    o.delta = delta;
-    o.threads = threads;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = epsilon;
+    o.privacy.delta = delta;
+    o.run.threads = threads;
     const auto r = dpstats::dp_mean(X, o, g);
     if (r.status != Status::ok) return std::nan("");
     return r.estimate.norm();
   }
-  double prime_ht(const RowMatrix& X, Rng& g, PrimeProfile p = PrimeProfile::practical) const {
+  double prime_ht(const RowMatrix& X, Rng& g, Profile p = Profile::practical) const {
     PrimeOptions o;
-    o.epsilon = epsilon;
-    o.delta = delta;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = epsilon;
+    o.privacy.delta = delta;
     o.alpha = alpha;
     o.profile = p;
     o.fallback = false;
-    o.threads = threads;
+    o.run.threads = threads;
     const auto r = dpstats::prime_ht(X, o, g);
     if (r.status != Status::ok) return std::nan("");
     return r.estimate.norm();
   }
   double private_filter(const RowMatrix& X, Rng& g,
-                        PrimeProfile p = PrimeProfile::practical) const {
+                        Profile p = Profile::practical) const {
     PrivateFilterOptions o;
-    o.epsilon = epsilon;
-    o.delta = delta;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = epsilon;
+    o.privacy.delta = delta;
     o.alpha = alpha;
     o.profile = p;
-    o.threads = threads;
+    o.run.threads = threads;
     const auto r = dpstats::private_filter(X, o, g);
     if (r.status != Status::ok) return std::nan("");
     return r.estimate.norm();

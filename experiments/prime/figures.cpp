@@ -26,9 +26,9 @@ Point run_point(std::int64_t n, std::int64_t d, double alpha, double eps, int ru
   for (int r = 0; r < runs; ++r) {
     SeededRng g(seed * 1000003 + r);
     const RowMatrix X = shifted_cluster(n, d, alpha, 1.5, g);
-    pt.err[0].push_back(m.prime(X, g, PrimeProfile::practical, 2.0));
-    pt.err[1].push_back(m.prime(X, g, PrimeProfile::practical, 1.25));
-    pt.err[2].push_back(m.prime(X, g, PrimeProfile::paper, 2.0));
+    pt.err[0].push_back(m.prime(X, g, Profile::practical, 2.0));
+    pt.err[1].push_back(m.prime(X, g, Profile::practical, 1.25));
+    pt.err[2].push_back(m.prime(X, g, Profile::paper, 2.0));
     pt.err[3].push_back(m.dp_mean(X, g));
     pt.err[4].push_back(m.filter(X, g));
     pt.err[5].push_back(Methods::empirical(X));
@@ -131,8 +131,10 @@ void run_fig1(const repro::ReproOptions& o) {
      << "| ε | Σ-noise norm | stop threshold | feasible |\n|---|---|---|---|\n";
   for (double e : epss) {
     PrimeOptions po;
-    po.epsilon = e;
-    po.delta = 0.01;
+    po.scale = std::vector<double>{1.0};
+    po.clip_check_share = 0;
+    po.privacy.epsilon = e;
+    po.privacy.delta = 0.01;
     po.alpha = 0.1;
     const auto f = prime_feasibility(n, 10, po);
     md << fmt::format("| {} | {:.3g} | {:.3g} | {} |\n", e, f.sigma_noise_norm, f.stop_threshold,
@@ -168,9 +170,9 @@ void run_fig2(const repro::ReproOptions& o) {
     for (int r = 0; r < runs; ++r) {
       SeededRng g(seed * 1000003 + n * 31 + r);
       const RowMatrix X = shifted_cluster(n, d, 0.1, 1.5, g);
-      e[0].push_back(m.prime(X, g, PrimeProfile::practical, 2.0, false));
+      e[0].push_back(m.prime(X, g, Profile::practical, 2.0, false));
       std::string note;
-      e[1].push_back(m.prime(X, g, PrimeProfile::practical, 2.0, true, false, &note));
+      e[1].push_back(m.prime(X, g, Profile::practical, 2.0, true, false, &note));
       fallbacks += note == "dp-mean";
       e[2].push_back(m.dp_mean(X, g));
       e[3].push_back(m.filter(X, g));

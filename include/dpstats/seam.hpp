@@ -47,9 +47,10 @@ class ReleaseBudget {
 
  private:
   ReleaseBudget() = default;
-  Budget caller_after(const Ledger& planned) const;
+  Budget caller_after(const Ledger& planned, bool* by_increase) const;
 
   std::optional<Budget> own_;
+  Ledger increased_;  // the entries charged on the caller as one increase each
   Budget* caller_ = nullptr;
 };
 

@@ -12,20 +12,24 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from . import _dpstats
-from . import _required, account
+from . import account
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
+# `dpstats.median(X, ...)` is the geometric median itself (the submodule stays importable as
+# `dpstats.median` through sys.modules; the attribute is the function).
+median = geometric_median
 from .model import FittedModel, fit
 from .budget import Budget, BudgetExceeded, native as _native
 from .stats import (count, sum, column_mean, variance, std, quantiles, histogram,  # noqa: A004
                     stat)
+from .scale import bounds
 
 __version__ = _dpstats.__version__
-__all__ = ["Release", "read_table", "mean", "laplace", "gaussian", "account", "__version__",
-           "MomentEstimator", "moments", "geometric_median", "quantile_radius", "fit",
-           "Budget", "BudgetExceeded", "count", "sum", "column_mean", "variance", "std",
-           "quantiles", "histogram", "stat", "FittedModel"]
+__all__ = ["Release", "read_table", "mean", "mean_methods", "laplace", "gaussian", "account",
+           "__version__", "MomentEstimator", "moments", "geometric_median", "median",
+           "quantile_radius", "fit", "bounds", "Budget", "BudgetExceeded", "count", "sum",
+           "column_mean", "variance", "std", "quantiles", "histogram", "stat", "FittedModel"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
@@ -100,57 +104,74 @@ def _array(X, name: str, columns: Optional[Sequence] = None) -> np.ndarray:
     return out
 
 
-def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None,
-         delta: Optional[float] = None, *,
-         bounds: Optional[Tuple[float, float]] = None, sigma: float = 1.0,
-         seed: Optional[int] = None, threads: int = 1, alpha: Optional[float] = None,
-         profile: str = "practical", topk_multiplier: float = 2.0,
-         fallback: bool = True, columns: Optional[Sequence] = None) -> Release:
+def _floats(x, name: str):
+    if x is None:
+        return None
+    if np.ndim(x) == 0:
+        return [_float(x, name)]
+    return [_float(v, name) for v in np.asarray(x, dtype=object).ravel()]
+
+
+def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: float = 0.0, *,
+         scale=None, scale_share: Optional[float] = None, bounds=None,
+         alpha: Optional[float] = None, profile: Optional[str] = None,
+         failure_probability: Optional[float] = None, topk_multiplier: Optional[float] = None,
+         T1: Optional[int] = None, T2: Optional[int] = None, T: Optional[int] = None,
+         fallback: Optional[bool] = None, uncertified_window: Optional[bool] = None,
+         seed: Optional[int] = None, threads: int = 1,
+         columns: Optional[Sequence] = None) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
+    ``epsilon`` is required (no default); ``delta`` > 0 for every method but "bounded".
+    Methods (``dpstats.mean_methods()``; the tool's ``dpstats mean --method`` reads the same
+    registry, so options and errors agree):
+
     method="prime": robust private mean (PRIME): up to a fraction ``alpha`` (required, in
-    (0, 0.25]) of the rows may be adversarial; clean rows must have covariance ``sigma**2 * I``.
-    ``profile`` is "practical" (default; private median + l2 ball, zCDP accounting) or "paper"
-    (the paper's constants with the corrections of docs/errata.md). ``topk_multiplier`` M sets the filter's
-    candidates per round to ceil(M * alpha * n) (2 is the paper's). With ``fallback`` (default)
-    the practical profile releases DP Mean instead when a check on public parameters predicts a
+    (0, 0.25]) of the rows may be adversarial. ``profile`` is "practical" (default; private
+    median + l2 ball, zCDP accounting) or "paper". ``topk_multiplier`` M sets the filter's
+    candidates per round to ceil(M * alpha * n). With ``fallback`` (default) the practical
+    profile releases DP Mean instead when a check on public parameters predicts a
     noise-dominated filter; ``release.diagnostics["fallback"]`` then says so.
+    method="prime-ht": PRIME for heavy-tailed data (clean covariance only bounded).
+    method="filter": the private iterative filter (``T`` rounds).
+    method="exp-time": the exponential-time estimator, d = 1 only, a reference for tiny n.
+    method="dp-mean": the PRIME paper's "DP Mean" baseline (not robust).
+    method="bounded": clip column j to ``bounds`` (one (lo, hi) pair for every column, or one
+    pair per column); ``delta=0`` gives pure epsilon-DP (Laplace).
 
-    method="prime-ht": PRIME for heavy-tailed data (clean covariance only bounded by
-    ``sigma**2 * I``); same options as "prime". method="filter": the private iterative filter
-    (one direction per round; ``profile`` and ``topk_multiplier`` as for "prime").
-    method="exp-time": the exponential-time estimator, d = 1 only, a reference for tiny n
-    (exact resilience score; larger n raise ValueError).
-
-    method="bounded": clip every coordinate to ``bounds=(lo, hi)``; ``delta=0`` gives pure
-    epsilon-DP with Laplace noise, ``delta>0`` Gaussian noise.
-    method="dp-mean": the PRIME paper's "DP Mean" baseline: a private range (half the budget)
-    then a clipped mean with Gaussian noise; needs ``delta > 0``; ``sigma`` is the known scale.
+    Units: ``scale`` (one value, or one per column: each column's spread, e.g. its standard
+    deviation) sets the data's units; when absent, every method but "bounded" estimates each
+    column's location and scale privately from ``scale_share`` (default 0.1) of the budget and
+    runs in standard units (``release.diagnostics["units"]`` states the estimate and its cost);
+    "bounded" estimates absent ``bounds`` the same way. A supplied scale or bounds that clips
+    more rows than expected is reported in ``release.diagnostics["clipped"]``.
     Neighbouring datasets differ in one replaced row (n is public).
     ``X`` may be a pandas DataFrame; ``columns`` picks columns by name (DataFrame) or 0-based
-    index (array). ``epsilon`` and ``delta`` are required (no default privacy target), as in
-    the tool.
+    index (array).
     """
-    epsilon = _required.epsilon(epsilon)
-    delta = _required.delta(delta)
     X = _array(X, "X", columns)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    if bounds is not None:
-        if len(bounds) != 2:
-            raise ValueError(f"bounds must be (lo, hi), got {bounds!r}")
-        bounds = (_float(bounds[0], "bounds[0]"), _float(bounds[1], "bounds[1]"))
-    if not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
-        raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
-    if alpha is not None:
-        alpha = _float(alpha, "alpha")
-    if profile not in ("practical", "paper"):
-        raise ValueError(f"profile must be 'practical' or 'paper', got {profile!r}")
-    est, fields = _dpstats.mean(X, str(method), _float(epsilon, "epsilon"),
-                                _float(delta, "delta"), bounds, _float(sigma, "sigma"),
-                                _seed(seed), int(threads), alpha, profile,
-                                _float(topk_multiplier, "topk_multiplier"), bool(fallback))
+    if epsilon is None:
+        raise ValueError("epsilon is required (> 0): the privacy loss this release may spend")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise ValueError(f"threads must be an integer, got {threads!r}")
+    bounds = _floats(bounds, "bounds")
+    scale = _floats(scale, "scale")
+    opt = lambda x, name: None if x is None else _float(x, name)  # noqa: E731
+    est, fields = _dpstats.mean(
+        X, str(method), _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
+        int(threads), alpha=opt(alpha, "alpha"), profile=profile, scale=scale,
+        scale_share=opt(scale_share, "scale_share"), bounds=bounds,
+        failure_probability=opt(failure_probability, "failure_probability"),
+        topk_multiplier=opt(topk_multiplier, "topk_multiplier"), T1=T1, T2=T2, T=T,
+        fallback=fallback, uncertified_window=uncertified_window)
     return Release._from_native(est, fields)
+
+
+def mean_methods():
+    """The methods of :func:`mean` (the library's registry)."""
+    return list(_dpstats.mean_methods())
 
 
 def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,

@@ -1,10 +1,11 @@
 """Private geometric median (KLTY "Private geometric median in nearly-linear time", with the HSU24
-baselines).
+baselines; the proofs are in docs/proofs/median.md).
 
 ``geometric_median`` releases a private estimate of argmin_x (1/n) sum_i ||x - x_i||.
 ``quantile_radius`` releases a private estimate of the 0.75-quantile radius of the data around
 its geometric median (a point of the grid min_radius * 2^t). Neighbouring datasets differ in
-one replaced row; ``radius`` is a public bound on the data's scale (privacy never relies on it).
+one replaced row; ``domain_radius`` is the radius of the ball holding the median (estimated
+privately when absent; privacy never relies on it).
 """
 from __future__ import annotations
 
@@ -53,58 +54,82 @@ def _seed(seed):
     return seed_check(seed)
 
 
+def _methods():
+    return {name: (summary, options) for name, summary, options in _dpstats.median_methods()}
+
+
 def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
-                     delta: Optional[float] = None, radius: Optional[float] = None,
+                     delta: Optional[float] = None, domain_radius: Optional[float] = None,
                      min_radius: Optional[float] = None, seed: Optional[int] = None, *,
-                     rho: Optional[float] = None, profile: str = "practical"):
-    """Private geometric median of the rows of ``X`` (n x d; a 1-D array is one column).
+                     profile: Optional[str] = None, scale_share: Optional[float] = None,
+                     bound_check_share: Optional[float] = None):
+    """Private geometric median argmin_x (1/n) sum_i ||x - x_i|| of the rows of ``X``.
+
+    ``X`` is n x d (a 1-D array is one column). Returns a :class:`Release` whose estimate has
+    length d (``dpstats.median`` is the same function).
+
+    Privacy: ``epsilon`` (> 0) and ``delta`` (in (0, 1)) are required; neighbouring datasets
+    differ in one replaced row.
 
     method="fast" (default): KLTY's pipeline. profile="practical" (default) is the measured-best
     proven combination (permutation-design FastRadius on a subsample, geometric-step noisy
-    localization, a few DP-GD passes with private Weiszfeld step sizes); profile="paper" runs FastRadius (Alg. 2), the HSU24
-    localization and FixedOrderDPSGD with the paper's budget split (needs epsilon and delta).
+    localization, a few DP-GD passes with private Weiszfeld step sizes); profile="paper" runs
+    FastRadius (Alg. 2), the HSU24 localization and FixedOrderDPSGD with the paper's budget split.
     method="hsu24": the HSU24 baseline (RadiusFinder, localization, DP-GD fine-tuning; O(n^2 d)).
     method="weiszfeld": the non-private solver; returns a :class:`WeiszfeldResult` (no privacy).
-    Budget: ``epsilon`` with ``delta``, or ``rho`` (zCDP). ``radius`` (public bound R) is required
-    for the private methods; ``min_radius`` is the radius grid's start (default R / 2^20).
+
+    ``domain_radius``: radius of the ball around the origin that holds the median. When absent
+    it is estimated privately from ``scale_share`` (default 0.1) of the budget: a private
+    per-coordinate median c0 and a private 0.8-quantile of ||x_i - c0||; the estimate and its
+    cost are in ``release.diagnostics["domain_radius_estimate"]``. When given, a private count
+    of the rows beyond it (share ``bound_check_share``, default 0.01; 0 turns it off) is in
+    ``diagnostics["domain_radius_check"]``, with a warning when it exceeds 5% of the rows.
+    ``min_radius`` is the radius grid's start (default domain_radius / 2^20).
+    If the private scale estimate finds too few rows, the release abstains
+    (``release.status == "abstained"``, the reason in ``diagnostics["abstained"]``).
     """
     X = _matrix(X)
+    methods = _methods()
+    if method not in methods:
+        raise ValueError(f"method for median must be one of "
+                         f"{', '.join(repr(m) for m in methods)}, got {method!r}")
+    given = [name for name, value in (("epsilon", epsilon), ("delta", delta),
+                                      ("profile", profile), ("domain_radius", domain_radius),
+                                      ("min_radius", min_radius), ("scale_share", scale_share),
+                                      ("bound_check_share", bound_check_share), ("seed", seed))
+             if value is not None]
     if method == "weiszfeld":
-        if any(v is not None for v in (epsilon, delta, rho, seed)):
-            raise ValueError("method='weiszfeld' is not private: it takes no epsilon, delta, "
-                             "rho or seed")
+        if given:
+            raise ValueError(f"{given[0]} does not apply to method 'weiszfeld' (the non-private "
+                             f"solver takes no privacy or seed options)")
         est, f, it, gap, conv = _dpstats.weiszfeld(X, 1e-10, 10000)
         return WeiszfeldResult(estimate=est, objective=f, iterations=it, rel_gap_bound=gap,
                                converged=conv)
-    if radius is None:
-        raise ValueError("radius (public bound R on the data's scale) is required")
     est, fields = _dpstats.geometric_median(
-        X, str(method), str(profile), _opt_float(epsilon, "epsilon"), _opt_float(delta, "delta"),
-        _opt_float(rho, "rho"), float(_opt_float(radius, "radius")),
-        _opt_float(min_radius, "min_radius"), _seed(seed))
+        X, str(method), given, None if profile is None else str(profile),
+        _opt_float(epsilon, "epsilon") or 0.0, _opt_float(delta, "delta") or 0.0,
+        _opt_float(domain_radius, "domain_radius"), _opt_float(min_radius, "min_radius"),
+        _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
+        _seed(seed))
     return Release._from_native(est, fields)
 
 
 def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = None,
-                    delta: Optional[float] = None, min_radius: Optional[float] = None,
-                    radius: Optional[float] = None, seed: Optional[int] = None) -> Release:
+                    delta: float = 0.0, min_radius: Optional[float] = None,
+                    domain_radius: Optional[float] = None,
+                    seed: Optional[int] = None) -> Release:
     """Private 0.75-quantile radius of ``X`` around its geometric median.
 
     method="fast-radius": KLTY Alg. 2 ((epsilon, delta)-DP); "fast-radius-permuted": the
     permutation design (pure epsilon-DP; delta unused); "radius-finder": HSU24 (pure
-    epsilon-DP, O(n^2 d)). ``min_radius`` and ``radius`` (the grid r * 2^t up to R) are required.
+    epsilon-DP, O(n^2 d)). ``epsilon`` is required (and ``delta`` > 0 for "fast-radius");
+    ``min_radius`` and ``domain_radius`` (the grid r * 2^t up to R) are required.
     """
-    from . import _required
-    epsilon = _required.epsilon(epsilon)
-    if method == "fast-radius":
-        delta = _required.delta(delta, "method 'fast-radius'")
-    elif delta is None:
-        delta = 0.0
     X = _matrix(X)
-    if min_radius is None or radius is None:
-        raise ValueError("min_radius and radius (the search grid) are required")
+    if min_radius is None or domain_radius is None:
+        raise ValueError("min_radius and domain_radius (the search grid) are required")
     est, fields = _dpstats.quantile_radius(
-        X, str(method), float(_opt_float(epsilon, "epsilon")), float(_opt_float(delta, "delta")),
-        float(_opt_float(min_radius, "min_radius")), float(_opt_float(radius, "radius")),
-        _seed(seed))
+        X, str(method), _opt_float(epsilon, "epsilon") or 0.0, float(_opt_float(delta, "delta")),
+        float(_opt_float(min_radius, "min_radius")),
+        float(_opt_float(domain_radius, "domain_radius")), _seed(seed))
     return Release._from_native(np.asarray(est, dtype=np.float64), fields)

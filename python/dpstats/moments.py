@@ -1,4 +1,4 @@
-"""Continual release of first and second moments.
+"""Continual release of first and second moments (docs/proofs/moments.md).
 
 A stream of vectors arrives one per step; after every step the estimator releases private
 estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second moment
@@ -8,8 +8,10 @@ estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second m
 Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"ime"``,
 ``"cs"``, ``"pp"`` and ``"pp-debiased"``. Workloads: ``"prefix"``, ``"average"``,
 ``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
-``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` are
-clipped (``on_norm="clip"``) or rejected; how many were clipped is not released (not private).
+``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` (the
+l2 clip norm of one row, in the data's units) are clipped (``on_norm="clip"``) or rejected.
+Without ``clip`` the clip is adaptive: a private running quantile of the row norms from
+``scale_share`` of the budget (its cost is in the ledger).
 """
 from __future__ import annotations
 
@@ -64,17 +66,19 @@ def _int(x, name: str) -> int:
 
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1):
+             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
+             scale_share=0.1, profile="practical"):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
     from . import _required
     delta = _required.delta(delta, "it states the release's epsilon")
     return _dpstats._moments_options(
-        steps, dim, str(method), str(workload), str(factorization), float(_opt_float(clip, "clip")),
-        _opt_float(epsilon, "epsilon"), float(_opt_float(delta, "delta")),
+        steps, dim, str(method), str(workload), str(factorization), _opt_float(clip, "clip"),
+        float(_opt_float(epsilon, "epsilon") or 0.0), float(_opt_float(delta, "delta")),
         _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
         _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
-        float(_opt_float(tau, "tau")), bool(diagonal), str(on_norm), str(neighbouring),
+        float(_opt_float(tau, "tau")), float(_opt_float(scale_share, "scale_share")),
+        bool(diagonal), str(on_norm), str(neighbouring), str(profile),
         _int(threads, "threads"))
 
 
@@ -89,15 +93,16 @@ class MomentEstimator:
     """
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
-                 factorization: str = "sqrt", clip: float = 1.0,
+                 factorization: str = "sqrt", clip: Optional[float] = None,
                  epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
-                 on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1):
+                 on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
+                 scale_share: float = 0.1, profile: str = "practical"):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
                         clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
-                        on_norm, neighbouring, threads)
+                        on_norm, neighbouring, threads, scale_share, profile)
         self._native = _dpstats._MomentEstimator(opts, _seed(seed))
         self.dim = int(dim)
         self.steps = int(steps)
@@ -120,12 +125,13 @@ class MomentEstimator:
 
 
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "sqrt",
-            clip: float = 1.0, epsilon: Optional[float] = None, delta: Optional[float] = None,
+            clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
-            threads: int = 1) -> MomentsRelease:
+            threads: int = 1, scale_share: float = 0.1,
+            profile: str = "practical") -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step."""
     try:
         X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
@@ -137,6 +143,6 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
                     delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
-                    neighbouring, threads)
+                    neighbouring, threads, scale_share, profile)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed))
     return MomentsRelease._from_parts(first, second, fields)

@@ -1,10 +1,10 @@
 // Bindings for fit(task="classify"): private softmax classifiers trained with DP-SGD / DP-Adam
-// variants (optimize/train_classifier.hpp); python/dpstats/classify.py validates and wraps.
+// variants (training/train_classifier.hpp); python/dpstats/classify.py validates and wraps.
 #include <optional>
 
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/train_classifier.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -85,6 +85,11 @@ py::tuple fit_classify_native(
 }  // namespace
 
 void bind_classify(py::module_& m) {
+  m.def("_classify_optimizers", [] {
+    std::vector<std::string> names;
+    for (const auto& mi : optimize::classify_optimizers()) names.emplace_back(mi.name);
+    return names;
+  });
   m.def("fit_classify", &fit_classify_native, py::arg("X"), py::arg("y"), py::arg("model"),
         py::arg("optimizer"), py::arg("classes"), py::arg("hidden"), py::arg("epsilon"),
         py::arg("noise_multiplier"), py::arg("delta"), py::arg("epochs"), py::arg("batch_size"),

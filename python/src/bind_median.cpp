@@ -1,4 +1,5 @@
-// Geometric median bindings: geometric_median, weiszfeld (non-private), quantile_radius.
+// Geometric median bindings: geometric_median, weiszfeld (non-private), quantile_radius, and the
+// method registries (names, summaries, the options each method reads) for the Python layer.
 #include "common.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"
@@ -10,31 +11,23 @@ using namespace dpstats::python;
 namespace {
 
 py::tuple geometric_median_native(const CArray& X, const std::string& method,
-                                  const std::string& profile, std::optional<double> epsilon,
-                                  std::optional<double> delta, std::optional<double> rho,
-                                  double radius, std::optional<double> min_radius,
+                                  const std::vector<std::string>& given,
+                                  const std::optional<std::string>& profile, double epsilon,
+                                  double delta, std::optional<double> domain_radius,
+                                  std::optional<double> min_radius,
+                                  std::optional<double> scale_share,
+                                  std::optional<double> bound_check_share,
                                   std::optional<std::uint64_t> seed) {
-  const auto data = as_matrix(X);
+  check_options_apply(median_methods(), find_method(median_methods(), "median", method), given);
   GeometricMedianOptions o;
-  if (method == "fast") {
-    o.method = MedianMethod::fast;
-  } else if (method == "hsu24") {
-    o.method = MedianMethod::hsu24;
-  } else {
-    throw InvalidArgument("method must be 'fast', 'hsu24' or 'weiszfeld', got '" + method + "'");
-  }
-  if (profile == "practical") {
-    o.profile = MedianProfile::practical;
-  } else if (profile == "paper") {
-    o.profile = MedianProfile::paper;
-  } else {
-    throw InvalidArgument("profile must be 'practical' or 'paper', got '" + profile + "'");
-  }
-  o.epsilon = epsilon;
-  o.delta = delta;
-  o.rho = rho;
-  o.radius = radius;
+  o.method = parse_enum<MedianMethod>(method);
+  if (profile) o.profile = parse_enum<Profile>(*profile);
+  o.privacy = {epsilon, delta};
+  o.domain_radius = domain_radius;
   o.min_radius = min_radius;
+  if (scale_share) o.scale_share = *scale_share;
+  if (bound_check_share) o.bound_check_share = *bound_check_share;
+  const auto data = as_matrix(X);
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
@@ -60,25 +53,14 @@ py::tuple weiszfeld_native(const CArray& X, double rel_tol, int max_iterations) 
 }
 
 py::tuple quantile_radius_native(const CArray& X, const std::string& method, double epsilon,
-                                 double delta, double min_radius, double radius,
+                                 double delta, double min_radius, double domain_radius,
                                  std::optional<std::uint64_t> seed) {
-  const auto data = as_matrix(X);
   QuantileRadiusOptions o;
-  if (method == "fast-radius") {
-    o.method = RadiusMethod::fast_radius;
-  } else if (method == "fast-radius-permuted") {
-    o.method = RadiusMethod::fast_radius_permuted;
-  } else if (method == "radius-finder") {
-    o.method = RadiusMethod::radius_finder;
-  } else {
-    throw InvalidArgument(
-        "method must be 'fast-radius', 'fast-radius-permuted' or 'radius-finder', got '" +
-        method + "'");
-  }
-  o.epsilon = epsilon;
-  o.delta = delta;
+  o.method = parse_enum<RadiusMethod>(method);
+  o.privacy = {epsilon, o.method == RadiusMethod::fast_radius ? delta : 0.0};
   o.min_radius = min_radius;
-  o.radius = radius;
+  o.domain_radius = domain_radius;
+  const auto data = as_matrix(X);
   auto rng = make_rng(seed);
   Release<double> r;
   {
@@ -88,15 +70,27 @@ py::tuple quantile_radius_native(const CArray& X, const std::string& method, dou
   return py::make_tuple(r.estimate, release_fields_json(r).dump());
 }
 
+py::list registry(std::span<const MethodInfo> methods) {
+  py::list out;
+  for (const auto& m : methods) {
+    py::list options;
+    for (auto name : m.options) options.append(std::string(name));
+    out.append(py::make_tuple(std::string(m.name), std::string(m.summary), options));
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_median(py::module_& m) {
   m.def("geometric_median", &geometric_median_native, py::arg("X"), py::arg("method"),
-        py::arg("profile"), py::arg("epsilon"), py::arg("delta"), py::arg("rho"),
-        py::arg("radius"), py::arg("min_radius"), py::arg("seed"));
+        py::arg("given"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("domain_radius"), py::arg("min_radius"), py::arg("scale_share"),
+        py::arg("bound_check_share"), py::arg("seed"));
   m.def("weiszfeld", &weiszfeld_native, py::arg("X"), py::arg("rel_tol"),
         py::arg("max_iterations"));
   m.def("quantile_radius", &quantile_radius_native, py::arg("X"), py::arg("method"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("min_radius"), py::arg("radius"),
+        py::arg("epsilon"), py::arg("delta"), py::arg("min_radius"), py::arg("domain_radius"),
         py::arg("seed"));
+  m.def("median_methods", [] { return registry(median_methods()); });
 }

@@ -13,14 +13,8 @@ namespace {
 
 using Options = MomentsOptions;
 
-std::string fields_json(const MomentEstimator& est, bool seeded) {
-  Release<int> r;
-  r.privacy = est.privacy();
-  r.seeded = seeded;
-  r.noise = est.config().noise;
-  r.ledger = est.ledger();
-  r.diagnostics = est.diagnostics();
-  return release_fields_json(r).dump();
+std::string fields_json(const MomentEstimator& est) {
+  return release_fields_json(est.release_fields()).dump();
 }
 
 // Owns the Rng the estimator draws from.
@@ -44,7 +38,7 @@ class PyMomentEstimator {
     return py::make_tuple(first, second);
   }
   std::size_t step() const { return est_.step(); }
-  std::string fields() const { return fields_json(est_, rng_->seeded()); }
+  std::string fields() const { return fields_json(est_); }
 
  private:
   std::unique_ptr<Rng> rng_;
@@ -62,7 +56,7 @@ py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::ui
   Release<MomentSeries> r;
   {
     py::gil_scoped_release release;
-    r = estimate_moments(std::move(c), data, *rng);
+    r = estimate_moments(data, std::move(c), *rng);
   }
   const auto n = static_cast<py::ssize_t>(opt.steps), d = static_cast<py::ssize_t>(opt.dim);
   CArray first({n, d});
@@ -71,23 +65,36 @@ py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::ui
   CArray second(opt.diagonal ? std::vector<py::ssize_t>{n, d} : std::vector<py::ssize_t>{n, d, d});
   std::copy(r.estimate.second.data(), r.estimate.second.data() + r.estimate.second.size(),
             second.mutable_data());
-  Release<int> f;
-  f.privacy = r.privacy;
-  f.seeded = r.seeded;
-  f.noise = r.noise;
-  f.ledger = r.ledger;
-  f.diagnostics = r.diagnostics;
-  return py::make_tuple(first, second, release_fields_json(f).dump());
+  return py::make_tuple(first, second, release_fields_json(r).dump());
 }
 
 Options options(std::size_t steps, std::size_t dim, const std::string& method,
-                const std::string& workload, const std::string& factorization, double clip,
-                std::optional<double> epsilon, double delta, std::optional<double> rho,
-                std::optional<double> noise_multiplier, std::optional<double> lambda,
-                double alpha, double tau, bool diagonal, const std::string& on_norm,
-                const std::string& neighbouring, int threads) {
-  return {steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-          noise_multiplier, lambda, alpha, tau, diagonal, on_norm, neighbouring, check_threads(threads)};
+                const std::string& workload, const std::string& factorization,
+                std::optional<double> clip, double epsilon, double delta,
+                std::optional<double> rho, std::optional<double> noise_multiplier,
+                std::optional<double> lambda, double alpha, double tau, double scale_share,
+                bool diagonal, const std::string& on_norm, const std::string& neighbouring,
+                const std::string& profile, int threads) {
+  Options o;
+  o.steps = steps;
+  o.dim = dim;
+  o.method = method;
+  o.workload = workload;
+  o.factorization = factorization;
+  o.clip = clip;
+  o.privacy = {.epsilon = epsilon, .delta = delta};
+  o.rho = rho;
+  o.noise_multiplier = noise_multiplier;
+  o.lambda = lambda;
+  o.alpha = alpha;
+  o.tau = tau;
+  o.scale_share = scale_share;
+  o.diagonal = diagonal;
+  o.on_norm = on_norm;
+  o.neighbouring = neighbouring;
+  o.profile = profile;
+  o.run.threads = check_threads(threads);
+  return o;
 }
 
 }  // namespace
@@ -97,8 +104,13 @@ void bind_moments(py::module_& m) {
   m.def("_moments_options", &options, py::arg("steps"), py::arg("dim"), py::arg("method"),
         py::arg("workload"), py::arg("factorization"), py::arg("clip"), py::arg("epsilon"),
         py::arg("delta"), py::arg("rho"), py::arg("noise_multiplier"), py::arg("lambda_"),
-        py::arg("alpha"), py::arg("tau"), py::arg("diagonal"), py::arg("on_norm"),
-        py::arg("neighbouring"), py::arg("threads") = 1);
+        py::arg("alpha"), py::arg("tau"), py::arg("scale_share"), py::arg("diagonal"),
+        py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = 1);
+  m.def("_moments_methods", [] {
+    std::vector<std::string> names;
+    for (const auto& mi : moments_methods()) names.emplace_back(mi.name);
+    return names;
+  });
   py::class_<PyMomentEstimator>(m, "_MomentEstimator")
       .def(py::init<const Options&, std::optional<std::uint64_t>>(), py::arg("options"),
            py::arg("seed"))

@@ -3,12 +3,7 @@
 // and dpstats/__init__.py wraps them in a Release. dpstats::InvalidArgument derives from
 // std::invalid_argument, which pybind11 raises as ValueError with the same message.
 #include "common.hpp"
-#include "dpstats/mean/bounded_mean.hpp"
-#include "dpstats/mean/dp_mean.hpp"
-#include "dpstats/mean/exp_time_mean.hpp"
-#include "dpstats/mean/prime.hpp"
-#include "dpstats/mean/prime_ht.hpp"
-#include "dpstats/mean/private_filter.hpp"
+#include "dpstats/mean/methods.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -20,66 +15,37 @@ using namespace dpstats::python;
 
 namespace {
 
+// The mean command: the library's one dispatcher (mean/methods.hpp) does every check.
 py::tuple mean(const CArray& X, const std::string& method, double epsilon, double delta,
-               std::optional<std::pair<double, double>> bounds, double sigma,
                std::optional<std::uint64_t> seed, int threads, std::optional<double> alpha,
-               const std::string& profile, double topk_multiplier, bool fallback) {
+               std::optional<std::string> profile, std::optional<std::vector<double>> scale,
+               std::optional<double> scale_share, std::optional<std::vector<double>> bounds,
+               std::optional<double> failure_probability, std::optional<double> topk_multiplier,
+               std::optional<int> T1, std::optional<int> T2, std::optional<int> T,
+               std::optional<bool> fallback, std::optional<bool> uncertified_window) {
   check_threads(threads);
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
+  MeanRequest req;
+  req.method = method;
+  req.privacy = {epsilon, delta};
+  req.run.threads = threads;
+  req.alpha = alpha;
+  if (profile) req.profile = parse_enum<Profile>(*profile);
+  req.scale = std::move(scale);
+  req.scale_share = scale_share;
+  req.bounds = std::move(bounds);
+  req.failure_probability = failure_probability;
+  req.topk_multiplier = topk_multiplier;
+  req.T1 = T1;
+  req.T2 = T2;
+  req.T = T;
+  req.fallback = fallback;
+  req.uncertified_window = uncertified_window;
   Release<Vector> r;
   {
     py::gil_scoped_release release;
-    const bool robust = method == "prime" || method == "prime-ht" || method == "filter" ||
-                        method == "exp-time";
-    require(robust || !alpha.has_value(),
-            "alpha applies to method='prime', 'prime-ht', 'filter' or 'exp-time' only");
-    if (robust) {
-      require(!bounds.has_value(), "bounds applies to method='bounded' only");
-      require(alpha.has_value(),
-              "method='" + method + "' needs alpha (upper bound on the corrupted fraction)");
-    }
-    if (method == "filter") {
-      PrivateFilterOptions o;
-      o.epsilon = epsilon;
-      o.delta = delta;
-      o.alpha = *alpha;
-      o.sigma = sigma;
-      o.profile = prime_profile_from_string(profile);
-      o.topk_multiplier = topk_multiplier;
-      o.threads = threads;
-      r = private_filter(data, o, *rng);
-    } else if (method == "exp-time") {
-      ExpTimeMeanOptions o;
-      o.epsilon = epsilon;
-      o.delta = delta;
-      o.alpha = *alpha;
-      o.sigma = sigma;
-      r = exp_time_mean(data, o, *rng);
-    } else if (method == "prime" || method == "prime-ht") {
-      PrimeOptions o;
-      o.epsilon = epsilon;
-      o.delta = delta;
-      o.alpha = *alpha;
-      o.sigma = sigma;
-      o.profile = prime_profile_from_string(profile);
-      o.topk_multiplier = topk_multiplier;
-      o.fallback = fallback;
-      o.threads = threads;
-      r = method == "prime" ? prime(data, o, *rng) : prime_ht(data, o, *rng);
-    } else if (method == "bounded") {
-      require(bounds.has_value(), "method='bounded' needs bounds=(lo, hi)");
-      r = bounded_mean(data, {.lower = bounds->first, .upper = bounds->second, .epsilon = epsilon,
-                              .delta = delta, .threads = threads},
-                       *rng);
-    } else if (method == "dp-mean") {
-      require(!bounds.has_value(), "bounds applies to method='bounded' only");
-      r = dp_mean(data, {.epsilon = epsilon, .delta = delta, .sigma = sigma, .threads = threads},
-                  *rng);
-    } else {
-      throw InvalidArgument("method must be 'prime', 'prime-ht', 'filter', 'exp-time', 'dp-mean' "
-                            "or 'bounded', got '" + method + "'");
-    }
+    r = run_mean(data, req, *rng);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
 }
@@ -106,6 +72,7 @@ void bind_fit(pybind11::module_&);
 void bind_classify(pybind11::module_&);
 void bind_heavy_tailed(pybind11::module_&);
 void bind_stats(pybind11::module_&);
+void bind_scale(pybind11::module_&);
 
 PYBIND11_MODULE(_dpstats, m) {
   m.doc() = "dpstats native layer; use the `dpstats` package.";
@@ -116,11 +83,20 @@ PYBIND11_MODULE(_dpstats, m) {
   bind_classify(m);
   bind_heavy_tailed(m);
   bind_stats(m);
+  bind_scale(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("bounds"), py::arg("sigma"), py::arg("seed"), py::arg("threads"),
-        py::arg("alpha") = py::none(), py::arg("profile") = "practical",
-        py::arg("topk_multiplier") = 2.0, py::arg("fallback") = true);
+        py::arg("seed"), py::arg("threads"), py::arg("alpha") = py::none(),
+        py::arg("profile") = py::none(), py::arg("scale") = py::none(),
+        py::arg("scale_share") = py::none(), py::arg("bounds") = py::none(),
+        py::arg("failure_probability") = py::none(), py::arg("topk_multiplier") = py::none(),
+        py::arg("T1") = py::none(), py::arg("T2") = py::none(), py::arg("T") = py::none(),
+        py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none());
+  m.def("mean_methods", [] {
+    py::list out;
+    for (const auto& mi : mean_methods()) out.append(py::str(std::string(mi.name)));
+    return out;
+  });
   m.def("noise", &noise, py::arg("mechanism"), py::arg("values"), py::arg("sensitivity"),
         py::arg("epsilon"), py::arg("delta"), py::arg("seed"),
         py::arg("budget").none(true) = nullptr);

@@ -17,7 +17,7 @@ def test_bounded_mean_pure(data):
     r = dpstats.mean(data, method="bounded", epsilon=1.0, delta=0.0, bounds=(-5, 5), seed=3)
     assert isinstance(r, dpstats.Release)
     assert r.estimate.shape == (4,)
-    assert r.epsilon == 1.0 and r.delta == 0.0 and r.rho is None
+    assert abs(r.epsilon - 1.0) < 1e-12 and r.epsilon <= 1.0 and r.delta == 0.0 and r.rho is None
     assert r.certified and r.status == "ok" and r.seeded and r.noise == "secure"
     assert r.neighbouring == "replace-one"
     assert r.ledger and r.ledger[0]["mechanism"] == "laplace"
@@ -27,7 +27,8 @@ def test_bounded_mean_pure(data):
 
 def test_bounded_mean_gaussian_and_unseeded(data):
     r = dpstats.mean(data, method="bounded", epsilon=1.0, delta=1e-6, bounds=(-5, 5))
-    assert not r.seeded and r.delta == 1e-6 and r.ledger[0]["mechanism"] == "gaussian"
+    assert not r.seeded and r.delta == 1e-6 and r.ledger[-1]["mechanism"] == "gaussian"
+    assert "warning" not in r.diagnostics["clipped"]  # the supplied bounds clip ~nothing
     assert np.linalg.norm(r.estimate - 0.5) < 0.05
 
 
@@ -40,11 +41,22 @@ def test_seed_reproducible(data):
 
 
 def test_dp_mean(data):
-    r = dpstats.mean(data, method="dp-mean", epsilon=2.0, delta=1e-6, sigma=1.0, seed=5)
+    r = dpstats.mean(data, method="dp-mean", epsilon=2.0, delta=1e-6, scale=1.0, seed=5)
     assert r.status == "ok"
     assert np.linalg.norm(r.estimate - 0.5) < 0.1
-    assert r.ledger[0]["purpose"].startswith("q_range") and r.ledger[1]["purpose"] == "clipped mean"
+    assert r.ledger[-2]["purpose"].startswith("q_range") and r.ledger[-1]["purpose"] == "clipped mean"
     assert r.epsilon <= 2.0 and r.delta <= 1e-6
+    # Without a scale, each column's is estimated privately (and stated).
+    s = dpstats.mean(data * [1, 10, 100, 1000], method="dp-mean", epsilon=2.0, delta=1e-6, seed=5)
+    assert s.status == "ok" and s.diagnostics["units"]["scale"] == "estimated"
+    assert np.all(np.abs(s.estimate / [1, 10, 100, 1000] - 0.5) < 0.1)
+
+
+def test_mean_needs_epsilon_and_lists_methods(data):
+    with pytest.raises(ValueError, match="epsilon"):
+        dpstats.mean(data, method="dp-mean", delta=1e-6)
+    assert dpstats.mean_methods() == ["prime", "prime-ht", "filter", "exp-time", "dp-mean",
+                                      "bounded"]
 
 
 def test_one_dimensional_and_other_dtypes():
@@ -94,7 +106,9 @@ BAD = [
     (dict(X=np.ones((3, 2)), method="bounded", epsilon=1, delta=1.0, bounds=(0, 1)), "delta"),
     (dict(X=np.ones((3, 2)), method="bounded", epsilon=1, delta=-1e-9, bounds=(0, 1)), "delta"),
     (dict(X=np.ones((3, 2)), method="bounded", epsilon=1, delta=0, bounds=(1, 0)), "lower < upper"),
-    (dict(X=np.ones((3, 2)), method="bounded", epsilon=1, delta=0), "bounds"),
+    (dict(X=np.ones((3, 2)), method="bounded", epsilon=1, delta=0, bounds=(0, 1, 2)), "bounds"),
+    (dict(X=np.ones((3, 2)), method="dp-mean", epsilon=1, delta=0.1, scale=(1, 2, 3)), "scale"),
+    (dict(X=np.ones((3, 2)), method="dp-mean", epsilon=1, delta=0.1, T=3), "does not apply"),
     (dict(X=np.ones((3, 2)), method="dp-mean", epsilon=1, delta=0), "delta"),
     (dict(X=np.ones((3, 2)), method="nope", epsilon=1, delta=0.1), "method"),
     (dict(X=np.ones((3, 2)), method="bounded", epsilon=1, delta=0, bounds=(0, 1), seed=-1), "seed"),

@@ -35,7 +35,7 @@ def test_diagonal_and_every_method_and_tiny_noise_is_exact():
     S = np.cumsum(X ** 2, axis=0)
     for method in ["jme", "ime", "cs", "pp", "pp-debiased"]:
         for fact in ["input", "output", "sqrt", "banded:3"]:
-            r = dpstats.moments(X, method=method, factorization=fact, diagonal=True,
+            r = dpstats.moments(X, clip=1.0, method=method, factorization=fact, diagonal=True,
                                 noise_multiplier=1e-9, delta=1e-6, seed=1)
             assert r.second.shape == (15, 4)
             np.testing.assert_allclose(r.first, Y, atol=1e-4)
@@ -47,7 +47,7 @@ def test_noise_level_matches_the_closed_form():
     # JME, prefix, C = I, d = 2, sigma = 1: E||Y_hat - Y||^2 summed = d (2 zeta)^2 ||E1||_F^2.
     X = _stream(10, 2, 2)
     Y = np.cumsum(X, axis=0)
-    errs = [np.sum((dpstats.moments(X, factorization="input", noise_multiplier=1.0, delta=1e-6,
+    errs = [np.sum((dpstats.moments(X, clip=1.0, factorization="input", noise_multiplier=1.0, delta=1e-6,
                                     seed=s).first - Y) ** 2) for s in range(400)]
     want = 2 * 4 * 55
     se = np.std(errs) / np.sqrt(len(errs))
@@ -59,36 +59,36 @@ def test_bad_inputs_raise_value_error():
     bad = X.copy()
     bad[2, 1] = np.nan
     with pytest.raises(ValueError):
-        dpstats.moments(bad, epsilon=1.0)
+        dpstats.moments(bad, clip=1.0, epsilon=1.0)
     bad[2, 1] = np.inf
     with pytest.raises(ValueError):
-        dpstats.moments(bad, epsilon=1.0)
+        dpstats.moments(bad, clip=1.0, epsilon=1.0)
     with pytest.raises(ValueError):
         dpstats.moments(X, epsilon=1.0, clip=0)
     with pytest.raises(ValueError):
-        dpstats.moments(X, epsilon=-1.0)
+        dpstats.moments(X, clip=1.0, epsilon=-1.0)
     with pytest.raises(ValueError):
-        dpstats.moments(X, method="nope", epsilon=1.0)
+        dpstats.moments(X, clip=1.0, method="nope", epsilon=1.0)
     with pytest.raises(ValueError):
-        dpstats.moments(X, workload="decay:2", epsilon=1.0)
+        dpstats.moments(X, clip=1.0, workload="decay:2", epsilon=1.0)
     with pytest.raises(ValueError):
-        dpstats.moments(X, factorization="banded:0", epsilon=1.0)
+        dpstats.moments(X, clip=1.0, factorization="banded:0", epsilon=1.0)
     with pytest.raises(ValueError):
         dpstats.moments(X)  # no budget
     with pytest.raises(ValueError):
-        dpstats.moments(X * 10, epsilon=1.0, delta=1e-6, on_norm="reject")
-    est = dpstats.MomentEstimator(2, epsilon=1.0, delta=1e-6, steps=3)
+        dpstats.moments(X * 10, clip=1.0, epsilon=1.0, delta=1e-6, on_norm="reject")
+    est = dpstats.MomentEstimator(2, clip=1.0, epsilon=1.0, delta=1e-6, steps=3)
     with pytest.raises(ValueError):
         est.push([1.0, 2.0, 3.0])
     with pytest.raises(ValueError):
         est.push([np.nan, 0.0])
     with pytest.raises(ValueError):
-        dpstats.MomentEstimator(2, epsilon=1.0, delta=1e-6, steps=0)
+        dpstats.MomentEstimator(2, clip=1.0, epsilon=1.0, delta=1e-6, steps=0)
 
 
 def test_clipped_rows_are_clipped_not_reported():
     X = np.array([[3.0, 4.0], [0.0, 0.5]])
-    r = dpstats.moments(X, factorization="input", noise_multiplier=1e-9, delta=1e-6, seed=3)
+    r = dpstats.moments(X, clip=1.0, factorization="input", noise_multiplier=1e-9, delta=1e-6, seed=3)
     np.testing.assert_allclose(r.first[0], [0.6, 0.8], atol=1e-5)
     assert not isinstance(r.diagnostics["clipped_rows"], (int, float))
 
@@ -96,8 +96,14 @@ def test_clipped_rows_are_clipped_not_reported():
 def test_threads_do_not_change_seeded_noise():
     # 2 x 40000 coordinates: releases above 2^15 entries are noised in chunks on `threads` threads.
     X = np.random.default_rng(0).normal(size=(2, 40000)) / 400
-    a = dpstats.moments(X, epsilon=1.0, delta=1e-6, diagonal=True, seed=3, threads=1, factorization="input")
-    b = dpstats.moments(X, epsilon=1.0, delta=1e-6, diagonal=True, seed=3, threads=2, factorization="input")
+    a = dpstats.moments(X, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3, threads=1, factorization="input")
+    b = dpstats.moments(X, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3, threads=2, factorization="input")
     assert np.array_equal(a.first, b.first) and np.array_equal(a.second, b.second)
     with pytest.raises(ValueError, match="threads"):
-        dpstats.moments(X, epsilon=1.0, delta=1e-6, diagonal=True, threads=0)
+        dpstats.moments(X, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, threads=0)
+
+
+def test_moments_clip_has_no_silent_default():
+    X = np.random.default_rng(0).normal(size=(10, 2)) * 1e3
+    with pytest.raises(ValueError, match="clip"):
+        dpstats.moments(X, epsilon=1.0, delta=1e-6)

@@ -110,7 +110,8 @@ def test_exp_time_is_one_dimensional_and_small():
     rng = np.random.default_rng(6)
     x = rng.normal(size=20)
     x[:2] = 5.0
-    r = dpstats.mean(x, method="exp-time", epsilon=300.0, delta=0.01, alpha=0.1, seed=6)
+    r = dpstats.mean(x, method="exp-time", epsilon=300.0, delta=0.01, alpha=0.1, scale=1.0,
+                     seed=6)
     assert r.status == "ok" and r.estimate.shape == (1,) and abs(r.estimate[0]) < 1.0
     with pytest.raises(ValueError, match="d = 1"):
         dpstats.mean(rng.normal(size=(50, 2)), method="exp-time", epsilon=1.0, delta=0.01,

@@ -1,3 +1,4 @@
+// The bounded mean (mean/bounded_mean.hpp; docs/proofs/mean.md §5).
 #include "dpstats/mean/bounded_mean.hpp"
 
 #include <fmt/format.h>
@@ -8,57 +9,149 @@
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
+#include "prime_internal.hpp"
 
 namespace dpstats {
+namespace {
 
-Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& o, Rng& rng) {
-  check_epsilon(o.epsilon);
-  check_delta(o.delta);
-  check_finite(o.lower, "lower bound");
-  check_finite(o.upper, "upper bound");
-  require(o.lower < o.upper,
-          fmt::format("bounds must satisfy lower < upper, got lower = {}, upper = {}", o.lower,
-                      o.upper));
-  // quantised_clipped_sum validates X (shape, NaN/Inf) in its own pass, before any noise.
+using namespace prime_detail;
 
-  const auto n = static_cast<std::int64_t>(X.rows());
-  const auto d = static_cast<std::size_t>(X.cols());
-  const QuantisedSum qs =
-      quantised_clipped_sum(X, Vector::Constant(X.cols(), o.lower), o.upper - o.lower, o.threads);
-
-  Release<Vector> r;
-  r.seeded = rng.seeded();
-  r.noise = o.noise;
-  Budget budget(o.delta > 0 ? PrivacyLoss::approximate(o.epsilon, o.delta)
-                            : PrivacyLoss::pure(o.epsilon),
-                Accountant::basic);
-  // Sensitivities in units of the quantised sum: one replaced row moves each coordinate by <= Q.
-  Vector noisy;
-  const double per_unit = qs.width / (static_cast<double>(n) * qs.quantum);  // of the mean
-  if (o.delta == 0) {
-    LaplaceMechanism lap(static_cast<double>(d) * qs.quantum, o.epsilon, d, o.noise);
-    budget.spend(in_output_units(lap.ledger_entry("clipped sum"), per_unit));
-    noisy = lap.apply(qs.sums, rng);
-    r.diagnostics["noise_scale"] = lap.scale() * qs.width / (static_cast<double>(n) * qs.quantum);
-  } else {
-    auto gauss = GaussianMechanism::from_epsilon_delta(std::sqrt(static_cast<double>(d)) * qs.quantum,
-                                                       o.epsilon, o.delta, d, o.noise);
-    budget.spend(in_output_units(gauss.ledger_entry("clipped sum"), per_unit));
-    noisy = gauss.apply(qs.sums, rng);
-    r.diagnostics["noise_scale"] = gauss.sigma() * qs.width / (static_cast<double>(n) * qs.quantum);
+void validate(const BoundedMeanOptions& o, Eigen::Index d) {
+  validate(o.privacy, DeltaRule::any);
+  validate(o.run);
+  require(d >= 1, fmt::format("the bounded mean needs d >= 1 columns, got {}", d));
+  if (o.bounds) {
+    const auto& b = *o.bounds;
+    require(b.size() == 2 || static_cast<Eigen::Index>(b.size()) == 2 * d,
+            fmt::format("bounds must hold one (lo, hi) pair for every column or one pair per "
+                        "column (2 or {} values), got {} values",
+                        2 * d, b.size()));
+    for (std::size_t k = 0; k + 1 < b.size(); k += 2) {
+      check_finite(b[k], "bounds (lo)");
+      check_finite(b[k + 1], "bounds (hi)");
+      require(b[k] < b[k + 1], fmt::format("bounds must satisfy lower < upper, got lower = {}, upper = {}",
+                                           b[k], b[k + 1]));
+    }
   }
-  r.estimate = qs.to_mean(noisy, n);
+  require(o.scale_share > 0 && o.scale_share <= 0.5,
+          fmt::format("scale_share must be in (0, 0.5], got {}", o.scale_share));
+  require(o.bound_widen >= 1 && o.bound_widen <= 1e3,
+          fmt::format("bound_widen must be in [1, 1000], got {}", o.bound_widen));
+  require(o.clip_check_share >= 0 && o.clip_check_share <= 0.1,
+          fmt::format("clip_check_share must be in [0, 0.1], got {}", o.clip_check_share));
+}
 
-  const PrivacyLoss spent = budget.spent();
-  r.privacy.epsilon = spent.epsilon;
-  r.privacy.delta = spent.delta;
-  r.privacy.certified = o.noise == NoiseMode::secure;
-  r.ledger = budget.ledger();
-  r.diagnostics["mechanism"] = o.delta == 0 ? "laplace" : "gaussian";
-  r.diagnostics["bounds"] = {o.lower, o.upper};
-  r.diagnostics["sum_quantum"] = qs.quantum;
-  return r;
+struct BoundedPlan {
+  AuxPlan aux;
+  std::optional<LaplaceMechanism> laplace;    // delta = 0
+  std::optional<GaussianMechanism> gaussian;  // delta > 0
+  Ledger ledger() const {
+    Ledger all = aux.entries;
+    all.push_back(laplace ? laplace->ledger_entry("clipped sum")
+                          : gaussian->ledger_entry("clipped sum"));
+    return all;
+  }
+  Vector apply(const Vector& sums, Rng& rng) const {
+    return laplace ? laplace->apply(sums, rng) : gaussian->apply(sums, rng);
+  }
+  double scale() const { return laplace ? laplace->scale() : gaussian->sigma(); }
+};
+
+// Sensitivities in units of the quantised sum: one replaced row moves each coordinate by <= Q.
+BoundedPlan plan_bounded(std::int64_t n, std::int64_t d, const BoundedMeanOptions& o) {
+  BoundedPlan p;
+  p.aux = plan_aux(aux_share(o.bounds.has_value(), o.scale_share, o.clip_check_share), false,
+                   o.privacy.epsilon, d, 0, o.run.noise);
+  const double epsilon = p.aux.remaining;
+  const double Q = sum_quantum(n), dd = static_cast<double>(d);
+  const auto ud = static_cast<std::size_t>(d);
+  if (o.privacy.delta == 0) {
+    p.laplace.emplace(dd * Q, epsilon, ud, o.run.noise);
+  } else {
+    p.gaussian.emplace(
+        GaussianMechanism::from_epsilon_delta(std::sqrt(dd) * Q, epsilon, o.privacy.delta, ud,
+                                              o.run.noise));
+  }
+  return p;
+}
+
+struct Bounds {
+  Vector lo, hi;
+};
+
+Bounds supplied_bounds(const std::vector<double>& b, Eigen::Index d) {
+  Bounds out{Vector(d), Vector(d)};
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const std::size_t k = b.size() == 2 ? 0 : static_cast<std::size_t>(2 * j);
+    out.lo[j] = b[k];
+    out.hi[j] = b[k + 1];
+  }
+  return out;
+}
+
+std::int64_t rows_clipped(const ConstMatrixRef& X, const Bounds& b) {
+  std::int64_t count = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    bool out = false;
+    for (Eigen::Index j = 0; j < X.cols(); ++j) out = out || X(i, j) < b.lo[j] || X(i, j) > b.hi[j];
+    count += out;
+  }
+  return count;
+}
+
+// The exact clipped sum, on X itself when every column has the same width, otherwise on the
+// columns mapped onto [0, 1] (a fixed per-row map); returns the mean of the clipped data
+// (noise added to the integer sums).
+Vector noisy_clipped_mean(const ConstMatrixRef& X, const Bounds& b, const BoundedPlan& p,
+                          int threads, Rng& rng, double& noise_unit) {
+  const Vector width = b.hi - b.lo;
+  const auto n = static_cast<std::int64_t>(X.rows());
+  if ((width.array() == width[0]).all()) {
+    const QuantisedSum qs = quantised_clipped_sum(X, b.lo, width[0], threads);
+    noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
+    return qs.to_mean(p.apply(qs.sums, rng), n);
+  }
+  ColumnUnits u{b.lo, width, false};
+  const RowMatrix W = to_units(X, u);
+  const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads);
+  noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
+  return from_units(qs.to_mean(p.apply(qs.sums, rng), n), u);
+}
+
+}  // namespace
+
+// validate -> plan -> charge -> (bounds) -> clipped sum -> noise -> seal.
+Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& o, Rng& rng,
+                             Budget* budget) {
+  validate(o, X.cols());
+  check_data(X);
+  const auto n = static_cast<std::int64_t>(X.rows());
+  const BoundedPlan p = plan_bounded(n, X.cols(), o);
+  ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
+  account.charge(p.ledger());
+  SealFacts facts;
+  facts.noise = o.run.noise;
+  nlohmann::json diag = {{"mechanism", o.privacy.delta == 0 ? "laplace" : "gaussian"},
+                         {"sum_quantum", sum_quantum(n)}};
+  Bounds b;
+  if (o.bounds) {
+    b = supplied_bounds(*o.bounds, X.cols());
+    if (p.aux.clip_count)
+      report_clipped(*p.aux.clip_count, rows_clipped(X, b), n, 0.01, "bounds", false, rng, diag);
+  } else {
+    const auto units = units_step(X, p.aux, std::nullopt, 0, o.bound_widen, o.run.threads, rng,
+                                  diag, facts.abstained);
+    if (!units) return seal(Vector{}, account, facts, rng, diag);
+    b.lo = units->location - o.bound_widen * units->scale;
+    b.hi = units->location + o.bound_widen * units->scale;
+  }
+  diag["bounds_lo"] = to_std(b.lo);
+  diag["bounds_hi"] = to_std(b.hi);
+  double noise_unit = 0;
+  const Vector mean = noisy_clipped_mean(X, b, p, o.run.threads, rng, noise_unit);
+  diag["noise_scale"] = to_std(noise_unit * (b.hi - b.lo));
+  return seal(mean, account, facts, rng, diag);
 }
 
 }  // namespace dpstats

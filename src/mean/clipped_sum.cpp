@@ -6,7 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <thread>
+#include "dpstats/parallel.hpp"
 
 #include "dpstats/error.hpp"
 
@@ -70,17 +70,11 @@ QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower,
   std::vector<double> poison(static_cast<std::size_t>(threads), 0);
   const double* data = X.data();
   const Eigen::Index stride = X.outerStride();
-  if (threads == 1) {
-    sum_rows(data, stride, d, lower.data(), width, scale, 0, n, acc.data(), poison.data());
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      const Eigen::Index b = n * t / threads, e = n * (t + 1) / threads;
-      pool.emplace_back(sum_rows, data, stride, d, lower.data(), width, scale, b, e,
-                        acc.data() + t * d, poison.data() + t);
-    }
-    for (auto& th : pool) th.join();
-  }
+  // parallel_ranges cuts [0, n) into exactly `threads` parts (threads <= n / 65536).
+  parallel_ranges(n, threads, 65536, [&](int t, std::int64_t b, std::int64_t e) {
+    sum_rows(data, stride, d, lower.data(), width, scale, b, e, acc.data() + t * d,
+             poison.data() + t);
+  });
   for (double p : poison) {
     if (!std::isfinite(p)) check_data(X);  // throws, naming the first bad cell
   }

@@ -1,3 +1,4 @@
+// DP Mean, the PRIME paper's baseline (mean/dp_mean.hpp; docs/proofs/mean.md §4).
 #include "dpstats/mean/dp_mean.hpp"
 
 #include <fmt/format.h>
@@ -8,63 +9,104 @@
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/range.hpp"
-#include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
+#include "prime_internal.hpp"
 
 namespace dpstats {
+namespace {
 
-Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rng) {
-  check_epsilon(o.epsilon);
-  check_delta_positive(o.delta);
-  check_positive(o.sigma, "sigma");
-  require(o.zeta > 0 && o.zeta < 1, fmt::format("zeta must be in (0, 1), got {}", o.zeta));
+using namespace prime_detail;
+
+void validate(const DpMeanOptions& o, Eigen::Index d) {
+  validate(o.privacy, DeltaRule::positive);
+  validate(o.run);
+  require(o.failure_probability > 0 && o.failure_probability < 1,
+          fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
   require(o.range_share > 0 && o.range_share < 1,
           fmt::format("range_share must be in (0, 1), got {}", o.range_share));
-  check_data(X);
+  require(d >= 1, fmt::format("DP Mean needs d >= 1 columns, got {}", d));
+  check_units_options(o.scale, o.scale_share, o.clip_check_share, d);
+}
 
-  const auto n = static_cast<std::int64_t>(X.rows());
-  const auto d = static_cast<std::size_t>(X.cols());
-  Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta), Accountant::basic);
-  Release<Vector> r;
-  r.seeded = rng.seeded();
-  r.noise = o.noise;
-  r.privacy.certified = o.noise == NoiseMode::secure;
-
-  // Step 1 (card §2.11): private range with a share of the budget.
-  RangeOptions ro;
-  ro.epsilon = o.epsilon * o.range_share;
-  ro.delta = o.delta * o.range_share;
-  ro.sigma = o.sigma;
-  ro.zeta = o.zeta;
-  // Charged before it runs, whatever it returns.
-  budget.spend(q_range_entry(ro, d));
-  const auto range = q_range(X, ro, rng);
-
-  if (!range) {
-    r.status = Status::abstained;
-    r.diagnostics["reason"] = "q_range found no populated bin in some coordinate";
-  } else {
-    // Step 2: clip to Box(x̄, B) = x̄ + [-B/2, B/2]^d (card D12) and sum exactly.
-    const Vector lower = range->centre.array() - range->side / 2;
-    const QuantisedSum qs = quantised_clipped_sum(X, lower, range->side, o.threads);
-    // Step 3: Gaussian noise with the rest of the budget; l2 sensitivity sqrt(d)·Q in sum units
-    // (= B·sqrt(d)/n on the mean scale).
-    auto gauss = GaussianMechanism::from_epsilon_delta(
-        std::sqrt(static_cast<double>(d)) * qs.quantum, remainder_after(o.epsilon, ro.epsilon),
-        remainder_after(o.delta, ro.delta), d, o.noise);
-    budget.spend(in_output_units(gauss.ledger_entry("clipped mean"),
-                                 qs.width / (static_cast<double>(n) * qs.quantum)));
-    r.estimate = qs.to_mean(gauss.apply(qs.sums, rng), n);
-    r.diagnostics["box_side"] = range->side;
-    r.diagnostics["noise_scale"] =
-        gauss.sigma() * qs.width / (static_cast<double>(n) * qs.quantum);
+// Every mechanism from public values: the units' share (or the clipped-row count), q_range with
+// range_share of the rest, the Gaussian mean with what remains (basic composition).
+struct DpMeanPlan {
+  AuxPlan aux;
+  RangeOptions range;
+  std::optional<GaussianMechanism> gauss;
+  double quantum = 0;
+  Ledger ledger() const {
+    Ledger all = aux.entries;
+    all.push_back(q_range_entry(range, static_cast<std::size_t>(gauss->dimension())));
+    all.push_back(gauss->ledger_entry("clipped mean"));
+    return all;
   }
+};
 
-  const PrivacyLoss spent = budget.spent();
-  r.privacy.epsilon = spent.epsilon;
-  r.privacy.delta = spent.delta;
-  r.ledger = budget.ledger();
-  r.diagnostics["range_share"] = o.range_share;
-  return r;
+DpMeanPlan plan_dp_mean(std::int64_t n, std::int64_t d, const DpMeanOptions& o) {
+  DpMeanPlan p;
+  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), false,
+                   o.privacy.epsilon, d, 0, o.run.noise);
+  const double epsilon = p.aux.remaining;
+  p.range.epsilon = epsilon * o.range_share;
+  p.range.delta = o.privacy.delta * o.range_share;
+  p.range.sigma = 1;  // scale units
+  p.range.zeta = o.failure_probability;
+  // l2 sensitivity sqrt(d)·Q in sum units (= B·sqrt(d)/n on the mean scale).
+  p.quantum = sum_quantum(n);
+  p.gauss.emplace(GaussianMechanism::from_epsilon_delta(
+      std::sqrt(static_cast<double>(d)) * p.quantum, remainder_after(epsilon, p.range.epsilon),
+      remainder_after(o.privacy.delta, p.range.delta), static_cast<std::size_t>(d), o.run.noise));
+  return p;
+}
+
+std::int64_t rows_outside(const ConstMatrixRef& Z, const Vector& lower, double width) {
+  std::int64_t count = 0;
+  for (Eigen::Index i = 0; i < Z.rows(); ++i) {
+    bool out = false;
+    for (Eigen::Index j = 0; j < Z.cols(); ++j)
+      out = out || Z(i, j) < lower[j] || Z(i, j) > lower[j] + width;
+    count += out;
+  }
+  return count;
+}
+
+}  // namespace
+
+// validate -> plan -> charge -> (units) -> range -> clipped sum -> noise -> seal.
+Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rng,
+                        Budget* budget) {
+  validate(o, X.cols());
+  check_data(X);
+  const auto n = static_cast<std::int64_t>(X.rows());
+  const DpMeanPlan p = plan_dp_mean(n, X.cols(), o);
+  ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
+  account.charge(p.ledger());  // whatever the range step returns
+  SealFacts facts;
+  facts.noise = o.run.noise;
+  nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
+  const auto units = units_step(X, p.aux, o.scale, 0, 4, o.run.threads, rng, diag,
+                                facts.abstained);
+  if (!units) return seal(Vector{}, account, facts, rng, diag);
+  const RowMatrix Z = to_units(X, *units);
+  const auto range = q_range(Z, p.range, rng);
+  if (!range) {
+    facts.abstained = "q_range found no populated bin in some coordinate";
+    return seal(Vector{}, account, facts, rng, diag);
+  }
+  // Clip to Box(x̄, B) = x̄ + [-B/2, B/2]^d (docs/errata.md D12) and sum exactly.
+  const Vector lower = range->centre.array() - range->side / 2;
+  if (p.aux.clip_count)
+    report_clipped(*p.aux.clip_count, rows_outside(Z, lower, range->side), n, 0.01, "scale",
+                   false, rng, diag);
+  const QuantisedSum qs = quantised_clipped_sum(Z, lower, range->side, o.run.threads);
+  const Vector mean = qs.to_mean(p.gauss->apply(qs.sums, rng), n);
+  const double noise = p.gauss->sigma() * qs.width / (static_cast<double>(n) * qs.quantum);
+  diag["box_side_scale_units"] = range->side;
+  diag["noise_scale"] = to_std(noise * units->scale);
+  // Not robust: a fraction f of arbitrary rows moves coordinate j by up to f·B·scale_j.
+  diag["corruption_shift_per_fraction"] = to_std(range->side * units->scale);
+  return seal(from_units(mean, *units), account, facts, rng, diag);
 }
 
 }  // namespace dpstats

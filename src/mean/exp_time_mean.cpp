@@ -1,4 +1,4 @@
-// Alg 2 for d = 1 (card §2.9); see include/dpstats/mean/exp_time_mean.hpp.
+// Alg 2 for d = 1 (docs/proofs/mean.md); see include/dpstats/mean/exp_time_mean.hpp.
 #include "dpstats/mean/exp_time_mean.hpp"
 
 #include <fmt/format.h>
@@ -13,6 +13,8 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/seam.hpp"
+#include "prime_internal.hpp"
 
 namespace dpstats {
 namespace {
@@ -50,7 +52,7 @@ double resilience_exact(std::span<const double> x, double alpha, double max_subs
   const double count = std::exp(log_binomial(double(n), double(z.removed)));
   require(count <= max_subsets,
           fmt::format("exact R(S) enumerates C({}, {}) = {:.3g} subsets, more than {:.3g}: "
-                      "exp-time is a reference for tiny n only (card pitfall 4.14)",
+                      "exp-time is a reference for tiny n only (docs/errata.md)",
                       n, z.removed, count, max_subsets));
   std::vector<double> s(x.begin(), x.end());
   std::sort(s.begin(), s.end());
@@ -109,90 +111,136 @@ double trimmed_mean_3alpha(std::span<const double> x, double alpha) {
   return std::accumulate(s.begin() + c, s.end() - c, 0.0) / static_cast<double>(n - 2 * c);
 }
 
-Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions& o, Rng& rng) {
-  check_epsilon(o.epsilon);
-  check_delta_positive(o.delta);
-  check_positive(o.sigma, "sigma");
+namespace {
+
+void validate(const ExpTimeMeanOptions& o, Eigen::Index d) {
+  validate(o.privacy, DeltaRule::positive);
+  validate(o.run);
   require(o.alpha > 0 && o.alpha < 1.0 / 6,
           fmt::format("alpha must be in (0, 1/6) for the 3alpha trimming, got {}", o.alpha));
-  require(o.zeta > 0 && o.zeta < 1, fmt::format("zeta must be in (0, 1), got {}", o.zeta));
+  require(o.failure_probability > 0 && o.failure_probability < 1,
+          fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
   require(o.resilience_threshold > 0,
           fmt::format("resilience_threshold must be > 0, got {}", o.resilience_threshold));
   require(o.grid >= 2 && o.grid <= (1 << 22),
           fmt::format("grid must be in [2, 2^22], got {}", o.grid));
-  require(X.cols() == 1, fmt::format("exp-time is implemented for d = 1 only (the exponential "
-                                     "mechanism over R^d is exponential in d), got d = {}",
-                                     X.cols()));
-  check_data(X);
-  const std::int64_t n = X.rows();
-  require(n >= 4, fmt::format("exp-time needs n >= 4 rows, got {}", n));
-  const double nd = static_cast<double>(n);
-  const double la = std::sqrt(std::log(1 / o.alpha));
+  require(d == 1, fmt::format("exp-time is implemented for d = 1 only (the exponential "
+                              "mechanism over R^d is exponential in d), got d = {}",
+                              d));
+  prime_detail::check_units_options(o.scale, o.scale_share, 0, d);
+}
 
-  Release<Vector> r;
-  r.seeded = rng.seeded();
-  r.noise = o.noise;
-  r.privacy.certified = o.noise == NoiseMode::secure && !o.window_resilience;
-  r.diagnostics["reference_only"] = true;
-  r.diagnostics["resilience"] = o.window_resilience ? "window (uncertified)" : "exact";
-
-  RangeOptions ro;
-  ro.epsilon = o.epsilon / 3;
-  ro.delta = o.delta / 3;
-  ro.sigma = o.sigma;
-  ro.zeta = o.zeta;
-  const double B = 8 * o.sigma * std::sqrt(std::log(nd / o.zeta));  // q_range's side for d = 1
-  const LaplaceMechanism test(B / nd, o.epsilon / 3, 1, o.noise);     // R has sensitivity B/n
+// Every mechanism from public values (scale units): the units' share of ε (scale absent), then
+// q_range, the PTR test and the exponential mechanism at a third of the rest each.
+struct ExpTimePlan {
+  prime_detail::AuxPlan aux;
+  RangeOptions range;
+  double B = 0;  // q_range's side for d = 1
+  std::optional<LaplaceMechanism> test;
   ExponentialMechanismOptions em;
-  em.epsilon = o.epsilon / 3;                       // D17
-  em.sensitivity = 12 * la * o.sigma;               // of n·d(μ̂, S), Lemma H.12 (σ units)
-  em.monotone = false;
+  Ledger ledger(double delta) const {
+    Ledger all = aux.entries;
+    all.push_back(q_range_entry(range, 1, "q_range (eps/3, delta/3)"));
+    all.push_back(test->ledger_entry("R(S) + Laplace (propose-test-release)"));
+    LedgerEntry eme = exponential_mechanism_entry(em, "exponential mechanism on n d(mu, S)");
+    // PTR: when R(S) > 3α√ln(1/α) the test passes with probability <= δ/3 (Lemma H.6 with the
+    // n-check), the remaining third of δ.
+    eme.loss = PrivacyLoss::approximate(eme.loss.epsilon, delta / 3);
+    all.push_back(eme);
+    return all;
+  }
+};
 
-  Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta), Accountant::basic);
-  budget.spend(q_range_entry(ro, 1, "q_range (eps/3, delta/3)"));
-  budget.spend(test.ledger_entry("R(S) + Laplace (propose-test-release)"));
-  LedgerEntry eme = exponential_mechanism_entry(em, "exponential mechanism on n d(mu, S)");
-  // PTR: when R(S) > 3α√ln(1/α) the test passes with probability <= δ/3 (Lemma H.6 with the
-  // n-check below), the remaining third of δ.
-  eme.loss = PrivacyLoss::approximate(eme.loss.epsilon, o.delta / 3);
-  budget.spend(eme);
-  auto finish = [&](Release<Vector>& out) {
-    const PrivacyLoss spent = budget.spent_epsilon_delta();
-    out.privacy.epsilon = spent.epsilon;
-    out.privacy.delta = spent.delta;
-    out.ledger = budget.ledger();
-  };
-  auto abstain = [&](const std::string& why) {
-    r.status = Status::abstained;
-    r.diagnostics["reason"] = why;
-    finish(r);
-    return r;
-  };
-  // Lemma H.11's explicit sufficient n (public).
-  const double n_min = 3 * B * std::log(3 / o.delta) / (o.epsilon * o.alpha * la);
-  r.diagnostics["n_min"] = n_min;
-  if (nd < n_min) return abstain(fmt::format("n = {} < 3B ln(3/delta)/(eps alpha sqrt(ln(1/alpha))) = {:.4g} (Lemma H.11)", n, n_min));
-  const auto range = q_range(X, ro, rng);
-  if (!range) return abstain("q_range found no populated bin");
-  const double lo = range->centre[0] - B / 2, hi = range->centre[0] + B / 2;
-  std::vector<double> x(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = std::clamp(X(i, 0), lo, hi);
+ExpTimePlan plan_exp_time(std::int64_t n, const ExpTimeMeanOptions& o) {
+  ExpTimePlan p;
+  p.aux = prime_detail::plan_aux(prime_detail::aux_share(o.scale.has_value(), o.scale_share, 0),
+                                 false, o.privacy.epsilon, 1, o.alpha, o.run.noise);
+  const double epsilon = p.aux.remaining;
+  const double nd = static_cast<double>(n), la = std::sqrt(std::log(1 / o.alpha));
+  p.range.epsilon = epsilon / 3;
+  p.range.delta = o.privacy.delta / 3;
+  p.range.sigma = 1;
+  p.range.zeta = o.failure_probability;
+  p.B = 8 * std::sqrt(std::log(nd / o.failure_probability));
+  p.test.emplace(p.B / nd, epsilon / 3, 1, o.run.noise);  // R has sensitivity B/n
+  p.em.epsilon = epsilon / 3;                               // D17
+  p.em.sensitivity = 12 * la;  // of n·d(μ̂, S), Lemma H.12 (scale units)
+  p.em.monotone = false;
+  return p;
+}
+
+// Steps 3-4 on the clipped data x (scale units): PTR, then the exponential mechanism on a grid.
+std::optional<double> ptr_and_select(const std::vector<double>& x, double lo, double hi,
+                                     const ExpTimePlan& p, const ExpTimeMeanOptions& o, Rng& rng,
+                                     nlohmann::json& diag, std::string& why) {
+  const double nd = static_cast<double>(x.size()), la = std::sqrt(std::log(1 / o.alpha));
   const double R = o.window_resilience ? resilience_window(x, o.alpha)
                                        : resilience_exact(x, o.alpha, o.max_subsets);
-  const double R_noisy = test.apply(R, rng);
-  r.diagnostics["R_noisy"] = R_noisy;
-  if (R_noisy > o.resilience_threshold * o.alpha * la)
-    return abstain("noisy resilience R above the threshold (propose-test-release)");
+  const double R_noisy = p.test->apply(R, rng);
+  diag["R_noisy"] = R_noisy;
+  if (R_noisy > o.resilience_threshold * o.alpha * la) {
+    why = "noisy resilience R above the threshold (propose-test-release)";
+    return std::nullopt;
+  }
   const double m = trimmed_mean_3alpha(x, o.alpha);
   std::vector<double> quality(static_cast<std::size_t>(o.grid));
   const double step = (hi - lo) / (o.grid - 1);
   for (int k = 0; k < o.grid; ++k)
     quality[static_cast<std::size_t>(k)] = -nd * std::abs(m - (lo + k * step));
-  const std::size_t pick = permute_and_flip(quality, em, rng);
-  r.estimate = Vector::Constant(1, lo + static_cast<double>(pick) * step);
-  r.diagnostics["grid_step"] = step;
-  finish(r);
-  return r;
+  const std::size_t pick = permute_and_flip(quality, p.em, rng);
+  diag["grid_step_scale_units"] = step;
+  return lo + static_cast<double>(pick) * step;
+}
+
+}  // namespace
+
+// validate -> plan -> charge -> n-check -> (units) -> range -> PTR -> selection -> seal.
+Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions& o, Rng& rng,
+                              Budget* budget) {
+  validate(o, X.cols());
+  check_data(X);
+  const std::int64_t n = X.rows();
+  require(n >= 4, fmt::format("exp-time needs n >= 4 rows, got {}", n));
+  if (!o.window_resilience) {  // public (n, α): refused before anything is drawn
+    const Sizes z = sizes(static_cast<std::size_t>(n), o.alpha);
+    const double count = std::exp(log_binomial(double(n), double(z.removed)));
+    require(count <= o.max_subsets,
+            fmt::format("exact R(S) enumerates C({}, {}) = {:.3g} subsets, more than {:.3g}: "
+                        "exp-time is a reference for tiny n only (docs/errata.md)",
+                        n, z.removed, count, o.max_subsets));
+  }
+  const ExpTimePlan p = plan_exp_time(n, o);
+  ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
+  account.charge(p.ledger(o.privacy.delta));
+  SealFacts facts;
+  facts.noise = o.run.noise;
+  facts.certified = !o.window_resilience;
+  nlohmann::json diag = {{"reference_only", true},
+                         {"resilience", o.window_resilience ? "window (uncertified)" : "exact"}};
+  auto abstain = [&](std::string why) {
+    facts.abstained = std::move(why);
+    return seal(Vector{}, account, facts, rng, diag);
+  };
+  // Lemma H.11's explicit sufficient n (public; scale units, so B is free of the scale).
+  const double la = std::sqrt(std::log(1 / o.alpha));
+  const double n_min = 3 * p.B * std::log(3 / o.privacy.delta) / (3 * p.em.epsilon * o.alpha * la);
+  diag["n_min"] = n_min;
+  if (static_cast<double>(n) < n_min)
+    return abstain(fmt::format(
+        "n = {} < 3B ln(3/delta)/(eps alpha sqrt(ln(1/alpha))) = {:.4g} (Lemma H.11)", n, n_min));
+  const auto units = prime_detail::units_step(X, p.aux, o.scale, o.alpha, 4, 1, rng, diag,
+                                              facts.abstained);
+  if (!units) return seal(Vector{}, account, facts, rng, diag);
+  const RowMatrix Z = to_units(X, *units);
+  const auto range = q_range(Z, p.range, rng);
+  if (!range) return abstain("q_range found no populated bin");
+  const double lo = range->centre[0] - p.B / 2, hi = range->centre[0] + p.B / 2;
+  std::vector<double> x(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = std::clamp(Z(i, 0), lo, hi);
+  std::string why;
+  const auto z = ptr_and_select(x, lo, hi, p, o, rng, diag, why);
+  if (!z) return abstain(why);
+  return seal(from_units(Vector::Constant(1, *z), *units), account, facts, rng, diag);
 }
 
 }  // namespace dpstats

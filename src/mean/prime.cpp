@@ -1,4 +1,4 @@
-// PRIME driver (card §2.6-2.7 and the practical profile of prime-practical-profile.md). See
+// PRIME driver (docs/proofs/mean.md and the practical profile of docs/results/prime.md). See
 // include/dpstats/mean/prime.hpp for the two profiles; the privacy argument is in
 // docs/results/prime.md ("Privacy argument") and summarised next to each release below.
 #include "dpstats/mean/prime.hpp"
@@ -14,10 +14,11 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/units.hpp"
+#include "dpstats/seam.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
@@ -35,7 +36,7 @@ namespace {
 using namespace prime_detail;
 
 
-// ---- public constants (card §3, addendum) ----
+// ---- public constants (docs/proofs/mean.md, addendum) ----
 constexpr double kRangeRhoShare = 0.02;   // practical: share of ρ for q_range
 constexpr double kMedianRhoShare = 0.01;  // practical: share of ρ for the d medians
 constexpr double kRangeDeltaShare = 0.1;  // practical: share of δ for q_range
@@ -45,7 +46,7 @@ constexpr double kShareSigma = 0.85, kShareLambda = 0.05, kSharePsi = 0.045,
                  kShareFinal = 0.015;
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
 constexpr double kKappaPaper = 0.5;       // |S| >= n/2 in the paper's P9
-// PRIME-ht (card §2.3, §2.8): Alg 15's B = 50σ/√α and bin scale 40σ; the practical ball keeps
+// PRIME-ht (docs/proofs/mean.md, §2.8): Alg 15's B = 50σ/√α and bin scale 40σ; the practical ball keeps
 // all but a fraction α/2 of the clean rows in expectation by Markov (practical_ball).
 constexpr double kHtBConst = 50, kHtBinSigma = 40;
 
@@ -54,56 +55,224 @@ struct Defaults {
   int T1, T2;
 };
 Defaults default_rounds(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
-  if (o.profile == PrimeProfile::practical) return {o.T1 > 0 ? o.T1 : 3, o.T2 > 0 ? o.T2 : 3};
+  if (o.profile == Profile::practical) return {o.T1 > 0 ? o.T1 : 3, o.T2 > 0 ? o.T2 : 3};
   // Card §3: T1 = max(2, ⌊ln(B√d)⌋), T2 = max(2, ⌊ln d⌋); PRIME-ht: B = 50/√α (Alg 15).
-  const double B = o.heavy_tailed ? kHtBConst / std::sqrt(o.alpha)
-                                  : 8 * std::sqrt(std::log(static_cast<double>(d) * n / o.zeta));
+  const double B = o.heavy_tailed
+                       ? kHtBConst / std::sqrt(o.alpha)
+                       : 8 * std::sqrt(std::log(static_cast<double>(d) * n / o.failure_probability));
   const int t1 = std::max(2, static_cast<int>(std::floor(std::log(B * std::sqrt(double(d))))));
   const int t2 = std::max(2, static_cast<int>(std::floor(std::log(static_cast<double>(d)))));
   return {o.T1 > 0 ? o.T1 : t1, o.T2 > 0 ? o.T2 : t2};
 }
 
-void validate(const PrimeOptions& o) {
-  check_epsilon(o.epsilon);
-  check_delta_positive(o.delta);
-  check_positive(o.sigma, "sigma");
-  check_finite(o.sigma, "sigma");
+// Every option, from public values only (the data's shape included), before anything is read.
+void validate(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
+  validate(o.privacy, DeltaRule::positive);
+  validate(o.run);
   require(o.alpha > 0 && o.alpha <= 0.25,
           fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
-  require(o.zeta > 0 && o.zeta < 1, fmt::format("zeta must be in (0, 1), got {}", o.zeta));
+  require(o.failure_probability > 0 && o.failure_probability < 1,
+          fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
   require(o.topk_multiplier >= 1 && o.topk_multiplier <= 4,
           fmt::format("topk_multiplier must be in [1, 4], got {}", o.topk_multiplier));
   require(o.T1 >= 0 && o.T1 <= 20, fmt::format("T1 must be in [0, 20] (0 = default), got {}", o.T1));
   require(o.T2 >= 0 && o.T2 <= 20, fmt::format("T2 must be in [0, 20] (0 = default), got {}", o.T2));
   require(o.C > 0 && std::isfinite(o.C), fmt::format("C must be > 0, got {}", o.C));
-  require(o.threads >= 1 && o.threads <= 256,
-          fmt::format("threads must be in [1, 256], got {}", o.threads));
+  require(n >= 2 && d >= 1, fmt::format("need n >= 2 and d >= 1, got n = {}, d = {}", n, d));
+  check_units_options(o.scale, o.scale_share, o.clip_check_share, d);
 }
 
 // ---------------------------------------------------------------------------------------------
 // The plan: every mechanism and its public noise scale, fixed from (n, d, options) before any
 // data are read. The whole plan is charged to the budget up front (the planned maximum).
+// Everything is in scale units (mean/units.hpp).
 // ---------------------------------------------------------------------------------------------
 struct Plan : ClipPlan {
-  PrimeProfile profile;
+  Profile profile = Profile::practical;
   bool ht = false;         // PRIME-ht (Alg 3/16/17)
-  std::int64_t n, d;
-  int T1, T2;
-  std::int64_t k;          // top-k size
-  double kappa;            // shrink-mean floor
+  std::int64_t n = 0, d = 0;
+  int T1 = 0, T2 = 0;
+  std::int64_t k = 0;      // top-k size
+  double kappa = 0;        // shrink-mean floor
   // range step (ClipPlan): practical ball radius r, paper box half-side B/2 or ht ball √d·B/2
-  double e_med = 0;        // public bound on the median's error (σ units)
+  double e_med = 0;        // public bound on the median's error (scale units)
   double box_side = 0;     // paper: B
   int L = 0;               // DPthreshold bins
   double stop_threshold = 0;
-  // mechanisms (σ units)
+  // mechanisms (scale units)
   Mech lambda_outer, lambda_inner, count_outer, count_inner, sigma, psi, psi_tilde, centre, hist,
       final_mean, count_psi;
+  ExponentialMechanismOptions med;          // practical: the coordinate medians
   std::vector<LedgerEntry> filter_entries;  // charged after the range entries
-  std::optional<LedgerEntry> inner_folded;  // paper: the inner k mechanisms as one entry
   double eps1 = 0, eps2 = 0, delta1 = 0, delta2 = 0;  // paper budgets (golden values)
   double rho_filter = 0;
+  AuxPlan aux;             // private units or the clipped-row count
+
+  // Everything the release charges, in order: auxiliary step, range, medians, filter.
+  Ledger ledger() const {
+    Ledger all = aux.entries;
+    all.push_back(range_entry);
+    if (profile == Profile::practical) {
+      LedgerEntry e = exponential_mechanism_entry(med, "coordinate-wise private median");
+      e.count = static_cast<int>(d);
+      all.push_back(e);
+    }
+    all.insert(all.end(), filter_entries.begin(), filter_entries.end());
+    return all;
+  }
 };
+
+// Practical (addendum): range, medians and filter get fixed shares of ρ (after the auxiliary
+// share); the filter's share is shrunk by 1e-9 so that rounding never pushes the sum over.
+void plan_practical_budget(Plan& p, const PrimeOptions& o) {
+  const double delta_range = o.privacy.delta * kRangeDeltaShare;
+  const double rho_all =
+      epsilon_delta_to_zcdp(o.privacy.epsilon, remainder_after(o.privacy.delta, delta_range));
+  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), true,
+                   rho_all, p.d, o.alpha, o.run.noise);
+  const double rho_total = p.aux.remaining;
+  p.range.epsilon = std::sqrt(2 * kRangeRhoShare * rho_total);
+  p.range.delta = delta_range;
+  p.median_eps = std::sqrt(2 * kMedianRhoShare * rho_total / static_cast<double>(p.d));
+  p.med.epsilon = p.median_eps;
+  p.med.sensitivity = 1;
+  p.med.monotone = false;
+  p.rho_filter = (1 - kRangeRhoShare - kMedianRhoShare) * rho_total * (1 - 1e-9);
+}
+
+void plan_practical(Plan& p, const PrimeOptions& o) {
+  const std::int64_t n = p.n, d = p.d;
+  const double nd = static_cast<double>(n), dd = static_cast<double>(d);
+  const double margin = fp_margin(n, d);
+  p.kappa = kKappaPractical;
+  plan_practical_budget(p, o);
+  p.e_med = practical_ball(p, n, d, o.alpha, o.failure_probability, o.heavy_tailed);
+  const double D2 = p.D * p.D;
+  p.L = 2 + static_cast<int>(std::ceil(std::log2(D2)));
+  const int TT = p.T1 * p.T2;
+  const double rf = p.rho_filter;
+  const NoiseMode mode = o.run.noise;
+  // Releases (sensitivities under replace-one, scale units; docs/proofs/mean.md §2):
+  //   λ_max(M − I), ψ = ⟨M − I, U⟩: D²/n; M in the Frobenius-isometric basis: √2 D²/n;
+  //   shrink-to-centre mean: D/(κn); score histogram (counts): √2; |S|: 1.
+  p.lambda_outer = gaussian_rho(D2 / nd * margin, rf * kShareLambda / TT, 1, mode);
+  p.lambda_inner = p.lambda_outer;
+  p.sigma = gaussian_rho(std::sqrt(2.0) * D2 / nd * margin, rf * kShareSigma / TT,
+                         static_cast<std::size_t>(d * (d + 1) / 2), mode);
+  p.psi = gaussian_rho(D2 / nd * margin, rf * kSharePsi / TT, 1, mode);
+  const auto ud = static_cast<std::size_t>(d);
+  p.centre = gaussian_rho(p.D / (p.kappa * nd) * margin, rf * kShareCentre / TT, ud, mode);
+  p.hist = gaussian_rho(std::sqrt(2.0), rf * kShareHist / TT, static_cast<std::size_t>(p.L), mode);
+  p.count_psi = gaussian_rho(1.0, rf * kShareCount / TT, 1, mode);
+  p.final_mean = gaussian_rho(p.D / (p.kappa * nd) * margin, rf * kShareFinal, ud, mode);
+  // The λ releases: T1 at epoch starts, T1(T2 − 1) inside (λ_1 = λ^(s) is reused).
+  const char* mi = o.heavy_tailed ? "M" : "M - I";
+  p.filter_entries = {
+      p.lambda_outer.entry(fmt::format("lambda_max({}) (epoch and inner)", mi), TT),
+      p.sigma.entry("M(S_t) with GOE-shaped symmetric noise", TT),
+      p.psi.entry(fmt::format("psi_t = <{}, U_t>", mi), TT),
+      p.centre.entry("centre mu_t (shrink-to-centre mean)", TT),
+      p.hist.entry("DPthreshold score histogram", TT)};
+  // PRIME-ht's ψ̃ = (1/n)Σ τ is ψ itself (post-processing): no |S_t| release.
+  if (!o.heavy_tailed)
+    p.filter_entries.push_back(p.count_psi.entry("|S_t| for DPthreshold's psi", TT));
+  p.filter_entries.push_back(p.final_mean.entry("final mean (shrink-to-centre)", 1));
+  // Stop when λ <= max(Cα ln(1/α), MP edge + 2σ_λ) (docs/proofs/mean.md, addendum correction 8);
+  // PRIME-ht: λ_max(M) <= max(C, 1 + MP edge + 2σ_λ) (Alg 16 stops at the constant C).
+  const double edge = 2 * std::sqrt(dd / nd) + dd / nd;
+  p.stop_threshold = o.heavy_tailed ? std::max(o.C, 1 + edge + 2 * p.lambda_outer.scale())
+                                    : std::max(o.C * o.alpha * std::log(1 / o.alpha),
+                                               edge + 2 * p.lambda_outer.scale());
+}
+
+// Paper: the clipping region. PRIME-ht (Alg 3): q_range-ht (Alg 15: m parts at (ε/m, δ/m), bins
+// 40σ, median), B = 50/√α, projection onto Ball(x̂, √d·B/2), no T_2α restriction (Alg 16).
+// PRIME: the box x̄ + [−B/2, B/2]^d with B = 8√ln(dn/ζ).
+void plan_paper_region(Plan& p, const PrimeOptions& o) {
+  const double nd = static_cast<double>(p.n), dd = static_cast<double>(p.d);
+  if (o.heavy_tailed) {
+    RangeHtOptions h;
+    h.epsilon = p.range.epsilon;
+    h.delta = p.range.delta;
+    h.alpha = o.alpha;
+    h.zeta = o.failure_probability;
+    h.bin_sigma = kHtBinSigma;
+    h.B_const = kHtBConst;
+    h.sigma = 1;
+    p.range_ht = h;
+    p.shape = ClipShape::ball;
+    p.box_side = kHtBConst / std::sqrt(o.alpha);
+    p.radius = std::sqrt(dd) * p.box_side / 2;
+    p.q = quantum_for(p.radius, p.n);
+    p.region = ball_region(p.radius, p.q, dd);
+    p.D = 2 * p.region;
+    p.k = p.n;
+  } else {
+    p.shape = ClipShape::box;
+    p.box_side = 8 * std::sqrt(std::log(dd * nd / o.failure_probability));  // B (scale units)
+    p.radius = p.box_side / 2;
+    p.q = quantum_for(p.radius, p.n);
+    p.region = p.radius + p.q / 2;
+    p.D = 2 * p.region * std::sqrt(dd);
+  }
+}
+
+void plan_paper(Plan& p, const PrimeOptions& o) {
+  const double nd = static_cast<double>(p.n), dd = static_cast<double>(p.d);
+  const double margin = fp_margin(p.n, p.d);
+  const NoiseMode mode = o.run.noise;
+  p.kappa = kKappaPaper;
+  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), false,
+                   o.privacy.epsilon, p.d, o.alpha, mode);
+  const double epsilon = p.aux.remaining, delta = o.privacy.delta;
+  // Alg 9: q_range with 0.01(ε, δ) and Lemma G.13's 0.9 cap; the filter gets the rest.
+  p.range.epsilon = 0.01 * epsilon;
+  p.range.delta = 0.01 * delta;
+  p.range.paper_cap = true;
+  const double eps_f = remainder_after(epsilon, p.range.epsilon);
+  const double delta_f = remainder_after(delta, p.range.delta);
+  plan_paper_region(p, o);
+  const double B2d = p.D * p.D;  // (B√d)², with B including the quantisation slack
+  p.L = 2 + static_cast<int>(std::ceil(std::log2(B2d)));
+  // Outer: 2T1 Laplace releases at ε1 and the final Gaussian mean at (ε1, δ_out) (D1, D2).
+  const double eps_out = eps_f / 2, delta_out = delta_f / 2;
+  p.eps1 = eps_out / (2 * p.T1 + 1);
+  p.delta1 = delta_out;
+  const double eps_in = remainder_after(eps_f, eps_out);
+  const double delta_in = remainder_after(delta_f, delta_out);
+  // Inner: k = 6 T1 T2 mechanisms (μ, λ, Σ, ψ, DPthreshold, and the D7 size check), each
+  // (ε2, δ2) by Lemma G.13 (the paper's Alg 10 line 1 with k = 6T1T2).
+  const long kin = 6L * p.T1 * p.T2;
+  p.eps2 = std::min(0.9, eps_in) / (2 * std::sqrt(2.0 * kin * std::log(2 / delta_in)));
+  p.delta2 = delta_in / (2.0 * kin);
+  // P9's noise scales: Lap(2B²d/(nε)) for λ, ψ; Lap(1/ε) for |S|; Gaussian 2B√d/n for means,
+  // 4B²d/n for Σ (D5: iid upper triangle, l2 <= Frobenius); ψ̃ at ε2/2 with sensitivity B²d/n
+  // and the histogram (√2 in counts) at (ε2/2, δ2): DPthreshold is (ε2, δ2) in total.
+  const auto ud = static_cast<std::size_t>(p.d);
+  p.lambda_outer = laplace(2 * B2d / nd * margin, p.eps1, mode);
+  p.count_outer = laplace(1, p.eps1, mode);
+  p.final_mean = gaussian_ed(2 * p.D / nd * margin, p.eps1, p.delta1, ud, mode);
+  p.lambda_inner = laplace(2 * B2d / nd * margin, p.eps2, mode);
+  p.count_inner = laplace(1, p.eps2, mode);
+  p.sigma = gaussian_ed(4 * B2d / nd * margin, p.eps2, p.delta2,
+                        static_cast<std::size_t>(p.d * (p.d + 1) / 2), mode);
+  p.psi = laplace(2 * B2d / nd * margin, p.eps2, mode);
+  p.centre = gaussian_ed(2 * p.D / nd * margin, p.eps2, p.delta2, ud, mode);
+  p.psi_tilde = laplace(B2d / nd * margin, p.eps2 / 2, mode);
+  // PRIME-ht (Alg 17): histogram noise with an extra √d (D16, kept: it over-noises).
+  p.hist = gaussian_ed(std::sqrt(2.0) * (o.heavy_tailed ? std::sqrt(dd) : 1.0), p.eps2 / 2,
+                       p.delta2, static_cast<std::size_t>(p.L), mode);
+  const EpsilonDelta inner = best_composition(p.eps2, p.delta2, kin, delta_in / 2);
+  LedgerEntry folded = composition_entry(
+      fmt::format("inner filter: {} mechanisms (lambda_t, n_t, Sigma_t, psi_t, mu_t, "
+                  "DPthreshold) each (eps2={}, delta2={}), composed",
+                  kin, p.eps2, p.delta2),
+      inner);
+  p.filter_entries = {
+      p.lambda_outer.entry(o.heavy_tailed ? "||M|| (epoch)" : "||M - I|| (epoch)", p.T1),
+      p.count_outer.entry("|S| (epoch)", p.T1), p.final_mean.entry("final mean", 1), folded};
+  p.stop_threshold = o.heavy_tailed ? o.C : o.C * o.alpha * std::log(1 / o.alpha);
+}
 
 Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   Plan p;
@@ -114,137 +283,13 @@ Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   const auto [T1, T2] = default_rounds(o, n, d);
   p.T1 = T1;
   p.T2 = T2;
-  const double nd = static_cast<double>(n), dd = static_cast<double>(d);
-  p.k = static_cast<std::int64_t>(std::ceil(o.topk_multiplier * o.alpha * nd));
-  const double margin = fp_margin(n, d);
-  const auto dim_sym = static_cast<std::size_t>(d * (d + 1) / 2);
-  const auto ud = static_cast<std::size_t>(d);
-  p.range.sigma = 1;  // q_range runs on data divided by σ? No: it takes σ itself (set by caller)
-  p.range.zeta = o.zeta;
-
-  if (o.profile == PrimeProfile::practical) {
-    p.kappa = kKappaPractical;
-    const double delta_range = o.delta * kRangeDeltaShare;
-    const double rho_total = epsilon_delta_to_zcdp(o.epsilon, remainder_after(o.delta, delta_range));
-    // Range, medians and filter get fixed shares of ρ; the filter's share is shrunk by 1e-9 so
-    // that rounding in the shares can never push the sum over the total.
-    const double rho_range = kRangeRhoShare * rho_total;
-    p.range.epsilon = std::sqrt(2 * rho_range);
-    p.range.delta = delta_range;
-    p.median_eps = std::sqrt(2 * kMedianRhoShare * rho_total / dd);
-    p.rho_filter = (1 - kRangeRhoShare - kMedianRhoShare) * rho_total * (1 - 1e-9);
-
-    p.e_med = practical_ball(p, n, d, o.alpha, o.zeta, o.heavy_tailed);
-    const double D2 = p.D * p.D;
-    p.L = 2 + static_cast<int>(std::ceil(std::log2(D2)));
-    const int TT = T1 * T2;
-    const double rf = p.rho_filter;
-    // Releases (sensitivities under replace-one, σ units; addendum "Sensitivities"):
-    //   λ_max(M − I), ψ = ⟨M − I, U⟩: D²/n; M in the Frobenius-isometric basis: √2 D²/n;
-    //   shrink-to-centre mean: D/(κn); score histogram (counts): √2; |S|: 1.
-    p.lambda_outer = gaussian_rho(D2 / nd * margin, rf * kShareLambda / TT, 1, o.noise);
-    p.lambda_inner = p.lambda_outer;
-    p.sigma = gaussian_rho(std::sqrt(2.0) * D2 / nd * margin, rf * kShareSigma / TT, dim_sym,
-                           o.noise);
-    p.psi = gaussian_rho(D2 / nd * margin, rf * kSharePsi / TT, 1, o.noise);
-    p.centre = gaussian_rho(p.D / (p.kappa * nd) * margin, rf * kShareCentre / TT, ud, o.noise);
-    p.hist = gaussian_rho(std::sqrt(2.0), rf * kShareHist / TT, static_cast<std::size_t>(p.L),
-                          o.noise);
-    p.count_psi = gaussian_rho(1.0, rf * kShareCount / TT, 1, o.noise);
-    p.final_mean = gaussian_rho(p.D / (p.kappa * nd) * margin, rf * kShareFinal, ud, o.noise);
-    // The λ releases: T1 at epoch starts, T1(T2 − 1) inside (λ_1 = λ^(s) is reused).
-    const char* mi = o.heavy_tailed ? "M" : "M - I";
-    p.filter_entries = {
-        p.lambda_outer.entry(fmt::format("lambda_max({}) (epoch and inner)", mi), TT),
-        p.sigma.entry("M(S_t) with GOE-shaped symmetric noise", TT),
-        p.psi.entry(fmt::format("psi_t = <{}, U_t>", mi), TT),
-        p.centre.entry("centre mu_t (shrink-to-centre mean)", TT),
-        p.hist.entry("DPthreshold score histogram", TT)};
-    // PRIME-ht's ψ̃ = (1/n)Σ τ is ψ itself (post-processing): no |S_t| release.
-    if (!o.heavy_tailed) p.filter_entries.push_back(p.count_psi.entry("|S_t| for DPthreshold's psi", TT));
-    p.filter_entries.push_back(p.final_mean.entry("final mean (shrink-to-centre)", 1));
-    // Stop when λ <= max(Cα ln(1/α), MP edge + 2σ_λ) (card §4.6, addendum correction 8);
-    // PRIME-ht: λ_max(M) <= max(C, 1 + MP edge + 2σ_λ) (Alg 16 stops at the constant C).
-    const double edge = 2 * std::sqrt(dd / nd) + dd / nd;
-    p.stop_threshold = o.heavy_tailed
-                           ? std::max(o.C, 1 + edge + 2 * p.lambda_outer.scale())
-                           : std::max(o.C * o.alpha * std::log(1 / o.alpha),
-                                      edge + 2 * p.lambda_outer.scale());
+  p.k = static_cast<std::int64_t>(std::ceil(o.topk_multiplier * o.alpha * static_cast<double>(n)));
+  p.range.sigma = 1;  // scale units
+  p.range.zeta = o.failure_probability;
+  if (o.profile == Profile::practical) {
+    plan_practical(p, o);
   } else {
-    p.kappa = kKappaPaper;
-    // Alg 9: q_range with 0.01(ε, δ) and Lemma G.13's 0.9 cap; the filter gets the rest.
-    p.range.epsilon = 0.01 * o.epsilon;
-    p.range.delta = 0.01 * o.delta;
-    p.range.paper_cap = true;
-    const double eps_f = remainder_after(o.epsilon, p.range.epsilon);
-    const double delta_f = remainder_after(o.delta, p.range.delta);
-    if (o.heavy_tailed) {
-      // Alg 3: q_range-ht(0.01ε, 0.01δ) (Alg 15: m parts at (ε/m, δ/m), bins 40σ, median),
-      // B = 50/√α, projection onto Ball(x̂, √d·B/2); no T_2α restriction (Alg 16).
-      RangeHtOptions h;
-      h.epsilon = p.range.epsilon;
-      h.delta = p.range.delta;
-      h.alpha = o.alpha;
-      h.zeta = o.zeta;
-      h.bin_sigma = kHtBinSigma;
-      h.B_const = kHtBConst;
-      p.range_ht = h;
-      p.shape = ClipShape::ball;
-      p.box_side = kHtBConst / std::sqrt(o.alpha);
-      p.radius = std::sqrt(dd) * p.box_side / 2;
-      p.q = quantum_for(p.radius, n);
-      p.region = ball_region(p.radius, p.q, dd);
-      p.D = 2 * p.region;
-      p.k = n;
-    } else {
-      p.shape = ClipShape::box;
-      p.box_side = 8 * std::sqrt(std::log(dd * nd / o.zeta));  // B (σ units)
-      p.radius = p.box_side / 2;
-      p.q = quantum_for(p.radius, n);
-      p.region = p.radius + p.q / 2;
-      p.D = 2 * p.region * std::sqrt(dd);
-    }
-    const double B2d = p.D * p.D;  // (B√d)², with B including the quantisation slack
-    p.L = 2 + static_cast<int>(std::ceil(std::log2(B2d)));
-    // Outer: 2T1 Laplace releases at ε1 and the final Gaussian mean at (ε1, δ_out) (D1, D2).
-    const double eps_out = eps_f / 2, delta_out = delta_f / 2;
-    p.eps1 = eps_out / (2 * T1 + 1);
-    p.delta1 = delta_out;
-    const double eps_in = remainder_after(eps_f, eps_out);
-    const double delta_in = remainder_after(delta_f, delta_out);
-    // Inner: k = 6 T1 T2 mechanisms (μ, λ, Σ, ψ, DPthreshold, and the D7 size check), each
-    // (ε2, δ2) by Lemma G.13 (card Alg 10 line 1 with k = 6T1T2).
-    const long kin = 6L * T1 * T2;
-    p.eps2 = std::min(0.9, eps_in) / (2 * std::sqrt(2.0 * kin * std::log(2 / delta_in)));
-    p.delta2 = delta_in / (2.0 * kin);
-    // P9's noise scales: Lap(2B²d/(nε)) for λ, ψ; Lap(1/ε) for |S|; Gaussian 2B√d/n for means,
-    // 4B²d/n for Σ (D5: iid upper triangle, l2 <= Frobenius); ψ̃ at ε2/2 with sensitivity B²d/n
-    // and the histogram (√2 in counts) at (ε2/2, δ2): DPthreshold is (ε2, δ2) in total.
-    p.lambda_outer = laplace(2 * B2d / nd * margin, p.eps1, o.noise);
-    p.count_outer = laplace(1, p.eps1, o.noise);
-    p.final_mean = gaussian_ed(2 * p.D / nd * margin, p.eps1, p.delta1, ud, o.noise);
-    p.lambda_inner = laplace(2 * B2d / nd * margin, p.eps2, o.noise);
-    p.count_inner = laplace(1, p.eps2, o.noise);
-    p.sigma = gaussian_ed(4 * B2d / nd * margin, p.eps2, p.delta2, dim_sym, o.noise);
-    p.psi = laplace(2 * B2d / nd * margin, p.eps2, o.noise);
-    p.centre = gaussian_ed(2 * p.D / nd * margin, p.eps2, p.delta2, ud, o.noise);
-    p.psi_tilde = laplace(B2d / nd * margin, p.eps2 / 2, o.noise);
-    // PRIME-ht (Alg 17): histogram noise with an extra √d (D16, kept: it over-noises).
-    p.hist = gaussian_ed(std::sqrt(2.0) * (o.heavy_tailed ? std::sqrt(dd) : 1.0), p.eps2 / 2,
-                         p.delta2, static_cast<std::size_t>(p.L), o.noise);
-    const EpsilonDelta inner = best_composition(p.eps2, p.delta2, kin, delta_in / 2);
-    LedgerEntry folded;
-    folded.mechanism = "composition";
-    folded.purpose = fmt::format(
-        "inner filter: {} mechanisms (lambda_t, n_t, Sigma_t, psi_t, mu_t, DPthreshold) each "
-        "(eps2={}, delta2={}), composed",
-        kin, p.eps2, p.delta2);
-    folded.loss = PrivacyLoss::approximate(inner.epsilon, inner.delta);
-    p.inner_folded = folded;
-    p.filter_entries = {p.lambda_outer.entry(o.heavy_tailed ? "||M|| (epoch)" : "||M - I|| (epoch)", T1),
-                        p.count_outer.entry("|S| (epoch)", T1),
-                        p.final_mean.entry("final mean", 1), folded};
-    p.stop_threshold = o.heavy_tailed ? o.C : o.C * o.alpha * std::log(1 / o.alpha);
+    plan_paper(p, o);
   }
   p.range_per = q_range_coordinate_budget(p.range, static_cast<std::size_t>(d));
   p.range_entry = p.range_ht ? q_range_ht_entry(*p.range_ht, static_cast<std::size_t>(d))
@@ -253,16 +298,22 @@ Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   return p;
 }
 
+// Every public value the plan reads (the scale's values do not enter it, only whether one is
+// supplied).
 Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
-  return cached_plan<Plan>(n, d, o, build_plan);
+  const auto key = std::make_tuple(
+      n, d, o.privacy.epsilon, o.privacy.delta, o.profile, o.run.noise, o.alpha,
+      o.scale.has_value(), o.scale_share, o.clip_check_share, o.failure_probability,
+      o.topk_multiplier, o.T1, o.T2, o.C, o.heavy_tailed);
+  return cached_plan<Plan>(key, [&] { return build_plan(n, d, o); });
 }
 
 // λ: λ_max(M − I) (practical), ‖M − I‖₂ (paper); PRIME-ht drops the −I (Alg 16).
-double lambda_stat(const Matrix& M, PrimeProfile profile, bool ht) {
+double lambda_stat(const Matrix& M, Profile profile, bool ht) {
   const auto d = M.rows();
   Eigen::SelfAdjointEigenSolver<Matrix> es(M, Eigen::EigenvaluesOnly);
   const Vector ev = es.eigenvalues().array() - (ht ? 0.0 : 1.0);
-  if (profile == PrimeProfile::practical) return ev[d - 1];  // one-sided (card §4.6)
+  if (profile == Profile::practical) return ev[d - 1];  // one-sided (docs/proofs/mean.md)
   return std::max(std::abs(ev[0]), std::abs(ev[d - 1]));      // paper: ‖M − I‖₂
 }
 
@@ -294,8 +345,7 @@ Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool
 
 // ---------------------------------------------------------------------------------------------
 PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
-  validate(o);
-  require(n >= 2 && d >= 1, fmt::format("need n >= 2 and d >= 1, got n = {}, d = {}", n, d));
+  validate(o, n, d);
   const Plan p = make_plan(n, d, o);
   PrimeFeasibility f;
   f.radius = p.shape == ClipShape::ball ? p.radius : p.radius * std::sqrt(double(d));
@@ -303,7 +353,7 @@ PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOp
   // Spectral norm of one Σ_t noise matrix: GOE-shaped (diagonal s², off-diagonal s²/2) ≈ √2·s·2√d/√2
   // = 2 s √d·(1/√2)·√2; iid upper triangle (paper) ≈ 2 s √d.
   const double s = p.sigma.scale();
-  f.sigma_noise_norm = (p.profile == PrimeProfile::practical ? std::sqrt(2.0) : 2.0) * s *
+  f.sigma_noise_norm = (p.profile == Profile::practical ? std::sqrt(2.0) : 2.0) * s *
                        std::sqrt(static_cast<double>(d));
   f.lambda_noise = p.lambda_outer.scale();
   f.stop_threshold = p.stop_threshold;
@@ -346,275 +396,280 @@ PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOp
   return f;
 }
 
+
+namespace {
+
 // ---------------------------------------------------------------------------------------------
-Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, PrimeTrace* trace) {
-  validate(o);
-  check_data(X);
-  const std::int64_t n = X.rows(), d = X.cols();
-  require(n >= 16, fmt::format("PRIME needs n >= 16 rows, got {}", n));
-  require(n < (std::int64_t{1} << 32), "PRIME needs n < 2^32 rows");
-  const bool off = trace && trace->noiseless;
-
-  Release<Vector> r;
-  r.seeded = rng.seeded();
-  r.noise = o.noise;
-  r.privacy.certified = o.noise == NoiseMode::secure && !off;
-  r.diagnostics["profile"] = to_string(o.profile);
-  if (off) r.diagnostics["noiseless"] = true;
-
-  // Feasibility from public parameters only (card §4.2); practical falls back to DP Mean.
-  const PrimeFeasibility feas = prime_feasibility(n, d, o);
-  r.diagnostics["feasibility"] = {{"feasible", feas.feasible},
-                                  {"sigma_noise_norm", feas.sigma_noise_norm},
-                                  {"lambda_noise", feas.lambda_noise},
-                                  {"stop_threshold", feas.stop_threshold},
-                                  {"reference_signal", feas.reference_signal},
-                                  {"range_margin", feas.range_margin}};
-  if (!feas.feasible) r.diagnostics["feasibility"]["reason"] = feas.reason;
-  if (o.profile == PrimeProfile::practical && o.fallback && !feas.feasible) {
-    DpMeanOptions dm;
-    dm.epsilon = o.epsilon;
-    dm.delta = o.delta;
-    dm.sigma = o.sigma;
-    dm.zeta = o.zeta;
-    dm.noise = o.noise;
-    dm.threads = o.threads;
-    Release<Vector> fb = dp_mean(X, dm, rng);
-    fb.diagnostics["profile"] = to_string(o.profile);
-    fb.diagnostics["fallback"] = "dp-mean";
-    fb.diagnostics["feasibility"] = r.diagnostics["feasibility"];
-    if (trace) trace->stop_reason = "fallback to DP Mean";
-    return fb;
-  }
-
-  Plan p = make_plan(n, d, o);
-  p.range.sigma = o.sigma;
-  if (p.range_ht) p.range_ht->sigma = o.sigma;
-  const double nd = static_cast<double>(n), dd = static_cast<double>(d);
-
-  // Charge the planned maximum before any noise is drawn.
-  Budget budget(PrivacyLoss::approximate(o.epsilon, o.delta),
-                p.profile == PrimeProfile::practical ? Accountant::zcdp : Accountant::basic);
-  budget.spend(p.range_entry);
-  ExponentialMechanismOptions med;
-  med.epsilon = p.median_eps;
-  med.sensitivity = 1;
-  med.monotone = false;
-  if (p.profile == PrimeProfile::practical) {
-    LedgerEntry e = exponential_mechanism_entry(med, "coordinate-wise private median");
-    e.count = static_cast<int>(d);
-    budget.spend(e);
-  }
-  for (const auto& e : p.filter_entries) budget.spend(e);
-
-  auto finish = [&](Release<Vector>& out) {
-    const PrivacyLoss spent = budget.spent_epsilon_delta();
-    out.privacy.epsilon = spent.epsilon;
-    out.privacy.delta = spent.delta;
-    if (p.profile == PrimeProfile::practical) out.privacy.rho = budget.spent().rho;
-    out.ledger = budget.ledger();
-    out.diagnostics["T1"] = p.T1;
-    out.diagnostics["T2"] = p.T2;
-    out.diagnostics["k"] = p.k;
-    out.diagnostics["stop_threshold"] = p.stop_threshold;
-    out.diagnostics["diameter"] = p.D * o.sigma;
-    out.diagnostics["noise"] = {{"sigma_entry", p.sigma.scale()},
-                                {"lambda", p.lambda_outer.scale()},
-                                {"psi", p.psi.scale()},
-                                {"centre", p.centre.scale()},
-                                {"final_mean", p.final_mean.scale()}};
-    if (p.profile == PrimeProfile::paper) {
-      out.diagnostics["eps1"] = p.eps1;
-      out.diagnostics["delta1"] = p.delta1;
-      out.diagnostics["eps2"] = p.eps2;
-      out.diagnostics["delta2"] = p.delta2;
-    }
-  };
-
-  // ---- front end: range (q_range or q_range-ht), (practical) private medians, clip ----
-  FilterState st(n, d);
-  st.threads = o.threads;
-  std::int64_t clipped = 0;
-  const auto front = front_end(X, p, o.sigma, rng, o.threads, st, clipped);
-  if (!front) {
-    r.status = Status::abstained;
-    r.diagnostics["reason"] = p.range_ht ? "q_range-ht: every part abstained"
-                                         : "q_range found no populated bin in some coordinate";
-    finish(r);
-    return r;
-  }
-  const Vector centre = *front;  // data units
-  if (trace) {
-    trace->clip_centre = centre;
-    trace->clip_radius = p.radius;
-    trace->clipped_rows = clipped;
-  }
-
-  // ---- the filter (Alg 10 with the profile's releases) ----
-  const bool practical = p.profile == PrimeProfile::practical;
-  const double floor_count = p.kappa * nd;
-  // The shared uniforms Z of every planned round, drawn first: public randomness, independent of
-  // the data, and the same whether or not the (test-only) noiseless switch is on.
-  std::vector<double> Zs(static_cast<std::size_t>(p.T1 * p.T2));
-  for (auto& z : Zs) z = rng.uniform01();
+// The run: the filter (Alg 10 with the profile's releases) on the processed data, in scale
+// units. One PrimeRun per release; every noise draw goes through the plan's mechanisms.
+// ---------------------------------------------------------------------------------------------
+struct PrimeRun {
+  const Plan& p;
+  const PrimeOptions& o;
+  FilterState& st;
+  Rng& rng;
+  bool off;
+  PrimeTrace* trace;
+  std::vector<double> Zs;  // the shared uniform of every planned round
   std::string stop = "T1 epochs done";
   int filter_rounds = 0, iterations = 0, epochs = 0;
-  nlohmann::json epochs_json = nlohmann::json::array();
   bool abstain = false;
   std::vector<double> tau;
-  auto release_lambda = [&](const Mech& m) {
-    const double truth = lambda_stat(st.M(n), p.profile, p.ht);
+  nlohmann::json epochs_json = nlohmann::json::array();
+
+  bool practical() const { return p.profile == Profile::practical; }
+
+  double release_lambda(const Mech& m) {
+    const double truth = lambda_stat(st.M(p.n), p.profile, p.ht);
     if (trace) trace->true_lambda.push_back(truth);
     return m.apply(truth, rng, off);
-  };
-  for (int s = 1; s <= p.T1 && !abstain; ++s) {
+  }
+
+  // DPthreshold (Alg 11) on the scores τ of the current set: the threshold ρ_t.
+  double dp_threshold(double psi) {
+    const double nd = static_cast<double>(p.n);
+    double psi_tilde = 0;
+    if (practical() && p.ht) {
+      psi_tilde = psi;  // ψ̃ = (1/n)Σ τ ≈ ⟨M, U⟩ = ψ: post-processing
+    } else if (practical()) {
+      const double m_noisy = p.count_psi.apply(static_cast<double>(st.S.size()), rng, off);
+      psi_tilde = psi + 1 - m_noisy / nd;  // post-processing (addendum correction 6)
+    } else {
+      double acc = 0;
+      for (double t2 : tau) acc += p.ht ? t2 : t2 - 1;  // Alg 17: no −1
+      psi_tilde = p.psi_tilde.apply(acc / nd, rng, off);
+    }
+    Vector h = Vector::Zero(p.L);
+    for (double t2 : tau) {
+      const int j = dp_threshold_bin(t2, p.L);
+      if (j > 0) h[j - 1] += 1;
+    }
+    const Vector hn = p.hist.apply(h, rng, off) / nd;
+    return dp_threshold_rule(std::span<const double>(hn.data(), hn.size()), psi_tilde);
+  }
+
+  // Scores every row of S along U = Q diag(w) Qᵀ around a released centre, thresholds them and
+  // removes {i in Top_k(τ; S) : τ_i >= ρ Z} (value-based ties; one shared Z). Returns whether
+  // any row was removed.
+  bool filter(const Matrix& Q, const Vector& w, double psi, double Z, nlohmann::json& it) {
+    const auto d = p.d;
+    // μ_t: shrink-to-centre mean + noise, clamped into the region (D10).
+    const Vector mu = clamp_region(p.centre.apply(st.shrink_mean(p.kappa * p.n), rng, off), p);
+    std::vector<double> P(static_cast<std::size_t>(d * d));
+    for (Eigen::Index k = 0; k < d; ++k)
+      for (Eigen::Index j = 0; j < d; ++j) P[k * d + j] = Q(k, j) * std::sqrt(w[j]);
+    tau.resize(st.S.size());
+    prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads);
+    const double rho_t = dp_threshold(psi);
+    const std::vector<char> drop = prime_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
+    std::vector<std::uint32_t> kept, removed;
+    kept.reserve(st.S.size());
+    for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
+    prime_detail::gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(),
+                              o.run.threads);
+    st.S = std::move(kept);
+    ++filter_rounds;
+    it["filtered"] = true;
+    it["rho"] = rho_t;
+    it["Z"] = Z;
+    if (trace) {
+      trace->rounds.push_back(FilterRound{mu, Q * w.asDiagonal() * Q.transpose(), rho_t, Z, p.k, P});
+      trace->set_sizes.push_back(static_cast<std::int64_t>(st.S.size()));
+    }
+    return !removed.empty();
+  }
+
+  // One inner iteration t of epoch s; false ends the epoch.
+  bool inner_step(int s, int t, double lam_s, double eta, Matrix& A, double& lam_t, bool& changed,
+                  nlohmann::json& inner) {
+    ++iterations;
+    nlohmann::json it;
+    if (!practical() || (t > 1 && changed)) lam_t = release_lambda(p.lambda_inner);
+    it["lambda"] = lam_t;
+    if ((t > 1 || !practical()) && lam_t <= (p.ht ? 2.0 / 3.0 : 0.5) * lam_s) {
+      it["break"] = true;  // Alg 10 line 13; Alg 16: 2/3
+      inner.push_back(it);
+      return false;
+    }
+    if (!practical()) {  // D7: inner size check before the mean release
+      const double nt = p.count_inner.apply(static_cast<double>(st.S.size()), rng, off);
+      if (nt <= 0.75 * static_cast<double>(p.n)) {
+        abstain = true;
+        stop = "inner size check failed (noisy |S| <= 3n/4)";
+        inner.push_back(it);
+        return false;
+      }
+    }
+    const Matrix M = st.M(p.n);
+    // Σ_t = M + symmetric noise: GOE-shaped (practical) or iid upper triangle (paper, D5).
+    A += symmetric_noise_release(M, *p.sigma.g, practical(), rng, off);
+    A -= Matrix::Identity(p.d, p.d);
+    Matrix Q;
+    Vector w;
+    mmw_weights(A, eta, Q, w);
+    // ψ = Σ_k w_k q_kᵀ (M − I) q_k.
+    const double psi_true = (Q.transpose() * M * Q).diagonal().dot(w) - (p.ht ? 0.0 : w.sum());
+    const double psi = p.psi.apply(psi_true, rng, off);
+    it["psi"] = psi;
+    if (psi <= lam_t / 5.5) {
+      changed = false;
+      it["filtered"] = false;
+    } else {
+      changed = filter(Q, w, psi, Zs[static_cast<std::size_t>((s - 1) * p.T2 + (t - 1))], it);
+    }
+    inner.push_back(it);
+    return true;
+  }
+
+  // Epoch s; false ends the run (stopped or abstained).
+  bool epoch(int s) {
     ++epochs;
     const double lam_s = release_lambda(p.lambda_outer);
     nlohmann::json ej = {{"lambda", lam_s}};
-    if (!practical) {
+    if (!practical()) {
       const double ns = p.count_outer.apply(static_cast<double>(st.S.size()), rng, off);
       ej["n_noisy"] = ns;
-      if (ns <= 0.75 * nd) {
+      if (ns <= 0.75 * static_cast<double>(p.n)) {
         abstain = true;
         stop = "epoch size check failed (noisy |S| <= 3n/4)";
         epochs_json.push_back(ej);
-        break;
+        return false;
       }
     }
     if (lam_s <= p.stop_threshold) {
       stop = fmt::format("lambda <= threshold at epoch {}", s);
       epochs_json.push_back(ej);
-      break;
+      return false;
     }
     // η: (ln d + 1)/λ (addendum 3); paper 1/(100(0.1/C + 1.01)λ), PRIME-ht 1.05 (Alg 16).
-    const double eta = practical ? (std::log(dd) + 1) / lam_s
-                       : p.ht    ? 1 / (100 * (0.1 / o.C + 1.05) * lam_s)
-                                 : 1 / (100 * (0.1 / o.C + 1.01) * lam_s);
-    Matrix A = Matrix::Zero(d, d);
+    const double eta = practical() ? (std::log(static_cast<double>(p.d)) + 1) / lam_s
+                       : p.ht      ? 1 / (100 * (0.1 / o.C + 1.05) * lam_s)
+                                   : 1 / (100 * (0.1 / o.C + 1.01) * lam_s);
+    Matrix A = Matrix::Zero(p.d, p.d);
     double lam_t = lam_s;
     bool changed = false;
     nlohmann::json inner = nlohmann::json::array();
-    for (int t = 1; t <= p.T2; ++t) {
-      ++iterations;
-      nlohmann::json it;
-      if (!practical) {
-        lam_t = release_lambda(p.lambda_inner);
-      } else if (t > 1 && changed) {
-        lam_t = release_lambda(p.lambda_inner);
-      }
-      it["lambda"] = lam_t;
-      if (t > 1 || !practical) {
-        if (lam_t <= (p.ht ? 2.0 / 3.0 : 0.5) * lam_s) {  // Alg 10 line 13; Alg 16: 2/3
-          it["break"] = true;
-          inner.push_back(it);
-          break;
-        }
-      }
-      if (!practical) {  // D7: inner size check before the mean release
-        const double nt = p.count_inner.apply(static_cast<double>(st.S.size()), rng, off);
-        if (nt <= 0.75 * nd) {
-          abstain = true;
-          stop = "inner size check failed (noisy |S| <= 3n/4)";
-          inner.push_back(it);
-          break;
-        }
-      }
-      const Matrix M = st.M(n);
-      // Σ_t = M + symmetric noise: GOE-shaped (practical) or iid upper triangle (paper, D5).
-      A += symmetric_noise_release(M, *p.sigma.g, practical, rng, off);
-      A -= Matrix::Identity(d, d);
-      Matrix Q;
-      Vector w;
-      mmw_weights(A, eta, Q, w);
-      // ψ = Σ_k w_k q_kᵀ (M − I) q_k.
-      const double psi_true = (Q.transpose() * M * Q).diagonal().dot(w) - (p.ht ? 0.0 : w.sum());
-      const double psi = p.psi.apply(psi_true, rng, off);
-      it["psi"] = psi;
-      if (psi <= lam_t / 5.5) {
-        changed = false;
-        it["filtered"] = false;
-        inner.push_back(it);
-        continue;
-      }
-      // μ_t: shrink-to-centre mean + noise, clamped into the region (D10).
-      const Vector mu = clamp_region(p.centre.apply(st.shrink_mean(floor_count), rng, off), p);
-      std::vector<double> P(static_cast<std::size_t>(d * d));
-      for (Eigen::Index k = 0; k < d; ++k)
-        for (Eigen::Index j = 0; j < d; ++j) P[k * d + j] = Q(k, j) * std::sqrt(w[j]);
-      tau.resize(st.S.size());
-      prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.threads);
-      // DPthreshold (Alg 11).
-      double psi_tilde = 0;
-      if (practical && p.ht) {
-        psi_tilde = psi;  // ψ̃ = (1/n)Σ τ ≈ ⟨M, U⟩ = ψ: post-processing
-      } else if (practical) {
-        const double m_noisy = p.count_psi.apply(static_cast<double>(st.S.size()), rng, off);
-        psi_tilde = psi + 1 - m_noisy / nd;  // post-processing (addendum correction 6)
-      } else {
-        double acc = 0;
-        for (double t2 : tau) acc += p.ht ? t2 : t2 - 1;  // Alg 17: no −1
-        psi_tilde = p.psi_tilde.apply(acc / nd, rng, off);
-      }
-      Vector h = Vector::Zero(p.L);
-      for (double t2 : tau) {
-        const int j = dp_threshold_bin(t2, p.L);
-        if (j > 0) h[j - 1] += 1;
-      }
-      const Vector hn = p.hist.apply(h, rng, off) / nd;
-      const double rho_t = dp_threshold_rule(std::span<const double>(hn.data(), hn.size()),
-                                             psi_tilde);
-      const double Z = Zs[static_cast<std::size_t>((s - 1) * p.T2 + (t - 1))];
-      // Filter: drop {i in Top_k(τ; S) : τ_i >= ρ Z} (value-based ties; one shared Z).
-      const std::vector<char> drop = prime_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
-      std::vector<std::uint32_t> kept, removed;
-      kept.reserve(st.S.size());
-      for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
-      prime_detail::gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(), o.threads);
-      changed = !removed.empty();
-      st.S = std::move(kept);
-      ++filter_rounds;
-      it["filtered"] = true;
-      it["rho"] = rho_t;
-      it["Z"] = Z;
-      inner.push_back(it);
-      if (trace) {
-        FilterRound fr;
-        fr.centre = mu;
-        fr.U = Q * w.asDiagonal() * Q.transpose();
-        fr.factor = P;
-        fr.rho = rho_t;
-        fr.Z = Z;
-        fr.k = p.k;
-        trace->rounds.push_back(std::move(fr));
-        trace->set_sizes.push_back(static_cast<std::int64_t>(st.S.size()));
-      }
+    for (int t = 1; t <= p.T2 && inner_step(s, t, lam_s, eta, A, lam_t, changed, inner); ++t) {
     }
     ej["inner"] = inner;
     epochs_json.push_back(ej);
+    return !abstain;
   }
 
-  if (trace) {
-    trace->final_set = st.S;
-    trace->processed = st.Z;
-    trace->epochs = epochs;
-    trace->iterations = iterations;
-    trace->stop_reason = stop;
+  void run() {
+    // The shared uniforms Z of every planned round, drawn first: public randomness, independent
+    // of the data, and the same whether or not the (test-only) noiseless switch is on.
+    Zs.resize(static_cast<std::size_t>(p.T1 * p.T2));
+    for (auto& z : Zs) z = rng.uniform01();
+    for (int s = 1; s <= p.T1 && epoch(s); ++s) {
+    }
+    if (trace) {
+      trace->final_set = st.S;
+      trace->processed = st.Z;
+      trace->epochs = epochs;
+      trace->iterations = iterations;
+      trace->stop_reason = stop;
+    }
   }
-  r.diagnostics["stop"] = stop;
-  r.diagnostics["epochs"] = epochs_json;
-  r.diagnostics["filter_rounds"] = filter_rounds;
-  if (abstain) {
-    r.status = Status::abstained;
-    r.diagnostics["reason"] = stop;
-    finish(r);
-    return r;
+};
+
+nlohmann::json plan_diagnostics(const Plan& p, const PrimeFeasibility& feas) {
+  nlohmann::json j = {{"profile", name_of(p.profile)}, {"T1", p.T1}, {"T2", p.T2}, {"k", p.k},
+                      {"stop_threshold", p.stop_threshold}, {"diameter_scale_units", p.D}};
+  j["feasibility"] = {{"feasible", feas.feasible},
+                      {"sigma_noise_norm", feas.sigma_noise_norm},
+                      {"lambda_noise", feas.lambda_noise},
+                      {"stop_threshold", feas.stop_threshold},
+                      {"reference_signal", feas.reference_signal},
+                      {"range_margin", feas.range_margin}};
+  if (!feas.feasible) j["feasibility"]["reason"] = feas.reason;
+  j["noise"] = {{"sigma_entry", p.sigma.scale()},
+                {"lambda", p.lambda_outer.scale()},
+                {"psi", p.psi.scale()},
+                {"centre", p.centre.scale()},
+                {"final_mean", p.final_mean.scale()}};
+  if (p.profile == Profile::paper) {
+    j["eps1"] = p.eps1;
+    j["delta1"] = p.delta1;
+    j["eps2"] = p.eps2;
+    j["delta2"] = p.delta2;
+  }
+  return j;
+}
+
+// Practical fallback (not an abstention): DP Mean at the same target, units and budget.
+Release<Vector> fallback_dp_mean(const ConstMatrixRef& X, const PrimeOptions& o,
+                                 const nlohmann::json& diag, Rng& rng, Budget* budget,
+                                 PrimeTrace* trace) {
+  DpMeanOptions dm;
+  dm.privacy = o.privacy;
+  dm.run = o.run;
+  dm.scale = o.scale;
+  dm.scale_share = o.scale_share;
+  dm.clip_check_share = o.clip_check_share;
+  dm.failure_probability = o.failure_probability;
+  Release<Vector> fb = dp_mean(X, dm, rng, budget);
+  fb.diagnostics["profile"] = diag["profile"];
+  fb.diagnostics["fallback"] = "dp-mean";
+  fb.diagnostics["feasibility"] = diag["feasibility"];
+  if (trace) trace->stop_reason = "fallback to DP Mean";
+  return fb;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// validate -> plan -> charge -> (units) -> front end -> filter -> final mean -> seal.
+Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, Budget* budget,
+                      PrimeTrace* trace) {
+  const std::int64_t n = X.rows(), d = X.cols();
+  validate(o, n, d);
+  require(n >= 16, fmt::format("PRIME needs n >= 16 rows, got {}", n));
+  require(n < (std::int64_t{1} << 32), "PRIME needs n < 2^32 rows");
+  check_data(X);
+  const bool off = trace && trace->noiseless;
+  // Feasibility from public parameters only (docs/proofs/mean.md); practical falls back to DP Mean.
+  const PrimeFeasibility feas = prime_feasibility(n, d, o);
+  const Plan p = make_plan(n, d, o);
+  nlohmann::json diag = plan_diagnostics(p, feas);
+  if (o.profile == Profile::practical && o.fallback && !feas.feasible)
+    return fallback_dp_mean(X, o, diag, rng, budget, trace);
+
+  ReleaseBudget account(o.privacy.loss(), p.profile == Profile::practical ? Accountant::zcdp
+                                                                          : Accountant::basic,
+                        budget);
+  account.charge(p.ledger());  // the planned maximum, before any noise is drawn
+  SealFacts facts;
+  facts.noise = o.run.noise;
+  facts.noiseless = off;
+  if (off) diag["noiseless"] = true;
+
+  // Rows beyond the corrupted fraction clipped: the supplied scale bites (the ball keeps clean
+  // rows but for a fraction ζ/(2n) each).
+  const FrontResult fr =
+      run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads, off, rng, diag);
+  if (fr.abstained) {
+    facts.abstained = *fr.abstained;
+    return seal(Vector{}, account, facts, rng, diag);
+  }
+  PrimeRun run{p, o, *fr.state, rng, off, trace};
+  if (trace) {
+    trace->clip_centre = fr.centre;
+    trace->clip_radius = p.radius;
+    trace->clipped_rows = fr.clipped;
+  }
+  run.run();
+  diag["stop"] = run.stop;
+  diag["epochs"] = run.epochs_json;
+  diag["filter_rounds"] = run.filter_rounds;
+  if (run.abstain) {
+    facts.abstained = run.stop;
+    return seal(Vector{}, account, facts, rng, diag);
   }
   // Final release (D2): one noisy shrink-to-centre mean of the final set.
-  const Vector mean = p.final_mean.apply(st.shrink_mean(floor_count), rng, off);
-  r.estimate = centre + o.sigma * mean;
-  r.diagnostics["final_noise_scale"] = p.final_mean.scale() * o.sigma;
-  finish(r);
-  return r;
+  const Vector mean = p.final_mean.apply(fr.state->shrink_mean(p.kappa * n), rng, off);
+  diag["final_noise_scale_units"] = p.final_mean.scale();
+  return seal(from_units(fr.centre + mean, fr.units), account, facts, rng, diag);
 }
 
 }  // namespace dpstats

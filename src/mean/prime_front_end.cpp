@@ -1,4 +1,4 @@
-// The robust means' front end (card §2.2-2.3, addendum correction 1): private range, private
+// The robust means' front end (docs/proofs/mean.md, addendum correction 1): private range, private
 // coordinate medians, clipping and quantisation; see prime_internal.hpp.
 #include <limits>
 #include <numeric>
@@ -6,35 +6,34 @@
 
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
+#include "dpstats/mean/units.hpp"
 #include "prime_internal.hpp"
 #include "prime_kernels.hpp"
 
 namespace dpstats::prime_detail {
 
-// q_range (card §2.2) exactly as mechanisms/range.cpp computes it — two row-major passes (the
-// bins' extent, then dense or hashed counts), no bin array, the same occupied counts handed to
-// stability_histogram_counts in the same order, hence the same draws — but with the plan's
-// cached per-coordinate budget: recomputing the optimal composition costs ~1 ms per call, which
-// dominated audits that run tens of thousands of tiny releases. NaN/Inf were rejected earlier.
-std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOptions& o,
-                                          const EpsilonDelta& per, Rng& rng, int threads) {
+namespace {
+
+// ℓ with x in (2σℓ, 2σ(ℓ+1)], clamped to ±2^62.
+inline std::int64_t bin_of(double x, double sigma) {
+  const double l = std::ceil(x / (2 * sigma)) - 1;
+  return static_cast<std::int64_t>(std::clamp(l, -0x1p62, 0x1p62));
+}
+
+// Pass 1 (per part, merged): each coordinate's smallest and largest bin.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(
+    const ConstMatrixRef& X, double sigma, int used) {
   const Eigen::Index n = X.rows(), d = X.cols();
-  auto bin_of = [&](double x) {  // ℓ with x in (2σℓ, 2σ(ℓ+1)], clamped to ±2^62
-    const double l = std::ceil(x / (2 * o.sigma)) - 1;
-    return static_cast<std::int64_t>(std::clamp(l, -0x1p62, 0x1p62));
-  };
-  // Pass 1 (per thread, merged): each coordinate's smallest and largest bin.
-  const int used = static_cast<int>(
-      std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / 8192)));
+  auto bin = [sigma](double x) { return bin_of(x, sigma); };
   std::vector<std::int64_t> lo_t(static_cast<std::size_t>(used * d), std::numeric_limits<std::int64_t>::max());
   std::vector<std::int64_t> hi_t(static_cast<std::size_t>(used * d), std::numeric_limits<std::int64_t>::min());
-  parallel_for(n, used, [&](int t, std::int64_t b, std::int64_t e) {
+  parallel_ranges(n, used, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
     std::int64_t* lo = lo_t.data() + t * d;
     std::int64_t* hi = hi_t.data() + t * d;
     for (Eigen::Index i = b; i < e; ++i) {
       const double* row = X.row(i).data();
       for (Eigen::Index j = 0; j < d; ++j) {
-        const std::int64_t v = bin_of(row[j]);
+        const std::int64_t v = bin(row[j]);
         lo[j] = std::min(lo[j], v);
         hi[j] = std::max(hi[j], v);
       }
@@ -46,13 +45,32 @@ std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOp
       lo[j] = std::min(lo[j], lo_t[t * d + j]);
       hi[j] = std::max(hi[j], hi_t[t * d + j]);
     }
+  return {lo, hi};
+}
+
+}  // namespace
+
+// q_range (docs/proofs/substrate.md, q_range) exactly as mechanisms/range.cpp computes it — two
+// row-major passes (the bins' extent, then dense or hashed counts), no bin array, the same
+// occupied counts handed to stability_histogram_counts in the same order, hence the same draws —
+// but with the plan's cached per-coordinate budget: recomputing the optimal composition costs
+// ~1 ms per call, which dominated audits that run tens of thousands of tiny releases. NaN/Inf
+// were rejected earlier. (A numeric kernel: two fused passes and the per-coordinate histogram.)
+std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOptions& o,
+                                          const EpsilonDelta& per, Rng& rng, int threads) {
+  const Eigen::Index n = X.rows(), d = X.cols();
+  const int used = used_parts(n, threads);
+  const auto extent = bin_extent(X, o.sigma, used);
+  const std::vector<std::int64_t>& lo = extent.first;
+  const std::vector<std::int64_t>& hi = extent.second;
+  auto bin = [&](double x) { return bin_of(x, o.sigma); };
   // Pass 2 (per thread, merged by exact integer addition): dense counts over [lo, hi] when the
   // span is short, a hash map otherwise.
   constexpr std::uint64_t kDenseSpan = 1 << 16;
   std::vector<std::vector<std::vector<std::int64_t>>> dense_t(static_cast<std::size_t>(used));
   std::vector<std::vector<std::unordered_map<std::int64_t, std::int64_t>>> sparse_t(
       static_cast<std::size_t>(used));
-  parallel_for(n, used, [&](int t, std::int64_t b, std::int64_t e) {
+  parallel_ranges(n, used, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
     auto& dense = dense_t[static_cast<std::size_t>(t)];
     auto& sparse = sparse_t[static_cast<std::size_t>(t)];
     dense.resize(d);
@@ -64,7 +82,7 @@ std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOp
     for (Eigen::Index i = b; i < e; ++i) {
       const double* row = X.row(i).data();
       for (Eigen::Index j = 0; j < d; ++j) {
-        const std::int64_t v = bin_of(row[j]);
+        const std::int64_t v = bin(row[j]);
         if (!dense[j].empty()) {
           ++dense[j][static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo[j])];
         } else {
@@ -107,72 +125,66 @@ std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOp
   return result;
 }
 
-std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, double sigma,
-                                Rng& rng, int threads, FilterState& st, std::int64_t& clipped) {
+namespace {
+
+// Private coordinate medians (docs/proofs/mean.md §2): candidates c_k = x̄_j + (−4 + 0.1k),
+// k = 0..K−1 (scale units); quality −|#{x < c_k} − n/2| (sensitivity 1). One row-major pass
+// buckets every value: below[j][b] counts values whose smallest k with x < c_k is b.
+void private_medians(const ConstMatrixRef& X, const ClipPlan& c, Vector& centre, Rng& rng,
+                     int threads) {
   const std::int64_t n = X.rows(), d = X.cols();
   const double nd = static_cast<double>(n);
-  Vector centre;
-  if (c.range_ht) {
-    const auto range = q_range_ht(X, *c.range_ht, rng);
-    if (!range) return std::nullopt;
-    centre = range->centre;
-  } else {
-    const auto range = q_range_counts(X, c.range, c.range_per, rng, threads);
-    if (!range) return std::nullopt;
-    centre = range->centre;
-  }
-  if (c.median_eps > 0) {
-    // Candidates c_k = x̄_j + σ(−4 + 0.1k), k = 0..K−1; quality −|#{x < c_k} − n/2| (sensitivity
-    // 1). One row-major pass buckets every value: below[j][b] counts values whose smallest k
-    // with x < c_k is b.
-    ExponentialMechanismOptions med;
-    med.epsilon = c.median_eps;
-    med.sensitivity = 1;
-    med.monotone = false;
-    const int K = 2 * kMedianHalfSteps + 1;
-    const double h = kMedianStep * sigma;
-    const Vector lo = centre.array() - kMedianHalfSteps * h;
-    const std::size_t cells = static_cast<std::size_t>(d * (K + 1));
-    std::vector<std::int64_t> parts(cells * static_cast<std::size_t>(threads), 0);
-    parallel_for(n, threads, [&](int t, std::int64_t b, std::int64_t e) {
-      std::int64_t* mine = parts.data() + cells * static_cast<std::size_t>(t);
-      for (Eigen::Index i = b; i < e; ++i) {
-        const double* row = X.row(i).data();
-        for (Eigen::Index j = 0; j < d; ++j) {
-          const double u = std::clamp((row[j] - lo[j]) / h, -1.0, double(K - 1));
-          ++mine[j * (K + 1) + static_cast<std::int64_t>(fast_floor(u)) + 1];
-        }
+  ExponentialMechanismOptions med;
+  med.epsilon = c.median_eps;
+  med.sensitivity = 1;
+  med.monotone = false;
+  const int K = 2 * kMedianHalfSteps + 1;
+  const double h = kMedianStep;
+  const Vector lo = centre.array() - kMedianHalfSteps * h;
+  const std::size_t cells = static_cast<std::size_t>(d * (K + 1));
+  std::vector<std::int64_t> parts(cells * static_cast<std::size_t>(threads), 0);
+  parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
+    std::int64_t* mine = parts.data() + cells * static_cast<std::size_t>(t);
+    for (Eigen::Index i = b; i < e; ++i) {
+      const double* row = X.row(i).data();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double u = std::clamp((row[j] - lo[j]) / h, -1.0, double(K - 1));
+        ++mine[j * (K + 1) + static_cast<std::int64_t>(fast_floor(u)) + 1];
       }
-    });
-    std::vector<std::int64_t> below(cells, 0);
-    for (int t = 0; t < threads; ++t)
-      for (std::size_t k = 0; k < cells; ++k) below[k] += parts[cells * t + k];
-    std::vector<double> quality(static_cast<std::size_t>(K));
-    for (Eigen::Index j = 0; j < d; ++j) {
-      std::int64_t cum = 0;
-      for (int k = 0; k < K; ++k) {
-        cum += below[static_cast<std::size_t>(j * (K + 1) + k)];
-        quality[static_cast<std::size_t>(k)] = -std::abs(static_cast<double>(cum) - nd / 2);
-      }
-      const std::size_t pick = permute_and_flip(quality, med, rng);
-      centre[j] = lo[j] + static_cast<double>(pick) * h;
     }
+  });
+  std::vector<std::int64_t> below(cells, 0);
+  for (int t = 0; t < threads; ++t)
+    for (std::size_t k = 0; k < cells; ++k) below[k] += parts[cells * t + k];
+  std::vector<double> quality(static_cast<std::size_t>(K));
+  for (Eigen::Index j = 0; j < d; ++j) {
+    std::int64_t cum = 0;
+    for (int k = 0; k < K; ++k) {
+      cum += below[static_cast<std::size_t>(j * (K + 1) + k)];
+      quality[static_cast<std::size_t>(k)] = -std::abs(static_cast<double>(cum) - nd / 2);
+    }
+    const std::size_t pick = permute_and_flip(quality, med, rng);
+    centre[j] = lo[j] + static_cast<double>(pick) * h;
   }
+}
 
-  // Clip (ball or box, σ units around the centre) and quantise onto the grid qZ; then the exact
-  // Gram matrix. (Accumulating the Gram matrix per block of freshly clipped rows, while they are
-  // in cache, measured no faster: the pass is compute-bound.)
+// Clip (ball or box, scale units around the centre) and quantise onto the grid qZ, into st.Z;
+// returns the number of clipped rows. (Accumulating the Gram matrix per block of freshly clipped
+// rows, while they are in cache, measured no faster: the pass is compute-bound.)
+std::int64_t clip_rows(const ConstMatrixRef& X, const ClipPlan& c, const Vector& centre,
+                       int threads, FilterState& st) {
+  const std::int64_t n = X.rows(), d = X.cols();
   const bool ball = c.shape == ClipShape::ball;
   const double inv_q = 1 / c.q;  // exact: q is a power of two
   std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(threads), 0);
   const double* cen = centre.data();
-  parallel_for(n, threads, [&](int t, std::int64_t b, std::int64_t e) {
+  parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
       const double* x = X.row(i).data();
       double* z = st.Z.row(i).data();
       double ss = 0, amax = 0;
       for (Eigen::Index j = 0; j < d; ++j) {
-        const double v = (x[j] - cen[j]) / sigma;
+        const double v = x[j] - cen[j];
         z[j] = v;
         ss += v * v;
         amax = std::max(amax, std::abs(v));
@@ -191,8 +203,29 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, doub
       for (Eigen::Index j = 0; j < d; ++j) z[j] = fast_round(z[j] * inv_q) * c.q;
     }
   });
-  clipped = 0;
+  std::int64_t clipped = 0;
   for (auto k : clipped_parts) clipped += k;
+  return clipped;
+}
+
+}  // namespace
+
+std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
+                                FilterState& st, std::int64_t& clipped) {
+  const std::int64_t n = X.rows(), d = X.cols();
+  threads = used_parts(n, threads);
+  Vector centre;
+  if (c.range_ht) {
+    const auto range = q_range_ht(X, *c.range_ht, rng);
+    if (!range) return std::nullopt;
+    centre = range->centre;
+  } else {
+    const auto range = q_range_counts(X, c.range, c.range_per, rng, threads);
+    if (!range) return std::nullopt;
+    centre = range->centre;
+  }
+  if (c.median_eps > 0) private_medians(X, c, centre, rng, threads);
+  clipped = clip_rows(X, c, centre, threads, st);
   st.S.resize(static_cast<std::size_t>(n));
   std::iota(st.S.begin(), st.S.end(), 0u);
   st.G.assign(static_cast<std::size_t>(d * d), 0.0);
@@ -235,6 +268,94 @@ double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha,
   c.region = ball_region(c.radius, c.q, dd);
   c.D = 2 * c.region;
   return e_med;
+}
+
+}  // namespace dpstats::prime_detail
+
+namespace dpstats::prime_detail {
+
+AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, double alpha,
+                 NoiseMode mode) {
+  AuxPlan p;
+  p.share = a;
+  p.remaining = total;
+  if (a.share <= 0) return p;
+  // zcdp: the method's shares are fractions of (1 − share)·total and the auxiliary part is
+  // shrunk by 1e-9 against rounding; basic: epsilons add, so the method gets exactly the rest.
+  const double part = zcdp ? a.share * total * (1 - 1e-9) : a.share * total;
+  p.remaining = zcdp ? total * (1 - a.share) : remainder_after(total, part);
+  p.loss = zcdp ? PrivacyLoss::zcdp(part) : PrivacyLoss::pure(part);
+  if (a.estimate_units) {
+    p.entries = units_entries(p.loss, d, alpha);
+  } else {
+    // One count (sensitivity 1 under replace-one) of the rows the front end clips.
+    p.clip_count = zcdp ? gaussian_rho(1.0, part, 1, mode) : laplace(1.0, part, mode);
+    p.entries = {p.clip_count->entry("rows clipped by the supplied scale (count)", 1)};
+  }
+  return p;
+}
+
+std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
+                                      const std::optional<std::vector<double>>& scale,
+                                      double alpha, double widen, int threads, Rng& rng,
+                                      nlohmann::json& diag, std::optional<std::string>& abstained) {
+  if (scale) {
+    const ColumnUnits u = supplied_units(*scale, X.cols());
+    diag["units"] = {{"scale", "supplied"},
+                     {"values", to_std(u.scale)}};
+    return u;
+  }
+  UnitsEstimate est = estimate_units(X, aux.loss, alpha, widen, threads, rng);
+  diag["units"] = est.diagnostics;
+  diag["units"]["scale"] = "estimated";
+  if (est.abstained) {
+    abstained = est.abstained;
+    return std::nullopt;
+  }
+  return est.units;
+}
+
+void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, double tolerated,
+                    const char* what, bool off, Rng& rng, nlohmann::json& diag) {
+  const double noisy = count.apply(static_cast<double>(clipped), rng, off);
+  const double fraction = std::clamp(noisy / static_cast<double>(n), 0.0, 1.0);
+  diag["clipped"] = {{"rows_noisy", noisy}, {"fraction", fraction}, {"noise_scale", count.scale()}};
+  if (fraction > tolerated)
+    diag["clipped"]["warning"] = fmt::format(
+        "the supplied {} clips about {:.1f}% of the rows (more than {:.1f}%): it is probably too "
+        "small for these data, and the estimate is biased towards the clipping region",
+        what, 100 * fraction, 100 * tolerated);
+}
+
+FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
+                      const std::optional<std::vector<double>>& scale, double alpha,
+                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag) {
+  FrontResult out;
+  const auto units = units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained);
+  if (!units) return out;
+  out.units = *units;
+  const RowMatrix Z = to_units(X, out.units);
+  out.state = std::make_unique<FilterState>(X.rows(), X.cols());
+  out.state->threads = threads;
+  const auto centre = front_end(Z, c, rng, threads, *out.state, out.clipped);
+  if (!centre) {
+    out.abstained = c.range_ht ? "q_range-ht: every part abstained"
+                               : "q_range found no populated bin in some coordinate";
+    return out;
+  }
+  out.centre = *centre;
+  if (aux.clip_count)
+    report_clipped(*aux.clip_count, out.clipped, X.rows(), tolerated, "scale", off, rng, diag);
+  return out;
+}
+
+void check_units_options(const std::optional<std::vector<double>>& scale, double scale_share,
+                         double clip_check_share, Eigen::Index d) {
+  if (scale) check_supplied_scale(*scale, d);
+  require(scale_share > 0 && scale_share <= 0.5,
+          fmt::format("scale_share must be in (0, 0.5], got {}", scale_share));
+  require(clip_check_share >= 0 && clip_check_share <= 0.1,
+          fmt::format("clip_check_share must be in [0, 0.1], got {}", clip_check_share));
 }
 
 }  // namespace dpstats::prime_detail

@@ -1,7 +1,7 @@
 // Internal pieces shared by the robust-mean drivers (PRIME, PRIME-ht, the private filter;
 // not installed): numeric helpers, the release wrapper Mech, the filter state (processed data,
 // current set, exact Gram matrix), and the front end (private range -> private medians ->
-// clipping and quantisation) of card §2.2/§2.3 and the practical addendum.
+// clipping and quantisation) of docs/proofs/mean.md and the practical addendum.
 #pragma once
 #include <fmt/format.h>
 
@@ -13,15 +13,16 @@
 #include <optional>
 #include <tuple>
 #include <sys/mman.h>
-#include <thread>
 #include <vector>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime.hpp"
+#include "dpstats/mean/units.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/mechanisms/range_ht.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/ledger.hpp"
@@ -83,16 +84,14 @@ class HugeArray {
   std::unique_ptr<T, Free> data_;
 };
 
-// Runs f(thread, begin, end) over [0, count) split into `threads` contiguous ranges.
-template <class F>
-inline void parallel_for(std::int64_t count, int threads, F&& f) {
-  threads = static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, count / 8192)));
-  if (threads == 1) return f(0, std::int64_t{0}, count);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { f(t, count * t / threads, count * (t + 1) / threads); });
-  for (auto& th : pool) th.join();
+// The data passes' grain: ranges of at least 8192 rows (the library's parallel_ranges).
+constexpr std::int64_t kRowGrain = 8192;
+// How many parts parallel_ranges cuts `count` rows into on `threads` threads.
+inline int used_parts(std::int64_t count, int threads) {
+  return static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, count / kRowGrain)));
 }
+
+inline std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
 inline double normal_quantile(double p) {  // inverse of normal_cdf, by bisection (public constants only)
   double lo = -40, hi = 40;
@@ -122,6 +121,15 @@ struct Mech {  // a scalar or vector release: Gaussian (both profiles) or Laplac
   }
 };
 
+
+// The one entry for k mechanisms composed by best_composition (the paper profiles' Lemma G.13).
+inline LedgerEntry composition_entry(std::string purpose, const EpsilonDelta& total) {
+  LedgerEntry e;
+  e.mechanism = "composition";
+  e.purpose = std::move(purpose);
+  e.loss = PrivacyLoss::approximate(total.epsilon, total.delta);
+  return e;
+}
 
 inline Mech gaussian_rho(double sens, double rho, std::size_t dim, NoiseMode mode) {
   Mech m;
@@ -192,7 +200,7 @@ struct ClipPlan {
   RangeOptions range;          // coarse q_range (range.sigma is in data units, set by the caller)
   EpsilonDelta range_per;      // its per-coordinate budget
   LedgerEntry range_entry;
-  std::optional<RangeHtOptions> range_ht;  // set: q_range-ht (card §2.3) instead of q_range
+  std::optional<RangeHtOptions> range_ht;  // set: q_range-ht (docs/proofs/mean.md) instead of q_range
   double median_eps = 0;       // > 0: private coordinate medians (per coordinate ε)
   double radius = 0;           // ball radius or box half-side (σ units)
   double q = 0;                // quantisation step (σ units, a power of two)
@@ -202,8 +210,9 @@ struct ClipPlan {
 
 // Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
 // returns the clipping centre in data units, or std::nullopt when the range step abstained.
-std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, double sigma,
-                                Rng& rng, int threads, FilterState& st, std::int64_t& clipped);
+// X is in scale units (mean/units.hpp): the range bins and the median grid are in those units.
+std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
+                                FilterState& st, std::int64_t& clipped);
 
 // The practical ball: shape, radius, q, region and D from public parameters (c.median_eps set);
 // returns the public bound on the private medians' error (σ units). ht: PRIME-ht's radius.
@@ -218,7 +227,7 @@ inline double ball_region(double radius, double q, double d) {
   return radius * (1 + 1e-12 + (d + 16) * 0x1p-53) + q * std::sqrt(d) / 2;
 }
 
-// Clamps a centre into the clipping region (card D10).
+// Clamps a centre into the clipping region (docs/errata.md D10).
 inline Vector clamp_region(Vector v, const ClipPlan& c) {
   if (c.shape == ClipShape::ball) {
     const double norm = v.norm();
@@ -231,16 +240,72 @@ inline Vector clamp_region(Vector v, const ClipPlan& c) {
 
 // The plans of PRIME and the filter depend on public parameters only and cost ~1 ms
 // (calibrations, a χ² quantile); audits and experiments repeat them with the same (n, d, options),
-// so the last one is kept per thread. The whole options struct is the key (defaulted ==).
-template <class Plan, class Options, class Build>
-Plan cached_plan(std::int64_t n, std::int64_t d, const Options& o, Build build) {
-  thread_local std::optional<std::tuple<std::int64_t, std::int64_t, Options>> key;
+// so the last one is kept per thread. `key` holds every public value the plan reads.
+template <class Plan, class Key, class Build>
+Plan cached_plan(const Key& key, Build build) {
+  thread_local std::optional<Key> last;
   thread_local std::optional<Plan> plan;
-  if (!plan || !(*key == std::make_tuple(n, d, o))) {
-    plan = build(n, d, o);
-    key = std::make_tuple(n, d, o);
+  if (!plan || !(*last == key)) {
+    plan = build();
+    last = key;
   }
   return *plan;
 }
+
+// The budget the plan gives its auxiliary step: the private units (scale absent) or the
+// private clipped-row count (scale supplied, clip_check_share > 0). A fraction `share` of the
+// total is set apart; the algorithm's own releases get (1 − share) of theirs.
+struct AuxShare {
+  bool estimate_units = false;
+  double share = 0;  // 0: no auxiliary step
+};
+inline AuxShare aux_share(bool scale_supplied, double scale_share, double clip_check_share) {
+  return scale_supplied ? AuxShare{false, clip_check_share} : AuxShare{true, scale_share};
+}
+
+// The auxiliary step's mechanism and entries: the scale layer's (units) or one count.
+struct AuxPlan {
+  AuxShare share;
+  PrivacyLoss loss;        // its loss (zcdp rho or pure epsilon)
+  double remaining = 0;    // what the method proper gets (rho or epsilon)
+  Ledger entries;          // charged with the plan
+  std::optional<Mech> clip_count;  // scale supplied: noisy count of the rows the front end clips
+};
+// practical (zcdp): rho share; paper (basic): epsilon share.
+AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, double alpha,
+                 NoiseMode mode);
+
+// The front end with units: the data's units (supplied, or estimated by the scale layer with the
+// plan's auxiliary share), the data in those units, range, medians and clipping; with a supplied
+// scale, the private count of clipped rows. `abstained` is set when the units or the range step
+// abstain; then nothing else is set.
+struct FrontResult {
+  ColumnUnits units;
+  Vector centre;  // clipping centre (scale units)
+  std::unique_ptr<FilterState> state;
+  std::int64_t clipped = 0;
+  std::optional<std::string> abstained;
+};
+// `tolerated`: the clipped fraction above which the release warns (the supplied scale is
+// likely too small).
+FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
+                      const std::optional<std::vector<double>>& scale, double alpha,
+                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag);
+
+// The units step alone (shared with DP Mean, the bounded mean and exp-time): supplied or
+// estimated with `aux.loss`; on abstention the reason, with diag["units"] stating what ran.
+std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
+                                      const std::optional<std::vector<double>>& scale,
+                                      double alpha, double widen, int threads, Rng& rng,
+                                      nlohmann::json& diag, std::optional<std::string>& abstained);
+
+// diag["clipped"]: the noisy count of clipped rows, its fraction and, above `tolerated`, a
+// warning that the supplied bound bites.
+void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, double tolerated,
+                    const char* what, bool off, Rng& rng, nlohmann::json& diag);
+
+// Checks the units options shared by the robust means.
+void check_units_options(const std::optional<std::vector<double>>& scale, double scale_share,
+                         double clip_check_share, Eigen::Index d);
 
 }  // namespace dpstats::prime_detail

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
+#include <utility>
+
+#include "dpstats/parallel.hpp"
 #include <vector>
 
 namespace dpstats::prime_detail {
@@ -134,17 +136,11 @@ void score_block(const double* X, std::int64_t ld, int d, int dp, const std::uin
   (have_avx2() ? score_avx2 : score_base)(X, ld, d, dp, rows, b, e, P, mu, tau, c);
 }
 
+// Ranges of at least 4096 rows on up to `threads` threads (the library's parallel_ranges, whose
+// part count is the `used` computed below).
 template <class F>
 void parallel_rows(std::int64_t count, int threads, F&& f) {
-  threads = std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, count / 4096));
-  if (threads == 1) {
-    f(0, 0, count);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { f(t, count * t / threads, count * (t + 1) / threads); });
-  for (auto& th : pool) th.join();
+  parallel_ranges(count, threads, 4096, std::forward<F>(f));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 //    |entry| <= 2^15 q and rows <= 2^23 (then every partial sum is an integer multiple of q² below
 //    2^53 q²), so the summation order does not matter and downdates are exact.
 //  * scores evaluate τ_i = ‖Pᵀ(x_i − μ)‖² with the same instruction sequence for every row, so
-//    identical rows get identical scores wherever they sit (permutation invariance, card §4.8).
+//    identical rows get identical scores wherever they sit (permutation invariance, docs/proofs/mean.md).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -25,7 +25,7 @@ void gram_update(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, b
 void scores(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, const double* P,
             const double* mu, double* tau, int threads, int cols = 0);
 
-// The filter's removal set (card P6) on scores tau (indexed like S): every i with τ_i >= cut when
+// The filter's removal set (docs/errata.md P6) on scores tau (indexed like S): every i with τ_i >= cut when
 // there are at most k of them, else the k best by the value-based order (larger τ, then the
 // lexicographically larger row, then the smaller index — only identical rows reach it).
 std::vector<char> filter_drops(std::span<const double> tau, double cut, const ConstMatrixRef& X,

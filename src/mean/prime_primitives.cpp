@@ -1,4 +1,4 @@
-// PRIME's building blocks (card §2.1, §2.4, §2.7): MMW weights, value-based top-k, the filter
+// PRIME's building blocks (docs/proofs/mean.md, §2.4, §2.7): MMW weights, value-based top-k, the filter
 // step and its replay, DPthreshold's rule, the non-private filter, and a χ² quantile.
 #include <fmt/format.h>
 
@@ -13,14 +13,6 @@
 #include "prime_kernels.hpp"
 
 namespace dpstats {
-
-const char* to_string(PrimeProfile p) { return p == PrimeProfile::paper ? "paper" : "practical"; }
-
-PrimeProfile prime_profile_from_string(const std::string& s) {
-  if (s == "paper") return PrimeProfile::paper;
-  if (s == "practical") return PrimeProfile::practical;
-  throw InvalidArgument(fmt::format("profile must be 'paper' or 'practical', got '{}'", s));
-}
 
 void mmw_weights(const Matrix& A, double eta, Matrix& Q, Vector& w) {
   require(A.rows() == A.cols() && A.rows() > 0, "mmw_weights: A must be square and non-empty");
@@ -165,7 +157,7 @@ double dp_threshold_rule(std::span<const double> h, double psi_tilde) {
   return edge(1);
 }
 
-// ---- non-private filter (card §2.4, Alg 4) ----
+// ---- non-private filter (docs/proofs/mean.md, Alg 4) ----
 Vector robust_filter_nonprivate(const ConstMatrixRef& X, double alpha, double C, Rng& rng,
                                 int max_rounds) {
   check_data(X);

@@ -52,11 +52,6 @@ RowMatrix subsample_rows(const ConstMatrixRef& X, std::int64_t m, Rng& rng) {
 
 }  // namespace
 
-void project_to_ball(Vector& y, const Vector& c, double rad) {
-  const double dist = (y - c).norm();
-  if (dist > rad) y = c + (y - c) * (rad / dist);
-}
-
 // l2 sensitivity of the released mean gradient (see the header): the exact integer sum moves by
 // at most 2·(1 + (d+4)·2^-52)·2^b + sqrt(d); the final division by n·2^b rounds each coordinate
 // with relative error 2^-53, which moves the pair apart by at most 2·2^-53·(||g|| + ||g'||) ≤
@@ -96,7 +91,7 @@ MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double
       s += df[j] * df[j];
     }
     if (tau > 0) curvature_sum += std::nearbyint(scale * tau / std::max(std::sqrt(s), tau));
-    if (s == 0) continue;  // u_i = 0 at a coincident point (card conventions)
+    if (s == 0) continue;  // u_i = 0 at a coincident point (docs/proofs/median.md §3)
     const double inv = scale / std::sqrt(s);
     for (Eigen::Index j = 0; j < d; ++j) {
       acc[j] += (df[j] * inv + kRound) - kRound;
@@ -115,52 +110,76 @@ namespace {
 
 // The noisy-gradient mechanism for a run of `steps` gradient releases at ρ/steps each. Its
 // sensitivity depends on (n, d) only.
-GaussianMechanism gradient_mechanism(const ConstMatrixRef& X, double rho, int steps,
+GaussianMechanism gradient_mechanism(std::int64_t n, std::int64_t d, double rho, int steps,
                                      NoiseMode noise) {
-  return GaussianMechanism::from_rho(gradient_sensitivity(X.rows(), X.cols()), rho / steps,
-                                     static_cast<std::size_t>(X.cols()), noise);
+  return GaussianMechanism::from_rho(gradient_sensitivity(n, d), rho / steps,
+                                     static_cast<std::size_t>(d), noise);
 }
 
-}  // namespace
-
-Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o, Budget& budget,
-            Rng& rng) {
-  check_data(X);
+void check_dpgd(const DpgdOptions& o) {
   check_rho(o.rho);
   require(o.steps >= 1, fmt::format("steps must be >= 1, got {}", o.steps));
   check_positive(o.eta, "eta");
   check_positive(o.radius, "radius");
-  require(x0.size() == X.cols(), "x0 must have one coordinate per column of X");
   require(o.sigma_scale == 0 || o.sigma_scale == 1, "sigma_scale must be 0 or 1");
   require(!o.weiszfeld_step || (o.curvature_share > 0 && o.curvature_share < 1),
           fmt::format("curvature_share must be in (0, 1), got {}", o.curvature_share));
   require(!o.weiszfeld_step || (o.weiszfeld_tau_fraction > 0 && o.weiszfeld_tau_fraction <= 1),
           fmt::format("weiszfeld_tau_fraction must be in (0, 1], got {}", o.weiszfeld_tau_fraction));
-  const bool noisy = o.sigma_scale != 0;
+}
+
+// DP-GD's mechanisms (public values only): the gradient's at ρ_g/T per step and, with the
+// Weiszfeld step, the curvature's at ρ_h/T, ρ_g + ρ_h <= ρ.
+struct DpgdMechanisms {
+  std::optional<GaussianMechanism> gradient, curvature;
+  Ledger entries;
+};
+
+DpgdMechanisms dpgd_mechanisms(std::int64_t n, std::int64_t d, const DpgdOptions& o) {
+  DpgdMechanisms m;
+  if (o.sigma_scale == 0) return m;
   const double rho_g = o.weiszfeld_step ? o.rho * (1 - o.curvature_share) : o.rho;
   const double rho_h = remainder_after(o.rho, rho_g) * (1 - 1e-9);
-  const double tau = o.weiszfeld_step ? o.weiszfeld_tau_fraction * o.radius : 0;
-  std::optional<GaussianMechanism> mech, curvature_mech;
-  if (noisy) {
-    mech = gradient_mechanism(X, rho_g, o.steps, o.noise);
-    LedgerEntry e = mech->ledger_entry("dpgd noisy gradient");
-    e.count = o.steps;
-    budget.spend(e);
-    if (o.weiszfeld_step) {
-      curvature_mech = GaussianMechanism::from_rho(curvature_sensitivity(X.rows()),
-                                                   rho_h / o.steps, 1, o.noise);
-      LedgerEntry c = curvature_mech->ledger_entry("dpgd noisy curvature (Weiszfeld step)");
-      c.count = o.steps;
-      budget.spend(c);
-    }
+  m.gradient = gradient_mechanism(n, d, rho_g, o.steps, o.noise);
+  LedgerEntry e = m.gradient->ledger_entry("dpgd noisy gradient");
+  e.count = o.steps;
+  m.entries.push_back(e);
+  if (o.weiszfeld_step) {
+    m.curvature = GaussianMechanism::from_rho(curvature_sensitivity(n), rho_h / o.steps, 1, o.noise);
+    LedgerEntry c = m.curvature->ledger_entry("dpgd noisy curvature (Weiszfeld step)");
+    c.count = o.steps;
+    m.entries.push_back(c);
   }
+  return m;
+}
+
+void spend_all(Budget& budget, const Ledger& entries) {
+  Budget probe = budget;  // all or nothing
+  for (const auto& e : entries) probe.spend(e);
+  budget = std::move(probe);
+}
+
+}  // namespace
+
+Ledger dpgd_entries(std::int64_t n, std::int64_t d, const DpgdOptions& o) {
+  check_dpgd(o);
+  return dpgd_mechanisms(n, d, o).entries;
+}
+
+namespace {
+
+// DP-GD's loop with mechanisms already charged.
+Vector run_dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o,
+                const DpgdMechanisms& mech, Rng& rng) {
+  const double tau = o.weiszfeld_step ? o.weiszfeld_tau_fraction * o.radius : 0;
+  const bool noisy = mech.gradient.has_value();
   Vector theta = x0, avg = Vector::Zero(X.cols());
   for (int t = 1; t <= o.steps; ++t) {
     const MeanGradient m = mean_unit_gradient(X, theta, tau);
-    Vector g = noisy ? mech->apply(m.g, rng) : m.g;
+    Vector g = noisy ? mech.gradient->apply(m.g, rng) : m.g;
     double eta = o.eta;
     if (o.weiszfeld_step) {
-      const double h = noisy ? curvature_mech->apply(m.curvature, rng) : m.curvature;
+      const double h = noisy ? mech.curvature->apply(m.curvature, rng) : m.curvature;
       if (h * o.eta > tau) eta = tau / h;  // 1/Ĥ = tau/ĥ, capped at o.eta
     }
     theta -= eta * g;
@@ -170,55 +189,114 @@ Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o, Bud
   return o.average ? avg : theta;
 }
 
-Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
-                      const HsuLocalizationOptions& o, Budget& budget, Rng& rng) {
+}  // namespace
+
+Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o, Budget& budget,
+            Rng& rng) {
   check_data(X);
+  check_dpgd(o);
+  require(x0.size() == X.cols(), "x0 must have one coordinate per column of X");
+  const DpgdMechanisms mech = dpgd_mechanisms(X.rows(), X.cols(), o);
+  spend_all(budget, mech.entries);
+  return run_dpgd(X, x0, o, mech, rng);
+}
+
+namespace {
+
+void check_localization(double R, double r_hat, double rho) {
   check_positive(R, "radius");
   check_positive(r_hat, "r_hat");
-  check_rho(o.rho);
+  check_rho(rho);
+}
+
+// The J rounds of the HSU24 localization: round j runs DP-GD on B(c_j, D_j), D_0 = R,
+// D_{j+1} = D_j/2 + 12 r̂ (public given r̂).
+std::vector<DpgdOptions> hsu24_rounds(std::int64_t n, std::int64_t d, double R, double r_hat,
+                                      const HsuLocalizationOptions& o) {
+  check_localization(R, r_hat, o.rho);
   require(o.inner_steps >= 1, "inner_steps must be >= 1");
   const int J = std::max(1, static_cast<int>(std::ceil(std::log2(R / r_hat))));
   const double rho_j = o.rho / J;
-  const auto n = static_cast<double>(X.rows());
-  const auto d = static_cast<double>(X.cols());
-  Vector c = Vector::Zero(X.cols());
+  const auto nn = static_cast<double>(n);
+  const auto dd = static_cast<double>(d);
+  std::vector<DpgdOptions> rounds;
   double D = R;
   for (int j = 0; j < J; ++j) {
     DpgdOptions g;
     g.rho = rho_j;
     g.steps = o.inner_steps;
-    g.eta = D * std::sqrt(2 * d / (3 * rho_j * n * n));
+    g.eta = D * std::sqrt(2 * dd / (3 * rho_j * nn * nn));
     g.radius = D;
     g.noise = o.noise;
-    c = dpgd(X, c, g, budget, rng);
+    rounds.push_back(g);
     D = D / 2 + 12 * r_hat;
   }
+  return rounds;
+}
+
+// T = ⌈ln(R/r̂)/ln(1/decay)⌉ + extra_steps + 1 geometric steps.
+int geometric_steps(double R, double r_hat, const GeometricLocalizationOptions& o) {
+  check_localization(R, r_hat, o.rho);
+  require(o.decay > 0 && o.decay < 1, fmt::format("decay must be in (0, 1), got {}", o.decay));
+  require(o.extra_steps >= 0, "extra_steps must be >= 0");
+  require(o.subsample >= 1, "subsample must be >= 1");
+  return std::max(0, static_cast<int>(std::ceil(std::log(R / r_hat) / std::log(1 / o.decay)))) +
+         o.extra_steps + 1;
+}
+
+LedgerEntry geometric_entry(const GaussianMechanism& mech, int steps) {
+  LedgerEntry e = mech.ledger_entry("geometric localization noisy gradient");
+  e.count = steps;
+  return e;
+}
+
+}  // namespace
+
+Ledger hsu24_localize_entries(std::int64_t n, std::int64_t d, double R, double r_hat,
+                              const HsuLocalizationOptions& o) {
+  Ledger out;
+  for (const auto& g : hsu24_rounds(n, d, R, r_hat, o))
+    for (auto& e : dpgd_entries(n, d, g)) out.push_back(std::move(e));
+  return out;
+}
+
+Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
+                      const HsuLocalizationOptions& o, Budget& budget, Rng& rng) {
+  check_data(X);
+  const auto rounds = hsu24_rounds(X.rows(), X.cols(), R, r_hat, o);
+  std::vector<DpgdMechanisms> mech;
+  Ledger all;
+  for (const auto& g : rounds) {
+    mech.push_back(dpgd_mechanisms(X.rows(), X.cols(), g));
+    all.insert(all.end(), mech.back().entries.begin(), mech.back().entries.end());
+  }
+  spend_all(budget, all);
+  Vector c = Vector::Zero(X.cols());
+  for (std::size_t j = 0; j < rounds.size(); ++j) c = run_dpgd(X, c, rounds[j], mech[j], rng);
   return c;
+}
+
+Ledger geometric_localize_entries(std::int64_t n, std::int64_t d, double R, double r_hat,
+                                  const GeometricLocalizationOptions& o) {
+  const int steps = geometric_steps(R, r_hat, o);
+  return {geometric_entry(gradient_mechanism(std::min(n, o.subsample), d, o.rho, steps, o.noise),
+                          steps)};
 }
 
 Vector geometric_localize(const ConstMatrixRef& X, double R, double r_hat,
                           const GeometricLocalizationOptions& o, Budget& budget, Rng& rng) {
   check_data(X);
-  check_positive(R, "radius");
-  check_positive(r_hat, "r_hat");
-  check_rho(o.rho);
-  require(o.decay > 0 && o.decay < 1, fmt::format("decay must be in (0, 1), got {}", o.decay));
-  require(o.extra_steps >= 0, "extra_steps must be >= 0");
-  require(o.subsample >= 1, "subsample must be >= 1");
-  const int steps = std::max(0, static_cast<int>(std::ceil(std::log(R / r_hat) / std::log(1 / o.decay)))) +
-                    o.extra_steps + 1;
+  const int steps = geometric_steps(R, r_hat, o);
+  const std::int64_t m = std::min<std::int64_t>(X.rows(), o.subsample);
+  GaussianMechanism mech = gradient_mechanism(m, X.cols(), o.rho, steps, o.noise);
+  budget.spend(geometric_entry(mech, steps));
   const RowMatrix S = subsample_rows(X, o.subsample, rng);
-  GaussianMechanism mech = gradient_mechanism(S, o.rho, steps, o.noise);
-  LedgerEntry e = mech.ledger_entry("geometric localization noisy gradient");
-  e.count = steps;
-  budget.spend(e);
   Vector z = Vector::Zero(X.cols());
-  const Vector origin = z;
   double eta = R / 4;
   for (int t = 0; t < steps; ++t, eta *= o.decay) {
     const Vector g = mech.apply(mean_unit_gradient(S, z).g, rng);
     z -= eta * g;
-    project_to_ball(z, origin, R);
+    project_to_ball(z, R);
   }
   return z;
 }
@@ -242,140 +320,165 @@ double stable_dpsgd_epsilon(double rho, double delta) {
   return rho + std::sqrt(rho * rho + 4 * rho * std::log(2 / delta));
 }
 
-PhasedSgdResult phased_dpsgd(const ConstMatrixRef& X, const Vector& start,
-                             const PhasedSgdOptions& o, Budget& budget, Rng& rng) {
+LedgerEntry stable_dpsgd_entry(double rho, double delta) {
+  LedgerEntry all;
+  all.mechanism = "gaussian";
+  all.purpose = "stable dpsgd (Lemma 12, all phases)";
+  all.loss = PrivacyLoss::approximate(stable_dpsgd_epsilon(rho, delta), delta);
+  return all;
+}
+
+namespace {
+
+void check_phased(const ConstMatrixRef& X, const Vector& start, const PhasedSgdOptions& o) {
   check_data(X);
   check_rho(o.rho);
   check_delta_positive(o.delta);
   check_positive(o.eta, "eta");
   check_positive(o.radius, "radius");
   require(o.sigma_scale == 0 || o.sigma_scale == 1, "sigma_scale must be 0 or 1");
-  const auto n = static_cast<std::int64_t>(X.rows());
-  const Eigen::Index d = X.cols();
   require(o.K >= 1 && o.K <= 40, fmt::format("K must be in [1, 40], got {}", o.K));
+  const std::int64_t T = (std::int64_t{1} << o.K) - 1;
+  require(T >= X.rows(), fmt::format("T = 2^K - 1 = {} must be >= n = {} (Lemma 10)", T, X.rows()));
+  require(start.size() == X.cols(), "start must have one coordinate per column of X");
+}
+
+// Every phase's public quantities (index k = 1..K; entry 0 unused).
+struct PhaseSchedule {
+  std::vector<double> eta, sigma_nominal, m, rad;
+  std::vector<std::int64_t> steps;
+  double weight_sum = 0;  // Σ_k (9/16)^k, for the exact-budget weights
+};
+
+PhaseSchedule phase_schedule(std::int64_t n, std::int64_t d, const PhasedSgdOptions& o, double m) {
+  PhaseSchedule s;
+  const auto K1 = static_cast<std::size_t>(o.K + 1);
+  s.eta.assign(K1, 0), s.sigma_nominal.assign(K1, 0), s.m.assign(K1, 0), s.rad.assign(K1, 0);
+  s.steps.assign(K1, 0);
+  for (int k = 1; k <= o.K; ++k) {
+    s.steps[k] = std::int64_t{1} << (o.K - k);
+    s.eta[k] = std::ldexp(o.eta, -2 * k);
+    s.m[k] = (o.fixed_order && o.per_phase_m)
+                 ? std::ceil(static_cast<double>(s.steps[k]) / static_cast<double>(n))
+                 : m;
+    s.sigma_nominal[k] = std::pow(3.0, -k) * (2 * m + 1) * o.eta / std::sqrt(o.rho);
+    s.weight_sum += std::pow(9.0 / 16.0, k);
+  }
+  // Phase 1 is the given domain; later phases use the printed rule or the corrected one
+  // (docs/proofs/median.md §5), from the nominal σ's (public).
+  const double log_term = std::log(4.0 * o.K / o.delta);
+  s.rad[1] = o.radius;
+  for (int k = 2; k <= o.K; ++k) {
+    const double sg = o.later_radius == LaterRadius::paper ? s.sigma_nominal[k] : s.sigma_nominal[k - 1];
+    s.rad[k] = 2 * sg * std::sqrt(static_cast<double>(d) * log_term);
+  }
+  return s;
+}
+
+// Phase k's output mechanism. Its sensitivity carries the floating-point slack, which depends on
+// ||c_k|| (the previous phase's private output), so it is built when phase k starts.
+GaussianMechanism phase_mechanism(const PhaseSchedule& s, int k, const Vector& centre,
+                                  const PhasedSgdOptions& o, double m, std::int64_t d) {
+  const double B = centre.norm() + s.rad[k] + s.eta[k];
+  const auto Tk = static_cast<double>(s.steps[k]);
+  const double E = 8 * (static_cast<double>(d) + 4) * kUnitRoundoff * B;
+  const double slack = 2 * Tk * E + 2 * kUnitRoundoff * Tk * std::sqrt(static_cast<double>(d)) * B;
+  const double sens = (2 * s.m[k] + 1) * s.eta[k] + slack;
+  if (o.exact_budget)
+    return GaussianMechanism::from_rho(sens, o.rho * std::pow(9.0 / 16.0, k) / s.weight_sum,
+                                       static_cast<std::size_t>(d), o.noise);
+  // σ_k of Alg. 4 / Remark 1, enlarged in proportion to the slack so that ρ_k stays at
+  // (9/16)^k ρ/2.
+  const double sigma = s.sigma_nominal[k] * ((2 * s.m[k] + 1) / (2 * m + 1)) *
+                       (sens / ((2 * s.m[k] + 1) * s.eta[k]));
+  return GaussianMechanism::from_sigma(sens, sigma, static_cast<std::size_t>(d), o.noise);
+}
+
+// Where the T steps take their rows: a fixed order (a seeded permutation or the identity) or,
+// for StableDPSGD, a uniform index with replacement per step.
+struct RowOrder {
+  std::vector<std::int64_t> order, uses;
+  std::int64_t next = 0;
+  std::int64_t row(std::int64_t n, RandomBits& bits) {
+    if (order.empty()) return static_cast<std::int64_t>(bits.uniform_below(static_cast<std::uint64_t>(n)));
+    const std::int64_t i = order[static_cast<std::size_t>(next++ % n)];
+    ++uses[static_cast<std::size_t>(i)];
+    return i;
+  }
+};
+
+RowOrder row_order(std::int64_t n, const PhasedSgdOptions& o, Rng& rng) {
+  RowOrder r;
+  if (!o.fixed_order) return r;
+  if (o.shuffle_order) {
+    r.order = permutation(n, rng);
+  } else {
+    r.order.resize(static_cast<std::size_t>(n));
+    std::iota(r.order.begin(), r.order.end(), 0);
+  }
+  r.uses.assign(static_cast<std::size_t>(n), 0);
+  return r;
+}
+
+// One phase's T_k projected SGD steps from z on B(centre, rad); returns the average of the
+// iterates before each step (Alg. 4 line 9: includes z_0, excludes z_{T_k}). This loop is the
+// numeric kernel whose rounding the phase's slack bounds (boosting.hpp).
+Vector run_phase(const ConstMatrixRef& X, Vector& z, const Vector& centre, double step, double rad,
+                 std::int64_t steps, RowOrder& order, RandomBits& bits) {
+  const Eigen::Index d = X.cols();
+  Vector avg = Vector::Zero(d);
+  for (std::int64_t t = 0; t < steps; ++t) {
+    avg += z;
+    const double* row = X.data() + order.row(X.rows(), bits) * d;
+    double s = 0;
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const double t2 = z[j] - row[j];
+      s += t2 * t2;
+    }
+    if (s > 0) {
+      const double f = step / std::sqrt(s);
+      for (Eigen::Index j = 0; j < d; ++j) z[j] -= f * (z[j] - row[j]);
+    }
+    project_to_ball(z, centre, rad);
+  }
+  return avg / static_cast<double>(steps);
+}
+
+}  // namespace
+
+// The mechanisms are built (and charged) phase by phase, because the floating-point slack depends
+// on ||c_k||, the previous phase's private output; the total charged is bounded in advance by the
+// planned ρ (docs/proofs/median.md §5), so BudgetExceeded can only happen on the first phase.
+// StableDPSGD charges Lemma 12's (ε, δ) once, on the first phase, for all phases.
+PhasedSgdResult phased_dpsgd(const ConstMatrixRef& X, const Vector& start,
+                             const PhasedSgdOptions& o, Budget& budget, Rng& rng) {
+  check_phased(X, start, o);
+  const auto n = static_cast<std::int64_t>(X.rows());
   PhasedSgdResult res;
   res.T = (std::int64_t{1} << o.K) - 1;
-  require(res.T >= n, fmt::format("T = 2^K - 1 = {} must be >= n = {} (Lemma 10)", res.T, n));
-  require(start.size() == d, "start must have one coordinate per column of X");
   res.m = o.fixed_order ? std::ceil(static_cast<double>(res.T) / static_cast<double>(n))
                         : stable_m(res.T, n, o.delta);
-  const double sqrt_d = std::sqrt(static_cast<double>(d));
-  const double log_term = std::log(4.0 * o.K / o.delta);
-
-  // Plan every phase (public quantities only) and spend before any noise.
-  std::vector<double> eta_k(o.K + 1), sigma_nominal(o.K + 1), m_k(o.K + 1);
-  std::vector<std::int64_t> T_k(o.K + 1);
-  for (int k = 1; k <= o.K; ++k) {
-    T_k[k] = std::int64_t{1} << (o.K - k);
-    eta_k[k] = std::ldexp(o.eta, -2 * k);
-    m_k[k] = (o.fixed_order && o.per_phase_m)
-                 ? std::ceil(static_cast<double>(T_k[k]) / static_cast<double>(n))
-                 : res.m;
-    sigma_nominal[k] = std::pow(3.0, -k) * (2 * res.m + 1) * o.eta / std::sqrt(o.rho);
-  }
-  // Phase radii: phase 1 is the given domain; later phases use the printed rule or the corrected
-  // one (card §2.5), from the nominal σ's (public).
-  std::vector<double> rad(o.K + 1);
-  rad[1] = o.radius;
-  for (int k = 2; k <= o.K; ++k) {
-    const double s = o.later_radius == LaterRadius::paper ? sigma_nominal[k] : sigma_nominal[k - 1];
-    rad[k] = 2 * s * std::sqrt(static_cast<double>(d) * log_term);
-  }
-  // Exact-budget weights: ρ_k ∝ (9/16)^k, scaled to sum to ρ.
-  double weight_sum = 0;
-  for (int k = 1; k <= o.K; ++k) weight_sum += std::pow(9.0 / 16.0, k);
-
-  Vector z = start;
-  Vector centre = start;
-  std::vector<std::int64_t> order;
-  if (o.fixed_order) {
-    if (o.shuffle_order) {
-      order = permutation(n, rng);
-    } else {
-      order.resize(static_cast<std::size_t>(n));
-      std::iota(order.begin(), order.end(), 0);
-    }
-  }
-  std::vector<std::int64_t> uses;
-  if (o.fixed_order) uses.assign(static_cast<std::size_t>(n), 0);
+  const PhaseSchedule s = phase_schedule(n, X.cols(), o, res.m);
+  Vector z = start, centre = start;
+  RowOrder order = row_order(n, o, rng);
   const bool noisy = o.sigma_scale != 0;
-
-  // The mechanisms are built (and charged) phase by phase, because the floating-point slack
-  // depends on ||c_k||, which is the previous phase's private output; the total charged is
-  // bounded in advance by the planned ρ (see the header), so BudgetExceeded can only happen on
-  // the first phase when the budget is too small.
-  std::int64_t global = 0;
   RandomBits bits(rng);
   for (int k = 1; k <= o.K; ++k) {
     if (k > 1) centre = z;
-    const double B = centre.norm() + rad[k] + eta_k[k];
-    const double Tk = static_cast<double>(T_k[k]);
-    const double E = 8 * (static_cast<double>(d) + 4) * kUnitRoundoff * B;
-    const double slack = 2 * Tk * E + 2 * kUnitRoundoff * Tk * sqrt_d * B;
-    const double sens = (2 * m_k[k] + 1) * eta_k[k] + slack;
     std::optional<GaussianMechanism> mech;
     if (noisy) {
-      if (o.exact_budget) {
-        mech = GaussianMechanism::from_rho(sens, o.rho * std::pow(9.0 / 16.0, k) / weight_sum,
-                                           static_cast<std::size_t>(d), o.noise);
-      } else {
-        // σ_k of Alg. 4 / Remark 1, enlarged in proportion to the slack so that ρ_k stays at
-        // (9/16)^k ρ/2.
-        const double sigma = sigma_nominal[k] * ((2 * m_k[k] + 1) / (2 * res.m + 1)) *
-                             (sens / ((2 * m_k[k] + 1) * eta_k[k]));
-        mech = GaussianMechanism::from_sigma(sens, sigma, static_cast<std::size_t>(d), o.noise);
-      }
-      LedgerEntry e = mech->ledger_entry(fmt::format("{} phase {}", o.fixed_order ? "fixed-order dpsgd" : "stable dpsgd", k));
-      if (!o.fixed_order) {
-        // On the good event every phase is ρ_k-zCDP; the whole run is (ε, δ)-DP by Lemma 12,
-        // charged once on the first phase's entry (and zero afterwards would be refused by the
-        // accountants, so the later phases are folded into it).
-        if (k > 1) {
-          res.sigma.push_back(mech->sigma());
-        } else {
-          LedgerEntry all = e;
-          all.purpose = "stable dpsgd (Lemma 12, all phases)";
-          all.loss = PrivacyLoss::approximate(stable_dpsgd_epsilon(o.rho, o.delta), o.delta);
-          budget.spend(all);
-          res.sigma.push_back(mech->sigma());
-        }
-      } else {
-        budget.spend(e);
-        res.sigma.push_back(mech->sigma());
-      }
-    } else {
-      res.sigma.push_back(0);
+      mech = phase_mechanism(s, k, centre, o, res.m, X.cols());
+      if (o.fixed_order)
+        budget.spend(mech->ledger_entry(fmt::format("fixed-order dpsgd phase {}", k)));
+      else if (k == 1)
+        budget.spend(stable_dpsgd_entry(o.rho, o.delta));
     }
-    res.phase_steps.push_back(T_k[k]);
-    // Steps: average includes z_0, excludes z_{T_k} (Alg. 4 line 9).
-    Vector avg = Vector::Zero(d);
-    const double step = eta_k[k];
-    const double rk = rad[k];
-    for (std::int64_t t = 0; t < T_k[k]; ++t, ++global) {
-      avg += z;
-      std::int64_t i;
-      if (o.fixed_order) {
-        i = order[static_cast<std::size_t>(global % n)];
-        ++uses[static_cast<std::size_t>(i)];
-      } else {
-        i = static_cast<std::int64_t>(bits.uniform_below(static_cast<std::uint64_t>(n)));
-      }
-      const double* row = X.data() + i * d;
-      double s = 0;
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const double t2 = z[j] - row[j];
-        s += t2 * t2;
-      }
-      if (s > 0) {
-        const double f = step / std::sqrt(s);
-        for (Eigen::Index j = 0; j < d; ++j) z[j] -= f * (z[j] - row[j]);
-      }
-      project_to_ball(z, centre, rk);
-    }
-    avg /= Tk;
+    res.sigma.push_back(noisy ? mech->sigma() : 0);
+    res.phase_steps.push_back(s.steps[k]);
+    const Vector avg = run_phase(X, z, centre, s.eta[k], s.rad[k], s.steps[k], order, bits);
     z = noisy ? mech->apply(avg, rng) : avg;
   }
-  if (o.fixed_order) res.max_index_uses = *std::max_element(uses.begin(), uses.end());
+  if (o.fixed_order) res.max_index_uses = *std::max_element(order.uses.begin(), order.uses.end());
   res.x = z;
   return res;
 }

@@ -17,6 +17,18 @@ std::int64_t fast_center_partners(std::int64_t n, double delta) {
       std::ceil(kFastCenterSampleConstant * std::log(18.0 * static_cast<double>(n) / delta)));
 }
 
+LedgerEntry fast_center_entry(std::int64_t n, double r_hat, double epsilon, double delta) {
+  check_positive(r_hat, "r_hat");
+  check_epsilon(epsilon);
+  check_delta_positive(delta);
+  LedgerEntry e;
+  e.mechanism = "fast_center";
+  e.purpose = "fast_center (KLTY Alg. 3)";
+  e.sensitivity = 400 * r_hat / static_cast<double>(n);
+  e.loss = PrivacyLoss::approximate(epsilon, delta);
+  return e;
+}
+
 FastCenterResult fast_center(const ConstMatrixRef& X, double r_hat, double epsilon, double delta,
                              Rng& rng) {
   check_data(X);
@@ -28,10 +40,7 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double r_hat, double epsil
   require(n >= 20, fmt::format("FastCenter needs n >= 20 (KLTY Lemma 9), got n = {}", n));
   FastCenterResult res;
   res.k = fast_center_partners(n, delta);
-  res.ledger.mechanism = "fast_center";
-  res.ledger.purpose = "fast_center (KLTY Alg. 3)";
-  res.ledger.sensitivity = 400 * r_hat / static_cast<double>(n);
-  res.ledger.loss = PrivacyLoss::approximate(epsilon, delta);
+  res.ledger = fast_center_entry(n, r_hat, epsilon, delta);
 
   // Lines 2–6: weights from k sampled partners per row (fresh, with replacement).
   const double radius2 = 4 * r_hat * r_hat;  // ||x_i − x_j|| ≤ 2 r̂
@@ -63,7 +72,7 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double r_hat, double epsil
     xi = gate.apply(0.0, rng);
   } while (std::abs(xi) > L);
   const auto nn = static_cast<double>(n);
-  // Lines 11–12: noise scale of the card, as a secure Gaussian of at least that σ.
+  // Lines 11–12: noise scale as printed, as a secure Gaussian of at least that σ.
   res.sigma = kFastCenterNoiseConstant * r_hat * std::sqrt(std::log(12 / delta)) / (nn * epsilon);
   if (Z + xi - L <= kFastCenterGateFraction * nn) {
     res.failed = true;

@@ -1,226 +1,62 @@
+// The geometric-median driver: validate -> plan -> charge -> run -> seal (dpstats/seam.hpp).
 #include "dpstats/median/geometric_median.hpp"
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/median/boosting.hpp"
-#include "dpstats/median/fast_center.hpp"
 #include "dpstats/median/radius.hpp"
-#include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/seam.hpp"
+#include "pipeline.hpp"
 
 namespace dpstats {
 
-const char* to_string(MedianMethod m) { return m == MedianMethod::fast ? "fast" : "hsu24"; }
-const char* to_string(MedianProfile p) {
-  return p == MedianProfile::practical ? "practical" : "paper";
-}
-const char* to_string(RadiusMethod m) {
-  switch (m) {
-    case RadiusMethod::fast_radius: return "fast-radius";
-    case RadiusMethod::fast_radius_permuted: return "fast-radius-permuted";
-    case RadiusMethod::radius_finder: return "radius-finder";
-  }
-  return "?";
-}
-
 namespace {
 
-constexpr double kDefaultReportDelta = 1e-6;
+// Options every private method reads (the tool's --seed is a RunControl of the tool, not listed).
+#define DPSTATS_MEDIAN_COMMON "epsilon", "delta", "domain_radius", "min_radius", "scale_share", \
+                              "bound_check_share"
+const std::array<MethodInfo, 3> kMedianMethods{{
+    {"fast",
+     "KLTY's pipeline: private radius, localization and boosting (profile practical or paper)",
+     {DPSTATS_MEDIAN_COMMON, "profile", "seed"}},
+    {"hsu24", "the HSU24 baseline: RadiusFinder, localization, DP-GD fine-tuning (O(n^2 d))",
+     {DPSTATS_MEDIAN_COMMON, "seed"}},
+    {"weiszfeld", "the non-private solver (no privacy; a reference)", {}},
+}};
+#undef DPSTATS_MEDIAN_COMMON
 
-struct Plan {
-  double rho_total = 0;  // zCDP budget (zcdp accountant)
-  double report_delta = 0;
-};
+const std::array<MethodInfo, 3> kQuantileRadiusMethods{{
+    {"fast-radius", "KLTY Alg. 2 ((epsilon, delta)-DP)",
+     {"epsilon", "delta", "min_radius", "domain_radius", "seed"}},
+    {"fast-radius-permuted", "the permutation design (pure epsilon-DP)",
+     {"epsilon", "min_radius", "domain_radius", "seed"}},
+    {"radius-finder", "HSU24 RadiusFinder (pure epsilon-DP, O(n^2 d))",
+     {"epsilon", "min_radius", "domain_radius", "beta", "seed"}},
+}};
 
-void fill_privacy(Release<Vector>& r, const Budget& b, const Plan& plan) {
-  if (b.accountant() == Accountant::basic) {
-    const PrivacyLoss s = b.spent_epsilon_delta();
-    r.privacy.epsilon = s.epsilon;
-    r.privacy.delta = s.delta;
-  } else {
-    const PrivacyLoss s = b.spent_epsilon_delta(plan.report_delta);
-    r.privacy.epsilon = s.epsilon;
-    r.privacy.delta = s.delta;
-    r.privacy.rho = b.spent().rho;
+void check_share(double share, double lo, bool lo_open, double hi, bool hi_open,
+                 std::string_view name) {
+  const bool ok = (lo_open ? share > lo : share >= lo) && (hi_open ? share < hi : share <= hi);
+  require(ok, fmt::format("{} must be in {}{}, {}{}, got {}", name, lo_open ? "(" : "[", lo, hi,
+                          hi_open ? ")" : "]", format_number(share)));
+}
+
+// Every option, strings included, before any data is read or noise drawn.
+void validate(const ConstMatrixRef& X, const GeometricMedianOptions& o, const GeometricMedianTrace* trace) {
+  validate(o.privacy, DeltaRule::positive);
+  validate(o.run);
+  require(!(trace && trace->noiseless), "noiseless is not supported by the geometric median");
+  if (o.domain_radius) {
+    check_positive(*o.domain_radius, "domain_radius");
+    check_finite(*o.domain_radius, "domain_radius");
   }
-  r.ledger = b.ledger();
-}
-
-// Spends `outer` on the outer (basic) budget and returns a zCDP sub-budget of rho for the step.
-Budget sub_budget(Budget& outer, const std::string& purpose, double epsilon, double delta,
-                  double* rho) {
-  *rho = epsilon_delta_to_zcdp(epsilon, delta);
-  LedgerEntry e;
-  e.mechanism = "zcdp_composition";
-  e.purpose = purpose + fmt::format(" (rho = {:.6g} converted)", *rho);
-  e.loss = PrivacyLoss::approximate(epsilon, delta);
-  outer.spend(e);
-  return Budget(PrivacyLoss::zcdp(*rho), Accountant::zcdp);
-}
-
-Release<Vector> practical(const ConstMatrixRef& X, const GeometricMedianOptions& o, double r_min,
-                          Budget& budget, const Plan& plan, Rng& rng, Release<Vector> r) {
-  const double rho = plan.rho_total;
-  const double rho_r = rho * o.radius_share;
-  const double eps_r = std::sqrt(2 * rho_r) * (1 - 1e-12);  // ε²/2 ≤ ρ_r despite rounding
-  const double rho_loc = rho * o.localization_share;
-  const double rho_b = remainder_after(remainder_after(rho, rho_r), rho_loc) * (1 - 1e-9);
-  // 1. radius
-  budget.spend(permuted_radius_ledger(eps_r));
-  PermutedRadiusOptions po;
-  po.subsample = o.subsample;
-  const RadiusResult rad = fast_radius_permuted(X, r_min, o.radius, eps_r, rng, po);
-  // 2. localization
-  GeometricLocalizationOptions lo;
-  lo.rho = rho_loc;
-  lo.subsample = o.subsample;
-  lo.noise = o.noise;
-  const Vector c = geometric_localize(X, o.radius, rad.r_hat, lo, budget, rng);
-  // 3. boosting
-  DpgdOptions go;
-  go.rho = rho_b;
-  go.steps = o.dpgd_steps;
-  go.radius = rad.r_hat;
-  go.eta = rad.r_hat / std::sqrt(static_cast<double>(o.dpgd_steps));
-  go.average = false;
-  go.noise = o.noise;
-  go.weiszfeld_step = o.weiszfeld_step;
-  r.estimate = dpgd(X, c, go, budget, rng);
-  r.diagnostics["r_hat"] = rad.r_hat;
-  r.diagnostics["radius_step"] = rad.step;
-  r.diagnostics["radius_fell_back"] = rad.fell_back;
-  r.diagnostics["budget_shares"] = {{"radius", o.radius_share},
-                                    {"localization", o.localization_share},
-                                    {"boosting", 1 - o.radius_share - o.localization_share}};
-  r.diagnostics["boosting"] = o.weiszfeld_step ? "dpgd-weiszfeld-step" : "dpgd";
-  r.diagnostics["boosting_steps"] = o.dpgd_steps;
-  r.diagnostics["passes"] = o.dpgd_steps;
-  return r;
-}
-
-Release<Vector> paper(const ConstMatrixRef& X, const GeometricMedianOptions& o, double r_min,
-                      Budget& budget, Rng& rng, Release<Vector> r) {
-  const double eps = *o.epsilon, delta = *o.delta;
-  const auto n = static_cast<std::int64_t>(X.rows());
-  // 1. FastRadius (Alg. 2) at (ε/4, δ/4).
-  budget.spend(fast_radius_ledger(eps / 4, delta / 4));
-  const RadiusResult rad = fast_radius(X, r_min, o.radius, eps / 4, delta / 4, rng);
-  // 2. The centre at (ε/4, δ/4): HSU24 localization (card §4.1(a)) or FastCenter (Alg. 3).
-  double rho_loc = 0;
-  Vector c;
-  // Boosting domain after the HSU24 localization: B(c, r̂), the domain of the paper's §5.2
-  // experiments and of the addendum's measured card pipeline. (4r̂ was measured too: its 4× larger
-  // η makes FixedOrder's output noise 4× larger; docs/results/geometric-median.md.)
-  double rad1 = rad.r_hat;
-  if (o.center == PaperCenter::fast_center) {
-    const double r_c = o.center_radius_multiplier * rad.r_hat;
-    LedgerEntry e;
-    e.mechanism = "fast_center";
-    e.purpose = "fast_center (KLTY Alg. 3)";
-    e.loss = PrivacyLoss::approximate(eps / 4, delta / 4);
-    budget.spend(e);
-    const FastCenterResult fc = fast_center(X, r_c, eps / 4, delta / 4, rng);
-    r.privacy.certified = false;  // fast_center.hpp: no written proof covers the lattice version
-    r.diagnostics["center_failed"] = fc.failed;
-    if (fc.failed) {  // card §2.4: the failure flag is a DP output; fall back to B(0, R)
-      c = Vector::Zero(X.cols());
-      rad1 = o.radius;
-    } else {
-      c = fc.centre;
-      rad1 = 3 * r_c + 3 * fc.sigma * std::sqrt(static_cast<double>(X.cols()) * std::log(16 / delta));
-    }
-  } else {
-    Budget loc_budget = sub_budget(budget, "hsu24 localization", eps / 4, delta / 4, &rho_loc);
-    HsuLocalizationOptions lo;
-    lo.rho = rho_loc;
-    lo.inner_steps = o.localization_steps;
-    lo.noise = o.noise;
-    c = hsu24_localize(X, o.radius, rad.r_hat, lo, loc_budget, rng);
-  }
-  // 3. phased DP-SGD at (ε/2, δ/2) on B(c, rad1).
-  PhasedSgdOptions so;
-  so.K = K_for_passes(o.passes, n);
-  const double T = std::ldexp(1.0, so.K) - 1;
-  so.radius = rad1;
-  so.delta = delta / 2;
-  so.noise = o.noise;
-  PhasedSgdResult out;
-  if (o.boosting == PaperBoosting::fixed_order) {
-    double rho_b = 0;
-    Budget b = sub_budget(budget, "fixed-order dpsgd", eps / 2, delta / 2, &rho_b);
-    so.fixed_order = true;
-    so.rho = rho_b;
-    so.eta = o.eta_multiplier.value_or(0.3) * rad1 / std::sqrt(T);
-    out = phased_dpsgd(X, c, so, b, rng);
-  } else {
-    so.fixed_order = false;
-    so.rho = eps * eps / (32 * std::log(4 / delta));  // Thm 4
-    so.eta = o.eta_multiplier.value_or(0.1) * rad1 / std::sqrt(T);
-    out = phased_dpsgd(X, c, so, budget, rng);  // spends Lemma 12's (ε', δ/2), ε' ≤ ε/2
-  }
-  r.estimate = out.x;
-  r.diagnostics["r_hat"] = rad.r_hat;
-  r.diagnostics["radius_step"] = rad.step;
-  r.diagnostics["radius_fell_back"] = rad.fell_back;
-  r.diagnostics["boosting"] = o.boosting == PaperBoosting::fixed_order ? "fixed-order-dpsgd"
-                                                                       : "stable-dpsgd";
-  r.diagnostics["boosting_steps"] = out.T;
-  r.diagnostics["passes"] = static_cast<double>(out.T) / static_cast<double>(n);
-  r.diagnostics["boosting_rho"] = so.rho;
-  r.diagnostics["center"] = o.center == PaperCenter::fast_center ? "fast-center" : "hsu24-localization";
-  r.diagnostics["boosting_radius"] = rad1;
-  return r;
-}
-
-Release<Vector> hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& o, double r_min,
-                      Budget& budget, const Plan& plan, Rng& rng, Release<Vector> r) {
-  const double rho = plan.rho_total;
-  const auto n = static_cast<double>(X.rows());
-  const auto d = static_cast<double>(X.cols());
-  const double eps_rf = std::sqrt(2 * (rho / 4)) * (1 - 1e-12);
-  budget.spend(radius_finder_ledger(eps_rf));
-  const RadiusResult rad = radius_finder(X, r_min, o.radius, eps_rf, 0.05, rng);
-  HsuLocalizationOptions lo;
-  lo.rho = rho / 4;
-  lo.inner_steps = o.localization_steps;
-  lo.noise = o.noise;
-  const Vector c = hsu24_localize(X, o.radius, rad.r_hat, lo, budget, rng);
-  DpgdOptions go;
-  go.rho = remainder_after(remainder_after(rho, rho / 4), rho / 4) * (1 - 1e-9);
-  go.steps = std::max(1, static_cast<int>(std::floor(n * n * rho / (256 * d))));
-  go.radius = 25 * rad.r_hat;
-  go.eta = 50 * rad.r_hat * std::sqrt(d / (6 * rho * n * n));
-  go.noise = o.noise;
-  r.estimate = dpgd(X, c, go, budget, rng);
-  r.diagnostics["r_hat"] = rad.r_hat;
-  r.diagnostics["radius_step"] = rad.step;
-  r.diagnostics["radius_fell_back"] = rad.fell_back;
-  r.diagnostics["boosting"] = o.weiszfeld_step ? "dpgd-weiszfeld-step" : "dpgd";
-  r.diagnostics["boosting_steps"] = go.steps;
-  r.diagnostics["passes"] = go.steps;
-  return r;
-}
-
-}  // namespace
-
-Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianOptions& o,
-                                 Rng& rng) {
-  check_positive(o.radius, "radius");
+  check_share(o.scale_share, 0, true, 0.5, false, "scale_share");
+  check_share(o.bound_check_share, 0, false, 0.5, true, "bound_check_share");
   if (o.min_radius) check_positive(*o.min_radius, "min_radius");
-  const double r_min = o.min_radius.value_or(std::ldexp(o.radius, -20));
-  require(o.rho.has_value() != o.epsilon.has_value(),
-          "give either epsilon (with delta) or rho, not both and not neither");
-  if (o.epsilon) {
-    check_epsilon(*o.epsilon);
-    require(o.delta.has_value(), "delta must be given with epsilon");
-    check_delta_positive(*o.delta);
-  } else {
-    check_positive(*o.rho, "rho");
-    if (o.delta) check_delta_positive(*o.delta);
-  }
   require(o.radius_share > 0 && o.localization_share > 0 &&
               o.radius_share + o.localization_share < 1,
           "radius_share and localization_share must be > 0 with a sum below 1");
@@ -231,71 +67,128 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   if (o.eta_multiplier) check_positive(*o.eta_multiplier, "eta_multiplier");
   check_positive(o.center_radius_multiplier, "center_radius_multiplier");
   check_data(X);
+}
 
-  Release<Vector> r;
-  r.seeded = rng.seeded();
-  r.noise = o.noise;
-  r.privacy.certified = o.noise == NoiseMode::secure;
-  r.diagnostics["method"] = to_string(o.method);
-  r.diagnostics["profile"] = to_string(o.profile);
-  r.diagnostics["min_radius"] = r_min;
-  r.diagnostics["radius"] = o.radius;
+// The planned maximum of the whole release, probed on the caller's Budget before any noise: the
+// stages are charged one by one (later stages depend on earlier private outputs), and together
+// they never exceed the release's target.
+LedgerEntry planned_maximum(const median_detail::MedianPlan& plan, const PrivacyTarget& t) {
+  LedgerEntry e;
+  e.mechanism = "plan";
+  e.purpose = "the release's planned maximum";
+  e.loss = plan.accountant == Accountant::basic ? t.loss() : PrivacyLoss::zcdp(plan.rho_total);
+  return e;
+}
 
-  if (o.method == MedianMethod::fast && o.profile == MedianProfile::paper) {
-    require(o.epsilon.has_value(), "the paper profile needs epsilon and delta (KLTY Thm 4)");
-    Budget budget(PrivacyLoss::approximate(*o.epsilon, *o.delta), Accountant::basic);
-    r = paper(X, o, r_min, budget, rng, std::move(r));
-    fill_privacy(r, budget, {});
-    return r;
+nlohmann::json plan_diagnostics(const GeometricMedianOptions& o, const median_detail::DomainRadius& dr,
+                                double r_min) {
+  nlohmann::json d = dr.diagnostics;
+  d["method"] = name_of(o.method);
+  d["profile"] = name_of(o.profile);
+  d["domain_radius"] = dr.R;
+  d["min_radius"] = r_min;
+  return d;
+}
+
+}  // namespace
+
+namespace median_detail {
+
+MedianPlan plan_median(const GeometricMedianOptions& o) {
+  MedianPlan p;
+  p.estimate_radius = !o.domain_radius.has_value();
+  p.check_radius = o.domain_radius.has_value() && o.bound_check_share > 0;
+  const double share = p.estimate_radius ? o.scale_share : p.check_radius ? o.bound_check_share : 0;
+  if (o.method == MedianMethod::fast && o.profile == Profile::paper) {
+    p.accountant = Accountant::basic;
+    p.epsilon_pre = o.privacy.epsilon * share;
+    p.epsilon_main = share > 0 ? remainder_after(o.privacy.epsilon, p.epsilon_pre) : o.privacy.epsilon;
+    return p;
   }
-  Plan plan;
-  std::optional<Budget> budget;
-  if (o.epsilon) {
-    plan.rho_total = epsilon_delta_to_zcdp(*o.epsilon, *o.delta);
-    plan.report_delta = *o.delta;
-    budget.emplace(PrivacyLoss::approximate(*o.epsilon, *o.delta), Accountant::zcdp);
-  } else {
-    plan.rho_total = *o.rho;
-    plan.report_delta = o.delta.value_or(kDefaultReportDelta);
-    budget.emplace(PrivacyLoss::zcdp(*o.rho), Accountant::zcdp);
+  p.rho_total = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  p.rho_pre = p.rho_total * share;
+  p.rho_main = share > 0 ? remainder_after(p.rho_total, p.rho_pre) : p.rho_total;
+  return p;
+}
+
+PrivacyLoss pre_share(const MedianPlan& plan) {
+  return plan.accountant == Accountant::basic ? PrivacyLoss::pure(plan.epsilon_pre)
+                                              : PrivacyLoss::zcdp(plan.rho_pre);
+}
+
+}  // namespace median_detail
+
+std::span<const MethodInfo> median_methods() { return kMedianMethods; }
+std::span<const MethodInfo> quantile_radius_methods() { return kQuantileRadiusMethods; }
+
+Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianOptions& o,
+                                 Rng& rng, Budget* caller, GeometricMedianTrace* trace) {
+  using namespace median_detail;
+  validate(X, o, trace);
+  const MedianPlan plan = plan_median(o);
+  ReleaseBudget account(o.privacy.loss(), plan.accountant, caller);
+  if (!account.fits({planned_maximum(plan, o.privacy)}))
+    throw BudgetExceeded("the geometric median's planned maximum (" + o.privacy.loss().describe() +
+                         ") does not fit in the caller's budget");
+  SealFacts facts;
+  facts.noise = o.run.noise;
+  // Plan: the domain radius, given (and checked) or estimated privately.
+  const DomainRadius dr = domain_radius(X, o, plan, account, rng);
+  if (trace) trace->domain_radius = dr.R, trace->offset = dr.offset;
+  const double r_min = o.min_radius.value_or(std::ldexp(dr.R, -20));
+  nlohmann::json diagnostics = plan_diagnostics(o, dr, r_min);
+  if (dr.abstained) {
+    facts.abstained = dr.abstained;
+    return seal(Vector{}, account, facts, rng, std::move(diagnostics));
   }
-  r = o.method == MedianMethod::fast ? practical(X, o, r_min, *budget, plan, rng, std::move(r))
-                                     : hsu24(X, o, r_min, *budget, plan, rng, std::move(r));
-  fill_privacy(r, *budget, plan);
-  return r;
+  // Run, on the rows x_i − c0 when the radius was estimated around c0.
+  RowMatrix shifted;
+  const bool shift = dr.offset.size() > 0 && !dr.offset.isZero(0);
+  if (shift) shifted = X.rowwise() - dr.offset.transpose();
+  const ConstMatrixRef data = shift ? ConstMatrixRef(shifted) : X;
+  PipelineOutput out =
+      o.method == MedianMethod::hsu24 ? run_hsu24(data, o, dr.R, plan, account, rng)
+      : o.profile == Profile::paper   ? run_paper(data, o, dr.R, plan, account, rng)
+                                      : run_practical(data, o, dr.R, plan, account, rng);
+  if (shift) out.estimate += dr.offset;
+  if (out.diagnostics.value("radius_fell_back", false))
+    diagnostics["warning"] = fmt::format(
+        "the radius search found no radius up to domain_radius = {} holding 3/4 of the row pairs: "
+        "domain_radius may be too small for these data", format_number(dr.R));
+  diagnostics.update(out.diagnostics);
+  facts.certified = out.certified;
+  return seal(std::move(out.estimate), account, facts, rng, std::move(diagnostics));
 }
 
 Release<double> quantile_radius_release(const ConstMatrixRef& X, const QuantileRadiusOptions& o,
-                                        Rng& rng) {
-  check_data(X);
+                                        Rng& rng, Budget* caller) {
+  const bool approximate = o.method == RadiusMethod::fast_radius;
+  validate(o.privacy, approximate ? DeltaRule::positive : DeltaRule::any);
   check_positive(o.min_radius, "min_radius");
-  check_positive(o.radius, "radius");
-  check_epsilon(o.epsilon);
-  Release<double> r;
-  r.seeded = rng.seeded();
+  check_positive(o.domain_radius, "domain_radius");
+  check_data(X);
+  const double eps = o.privacy.epsilon;
+  const LedgerEntry entry = o.method == RadiusMethod::fast_radius ? fast_radius_ledger(eps, o.privacy.delta)
+                            : o.method == RadiusMethod::fast_radius_permuted ? permuted_radius_ledger(eps)
+                                                                             : radius_finder_ledger(eps);
+  ReleaseBudget account(o.privacy.loss(), Accountant::basic, caller);
+  account.charge(entry);
   RadiusResult res;
   switch (o.method) {
     case RadiusMethod::fast_radius:
-      check_delta_positive(o.delta);
-      res = fast_radius(X, o.min_radius, o.radius, o.epsilon, o.delta, rng);
+      res = fast_radius(X, o.min_radius, o.domain_radius, eps, o.privacy.delta, rng);
       break;
     case RadiusMethod::fast_radius_permuted:
-      res = fast_radius_permuted(X, o.min_radius, o.radius, o.epsilon, rng);
+      res = fast_radius_permuted(X, o.min_radius, o.domain_radius, eps, rng);
       break;
     case RadiusMethod::radius_finder:
-      res = radius_finder(X, o.min_radius, o.radius, o.epsilon, o.beta, rng);
+      res = radius_finder(X, o.min_radius, o.domain_radius, eps, o.beta, rng);
       break;
   }
-  r.estimate = res.r_hat;
-  r.privacy.epsilon = res.ledger.loss.epsilon;
-  r.privacy.delta = res.ledger.loss.delta;
-  r.ledger = {res.ledger};
-  r.diagnostics["method"] = to_string(o.method);
-  r.diagnostics["step"] = res.step;
-  r.diagnostics["fell_back"] = res.fell_back;
-  r.diagnostics["grid_size"] = res.grid_size;
-  r.diagnostics["distance_evaluations"] = res.distance_evaluations;
-  return r;
+  const nlohmann::json d = {{"method", name_of(o.method)}, {"step", res.step},
+                            {"fell_back", res.fell_back}, {"grid_size", res.grid_size},
+                            {"distance_evaluations", res.distance_evaluations}};
+  return seal(res.r_hat, account, SealFacts{}, rng, d);
 }
 
 }  // namespace dpstats

@@ -95,7 +95,7 @@ RadiusResult fast_radius(const ConstMatrixRef& X, double r_min, double R, double
   RadiusResult r;
   r.ledger = fast_radius_ledger(epsilon, delta);
   r.grid_size = std::max(T, 0);
-  if (T <= 0) {  // card §4.9: nothing to search
+  if (T <= 0) {  // nothing to search (docs/proofs/median.md §2)
     r.r_hat = R;
     r.fell_back = true;
     return r;
@@ -244,7 +244,7 @@ RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, doub
       return r;
     }
   }
-  r.r_hat = grid_radius(r_min, T);  // card §2.8: r_J, flagged
+  r.r_hat = grid_radius(r_min, T);  // HSU24: r_J, flagged
   r.fell_back = true;
   return r;
 }

@@ -45,8 +45,8 @@ MomentsConfig with_average(MomentsConfig c) {
 }
 }  // namespace
 
-GaussianDensityEstimator::GaussianDensityEstimator(MomentsConfig config, Rng& rng)
-    : est_(with_average(std::move(config)), rng) {
+GaussianDensityEstimator::GaussianDensityEstimator(MomentsConfig config, Rng& rng, Budget* budget)
+    : est_(with_average(std::move(config)), rng, budget) {
   b1_ = theory::b_row_norms_sq(est_.config().A1, est_.config().C1);
 }
 

@@ -10,6 +10,7 @@
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/seam.hpp"
 
 namespace dpstats::moments {
 namespace {
@@ -141,7 +142,7 @@ class Channel {
   Vector p_;
 };
 
-// Q_tt = (C^{-1} C^{-T})_tt streamed (card §4.1: a running sum of squared inverse coefficients).
+// Q_tt = (C^{-1} C^{-T})_tt streamed (docs/proofs/moments.md §5: a running sum of squared inverse coefficients).
 class QDiagStream {
  public:
   explicit QDiagStream(const Factorization& C) : C_(C) {}
@@ -206,7 +207,7 @@ double checked_norm(std::span<const double> x, std::size_t step, int threads) {
   return Eigen::Map<const Vector>(x.data(), static_cast<Index>(n)).stableNorm();  // overflowed
 }
 
-// The factor that brings x to l2 norm <= zeta provably (card §4.2); 1 when it already is. For
+// The factor that brings x to l2 norm <= zeta provably (docs/proofs/moments.md §3); 1 when it already is. For
 // any summation order the computed norm is within (1 ± (d/2 + 2)u) of ||x|| (u = 2^-53; Higham
 // 2002 §3.1 for d non-negative products, then the square root; no underflow matters for
 // zeta >= 2^-400), and the scaling adds three roundings. margin = (d + 16)u covers both, with
@@ -229,26 +230,43 @@ bool direct(const Factorization& C, const Workload& A) {
 
 }  // namespace
 
+const MethodInfo kMethods[] = {
+    {"jme", "joint moment estimation: one mechanism, the second moment nearly free (default)",
+     {"lambda"}},
+    {"lambda-jme", "JME with a chosen scaling lambda of the second moment", {"lambda"}},
+    {"ime", "independent mechanisms, a share alpha of the budget on the first moment", {"alpha"}},
+    {"cs", "one strategy on the concatenation, second moment scaled by tau", {"tau"}},
+    {"pp", "first moment only; the second by squaring it (biased)", {}},
+    {"pp-debiased", "PP with the noise bias subtracted", {}},
+};
+
+std::span<const MethodInfo> moments_methods() { return kMethods; }
+
 MomentsConfig make_config(const MomentsOptions& o) {
+  const MethodInfo& method = find_method(kMethods, "moments", o.method);
+  std::vector<std::string> given;
+  if (o.lambda) given.emplace_back("lambda");
+  if (o.alpha != 0.5) given.emplace_back("alpha");
+  if (o.tau != 1) given.emplace_back("tau");
+  check_options_apply(kMethods, method, given);
   MomentsConfig c = make_config(o.steps, o.dim, o.method, o.workload, o.factorization, o.diagonal);
-  c.zeta = o.clip;
-  c.epsilon = o.epsilon;
-  c.delta = o.delta;
+  c.clip = o.clip;
+  c.privacy = o.privacy;
   c.rho = o.rho;
   c.noise_multiplier = o.noise_multiplier;
   c.lambda = o.lambda;
   c.alpha = o.alpha;
   c.tau = o.tau;
-  require(o.on_norm == "clip" || o.on_norm == "reject",
-          fmt::format("on_norm must be 'clip' or 'reject', got '{}'", o.on_norm));
-  c.on_norm = o.on_norm == "reject" ? NormPolicy::reject : NormPolicy::clip;
+  c.scale_share = o.scale_share;
+  c.on_norm = parse_enum<NormPolicy>(o.on_norm);
   require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
           fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",
                       o.neighbouring));
   c.neighbouring =
       o.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
-  require(o.threads >= 1 && o.threads <= 256, fmt::format("threads must be in [1, 256], got {}", o.threads));
-  c.threads = o.threads;
+  c.profile = parse_enum<Profile>(o.profile);
+  c.run = o.run;
+  validate(c.run);
   return c;
 }
 
@@ -260,43 +278,30 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
   MomentsConfig c;
   c.steps = steps;
   c.dim = dim;
-  c.method = parse_method(method);
+  c.method = parse_enum<Method>(method);
   c.form = diagonal ? SecondMomentForm::diagonal : SecondMomentForm::full;
   c.A1 = c.A2 = Workload::parse(workload, steps);
   c.C1 = c.C2 = Factorization::parse(factorization, c.A1);
   return c;
 }
 
-struct MomentEstimator::Impl {
-  MomentsConfig cfg;
-  Rng& rng;
-  std::size_t d = 0, D2 = 0;
-  NoiseParameters np;
-  NoiseScales sc;
-  double sigma = 0;  // effective noise multiplier
-  std::optional<GaussianMechanism> mech1, mech2;
-  std::optional<Budget> budget;
-  std::optional<Channel> ch1, ch2;
-  std::optional<WorkloadState> A1s, A2s, debias_state;
-  std::optional<QDiagStream> qdiag;
-  bool direct1 = false, direct2 = false;
-  double scale2 = 1;
-  Vector x, sec, cy1, cy2, w1, w2, v1, v2, first, second;
-  std::size_t t = 0;
-  MomentsTrace* trace = nullptr;
+namespace {
 
-  Impl(MomentsConfig c, Rng& r) : cfg(std::move(c)), rng(r) {}
-};
-
-MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng)
-    : impl_(std::make_unique<Impl>(std::move(config), rng)) {
-  Impl& m = *impl_;
-  const MomentsConfig& c = m.cfg;
+// validate: every option of the config, before anything is planned or drawn.
+void validate_config(const MomentsConfig& c) {
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");
-  check_positive(c.zeta, "clip");
-  require(c.zeta >= 0x1p-400 && c.zeta <= 0x1p400,
-          fmt::format("clip must be in [2^-400, 2^400], got {}", format_number(c.zeta)));
+  // No silent unit clip: until the adaptive clip (a private running quantile of the norms from
+  // scale_share) is wired to the substrate's scale layer, a missing clip is an error.
+  require(c.clip.has_value(),
+          "clip is required: the l2 norm bound of one row in the data's units (JME's zeta); rows "
+          "above it are clipped, and the noise grows with it. Choose it from public knowledge "
+          "of the data (e.g. the largest plausible row norm), not from the data itself");
+  if (c.clip) {
+    check_positive(*c.clip, "clip");
+    require(*c.clip >= 0x1p-400 && *c.clip <= 0x1p400,
+            fmt::format("clip must be in [2^-400, 2^400], got {}", format_number(*c.clip)));
+  }
   for (const auto* w : {&c.A1, &c.A2})
     require(w->steps() == c.steps,
             fmt::format("workload {} has {} steps, the estimator {}", w->name(), w->steps(),
@@ -305,194 +310,270 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng)
     require(f->steps() == c.steps,
             fmt::format("factorization {} has {} steps, the estimator {}", f->name(), f->steps(),
                         c.steps));
-  const int budgets = c.epsilon.has_value() + c.rho.has_value() + c.noise_multiplier.has_value();
-  require(budgets == 1, "give exactly one of (epsilon, delta), rho or a noise multiplier");
-  check_delta_positive(c.delta);
-  if (c.epsilon) check_epsilon(*c.epsilon);
+  const int budgets =
+      (c.privacy.epsilon != 0) + c.rho.has_value() + c.noise_multiplier.has_value();
+  require(budgets == 1,
+          "give exactly one of epsilon (with delta), rho or noise_multiplier (epsilon has no "
+          "default)");
+  if (c.privacy.epsilon != 0) validate(c.privacy, DeltaRule::positive);
+  else check_delta_positive(c.privacy.delta);
   if (c.rho) check_positive(*c.rho, "rho");
-  if (c.noise_multiplier) check_positive(*c.noise_multiplier, "noise multiplier");
-
-  m.d = c.dim;
-  m.D2 = c.form == SecondMomentForm::full ? c.dim * c.dim : c.dim;
-  const bool cs = c.method == Method::cs, pp = is_pp(c.method);
-  m.np = {.method = c.method, .d = c.dim, .form = c.form, .zeta = c.zeta,
-          .c1_norm = c.C1.norm_1_to_2(), .c2_norm = (cs || pp ? c.C1 : c.C2).norm_1_to_2(),
-          .lambda = c.lambda, .alpha = c.alpha, .tau = c.tau, .neighbouring = c.neighbouring};
+  if (c.noise_multiplier) check_positive(*c.noise_multiplier, "noise_multiplier");
+  require(c.scale_share > 0 && c.scale_share < 1,
+          fmt::format("scale_share must be in (0, 1), got {}", format_number(c.scale_share)));
   if (c.method != Method::lambda_jme)
     require(!c.lambda.has_value(), "lambda applies to method lambda-jme only");
-  const NoiseScales unit = noise_scales(m.np, 1.0);  // sensitivities; validates alpha, tau, lambda
+  validate(c.run);
+}
 
-  // The mechanisms, calibrated from public parameters only.
-  const double n = static_cast<double>(c.steps);
-  auto make = [&](double sens, double share, double dim, const char* kind) {
+// The floating-point margin of C·X (docs/proofs/moments.md §3): C·X is computed in doubles, so
+// neighbouring streams' computed values can differ by more than the exact sensitivity. Each
+// computed coordinate is within (len + 2) 2^-53 L1 B of the exact one (a sum of len products,
+// L1 = sum |c_k| or A's largest row sum, B the entry bound); the l2 sensitivity handed to the
+// lattice mechanism is enlarged by twice that over all n·D coordinates of the block (about 1e-4
+// relative at n = 10^5, d = 100 with blt; far less at small n).
+double product_margin(const Factorization& C, double entry_bound, double coords) {
+  double l1 = 0, len = 1;
+  switch (C.kind()) {
+    case FactorizationKind::input: return 0.0;  // C·x = x exactly
+    case FactorizationKind::output: {
+      const Workload& A = *C.workload();
+      for (std::size_t k = 0; k < A.steps(); ++k) l1 += std::abs(A.coefficient(k));
+      l1 *= A.row_scale(0);  // the row scale is non-increasing
+      len = 2.0 * static_cast<double>(A.steps());  // running sums and EMAs
+      break;
+    }
+    default:
+      for (double v : C.coefficients()) l1 += std::abs(v);
+      len = C.kind() == FactorizationKind::blt ? 2.0 * static_cast<double>(C.steps())
+                                               : static_cast<double>(C.coefficients().size());
+  }
+  return 2 * std::sqrt(coords) * (len + 2) * 0x1p-53 * l1 * entry_bound;
+}
+
+}  // namespace
+
+// plan: the mechanisms, calibrated from public values only (steps, dim, the clip the mechanism
+// sees, the factorizations and the budget), and the ledger they will be charged.
+MomentsPlan plan_moments(const MomentsConfig& c) {
+  MomentsPlan p;
+  const bool cs = c.method == Method::cs, pp = is_pp(c.method);
+  p.d = c.dim;
+  p.D2 = c.form == SecondMomentForm::full ? c.dim * c.dim : c.dim;
+  // Adaptive clipping releases rows in clip-normalised units: the mechanism's clip is 1.
+  p.mech_clip = c.clip ? *c.clip : 1.0;
+  p.np = {.method = c.method, .d = c.dim, .form = c.form, .clip = p.mech_clip,
+          .c1_norm = c.C1.norm_1_to_2(), .c2_norm = (cs || pp ? c.C1 : c.C2).norm_1_to_2(),
+          .lambda = c.lambda, .alpha = c.alpha, .tau = c.tau, .neighbouring = c.neighbouring};
+  const NoiseScales unit = noise_scales(p.np, 1.0);  // sensitivities; validates alpha, tau, lambda
+  p.scale2 = second_input_scale(p.np, unit);
+  p.rho_share = c.clip ? 1.0 : 1 - c.scale_share;
+  const NoiseMode noise = c.run.noise;
+  auto make = [&](double sens, double share, double dim) {
     const auto dims = static_cast<std::size_t>(dim);
     if (c.noise_multiplier)
       return GaussianMechanism::from_sigma(sens, *c.noise_multiplier / std::sqrt(share) * sens,
-                                           dims, c.noise);
-    if (c.rho) return GaussianMechanism::from_rho(sens, *c.rho * share, dims, c.noise);
-    if (share == 1.0)
-      return GaussianMechanism::from_epsilon_delta(sens, *c.epsilon, c.delta, dims, c.noise);
-    (void)kind;
-    return GaussianMechanism::from_rho(sens, epsilon_delta_to_zcdp(*c.epsilon, c.delta) * share,
-                                       dims, c.noise);
+                                           dims, noise);
+    const double rho = c.rho ? *c.rho : epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta);
+    if (!c.rho && share == 1.0 && p.rho_share == 1.0)
+      return GaussianMechanism::from_epsilon_delta(sens, c.privacy.epsilon, c.privacy.delta,
+                                                   dims, noise);
+    return GaussianMechanism::from_rho(sens, rho * p.rho_share * share, dims, noise);
   };
-  const double d = static_cast<double>(m.d), D2 = static_cast<double>(m.D2);
-  // Floating point: C·X is computed in doubles, so neighbouring streams' computed values can differ
-  // by more than the exact sensitivity. Each computed coordinate is within (len + 2) 2^-53 L1 B of
-  // the exact one (a sum of len products, L1 = sum |c_k| or A's largest row sum, B the entry
-  // bound); the l2 sensitivity handed to the lattice mechanism is enlarged by twice that over all
-  // n·D coordinates of the block (about 1e-4 relative at n = 10^5, d = 100 with blt; far less
-  // at small n).
-  const Factorization& C2used = cs ? c.C1 : c.C2;
-  auto margin = [&](const Factorization& C, double entry_bound, double coords) {
-    double l1 = 0, len = 1;
-    switch (C.kind()) {
-      case FactorizationKind::input: return 0.0;  // C·x = x exactly
-      case FactorizationKind::output: {
-        const Workload& A = *C.workload();
-        for (std::size_t k = 0; k < A.steps(); ++k) l1 += std::abs(A.coefficient(k));
-        l1 *= A.row_scale(0);  // the row scale is non-increasing
-        len = 2.0 * static_cast<double>(A.steps());  // running sums and EMAs
-        break;
-      }
-      default:
-        for (double v : C.coefficients()) l1 += std::abs(v);
-        len = C.kind() == FactorizationKind::blt ? 2.0 * static_cast<double>(C.steps())
-                                                 : static_cast<double>(C.coefficients().size());
-    }
-    return 2 * std::sqrt(coords) * (len + 2) * 0x1p-53 * l1 * entry_bound;
-  };
-  const double second_bound = pp ? 0.0 : second_input_scale(m.np, unit) * c.zeta * c.zeta;
-  const double margin1 = margin(c.C1, c.zeta, n * d);
-  const double margin2 = pp ? 0.0 : margin(C2used, second_bound, n * D2);
+  const double n = static_cast<double>(c.steps), d = static_cast<double>(p.d),
+               D2 = static_cast<double>(p.D2);
+  const double second_bound = pp ? 0.0 : p.scale2 * p.mech_clip * p.mech_clip;
+  const double margin1 = product_margin(c.C1, p.mech_clip, n * d);
+  const double margin2 = pp ? 0.0 : product_margin(cs ? c.C1 : c.C2, second_bound, n * D2);
   if (c.method == Method::ime) {
-    m.mech1 = make(unit.s1 + margin1, c.alpha, n * d, "first");
-    m.mech2 = make(unit.s2 + margin2, 1 - c.alpha, n * D2, "second");
+    p.mech1 = make(unit.s1 + margin1, c.alpha, n * d);
+    p.mech2 = make(unit.s2 + margin2, 1 - c.alpha, n * D2);
   } else {
-    m.mech1 = make(unit.s1 + std::hypot(margin1, margin2), 1.0, n * (pp ? d : d + D2), "joint");
+    p.mech1 = make(unit.s1 + std::hypot(margin1, margin2), 1.0, n * (pp ? d : d + D2));
   }
-  // Budget: the whole stream is one mechanism (two for IME), charged before any noise is drawn.
-  const bool approximate_entry = m.mech1->loss().kind == LossKind::approximate;
-  PrivacyLoss total;
-  if (c.epsilon) {
-    total = PrivacyLoss::approximate(*c.epsilon, c.delta);
-  } else if (c.rho) {
-    total = PrivacyLoss::zcdp(*c.rho);
-  } else {
-    total = PrivacyLoss::zcdp(m.mech1->rho() + (m.mech2 ? m.mech2->rho() : 0.0));
-  }
-  m.budget.emplace(total, approximate_entry ? Accountant::basic : Accountant::zcdp);
   const char* purpose = c.method == Method::ime ? "first moment stream"
                         : pp                    ? "first moment stream (second by post-processing)"
                                                 : "joint first and second moment stream";
-  m.budget->spend(m.mech1->ledger_entry(purpose));
-  if (m.mech2) m.budget->spend(m.mech2->ledger_entry("second moment stream"));
-
+  p.ledger.push_back(p.mech1->ledger_entry(purpose));
+  if (p.mech2) p.ledger.push_back(p.mech2->ledger_entry("second moment stream"));
   // The noise as it runs: the mechanisms' own sigma (>= the requested one).
-  m.sc = unit;
-  m.sigma = m.mech1->sigma() / unit.s1 * (c.method == Method::ime ? std::sqrt(c.alpha) : 1.0);
-  m.sc.sigma1 = m.mech1->sigma() / unit.s1;
-  m.sc.g1 = m.mech1->sigma();
+  p.sc = unit;
+  p.sigma = p.mech1->sigma() / unit.s1 * (c.method == Method::ime ? std::sqrt(c.alpha) : 1.0);
+  p.sc.sigma1 = p.mech1->sigma() / unit.s1;
+  p.sc.g1 = p.mech1->sigma();
   if (c.method == Method::ime) {
-    m.sc.sigma2 = m.mech2->sigma() / unit.s2;
-    m.sc.g2 = m.mech2->sigma();
+    p.sc.sigma2 = p.mech2->sigma() / unit.s2;
+    p.sc.g2 = p.mech2->sigma();
   } else if (!pp) {
-    m.sc.sigma2 = m.sc.sigma1;
-    m.sc.g2 = m.mech1->sigma() / second_input_scale(m.np, unit);
+    p.sc.sigma2 = p.sc.sigma1;
+    p.sc.g2 = p.mech1->sigma() / p.scale2;
   }
-  m.scale2 = second_input_scale(m.np, unit);
+  return p;
+}
 
-  const Factorization& C2 = C2used;
-  m.direct1 = direct(c.C1, c.A1);
-  m.direct2 = !pp && direct(C2, c.A2);
-  m.ch1.emplace(c.C1, m.d, pp || !m.direct1);
-  if (!pp) m.ch2.emplace(C2, m.D2, !m.direct2);
-  if (!m.direct1) m.A1s.emplace(c.A1, m.d);
-  if (pp || !m.direct2) m.A2s.emplace(c.A2, m.D2);
-  if (c.method == Method::pp_debiased) {
-    m.debias_state.emplace(c.A2, 1);
-    m.qdiag.emplace(c.C1);
+namespace {
+
+// The release's own account: its target and accountant, from the budget option and the plan.
+ReleaseBudget release_account(const MomentsConfig& c, const MomentsPlan& p, Budget* caller) {
+  const bool approximate_entry = p.mech1->loss().kind == LossKind::approximate;
+  if (approximate_entry)  // one (epsilon, delta) Gaussian at the whole target
+    return ReleaseBudget(c.privacy.loss(), Accountant::basic, caller);
+  if (c.privacy.epsilon != 0) return ReleaseBudget(c.privacy.loss(), Accountant::zcdp, caller);
+  // rho or a noise multiplier: the target is the (epsilon, delta) that rho converts to.
+  double rho = 0;
+  if (c.rho) {
+    rho = *c.rho;
+  } else {
+    for (const auto& e : p.ledger) rho += e.loss.rho * e.count;
   }
-  const auto di = static_cast<Index>(m.d), Di = static_cast<Index>(m.D2);
-  m.x = m.cy1 = m.w1 = m.v1 = m.first = Vector::Zero(di);
-  m.sec = m.cy2 = m.w2 = m.v2 = m.second = Vector::Zero(Di);
+  return ReleaseBudget(
+      PrivacyLoss::approximate(zcdp_to_epsilon(rho, c.privacy.delta), c.privacy.delta),
+      Accountant::zcdp, caller);
+}
+
+}  // namespace
+
+struct MomentEstimator::Impl {
+  MomentsConfig cfg;
+  Rng& rng;
+  MomentsPlan plan;
+  ReleaseBudget account;
+  std::optional<Channel> ch1, ch2;
+  std::optional<WorkloadState> A1s, A2s, debias_state;
+  std::optional<QDiagStream> qdiag;
+  bool direct1 = false, direct2 = false;
+  Vector x, sec, cy1, cy2, w1, w2, v1, v2, first, second;
+  std::size_t t = 0;
+  MomentsTrace* trace = nullptr;
+
+  Impl(MomentsConfig c, Rng& r, MomentsPlan p, ReleaseBudget a, MomentsTrace* tr)
+      : cfg(std::move(c)), rng(r), plan(std::move(p)), account(std::move(a)), trace(tr) {}
+  void build_streams();
+  double check_row(std::span<const double> x);
+  void first_block(const double* xs, double factor, Index b, Index e, RandomBits& bits);
+  void second_block(const double* xs, double factor, Index b, Index e, RandomBits& bits);
+  void release(std::span<const double> in, std::span<double> out, const GaussianMechanism& mech,
+               RandomBits& bits) const;
+  void run_chunks(const double* xs, double factor);
+  void finish_step();
+  SealFacts facts() const;
+};
+
+// The run's state: the channels C·Y and C^{-1}·W, the workload recursions and the buffers.
+void MomentEstimator::Impl::build_streams() {
+  const MomentsConfig& c = cfg;
+  const bool cs = c.method == Method::cs, pp = is_pp(c.method);
+  const Factorization& C2 = cs ? c.C1 : c.C2;
+  direct1 = direct(c.C1, c.A1);
+  direct2 = !pp && direct(C2, c.A2);
+  ch1.emplace(c.C1, plan.d, pp || !direct1);
+  if (!pp) ch2.emplace(C2, plan.D2, !direct2);
+  if (!direct1) A1s.emplace(c.A1, plan.d);
+  if (pp || !direct2) A2s.emplace(c.A2, plan.D2);
+  if (c.method == Method::pp_debiased) {
+    debias_state.emplace(c.A2, 1);
+    qdiag.emplace(c.C1);
+  }
+  const auto di = static_cast<Index>(plan.d), Di = static_cast<Index>(plan.D2);
+  x = cy1 = w1 = v1 = first = Vector::Zero(di);
+  sec = cy2 = w2 = v2 = second = Vector::Zero(Di);
+}
+
+MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
+                                 MomentsTrace* trace) {
+  validate_config(config);  // validate
+  MomentsPlan plan = plan_moments(config);  // plan
+  ReleaseBudget account = release_account(config, plan, budget);
+  account.charge(plan.ledger);  // charge: the whole stream, before any noise is drawn
+  impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(account),
+                                 trace);
+  impl_->build_streams();
 }
 
 MomentEstimator::~MomentEstimator() = default;
 MomentEstimator::MomentEstimator(MomentEstimator&&) noexcept = default;
 
-void MomentEstimator::push(std::span<const double> x) {
-  Impl& m = *impl_;
-  const MomentsConfig& c = m.cfg;
-  require(m.t < c.steps,
-          fmt::format("push after the last step: the estimator was built for {} steps", c.steps));
-  require(x.size() == m.d,
-          fmt::format("x must have {} values (dim), got {}", m.d, x.size()));
-  // NaN first: comparisons with NaN are false and would bypass the clip (card §4.2).
-  const double norm = checked_norm(x, m.t + 1, c.threads);
-  const double factor = clip_factor(norm, c.zeta, m.d);
-  if (norm > c.zeta) {
-    require(c.on_norm == NormPolicy::clip,
-            fmt::format("x at step {} has l2 norm above the clip norm {}", m.t + 1,
-                        format_number(c.zeta)));
-    if (m.trace) ++m.trace->clipped_rows;
+// Checks x_t and returns the factor that brings it within the clip (1 when it already is).
+double MomentEstimator::Impl::check_row(std::span<const double> x) {
+  require(t < cfg.steps,
+          fmt::format("push after the last step: the estimator was built for {} steps", cfg.steps));
+  require(x.size() == plan.d, fmt::format("x must have {} values (dim), got {}", plan.d, x.size()));
+  // NaN first: comparisons with NaN are false and would bypass the clip.
+  const double norm = checked_norm(x, t + 1, cfg.run.threads);
+  const double factor = clip_factor(norm, plan.mech_clip, plan.d);
+  if (norm > plan.mech_clip) {
+    require(cfg.on_norm == NormPolicy::clip,
+            fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
+                        format_number(plan.mech_clip)));
+    if (trace) ++trace->clipped_rows;
   }
+  return factor;
+}
 
-  // The release, cut into blocks of coordinates: the first moment (d values) and, unless PP, the
-  // second (d^2 or d). Each coordinate's input, C·Y row, noise and post-processing depend on that
-  // coordinate alone (and on the whole clipped x for a full second moment), so a block's chunks run
-  // in parallel. The noise is apply_each's: a block of kChunk or more values gets one generator
-  // per chunk from rng.split() in order, a shorter one the stream itself, so a seeded run gives the
-  // same release for any `threads`.
-  const bool pp = is_pp(c.method), full = c.form == SecondMomentForm::full;
-  const double scale2 = m.scale2;
-  const std::size_t d = m.d;
-  const double* xs = x.data();
-  if (full) m.x = Eigen::Map<const Vector>(xs, static_cast<Index>(d)) * factor;
-  auto first_block = [&](Index b, Index e, RandomBits& bits) {
-    if (!full)
-      m.x.segment(b, e - b) = Eigen::Map<const Vector>(xs + b, e - b) * factor;
-    m.ch1->transform(m.x.data(), m.cy1.data(), b, e);
-    const auto n = static_cast<std::size_t>(e - b);
-    m.mech1->apply_each({m.cy1.data() + b, n}, {m.w1.data() + b, n}, bits);
-    if (m.direct1) {
-      m.first.segment(b, e - b) = m.w1.segment(b, e - b);
-      if (pp) m.ch1->invert(m.w1.data(), m.v1.data(), b, e);
-    } else {
-      m.ch1->invert(m.w1.data(), m.v1.data(), b, e);
-      m.A1s->push(m.v1.data(), m.first.data(), static_cast<std::size_t>(b),
-                  static_cast<std::size_t>(e));
+// One chunk of the first moment: clipped input, C·Y row, noise, C^{-1} and the workload on [b, e).
+void MomentEstimator::Impl::first_block(const double* xs, double factor, Index b, Index e,
+                                        RandomBits& bits) {
+  const bool full = cfg.form == SecondMomentForm::full, pp = is_pp(cfg.method);
+  if (!full) x.segment(b, e - b) = Eigen::Map<const Vector>(xs + b, e - b) * factor;
+  ch1->transform(x.data(), cy1.data(), b, e);
+  const auto n = static_cast<std::size_t>(e - b);
+  release({cy1.data() + b, n}, {w1.data() + b, n}, *plan.mech1, bits);
+  if (direct1) {
+    first.segment(b, e - b) = w1.segment(b, e - b);
+    if (pp) ch1->invert(w1.data(), v1.data(), b, e);
+  } else {
+    ch1->invert(w1.data(), v1.data(), b, e);
+    A1s->push(v1.data(), first.data(), static_cast<std::size_t>(b), static_cast<std::size_t>(e));
+  }
+}
+
+// One chunk of the second moment (the same products as (factor x)(factor x)^T, times scale2).
+void MomentEstimator::Impl::second_block(const double* xs, double factor, Index b, Index e,
+                                         RandomBits& bits) {
+  const double scale2 = plan.scale2;
+  if (cfg.form == SecondMomentForm::full) {
+    const auto D = static_cast<Index>(plan.d);
+    for (Index i = b; i < e;) {  // row p of x x^T, from column i - pD on
+      const Index p = i / D, stop = std::min(e, (p + 1) * D);
+      for (; i < stop; ++i) sec[i] = x[p] * x[i - p * D] * scale2;
     }
-  };
-  auto second_block = [&](Index b, Index e, RandomBits& bits) {
-    // The same products as (factor x)(factor x)^T, then times scale2.
-    if (full) {
-      const auto D = static_cast<Index>(d);
-      for (Index i = b; i < e;) {  // row p of x x^T, from column i - pD on
-        const Index p = i / D, stop = std::min(e, (p + 1) * D);
-        for (; i < stop; ++i) m.sec[i] = m.x[p] * m.x[i - p * D] * scale2;
-      }
-    } else {
-      for (Index i = b; i < e; ++i) {
-        const double xi = xs[i] * factor;
-        m.sec[i] = xi * xi * scale2;
-      }
+  } else {
+    for (Index i = b; i < e; ++i) {
+      const double xi = xs[i] * factor;
+      sec[i] = xi * xi * scale2;
     }
-    m.ch2->transform(m.sec.data(), m.cy2.data(), b, e);
-    const GaussianMechanism& mech = m.mech2 ? *m.mech2 : *m.mech1;
-    const auto n = static_cast<std::size_t>(e - b);
-    mech.apply_each({m.cy2.data() + b, n}, {m.w2.data() + b, n}, bits);
-    if (m.direct2) {
-      m.second.segment(b, e - b) = m.w2.segment(b, e - b) / scale2;
-    } else {
-      m.ch2->invert(m.w2.data(), m.v2.data(), b, e);
-      m.v2.segment(b, e - b) /= scale2;
-      m.A2s->push(m.v2.data(), m.second.data(), static_cast<std::size_t>(b),
-                  static_cast<std::size_t>(e));
-    }
-  };
-  auto run = [&](bool second, Index b, Index e, RandomBits& bits) {
-    second ? second_block(b, e, bits) : first_block(b, e, bits);
+  }
+  ch2->transform(sec.data(), cy2.data(), b, e);
+  const auto n = static_cast<std::size_t>(e - b);
+  release({cy2.data() + b, n}, {w2.data() + b, n}, plan.mech2 ? *plan.mech2 : *plan.mech1, bits);
+  if (direct2) {
+    second.segment(b, e - b) = w2.segment(b, e - b) / scale2;
+  } else {
+    ch2->invert(w2.data(), v2.data(), b, e);
+    v2.segment(b, e - b) /= scale2;
+    A2s->push(v2.data(), second.data(), static_cast<std::size_t>(b), static_cast<std::size_t>(e));
+  }
+}
+
+// The mechanism on one chunk; the test hook `noiseless` copies the input instead.
+void MomentEstimator::Impl::release(std::span<const double> in, std::span<double> out,
+                                    const GaussianMechanism& mech, RandomBits& bits) const {
+  if (trace && trace->noiseless) {
+    std::copy(in.begin(), in.end(), out.begin());
+    return;
+  }
+  mech.apply_each(in, out, bits);
+}
+
+// The release, cut into blocks of coordinates: the first moment (d values) and, unless PP, the
+// second (d^2 or d). Each coordinate's input, C·Y row, noise and post-processing depend on that
+// coordinate alone (and on the whole clipped x for a full second moment), so a block's chunks run
+// in parallel. The noise is apply_each's: a block of kChunk or more values gets one generator per
+// chunk from rng.split() in order, a shorter one the stream itself, so a seeded run gives the
+// same release for any `threads`.
+void MomentEstimator::Impl::run_chunks(const double* xs, double factor) {
+  auto run = [&](bool second_moment, Index b, Index e, RandomBits& bits) {
+    second_moment ? second_block(xs, factor, b, e, bits) : first_block(xs, factor, b, e, bits);
   };
   struct Chunk {
     bool second;
@@ -501,50 +582,62 @@ void MomentEstimator::push(std::span<const double> x) {
   };
   std::vector<Chunk> chunks;
   constexpr auto kChunk = static_cast<Index>(GaussianMechanism::kChunk);
-  for (const bool second : {false, true}) {
-    if (second && pp) break;
-    const auto n = static_cast<Index>(second ? m.D2 : m.d);
-    auto generators = GaussianMechanism::chunk_generators(static_cast<std::size_t>(n), m.rng);
+  for (const bool second_moment : {false, true}) {
+    if (second_moment && is_pp(cfg.method)) break;
+    const auto n = static_cast<Index>(second_moment ? plan.D2 : plan.d);
+    auto generators = GaussianMechanism::chunk_generators(static_cast<std::size_t>(n), rng);
     if (generators.empty()) {
-      RandomBits bits(m.rng);  // in order, on this thread
-      for (Index b = 0; b < n; b += kChunk) run(second, b, std::min(n, b + kChunk), bits);
+      RandomBits bits(rng);  // in order, on this thread
+      for (Index b = 0; b < n; b += kChunk) run(second_moment, b, std::min(n, b + kChunk), bits);
     }
     for (std::size_t k = 0; k < generators.size(); ++k) {
       const auto b = static_cast<Index>(k) * kChunk;
-      chunks.push_back({second, b, std::min(n, b + kChunk), std::move(generators[k])});
+      chunks.push_back({second_moment, b, std::min(n, b + kChunk), std::move(generators[k])});
     }
   }
-  parallel_tasks(chunks.size(), c.threads, [&](std::size_t k) {
+  parallel_tasks(chunks.size(), cfg.run.threads, [&](std::size_t k) {
     RandomBits bits(*chunks[k].rng);
     run(chunks[k].second, chunks[k].begin, chunks[k].end, bits);
   });
-  m.ch1->advance();
-  if (!m.direct1) m.A1s->advance();
+}
+
+// After the chunks: advance the streams; PP squares the first moment (and debiases it).
+void MomentEstimator::Impl::finish_step() {
+  const bool pp = is_pp(cfg.method), full = cfg.form == SecondMomentForm::full;
+  ch1->advance();
+  if (!direct1) A1s->advance();
   if (!pp) {
-    m.ch2->advance();
-    if (!m.direct2) m.A2s->advance();
-  } else {
-    // x̂ = v1; PP squares it (card §2.6).
-    const auto di = static_cast<Index>(d);
-    if (full) {
-      Eigen::Map<RowMatrix>(m.v2.data(), di, di) = m.v1 * m.v1.transpose();
-    } else {
-      m.v2 = m.v1.array().square().matrix();
-    }
-    m.A2s->push(m.v2.data(), m.second.data());
-    if (c.method == Method::pp_debiased) {
-      // b_t = g^2 sum_k (A2)_{t,k} Q_kk with Q = C1^{-1} C1^{-T} (row norms; card flags 1-3).
-      const double q = m.qdiag->next();
-      double bt = 0;
-      m.debias_state->push(&q, &bt);
-      bt *= m.sc.g1 * m.sc.g1;
-      if (full) {
-        for (Index i = 0; i < di; ++i) m.second[i * di + i] -= bt;
-      } else {
-        m.second.array() -= bt;
-      }
-    }
+    ch2->advance();
+    if (!direct2) A2s->advance();
+    return;
   }
+  const auto di = static_cast<Index>(plan.d);  // x̂ = v1; PP squares it
+  if (full) {
+    Eigen::Map<RowMatrix>(v2.data(), di, di) = v1 * v1.transpose();
+  } else {
+    v2 = v1.array().square().matrix();
+  }
+  A2s->push(v2.data(), second.data());
+  if (cfg.method != Method::pp_debiased) return;
+  // b_t = g^2 sum_k (A2)_{t,k} Q_kk with Q = C1^{-1} C1^{-T} (docs/proofs/moments.md §5).
+  const double q = qdiag->next();
+  double bt = 0;
+  debias_state->push(&q, &bt);
+  bt *= plan.sc.g1 * plan.sc.g1;
+  if (full) {
+    for (Index i = 0; i < di; ++i) second[i * di + i] -= bt;
+  } else {
+    second.array() -= bt;
+  }
+}
+
+void MomentEstimator::push(std::span<const double> x) {
+  Impl& m = *impl_;
+  const double factor = m.check_row(x);
+  if (m.cfg.form == SecondMomentForm::full)
+    m.x = Eigen::Map<const Vector>(x.data(), static_cast<Index>(m.plan.d)) * factor;
+  m.run_chunks(x.data(), factor);
+  m.finish_step();
   ++m.t;
 }
 
@@ -556,93 +649,95 @@ std::span<const double> MomentEstimator::second() const {
 }
 std::size_t MomentEstimator::step() const { return impl_->t; }
 const MomentsConfig& MomentEstimator::config() const { return impl_->cfg; }
-const NoiseScales& MomentEstimator::scales() const { return impl_->sc; }
-double MomentEstimator::noise_multiplier() const { return impl_->sigma; }
-const Ledger& MomentEstimator::ledger() const { return impl_->budget->ledger(); }
-void MomentEstimator::set_trace(MomentsTrace* trace) { impl_->trace = trace; }
+const NoiseScales& MomentEstimator::scales() const { return impl_->plan.sc; }
+double MomentEstimator::noise_multiplier() const { return impl_->plan.sigma; }
+double MomentEstimator::clip() const { return impl_->plan.mech_clip; }
+bool MomentEstimator::adaptive_clip() const { return !impl_->cfg.clip.has_value(); }
 
-PrivacyGuarantee MomentEstimator::privacy() const {
-  const Impl& m = *impl_;
-  PrivacyGuarantee p;
-  const PrivacyLoss spent = m.budget->spent();
-  if (m.budget->accountant() == Accountant::basic) {
-    p.epsilon = spent.epsilon;
-    p.delta = spent.delta;
-    p.rho = m.mech1->rho();  // the lattice release is also this rho-zCDP
-  } else {
-    const PrivacyLoss ed = m.budget->total().kind == LossKind::approximate
-                               ? m.budget->spent_epsilon_delta()
-                               : m.budget->spent_epsilon_delta(m.cfg.delta);
-    p.epsilon = ed.epsilon;
-    p.delta = ed.delta;
-    p.rho = spent.rho;
-  }
-  p.certified = m.cfg.noise == NoiseMode::secure;
-  p.neighbouring = m.cfg.neighbouring;
-  return p;
+SealFacts MomentEstimator::Impl::facts() const {
+  SealFacts f;
+  f.neighbouring = cfg.neighbouring;
+  f.noise = cfg.run.noise;
+  f.noiseless = trace && trace->noiseless;
+  return f;
+}
+
+// seal: the guarantee and ledger are the account's, charged once at construction.
+Release<int> MomentEstimator::release_fields() const {
+  return seal(0, impl_->account, impl_->facts(), impl_->rng, diagnostics());
+}
+
+Release<MomentSeries> MomentEstimator::release(MomentSeries series) const {
+  return seal(std::move(series), impl_->account, impl_->facts(), impl_->rng, diagnostics());
 }
 
 nlohmann::json MomentEstimator::diagnostics() const {
   const Impl& m = *impl_;
   const MomentsConfig& c = m.cfg;
-  nlohmann::json j = {{"method", to_string(c.method)},
+  const NoiseScales& sc = m.plan.sc;
+  nlohmann::json j = {{"method", name_of(c.method)},
                       {"workload_first", c.A1.name()},
                       {"workload_second", c.A2.name()},
                       {"factorization_first", c.C1.name()},
                       {"factorization_second", (c.method == Method::cs ? c.C1 : c.C2).name()},
-                      {"second_moment", c.form == SecondMomentForm::full ? "full" : "diagonal"},
+                      {"second_moment", name_of(c.form)},
                       {"steps", c.steps},
-                      {"clip", c.zeta},
-                      {"c1_norm", m.np.c1_norm},
-                      {"c2_norm", m.np.c2_norm},
-                      {"noise_multiplier", m.sigma},
-                      {"sensitivity", m.sc.s1},
-                      {"first_noise_std", m.sc.g1},
-                      {"second_noise_std", m.sc.g2},
+                      {"clip", m.plan.mech_clip},
+                      {"c1_norm", m.plan.np.c1_norm},
+                      {"c2_norm", m.plan.np.c2_norm},
+                      {"noise_multiplier", m.plan.sigma},
+                      {"sensitivity", sc.s1},
+                      {"first_noise_std", sc.g1},
+                      {"second_noise_std", sc.g2},
                       {"clipped_rows", "not released (not private)"}};
-  if (m.sc.two_mechanisms) j["second_sensitivity"] = m.sc.s2;
-  if (c.method == Method::jme || c.method == Method::lambda_jme) j["lambda"] = m.sc.lambda;
+  if (m.plan.mech1->loss().kind == LossKind::approximate)
+    j["rho"] = m.plan.mech1->rho();  // the lattice release is also this rho-zCDP
+  if (sc.two_mechanisms) j["second_sensitivity"] = sc.s2;
+  if (c.method == Method::jme || c.method == Method::lambda_jme) j["lambda"] = sc.lambda;
   if (c.method == Method::ime) j["alpha"] = c.alpha;
   if (c.method == Method::cs) j["tau"] = c.tau;
   return j;
 }
 
-Release<MomentSeries> estimate_moments(MomentsConfig config, const ConstMatrixRef& X, Rng& rng,
-                                       MomentsTrace* trace) {
+namespace {
+
+// `reject` refuses the whole table before any noise is drawn.
+void check_table(const ConstMatrixRef& X, const MomentsConfig& config) {
   require(X.rows() >= 1 && X.cols() >= 1, "X must have at least one row and one column");
-  if (config.steps == 0) config.steps = static_cast<std::size_t>(X.rows());
-  if (config.dim == 0) config.dim = static_cast<std::size_t>(X.cols());
   require(static_cast<std::size_t>(X.rows()) <= config.steps,
           fmt::format("X has {} rows, more than the {} steps", X.rows(), config.steps));
   require(static_cast<std::size_t>(X.cols()) == config.dim,
           fmt::format("X has {} columns, the estimator dim {}", X.cols(), config.dim));
   check_data(X);  // every row is checked before any noise is drawn
-  if (config.on_norm == NormPolicy::reject)
+  if (config.on_norm == NormPolicy::reject && config.clip)
     for (Index t = 0; t < X.rows(); ++t)
       if (checked_norm({X.row(t).data(), static_cast<std::size_t>(X.cols())}, 0, 1) >
-          config.zeta)
+          *config.clip)
         throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
-                                          format_number(config.zeta)));
-  MomentEstimator est(std::move(config), rng);
-  est.set_trace(trace);
-  Release<MomentSeries> r;
+                                          format_number(*config.clip)));
+}
+
+}  // namespace
+
+Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
+                                       Budget* budget, MomentsTrace* trace) {
+  if (config.steps == 0) config.steps = static_cast<std::size_t>(X.rows());
+  if (config.dim == 0) config.dim = static_cast<std::size_t>(X.cols());
+  check_table(X, config);
+  MomentEstimator est(std::move(config), rng, budget, trace);
+  MomentSeries series;
   const auto n = X.rows();
-  r.estimate.first.resize(n, X.cols());
-  r.estimate.second.resize(n, static_cast<Index>(est.second().size()));
+  series.first.resize(n, X.cols());
+  series.second.resize(n, static_cast<Index>(est.second().size()));
   Vector row;
   for (Index t = 0; t < n; ++t) {
     row = X.row(t).transpose();
     est.push({row.data(), static_cast<std::size_t>(row.size())});
-    r.estimate.first.row(t) = Eigen::Map<const Vector>(est.first().data(), X.cols()).transpose();
-    r.estimate.second.row(t) =
-        Eigen::Map<const Vector>(est.second().data(), r.estimate.second.cols()).transpose();
+    series.first.row(t) = Eigen::Map<const Vector>(est.first().data(), X.cols()).transpose();
+    series.second.row(t) =
+        Eigen::Map<const Vector>(est.second().data(), series.second.cols()).transpose();
   }
-  r.privacy = est.privacy();
-  r.seeded = rng.seeded();
-  r.noise = est.config().noise;
-  r.ledger = est.ledger();
-  r.diagnostics = est.diagnostics();
-  return r;
+  return est.release(std::move(series));
 }
 
 }  // namespace dpstats::moments

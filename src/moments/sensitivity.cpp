@@ -8,28 +8,9 @@
 
 namespace dpstats::moments {
 
-const char* to_string(Method m) {
-  switch (m) {
-    case Method::jme: return "jme";
-    case Method::lambda_jme: return "lambda-jme";
-    case Method::ime: return "ime";
-    case Method::cs: return "cs";
-    case Method::pp: return "pp";
-    case Method::pp_debiased: return "pp-debiased";
-  }
-  return "?";
-}
+const char* to_string(Method m) { return name_of(m).data(); }  // names are literals
 
-Method parse_method(const std::string& name) {
-  if (name == "jme") return Method::jme;
-  if (name == "lambda-jme") return Method::lambda_jme;
-  if (name == "ime") return Method::ime;
-  if (name == "cs") return Method::cs;
-  if (name == "pp") return Method::pp;
-  if (name == "pp-debiased") return Method::pp_debiased;
-  throw InvalidArgument(fmt::format(
-      "method must be jme, lambda-jme, ime, cs, pp or pp-debiased, got '{}'", name));
-}
+Method parse_method(const std::string& name) { return parse_enum<Method>(name); }
 
 double rd(double nu, std::size_t d) {
   require(std::isfinite(nu) && nu >= 0, fmt::format("nu must be >= 0, got {}", format_number(nu)));
@@ -54,12 +35,12 @@ double lambda_star(std::size_t d, double zeta, double c1_norm, double c2_norm) {
 
 NoiseScales noise_scales(const NoiseParameters& p, double sigma) {
   require(p.d >= 1, "dim must be >= 1, got 0");
-  check_positive(p.zeta, "zeta (clip)");
+  check_positive(p.clip, "clip");
   check_positive(p.c1_norm, "||C1||");
   check_positive(p.c2_norm, "||C2||");
   require(std::isfinite(sigma) && sigma >= 0,
           fmt::format("sigma must be >= 0, got {}", format_number(sigma)));
-  const double z = p.zeta, a = p.c1_norm, b = p.c2_norm;
+  const double z = p.clip, a = p.c1_norm, b = p.c2_norm;
   const bool replace = p.neighbouring == Neighbouring::replace_one;
   NoiseScales s;
   switch (p.method) {

@@ -33,7 +33,7 @@ VectorMechanism run_filter(const RowMatrix& X, const PrivateFilterOptions& o, bo
   return [&X, o, noiseless](Rng& g) {
     PrimeTrace trace;
     trace.noiseless = noiseless;
-    const auto r = private_filter(X, o, g, noiseless ? &trace : nullptr);
+    const auto r = private_filter(X, o, g, nullptr, noiseless ? &trace : nullptr);
     if (r.status != Status::ok) return std::vector<double>(X.cols(), 1e9);
     return std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
   };
@@ -49,8 +49,10 @@ VectorMechanism run_ht(const RowMatrix& X, const PrimeOptions& o) {
 
 PrivateFilterOptions filter_options() {
   PrivateFilterOptions o;
-  o.epsilon = 4;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 4;
+  o.privacy.delta = 1e-3;
   o.alpha = 0.1;
   o.T = 4;
   return o;
@@ -65,7 +67,7 @@ TEST(AuditPrivateFilter, PracticalFinalReleaseMeetsItsClaim) {
   ao.samples = 12000;
   ao.seed = 5;
   const auto r = dpstats::audit::audit(run_filter(p.D, o, false), run_filter(p.Dp, o, false),
-                                       o.epsilon, o.delta, ao);
+                                       o.privacy.epsilon, o.privacy.delta, ao);
   std::cout << "  filter: " << r.summary() << "\n";
   EXPECT_FALSE(r.violation) << r.summary();
 }
@@ -77,7 +79,7 @@ TEST(AuditPrivateFilter, TheNoiselessSwitchIsCaught) {
   ao.samples = 4000;
   ao.seed = 6;
   const auto r = dpstats::audit::audit(run_filter(p.D, o, true), run_filter(p.Dp, o, true),
-                                       o.epsilon, o.delta, ao);
+                                       o.privacy.epsilon, o.privacy.delta, ao);
   std::cout << "  filter noiseless: " << r.summary() << "\n";
   EXPECT_TRUE(r.violation) << r.summary();
 }
@@ -85,8 +87,10 @@ TEST(AuditPrivateFilter, TheNoiselessSwitchIsCaught) {
 TEST(AuditPrimeHt, PracticalFinalReleaseMeetsItsClaim) {
   const Pair p = neighbours(1000, 1);
   PrimeOptions o;
-  o.epsilon = 4;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 4;
+  o.privacy.delta = 1e-3;
   o.alpha = 0.1;
   o.fallback = false;
   o.T1 = 2;
@@ -94,7 +98,7 @@ TEST(AuditPrimeHt, PracticalFinalReleaseMeetsItsClaim) {
   AuditOptions ao;
   ao.samples = 12000;
   ao.seed = 7;
-  const auto r = dpstats::audit::audit(run_ht(p.D, o), run_ht(p.Dp, o), o.epsilon, o.delta, ao);
+  const auto r = dpstats::audit::audit(run_ht(p.D, o), run_ht(p.Dp, o), o.privacy.epsilon, o.privacy.delta, ao);
   std::cout << "  prime-ht: " << r.summary() << "\n";
   EXPECT_FALSE(r.violation) << r.summary();
 }

@@ -285,14 +285,15 @@ TEST(AuditMechanisms, PrivateQuantile) {
 TEST(AuditMechanisms, BoundedMean) {
   RowMatrix X = RowMatrix::Zero(50, 2), Xp = X;
   Xp.row(0).setConstant(1.0);  // replace one record by the far corner: neighbours
-  const BoundedMeanOptions o{.lower = 0, .upper = 1, .epsilon = 1, .delta = 0};
+  const BoundedMeanOptions o{
+      .privacy = {1, 0}, .bounds = std::vector<double>{0, 1}, .clip_check_share = 0};
   auto on = [&o](const RowMatrix& data) {
     return [&o, &data](Rng& rng) {
       const auto r = bounded_mean(data, o, rng);
       return std::vector<double>(r.estimate.begin(), r.estimate.end());
     };
   };
-  const auto res = audit(on(X), on(Xp), o.epsilon, o.delta, {.samples = 50000});
+  const auto res = audit(on(X), on(Xp), o.privacy.epsilon, o.privacy.delta, {.samples = 50000});
   report(res);
   EXPECT_FALSE(res.violation) << res.summary();
 }

@@ -15,7 +15,7 @@ namespace {
 
 VectorMechanism stream_release(const RowMatrix& X, const MomentsConfig& c) {
   return [X, c](Rng& rng) {
-    const auto r = estimate_moments(c, X, rng);
+    const auto r = estimate_moments(X, c, rng);
     std::vector<double> out(r.estimate.first.data(),
                             r.estimate.first.data() + r.estimate.first.size());
     out.insert(out.end(), r.estimate.second.data(),
@@ -29,7 +29,8 @@ VectorMechanism stream_release(const RowMatrix& X, const MomentsConfig& c) {
 MomentsConfig jme_config(double epsilon) {
   MomentsConfig c = make_config(4, 2, "jme", "prefix", "sqrt", false);
   c.rho = epsilon_delta_to_zcdp(epsilon, 1e-5);
-  c.delta = 1e-5;
+  c.clip = 1;
+  c.privacy.delta = 1e-5;
   return c;
 }
 

@@ -44,7 +44,7 @@ VectorMechanism run(const RowMatrix& X, const PrimeOptions& o, bool noiseless) {
   return [&X, o, noiseless](Rng& g) {
     PrimeTrace trace;
     trace.noiseless = noiseless;
-    const auto r = prime(X, o, g, noiseless ? &trace : nullptr);
+    const auto r = prime(X, o, g, nullptr, noiseless ? &trace : nullptr);
     if (r.status != Status::ok) return std::vector<double>(X.cols(), 1e9);  // abstention atom
     EXPECT_TRUE(r.status == Status::ok || !noiseless);
     return std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
@@ -56,13 +56,15 @@ VectorMechanism run(const RowMatrix& X, const PrimeOptions& o, bool noiseless) {
 TEST(AuditPrime, PracticalFinalReleaseMeetsItsClaim) {
   const Pair p = neighbours(1000, 1);
   PrimeOptions o;
-  o.epsilon = 4;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 4;
+  o.privacy.delta = 1e-3;
   o.alpha = 0.1;
   o.fallback = false;  // audit the filter itself, not DP Mean
   o.T1 = 2;
   o.T2 = 2;
-  const auto r = dpstats::audit::audit(run(p.D, o, false), run(p.Dp, o, false), o.epsilon, o.delta, options());
+  const auto r = dpstats::audit::audit(run(p.D, o, false), run(p.Dp, o, false), o.privacy.epsilon, o.privacy.delta, options());
   std::cout << "  practical: " << r.summary() << "\n";
   EXPECT_FALSE(r.violation) << r.summary();
 }
@@ -72,15 +74,17 @@ TEST(AuditPrime, TheNoiselessSwitchIsCaught) {
   // the two neighbours' outputs separate and the audit must report a violation.
   const Pair p = neighbours(1000, 1);
   PrimeOptions o;
-  o.epsilon = 4;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 4;
+  o.privacy.delta = 1e-3;
   o.alpha = 0.1;
   o.fallback = false;
   o.T1 = 2;
   o.T2 = 2;
   AuditOptions ao = options();
   ao.samples = 4000;
-  const auto r = dpstats::audit::audit(run(p.D, o, true), run(p.Dp, o, true), o.epsilon, o.delta, ao);
+  const auto r = dpstats::audit::audit(run(p.D, o, true), run(p.Dp, o, true), o.privacy.epsilon, o.privacy.delta, ao);
   std::cout << "  noiseless: " << r.summary() << "\n";
   EXPECT_TRUE(r.violation) << r.summary();
 }

@@ -52,7 +52,7 @@ ok "bounded laplace" "j['privacy']['epsilon']==1 and j['privacy']['delta']==0 an
   -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 --seed 1 "$tmp/good.csv"
 ok "bounded gaussian, no header" "j['privacy']['delta']==1e-6 and j['status']=='ok' and j['seeded'] is False and j['noise']=='secure' and j['privacy']['certified']" \
   -- mean --method bounded --epsilon 1 --delta 1e-6 --bounds -5,5 "$tmp/noheader.csv"
-ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==2" \
+ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==5" \
   -- mean --method dp-mean --epsilon 2 --delta 1e-6 --seed 3 "$tmp/data.npy"
 ok "stdin csv" "j['n']==3" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 - <"$tmp/good.csv"
 ok "noise laplace" "len(j['estimate'])==3 and j['privacy']['epsilon']==0.5 and j['diagnostics']['scale']>=2" \
@@ -85,7 +85,8 @@ bad "delta negative" "delta" -- mean --method bounded --epsilon 1 --delta -0.1 -
 bad "dp-mean delta zero" "delta" -- mean --method dp-mean --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "bounds reversed" "lower < upper" -- mean --method bounded --epsilon 1 --delta 0 --bounds 2,1 "$tmp/good.csv"
 bad "bounds text" "bounds" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,x "$tmp/good.csv"
-bad "bounds missing" "bounds" -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
+ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'scale' in j['diagnostics']['abstained'] and len(j['ledger'])==4" \
+  -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"
 bad "noise gaussian no delta" "delta" -- noise --mechanism gaussian --sensitivity 1 --epsilon 1 5
@@ -183,10 +184,16 @@ ok "mean filter" "j['method']=='filter' and j['status']=='ok' and j['diagnostics
 ok "mean filter paper" "j['diagnostics']['profile']=='paper' and j['privacy']['epsilon']<=10" \
   -- mean --method filter --profile paper --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
 ok "mean exp-time d=1" "j['method']=='exp-time' and j['status']=='ok' and j['privacy']['certified'] and len(j['estimate'])==1" \
-  -- mean --method exp-time --alpha 0.1 --epsilon 300 --delta 0.01 --seed 1 "$tmp/one.csv"
+  -- mean --method exp-time --alpha 0.1 --epsilon 300 --delta 0.01 --scale 1 --seed 1 "$tmp/one.csv"
+ok "mean prime estimates its units" "j['status']=='ok' and j['diagnostics']['units']['scale']=='estimated' and sum(x*x for x in j['estimate'])**0.5 < 0.2" \
+  -- mean --method prime --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean supplied scale that bites is reported" "'warning' in j['diagnostics']['clipped']" \
+  -- mean --method dp-mean --epsilon 10 --delta 0.01 --scale 0.01 --seed 1 "$tmp/robust.csv"
+bad "mean --sigma is now --scale" "sigma" -- mean --method dp-mean --sigma 1 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean scale per column count" "one per column" -- mean --method dp-mean --scale 1,2 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean exp-time needs d = 1" "d = 1" -- mean --method exp-time --alpha 0.1 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean filter needs alpha" "alpha" -- mean --method filter --epsilon 1 --delta 0.01 "$tmp/robust.csv"
-bad "mean --T only for filter" "--T applies" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
+bad "mean --T only for filter" "does not apply" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean window only for exp-time" "uncertified-window" -- mean --method prime --uncertified-window --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 
 # ---- everyday statistics and one budget file across commands ----
@@ -245,6 +252,66 @@ ok "heavy-tailed inner alg 4" "j['status'] in ('ok','abstained') and j['diagnost
   -- fit --task heavy-tailed --inner double-output-perturbation --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
 bad "heavy-tailed unknown inner" "inner" -- fit --task heavy-tailed --inner newton --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 bad "heavy-tailed inner only for lipschitz-extension" "does not apply" -- fit --task heavy-tailed --method clipped-gd --inner glm-one-stage --steps 4 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+
+# ---- bounds: private location, scale and clipping bounds with no public range (issue 15) ----
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np
+rng = np.random.default_rng(15)
+n = 10000
+X = np.column_stack([rng.normal(40, 12, n), rng.normal(65000, 20000, n)])
+X[:500] = 9.9e6  # 5% corrupted rows
+np.savetxt(sys.argv[1] + "/agesalary.csv", X, delimiter=",", header="age,salary", comments="")
+PY
+ok "bounds age salary" "j['command']=='bounds' and j['columns']==['age','salary'] and 6<j['estimate']['scale'][0]<24 and 10000<j['estimate']['scale'][1]<40000 and j['estimate']['lo'][1]<65000<j['estimate']['hi'][1] and j['privacy']['epsilon']<=0.5 and j['privacy']['delta']==0 and len(j['ledger'])==3 and j['diagnostics']['scale']['columns'][0]['status']=='ok'" \
+  -- bounds --epsilon 0.5 --seed 1 "$tmp/agesalary.csv"
+ok "bounds norm quantile zcdp" "j['estimate']['norm_quantile']>0 and j['privacy']['rho'] is not None and j['privacy']['delta']==1e-6 and len(j['ledger'])==4" \
+  -- bounds --epsilon 1 --delta 1e-6 --norm-quantile 0.9 --seed 2 "$tmp/data.npy"
+bad "bounds no epsilon" "epsilon" -- bounds "$tmp/good.csv"
+bad "bounds bad widen" "widen must be in" -- bounds --epsilon 1 --widen -2 "$tmp/good.csv"
+bad "bounds bad norm quantile" "norm_quantile must be in" -- bounds --epsilon 1 --norm-quantile 1.5 "$tmp/good.csv"
+bad "bounds nan" "NaN" -- bounds --epsilon 1 "$tmp/nan.csv"
+
+# ---- median: the seam, the registry and the domain radius (issues 14, 15) ----
+/usr/bin/python3 - "$tmp/median.csv" <<'PYEOF'
+import random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    f.write("age,salary\n")
+    for i in range(3000):
+        if i < 150:
+            f.write("999,9900000\n")  # 5% corrupted rows
+        else:
+            f.write(f"{random.gauss(41, 12):.3f},{random.gauss(52000, 18000):.2f}\n")
+PYEOF
+ok "median default estimates domain radius" "j['command']=='median' and j['status'] in ('ok','abstained') and j['diagnostics']['domain_radius_source']=='estimated' and (j['status']=='abstained' or (abs(j['estimate'][0]-41)<10 and abs(j['estimate'][1]-52000)<3000)) and j['privacy']['epsilon']<=1" \
+  -- median --epsilon 1 --delta 1e-6 --seed 1 "$tmp/median.csv"
+ok "median given radius checked" "j['status']=='ok' and j['diagnostics']['domain_radius_source']=='given' and 'domain_radius_warning' in j['diagnostics'] and j['diagnostics']['domain_radius']==100" \
+  -- median --epsilon 1 --delta 1e-6 --domain-radius 100 --seed 1 "$tmp/median.csv"
+ok "median paper profile" "j['status']=='ok' and j['privacy']['rho'] is None and j['diagnostics']['profile']=='paper'" \
+  -- median --profile paper --epsilon 2 --delta 1e-6 --domain-radius 1e6 --bound-check-share 0 --seed 1 "$tmp/median.csv"
+ok "median weiszfeld" "j['private']==False and len(j['estimate'])==2" -- median --method weiszfeld "$tmp/median.csv"
+bad "median needs epsilon" "epsilon" -- median --delta 1e-6 "$tmp/median.csv"
+bad "median needs delta" "delta" -- median --epsilon 1 "$tmp/median.csv"
+bad "median radius renamed" "radius" -- median --epsilon 1 --delta 1e-6 --radius 5 "$tmp/median.csv"
+bad "median profile not for hsu24" "does not apply" -- median --method hsu24 --profile paper --epsilon 1 --delta 1e-6 "$tmp/median.csv"
+bad "median weiszfeld takes no epsilon" "does not apply" -- median --method weiszfeld --epsilon 1 "$tmp/median.csv"
+bad "median bad scale share" "scale_share" -- median --epsilon 1 --delta 1e-6 --scale-share 0.9 "$tmp/median.csv"
+
+# ---- moments: the ledger once on the first line, then one line per step; no silent clip ----
+if "$DPSTATS" moments --method jme --epsilon 1 --delta 1e-6 --clip 10 --seed 1 "$tmp/good.csv" >"$tmp/mom" 2>"$tmp/err" &&
+   /usr/bin/python3 -c "
+import json
+lines = [json.loads(l) for l in open('$tmp/mom')]
+head, steps = lines[0], lines[1:]
+assert head['ledger'] and head['privacy']['epsilon'] == 1 and head['n'] == 3 and head['diagnostics']['clip'] == 10
+assert [s['step'] for s in steps] == [1, 2, 3] and all('ledger' not in s and len(s['first']) == 2 for s in steps)
+"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments JSON lines"; head -3 "$tmp/mom" "$tmp/err"; fi
+if (cat "$tmp/noheader.csv") | "$DPSTATS" moments --method pp --epsilon 1 --delta 1e-6 --clip 10 --steps 2 --seed 1 - >"$tmp/mom" 2>"$tmp/err" &&
+   [ "$(wc -l <"$tmp/mom")" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments --steps live stream"; cat "$tmp/err"; fi
+bad "moments without a clip" "clip is required" -- moments --method jme --epsilon 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments without epsilon" "epsilon" -- moments --method jme --clip 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments unknown method" "method" -- moments --method mean --clip 1 --epsilon 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments lambda for jme" "lambda" -- moments --method jme --lambda 2 --clip 1 --epsilon 1 --delta 1e-6 "$tmp/good.csv"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

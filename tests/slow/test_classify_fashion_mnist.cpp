@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "dpstats/data/fashion_mnist.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/train_classifier.hpp"
 #include "dpstats/random/rng.hpp"
 
 using namespace dpstats;

@@ -12,9 +12,8 @@ namespace {
 VectorMechanism median_run(RowMatrix X, double epsilon) {
   return [X, epsilon](Rng& g) {
     GeometricMedianOptions o;
-    o.epsilon = epsilon;
-    o.delta = 1e-6;
-    o.radius = 4;
+    o.privacy = {epsilon, 1e-6};
+    o.domain_radius = 4;
     o.min_radius = 0.01;
     return std::vector<double>{geometric_median(X, o, g).estimate[0]};
   };

@@ -1,4 +1,4 @@
-// FastCenter at the card's large-n check (§6): n = 20000, d = 10, GaussianCluster, ε = 0.5. About
+// FastCenter at the large-n check of docs/proofs/median.md §6: n = 20000, d = 10, GaussianCluster, ε = 0.5. About
 // 3·10^9 coordinate operations (k ≈ 14600 partners per row), hence the slow suite.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 using namespace dpstats;
 
 TEST(SlowMedian, FastCenterAtLargeN) {
-  // Card §6: n = 20000, d = 10, GaussianCluster, ε = 0.5: succeeds and lands within
+  // n = 20000, d = 10, GaussianCluster, ε = 0.5: succeeds and lands within
   // 3 r̂_c + 3σ sqrt(d ln(4/δ)) of x*.
   SeededRng rng(600);
   const RowMatrix X = gaussian_cluster(4, 20000, 10, 0.1, 0.9, rng);

@@ -60,8 +60,10 @@ RowMatrix heavy(std::int64_t n, std::int64_t d, double alpha, double shift, Rng&
 
 double dp_mean_error(const RowMatrix& X, Rng& g) {
   DpMeanOptions o;
-  o.epsilon = 10;
-  o.delta = 0.01;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 10;
+  o.privacy.delta = 0.01;
   return dp_mean(X, o, g).estimate.norm();
 }
 
@@ -76,8 +78,10 @@ TEST(PrivateFilterStat, BeatsDpMeanUnderBothAttacks) {
       SeededRng g(1000 * attack + s);
       const RowMatrix X = attack == 0 ? shifted_cluster(n, d, alpha, 1.5, g) : same_norm(n, d, alpha, g);
       PrivateFilterOptions o;
-      o.epsilon = 10;
-      o.delta = 0.01;
+      o.scale = std::vector<double>{1.0};
+      o.clip_check_share = 0;
+      o.privacy.epsilon = 10;
+      o.privacy.delta = 0.01;
       o.alpha = alpha;
       const auto r = private_filter(X, o, g);
       ASSERT_EQ(r.status, Status::ok);
@@ -99,8 +103,10 @@ TEST(PrimeHtStat, BeatsDpMeanOnHeavyTails) {
     SeededRng g(77 + s);
     const RowMatrix X = heavy(n, d, 0.05, 3.0, g);
     PrimeOptions o;
-    o.epsilon = 10;
-    o.delta = 0.01;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = 10;
+    o.privacy.delta = 0.01;
     o.alpha = 0.05;
     o.fallback = false;
     const auto r = prime_ht(X, o, g);

@@ -1,6 +1,6 @@
-// Geometric median statistical tests (card private-geometric-median.md §6): the radius band of
+// Geometric median statistical tests (docs/proofs/median.md; docs/results/geometric-median.md): the radius band of
 // Lemma 6 and the ratio target over 100 fresh datasets, boosting error bounds, and the
-// practical pipeline's excess error. Seeded; every threshold holds with margin in the card's and
+// practical pipeline's excess error. Seeded; every threshold holds with margin in the paper's and
 // our measurements (documented in docs/results/geometric-median.md).
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include "dpstats/data/gaussian_cluster.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -64,7 +65,7 @@ TEST(MedianStat, PermutedFastRadiusBandAndRatio) {
 }
 
 TEST(MedianStat, HeavyTailedRatio) {
-  // Fig. 1b: HeavyTailed(ν, 1000, 10), R = 100 (card reading), r_true = sqrt(d F^{-1}(0.75)).
+  // Fig. 1b: HeavyTailed(ν, 1000, 10), R = 100 (the paper's reading), r_true = sqrt(d F^{-1}(0.75)).
   SeededRng rng(300);
   for (double nu : {2.0, 10.0}) {
     const double r_true = std::sqrt(10 * fisher_f_quantile(0.75, 10, nu));
@@ -121,8 +122,8 @@ TEST(MedianStat, PracticalPipelineExcess) {
     const RowMatrix X = gaussian_cluster(50, 20000, 50, 0.1, 0.9, rng);
     const auto w = weiszfeld(X);
     GeometricMedianOptions o;
-    o.rho = 0.5;
-    o.radius = 50;
+    o.privacy = {zcdp_to_epsilon(0.5, 1e-6), 1e-6};
+    o.domain_radius = 50;
     const auto r = geometric_median(X, o, rng);
     const double r_hat = r.diagnostics["r_hat"].get<double>();
     EXPECT_LE((objective(X, r.estimate) - w.f) / r_hat, 1e-4);

@@ -40,9 +40,9 @@ MomentsConfig card_config(Method m, SecondMomentForm form) {
   c.A2 = Workload::decay(kN, 0.8);
   c.C1 = Factorization::square_root(c.A1);
   c.C2 = Factorization::square_root(c.A2);
-  c.zeta = kZeta;
+  c.clip = kZeta;
   c.noise_multiplier = kSigma;
-  c.delta = 1e-6;
+  c.privacy.delta = 1e-6;
   if (m == Method::lambda_jme) c.lambda = 2.0;
   c.alpha = 0.3;
   c.tau = 0.6;
@@ -82,7 +82,7 @@ Mc monte_carlo(const MomentsConfig& c, const RowMatrix& X, int reps, std::uint64
   Mc out;
   for (int r = 0; r < reps; ++r) {
     SeededRng rng(seed + static_cast<std::uint64_t>(r));
-    const auto rel = estimate_moments(c, X, rng);
+    const auto rel = estimate_moments(X, c, rng);
     const double e1 = (rel.estimate.first - Y).squaredNorm();
     const double e2 = (rel.estimate.second - S).squaredNorm();
     f1 += e1, f2 += e1 * e1, s1 += e2, s2 += e2 * e2;
@@ -113,7 +113,7 @@ TEST(MomentsStat, JmeImeCsMatchTheClosedForms) {
     for (auto m : {Method::jme, Method::lambda_jme, Method::ime, Method::cs}) {
       const MomentsConfig c = card_config(m, form);
       const Mc mc = monte_carlo(c, X, 6000, 1000);
-      NoiseParameters p{.method = m, .d = kD, .form = form, .zeta = kZeta, .lambda = c.lambda,
+      NoiseParameters p{.method = m, .d = kD, .form = form, .clip = kZeta, .lambda = c.lambda,
                         .alpha = c.alpha, .tau = c.tau};
       const auto e = theory::expected_errors(p, mc.sigma_eff, c.A1, c.A2, c.C1, c.C2);
       const double first = theory::sum(e.first), second = theory::sum(e.second);

@@ -53,16 +53,20 @@ TEST(PrimeStat, BeatsDpMeanUnderBothAttacks) {
       const RowMatrix X =
           attack == 0 ? shifted_cluster(n, d, 0.05, 1.5, g) : same_norm(n, d, 0.05, g);
       PrimeOptions o;
-      o.epsilon = 10;
-      o.delta = 0.01;
+      o.scale = std::vector<double>{1.0};
+      o.clip_check_share = 0;
+      o.privacy.epsilon = 10;
+      o.privacy.delta = 0.01;
       o.alpha = 0.05;
       const auto r = prime(X, o, g);
       ASSERT_EQ(r.status, Status::ok);
       ASSERT_FALSE(r.diagnostics.contains("fallback"));
       prime_err.push_back(r.estimate.norm());
       DpMeanOptions m;
-      m.epsilon = 10;
-      m.delta = 0.01;
+      m.scale = std::vector<double>{1.0};
+      m.clip_check_share = 0;
+      m.privacy.epsilon = 10;
+      m.privacy.delta = 0.01;
       dpm_err.push_back(dp_mean(X, m, g).estimate.norm());
     }
     // DP Mean's bias: 1.5α√d = 0.237 (shift); the same-norm attack moves it by α·t ≈ 0.35.
@@ -81,15 +85,17 @@ TEST(PrimeStat, PrivateRunIsCloseToTheNoiselessRun) {
     SeededRng g(seed);
     const RowMatrix X = shifted_cluster(200000, 10, 0.05, 1.5, g);
     PrimeOptions o;
-    o.epsilon = 10;
-    o.delta = 0.01;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = 10;
+    o.privacy.delta = 0.01;
     o.alpha = 0.05;
-    o.threads = 2;
+    o.run.threads = 2;
     SeededRng a(50 + seed), b(50 + seed);
     const auto r = prime(X, o, a);
     PrimeTrace off;
     off.noiseless = true;
-    const auto q = prime(X, o, b, &off);
+    const auto q = prime(X, o, b, nullptr, &off);
     EXPECT_FALSE(q.privacy.certified);
     ratio.push_back(std::abs(r.estimate.norm() - q.estimate.norm()) / q.estimate.norm());
   }
@@ -100,15 +106,19 @@ TEST(PrimeStat, FallbackIsExactlyDpMean) {
   SeededRng g(3);
   const RowMatrix X = shifted_cluster(5000, 20, 0.05, 1.5, g);
   PrimeOptions o;
-  o.epsilon = 2;
-  o.delta = 1e-5;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 2;
+  o.privacy.delta = 1e-5;
   o.alpha = 0.05;
   SeededRng a(8), b(8);
   const auto r = prime(X, o, a);
   ASSERT_EQ(r.diagnostics.value("fallback", ""), "dp-mean");
   DpMeanOptions m;
-  m.epsilon = 2;
-  m.delta = 1e-5;
+  m.scale = std::vector<double>{1.0};
+  m.clip_check_share = 0;
+  m.privacy.epsilon = 2;
+  m.privacy.delta = 1e-5;
   const auto q = dp_mean(X, m, b);
   EXPECT_EQ(r.estimate, q.estimate);
 }
@@ -122,8 +132,10 @@ TEST(PrimeStat, CleanDataErrorShrinksLikeOneOverRootN) {
       SeededRng g(1000 + seed);
       const RowMatrix X = shifted_cluster(n, 5, 0.0, 0.0, g);
       PrimeOptions o;
-      o.epsilon = 100;
-      o.delta = 1e-3;
+      o.scale = std::vector<double>{1.0};
+      o.clip_check_share = 0;
+      o.privacy.epsilon = 100;
+      o.privacy.delta = 1e-3;
       o.alpha = 0.02;
       const auto r = prime(X, o, g);
       (n == 10000 ? small : large).push_back(r.estimate.norm());

@@ -1,14 +1,14 @@
 // Classifiers with per-example gradients, clipping and the private training loop
-// (optimize/classifier.hpp, gradient_release.hpp, train_classifier.hpp).
+// (training/classifier.hpp, gradient_release.hpp, train_classifier.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
 
 #include "dpstats/error.hpp"
-#include "dpstats/optimize/classifier.hpp"
-#include "dpstats/optimize/gradient_release.hpp"
-#include "dpstats/optimize/train_classifier.hpp"
+#include "dpstats/training/classifier.hpp"
+#include "dpstats/training/gradient_release.hpp"
+#include "dpstats/training/train_classifier.hpp"
 #include "dpstats/random/rng.hpp"
 
 using namespace dpstats;

@@ -28,24 +28,26 @@ std::size_t d_delta(std::vector<std::uint32_t> a, std::vector<std::uint32_t> b) 
 }  // namespace
 
 TEST(PrivateFilter, ChargedLedgerNeverExceedsTheTarget) {
-  for (auto profile : {PrimeProfile::practical, PrimeProfile::paper})
+  for (auto profile : {Profile::practical, Profile::paper})
     for (std::int64_t d : {1, 4})
       for (int T : {3, 12}) {
         SeededRng g(d * 10 + T);
         const RowMatrix X = shifted_cluster(4000, d, 0.05, 1.5, g);
         PrivateFilterOptions o;
-        o.epsilon = 2;
-        o.delta = 1e-5;
+        o.scale = std::vector<double>{1.0};
+        o.clip_check_share = 0;
+        o.privacy.epsilon = 2;
+        o.privacy.delta = 1e-5;
         o.profile = profile;
         o.T = T;
         const auto r = private_filter(X, o, g);
-        EXPECT_LE(r.privacy.epsilon, o.epsilon * (1 + 1e-12));
-        EXPECT_LE(r.privacy.delta, o.delta * (1 + 1e-12));
+        EXPECT_LE(r.privacy.epsilon, o.privacy.epsilon * (1 + 1e-12));
+        EXPECT_LE(r.privacy.delta, o.privacy.delta * (1 + 1e-12));
         EXPECT_TRUE(r.privacy.certified);
         int releases = 0;
         for (const auto& e : r.ledger) releases += e.count;
         // Practical: range + d medians + 3T + final; paper: range + one folded 4T composition.
-        EXPECT_EQ(releases, profile == PrimeProfile::practical ? 1 + static_cast<int>(d) + 3 * T + 1
+        EXPECT_EQ(releases, profile == Profile::practical ? 1 + static_cast<int>(d) + 3 * T + 1
                                                                : 2);
       }
 }
@@ -56,9 +58,11 @@ TEST(PrivateFilter, PaperBudgetsAreAlg8sGoldenValues) {
   SeededRng g(1);
   const RowMatrix X = shifted_cluster(2000, 2, 0.05, 1.5, g);
   PrivateFilterOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-5;
-  o.profile = PrimeProfile::paper;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1e-5;
+  o.profile = Profile::paper;
   o.T = 5;
   const auto r = private_filter(X, o, g);
   const double eps_f = 0.99, delta_f = 0.99e-5;
@@ -66,7 +70,7 @@ TEST(PrivateFilter, PaperBudgetsAreAlg8sGoldenValues) {
   EXPECT_NEAR(r.diagnostics["eps1"].get<double>(), eps1, 1e-12 * eps_f);
   EXPECT_NEAR(r.diagnostics["delta1"].get<double>(), delta_f / 40, 1e-20);
   EXPECT_EQ(r.status, Status::abstained);
-  EXPECT_NE(r.diagnostics["reason"].get<std::string>().find("Alg 8 line 2"), std::string::npos);
+  EXPECT_NE(r.diagnostics["abstained"].get<std::string>().find("Alg 8 line 2"), std::string::npos);
 }
 
 TEST(PrivateFilter, RowPermutationGivesTheSameRelease) {
@@ -75,10 +79,12 @@ TEST(PrivateFilter, RowPermutationGivesTheSameRelease) {
   for (int i = 0; i < 600; ++i) X.row(i) = X.row(3000);  // duplicates
   RowMatrix P(X.rows(), X.cols());
   for (Eigen::Index i = 0; i < X.rows(); ++i) P.row(i) = X.row((i * 7919) % X.rows());
-  for (auto profile : {PrimeProfile::practical, PrimeProfile::paper}) {
+  for (auto profile : {Profile::practical, Profile::paper}) {
     PrivateFilterOptions o;
-    o.epsilon = 50;
-    o.delta = 1e-3;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = 50;
+    o.privacy.delta = 1e-3;
     o.alpha = 0.1;
     o.profile = profile;
     o.T = 10;
@@ -94,12 +100,14 @@ TEST(PrivateFilter, ReplayReproducesTheRunAndNeighboursStayNeighbours) {
   SeededRng g(3);
   const RowMatrix X = shifted_cluster(20000, 5, 0.05, 2.0, g);
   PrivateFilterOptions o;
-  o.epsilon = 20;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 20;
+  o.privacy.delta = 1e-3;
   o.T = 30;
   PrimeTrace trace;
   SeededRng rng(4);
-  const auto r = private_filter(X, o, rng, &trace);
+  const auto r = private_filter(X, o, rng, nullptr, &trace);
   ASSERT_EQ(r.status, Status::ok);
   ASSERT_GE(trace.rounds.size(), 2u);
   EXPECT_EQ(replay_filter(trace.rounds, trace.processed), trace.final_set);
@@ -122,6 +130,8 @@ TEST(PrivateFilter, RejectsBadInputBeforeAnyNoise) {
   SeededRng g(1);
   RowMatrix X = shifted_cluster(500, 3, 0.05, 1.5, g);
   PrivateFilterOptions o;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
   for (double a : {0.0, 0.3, std::nan("")}) {
     o.alpha = a;
     EXPECT_THROW(private_filter(X, o, g), InvalidArgument) << a;
@@ -184,17 +194,18 @@ TEST(ExpTimeMean, ReleasesNearTheTrimmedMeanAndRefusesWhatItCannotDo) {
   X(0, 0) = 5;
   X(1, 0) = 5;
   ExpTimeMeanOptions o;
-  o.epsilon = 300;  // Lemma H.11's n-check at n = 20 needs a large ε
-  o.delta = 0.01;
+  o.scale = std::vector<double>{1.0};
+  o.privacy.epsilon = 300;  // Lemma H.11's n-check at n = 20 needs a large ε
+  o.privacy.delta = 0.01;
   o.alpha = 0.1;
   const auto r = exp_time_mean(X, o, g);
   ASSERT_EQ(r.status, Status::ok);
   EXPECT_TRUE(r.privacy.certified);
-  EXPECT_LE(r.privacy.epsilon, o.epsilon * (1 + 1e-12));
+  EXPECT_LE(r.privacy.epsilon, o.privacy.epsilon * (1 + 1e-12));
   std::vector<double> x(X.data(), X.data() + 20);
   EXPECT_NEAR(r.estimate[0], trimmed_mean_3alpha(x, 0.1), 0.1);
   // Too small n for the privacy budget: abstains (public check).
-  o.epsilon = 1;
+  o.privacy.epsilon = 1;
   EXPECT_EQ(exp_time_mean(X, o, g).status, Status::abstained);
   // d != 1 and exact R at large n are errors, not silent approximations.
   RowMatrix Y(50, 2);

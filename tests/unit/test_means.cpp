@@ -9,6 +9,7 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "../guarantee.hpp"
 
 using namespace dpstats;
 
@@ -89,7 +90,7 @@ TEST(ClippedSum, RejectsNaNAndInfInTheSamePass) {
 TEST(BoundedMean, StatesItsPrivacyAndLedger) {
   const RowMatrix X = gaussian_data(10000, 3, 1.0, 4);
   SeededRng rng(5);
-  const auto pure = bounded_mean(X, {.lower = -5, .upper = 5, .epsilon = 1, .delta = 0}, rng);
+  const auto pure = bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{-5, 5}, .clip_check_share = 0}, rng);
   EXPECT_EQ(pure.privacy.epsilon, 1);
   EXPECT_EQ(pure.privacy.delta, 0);
   EXPECT_TRUE(pure.privacy.certified);
@@ -97,10 +98,12 @@ TEST(BoundedMean, StatesItsPrivacyAndLedger) {
   ASSERT_EQ(pure.ledger.size(), 1u);
   EXPECT_EQ(pure.ledger[0].mechanism, "laplace");
   // Laplace scale on the mean: d (hi - lo) / (n eps) = 0.003, up to the lattice's 2^-20.
-  EXPECT_NEAR(pure.diagnostics["noise_scale"].get<double>(), 0.003, 0.003 * 1e-5);
-  const auto approx = bounded_mean(X, {.lower = -5, .upper = 5, .epsilon = 1, .delta = 1e-6}, rng);
+  EXPECT_NEAR(pure.diagnostics["noise_scale"][0].get<double>(), 0.003, 0.003 * 1e-5);
+  const auto approx = bounded_mean(X, {.privacy = {1, 1e-6}, .bounds = std::vector<double>{-5, 5}, .clip_check_share = 0}, rng);
   EXPECT_EQ(approx.privacy.delta, 1e-6);
   EXPECT_EQ(approx.ledger[0].mechanism, "gaussian");
+  dpstats::testing::expect_guarantee_from_ledger(pure);
+  dpstats::testing::expect_guarantee_from_ledger(approx);
 }
 
 // The error of the bounded mean is the Laplace noise: |error_j| has mean b = d(hi-lo)/(n eps).
@@ -111,7 +114,7 @@ TEST(BoundedMean, ErrorHasTheCalibratedScale) {
   const int runs = 2000;
   double abs_err = 0;
   for (int k = 0; k < runs; ++k) {
-    const auto r = bounded_mean(X, {.lower = -4, .upper = 4, .epsilon = 0.5, .delta = 0}, rng);
+    const auto r = bounded_mean(X, {.privacy = {0.5, 0}, .bounds = std::vector<double>{-4, 4}, .clip_check_share = 0}, rng);
     abs_err += (r.estimate - clipped).cwiseAbs().sum();
   }
   const double b = 2 * 8.0 / (20000 * 0.5);
@@ -122,15 +125,15 @@ TEST(BoundedMean, ErrorHasTheCalibratedScale) {
 TEST(BoundedMean, RejectsBadInput) {
   RowMatrix X = RowMatrix::Ones(5, 2);
   SeededRng rng(1);
-  EXPECT_THROW(bounded_mean(X, {.lower = 1, .upper = 0, .epsilon = 1}, rng), InvalidArgument);
-  EXPECT_THROW(bounded_mean(X, {.lower = 0, .upper = 1, .epsilon = 0}, rng), InvalidArgument);
-  EXPECT_THROW(bounded_mean(X, {.lower = 0, .upper = 1, .epsilon = 1, .delta = 1}, rng),
+  EXPECT_THROW(bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{1, 0}, .clip_check_share = 0}, rng), InvalidArgument);
+  EXPECT_THROW(bounded_mean(X, {.privacy = {0, 0}, .bounds = std::vector<double>{0, 1}, .clip_check_share = 0}, rng), InvalidArgument);
+  EXPECT_THROW(bounded_mean(X, {.privacy = {1, 1}, .bounds = std::vector<double>{0, 1}, .clip_check_share = 0}, rng),
                InvalidArgument);
-  EXPECT_THROW(bounded_mean(X, {.lower = 0, .upper = INFINITY, .epsilon = 1}, rng),
+  EXPECT_THROW(bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{0, INFINITY}, .clip_check_share = 0}, rng),
                InvalidArgument);
   X(3, 1) = std::numeric_limits<double>::quiet_NaN();
   try {
-    bounded_mean(X, {.lower = 0, .upper = 1, .epsilon = 1}, rng);
+    bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{0, 1}, .clip_check_share = 0}, rng);
     FAIL() << "NaN accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("row 4, column 2"), std::string::npos) << e.what();
@@ -140,7 +143,7 @@ TEST(BoundedMean, RejectsBadInput) {
 TEST(DpMean, AccurateOnCleanGaussianData) {
   const RowMatrix X = gaussian_data(100000, 5, 2.0, 8);
   SeededRng rng(9);
-  const auto r = dp_mean(X, {.epsilon = 1, .delta = 1e-6}, rng);
+  const auto r = dp_mean(X, {.privacy = {1, 1e-6}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}, rng);
   ASSERT_EQ(r.status, Status::ok);
   EXPECT_LT((r.estimate.array() - 2.0).matrix().norm(), 0.05);
   EXPECT_LE(r.privacy.epsilon, 1.0);
@@ -155,26 +158,74 @@ TEST(DpMean, IsNotRobustToTheShiftedCluster) {
   SeededRng data(10);
   const RowMatrix X = shifted_cluster(200000, 10, 0.05, 1.5, data);
   SeededRng rng(11);
-  const auto r = dp_mean(X, {.epsilon = 10, .delta = 0.01}, rng);
+  const auto r = dp_mean(X, {.privacy = {10, 0.01}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}, rng);
   ASSERT_EQ(r.status, Status::ok);
   EXPECT_NEAR(r.estimate.norm(), 0.05 * 1.5 * std::sqrt(10.0), 0.03);
 }
 
-TEST(DpMean, AbstainsOnTinyDataAndStillChargesTheRange) {
+TEST(DpMean, AbstainsOnTinyDataAndStillChargesThePlan) {
   const RowMatrix X = gaussian_data(3, 2, 0.0, 12);
   SeededRng rng(13);
-  const auto r = dp_mean(X, {.epsilon = 0.1, .delta = 1e-9}, rng);
+  const auto r = dp_mean(X, {.privacy = {0.1, 1e-9}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}, rng);
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_EQ(r.estimate.size(), 0);
-  ASSERT_EQ(r.ledger.size(), 1u);
+  EXPECT_TRUE(r.diagnostics.contains("abstained"));
+  // The whole plan (range and mean) is charged before any noise is drawn.
+  ASSERT_EQ(r.ledger.size(), 2u);
   EXPECT_GT(r.privacy.epsilon, 0);
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(DpMean, RejectsBadParameters) {
   const RowMatrix X = RowMatrix::Ones(10, 2);
   SeededRng rng(1);
-  EXPECT_THROW(dp_mean(X, {.epsilon = 1, .delta = 0}, rng), InvalidArgument);
-  EXPECT_THROW(dp_mean(X, {.epsilon = 1, .delta = 1e-6, .sigma = 0}, rng), InvalidArgument);
-  EXPECT_THROW(dp_mean(X, {.epsilon = 1, .delta = 1e-6, .zeta = 1}, rng), InvalidArgument);
-  EXPECT_THROW(dp_mean(X, {.epsilon = -1, .delta = 1e-6}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.privacy = {1, 0}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.privacy = {1, 1e-6}, .scale = std::vector<double>{0.0}}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.privacy = {1, 1e-6}, .scale = std::vector<double>{1.0}, .failure_probability = 1}, rng), InvalidArgument);
+  EXPECT_THROW(dp_mean(X, {.privacy = {-1, 1e-6}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}, rng), InvalidArgument);
+}
+
+TEST(BoundedMean, PerColumnBoundsAndTheClippedRowWarning) {
+  RowMatrix X = gaussian_data(20000, 2, 0.0, 14);
+  X.col(1) = X.col(1) * 1000.0;
+  SeededRng rng(15);
+  const auto r = bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{-4, 4, -4000, 4000}}, rng);
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_LT(std::abs(r.estimate[0]), 0.01);
+  EXPECT_LT(std::abs(r.estimate[1]), 10);
+  EXPECT_FALSE(r.diagnostics["clipped"].contains("warning")) << r.diagnostics.dump();
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  // One pair for both columns clips almost every row of the second: the release says so.
+  const auto tight = bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{-4, 4}}, rng);
+  EXPECT_TRUE(tight.diagnostics["clipped"].contains("warning")) << tight.diagnostics.dump();
+  EXPECT_GT(tight.diagnostics["clipped"]["fraction"].get<double>(), 0.9);
+  dpstats::testing::expect_guarantee_from_ledger(tight);
+  EXPECT_THROW(bounded_mean(X, {.privacy = {1, 0}, .bounds = std::vector<double>{0, 1, 2}}, rng),
+               InvalidArgument);
+}
+
+TEST(BoundedMean, EstimatesAbsentBoundsPrivately) {
+  RowMatrix X = gaussian_data(20000, 2, 3.0, 16);
+  X.col(1) = X.col(1) * 1e4;
+  SeededRng rng(17);
+  const auto r = bounded_mean(X, {.privacy = {1, 0}}, rng);
+  ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+  EXPECT_NEAR(r.estimate[0], 3.0, 0.05);
+  EXPECT_NEAR(r.estimate[1], 3e4, 500);
+  EXPECT_EQ(r.diagnostics["units"]["scale"], "estimated");
+  EXPECT_EQ(r.privacy.delta, 0);  // the scale layer is pure: a pure release stays pure
+  dpstats::testing::expect_guarantee_from_ledger(r);
+}
+
+TEST(DpMean, EstimatesTheScaleOfEachColumn) {
+  RowMatrix X = gaussian_data(50000, 2, 0.0, 18);
+  X.col(0) = X.col(0) * 15.0 + Vector::Constant(X.rows(), 40.0);
+  X.col(1) = X.col(1) * 20000.0 + Vector::Constant(X.rows(), 65000.0);
+  SeededRng rng(19);
+  const auto r = dp_mean(X, {.privacy = {1, 1e-6}}, rng);
+  ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+  EXPECT_NEAR(r.estimate[0], 40, 0.5);
+  EXPECT_NEAR(r.estimate[1], 65000, 700);
+  EXPECT_FALSE(r.diagnostics["robust"].get<bool>());
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }

@@ -1,4 +1,4 @@
-// Geometric median (card private-geometric-median.md §6): Weiszfeld, helpers, generators, the
+// Geometric median (docs/proofs/median.md): Weiszfeld, helpers, generators, the
 // radius searches, the boosting schedules, budget accounting and adversarial inputs.
 #include <gtest/gtest.h>
 
@@ -15,6 +15,8 @@
 #include "dpstats/median/radius.hpp"
 #include "dpstats/median/weiszfeld.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "guarantee.hpp"
 
 using namespace dpstats;
 
@@ -374,12 +376,11 @@ TEST(Budget, SpendBeforeNoiseAndRefuseWhenShort) {
 
 TEST(GeometricMedian, ReleasesStayWithinTheRequestedBudget) {
   const RowMatrix X = cluster(3000, 5, 16);
-  for (auto profile : {MedianProfile::practical, MedianProfile::paper}) {
+  for (auto profile : {Profile::practical, Profile::paper}) {
     GeometricMedianOptions o;
     o.profile = profile;
-    o.epsilon = 1;
-    o.delta = 1e-6;
-    o.radius = 50;
+    o.privacy = {1, 1e-6};
+    o.domain_radius = 50;
     o.localization_steps = 20;
     SeededRng rng(2);
     const auto r = geometric_median(X, o, rng);
@@ -389,35 +390,39 @@ TEST(GeometricMedian, ReleasesStayWithinTheRequestedBudget) {
     EXPECT_TRUE(r.seeded);
     EXPECT_TRUE(r.estimate.allFinite());
     EXPECT_FALSE(r.ledger.empty());
+    dpstats::testing::expect_guarantee_from_ledger(r);
   }
   GeometricMedianOptions o;
-  o.rho = 0.5;
-  o.radius = 50;
+  o.privacy = {zcdp_to_epsilon(0.5, 1e-6), 1e-6};
+  o.domain_radius = 50;
   SeededRng rng(3);
   const auto r = geometric_median(X, o, rng);
   ASSERT_TRUE(r.privacy.rho.has_value());
-  EXPECT_LE(*r.privacy.rho, 0.5);
+  EXPECT_LE(*r.privacy.rho, 0.5 * (1 + 1e-9));
   EXPECT_GT(*r.privacy.rho, 0.49);  // the practical profile spends (almost) all of it
+  dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
 TEST(GeometricMedian, RejectsBadInput) {
   RowMatrix X = cluster(100, 3, 17);
   GeometricMedianOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-6;
-  o.radius = 50;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 50;
   SeededRng rng(1);
   auto bad = [&](auto edit) {
     GeometricMedianOptions c = o;
     edit(c);
     EXPECT_THROW(geometric_median(X, c, rng), InvalidArgument);
   };
-  bad([](auto& c) { c.epsilon = 0; });
-  bad([](auto& c) { c.epsilon = -1; });
-  bad([](auto& c) { c.delta = 1; });
-  bad([](auto& c) { c.delta.reset(); });
-  bad([](auto& c) { c.rho = 0.5; });  // both
-  bad([](auto& c) { c.radius = 0; });
+  bad([](auto& c) { c.privacy.epsilon = 0; });  // not given
+  bad([](auto& c) { c.privacy.epsilon = -1; });
+  bad([](auto& c) { c.privacy.delta = 1; });
+  bad([](auto& c) { c.privacy.delta = 0; });  // Gaussian noise needs delta > 0
+  bad([](auto& c) { c.domain_radius = 0; });
+  bad([](auto& c) { c.scale_share = 0; });
+  bad([](auto& c) { c.scale_share = 0.6; });
+  bad([](auto& c) { c.bound_check_share = 0.5; });
+  bad([](auto& c) { c.run.threads = 0; });
   bad([](auto& c) { c.min_radius = -1; });
   X(3, 1) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THROW(geometric_median(X, o, rng), InvalidArgument);
@@ -428,12 +433,11 @@ TEST(GeometricMedian, RejectsBadInput) {
 TEST(GeometricMedian, TinyNDuplicatesAndOneDimension) {
   for (std::int64_t n : {1, 2, 19, 20}) {
     const RowMatrix X = cluster(n, 3, 18 + n);
-    for (auto profile : {MedianProfile::practical, MedianProfile::paper}) {
+    for (auto profile : {Profile::practical, Profile::paper}) {
       GeometricMedianOptions o;
       o.profile = profile;
-      o.epsilon = 1;
-      o.delta = 1e-6;
-      o.radius = 50;
+      o.privacy = {1, 1e-6};
+      o.domain_radius = 50;
       o.localization_steps = 5;
       SeededRng rng(4);
       const auto r = geometric_median(X, o, rng);
@@ -443,8 +447,8 @@ TEST(GeometricMedian, TinyNDuplicatesAndOneDimension) {
   }
   const RowMatrix same = RowMatrix::Constant(500, 4, -1.25);
   GeometricMedianOptions o;
-  o.rho = 10;
-  o.radius = 8;
+  o.privacy = {zcdp_to_epsilon(10, 1e-6), 1e-6};
+  o.domain_radius = 8;
   SeededRng rng(5);
   const auto r = geometric_median(same, o, rng);
   EXPECT_TRUE(r.estimate.allFinite());
@@ -457,15 +461,14 @@ TEST(GeometricMedian, TinyNDuplicatesAndOneDimension) {
 }
 
 TEST(GeometricMedian, FarOutliersStayNearTheCluster) {
-  // 10% of the rows at norm 1e6 with R = 1e6 (card §6 adversarial inputs).
+  // 10% of the rows at norm 1e6 with R = 1e6 (adversarial inputs).
   SeededRng g(7);
   RowMatrix X(5000, 5);
   for (int i = 0; i < 5000; ++i)
     for (int j = 0; j < 5; ++j) X(i, j) = 0.1 * standard_normal(g) + (i < 500 ? 1e6 / std::sqrt(5.0) : 3);
   GeometricMedianOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-6;
-  o.radius = 1e6;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 1e6;
   o.min_radius = 1e-3;
   SeededRng rng(8);
   const auto r = geometric_median(X, o, rng);
@@ -480,17 +483,24 @@ TEST(QuantileRadiusRelease, MethodsAndPrivacy) {
   const RowMatrix X = cluster(1000, 10, 19, 4);
   SeededRng rng(9);
   QuantileRadiusOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-5;
+  o.privacy = {1, 1e-5};
   o.min_radius = 0.01;
-  o.radius = 4;
+  o.domain_radius = 4;
   auto r = quantile_radius_release(X, o, rng);
   EXPECT_EQ(r.privacy.epsilon, 1);
   EXPECT_EQ(r.privacy.delta, 1e-5);
+  dpstats::testing::expect_guarantee_from_ledger(r);
   o.method = RadiusMethod::radius_finder;
+  o.privacy.delta = 0;
   r = quantile_radius_release(X, o, rng);
   EXPECT_EQ(r.privacy.delta, 0);
   EXPECT_GT(r.estimate, 0);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  o.method = RadiusMethod::fast_radius_permuted;
+  r = quantile_radius_release(X, o, rng);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  o.method = RadiusMethod::fast_radius;  // needs delta > 0
+  EXPECT_THROW(quantile_radius_release(X, o, rng), InvalidArgument);
 }
 
 // ---- FastCenter (Alg. 3) ------------------------------------------------------------------------

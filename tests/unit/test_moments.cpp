@@ -11,6 +11,7 @@
 #include "dpstats/moments/estimator.hpp"
 #include "dpstats/moments/theory.hpp"
 #include "dpstats/privacy/calibration.hpp"
+#include "guarantee.hpp"
 
 using namespace dpstats;
 using namespace dpstats::moments;
@@ -38,7 +39,8 @@ RowMatrix unit_rows(std::size_t n, std::size_t d, std::uint64_t seed, double zet
 MomentsConfig config(std::size_t n, std::size_t d, Method m, const std::string& f, bool diag) {
   MomentsConfig c = make_config(n, d, to_string(m), "prefix", f, diag);
   c.noise_multiplier = 1.0;
-  c.delta = 1e-6;
+  c.clip = 1;
+  c.privacy.delta = 1e-6;
   if (m == Method::lambda_jme) c.lambda = 1.0;
   return c;
 }
@@ -229,7 +231,7 @@ TEST(MomentsSensitivity, RdAgreesWithBruteForce) {
 
 TEST(MomentsSensitivity, NoiseScalesForEveryMethod) {
   for (double zeta : {0.5, 3.0}) {
-    NoiseParameters p{.method = Method::jme, .d = 4, .zeta = zeta, .c1_norm = 2.0, .c2_norm = 1.5};
+    NoiseParameters p{.method = Method::jme, .d = 4, .clip = zeta, .c1_norm = 2.0, .c2_norm = 1.5};
     NoiseScales s = noise_scales(p, 0.7);
     EXPECT_DOUBLE_EQ(s.s1, 2 * zeta * 2.0);
     EXPECT_DOUBLE_EQ(s.lambda, 4.0 / (2 * zeta * zeta * 2.25));
@@ -253,7 +255,7 @@ TEST(MomentsSensitivity, NoiseScalesForEveryMethod) {
     p.d = 1;
     EXPECT_NEAR(noise_scales(p, 1).s2, zeta * zeta * 3, 1e-12);
     // Add/remove (card §4.6): at lambda*, sqrt(1.5) times the first-moment-only zeta ||C1||.
-    p = {.method = Method::jme, .d = 3, .zeta = zeta, .c1_norm = 1.7, .c2_norm = 1.7,
+    p = {.method = Method::jme, .d = 3, .clip = zeta, .c1_norm = 1.7, .c2_norm = 1.7,
          .neighbouring = Neighbouring::add_remove};
     EXPECT_NEAR(noise_scales(p, 1).s1, std::sqrt(1.5) * zeta * 1.7, 1e-12);
   }
@@ -275,7 +277,7 @@ TEST(MomentsSensitivity, JointSensitivityBoundsRandomNeighbours) {
   const RowMatrix M1 = C1.materialize(), M2 = C2.materialize();
   for (double zeta : {0.5, 2.0}) {
     for (auto method : {Method::jme, Method::lambda_jme}) {
-      NoiseParameters p{.method = method, .d = d, .zeta = zeta, .c1_norm = C1.norm_1_to_2(),
+      NoiseParameters p{.method = method, .d = d, .clip = zeta, .c1_norm = C1.norm_1_to_2(),
                         .c2_norm = C2.norm_1_to_2(), .lambda = 3.0 / (zeta * zeta)};
       const NoiseScales s = noise_scales(p, 1);
       SeededRng rng(9);
@@ -310,7 +312,7 @@ TEST(MomentsEstimator, BatchEqualsStreamingAndStatesItsPrivacy) {
     for (const char* f : {"input", "output", "sqrt", "banded:3"}) {
       MomentsConfig c = config(12, 3, m, f, false);
       SeededRng r1(42), r2(42);
-      const auto rel = estimate_moments(c, X, r1);
+      const auto rel = estimate_moments(X, c, r1);
       MomentEstimator est(c, r2);
       for (int t = 0; t < 12; ++t) {
         const Vector x = X.row(t).transpose();
@@ -324,6 +326,7 @@ TEST(MomentsEstimator, BatchEqualsStreamingAndStatesItsPrivacy) {
       ASSERT_TRUE(rel.privacy.rho.has_value());
       EXPECT_NEAR(*rel.privacy.rho, 0.5, 1e-4) << to_string(m);  // sigma = 1: rho = 1/2
       EXPECT_GT(rel.privacy.epsilon, 0);
+      dpstats::testing::expect_guarantee_from_ledger(rel);
     }
   }
 }
@@ -335,11 +338,11 @@ TEST(MomentsEstimator, TinyNoiseGivesTheExactMoments) {
     for (const char* f : {"input", "output", "sqrt", "banded:2"}) {
       for (auto m : {Method::jme, Method::ime, Method::cs, Method::pp}) {
         MomentsConfig c = make_config(n, d, to_string(m), w, f, false);
-        c.zeta = 2.0;
+        c.clip = 2.0;
         c.noise_multiplier = 1e-9;
-        c.delta = 1e-6;
+        c.privacy.delta = 1e-6;
         SeededRng rng(1);
-        const auto r = estimate_moments(c, X, rng);
+        const auto r = estimate_moments(X, c, rng);
         const RowMatrix A = c.A1.materialize();
         const RowMatrix Y = A * X;
         for (std::size_t t = 0; t < n; ++t) {
@@ -358,10 +361,10 @@ TEST(MomentsEstimator, TinyNoiseGivesTheExactMoments) {
 TEST(MomentsEstimator, FirstMomentOfJmeAndPpAgreeAndDiagonalMatchesShapes) {
   const RowMatrix X = unit_rows(10, 4, 8, 1.0);
   SeededRng a(3), b(3), c(3);
-  const auto jme = estimate_moments(config(10, 4, Method::pp, "sqrt", false), X, a);
-  const auto pp = estimate_moments(config(10, 4, Method::pp_debiased, "sqrt", false), X, b);
+  const auto jme = estimate_moments(X, config(10, 4, Method::pp, "sqrt", false), a);
+  const auto pp = estimate_moments(X, config(10, 4, Method::pp_debiased, "sqrt", false), b);
   EXPECT_EQ(jme.estimate.first, pp.estimate.first);
-  const auto diag = estimate_moments(config(10, 4, Method::jme, "sqrt", true), X, c);
+  const auto diag = estimate_moments(X, config(10, 4, Method::jme, "sqrt", true), c);
   EXPECT_EQ(diag.estimate.second.cols(), 4);
   EXPECT_EQ(diag.estimate.first.rows(), 10);
   // PP debiased = PP biased - b_t I, with b_t = g^2 sum_k A_tk Q_kk.
@@ -393,17 +396,18 @@ TEST(MomentsEstimator, ChunkedStepsAreThreadInvariantAndExact) {
       for (const char* f : {"input", "output", "banded:2", "blt:2"}) {
         MomentsConfig c = make_config(n, k.d, to_string(m), "decay:0.9", f, k.diag);
         c.noise_multiplier = 1.0;
-        c.delta = 1e-6;
+        c.privacy.delta = 1e-6;
+        c.clip = 1;
         SeededRng r1(5), r2(5);
-        const auto one = estimate_moments(c, X, r1);
-        c.threads = 2;
-        const auto two = estimate_moments(c, X, r2);
+        const auto one = estimate_moments(X, c, r1);
+        c.run.threads = 2;
+        const auto two = estimate_moments(X, c, r2);
         ASSERT_EQ(one.estimate.first, two.estimate.first) << to_string(m) << f << k.d;
         ASSERT_EQ(one.estimate.second, two.estimate.second) << to_string(m) << f << k.d;
         if (m != Method::jme) continue;
         c.noise_multiplier = 1e-9;  // then the release is the exact decayed moments
         SeededRng r3(5);
-        const auto exact = estimate_moments(c, X, r3);
+        const auto exact = estimate_moments(X, c, r3);
         const RowMatrix A = c.A1.materialize();
         const RowMatrix Y = A * X;
         // The decayed second moment, d^2 values or its diagonal.
@@ -432,7 +436,7 @@ TEST(MomentsEstimator, ClipsRejectsAndCountsOnlyInTheTrace) {
   c.noise_multiplier = 1e-9;
   SeededRng rng(1);
   MomentsTrace trace;
-  const auto r = estimate_moments(c, X, rng, &trace);
+  const auto r = estimate_moments(X, c, rng, nullptr, &trace);
   EXPECT_EQ(trace.clipped_rows, 1u);
   EXPECT_FALSE(r.diagnostics.at("clipped_rows").is_number());
   // The clipped row (0.6, 0.8) enters both moments.
@@ -441,14 +445,14 @@ TEST(MomentsEstimator, ClipsRejectsAndCountsOnlyInTheTrace) {
   EXPECT_NEAR(r.estimate.second(2, 3) - r.estimate.second(1, 3), 0.64, 1e-6);
   c.on_norm = NormPolicy::reject;
   SeededRng r2(1);
-  EXPECT_THROW(estimate_moments(c, X, r2), InvalidArgument);
+  EXPECT_THROW(estimate_moments(X, c, r2), InvalidArgument);
 }
 
 TEST(MomentsEstimator, BadInputs) {
   const RowMatrix X = unit_rows(5, 2, 4, 1.0);
   auto run = [&](MomentsConfig c, const RowMatrix& data) {
     SeededRng rng(1);
-    return estimate_moments(c, data, rng);
+    return estimate_moments(data, c, rng);
   };
   RowMatrix bad = X;
   bad(3, 1) = std::numeric_limits<double>::quiet_NaN();
@@ -465,17 +469,17 @@ TEST(MomentsEstimator, BadInputs) {
     EXPECT_THROW(est.push({three, 3}), InvalidArgument);  // wrong dimension
   }
   MomentsConfig c = config(5, 2, Method::jme, "input", false);
-  c.zeta = 0;
+  c.clip = 0;
   EXPECT_THROW(run(c, X), InvalidArgument);
   c = config(5, 2, Method::jme, "input", false);
   c.noise_multiplier.reset();
   EXPECT_THROW(run(c, X), InvalidArgument);  // no budget
-  c.epsilon = 0;
+  c.privacy.epsilon = 0;
   EXPECT_THROW(run(c, X), InvalidArgument);
-  c.epsilon = 1;
-  c.delta = 1;
+  c.privacy.epsilon = 1;
+  c.privacy.delta = 1;
   EXPECT_THROW(run(c, X), InvalidArgument);
-  c.delta = 1e-6;
+  c.privacy.delta = 1e-6;
   c.rho = 0.5;
   EXPECT_THROW(run(c, X), InvalidArgument);  // two budgets
   c = config(5, 2, Method::ime, "input", false);
@@ -582,7 +586,8 @@ TEST(MomentsDensity, ProjectionKlAndTinyNoiseCovariance) {
   for (auto m : {Method::jme, Method::pp, Method::pp_debiased}) {
     MomentsConfig c = make_config(30, 3, to_string(m), "prefix", "sqrt", false);
     c.noise_multiplier = 1e-9;
-    c.delta = 1e-6;
+    c.privacy.delta = 1e-6;
+    c.clip = 1;
     SeededRng rng(2);
     GaussianDensityEstimator est(c, rng);
     for (int t = 0; t < 30; ++t) est.push({X.row(t).data(), 3});
@@ -606,9 +611,10 @@ TEST(MomentsFactorization, BufferedLinearToeplitzStreamsAndNearlyMatchesTheRoot)
   const RowMatrix X = unit_rows(40, 2, 5, 1.0);
   MomentsConfig c = make_config(40, 2, "jme", "decay:0.9", "blt:2", false);
   c.noise_multiplier = 1e-9;
-  c.delta = 1e-6;
+  c.privacy.delta = 1e-6;
+  c.clip = 1;
   SeededRng rng(1);
-  const auto r = estimate_moments(c, X, rng);
+  const auto r = estimate_moments(X, c, rng);
   const RowMatrix Y = c.A1.materialize() * X;
   EXPECT_LE((r.estimate.first - Y).cwiseAbs().maxCoeff(), 1e-4);
   // The JME error factor at n = 10^4: blt:4 within 5% of the dense square root (issue target),
@@ -619,4 +625,32 @@ TEST(MomentsFactorization, BufferedLinearToeplitzStreamsAndNearlyMatchesTheRoot)
   EXPECT_GT(jme_error_factor(big, Factorization::banded(big, 128)), 1.05 * dense);
   EXPECT_THROW(Factorization::parse("blt:0", big), InvalidArgument);
   EXPECT_THROW(Factorization::blt(1, {1.5}, {0.1}, 10), InvalidArgument);
+}
+
+TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndNeedsAClip) {
+  const RowMatrix X = unit_rows(8, 2, 3, 1.0);
+  MomentsConfig c = make_config(8, 2, "jme", "prefix", "sqrt", false);
+  c.privacy = {.epsilon = 1, .delta = 1e-6};
+  c.clip = 1;
+  Budget caller(PrivacyLoss::approximate(1.5, 1e-5), Accountant::basic);
+  SeededRng rng(3);
+  const auto r = estimate_moments(X, c, rng, &caller);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  EXPECT_NEAR(caller.spent_epsilon_delta().epsilon, r.privacy.epsilon, 1e-12);
+  SeededRng rng2(3);
+  EXPECT_THROW(estimate_moments(X, c, rng2, &caller), BudgetExceeded);  // 2 x 1 > 1.5
+  c.clip.reset();  // no silent unit clip
+  SeededRng rng3(3);
+  try {
+    estimate_moments(X, c, rng3);
+    ADD_FAILURE() << "a missing clip must be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos);
+  }
+  c.clip = 1;
+  c.privacy.epsilon = 0;  // epsilon has no default
+  EXPECT_THROW(estimate_moments(X, c, rng3), InvalidArgument);
+  EXPECT_EQ(find_method(moments_methods(), "moments", "pp-debiased").name, "pp-debiased");
+  EXPECT_EQ(parse_enum<NormPolicy>("reject"), NormPolicy::reject);
+  EXPECT_THROW(parse_enum<Method>("mean"), InvalidArgument);
 }

@@ -298,26 +298,28 @@ TEST(PrimeSensitivity, EmpiricalChangesStayWithinTheBounds) {
 
 // ---- the full algorithm: accounting, validation, invariances ----
 TEST(Prime, ChargedLedgerNeverExceedsTheTarget) {
-  for (auto profile : {PrimeProfile::practical, PrimeProfile::paper})
+  for (auto profile : {Profile::practical, Profile::paper})
     for (std::int64_t d : {1, 3, 12})
       for (int T : {1, 2, 4}) {
         SeededRng g(d * 10 + T);
         const RowMatrix X = shifted_cluster(3000, d, 0.05, 1.5, g);
         PrimeOptions o;
-        o.epsilon = 2;
-        o.delta = 1e-5;
+        o.scale = std::vector<double>{1.0};
+        o.clip_check_share = 0;
+        o.privacy.epsilon = 2;
+        o.privacy.delta = 1e-5;
         o.profile = profile;
         o.T1 = T;
         o.T2 = 5 - T;
         o.fallback = false;
         const auto r = prime(X, o, g);
-        EXPECT_LE(r.privacy.epsilon, o.epsilon * (1 + 1e-12));
-        EXPECT_LE(r.privacy.delta, o.delta * (1 + 1e-12));
+        EXPECT_LE(r.privacy.epsilon, o.privacy.epsilon * (1 + 1e-12));
+        EXPECT_LE(r.privacy.delta, o.privacy.delta * (1 + 1e-12));
         EXPECT_TRUE(r.privacy.certified);
         int releases = 0;
         for (const auto& e : r.ledger) releases += e.count;
         // Practical: range + d medians + 6 T1T2 + 1; paper: range + 2 T1 + 1 + one folded inner.
-        EXPECT_EQ(releases, profile == PrimeProfile::practical
+        EXPECT_EQ(releases, profile == Profile::practical
                                 ? 1 + static_cast<int>(d) + 6 * T * (5 - T) + 1
                                 : 1 + 2 * T + 1 + 1);
       }
@@ -329,9 +331,11 @@ TEST(Prime, PaperProfileBudgetsAreTheCardsGoldenValues) {
   SeededRng g(1);
   const RowMatrix X = shifted_cluster(2000, 2, 0.05, 1.5, g);
   PrimeOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-5;
-  o.profile = PrimeProfile::paper;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1e-5;
+  o.profile = Profile::paper;
   o.T1 = 3;
   o.T2 = 2;
   const auto r = prime(X, o, g);
@@ -347,6 +351,8 @@ TEST(Prime, RejectsBadInputBeforeAnyNoise) {
   SeededRng g(1);
   RowMatrix X = shifted_cluster(500, 3, 0.05, 1.5, g);
   PrimeOptions o;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
   for (double a : {0.0, -0.1, 0.3, std::nan("")}) {
     o.alpha = a;
     EXPECT_THROW(prime(X, o, g), InvalidArgument) << a;
@@ -355,15 +361,15 @@ TEST(Prime, RejectsBadInputBeforeAnyNoise) {
   o.topk_multiplier = 0.5;
   EXPECT_THROW(prime(X, o, g), InvalidArgument);
   o.topk_multiplier = 2;
-  o.epsilon = 0;
+  o.privacy.epsilon = 0;
   EXPECT_THROW(prime(X, o, g), InvalidArgument);
-  o.epsilon = 1;
-  o.delta = 0;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 0;
   EXPECT_THROW(prime(X, o, g), InvalidArgument);
-  o.delta = 1e-6;
+  o.privacy.delta = 1e-6;
   X(7, 1) = std::nan("");
   EXPECT_THROW(prime(X, o, g), InvalidArgument);
-  EXPECT_THROW(prime_profile_from_string("fast"), InvalidArgument);
+  EXPECT_THROW(parse_enum<Profile>("fast"), InvalidArgument);
 }
 
 TEST(Prime, RowPermutationGivesTheSameRelease) {
@@ -372,10 +378,12 @@ TEST(Prime, RowPermutationGivesTheSameRelease) {
   for (int i = 0; i < 400; ++i) X.row(i) = X.row(1000);  // duplicates
   RowMatrix P(X.rows(), X.cols());
   for (Eigen::Index i = 0; i < X.rows(); ++i) P.row(i) = X.row((i * 7919) % X.rows());
-  for (auto profile : {PrimeProfile::practical, PrimeProfile::paper}) {
+  for (auto profile : {Profile::practical, Profile::paper}) {
     PrimeOptions o;
-    o.epsilon = 50;
-    o.delta = 1e-3;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = 50;
+    o.privacy.delta = 1e-3;
     o.alpha = 0.1;
     o.profile = profile;
     o.fallback = false;
@@ -391,12 +399,14 @@ TEST(Prime, ReplayReproducesTheRunsSets) {
   SeededRng g(3);
   const RowMatrix X = shifted_cluster(20000, 5, 0.05, 2.0, g);
   PrimeOptions o;
-  o.epsilon = 20;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 20;
+  o.privacy.delta = 1e-3;
   o.fallback = false;
   PrimeTrace trace;
   SeededRng rng(4);
-  const auto r = prime(X, o, rng, &trace);
+  const auto r = prime(X, o, rng, nullptr, &trace);
   ASSERT_EQ(r.status, Status::ok);
   ASSERT_FALSE(trace.rounds.empty());
   EXPECT_EQ(replay_filter(trace.rounds, trace.processed), trace.final_set);
@@ -406,13 +416,15 @@ TEST(Prime, FallbackIsPublicAndSaysSo) {
   SeededRng g(1);
   const RowMatrix X = shifted_cluster(3000, 20, 0.05, 1.5, g);
   PrimeOptions o;
-  o.epsilon = 1;
-  o.delta = 1e-5;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 1;
+  o.privacy.delta = 1e-5;
   const auto f = prime_feasibility(3000, 20, o);
   EXPECT_FALSE(f.feasible);
   const auto r = prime(X, o, g);
   EXPECT_EQ(r.diagnostics.value("fallback", ""), "dp-mean");
-  EXPECT_TRUE(prime_feasibility(1000000, 10, PrimeOptions{.epsilon = 10, .delta = 0.01}).feasible);
+  EXPECT_TRUE(prime_feasibility(1000000, 10, PrimeOptions{.privacy = {10, 0.01}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}).feasible);
 }
 
 TEST(PrimeChiSquare, QuantilesMatchKnownValues) {

@@ -62,11 +62,13 @@ TEST(QRangeHt, PaperPartitionCountAndCoverage) {
 }
 
 TEST(PrimeHt, LedgerStatesTheHeavyTailReleasesAndStaysWithinTheTarget) {
-  for (auto profile : {PrimeProfile::practical, PrimeProfile::paper}) {
+  for (auto profile : {Profile::practical, Profile::paper}) {
     const RowMatrix X = heavy(6000, 3, 0.05, 3, 7);
     PrimeOptions o;
-    o.epsilon = 4;
-    o.delta = 1e-5;
+    o.scale = std::vector<double>{1.0};
+    o.clip_check_share = 0;
+    o.privacy.epsilon = 4;
+    o.privacy.delta = 1e-5;
     o.alpha = 0.05;
     o.profile = profile;
     o.fallback = false;
@@ -74,8 +76,8 @@ TEST(PrimeHt, LedgerStatesTheHeavyTailReleasesAndStaysWithinTheTarget) {
     o.T2 = 2;
     SeededRng g(3);
     const auto r = prime_ht(X, o, g);
-    EXPECT_LE(r.privacy.epsilon, o.epsilon * (1 + 1e-12));
-    EXPECT_LE(r.privacy.delta, o.delta * (1 + 1e-12));
+    EXPECT_LE(r.privacy.epsilon, o.privacy.epsilon * (1 + 1e-12));
+    EXPECT_LE(r.privacy.delta, o.privacy.delta * (1 + 1e-12));
     EXPECT_TRUE(r.diagnostics["heavy_tailed"].get<bool>());
     bool mentions_M = false, mentions_ht_range = false;
     for (const auto& e : r.ledger) {
@@ -85,7 +87,7 @@ TEST(PrimeHt, LedgerStatesTheHeavyTailReleasesAndStaysWithinTheTarget) {
       mentions_ht_range |= e.purpose.find("q_range-ht") != std::string::npos;
     }
     EXPECT_TRUE(mentions_M);
-    EXPECT_EQ(mentions_ht_range, profile == PrimeProfile::paper);
+    EXPECT_EQ(mentions_ht_range, profile == Profile::paper);
   }
 }
 
@@ -95,13 +97,15 @@ TEST(PrimeHt, RowPermutationGivesTheSameReleaseAndReplayMatches) {
   RowMatrix P(X.rows(), X.cols());
   for (Eigen::Index i = 0; i < X.rows(); ++i) P.row(i) = X.row((i * 7919) % X.rows());
   PrimeOptions o;
-  o.epsilon = 50;
-  o.delta = 1e-3;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
+  o.privacy.epsilon = 50;
+  o.privacy.delta = 1e-3;
   o.alpha = 0.1;
   o.fallback = false;
   SeededRng a(9), b(9);
   PrimeTrace trace;
-  const auto r1 = prime_ht(X, o, a, &trace);
+  const auto r1 = prime_ht(X, o, a, nullptr, &trace);
   const auto r2 = prime_ht(P, o, b);
   ASSERT_EQ(r1.status, r2.status);
   EXPECT_EQ(r1.estimate, r2.estimate);
@@ -112,6 +116,8 @@ TEST(PrimeHt, RowPermutationGivesTheSameReleaseAndReplayMatches) {
 TEST(PrimeHt, RejectsBadInput) {
   RowMatrix X = heavy(500, 2, 0.05, 3, 1);
   PrimeOptions o;
+  o.scale = std::vector<double>{1.0};
+  o.clip_check_share = 0;
   o.alpha = 0.4;
   SeededRng g(1);
   EXPECT_THROW(prime_ht(X, o, g), InvalidArgument);

@@ -1,24 +1,38 @@
-// Bounded mean with user-given bounds: every coordinate is clipped to [lower, upper], summed
-// exactly (mean/clipped_sum.hpp) and released with calibrated noise.
-//   delta = 0: Laplace, pure ε-DP, l1 sensitivity d·(upper - lower)/n.
-//   delta > 0: Gaussian, (ε, δ)-DP, l2 sensitivity sqrt(d)·(upper - lower)/n.
-// Neighbouring: replace-one with public n (the card's primary model, prime §0).
+// Bounded mean: every coordinate j is clipped to [lo_j, hi_j], summed exactly
+// (mean/clipped_sum.hpp, on the column mapped affinely onto [0, 1]) and released with calibrated
+// noise (docs/proofs/mean.md §5).
+//   delta = 0: Laplace, pure ε-DP, l1 sensitivity d (in units of each column's width) / n.
+//   delta > 0: Gaussian, (ε, δ)-DP, l2 sensitivity sqrt(d) (same units) / n.
+// Bounds (kind b, docs/guide.md): `bounds` holds one (lo, hi) pair for every column or one pair
+// per column; absent, each column's bounds are estimated privately by the scale layer
+// (location ∓ bound_widen × robust scale) from `scale_share` of the budget. Supplied bounds get a
+// private count of the rows they clip (clip_check_share of the budget), stated in
+// diagnostics["clipped"] with a warning when it exceeds 1% of the rows.
+// Neighbouring: replace-one with public n.
 #pragma once
+#include <optional>
+#include <vector>
+
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
 
 namespace dpstats {
 
 struct BoundedMeanOptions {
-  double lower = 0;
-  double upper = 1;
-  double epsilon = 1;
-  double delta = 0;
-  NoiseMode noise = NoiseMode::secure;
-  int threads = 1;
+  PrivacyTarget privacy;  // delta = 0: Laplace (pure); delta > 0: Gaussian
+  RunControl run;
+  // {lo, hi} for every column, or {lo_1, hi_1, ..., lo_d, hi_d}; lo < hi, finite.
+  std::optional<std::vector<double>> bounds;
+  double scale_share = 0.1;        // absent bounds: share of the budget estimating them, (0, 0.5]
+  double bound_widen = 8;          // absent bounds: location ∓ bound_widen × scale, in [1, 1e3]
+  double clip_check_share = 0.01;  // supplied bounds: private clipped-row count, in [0, 0.1]
 };
 
-Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& options, Rng& rng);
+Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& options, Rng& rng,
+                             Budget* budget = nullptr);
 
 }  // namespace dpstats

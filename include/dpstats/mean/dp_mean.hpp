@@ -1,27 +1,38 @@
-// "DP Mean", the known-covariance baseline of the PRIME paper (card prime-robust-private-mean.md
-// §2.11): half the budget finds a private range with q_range (§2.2), the data are clipped to the
+// "DP Mean", the known-covariance baseline of the PRIME paper (docs/proofs/mean.md §4): half the budget finds a private range with q_range, the data are clipped to the
 // box x̄ + [-B/2, B/2]^d (D12), and the other half releases their mean with Gaussian noise of l2
 // sensitivity B·sqrt(d)/n (replace-one). Not robust: under an α-fraction of corruption its error
 // is about α·‖μ_bad − μ‖.
 #pragma once
+#include <optional>
+#include <vector>
+
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
 
 namespace dpstats {
 
 struct DpMeanOptions {
-  double epsilon = 1;
-  double delta = 1e-6;   // > 0: the range step is a stability histogram
-  double sigma = 1;      // known scale of the data (the paper's covariance is I)
-  double zeta = 0.1;     // failure probability of the range step (card §2.2)
-  double range_share = 0.5;  // budget share of the range step (card §2.11: one half)
-  NoiseMode noise = NoiseMode::secure;
-  int threads = 1;
+  PrivacyTarget privacy;     // delta > 0: the range step is a stability histogram
+  RunControl run;
+  // Data scale per column (one value = every column), > 0 (the paper's covariance is scale²·I).
+  // Absent: estimated privately from scale_share of epsilon (kind b), and the data are run in
+  // standard units z = (x − location)/scale.
+  std::optional<std::vector<double>> scale;
+  double scale_share = 0.1;        // in (0, 0.5]
+  double clip_check_share = 0.01;  // supplied scale: private count of box-clipped rows; [0, 0.1]
+  double failure_probability = 0.1;  // ζ of the range step (docs/proofs/mean.md §4)
+  double range_share = 0.5;  // budget share of the range step (one half, as in the paper)
 };
 
-// Abstains (status "abstained", empty estimate) when the range step finds no populated bin in
-// some coordinate; the abstention is itself a private output.
-Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& options, Rng& rng);
+// Abstains (the seam's convention) when the range step finds no populated bin in some
+// coordinate or the scale layer cannot estimate a column's scale; the abstention is itself a
+// private output. Not robust: diagnostics["robust"] is false and diagnostics state the most a
+// fraction of corrupted rows can move the estimate (the clipping box's half side).
+Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& options, Rng& rng,
+                        Budget* budget = nullptr);
 
 }  // namespace dpstats

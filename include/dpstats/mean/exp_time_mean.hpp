@@ -1,5 +1,5 @@
-// The exponential-time robust private mean (card prime-robust-private-mean.md §2.9, Alg 2) for
-// d = 1, as a REFERENCE (card pitfall 4.14: never production code). Sub-Gaussian parameters.
+// The exponential-time robust private mean (the PRIME paper's Alg 2; docs/proofs/mean.md §6) for
+// d = 1, as a REFERENCE (docs/errata.md: never production code). Sub-Gaussian parameters.
 //  1. Public n-check (Lemma H.11): n >= 3B ln(3/δ)/(εα√ln(1/α)), else abstain.
 //  2. (x̄, B) = q_range(X, ε/3, δ/3); clip to [x̄ − B/2, x̄ + B/2].
 //  3. Propose-test-release: R̂ = R(S) + Lap(3B/(nε)) (R has sensitivity B/n); abstain when
@@ -9,38 +9,46 @@
 //     exponent spends the full ε on top of the 2ε/3 already spent), sampled exactly with
 //     permute-and-flip over a public grid of `grid` points on the clipping interval.
 // R(S) = min_{S' ⊂ S, |S'| = (1−2α)|S|} max_{T ⊂ S', |T| = (1−α)|S'|} |μ(T) − μ(S')| is computed
-// exactly by enumerating the removed sets, which is feasible only for tiny n (the card: n ≲ 20);
+// exactly by enumerating the removed sets, which is feasible only for tiny n (the n ≲ 20);
 // beyond `max_subsets` it is an InvalidArgument. `window_resilience = true` replaces the minimum
 // by the minimum over contiguous windows of the sorted data (an upper bound; its sensitivity is
 // not proven), so such a release is certified: false — for accuracy comparisons only.
 #pragma once
+#include <optional>
+#include <vector>
+
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/run_control.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
 namespace dpstats {
 
 struct ExpTimeMeanOptions {
-  double epsilon = 1;
-  double delta = 1e-6;
+  PrivacyTarget privacy;             // delta > 0
+  RunControl run;                    // run.noise only (the method is single-threaded)
   double alpha = 0.05;               // corrupted fraction bound, in (0, 1/6)
-  double sigma = 1;                  // known scale
-  double zeta = 0.1;                 // q_range failure probability
+  // Data scale (one value): absent, estimated privately from scale_share of epsilon (kind b).
+  std::optional<std::vector<double>> scale;
+  double scale_share = 0.1;          // in (0, 0.5]
+  double failure_probability = 0.1;  // q_range failure probability
   double resilience_threshold = 2;   // τ_R in R̂ <= τ_R α√ln(1/α) (D18)
   int grid = 4096;                   // exponential-mechanism candidates on the interval
   bool window_resilience = false;    // uncertified fast R (see above)
   double max_subsets = 2e6;          // exact R: at most this many removed sets
-  NoiseMode noise = NoiseMode::secure;
 };
 
 // The exact resilience score R(S) of 1-D data (enumeration; throws when C(n, n − |S'|) exceeds
 // max_subsets), and the contiguous-window upper bound.
 double resilience_exact(std::span<const double> x, double alpha, double max_subsets = 2e6);
 double resilience_window(std::span<const double> x, double alpha);
-// The 3α-trimmed mean m of the distance score d(μ̂, S) = |m − μ̂| (card Def. 4.3, d = 1).
+// The 3α-trimmed mean m of the distance score d(μ̂, S) = |m − μ̂| (the paper's Def. 4.3, d = 1).
 double trimmed_mean_3alpha(std::span<const double> x, double alpha);
 
 // X must have exactly one column (d = 1); otherwise an InvalidArgument.
-Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions& o, Rng& rng);
+Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions& o, Rng& rng,
+                              Budget* budget = nullptr);
 
 }  // namespace dpstats

@@ -1,6 +1,6 @@
-// PRIME: robust and differentially private mean estimation (card prime-robust-private-mean.md,
+// PRIME: robust and differentially private mean estimation (docs/proofs/mean.md,
 // Alg 9-11, with its corrections D1-D20 and the measured practical profile
-// prime-practical-profile.md).
+// docs/results/prime.md).
 //
 // Two profiles, both with a proven (ε, δ) guarantee for every input:
 //  * practical (default): coarse q_range -> private coordinate-wise median -> projection onto an
@@ -10,16 +10,21 @@
 //    (exact for the lattice sampler), the range histogram as δ-approximate zCDP; one-sided
 //    λ_max(M − I) stopping; η = (ln d + 1)/λ; top-k with k = ⌈m·α·n⌉ (m = topk_multiplier,
 //    2 = the paper's T_2α); one shared Z per round; value-based tie-breaking. A feasibility check
-//    from public parameters only (card §4.2) replaces the filter by DP Mean when it predicts
+//    from public parameters only (docs/proofs/mean.md) replaces the filter by DP Mean when it predicts
 //    noise-dominated filtering; the release says so.
-//  * paper: the card's Alg 9/10/11 with its constants and corrections: box x̄ + [-B/2, B/2]^d with
+//  * paper: the the paper's Alg 9/10/11 with its constants and corrections: box x̄ + [-B/2, B/2]^d with
 //    B = 8σ√ln(dn/ζ), Laplace releases for λ, |S|, ψ, Gaussian for means, Σ (iid upper triangle)
 //    and the score histogram, the paper's P9 noise scales, η = 1/(100(0.1/C + 1.01)λ),
 //    two-sided ‖M − I‖₂, outer ε1 = ε_outer/(2T1+1) (D1), inner k = 6·T1·T2 mechanisms composed
 //    by Lemma G.13 (with the D7 inner size check), basic accounting.
 //
-// Data must be whitened: clean rows have covariance σ²I (pitfall 4.7). Neighbouring: replace-one
-// with public n. Non-private internals go to an optional PrimeTrace (tests only).
+// Units (issue #15): the algorithm runs on z = (x − location)/scale per column. `scale` given:
+// clean rows have covariance ⪯ diag(scale²) (one value = every column) and location = 0.
+// `scale` absent: the substrate's scale layer (dpstats/scale/column_scale.hpp) estimates each
+// column's location (private median) and scale (1.4826 × private MAD) from `scale_share` of the
+// budget, charged up front with everything else; the estimate is mapped back to data units.
+// docs/proofs/mean.md states how the two parts compose. Neighbouring: replace-one with public n.
+// Non-private internals go to an optional PrimeTrace (tests only).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -29,39 +34,43 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
+#include "dpstats/test_hooks.hpp"
 
 namespace dpstats {
 
 using Matrix = Eigen::MatrixXd;
 
-enum class PrimeProfile { paper, practical };
-const char* to_string(PrimeProfile p);
-PrimeProfile prime_profile_from_string(const std::string& s);
-
 struct PrimeOptions {
-  double epsilon = 1;
-  double delta = 1e-6;
+  PrivacyTarget privacy;      // delta > 0 (Gaussian releases)
+  Profile profile = Profile::practical;
+  RunControl run;
   double alpha = 0.05;        // upper bound on the corrupted fraction, in (0, 0.25]
-  double sigma = 1;           // known scale: clean covariance σ²I
-  double zeta = 0.1;          // failure probability of the range steps
-  PrimeProfile profile = PrimeProfile::practical;
-  double topk_multiplier = 2; // k = ⌈m α n⌉ candidates per filter round (card D8; addendum 9)
-  int T1 = 0, T2 = 0;         // 0: profile default (practical 3 x 3; paper card §3 auto rule)
-  double C = 2;               // stopping constant (card D20)
+  // Data scale per column (one value = every column), > 0: clean covariance ⪯ diag(scale²).
+  // Absent: estimated privately from scale_share of the budget (kind b, docs/guide.md).
+  std::optional<std::vector<double>> scale;
+  double scale_share = 0.1;   // of the budget (ρ: practical, ε: paper), in (0, 0.5]
+  // Supplied scale only: share spent on a private count of the rows the front end clips, so a
+  // scale that is too small is reported (diagnostics["clipped"]); 0 switches the count off.
+  double clip_check_share = 0.01;  // in [0, 0.1]
+  double failure_probability = 0.1;  // ζ of the range steps, in (0, 1)
+  double topk_multiplier = 2; // k = ⌈m α n⌉ candidates per filter round (docs/errata.md D8; addendum 9)
+  int T1 = 0, T2 = 0;         // 0: profile default (practical 3 x 3; paper docs/proofs/mean.md auto rule)
+  double C = 2;               // stopping constant (docs/errata.md D20)
   bool fallback = true;       // practical: DP Mean when the feasibility check predicts failure
-  int threads = 1;
-  NoiseMode noise = NoiseMode::secure;
-  // PRIME-ht (card §2.8, Alg 3/16/17; see mean/prime_ht.hpp): clean rows only have bounded
+  // PRIME-ht (docs/proofs/mean.md, Alg 3/16/17; see mean/prime_ht.hpp): clean rows only have bounded
   // covariance Σ ⪯ σ²I. Set by prime_ht().
   bool heavy_tailed = false;
-  bool operator==(const PrimeOptions&) const = default;  // plan caches compare every field
 };
 
-// What the feasibility check predicts from public parameters only (card §4.2, addendum).
+// What the feasibility check predicts from public parameters only (docs/proofs/mean.md, addendum).
 struct PrimeFeasibility {
-  double radius = 0;            // practical: ball radius r (σ units); paper: box half-diagonal
+  double radius = 0;            // practical: ball radius r (scale units); paper: box half-diagonal
   double diameter_sq = 0;       // D² of the clipping region (σ units)
   double sigma_noise_norm = 0;  // predicted spectral norm of one Σ_t noise matrix
   double lambda_noise = 0;      // std (Gaussian) or scale (Laplace) of λ
@@ -73,7 +82,7 @@ struct PrimeFeasibility {
 };
 PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& o);
 
-// One filter round's public parameters (card §2.12): enough to replay it.
+// One filter round's public parameters (docs/proofs/mean.md): enough to replay it.
 struct FilterRound {
   Vector centre;   // μ_t (σ units, relative to the clipping centre), clamped into the region
   Matrix U;        // MMW weights (trace 1, PSD)
@@ -83,11 +92,10 @@ struct FilterRound {
   std::vector<double> factor;  // P (row-major d x d) with U = P Pᵀ as the run scored; optional
 };
 
-// Non-private internals, for tests only. `noiseless` switches every noise draw off (the test
-// hook for "the same run with the noise switched off"; never reachable from the tool or Python);
-// such a release is marked certified = false.
-struct PrimeTrace {
-  bool noiseless = false;
+// Non-private internals, for tests only. TestHooks::noiseless switches every noise draw off (the
+// test hook for "the same run with the noise switched off"; never reachable from the tool or
+// Python); such a release is sealed certified = false. Units: the scale units the filter ran in.
+struct PrimeTrace : TestHooks {
   Vector clip_centre;       // centre of the clipping region (data units)
   double clip_radius = 0;   // r (σ units) or B/2
   std::int64_t clipped_rows = 0;
@@ -101,31 +109,31 @@ struct PrimeTrace {
 };
 
 Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng,
-                      PrimeTrace* trace = nullptr);
+                      Budget* budget = nullptr, PrimeTrace* trace = nullptr);
 
 // ---- primitives (unit-testable) ----
 
-// U = exp(ηA)/tr exp(ηA) by eigendecomposition with the max-shift softmax (card P7).
+// U = exp(ηA)/tr exp(ηA) by eigendecomposition with the max-shift softmax (docs/errata.md P7).
 Matrix mmw_weights(const Matrix& A, double eta);
 // The same, returning the eigenvectors Q and weights w with U = Q diag(w) Qᵀ.
 void mmw_weights(const Matrix& A, double eta, Matrix& Q, Vector& w);
 
 // The k indices of S with the largest score, ties broken by the value-based lexicographic rule
-// (card Def. C.1: larger x_1 first, then x_2, ...); identical rows in index order. Sorted by rank.
+// (the paper's Def. C.1: larger x_1 first, then x_2, ...); identical rows in index order. Sorted by rank.
 std::vector<std::uint32_t> top_k_tiebreak(std::span<const float> score, const ConstMatrixRef& X,
                                           std::span<const std::uint32_t> S, std::int64_t k);
 
-// One filter step with fixed public parameters (card P6): removes
+// One filter step with fixed public parameters (docs/errata.md P6): removes
 // {i in Top_k(τ; S) : τ_i >= rho·Z}, τ_i = (x_i − centre)ᵀ U (x_i − centre). Returns the new S.
 std::vector<std::uint32_t> filter_step(const FilterRound& p, const ConstMatrixRef& X,
                                        std::span<const std::uint32_t> S);
-// Replays recorded rounds from S = [n] (card §2.12).
+// Replays recorded rounds from S = [n] (docs/proofs/mean.md).
 std::vector<std::uint32_t> replay_filter(std::span<const FilterRound> rounds,
                                          const ConstMatrixRef& X);
 
 // DPthreshold's rule on (noisy) normalised bin masses h_j of bins [2^{j-3}, 2^{j-2}), j = 1..L
 // (last bin open): the lower edge of the largest ℓ with Σ_{j>=ℓ}(τ̃_j − τ̃_ℓ)h_j >= 0.31·ψ̃, or
-// the fallback 1/4 when none qualifies (card §2.7, D11).
+// the fallback 1/4 when none qualifies (docs/proofs/mean.md, D11).
 double dp_threshold_rule(std::span<const double> h, double psi_tilde);
 // Bin index j in 1..L of a score (0 when τ < 1/4).
 int dp_threshold_bin(double tau, int L);
@@ -133,12 +141,12 @@ int dp_threshold_bin(double tau, int L);
 // M + symmetric Gaussian noise drawn by `g` (a secure vector mechanism of dimension d(d+1)/2).
 // goe = true: iid noise on the Frobenius-isometric coordinates (M_aa, √2·M_ab, a < b), i.e.
 // diagonal variance s², off-diagonal s²/2 (GOE shape; l2 sensitivity = Frobenius sensitivity).
-// goe = false: iid on the upper triangle (M_ab), every variance s² (card D5, Lemma F.2).
+// goe = false: iid on the upper triangle (M_ab), every variance s² (docs/errata.md D5, Lemma F.2).
 // Exactly symmetric. `noiseless` returns M (test hook).
 Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool goe, Rng& rng,
                                bool noiseless = false);
 
-// Non-private iterative filter (card §2.4, Alg 4) — a reference, not private.
+// Non-private iterative filter (docs/proofs/mean.md, Alg 4) — a reference, not private.
 Vector robust_filter_nonprivate(const ConstMatrixRef& X, double alpha, double C, Rng& rng,
                                 int max_rounds = 0);
 

@@ -1,5 +1,5 @@
-// PRIME-ht: robust private mean under bounded covariance only (card prime-robust-private-mean.md
-// §2.3 and §2.8: Alg 3 with DPMMWfilter-ht (Alg 16) and DPthreshold-ht (Alg 17)). Clean rows have
+// PRIME-ht: robust private mean under bounded covariance only (docs/proofs/mean.md; the
+// paper's §2.3 and §2.8: Alg 3 with DPMMWfilter-ht (Alg 16) and DPthreshold-ht (Alg 17)). Clean rows have
 // mean μ and covariance Σ ⪯ σ²I, nothing else; the target error is O(σ√α).
 //
 // It is PRIME's driver (mean/prime.hpp) with the heavy-tail changes of Alg 16/17:
@@ -21,6 +21,6 @@ namespace dpstats {
 
 // `o.heavy_tailed` is ignored (always on). Data need not be whitened exactly: Σ ⪯ σ²I suffices.
 Release<Vector> prime_ht(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
-                         PrimeTrace* trace = nullptr);
+                         Budget* budget = nullptr, PrimeTrace* trace = nullptr);
 
 }  // namespace dpstats

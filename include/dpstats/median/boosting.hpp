@@ -1,8 +1,10 @@
-// Private optimisation of the geometric-median objective (card private-geometric-median.md
-// §2.5, §2.6, §2.9, §2.10), on a domain ball fixed by earlier private outputs.
+// Private optimisation of the geometric-median objective (docs/proofs/median.md §3–§5), on a
+// domain ball fixed by earlier private outputs.
 //
 // Every function spends its planned privacy loss on the given Budget before drawing any noise
-// (BudgetExceeded leaves the budget untouched and draws nothing).
+// (BudgetExceeded leaves the budget untouched and draws nothing). The *_entries functions return
+// exactly what the matching function spends, from public values only, so that a driver can charge
+// a stage on its ReleaseBudget before running it (geometric_median.cpp).
 //
 // Floating point. The noisy full gradient (DPGD, localizations) is released from an exact integer
 // sum: each unit subgradient coordinate is rounded to a multiple of 2^-b (b = min(30, 52 −
@@ -22,14 +24,13 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/geometry/ball.hpp"
+#include "dpstats/names.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
 namespace dpstats {
-
-// Euclidean projection onto B(c, rad) (in place).
-void project_to_ball(Vector& y, const Vector& c, double rad);
 
 // (1/n) Σ u_i(z) exactly as released before noise: the quantised exact sum divided by n·2^b.
 // Also returns the l2 sensitivity of that mean (the integer-sum sensitivity divided by n·2^b).
@@ -54,18 +55,20 @@ struct DpgdOptions {
   bool average = true;  // HSU24: average of the post-update iterates; false: last iterate
   NoiseMode noise = NoiseMode::secure;
   double sigma_scale = 1;  // test hook: 0 disables the noise (and the spend); never in a release
-  // Private Weiszfeld steps (ours, not the card's; docs/results/geometric-median.md): each step
+  // Private Weiszfeld steps (ours, not the paper's; docs/results/geometric-median.md): each step
   // also releases the noisy curvature ĥ (share `curvature_share` of its ρ) and moves by
   // η_t = min(eta, tau/ĥ), Weiszfeld's 1/H capped at `eta`. tau = weiszfeld_tau_fraction·radius.
   bool weiszfeld_step = false;
   double curvature_share = 0.1;
   double weiszfeld_tau_fraction = 1.0 / 64;
 };
-// HSU24 DP-GD (card §2.10): θ ← Π(θ − η(ĝ)), ĝ the noisy mean unit gradient.
+// HSU24 DP-GD (docs/proofs/median.md §3): θ ← Π(θ − η(ĝ)), ĝ the noisy mean unit gradient.
 Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& options, Budget& budget,
             Rng& rng);
+// What dpgd spends for n rows of d columns (empty with sigma_scale = 0).
+Ledger dpgd_entries(std::int64_t n, std::int64_t d, const DpgdOptions& options);
 
-// HSU24 localization (card §2.9): J = max(1, ⌈log2(R/r̂)⌉) rounds of DPGD (ρ_loc/J each, T steps,
+// HSU24 localization (docs/proofs/median.md §4): J = max(1, ⌈log2(R/r̂)⌉) rounds of DPGD (ρ_loc/J each, T steps,
 // η_j = D·sqrt(2d/(3ρ_j n²))) on shrinking balls D ← D/2 + 12 r̂, from c = 0, D = R.
 struct HsuLocalizationOptions {
   double rho = 0;
@@ -74,8 +77,10 @@ struct HsuLocalizationOptions {
 };
 Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
                       const HsuLocalizationOptions& options, Budget& budget, Rng& rng);
+Ledger hsu24_localize_entries(std::int64_t n, std::int64_t d, double R, double r_hat,
+                              const HsuLocalizationOptions& options);
 
-// Practical localization (addendum proposal): noisy subgradient descent from 0 on B(0, R) with
+// Practical localization (ours; docs/proofs/median.md §4): noisy subgradient descent from 0 on B(0, R) with
 // geometric steps η_t = (R/4)·decay^t, T = ⌈ln(R/r̂)/ln(1/decay)⌉ + extra_steps, last iterate,
 // on a data-independent subsample of min(n, subsample) rows. Noise on each gradient: ρ-zCDP for
 // any step schedule (ρ/T per step).
@@ -88,9 +93,17 @@ struct GeometricLocalizationOptions {
 };
 Vector geometric_localize(const ConstMatrixRef& X, double R, double r_hat,
                           const GeometricLocalizationOptions& options, Budget& budget, Rng& rng);
+Ledger geometric_localize_entries(std::int64_t n, std::int64_t d, double R, double r_hat,
+                                  const GeometricLocalizationOptions& options);
 
 // Phased DP-SGD (KLTY Alg. 4) and its fixed-order variant (Remark 1).
 enum class LaterRadius { paper, corrected };
+template <>
+struct EnumNames<LaterRadius> {
+  static constexpr std::string_view parameter = "later_radius";
+  static constexpr std::array<std::pair<LaterRadius, std::string_view>, 2> names = {
+      {{LaterRadius::paper, "paper"}, {LaterRadius::corrected, "corrected"}}};
+};
 struct PhasedSgdOptions {
   bool fixed_order = true;   // false: StableDPSGD (uniform index with replacement)
   double rho = 0;            // zCDP of the phases (Cor. 1); spent as (9/14)ρ·(1 − (9/16)^K)/… see below
@@ -100,8 +113,8 @@ struct PhasedSgdOptions {
   double radius = 0;         // phase-1 domain radius around the start
   LaterRadius later_radius = LaterRadius::paper;
   bool shuffle_order = true;   // fixed order: seeded permutation (data-independent); false: identity
-  bool per_phase_m = false;    // fixed order: m_k = ⌈T_k/n⌉ (valid for a cyclic order, card §2.6)
-  bool exact_budget = false;   // scale the phase noises to spend exactly ρ (addendum proposal)
+  bool per_phase_m = false;    // fixed order: m_k = ⌈T_k/n⌉ (valid for a cyclic order, proofs §5)
+  bool exact_budget = false;   // scale the phase noises to spend exactly ρ (ours; docs/proofs/median.md §5)
   NoiseMode noise = NoiseMode::secure;
   double sigma_scale = 1;      // test hook: 0 disables noise; never in a release
 };
@@ -119,6 +132,8 @@ int K_for_passes(double passes, std::int64_t n);
 double stable_m(std::int64_t T, std::int64_t n, double delta);
 // Lemma 12: StableDPSGD with parameter ρ is (ρ + sqrt(ρ² + 4ρ ln(2/δ)), δ)-DP.
 double stable_dpsgd_epsilon(double rho, double delta);
+// What a StableDPSGD run spends: one entry for all phases, (stable_dpsgd_epsilon(ρ, δ), δ).
+LedgerEntry stable_dpsgd_entry(double rho, double delta);
 // The privacy loss charged for a phased run: fixed order: zCDP Σ_k ρ_k; Stable: (ε, δ) of Lemma 12.
 PhasedSgdResult phased_dpsgd(const ConstMatrixRef& X, const Vector& start,
                              const PhasedSgdOptions& options, Budget& budget, Rng& rng);

@@ -1,6 +1,6 @@
-// FastCenter (KLTY Alg. 3; card private-geometric-median.md §2.3): a subsampled,
+// FastCenter (KLTY Alg. 3; docs/proofs/median.md §6): a subsampled,
 // FriendlyCore-style weighted mean. Implemented as printed, for faithfulness and large-n use; the
-// paper itself leaves it out of its experiments (card §4.1: k = ⌈600 ln(18n/δ)⌉ exceeds n below
+// paper itself leaves it out of its experiments (docs/results/geometric-median.md: k = ⌈600 ln(18n/δ)⌉ exceeds n below
 // n ≈ 10^4, the gate Z + ξ − L > 0.55n nearly always fails near n = 1000, and the noise σ is
 // 1600 r̂ sqrt(ln(12/δ))/(nε) per coordinate).
 //
@@ -34,6 +34,9 @@ struct FastCenterResult {
 };
 
 std::int64_t fast_center_partners(std::int64_t n, double delta);
+
+// What fast_center(X, r_hat, epsilon, delta) spends for n rows: (ε, δ) of Lemma 9.
+LedgerEntry fast_center_entry(std::int64_t n, double r_hat, double epsilon, double delta);
 
 // Throws InvalidArgument for n < 20 (Lemma 9).
 FastCenterResult fast_center(const ConstMatrixRef& X, double r_hat, double epsilon, double delta,

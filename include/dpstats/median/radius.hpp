@@ -1,9 +1,9 @@
-// Private quantile radius (card private-geometric-median.md §2.2, §2.8): the scale r̂ of the data
+// Private quantile radius (docs/proofs/median.md §2): the scale r̂ of the data
 // around its geometric median, found by AboveThreshold over the doubling grid r·2^(t−1).
 //  * fast_radius: KLTY Alg. 2, exactly as printed: fresh k = ⌈3 ln(4T/δ)⌉ partners per (t, i),
 //    threshold 0.775n, AboveThreshold with Δ = 3; (ε, δ)-DP (Lemma 5; δ covers the event that the
 //    replaced index is drawn more than 2k times in one step).
-//  * fast_radius_permuted (practical; addendum "permutation design"): the partners of point i are
+//  * fast_radius_permuted (practical; "permutation design", docs/proofs/median.md §2): the partners of point i are
 //    π_1(i), …, π_k(i) for k uniformly random permutations π_l of the rows (drawn independently
 //    of the data), optionally on a data-independent subsample of m rows. Each row is then a
 //    partner exactly k times and owns k pairs, so replacing one row changes at most 2k of the

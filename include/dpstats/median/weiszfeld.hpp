@@ -1,4 +1,4 @@
-// Non-private geometric median (card private-geometric-median.md §2.11): the objective
+// Non-private geometric median (docs/proofs/median.md §7): the objective
 // f(x) = (1/n) Σ ||x − x_i||, Weiszfeld's iteration with the Vardi–Zhang step at data points, and
 // the quantile radius r^(τ)(D; c). Used for metrics, tests and as the speed baseline; never part
 // of a private release.

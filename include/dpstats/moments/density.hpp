@@ -18,7 +18,7 @@ double gaussian_kl(const Vector& mu_hat, const ConstMatrixRef& Sigma_hat, const 
 class GaussianDensityEstimator {
  public:
   // config.A1/A2 are replaced by V; form must be full. method jme, pp or pp-debiased.
-  GaussianDensityEstimator(MomentsConfig config, Rng& rng);
+  GaussianDensityEstimator(MomentsConfig config, Rng& rng, Budget* budget = nullptr);
   void push(std::span<const double> x);
   Vector mean() const;
   // debias: add g1^2 ||row_t(B1)||^2 I (JME, PP-debiased); floor > 0: project onto the PD cone.

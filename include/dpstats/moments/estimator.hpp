@@ -1,6 +1,7 @@
-// Continual release of weighted first and second moments (card jme-continual-moments.md):
+// Continual release of weighted first and second moments (docs/proofs/moments.md):
 // JME (Alg. 1), lambda-JME (Alg. 3), alpha-IME (Alg. 4), tau-CS (Alg. 5), PP and debiased PP
-// (Alg. 6 with the card's three corrections), through the matrix-factorization mechanism.
+// (Alg. 6 with three corrections, docs/proofs/moments.md §5), through the matrix-factorization
+// mechanism.
 //
 // How the noise is drawn (secure by construction). The release is one Gaussian mechanism on the
 // whole n-step stream W = [C1 X, sqrt(lambda) C2 (X•X)] (IME: two mechanisms, CS: one C on the
@@ -8,13 +9,20 @@
 // through the lattice-secure GaussianMechanism (rounding to a power-of-two lattice + exact discrete
 // Gaussian noise, dimension n·(d + D2) so that rounding is covered in its rho), and outputs
 // B·W = A·C^{-1}·W by post-processing: v_t = (C^{-1} W)_t by forward substitution, then the
-// workload recursion on v. In distribution this is A(X + C^{-1}Z) of card §1.3; the extra cost
-// over drawing Z alone is keeping the input history C needs (b rows for banded:b).
+// workload recursion on v. In distribution this is A(X + C^{-1}Z); the extra cost over drawing Z
+// alone is keeping the input history C needs (b rows for banded:b).
 //
-// Neighbouring: replace-one by default (the paper's; the "free second moment" needs it), or
-// add/remove (card §4.6). Norm policy: rows with ||x|| > zeta are clipped to zeta (both moments
-// use the clipped row) or rejected; NaN/Inf rows always throw. How many rows were clipped is not
-// public: it is counted only through the test trace hook (MomentsTrace), never in diagnostics.
+// The seam: validate (every option, before anything is drawn) -> plan (the mechanisms from public
+// values: steps, dim, clip, the factorizations) -> charge (the whole stream's planned maximum,
+// once, in the constructor, against the release's target and the caller's optional Budget) ->
+// run (push) -> seal (estimate_moments / release_fields). Every push's noise is part of the one
+// mechanism charged at construction, so a push spends nothing more.
+//
+// Clip: rows with ||x|| > clip are clipped to clip (both moments use the clipped row) or
+// rejected; NaN/Inf rows always throw. Without a clip (adaptive clipping, docs/proofs/moments.md
+// §4) the stream is released in clip-normalised units y_t = x_t / c_t with a private per-block
+// clip c_t, and rescaled by post-processing; the clip's cost is in the ledger. How many rows were
+// clipped is never released except through that private clip estimate; the test trace counts it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -23,6 +31,14 @@
 #include <string>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/names.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
+#include "dpstats/registry.hpp"
+#include "dpstats/run_control.hpp"
+#include "dpstats/test_hooks.hpp"
 #include "dpstats/moments/factorization.hpp"
 #include "dpstats/moments/sensitivity.hpp"
 #include "dpstats/moments/workload.hpp"
@@ -32,6 +48,17 @@
 namespace dpstats::moments {
 
 enum class NormPolicy { clip, reject };
+}  // namespace dpstats::moments
+
+template <>
+struct dpstats::EnumNames<dpstats::moments::NormPolicy> {
+  using P = dpstats::moments::NormPolicy;
+  static constexpr std::string_view parameter = "on_norm";
+  static constexpr std::array<std::pair<P, std::string_view>, 2> names = {
+      {{P::clip, "clip"}, {P::reject, "reject"}}};
+};
+
+namespace dpstats::moments {
 
 struct MomentsConfig {
   std::size_t steps = 0;  // n, the horizon (public)
@@ -40,24 +67,27 @@ struct MomentsConfig {
   SecondMomentForm form = SecondMomentForm::full;
   Workload A1, A2;        // first- and second-moment workloads
   Factorization C1, C2;   // strategies (CS uses C1 for both; PP ignores C2)
-  double zeta = 1;        // clip norm
+  // The l2 clip norm of one row (JME's zeta), in the data's units. Absent: adaptive clipping from
+  // `scale_share` of the budget (docs/proofs/moments.md §4).
+  std::optional<double> clip;
   NormPolicy on_norm = NormPolicy::clip;
-  // Budget: exactly one of (epsilon, delta), rho, noise_multiplier. delta (in (0, 1)) is always
-  // needed to state an epsilon.
-  std::optional<double> epsilon;
-  double delta = 0;
+  // Budget: exactly one of privacy.epsilon (> 0), rho, noise_multiplier; privacy.delta in (0, 1)
+  // is always needed (Gaussian noise) to state an epsilon.
+  PrivacyTarget privacy;
   std::optional<double> rho;
   std::optional<double> noise_multiplier;  // sigma of a sensitivity-1 query
   std::optional<double> lambda;            // lambda-JME
   double alpha = 0.5;                      // IME
   double tau = 1;                          // CS
+  // Share of the budget spent on the adaptive clip when `clip` is absent, in (0, 1).
+  double scale_share = 0.1;
   Neighbouring neighbouring = Neighbouring::replace_one;
-  NoiseMode noise = NoiseMode::secure;
-  int threads = 1;  // noise sampling threads (GaussianMechanism::apply_each); output independent of it
+  Profile profile = Profile::practical;
+  RunControl run;  // threads: per step, output independent of it; noise: secure or fast_float
 };
 
 // Builds a config from the tool's/Python's strings: workload "prefix|decay:B|window:K|average|
-// adam:B", factorization "input|output|sqrt|banded:B" (applied to each workload).
+// adam:B", factorization "input|output|sqrt|banded:B|blt:M" (applied to each workload).
 MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string& method,
                           const std::string& workload, const std::string& factorization,
                           bool diagonal);
@@ -66,33 +96,59 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
 // that the tool and the Python module build identical configs.
 struct MomentsOptions {
   std::size_t steps = 0, dim = 0;
-  std::string method, workload = "prefix", factorization = "sqrt";
-  double clip = 1;
-  std::optional<double> epsilon;
-  double delta = 0;
+  std::string method = "jme", workload = "prefix", factorization = "sqrt";
+  std::optional<double> clip;
+  PrivacyTarget privacy;
   std::optional<double> rho, noise_multiplier, lambda;
-  double alpha = 0.5, tau = 1;
+  double alpha = 0.5, tau = 1, scale_share = 0.1;
   bool diagonal = false;
-  std::string on_norm = "clip", neighbouring = "replace-one";
-  int threads = 1;
+  std::string on_norm = "clip", neighbouring = "replace-one", profile = "practical";
+  RunControl run;
 };
-// Validates on_norm ("clip" | "reject") and neighbouring ("replace-one" | "add-remove").
+// Parses every string through EnumNames / the registry (InvalidArgument naming the option).
 MomentsConfig make_config(const MomentsOptions& o);
 
+// The moments methods, read by the tool and the Python module.
+std::span<const MethodInfo> moments_methods();
+
+// plan_moments: every mechanism and noise scale from public values (steps, dim, the clip the
+// mechanism sees, the factorizations, the budget), and the ledger they are charged.
+struct MomentsPlan {
+  std::size_t d = 0, D2 = 0;
+  double mech_clip = 1;  // the clip the mechanism is calibrated to (1: clip-normalised units)
+  double rho_share = 1;  // the mechanisms' share of the budget (1 - scale_share when adaptive)
+  NoiseParameters np;
+  NoiseScales sc;
+  double sigma = 0;   // effective noise multiplier
+  double scale2 = 1;  // the second moment's input scale in the joint mechanism
+  std::optional<GaussianMechanism> mech1, mech2;
+  Ledger ledger;      // the mechanisms' own entries, at the planned maximum (the whole stream)
+};
+MomentsPlan plan_moments(const MomentsConfig& config);
+
 // Non-public facts, for tests only.
-struct MomentsTrace {
+struct MomentsTrace : TestHooks {
   std::size_t clipped_rows = 0;
+};
+
+struct MomentSeries {
+  RowMatrix first;   // n x d
+  RowMatrix second;  // n x d^2 (row-major d x d per step) or n x d
 };
 
 class MomentEstimator {
  public:
-  // Validates everything, resolves the noise and charges the whole stream's budget up front.
-  MomentEstimator(MomentsConfig config, Rng& rng);
+  // Validates everything, plans the noise from public values and charges the whole stream's
+  // planned maximum up front: against this release's target and, when given, `budget` (not owned;
+  // must outlive the estimator). Throws BudgetExceeded with nothing charged when it does not fit.
+  MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget = nullptr,
+                  MomentsTrace* trace = nullptr);
   ~MomentEstimator();
   MomentEstimator(MomentEstimator&&) noexcept;
 
   // Feeds x_t (dim values); throws after `steps` pushes, on a wrong size, on NaN/Inf, and on
-  // ||x|| > zeta under NormPolicy::reject (before anything is drawn).
+  // ||x|| > clip under NormPolicy::reject (before anything is drawn). Spends nothing beyond the
+  // constructor's charge.
   void push(std::span<const double> x);
   std::span<const double> first() const;   // this step's first moment (d)
   std::span<const double> second() const;  // this step's second moment (d*d row-major, or d)
@@ -101,24 +157,23 @@ class MomentEstimator {
   const MomentsConfig& config() const;
   const NoiseScales& scales() const;       // the noise as it ran (public)
   double noise_multiplier() const;         // effective sigma (sensitivity-1 scale)
-  PrivacyGuarantee privacy() const;
-  const Ledger& ledger() const;
+  double clip() const;                     // the clip of the current step (private when adaptive)
+  bool adaptive_clip() const;
   nlohmann::json diagnostics() const;      // public values only
-  void set_trace(MomentsTrace* trace);
+  // The stream's release fields (privacy, ledger, status, seeded, noise, diagnostics), sealed.
+  Release<int> release_fields() const;
+  // The same fields around a series the caller gathered from this estimator's pushes.
+  Release<MomentSeries> release(MomentSeries series) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-struct MomentSeries {
-  RowMatrix first;   // n x d
-  RowMatrix second;  // n x d^2 (row-major d x d per step) or n x d
-};
 
 // Batch API: the streaming estimator run over the rows of X (n = X.rows() unless config.steps is
 // set); identical bit for bit to pushing the rows with the same Rng.
-Release<MomentSeries> estimate_moments(MomentsConfig config, const ConstMatrixRef& X, Rng& rng,
-                                       MomentsTrace* trace = nullptr);
+Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
+                                       Budget* budget = nullptr, MomentsTrace* trace = nullptr);
 
 }  // namespace dpstats::moments

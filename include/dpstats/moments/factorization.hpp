@@ -26,6 +26,19 @@
 namespace dpstats::moments {
 
 enum class FactorizationKind { input, output, square_root, banded, toeplitz, blt };
+}  // namespace dpstats::moments
+
+// The head word of a factorization spec ("banded" of "banded:8"); toeplitz is library-only.
+template <>
+struct dpstats::EnumNames<dpstats::moments::FactorizationKind> {
+  using F = dpstats::moments::FactorizationKind;
+  static constexpr std::string_view parameter = "factorization";
+  static constexpr std::array<std::pair<F, std::string_view>, 6> names = {
+      {{F::input, "input"}, {F::output, "output"}, {F::square_root, "sqrt"},
+       {F::banded, "banded"}, {F::blt, "blt"}, {F::toeplitz, "toeplitz"}}};
+};
+
+namespace dpstats::moments {
 
 // Power-series square root of sum a_k x^k (a_0 > 0): s_0 = sqrt(a_0),
 // s_m = (a_m - sum_{j=1}^{m-1} s_j s_{m-j}) / (2 s_0). Returns m coefficients.

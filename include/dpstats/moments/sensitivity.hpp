@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "dpstats/names.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 
 namespace dpstats::moments {
@@ -11,8 +12,28 @@ namespace dpstats::moments {
 enum class Method { jme, lambda_jme, ime, cs, pp, pp_debiased };
 enum class SecondMomentForm { full, diagonal };
 
+// Thin spellings of name_of / parse_enum (EnumNames below), kept for the experiments.
 const char* to_string(Method m);
 Method parse_method(const std::string& name);  // jme, lambda-jme, ime, cs, pp, pp-debiased
+}  // namespace dpstats::moments
+
+template <>
+struct dpstats::EnumNames<dpstats::moments::Method> {
+  using M = dpstats::moments::Method;
+  static constexpr std::string_view parameter = "method";
+  static constexpr std::array<std::pair<M, std::string_view>, 6> names = {
+      {{M::jme, "jme"}, {M::lambda_jme, "lambda-jme"}, {M::ime, "ime"}, {M::cs, "cs"},
+       {M::pp, "pp"}, {M::pp_debiased, "pp-debiased"}}};
+};
+template <>
+struct dpstats::EnumNames<dpstats::moments::SecondMomentForm> {
+  using F = dpstats::moments::SecondMomentForm;
+  static constexpr std::string_view parameter = "second_moment";
+  static constexpr std::array<std::pair<F, std::string_view>, 2> names = {
+      {{F::full, "full"}, {F::diagonal, "diagonal"}}};
+};
+
+namespace dpstats::moments {
 
 // r_d(nu) = max_{|x|,|y| <= 1} |x - y|^2 + nu |x⊗x - y⊗y|^2 (Lemma 3.5 / Thm A.1-A.2; the same for
 // the diagonal x∘x, Thm 4.3). nu >= 0, d >= 1.
@@ -25,7 +46,7 @@ struct NoiseParameters {
   Method method = Method::jme;
   std::size_t d = 1;
   SecondMomentForm form = SecondMomentForm::full;
-  double zeta = 1;          // l2 bound of one input
+  double clip = 1;          // l2 bound of one input (JME's zeta)
   double c1_norm = 1;       // ||C1||_{1->2}
   double c2_norm = 1;       // ||C2||_{1->2} (CS and PP ignore it)
   std::optional<double> lambda;  // lambda-JME (JME uses lambda*)

@@ -7,10 +7,25 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/names.hpp"
 
 namespace dpstats::moments {
 
 enum class WorkloadKind { prefix, decay, average, window, adam };
+}  // namespace dpstats::moments
+
+// The head word of a workload spec ("decay" of "decay:0.9"; "adam-plain" is adam without bias
+// correction).
+template <>
+struct dpstats::EnumNames<dpstats::moments::WorkloadKind> {
+  using W = dpstats::moments::WorkloadKind;
+  static constexpr std::string_view parameter = "workload";
+  static constexpr std::array<std::pair<W, std::string_view>, 5> names = {
+      {{W::prefix, "prefix"}, {W::decay, "decay"}, {W::average, "average"},
+       {W::window, "window"}, {W::adam, "adam"}}};
+};
+
+namespace dpstats::moments {
 
 class Workload {
  public:

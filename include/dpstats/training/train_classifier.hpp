@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
-#include "dpstats/optimize/classifier.hpp"
-#include "dpstats/optimize/gradient_release.hpp"
+#include "dpstats/training/classifier.hpp"
+#include "dpstats/training/gradient_release.hpp"
 #include "dpstats/release.hpp"
 
 namespace dpstats::optimize {

@@ -1,6 +1,6 @@
 // Private training loop of DP-SGD / DP-Adam variants; see
-// include/dpstats/optimize/train_classifier.hpp.
-#include "dpstats/optimize/train_classifier.hpp"
+// include/dpstats/training/train_classifier.hpp.
+#include "dpstats/training/train_classifier.hpp"
 
 #include <fmt/format.h>
 

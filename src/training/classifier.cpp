@@ -1,13 +1,13 @@
-// Softmax classifiers with per-example gradients; see include/dpstats/optimize/classifier.hpp.
-#include "dpstats/optimize/classifier.hpp"
+// Softmax classifiers with per-example gradients; see include/dpstats/training/classifier.hpp.
+#include "dpstats/training/classifier.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/random/float_normal.hpp"
 
 namespace dpstats::optimize {
@@ -42,22 +42,15 @@ void check_labels(const ConstMatrixRef& X, const std::vector<int>& y, int classe
 
 }  // namespace
 
-const char* to_string(ModelKind m) { return m == ModelKind::mlp ? "mlp" : "logistic"; }
+const char* to_string(ModelKind m) { return name_of(m).data(); }  // names are literals
 
-ModelKind parse_model_kind(const std::string& name) {
-  if (name == "logistic") return ModelKind::logistic;
-  if (name == "mlp") return ModelKind::mlp;
-  throw InvalidArgument("model must be 'logistic' or 'mlp', got '" + name + "'");
-}
+ModelKind parse_model_kind(const std::string& name) { return parse_enum<ModelKind>(name); }
 
+// The library's one parallel helper (parallel.hpp): blocks of at least 16 examples, one per
+// thread, the same cut as before; a worker's exception reaches the caller.
 void parallel_blocks(Eigen::Index n, int threads,
                      const std::function<void(Eigen::Index, Eigen::Index)>& fn) {
-  const Eigen::Index t = std::clamp<Eigen::Index>(threads, 1, std::max<Eigen::Index>(1, n / 16));
-  if (t <= 1) return fn(0, n);
-  std::vector<std::thread> pool;
-  for (Eigen::Index k = 1; k < t; ++k) pool.emplace_back(fn, n * k / t, n * (k + 1) / t);
-  fn(0, n / t);
-  for (auto& th : pool) th.join();
+  parallel_ranges(n, threads, 16, [&](int, Eigen::Index b, Eigen::Index e) { fn(b, e); });
 }
 
 Classifier Classifier::logistic(Eigen::Index features, int classes) {
@@ -215,10 +208,9 @@ void BatchGradients::weighted_sum(const Vector& w, Vector& out, const Vector* w2
   const Eigen::Index t = std::clamp<Eigen::Index>(threads_, 1, std::max<Eigen::Index>(1, size_ / 16));
   std::vector<Vector> part(static_cast<std::size_t>(t), Vector::Zero(P));
   std::vector<Vector> part_sq(squares ? static_cast<std::size_t>(t) : 0, Vector::Zero(P));
-  parallel_blocks(size_, static_cast<int>(t), [&](Eigen::Index b, Eigen::Index e) {
+  parallel_ranges(size_, static_cast<int>(t), 16, [&](int block, Eigen::Index b, Eigen::Index e) {
     if (e <= b) return;
-    std::size_t k = 0;  // the block parallel_blocks gave us: b = floor(size k / t)
-    while (static_cast<Eigen::Index>(k) + 1 < t && size_ * (static_cast<Eigen::Index>(k) + 1) / t <= b) ++k;
+    const auto k = static_cast<std::size_t>(block);
     const Eigen::Index n = e - b;
     for (std::size_t l = 0; l < act_.size(); ++l) {
       const int li = static_cast<int>(l);

@@ -11,6 +11,7 @@
 // at O(in + out) per example for the norms, so clipping costs about what the plain gradient costs.
 // Parameters are one flat vector (layer 1 then layer 2, each block row-major).
 #pragma once
+#include "dpstats/names.hpp"
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +22,17 @@
 namespace dpstats::optimize {
 
 enum class ModelKind { logistic, mlp };
+}  // namespace dpstats::optimize
+
+template <>
+struct dpstats::EnumNames<dpstats::optimize::ModelKind> {
+  using M = dpstats::optimize::ModelKind;
+  static constexpr std::string_view parameter = "model";
+  static constexpr std::array<std::pair<M, std::string_view>, 2> names = {
+      {{M::logistic, "logistic"}, {M::mlp, "mlp"}}};
+};
+
+namespace dpstats::optimize {
 const char* to_string(ModelKind m);
 ModelKind parse_model_kind(const std::string& name);  // "logistic" | "mlp"
 

@@ -33,15 +33,34 @@
 // bias first_noise_std()² is subtracted from v̂ by the optimizer (C = I, bias-corrected EMA
 // weights sum to 1: card §2.8).
 #pragma once
+#include <span>
+
+#include "dpstats/names.hpp"
+#include "dpstats/registry.hpp"
 #include <optional>
 #include <string>
 
 #include "dpstats/mechanisms/gaussian.hpp"
-#include "dpstats/optimize/classifier.hpp"
+#include "dpstats/training/classifier.hpp"
 
 namespace dpstats::optimize {
 
 enum class ClassifyOptimizer { adam, dp_sgd, dp_adam, dp_adam_debiased, dp_adam_jme, dp_adam_joint_clip };
+}  // namespace dpstats::optimize
+
+template <>
+struct dpstats::EnumNames<dpstats::optimize::ClassifyOptimizer> {
+  using O = dpstats::optimize::ClassifyOptimizer;
+  static constexpr std::string_view parameter = "optimizer";
+  static constexpr std::array<std::pair<O, std::string_view>, 6> names = {
+      {{O::adam, "adam"}, {O::dp_sgd, "dp-sgd"}, {O::dp_adam, "dp-adam"},
+       {O::dp_adam_debiased, "dp-adam-debiased"}, {O::dp_adam_jme, "dp-adam-jme"},
+       {O::dp_adam_joint_clip, "dp-adam-joint-clip"}}};
+};
+
+namespace dpstats::optimize {
+// The classify optimizers, read by the tool and the Python module.
+std::span<const MethodInfo> classify_optimizers();
 const char* to_string(ClassifyOptimizer o);
 // adam, dp-sgd, dp-adam, dp-adam-debiased, dp-adam-jme, dp-adam-joint-clip
 ClassifyOptimizer parse_classify_optimizer(const std::string& name);

@@ -1,6 +1,6 @@
 // Per-step private gradient releases of DP-SGD / DP-Adam variants; see
-// include/dpstats/optimize/gradient_release.hpp.
-#include "dpstats/optimize/gradient_release.hpp"
+// include/dpstats/training/gradient_release.hpp.
+#include "dpstats/training/gradient_release.hpp"
 
 #include <fmt/format.h>
 
@@ -12,26 +12,29 @@
 
 namespace dpstats::optimize {
 
-const char* to_string(ClassifyOptimizer o) {
-  switch (o) {
-    case ClassifyOptimizer::adam: return "adam";
-    case ClassifyOptimizer::dp_sgd: return "dp-sgd";
-    case ClassifyOptimizer::dp_adam: return "dp-adam";
-    case ClassifyOptimizer::dp_adam_debiased: return "dp-adam-debiased";
-    case ClassifyOptimizer::dp_adam_jme: return "dp-adam-jme";
-    case ClassifyOptimizer::dp_adam_joint_clip: return "dp-adam-joint-clip";
-  }
-  return "?";
-}
+const char* to_string(ClassifyOptimizer o) { return name_of(o).data(); }  // names are literals
 
 ClassifyOptimizer parse_classify_optimizer(const std::string& name) {
-  for (auto o : {ClassifyOptimizer::adam, ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
-                 ClassifyOptimizer::dp_adam_debiased, ClassifyOptimizer::dp_adam_jme,
-                 ClassifyOptimizer::dp_adam_joint_clip})
-    if (name == to_string(o)) return o;
-  throw InvalidArgument("optimizer must be one of adam, dp-sgd, dp-adam, dp-adam-debiased, "
-                        "dp-adam-jme, dp-adam-joint-clip, got '" + name + "'");
+  return parse_enum<ClassifyOptimizer>(name);
 }
+
+namespace {
+const MethodInfo kOptimizers[] = {
+    {"adam", "non-private Adam (reference; no guarantee)", {}},
+    {"dp-sgd", "DP-SGD: Poisson-sampled clipped gradient sums with Gaussian noise",
+     {"epsilon", "noise_multiplier", "clip"}},
+    {"dp-adam", "DP-Adam: Adam on the noisy gradient (second moment by squaring)",
+     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon"}},
+    {"dp-adam-debiased", "DP-Adam with the noise variance subtracted from v",
+     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon"}},
+    {"dp-adam-jme", "DP-Adam whose second moment is released jointly (JME, lambda)",
+     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon", "lambda"}},
+    {"dp-adam-joint-clip", "DP-Adam with a joint clip of gradient and its square (tau)",
+     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon", "tau"}},
+};
+}  // namespace
+
+std::span<const MethodInfo> classify_optimizers() { return kOptimizers; }
 
 bool is_private(ClassifyOptimizer o) { return o != ClassifyOptimizer::adam; }
 bool has_second_release(ClassifyOptimizer o) {
@@ -53,7 +56,7 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
     p.method = moments::Method::lambda_jme;
     p.d = dim;
     p.form = moments::SecondMomentForm::diagonal;
-    p.zeta = c.clip;
+    p.clip = c.clip;
     p.lambda = c.lambda;
     p.neighbouring = Neighbouring::add_remove;
     const auto s = moments::noise_scales(p, 1.0);  // zeta sqrt(1 + lambda zeta^2), card §4.6

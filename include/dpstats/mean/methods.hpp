@@ -1,0 +1,46 @@
+// The mean command's one method registry and dispatcher: the tool (apps/dpstats/cmd_mean.cpp)
+// and the Python module (python/src/module.cpp) both call run_mean, so a method name, the
+// options it reads and the "does not apply" errors are written once.
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/registry.hpp"
+#include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
+
+namespace dpstats {
+
+// prime, prime-ht, filter, exp-time, dp-mean, bounded.
+std::span<const MethodInfo> mean_methods();
+
+// One mean request in the library's vocabulary. Unset optionals take the method's default; an
+// option set for a method that does not read it is an InvalidArgument naming both spellings.
+struct MeanRequest {
+  std::string method;
+  PrivacyTarget privacy;
+  std::optional<Profile> profile;
+  RunControl run;
+  std::optional<double> alpha;
+  std::optional<std::vector<double>> scale;
+  std::optional<double> scale_share;
+  std::optional<std::vector<double>> bounds;
+  std::optional<double> failure_probability;
+  std::optional<double> topk_multiplier;
+  std::optional<int> T1, T2, T;
+  std::optional<bool> fallback;
+  std::optional<bool> uncertified_window;
+};
+
+// Validates the request (method name, options that apply, alpha where required) and runs it.
+Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rng& rng,
+                         Budget* budget = nullptr);
+
+}  // namespace dpstats

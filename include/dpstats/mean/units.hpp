@@ -1,0 +1,56 @@
+// Column units of the mean family (issue #15; docs/proofs/mean.md §1). Every mean of this family
+// runs on z_ij = (x_ij − location_j) / scale_j and maps its estimate back, so no public scale
+// silently defaults to 1:
+//  * a supplied scale (one value for every column, or one per column) is used as given, with
+//    location 0 (the methods find the location themselves);
+//  * an absent scale is estimated by the substrate's scale layer (scale/column_scale.hpp):
+//    private median and 1.4826 × private MAD per column, from a share of the release's budget
+//    that the caller charges up front with the rest of its plan (units_entries).
+// The map z ↦ x is fixed before the algorithm reads z, so the algorithm's guarantee on z holds
+// on x (one replaced row of x replaces one row of z) and the two parts compose sequentially.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+
+namespace dpstats {
+
+struct ColumnUnits {
+  Vector location;         // 0 for a supplied scale
+  Vector scale;            // > 0
+  bool estimated = false;  // from the scale layer
+};
+
+// InvalidArgument unless `scale` has 1 or d entries, each > 0 and finite (`name` is the option).
+void check_supplied_scale(const std::vector<double>& scale, Eigen::Index d,
+                          const char* name = "scale");
+// The supplied scale as units (location 0).
+ColumnUnits supplied_units(const std::vector<double>& scale, Eigen::Index d);
+
+// What estimating d columns' units from `share` (pure epsilon or zcdp rho) charges.
+Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha);
+
+// The estimate, or the abstention reason (a column whose scale the layer could not estimate:
+// nearly constant, or too few rows for the share). Draws the scale layer's noise; the caller
+// has charged units_entries(share, d, alpha) already. `diagnostics` states the estimated values
+// and what they cost.
+struct UnitsEstimate {
+  ColumnUnits units;
+  nlohmann::json diagnostics;
+  std::optional<std::string> abstained;
+};
+UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
+                             double widen, int threads, Rng& rng);
+
+// z = (x − location) / scale, row by row (a fixed per-row map).
+RowMatrix to_units(const ConstMatrixRef& X, const ColumnUnits& u);
+// location + scale ⊙ z.
+Vector from_units(const Vector& z, const ColumnUnits& u);
+
+}  // namespace dpstats

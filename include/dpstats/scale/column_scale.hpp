@@ -1,0 +1,87 @@
+// Per-column private location, scale and clipping bounds of an n x d table, with no public
+// range or scale (issue #15; docs/proofs/scale.md §2).
+//
+// For each column, three pure-DP selections (grid_quantile.hpp), each with epsilon_c =
+// per_call_epsilon(loss, 3 d):
+//  1. coarse median: a cell of the signed log grid (relative width <= 1/m) holding the median;
+//  2. refined median: a cell of a linear grid of `refine_points` points over that cell and its
+//     two neighbours; location = the cell's midpoint (resolution = the linear grid's spacing);
+//  3. MAD: a cell of the nonnegative log grid holding the median of |x_i - location|;
+//     scale = 1.4826 * the cell's midpoint (the MAD of a Gaussian is 0.6745 sigma).
+// Bounds: lo, hi = location -/+ widen * scale (post-processing).
+// Robustness: a fraction alpha of arbitrary rows moves every rank by at most alpha n, so location
+// and scale stay inside the clean data's [1/2 - alpha - t/n, 1/2 + alpha + t/n] quantiles
+// (t = the rank error below). The breakdown point is 1/2; `alpha` only enters the
+// insufficient-data check (alpha + t/n <= 0.3, i.e. ranks within the central 20%..80%).
+// Status per column:
+//  * ok;
+//  * degenerate: the released MAD is at or below the location's resolution (all values equal,
+//    or a spread below 2^-1022 or the refine spacing); scale is then reported as 0;
+//  * insufficient_data: under replace-one (n public), t / n + alpha > 0.3, where t is the rank
+//    error that all 3 d selections stay within with probability >= 1 - beta. Under add/remove n
+//    is private and this check is not made (the diagnostics say so).
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/seam.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+
+namespace dpstats {
+
+struct ScaleOptions {
+  PrivacyLoss loss = PrivacyLoss::pure(1);  // this estimate's share: pure epsilon or zcdp rho
+  double widen = 4;               // bounds = location -/+ widen * scale; in (0, 1e6]
+  double alpha = 0.05;            // tolerated corrupted fraction, in [0, 0.3)
+  double beta = 0.05;             // failure probability of the utility statement, in (0, 1)
+  int per_octave = 32;            // log-grid points per octave, in [1, 1024]
+  std::size_t refine_points = std::size_t{1} << 16;  // linear refine grid, in [3, 2^24]
+  Neighbouring neighbouring = Neighbouring::replace_one;
+  int threads = 1;                // columns in parallel, in [1, 256]
+};
+
+enum class ScaleStatus { ok, degenerate, insufficient_data };
+const char* to_string(ScaleStatus s);
+
+struct ColumnScale {
+  double location = 0;    // private median
+  double scale = 0;       // robust sigma: 1.4826 * private MAD (0 when degenerate)
+  double lo = 0, hi = 0;  // location -/+ widen * scale (-/+ resolution when degenerate)
+  double mad = 0;         // the private MAD itself
+  double resolution = 0;  // spacing of the refine grid: the location's quantization
+  ScaleStatus status = ScaleStatus::ok;
+  std::string reason;     // why the status is not ok (public values only)
+};
+
+struct ScaleEstimate {
+  std::vector<ColumnScale> columns;
+  Ledger entries;          // what was charged on the Budget, in order
+  double epsilon_per_call = 0;  // of each of the 3 d selections
+  double rank_error = 0;   // t: each selection's rank error, exceeded w.p. <= beta (union bound)
+  double beta = 0;
+  Neighbouring neighbouring = Neighbouring::replace_one;
+
+  Vector location() const;
+  Vector scale() const;
+  Vector lo() const;
+  Vector hi() const;
+  bool all_ok() const;
+  // Each column's values and status, the per-call epsilon, rank error and the entries charged.
+  nlohmann::json diagnostics() const;
+};
+
+// Charges `account` the 3 entries of private_scale_entries(o, X.cols()) (all or nothing) after
+// checking every option and the data (finite, n >= 1), then draws the noise.
+ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
+                            Rng& rng);
+
+// What private_scale charges for d columns, whatever the data: three entries (coarse median,
+// refined median, MAD), each a grid_quantile_entry with count d.
+Ledger private_scale_entries(const ScaleOptions& o, std::size_t d);
+
+}  // namespace dpstats

@@ -1,0 +1,57 @@
+// Private quantile of row norms ||x_i - c||_2 on the nonnegative log grid, for clips and norm
+// bounds (gradient / feature clip, median radius) with no public range (docs/proofs/scale.md §3).
+// One pure-DP selection (grid_quantile.hpp) with the whole share; the released value is the
+// upper end of the selected cell, so that it is a clip covering about a fraction q of the rows
+// (the cell's relative width is <= 1/m).
+// The centre c must be public or itself a private release (e.g. private_scale's location):
+// then the norm of each row depends on that row alone and the count sensitivity is 1.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/seam.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/scale/column_scale.hpp"
+
+namespace dpstats {
+
+struct NormQuantileOptions {
+  PrivacyLoss loss = PrivacyLoss::pure(1);  // pure epsilon or zcdp rho
+  double q = 0.9;                  // in (0, 1)
+  std::optional<Vector> centre;    // public or private centre; none: ||x_i||
+  double alpha = 0.05;             // tolerated corrupted fraction, in [0, 1)
+  double beta = 0.05;              // failure probability, in (0, 1)
+  int per_octave = 32;             // in [1, 1024]
+  Neighbouring neighbouring = Neighbouring::replace_one;
+  int threads = 1;                 // for the norms, in [1, 256]
+};
+
+struct NormQuantile {
+  double value = 0;               // the clip: upper end of the released cell
+  double cell_lo = 0, cell_hi = 0;
+  double q = 0;
+  double rank_error = 0;          // exceeded with probability <= beta
+  double epsilon = 0;
+  ScaleStatus status = ScaleStatus::ok;
+  std::string reason;
+  LedgerEntry entry;              // what was charged
+  nlohmann::json diagnostics() const;
+};
+
+// Checks options and data, charges private_norm_quantile_entry(o), then selects.
+NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOptions& o,
+                                   ReleaseBudget& account, Rng& rng);
+
+// The same for values the caller computed (per-row norms, gradient norms, ...): each row must
+// contribute one value that depends on that row alone. `values` must be finite and >= 0.
+NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
+                                    ReleaseBudget& account, Rng& rng);
+
+LedgerEntry private_norm_quantile_entry(const NormQuantileOptions& o);
+
+}  // namespace dpstats

@@ -1,0 +1,48 @@
+"""Private scale with no public range (issue #15; docs/guide.md "Scale: finding bounds privately").
+
+``bounds`` releases, for every column of ``X``, a private location (median), a robust scale
+(1.4826 x the private MAD), and clipping bounds ``location -/+ widen * scale``, found on a
+logarithmic grid that covers every double: no public range or scale is needed, and the answer
+moves with the data when they are rescaled or shifted. Optionally also a quantile of the row
+norms (a clip for gradients, features or a median radius).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from . import _dpstats
+from .release import Release
+
+
+def bounds(X, epsilon: float, delta: float = 0.0, *,
+           norm_quantile: Optional[float] = None, norm_share: float = 0.25,
+           norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
+           beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",
+           threads: int = 1, seed: Optional[int] = None) -> Release:
+    """Private per-column location, scale and clipping bounds of ``X`` (n x d; 1-D: one column).
+
+    ``delta=0`` (default): pure epsilon-DP; ``delta>0``: zCDP accounting of (epsilon, delta),
+    better for many columns. ``release.estimate`` is a dict with arrays ``location``, ``scale``,
+    ``lo``, ``hi`` (and the float ``norm_quantile`` when asked, which then gets ``norm_share`` of
+    the budget; norms are about the private location, or about 0 with ``norm_centre="zero"``).
+    ``alpha`` is the corrupted fraction tolerated (in [0, 0.3)). Each column's status ("ok",
+    "degenerate" for (nearly) constant columns, "insufficient_data" when n is too small for the
+    budget) and reason are in ``release.diagnostics["scale"]["columns"]``.
+    """
+    from . import _seed, _float, _array
+    X = _array(X, "X")
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+        raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
+    if not isinstance(per_octave, (int, np.integer)) or isinstance(per_octave, bool):
+        raise ValueError(f"per_octave must be an integer in [1, 1024], got {per_octave!r}")
+    nq = None if norm_quantile is None else _float(norm_quantile, "norm_quantile")
+    est, fields = _dpstats.bounds(
+        X, _float(epsilon, "epsilon"), _float(delta, "delta"), nq,
+        _float(norm_share, "norm_share"), str(norm_centre), _float(widen, "widen"),
+        _float(alpha, "alpha"), _float(beta, "beta"), int(per_octave), str(neighbouring),
+        int(threads), _seed(seed))
+    return Release._from_native(est, fields)

@@ -1,0 +1,73 @@
+"""dpstats.bounds: private location, scale and clipping bounds with no public range (issue 15)."""
+import numpy as np
+import pytest
+
+import dpstats
+
+
+def table(n=10000, seed=0, corrupt=0.05, far=9.9e6):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.normal(40, 12, n), rng.normal(65000, 20000, n)])
+    X[: int(corrupt * n)] = far
+    return X
+
+
+def test_bounds_recovers_very_different_scales_at_epsilon_point_one():
+    X = table(corrupt=0.0)
+    r = dpstats.bounds(X, epsilon=0.1, seed=1)
+    assert r.status == "ok" and r.seeded and r.certified and r.delta == 0
+    assert r.epsilon <= 0.1
+    s = r.estimate["scale"]
+    assert 6 < s[0] < 24 and 10000 < s[1] < 40000
+    assert abs(r.estimate["location"][0] - 40) < 6
+    assert r.estimate["lo"][1] < 65000 < r.estimate["hi"][1]
+    cols = r.diagnostics["scale"]["columns"]
+    assert [c["status"] for c in cols] == ["ok", "ok"]
+    assert r.diagnostics["all_ok"] is True
+
+
+@pytest.mark.parametrize("a", [1e-3, 1.0, 1e3])
+def test_bounds_move_with_the_data(a):
+    X = table(corrupt=0.05)
+    base = dpstats.bounds(X, epsilon=1.0, seed=3)
+    Y = a * X + 1e4 * a * np.array([12.0, 20000.0])
+    r = dpstats.bounds(Y, epsilon=1.0, seed=3)
+    truth_scale = np.array([12.0, 20000.0])
+    err_base = np.abs(base.estimate["scale"] / truth_scale - 1)
+    err = np.abs(r.estimate["scale"] / (a * truth_scale) - 1)
+    assert np.all(err <= 1.5 * np.maximum(err_base, 0.05))
+    loc = (r.estimate["location"] - 1e4 * a * truth_scale) / a
+    assert np.all(np.abs(loc - np.array([40.0, 65000.0])) < 0.5 * truth_scale)
+
+
+def test_bounds_norm_quantile_and_ledger():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((20000, 5)) * 1e3
+    r = dpstats.bounds(X, epsilon=1.0, delta=1e-6, norm_quantile=0.9, seed=2)
+    assert r.rho is not None and r.delta == 1e-6
+    assert len(r.ledger) == 4
+    assert 0.8 < r.estimate["norm_quantile"] / (1e3 * np.sqrt(9.2364)) < 1.2
+    assert r.diagnostics["norm_quantile"]["centre"] == "location"
+
+
+def test_bounds_flags_constant_and_small_inputs():
+    X = np.column_stack([np.full(1000, 7.0), np.random.default_rng(0).normal(size=1000)])
+    r = dpstats.bounds(X, epsilon=2.0, seed=4)
+    assert r.diagnostics["scale"]["columns"][0]["status"] == "degenerate"
+    assert r.estimate["scale"][0] == 0
+    small = dpstats.bounds(X[:40], epsilon=0.1, seed=4)
+    assert small.diagnostics["scale"]["columns"][1]["status"] == "insufficient_data"
+    assert small.diagnostics["all_ok"] is False
+    assert small.status == "abstained" and "insufficient data" in small.diagnostics["abstained"]
+    assert len(small.estimate["scale"]) == 0
+
+
+def test_bounds_refuses_bad_input():
+    with pytest.raises(ValueError, match="NaN"):
+        dpstats.bounds(np.array([[1.0], [np.nan]]), epsilon=1.0)
+    with pytest.raises(ValueError, match="widen must be in"):
+        dpstats.bounds(np.ones((10, 1)), epsilon=1.0, widen=0)
+    with pytest.raises(ValueError, match="epsilon"):
+        dpstats.bounds(np.ones((10, 1)), epsilon=-1.0)
+    with pytest.raises(ValueError, match="neighbouring"):
+        dpstats.bounds(np.ones((10, 1)), epsilon=1.0, neighbouring="swap")

@@ -1,0 +1,138 @@
+// The mean command's registry and dispatcher (mean/methods.hpp).
+#include "dpstats/mean/methods.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mean/bounded_mean.hpp"
+#include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/exp_time_mean.hpp"
+#include "dpstats/mean/prime.hpp"
+#include "dpstats/mean/prime_ht.hpp"
+#include "dpstats/mean/private_filter.hpp"
+
+namespace dpstats {
+namespace {
+
+const std::array<MethodInfo, 6>& registry() {
+  static const std::array<MethodInfo, 6> methods = {{
+      {"prime", "robust private mean (PRIME): up to a fraction alpha of rows may be adversarial",
+       {"alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier",
+        "T1", "T2", "fallback", "threads"}},
+      {"prime-ht", "PRIME for heavy tails: clean rows need only a bounded covariance",
+       {"alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier",
+        "T1", "T2", "fallback", "threads"}},
+      {"filter", "private iterative filter, one direction per round (robust)",
+       {"alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier",
+        "T", "threads"}},
+      {"exp-time", "exponential-time robust mean, d = 1, a reference for tiny n",
+       {"alpha", "scale", "scale_share", "failure_probability", "uncertified_window"}},
+      {"dp-mean", "the PRIME paper's DP Mean baseline: private range, then a clipped mean "
+                  "(not robust)",
+       {"scale", "scale_share", "failure_probability", "threads"}},
+      {"bounded", "clipped mean with per-column bounds (estimated privately when absent)",
+       {"bounds", "scale_share", "threads"}},
+  }};
+  return methods;
+}
+
+// The option names the request sets (the library's snake_case).
+std::vector<std::string> given(const MeanRequest& r) {
+  std::vector<std::string> out;
+  auto add = [&](bool set, const char* name) {
+    if (set) out.emplace_back(name);
+  };
+  add(r.alpha.has_value(), "alpha");
+  add(r.profile.has_value(), "profile");
+  add(r.scale.has_value(), "scale");
+  add(r.scale_share.has_value(), "scale_share");
+  add(r.bounds.has_value(), "bounds");
+  add(r.failure_probability.has_value(), "failure_probability");
+  add(r.topk_multiplier.has_value(), "topk_multiplier");
+  add(r.T1.has_value(), "T1");
+  add(r.T2.has_value(), "T2");
+  add(r.T.has_value(), "T");
+  add(r.fallback.has_value(), "fallback");
+  add(r.uncertified_window.has_value(), "uncertified_window");
+  add(r.run.threads != 1, "threads");
+  return out;
+}
+
+template <class O>
+void common(O& o, const MeanRequest& r) {
+  o.privacy = r.privacy;
+  o.run = r.run;
+  if (r.scale_share) o.scale_share = *r.scale_share;
+}
+
+template <class O>
+void robust(O& o, const MeanRequest& r) {
+  common(o, r);
+  o.alpha = *r.alpha;
+  o.scale = r.scale;
+  if (r.profile) o.profile = *r.profile;
+  if (r.failure_probability) o.failure_probability = *r.failure_probability;
+  if (r.topk_multiplier) o.topk_multiplier = *r.topk_multiplier;
+}
+
+Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng,
+                          Budget* budget) {
+  PrimeOptions o;
+  robust(o, r);
+  o.T1 = r.T1.value_or(0);
+  o.T2 = r.T2.value_or(0);
+  o.fallback = r.fallback.value_or(true);
+  return r.method == "prime" ? prime(X, o, rng, budget) : prime_ht(X, o, rng, budget);
+}
+
+Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng,
+                          Budget* budget) {
+  if (r.method == "filter") {
+    PrivateFilterOptions o;
+    robust(o, r);
+    o.T = r.T.value_or(0);
+    return private_filter(X, o, rng, budget);
+  }
+  if (r.method == "exp-time") {
+    ExpTimeMeanOptions o;
+    common(o, r);
+    o.alpha = *r.alpha;
+    o.scale = r.scale;
+    if (r.failure_probability) o.failure_probability = *r.failure_probability;
+    o.window_resilience = r.uncertified_window.value_or(false);
+    return exp_time_mean(X, o, rng, budget);
+  }
+  if (r.method == "dp-mean") {
+    DpMeanOptions o;
+    common(o, r);
+    o.scale = r.scale;
+    if (r.failure_probability) o.failure_probability = *r.failure_probability;
+    return dp_mean(X, o, rng, budget);
+  }
+  BoundedMeanOptions o;
+  common(o, r);
+  o.bounds = r.bounds;
+  return bounded_mean(X, o, rng, budget);
+}
+
+}  // namespace
+
+std::span<const MethodInfo> mean_methods() { return registry(); }
+
+Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng,
+                         Budget* budget) {
+  const MethodInfo& m = find_method(mean_methods(), "mean", r.method);
+  const std::vector<std::string> set = given(r);
+  check_options_apply(mean_methods(), m, set);
+  const bool needs_alpha = std::find(m.options.begin(), m.options.end(), "alpha") != m.options.end();
+  require(!needs_alpha || r.alpha.has_value(),
+          fmt::format("method '{}' needs alpha (--alpha): an upper bound on the fraction of "
+                      "corrupted rows, e.g. 0.05",
+                      m.name));
+  if (r.method == "prime" || r.method == "prime-ht") return run_prime(X, r, rng, budget);
+  return run_other(X, r, rng, budget);
+}
+
+}  // namespace dpstats

@@ -1,0 +1,112 @@
+// The geometric median's domain radius (plan step): the given R, checked by a private count of
+// the rows beyond it, or a private estimate from the scale layer (docs/proofs/median.md §1).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
+#include "pipeline.hpp"
+
+namespace dpstats::median_detail {
+namespace {
+
+constexpr double kNormQuantile = 0.8;     // r covers 80% of the rows around c0
+constexpr double kRadiusMultiplier = 6;   // R = 6r: holds x* while r covers ≥ 60% (proofs §1)
+constexpr double kWarnFraction = 0.05;    // warn when more than 5% of rows lie beyond R
+
+nlohmann::json cost_json(const PrivacyLoss& share) {
+  if (share.kind == LossKind::zcdp) return {{"rho", share.rho}};
+  return {{"epsilon", share.epsilon}};
+}
+
+// A private count of the rows with ‖x_i‖ > R (sensitivity 1 under replace-one), at the plan's
+// pre-stage share: Gaussian (zcdp accountant) or Laplace (basic).
+DomainRadius check_given(const ConstMatrixRef& X, const GeometricMedianOptions& o,
+                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+  DomainRadius dr;
+  dr.R = *o.domain_radius;
+  dr.diagnostics["domain_radius_source"] = "given";
+  if (!plan.check_radius) return dr;
+  double beyond = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) beyond += X.row(i).norm() > dr.R;
+  double noisy = 0;
+  if (plan.accountant == Accountant::basic) {
+    const LaplaceMechanism m(1, plan.epsilon_pre, 1, o.run.noise);
+    account.charge(m.ledger_entry("rows beyond domain_radius"));
+    noisy = m.apply(beyond, rng);
+  } else {
+    const auto m = GaussianMechanism::from_rho(1, plan.rho_pre, 1, o.run.noise);
+    account.charge(m.ledger_entry("rows beyond domain_radius"));
+    noisy = m.apply(beyond, rng);
+  }
+  const double fraction = std::clamp(noisy / static_cast<double>(X.rows()), 0.0, 1.0);
+  dr.diagnostics["domain_radius_check"] = {{"rows_beyond", noisy}, {"fraction_beyond", fraction},
+                                           {"cost", cost_json(pre_share(plan))}};
+  if (fraction > kWarnFraction)
+    dr.diagnostics["domain_radius_warning"] = fmt::format(
+        "about {:.1f}% of the rows lie beyond domain_radius = {} (a private count): the median is "
+        "sought in B(0, domain_radius); omit domain_radius to estimate it privately",
+        100 * fraction, format_number(dr.R));
+  return dr;
+}
+
+
+// The pre-stage share split over the 3d + 1 selections: 3d for the per-coordinate location
+// (private_scale), one for the norm quantile.
+std::pair<PrivacyLoss, PrivacyLoss> split_share(const PrivacyLoss& share, std::int64_t d) {
+  const double k = 3.0 * static_cast<double>(d) + 1;
+  if (share.kind == LossKind::zcdp) {
+    const double a = share.rho * (k - 1) / k;
+    return {PrivacyLoss::zcdp(a), PrivacyLoss::zcdp(remainder_after(share.rho, a))};
+  }
+  const double a = share.epsilon * (k - 1) / k;
+  return {PrivacyLoss::pure(a), PrivacyLoss::pure(remainder_after(share.epsilon, a))};
+}
+
+DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
+                      const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+  const auto [location_share, norm_share] = split_share(pre_share(plan), X.cols());
+  ScaleOptions so;
+  so.loss = location_share;
+  so.threads = o.run.threads;
+  const ScaleEstimate scale = private_scale(X, so, account, rng);  // charges `account` first
+  DomainRadius dr;
+  dr.diagnostics["domain_radius_source"] = "estimated";
+  nlohmann::json est = {{"location_cost", cost_json(location_share)},
+                        {"norm_quantile_cost", cost_json(norm_share)},
+                        {"q", kNormQuantile}, {"multiplier", kRadiusMultiplier}};
+  for (const auto& c : scale.columns)
+    if (c.status == ScaleStatus::insufficient_data) dr.abstained = "domain_radius estimate: " + c.reason;
+  NormQuantileOptions no;
+  no.loss = norm_share;
+  no.q = kNormQuantile;
+  no.alpha = 0;  // the quantile of all rows, corrupted ones included (Lemma 4 counts them all)
+  no.centre = scale.location();
+  no.threads = o.run.threads;
+  const NormQuantile r = private_norm_quantile(X, no, account, rng);  // charges `account` first
+  if (r.status == ScaleStatus::insufficient_data && !dr.abstained)
+    dr.abstained = "domain_radius estimate: " + r.reason;
+  dr.offset = scale.location();
+  dr.R = std::max(kRadiusMultiplier * r.value, 0x1p-1000);
+  const Vector loc = dr.offset;
+  est["location"] = std::vector<double>(loc.data(), loc.data() + loc.size());
+  est["norm_quantile"] = r.value;
+  est["domain_radius"] = dr.R;
+  dr.diagnostics["domain_radius_estimate"] = est;
+  return dr;
+}
+
+}  // namespace
+
+DomainRadius domain_radius(const ConstMatrixRef& X, const GeometricMedianOptions& o,
+                           const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+  if (o.domain_radius) return check_given(X, o, plan, account, rng);
+  return estimate(X, o, plan, account, rng);
+}
+
+
+}  // namespace dpstats::median_detail

@@ -1,0 +1,103 @@
+// private_bounds: the scale layer as one release (bounds.hpp).
+#include "dpstats/scale/bounds.hpp"
+
+#include "dpstats/error.hpp"
+#include "dpstats/seam.hpp"
+#include "dpstats/privacy/conversions.hpp"
+
+namespace dpstats {
+namespace {
+
+void check_options(const BoundsOptions& o) {
+  validate(o.privacy);
+  validate(o.run);
+  if (o.norm_quantile) {
+    require(*o.norm_quantile > 0 && *o.norm_quantile < 1, "norm_quantile must be in (0, 1), got {}",
+            format_number(*o.norm_quantile));
+    require(o.norm_share > 0 && o.norm_share < 1, "norm_share must be in (0, 1), got {}",
+            format_number(o.norm_share));
+  }
+}
+
+// The two shares (scale, norm) in the accountant's unit: epsilon (basic) or rho (zcdp).
+struct Split {
+  PrivacyLoss scale, norm;
+};
+
+Split split(const BoundsOptions& o) {
+  const bool pure = o.privacy.delta == 0;
+  const double total =
+      pure ? o.privacy.epsilon : epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  const double first = o.norm_quantile ? total * (1 - o.norm_share) : total;
+  const double rest = remainder_after(total, first);
+  auto loss = [&](double x) { return pure ? PrivacyLoss::pure(x) : PrivacyLoss::zcdp(x); };
+  return {loss(first), loss(rest > 0 ? rest : first)};
+}
+
+struct Plan {
+  ScaleOptions scale;
+  NormQuantileOptions norm;
+};
+
+// Every option of both estimators, checked before the data are read or anything is charged.
+Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
+  const Split s = split(o);
+  Plan p;
+  p.scale.loss = s.scale;
+  p.scale.widen = o.widen;
+  p.scale.alpha = o.alpha;
+  p.scale.beta = o.beta;
+  p.scale.per_octave = o.per_octave;
+  p.scale.neighbouring = o.neighbouring;
+  p.scale.threads = o.run.threads;
+  p.norm.loss = s.norm;
+  p.norm.q = o.norm_quantile.value_or(0.5);
+  p.norm.alpha = o.alpha;
+  p.norm.beta = o.beta;
+  p.norm.per_octave = o.per_octave;
+  p.norm.neighbouring = o.neighbouring;
+  p.norm.threads = o.run.threads;
+  private_scale_entries(p.scale, d);
+  if (o.norm_quantile) private_norm_quantile_entry(p.norm);
+  return p;
+}
+
+// The reason to abstain: a column (or the norm quantile) whose budget and n give no guarantee
+// (status insufficient_data, decided from public values only). Values released without their
+// stated error would be a confident wrong answer.
+std::optional<std::string> insufficient(const Bounds& b) {
+  std::string which;
+  for (std::size_t j = 0; j < b.scale.columns.size(); ++j)
+    if (b.scale.columns[j].status == ScaleStatus::insufficient_data)
+      which += (which.empty() ? "column " : ", ") + std::to_string(j + 1);
+  if (b.norm && b.norm->status == ScaleStatus::insufficient_data)
+    which += which.empty() ? "the norm quantile" : " and the norm quantile";
+  if (which.empty()) return std::nullopt;
+  return "insufficient data for a guaranteed estimate at this budget (" + which +
+         "): raise epsilon, or give more rows; diagnostics.scale.columns say why";
+}
+
+}  // namespace
+
+Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
+                               Budget* budget) {
+  check_options(o);
+  Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
+  const bool pure = o.privacy.delta == 0;
+  ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
+  Bounds b;
+  b.scale = private_scale(X, p.scale, account, rng);
+  nlohmann::json diagnostics = {{"scale", b.scale.diagnostics()}};
+  if (o.norm_quantile) {
+    if (o.norm_about_location) p.norm.centre = b.scale.location();
+    b.norm = private_norm_quantile(X, p.norm, account, rng);
+    diagnostics["norm_quantile"] = b.norm->diagnostics();
+    diagnostics["norm_quantile"]["centre"] = o.norm_about_location ? "location" : "zero";
+  }
+  diagnostics["all_ok"] = b.scale.all_ok() && (!b.norm || b.norm->status == ScaleStatus::ok);
+  SealFacts facts{.neighbouring = o.neighbouring};
+  facts.abstained = insufficient(b);
+  return seal(std::move(b), account, facts, rng, std::move(diagnostics));
+}
+
+}  // namespace dpstats

@@ -1,0 +1,159 @@
+// Per-column private location, scale and bounds (column_scale.hpp; docs/proofs/scale.md §2).
+#include "dpstats/scale/column_scale.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/share.hpp"
+
+namespace dpstats {
+namespace {
+
+constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^{-1}(3/4)
+constexpr double kMaxDouble = std::numeric_limits<double>::max();
+constexpr std::size_t kCallsPerColumn = 3;
+
+void check_options(const ScaleOptions& o) {
+  check_share(o.loss);
+  require(o.widen > 0 && o.widen <= 1e6, "widen must be in (0, 1e6], got {}",
+          format_number(o.widen));
+  require(o.alpha >= 0 && o.alpha < 0.3, "alpha must be in [0, 0.3), got {}",
+          format_number(o.alpha));
+  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+  require(o.per_octave >= 1 && o.per_octave <= 1024,
+          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
+          "refine_points must be in [3, 2^24], got {}", o.refine_points);
+  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
+}
+
+// The public pieces shared by every column.
+struct Plan {
+  const ScaleOptions& o;
+  double epsilon = 0;  // per selection
+  std::vector<double> signed_grid, abs_grid;
+  double rank_error = 0;
+  bool n_public = false;
+  double n = 0;
+};
+
+double clamp_finite(double x) { return std::clamp(x, -kMaxDouble, kMaxDouble); }
+
+// Insufficient data (public: n, epsilon, beta, alpha) takes precedence over degenerate (read off
+// the released values).
+void set_status(ColumnScale& c, const Plan& p) {
+  if (p.n_public && p.rank_error / p.n + p.o.alpha > 0.3) {
+    c.status = ScaleStatus::insufficient_data;
+    c.reason = fmt::format(
+        "rank error t = {} (probability beta = {}) with n = {} and alpha = {}: t/n + alpha > 0.3, "
+        "so location and scale are not guaranteed inside the central 20%..80% of the data; "
+        "give this estimate a larger share or more rows",
+        format_number(p.rank_error), format_number(p.o.beta), p.n, format_number(p.o.alpha));
+  } else if (c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())) {
+    c.status = ScaleStatus::degenerate;
+    c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
+                           "({}): the column's values are (nearly) all equal",
+                           format_number(c.mad), format_number(c.resolution));
+    c.scale = 0;
+    c.lo = clamp_finite(c.location - c.resolution);
+    c.hi = clamp_finite(c.location + c.resolution);
+  }
+}
+
+// The numeric kernel of one column: three selections, then post-processing.
+ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
+  ColumnScale c;
+  const GridCell coarse = grid_quantile_cell(v, p.signed_grid, 0.5, p.epsilon, rng);
+  const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
+  const double lower = p.signed_grid[i == 0 ? 0 : i - 1];
+  const double upper = p.signed_grid[std::min(i + 2, last)];
+  const std::vector<double> fine = linear_grid(lower, upper, p.o.refine_points);
+  const GridCell cell = grid_quantile_cell(v, fine, 0.5, p.epsilon, rng);
+  c.location = cell.midpoint();
+  c.resolution = cell.hi - cell.lo;
+  for (double& x : v) x = std::min(std::fabs(x - c.location), kMaxDouble);
+  const GridCell mad = grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng);
+  c.mad = mad.midpoint();
+  c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
+  c.lo = clamp_finite(c.location - p.o.widen * c.scale);
+  c.hi = clamp_finite(c.location + p.o.widen * c.scale);
+  set_status(c, p);
+  return c;
+}
+
+std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
+  std::vector<double> v(static_cast<std::size_t>(X.rows()));
+  for (Eigen::Index r = 0; r < X.rows(); ++r) v[static_cast<std::size_t>(r)] = X(r, j);
+  return v;
+}
+
+}  // namespace
+
+const char* to_string(ScaleStatus s) {
+  switch (s) {
+    case ScaleStatus::ok: return "ok";
+    case ScaleStatus::degenerate: return "degenerate";
+    case ScaleStatus::insufficient_data: return "insufficient_data";
+  }
+  return "unknown";
+}
+
+Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
+  check_options(o);
+  require(d >= 1, "d must be >= 1, got {}", d);
+  const double e = per_call_epsilon(o.loss, kCallsPerColumn * d);
+  Ledger entries = {grid_quantile_entry(e, "scale: coarse median cell on the log grid"),
+                    grid_quantile_entry(e, "scale: refined median on a linear grid"),
+                    grid_quantile_entry(e, "scale: MAD cell on the log grid")};
+  for (LedgerEntry& entry : entries) {
+    entry.purpose += fmt::format(" ({} columns)", d);
+    entry.count = static_cast<int>(d);
+  }
+  return entries;
+}
+
+ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
+                            Rng& rng) {
+  check_options(o);
+  check_data(X);
+  const auto d = static_cast<std::size_t>(X.cols());
+  ScaleEstimate out;
+  out.entries = private_scale_entries(o, d);
+  account.charge(out.entries);
+
+  Plan p{o, per_call_epsilon(o.loss, kCallsPerColumn * d), log_grid(o.per_octave, false),
+         log_grid(o.per_octave, true)};
+  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(),
+                                          o.beta / static_cast<double>(kCallsPerColumn * d));
+  p.n_public = o.neighbouring == Neighbouring::replace_one;
+  p.n = static_cast<double>(X.rows());
+  out.epsilon_per_call = p.epsilon;
+  out.rank_error = p.rank_error;
+  out.beta = o.beta;
+  out.neighbouring = o.neighbouring;
+  out.columns.resize(d);
+
+  // One generator per column, split in column order, so that a seeded run repeats for any
+  // `threads`; a generator that cannot split serves the columns in order on this thread.
+  std::vector<std::unique_ptr<Rng>> gens;
+  for (std::size_t j = 0; j < d; ++j) {
+    auto g = rng.split();
+    if (!g) break;
+    gens.push_back(std::move(g));
+  }
+  const bool split = gens.size() == d;
+  parallel_tasks(d, split ? o.threads : 1, [&](std::size_t j) {
+    out.columns[j] = estimate_column(column(X, static_cast<Eigen::Index>(j)), p,
+                                     split ? *gens[j] : rng);
+  });
+  return out;
+}
+
+}  // namespace dpstats
