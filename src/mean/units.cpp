@@ -54,7 +54,7 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   const ScaleOptions so = scale_options(share, alpha, widen, threads);
   // The release's account was charged these entries with its plan; this Budget only lets the
   // layer run (it holds exactly the share).
-  Budget scratch(share, share.kind == LossKind::zcdp ? Accountant::zcdp : Accountant::basic);
+  ReleaseBudget scratch(share, share.kind == LossKind::zcdp ? Accountant::zcdp : Accountant::basic);
   const ScaleEstimate est = private_scale(X, so, scratch, rng);
   UnitsEstimate out;
   out.diagnostics = est.diagnostics();
