@@ -210,8 +210,14 @@ TEST(Stats, EstimatedBoundsOnARealisticTableAndEquivariance) {
   const auto m = mean(X, o, rng);
   expect_guarantee_from_ledger(m);
   ASSERT_TRUE(m.diagnostics.contains("bounds_estimate"));
-  EXPECT_NEAR(m.estimate[0], clean[0], 0.1 * clean[0]);
-  EXPECT_NEAR(m.estimate[1], clean[1], 0.1 * clean[1]);
+  // A (non-robust) clipped mean moves by at most the corrupted fraction times the estimated
+  // width, plus noise: that is its stated error (dpstats.mean's robust methods do better).
+  for (int j = 0; j < 2; ++j) {
+    const auto b = m.diagnostics["bounds"][j];
+    const double width = b[1].get<double>() - b[0].get<double>();
+    EXPECT_NEAR(m.estimate[j], clean[j], 0.05 * width + 0.01 * width) << "column " << j;
+    EXPECT_LT(width, 20 * (j == 0 ? 72.0 : 1.8e5)) << "the corrupted rows did not set the scale";
+  }
   const RowMatrix base = table(4000, 17).col(0);
   auto err = [&](double a, double b, std::uint64_t seed) {
     RowMatrix Y = (base.array() * a + b).matrix();
