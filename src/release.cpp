@@ -1,6 +1,18 @@
 #include "dpstats/release.hpp"
 
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/privacy/budget_json.hpp"
+
 namespace dpstats {
+
+LedgerEntry in_output_units(LedgerEntry entry, double output_per_unit) {
+  require(std::isfinite(output_per_unit) && output_per_unit > 0,
+          fmt::format("output_per_unit must be finite and > 0, got {}", output_per_unit));
+  entry.output_per_unit = output_per_unit;
+  return entry;
+}
 
 const char* to_string(Status s) { return s == Status::ok ? "ok" : "abstained"; }
 
@@ -21,31 +33,18 @@ nlohmann::json privacy_json(const PrivacyGuarantee& p) {
 nlohmann::json ledger_json(const Ledger& ledger) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& e : ledger) {
-    nlohmann::json loss = {{"kind", to_string(e.loss.kind)}};
-    switch (e.loss.kind) {
-      case LossKind::pure: loss["epsilon"] = e.loss.epsilon; break;
-      case LossKind::approximate:
-        loss["epsilon"] = e.loss.epsilon;
-        loss["delta"] = e.loss.delta;
-        break;
-      case LossKind::zcdp:
-        loss["rho"] = e.loss.rho;
-        if (e.loss.delta > 0) loss["delta"] = e.loss.delta;
-        break;
-      case LossKind::gdp: loss["mu"] = e.loss.mu; break;
-      case LossKind::subsampled_gaussian:
-        loss["sampling_rate"] = e.loss.sampling_rate;
-        loss["noise_multiplier"] = e.loss.noise_multiplier;
-        loss["sampling"] = to_string(e.loss.sampling);
-        loss["neighbouring"] = to_string(e.loss.neighbouring);
-        break;
-    }
-    out.push_back({{"mechanism", e.mechanism},
-                   {"purpose", e.purpose},
-                   {"sensitivity", e.sensitivity},
-                   {"noise_scale", e.noise_scale},
-                   {"count", e.count},
-                   {"loss", loss}});
+    const nlohmann::json loss = loss_to_json(e.loss);
+    nlohmann::json entry = {{"mechanism", e.mechanism},
+                            {"purpose", e.purpose},
+                            {"sensitivity", e.sensitivity * e.output_per_unit},
+                            {"noise_scale", e.noise_scale * e.output_per_unit},
+                            {"count", e.count},
+                            {"loss", loss}};
+    if (e.output_per_unit != 1)  // the encoding's own numbers, for reproducing the calibration
+      entry["lattice"] = {{"sensitivity", e.sensitivity},
+                          {"noise_scale", e.noise_scale},
+                          {"output_per_unit", e.output_per_unit}};
+    out.push_back(std::move(entry));
   }
   return out;
 }

@@ -50,6 +50,8 @@ void add_repro_command(CLI::App& app);
 void add_moments_command(CLI::App& app);
 void add_median_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
+void add_stat_command(CLI::App& app);
+void add_budget_command(CLI::App& app);
 void add_bounds_command(CLI::App& app);
 
 }  // namespace dpstats::cli

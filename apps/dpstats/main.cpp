@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   dpstats::cli::add_moments_command(app);
   dpstats::cli::add_median_command(app);
   dpstats::cli::add_fit_command(app);
+  dpstats::cli::add_stat_command(app);
+  dpstats::cli::add_budget_command(app);
   dpstats::cli::add_bounds_command(app);
   app.add_subcommand("version", "Print the version")->callback([] {
     dpstats::cli::print_json({{"command", "version"}, {"version", DPSTATS_VERSION}});

@@ -19,13 +19,17 @@ from .median import geometric_median, quantile_radius
 # `dpstats.median(X, ...)` is the geometric median itself (the submodule stays importable as
 # `dpstats.median` through sys.modules; the attribute is the function).
 median = geometric_median
-from .fit import fit
+from .model import FittedModel, fit
+from .budget import Budget, BudgetExceeded, native as _native
+from .stats import (count, sum, column_mean, variance, std, quantiles, histogram,  # noqa: A004
+                    stat)
 from .scale import bounds
 
 __version__ = _dpstats.__version__
 __all__ = ["Release", "read_table", "mean", "mean_methods", "laplace", "gaussian", "account",
            "__version__", "MomentEstimator", "moments", "geometric_median", "median",
-           "quantile_radius", "fit", "bounds"]
+           "quantile_radius", "fit", "bounds", "Budget", "BudgetExceeded", "count", "sum",
+           "column_mean", "variance", "std", "quantiles", "histogram", "stat", "FittedModel"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
@@ -170,7 +174,8 @@ def mean_methods():
     return list(_dpstats.mean_methods())
 
 
-def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None) -> Release:
+def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,
+            budget: Optional[Budget] = None) -> Release:
     """Adds Laplace noise to every entry of ``values`` (pure epsilon-DP).
 
     ``sensitivity`` is the l1 sensitivity of the whole array: the largest total change of its
@@ -178,12 +183,12 @@ def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = No
     """
     v = _array(values, "values")
     est, fields = _dpstats.noise("laplace", v, _float(sensitivity, "sensitivity"),
-                                 _float(epsilon, "epsilon"), 0.0, _seed(seed))
+                                 _float(epsilon, "epsilon"), 0.0, _seed(seed), _native(budget))
     return Release._from_native(est, fields)
 
 
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
-             seed: Optional[int] = None) -> Release:
+             seed: Optional[int] = None, *, budget: Optional[Budget] = None) -> Release:
     """Adds Gaussian noise to every entry of ``values`` ((epsilon, delta)-DP).
 
     ``sensitivity`` is the l2 sensitivity of the whole array. The estimate has the shape of
@@ -191,5 +196,6 @@ def gaussian(values, sensitivity: float, epsilon: float, delta: float,
     """
     v = _array(values, "values")
     est, fields = _dpstats.noise("gaussian", v, _float(sensitivity, "sensitivity"),
-                                 _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed))
+                                 _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
+                                 _native(budget))
     return Release._from_native(est, fields)

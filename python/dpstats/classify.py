@@ -1,5 +1,5 @@
 """fit(X, y, task="classify", ...): private softmax classifiers trained with DP-SGD or a DP-Adam
-variant (card jme-continual-moments.md §2.8, §5.6; docs/guide.md "Private training").
+variant (docs/guide.md "Private training").
 
 ``optimizer``: "dp-adam-jme" (default; Adam whose second moment is a JME release of the clipped
 per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), "dp-adam-joint-clip",
@@ -40,7 +40,7 @@ def _labels(y, name):
 
 
 def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
-                 epsilon: Optional[float] = None, delta: float = 1e-6,
+                 epsilon: Optional[float] = None, delta: Optional[float] = None,
                  noise_multiplier: Optional[float] = None, epochs: int = 10,
                  batch_size: int = 256, learning_rate: float = 1e-3, clip: float = 1.0,
                  classes: Optional[int] = None, hidden: int = 128, jme_lambda: float = 1.0,
@@ -58,7 +58,10 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         if epsilon is not None and noise_multiplier is not None:
             raise ValueError("give epsilon or noise_multiplier, not both")
         if epsilon is None and noise_multiplier is None:
-            epsilon = 1.0
+            raise ValueError("give epsilon (the noise is calibrated to it) or noise_multiplier "
+                             "(epsilon is then reported); neither has a default")
+        from . import _required
+        delta = _required.delta(delta)
     elif epsilon is not None or noise_multiplier is not None:
         raise ValueError("optimizer='adam' is not private: epsilon and noise_multiplier do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
@@ -84,7 +87,8 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
     est, fields = _dpstats.fit_classify(
         X, y, model, optimizer, int(classes), int(hidden),
         None if epsilon is None else float(epsilon),
-        None if noise_multiplier is None else float(noise_multiplier), float(delta), int(epochs),
+        None if noise_multiplier is None else float(noise_multiplier), float(delta) if private else 0.5,  # 0.5: unused by "adam" (not private)
+        int(epochs),
         int(batch_size), float(learning_rate), float(clip), float(jme_lambda), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
         int(threads), _seed(seed))

@@ -78,6 +78,13 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
     """
+    from . import _required
+    if method != "non-private":
+        epsilon = _required.epsilon(epsilon)
+        delta = _required.delta(delta)
+    else:
+        epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
+        delta = 0.5 if delta is None else delta  # unused: the run is not private
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:

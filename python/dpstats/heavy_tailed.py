@@ -63,6 +63,8 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
                      final_clip_rule: Optional[str] = None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc."""
+    from . import _required
+    epsilon = _required.epsilon(epsilon)
     if method is None:
         method = "lipschitz-extension"
     if method not in _METHODS:

@@ -37,12 +37,7 @@ class MomentsRelease(Release):
 
     @classmethod
     def _from_parts(cls, first: np.ndarray, second: np.ndarray, fields_json: str):
-        f: dict[str, Any] = json.loads(fields_json)
-        p = f["privacy"]
-        return cls(estimate=first, epsilon=p["epsilon"], delta=p["delta"], rho=p["rho"],
-                   certified=p["certified"], status=f["status"], seeded=f["seeded"],
-                   noise=f["noise"], neighbouring=p["neighbouring"],
-                   diagnostics=f["diagnostics"], ledger=f["ledger"], first=first, second=second)
+        return cls(estimate=first, first=first, second=second, **cls._fields(fields_json))
 
     def __repr__(self) -> str:
         return (f"MomentsRelease(first.shape={self.first.shape}, second.shape="
@@ -75,6 +70,8 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
              scale_share=0.1, profile="practical"):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
+    from . import _required
+    delta = _required.delta(delta, "it states the release's epsilon")
     return _dpstats._moments_options(
         steps, dim, str(method), str(workload), str(factorization), _opt_float(clip, "clip"),
         float(_opt_float(epsilon, "epsilon") or 0.0), float(_opt_float(delta, "delta")),
@@ -97,7 +94,7 @@ class MomentEstimator:
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
                  factorization: str = "sqrt", clip: Optional[float] = None,
-                 epsilon: Optional[float] = None, delta: float = 1e-6, *, steps: int,
+                 epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
@@ -128,7 +125,7 @@ class MomentEstimator:
 
 
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "sqrt",
-            clip: Optional[float] = None, epsilon: Optional[float] = None, delta: float = 1e-6,
+            clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,

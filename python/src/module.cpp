@@ -51,12 +51,14 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
 }
 
 py::tuple noise(const std::string& mechanism, const CArray& values, double sensitivity,
-                double epsilon, double delta, std::optional<std::uint64_t> seed) {
+                double epsilon, double delta, std::optional<std::uint64_t> seed,
+                Budget* budget) {
   const Vector v = Eigen::Map<const Vector>(values.data(), values.size());
   auto rng = make_rng(seed);
   const Release<Vector> r = mechanism == "laplace"
-                                ? laplace_release(v, sensitivity, epsilon, *rng)
-                                : gaussian_release(v, sensitivity, epsilon, delta, *rng);
+                                ? laplace_release(v, sensitivity, epsilon, *rng, NoiseMode::secure, budget)
+                                : gaussian_release(v, sensitivity, epsilon, delta, *rng,
+                                                   NoiseMode::secure, budget);
   std::vector<py::ssize_t> shape(values.shape(), values.shape() + values.ndim());
   return to_python(r, shape);
 }
@@ -69,6 +71,7 @@ void bind_median(pybind11::module_&);
 void bind_fit(pybind11::module_&);
 void bind_classify(pybind11::module_&);
 void bind_heavy_tailed(pybind11::module_&);
+void bind_stats(pybind11::module_&);
 void bind_scale(pybind11::module_&);
 
 PYBIND11_MODULE(_dpstats, m) {
@@ -79,6 +82,7 @@ PYBIND11_MODULE(_dpstats, m) {
   bind_fit(m);
   bind_classify(m);
   bind_heavy_tailed(m);
+  bind_stats(m);
   bind_scale(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
@@ -94,7 +98,8 @@ PYBIND11_MODULE(_dpstats, m) {
     return out;
   });
   m.def("noise", &noise, py::arg("mechanism"), py::arg("values"), py::arg("sensitivity"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("seed"));
+        py::arg("epsilon"), py::arg("delta"), py::arg("seed"),
+        py::arg("budget").none(true) = nullptr);
   m.def("account_calibrate", [](const std::string& mech, double s, double e, double d) {
     return account_calibrate(mech, s, e, d).dump();
   });

@@ -42,7 +42,7 @@ def test_non_private_adam_and_mlp():
 def test_noise_multiplier_reports_epsilon():
     X, y = blobs(1000, seed=5)
     r = dpstats.fit(X, y, task="classify", optimizer="dp-sgd", classes=3, noise_multiplier=2.0,
-                    epochs=1, batch_size=50, learning_rate=0.5, seed=6)
+                    delta=1e-6, epochs=1, batch_size=50, learning_rate=0.5, seed=6)
     assert r.certified and 0 < r.epsilon < 5
     assert r.diagnostics["noise_multiplier"] >= 2.0
 
@@ -60,11 +60,11 @@ def test_noise_multiplier_reports_epsilon():
 def test_bad_input(kwargs, message):
     X, y = blobs(100, seed=7)
     with pytest.raises(ValueError, match=message):
-        dpstats.fit(X, y, task="classify", epochs=1, **{"batch_size": 50, **kwargs})
+        dpstats.fit(X, y, task="classify", epochs=1, **{"batch_size": 50, "epsilon": 1.0, "delta": 1e-6, **kwargs})
 
 
 def test_nan_rejected():
     X, y = blobs(100, seed=8)
     X[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        dpstats.fit(X, y, task="classify", classes=3, epochs=1)
+        dpstats.fit(X, y, task="classify", classes=3, epochs=1, epsilon=1.0, delta=1e-6)

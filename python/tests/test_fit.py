@@ -64,11 +64,11 @@ def test_bad_input_raises_value_error():
     with pytest.raises(ValueError):
         dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="alg9")
     with pytest.raises(ValueError):
-        dpstats.fit(X, y[:-1], users=users)
+        dpstats.fit(X, y[:-1], users=users, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users.astype(float) + 0.5)
+        dpstats.fit(X, y, users=users.astype(float) + 0.5, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users, task="item-level")
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, task="item-level")
     with pytest.raises(ValueError, match="paper constants|cannot run"):
         dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="phased-sgd", profile="paper",
                     feature_bound=1.0, domain_radius=1)

@@ -76,14 +76,14 @@ def test_bad_inputs_raise_value_error():
     with pytest.raises(ValueError):
         dpstats.moments(X)  # no budget
     with pytest.raises(ValueError):
-        dpstats.moments(X * 10, clip=1.0, epsilon=1.0, on_norm="reject")
-    est = dpstats.MomentEstimator(2, clip=1.0, epsilon=1.0, steps=3)
+        dpstats.moments(X * 10, clip=1.0, epsilon=1.0, delta=1e-6, on_norm="reject")
+    est = dpstats.MomentEstimator(2, clip=1.0, epsilon=1.0, delta=1e-6, steps=3)
     with pytest.raises(ValueError):
         est.push([1.0, 2.0, 3.0])
     with pytest.raises(ValueError):
         est.push([np.nan, 0.0])
     with pytest.raises(ValueError):
-        dpstats.MomentEstimator(2, clip=1.0, epsilon=1.0, steps=0)
+        dpstats.MomentEstimator(2, clip=1.0, epsilon=1.0, delta=1e-6, steps=0)
 
 
 def test_clipped_rows_are_clipped_not_reported():
@@ -96,11 +96,11 @@ def test_clipped_rows_are_clipped_not_reported():
 def test_threads_do_not_change_seeded_noise():
     # 2 x 40000 coordinates: releases above 2^15 entries are noised in chunks on `threads` threads.
     X = np.random.default_rng(0).normal(size=(2, 40000)) / 400
-    a = dpstats.moments(X, clip=1.0, epsilon=1.0, diagonal=True, seed=3, threads=1, factorization="input")
-    b = dpstats.moments(X, clip=1.0, epsilon=1.0, diagonal=True, seed=3, threads=2, factorization="input")
+    a = dpstats.moments(X, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3, threads=1, factorization="input")
+    b = dpstats.moments(X, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3, threads=2, factorization="input")
     assert np.array_equal(a.first, b.first) and np.array_equal(a.second, b.second)
     with pytest.raises(ValueError, match="threads"):
-        dpstats.moments(X, clip=1.0, epsilon=1.0, diagonal=True, threads=0)
+        dpstats.moments(X, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, threads=0)
 
 
 def test_moments_clip_has_no_silent_default():

@@ -222,6 +222,53 @@ bad "mean filter needs alpha" "alpha" -- mean --method filter --epsilon 1 --delt
 bad "mean --T only for filter" "does not apply" -- mean --method prime --T 3 --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 bad "mean window only for exp-time" "uncertified-window" -- mean --method prime --uncertified-window --alpha 0.05 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
 
+# ---- everyday statistics and one budget file across commands ----
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np
+g = np.random.default_rng(3)
+n = 4000
+X = np.column_stack([g.uniform(18, 90, n), g.uniform(2e4, 2e5, n), g.integers(0, 3, n)])
+np.savetxt(sys.argv[1] + "/people.csv", X, delimiter=",", header="age,salary,code", comments="")
+PY
+ok "stat count" "j['statistic']=='count' and abs(j['estimate'][0]-4000)<80 and j['privacy']['neighbouring']=='add-remove'" \
+  -- stat count --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+ok "stat mean per-column bounds" "abs(j['estimate'][0]-54)<2 and abs(j['estimate'][1]-1.1e5)<5e3 and j['privacy']['unit']=='record'" \
+  -- stat mean --bounds 0,120 --bounds 0,5e5 --bounds 0,3 --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+ok "stat sum one bound for all" "len(j['estimate'])==3" \
+  -- stat sum --bounds 0,5e5 --epsilon 1 --delta 1e-6 --seed 1 "$tmp/people.csv"
+ok "stat variance ledger in units" "j['ledger'][0]['sensitivity']<1 and 'lattice' in j['ledger'][0]" \
+  -- stat variance --bounds 0,120 --bounds 0,5e5 --bounds 0,3 --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+ok "stat std" "len(j['estimate'])==3" \
+  -- stat std --bounds 0,120 --bounds 0,5e5 --bounds 0,3 --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+ok "stat quantiles" "len(j['estimate'])==9 and j['estimate'][0]<=j['estimate'][1]<=j['estimate'][2]" \
+  -- stat quantiles --quantiles 0.25,0.5,0.75 --bounds 0,120 --bounds 0,5e5 --bounds 0,3 --epsilon 3 --delta 0 --seed 1 "$tmp/people.csv"
+ok "stat histogram codes" "sorted(j['estimate'])==['0','1','2']" \
+  -- stat histogram --column 2 --epsilon 1 --delta 1e-6 --seed 1 "$tmp/people.csv"
+ok "stat histogram public categories" "sorted(j['estimate'])==['0','1','2','7']" \
+  -- stat histogram --column 2 --categories 0,1,2,7 --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+bad "stat unknown statistic" "must be one of" -- stat median --epsilon 1 --delta 0 "$tmp/people.csv"
+bad "stat option does not apply" "does not apply" -- stat count --bounds 0,1 --epsilon 1 --delta 0 "$tmp/people.csv"
+bad "stat wrong number of bounds" "one per column" -- stat mean --bounds 0,1 --bounds 0,1 --epsilon 1 --delta 0 "$tmp/people.csv"
+ok "stat mean estimates absent bounds" "'bounds_estimate' in j['diagnostics'] and abs(j['estimate'][0]-54)<5" -- stat mean --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+ok "budget init" "j['total']['epsilon']==8" -- budget init "$tmp/b.json" --epsilon 8 --delta 1e-5 --accountant zcdp
+bad "budget init refuses to overwrite" "cannot create" -- budget init "$tmp/b.json" --epsilon 2
+ok "stat mean charged to budget" "j['status']=='ok'" \
+  -- stat mean --bounds 0,5e5 --epsilon 1 --delta 0 --budget "$tmp/b.json" --seed 1 "$tmp/people.csv"
+ok "stat quantiles charged to budget" "j['status']=='ok'" \
+  -- stat quantiles --quantiles 0.5 --bounds 0,5e5 --epsilon 0.5 --delta 1e-6 --budget "$tmp/b.json" --seed 1 "$tmp/people.csv"
+ok "budget show" "j['releases']>=2 and 0<j['spent']['epsilon']<=8" -- budget show "$tmp/b.json"
+cp "$tmp/b.json" "$tmp/b_before.json"
+bad "budget refuses overspending" "exceed" -- stat mean --bounds 0,5e5 --epsilon 20 --delta 0 --budget "$tmp/b.json" "$tmp/people.csv"
+if cmp -s "$tmp/b.json" "$tmp/b_before.json"; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL: a refused release changed the budget file"; fi
+# concurrent releases through one file: flock serialises them, every spend is recorded
+"$DPSTATS" budget init "$tmp/c.json" --epsilon 10 --delta 0 >/dev/null
+for i in 1 2 3 4 5 6; do
+  "$DPSTATS" stat count --epsilon 1 --delta 0 --budget "$tmp/c.json" "$tmp/people.csv" >/dev/null &
+done
+wait
+ok "concurrent releases all recorded" "j['releases']==6 and abs(j['spent']['epsilon']-6)<1e-9" -- budget show "$tmp/c.json"
+
 # ---- fit --task heavy-tailed: inner solver and final clip rule (issue 8 gaps 1, 2) ----
 ok "heavy-tailed private final clip" "len(j['ledger'])==1 and j['privacy']['epsilon']==1 and j['diagnostics']['phases'][1]['clip_rule']['rule']=='private-quantile'" \
   -- fit --task heavy-tailed --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"

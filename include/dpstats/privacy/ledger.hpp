@@ -1,5 +1,12 @@
 // "What happened" (dp_accounting's events), kept apart from "how we count it" (Budget).
 // One entry per mechanism call: its name, sensitivity, noise scale and privacy loss.
+//
+// Units. `sensitivity` and `noise_scale` are in the units of the values the mechanism adds noise
+// to. When a driver runs a mechanism on an integer encoding of the released quantity (an exact
+// clipped sum counts in steps of width / Q), it states how much of the released quantity one of
+// those units is, in `output_per_unit` (in_output_units below); the JSON output then shows
+// sensitivity and noise scale in the released quantity's units and the encoding's own numbers
+// under "lattice" (docs/guide.md, "Reading a ledger").
 #pragma once
 #include <string>
 #include <vector>
@@ -15,7 +22,13 @@ struct LedgerEntry {
   double noise_scale = 0;   // Laplace scale b, Gaussian sigma, ... (0 when not applicable)
   PrivacyLoss loss;
   int count = 1;            // identical calls folded into one entry
+  double output_per_unit = 1;  // released-quantity units per unit of sensitivity / noise_scale
 };
+
+// `entry` for a mechanism that runs on an encoding of the released quantity in which one unit is
+// `output_per_unit` (> 0, finite) of it: e.g. width / (n Q) for a mean released from an exact
+// sum of quantised values. Set at plan time, before the entry is charged.
+LedgerEntry in_output_units(LedgerEntry entry, double output_per_unit);
 
 using Ledger = std::vector<LedgerEntry>;
 

@@ -1,0 +1,166 @@
+// dpstats stat STATISTIC --epsilon E --delta D [--bounds LO,HI]... [--quantiles Q,...]
+//              [--grid-size N] [--categories A,B,...] [--column J] [--scale-share S]
+//              [--budget FILE] [--seed N] [--threads T] [input options] INPUT
+// STATISTIC is one of the stats registry (count, sum, mean, variance, std, quantiles, histogram);
+// the options a statistic does not read are refused by the registry, as in Python.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "budget_file.hpp"
+#include "cli.hpp"
+#include "dpstats/data/reader.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/stats/stats.hpp"
+
+namespace dpstats::cli {
+namespace {
+
+struct StatArgs {
+  std::string statistic;
+  InputArgs input;
+  double epsilon = 0, delta = 0;
+  std::vector<std::string> bounds;
+  std::string quantiles;
+  std::optional<std::size_t> grid_size;
+  std::string categories;
+  std::optional<double> scale_share;
+  std::optional<int> column;
+  std::optional<std::string> budget;
+  std::optional<std::uint64_t> seed;
+  int threads = 1;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    out.push_back(text.substr(start, comma - start));
+  out.push_back(text.substr(start));
+  return out;
+}
+
+stats::ColumnBounds parse_bounds(const std::string& text) {
+  const auto comma = text.find(',');
+  auto number = [&](const std::string& s) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == s.size() && !s.empty() && std::isfinite(x),
+            fmt::format("--bounds must be LO,HI with finite numbers, got '{}'", text));
+    return x;
+  };
+  require(comma != std::string::npos, fmt::format("--bounds must be LO,HI, got '{}'", text));
+  return {number(text.substr(0, comma)), number(text.substr(comma + 1))};
+}
+
+std::vector<std::string> given_options(const StatArgs& a) {
+  std::vector<std::string> g;
+  if (!a.bounds.empty()) g.emplace_back("bounds");
+  if (!a.quantiles.empty()) g.emplace_back("quantiles");
+  if (a.grid_size) g.emplace_back("grid_size");
+  if (!a.categories.empty()) g.emplace_back("categories");
+  if (a.scale_share) g.emplace_back("scale_share");
+  return g;
+}
+
+stats::StatOptions options_of(const StatArgs& a) {
+  stats::StatOptions o;
+  o.privacy = {a.epsilon, a.delta};
+  o.run.threads = a.threads;
+  for (const auto& b : a.bounds) o.bounds.push_back(parse_bounds(b));
+  for (const auto& q : split(a.quantiles)) {
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(q, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == q.size() && !q.empty(),
+            fmt::format("--quantiles must be numbers separated by commas, got '{}'", a.quantiles));
+    o.quantiles.push_back(x);
+  }
+  if (a.grid_size) o.grid_size = *a.grid_size;
+  o.categories = split(a.categories);
+  if (a.scale_share) o.scale_share = *a.scale_share;
+  return o;
+}
+
+// The column's values as category names ("3" for the code 3.0).
+std::vector<std::string> category_column(const Table& t, int column) {
+  require(column >= 0 && column < t.values.cols(),
+          fmt::format("--column must be in [0, {}), got {}", t.values.cols(), column));
+  std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(t.values.rows()));
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i) out.push_back(fmt::format("{}", t.values(i, column)));
+  return out;
+}
+
+void run_stat(const StatArgs& a) {
+  const auto& info = find_method(stats::registry(), "stat", a.statistic);
+  const auto given = given_options(a);
+  check_options_apply(stats::registry(), info, given);
+  const auto s = parse_enum<stats::Statistic>(a.statistic);
+  require(!a.column || s == stats::Statistic::histogram, "--column applies to histogram only");
+  const stats::StatOptions o = options_of(a);
+  const Table table = read_input(a.input);
+  auto rng = make_rng(a.seed);
+  BudgetFile budget(a.budget);
+  nlohmann::ordered_json head = {{"command", "stat"}, {"statistic", a.statistic}};
+  nlohmann::json fields;
+  if (s == stats::Statistic::histogram) {
+    const auto r = stats::histogram(category_column(table, a.column.value_or(0)), o, *rng, budget.get());
+    nlohmann::ordered_json est = nlohmann::ordered_json::object();
+    for (std::size_t k = 0; k < r.estimate.categories.size(); ++k)
+      est[r.estimate.categories[k]] = r.estimate.counts[static_cast<Eigen::Index>(k)];
+    head["estimate"] = est;
+    fields = release_fields_json(r);
+  } else {
+    const auto r = stats::numeric(s, table.values, o, *rng, budget.get());
+    head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
+    fields = release_fields_json(r);
+  }
+  budget.commit();  // before anything is printed
+  print_json(release_output(std::move(head), fields,
+                            {{"n", table.values.rows()}, {"d", table.values.cols()}}));
+}
+
+}  // namespace
+
+void add_stat_command(CLI::App& app) {
+  auto a = std::make_shared<StatArgs>();
+  std::string names;
+  for (const auto& m : stats::registry()) names += fmt::format("\n  {:10} {}", m.name, m.summary);
+  auto* cmd = app.add_subcommand("stat", "Everyday private statistics of a table's columns:" + names);
+  cmd->add_option("STATISTIC", a->statistic, "count, sum, mean, variance, std, quantiles, histogram")
+      ->required();
+  cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0")->required();
+  cmd->add_option("--delta", a->delta, "privacy parameter delta in [0, 1); 0 gives pure DP")
+      ->required();
+  cmd->add_option("--bounds", a->bounds,
+                  "LO,HI clipping bounds: once for every column or once per column, in order; "
+                  "absent: estimated privately from --scale-share of the budget")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--quantiles", a->quantiles, "quantiles: probabilities in [0, 1], e.g. 0.25,0.5,0.75");
+  cmd->add_option("--grid-size", a->grid_size, "quantiles: candidates per column (default 1024)");
+  cmd->add_option("--categories", a->categories,
+                  "histogram: the public categories A,B,... (absent: selected privately, needs "
+                  "delta > 0)");
+  cmd->add_option("--column", a->column, "histogram: the column holding the categories (default 0)");
+  cmd->add_option("--scale-share", a->scale_share,
+                  "budget share for estimating absent bounds, in (0, 1) (default 0.1)");
+  add_budget_option(cmd, a->budget);
+  add_seed_option(cmd, a->seed);
+  cmd->add_option("--threads", a->threads, "worker threads (default 1)");
+  add_input_options(cmd, a->input);
+  cmd->callback([a] { run_stat(*a); });
+}
+
+}  // namespace dpstats::cli

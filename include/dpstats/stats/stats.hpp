@@ -1,0 +1,105 @@
+// The everyday statistics: private count, sum, mean, variance, standard deviation, quantiles and
+// a categorical histogram, on the substrate's secure mechanisms (docs/proofs/stats.md).
+//
+// Neighbouring: count and histogram are private under add/remove of one row (a count under
+// replace-one is not private information); sum, mean, variance, std and quantiles under
+// replace-one with the number of rows n public (as every mean of the library).
+//
+// Per-column bounds: `bounds` holds one (lower, upper) per column, or one for every column. Each
+// value is clipped to its column's bounds, so the bounds are the public scale of the release.
+// When `bounds` is empty they are estimated privately per column (dpstats/scale/) from
+// `scale_share` of the budget; the estimate and its cost are in diagnostics["bounds_estimate"].
+// When the caller gives bounds, a private count of rows outside them is released from
+// kClipCheckShare of the budget (diagnostics["clipped_rows"]), so a bound that bites is seen.
+//
+// Noise: delta = 0 gives pure epsilon-DP (Laplace; quantiles: permute-and-flip), delta > 0
+// Gaussian noise ((epsilon, delta)-DP, basic composition of the parts). Every entry point runs
+// validate -> plan -> charge -> run -> seal (seam.hpp) and charges the caller's Budget when given.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/names.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/registry.hpp"
+#include "dpstats/release.hpp"
+#include "dpstats/run_control.hpp"
+
+namespace dpstats::stats {
+
+enum class Statistic { count, sum, mean, variance, std, quantiles, histogram };
+
+struct ColumnBounds {
+  double lower = 0, upper = 0;  // lower < upper, finite
+};
+
+// The share of epsilon (and delta) that checks whether user-given bounds bite.
+inline constexpr double kClipCheckShare = 0.05;
+
+struct StatOptions {
+  PrivacyTarget privacy;
+  Profile profile = Profile::practical;  // no statistic has a paper profile; kept for the seam
+  RunControl run;
+  std::vector<ColumnBounds> bounds;  // one per column or one for all; empty: estimated privately
+  double scale_share = 0.1;          // (0, 1): budget share for estimating absent bounds
+  std::vector<double> quantiles;     // quantiles: the probabilities, each in [0, 1]
+  std::size_t grid_size = 1024;      // quantiles: candidates per column, evenly spaced in bounds
+  std::vector<std::string> categories;  // histogram: public categories (empty: selected privately)
+};
+
+// count: the number of rows (estimate of length 1), add/remove.
+Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                      Budget* budget = nullptr);
+// sum, mean, variance, std: one value per column.
+Release<Vector> sum(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                    Budget* budget = nullptr);
+Release<Vector> mean(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                     Budget* budget = nullptr);
+Release<Vector> variance(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                         Budget* budget = nullptr);
+Release<Vector> std_dev(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                        Budget* budget = nullptr);
+// quantiles: column j's quantiles at estimate[j * k .. j * k + k) for k = o.quantiles.size(),
+// nondecreasing in the probability.
+Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                          Budget* budget = nullptr);
+
+struct Histogram {
+  std::vector<std::string> categories;  // released categories (sorted)
+  Vector counts;                        // their noisy counts (>= 0)
+};
+// histogram of one categorical column (one string per row), add/remove. With public
+// `categories` every one of them is released (others are dropped, pure DP when delta = 0);
+// without, categories are selected privately (stability histogram; needs delta > 0).
+Release<Histogram> histogram(std::span<const std::string> values, const StatOptions& o, Rng& rng,
+                             Budget* budget = nullptr);
+
+// The numeric statistics by name (everything but histogram), for the tool and Python.
+Release<Vector> numeric(Statistic s, const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                        Budget* budget = nullptr);
+
+// One registry for the tool and Python: each statistic, its summary and the options it reads.
+std::span<const MethodInfo> registry();
+
+}  // namespace dpstats::stats
+
+namespace dpstats {
+template <>
+struct EnumNames<stats::Statistic> {
+  static constexpr std::string_view parameter = "statistic";
+  static constexpr std::array<std::pair<stats::Statistic, std::string_view>, 7> names = {
+      {{stats::Statistic::count, "count"},
+       {stats::Statistic::sum, "sum"},
+       {stats::Statistic::mean, "mean"},
+       {stats::Statistic::variance, "variance"},
+       {stats::Statistic::std, "std"},
+       {stats::Statistic::quantiles, "quantiles"},
+       {stats::Statistic::histogram, "histogram"}}};
+};
+}  // namespace dpstats

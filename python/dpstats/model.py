@@ -1,0 +1,153 @@
+"""``dpstats.fit`` returns a fitted model (sklearn-style ``predict``, ``predict_proba``,
+``score``) together with the Release that states what it cost (``model.release``).
+
+Tasks (the ``task=`` argument of :func:`fit`):
+
+- ``"user-level"`` (default; needs ``users=``): user-level private convex optimisation; all rows of
+  one user are protected together. A linear model ``w``; ``loss`` "logistic" or "hinge" (labels
+  +-1) classify, "squared" and "huber" regress.
+- ``"heavy-tailed"``: pure epsilon-DP convex optimisation that only assumes a moment bound on the
+  gradients. Linear model ``w``; "absolute", "squared", "huber" regress, "hinge" and "logistic"
+  classify (labels +-1).
+- ``"classify"``: a softmax classifier (``model="logistic"``) or a one-hidden-layer ReLU network
+  (``model="mlp"``) trained with DP-SGD / DP-Adam; labels 0..classes-1.
+
+Every option of the task's function is accepted as a keyword; ``help(dpstats.fit)`` lists
+them for each task. ``epsilon`` (and ``delta`` where the method needs one) are required.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .fit import fit as _task_fit
+from .release import Release
+
+_CLASSIFYING_LOSSES = ("logistic", "hinge")
+
+
+class FittedModel:
+    """A privately fitted model. ``coef_`` holds the released parameters, ``release`` the
+    Release (privacy, ledger, diagnostics); predictions are post-processing and cost nothing."""
+
+    def __init__(self, release: Release, task: str, loss: str = None, model: str = None,
+                 classes: int = None, hidden: int = None):
+        self.release = release
+        self.task = task
+        self.loss = loss
+        self.model = model
+        self.classes = classes
+        self.hidden = hidden
+        self.coef_ = np.asarray(release.estimate, dtype=np.float64)
+
+    def __getattr__(self, name):
+        # The release's fields read through the model (model.epsilon, model.ledger, ...).
+        if name == "release":
+            raise AttributeError(name)
+        return getattr(self.release, name)
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "loss": self.loss, "model": self.model,
+                **self.release.to_dict()}
+
+    # ---- which kind of model ----
+    @property
+    def is_classifier(self) -> bool:
+        return self.task == "classify" or self.loss in _CLASSIFYING_LOSSES
+
+    def _X(self, X) -> np.ndarray:
+        if self.release.status != "ok":
+            raise ValueError(f"the fit abstained ({self.release.diagnostics.get('abstained')}); "
+                             "there is no model to predict with")
+        X = np.asarray(X, dtype=np.float64)
+        return X.reshape(-1, 1) if X.ndim == 1 else X
+
+    def _logits(self, X) -> np.ndarray:
+        X = self._X(X)
+        n, d = X.shape
+        w = self.coef_
+        if self.model == "mlp":
+            h = self.hidden
+            W1 = w[:(d + 1) * h].reshape(d + 1, h)
+            W2 = w[(d + 1) * h:].reshape(h + 1, self.classes)
+            a = np.maximum(np.hstack([X, np.ones((n, 1))]) @ W1, 0)
+            return np.hstack([a, np.ones((n, 1))]) @ W2
+        return np.hstack([X, np.ones((n, 1))]) @ w.reshape(d + 1, self.classes)
+
+    def decision_function(self, X) -> np.ndarray:
+        """``X @ w`` for the linear tasks, the class scores (logits) for task "classify"."""
+        if self.task == "classify":
+            return self._logits(X)
+        return self._X(X) @ self.coef_
+
+    def predict(self, X) -> np.ndarray:
+        """Labels (+-1, or 0..classes-1 for "classify") or, for regression losses, values."""
+        if self.task == "classify":
+            return np.argmax(self._logits(X), axis=1)
+        f = self.decision_function(X)
+        return np.where(f >= 0, 1.0, -1.0) if self.is_classifier else f
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities: softmax for "classify", the logistic link for loss "logistic"
+        (columns: P(y = -1), P(y = +1)). Other models have none (AttributeError)."""
+        if self.task == "classify":
+            z = self._logits(X)
+            z = np.exp(z - z.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        if self.loss == "logistic":
+            p = 1 / (1 + np.exp(-self.decision_function(X)))
+            return np.column_stack([1 - p, p])
+        raise AttributeError(f"loss {self.loss!r} gives no probabilities")
+
+    def score(self, X, y) -> float:
+        """Accuracy for classifiers, R^2 for regression (as scikit-learn). Computed on the data
+        given: a score on private data is not private, use held-out public data."""
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        pred = self.predict(X)
+        if self.is_classifier:
+            return float(np.mean(pred == y))
+        ss_res = float(np.sum((y - pred) ** 2))
+        ss_tot = float(np.sum((y - y.mean()) ** 2))
+        return 1 - ss_res / ss_tot if ss_tot > 0 else float("nan")
+
+    def __repr__(self) -> str:
+        kind = self.model if self.task == "classify" else self.loss
+        return (f"FittedModel(task={self.task!r}, {kind}, {self.coef_.size} parameters, "
+                f"epsilon={self.release.epsilon:g}, delta={self.release.delta:g}, "
+                f"status={self.release.status!r})")
+
+
+def fit(X, y, users=None, task: str = "user-level", **options) -> FittedModel:
+    """Private fit of a model to rows ``X`` and labels ``y``; returns a :class:`FittedModel`
+    (``predict``, ``predict_proba`` where it applies, ``score``, and ``.release``).
+
+    ``task="user-level"`` (default) needs ``users`` (one integer id per row); ``"heavy-tailed"``
+    and ``"classify"`` take none. ``epsilon`` is required, ``delta`` where the method needs one.
+    The options of each task follow.
+    """
+    release = _task_fit(X, y, users=users, task=task, **options)
+    if task == "classify":
+        return FittedModel(release, task, model=options.get("model", "logistic"),
+                           classes=options.get("classes"), hidden=options.get("hidden", 128))
+    default_loss = "absolute" if task == "heavy-tailed" else "logistic"
+    return FittedModel(release, task, loss=options.get("loss", default_loss))
+
+
+def _task_docs() -> str:
+    import importlib
+    parts = [__doc__]
+    for task, module, name in (("user-level", "dpstats.fit", "_fit_user_level"),
+                               ("heavy-tailed", "dpstats.heavy_tailed", "fit_heavy_tailed"),
+                               ("classify", "dpstats.classify", "fit_classify")):
+        m = importlib.import_module(module)
+        f = getattr(m, name)
+        parts.append(f"task={task!r}: {m.__doc__ or ''}\n{f.__name__}{_signature(f)}\n"
+                     f"{f.__doc__ or ''}")
+    return "\n\n".join(p.strip() for p in parts)
+
+
+def _signature(f) -> str:
+    import inspect
+    return str(inspect.signature(f))
+
+
+fit.__doc__ = (fit.__doc__ or "") + "\n" + _task_docs()

@@ -1,0 +1,168 @@
+"""The everyday statistics: private count, sum, mean, variance, standard deviation, quantiles and
+histograms of a table's columns (the tool's ``dpstats stat``; docs/guide.md "Describe a table").
+
+Every function takes ``epsilon`` and ``delta`` (required; ``delta=0`` gives pure DP with Laplace
+noise, ``delta > 0`` Gaussian noise), an optional :class:`dpstats.Budget` (``budget=``) that the
+release is charged to, and ``seed`` (reproducible, not secure). ``X`` is n x d (a 1-D array is one
+column); results have one value per column.
+
+``bounds``: the public clipping range of each column -- one ``(lo, hi)`` for every column or a
+list of one per column. Values outside are clipped, and a small private count of clipped rows
+(5% of the budget) is reported in ``diagnostics["clipped_rows"]`` with a warning when it is
+large. Without ``bounds`` the bounds are estimated privately from ``scale_share`` of the budget
+(stated in ``diagnostics["bounds_estimate"]``).
+
+Neighbouring: ``count`` and ``histogram`` protect the addition or removal of one row; the others
+the replacement of one row (n public).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from . import _dpstats, _required
+from .budget import Budget, native
+from .release import Release
+
+
+def _matrix(X) -> np.ndarray:
+    try:
+        X = np.asarray(X, dtype=np.float64, order="C")
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"X must be numeric: {e}") from None
+    if X.ndim == 1:
+        X = X.reshape(-1, 1)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 1-D or 2-D, got shape {X.shape}")
+    return X
+
+
+def _bounds(bounds) -> list:
+    if bounds is None:
+        return []
+    b = np.asarray(bounds, dtype=np.float64)
+    if b.shape == (2,):
+        b = b.reshape(1, 2)
+    if b.ndim != 2 or b.shape[1] != 2:
+        raise ValueError(f"bounds must be (lo, hi) or a list of (lo, hi) per column, got {bounds!r}")
+    return [(float(lo), float(hi)) for lo, hi in b]
+
+
+def _seed(seed):
+    from . import _seed as check
+    return check(seed)
+
+
+def _threads(threads) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return int(threads)
+
+
+def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
+         bounds=None, quantiles: Optional[Sequence[float]] = None,
+         grid_size: Optional[int] = None, scale_share: Optional[float] = None,
+         budget: Optional[Budget] = None, seed: Optional[int] = None,
+         threads: int = 1) -> Release:
+    """One statistic by name ("count", "sum", "mean", "variance", "std", "quantiles"); the
+    functions below call it. Options a statistic does not read raise ValueError."""
+    epsilon = _required.epsilon(epsilon)
+    delta = _required.delta(delta)
+    given = [name for name, v in (("bounds", bounds), ("quantiles", quantiles),
+                                  ("grid_size", grid_size), ("scale_share", scale_share))
+             if v is not None]
+    qs = [] if quantiles is None else [float(q) for q in np.atleast_1d(quantiles)]
+    if grid_size is not None and (isinstance(grid_size, bool) or
+                                  not isinstance(grid_size, (int, np.integer)) or grid_size < 2):
+        raise ValueError(f"grid_size must be an integer >= 2, got {grid_size!r}")
+    est, fields = _dpstats.stat(
+        str(statistic), _matrix(X), epsilon, delta, _bounds(bounds), qs,
+        None if grid_size is None else int(grid_size),
+        None if scale_share is None else float(scale_share), given, _seed(seed),
+        _threads(threads), native(budget))
+    if statistic == "quantiles" and est.size:
+        est = est.reshape(-1, len(qs))
+    return Release._from_native(est, fields)
+
+
+def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
+          budget: Optional[Budget] = None, seed: Optional[int] = None) -> Release:
+    """Private number of rows of ``X`` (add/remove one row; estimate of shape (1,))."""
+    return stat("count", X, epsilon, delta, budget=budget, seed=seed)
+
+
+def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
+        scale_share: Optional[float] = None, budget: Optional[Budget] = None,
+        seed: Optional[int] = None, threads: int = 1) -> Release:
+    """Private per-column sum of ``X`` clipped to ``bounds`` (see the module doc)."""
+    return stat("sum", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
+                seed=seed, threads=threads)
+
+
+def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
+                bounds=None, scale_share: Optional[float] = None,
+                budget: Optional[Budget] = None, seed: Optional[int] = None,
+                threads: int = 1) -> Release:
+    """Private per-column mean of ``X`` clipped to per-column ``bounds`` (``dpstats.mean`` holds
+    the robust and high-dimensional means)."""
+    return stat("mean", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
+                seed=seed, threads=threads)
+
+
+def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
+             scale_share: Optional[float] = None, budget: Optional[Budget] = None,
+             seed: Optional[int] = None, threads: int = 1) -> Release:
+    """Private per-column variance (population, 1/n) of ``X`` clipped to ``bounds``: half the
+    budget for the mean, half for the mean square (see the module doc)."""
+    return stat("variance", X, epsilon, delta, bounds=bounds, scale_share=scale_share,
+                budget=budget, seed=seed, threads=threads)
+
+
+def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
+        scale_share: Optional[float] = None, budget: Optional[Budget] = None,
+        seed: Optional[int] = None, threads: int = 1) -> Release:
+    """Private per-column standard deviation: the square root of :func:`variance`."""
+    return stat("std", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
+                seed=seed, threads=threads)
+
+
+def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
+              delta: Optional[float] = None, *, bounds=None, grid_size: Optional[int] = None,
+              scale_share: Optional[float] = None, budget: Optional[Budget] = None,
+              seed: Optional[int] = None) -> Release:
+    """Private quantiles of each column of ``X``: ``estimate[j, k]`` is column j's quantile at
+    probability ``quantiles[k]`` (nondecreasing in the probability). Each (column, probability)
+    is one exponential-mechanism selection (permute-and-flip) among ``grid_size`` (default 1024)
+    evenly spaced points of the column's bounds, at an equal share of epsilon; the answer's
+    resolution is ``diagnostics["grid_step"]``."""
+    return stat("quantiles", X, epsilon, delta, bounds=bounds, quantiles=quantiles,
+                grid_size=grid_size, scale_share=scale_share, budget=budget, seed=seed)
+
+
+def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
+              categories: Optional[Sequence] = None, budget: Optional[Budget] = None,
+              seed: Optional[int] = None) -> Release:
+    """Private counts of a categorical column (strings or integer codes; add/remove one row).
+
+    With ``categories`` (public), each listed category gets a noisy count (others are dropped;
+    pure DP with ``delta=0``). Without, the categories to release are selected privately (a
+    stability histogram: rare categories are suppressed; needs ``delta > 0``). The estimate is a
+    dict {category: noisy count}, categories in the type of the input (int codes stay ints).
+    """
+    epsilon = _required.epsilon(epsilon)
+    delta = _required.delta(delta)
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"values must be one column (1-D), got shape {arr.shape}")
+    integer = arr.size > 0 and np.issubdtype(arr.dtype, np.integer)
+    as_text = [str(v) for v in arr.tolist()]
+    cats = [] if categories is None else [str(c) for c in categories]
+    names, counts, fields = _dpstats.stat_histogram(as_text, cats, epsilon, delta, _seed(seed),
+                                                    native(budget))
+    keys = [int(n) for n in names] if integer else list(names)
+    return Release._from_native(dict(zip(keys, counts.tolist())), fields)
+
+
+registry = {name: {"summary": summary, "options": list(options)}
+            for name, summary, options in _dpstats.stat_registry()}

@@ -1,0 +1,95 @@
+// The everyday statistics (dpstats/stats/stats.hpp) and the Budget they compose against
+// (privacy/budget_json.hpp): python/dpstats/stats.py and budget.py wrap these.
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "dpstats/privacy/budget_json.hpp"
+#include "dpstats/stats/stats.hpp"
+
+namespace py = pybind11;
+using namespace dpstats;
+using namespace dpstats::python;
+
+namespace {
+
+stats::StatOptions options(double epsilon, double delta,
+                           const std::vector<std::pair<double, double>>& bounds,
+                           const std::vector<double>& quantiles, std::optional<std::size_t> grid,
+                           std::optional<double> scale_share, int threads) {
+  stats::StatOptions o;
+  o.privacy = {epsilon, delta};
+  for (const auto& [lo, hi] : bounds) o.bounds.push_back({lo, hi});
+  o.quantiles = quantiles;
+  if (grid) o.grid_size = *grid;
+  if (scale_share) o.scale_share = *scale_share;
+  o.run.threads = threads;
+  return o;
+}
+
+py::tuple stat_release(const std::string& name, const CArray& X, double epsilon, double delta,
+               const std::vector<std::pair<double, double>>& bounds,
+               const std::vector<double>& quantiles, std::optional<std::size_t> grid,
+               std::optional<double> scale_share, const std::vector<std::string>& given,
+               std::optional<std::uint64_t> seed, int threads, Budget* budget) {
+  const auto& info = find_method(stats::registry(), "stat", name);
+  check_options_apply(stats::registry(), info, given);
+  const auto s = parse_enum<stats::Statistic>(name);
+  const auto data = as_matrix(X);
+  const auto o = options(epsilon, delta, bounds, quantiles, grid, scale_share, threads);
+  auto rng = make_rng(seed);
+  Release<Vector> r;
+  {
+    py::gil_scoped_release release;
+    r = stats::numeric(s, data, o, *rng, budget);
+  }
+  return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
+}
+
+py::tuple histogram(const std::vector<std::string>& values, const std::vector<std::string>& categories,
+                    double epsilon, double delta, std::optional<std::uint64_t> seed,
+                    Budget* budget) {
+  stats::StatOptions o = options(epsilon, delta, {}, {}, std::nullopt, std::nullopt, 1);
+  o.categories = categories;
+  auto rng = make_rng(seed);
+  const auto r = stats::histogram(values, o, *rng, budget);
+  CArray counts(static_cast<py::ssize_t>(r.estimate.counts.size()));
+  std::copy(r.estimate.counts.data(), r.estimate.counts.data() + r.estimate.counts.size(),
+            counts.mutable_data());
+  return py::make_tuple(r.estimate.categories, counts, release_fields_json(r).dump());
+}
+
+}  // namespace
+
+void bind_stats(py::module_& m) {
+  // A spend over the total: dpstats.BudgetExceeded, a ValueError like every refused input.
+  py::register_exception<BudgetExceeded>(m, "BudgetExceeded", PyExc_ValueError);
+  m.def("stat", &stat_release, py::arg("name"), py::arg("X"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("bounds"), py::arg("quantiles"), py::arg("grid_size"), py::arg("scale_share"),
+        py::arg("given"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true));
+  m.def("stat_histogram", &histogram, py::arg("values"), py::arg("categories"),
+        py::arg("epsilon"), py::arg("delta"), py::arg("seed"), py::arg("budget").none(true));
+  m.def("stat_registry", [] {
+    py::list out;
+    for (const auto& e : stats::registry()) {
+      py::list opts;
+      for (auto o : e.options) opts.append(std::string(o));
+      out.append(py::make_tuple(std::string(e.name), std::string(e.summary), opts));
+    }
+    return out;
+  });
+  py::class_<Budget>(m, "_Budget")
+      .def(py::init([](const std::string& total_json, const std::string& accountant) {
+        return Budget(loss_from_json(nlohmann::json::parse(total_json)), parse_accountant(accountant));
+      }))
+      .def_static("from_json", [](const std::string& text) {
+        nlohmann::json j;
+        try {
+          j = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error&) {
+          throw InvalidArgument("a budget must be JSON (as written by Budget.to_json)");
+        }
+        return budget_from_json(j);
+      })
+      .def("to_json", [](const Budget& b) { return budget_to_json(b).dump(); })
+      .def("copy", [](const Budget& b) { return Budget(b); });
+}

@@ -1,0 +1,46 @@
+"""Builds the `_dpstats` extension through the project's CMake build (pyproject.toml is the
+package's metadata; this file only adds the CMake step).
+
+`pip install --no-build-isolation .` configures a CMake build in build/pip (Release, no tests or
+benchmarks), builds the `_dpstats` target and puts the module beside the pure-Python package.
+DPSTATS_CMAKE_BUILD_DIR names an already configured build tree to reuse instead (the tests do).
+DPSTATS_BUILD_JOBS sets the parallel build jobs (default 2).
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name: str):
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext: Extension) -> None:
+        build_dir = Path(os.environ.get("DPSTATS_CMAKE_BUILD_DIR", ROOT / "build" / "pip"))
+        if not (build_dir / "CMakeCache.txt").exists():
+            subprocess.check_call([
+                "cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
+                "-DDPSTATS_BUILD_TESTS=OFF", "-DDPSTATS_BUILD_BENCH=OFF",
+                f"-DPYTHON_EXECUTABLE={sys.executable}", f"-DPython_EXECUTABLE={sys.executable}"])
+        jobs = os.environ.get("DPSTATS_BUILD_JOBS", "2")
+        subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "_dpstats",
+                               "-j", jobs])
+        built = sorted((build_dir / "python" / "dpstats").glob("_dpstats*.so"))
+        if not built:
+            raise RuntimeError(f"the CMake build left no _dpstats module in {build_dir}")
+        target = Path(self.get_ext_fullpath(ext.name))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built[-1], target)
+
+
+setup(ext_modules=[CMakeExtension("dpstats._dpstats")], cmdclass={"build_ext": CMakeBuild},
+      options={"build": {"build_base": str(Path("build") / "pip-setuptools")}})

@@ -1,0 +1,189 @@
+// Shared pieces of the statistics' drivers (src/stats/internal.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "internal.hpp"
+
+namespace dpstats::stats::detail {
+
+Shares shares(const StatOptions& o) {
+  Shares s;
+  if (o.bounds.empty()) {
+    s.scale = o.scale_share;
+    s.main = remainder_after(1.0, o.scale_share);
+  } else {
+    s.clip_check = kClipCheckShare;
+    s.main = remainder_after(1.0, kClipCheckShare);
+  }
+  return s;
+}
+
+double total_rho(const StatOptions& o) {
+  return epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta) * (1 - 1e-9);
+}
+
+ReleaseBudget release_budget(const StatOptions& o, Budget* caller) {
+  return ReleaseBudget(o.privacy.loss(), o.privacy.delta > 0 ? Accountant::zcdp : Accountant::basic,
+                       caller);
+}
+
+double pure_epsilon(double fraction, const StatOptions& o) {
+  if (o.privacy.delta == 0) return o.privacy.epsilon * fraction;
+  return std::sqrt(2 * total_rho(o) * fraction) * (1 - 1e-12);
+}
+
+Noise::Noise(double sensitivity, double fraction, const StatOptions& o, std::size_t dimension,
+             std::string purpose, double unit)
+    : purpose_(std::move(purpose)), unit_(unit) {
+  if (o.privacy.delta == 0)
+    laplace_.emplace(sensitivity, o.privacy.epsilon * fraction, dimension, o.run.noise);
+  else
+    gaussian_.emplace(
+        GaussianMechanism::from_rho(sensitivity, total_rho(o) * fraction, dimension, o.run.noise));
+}
+
+LedgerEntry Noise::entry() const {
+  return in_output_units(laplace_ ? laplace_->ledger_entry(purpose_) : gaussian_->ledger_entry(purpose_),
+                         unit_);
+}
+
+double Noise::apply(double value, Rng& rng) const {
+  return laplace_ ? laplace_->apply(value, rng) : gaussian_->apply(value, rng);
+}
+
+double Noise::scale() const { return laplace_ ? laplace_->scale() : gaussian_->sigma(); }
+
+void validate_common(const StatOptions& o) {
+  validate(o.privacy, DeltaRule::any);
+  validate(o.run);
+  require(o.scale_share > 0 && o.scale_share < 1,
+          fmt::format("scale_share must be in (0, 1), got {}", o.scale_share));
+  for (const auto& b : o.bounds) {
+    check_finite(b.lower, "bounds lower");
+    check_finite(b.upper, "bounds upper");
+    require(b.lower < b.upper && std::isfinite(b.upper - b.lower),
+            fmt::format("bounds must satisfy lower < upper (finite width), got ({}, {})", b.lower,
+                        b.upper));
+  }
+}
+
+void validate_table(const ConstMatrixRef& X) {
+  require(X.rows() >= 1 && X.cols() >= 1,
+          fmt::format("X must have at least one row and one column, got {} x {}", X.rows(),
+                      X.cols()));
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    for (Eigen::Index j = 0; j < X.cols(); ++j)
+      require(std::isfinite(X(i, j)), "X has a NaN or infinite value at row {}, column {}", i, j);
+}
+
+std::vector<ColumnBounds> column_bounds(const ConstMatrixRef& X, const StatOptions& o,
+                                        const Shares& shares, ReleaseBudget& account, Rng& rng,
+                                        nlohmann::json& diagnostics) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  if (!o.bounds.empty()) {
+    require(o.bounds.size() == 1 || o.bounds.size() == d,
+            fmt::format("bounds must hold one (lower, upper) for all columns or one per column "
+                        "({}), got {}", d, o.bounds.size()));
+    return o.bounds.size() == d ? o.bounds : std::vector<ColumnBounds>(d, o.bounds[0]);
+  }
+  return estimate_bounds(X, o, shares.scale, account, rng, diagnostics);
+}
+
+ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,
+                     bool squares, int threads) {
+  const Eigen::Index n = X.rows(), d = X.cols();
+  const int parts = std::clamp<int>(threads, 1, static_cast<int>(std::max<Eigen::Index>(1, n / 65536)));
+  struct Part {
+    std::vector<double> first, second;  // exact: each partial sum <= n Q <= 2^53
+    std::int64_t outside = 0;
+  };
+  std::vector<Part> acc(static_cast<std::size_t>(parts),
+                        Part{std::vector<double>(d, 0), std::vector<double>(squares ? d : 0, 0), 0});
+  parallel_ranges(n, parts, 65536, [&](int p, std::int64_t begin, std::int64_t end) {
+    Part& a = acc[static_cast<std::size_t>(p)];
+    for (std::int64_t i = begin; i < end; ++i) {
+      bool out = false;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const auto& b = bounds[static_cast<std::size_t>(j)];
+        const double x = X(i, j), w = b.upper - b.lower;
+        out = out || x < b.lower || x > b.upper;
+        const double c = std::clamp(x, b.lower, b.upper);
+        a.first[j] += std::nearbyint(std::clamp((c - b.lower) / w, 0.0, 1.0) * Q);
+        if (squares) {
+          const double u = (c - b.lower) / w - 0.5;  // in [-1/2, 1/2]
+          a.second[j] += std::nearbyint(std::clamp(4 * u * u, 0.0, 1.0) * Q);
+        }
+      }
+      a.outside += out ? 1 : 0;
+    }
+  });
+  ExactSums s{Vector::Zero(d), Vector::Zero(squares ? d : 0), 0};
+  for (const auto& a : acc) {
+    for (Eigen::Index j = 0; j < d; ++j) s.first[j] += a.first[j];
+    for (Eigen::Index j = 0; j < s.second.size(); ++j) s.second[j] += a.second[j];
+    s.outside_rows += a.outside;
+  }
+  return s;
+}
+
+void report_clipped(const Noise& noise, std::int64_t outside, double n, Rng& rng,
+                    nlohmann::json& diagnostics) {
+  const double noisy = std::clamp(noise.apply(static_cast<double>(outside), rng), 0.0, n);
+  // A warning only when even a low estimate (4 noise scales below: exceeded with probability
+  // <= e^-4 / 2 for Laplace) is above 5% of the rows, so noise alone rarely raises it.
+  const double low = std::max(0.0, noisy - 4 * noise.scale() * noise.unit());
+  nlohmann::json j = {{"noisy_count", noisy},
+                      {"fraction", noisy / n},
+                      {"noise_scale", noise.scale()},
+                      {"budget_share", kClipCheckShare}};
+  diagnostics["clipped_rows"] = j;
+  if (low / n > 0.05)
+    diagnostics["warning"] = fmt::format(
+        "about {:.1f}% of the rows lie outside the given bounds and were clipped: the release "
+        "estimates the clipped data, not the data; widen the bounds or omit them to estimate "
+        "them privately",
+        100 * low / n);
+}
+
+SealFacts facts(const StatOptions& o, Neighbouring neighbouring) {
+  SealFacts f;
+  f.neighbouring = neighbouring;
+  f.noise = o.run.noise;
+  return f;
+}
+
+nlohmann::json bounds_json(const std::vector<ColumnBounds>& bounds) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& b : bounds) j.push_back({b.lower, b.upper});
+  return j;
+}
+
+nlohmann::json noise_scales(const std::vector<Noise>& noises, double factor) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& m : noises) j.push_back(m.scale() * m.unit() * factor);
+  return j;
+}
+
+nlohmann::json grid_steps(const std::vector<ColumnBounds>& bounds, std::size_t grid) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& b : bounds) j.push_back((b.upper - b.lower) / static_cast<double>(grid - 1));
+  return j;
+}
+
+void sort_by_probability(Eigen::Ref<Vector> values, const std::vector<double>& probabilities) {
+  std::vector<std::size_t> order(probabilities.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return probabilities[a] < probabilities[b]; });
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t r = 0; r < order.size(); ++r) values[static_cast<Eigen::Index>(order[r])] = sorted[r];
+}
+
+}  // namespace dpstats::stats::detail

@@ -1,0 +1,221 @@
+// The everyday statistics (stats/stats.hpp). Each driver reads top-down: validate, plan (every
+// mechanism from public values: n, d, bounds, the target), charge, run, seal. Sensitivities are
+// argued in docs/proofs/stats.md.
+#include "dpstats/stats/stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mean/clipped_sum.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/mechanisms/quantile.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/seam.hpp"
+#include "internal.hpp"
+
+namespace dpstats::stats {
+
+using detail::Noise;
+
+namespace {
+
+// ---- mean-like statistics: per-column exact sums of clipped (and possibly squared) values ----
+
+struct MomentPlan {
+  std::vector<ColumnBounds> bounds;
+  double quantum = 0;
+  std::vector<Noise> first, second;  // per column; `second` only for variance / std
+  std::optional<Noise> clip_check;
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
+
+// `per_mean`: released units per unit of the mean (n for a sum, 1 otherwise).
+MomentPlan plan_moments(std::int64_t n, std::size_t d, const StatOptions& o, bool squares,
+                        const std::vector<ColumnBounds>& bounds, const detail::Shares& shares,
+                        double per_mean) {
+  MomentPlan p;
+  p.bounds = bounds;
+  p.quantum = sum_quantum(n);
+  const double parts = static_cast<double>(d) * (squares ? 2 : 1);
+  for (std::size_t j = 0; j < d; ++j) {
+    const double w = bounds[j].upper - bounds[j].lower;
+    const double unit = per_mean * w / (static_cast<double>(n) * p.quantum);  // one sum unit
+    p.first.push_back(Noise(p.quantum, shares.main / parts, o, 1, fmt::format("clipped sum, column {}", j), unit));
+    if (squares)  // (x - centre)^2 in [0, w^2 / 4], in units of (w^2 / 4) / Q
+      p.second.push_back(Noise(p.quantum, shares.main / parts, o, 1,
+                               fmt::format("clipped sum of squares, column {}", j), unit * w / 4));
+  }
+  if (shares.clip_check > 0) p.clip_check = Noise(1, shares.clip_check, o, 1, "rows outside the bounds", 1);
+  return p;
+}
+
+Ledger planned(const MomentPlan& p) {
+  Ledger l;
+  for (const auto& m : p.first) l.push_back(m.entry());
+  for (const auto& m : p.second) l.push_back(m.entry());
+  if (p.clip_check) l.push_back(p.clip_check->entry());
+  return l;
+}
+
+// The noisy per-column means of the clipped values and (when planned) of the squared centred
+// values, written into `mean` and `square_mean`; the clipped-row check into diagnostics.
+void run_moments(const ConstMatrixRef& X, MomentPlan& p, const StatOptions& o, Rng& rng,
+                 Vector& mean, Vector& square_mean) {
+  const auto n = static_cast<double>(X.rows());
+  const detail::ExactSums s = detail::exact_sums(X, p.bounds, p.quantum, !p.second.empty(), o.run.threads);
+  mean.resize(X.cols());
+  square_mean.resize(p.second.empty() ? 0 : X.cols());
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    const auto& b = p.bounds[static_cast<std::size_t>(j)];
+    const double w = b.upper - b.lower;
+    const double noisy = std::clamp(p.first[j].apply(s.first[j], rng), 0.0, n * p.quantum);
+    mean[j] = b.lower + w * noisy / (n * p.quantum);
+    if (!p.second.empty()) {
+      const double sq = std::clamp(p.second[j].apply(s.second[j], rng), 0.0, n * p.quantum);
+      square_mean[j] = (w * w / 4) * sq / (n * p.quantum);
+    }
+  }
+  if (p.clip_check) detail::report_clipped(*p.clip_check, s.outside_rows, n, rng, p.diagnostics);
+}
+
+enum class Moment { sum, mean, variance, std };
+
+Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget,
+                        Moment what) {
+  // validate
+  detail::validate_common(o);
+  detail::validate_table(X);
+  const auto n = static_cast<std::int64_t>(X.rows());
+  const auto d = static_cast<std::size_t>(X.cols());
+  const bool squares = what == Moment::variance || what == Moment::std;
+  // plan (bounds: given, or estimated privately from scale_share -- itself charged)
+  ReleaseBudget account = detail::release_budget(o, budget);
+  nlohmann::json diagnostics = nlohmann::json::object();
+  const detail::Shares shares = detail::shares(o);
+  const std::vector<ColumnBounds> bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  const double per_mean = what == Moment::sum ? static_cast<double>(n) : 1.0;
+  MomentPlan plan = plan_moments(n, d, o, squares, bounds, shares, per_mean);
+  // charge
+  account.charge(planned(plan));
+  // run
+  Vector mean, square_mean;
+  run_moments(X, plan, o, rng, mean, square_mean);
+  Vector estimate = mean;
+  if (what == Moment::sum) estimate = mean * static_cast<double>(n);
+  if (squares) {
+    estimate.resize(static_cast<Eigen::Index>(d));
+    for (std::size_t j = 0; j < d; ++j) {
+      const auto& b = bounds[j];
+      const double w = b.upper - b.lower, centred = mean[j] - (b.lower + b.upper) / 2;
+      const double var = std::clamp(square_mean[j] - centred * centred, 0.0, w * w / 4);
+      estimate[j] = what == Moment::std ? std::sqrt(var) : var;
+    }
+  }
+  // seal
+  diagnostics.update(plan.diagnostics);
+  diagnostics["n"] = n;
+  diagnostics["bounds"] = detail::bounds_json(bounds);
+  diagnostics["noise_scale"] = detail::noise_scales(plan.first, 1.0);  // of the released mean or sum
+  return seal(std::move(estimate), account, detail::facts(o, Neighbouring::replace_one), rng,
+              std::move(diagnostics));
+}
+
+}  // namespace
+
+Release<Vector> sum(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget) {
+  return moments(X, o, rng, budget, Moment::sum);
+}
+Release<Vector> mean(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget) {
+  return moments(X, o, rng, budget, Moment::mean);
+}
+Release<Vector> variance(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                         Budget* budget) {
+  return moments(X, o, rng, budget, Moment::variance);
+}
+Release<Vector> std_dev(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget) {
+  return moments(X, o, rng, budget, Moment::std);
+}
+
+Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget) {
+  // validate: count reads no bounds and no quantiles
+  detail::validate_common(o);
+  require(o.bounds.empty(), "bounds does not apply to count");
+  // plan: one row added or removed moves the count by 1
+  ReleaseBudget account = detail::release_budget(o, budget);
+  const Noise noise(1, 1.0, o, 1, "row count", 1);
+  // charge
+  account.charge(noise.entry());
+  // run
+  const double noisy = std::max(0.0, noise.apply(static_cast<double>(X.rows()), rng));
+  // seal
+  nlohmann::json diagnostics = {{"noise_scale", noise.scale()}};
+  return seal(Vector(Vector::Constant(1, noisy)), account, detail::facts(o, Neighbouring::add_remove), rng,
+              std::move(diagnostics));
+}
+
+Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                          Budget* budget) {
+  // validate
+  detail::validate_common(o);
+  detail::validate_table(X);
+  require(!o.quantiles.empty(), "quantiles needs at least one probability, got none");
+  for (double q : o.quantiles)
+    require(q >= 0 && q <= 1, fmt::format("quantiles must each be in [0, 1], got {}", q));
+  require(o.grid_size >= 2 && o.grid_size <= (std::size_t{1} << 24),
+          fmt::format("grid_size must be in [2, 2^24], got {}", o.grid_size));
+  const auto d = static_cast<std::size_t>(X.cols());
+  const std::size_t k = o.quantiles.size();
+  // plan: each (column, probability) is one permute-and-flip selection at an equal share
+  ReleaseBudget account = detail::release_budget(o, budget);
+  nlohmann::json diagnostics = nlohmann::json::object();
+  const detail::Shares shares = detail::shares(o);
+  const auto bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  const double each = detail::pure_epsilon(shares.main, o) / static_cast<double>(d * k);
+  std::vector<QuantileOptions> selections;
+  Ledger ledger;
+  for (std::size_t j = 0; j < d; ++j)
+    for (double q : o.quantiles) {
+      selections.push_back({.q = q, .lower = bounds[j].lower, .upper = bounds[j].upper,
+                            .candidates = o.grid_size, .epsilon = each});
+      ledger.push_back(private_quantile_entry(selections.back(), fmt::format("quantile {} of column {}", q, j)));
+    }
+  // charge
+  account.charge(ledger);
+  // run: post-processing sorts each column's answers so they are nondecreasing in q
+  Vector estimate(static_cast<Eigen::Index>(d * k));
+  std::vector<double> column(static_cast<std::size_t>(X.rows()));
+  for (std::size_t j = 0; j < d; ++j) {
+    for (Eigen::Index i = 0; i < X.rows(); ++i) column[static_cast<std::size_t>(i)] = X(i, static_cast<Eigen::Index>(j));
+    for (std::size_t t = 0; t < k; ++t)
+      estimate[static_cast<Eigen::Index>(j * k + t)] = private_quantile(column, selections[j * k + t], rng);
+    detail::sort_by_probability(estimate.segment(static_cast<Eigen::Index>(j * k), static_cast<Eigen::Index>(k)), o.quantiles);
+  }
+  // seal
+  diagnostics["n"] = X.rows();
+  diagnostics["bounds"] = detail::bounds_json(bounds);
+  diagnostics["epsilon_per_quantile"] = each;
+  diagnostics["grid_step"] = detail::grid_steps(bounds, o.grid_size);
+  return seal(std::move(estimate), account, detail::facts(o, Neighbouring::replace_one), rng,
+              std::move(diagnostics));
+}
+
+Release<Vector> numeric(Statistic s, const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                        Budget* budget) {
+  switch (s) {
+    case Statistic::count: return count(X, o, rng, budget);
+    case Statistic::sum: return sum(X, o, rng, budget);
+    case Statistic::mean: return mean(X, o, rng, budget);
+    case Statistic::variance: return variance(X, o, rng, budget);
+    case Statistic::std: return std_dev(X, o, rng, budget);
+    case Statistic::quantiles: return quantiles(X, o, rng, budget);
+    case Statistic::histogram: break;
+  }
+  throw InvalidArgument("histogram reads a categorical column: call stats::histogram");
+}
+
+}  // namespace dpstats::stats
