@@ -38,6 +38,7 @@ nlohmann::json ledger_json(const Ledger& ledger) {
         loss["noise_multiplier"] = e.loss.noise_multiplier;
         loss["sampling"] = to_string(e.loss.sampling);
         loss["neighbouring"] = to_string(e.loss.neighbouring);
+        if (e.loss.discrete) loss["discrete"] = true;
         break;
     }
     out.push_back({{"mechanism", e.mechanism},
