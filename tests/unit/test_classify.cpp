@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <random>
 
 #include "dpstats/error.hpp"
 #include "dpstats/training/classifier.hpp"
@@ -274,7 +275,8 @@ TEST(TrainClassifier, RejectsBadInput) {
   const Toy t = blobs(50, 3, 2, 17);
   SeededRng rng(18);
   ClassifyOptions o;
-  o.privacy = {1, 1e-5};
+  o.privacy = {100, 1e-5};
+  o.noise_multiplier = 5;  // fixed (no calibration: keeps the test fast)
   o.batch_size = 10;  // valid, so that each case below fails for its own reason
   o.epochs = 1;
   const auto model = Classifier::logistic(3, 2);
@@ -301,7 +303,7 @@ TEST(TrainClassifier, RejectsBadInput) {
   bad.scale_share = 0.9;
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
   bad = o;
-  bad.noise_multiplier = 0.01;  // does not fit in epsilon = 1
+  bad.privacy.epsilon = 0.01;  // z = 5 does not fit in epsilon = 0.01
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), BudgetExceeded);
   std::vector<int> y = t.y;
   y[3] = 2;
@@ -440,4 +442,52 @@ TEST(Accounting, DiscreteSubsampledGaussianUsesIntegerOrdersOnly) {
   Budget pld(PrivacyLoss::approximate(1e12, delta), Accountant::pld);
   EXPECT_THROW(pld.spend(e), InvalidArgument);
   EXPECT_NE(e.loss.describe().find("discrete"), std::string::npos);
+}
+
+// docs/results/real-data.md (training): columns in different units (age in years, salary in
+// dollars, log-normal), 5% corrupted rows at (999, 9.9e6) with random labels; the label is
+// 1[(age - 40)/12 + (salary - 50000)/20000 + N(0, 0.5^2) > 0]. Test accuracy on clean rows.
+TEST(TrainClassifier, RealisticTableDefaultVersusUnitScale) {
+  auto table = [](Eigen::Index n, std::uint64_t seed, bool corrupt) {
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> unif;
+    Toy t{RowMatrix(n, 2), std::vector<int>(static_cast<std::size_t>(n))};
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double age = 40 + 12 * normal(gen);
+      const double salary = 50000 * std::exp(0.4 * normal(gen) - 0.08);
+      t.X(i, 0) = age;
+      t.X(i, 1) = salary;
+      t.y[static_cast<std::size_t>(i)] =
+          (age - 40) / 12 + (salary - 50000) / 20000 + 0.5 * normal(gen) > 0;
+      if (corrupt && unif(gen) < 0.05) {
+        t.X(i, 0) = 999;
+        t.X(i, 1) = 9.9e6;
+        t.y[static_cast<std::size_t>(i)] = unif(gen) < 0.5;
+      }
+    }
+    return t;
+  };
+  const Toy train = table(20000, 41, true), test = table(5000, 42, false);
+  double acc[2] = {0, 0};
+  for (int before = 0; before < 2; ++before)
+    for (std::uint64_t seed : {43, 44, 45}) {
+      ClassifyOptions o;
+      o.epochs = 3;
+      o.batch_size = 200;
+      o.learning_rate = 0.02;
+      o.privacy = {1.0, 1e-6};
+      if (before) o.feature_scale = 1.0;  // the old behaviour: raw units, clip 1
+      SeededRng rng(seed);
+      const auto r = train_classifier(Classifier::logistic(2, 2), train.X, train.y, o, rng);
+      dpstats::testing::expect_guarantee_from_ledger(r);
+      ASSERT_EQ(r.status, Status::ok);
+      acc[before] += r.estimate.accuracy(test.X, test.y) / 3;
+    }
+  std::printf("realistic table: test accuracy default %.4f, unit scale (before) %.4f\n", acc[0],
+              acc[1]);
+  // One global scale s (the salary's) leaves the age column at ~1e-3 of unit scale: the default
+  // learns the salary half of the signal; the raw-unit run is at chance.
+  EXPECT_GT(acc[0], 0.65);
+  EXPECT_GE(acc[0], acc[1] + 0.1);
 }
