@@ -25,7 +25,7 @@ namespace {
 
 struct ClassifyArgs {
   std::string data, model = "logistic", optimizer = "dp-adam-jme", test, save;
-  std::optional<double> noise_multiplier, lambda, tau, floor;
+  std::optional<double> noise_multiplier, lambda, tau, floor, feature_scale;
   std::optional<int> classes;
   int hidden = 128, threads = 1;
 };
@@ -62,14 +62,18 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   const auto kind = optimize::parse_model_kind(c.model);
   const bool priv = optimize::is_private(o.optimizer);
   if (!priv) {
-    require(!a.epsilon && !a.delta && !c.noise_multiplier,
-            "--optimizer adam is not private: --epsilon, --delta and --noise-multiplier do not apply");
+    require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share,
+            "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
+            "--feature-scale and --scale-share do not apply");
   } else {
-    require(!(a.epsilon && c.noise_multiplier),
-            "give --epsilon (the noise is calibrated) or --noise-multiplier, not both");
+    require(a.epsilon.has_value(),
+            "--epsilon is required for a private optimizer (the whole run's target; with "
+            "--noise-multiplier it is the cap the run must fit in)");
+    require(a.delta.has_value(), "--delta is required for a private optimizer (in (0, 1))");
+    o.privacy = {*a.epsilon, *a.delta};
     if (c.noise_multiplier) o.noise_multiplier = *c.noise_multiplier;
-    else o.epsilon = a.epsilon.value_or(1.0);
-    o.delta = a.delta.value_or(1e-6);
+    if (c.feature_scale) o.feature_scale = *c.feature_scale;
+    if (a.scale_share) o.scale_share = *a.scale_share;
   }
   if (a.epochs) o.epochs = *a.epochs;
   if (a.batch_size) o.batch_size = *a.batch_size;
@@ -86,7 +90,7 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
     o.tau = *c.tau;
   }
   if (c.floor) o.second_moment_floor = *c.floor;
-  o.threads = c.threads;
+  o.run.threads = c.threads;
 
   LabelledImages train, test;
   if (data == "fashion-mnist") {
@@ -121,7 +125,7 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   optimize::EvalSet eval;
   if (test.images.size() > 0) eval = {&test.images, &test.labels};
   const auto r = optimize::train_classifier(std::move(model), train.images, train.labels, o, *rng,
-                                            eval, progress);
+                                            nullptr, eval, progress);
   if (!c.save.empty()) {
     const Vector& p = r.estimate.parameters();
     write_npy(c.save, Eigen::Map<const RowMatrix>(p.data(), 1, p.size()));
@@ -156,7 +160,11 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   cmd->add_option("--hidden", c->hidden, "classify: hidden units of the mlp (default 128)")
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--noise-multiplier", c->noise_multiplier,
-                  "classify: noise multiplier z instead of --epsilon (epsilon is reported)");
+                  "classify: noise multiplier z instead of calibrating to --epsilon (the run "
+                  "must fit within --epsilon; the epsilon spent is reported)");
+  cmd->add_option("--feature-scale", c->feature_scale,
+                  "classify: public scale the features are divided by before training (absent: "
+                  "the private 0.9-quantile of the row norms from --scale-share of epsilon)");
   cmd->add_option("--lambda", c->lambda, "classify: JME scaling (default 1, card Table 4)");
   cmd->add_option("--tau", c->tau, "classify: joint-clip scaling (default 0.5, card Table 4)");
   cmd->add_option("--second-moment-floor", c->floor,

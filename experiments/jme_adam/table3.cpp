@@ -88,15 +88,17 @@ void run_table3(const repro::ReproOptions& o) {
         c.epochs = epochs;
         c.batch_size = g.batch;
         c.learning_rate = g.lr;
-        c.delta = 1e-6;
-        if (optimize::is_private(c.optimizer)) c.epsilon = g.epsilon;
-        c.threads = o.threads;
+        if (optimize::is_private(c.optimizer)) {
+          c.privacy = {g.epsilon, 1e-6};
+          c.feature_scale = 1.0;  // the paper's units (pixels in [0, 1]), public
+        }
+        c.run.threads = o.threads;
         std::unique_ptr<Rng> rng;
         if (o.seed) rng = std::make_unique<SeededRng>(*o.seed * 1000 + static_cast<std::uint64_t>(s));
         else rng = std::make_unique<SecureRng>();
         const auto r = optimize::train_classifier(optimize::Classifier::logistic(784, 10),
                                                   data.train.images, data.train.labels, c, *rng,
-                                                  {&data.test.images, &data.test.labels});
+                                                  nullptr, {&data.test.images, &data.test.labels});
         const auto& ta = r.diagnostics["test_accuracy"];
         const auto& tl = r.diagnostics["train_loss"];
         acc[mi].emplace_back();

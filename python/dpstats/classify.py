@@ -4,10 +4,13 @@ variant (docs/guide.md "Private training").
 ``optimizer``: "dp-adam-jme" (default; Adam whose second moment is a JME release of the clipped
 per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), "dp-adam-joint-clip",
 "dp-sgd", or "adam" (non-private; epsilon = inf, certified False). Poisson subsampling with
-expected batch ``batch_size``, per-example clipping to ``clip``, secure lattice Gaussian noise;
-privacy is (epsilon, delta)-DP under add/remove of one row, from a subsampled-Gaussian RDP
-accountant. Give ``epsilon`` (the noise is calibrated) or ``noise_multiplier`` (epsilon is
-reported). ``classes`` is the public number of classes (labels are integers 0..classes-1).
+expected batch ``batch_size``, per-example clipping to ``clip`` (of the model on the features
+divided by ``feature_scale``; absent, the scale is the private 0.9-quantile of the row norms from
+``scale_share`` of epsilon), secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
+add/remove of one row, accounted by integer-order RDP (the proven account of the lattice Gaussian;
+docs/proofs/accounting.md §8). ``epsilon`` and ``delta`` are required for a private optimizer;
+``noise_multiplier`` fixes the noise instead of calibrating it (the run must fit in epsilon).
+``classes`` is the public number of classes (labels are integers 0..classes-1).
 
 ``.estimate`` is the flat parameter vector: layer 1 as a (features+1) x out row-major block (last
 row the bias), then for ``model="mlp"`` layer 2 as (hidden+1) x classes.
@@ -41,7 +44,9 @@ def _labels(y, name):
 
 def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  epsilon: Optional[float] = None, delta: Optional[float] = None,
-                 noise_multiplier: Optional[float] = None, epochs: int = 10,
+                 noise_multiplier: Optional[float] = None,
+                 feature_scale: Optional[float] = None, scale_share: float = 0.05,
+                 epochs: int = 10,
                  batch_size: int = 256, learning_rate: float = 1e-3, clip: float = 1.0,
                  classes: Optional[int] = None, hidden: int = 128, jme_lambda: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
@@ -55,15 +60,15 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         raise ValueError("classes (the public number of classes) is required")
     private = optimizer != "adam"
     if private:
-        if epsilon is not None and noise_multiplier is not None:
-            raise ValueError("give epsilon or noise_multiplier, not both")
-        if epsilon is None and noise_multiplier is None:
-            raise ValueError("give epsilon (the noise is calibrated to it) or noise_multiplier "
-                             "(epsilon is then reported); neither has a default")
-        from . import _required
-        delta = _required.delta(delta)
-    elif epsilon is not None or noise_multiplier is not None:
-        raise ValueError("optimizer='adam' is not private: epsilon and noise_multiplier do not apply")
+        if epsilon is None:
+            raise ValueError("epsilon is required for a private optimizer (the whole run's target; "
+                             "with noise_multiplier, the cap the run must fit in)")
+        if delta is None:
+            raise ValueError("delta is required for a private optimizer (in (0, 1))")
+    elif (epsilon is not None or delta is not None or noise_multiplier is not None
+          or feature_scale is not None):
+        raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier and "
+                         "feature_scale do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
                     ("hidden", hidden), ("threads", threads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
@@ -87,8 +92,9 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
     est, fields = _dpstats.fit_classify(
         X, y, model, optimizer, int(classes), int(hidden),
         None if epsilon is None else float(epsilon),
-        None if noise_multiplier is None else float(noise_multiplier), float(delta) if private else 0.5,  # 0.5: unused by "adam" (not private)
-        int(epochs),
+        None if noise_multiplier is None else float(noise_multiplier),
+        None if delta is None else float(delta),
+        None if feature_scale is None else float(feature_scale), float(scale_share), int(epochs),
         int(batch_size), float(learning_rate), float(clip), float(jme_lambda), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
         int(threads), _seed(seed))

@@ -28,7 +28,8 @@ std::vector<int> as_labels(const py::array_t<std::int64_t, py::array::c_style | 
 py::tuple fit_classify_native(
     const CArray& X, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
     const std::string& model, const std::string& optimizer, int classes, int hidden,
-    std::optional<double> epsilon, std::optional<double> noise_multiplier, double delta,
+    std::optional<double> epsilon, std::optional<double> noise_multiplier,
+    std::optional<double> delta, std::optional<double> feature_scale, double scale_share,
     int epochs, int batch_size, double learning_rate, double clip, double jme_lambda, double tau,
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
@@ -37,9 +38,10 @@ py::tuple fit_classify_native(
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
   optimize::ClassifyOptions o;
   o.optimizer = optimize::parse_classify_optimizer(optimizer);
-  o.epsilon = epsilon;
+  o.privacy = {epsilon.value_or(0.0), delta.value_or(0.0)};  // 0 = not given: refused
   o.noise_multiplier = noise_multiplier;
-  o.delta = delta;
+  o.feature_scale = feature_scale;
+  o.scale_share = scale_share;
   o.epochs = epochs;
   o.batch_size = batch_size;
   o.learning_rate = learning_rate;
@@ -47,7 +49,7 @@ py::tuple fit_classify_native(
   o.lambda = jme_lambda;
   o.tau = tau;
   o.second_moment_floor = second_moment_floor;
-  o.threads = check_threads(threads);
+  o.run.threads = check_threads(threads);
   const auto kind = optimize::parse_model_kind(model);
   RowMatrix test_X;
   std::vector<int> test_y;
@@ -66,7 +68,7 @@ py::tuple fit_classify_native(
     auto m = kind == optimize::ModelKind::mlp
                  ? optimize::Classifier::mlp(data.cols(), hidden, classes, init)
                  : optimize::Classifier::logistic(data.cols(), classes);
-    r = optimize::train_classifier(std::move(m), data, labels, o, *rng, eval);
+    r = optimize::train_classifier(std::move(m), data, labels, o, *rng, nullptr, eval);
   }
   r.diagnostics["features"] = r.estimate.features();
   r.diagnostics["classes"] = r.estimate.classes();
@@ -92,7 +94,8 @@ void bind_classify(py::module_& m) {
   });
   m.def("fit_classify", &fit_classify_native, py::arg("X"), py::arg("y"), py::arg("model"),
         py::arg("optimizer"), py::arg("classes"), py::arg("hidden"), py::arg("epsilon"),
-        py::arg("noise_multiplier"), py::arg("delta"), py::arg("epochs"), py::arg("batch_size"),
+        py::arg("noise_multiplier"), py::arg("delta"), py::arg("feature_scale"),
+        py::arg("scale_share"), py::arg("epochs"), py::arg("batch_size"),
         py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
         py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
         py::arg("seed"));

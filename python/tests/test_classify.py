@@ -27,7 +27,10 @@ def test_private_jme_adam_learns_and_states_its_privacy():
     assert len(r.diagnostics["test_accuracy"]) == 2
     assert r.diagnostics["test_accuracy"][-1] > 0.6
     assert r.diagnostics["optimizer"] == "dp-adam-jme"
-    assert len(r.ledger) == 2
+    assert len(r.ledger) == 3  # feature-scale quantile, steps, epoch losses
+    assert r.diagnostics["accountant"] == "rdp"  # secure: the lattice Gaussian, integer orders
+    assert "epsilon_pld_continuous_analysis" in r.diagnostics
+    assert r.diagnostics["feature_scale_source"].startswith("private")
 
 
 def test_non_private_adam_and_mlp():
@@ -42,7 +45,7 @@ def test_non_private_adam_and_mlp():
 def test_noise_multiplier_reports_epsilon():
     X, y = blobs(1000, seed=5)
     r = dpstats.fit(X, y, task="classify", optimizer="dp-sgd", classes=3, noise_multiplier=2.0,
-                    delta=1e-6, epochs=1, batch_size=50, learning_rate=0.5, seed=6)
+                    epsilon=10.0, delta=1e-5, epochs=1, batch_size=50, learning_rate=0.5, seed=6)
     assert r.certified and 0 < r.epsilon < 5
     assert r.diagnostics["noise_multiplier"] >= 2.0
 
@@ -51,11 +54,13 @@ def test_noise_multiplier_reports_epsilon():
     (dict(classes=3, optimizer="sgd"), "optimizer must be one of"),
     (dict(classes=3, model="cnn"), "model must be"),
     (dict(), "classes"),
-    (dict(classes=3, epsilon=1.0, noise_multiplier=1.0), "not both"),
+    (dict(classes=3), "epsilon is required"),
+    (dict(classes=3, epsilon=1.0), "delta is required"),
     (dict(classes=3, optimizer="adam", epsilon=1.0), "not private"),
-    (dict(classes=3, epsilon=-1.0), "epsilon"),
-    (dict(classes=2), "label"),
-    (dict(classes=3, batch_size=0), "batch_size"),
+    (dict(classes=3, epsilon=-1.0, delta=1e-5), "epsilon"),
+    (dict(classes=3, epsilon=1.0, delta=1e-5, feature_scale=-1.0), "feature_scale"),
+    (dict(classes=2, epsilon=1.0, delta=1e-5), "label"),
+    (dict(classes=3, epsilon=1.0, delta=1e-5, batch_size=0), "batch_size"),
 ])
 def test_bad_input(kwargs, message):
     X, y = blobs(100, seed=7)
@@ -67,4 +72,4 @@ def test_nan_rejected():
     X, y = blobs(100, seed=8)
     X[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        dpstats.fit(X, y, task="classify", classes=3, epochs=1, epsilon=1.0, delta=1e-6)
+        dpstats.fit(X, y, task="classify", classes=3, epochs=1, epsilon=1.0, delta=1e-5)

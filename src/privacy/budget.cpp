@@ -193,6 +193,7 @@ void Budget::add_rdp(Sums& out, const LedgerEntry& entry) const {
   if (out.rdp.empty()) out.rdp.assign(orders.size(), 0.0);
   std::vector<double> curve(orders.size());
   for (std::size_t i = 0; i < orders.size(); ++i) curve[i] = loss_rdp(l, orders[i]);
+  if (entry.count == 0) return;  // (0 x an infinite order of a discrete entry is no spend)
   for (std::size_t i = 0; i < orders.size(); ++i) out.rdp[i] += entry.count * curve[i];
   if (l.kind == LossKind::approximate || l.kind == LossKind::zcdp)
     out.delta.add_product(entry.count, l.delta);

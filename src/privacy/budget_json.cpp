@@ -63,8 +63,13 @@ PrivacyLoss subsampled_from_json(const json& j) {
   if (relation == to_string(Neighbouring::replace_one)) n = Neighbouring::replace_one;
   else require(relation == to_string(Neighbouring::add_remove),
                "a budget file's loss.neighbouring is unknown");
-  return PrivacyLoss::subsampled_gaussian(number(j, "sampling_rate", "loss"),
-                                          number(j, "noise_multiplier", "loss"), s, n);
+  PrivacyLoss loss = PrivacyLoss::subsampled_gaussian(number(j, "sampling_rate", "loss"),
+                                                      number(j, "noise_multiplier", "loss"), s, n);
+  if (j.contains("discrete")) {
+    require(j.at("discrete").is_boolean(), "a budget file's loss.discrete must be true or false");
+    loss.discrete = j.at("discrete").get<bool>();
+  }
+  return loss;
 }
 
 }  // namespace
@@ -95,6 +100,7 @@ json loss_to_json(const PrivacyLoss& loss) {
       j["noise_multiplier"] = loss.noise_multiplier;
       j["sampling"] = to_string(loss.sampling);
       j["neighbouring"] = to_string(loss.neighbouring);
+      if (loss.discrete) j["discrete"] = true;
       break;
   }
   return j;

@@ -47,6 +47,13 @@ PrivacyLoss PrivacyLoss::subsampled_gaussian(double sampling_rate, double noise_
   return l;
 }
 
+PrivacyLoss PrivacyLoss::subsampled_discrete_gaussian(double sampling_rate,
+                                                      double noise_multiplier) {
+  PrivacyLoss l = subsampled_gaussian(sampling_rate, noise_multiplier);
+  l.discrete = true;
+  return l;
+}
+
 std::string PrivacyLoss::describe() const {
   switch (kind) {
     case LossKind::pure: return fmt::format("epsilon={}", epsilon);
@@ -55,8 +62,9 @@ std::string PrivacyLoss::describe() const {
       return delta > 0 ? fmt::format("(rho={}, delta={})", rho, delta) : fmt::format("rho={}", rho);
     case LossKind::gdp: return fmt::format("mu={}", mu);
     case LossKind::subsampled_gaussian:
-      return fmt::format("subsampled-gaussian(q={}, sigma={}, {}, {})", sampling_rate,
-                         noise_multiplier, to_string(sampling), to_string(neighbouring));
+      return fmt::format("subsampled-gaussian(q={}, sigma={}, {}, {}{})", sampling_rate,
+                         noise_multiplier, to_string(sampling), to_string(neighbouring),
+                         discrete ? ", discrete" : "");
   }
   return "?";
 }

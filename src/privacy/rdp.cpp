@@ -120,6 +120,9 @@ double loss_rdp(const PrivacyLoss& l, double a) {
               fmt::format("loss: the rdp accountant counts Poisson subsampling under add-remove, "
                           "got {} under {}",
                           to_string(l.sampling), to_string(l.neighbouring)));
+      // The lattice Gaussian: only the integer-order expansion is proven (rdp.hpp header;
+      // docs/proofs/accounting.md §8); a fractional order contributes no bound.
+      if (l.discrete && a != std::floor(a)) return kInf;
       return subsampled_gaussian_rdp(l.sampling_rate, l.noise_multiplier, a);
   }
   return 0;

@@ -84,6 +84,15 @@ const GaussianMechanism& GradientRelease::mechanism() const {
 double GradientRelease::noise_multiplier() const {
   return mech_ ? 1 / std::sqrt(2 * mech_->rho()) : 0.0;
 }
+LedgerEntry GradientRelease::ledger_entry(std::string purpose, double sampling_rate,
+                                          int steps) const {
+  const double z = noise_multiplier();
+  const PrivacyLoss loss = mechanism().mode() == NoiseMode::secure
+                               ? PrivacyLoss::subsampled_discrete_gaussian(sampling_rate, z)
+                               : PrivacyLoss::subsampled_gaussian(sampling_rate, z);
+  return {"gaussian", std::move(purpose), sensitivity_, first_noise_std(), loss, steps};
+}
+
 double GradientRelease::first_noise_std() const {
   return mech_ ? mech_->sigma() / c_.expected_batch : 0.0;
 }

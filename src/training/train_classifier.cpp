@@ -1,24 +1,62 @@
-// Private training loop of DP-SGD / DP-Adam variants; see
-// include/dpstats/training/train_classifier.hpp.
+// Private training of DP-SGD / DP-Adam variants on the seam; see
+// include/dpstats/training/train_classifier.hpp and docs/proofs/training.md.
 #include "dpstats/training/train_classifier.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
-#include <future>
-#include <memory>
 #include <cmath>
+#include <future>
 #include <limits>
+#include <memory>
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/random/bernoulli.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/seam.hpp"
 
 namespace dpstats::optimize {
 namespace {
 
+constexpr double kFeatureQuantile = 0.9;  // s: the 0.9-quantile of ||x_i|| (training.md §3)
+
+void validate_privacy(const ClassifyOptions& o) {
+  if (!is_private(o.optimizer)) return;
+  validate(o.privacy, DeltaRule::positive);
+  if (o.noise_multiplier) check_positive(*o.noise_multiplier, "noise_multiplier");
+  check_positive(o.loss_noise_multiplier, "loss_noise_multiplier");
+  require(std::isfinite(o.clip) && o.clip > 0,
+          fmt::format("clip: the per-example gradient clip of the model on the scaled features "
+                      "x / feature_scale must be a finite number > 0, got {} (1 clips the "
+                      "logistic gradient of a row with ||x|| <= feature_scale by at most 2x)",
+                      o.clip));
+  if (o.feature_scale) {
+    require(std::isfinite(*o.feature_scale) && *o.feature_scale > 0,
+            fmt::format("feature_scale: the public scale the features are divided by must be a "
+                        "finite number > 0 (e.g. the largest plausible row norm), got {}",
+                        *o.feature_scale));
+  } else {
+    require(o.scale_share > 0 && o.scale_share <= 0.5,
+            fmt::format("scale_share: the fraction of epsilon spent on estimating "
+                        "feature_scale must be in (0, 0.5], got {}", o.scale_share));
+  }
+}
+
 void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vector<int>& y,
               const Classifier& model) {
+  validate(o.run);
+  require(o.epochs >= 1, fmt::format("epochs must be >= 1, got {}", o.epochs));
+  check_positive(o.learning_rate, "learning_rate");
+  require(o.beta1 >= 0 && o.beta1 < 1, fmt::format("beta1 must be in [0, 1), got {}", o.beta1));
+  require(o.beta2 >= 0 && o.beta2 < 1, fmt::format("beta2 must be in [0, 1), got {}", o.beta2));
+  if (o.adam_epsilon) check_positive(*o.adam_epsilon, "adam_epsilon");
+  if (o.second_moment_floor)
+    require(*o.second_moment_floor >= 0 && std::isfinite(*o.second_moment_floor),
+            fmt::format("second_moment_floor must be a finite number >= 0, got {}",
+                        *o.second_moment_floor));
+  check_positive(o.loss_bound, "loss_bound");
+  validate_privacy(o);
   check_data(X, "X");
   require(static_cast<Eigen::Index>(y.size()) == X.rows(),
           fmt::format("labels: need one per row of X ({}), got {}", X.rows(), y.size()));
@@ -27,31 +65,21 @@ void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vect
             model.classes() - 1);
   require(X.cols() == model.features(),
           fmt::format("X has {} columns, the model expects {}", X.cols(), model.features()));
-  require(o.epochs >= 1, fmt::format("epochs must be >= 1, got {}", o.epochs));
   require(o.batch_size >= 1 && o.batch_size <= X.rows(),
-          fmt::format("batch size must be in [1, {}] (the number of rows), got {}", X.rows(),
+          fmt::format("batch_size must be in [1, {}] (the number of rows), got {}", X.rows(),
                       o.batch_size));
-  check_positive(o.learning_rate, "learning rate");
-  require(o.beta1 >= 0 && o.beta1 < 1, fmt::format("beta1 must be in [0, 1), got {}", o.beta1));
-  require(o.beta2 >= 0 && o.beta2 < 1, fmt::format("beta2 must be in [0, 1), got {}", o.beta2));
-  if (o.adam_epsilon) check_positive(*o.adam_epsilon, "adam epsilon");
-  if (o.second_moment_floor)
-    require(*o.second_moment_floor >= 0 && std::isfinite(*o.second_moment_floor),
-            "second-moment floor must be >= 0");
-  check_positive(o.loss_bound, "loss bound");
-  require(o.threads >= 1, fmt::format("threads must be >= 1, got {}", o.threads));
-  if (!is_private(o.optimizer)) return;
-  require(o.epsilon.has_value() != o.noise_multiplier.has_value(),
-          "give exactly one of epsilon (target) and noise_multiplier for a private optimizer");
-  if (o.epsilon) check_epsilon(*o.epsilon, "epsilon");
-  if (o.noise_multiplier) check_positive(*o.noise_multiplier, "noise_multiplier");
-  check_delta_positive(o.delta, "delta");
-  check_positive(o.loss_noise_multiplier, "loss noise multiplier");
 }
 
 std::size_t steps_per_epoch(int batch_size, Eigen::Index n) {
   return static_cast<std::size_t>(
       std::max<double>(1, std::round(static_cast<double>(n) / batch_size)));
+}
+
+int total_steps(const ClassifyOptions& o, Eigen::Index n) {
+  const std::size_t steps = steps_per_epoch(o.batch_size, n) * static_cast<std::size_t>(o.epochs);
+  require(steps <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+          fmt::format("steps: at most 2^31 - 1 training steps, got {}", steps));
+  return static_cast<int>(steps);
 }
 
 // Σ_i min(loss_i, bound) over all rows, in chunks (evaluation memory stays O(chunk · width)).
@@ -84,68 +112,138 @@ double accuracy_chunked(const Classifier& model, const RowMatrix& X, const std::
 }
 
 GaussianMechanism loss_mechanism(const ClassifyOptions& o) {
-  return GaussianMechanism::from_rho(o.loss_bound,
-                                     1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier), 1,
-                                     o.noise);
+  return GaussianMechanism::from_rho(
+      o.loss_bound, 1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier), 1, o.run.noise);
+}
+
+NormQuantileOptions feature_scale_options(const ClassifyOptions& o) {
+  NormQuantileOptions q;
+  q.loss = PrivacyLoss::pure(o.scale_share * o.privacy.epsilon);
+  q.q = kFeatureQuantile;
+  q.neighbouring = Neighbouring::add_remove;
+  q.threads = o.run.threads;
+  return q;
+}
+
+// The per-epoch loss releases: the mechanism's own entry, `epochs` times. The continuous Gaussian
+// (fast_float) with rho = L^2 / (2 sigma^2) is exactly mu = sqrt(2 rho)-GDP, the form the pld
+// accountant counts (it refuses zcdp); the lattice Gaussian keeps its proven zcdp entry.
+LedgerEntry loss_entry(const ClassifyOptions& o) {
+  const GaussianMechanism m = loss_mechanism(o);
+  LedgerEntry e = m.ledger_entry("clipped training-loss sum (one per epoch)");
+  if (m.mode() == NoiseMode::fast_float) e.loss = PrivacyLoss::gdp(std::sqrt(2 * m.rho()));
+  e.count = o.epochs;
+  return e;
+}
+
+// Every entry of a run at noise multiplier z; `discrete` marks the steps as lattice Gaussian.
+Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps) {
+  Ledger l;
+  if (!o.feature_scale)
+    l.push_back(private_norm_quantile_entry(feature_scale_options(o)));
+  l.push_back(steps);
+  l.push_back(loss_entry(o));
+  (void)n;
+  return l;
+}
+
+LedgerEntry search_step_entry(const ClassifyOptions& o, Eigen::Index n, double z, bool discrete) {
+  const double q = static_cast<double>(o.batch_size) / static_cast<double>(n);
+  return {"gaussian", "Poisson-subsampled clipped gradient step", o.clip, z * o.clip,
+          discrete ? PrivacyLoss::subsampled_discrete_gaussian(q, z)
+                   : PrivacyLoss::subsampled_gaussian(q, z),
+          total_steps(o, n)};
+}
+
+double epsilon_of(const Ledger& l, Accountant a, double delta) {
+  Budget b(PrivacyLoss::approximate(1e12, delta), a);
+  for (const auto& e : l) b.spend(e);
+  return b.spent_epsilon_delta().epsilon;
+}
+
+// The account of `ledger` (steps already built): rdp for the lattice steps, the tighter of pld
+// and rdp for the continuous ones; pld_epsilon of the lattice run is the continuous analysis.
+ClassifyAccount account_of(const ClassifyOptions& o, Eigen::Index n, const Ledger& ledger,
+                           double z) {
+  ClassifyAccount a;
+  a.sampling_rate = static_cast<double>(o.batch_size) / static_cast<double>(n);
+  a.steps = static_cast<std::size_t>(total_steps(o, n));
+  a.ledger = ledger;
+  a.rdp_epsilon = epsilon_of(ledger, Accountant::rdp, o.privacy.delta);
+  if (o.run.noise == NoiseMode::secure) {
+    Ledger continuous = run_entries(o, n, search_step_entry(o, n, z, false));
+    continuous[continuous.size() - 1].loss =
+        PrivacyLoss::gdp(std::sqrt(2 * loss_mechanism(o).rho()));
+    a.pld_epsilon = epsilon_of(continuous, Accountant::pld, o.privacy.delta);
+    a.accountant = Accountant::rdp;
+    a.epsilon = a.rdp_epsilon;
+    return a;
+  }
+  a.pld_epsilon = epsilon_of(ledger, Accountant::pld, o.privacy.delta);
+  a.accountant = a.pld_epsilon <= a.rdp_epsilon ? Accountant::pld : Accountant::rdp;
+  a.epsilon = std::min(a.pld_epsilon, a.rdp_epsilon);
+  return a;
+}
+
+// plan: every mechanism and the ledger from public values (N, P, options) only.
+struct ClassifyPlan {
+  std::size_t per_epoch = 0, steps = 0;
+  double sampling_rate = 0;
+  std::optional<GradientRelease> release;  // (adam: the unclipped, noiseless mean gradient)
+  std::optional<GaussianMechanism> loss;   // empty for adam
+  ClassifyAccount account;                 // private optimizers
+  double adam_epsilon = 0, floor = 0, bias = 0;
+};
+
+GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, Eigen::Index p) {
+  GradientReleaseConfig rc;
+  rc.optimizer = o.optimizer;
+  rc.parameters = p;
+  rc.clip = o.clip;
+  rc.expected_batch = o.batch_size;
+  rc.max_batch = n;  // Poisson sampling: any subset
+  rc.lambda = o.lambda;
+  rc.tau = o.tau;
+  rc.noise = o.run.noise;
+  return rc;
+}
+
+ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions& o);
+
+// A Classifier's first layer, rescaled so that logits(x / s) = rescaled.logits(x).
+void fold_feature_scale(Classifier& model, double s) {
+  const Eigen::Index in = model.layer_in(0), out = model.layer_out(0);
+  const Eigen::Index off = model.layer_offset(0);
+  model.parameters().segment(off, in * out) /= s;  // rows 0..in-1 of the (in+1) x out block
 }
 
 }  // namespace
 
-std::vector<LedgerEntry> classify_entries(const ClassifyOptions& o, Eigen::Index n,
-                                         double noise_multiplier) {
-  const double q = static_cast<double>(o.batch_size) / static_cast<double>(n);
-  const std::size_t steps = steps_per_epoch(o.batch_size, n) * static_cast<std::size_t>(o.epochs);
-  require(steps <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
-          fmt::format("steps: at most 2^31 - 1 training steps, got {}", steps));
-  LedgerEntry step{"gaussian", "Poisson-subsampled clipped gradient step", 1, noise_multiplier,
-                   PrivacyLoss::subsampled_gaussian(q, noise_multiplier), static_cast<int>(steps)};
-  // The epoch loss release: a Gaussian with rho = 1/(2 z_loss^2), i.e. mu = sqrt(2 rho) GDP.
-  LedgerEntry loss{"gaussian", "clipped training-loss sum (one per epoch)", o.loss_bound,
-                   o.loss_bound * o.loss_noise_multiplier,
-                   PrivacyLoss::gdp(std::sqrt(2 * loss_mechanism(o).rho())), o.epochs};
-  return {step, loss};
-}
-
-ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier) {
-  ClassifyAccount a;
-  a.sampling_rate = static_cast<double>(o.batch_size) / static_cast<double>(n);
-  a.steps = steps_per_epoch(o.batch_size, n) * static_cast<std::size_t>(o.epochs);
-  // Both accountants charge the same ledger entries; the guarantee is the tighter one
-  // (docs/proofs/accounting.md §7). The cap only has to admit the spend.
-  const PrivacyLoss cap = PrivacyLoss::approximate(1e12, o.delta);
-  Budget pld(cap, Accountant::pld), rdp(cap, Accountant::rdp);
-  for (const auto& e : classify_entries(o, n, noise_multiplier)) {
-    pld.spend(e);
-    rdp.spend(e);
-  }
-  a.pld_epsilon = pld.spent_epsilon_delta().epsilon;
-  a.rdp_epsilon = rdp.spent_epsilon_delta().epsilon;
-  const bool use_pld = a.pld_epsilon <= a.rdp_epsilon;
-  a.epsilon = use_pld ? a.pld_epsilon : a.rdp_epsilon;
-  a.accountant = use_pld ? Accountant::pld : Accountant::rdp;
-  a.ledger = use_pld ? pld.ledger() : rdp.ledger();
-  return a;
+ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double z) {
+  const bool discrete = o.run.noise == NoiseMode::secure;
+  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete)), z);
 }
 
 double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
-  require(o.epsilon.has_value(), "classify_noise_multiplier needs a target epsilon");
-  const double target = *o.epsilon;
-  // The RDP account alone (cheap) brackets from above: the tighter account meets the target there.
+  const double target = o.privacy.epsilon;
+  const bool discrete = o.run.noise == NoiseMode::secure;
+  // The rdp account of the run (cheap) brackets from above; in fast_float mode the tighter
+  // account (pld included) then meets the target at a smaller z.
   auto rdp_at = [&](double z) {
-    Budget rdp(PrivacyLoss::approximate(1e12, o.delta), Accountant::rdp);
-    for (const auto& e : classify_entries(o, n, z)) rdp.spend(e);
-    return rdp.spent_epsilon_delta().epsilon;
+    return epsilon_of(run_entries(o, n, search_step_entry(o, n, z, discrete)), Accountant::rdp,
+                      o.privacy.delta);
   };
-  auto eps_at = [&](double z) { return classify_account(o, n, z).epsilon; };
   double hi = 1;
   while (rdp_at(hi) > target) {
     hi *= 2;
     require(hi <= 1e4, fmt::format("epsilon: no noise multiplier <= 1e4 reaches epsilon = {} at "
-                                   "delta = {}", target, o.delta));
+                                   "delta = {}", target, o.privacy.delta));
   }
   double lo = hi / 2;
   while (lo > 1e-2 && rdp_at(lo) <= target) lo /= 2, hi = lo * 2;
-  while (hi - lo > 1e-3 * hi) (rdp_at(0.5 * (lo + hi)) <= target ? hi : lo) = 0.5 * (lo + hi);
+  while (hi - lo > 1e-4 * hi) (rdp_at(0.5 * (lo + hi)) <= target ? hi : lo) = 0.5 * (lo + hi);
+  if (discrete) return hi;
+  auto eps_at = [&](double z) { return classify_account(o, n, z).epsilon; };
   lo = 0.7 * hi;  // the PLD saves well under 30% of the noise
   while (lo > 1e-2 && eps_at(lo) <= target) hi = lo, lo *= 0.7;
   while (hi - lo > 1e-4 * hi) {  // eps_at(lo) > target >= eps_at(hi)
@@ -155,168 +253,246 @@ double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
   return hi;
 }
 
-Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
-                                     const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
-                                     EvalSet test,
-                                     const std::function<void(const EpochReport&)>& on_epoch) {
-  validate(o, X, y, model);
-  const bool priv = is_private(o.optimizer);
-  const Eigen::Index N = X.rows(), P = model.num_parameters();
-  const std::size_t per_epoch = steps_per_epoch(o.batch_size, N);
-  GradientReleaseConfig rc;
-  rc.optimizer = o.optimizer;
-  rc.parameters = P;
-  rc.clip = o.clip;
-  rc.expected_batch = o.batch_size;
-  rc.max_batch = N;  // Poisson sampling: any subset
-  rc.lambda = o.lambda;
-  rc.tau = o.tau;
-  rc.noise = o.noise;
-  if (priv) rc.noise_multiplier = o.epsilon ? classify_noise_multiplier(o, N) : *o.noise_multiplier;
-  const GradientRelease rel(rc);
-  const GaussianMechanism loss_mech = loss_mechanism(o);
-  const bool adam = o.optimizer != ClassifyOptimizer::dp_sgd;
-  const bool debias = o.optimizer == ClassifyOptimizer::dp_adam_debiased;
-  const double adam_eps = o.adam_epsilon.value_or(
-      (o.optimizer == ClassifyOptimizer::adam || o.optimizer == ClassifyOptimizer::dp_adam) ? 1e-8
-                                                                                           : 1e-6);
-  const double bias = debias ? rel.first_noise_std() * rel.first_noise_std() : 0.0;
+namespace {
+
+ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions& o) {
+  ClassifyPlan plan;
+  plan.per_epoch = steps_per_epoch(o.batch_size, n);
+  plan.steps = static_cast<std::size_t>(total_steps(o, n));
+  plan.sampling_rate = static_cast<double>(o.batch_size) / static_cast<double>(n);
   const bool pp = o.optimizer == ClassifyOptimizer::adam || o.optimizer == ClassifyOptimizer::dp_adam;
-  const double floor = o.second_moment_floor.value_or(pp ? 0.0 : adam_eps);
-
-  // Noise pipeline: the next step's noise is drawn on another thread (data-independent).
-  const bool pipeline = priv && o.noise_thread;
-  std::unique_ptr<Rng> noise_rng;
-  if (pipeline) {
-    if (rng.seeded()) noise_rng = std::make_unique<SeededRng>(rng.next_u64());
-    else noise_rng = std::make_unique<SecureRng>();
+  plan.adam_epsilon = o.adam_epsilon.value_or(pp ? 1e-8 : 1e-6);
+  plan.floor = o.second_moment_floor.value_or(pp ? 0.0 : plan.adam_epsilon);
+  GradientReleaseConfig rc = release_config(o, n, p);
+  if (!is_private(o.optimizer)) {
+    plan.release.emplace(rc);
+    return plan;
   }
-  std::future<Vector> next_noise;
-  auto launch = [&] {
-    Rng* r = noise_rng.get();
-    next_noise = std::async(std::launch::async, [&rel, r] { return rel.draw_noise(*r); });
-  };
-  const std::size_t total_steps = per_epoch * static_cast<std::size_t>(o.epochs);
-  if (pipeline) launch();
+  rc.noise_multiplier = o.noise_multiplier ? *o.noise_multiplier : classify_noise_multiplier(o, n);
+  plan.release.emplace(rc);
+  plan.loss.emplace(loss_mechanism(o));
+  const GradientRelease& rel = *plan.release;
+  if (o.optimizer == ClassifyOptimizer::dp_adam_debiased)
+    plan.bias = rel.first_noise_std() * rel.first_noise_std();
+  const LedgerEntry steps = rel.ledger_entry(
+      fmt::format("{}: Poisson(q = {}) clipped gradient sum{}", to_string(o.optimizer),
+                  plan.sampling_rate,
+                  has_second_release(o.optimizer) ? " and second-moment sum" : ""),
+      plan.sampling_rate, static_cast<int>(plan.steps));
+  plan.account = account_of(o, n, run_entries(o, n, steps), rel.noise_multiplier());
+  return plan;
+}
 
-  Vector m1 = Vector::Zero(P), v = Vector::Zero(P), first, second, u;
-  std::vector<Eigen::Index> rows;
-  rows.reserve(static_cast<std::size_t>(o.batch_size) * 2);
-  std::vector<double> train_loss, test_acc;
-  std::size_t t = 0, total_examples = 0;
-  double total_seconds = 0;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
-    const auto start = std::chrono::steady_clock::now();
-    std::size_t examples = 0;
-    for (std::size_t s = 0; s < per_epoch; ++s) {
-      ++t;
-      rows.clear();
-      {
-        RandomBits bits(rng);
-        for (Eigen::Index i = 0; i < N; ++i)
-          if (bernoulli_rational(bits, static_cast<u128>(o.batch_size), static_cast<u128>(N)))
-            rows.push_back(i);
-      }
-      examples += rows.size();
-      Vector noise;
-      if (pipeline) {
-        noise = next_noise.get();
-        if (t < total_steps) launch();
-      } else {
-        noise = rel.draw_noise(rng);
-      }
-      const BatchGradients batch(model, X, y, rows, o.threads);
-      rel.release(batch, noise, first, second);
-      if (!adam) {
-        model.parameters() -= o.learning_rate * first;
-        continue;
-      }
-      if (has_second_release(o.optimizer)) u = second;
-      else u = first.cwiseAbs2();
-      m1 = o.beta1 * m1 + (1 - o.beta1) * first;
-      v = o.beta2 * v + (1 - o.beta2) * u;
-      const double c1 = 1 - std::pow(o.beta1, static_cast<double>(t));
-      const double c2 = 1 - std::pow(o.beta2, static_cast<double>(t));
-      model.parameters().array() -=
-          o.learning_rate * (m1.array() / c1) /
-          ((v.array() / c2 - bias).max(floor).sqrt() + adam_eps);
-    }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    total_seconds += seconds;
-    total_examples += examples;
-    EpochReport r;
-    r.epoch = epoch;
-    r.seconds = seconds;
-    r.examples = examples;
-    const double loss_sum = clipped_loss_sum(model, X, y, o.loss_bound);
-    r.train_loss = (priv ? loss_mech.apply(loss_sum, rng) : loss_sum) / static_cast<double>(N);
-    train_loss.push_back(r.train_loss);
-    if (test.X && test.y) {
-      r.test_accuracy = accuracy_chunked(model, *test.X, *test.y);
-      test_acc.push_back(*r.test_accuracy);
-    }
-    if (on_epoch) on_epoch(r);
+// The feature scale s: public, or the private 0.9-quantile of ||x_i|| on a scratch budget (the
+// plan's entry was charged on the real one). Writes what it cost to `d`.
+std::optional<double> feature_scale(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
+                                    nlohmann::json& d, std::string& reason) {
+  if (o.feature_scale || !is_private(o.optimizer)) {
+    d["feature_scale"] = o.feature_scale.value_or(1.0);
+    d["feature_scale_source"] = o.feature_scale ? "given" : "none (non-private)";
+    return o.feature_scale.value_or(1.0);
   }
+  const NormQuantileOptions qo = feature_scale_options(o);
+  ReleaseBudget scratch(qo.loss, Accountant::basic);
+  const NormQuantile q = private_norm_quantile(X, qo, scratch, rng);
+  d["feature_scale"] = q.value;
+  d["feature_scale_source"] = "private 0.9-quantile of the row norms";
+  d["feature_scale_estimate"] = q.diagnostics();
+  d["feature_scale_epsilon"] = qo.loss.epsilon;
+  if (q.status != ScaleStatus::ok) {
+    reason = "feature_scale could not be estimated: " + q.reason;
+    return std::nullopt;
+  }
+  return q.value;
+}
 
-  Release<Classifier> out;
-  out.seeded = rng.seeded();
-  out.noise = o.noise;
-  out.privacy.neighbouring = Neighbouring::add_remove;
-  out.privacy.unit = PrivacyUnit::record;
-  auto& d = out.diagnostics;
+// The run: Poisson batches, the gradient release, the optimizer's update, the epoch loss.
+class Trainer {
+ public:
+  Trainer(Classifier& model, const ConstMatrixRef& X, const std::vector<int>& y,
+          const ClassifyOptions& o, const ClassifyPlan& plan, Rng& rng)
+      : model_(model), X_(X), y_(y), o_(o), plan_(plan), rng_(rng) {
+    const Eigen::Index P = model.num_parameters();
+    m1_ = Vector::Zero(P);
+    v_ = Vector::Zero(P);
+    rows_.reserve(static_cast<std::size_t>(o.batch_size) * 2);
+    if (is_private(o.optimizer) && o.noise_thread) {
+      if (rng.seeded()) noise_rng_ = std::make_unique<SeededRng>(rng.next_u64());
+      else noise_rng_ = std::make_unique<SecureRng>();
+      launch();
+    }
+  }
+  EpochReport epoch(int e, EvalSet test);
+  std::size_t steps() const { return t_; }
+
+ private:
+  void launch() {
+    const GradientRelease* rel = &*plan_.release;
+    Rng* r = noise_rng_.get();
+    next_noise_ = std::async(std::launch::async, [rel, r] { return rel->draw_noise(*r); });
+  }
+  void sample_batch();
+  void step();
+
+  Classifier& model_;
+  ConstMatrixRef X_;
+  const std::vector<int>& y_;
+  const ClassifyOptions& o_;
+  const ClassifyPlan& plan_;
+  Rng& rng_;
+  std::unique_ptr<Rng> noise_rng_;
+  std::future<Vector> next_noise_;
+  Vector m1_, v_, first_, second_, u_;
+  std::vector<Eigen::Index> rows_;
+  std::size_t t_ = 0;
+};
+
+void Trainer::sample_batch() {
+  rows_.clear();
+  RandomBits bits(rng_);
+  const Eigen::Index N = X_.rows();
+  for (Eigen::Index i = 0; i < N; ++i)
+    if (bernoulli_rational(bits, static_cast<u128>(o_.batch_size), static_cast<u128>(N)))
+      rows_.push_back(i);
+}
+
+void Trainer::step() {
+  ++t_;
+  sample_batch();
+  const BatchGradients batch(model_, X_, y_, rows_, o_.run.threads);
+  Vector noise;
+  if (noise_rng_) {
+    noise = next_noise_.get();
+    if (t_ < plan_.steps) launch();
+  } else {
+    noise = plan_.release->draw_noise(rng_);
+  }
+  plan_.release->release(batch, noise, first_, second_);
+  if (o_.optimizer == ClassifyOptimizer::dp_sgd) {
+    model_.parameters() -= o_.learning_rate * first_;
+    return;
+  }
+  if (has_second_release(o_.optimizer)) u_ = second_;
+  else u_ = first_.cwiseAbs2();
+  m1_ = o_.beta1 * m1_ + (1 - o_.beta1) * first_;
+  v_ = o_.beta2 * v_ + (1 - o_.beta2) * u_;
+  const double c1 = 1 - std::pow(o_.beta1, static_cast<double>(t_));
+  const double c2 = 1 - std::pow(o_.beta2, static_cast<double>(t_));
+  model_.parameters().array() -=
+      o_.learning_rate * (m1_.array() / c1) /
+      ((v_.array() / c2 - plan_.bias).max(plan_.floor).sqrt() + plan_.adam_epsilon);
+}
+
+EpochReport Trainer::epoch(int e, EvalSet test) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t before = t_;
+  std::size_t examples = 0;
+  while (t_ < before + plan_.per_epoch) {
+    step();
+    examples += rows_.size();
+  }
+  EpochReport r;
+  r.epoch = e;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.examples = examples;
+  const double loss_sum = clipped_loss_sum(model_, X_, y_, o_.loss_bound);
+  r.train_loss = (plan_.loss ? plan_.loss->apply(loss_sum, rng_) : loss_sum) /
+                 static_cast<double>(X_.rows());
+  if (test.X && test.y) r.test_accuracy = accuracy_chunked(model_, *test.X, *test.y);
+  return r;
+}
+
+nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& plan,
+                                const Classifier& model) {
+  nlohmann::json d;
   d["optimizer"] = to_string(o.optimizer);
   d["model"] = to_string(model.kind());
-  d["parameters"] = P;
+  d["parameters"] = model.num_parameters();
   d["epochs"] = o.epochs;
-  d["steps"] = t;
+  d["steps"] = plan.steps;
   d["expected_batch_size"] = o.batch_size;
-  d["sampling_rate"] = static_cast<double>(o.batch_size) / static_cast<double>(N);
+  d["sampling_rate"] = plan.sampling_rate;
   d["learning_rate"] = o.learning_rate;
-  d["adam_epsilon"] = adam_eps;
-  if (adam) d["second_moment_floor"] = floor;
-  d["train_loss"] = train_loss;
+  d["adam_epsilon"] = plan.adam_epsilon;
+  if (o.optimizer != ClassifyOptimizer::dp_sgd) d["second_moment_floor"] = plan.floor;
   d["train_loss_clip"] = o.loss_bound;
+  if (!plan.loss) return d;
+  const GradientRelease& rel = *plan.release;
+  d["clip"] = o.clip;
+  d["noise_multiplier"] = rel.noise_multiplier();
+  d["sensitivity"] = rel.sensitivity();
+  d["first_noise_std"] = rel.first_noise_std();
+  if (has_second_release(o.optimizer)) d["second_noise_std"] = rel.second_noise_std();
+  if (o.optimizer == ClassifyOptimizer::dp_adam_jme) d["lambda"] = o.lambda;
+  if (o.optimizer == ClassifyOptimizer::dp_adam_joint_clip) d["tau"] = o.tau;
+  if (o.optimizer == ClassifyOptimizer::dp_adam_debiased) d["debias"] = plan.bias;
+  const ClassifyAccount& a = plan.account;
+  d["accountant"] = to_string(a.accountant);
+  d["epsilon_rdp"] = a.rdp_epsilon;
+  if (o.run.noise == NoiseMode::secure) {
+    d["epsilon_pld_continuous_analysis"] = a.pld_epsilon;
+    d["accounting"] = "rdp over integer orders: the proven account of the subsampled lattice "
+                      "(discrete) Gaussian (docs/proofs/accounting.md §8). "
+                      "epsilon_pld_continuous_analysis analyses a continuous Gaussian at the "
+                      "same multiplier and does NOT cover the discrete sampler that ran";
+  } else {
+    d["epsilon_pld"] = a.pld_epsilon;
+    d["accounting"] = "tighter of the PLD (pessimistic) and RDP accounts of the same ledger "
+                      "(continuous Gaussian, fast_float: research only)";
+  }
+  return d;
+}
+
+}  // namespace
+
+Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
+                                     const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
+                                     Budget* budget, EvalSet test,
+                                     const std::function<void(const EpochReport&)>& on_epoch) {
+  validate(o, X, y, model);                                                     // validate
+  const ClassifyPlan plan = plan_classify(X.rows(), model.num_parameters(), o);  // plan
+  const bool priv = plan.loss.has_value();
+  ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)
+                               : ReleaseBudget::non_private();
+  if (priv) account.charge(plan.account.ledger);                                // charge
+  nlohmann::json d = plan_diagnostics(o, plan, model);
+  SealFacts facts;
+  facts.neighbouring = Neighbouring::add_remove;
+  facts.noise = o.run.noise;
+  facts.certified = priv && o.run.noise == NoiseMode::secure;
+  std::string reason;
+  const std::optional<double> s = feature_scale(o, X, rng, d, reason);           // run
+  if (!s) {
+    facts.abstained = reason;
+    return seal(std::move(model), account, facts, rng, std::move(d));
+  }
+  RowMatrix scaled;  // the features in units of s (no copy when s = 1)
+  if (*s != 1) scaled = X / *s;
+  Trainer trainer(model, *s != 1 ? ConstMatrixRef(scaled) : X, y, o, plan, rng);
+  std::vector<double> train_loss, test_acc;
+  double seconds = 0, examples = 0;
+  for (int e = 1; e <= o.epochs; ++e) {
+    EpochReport r = trainer.epoch(e, {});
+    if (test.X && test.y) {
+      Classifier raw = model;  // the classifier of the raw features
+      fold_feature_scale(raw, *s);
+      r.test_accuracy = accuracy_chunked(raw, *test.X, *test.y);
+      test_acc.push_back(*r.test_accuracy);
+    }
+    train_loss.push_back(r.train_loss);
+    seconds += r.seconds;
+    examples += static_cast<double>(r.examples);
+    if (on_epoch) on_epoch(r);
+  }
+  fold_feature_scale(model, *s);
+  d["train_loss"] = train_loss;
   if (!test_acc.empty()) {
     d["test_accuracy"] = test_acc;
     d["test_rows"] = test.X->rows();
   }
-  d["examples_per_second"] = total_seconds > 0 ? total_examples / total_seconds : 0.0;
-  d["train_seconds"] = total_seconds;
-  if (priv) {
-    const double z_eff = rel.noise_multiplier();
-    const auto acct = classify_account(o, N, z_eff);
-    out.privacy.epsilon = acct.epsilon;  // read from the chosen Budget (classify_account)
-    out.privacy.delta = o.delta;
-    out.privacy.certified = o.noise == NoiseMode::secure;
-    d["clip"] = o.clip;
-    d["noise_multiplier"] = z_eff;
-    d["sensitivity"] = rel.sensitivity();
-    d["first_noise_std"] = rel.first_noise_std();
-    if (has_second_release(o.optimizer)) d["second_noise_std"] = rel.second_noise_std();
-    if (o.optimizer == ClassifyOptimizer::dp_adam_jme) d["lambda"] = o.lambda;
-    if (o.optimizer == ClassifyOptimizer::dp_adam_joint_clip) d["tau"] = o.tau;
-    if (debias) d["debias"] = bias;
-    d["accountant"] = to_string(acct.accountant);
-    d["epsilon_pld"] = acct.pld_epsilon;
-    d["epsilon_rdp"] = acct.rdp_epsilon;
-    d["accounting"] = "tighter of the PLD (pessimistic, docs/proofs/accounting.md) and RDP "
-                      "(fractional orders, improved conversion) accounts of the same ledger; "
-                      "Poisson subsampling, add/remove neighbours; an upper bound";
-    out.ledger = acct.ledger;
-    out.ledger[0].purpose = fmt::format(
-        "{}: Poisson(q = {}) clipped gradient sum{}", to_string(o.optimizer),
-        static_cast<double>(o.batch_size) / static_cast<double>(N),
-        has_second_release(o.optimizer) ? " and second-moment sum" : "");
-    out.ledger[0].sensitivity = rel.sensitivity();
-    out.ledger[0].noise_scale = rel.first_noise_std();
-  } else {
-    out.privacy.epsilon = std::numeric_limits<double>::infinity();
-    out.privacy.delta = 0;
-    out.privacy.certified = false;
-  }
-  out.estimate = std::move(model);
-  return out;
+  d["examples_per_second"] = seconds > 0 ? examples / seconds : 0.0;
+  d["train_seconds"] = seconds;
+  return seal(std::move(model), account, facts, rng, std::move(d));                // seal
 }
 
 }  // namespace dpstats::optimize

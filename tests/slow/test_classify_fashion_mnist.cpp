@@ -24,11 +24,13 @@ double final_accuracy(ClassifyOptimizer opt, int epochs, std::uint64_t seed) {
   o.epochs = epochs;
   o.batch_size = 256;
   o.learning_rate = 1e-3;
-  if (is_private(opt)) o.epsilon = 1.7;
-  o.delta = 1e-6;
+  if (is_private(opt)) {
+    o.privacy = {1.7, 1e-6};
+    o.feature_scale = 1.0;  // the paper's units (pixels in [0, 1]; card Table 4's lr and clip)
+  }
   SeededRng rng(seed);
   const auto r = train_classifier(Classifier::logistic(784, 10), data().train.images,
-                                  data().train.labels, o, rng,
+                                  data().train.labels, o, rng, nullptr,
                                   {&data().test.images, &data().test.labels});
   if (is_private(opt)) {
     EXPECT_LE(r.privacy.epsilon, 1.7);
@@ -57,10 +59,10 @@ TEST(ClassifyFashionMnist, MlpPerExampleGradientsTrainPrivately) {
   ClassifyOptions o;
   o.optimizer = ClassifyOptimizer::dp_adam_jme;
   o.epochs = 1;
-  o.epsilon = 1.7;
+  o.privacy = {1.7, 1e-6};
   SeededRng rng(3), init(4);
   const auto r = train_classifier(Classifier::mlp(784, 64, 10, init), data().train.images,
-                                  data().train.labels, o, rng,
+                                  data().train.labels, o, rng, nullptr,
                                   {&data().test.images, &data().test.labels});
   EXPECT_GE(r.diagnostics["test_accuracy"].back().get<double>(), 0.7);
 }

@@ -3,13 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <numeric>
+#include <random>
 
 #include "dpstats/error.hpp"
 #include "dpstats/training/classifier.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/training/train_classifier.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/pld.hpp"
+#include "dpstats/privacy/rdp.hpp"
 #include "dpstats/random/rng.hpp"
+#include "guarantee.hpp"
 
 using namespace dpstats;
 using namespace dpstats::optimize;
@@ -208,8 +214,9 @@ TEST(TrainClassifier, NonPrivateAdamLearnsSeparableBlobs) {
   o.batch_size = 50;
   o.learning_rate = 0.05;
   SeededRng rng(12);
-  const auto r = train_classifier(Classifier::logistic(10, 4), train.X, train.y, o, rng,
+  const auto r = train_classifier(Classifier::logistic(10, 4), train.X, train.y, o, rng, nullptr,
                                   {&test.X, &test.y});
+  dpstats::testing::expect_guarantee_from_ledger(r);
   EXPECT_FALSE(r.privacy.certified);
   EXPECT_TRUE(std::isinf(r.privacy.epsilon));
   EXPECT_GT(r.diagnostics["test_accuracy"].back().get<double>(), 0.9);
@@ -225,18 +232,22 @@ TEST(TrainClassifier, PrivateVariantsMeetTheirBudgetAndLearn) {
     o.optimizer = opt;
     o.epochs = 2;
     o.batch_size = 100;
-    o.epsilon = 2.0;
-    o.delta = 1e-5;
+    o.privacy = {2.0, 1e-5};
     o.learning_rate = opt == ClassifyOptimizer::dp_sgd ? 0.5 : 0.02;
     SeededRng rng(14);
-    const auto r = train_classifier(Classifier::logistic(10, 3), train.X, train.y, o, rng,
+    const auto r = train_classifier(Classifier::logistic(10, 3), train.X, train.y, o, rng, nullptr,
                                     {&test.X, &test.y});
+    dpstats::testing::expect_guarantee_from_ledger(r);
     EXPECT_TRUE(r.privacy.certified) << to_string(opt);
+    EXPECT_EQ(r.privacy.accountant, Accountant::rdp) << to_string(opt);
     EXPECT_LE(r.privacy.epsilon, 2.0) << to_string(opt);
     EXPECT_GT(r.privacy.epsilon, 1.9) << to_string(opt);
     EXPECT_EQ(r.privacy.neighbouring, Neighbouring::add_remove);
     EXPECT_TRUE(r.seeded);
-    EXPECT_EQ(r.ledger.size(), 2u);
+    ASSERT_EQ(r.ledger.size(), 3u);  // feature-scale quantile, steps, epoch losses
+    EXPECT_TRUE(r.ledger[1].loss.discrete);
+    EXPECT_TRUE(r.diagnostics.contains("epsilon_pld_continuous_analysis"));
+    EXPECT_FALSE(r.diagnostics.contains("epsilon_pld"));
     EXPECT_TRUE(r.estimate.parameters().allFinite()) << to_string(opt);
     EXPECT_GT(r.diagnostics["test_accuracy"].back().get<double>(), 0.6) << to_string(opt);
   }
@@ -252,8 +263,10 @@ TEST(TrainClassifier, NegativeSecondMomentsNeverGiveNaN) {
     o.epochs = 2;
     o.batch_size = 1;
     o.noise_multiplier = 50;
+    o.privacy = {100, 1e-5};  // the cap the fixed multiplier must fit in
     SeededRng rng(16);
     const auto r = train_classifier(Classifier::logistic(4, 2), train.X, train.y, o, rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
     EXPECT_TRUE(r.estimate.parameters().allFinite());
   }
 }
@@ -262,17 +275,36 @@ TEST(TrainClassifier, RejectsBadInput) {
   const Toy t = blobs(50, 3, 2, 17);
   SeededRng rng(18);
   ClassifyOptions o;
-  o.epsilon = 1;
+  o.privacy = {100, 1e-5};
+  o.noise_multiplier = 5;  // fixed (no calibration: keeps the test fast)
+  o.batch_size = 10;  // valid, so that each case below fails for its own reason
+  o.epochs = 1;
   const auto model = Classifier::logistic(3, 2);
+  EXPECT_NO_THROW(train_classifier(model, t.X, t.y, o, rng));
   auto bad = o;
   bad.batch_size = 0;
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
   bad = o;
-  bad.noise_multiplier = 1;  // both epsilon and noise multiplier
+  bad.privacy.epsilon = 0;  // not given
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
   bad = o;
-  bad.epsilon = -1;
+  bad.privacy.delta = 0;  // the Gaussian needs delta > 0
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.privacy.epsilon = -1;
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.clip = 0;
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.feature_scale = -2;
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.scale_share = 0.9;
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.privacy.epsilon = 0.01;  // z = 5 does not fit in epsilon = 0.01
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), BudgetExceeded);
   std::vector<int> y = t.y;
   y[3] = 2;
   EXPECT_THROW(train_classifier(model, t.X, y, o, rng), InvalidArgument);
@@ -292,6 +324,7 @@ TEST(TrainClassifier, SeededRunsAreReproducibleWithAndWithoutTheNoiseThread) {
     o.epochs = 1;
     o.batch_size = 50;
     o.noise_multiplier = 1;
+    o.privacy = {1e3, 1e-5};
     o.noise_thread = thread;
     SeededRng a(20), b(20), c(21);
     const auto model = Classifier::logistic(5, 3);
@@ -301,4 +334,160 @@ TEST(TrainClassifier, SeededRunsAreReproducibleWithAndWithoutTheNoiseThread) {
     EXPECT_EQ(pa, pb);
     EXPECT_NE(pa, pc);  // a different seed gives different noise
   }
+}
+
+// Secure noise is the lattice Gaussian: the account is integer-order RDP, certified; fast_float
+// (continuous) takes the tighter of pld and rdp, never certified.
+TEST(TrainClassifier, AccountantFollowsTheNoiseMode) {
+  const Toy train = blobs(2000, 5, 3, 31);
+  for (NoiseMode mode : {NoiseMode::secure, NoiseMode::fast_float}) {
+    ClassifyOptions o;
+    o.optimizer = ClassifyOptimizer::dp_sgd;
+    o.epochs = 2;
+    o.batch_size = 100;
+    o.privacy = {50, 1e-5};  // the cap; the fixed multiplier spends less
+    o.noise_multiplier = 1.0;
+    o.run.noise = mode;
+    SeededRng rng(32);
+    const auto r = train_classifier(Classifier::logistic(5, 3), train.X, train.y, o, rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    EXPECT_LE(r.privacy.epsilon, 50);
+    const ClassifyAccount a = classify_account(o, 2000, 1.0);
+    if (mode == NoiseMode::secure) {
+      EXPECT_TRUE(r.privacy.certified);
+      EXPECT_EQ(r.privacy.accountant, Accountant::rdp);
+      EXPECT_TRUE(r.ledger[1].loss.discrete);
+      EXPECT_EQ(a.epsilon, a.rdp_epsilon);
+      EXPECT_LT(a.pld_epsilon, a.rdp_epsilon);  // the unproven analysis would claim less
+    } else {
+      EXPECT_FALSE(r.privacy.certified);
+      EXPECT_FALSE(r.ledger[1].loss.discrete);
+      EXPECT_EQ(a.epsilon, std::min(a.pld_epsilon, a.rdp_epsilon));
+    }
+  }
+}
+
+TEST(TrainClassifier, ChargesTheCallersBudget) {
+  const Toy train = blobs(1000, 5, 3, 33);
+  ClassifyOptions o;
+  o.optimizer = ClassifyOptimizer::dp_adam;
+  o.epochs = 1;
+  o.batch_size = 50;
+  o.privacy = {1.0, 1e-5};
+  Budget caller(PrivacyLoss::approximate(3, 1e-5), Accountant::rdp);
+  SeededRng rng(34);
+  const auto r = train_classifier(Classifier::logistic(5, 3), train.X, train.y, o, rng, &caller);
+  EXPECT_EQ(caller.ledger().size(), r.ledger.size());
+  Budget small(PrivacyLoss::approximate(0.5, 1e-5), Accountant::rdp);
+  EXPECT_THROW(train_classifier(Classifier::logistic(5, 3), train.X, train.y, o, rng, &small),
+               BudgetExceeded);
+  EXPECT_TRUE(small.ledger().empty());
+}
+
+// Issue #15: the default's test loss and accuracy do not depend on the features' units
+// (pixels in 0..1 vs 0..255: here x 1e-3 and x 1e3), seeded, several seeds.
+TEST(TrainClassifier, DefaultIsEquivariantToFeatureUnits) {
+  const Toy train = blobs(3000, 8, 3, 35, 0.6), test = blobs(1000, 8, 3, 35, 0.6);
+  auto run = [&](double unit, std::uint64_t seed) {
+    ClassifyOptions o;  // the default optimizer, clip and learning rate
+    o.epochs = 2;
+    o.batch_size = 100;
+    o.learning_rate = 0.02;
+    o.privacy = {2.0, 1e-5};
+    const RowMatrix X = train.X * unit, Xt = test.X * unit;
+    SeededRng rng(seed);
+    const auto r = train_classifier(Classifier::logistic(8, 3), X, train.y, o, rng);
+    EXPECT_EQ(r.status, Status::ok);
+    return std::pair{r.estimate.mean_loss(Xt, test.y), r.estimate.accuracy(Xt, test.y)};
+  };
+  double loss[3] = {0, 0, 0}, acc[3] = {0, 0, 0};
+  const double units[3] = {1, 1e-3, 1e3};
+  for (std::uint64_t seed : {36, 37, 38})
+    for (int u = 0; u < 3; ++u) {
+      const auto [l, a] = run(units[u], seed);
+      loss[u] += l;
+      acc[u] += a;
+    }
+  for (int u = 0; u < 3; ++u)
+    std::printf("features x %g: mean test loss %.4f, accuracy %.4f (3 seeds)\n", units[u],
+                loss[u] / 3, acc[u] / 3);
+  for (int u = 1; u < 3; ++u) {
+    EXPECT_LE(loss[u] / loss[0], 1.5) << units[u];
+    EXPECT_GE(loss[u] / loss[0], 1 / 1.5) << units[u];
+    EXPECT_LE(acc[u] / acc[0], 1.5) << units[u];
+    EXPECT_GE(acc[u] / acc[0], 1 / 1.5) << units[u];
+  }
+  EXPECT_GT(acc[0] / 3, 0.6);
+}
+
+// docs/proofs/accounting.md §8: a lattice-Gaussian step is counted on the integer orders only,
+// and the pld accountant (a continuous analysis) refuses it.
+TEST(Accounting, DiscreteSubsampledGaussianUsesIntegerOrdersOnly) {
+  const double q = 0.01, z = 0.9, delta = 1e-6;
+  const int steps = 3000;
+  const LedgerEntry e{"gaussian", "step", 1, z,
+                      PrivacyLoss::subsampled_discrete_gaussian(q, z), steps};
+  Budget b(PrivacyLoss::approximate(1e12, delta), Accountant::rdp);
+  b.spend(e);
+  std::vector<double> orders, curve;
+  for (double a : accounting_rdp_orders())
+    if (a == std::floor(a)) {
+      orders.push_back(a);
+      curve.push_back(steps * subsampled_gaussian_rdp(q, z, a));
+    }
+  EXPECT_EQ(b.spent_epsilon_delta().epsilon, rdp_to_epsilon(orders, curve, delta).epsilon);
+  Budget continuous(PrivacyLoss::approximate(1e12, delta), Accountant::rdp);
+  continuous.spend({"gaussian", "step", 1, z, PrivacyLoss::subsampled_gaussian(q, z), steps});
+  EXPECT_LE(continuous.spent_epsilon_delta().epsilon, b.spent_epsilon_delta().epsilon);
+  Budget pld(PrivacyLoss::approximate(1e12, delta), Accountant::pld);
+  EXPECT_THROW(pld.spend(e), InvalidArgument);
+  EXPECT_NE(e.loss.describe().find("discrete"), std::string::npos);
+}
+
+// docs/results/real-data.md (training): columns in different units (age in years, salary in
+// dollars, log-normal), 5% corrupted rows at (999, 9.9e6) with random labels; the label is
+// 1[(age - 40)/12 + (salary - 50000)/20000 + N(0, 0.5^2) > 0]. Test accuracy on clean rows.
+TEST(TrainClassifier, RealisticTableDefaultVersusUnitScale) {
+  auto table = [](Eigen::Index n, std::uint64_t seed, bool corrupt) {
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> unif;
+    Toy t{RowMatrix(n, 2), std::vector<int>(static_cast<std::size_t>(n))};
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double age = 40 + 12 * normal(gen);
+      const double salary = 50000 * std::exp(0.4 * normal(gen) - 0.08);
+      t.X(i, 0) = age;
+      t.X(i, 1) = salary;
+      t.y[static_cast<std::size_t>(i)] =
+          (age - 40) / 12 + (salary - 50000) / 20000 + 0.5 * normal(gen) > 0;
+      if (corrupt && unif(gen) < 0.05) {
+        t.X(i, 0) = 999;
+        t.X(i, 1) = 9.9e6;
+        t.y[static_cast<std::size_t>(i)] = unif(gen) < 0.5;
+      }
+    }
+    return t;
+  };
+  const Toy train = table(20000, 41, true), test = table(5000, 42, false);
+  double acc[2] = {0, 0};
+  for (int before = 0; before < 2; ++before)
+    for (std::uint64_t seed : {43, 44, 45}) {
+      ClassifyOptions o;
+      o.epochs = 3;
+      o.batch_size = 200;
+      o.learning_rate = 0.02;
+      o.privacy = {1.0, 1e-6};
+      if (before) o.feature_scale = 1.0;  // the old behaviour: raw units, clip 1
+      SeededRng rng(seed);
+      const auto r = train_classifier(Classifier::logistic(2, 2), train.X, train.y, o, rng);
+      dpstats::testing::expect_guarantee_from_ledger(r);
+      ASSERT_EQ(r.status, Status::ok);
+      acc[before] += r.estimate.accuracy(test.X, test.y) / 3;
+    }
+  std::printf("realistic table: test accuracy default %.4f, unit scale (before) %.4f\n", acc[0],
+              acc[1]);
+  // One global scale s (the salary's) leaves the age column at ~1e-3 of unit scale: the default
+  // learns the salary half of the signal; the raw-unit run is at chance.
+  EXPECT_GT(acc[0], 0.65);
+  EXPECT_GE(acc[0], acc[1] + 0.1);
 }

@@ -28,6 +28,11 @@ struct PrivacyLoss {
   double noise_multiplier = 0;  // sigma / C > 0
   Sampling sampling = Sampling::poisson;
   Neighbouring neighbouring = Neighbouring::add_remove;
+  // subsampled_gaussian: the noise is the lattice (discrete) Gaussian N_Z(0, s^2) of the secure
+  // GaussianMechanism, z = s/K for the lattice l2 sensitivity K. Only integer-order RDP is proven
+  // for it (rdp.hpp, docs/proofs/accounting.md §8): the rdp accountant then uses the integer
+  // orders only, and the pld accountant (a continuous-Gaussian analysis) refuses the entry.
+  bool discrete = false;
 
   static PrivacyLoss pure(double epsilon);
   static PrivacyLoss approximate(double epsilon, double delta);
@@ -36,9 +41,12 @@ struct PrivacyLoss {
   static PrivacyLoss subsampled_gaussian(double sampling_rate, double noise_multiplier,
                                          Sampling sampling = Sampling::poisson,
                                          Neighbouring neighbouring = Neighbouring::add_remove);
+  // The same step with the lattice (discrete) Gaussian (secure noise mode): Poisson, add-remove.
+  static PrivacyLoss subsampled_discrete_gaussian(double sampling_rate, double noise_multiplier);
 
   // "epsilon=1", "(epsilon=1, delta=1e-06)", "rho=0.5", "mu=1.2",
-  // "subsampled-gaussian(q=0.01, sigma=1.1, poisson, add-remove)".
+  // "subsampled-gaussian(q=0.01, sigma=1.1, poisson, add-remove)" (", discrete" appended for the
+  // lattice Gaussian).
   std::string describe() const;
 };
 

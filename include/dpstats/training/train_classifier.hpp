@@ -1,7 +1,6 @@
-// Private training of a softmax classifier (card jme-continual-moments.md §2.8, §5.6): DP-SGD and
-// the DP-Adam variants (PP, debiased PP, JME, joint clipping) with Poisson subsampling and
-// per-example clipping, accounted by the tighter of the PLD and RDP accountants (privacy/pld.hpp,
-// privacy/rdp.hpp, through privacy/budget.hpp).
+// Private training of a softmax classifier (docs/proofs/training.md): DP-SGD and the DP-Adam
+// variants (PP, debiased PP, JME, joint clipping) with Poisson subsampling and per-example
+// clipping, on the seam (seam.hpp): validate -> plan -> charge -> run -> seal.
 //
 // Loop (T = epochs · round(N/m) steps, q = m/N):
 //   S_t  = Poisson(q) sample of the rows (exact Bernoulli(m/N) per row, the given Rng)
@@ -10,21 +9,26 @@
 //   Adam:    m_t = β1 m + (1−β1) x̂_t ;  v_t = β2 v + (1−β2) u_t,
 //            u_t = x̂_t∘x̂_t (adam, dp-adam, dp-adam-debiased) or x2_t (jme, joint clip)
 //            m̂ = m_t/(1−β1^t);  v̂ = v_t/(1−β2^t) − b  (b = first_noise_std² for debiased, else 0)
-//            v̂ ← max(v̂, γ)       (card §2.8 flag: clamp, post-processing)
+//            v̂ ← max(v̂, γ)       (clamp, post-processing)
 //            θ_t = θ_{t-1} − lr m̂ / (sqrt(v̂) + ε_adam)
 // At the end of every epoch the training loss is released privately: Σ_i min(loss_i, L) over all
 // N rows plus Gaussian noise (add/remove sensitivity L, multiplier loss_noise_multiplier),
-// divided by N; it is composed into the same RDP account. Test accuracy is computed on the
-// public test set.
+// divided by N. Test accuracy is computed on the public test set.
 //
-// Privacy: add/remove neighbours, record level. The guarantee (ε at the given δ, the tighter of
-// the PLD and RDP accountants, read from a Budget charged with the run's ledger entries) is
-// computed from the noise multiplier of the mechanism that runs.
-// certified = true for every private optimizer: each step is one subsampled Gaussian release of a
-// vector whose add/remove sensitivity is computed for what is summed (gradient_release.hpp), and
-// Adam's moments, debiasing and clamping are post-processing. What this does NOT implement is the
-// paper's replace-one "free second moment" with a non-trivial factorization (card §4.6): see
-// docs/guide.md. Non-private adam: epsilon = inf, certified = false.
+// Unknown scale (issue #15; docs/proofs/training.md §3): the model is trained on the features
+// divided by a scale s, so that the clip, the learning rate and the initialisation are unit-free.
+// s is `feature_scale` when given (public), else the private 0.9-quantile of the row norms ||x_i||
+// (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove), charged in the same
+// ledger. The returned classifier applies to the raw features (1/s folded into the first layer).
+//
+// Privacy: add/remove neighbours, record level. Accounting (docs/proofs/accounting.md §8):
+//  * secure noise (default): the steps are the subsampled LATTICE Gaussian, for which only the
+//    integer-order RDP expansion is proven: the rdp accountant over integer orders
+//    (PrivacyLoss::subsampled_discrete_gaussian); certified = true. The PLD ε of the same run,
+//    analysed as if the noise were continuous, is a diagnostic only
+//    ("epsilon_pld_continuous_analysis").
+//  * fast_float (continuous Gaussian; research, certified = false): the tighter of pld and rdp.
+// Non-private adam: epsilon = inf, certified = false, empty ledger.
 #pragma once
 #include <functional>
 #include <optional>
@@ -32,6 +36,8 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/run_control.hpp"
 #include "dpstats/training/classifier.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/release.hpp"
@@ -40,29 +46,33 @@ namespace dpstats::optimize {
 
 struct ClassifyOptions {
   ClassifyOptimizer optimizer = ClassifyOptimizer::dp_adam_jme;
+  // Private optimizers: epsilon required (> 0), delta in (0, 1) required. With noise_multiplier
+  // unset the noise is calibrated so that the whole run spends at most epsilon; with it set the
+  // run uses it and must fit within epsilon (BudgetExceeded otherwise). Ignored for adam.
+  PrivacyTarget privacy;
+  std::optional<double> noise_multiplier;
+  RunControl run;                    // threads, noise mode
   int epochs = 10;
   int batch_size = 256;              // expected Poisson batch size m (q = m / N)
-  double learning_rate = 1e-3;       // card Table 4 (ε ≈ 1.7)
-  double clip = 1;                   // ζ (card Table 4)
+  double learning_rate = 1e-3;       // on the scaled features (unit-free)
+  // ζ: per-example gradient clip of the model on the scaled features x / s (unit-free: for the
+  // logistic model ||g_i|| <= sqrt(2 (||x_i/s||^2 + 1)), docs/proofs/training.md §3).
+  double clip = 1;
+  // s: the public scale the features are divided by. Absent: estimated privately (see above).
+  std::optional<double> feature_scale;
+  double scale_share = 0.05;         // fraction of epsilon for estimating s, in (0, 0.5]
   double beta1 = 0.9, beta2 = 0.999;
-  std::optional<double> adam_epsilon;  // default card Table 4: 1e-8 (adam, dp-adam), else 1e-6
-  // Exactly one of: a target epsilon (the noise multiplier is calibrated), or a noise multiplier
-  // (the epsilon is reported). Ignored for adam.
-  std::optional<double> epsilon;
-  std::optional<double> noise_multiplier;
-  double delta = 1e-6;
-  double lambda = 1;                 // JME scaling λ (card Table 4: 1)
-  double tau = 0.5;                  // joint-clip scaling τ (card Table 4: 0.5)
-  // v̂ clamp γ (card §2.8 flags: v̂ >= γ; γ unspecified). Default: 0 for adam / dp-adam (v̂ >= 0
-  // already), and the variant's Adam epsilon (card Table 4: 1e-6) for debiased, JME, joint clip.
+  std::optional<double> adam_epsilon;  // default: 1e-8 (adam, dp-adam), else 1e-6
+  double lambda = 1;                 // JME scaling λ
+  double tau = 0.5;                  // joint-clip scaling τ
+  // v̂ clamp γ. Default: 0 for adam / dp-adam (v̂ >= 0 already), and the variant's Adam epsilon
+  // for debiased, JME, joint clip.
   std::optional<double> second_moment_floor;
-  double loss_bound = 5;             // L: per-example loss clipped for the private train loss
+  double loss_bound = 5;             // L (nats): per-example loss clipped for the private loss
   double loss_noise_multiplier = 200;
-  int threads = 1;
   // Draw the next step's (data-independent) noise on a second thread while this step's gradients
   // are computed; same distribution, from a separate Rng (seeded from `rng` when it is seeded).
   bool noise_thread = true;
-  NoiseMode noise = NoiseMode::secure;
 };
 
 struct EpochReport {
@@ -79,30 +89,32 @@ struct EvalSet {
   const std::vector<int>* y = nullptr;
 };
 
-// Trains `model` (its parameters are the start point) on rows X with labels y in 0..classes-1.
-// diagnostics: optimizer, model, epochs, steps, sampling_rate, noise_multiplier (z_eff),
-// sensitivity, first/second noise std, train_loss[epoch], test_accuracy[epoch],
-// examples_per_second, accountant, epsilon_pld, epsilon_rdp. `on_epoch` (optional) sees each
-// epoch's report.
+// Trains `model` (its parameters are the start point, for the scaled features) on rows X with
+// labels y in 0..classes-1. diagnostics: optimizer, model, epochs, steps, sampling_rate,
+// noise_multiplier (z_eff), sensitivity, first/second noise std, feature_scale (and its source
+// and cost), train_loss[epoch], test_accuracy[epoch], examples_per_second, accountant,
+// epsilon_rdp, epsilon_pld (fast_float) or epsilon_pld_continuous_analysis (secure).
+// `on_epoch` (optional) sees each epoch's report. `budget`: the caller's optional Budget.
 Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                      const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
-                                     EvalSet test = {},
+                                     Budget* budget = nullptr, EvalSet test = {},
                                      const std::function<void(const EpochReport&)>& on_epoch = {});
 
-// The ε the run of `o` on N rows spends at o.delta for noise multiplier z: the training steps
-// (one subsampled_gaussian ledger entry, count = steps) and the per-epoch loss releases (gdp) are
-// charged into a pld and an rdp Budget, and the tighter guarantee is taken
-// (docs/proofs/accounting.md §7). `ledger` is the chosen budget's ledger.
+// The account of a run of `o` on N rows at noise multiplier z (every entry the run charges: the
+// feature-scale quantile when feature_scale is absent, the steps, the per-epoch loss releases).
+// Secure noise: the rdp accountant (integer orders for the lattice steps); pld_epsilon is the
+// continuous-Gaussian analysis of the same run (a diagnostic, NOT a guarantee for the lattice
+// sampler). fast_float: the tighter of pld and rdp.
 struct ClassifyAccount {
   double epsilon = 0, sampling_rate = 0;
   double pld_epsilon = 0, rdp_epsilon = 0;
-  Accountant accountant = Accountant::pld;
-  Ledger ledger;
+  Accountant accountant = Accountant::rdp;
+  Ledger ledger;  // the chosen accountant's ledger
   std::size_t steps = 0;
 };
 ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier);
 // The smallest noise multiplier (to a relative 1e-4, rounded up) with
-// classify_account(o, n, z).epsilon <= *o.epsilon.
+// classify_account(o, n, z).epsilon <= o.privacy.epsilon.
 double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n);
 
 }  // namespace dpstats::optimize
