@@ -188,7 +188,7 @@ void add_moments_command(CLI::App& app) {
                   "input, output, sqrt, banded:B or blt:M (default sqrt)");
   cmd->add_option("--clip", a->o.clip,
                   "l2 clip norm of one row, in the data's units (JME's zeta). Absent on a file: "
-                  "estimated privately (2 x a private 0.75-quantile of the row norms) from "
+                  "estimated privately (3 x a private median of the row norms) from "
                   "--scale-share; required with --steps (a live stream)");
   cmd->add_option("--scale-share", a->o.scale_share,
                   "budget share of the private clip when --clip is absent, in (0, 1) "

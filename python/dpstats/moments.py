@@ -10,8 +10,8 @@ Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"
 ``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
 ``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` (the
 l2 clip norm of one row, in the data's units) are clipped (``on_norm="clip"``) or rejected.
-Without ``clip``, ``moments(X, ...)`` estimates it privately (2 x a private 0.75-quantile of the
-row norms) from ``scale_share`` of the budget (its cost is in the ledger, the value in
+Without ``clip``, ``moments(X, ...)`` estimates it privately (3 x a private median of the row
+norms) from ``scale_share`` of the budget (its cost is in the ledger, the value in
 ``diagnostics["clip"]``) and abstains with a reason when that quantile cannot be trusted; with a
 ``clip`` it states a private count of the clipped rows from ``clip_check_share`` of the budget
 (``diagnostics["clip_check"]``, and ``diagnostics["warning"]`` when the clip bites). The streaming

@@ -88,8 +88,8 @@ struct MomentsConfig {
   // The private clip is clip_margin x the private clip_quantile-quantile of the row norms: a
   // middle quantile (rank error well inside the data at small shares, untouched by a few
   // corrupted rows) times a public margin (docs/proofs/moments.md §4). Both data-free.
-  double clip_quantile = 0.75;  // in (0, 1)
-  double clip_margin = 2;       // in [1, 1e6]
+  double clip_quantile = 0.5;   // in (0, 1)
+  double clip_margin = 3;       // in [1, 1e6]
   // Share of the budget spent on the private count of clipped rows when `clip` is given (batch
   // API only), in [0, 0.5]; 0: no check.
   double clip_check_share = 0.01;
@@ -112,7 +112,7 @@ struct MomentsOptions {
   std::optional<double> clip;
   PrivacyTarget privacy;
   std::optional<double> rho, noise_multiplier, lambda;
-  double alpha = 0.5, tau = 1, scale_share = 0.1, clip_quantile = 0.75, clip_margin = 2,
+  double alpha = 0.5, tau = 1, scale_share = 0.1, clip_quantile = 0.5, clip_margin = 3,
          clip_check_share = 0.01;
   bool diagonal = false;
   std::string on_norm = "clip", neighbouring = "replace-one", profile = "practical";
