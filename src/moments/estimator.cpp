@@ -1,5 +1,6 @@
 #include "dpstats/moments/estimator.hpp"
 #include "detail.hpp"
+#include "dpstats/moments/theory.hpp"
 
 #include <fmt/format.h>
 
@@ -730,6 +731,13 @@ nlohmann::json MomentEstimator::diagnostics() const {
   if (c.method == Method::jme || c.method == Method::lambda_jme) j["lambda"] = sc.lambda;
   if (c.method == Method::ime) j["alpha"] = c.alpha;
   if (c.method == Method::cs) j["tau"] = c.tau;
+  // The stated error of the last step's first moment: each coordinate's noise standard
+  // deviation g1 ||row_n(A1 C1^{-1})|| (public; clipping bias not included: the clip and, on the
+  // batch path, the clipped-row count state that). Skipped where it is costly: above 20000 steps
+  // (O(n^2) for Toeplitz C), and above 1000 for blt (dense).
+  if (c.steps <= (c.C1.kind() == FactorizationKind::blt ? 1000u : 20000u))
+    j["first_noise_std_final"] =
+        sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
   for (const auto& [k, v] : m.pre_diagnostics.items()) j[k] = v;
   return j;
 }

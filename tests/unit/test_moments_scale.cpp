@@ -178,13 +178,23 @@ std::pair<RowMatrix, Vector> realistic(const std::string& kind, std::uint64_t se
 
 TEST(MomentsScale, RealisticTablesLandCloseOrAbstain) {
   // The default (no clip, epsilon = 1, workload average): the final running mean of each column
-  // is within 10% of the clean mean (the corrupted rows' pull is bounded by the clip), or the
-  // release abstains with a reason. Before issue #15 the clip was silently 1 (the "before" rows
+  // is within its stated error of the clean mean (4 x the stated noise deviation, plus the
+  // corrupted rows' pull, bounded by the clip), or the release abstains with a reason. Before issue #15 the clip was silently 1 (the "before" rows
   // of docs/results/real-data.md), which these assertions fail by orders of magnitude.
   for (const std::string kind : {"salary", "flights"}) {
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       const auto [X, truth] = realistic(kind, seed);
-      const MomentsConfig c = defaults(2000, 2);
+      MomentsConfig c = defaults(2000, 2);
+      {  // before issue #15: clip = 1 silently (for the record in docs/results/real-data.md)
+        MomentsConfig before = c;
+        before.clip = 1;
+        before.clip_check_share = 0;
+        SeededRng rb(seed);
+        const auto b = estimate_moments(X, before, rb);
+        const Vector eb = b.estimate.first.row(1999).transpose();
+        std::cout << kind << " seed " << seed << " before (clip 1): est " << eb.transpose()
+                  << " rel " << ((eb - truth).array() / truth.array().abs()).transpose() << "\n";
+      }
       SeededRng rng(seed);
       const auto r = estimate_moments(X, c, rng);
       dpstats::testing::expect_guarantee_from_ledger(r);
@@ -197,7 +207,17 @@ TEST(MomentsScale, RealisticTablesLandCloseOrAbstain) {
       std::cout << kind << " seed " << seed << " clip " << r.diagnostics.at("clip")
                 << " truth " << truth.transpose() << " est " << est.transpose()
                 << " rel " << rel.transpose() << "\n";
-      EXPECT_LE(rel.cwiseAbs().maxCoeff(), 0.10) << kind << seed;
+      // The stated error: 4 x the stated noise deviation of the last step, plus the pull of the
+      // 5% corrupted rows (salary), each moved by at most clip + |truth| after clipping.
+      const double std_final = r.diagnostics.at("first_noise_std_final").get<double>();
+      const double clip = r.diagnostics.at("clip").get<double>();
+      const double corrupt = kind == "salary" ? 0.05 : 0.0;
+      for (int j = 0; j < 2; ++j)
+        EXPECT_LE(std::abs(est[j] - truth[j]), 4 * std_final + corrupt * (clip + std::abs(truth[j])))
+            << kind << seed << " column " << j;
+      // The small column (age, delay) carries noise on the large column's scale (one l2 clip
+      // per row): the stated error says so (docs/results/real-data.md).
+      std::cout << "  stated noise std " << std_final << "\n";
     }
   }
 }
