@@ -134,6 +134,8 @@ TEST(MomentsScale, DefaultIsEquivariantUnderAChangeOfUnits) {
       const auto [f1, f2] = errors(rk, Xk, c, k);
       base1 += e1, base2 += e2, scaled1 += f1, scaled2 += f2;
     }
+    std::cout << "x" << k << ": first error " << base1 / 6 << " -> " << scaled1 / 6
+              << ", second " << base2 / 6 << " -> " << scaled2 / 6 << " (data units)\n";
     EXPECT_LE(scaled1, 1.5 * base1) << k;
     EXPECT_GE(scaled1, base1 / 1.5) << k;
     EXPECT_LE(scaled2, 1.5 * base2) << k;
