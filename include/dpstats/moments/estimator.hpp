@@ -182,8 +182,10 @@ class MomentEstimator {
   const MomentsConfig& config() const;
   const NoiseScales& scales() const;       // the noise as it ran (public)
   double noise_multiplier() const;         // effective sigma (sensitivity-1 scale)
-  double clip() const;                     // the clip of the current step (private when adaptive)
-  bool adaptive_clip() const;
+  double clip() const;                     // the clip the stream runs at (a private value when
+                                           // estimate_moments estimated it)
+  bool adaptive_clip() const;              // always false: a live stream needs a clip (kept for
+                                           // API stability; docs/proofs/moments.md §4.2)
   nlohmann::json diagnostics() const;      // public values only
   // The stream's release fields (privacy, ledger, status, seeded, noise, diagnostics), sealed.
   Release<int> release_fields() const;
