@@ -1,13 +1,15 @@
 // dpstats moments --method jme|lambda-jme|ime|cs|pp|pp-debiased --workload prefix|decay:B|window:K|
-//   average|adam:B --factorization input|output|sqrt|banded:B|blt:M [--clip Z | --scale-share S]
+//   average|adam:B --factorization input|output|sqrt|banded:B|blt:M [--clip Z] [--scale-share S]
+//   [--clip-check-share S]
 //   (--epsilon E --delta D | --rho R --delta D | --noise-multiplier S --delta D) [--diagonal]
 //   [--lambda L] [--alpha A] [--tau T] [--on-norm clip|reject] [--steps N] [--seed N] INPUT
 // The rows of INPUT are the stream. Output (JSON Lines): the first line holds the release's
 // fields (status, privacy, ledger, diagnostics) once; then one compact line per step
-// {"step", "first", "second"}, flushed as soon as that row has been pushed. With --steps N the
-// rows are read one at a time as they arrive (a live stream, e.g. from a pipe); without it the
-// horizon is the number of rows of INPUT, read first. Options are validated and the whole
-// stream's budget charged before the first line is printed.
+// {"step", "first", "second"}. With --steps N the rows are read one at a time as they arrive (a
+// live stream, e.g. from a pipe; --clip required) and each line is flushed as soon as its row has
+// been pushed; without it the horizon is the number of rows of INPUT, read first, and the batch
+// API runs (a private clip when --clip is absent, a private count of clipped rows when given).
+// Options are validated and the whole release's budget charged before the first line is printed.
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -148,13 +150,18 @@ void run_moments(const MomentsArgs& a) {
               fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)", t + 1,
                           format_number(*c.clip)));
   auto rng = make_rng(a.seed);
-  moments::MomentEstimator est(std::move(c), *rng);
-  print_header(est, a, static_cast<std::size_t>(X.cols()));
-  Vector row;
-  for (Eigen::Index t = 0; t < X.rows(); ++t) {
-    row = X.row(t).transpose();
-    est.push({row.data(), static_cast<std::size_t>(row.size())});
-    print_step(est);
+  // The whole table is known: the batch API (a private clip when --clip is absent, a private
+  // count of clipped rows when it is given), then one line per step.
+  const auto r = moments::estimate_moments(X, std::move(c), *rng);
+  nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
+  const nlohmann::ordered_json extra = {{"n", X.rows()}, {"d", X.cols()}};
+  std::cout << release_output(std::move(head), release_fields_json(r), extra).dump() << std::endl;
+  for (Eigen::Index t = 0; t < r.estimate.first.rows(); ++t) {
+    const Vector f = r.estimate.first.row(t).transpose(), s = r.estimate.second.row(t).transpose();
+    nlohmann::ordered_json line = {{"step", t + 1}};
+    line["first"] = std::vector<double>(f.data(), f.data() + f.size());
+    line["second"] = std::vector<double>(s.data(), s.data() + s.size());
+    std::cout << line.dump() << std::endl;
   }
 }
 
@@ -180,11 +187,15 @@ void add_moments_command(CLI::App& app) {
   cmd->add_option("--factorization", a->o.factorization,
                   "input, output, sqrt, banded:B or blt:M (default sqrt)");
   cmd->add_option("--clip", a->o.clip,
-                  "l2 clip norm of one row, in the data's units (JME's zeta). Absent: adaptive "
-                  "clipping, a private running quantile of the norms from --scale-share");
+                  "l2 clip norm of one row, in the data's units (JME's zeta). Absent on a file: "
+                  "estimated privately (3 x a private median of the row norms) from "
+                  "--scale-share; required with --steps (a live stream)");
   cmd->add_option("--scale-share", a->o.scale_share,
-                  "budget share of the adaptive clip when --clip is absent, in (0, 1) "
+                  "budget share of the private clip when --clip is absent, in (0, 1) "
                   "(default 0.1)");
+  cmd->add_option("--clip-check-share", a->o.clip_check_share,
+                  "budget share of the private count of rows above a given --clip (file input), "
+                  "in [0, 0.5]; 0: no check (default 0.01)");
   cmd->add_option("--epsilon", a->o.privacy.epsilon, "privacy parameter epsilon > 0");
   cmd->add_option("--rho", a->o.rho, "zCDP budget rho > 0 (instead of --epsilon)");
   cmd->add_option("--noise-multiplier", a->o.noise_multiplier,

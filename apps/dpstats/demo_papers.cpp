@@ -76,6 +76,8 @@ void moments_section(Rng& rng) {
     o.workload = "average";
     o.privacy = {.epsilon = 1, .delta = 1e-6};
     o.clip = 1;  // the demo's rows have norm <= 1
+
+    o.clip_check_share = 0;
     const auto r = estimate_moments(X, make_config(o), rng);
     const RowMatrix last =
         Eigen::Map<const RowMatrix>(r.estimate.second.row(T - 1).data(), d, d);

@@ -10,8 +10,12 @@ Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"
 ``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
 ``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` (the
 l2 clip norm of one row, in the data's units) are clipped (``on_norm="clip"``) or rejected.
-Without ``clip`` the clip is adaptive: a private running quantile of the row norms from
-``scale_share`` of the budget (its cost is in the ledger).
+Without ``clip``, ``moments(X, ...)`` estimates it privately (3 x a private median of the row
+norms) from ``scale_share`` of the budget (its cost is in the ledger, the value in
+``diagnostics["clip"]``) and abstains with a reason when that quantile cannot be trusted; with a
+``clip`` it states a private count of the clipped rows from ``clip_check_share`` of the budget
+(``diagnostics["clip_check"]``, and ``diagnostics["warning"]`` when the clip bites). The streaming
+``MomentEstimator`` needs a ``clip``. ``epsilon`` and ``delta`` have no defaults.
 """
 from __future__ import annotations
 
@@ -67,7 +71,7 @@ def _int(x, name: str) -> int:
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
              noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
-             scale_share=0.1, profile="practical"):
+             scale_share=0.1, clip_check_share=0.01, profile="practical"):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
     from . import _required
@@ -78,7 +82,7 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
         _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
         float(_opt_float(tau, "tau")), float(_opt_float(scale_share, "scale_share")),
-        bool(diagonal), str(on_norm), str(neighbouring), str(profile),
+        float(_opt_float(clip_check_share, "clip_check_share")), bool(diagonal), str(on_norm), str(neighbouring), str(profile),
         _int(threads, "threads"))
 
 
@@ -99,10 +103,11 @@ class MomentEstimator:
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
                  on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
-                 scale_share: float = 0.1, profile: str = "practical"):
+                 scale_share: float = 0.1, clip_check_share: float = 0.01,
+                 profile: str = "practical"):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
                         clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
-                        on_norm, neighbouring, threads, scale_share, profile)
+                        on_norm, neighbouring, threads, scale_share, clip_check_share, profile)
         self._native = _dpstats._MomentEstimator(opts, _seed(seed))
         self.dim = int(dim)
         self.steps = int(steps)
@@ -130,7 +135,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
-            threads: int = 1, scale_share: float = 0.1,
+            threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
             profile: str = "practical") -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step."""
     try:
@@ -143,6 +148,6 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
                     delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
-                    neighbouring, threads, scale_share, profile)
+                    neighbouring, threads, scale_share, clip_check_share, profile)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed))
     return MomentsRelease._from_parts(first, second, fields)

@@ -58,7 +58,9 @@ py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::ui
     py::gil_scoped_release release;
     r = estimate_moments(data, std::move(c), *rng);
   }
-  const auto n = static_cast<py::ssize_t>(opt.steps), d = static_cast<py::ssize_t>(opt.dim);
+  // An abstained release has an empty estimate: 0 rows.
+  const auto n = static_cast<py::ssize_t>(r.estimate.first.rows()),
+             d = static_cast<py::ssize_t>(opt.dim);
   CArray first({n, d});
   std::copy(r.estimate.first.data(), r.estimate.first.data() + r.estimate.first.size(),
             first.mutable_data());
@@ -73,7 +75,7 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
                 std::optional<double> clip, double epsilon, double delta,
                 std::optional<double> rho, std::optional<double> noise_multiplier,
                 std::optional<double> lambda, double alpha, double tau, double scale_share,
-                bool diagonal, const std::string& on_norm, const std::string& neighbouring,
+                double clip_check_share, bool diagonal, const std::string& on_norm, const std::string& neighbouring,
                 const std::string& profile, int threads) {
   Options o;
   o.steps = steps;
@@ -89,6 +91,7 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
   o.alpha = alpha;
   o.tau = tau;
   o.scale_share = scale_share;
+  o.clip_check_share = clip_check_share;
   o.diagonal = diagonal;
   o.on_norm = on_norm;
   o.neighbouring = neighbouring;
@@ -104,7 +107,8 @@ void bind_moments(py::module_& m) {
   m.def("_moments_options", &options, py::arg("steps"), py::arg("dim"), py::arg("method"),
         py::arg("workload"), py::arg("factorization"), py::arg("clip"), py::arg("epsilon"),
         py::arg("delta"), py::arg("rho"), py::arg("noise_multiplier"), py::arg("lambda_"),
-        py::arg("alpha"), py::arg("tau"), py::arg("scale_share"), py::arg("diagonal"),
+        py::arg("alpha"), py::arg("tau"), py::arg("scale_share"),
+        py::arg("clip_check_share"), py::arg("diagonal"),
         py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = 1);
   m.def("_moments_methods", [] {
     std::vector<std::string> names;

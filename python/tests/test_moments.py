@@ -14,7 +14,7 @@ def _stream(n=20, d=3, seed=0):
 def test_batch_shapes_privacy_and_streaming_agree():
     X = _stream()
     r = dpstats.moments(X, method="jme", workload="prefix", factorization="sqrt", clip=1.0,
-                        epsilon=2.0, delta=1e-6, seed=7)
+                        epsilon=2.0, delta=1e-6, seed=7, clip_check_share=0)
     assert r.first.shape == (20, 3) and r.second.shape == (20, 3, 3)
     assert r.epsilon <= 2.0 and r.delta == 1e-6 and r.certified and r.seeded
     assert r.diagnostics["method"] == "jme" and r.ledger
@@ -59,20 +59,20 @@ def test_bad_inputs_raise_value_error():
     bad = X.copy()
     bad[2, 1] = np.nan
     with pytest.raises(ValueError):
-        dpstats.moments(bad, clip=1.0, epsilon=1.0)
+        dpstats.moments(bad, clip=1.0, epsilon=1.0, delta=1e-6)
     bad[2, 1] = np.inf
     with pytest.raises(ValueError):
-        dpstats.moments(bad, clip=1.0, epsilon=1.0)
+        dpstats.moments(bad, clip=1.0, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.moments(X, epsilon=1.0, clip=0)
+        dpstats.moments(X, epsilon=1.0, delta=1e-6, clip=0)
     with pytest.raises(ValueError):
-        dpstats.moments(X, clip=1.0, epsilon=-1.0)
+        dpstats.moments(X, clip=1.0, epsilon=-1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.moments(X, clip=1.0, method="nope", epsilon=1.0)
+        dpstats.moments(X, clip=1.0, method="nope", epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.moments(X, clip=1.0, workload="decay:2", epsilon=1.0)
+        dpstats.moments(X, clip=1.0, workload="decay:2", epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.moments(X, clip=1.0, factorization="banded:0", epsilon=1.0)
+        dpstats.moments(X, clip=1.0, factorization="banded:0", epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
         dpstats.moments(X)  # no budget
     with pytest.raises(ValueError):
@@ -105,5 +105,29 @@ def test_threads_do_not_change_seeded_noise():
 
 def test_moments_clip_has_no_silent_default():
     X = np.random.default_rng(0).normal(size=(10, 2)) * 1e3
+    # The live stream needs a clip; the batch API estimates one (here: too few rows, it abstains).
     with pytest.raises(ValueError, match="clip"):
-        dpstats.moments(X, epsilon=1.0, delta=1e-6)
+        dpstats.MomentEstimator(2, epsilon=1.0, delta=1e-6, steps=10)
+    r = dpstats.moments(X, epsilon=1.0, delta=1e-6, seed=1)
+    assert r.status == "abstained" and "private clip" in r.diagnostics["abstained"]
+    assert r.first.shape[0] == 0 and len(r.ledger) == 1
+    with pytest.raises(ValueError, match="delta"):
+        dpstats.moments(X, clip=1.0, epsilon=1.0)  # delta has no default
+
+
+def test_moments_estimates_the_clip_in_any_units():
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(40, 12, 2000), rng.lognormal(np.log(5e4), 0.5, 2000)])
+    truth = X.mean(axis=0)
+    for k in [1e-3, 1.0, 1e3]:
+        r = dpstats.moments(X * k, workload="average", epsilon=1.0, delta=1e-6, seed=4,
+                            scale_share=0.1)
+        assert r.status == "ok", r.diagnostics
+        assert r.diagnostics["clip"] > 0 and "clip_estimate" in r.diagnostics
+        # within the stated error (the last step's noise deviation, in the data's units): one l2
+        # clip per row puts the salary's scale on the age column too, and the release says so
+        std = r.diagnostics["first_noise_std_final"] / k
+        assert np.all(np.abs(r.first[-1] / k - truth) <= 4 * std)
+        assert abs(r.first[-1][1] / k - truth[1]) <= 0.1 * truth[1]
+    bites = dpstats.moments(X, clip=1e4, epsilon=1.0, delta=1e-6, seed=4, clip_check_share=0.01)
+    assert "warning" in bites.diagnostics and bites.diagnostics["clip_source"] == "supplied"

@@ -1,4 +1,6 @@
 #include "dpstats/moments/estimator.hpp"
+#include "detail.hpp"
+#include "dpstats/moments/theory.hpp"
 
 #include <fmt/format.h>
 
@@ -258,6 +260,9 @@ MomentsConfig make_config(const MomentsOptions& o) {
   c.alpha = o.alpha;
   c.tau = o.tau;
   c.scale_share = o.scale_share;
+  c.clip_quantile = o.clip_quantile;
+  c.clip_margin = o.clip_margin;
+  c.clip_check_share = o.clip_check_share;
   c.on_norm = parse_enum<NormPolicy>(o.on_norm);
   require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
           fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",
@@ -288,15 +293,18 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
 namespace {
 
 // validate: every option of the config, before anything is planned or drawn.
-void validate_config(const MomentsConfig& c) {
+// `batch`: the rows are known up front (estimate_moments), so a missing clip is estimated.
+void check_config(const MomentsConfig& c, bool batch) {
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");
-  // No silent unit clip: until the adaptive clip (a private running quantile of the norms from
-  // scale_share) is wired to the substrate's scale layer, a missing clip is an error.
-  require(c.clip.has_value(),
-          "clip is required: the l2 norm bound of one row in the data's units (JME's zeta); rows "
-          "above it are clipped, and the noise grows with it. Choose it from public knowledge "
-          "of the data (e.g. the largest plausible row norm), not from the data itself");
+  // No silent unit clip. A live stream cannot estimate one before its first row is released
+  // (docs/proofs/moments.md §4), so there a missing clip is an error.
+  require(batch || c.clip.has_value(),
+          "clip is required for a live stream (--steps from a pipe, MomentEstimator::push): the "
+          "l2 norm bound of one row in the data's units (JME's zeta); rows above it are clipped, "
+          "and the noise grows with it. Choose it from public knowledge of the data (e.g. the "
+          "largest plausible row norm), or give the whole table (estimate_moments, a file) so "
+          "that it is estimated privately from scale_share");
   if (c.clip) {
     check_positive(*c.clip, "clip");
     require(*c.clip >= 0x1p-400 && *c.clip <= 0x1p400,
@@ -321,6 +329,13 @@ void validate_config(const MomentsConfig& c) {
   if (c.noise_multiplier) check_positive(*c.noise_multiplier, "noise_multiplier");
   require(c.scale_share > 0 && c.scale_share < 1,
           fmt::format("scale_share must be in (0, 1), got {}", format_number(c.scale_share)));
+  require(c.clip_quantile > 0 && c.clip_quantile < 1,
+          fmt::format("clip_quantile must be in (0, 1), got {}", format_number(c.clip_quantile)));
+  require(c.clip_margin >= 1 && c.clip_margin <= 1e6,
+          fmt::format("clip_margin must be in [1, 1e6], got {}", format_number(c.clip_margin)));
+  require(c.clip_check_share >= 0 && c.clip_check_share <= 0.5,
+          fmt::format("clip_check_share must be in [0, 0.5], got {}",
+                      format_number(c.clip_check_share)));
   if (c.method != Method::lambda_jme)
     require(!c.lambda.has_value(), "lambda applies to method lambda-jme only");
   validate(c.run);
@@ -355,19 +370,21 @@ double product_margin(const Factorization& C, double entry_bound, double coords)
 
 // plan: the mechanisms, calibrated from public values only (steps, dim, the clip the mechanism
 // sees, the factorizations and the budget), and the ledger they will be charged.
-MomentsPlan plan_moments(const MomentsConfig& c) {
+MomentsPlan plan_moments(const MomentsConfig& c, double pre_share) {
+  require(c.clip.has_value(), "plan_moments needs a clip (given or privately estimated)");
+  require(pre_share >= 0 && pre_share < 1,
+          fmt::format("pre_share must be in [0, 1), got {}", format_number(pre_share)));
   MomentsPlan p;
   const bool cs = c.method == Method::cs, pp = is_pp(c.method);
   p.d = c.dim;
   p.D2 = c.form == SecondMomentForm::full ? c.dim * c.dim : c.dim;
-  // Adaptive clipping releases rows in clip-normalised units: the mechanism's clip is 1.
-  p.mech_clip = c.clip ? *c.clip : 1.0;
+  p.mech_clip = *c.clip;
   p.np = {.method = c.method, .d = c.dim, .form = c.form, .clip = p.mech_clip,
           .c1_norm = c.C1.norm_1_to_2(), .c2_norm = (cs || pp ? c.C1 : c.C2).norm_1_to_2(),
           .lambda = c.lambda, .alpha = c.alpha, .tau = c.tau, .neighbouring = c.neighbouring};
   const NoiseScales unit = noise_scales(p.np, 1.0);  // sensitivities; validates alpha, tau, lambda
   p.scale2 = second_input_scale(p.np, unit);
-  p.rho_share = c.clip ? 1.0 : 1 - c.scale_share;
+  p.rho_share = 1 - pre_share;
   const NoiseMode noise = c.run.noise;
   auto make = [&](double sens, double share, double dim) {
     const auto dims = static_cast<std::size_t>(dim);
@@ -414,7 +431,10 @@ MomentsPlan plan_moments(const MomentsConfig& c) {
 namespace {
 
 // The release's own account: its target and accountant, from the budget option and the plan.
-ReleaseBudget release_account(const MomentsConfig& c, const MomentsPlan& p, Budget* caller) {
+// `pre_rho`: what the batch API spends before the stream (counted in the target of a noise
+// multiplier; an epsilon or rho target already includes it).
+ReleaseBudget make_account(const MomentsConfig& c, const MomentsPlan& p, Budget* caller,
+                           double pre_rho = 0) {
   const bool approximate_entry = p.mech1->loss().kind == LossKind::approximate;
   if (approximate_entry)  // one (epsilon, delta) Gaussian at the whole target
     return ReleaseBudget(c.privacy.loss(), Accountant::basic, caller);
@@ -425,6 +445,7 @@ ReleaseBudget release_account(const MomentsConfig& c, const MomentsPlan& p, Budg
     rho = *c.rho;
   } else {
     for (const auto& e : p.ledger) rho += e.loss.rho * e.count;
+    rho += pre_rho;
   }
   return ReleaseBudget(
       PrivacyLoss::approximate(zcdp_to_epsilon(rho, c.privacy.delta), c.privacy.delta),
@@ -445,6 +466,7 @@ struct MomentEstimator::Impl {
   Vector x, sec, cy1, cy2, w1, w2, v1, v2, first, second;
   std::size_t t = 0;
   MomentsTrace* trace = nullptr;
+  nlohmann::json pre_diagnostics = nlohmann::json::object();
 
   Impl(MomentsConfig c, Rng& r, MomentsPlan p, ReleaseBudget a, MomentsTrace* tr)
       : cfg(std::move(c)), rng(r), plan(std::move(p)), account(std::move(a)), trace(tr) {}
@@ -481,12 +503,25 @@ void MomentEstimator::Impl::build_streams() {
 
 MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
                                  MomentsTrace* trace) {
-  validate_config(config);  // validate
+  check_config(config, false);  // validate
   MomentsPlan plan = plan_moments(config);  // plan
-  ReleaseBudget account = release_account(config, plan, budget);
+  ReleaseBudget account = make_account(config, plan, budget);
   account.charge(plan.ledger);  // charge: the whole stream, before any noise is drawn
   impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(account),
                                  trace);
+  impl_->build_streams();
+}
+
+// The batch API's stream: planned at the rest of the budget and charged on the account that
+// already holds the pre-stream spend (estimate_moments checked that the whole fits).
+MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, PreStream pre,
+                                 MomentsTrace* trace) {
+  check_config(config, false);  // the clip is set by now
+  MomentsPlan plan = plan_moments(config, pre.share);
+  pre.account.charge(plan.ledger);
+  impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(pre.account),
+                                 trace);
+  impl_->pre_diagnostics = std::move(pre.diagnostics);
   impl_->build_streams();
 }
 
@@ -696,48 +731,25 @@ nlohmann::json MomentEstimator::diagnostics() const {
   if (c.method == Method::jme || c.method == Method::lambda_jme) j["lambda"] = sc.lambda;
   if (c.method == Method::ime) j["alpha"] = c.alpha;
   if (c.method == Method::cs) j["tau"] = c.tau;
+  // The stated error of the last step's first moment: each coordinate's noise standard
+  // deviation g1 ||row_n(A1 C1^{-1})|| (public; clipping bias not included: the clip and, on the
+  // batch path, the clipped-row count state that). Skipped where it is costly: above 20000 steps
+  // (O(n^2) for Toeplitz C), and above 1000 for blt (dense).
+  if (c.steps <= (c.C1.kind() == FactorizationKind::blt ? 1000u : 20000u))
+    j["first_noise_std_final"] =
+        sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+  for (const auto& [k, v] : m.pre_diagnostics.items()) j[k] = v;
   return j;
 }
 
-namespace {
+namespace detail {
 
-// `reject` refuses the whole table before any noise is drawn.
-void check_table(const ConstMatrixRef& X, const MomentsConfig& config) {
-  require(X.rows() >= 1 && X.cols() >= 1, "X must have at least one row and one column");
-  require(static_cast<std::size_t>(X.rows()) <= config.steps,
-          fmt::format("X has {} rows, more than the {} steps", X.rows(), config.steps));
-  require(static_cast<std::size_t>(X.cols()) == config.dim,
-          fmt::format("X has {} columns, the estimator dim {}", X.cols(), config.dim));
-  check_data(X);  // every row is checked before any noise is drawn
-  if (config.on_norm == NormPolicy::reject && config.clip)
-    for (Index t = 0; t < X.rows(); ++t)
-      if (checked_norm({X.row(t).data(), static_cast<std::size_t>(X.cols())}, 0, 1) >
-          *config.clip)
-        throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
-                                          format_number(*config.clip)));
+void validate_config(const MomentsConfig& c, bool batch) { check_config(c, batch); }
+ReleaseBudget release_account(const MomentsConfig& c, const MomentsPlan& p, Budget* caller,
+                              double pre_rho) {
+  return make_account(c, p, caller, pre_rho);
 }
+double row_norm(std::span<const double> x, std::size_t step) { return checked_norm(x, step, 1); }
 
-}  // namespace
-
-Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
-                                       Budget* budget, MomentsTrace* trace) {
-  if (config.steps == 0) config.steps = static_cast<std::size_t>(X.rows());
-  if (config.dim == 0) config.dim = static_cast<std::size_t>(X.cols());
-  check_table(X, config);
-  MomentEstimator est(std::move(config), rng, budget, trace);
-  MomentSeries series;
-  const auto n = X.rows();
-  series.first.resize(n, X.cols());
-  series.second.resize(n, static_cast<Index>(est.second().size()));
-  Vector row;
-  for (Index t = 0; t < n; ++t) {
-    row = X.row(t).transpose();
-    est.push({row.data(), static_cast<std::size_t>(row.size())});
-    series.first.row(t) = Eigen::Map<const Vector>(est.first().data(), X.cols()).transpose();
-    series.second.row(t) =
-        Eigen::Map<const Vector>(est.second().data(), series.second.cols()).transpose();
-  }
-  return est.release(std::move(series));
-}
-
+}  // namespace detail
 }  // namespace dpstats::moments

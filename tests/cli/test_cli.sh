@@ -333,12 +333,42 @@ if "$DPSTATS" moments --method jme --epsilon 1 --delta 1e-6 --clip 10 --seed 1 "
 import json
 lines = [json.loads(l) for l in open('$tmp/mom')]
 head, steps = lines[0], lines[1:]
-assert head['ledger'] and head['privacy']['epsilon'] == 1 and head['n'] == 3 and head['diagnostics']['clip'] == 10
+assert head['ledger'] and abs(head['privacy']['epsilon'] - 1) < 1e-9 and head['n'] == 3 and head['diagnostics']['clip'] == 10
 assert [s['step'] for s in steps] == [1, 2, 3] and all('ledger' not in s and len(s['first']) == 2 for s in steps)
 "; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments JSON lines"; head -3 "$tmp/mom" "$tmp/err"; fi
 if (cat "$tmp/noheader.csv") | "$DPSTATS" moments --method pp --epsilon 1 --delta 1e-6 --clip 10 --steps 2 --seed 1 - >"$tmp/mom" 2>"$tmp/err" &&
    [ "$(wc -l <"$tmp/mom")" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments --steps live stream"; cat "$tmp/err"; fi
-bad "moments without a clip" "clip is required" -- moments --method jme --epsilon 1 --delta 1e-6 "$tmp/good.csv"
+bad "moments live stream without a clip" "clip is required" -- moments --method jme --epsilon 1 --delta 1e-6 --steps 3 "$tmp/good.csv"
+# A file without --clip: the clip is estimated privately (here 3 rows: too few, it abstains).
+if "$DPSTATS" moments --method jme --epsilon 1 --delta 1e-6 --seed 1 "$tmp/good.csv" >"$tmp/mom" 2>"$tmp/err" &&
+   /usr/bin/python3 -c "
+import json
+lines = [json.loads(l) for l in open('$tmp/mom')]
+assert len(lines) == 1 and lines[0]['status'] == 'abstained' and 'private clip' in lines[0]['diagnostics']['abstained']
+assert len(lines[0]['ledger']) == 1
+"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments abstains on a tiny file"; head -3 "$tmp/mom" "$tmp/err"; fi
+/usr/bin/python3 -c "
+import random
+random.seed(5)
+print('age,salary')
+for i in range(2000):
+    print(f'{random.gauss(40, 12):.1f},{random.lognormvariate(10.8, 0.5):.0f}' if i % 20 else '999,9900000')
+" >"$tmp/salary.csv"
+if "$DPSTATS" moments --method jme --workload average --epsilon 1 --delta 1e-6 --seed 1 "$tmp/salary.csv" >"$tmp/mom" 2>"$tmp/err" &&
+   /usr/bin/python3 -c "
+import json
+lines = [json.loads(l) for l in open('$tmp/mom')]
+head = lines[0]
+assert head['status'] == 'ok' and len(lines) == 2001 and len(head['ledger']) == 2
+assert 1e4 < head['diagnostics']['clip'] < 1e6 and 'clip_estimate' in head['diagnostics']
+"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments estimates the clip"; head -c 600 "$tmp/mom"; cat "$tmp/err"; fi
+if "$DPSTATS" moments --method jme --workload average --epsilon 1 --delta 1e-6 --clip 1000 --seed 1 "$tmp/salary.csv" >"$tmp/mom" 2>"$tmp/err" &&
+   head -1 "$tmp/mom" | /usr/bin/python3 -c "
+import json, sys
+j = json.load(sys.stdin)
+assert 'bites' in j['diagnostics']['warning'] and 'clip_check' in j['diagnostics']
+"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments supplied clip that bites"; head -c 600 "$tmp/mom"; cat "$tmp/err"; fi
+bad "moments bad clip check share" "clip_check_share" -- moments --method jme --epsilon 1 --delta 1e-6 --clip 1 --clip-check-share 0.9 "$tmp/good.csv"
 bad "moments without epsilon" "epsilon" -- moments --method jme --clip 1 --delta 1e-6 "$tmp/good.csv"
 bad "moments unknown method" "method" -- moments --method mean --clip 1 --epsilon 1 --delta 1e-6 "$tmp/good.csv"
 bad "moments lambda for jme" "lambda" -- moments --method jme --lambda 2 --clip 1 --epsilon 1 --delta 1e-6 "$tmp/good.csv"

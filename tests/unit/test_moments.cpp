@@ -40,6 +40,7 @@ MomentsConfig config(std::size_t n, std::size_t d, Method m, const std::string& 
   MomentsConfig c = make_config(n, d, to_string(m), "prefix", f, diag);
   c.noise_multiplier = 1.0;
   c.clip = 1;
+  c.clip_check_share = 0;  // the batch API then equals the stream bit for bit
   c.privacy.delta = 1e-6;
   if (m == Method::lambda_jme) c.lambda = 1.0;
   return c;
@@ -627,7 +628,7 @@ TEST(MomentsFactorization, BufferedLinearToeplitzStreamsAndNearlyMatchesTheRoot)
   EXPECT_THROW(Factorization::blt(1, {1.5}, {0.1}, 10), InvalidArgument);
 }
 
-TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndNeedsAClip) {
+TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndEstimatesAMissingClip) {
   const RowMatrix X = unit_rows(8, 2, 3, 1.0);
   MomentsConfig c = make_config(8, 2, "jme", "prefix", "sqrt", false);
   c.privacy = {.epsilon = 1, .delta = 1e-6};
@@ -639,14 +640,23 @@ TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndNeedsAClip) {
   EXPECT_NEAR(caller.spent_epsilon_delta().epsilon, r.privacy.epsilon, 1e-12);
   SeededRng rng2(3);
   EXPECT_THROW(estimate_moments(X, c, rng2, &caller), BudgetExceeded);  // 2 x 1 > 1.5
-  c.clip.reset();  // no silent unit clip
+  c.clip.reset();  // no silent unit clip: the live stream refuses, the batch API estimates
   SeededRng rng3(3);
   try {
-    estimate_moments(X, c, rng3);
-    ADD_FAILURE() << "a missing clip must be refused";
+    MomentEstimator est(c, rng3);
+    ADD_FAILURE() << "a live stream without a clip must be refused";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos);
   }
+  // 8 rows: the private quantile's rank error is far above n, so the batch API abstains, having
+  // spent only the quantile.
+  const auto abst = estimate_moments(X, c, rng3);
+  EXPECT_EQ(abst.status, Status::abstained);
+  EXPECT_NE(abst.diagnostics.at("abstained").get<std::string>().find("private clip"),
+            std::string::npos);
+  ASSERT_EQ(abst.ledger.size(), 1u);
+  dpstats::testing::expect_guarantee_from_ledger(abst);
+  EXPECT_LT(abst.privacy.epsilon, 0.5);
   c.clip = 1;
   c.privacy.epsilon = 0;  // epsilon has no default
   EXPECT_THROW(estimate_moments(X, c, rng3), InvalidArgument);

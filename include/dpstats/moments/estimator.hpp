@@ -19,10 +19,12 @@
 // mechanism charged at construction, so a push spends nothing more.
 //
 // Clip: rows with ||x|| > clip are clipped to clip (both moments use the clipped row) or
-// rejected; NaN/Inf rows always throw. Without a clip (adaptive clipping, docs/proofs/moments.md
-// §4) the stream is released in clip-normalised units y_t = x_t / c_t with a private per-block
-// clip c_t, and rescaled by post-processing; the clip's cost is in the ledger. How many rows were
-// clipped is never released except through that private clip estimate; the test trace counts it.
+// rejected; NaN/Inf rows always throw. The live stream (MomentEstimator) needs a public clip. The
+// batch API (estimate_moments, all rows known up front) estimates an absent clip privately: one
+// private quantile of the row norms from `scale_share` of the budget (times a public margin),
+// then the fixed-clip stream at the rest (docs/proofs/moments.md §4). With a supplied clip the batch API
+// releases a private count of the clipped rows from `clip_check_share` of the budget, so that the
+// release says when the clip bites. The exact count is never released; the test trace has it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -44,6 +46,7 @@
 #include "dpstats/moments/workload.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/seam.hpp"
 
 namespace dpstats::moments {
 
@@ -67,8 +70,9 @@ struct MomentsConfig {
   SecondMomentForm form = SecondMomentForm::full;
   Workload A1, A2;        // first- and second-moment workloads
   Factorization C1, C2;   // strategies (CS uses C1 for both; PP ignores C2)
-  // The l2 clip norm of one row (JME's zeta), in the data's units. Absent: adaptive clipping from
-  // `scale_share` of the budget (docs/proofs/moments.md §4).
+  // The l2 clip norm of one row (JME's zeta), in the data's units. Absent: estimated privately
+  // from `scale_share` of the budget by estimate_moments (docs/proofs/moments.md §4); the live
+  // MomentEstimator refuses a missing clip.
   std::optional<double> clip;
   NormPolicy on_norm = NormPolicy::clip;
   // Budget: exactly one of privacy.epsilon (> 0), rho, noise_multiplier; privacy.delta in (0, 1)
@@ -79,8 +83,16 @@ struct MomentsConfig {
   std::optional<double> lambda;            // lambda-JME
   double alpha = 0.5;                      // IME
   double tau = 1;                          // CS
-  // Share of the budget spent on the adaptive clip when `clip` is absent, in (0, 1).
+  // Share of the budget spent on the private clip when `clip` is absent, in (0, 1).
   double scale_share = 0.1;
+  // The private clip is clip_margin x the private clip_quantile-quantile of the row norms: a
+  // middle quantile (rank error well inside the data at small shares, untouched by a few
+  // corrupted rows) times a public margin (docs/proofs/moments.md §4). Both data-free.
+  double clip_quantile = 0.5;   // in (0, 1)
+  double clip_margin = 3;       // in [1, 1e6]
+  // Share of the budget spent on the private count of clipped rows when `clip` is given (batch
+  // API only), in [0, 0.5]; 0: no check.
+  double clip_check_share = 0.01;
   Neighbouring neighbouring = Neighbouring::replace_one;
   Profile profile = Profile::practical;
   RunControl run;  // threads: per step, output independent of it; noise: secure or fast_float
@@ -100,7 +112,8 @@ struct MomentsOptions {
   std::optional<double> clip;
   PrivacyTarget privacy;
   std::optional<double> rho, noise_multiplier, lambda;
-  double alpha = 0.5, tau = 1, scale_share = 0.1;
+  double alpha = 0.5, tau = 1, scale_share = 0.1, clip_quantile = 0.5, clip_margin = 3,
+         clip_check_share = 0.01;
   bool diagonal = false;
   std::string on_norm = "clip", neighbouring = "replace-one", profile = "practical";
   RunControl run;
@@ -115,8 +128,8 @@ std::span<const MethodInfo> moments_methods();
 // mechanism sees, the factorizations, the budget), and the ledger they are charged.
 struct MomentsPlan {
   std::size_t d = 0, D2 = 0;
-  double mech_clip = 1;  // the clip the mechanism is calibrated to (1: clip-normalised units)
-  double rho_share = 1;  // the mechanisms' share of the budget (1 - scale_share when adaptive)
+  double mech_clip = 1;  // the clip the mechanism is calibrated to
+  double rho_share = 1;  // the stream's share of the budget (1 - the share spent before it)
   NoiseParameters np;
   NoiseScales sc;
   double sigma = 0;   // effective noise multiplier
@@ -124,11 +137,21 @@ struct MomentsPlan {
   std::optional<GaussianMechanism> mech1, mech2;
   Ledger ledger;      // the mechanisms' own entries, at the planned maximum (the whole stream)
 };
-MomentsPlan plan_moments(const MomentsConfig& config);
+// `pre_share`: the share of the budget spent before the stream (the batch API's private clip or
+// clipped-row count), in [0, 1); the stream's mechanisms get the rest.
+MomentsPlan plan_moments(const MomentsConfig& config, double pre_share = 0);
+
+// What the batch API spent before the stream, on the same account.
+struct PreStream {
+  ReleaseBudget account;
+  double share = 0;  // of the budget
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
 
 // Non-public facts, for tests only.
 struct MomentsTrace : TestHooks {
   std::size_t clipped_rows = 0;
+  std::optional<double> private_clip;  // the batch API's private clip, when it estimated one
 };
 
 struct MomentSeries {
@@ -143,6 +166,8 @@ class MomentEstimator {
   // must outlive the estimator). Throws BudgetExceeded with nothing charged when it does not fit.
   MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget = nullptr,
                   MomentsTrace* trace = nullptr);
+  // The batch API's constructor: the stream at the rest of `pre`'s budget, on `pre`'s account.
+  MomentEstimator(MomentsConfig config, Rng& rng, PreStream pre, MomentsTrace* trace);
   ~MomentEstimator();
   MomentEstimator(MomentEstimator&&) noexcept;
 
@@ -157,8 +182,10 @@ class MomentEstimator {
   const MomentsConfig& config() const;
   const NoiseScales& scales() const;       // the noise as it ran (public)
   double noise_multiplier() const;         // effective sigma (sensitivity-1 scale)
-  double clip() const;                     // the clip of the current step (private when adaptive)
-  bool adaptive_clip() const;
+  double clip() const;                     // the clip the stream runs at (a private value when
+                                           // estimate_moments estimated it)
+  bool adaptive_clip() const;              // always false: a live stream needs a clip (kept for
+                                           // API stability; docs/proofs/moments.md §4.2)
   nlohmann::json diagnostics() const;      // public values only
   // The stream's release fields (privacy, ledger, status, seeded, noise, diagnostics), sealed.
   Release<int> release_fields() const;
@@ -172,7 +199,10 @@ class MomentEstimator {
 
 
 // Batch API: the streaming estimator run over the rows of X (n = X.rows() unless config.steps is
-// set); identical bit for bit to pushing the rows with the same Rng.
+// set). With a clip and clip_check_share = 0 it is identical bit for bit to pushing the rows with
+// the same Rng. Without a clip it estimates one privately (scale_share); with one it counts the
+// clipped rows privately (clip_check_share). Abstains (with a reason) when the private clip
+// cannot be trusted (too few rows for its rank error, or a degenerate table).
 Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
                                        Budget* budget = nullptr, MomentsTrace* trace = nullptr);
 

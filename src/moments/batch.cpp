@@ -1,0 +1,171 @@
+// The batch API of the continual moments (docs/proofs/moments.md §4): every row is known before
+// the stream starts, so one private step may precede it on the same account:
+//  * no clip: the clip is clip_margin x a private clip_quantile-quantile of the row norms, from
+//    `scale_share` of the budget; the fixed-clip stream runs at the rest;
+//  * a clip: a private count of the rows it clips, from `clip_check_share` of the budget, stated
+//    in the diagnostics with a warning when the clip bites.
+// Both are charged (with the stream's planned maximum checked to fit) before any noise is drawn.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <cmath>
+#include <vector>
+
+#include "detail.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/moments/estimator.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
+
+namespace dpstats::moments {
+namespace {
+
+using Eigen::Index;
+
+// A warning is raised when the noisy count of clipped rows exceeds this fraction of the rows by
+// more than two noise deviations (a false warning has probability <= 2.3%).
+constexpr double kClipBitesFraction = 0.01;
+
+// Every row's norm, checking the table (and `reject`) before any noise is drawn.
+std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsConfig& config) {
+  require(X.rows() >= 1 && X.cols() >= 1, "X must have at least one row and one column");
+  require(static_cast<std::size_t>(X.rows()) <= config.steps,
+          fmt::format("X has {} rows, more than the {} steps", X.rows(), config.steps));
+  require(static_cast<std::size_t>(X.cols()) == config.dim,
+          fmt::format("X has {} columns, the estimator dim {}", X.cols(), config.dim));
+  check_data(X);  // every row is checked before any noise is drawn
+  std::vector<double> norms(static_cast<std::size_t>(X.rows()));
+  Vector row;
+  for (Index t = 0; t < X.rows(); ++t) {
+    row = X.row(t).transpose();
+    const auto i = static_cast<std::size_t>(t);
+    norms[i] = detail::row_norm({row.data(), static_cast<std::size_t>(row.size())}, i + 1);
+    if (config.on_norm == NormPolicy::reject && config.clip && norms[i] > *config.clip)
+      throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
+                                        format_number(*config.clip)));
+  }
+  return norms;
+}
+
+// The zCDP spent before the stream: `share` of the whole (for a noise multiplier, whose stream
+// cost is fixed, share / (1 - share) of the stream's).
+double pre_stream_rho(const MomentsConfig& c, const MomentsPlan& stream, double share) {
+  if (c.rho) return *c.rho * share;
+  if (c.noise_multiplier) {
+    double s = 0;
+    for (const auto& e : stream.ledger) s += e.loss.rho * e.count;
+    return s * share / (1 - share);
+  }
+  return epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta) * share;
+}
+
+NormQuantileOptions clip_quantile_options(const MomentsConfig& c, double rho) {
+  NormQuantileOptions o;
+  o.loss = PrivacyLoss::zcdp(rho);
+  o.q = c.clip_quantile;
+  o.neighbouring = c.neighbouring;
+  return o;
+}
+
+// The private clip; returns the abstention reason when the quantile cannot be trusted.
+std::optional<std::string> private_clip(std::span<const double> norms, MomentsConfig& c,
+                                        PreStream& pre, double rho, Rng& rng,
+                                        MomentsTrace* trace) {
+  const NormQuantile q = private_value_quantile(norms, clip_quantile_options(c, rho), pre.account,
+                                                rng);
+  nlohmann::json j = q.diagnostics();
+  j["margin"] = c.clip_margin;
+  j["share"] = c.scale_share;
+  j["rho"] = rho;
+  pre.diagnostics["clip_estimate"] = j;
+  if (q.status != ScaleStatus::ok) return "private clip: " + q.reason;
+  const double clip = std::clamp(q.value * c.clip_margin, 0x1p-400, 0x1p400);
+  c.clip = clip;
+  pre.diagnostics["clip_source"] = fmt::format(
+      "estimated privately: {} x the private {}-quantile of the row norms ({} of the budget)",
+      format_number(c.clip_margin), format_number(c.clip_quantile), format_number(c.scale_share));
+  if (trace) trace->private_clip = clip;
+  return std::nullopt;
+}
+
+// The private count of the rows a supplied clip clips (sensitivity 1 under both neighbourings).
+void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream& pre,
+                double rho, Rng& rng) {
+  const GaussianMechanism m = GaussianMechanism::from_rho(1.0, rho, 1, c.run.noise);
+  pre.account.charge(m.ledger_entry("count of rows above the supplied clip"));
+  const auto clipped = static_cast<double>(
+      std::count_if(norms.begin(), norms.end(), [&](double v) { return v > *c.clip; }));
+  const double noisy = m.apply(clipped, rng), n = static_cast<double>(norms.size());
+  nlohmann::json j = {{"noisy_count", noisy}, {"noise_std", m.sigma()}, {"rows", norms.size()},
+                      {"noisy_fraction", noisy / n}, {"share", c.clip_check_share},
+                      {"rho", rho}};
+  pre.diagnostics["clip_source"] = "supplied";
+  pre.diagnostics["clip_check"] = j;
+  if (noisy - 2 * m.sigma() > kClipBitesFraction * n)
+    pre.diagnostics["warning"] = fmt::format(
+        "the supplied clip {} bites: about {} of {} rows (noise std {}) have a larger norm and "
+        "were clipped, which biases both moments towards 0; raise the clip or omit it to have "
+        "it estimated privately",
+        format_number(*c.clip), format_number(std::round(noisy)), norms.size(),
+        format_number(m.sigma()));
+}
+
+Release<MomentSeries> run_stream(const ConstMatrixRef& X, MomentEstimator& est) {
+  MomentSeries series;
+  const auto n = X.rows();
+  series.first.resize(n, X.cols());
+  series.second.resize(n, static_cast<Index>(est.second().size()));
+  Vector row;
+  for (Index t = 0; t < n; ++t) {
+    row = X.row(t).transpose();
+    est.push({row.data(), static_cast<std::size_t>(row.size())});
+    series.first.row(t) = Eigen::Map<const Vector>(est.first().data(), X.cols()).transpose();
+    series.second.row(t) =
+        Eigen::Map<const Vector>(est.second().data(), series.second.cols()).transpose();
+  }
+  return est.release(std::move(series));
+}
+
+}  // namespace
+
+Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
+                                       Budget* budget, MomentsTrace* trace) {
+  if (config.steps == 0) config.steps = static_cast<std::size_t>(X.rows());
+  if (config.dim == 0) config.dim = static_cast<std::size_t>(X.cols());
+  detail::validate_config(config, true);  // validate
+  const std::vector<double> norms = checked_table_norms(X, config);
+  const bool estimate = !config.clip;
+  const double share = estimate ? config.scale_share : config.clip_check_share;
+  if (share == 0) {
+    MomentEstimator est(std::move(config), rng, budget, trace);
+    return run_stream(X, est);
+  }
+  // plan: the stream at the rest of the budget (its ledger does not depend on the clip's value)
+  MomentsConfig probe = config;
+  if (!probe.clip) probe.clip = 1.0;
+  const MomentsPlan stream = plan_moments(probe, share);
+  const double rho = pre_stream_rho(config, stream, share);
+  PreStream pre{detail::release_account(config, stream, budget, rho), share, {}};
+  Ledger whole = stream.ledger;  // charge: the whole must fit before anything is drawn
+  whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho))
+                           : GaussianMechanism::from_rho(1.0, rho, 1, config.run.noise)
+                                 .ledger_entry("count of rows above the supplied clip"));
+  if (!pre.account.fits(whole)) pre.account.charge(whole);  // throws BudgetExceeded
+  if (!estimate) {
+    clip_check(norms, config, pre, rho, rng);
+  } else if (auto reason = private_clip(norms, config, pre, rho, rng, trace)) {
+    SealFacts f;
+    f.neighbouring = config.neighbouring;
+    f.noise = config.run.noise;
+    f.noiseless = trace && trace->noiseless;
+    f.abstained = *reason;
+    return seal(MomentSeries{}, pre.account, f, rng, pre.diagnostics);
+  }
+  MomentEstimator est(std::move(config), rng, std::move(pre), trace);  // run, seal
+  return run_stream(X, est);
+}
+
+}  // namespace dpstats::moments
