@@ -65,6 +65,7 @@ TEST(HeavyTailedClip, ReleasedClipIsTheUpperTailQuantileOfGradientNorms) {
 TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   auto s = data(4000, 3, 5, 21);
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.domain_radius = 2;
   o.moment_bound = 3.67;
@@ -189,6 +190,7 @@ TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
     s.X.row(0).setConstant(1e6);
     s.y[0] = -1e7;
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.privacy.epsilon = 1;
     o.profile = Profile::paper;
     o.inner = InnerSolver::double_output_perturbation;
