@@ -36,7 +36,6 @@ void run_alg4(const ReproOptions& opts) {
   struct Row {
     std::string name;
     HeavyTailedOptions o;
-    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   };
   std::vector<Row> rows;
   for (const char* inner : {"glm-one-stage", "double-output-perturbation"}) {

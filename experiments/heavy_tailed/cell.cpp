@@ -40,7 +40,6 @@ void run_one(const ReproOptions& opts, int nu, std::int64_t n, std::ofstream& md
   struct Row {
     std::string name;
     HeavyTailedOptions o;
-    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   };
   std::vector<Row> rows;
   {

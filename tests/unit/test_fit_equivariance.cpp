@@ -127,6 +127,7 @@ TEST(FitEquivariance, UserLevelLabelsAndBitingBound) {
   UserLevelOptions o;
   o.privacy = {1, 1e-6};
   o.domain_radius = 2;
+  o.feature_bound = 50;  // 200 users are too few for an estimate with a guarantee: give it
   Vector y01 = (raw.y.array() + 1) / 2;  // {-1, +1} -> {0, 1}
   SeededRng a(3), b(3);
   const auto pm = fit_user_level(UserDataset(raw.X, raw.y, raw.users, 4), o, a);
@@ -230,7 +231,9 @@ TEST(FitEquivariance, HeavyTailedEstimatedMomentBoundIsChargedAndStated) {
   SeededRng rng(5);
   const auto r = fit_heavy_tailed(D.train.X, D.train.y, o, rng);
   dpstats::testing::expect_guarantee_from_ledger(r);
-  EXPECT_EQ(r.privacy.epsilon, 1);
+  // The scale layer rounds its share down (share.hpp): the total is the target or a hair below.
+  EXPECT_LE(r.privacy.epsilon, 1);
+  EXPECT_NEAR(r.privacy.epsilon, 1, 1e-12);
   EXPECT_TRUE(r.diagnostics["scale"]["moment_bound"]["estimated"].get<bool>());
   EXPECT_EQ(r.ledger.front().purpose.rfind("scale:", 0), 0u);  // the scale layer's own entry
   EXPECT_EQ(r.diagnostics["scale"]["moment_bound"]["status"], "ok");
