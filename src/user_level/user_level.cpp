@@ -342,6 +342,10 @@ void check_share(double share, const char* name) {
 
 void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   validate(o.run);
+  // Before any estimate draws noise (the plan repeats the check from the loss's beta).
+  require(!(o.method == UserLevelMethod::accelerated &&
+            o.loss == GlmKind::hinge),
+          "Alg 3 needs a smooth loss (beta > 0); use method 'nonsmooth' for hinge-type losses");
   if (o.method != UserLevelMethod::non_private) validate(o.privacy, DeltaRule::positive);
   if (!o.domain) {
     require(o.domain_radius > 0 && std::isfinite(o.domain_radius),
