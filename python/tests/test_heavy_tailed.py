@@ -23,7 +23,9 @@ def test_default_is_pure_certified_and_feasible():
     assert abs(r.epsilon - 1.0) < 1e-12 and r.delta == 0.0 and r.certified
     assert r.estimate.shape == (3,)
     assert np.linalg.norm(r.estimate) <= 2 + 1e-9
-    assert np.linalg.norm(r.estimate - 0.4) < 0.5
+    # clipped-gd is less accurate than lipschitz-extension at this size (docs/results/real-data.md,
+    # "Round 2"): it points the right way; the 0.5 check stays with lipschitz-extension below.
+    assert r.estimate @ np.full(3, 0.4) > 0
 
 
 def test_lipschitz_extension_is_not_certified():
@@ -32,6 +34,7 @@ def test_lipschitz_extension_is_not_certified():
     r = dpstats.fit(X, y, task="heavy-tailed", method="lipschitz-extension", loss="absolute",
                     epsilon=1.0, domain_radius=2.0, moment_order=4, moment_bound=3.0, seed=1)
     assert r.status == "ok" and not r.certified
+    assert np.linalg.norm(r.estimate - 0.4) < 0.5
     assert r.diagnostics["phases"][0]["sampler"] == "lattice_l2_laplace"
 
 
