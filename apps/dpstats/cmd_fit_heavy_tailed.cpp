@@ -5,8 +5,9 @@
 //             [--step-size η] [--clip C] [--inner glm-one-stage|double-output-perturbation]
 //             [--final-clip-rule private-quantile|public] [--seed N] INPUT
 // INPUT columns: label, features. Pure ε-DP (δ = 0) for every method but dp-sgd (the (ε, δ)
-// Gaussian baseline). Without --method: lipschitz-extension, practical profile (the recommended
-// method: its constants come from public values only). k, G_k (and G_2) are PUBLIC bounds on the
+// Gaussian baseline). Without --method: clipped-gd (the default: no data-dependent abort, so its
+// whole output, status included, is covered by its epsilon-DP guarantee; lipschitz-extension and
+// output-perturbation releases say certified: false because their certificate's abort bit is not). k, G_k (and G_2) are PUBLIC bounds on the
 // k-th moment of the worst-case per-record gradient norm over the domain (docs/proofs/heavy-tailed.md §0).
 #include <algorithm>
 #include <memory>
@@ -33,7 +34,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   reject_for_task(a.feature_bound.has_value(), "feature-bound", a.task);
   reject_for_task(a.label_bound.has_value(), "label-bound", a.task);
   optimize::HeavyTailedOptions o;
-  o.method = parse_enum<optimize::HeavyTailedMethod>(a.method.value_or("lipschitz-extension"));
+  o.method = parse_enum<optimize::HeavyTailedMethod>(a.method.value_or("clipped-gd"));
   o.loss = parse_enum<optimize::GlmKind>(a.loss.value_or("absolute"));
   const auto& info = find_method(fit_methods(FitTask::heavy_tailed), "fit --task heavy-tailed",
                                  name_of(o.method));

@@ -137,6 +137,7 @@ void heavy_tailed_section(Rng& rng) {
       "   bounded. Error: excess population risk.\n", s.X.rows(), task.d);
   for (const auto method : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::non_private}) {
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.privacy.epsilon = 1;
     o.method = method;
     o.domain_radius = task.radius;

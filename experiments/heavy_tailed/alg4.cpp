@@ -28,6 +28,7 @@ void run_alg4(const ReproOptions& opts) {
   task.nu = 5;
   const HeavyTailedRisk risk(task, quick ? 20000 : 100000, seed + 7);
   HeavyTailedOptions base;
+  base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;

@@ -77,6 +77,7 @@ void run_bias(const ReproOptions& opts) {
     const auto& in = inst[ii];
     const HeavyTailedRisk risk(in.task, quick ? 20000 : 100000, seed + 7 + ii);
     HeavyTailedOptions base;
+    base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     base.privacy.epsilon = 1;
     base.moment_bound = 1;
     base.domain_radius = 2;

@@ -32,6 +32,7 @@ void run_one(const ReproOptions& opts, int nu, std::int64_t n, std::ofstream& md
   task.nu = nu;
   const HeavyTailedRisk risk(task, opts.quick ? 20000 : 100000, seed + 7);
   HeavyTailedOptions base;
+  base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;

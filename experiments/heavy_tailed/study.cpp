@@ -174,6 +174,7 @@ void run_study(const ReproOptions& opts) {
       }
       for (std::size_t mi = 0; mi < all.size(); ++mi) {
         HeavyTailedOptions base;
+        base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
         base.privacy.epsilon = 1;
         base.moment_bound = 1;
         base.domain_radius = 2;

@@ -71,6 +71,7 @@ void tune_private_clip(const ReproOptions& opts, std::ofstream& md) {
       sets.back().y[0] = in.task.kind == HeavyTailedTaskKind::hinge_student_t ? -1 : -1e7;
     }
     HeavyTailedOptions base;
+    base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     base.privacy.epsilon = 1;
     base.moment_bound = 1;
     base.domain_radius = 2;
@@ -165,6 +166,7 @@ void run_tune(const ReproOptions& opts) {
   std::ofstream md(opts.out / "summary.md");
   md << fmt::format("# heavy-tailed tuning (n = {}, {} public replicates)\n\n", n, reps);
   HeavyTailedOptions base;
+  base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;

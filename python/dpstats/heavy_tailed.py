@@ -11,9 +11,11 @@ cannot be certified aborts: ``.status == "abstained"`` and ``.estimate`` is empt
 
 loss: "absolute" |<x,w> - y|, "hinge" (labels +-1), "huber" (kappa = 1), "logistic" (labels +-1),
 "squared".
-method: None picks the recommended "lipschitz-extension" (practical profile: Pop-Localize with a
-certified Lipschitz-extension output perturbation, then localized noisy clipped GD; constants from
-public values only); "output-perturbation", "clipped-gd" (pure-DP noisy clipped GD, l2-Laplace),
+method: None picks "clipped-gd" (pure-DP noisy clipped GD, l2-Laplace: no data-dependent abort,
+so its whole output is covered by its guarantee); "lipschitz-extension" (practical profile:
+Pop-Localize with a certified Lipschitz-extension output perturbation, then localized noisy
+clipped GD) and "output-perturbation" release ``privacy.certified == False``: whether their
+certificate aborts depends on the data and is not covered by the epsilon-DP statement;
 "dp-sgd" (Gaussian, (epsilon, delta)).
 inner (lipschitz-extension): "glm-one-stage" (default, docs/proofs/heavy-tailed.md §2.13) or "double-output-perturbation"
 (Alg 4 with Alg 2, the paper's main algorithm; lens domains certified through the Lagrangian).
@@ -66,7 +68,7 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     from . import _required
     epsilon = _required.epsilon(epsilon)
     if method is None:
-        method = "lipschitz-extension"
+        method = "clipped-gd"
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
     if loss not in _LOSSES:

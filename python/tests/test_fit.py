@@ -41,7 +41,8 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
                                           ("non-private", 4000)])
 def test_every_method_runs_and_counts_gradients(method, count):
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method=method, domain_radius=5, seed=1)
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method=method, domain_radius=5,
+                    feature_bound=1.0, seed=1)
     if count is not None:
         assert r.diagnostics["gradient_evaluations"] == count
     else:
@@ -53,8 +54,20 @@ def test_every_method_runs_and_counts_gradients(method, count):
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber"])
 def test_every_loss(loss):
     X, y, users, _ = users_task(200, 5, 3, 2)
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, loss=loss, domain_radius=2, seed=2)
-    assert np.all(np.isfinite(r.estimate))
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, loss=loss, domain_radius=2,
+                    feature_bound=1.0, label_bound=1.0, seed=2)
+    assert r.status == "ok" and np.all(np.isfinite(r.estimate))
+
+
+def test_too_few_users_for_the_estimated_bound_abstain_with_a_reason():
+    # 400 users at epsilon = 1: the scale layer's rank guarantee for the feature_bound estimate
+    # does not hold (t/n + alpha >= 1/2), so the release abstains and says why (issue #15).
+    X, y, users, _ = users_task()
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1)
+    assert r.status == "abstained" and r.estimate.size == 0
+    assert "feature_bound estimate has no guarantee" in r.diagnostics["abstained"]
+    assert r.diagnostics["bounds"]["feature_bound"]["status"] == "insufficient_data"
+    assert 0 < r.epsilon <= 1.0
 
 
 def test_bad_input_raises_value_error():
@@ -79,7 +92,7 @@ def test_alg3_methods_run_count_gradients_and_are_certified(method, loss):
     X, y, users, _ = users_task()
     r = dpstats.fit(X, y, users=users, task="user-level", method=method, loss=loss,
                     epsilon=1.0, delta=1e-6, domain_radius=5, seed=3, steps=10,
-                    users_per_step=100)
+                    users_per_step=100, feature_bound=1.0)
     assert r.certified and r.status == "ok" and r.estimate.shape == (4,)
     assert r.diagnostics["method"] == method
     assert r.diagnostics["profile"] == "practical"
@@ -105,11 +118,18 @@ def test_required_parameters_and_label_mapping():
         dpstats.fit(X, y, users=users, domain_radius=5)
     with pytest.raises(ValueError, match="domain_radius"):
         dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6)
+    # 200 users are too few for an estimated bound with a guarantee: both abstain, identically.
     a = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=9)
     b = dpstats.fit(X, (y + 1) / 2, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=9)
+    assert a.status == b.status == "abstained"
+    assert a.diagnostics["bounds"]["feature_bound"]["estimated"]
+    # With the generator's public bound (rows clipped to norm 1) the fits run: the mapping, nothing else.
+    a = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, feature_bound=1.0,
+                    seed=9)
+    b = dpstats.fit(X, (y + 1) / 2, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
+                    feature_bound=1.0, seed=9)
     np.testing.assert_array_equal(a.estimate, b.estimate)
     assert b.diagnostics["labels"] == "mapped {0, 1} -> {-1, +1}"
-    assert a.diagnostics["bounds"]["feature_bound"]["estimated"]
     bad = y.copy()
     bad[0] = 2
     with pytest.raises(ValueError, match="labels"):

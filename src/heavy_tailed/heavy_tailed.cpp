@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -15,13 +18,14 @@
 #include "dpstats/heavy_tailed/heavy_tailed_lens.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
-#include "dpstats/solvers/private_bound.hpp"
+#include "dpstats/geometry/ball.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
 
 namespace dpstats::optimize {
 namespace {
 
 // Practical-profile constants (docs/results/heavy-tailed.md, tuned on public synthetic samples).
-constexpr double kMomentQuantile = 0.9;  // an absent G_k: private 0.9-quantile of the record bounds
+constexpr double kMomentQuantile = 0.75;  // an absent G_k: private 0.75-quantile of the record bounds
 constexpr int kPracticalPhases = 3;
 constexpr double kPracticalGrowth = 4;
 constexpr double kPracticalKappa = 0.1;      // docs/results/heavy-tailed.md: κ = 0.1
@@ -52,13 +56,6 @@ constexpr int kMaxDefaultSteps = 1000;
 bool final_gd(const HeavyTailedOptions& o) {
   return o.profile == Profile::practical && o.method == HeavyTailedMethod::lipschitz_extension &&
          o.final_solver.value_or(FinalSolver::clipped_gd) == FinalSolver::clipped_gd;
-}
-
-// TODO(lead): the one ball projection (include/dpstats/geometry/ball.hpp, median branch) replaces
-// this once it is in main.
-void project_ball(Vector& w, double R) {
-  const double n = w.norm();
-  if (n > R) w *= R / n;
 }
 
 void check_positive_opt(const std::optional<double>& v, const char* name) {
@@ -131,6 +128,7 @@ struct Scale {
   MomentBound mb;
   double epsilon = 0;  // pure methods: epsilon left for the phases
   double rho = 0;      // dp-sgd: zCDP left for the steps
+  std::optional<std::string> abstained;  // the estimate has no guarantee: abstain, say why
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
@@ -148,24 +146,34 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
     return s;
   }
   // Pure: basic composition, scale_share of epsilon. dp-sgd: scale_share of rho (pure eps is
-  // eps^2/2-zCDP).
+  // eps^2/2-zCDP). The scale layer's selection on its log grid over every double charges itself.
   const double eps_s = gaussian ? std::sqrt(2 * o.scale_share * s.rho) : o.scale_share * s.epsilon;
-  account.charge(private_bound_entry(eps_s, "moment_bound estimate: 0.9-quantile of the record "
-                                            "gradient-norm bounds"));
   std::vector<double> values(static_cast<std::size_t>(X.rows()));
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    values[static_cast<std::size_t>(i)] =
-        record_bound(o.loss, o.huber_kappa, X.row(i).norm(), y[i], o.domain_radius);
+    values[static_cast<std::size_t>(i)] = std::min(
+        record_bound(o.loss, o.huber_kappa, X.row(i).norm(), y[i], o.domain_radius),
+        std::numeric_limits<double>::max());
   }
-  const PrivateBound pb = private_bound(values, kMomentQuantile, eps_s, rng);
+  NormQuantileOptions nq;
+  nq.loss = PrivacyLoss::pure(eps_s);
+  nq.q = kMomentQuantile;
+  const NormQuantile pb = private_value_quantile(values, nq, account, rng);
   s.mb.G_k = pb.value;
   if (gaussian) {
     s.rho *= 1 - o.scale_share;
   } else {
     s.epsilon = remainder_after(o.privacy.epsilon, eps_s);
   }
-  s.diagnostics["moment_bound"] = {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s},
-                                   {"rule", "private 0.9-quantile of sup_W |grad f(w; z)| per record"}};
+  s.diagnostics["moment_bound"] = pb.diagnostics();
+  s.diagnostics["moment_bound"].update(
+      {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s},
+       {"rule", fmt::format("private {}-quantile of sup_W |grad f(w; z)| per record (scale layer, "
+                            "log grid over every double)", kMomentQuantile)}});
+  if (pb.status != ScaleStatus::ok) {
+    s.abstained = fmt::format("the moment_bound estimate has no guarantee ({}: {}); give "
+                              "moment_bound, a larger scale_share or epsilon, or more rows",
+                              to_string(pb.status), pb.reason);
+  }
   return s;
 }
 
@@ -235,7 +243,7 @@ GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std:
       out.scale = mech.beta();
     }
     w -= s.eta * noisy;
-    project_ball(w, radius);
+    project_to_ball(w, radius);
     avg += w;
   }
   out.w = avg / s.T;
@@ -473,7 +481,7 @@ bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
   if (!s1.certified) return reason = "stage 1 accuracy could not be certified", false;
   const L2LaplaceMechanism m1(sens, eps / 2, d, o.run.noise);
   Vector w_loc = noisy(m1, s1.w, q.noiseless, rng);
-  project_ball(w_loc, o.domain_radius);
+  project_to_ball(w_loc, o.domain_radius);
   const double r0 = 600 * C * static_cast<double>(d) / (lam * m * eps);
   // W_0's shape (decided from public values and the released w_loc only).
   const double alpha2 = C * C / (72 * lam * m * m);
@@ -501,7 +509,7 @@ bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
   if (!s2.certified) return reason = "stage 2 accuracy could not be certified", false;
   const L2LaplaceMechanism m2(sens, eps / 2, d, o.run.noise);
   const double R = o.domain_radius;
-  const Vector out = inexact_ball_cap_projection([R](Vector& x) { project_ball(x, R); }, w_loc, r0,
+  const Vector out = inexact_ball_cap_projection([R](Vector& x) { project_to_ball(x, R); }, w_loc, r0,
                                                  noisy(m2, s2.w, q.noiseless, rng), C / (6 * lam * m));
   L.phases.push_back({{"phase", t + 1}, {"m", ph.m}, {"C", C}, {"lambda", lam}, {"r0", r0},
                       {"W0", shape}, {"noise_scale", m2.beta()}, {"sampler", m2.sampler()}});
@@ -528,7 +536,7 @@ bool one_stage_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
   const L2LaplaceMechanism mech(ph.sensitivity, q.scale.epsilon, static_cast<std::size_t>(L.A.cols()),
                                 q.o.run.noise);
   Vector out = noisy(mech, sol.w, q.noiseless, rng);
-  project_ball(out, q.o.domain_radius);
+  project_to_ball(out, q.o.domain_radius);
   if (L.trace != nullptr) {
     L.trace->phase_output.push_back(out);
     L.trace->sensitivity = ph.sensitivity;
@@ -613,18 +621,32 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   env.huber_kappa = o.huber_kappa;
   Problem q{X, y, o, env, resolve_scale(X, y, o, account, rng), trace && trace->noiseless};
   MethodRun run;
-  switch (o.method) {
-    case HeavyTailedMethod::clipped_gd:
-    case HeavyTailedMethod::dp_sgd: run = noisy_gd(q, account, rng); break;
-    case HeavyTailedMethod::non_private: run = non_private(q); break;
-    default: run = pop_localize(q, account, rng, trace);
+  if (q.scale.abstained) {
+    run.abstained = q.scale.abstained;  // nothing but the estimate was charged or run
+  } else {
+    switch (o.method) {
+      case HeavyTailedMethod::clipped_gd:
+      case HeavyTailedMethod::dp_sgd: run = noisy_gd(q, account, rng); break;
+      case HeavyTailedMethod::non_private: run = non_private(q); break;
+      default: run = pop_localize(q, account, rng, trace);
+    }
   }
   nlohmann::json diag = {{"method", name_of(o.method)}, {"profile", name_of(o.profile)},
                          {"loss", name_of(o.loss)}, {"scale", q.scale.diagnostics}};
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   diag.update(run.diagnostics);
+  // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not
+  // covered by the epsilon-DP statement (docs/threat-model.md; the audit measured epsilon >= 5.5):
+  // those releases are not certified. clipped-gd and dp-sgd never abort on the data.
+  const bool abort_bit = o.method == HeavyTailedMethod::lipschitz_extension ||
+                         o.method == HeavyTailedMethod::output_perturbation;
+  if (priv && abort_bit) {
+    diag["certified"] = "false: whether a phase's certificate aborts depends on the data and is "
+                        "not covered by the epsilon-DP statement (docs/proofs/heavy-tailed.md "
+                        "\"Abort bit\"); the default clipped-gd has no such bit";
+  }
   SealFacts facts;
-  facts.certified = priv;
+  facts.certified = priv && !abort_bit;
   facts.noise = o.run.noise;
   facts.noiseless = q.noiseless;
   facts.abstained = run.abstained;

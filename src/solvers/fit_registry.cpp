@@ -31,11 +31,11 @@ const std::vector<MethodInfo> kUserLevel = {
 const std::vector<MethodInfo> kHeavyTailed = {
     {"lipschitz-extension",
      "Pop-Localize with certified Lipschitz-extension output perturbation, then localized noisy "
-     "clipped GD (recommended, pure epsilon-DP)",
+     "clipped GD (pure epsilon-DP; its certificate's abort bit is not covered: certified false)",
      {DPSTATS_HT_COMMON, "phases", "inner", "final_clip_rule", "steps", "step_size", "clip"}},
     {"output-perturbation", "one certified Lipschitz-extension output perturbation (pure DP)",
      {DPSTATS_HT_COMMON, "clip"}},
-    {"clipped-gd", "noisy clipped full-batch GD with l2-Laplace noise (pure DP)",
+    {"clipped-gd", "noisy clipped full-batch GD with l2-Laplace noise (default, pure DP, no abort)",
      {DPSTATS_HT_COMMON, "steps", "step_size", "clip"}},
     {"dp-sgd", "noisy clipped GD with Gaussian noise ((epsilon, delta) baseline)",
      {DPSTATS_HT_COMMON, "delta", "steps", "step_size", "clip"}},

@@ -15,7 +15,7 @@
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
-#include "dpstats/solvers/private_bound.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
 
 namespace dpstats::optimize {
 
@@ -322,7 +322,10 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
 namespace {
 
 constexpr double kRowQuantile = 0.9;     // a user's value: the 0.9-quantile of its row norms
-constexpr double kUserQuantile = 0.75;   // the bound: the 0.75-quantile of those values
+// The bound: the private median of those values. The median is the quantile the scale layer's
+// rank guarantee reaches with the fewest users (t/n + alpha < min(q, 1 - q)): about 900 users at
+// epsilon = 1, delta = 1e-6 and the default scale_share (docs/proofs/user-level.md).
+constexpr double kUserQuantile = 0.5;
 constexpr double kClippedWarning = 0.05; // a supplied bound that clips more users is reported
 
 bool uses_label_bound(GlmKind k) { return k == GlmKind::squared || k == GlmKind::huber; }
@@ -339,6 +342,10 @@ void check_share(double share, const char* name) {
 
 void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   validate(o.run);
+  // Before any estimate draws noise (the plan repeats the check from the loss's beta).
+  require(!(o.method == UserLevelMethod::accelerated &&
+            o.loss == GlmKind::hinge),
+          "Alg 3 needs a smooth loss (beta > 0); use method 'nonsmooth' for hinge-type losses");
   if (o.method != UserLevelMethod::non_private) validate(o.privacy, DeltaRule::positive);
   if (!o.domain) {
     require(o.domain_radius > 0 && std::isfinite(o.domain_radius),
@@ -395,6 +402,7 @@ std::vector<double> per_user_values(const UserDataset& data, bool labels) {
 struct Bounds {
   double A = 0, B = 1;
   double rho_left = 0;  // zCDP left for the method (zcdp accountant)
+  std::optional<std::string> abstained;  // an estimate has no guarantee: abstain, say why
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
@@ -419,22 +427,29 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, Releas
   // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
   const double eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
   const double eps_report = std::sqrt(2 * o.clip_report_share * rho);
-  Ledger planned;
-  if (estimate_A) planned.push_back(private_bound_entry(eps_each, "feature_bound estimate"));
-  if (estimate_B) planned.push_back(private_bound_entry(eps_each, "label_bound estimate"));
   std::optional<LaplaceMechanism> count;
   if (report) {
     count.emplace(1.0, eps_report, 1, o.run.noise);
-    planned.push_back(count->ledger_entry("users with a row above the supplied feature_bound"));
+    account.charge(count->ledger_entry("users with a row above the supplied feature_bound"));
   }
-  if (!planned.empty()) account.charge(planned);
   b.rho_left = rho * (1 - (estimates ? o.scale_share : 0) - (report ? o.clip_report_share : 0));
+  // The scale layer's selection on its log grid over every double (charges its own entry).
   const auto estimate = [&](bool labels, const char* name) {
     const auto values = per_user_values(data, labels);
-    const PrivateBound pb = private_bound(values, kUserQuantile, eps_each, rng);
-    b.diagnostics[name] = {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
-                           {"rule", fmt::format("private {}-quantile over users of each user's "
-                                                "{}-quantile", kUserQuantile, kRowQuantile)}};
+    NormQuantileOptions nq;
+    nq.loss = PrivacyLoss::pure(eps_each);
+    nq.q = kUserQuantile;
+    const NormQuantile pb = private_value_quantile(values, nq, account, rng);
+    b.diagnostics[name] = pb.diagnostics();
+    b.diagnostics[name].update(
+        {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
+         {"rule", fmt::format("private {}-quantile over users of each user's {}-quantile (scale "
+                              "layer, log grid over every double)", kUserQuantile, kRowQuantile)}});
+    if (pb.status != ScaleStatus::ok && !b.abstained) {
+      b.abstained = fmt::format("the {} estimate has no guarantee ({}: {}); give {}, a larger "
+                                "scale_share or epsilon, or more users", name,
+                                to_string(pb.status), pb.reason, name);
+    }
     return pb.value;
   };
   if (estimate_A) b.A = estimate(false, "feature_bound");
@@ -669,6 +684,14 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
   const Bounds b = resolve_bounds(data, o, account, rng);
   diag["bounds"] = b.diagnostics;
+  if (b.abstained) {  // only the estimates (and the clipped-row count) were charged
+    SealFacts facts;
+    facts.unit = PrivacyUnit::user;
+    facts.noise = o.run.noise;
+    facts.noiseless = trace && trace->noiseless;
+    facts.abstained = b.abstained;
+    return seal(Vector(), account, facts, rng, std::move(diag));
+  }
   const UserDataset work = bounded_data(data, o, b, diag);
   const Setting s = make_setting(work, o);
   diag["L"] = s.k.L;

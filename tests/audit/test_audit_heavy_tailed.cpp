@@ -76,6 +76,7 @@ TEST(AuditHeavyTailed, FitsAreNotCaughtAboveEpsilon) {
   for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation,
                  HeavyTailedMethod::clipped_gd}) {
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.method = m;
     o.domain_radius = 5;  // large: the projection rarely masks the noise
     o.moment_order = 2;
@@ -96,6 +97,7 @@ TEST(AuditHeavyTailed, FitWithEstimatedMomentBoundIsNotCaughtAboveEpsilon) {
   // enormous record, and this audit then catches the abort bit, not the estimate).
   const Toy D = toy(false), Dp = toy(true);
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.method = HeavyTailedMethod::clipped_gd;
   o.domain_radius = 5;
   o.moment_order = 2;

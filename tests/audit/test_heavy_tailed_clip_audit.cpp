@@ -76,6 +76,7 @@ TEST(AuditHeavyTailedClip, FitWithTheDifferenceInTheFinalBlockIsNotCaught) {
   Dp.X(9, 0) = 1e6;
   Dp.y[9] = -1e7;
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.domain_radius = 5;
   o.moment_order = 2;

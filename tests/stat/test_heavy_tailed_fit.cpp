@@ -27,6 +27,7 @@ TEST(HeavyTailedFitStat, EnormousRecordMovesOutputLessThanTheNoise) {
   s2.X.row(0).setConstant(1e6);
   s2.y[0] = -1e7;
   HeavyTailedOptions base;
+  base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;
@@ -54,6 +55,7 @@ TEST(HeavyTailedFitStat, RecommendedBeatsOutputPerturbationAndZero) {
   task.nu = 5;
   const HeavyTailedRisk risk(task, 20000, 5);
   HeavyTailedOptions base;
+  base.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   base.privacy.epsilon = 1;
   base.moment_bound = 1;
   base.domain_radius = 2;

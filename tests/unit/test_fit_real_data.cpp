@@ -110,29 +110,35 @@ TEST(FitRealData, HeavyTailedFlightsTable) {
   ref.privacy = {};
   SeededRng r0(1);
   const double f_ref = risk(fit_heavy_tailed(Xtr, ytr, ref, r0).estimate);
-  double before = 0, after = 0;
+  double before = 0, after = 0, unit_new = 0;
   int ok_new = 0;
   for (int s = 0; s < 3; ++s) {
     HeavyTailedOptions old = o;
+    old.method = HeavyTailedMethod::lipschitz_extension;  // the old default method
     old.moment_bound = 1;  // the old silent default
-    SeededRng a(20 + s), b(20 + s);
+    HeavyTailedOptions unit = o;  // this release's default method with the old unit bound
+    unit.moment_bound = 1;
+    SeededRng a(20 + s), b(20 + s), c(20 + s);
     const auto r_old = fit_heavy_tailed(Xtr, ytr, old, a);
     const auto r_new = fit_heavy_tailed(Xtr, ytr, o, b);
+    const auto r_unit = fit_heavy_tailed(Xtr, ytr, unit, c);
     dpstats::testing::expect_guarantee_from_ledger(r_new);
     before += r_old.status == Status::ok ? risk(r_old.estimate) - f_ref : NAN;
+    unit_new += risk(r_unit.estimate) - f_ref;
     if (r_new.status == Status::ok) {
       ++ok_new;
       after += risk(r_new.estimate) - f_ref;
     }
     if (s == 0) std::cout << "estimated " << r_new.diagnostics["scale"].dump() << "\n";
   }
-  std::cout << "| fit heavy-tailed lipschitz-extension | flights (miles, hour; delay minutes; t_3, 5% "
+  std::cout << "| fit heavy-tailed " << name_of(o.method) << " (default) | flights (miles, hour; delay minutes; t_3, 5% "
                "corrupt) | excess absolute risk (minutes) "
             << before / 3 << " (moment_bound 1) | " << after / std::max(ok_new, 1)
-            << " (estimated) | F_ref " << f_ref << " |\n";
-  // Recorded, not asserted: on this table the estimated bound (the 0.9-quantile of ‖x‖, ~2400
-  // miles) is correct but the resulting noise is larger than the bias of the old unit bound, whose
-  // clipped gradients act as normalised steps for the absolute loss (docs/results/real-data.md).
+            << " (estimated) | F_ref " << f_ref << " | default method with moment_bound 1: "
+            << unit_new / 3 << " |\n";
+  // Recorded, not asserted: the comparison of the estimated bound (the 0.75-quantile of ‖x‖ in
+  // miles) with the old unit bound on this ill-conditioned table (miles against hours) is in
+  // docs/results/real-data.md.
   EXPECT_GT(ok_new, 0);
 }
 

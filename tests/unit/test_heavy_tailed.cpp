@@ -85,6 +85,7 @@ TEST(HeavyTailedCertificate, LargeBlockCertifiesAtTinyAlpha) {
 
 TEST(HeavyTailedPlan, PaperScheduleFollowsTheCard) {
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.profile = Profile::paper;
   o.moment_order = 4;
@@ -126,6 +127,7 @@ TEST(HeavyTailedFit, EnormousRecordMovesPreNoiseOutputsByAtMostTheSensitivity) {
   s2.y[0] = -1e12;
   for (auto profile : {Profile::practical, Profile::paper}) {
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.privacy.epsilon = 1;
     o.profile = profile;
     o.domain_radius = 2;
@@ -148,6 +150,7 @@ TEST(HeavyTailedFit, ReleaseIsPureAndCertified) {
   for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation,
                  HeavyTailedMethod::clipped_gd}) {
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.privacy.epsilon = 1;
     o.moment_bound = 1;
     o.method = m;
@@ -157,12 +160,14 @@ TEST(HeavyTailedFit, ReleaseIsPureAndCertified) {
     EXPECT_EQ(r.status, Status::ok);
     EXPECT_EQ(r.privacy.delta, 0);
     EXPECT_EQ(r.privacy.epsilon, 1);
-    EXPECT_TRUE(r.privacy.certified);
+    // Pop-Localize's certificate may abort on the data: that bit is not covered (#15).
+    EXPECT_EQ(r.privacy.certified, m == HeavyTailedMethod::clipped_gd) << name_of(m);
     EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
     for (const auto& e : r.ledger) EXPECT_EQ(e.loss.kind, LossKind::pure);
     dpstats::testing::expect_guarantee_from_ledger(r);
   }
   HeavyTailedOptions g;
+  g.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   g.privacy.epsilon = 1;
   g.domain_radius = 1;
   g.moment_bound = 1;
@@ -178,6 +183,7 @@ TEST(HeavyTailedFit, ReleaseIsPureAndCertified) {
 TEST(HeavyTailedFit, UncertifiableAccuracyAbortsWithoutAnEstimate) {
   auto s = data(2000, 3, 5, 15);
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.domain_radius = 1;
   o.moment_bound = 1;
@@ -196,6 +202,7 @@ TEST(HeavyTailedFit, RejectsBadInputBeforeAnyNoise) {
   auto s = data(100, 2, 5, 16);
   SeededRng rng(8);
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.domain_radius = 1;
   o.moment_bound = 1;
@@ -227,6 +234,7 @@ TEST(HeavyTailedFit, EdgeCasesStayFeasible) {
   SeededRng rng(9);
   for (double eps : {1e-3, 100.0}) {
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.moment_bound = 1;
     o.privacy.epsilon = eps;
     o.domain_radius = 2;
@@ -367,6 +375,7 @@ TEST(HeavyTailedAlg4, DoubleOutputPerturbationReleasesOrAbortsCleanly) {
   s.X.row(0).setConstant(1e6);
   s.y[0] = -1e7;
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.domain_radius = 2;
   o.moment_bound = 3.67;
@@ -379,7 +388,7 @@ TEST(HeavyTailedAlg4, DoubleOutputPerturbationReleasesOrAbortsCleanly) {
     EXPECT_LE(r.estimate.norm(), 2 + 1e-12);
     EXPECT_EQ(r.ledger.size(), 2u);  // two ε/2 releases per block (blocks in parallel)
     for (const auto& e : r.ledger) EXPECT_EQ(e.loss.epsilon, 0.5);
-    EXPECT_TRUE(r.privacy.certified);
+    EXPECT_FALSE(r.privacy.certified);  // the certificate's abort bit is not covered (#15)
   } else {
     EXPECT_EQ(r.estimate.size(), 0);
     EXPECT_EQ(r.ledger.size(), 2u);  // an abstention keeps what was charged

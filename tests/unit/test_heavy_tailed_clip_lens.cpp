@@ -65,6 +65,7 @@ TEST(HeavyTailedClip, ReleasedClipIsTheUpperTailQuantileOfGradientNorms) {
 TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   auto s = data(4000, 3, 5, 21);
   HeavyTailedOptions o;
+  o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
   o.privacy.epsilon = 1;
   o.domain_radius = 2;
   o.moment_bound = 3.67;
@@ -84,7 +85,7 @@ TEST(HeavyTailedClip, RecommendedFitSpendsAStatedShareOnTheClip) {
   // Basic composition inside the final block: quantile + T steps = ε.
   EXPECT_NEAR(final_block["clip_rule"]["epsilon"].get<double>() + final_block["epsilon"].get<double>(),
               1, 1e-12);
-  EXPECT_TRUE(r.privacy.certified);
+  EXPECT_FALSE(r.privacy.certified);  // the certificate's abort bit is not covered (#15)
   EXPECT_NE(r.diagnostics["composition"].get<std::string>().find("basic"), std::string::npos);
   // The clip is a data quantile: for t(5) features in d = 3 it lies well inside (1, 10).
   EXPECT_GT(tr.final_clip, 1);
@@ -189,6 +190,7 @@ TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
     s.X.row(0).setConstant(1e6);
     s.y[0] = -1e7;
     HeavyTailedOptions o;
+    o.method = HeavyTailedMethod::lipschitz_extension;  // the pre-#15 default
     o.privacy.epsilon = 1;
     o.profile = Profile::paper;
     o.inner = InnerSolver::double_output_perturbation;
@@ -198,7 +200,7 @@ TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
     HeavyTailedTrace tr;
     const auto r = fit_heavy_tailed(s.X, s.y, o, rng, nullptr, &tr);
     ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
-    EXPECT_TRUE(r.privacy.certified);
+    EXPECT_FALSE(r.privacy.certified);  // the certificate's abort bit is not covered (#15)
     EXPECT_EQ(r.ledger.size(), 2u);  // two ε/2 releases of one block (blocks in parallel)
     dpstats::testing::expect_guarantee_from_ledger(r);
     for (std::size_t i = 0; i < tr.gaps.size(); ++i) EXPECT_LE(tr.gaps[i], tr.alphas[i]);

@@ -59,13 +59,14 @@ struct MomentBound {
 
 // Public parameters (docs/guide.md "Public parameters"):
 //  * domain_radius (kind a, required): W = Ball(0, domain_radius).
-//  * moment_bound G_k (kind b): absent, it is estimated privately from scale_share of epsilon as
-//    the 0.9-quantile of the per-record bound sup_W ‖∇f(w; z)‖ (‖a‖ for absolute, hinge and
+//  * moment_bound G_k (kind b): absent, it is estimated privately from scale_share of epsilon by
+//    the scale layer (scale/norm_quantile.hpp) as the 0.75-quantile of the per-record bound sup_W ‖∇f(w; z)‖ (‖a‖ for absolute, hinge and
 //    logistic; κ‖a‖ for huber; ‖a‖(‖a‖R + |y|) for squared), and every clip, λ and step that
-//    derives from it scales with the data. moment_order k (kind c: a unit-free shape, default 4).
+//    derives from it scales with the data; when the scale layer gives the estimate no rank
+//    guarantee (insufficient_data / degenerate) the release abstains with the reason. moment_order k (kind c: a unit-free shape, default 4).
 //  * moment_bound_2 G_2 (kind c given G_k: defaults to G_k).
 struct HeavyTailedOptions {
-  HeavyTailedMethod method = HeavyTailedMethod::lipschitz_extension;
+  HeavyTailedMethod method = HeavyTailedMethod::clipped_gd;  // no data-dependent abort bit
   Profile profile = Profile::practical;
   GlmKind loss = GlmKind::absolute;
   double huber_kappa = 1;

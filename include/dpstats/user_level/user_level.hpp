@@ -147,8 +147,11 @@ struct UserLevelTrace : TestHooks {
 // Public parameters (docs/guide.md "Public parameters"):
 //  * domain_radius (kind a, required): X = B(0, domain_radius), the ball the weights live in.
 //  * feature_bound (kind b): rows are clipped to this norm; absent (and the data not already
-//    bounded), it is estimated privately from scale_share of the budget: the 0.75-quantile over
-//    users of each user's 0.9-quantile row norm (one value per user, user-level sensitivity 1).
+//    bounded), it is estimated privately from scale_share of the budget by the scale layer
+//    (scale/norm_quantile.hpp): the median over users of each user's 0.9-quantile row norm (one
+//    value per user, user-level sensitivity 1). When the scale layer gives that estimate no rank
+//    guarantee (status insufficient_data or degenerate: too few users for the share) the release
+//    abstains with the reason; only the estimates were charged.
 //  * label_bound (kind b, squared and huber only): labels clipped to [-B, B]; absent, estimated
 //    the same way from |y|. Logistic and hinge take labels in {-1, +1} ({0, 1} is mapped 0 -> -1).
 //  * clip, step_size, steps: derived from L = feature_bound (and R) when absent (kind c).
@@ -163,7 +166,7 @@ struct UserLevelOptions {
   std::optional<Vector> x0;              // default: the domain's centre
   std::optional<double> feature_bound;   // A; absent: the data's own bound, else estimated
   std::optional<double> label_bound;     // B (squared, huber); absent: estimated
-  double scale_share = 0.05;             // share of rho spent on the absent bounds, (0, 1)
+  double scale_share = 0.15;             // share of rho spent on the absent bounds, (0, 1)
   double clip_report_share = 0.01;       // share of rho for the private count of clipped users
   // Gradient methods (B0, B1, group): steps (B0) or batches (B1, group), η, clip.
   std::optional<int> steps;              // default 20 (B0), 50 (B1), ⌈nm/(n/…)⌉ (group)
