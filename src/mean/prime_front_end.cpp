@@ -334,7 +334,7 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
   const auto units = units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained);
   if (!units) return out;
   out.units = *units;
-  const CleanModel model = c.range_ht ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;
+  const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;
   if (auto why = tail_check(out.units, model, alpha)) {
     out.abstained = std::move(why);
     return out;

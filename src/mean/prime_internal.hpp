@@ -206,6 +206,7 @@ struct ClipPlan {
   double q = 0;                // quantisation step (σ units, a power of two)
   double region = 0;           // after quantisation: ball radius r' or box half-side r + q/2
   double D = 0;                // diameter of the clipping region (σ units)
+  bool bounded_covariance = false;  // the clean model: Σ ⪯ I (PRIME-ht), else sub-Gaussian
 };
 
 // Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
