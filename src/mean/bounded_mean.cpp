@@ -112,7 +112,7 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, const Bounds& b, const Bounde
     noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
     return qs.to_mean(p.apply(qs.sums, rng), n);
   }
-  ColumnUnits u{b.lo, width, false};
+  ColumnUnits u{b.lo, width, false, Vector(), 0};
   const RowMatrix W = to_units(X, u);
   const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads);
   noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);

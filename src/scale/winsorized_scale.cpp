@@ -44,8 +44,10 @@ double gaussian_winsorized_factor(double q) {
   require(q > 0 && q < 1, "q must be in (0, 1), got {}", format_number(q));
   const double t = normal_quantile((1 + q) / 2);
   const double phi = std::exp(-t * t / 2) / std::sqrt(2 * kPi);
-  // E[Z^2 1{|Z| <= t}] = (2 Phi(t) - 1) - 2 t phi(t) = q - 2 t phi(t); beyond t: t^2 (1 - q).
-  return (q - 2 * t * phi) / (t * t) + (1 - q);
+  // E min(Z^2, t^2): E[Z^2 1{|Z| <= t}] = (2 Phi(t) - 1) - 2 t phi(t) = q - 2 t phi(t); beyond
+  // t: t^2 (1 - q). For N(mu, sigma^2) with T = t sigma, E min(a^2/T^2, 1) = c / t^2, so
+  // T sqrt(m / c) = sigma.
+  return q - 2 * t * phi + t * t * (1 - q);
 }
 
 Vector WinsorizedScale::scale() const {

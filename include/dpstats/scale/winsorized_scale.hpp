@@ -9,8 +9,9 @@
 //     (grid_quantile_cell, pure epsilon_c);
 //  2. m = (sum_i min(a_i^2 / T^2, 1) + Laplace(1/epsilon_c)) / n, clamped to [0, 1]
 //     (each term is in [0, 1]: sensitivity 1 under replace-one and add/remove);
-//  3. winsorised scale = T sqrt(m / c(q)), c(q) = E min(Z^2 / t^2, 1) with P(|Z| <= t) = q, so
-//     that the scale of N(mu, sigma^2) data is sigma (up to sampling and noise);
+//  3. winsorised scale = T sqrt(m / c(q)), c(q) = E min(Z^2, t^2) with P(|Z| <= t) = q, so
+//     that the scale of N(mu, sigma^2) data is sigma (up to sampling and noise): T = t sigma
+//     gives m = c(q) / t^2;
 //  4. tail fraction: (#{a_i > R s_j} + Laplace(1/epsilon_c)) / n, s_j = the caller's final scale
 //     (R = tail_radius, public): the mass beyond R scales, for the caller's model check.
 // 3 pure-DP calls per column: epsilon_c = per_call_epsilon(loss, 3 d). Pure DP (and so
@@ -52,7 +53,7 @@ struct WinsorizedScale {
   nlohmann::json diagnostics() const;
 };
 
-// E min(Z^2 / t^2, 1) with P(|Z| <= t) = q, Z standard normal.
+// E min(Z^2, t^2) with P(|Z| <= t) = q, Z standard normal.
 double gaussian_winsorized_factor(double q);
 
 // What winsorized_scale charges for d columns: 3 entries (quantile, sum, count), count d each.
