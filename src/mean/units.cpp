@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -101,11 +102,20 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   out.units.scale = est.scale();
   out.units.estimated = true;
   const Vector mad_scale = est.scale();
+  // The clip grid starts at the MAD (the 0.5-quantile of |x − m| <= the q-quantile); a
+  // degenerate column (MAD 0, abstained below) gets the smallest normal double.
+  const Vector reference =
+      (mad_scale / 1.482602218505602).cwiseMax(std::numeric_limits<double>::min());
   ReleaseBudget scratch_w(s.winsorized, accountant_of(s.winsorized));
+  const WinsorizedScaleOptions wo = winsorized_options(s.winsorized, alpha);
   const WinsorizedScale w = winsorized_scale(
-      X, out.units.location, winsorized_options(s.winsorized, alpha), scratch_w, rng,
-      [&](std::size_t j, double ws) { return std::max(mad_scale[static_cast<Eigen::Index>(j)], ws); });
-  out.units.scale = mad_scale.cwiseMax(w.scale());
+      X, out.units.location, reference, wo, scratch_w, rng,
+      [&](std::size_t j, double ws, bool reliable) {
+        const double mad = mad_scale[static_cast<Eigen::Index>(j)];
+        return reliable ? std::max(mad, ws) : mad;
+      });
+  // Too few rows for the clip's selection at this share: the MAD scale alone (stated).
+  out.units.scale = w.reliable ? mad_scale.cwiseMax(w.scale()) : mad_scale;
   out.units.tail_noise = w.noise_scale / static_cast<double>(X.rows());
   out.units.tail_fraction.resize(X.cols());
   for (std::size_t j = 0; j < w.columns.size(); ++j)
@@ -115,7 +125,10 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   out.diagnostics["winsorized"]["q"] = winsorizing_quantile(alpha);
   out.diagnostics["values"] = std::vector<double>(out.units.scale.data(),
                                                   out.units.scale.data() + out.units.scale.size());
-  out.diagnostics["rule"] = "scale = max(1.4826 MAD, Gaussian-calibrated winsorised second moment)";
+  out.diagnostics["rule"] =
+      w.reliable ? "scale = max(1.4826 MAD, Gaussian-calibrated winsorised second moment)"
+                 : "scale = 1.4826 MAD (the winsorising clip's rank error exceeds (1 - q) n / 2 "
+                   "at this share and n: the winsorised scale is not used)";
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
     const ColumnScale& c = est.columns[j];
     if (c.status != ScaleStatus::ok) {

@@ -27,6 +27,22 @@ void check_options(const WinsorizedScaleOptions& o) {
           format_number(o.tail_radius));
   require(o.per_octave >= 1 && o.per_octave <= 1024,
           "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.octaves >= 1 && o.octaves <= 64, "octaves must be an integer in [1, 64], got {}",
+          o.octaves);
+  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+}
+
+// reference·2^(i/m), i = 0..octaves·m (strictly increasing, finite).
+std::vector<double> reference_grid(double reference, const WinsorizedScaleOptions& o) {
+  std::vector<double> g;
+  const int points = o.octaves * o.per_octave;
+  for (int i = 0; i <= points; ++i) {
+    const double p = reference * std::exp2(static_cast<double>(i) / o.per_octave);
+    if (!std::isfinite(p)) break;
+    if (g.empty() || p > g.back()) g.push_back(p);
+  }
+  if (g.size() < 2) g = {reference / 2, reference};  // reference near DBL_MAX
+  return g;
 }
 
 double normal_quantile(double p) {  // public constants only: bisection on normal_cdf
@@ -64,6 +80,8 @@ nlohmann::json WinsorizedScale::diagnostics() const {
                     {"scale", c.scale},
                     {"tail_fraction", c.tail_fraction}});
   return {{"columns", cols},
+          {"rank_error", rank_error},
+          {"reliable", reliable},
           {"epsilon_per_call", epsilon_per_call},
           {"noise_scale", noise_scale},
           {"entries", ledger_json(entries)}};
@@ -86,13 +104,17 @@ Ledger winsorized_scale_entries(const WinsorizedScaleOptions& o, std::size_t d) 
 }
 
 WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location,
-                                 const WinsorizedScaleOptions& o, ReleaseBudget& account,
+                                 const Vector& reference, const WinsorizedScaleOptions& o, ReleaseBudget& account,
                                  Rng& rng,
-                                 const std::function<double(std::size_t, double)>& final_scale) {
+                                 const std::function<double(std::size_t, double, bool)>& final_scale) {
   check_options(o);
   check_data(X);
-  require(location.size() == X.cols(), "location must hold {} values, got {}", X.cols(),
-          location.size());
+  require(location.size() == X.cols() && reference.size() == X.cols(),
+          "location and reference must hold {} values each, got {} and {}", X.cols(),
+          location.size(), reference.size());
+  for (Eigen::Index j = 0; j < reference.size(); ++j)
+    require(std::isfinite(reference[j]) && reference[j] > 0,
+            "reference[{}] must be > 0 and finite, got {}", j, format_number(reference[j]));
   const auto d = static_cast<std::size_t>(X.cols());
   WinsorizedScale out;
   out.entries = winsorized_scale_entries(o, d);
@@ -100,7 +122,10 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
   out.epsilon_per_call = per_call_epsilon(o.loss, kCallsPerColumn * d);
   const LaplaceMechanism lap(1.0, out.epsilon_per_call);
   out.noise_scale = lap.scale();
-  const std::vector<double> grid = log_grid(o.per_octave, true);
+  const std::size_t grid_points = static_cast<std::size_t>(o.octaves * o.per_octave) + 1;
+  out.rank_error = grid_quantile_rank_error(out.epsilon_per_call, grid_points,
+                                            o.beta / static_cast<double>(d));
+  out.reliable = out.rank_error <= (1 - o.q) * static_cast<double>(X.rows()) / 2;
   const double c = gaussian_winsorized_factor(o.q);
   const double n = static_cast<double>(X.rows());
   constexpr double kMax = std::numeric_limits<double>::max();
@@ -110,6 +135,7 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
     for (Eigen::Index r = 0; r < X.rows(); ++r)
       a[static_cast<std::size_t>(r)] = std::min(std::fabs(X(r, col) - location[col]), kMax);
     WinsorizedColumn w;
+    const std::vector<double> grid = reference_grid(reference[col], o);
     const GridCell cell = grid_quantile_cell(a, grid, o.q, out.epsilon_per_call, rng);
     // The cell's upper end (never 0): a clip at or above the quantile's cell.
     w.clip = cell.hi;
@@ -117,7 +143,7 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
     for (double v : a) sum += std::min((v / w.clip) * (v / w.clip), 1.0);
     w.second_moment = std::clamp(lap.apply(sum, rng) / n, 0.0, 1.0);
     w.scale = std::min(w.clip * std::sqrt(w.second_moment / c), kMax);
-    const double radius = o.tail_radius * final_scale(j, w.scale);
+    const double radius = o.tail_radius * final_scale(j, w.scale, out.reliable);
     double beyond = 0;
     for (double v : a) beyond += v > radius ? 1 : 0;
     w.tail_fraction = std::clamp(lap.apply(beyond, rng) / n, 0.0, 1.0);

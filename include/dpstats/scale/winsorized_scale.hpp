@@ -5,8 +5,11 @@
 // covariance sigma^2 I (PRIME) or Sigma <= sigma^2 I (PRIME-ht) need sigma.
 //
 // Per column j, with a_i = |x_ij - location_j| (location public to this step: released before):
-//  1. T = a cell midpoint of the nonnegative log grid holding the q-quantile of a
-//     (grid_quantile_cell, pure epsilon_c);
+//  1. T = the upper end of the cell holding the q-quantile of a (grid_quantile_cell, pure
+//     epsilon_c) on the log grid r_j·2^(i/per_octave), i = 0..octaves·per_octave, where r_j > 0
+//     is the caller's reference scale (released before: the MAD of column_scale.hpp). A short
+//     grid keeps the selection's rank error small; `reliable` is false when that rank error
+//     (probability beta/d) exceeds (1 − q)/2 of the rows: the caller should not use the scale;
 //  2. m = (sum_i min(a_i^2 / T^2, 1) + Laplace(1/epsilon_c)) / n, clamped to [0, 1]
 //     (each term is in [0, 1]: sensitivity 1 under replace-one and add/remove);
 //  3. winsorised scale = T sqrt(m / c(q)), c(q) = E min(Z^2, t^2) with P(|Z| <= t) = q, so
@@ -35,6 +38,8 @@ struct WinsorizedScaleOptions {
   double q = 0.9;           // winsorising quantile of |x - location|, in [0.5, 0.99]
   double tail_radius = 3;   // R: the tail fraction counts rows beyond R final scales, in [1, 100]
   int per_octave = 32;      // log-grid points per octave, in [1, 1024]
+  int octaves = 12;         // the grid spans reference·[1, 2^octaves], in [1, 64]
+  double beta = 0.05;       // failure probability of the reliability statement, in (0, 1)
 };
 
 struct WinsorizedColumn {
@@ -49,6 +54,8 @@ struct WinsorizedScale {
   Ledger entries;
   double epsilon_per_call = 0;
   double noise_scale = 0;  // Laplace scale of the sum and of the count (before dividing by n)
+  double rank_error = 0;   // the clip selection's rank error (probability beta/d)
+  bool reliable = false;   // rank_error <= (1 − q) n / 2 (public: n, epsilon, grid, beta)
   Vector scale() const;
   nlohmann::json diagnostics() const;
 };
@@ -59,12 +66,13 @@ double gaussian_winsorized_factor(double q);
 // What winsorized_scale charges for d columns: 3 entries (quantile, sum, count), count d each.
 Ledger winsorized_scale_entries(const WinsorizedScaleOptions& o, std::size_t d);
 
-// `final_scale(j, winsorised scale_j)` gives the caller's scale of column j (e.g. the max with
+// `final_scale(j, winsorised scale_j, reliable)` gives the caller's scale of column j (e.g. the max with
 // the MAD scale), from which the tail count's radius is set. Charges `account` the entries of
 // winsorized_scale_entries first (all or nothing), then draws the noise.
 WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location,
+                                 const Vector& reference,
                                  const WinsorizedScaleOptions& o, ReleaseBudget& account,
                                  Rng& rng,
-                                 const std::function<double(std::size_t, double)>& final_scale);
+                                 const std::function<double(std::size_t, double, bool)>& final_scale);
 
 }  // namespace dpstats
