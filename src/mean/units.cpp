@@ -29,7 +29,6 @@ WinsorizedScaleOptions winsorized_options(const PrivacyLoss& share, double alpha
   wo.loss = share;
   wo.q = winsorizing_quantile(alpha);
   wo.tail_radius = kTailRadius;
-  wo.discount = std::clamp(alpha, 0.0, 0.25);  // the robust methods' corrupted fraction
   return wo;
 }
 

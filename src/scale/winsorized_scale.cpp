@@ -30,8 +30,6 @@ void check_options(const WinsorizedScaleOptions& o) {
   require(o.octaves >= 1 && o.octaves <= 64, "octaves must be an integer in [1, 64], got {}",
           o.octaves);
   require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
-  require(o.discount >= 0 && o.discount <= 0.25, "discount must be in [0, 0.25], got {}",
-          format_number(o.discount));
 }
 
 // reference·2^(i/m), i = 0..octaves·m (strictly increasing, finite).
@@ -143,8 +141,7 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
     w.clip = cell.hi;
     double sum = 0;
     for (double v : a) sum += std::min((v / w.clip) * (v / w.clip), 1.0);
-    w.second_moment =
-        std::clamp((lap.apply(sum, rng) / n - o.discount) / (1 - o.discount), 0.0, 1.0);
+    w.second_moment = std::clamp(lap.apply(sum, rng) / n, 0.0, 1.0);
     w.scale = std::min(w.clip * std::sqrt(w.second_moment / c), kMax);
     const double radius = o.tail_radius * final_scale(j, w.scale, out.reliable);
     double beyond = 0;

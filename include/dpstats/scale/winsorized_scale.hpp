@@ -40,10 +40,6 @@ struct WinsorizedScaleOptions {
   int per_octave = 32;      // log-grid points per octave, in [1, 1024]
   int octaves = 12;         // the grid spans reference·[1, 2^octaves], in [1, 64]
   double beta = 0.05;       // failure probability of the reliability statement, in (0, 1)
-  // The fraction of rows assumed arbitrary (each adds at most 1 to the sum): m is taken as
-  // (S/n − discount)/(1 − discount), the clean rows' share when all of them sit beyond T; in
-  // [0, 0.25] (post-processing).
-  double discount = 0;
 };
 
 struct WinsorizedColumn {
