@@ -41,7 +41,17 @@ def flights():
     return X, X.mean(axis=0)
 
 
-def run(path, method, extra):
+def flights_pareto():
+    g = np.random.default_rng(4)
+    n = 200000
+    tail = g.random(n) < 0.05
+    delay = np.where(tail, -5 + 60 * g.random(n) ** (-1 / 1.5), -5 + g.exponential(15, n))
+    distance = 800 * np.exp(0.6 * g.normal(size=n))
+    X = np.column_stack([delay, distance])
+    return X, X.mean(axis=0)
+
+
+def run(path, method, extra, truth=None):
     args = [TOOL, "mean", "--method", method, "--epsilon", "1", "--delta", "1e-6", "--seed", "3"]
     if method in ("prime", "prime-ht", "filter"):
         args += ["--alpha", "0.05"]
@@ -56,12 +66,18 @@ def run(path, method, extra):
     est = j["estimate"]
     note = " (fallback dp-mean)" if j["diagnostics"].get("fallback") else ""
     warn = " [clipped warning]" if "warning" in j["diagnostics"].get("clipped", {}) else ""
-    return " / ".join(f"{v:,.5g}" for v in est) + note + warn
+    stated = ""
+    if truth is not None and "stated_error" in j["diagnostics"]:
+        r = j["diagnostics"]["stated_error"]["radius"]
+        inside = all(abs(e - t) <= ri for e, t, ri in zip(est, truth, r))
+        stated = " (±" + " / ".join(f"{v:,.3g}" for v in r) + (", within)" if inside else ", OUTSIDE)")
+    return " / ".join(f"{v:,.5g}" for v in est) + note + warn + stated
 
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (X, truth) in (("age_salary", age_salary()), ("flights", flights())):
+        for name, (X, truth) in (("age_salary", age_salary()), ("flights", flights()),
+                                 ("flights_pareto", flights_pareto())):
             path = os.path.join(tmp, name + ".csv")
             np.savetxt(path, X, delimiter=",", header="a,b", comments="")
             print(f"\n{name}: truth (clean mean) " + " / ".join(f"{v:,.5g}" for v in truth))
@@ -69,7 +85,7 @@ def main():
             for m in ("prime", "prime-ht", "filter", "dp-mean", "bounded"):
                 before = ("n/a (--bounds was required)" if m == "bounded"
                           else run(path, m, ["--scale", "1"]))
-                after = run(path, m, [])
+                after = run(path, m, [], truth)
                 print(f"| {m} | {before} | {after} |")
 
 

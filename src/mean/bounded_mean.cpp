@@ -112,7 +112,7 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, const Bounds& b, const Bounde
     noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
     return qs.to_mean(p.apply(qs.sums, rng), n);
   }
-  ColumnUnits u{b.lo, width, false};
+  ColumnUnits u{b.lo, width, false, Vector(), 0};
   const RowMatrix W = to_units(X, u);
   const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads);
   noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
@@ -135,22 +135,35 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   nlohmann::json diag = {{"mechanism", o.privacy.delta == 0 ? "laplace" : "gaussian"},
                          {"sum_quantum", sum_quantum(n)}};
   Bounds b;
+  double far = 1;  // the fraction of rows the bounds may clip (1 when nothing says otherwise)
   if (o.bounds) {
     b = supplied_bounds(*o.bounds, X.cols());
     if (p.aux.clip_count)
       report_clipped(*p.aux.clip_count, rows_clipped(X, b), n, 0.01, "bounds", false, rng, diag);
+    if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
     const auto units = units_step(X, p.aux, std::nullopt, 0, o.bound_widen, o.run.threads, rng,
                                   diag, facts.abstained);
     if (!units) return seal(Vector{}, account, facts, rng, diag);
     b.lo = units->location - o.bound_widen * units->scale;
     b.hi = units->location + o.bound_widen * units->scale;
+    // Rows within kTailRadius scales are not clipped when bound_widen >= kTailRadius.
+    if (o.bound_widen >= kTailRadius)
+      far = units->tail_fraction.maxCoeff() + 3 * units->tail_noise;
   }
   diag["bounds_lo"] = to_std(b.lo);
   diag["bounds_hi"] = to_std(b.hi);
   double noise_unit = 0;
   const Vector mean = noisy_clipped_mean(X, b, p, o.run.threads, rng, noise_unit);
   diag["noise_scale"] = to_std(noise_unit * (b.hi - b.lo));
+  // In units of the bounds' width: each clipped row moves the mean by at most (hi − lo)/n.
+  ColumnUnits width;
+  width.location = Vector::Zero(X.cols());
+  width.scale = b.hi - b.lo;
+  prime_detail::state_error(diag, width, std::min(far, 1.0), noise_unit, n, 0.1,
+                            "none (not robust): the rows outside the bounds (counted privately) "
+                            "may each move the mean by the bounds' width",
+                            o.privacy.delta == 0);
   return seal(mean, account, facts, rng, diag);
 }
 

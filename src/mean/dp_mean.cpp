@@ -106,6 +106,15 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   diag["noise_scale"] = to_std(noise * units->scale);
   // Not robust: a fraction f of arbitrary rows moves coordinate j by up to f·B·scale_j.
   diag["corruption_shift_per_fraction"] = to_std(range->side * units->scale);
+  // Rows beyond 3 scales (the private tail count; with a supplied scale, the private count of
+  // clipped rows) each move the clipped mean by at most B·scale/n: stated as f·B.
+  double far = 0;
+  if (units->tail_fraction.size() > 0) far = units->tail_fraction.maxCoeff() + 3 * units->tail_noise;
+  else if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
+  state_error(diag, *units, far * range->side, noise, n,
+              o.failure_probability,
+              "none (not robust): the rows beyond 3 scales, counted privately, may each move the "
+              "mean by the box side B");
   return seal(from_units(mean, *units), account, facts, rng, diag);
 }
 

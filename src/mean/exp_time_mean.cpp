@@ -231,6 +231,8 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   const auto units = prime_detail::units_step(X, p.aux, o.scale, o.alpha, 4, 1, rng, diag,
                                               facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
+  if (auto why = prime_detail::tail_check(*units, prime_detail::CleanModel::sub_gaussian, o.alpha))
+    return abstain(*why);
   const RowMatrix Z = to_units(X, *units);
   const auto range = q_range(Z, p.range, rng);
   if (!range) return abstain("q_range found no populated bin");

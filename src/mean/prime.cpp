@@ -278,6 +278,7 @@ Plan build_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
   Plan p;
   p.profile = o.profile;
   p.ht = o.heavy_tailed;
+  p.bounded_covariance = o.heavy_tailed;
   p.n = n;
   p.d = d;
   const auto [T1, T2] = default_rounds(o, n, d);
@@ -669,6 +670,14 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   // Final release (D2): one noisy shrink-to-centre mean of the final set.
   const Vector mean = p.final_mean.apply(fr.state->shrink_mean(p.kappa * n), rng, off);
   diag["final_noise_scale_units"] = p.final_mean.scale();
+  const bool ht = p.ht;
+  state_error(diag, fr.units,
+              model_error_units(ht ? CleanModel::bounded_covariance : CleanModel::sub_gaussian,
+                                o.alpha),
+              p.final_mean.scale(), n, o.failure_probability,
+              ht ? "bounded covariance (Sigma <= scale^2 I) plus an alpha fraction of arbitrary rows"
+                 : "sub-Gaussian (covariance scale^2 I) plus an alpha fraction of arbitrary rows",
+              p.final_mean.l.has_value());
   return seal(from_units(fr.centre + mean, fr.units), account, facts, rng, diag);
 }
 

@@ -334,6 +334,11 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
   const auto units = units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained);
   if (!units) return out;
   out.units = *units;
+  const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;
+  if (auto why = tail_check(out.units, model, alpha)) {
+    out.abstained = std::move(why);
+    return out;
+  }
   const RowMatrix Z = to_units(X, out.units);
   out.state = std::make_unique<FilterState>(X.rows(), X.cols());
   out.state->threads = threads;
@@ -347,6 +352,58 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
   if (aux.clip_count)
     report_clipped(*aux.clip_count, out.clipped, X.rows(), tolerated, "scale", off, rng, diag);
   return out;
+}
+
+double model_error_units(CleanModel m, double alpha) {
+  if (alpha <= 0) return 0;
+  switch (m) {
+    case CleanModel::sub_gaussian: return 3 * alpha * std::sqrt(2 * std::log(1 / alpha));
+    case CleanModel::bounded_covariance: return 3 * std::sqrt(alpha);
+    case CleanModel::none: return 0;
+  }
+  return 0;
+}
+
+double tail_allowance(CleanModel m, double alpha, double tail_noise) {
+  // Gaussian: P(|Z| > 3) = 0.0027; bounded covariance (Chebyshev): 1/9.
+  const double model = m == CleanModel::bounded_covariance
+                           ? 1 / (kTailRadius * kTailRadius)
+                           : 2 * (1 - normal_cdf(kTailRadius));
+  return alpha + model + 0.01 + 3 * tail_noise;
+}
+
+std::optional<std::string> tail_check(const ColumnUnits& u, CleanModel m, double alpha) {
+  if (!u.estimated || m == CleanModel::none || u.tail_fraction.size() == 0) return std::nullopt;
+  const double allowed = tail_allowance(m, alpha, u.tail_noise);
+  for (Eigen::Index j = 0; j < u.tail_fraction.size(); ++j) {
+    if (u.tail_fraction[j] > allowed)
+      return fmt::format(
+          "column {}: about {:.1f}% of the rows lie beyond {} estimated scales ({}), more than "
+          "the {:.1f}% the {} model with alpha = {} allows: the clean tail is too heavy for this "
+          "method (its filter would remove it as corruption and bias the mean); use dp-mean or "
+          "bounded, raise alpha, or supply scale",
+          j, 100 * u.tail_fraction[j], kTailRadius, u.scale[j], 100 * allowed,
+          m == CleanModel::sub_gaussian ? "sub-Gaussian" : "bounded-covariance", alpha);
+  }
+  return std::nullopt;
+}
+
+void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
+                 double noise_sd_units, std::int64_t n, double beta, const char* model,
+                 bool laplace) {
+  const double d = static_cast<double>(u.scale.size());
+  const double z = normal_quantile(1 - beta / (4 * d));
+  // Noise and sampling each at level β/(2d): P(|Laplace(b)| > b ln(2d/β)) = β/(2d).
+  const double noise = (laplace ? std::log(2 * d / beta) : z) * noise_sd_units;
+  const double units = model_units + noise + z / std::sqrt(static_cast<double>(n));
+  diag["stated_error"] = {
+      {"radius", to_std(units * u.scale)},
+      {"confidence", 1 - beta},
+      {"model", model},
+      {"model_term_scale_units", model_units},
+      {"noise_term_scale_units", noise},
+      {"meaning", "per column, |estimate - clean mean| <= radius with probability >= confidence "
+                  "when the clean rows follow the model in the stated units"}};
 }
 
 void check_units_options(const std::optional<std::vector<double>>& scale, double scale_share,

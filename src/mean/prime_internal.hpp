@@ -206,6 +206,7 @@ struct ClipPlan {
   double q = 0;                // quantisation step (σ units, a power of two)
   double region = 0;           // after quantisation: ball radius r' or box half-side r + q/2
   double D = 0;                // diameter of the clipping region (σ units)
+  bool bounded_covariance = false;  // the clean model: Σ ⪯ I (PRIME-ht), else sub-Gaussian
 };
 
 // Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
@@ -291,6 +292,24 @@ struct FrontResult {
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag);
+
+// The clean rows' model a robust method assumes, for its stated error and its tail check.
+enum class CleanModel { sub_gaussian, bounded_covariance, none };
+// The model's share of the error, in scale units, at corrupted fraction alpha: sub-Gaussian
+// 3·α·sqrt(2 ln(1/α)); bounded covariance 3·sqrt(α); none 0 (docs/proofs/mean.md §7).
+double model_error_units(CleanModel m, double alpha);
+// The fraction of rows beyond kTailRadius scales the model allows (corruption included, with a
+// slack for the count's noise): α + P_model(|x − μ| > R σ) + 0.01 + 3·noise.
+double tail_allowance(CleanModel m, double alpha, double tail_noise);
+// Abstention reason when an estimated column's tail is heavier than the model allows (the
+// filters would treat its clean tail as corruption); nothing for supplied units or model none.
+std::optional<std::string> tail_check(const ColumnUnits& u, CleanModel m, double alpha);
+// diag["stated_error"]: per column, scale_j·(model + z·noise_units + z/√n) with z the normal
+// quantile at 1 − β/(2d), the radius within which the release lands with probability >= 1 − β
+// when the clean rows follow the model (the tail check abstains when they visibly do not).
+void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
+                 double noise_sd_units, std::int64_t n, double beta, const char* model,
+                 bool laplace = false);  // laplace: noise_sd_units is a Laplace scale b
 
 // The units step alone (shared with DP Mean, the bounded mean and exp-time): supplied or
 // estimated with `aux.loss`; on abstention the reason, with diag["units"] stating what ran.

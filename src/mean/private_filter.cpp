@@ -328,6 +328,11 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
                                        fr.state->shrink_mean(p.kappa * static_cast<double>(n)),
                                        rng, off))
                                  : run.mu;
+  // Paper: μ_t's noise is that of the last centre release.
+  state_error(diag, fr.units, model_error_units(CleanModel::sub_gaussian, o.alpha),
+              p.practical ? p.final_mean.scale() : p.centre.scale(), n, o.failure_probability,
+              "sub-Gaussian (covariance scale^2 I) plus an alpha fraction of arbitrary rows",
+              (p.practical ? p.final_mean : p.centre).l.has_value());
   return seal(from_units(fr.centre + out, fr.units), account, facts, rng, diag);
 }
 

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/winsorized_scale.hpp"
 
 namespace dpstats {
 namespace {
@@ -22,7 +24,38 @@ ScaleOptions scale_options(const PrivacyLoss& share, double alpha, double widen,
   return so;
 }
 
+WinsorizedScaleOptions winsorized_options(const PrivacyLoss& share, double alpha) {
+  WinsorizedScaleOptions wo;
+  wo.loss = share;
+  wo.q = winsorizing_quantile(alpha);
+  wo.tail_radius = kTailRadius;
+  return wo;
+}
+
+// The share split between the MAD step (3/5: three selections per column) and the winsorised
+// step (the rest: one selection, one sum, one count per column); the two parts compose to at
+// most the share (docs/proofs/mean.md §1).
+struct SplitShare {
+  PrivacyLoss mad, winsorized;
+};
+SplitShare split_share(const PrivacyLoss& share) {
+  if (share.kind == LossKind::zcdp) {
+    const double a = share.rho * 0.6;
+    return {PrivacyLoss::zcdp(a), PrivacyLoss::zcdp((share.rho - a) * (1 - 1e-12))};
+  }
+  const double a = share.epsilon * 0.6;
+  return {PrivacyLoss::pure(a), PrivacyLoss::pure(remainder_after(share.epsilon, a))};
+}
+
+Accountant accountant_of(const PrivacyLoss& share) {
+  return share.kind == LossKind::zcdp ? Accountant::zcdp : Accountant::basic;
+}
+
 }  // namespace
+
+double winsorizing_quantile(double alpha) {
+  return 1 - 2 * std::clamp(alpha, 0.05, 0.25);
+}
 
 void check_supplied_scale(const std::vector<double>& scale, Eigen::Index d, const char* name) {
   require(scale.size() == 1 || static_cast<Eigen::Index>(scale.size()) == d,
@@ -46,15 +79,21 @@ ColumnUnits supplied_units(const std::vector<double>& scale, Eigen::Index d) {
 }
 
 Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha) {
-  return private_scale_entries(scale_options(share, alpha, 4, 1), static_cast<std::size_t>(d));
+  const SplitShare s = split_share(share);
+  Ledger l = private_scale_entries(scale_options(s.mad, alpha, 4, 1), static_cast<std::size_t>(d));
+  const Ledger w = winsorized_scale_entries(winsorized_options(s.winsorized, alpha),
+                                            static_cast<std::size_t>(d));
+  l.insert(l.end(), w.begin(), w.end());
+  return l;
 }
 
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
                              double widen, int threads, Rng& rng) {
-  const ScaleOptions so = scale_options(share, alpha, widen, threads);
-  // The release's account was charged these entries with its plan; this Budget only lets the
-  // layer run (it holds exactly the share).
-  ReleaseBudget scratch(share, share.kind == LossKind::zcdp ? Accountant::zcdp : Accountant::basic);
+  const SplitShare s = split_share(share);
+  const ScaleOptions so = scale_options(s.mad, alpha, widen, threads);
+  // The release's account was charged these entries with its plan; these Budgets only let the
+  // layer run (each holds exactly its part of the share).
+  ReleaseBudget scratch(s.mad, accountant_of(s.mad));
   const ScaleEstimate est = private_scale(X, so, scratch, rng);
   UnitsEstimate out;
   out.diagnostics = est.diagnostics();
@@ -62,6 +101,34 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   out.units.location = est.location();
   out.units.scale = est.scale();
   out.units.estimated = true;
+  const Vector mad_scale = est.scale();
+  // The clip grid starts at the MAD (the 0.5-quantile of |x − m| <= the q-quantile); a
+  // degenerate column (MAD 0, abstained below) gets the smallest normal double.
+  const Vector reference =
+      (mad_scale / 1.482602218505602).cwiseMax(std::numeric_limits<double>::min());
+  ReleaseBudget scratch_w(s.winsorized, accountant_of(s.winsorized));
+  const WinsorizedScaleOptions wo = winsorized_options(s.winsorized, alpha);
+  const WinsorizedScale w = winsorized_scale(
+      X, out.units.location, reference, wo, scratch_w, rng,
+      [&](std::size_t j, double ws, bool reliable) {
+        const double mad = mad_scale[static_cast<Eigen::Index>(j)];
+        return reliable ? std::max(mad, ws) : mad;
+      });
+  // Too few rows for the clip's selection at this share: the MAD scale alone (stated).
+  out.units.scale = w.reliable ? mad_scale.cwiseMax(w.scale()) : mad_scale;
+  out.units.tail_noise = w.noise_scale / static_cast<double>(X.rows());
+  out.units.tail_fraction.resize(X.cols());
+  for (std::size_t j = 0; j < w.columns.size(); ++j)
+    out.units.tail_fraction[static_cast<Eigen::Index>(j)] = w.columns[j].tail_fraction;
+  out.diagnostics["mad_scale"] = std::vector<double>(mad_scale.data(), mad_scale.data() + mad_scale.size());
+  out.diagnostics["winsorized"] = w.diagnostics();
+  out.diagnostics["winsorized"]["q"] = winsorizing_quantile(alpha);
+  out.diagnostics["values"] = std::vector<double>(out.units.scale.data(),
+                                                  out.units.scale.data() + out.units.scale.size());
+  out.diagnostics["rule"] =
+      w.reliable ? "scale = max(1.4826 MAD, Gaussian-calibrated winsorised second moment)"
+                 : "scale = 1.4826 MAD (the winsorising clip's rank error exceeds (1 - q) n / 2 "
+                   "at this share and n: the winsorised scale is not used)";
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
     const ColumnScale& c = est.columns[j];
     if (c.status != ScaleStatus::ok) {

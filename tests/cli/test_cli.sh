@@ -52,7 +52,8 @@ ok "bounded laplace" "j['privacy']['epsilon']==1 and j['privacy']['delta']==0 an
   -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 --seed 1 "$tmp/good.csv"
 ok "bounded gaussian, no header" "j['privacy']['delta']==1e-6 and j['status']=='ok' and j['seeded'] is False and j['noise']=='secure' and j['privacy']['certified']" \
   -- mean --method bounded --epsilon 1 --delta 1e-6 --bounds -5,5 "$tmp/noheader.csv"
-ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==5" \
+# The units step charges 6 entries: median, refined median, MAD; winsorising clip, clipped second moment, tail count.
+ok "dp-mean npy" "j['method']=='dp-mean' and j['d']==3 and abs(sum(x*x for x in j['estimate']))**0.5 < 0.5 and len(j['ledger'])==8" \
   -- mean --method dp-mean --epsilon 2 --delta 1e-6 --seed 3 "$tmp/data.npy"
 ok "stdin csv" "j['n']==3" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,10 - <"$tmp/good.csv"
 ok "noise laplace" "len(j['estimate'])==3 and j['privacy']['epsilon']==0.5 and j['diagnostics']['scale']>=2" \
@@ -99,7 +100,7 @@ bad "delta negative" "delta" -- mean --method bounded --epsilon 1 --delta -0.1 -
 bad "dp-mean delta zero" "delta" -- mean --method dp-mean --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "bounds reversed" "lower < upper" -- mean --method bounded --epsilon 1 --delta 0 --bounds 2,1 "$tmp/good.csv"
 bad "bounds text" "bounds" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,x "$tmp/good.csv"
-ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'scale' in j['diagnostics']['abstained'] and len(j['ledger'])==4" \
+ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'scale' in j['diagnostics']['abstained'] and len(j['ledger'])==7" \
   -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iostream>
 #include <random>
 
 #include "../guarantee.hpp"
@@ -58,7 +59,7 @@ double unit_error(const RowMatrix& X, const Vector& truth, const Vector& scale,
   return total / seeds;
 }
 
-void expect_equivariant(const std::string& method, std::int64_t d) {
+void expect_equivariant(const std::string& method, std::int64_t d, int seeds = 12) {
   SeededRng g(7);
   const std::int64_t n = 20000;
   RowMatrix X(n, d);
@@ -70,7 +71,7 @@ void expect_equivariant(const std::string& method, std::int64_t d) {
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < d; ++j) X(i, j) = truth[j] + scale[j] * standard_normal(g);
   const MeanRequest r = request(method);
-  const int seeds = 4;
+  // The mean of `seeds` seeded errors: 4 left the ratio at the mercy of one draw.
   const double base = unit_error(X, truth, scale, r, seeds);
   struct Map {
     const char* name;
@@ -89,7 +90,7 @@ void expect_equivariant(const std::string& method, std::int64_t d) {
 }  // namespace
 
 TEST(MeanEquivariance, Prime) { expect_equivariant("prime", 2); }
-TEST(MeanEquivariance, PrimeHt) { expect_equivariant("prime-ht", 2); }
+TEST(MeanEquivariance, PrimeHt) { expect_equivariant("prime-ht", 2, 24); }
 TEST(MeanEquivariance, Filter) { expect_equivariant("filter", 2); }
 TEST(MeanEquivariance, DpMean) { expect_equivariant("dp-mean", 2); }
 TEST(MeanEquivariance, Bounded) { expect_equivariant("bounded", 2); }
@@ -155,4 +156,99 @@ TEST(MeanRegistry, OptionsThatDoNotApplyAreRefused) {
   r = request("prime");
   r.privacy.epsilon = 0;  // no default epsilon
   EXPECT_THROW(run_mean(X, r, rng), InvalidArgument);
+}
+
+namespace {
+
+// A flight-like table (issue #15): delay = −5 + Exp(mean 15) minutes, with 5% of the rows from a
+// Pareto(1.5) tail of scale 60 (x = 60·U^(−1/1.5)); distance = 800·exp(0.6 z) miles.
+RowMatrix flights(std::int64_t n, std::uint64_t seed) {
+  SeededRng rng(seed);
+  RowMatrix X(n, 2);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double u = std::max(rng.uniform01(), 1e-300);
+    X(i, 0) = rng.uniform01() < 0.05 ? -5 + 60 * std::pow(u, -1 / 1.5) : -5 - 15 * std::log(u);
+    X(i, 1) = 800 * std::exp(0.6 * standard_normal(rng));
+  }
+  return X;
+}
+
+// Every release either abstains with a reason or lands within its stated error of `truth`.
+void expect_within_stated_error(const Release<Vector>& rel, const Vector& truth,
+                                const std::string& what) {
+  dpstats::testing::expect_guarantee_from_ledger(rel);
+  if (rel.status == Status::abstained) {
+    EXPECT_FALSE(rel.diagnostics["abstained"].get<std::string>().empty()) << what;
+    return;
+  }
+  ASSERT_EQ(rel.status, Status::ok) << what;
+  ASSERT_TRUE(rel.diagnostics.contains("stated_error")) << what << rel.diagnostics.dump();
+  const auto radius = rel.diagnostics["stated_error"]["radius"];
+  for (Eigen::Index j = 0; j < truth.size(); ++j)
+    EXPECT_LE(std::abs(rel.estimate[j] - truth[j]), radius[j].get<double>())
+        << what << " column " << j << ": estimate " << rel.estimate[j] << " truth " << truth[j]
+        << " " << rel.diagnostics.dump();
+}
+
+const char* const kAllMethods[] = {"prime", "prime-ht", "filter", "dp-mean", "bounded"};
+
+}  // namespace
+
+// Issue #15: on the skewed, heavy-tailed flight table no method returns status ok with an
+// estimate off by more than its stated error (the old MAD units biased the filters low by
+// ~0.37 standard deviations with status ok).
+TEST(MeanRealData, FlightTableWithinStatedErrorOrAbstains) {
+  const RowMatrix X = flights(50000, 21);
+  const Vector truth = X.colwise().mean().transpose();
+  for (const char* method : kAllMethods) {
+    MeanRequest r = request(method);
+    r.privacy.epsilon = 1;
+    for (std::uint64_t seed : {22u, 23u}) {
+      SeededRng rng(seed);
+      expect_within_stated_error(run_mean(X, r, rng), truth, method);
+    }
+  }
+  // exp-time is one-dimensional: the delay column.
+  const RowMatrix D = X.col(0);
+  MeanRequest r = request("exp-time");
+  SeededRng rng(24);
+  const auto rel = run_mean(D, r, rng);
+  dpstats::testing::expect_guarantee_from_ledger(rel);
+  if (rel.status == Status::ok && rel.diagnostics.contains("stated_error"))
+    expect_within_stated_error(rel, truth.head(1), "exp-time");
+}
+
+// The corrupted (age, salary) table: every method within its stated error of the clean mean, or
+// abstains with a reason.
+TEST(MeanRealData, CorruptedTableWithinStatedErrorOrAbstains) {
+  const RowMatrix X = age_salary(40000, 0.05, 31);
+  const Vector clean = age_salary(40000, 0.0, 31).bottomRows(38000).colwise().mean().transpose();
+  for (const char* method : kAllMethods) {
+    MeanRequest r = request(method);
+    r.privacy.epsilon = 1;
+    SeededRng rng(32);
+    expect_within_stated_error(run_mean(X, r, rng), clean, method);
+  }
+}
+
+// The winsorised scale matches a Gaussian's standard deviation and exceeds the MAD scale on a
+// skewed column.
+TEST(MeanUnits, EstimatedScaleIsStandardDeviationLike) {
+  const RowMatrix X = flights(50000, 41);
+  MeanRequest r = request("dp-mean");
+  r.privacy.epsilon = 1;
+  SeededRng rng(42);
+  const auto rel = run_mean(X, r, rng);
+  ASSERT_EQ(rel.status, Status::ok) << rel.diagnostics.dump();
+  const auto& u = rel.diagnostics["units"];
+  for (int j = 0; j < 2; ++j)
+    EXPECT_GE(u["values"][j].get<double>(), u["mad_scale"][j].get<double>()) << u.dump();
+  // Gaussian column: the winsorised scale is within 7% of sigma.
+  const RowMatrix G = age_salary(40000, 0.0, 43);
+  SeededRng rng2(44);
+  const auto g = run_mean(G, r, rng2);
+  ASSERT_EQ(g.status, Status::ok);
+  EXPECT_NEAR(g.diagnostics["units"]["winsorized"]["columns"][0]["scale"].get<double>(), 15, 1.05);
+  EXPECT_NEAR(g.diagnostics["units"]["winsorized"]["columns"][1]["scale"].get<double>(), 20000,
+              1400);
 }

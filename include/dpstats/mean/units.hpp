@@ -3,9 +3,14 @@
 // silently defaults to 1:
 //  * a supplied scale (one value for every column, or one per column) is used as given, with
 //    location 0 (the methods find the location themselves);
-//  * an absent scale is estimated by the substrate's scale layer (scale/column_scale.hpp):
-//    private median and 1.4826 × private MAD per column, from a share of the release's budget
-//    that the caller charges up front with the rest of its plan (units_entries).
+//  * an absent scale is estimated by the substrate's scale layer: private median and
+//    1.4826 × private MAD per column (scale/column_scale.hpp, 3/5 of the share), then the
+//    Gaussian-calibrated winsorised second moment around that median (scale/winsorized_scale.hpp,
+//    the rest); scale = max(MAD scale, winsorised scale), so a skewed or heavy-tailed column is
+//    measured by a standard-deviation-like unit (what PRIME's σ²I / Σ ⪯ σ²I models assume), not
+//    by its MAD. The share is charged up front by the caller with the rest of its plan
+//    (units_entries). The winsorised step also releases each column's noisy fraction of rows
+//    beyond kTailRadius final scales (`tail_fraction`), for the drivers' model check.
 // The map z ↦ x is fixed before the algorithm reads z, so the algorithm's guarantee on z holds
 // on x (one replaced row of x replaces one row of z) and the two parts compose sequentially.
 #pragma once
@@ -25,7 +30,14 @@ struct ColumnUnits {
   Vector location;         // 0 for a supplied scale
   Vector scale;            // > 0
   bool estimated = false;  // from the scale layer
+  Vector tail_fraction;    // estimated only: noisy fraction of rows beyond kTailRadius scales
+  double tail_noise = 0;   // the Laplace scale of tail_fraction (a fraction of n)
 };
+// The radius (in final scales) of the tail count.
+inline constexpr double kTailRadius = 3;
+// The winsorising quantile of |x − location|: 1 − 2·max(alpha, 0.05) (alpha <= 0.25), so the clip
+// stays inside the clean rows' range when a fraction alpha is corrupted.
+double winsorizing_quantile(double alpha);
 
 // InvalidArgument unless `scale` has 1 or d entries, each > 0 and finite (`name` is the option).
 void check_supplied_scale(const std::vector<double>& scale, Eigen::Index d,

@@ -1,0 +1,155 @@
+// Private winsorised scale per column (winsorized_scale.hpp; docs/proofs/scale.md §3).
+#include "dpstats/scale/winsorized_scale.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/release.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/share.hpp"
+
+namespace dpstats {
+namespace {
+
+constexpr std::size_t kCallsPerColumn = 3;
+constexpr double kPi = 3.14159265358979323846;
+
+void check_options(const WinsorizedScaleOptions& o) {
+  check_share(o.loss);
+  require(o.q >= 0.5 && o.q <= 0.99, "q must be in [0.5, 0.99], got {}", format_number(o.q));
+  require(o.tail_radius >= 1 && o.tail_radius <= 100, "tail_radius must be in [1, 100], got {}",
+          format_number(o.tail_radius));
+  require(o.per_octave >= 1 && o.per_octave <= 1024,
+          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.octaves >= 1 && o.octaves <= 64, "octaves must be an integer in [1, 64], got {}",
+          o.octaves);
+  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+}
+
+// reference·2^(i/m), i = 0..octaves·m (strictly increasing, finite).
+std::vector<double> reference_grid(double reference, const WinsorizedScaleOptions& o) {
+  std::vector<double> g;
+  const int points = o.octaves * o.per_octave;
+  for (int i = 0; i <= points; ++i) {
+    const double p = reference * std::exp2(static_cast<double>(i) / o.per_octave);
+    if (!std::isfinite(p)) break;
+    if (g.empty() || p > g.back()) g.push_back(p);
+  }
+  if (g.size() < 2) g = {reference / 2, reference};  // reference near DBL_MAX
+  return g;
+}
+
+double normal_quantile(double p) {  // public constants only: bisection on normal_cdf
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+}  // namespace
+
+double gaussian_winsorized_factor(double q) {
+  require(q > 0 && q < 1, "q must be in (0, 1), got {}", format_number(q));
+  const double t = normal_quantile((1 + q) / 2);
+  const double phi = std::exp(-t * t / 2) / std::sqrt(2 * kPi);
+  // E min(Z^2, t^2): E[Z^2 1{|Z| <= t}] = (2 Phi(t) - 1) - 2 t phi(t) = q - 2 t phi(t); beyond
+  // t: t^2 (1 - q). For N(mu, sigma^2) with T = t sigma, E min(a^2/T^2, 1) = c / t^2, so
+  // T sqrt(m / c) = sigma.
+  return q - 2 * t * phi + t * t * (1 - q);
+}
+
+Vector WinsorizedScale::scale() const {
+  Vector s(static_cast<Eigen::Index>(columns.size()));
+  for (std::size_t j = 0; j < columns.size(); ++j) s[static_cast<Eigen::Index>(j)] = columns[j].scale;
+  return s;
+}
+
+nlohmann::json WinsorizedScale::diagnostics() const {
+  nlohmann::json cols = nlohmann::json::array();
+  for (const WinsorizedColumn& c : columns)
+    cols.push_back({{"clip", c.clip},
+                    {"second_moment", c.second_moment},
+                    {"scale", c.scale},
+                    {"tail_fraction", c.tail_fraction}});
+  return {{"columns", cols},
+          {"rank_error", rank_error},
+          {"reliable", reliable},
+          {"epsilon_per_call", epsilon_per_call},
+          {"noise_scale", noise_scale},
+          {"entries", ledger_json(entries)}};
+}
+
+Ledger winsorized_scale_entries(const WinsorizedScaleOptions& o, std::size_t d) {
+  check_options(o);
+  require(d >= 1, "d must be >= 1, got {}", d);
+  const double e = per_call_epsilon(o.loss, kCallsPerColumn * d);
+  const LaplaceMechanism lap(1.0, e);
+  Ledger entries = {
+      grid_quantile_entry(e, "scale: winsorising clip (quantile of |x - location|)"),
+      lap.ledger_entry("scale: winsorised second moment (sum of min(a^2/T^2, 1))"),
+      lap.ledger_entry("scale: rows beyond the tail radius (count)")};
+  for (LedgerEntry& entry : entries) {
+    entry.purpose += fmt::format(" ({} columns)", d);
+    entry.count = static_cast<int>(d);
+  }
+  return entries;
+}
+
+WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location,
+                                 const Vector& reference, const WinsorizedScaleOptions& o, ReleaseBudget& account,
+                                 Rng& rng,
+                                 const std::function<double(std::size_t, double, bool)>& final_scale) {
+  check_options(o);
+  check_data(X);
+  require(location.size() == X.cols() && reference.size() == X.cols(),
+          "location and reference must hold {} values each, got {} and {}", X.cols(),
+          location.size(), reference.size());
+  for (Eigen::Index j = 0; j < reference.size(); ++j)
+    require(std::isfinite(reference[j]) && reference[j] > 0,
+            "reference[{}] must be > 0 and finite, got {}", j, format_number(reference[j]));
+  const auto d = static_cast<std::size_t>(X.cols());
+  WinsorizedScale out;
+  out.entries = winsorized_scale_entries(o, d);
+  account.charge(out.entries);
+  out.epsilon_per_call = per_call_epsilon(o.loss, kCallsPerColumn * d);
+  const LaplaceMechanism lap(1.0, out.epsilon_per_call);
+  out.noise_scale = lap.scale();
+  const std::size_t grid_points = static_cast<std::size_t>(o.octaves * o.per_octave) + 1;
+  out.rank_error = grid_quantile_rank_error(out.epsilon_per_call, grid_points,
+                                            o.beta / static_cast<double>(d));
+  out.reliable = out.rank_error <= (1 - o.q) * static_cast<double>(X.rows()) / 2;
+  const double c = gaussian_winsorized_factor(o.q);
+  const double n = static_cast<double>(X.rows());
+  constexpr double kMax = std::numeric_limits<double>::max();
+  std::vector<double> a(static_cast<std::size_t>(X.rows()));
+  for (std::size_t j = 0; j < d; ++j) {
+    const auto col = static_cast<Eigen::Index>(j);
+    for (Eigen::Index r = 0; r < X.rows(); ++r)
+      a[static_cast<std::size_t>(r)] = std::min(std::fabs(X(r, col) - location[col]), kMax);
+    WinsorizedColumn w;
+    const std::vector<double> grid = reference_grid(reference[col], o);
+    const GridCell cell = grid_quantile_cell(a, grid, o.q, out.epsilon_per_call, rng);
+    // The cell's upper end (never 0): a clip at or above the quantile's cell.
+    w.clip = cell.hi;
+    double sum = 0;
+    for (double v : a) sum += std::min((v / w.clip) * (v / w.clip), 1.0);
+    w.second_moment = std::clamp(lap.apply(sum, rng) / n, 0.0, 1.0);
+    w.scale = std::min(w.clip * std::sqrt(w.second_moment / c), kMax);
+    const double radius = o.tail_radius * final_scale(j, w.scale, out.reliable);
+    double beyond = 0;
+    for (double v : a) beyond += v > radius ? 1 : 0;
+    w.tail_fraction = std::clamp(lap.apply(beyond, rng) / n, 0.0, 1.0);
+    out.columns.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace dpstats
