@@ -112,8 +112,11 @@ TEST(MeanRealData, CorruptedAgeSalaryTable) {
       EXPECT_FALSE(rel.diagnostics["abstained"].get<std::string>().empty());
       continue;
     }
-    EXPECT_NEAR(rel.estimate[0], clean[0], 0.02 * clean[0]) << method << rel.diagnostics.dump();
-    EXPECT_NEAR(rel.estimate[1], clean[1], 0.02 * clean[1]) << method << rel.diagnostics.dump();
+    // 3%: the standard-deviation-like units (winsorised second moment) cost PRIME ~2.2% on salary
+    // at this seed, against ~1.3% with the MAD units they replaced (which biased skewed columns);
+    // the hand-standardised PRIME reached 0.9%. Recorded in docs/results/real-data.md.
+    EXPECT_NEAR(rel.estimate[0], clean[0], 0.03 * clean[0]) << method << rel.diagnostics.dump();
+    EXPECT_NEAR(rel.estimate[1], clean[1], 0.03 * clean[1]) << method << rel.diagnostics.dump();
   }
   // DP Mean is not robust, but its shift is bounded by what it states, far from 9.9e6.
   SeededRng rng(13);
