@@ -1,4 +1,4 @@
-// Pure-DP heavy-tailed SCO (card pure-dp-heavy-tailed-sco.md): the lattice l2-Laplace sampler
+// Pure-DP heavy-tailed SCO (docs/proofs/heavy-tailed.md): the lattice l2-Laplace sampler
 // against d (time per draw, acceptance rate, with the float Gamma-radius sampler and the
 // per-coordinate lattice Laplace as same-run baselines), and the fits at n = 10^5, d = 20
 // (the run-time target) with the secure noise.

@@ -165,10 +165,10 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   cmd->add_option("--feature-scale", c->feature_scale,
                   "classify: public scale the features are divided by before training (absent: "
                   "the private 0.9-quantile of the row norms from --scale-share of epsilon)");
-  cmd->add_option("--lambda", c->lambda, "classify: JME scaling (default 1, card Table 4)");
-  cmd->add_option("--tau", c->tau, "classify: joint-clip scaling (default 0.5, card Table 4)");
+  cmd->add_option("--lambda", c->lambda, "classify: JME scaling (default 1, the paper's Table 4)");
+  cmd->add_option("--tau", c->tau, "classify: joint-clip scaling (default 0.5, the paper's Table 4)");
   cmd->add_option("--second-moment-floor", c->floor,
-                  "classify: clamp of Adam's v-hat from below (default 0, card §2.8)");
+                  "classify: clamp of Adam's v-hat from below (default 0, docs/proofs/training.md)");
   cmd->add_option("--classes", c->classes, "classify: number of classes (required for CSV)");
   cmd->add_option("--test", c->test, "classify: public test CSV for diagnostics.test_accuracy");
   cmd->add_option("--save-weights", c->save, "classify: write the parameters as a 1 x P .npy");

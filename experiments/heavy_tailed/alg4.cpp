@@ -1,4 +1,4 @@
-// `dpstats repro heavy-tailed-alg4`: the card's main inner solver (Alg 4 with Alg 2; lens domains
+// `dpstats repro heavy-tailed-alg4`: the paper's main inner solver (Alg 4 with Alg 2; lens domains
 // certified by heavy_tailed_lens.hpp) against the GLM one-stage path (§2.13) on one cell of the
 // study: L1 regression, k = 4 (ν = 5), d = 5, ε = 1, n = 4·10^4 (--quick: 10^4), every dataset
 // holding the enormous record. Same Pop-Localize schedules, only the inner solver changes.

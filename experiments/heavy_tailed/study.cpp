@@ -1,5 +1,5 @@
-// `dpstats repro heavy-tailed`: the study the paper lacks (card pure-dp-heavy-tailed-sco.md §5,
-// addendum heavy-tailed-practical.md): excess population risk against n for k ∈ {2, 4, 8}
+// `dpstats repro heavy-tailed`: the study the paper lacks (docs/proofs/heavy-tailed.md §5,
+// docs/proofs/heavy-tailed.md): excess population risk against n for k ∈ {2, 4, 8}
 // (Student-t features and noise with ν = 3, 5, 9), every method beside the predicted slope
 // −(1 − 1/k), an enormous-record row, and the clipping-bias instance (skewed, heteroscedastic,
 // misspecified L1 regression) where a fixed clip biases the solution.
@@ -254,7 +254,7 @@ void run_study(const ReproOptions& opts) {
 }  // namespace
 
 DPSTATS_EXPERIMENT("heavy-tailed",
-                   "Pure-DP heavy-tailed SCO study (card §5): excess vs n for k = 2, 4, 8, every "
+                   "Pure-DP heavy-tailed SCO study (docs/proofs/heavy-tailed.md): excess vs n for k = 2, 4, 8, every "
                    "baseline, fitted slopes, enormous-record row",
                    run_study);
 

@@ -79,7 +79,7 @@ inline std::pair<RowMatrix, RowMatrix> exact_moments(const Workload& A1, const W
   return {Y, S};
 }
 
-// A stream of n copies of zeta e_1 (the worst case of PP with C = I, card §2.6).
+// A stream of n copies of zeta e_1 (the worst case of PP with C = I, docs/proofs/moments.md).
 inline RowMatrix constant_stream(std::size_t n, std::size_t d, double zeta = 1) {
   RowMatrix X = RowMatrix::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
   X.col(0).setConstant(zeta);
@@ -127,7 +127,7 @@ inline std::string z_text(double emp, double se, double theory) {
 }  // namespace dpstats::jme_repro
 
 namespace dpstats::jme_repro {
-// sigma_bar = 2 zeta sigma values of the noise sweeps (the card's reading of the paper's axis).
+// sigma_bar = 2 zeta sigma values of the noise sweeps (our reading of the paper's axis).
 inline const std::vector<double> kSigmaBarGrid = {0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0, 1.2,
                                                   1.4, 1.6, 2.0, 3.0, 4.0, 5.0, 7.0, 10.0, 20.0};
 inline bool kTableRow(double sb) {

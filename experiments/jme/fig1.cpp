@@ -1,4 +1,4 @@
-// JME Fig. 1: the Pareto front of first- against second-moment error (card §5.1): d = 10,
+// JME Fig. 1: the Pareto front of first- against second-moment error (docs/proofs/moments.md): d = 10,
 // n = 100, A = E1, C1 = C2 = I, zeta = 1, noise multiplier sigma = 1. lambda-JME (lambda varies),
 // IME (alpha varies, zCDP/GDP split) and CS (tau varies); closed forms and Monte Carlo.
 #include <fmt/format.h>
@@ -81,7 +81,7 @@ void run_fig1(const repro::ReproOptions& o) {
                .x = "first_theory", .xlabel = "first-moment error (sum over steps)",
                .ylabel = "second-moment error", .y = {"second_theory"}, .group = "method",
                .logx = true, .logy = true});
-  md << "\nReference (card §5.1): JME at lambda* = 0.5 gives (202000, 4040000). Every lambda-JME "
+  md << "\nReference (docs/proofs/moments.md): JME at lambda* = 0.5 gives (202000, 4040000). Every lambda-JME "
         "point lies below the IME and CS curves at equal first-moment error (see fig1.png).\n";
   write_summary(o.out, md.str());
 }

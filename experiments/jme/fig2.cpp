@@ -1,6 +1,6 @@
-// JME Fig. 2 (card §5.2) and Fig. 7 (card §5.7): second-moment error of JME against PP (biased
+// JME Fig. 2 (docs/proofs/moments.md) and Fig. 7 (docs/proofs/moments.md): second-moment error of JME against PP (biased
 // and debiased) as the noise grows, A = E1 (Fig. 2) or E_0.9 / W_10 (Fig. 7), n = 1000, C = I or
-// the square root. The x axis is sigma_bar = 2 zeta sigma (the card's reading of the paper's
+// the square root. The x axis is sigma_bar = 2 zeta sigma (our reading of the paper's
 // "sigma"). PP's error depends on the data: with C = I its worst case (all rows zeta e_1) is exact;
 // with the square root we plot PP at that same stream (an attained value, so a lower bound on the
 // worst case) and the Lemma C.1 upper bound. Monte Carlo at d = 1 (1000 runs); for panels (c)

@@ -1,7 +1,7 @@
-// JME Fig. 3 (card §5.3, §2.7): covariance error of JME vs PP with the average workload V, C = I,
+// JME Fig. 3 (docs/proofs/moments.md): covariance error of JME vs PP with the average workload V, C = I,
 // n = 1000, d = 1 and d = 100: Thm 4.1 (JME, worst case) against Thm 4.2's bounds (PP), plus
 // Monte Carlo at d = 1 on the stream x_i = (-1)^i e_1 against the per-X formulas.
-// JME Fig. 5 (card §5.5): private Gaussian density estimation, d = 5, KL(p_hat_t || p) per step.
+// JME Fig. 5 (docs/proofs/moments.md): private Gaussian density estimation, d = 5, KL(p_hat_t || p) per step.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -77,7 +77,7 @@ void run_fig3(const repro::ReproOptions& o) {
             }
             f1 += e, f2 += e * e;
           }
-          // Per-X formulas (card §2.7, V, C = I, lambda^{-1} = c_d).
+          // Per-X formulas (docs/proofs/moments.md).
           double mu = 0, m2 = 0;
           for (std::size_t i = 0; i < n; ++i) {
             const double t = static_cast<double>(i + 1);
@@ -121,7 +121,7 @@ void run_fig5(const repro::ReproOptions& o) {
   const std::size_t d = 5, n = 200;
   const int reps = o.quick ? 40 : 1000;
   const double sigma_bar = 2;
-  const double floor = 1e-3;  // eigenvalue floor (rescaled units; card §2.7 flag)
+  const double floor = 1e-3;  // eigenvalue floor (rescaled units; docs/proofs/moments.md flag)
   auto data_rng = o.seed ? std::unique_ptr<Rng>(new SeededRng(*o.seed))
                          : std::unique_ptr<Rng>(new SecureRng());
   auto normal = [&](Rng& r) {

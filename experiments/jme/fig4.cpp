@@ -1,4 +1,4 @@
-// JME Fig. 4 (card §5.4): Adam's second moment (diagonal), d = 10^6, n = 1000, JME vs PP,
+// JME Fig. 4 (docs/proofs/moments.md): Adam's second moment (diagonal), d = 10^6, n = 1000, JME vs PP,
 // (a) C = I and (b) C = T_beta^{1/2} (C1 for beta1 = 0.9, C2 for beta2 = 0.999), bias-corrected
 // EMA workloads. Closed forms (Lemma 4.4 and the per-X PP formula at the stream of copies of
 // e_1), as the paper draws it, and one streamed run per method at three sigma_bar for (a) at the

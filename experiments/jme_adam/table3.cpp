@@ -1,4 +1,4 @@
-// JME Table 3 / Fig. 6 analogue (card jme-continual-moments.md §5.6) on Fashion-MNIST: DP-Adam
+// JME Table 3 / Fig. 6 analogue (docs/proofs/moments.md §5.6) on Fashion-MNIST: DP-Adam
 // (PP), DP-Adam-Debiased, DP-Adam-JME and DP-Adam-Clip (joint clipping), test accuracy per epoch,
 // mean ± std over seeds, at two privacy levels (δ = 1e-6), with non-private Adam as the ceiling.
 //
@@ -8,7 +8,7 @@
 //    epochs; the noise multiplier is calibrated to ε = 1.7 (N = 60000 instead of 50000);
 //  * ε ≈ 0.16: B = 1 and lr = 1e-7 (600000 steps per epoch) do not fit the 2-core budget; we use
 //    B = 1024 (Poisson), lr = 1e-3, the noise calibrated to ε = 0.16, Adam ε as above;
-//  * the v̂ clamp γ of debiased/JME/joint clip is the variant's Adam ε (card §2.8), not tuned.
+//  * the v̂ clamp γ of debiased/JME/joint clip is the variant's Adam ε (docs/proofs/training.md), not tuned.
 #include <fmt/format.h>
 
 #include <chrono>

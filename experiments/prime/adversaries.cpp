@@ -1,4 +1,4 @@
-// PRIME beyond the paper's oblivious attack (card §6 adversaries) and the issue-3 target table
+// PRIME beyond the paper's oblivious attack (docs/proofs/mean.md) and the issue-3 target table
 // (the addendum's settings: α = 0.05, ε = 10, δ = 0.01).
 //  * prime-adversaries: nine corruption models × methods (incl. the private filter and PRIME-ht).
 //  * prime-targets: shift and same-norm attacks at n ∈ {2e5, 1e6}, d ∈ {10, 20, 50}: PRIME
@@ -157,7 +157,7 @@ void run_targets(const repro::ReproOptions& o) {
 }  // namespace
 
 DPSTATS_EXPERIMENT("prime-adversaries",
-                   "PRIME against nine corruption models (card §6) next to DP Mean and the "
+                   "PRIME against nine corruption models (docs/proofs/mean.md) next to DP Mean and the "
                    "non-private filter",
                    run_adversaries);
 DPSTATS_EXPERIMENT("prime-targets",

@@ -1,4 +1,4 @@
-// Shared pieces of the PRIME reproductions (card prime-robust-private-mean.md §5-§6): the
+// Shared pieces of the PRIME reproductions (docs/proofs/mean.md §5-§6): the
 // adversaries, the compared methods and a mean ± s.e. helper.
 #pragma once
 #include <fmt/format.h>
@@ -19,7 +19,7 @@
 
 namespace dpstats::prime_repro {
 
-// Adversaries (card §6). All put ⌊αn⌋ bad rows among n − ⌊αn⌋ clean N(0, I) rows (true mean 0).
+// Adversaries (docs/proofs/mean.md). All put ⌊αn⌋ bad rows among n − ⌊αn⌋ clean N(0, I) rows (true mean 0).
 enum class Attack {
   shift,         // A1 (paper): N(1.5·1, I)
   same_norm,     // A2: t·v plus an orthogonal part, ‖x‖ distributed as a clean row, t = 4√ln(1/α)

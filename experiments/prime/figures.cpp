@@ -1,4 +1,4 @@
-// PRIME Fig. 1 (three panels) and Fig. 2 (card §5). Data: (1 − α)N(0, I) + αN(1.5·1, I)
+// PRIME Fig. 1 (three panels) and Fig. 2 (docs/proofs/mean.md). Data: (1 − α)N(0, I) + αN(1.5·1, I)
 // (oblivious, exactly ⌊αn⌋ shifted rows); metric ‖μ̂‖₂. Methods: PRIME practical (k = 2αn and
 // 1.25αn), PRIME paper profile, DP Mean, the non-private filter (Alg 4) and the empirical mean.
 // The practical profile runs without its DP-Mean fallback here so that its own curve shows.

@@ -26,7 +26,7 @@ double output_norm_sq(const Workload& A) {
   return s;
 }
 
-// Square-root coefficients of the Toeplitz part of A, first m (card §1.4 closed forms).
+// Square-root coefficients of the Toeplitz part of A, first m (docs/proofs/moments.md).
 std::vector<double> sqrt_coefficients(const Workload& A, std::size_t m) {
   switch (A.kind()) {
     case WorkloadKind::prefix:

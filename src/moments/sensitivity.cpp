@@ -55,12 +55,12 @@ NoiseScales noise_scales(const NoiseParameters& p, double sigma) {
         s.lambda = *p.lambda;
       }
       // Replace-one: max_i zeta^2 alpha_i^2 r_d(lambda zeta^2 beta_i^2/alpha_i^2), at column 1 since
-      // both C have non-increasing column norms (card §2.0). At lambda* this is 2 zeta a exactly.
+      // both C have non-increasing column norms (docs/proofs/moments.md). At lambda* this is 2 zeta a exactly.
       const double sens =
           replace ? (p.method == Method::jme
                          ? 2 * z * a
                          : z * a * std::sqrt(rd(s.lambda * z * z * b * b / (a * a), p.d)))
-                  : z * std::sqrt(a * a + s.lambda * z * z * b * b);  // card §4.6
+                  : z * std::sqrt(a * a + s.lambda * z * z * b * b);  // docs/proofs/moments.md
       s.s1 = s.s2 = sens;
       s.sigma1 = s.sigma2 = sigma;
       s.g1 = sigma * sens;
@@ -83,7 +83,7 @@ NoiseScales noise_scales(const NoiseParameters& p, double sigma) {
     case Method::cs: {
       require(std::isfinite(p.tau) && p.tau > 0,
               fmt::format("tau must be > 0, got {}", format_number(p.tau)));
-      // Alg. 5 with the ||C||_{1->2} it omits (card §2.4).
+      // Alg. 5 with the ||C||_{1->2} it omits (docs/proofs/moments.md).
       s.s1 = s.s2 = (replace ? 2 : 1) * z * std::sqrt(1 + p.tau * z * z) * a;
       s.sigma1 = s.sigma2 = sigma;
       s.g1 = sigma * s.s1;

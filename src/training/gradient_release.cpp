@@ -59,7 +59,7 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
     p.clip = c.clip;
     p.lambda = c.lambda;
     p.neighbouring = Neighbouring::add_remove;
-    const auto s = moments::noise_scales(p, 1.0);  // zeta sqrt(1 + lambda zeta^2), card §4.6
+    const auto s = moments::noise_scales(p, 1.0);  // zeta sqrt(1 + lambda zeta^2), docs/proofs/training.md
     sensitivity_ = s.s1;
     second_scale_ = moments::second_input_scale(p, s);
     dim *= 2;
@@ -110,7 +110,7 @@ void GradientRelease::clip_weights(const BatchGradients& batch, Vector& w1, Vect
   }
   const double z = c_.clip;
   if (c_.optimizer == ClassifyOptimizer::dp_adam_joint_clip) {
-    // ||(g, √τ g∘g)||² = ||g||² + τ Σ g^4 (card §2.5).
+    // ||(g, √τ g∘g)||² = ||g||² + τ Σ g^4 (docs/proofs/training.md).
     const Vector joint = (batch.norms2() + c_.tau * batch.norms4()).cwiseSqrt();
     w1 = joint.unaryExpr([z](double v) { return v > z ? z / v : 1.0; });
     w2 = w1;

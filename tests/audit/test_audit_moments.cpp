@@ -1,6 +1,6 @@
-// Audit of the continual-moments release (card §4.6, design.md §6): a 4-step stream, d = 2, JME
+// Audit of the continual-moments release (docs/proofs/moments.md): a 4-step stream, d = 2, JME
 // with the square-root factorization, all 4 steps' first and second moments as one output; the
-// neighbours replace one row x by -x (the worst case of the joint sensitivity, card §2.0).
+// neighbours replace one row x by -x (the worst case of the joint sensitivity, docs/proofs/moments.md).
 #include <gtest/gtest.h>
 
 #include "audit/auditor.hpp"

@@ -1,4 +1,4 @@
-// Black-box audit of PRIME's final release at small size (card §6, privacy item 7): neighbouring
+// Black-box audit of PRIME's final release at small size (docs/proofs/mean.md): neighbouring
 // datasets that differ in one row (a clean point replaced by an outlier in the corrupted
 // direction), the whole algorithm run end to end on each, and the auditor's lower bound on ε
 // compared with the claim. A deterministic (noise-free) variant must be flagged, so the audit can

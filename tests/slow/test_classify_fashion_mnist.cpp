@@ -1,4 +1,4 @@
-// Private training on Fashion-MNIST (issue targets; card jme-continual-moments.md §5.6): a
+// Private training on Fashion-MNIST (issue targets; docs/proofs/moments.md §5.6): a
 // non-private model reaches >= 80% test accuracy, and DP-Adam-JME at epsilon = 1.7 (delta = 1e-6)
 // reaches >= 75% and is within 2 points of debiased DP-Adam. Seeded; skipped when the Debian
 // package dataset-fashion-mnist is missing.
@@ -26,7 +26,7 @@ double final_accuracy(ClassifyOptimizer opt, int epochs, std::uint64_t seed) {
   o.learning_rate = 1e-3;
   if (is_private(opt)) {
     o.privacy = {1.7, 1e-6};
-    o.feature_scale = 1.0;  // the paper's units (pixels in [0, 1]; card Table 4's lr and clip)
+    o.feature_scale = 1.0;  // the paper's units (pixels in [0, 1]; the paper's Table 4's lr and clip)
   }
   SeededRng rng(seed);
   const auto r = train_classifier(Classifier::logistic(784, 10), data().train.images,

@@ -1,4 +1,4 @@
-// End-to-end statistical checks of the heavy-tailed fits (card §6, addendum targets), seeded:
+// End-to-end statistical checks of the heavy-tailed fits (docs/proofs/heavy-tailed.md), seeded:
 // one enormous record moves each method's output by less than its own noise spread, and the
 // recommended method beats single-stage output perturbation and output 0.
 #include <gtest/gtest.h>

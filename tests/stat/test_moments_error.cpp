@@ -1,5 +1,5 @@
-// Monte-Carlo checks of the closed-form expected errors (card §2.1-2.6, §6 "Statistical tests"):
-// every estimator, full and diagonal, on the card's setting n = 10, d = 3, zeta = 1.3, sigma = 0.7,
+// Monte-Carlo checks of the closed-form expected errors (docs/proofs/moments.md):
+// every estimator, full and diagonal, on the paper's setting n = 10, d = 3, zeta = 1.3, sigma = 0.7,
 // A1 = E1, A2 = E_0.8, C1 = E1^{1/2}, C2 = E_0.8^{1/2}, with the secure (lattice) noise.
 // Thresholds: |z| < 5 Monte-Carlo standard errors (a correct estimator fails with probability
 // ~6e-7 per check; half the noise or a missing factor moves z by tens).
@@ -156,7 +156,7 @@ TEST(MomentsStat, PostProcessingMatchesThePerDataFormulaWithRowNormQ) {
           << to_string(m);
       if (debiased) {
         // Alg. 6 as printed debiases with (C1 C1^T)^{-1}: its column norms. That bias is
-        // detected (card flag 2).
+        // detected (known issue (docs/errata.md) 2).
         const RowMatrix C = c.C1.materialize();
         const RowMatrix CCt = C * C.transpose();
         const RowMatrix wrong = CCt.inverse();

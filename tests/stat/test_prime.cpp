@@ -1,4 +1,4 @@
-// PRIME accuracy at CI size (card §6 statistical items; issue 3 targets at reduced n). Seeded;
+// PRIME accuracy at CI size (docs/proofs/mean.md). Seeded;
 // thresholds are set from the measured floor of the algorithm (k = 2αn removal bias, practical
 // profile) with a wide margin, and from DP Mean's bias 1.5·α·√d that PRIME must beat — a broken
 // filter (no removal, a wrong sign in the scores, half the noise on Σ in the wrong place) lands at

@@ -186,8 +186,7 @@ double dlap_tail(double t, long m) {
   return std::pow(r, m) / (1 + r);
 }
 
-// Singleton bins are released at the rate of the discrete-Laplace tail P[Y >= tau - 1] (card §6
-// item 3); δ = 0.2 makes the rate measurable (≈ 0.084 at ε = 1).
+// Singleton bins are released at the rate of the discrete-Laplace tail P[Y >= tau - 1] (docs/proofs/user-level.md); δ = 0.2 makes the rate measurable (≈ 0.084 at ε = 1).
 TEST(SelectionFit, HistogramSingletonReleaseRate) {
   constexpr long kBins = 100'000;
   std::vector<std::int64_t> bins(kBins);

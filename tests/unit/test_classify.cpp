@@ -155,7 +155,7 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   c.parameters = 10;
   c.clip = 2;
   c.lambda = 0.5;
-  // card §4.6, times 1 + (P + 16 + 2.02 (B + 4) B) 2^-53 for the floating-point sums
+  // docs/proofs/training.md, times 1 + (P + 16 + 2.02 (B + 4) B) 2^-53 for the floating-point sums
   const double margin = 1 + (10 + 16 + 2.02 * 65540.0 * 65536.0) * 0x1p-53;
   EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * std::sqrt(1 + 0.5 * 4) * margin);
   c.optimizer = ClassifyOptimizer::dp_adam;
@@ -255,7 +255,7 @@ TEST(TrainClassifier, PrivateVariantsMeetTheirBudgetAndLearn) {
 
 TEST(TrainClassifier, NegativeSecondMomentsNeverGiveNaN) {
   // Tiny batch, huge noise: the JME and debiased second moments go negative; the clamp keeps the
-  // parameters finite (card §6 "v̂ < 0 never yields NaN parameters").
+  // parameters finite (docs/proofs/training.md).
   const Toy train = blobs(200, 4, 2, 15);
   for (auto opt : {ClassifyOptimizer::dp_adam_jme, ClassifyOptimizer::dp_adam_debiased}) {
     ClassifyOptions o;

@@ -98,7 +98,7 @@ TEST(Conversions, EpsilonDeltaToZcdpRoundTrip) {
 }
 
 TEST(Conversions, EpsilonDeltaToZcdpCardValue) {
-  // geometric-median-practical.md: at (1, 9e-7) the simple conversion gives rho = 0.017341 and the
+  // docs/proofs/median.md: at (1, 9e-7) the simple conversion gives rho = 0.017341 and the
   // CKS20 one 0.0241 (mpmath: 0.0241296223448730960).
   const double rho = epsilon_delta_to_zcdp(1, 9e-7);
   std::printf("epsilon_delta_to_zcdp(1, 9e-7) = %.10f (reference 0.0241296223)\n", rho);

@@ -120,7 +120,7 @@ TEST(HeavyTailedPlan, PaperScheduleFollowsTheCard) {
 
 TEST(HeavyTailedFit, EnormousRecordMovesPreNoiseOutputsByAtMostTheSensitivity) {
   // Replace one record by x = 10^12·1, y = −10^12: each phase's certified pre-noise solution
-  // (same centre) moves by at most (2 + 2κ)C/(λm) (card §6 privacy invariants).
+  // (same centre) moves by at most (2 + 2κ)C/(λm) (docs/proofs/heavy-tailed.md).
   auto s = data(3000, 3, 5, 13);
   auto s2 = s;
   s2.X.row(0).setConstant(1e12);

@@ -179,7 +179,7 @@ TEST(HeavyTailedLens, UncertifiableTargetIsReportedNotReleased) {
 }
 
 TEST(HeavyTailedLens, PaperProfileWithAlg4ReleasesThroughLensPhases) {
-  // Card §2.8 schedule with Alg 4 (the card's main algorithm): the late phases' W_0 is a lens on
+  // Card §2.8 schedule with Alg 4 (the paper's main algorithm): the late phases' W_0 is a lens on
   // this task; they used to abort, now they certify and release.
   HeavyTailedTask t;
   t.nu = 5;

@@ -1,4 +1,4 @@
-// Means: the exact clipped sum, the bounded mean and DP Mean (PRIME card §2.11).
+// Means: the exact clipped sum, the bounded mean and DP Mean (PRIME docs/proofs/mean.md).
 #include <gtest/gtest.h>
 
 #include <cmath>

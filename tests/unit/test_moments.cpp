@@ -1,4 +1,4 @@
-// Continual moments (card jme-continual-moments.md §6): factorizations, sensitivities, noise
+// Continual moments (docs/proofs/moments.md §6): factorizations, sensitivities, noise
 // scales, r_d, invariants of the estimator and bad inputs.
 #include <gtest/gtest.h>
 
@@ -125,7 +125,7 @@ TEST(MomentsFactorization, CardCoefficientsAndNorms) {
   const auto cw = Factorization::square_root(Workload::window(6, 3)).coefficients();
   const double want_w[] = {0.57735, 0.28868, 0.21651, -0.10825, 0.01353, 0.03383};
   for (int k = 0; k < 6; ++k) EXPECT_NEAR(cw[k], want_w[k], 1e-5);
-  // ||E1^{1/2}||^2 and ||E1 C^{-1}||_F^2 (card §1.4).
+  // ||E1^{1/2}||^2 and ||E1 C^{-1}||_F^2 (docs/proofs/moments.md).
   const std::pair<std::size_t, std::pair<double, double>> refs[] = {
       {10, {1.791344, 15.2567}}, {100, {2.531352, 222.0165}}, {1000, {3.265003, 2947.5890}}};
   for (const auto& [n, v] : refs) {
@@ -171,7 +171,7 @@ TEST(MomentsSensitivity, RdValuesThresholdsAndCd) {
   EXPECT_NEAR(cd(1), 10 * std::sqrt(5.0) - 22, 1e-14);
   EXPECT_EQ(cd(2), 2.0);
   for (std::size_t d : {1u, 2u, 7u}) {
-    EXPECT_NEAR(rd(1 / cd(d), d), 4.0, 1e-12) << d;  // card flag: r_d(1/c_d) = 4, not r_d(c_d)
+    EXPECT_NEAR(rd(1 / cd(d), d), 4.0, 1e-12) << d;  // known issue (docs/errata.md): r_d(1/c_d) = 4, not r_d(c_d)
     EXPECT_GT(rd(1 / cd(d) + 1e-6, d), 4.0) << d;
     EXPECT_NEAR(rd(1 / cd(d) + 1e-9, d), 4.0, 1e-7) << d;  // continuous at the threshold
   }
@@ -255,7 +255,7 @@ TEST(MomentsSensitivity, NoiseScalesForEveryMethod) {
     EXPECT_NEAR(s.sigma2, 1 / std::sqrt(0.75), 1e-12);
     p.d = 1;
     EXPECT_NEAR(noise_scales(p, 1).s2, zeta * zeta * 3, 1e-12);
-    // Add/remove (card §4.6): at lambda*, sqrt(1.5) times the first-moment-only zeta ||C1||.
+    // Add/remove (docs/proofs/moments.md): at lambda*, sqrt(1.5) times the first-moment-only zeta ||C1||.
     p = {.method = Method::jme, .d = 3, .clip = zeta, .c1_norm = 1.7, .c2_norm = 1.7,
          .neighbouring = Neighbouring::add_remove};
     EXPECT_NEAR(noise_scales(p, 1).s1, std::sqrt(1.5) * zeta * 1.7, 1e-12);
@@ -543,7 +543,7 @@ TEST(MomentsTheory, RegimeClaimsFromTheClosedForms) {
   // Card §5.2 reference values (n = 1000, E1, C = I, d = 1000, sigma_bar = 1).
   EXPECT_NEAR(theory::pp_sup_sq_error_identity(A, 1000, 1, 1, true, SecondMomentForm::full),
               5.020025e11, 1e5);
-  // lambda-JME Pareto-dominates IME and CS at equal first-moment error (card §5.1 table).
+  // lambda-JME Pareto-dominates IME and CS at equal first-moment error (docs/proofs/moments.md).
   const double table[][4] = {{0.75, 2805556, 25250000, 50500000},
                              {1, 2272500, 9090000, 18180000},
                              {2, 1578125, 2805556, 5611111},

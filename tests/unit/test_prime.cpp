@@ -1,4 +1,4 @@
-// PRIME primitives and invariants (card prime-robust-private-mean.md §6; addendum sensitivities).
+// PRIME primitives and invariants (docs/proofs/mean.md §6; addendum sensitivities).
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -45,7 +45,7 @@ RowMatrix gaussian_rows(std::int64_t n, std::int64_t d, std::uint64_t seed) {
   return X;
 }
 
-// d_Δ between two index sets (card §0): max(|S \ S'|, |S' \ S|).
+// d_Δ between two index sets (docs/proofs/mean.md): max(|S \ S'|, |S' \ S|).
 std::size_t d_delta(std::vector<std::uint32_t> a, std::vector<std::uint32_t> b) {
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
@@ -57,7 +57,7 @@ std::size_t d_delta(std::vector<std::uint32_t> a, std::vector<std::uint32_t> b) 
 
 }  // namespace
 
-// ---- MMW weights (card §6 item 7) ----
+// ---- MMW weights (docs/proofs/mean.md) ----
 TEST(PrimeMmw, PsdTraceOneAndEqualsTheMatrixExponential) {
   for (int d : {1, 3, 8, 20}) {
     const Matrix A = random_symmetric(d, 1.0, 10 + d);
@@ -99,7 +99,7 @@ TEST(PrimeMmw, IsNotTheElementwiseExponential) {
   EXPECT_GT((mmw_weights(A, 1.0) - W).cwiseAbs().maxCoeff(), 1e-3);
 }
 
-// ---- symmetric noise (card §6 item 2) ----
+// ---- symmetric noise (docs/proofs/mean.md) ----
 TEST(PrimeSymmetricNoise, ExactlySymmetricWithTheRightVariances) {
   const int d = 4, reps = 4000;
   const auto dim = static_cast<std::size_t>(d * (d + 1) / 2);
@@ -125,7 +125,7 @@ TEST(PrimeSymmetricNoise, ExactlySymmetricWithTheRightVariances) {
   }
 }
 
-// ---- top-k with value-based ties (card §6 item 6) ----
+// ---- top-k with value-based ties (docs/proofs/mean.md) ----
 TEST(PrimeTopK, PermutationInvariantAndDeterministicOnTies) {
   RowMatrix X(8, 2);
   X << 1, 0,  //
@@ -155,7 +155,7 @@ TEST(PrimeTopK, PermutationInvariantAndDeterministicOnTies) {
   EXPECT_EQ(top_k_tiebreak(score, X, S, 100).size(), 8u);  // k capped at |S|
 }
 
-// ---- DPthreshold (card §6 item 8) ----
+// ---- DPthreshold (docs/proofs/mean.md) ----
 TEST(PrimeThreshold, BinsAndRule) {
   EXPECT_EQ(dp_threshold_bin(0.2, 10), 0);
   EXPECT_EQ(dp_threshold_bin(0.25, 10), 1);   // [1/4, 1/2)
@@ -179,7 +179,7 @@ TEST(PrimeThreshold, BinsAndRule) {
   }
 }
 
-// ---- filter contraction (Lemmas 2.2 / F.1; card §6 item 9) ----
+// ---- filter contraction (Lemmas 2.2 / F.1; docs/proofs/mean.md item 9) ----
 TEST(PrimeFilter, NeighboursStayNeighboursOverFiftyRounds) {
   for (int trial = 0; trial < 12; ++trial) {
     SeededRng g(100 + trial);
@@ -245,7 +245,7 @@ TEST(PrimeFilter, PerPointUniformsBreakContraction) {
   EXPECT_TRUE(broken);
 }
 
-// ---- sensitivities of the practical profile (addendum; card §6 item 11) ----
+// ---- sensitivities of the practical profile (addendum; docs/proofs/mean.md item 11) ----
 TEST(PrimeSensitivity, EmpiricalChangesStayWithinTheBounds) {
   const int d = 4;
   const double r = 3.0, D = 2 * r;

@@ -1,4 +1,4 @@
-// PRIME-ht and q_range-ht (card §2.3, §2.8): partitions, coverage on heavy-tailed data, the
+// PRIME-ht and q_range-ht (docs/proofs/mean.md): partitions, coverage on heavy-tailed data, the
 // heavy-tail switches in the ledger, permutation invariance, replay, budgets.
 #include <gtest/gtest.h>
 

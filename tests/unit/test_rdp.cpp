@@ -33,7 +33,7 @@ TEST(Rdp, OpacusMnistExampleClassicConversion) {
   EXPECT_NEAR(eps_at(256.0 / 60000, 1.12, 14100, 1e-5, {10, 20, 100}, true), 2.95, 0.005);
 }
 
-// Card jme-continual-moments.md §5.6 cross-check of the paper's CIFAR-10 settings (q = B/50000,
+// Card docs/proofs/moments.md cross-check of the paper's CIFAR-10 settings (q = B/50000,
 // 10 epochs, integer orders, delta = 1e-6).
 TEST(Rdp, CardTable4Settings) {
   EXPECT_NEAR(eps_at(256.0 / 50000, 1.0, 1954, 1e-6, integer_rdp_orders()), 1.78, 0.01);

@@ -1,4 +1,4 @@
-// Alg 2/3 and the non-smooth variant (card user-level-dp-sco.md §2.3–2.5, §6): AC-SA contraction,
+// Alg 2/3 and the non-smooth variant (docs/proofs/user-level.md §2.3–2.5, §6): AC-SA contraction,
 // P6 degrees, golden schedules (worked example §2.7, smoothed closed forms), exact gradient counts,
 // user disjointness, the paper filter dropping one adversarial user exactly, the practical
 // profile's per-step influence bound, refusals and the privacy report.
@@ -245,7 +245,7 @@ TEST(Alg3Fit, PaperProfileRunsAtEpsilonTenAndCountsExactly) {
   const std::int64_t T = ph["T_i"].get<std::int64_t>(), K = ph["K_i"].get<std::int64_t>();
   EXPECT_EQ(K, n / 4);  // capped at n_1
   EXPECT_EQ(r.diagnostics["gradient_evaluations"].get<std::int64_t>(), T * K * m);
-  // τ >= L here (m = 5): the filter is vacuous and keeps every sampled user (card §4.2).
+  // τ >= L here (m = 5): the filter is vacuous and keeps every sampled user (docs/proofs/user-level.md).
   ASSERT_EQ(static_cast<std::int64_t>(trace.step_kept.size()), T);
   for (auto kept : trace.step_kept) EXPECT_EQ(kept, K);
   EXPECT_TRUE(r.privacy.certified);

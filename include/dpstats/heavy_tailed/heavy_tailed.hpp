@@ -10,7 +10,7 @@
 //    sensitivity (2 + 2κ)C_t/(λ_t m_t) at the full ε, then Π_W. Disjoint blocks: ε-DP overall by
 //    parallel composition. A phase that cannot certify aborts the run: status = abstained, no
 //    estimate (the abort is a public bit: docs/threat-model.md).
-//      profile paper: the card's §2.8 schedule (T rule, m_t = ⌊n/2^t⌋, λ_1 = rate(m_1)/D, ×32,
+//      profile paper: the paper's §2.8 schedule (T rule, m_t = ⌊n/2^t⌋, λ_1 = rate(m_1)/D, ×32,
 //        C_t = G_k(m_tε/d)^{1/k}) with the "matched" κ = 2.
 //      profile practical: phase 1 (a quarter of n) is the GLM one-stage output perturbation
 //        (localisation); the last phase runs noisy clipped GD on the remaining records, started at

@@ -1,4 +1,4 @@
-// Private Gaussian density estimation over a stream (card §2.7, paper §4.1): the first and full
+// Private Gaussian density estimation over a stream (docs/proofs/moments.md): the first and full
 // second moment with the average workload V, then Sigma_hat_t = S_hat_t - mu_hat mu_hat^T, plus
 // the debias g1^2 ||row_t(A1 C1^{-1})||^2 I that undoes E[u u^T] in mu_hat mu_hat^T (JME and
 // debiased PP; plain PP is the paper's biased baseline). All post-processing of the release.
@@ -7,7 +7,7 @@
 
 namespace dpstats::moments {
 
-// Symmetrise and project onto {Sigma : Sigma >= floor·I} (eigenvalue floor; card §2.7 flag: the
+// Symmetrise and project onto {Sigma : Sigma >= floor·I} (eigenvalue floor; docs/proofs/moments.md flag: the
 // paper does not specify its projection).
 RowMatrix project_pd(const ConstMatrixRef& S, double floor);
 

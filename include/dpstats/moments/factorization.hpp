@@ -1,4 +1,4 @@
-// Factorizations A = B·C of a workload (card §1.3-1.4, §4.1). C is lower-triangular and
+// Factorizations A = B·C of a workload (docs/proofs/moments.md). C is lower-triangular and
 // invertible, so the matrix-factorization mechanism B(CX + Z) = A(X + C^{-1}Z) is causal.
 //  * input  : C = I, B = A (independent noise on each input).
 //  * output : C = A, B = I (noise on each output).

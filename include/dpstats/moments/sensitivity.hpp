@@ -1,4 +1,4 @@
-// Joint sensitivity of the first and second moment (card §2.0, §2.2-2.6, §4.6) and the noise
+// Joint sensitivity of the first and second moment (docs/proofs/moments.md) and the noise
 // scales of every estimator, computed in one place for the estimator and the closed forms.
 #pragma once
 #include <cstddef>
@@ -38,7 +38,7 @@ namespace dpstats::moments {
 // r_d(nu) = max_{|x|,|y| <= 1} |x - y|^2 + nu |x⊗x - y⊗y|^2 (Lemma 3.5 / Thm A.1-A.2; the same for
 // the diagonal x∘x, Thm 4.3). nu >= 0, d >= 1.
 double rd(double nu, std::size_t d);
-// c_1 = 8/(11 + 5 sqrt 5) = 10 sqrt 5 - 22, c_d = 2 for d >= 2; r_d(1/c_d) = 4 (card flag: not
+// c_1 = 8/(11 + 5 sqrt 5) = 10 sqrt 5 - 22, c_d = 2 for d >= 2; r_d(1/c_d) = 4 (known issue (docs/errata.md): not
 // r_d(c_d)).
 double cd(std::size_t d);
 
@@ -70,7 +70,7 @@ NoiseScales noise_scales(const NoiseParameters& p, double sigma);
 // The second-moment input scale inside the joint mechanism: sqrt(lambda) (JME), sqrt(tau) (CS), 1.
 double second_input_scale(const NoiseParameters& p, const NoiseScales& s);
 // lambda* = ||C1||^2 / (c_d zeta^2 ||C2||^2): the largest lambda with the first-moment-only
-// sensitivity (card §2.0: "largest", not "smallest").
+// sensitivity (docs/proofs/moments.md).
 double lambda_star(std::size_t d, double zeta, double c1_norm, double c2_norm);
 
 }  // namespace dpstats::moments

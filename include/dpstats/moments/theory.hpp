@@ -1,4 +1,4 @@
-// Closed-form expected errors (card §2.1-2.7), for tests, planning and the reproductions.
+// Closed-form expected errors (docs/proofs/moments.md), for tests, planning and the reproductions.
 // Per-step vectors are 0-based in t. Dense helpers materialise n x n matrices: small n only.
 #pragma once
 #include <vector>
@@ -20,12 +20,12 @@ struct ExpectedErrors {
   std::vector<double> first;   // E||Ŷ_t - Y_t||^2
   std::vector<double> second;  // E||Ŝ_t - S_t||_F^2 (JME/IME/CS: exact for every X)
 };
-// JME, lambda-JME, IME and CS (card §2.1-2.4): d g1^2 ||row_t(B1)||^2 and D2 g2^2 ||row_t(B2)||^2.
+// JME, lambda-JME, IME and CS (docs/proofs/moments.md): d g1^2 ||row_t(B1)||^2 and D2 g2^2 ||row_t(B2)||^2.
 ExpectedErrors expected_errors(const NoiseParameters& p, double sigma, const Workload& A1,
                                const Workload& A2, const Factorization& C1,
                                const Factorization& C2);
 
-// PP for a given X (card §2.6, Q = C1^{-1}C1^{-T}), per step; g = first-moment noise std.
+// PP for a given X (docs/proofs/moments.md), per step; g = first-moment noise std.
 std::vector<double> pp_sq_error(const Workload& A2, const Factorization& C1,
                                 const ConstMatrixRef& X, double g, bool debiased,
                                 SecondMomentForm form);

@@ -1,4 +1,4 @@
-// Alg 3 — Adaptive-Inexact-ProjSubgrad (docs/proofs/user-level.md pure-dp-heavy-tailed-sco.md §2.4) and the
+// Alg 3 — Adaptive-Inexact-ProjSubgrad (docs/proofs/user-level.md) and the
 // ξ-inexact projection onto W_0 = W ∩ B(c, r) (§2.5, Lemma 2.8/C.6).
 //
 // Alg 3 needs no Lipschitz constant: with S = Σ‖g_s‖², η_t = D_K/√S, ξ_t = min{D_K, α·η_t/(6D_K)},

@@ -1,5 +1,5 @@
-// The per-step private release of DP-SGD and the DP-Adam variants of card
-// jme-continual-moments.md §2.5, §2.8 (with C = I, the trivial factorization: card §5.6 shows the
+// The per-step private release of DP-SGD and the DP-Adam variants of
+// docs/proofs/moments.md, §2.8 (with C = I, the trivial factorization: docs/proofs/training.md shows the
 // paper's CIFAR runs used it, and only C = I composes with subsampling amplification, §4.6).
 //
 // Neighbouring relation: add/remove one training example (the relation of the Poisson-subsampled
@@ -8,11 +8,11 @@
 // sensitivity is computed for what is summed:
 //
 //  * dp-sgd, dp-adam, dp-adam-debiased: Σ_i c_i g_i, c_i = min(1, ζ/||g_i||); sensitivity ζ.
-//  * dp-adam-jme (card §2.8 batch option (b): per-example squares, the covered variant for m > 1):
+//  * dp-adam-jme (docs/proofs/training.md): per-example squares, the covered variant for m > 1):
 //      ( Σ_i c_i g_i ,  √λ Σ_i (c_i g_i)∘(c_i g_i) ),
 //    one example moves it by at most ζ sqrt(1 + λζ²) (||c g|| <= ζ and ||(cg)∘(cg)|| <= ζ², card
 //    §4.6: under add/remove the second moment is not free); moments::noise_scales computes it.
-//  * dp-adam-joint-clip (card §2.5): c_i clips the concatenation (g_i, √τ g_i∘g_i) to ζ, then
+//  * dp-adam-joint-clip (docs/proofs/training.md): c_i clips the concatenation (g_i, √τ g_i∘g_i) to ζ, then
 //      ( Σ_i c_i g_i ,  √τ Σ_i c_i g_i∘g_i ),  sensitivity ζ.
 // The sums are computed in floating point (one GEMM per layer) from clip weights computed from
 // floating-point (ghost) norms, so neighbouring batches' computed sums can differ by a little
@@ -31,7 +31,7 @@
 //            the scale of first∘first, see docs/guide.md)
 // For PP (dp-adam) the second-moment input is first∘first (post-processing); for debiased PP the
 // bias first_noise_std()² is subtracted from v̂ by the optimizer (C = I, bias-corrected EMA
-// weights sum to 1: card §2.8).
+// weights sum to 1: docs/proofs/training.md).
 #pragma once
 #include <span>
 
@@ -74,8 +74,8 @@ struct GradientReleaseConfig {
   double noise_multiplier = 1;   // z (target; the mechanism runs at z_eff >= z)
   double expected_batch = 256;   // m = qN
   Eigen::Index max_batch = 65536;  // B: the most rows a batch may have (N under Poisson sampling)
-  double lambda = 1;             // JME scaling (card Table 4: 1)
-  double tau = 0.5;              // joint-clip scaling (card Table 4: 0.5)
+  double lambda = 1;             // JME scaling (the paper's Table 4: 1)
+  double tau = 0.5;              // joint-clip scaling (the paper's Table 4: 0.5)
   NoiseMode noise = NoiseMode::secure;
 };
 
