@@ -14,6 +14,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
   python3-pandas                  # optional DataFrame input to the Python module (tested)
+  python3-venv python3-pip python3-setuptools  # `pip install .` (no build isolation) and its test
   time                            # /usr/bin/time: peak-memory checks in tests/cli/test_input.sh
   dataset-fashion-mnist           # geometric-median repro/benchmark only (tests never need it)
 )
