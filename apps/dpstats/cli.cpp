@@ -1,5 +1,12 @@
 #include "cli.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dpstats/error.hpp"
+
 #include <unistd.h>
 
 #include <charconv>
@@ -76,6 +83,27 @@ nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohman
   copy("diagnostics");
   copy("ledger");
   return head;
+}
+
+std::vector<double> parse_numbers(const std::string& text, const char* option) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const std::string s = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == s.size() && !s.empty() && std::isfinite(x),
+            fmt::format("{} must be comma-separated finite numbers, got '{}'", option, text));
+    out.push_back(x);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 }  // namespace dpstats::cli

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpstats/data/reader.hpp"
 #include "dpstats/random/rng.hpp"
@@ -29,6 +30,9 @@ struct InputArgs {
 void add_input_options(CLI::App* cmd, InputArgs& input, bool required = true);
 ReadOptions read_options(const InputArgs& input);
 Table read_input(const InputArgs& input);
+
+// "1,2.5,3" -> {1, 2.5, 3}; InvalidArgument naming `option` for anything but finite numbers.
+std::vector<double> parse_numbers(const std::string& text, const char* option);
 
 // SeededRng when --seed was given (the release then says "seeded": true), SecureRng otherwise.
 std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed);

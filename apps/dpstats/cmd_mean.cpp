@@ -24,27 +24,6 @@ struct MeanArgs {
   InputArgs input;
 };
 
-std::vector<double> parse_numbers(const std::string& text, const char* option) {
-  std::vector<double> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    const std::string s = text.substr(start, comma == std::string::npos ? comma : comma - start);
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == s.size() && !s.empty() && std::isfinite(x),
-            fmt::format("{} must be comma-separated finite numbers, got '{}'", option, text));
-    out.push_back(x);
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 void run(MeanArgs& a) {
   MeanRequest& r = a.request;
   if (!a.profile.empty()) r.profile = parse_enum<Profile>(a.profile);

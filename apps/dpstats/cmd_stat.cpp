@@ -42,21 +42,9 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 stats::ColumnBounds parse_bounds(const std::string& text) {
-  const auto comma = text.find(',');
-  auto number = [&](const std::string& s) {
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == s.size() && !s.empty() && std::isfinite(x),
-            fmt::format("--bounds must be LO,HI with finite numbers, got '{}'", text));
-    return x;
-  };
-  require(comma != std::string::npos, fmt::format("--bounds must be LO,HI, got '{}'", text));
-  return {number(text.substr(0, comma)), number(text.substr(comma + 1))};
+  const auto v = parse_numbers(text, "--bounds");
+  require(v.size() == 2, fmt::format("--bounds must be LO,HI (two numbers), got '{}'", text));
+  return {v[0], v[1]};
 }
 
 std::vector<std::string> given_options(const StatArgs& a) {
