@@ -104,6 +104,8 @@ GaussianMechanism GaussianMechanism::from_rho(double l2_sensitivity, double rho,
   const double k2 = lattice_l2_sensitivity(l2_sensitivity, g, dimension);
   const std::uint64_t s2 = lattice_variance(k2 * k2 / (2 * rho), "rho", rho);
   m.granularity_ = g;
+  m.lattice_sensitivity_ = k2;
+  m.lattice_variance_ = s2;
   m.lattice_noise_.emplace(s2, 1);
   m.sigma_ = std::sqrt(static_cast<double>(s2)) * g;
   m.rho_ = std::min(zcdp_of(k2, s2), rho);  // both are upper bounds; s2 >= k2^2/(2 rho)
@@ -149,6 +151,8 @@ GaussianMechanism GaussianMechanism::from_epsilon_delta(double l2_sensitivity, d
     s2 = lattice_variance(static_cast<double>(s2) * (1 + 0x1p-30), "epsilon", epsilon);
   }
   m.granularity_ = g;
+  m.lattice_sensitivity_ = k;
+  m.lattice_variance_ = s2;
   m.lattice_noise_.emplace(s2, 1);
   m.sigma_ = std::sqrt(static_cast<double>(s2)) * g;
   m.rho_ = zcdp_of(k, s2);
@@ -167,9 +171,11 @@ GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double si
     const double s = sigma / g;  // exact: a power-of-two scaling
     const std::uint64_t s2 = lattice_variance(s * s, "sigma", sigma);
     m.granularity_ = g;
+    m.lattice_sensitivity_ = lattice_l2_sensitivity(l2_sensitivity, g, dimension);
+    m.lattice_variance_ = s2;
     m.lattice_noise_.emplace(s2, 1);
     m.sigma_ = std::sqrt(static_cast<double>(s2)) * g;
-    m.rho_ = zcdp_of(lattice_l2_sensitivity(l2_sensitivity, g, dimension), s2);
+    m.rho_ = zcdp_of(m.lattice_sensitivity_, s2);
   }
   m.loss_ = PrivacyLoss::zcdp(m.rho_);
   return m;
@@ -229,6 +235,15 @@ void GaussianMechanism::apply_each(std::span<const double> values, std::span<dou
     RandomBits bits(*children[c]);
     apply_each(values.subspan(begin, len), out.subspan(begin, len), bits);
   });
+}
+
+double GaussianMechanism::coupled_noise_multiplier() const {
+  if (mode_ == NoiseMode::fast_float) return sigma_ / sensitivity_;
+  const std::uint64_t s2 = lattice_variance_;
+  const auto tau2 = static_cast<std::uint64_t>(kLatticeCouplingWidth * kLatticeCouplingWidth);
+  if (s2 <= tau2) return 0;
+  // s2 - tau2 is exact; its conversion, the sqrt and the division add at most 3 x 2^-53.
+  return std::sqrt(static_cast<double>(s2 - tau2)) / lattice_sensitivity_ * (1 - 0x1p-50);
 }
 
 LedgerEntry GaussianMechanism::ledger_entry(std::string purpose) const {

@@ -206,10 +206,28 @@ void Budget::add_pld(Sums& out, const LedgerEntry& entry) const {
       entry.count == 1 ? one : one.self_compose(static_cast<std::uint64_t>(entry.count));
   out.pld = std::make_shared<const PrivacyLossDistribution>(out.pld ? out.pld->compose(many)
                                                                     : many);
+  out.lattice_coupled = out.lattice_coupled || entry.loss.discrete;
 }
 
+namespace {
+
+// docs/proofs/accounting.md §9: a run with lattice-Gaussian entries is, up to a likelihood
+// factor (1 +- eta)^(dT) with eta < 2e-137 and dT < 2^200, a post-processing of the continuous
+// one the PLD analyses, so it is (eps + 3 dT eta, (1 + 2 dT eta) delta')-DP when the continuous
+// run is (eps, delta')-DP. Both slacks are far below these margins: delta' = delta (1 - 2^-52),
+// and eps grows by at least 1e-30 (plus one ulp).
+double coupled_pld_epsilon(const PrivacyLossDistribution& pld, double delta) {
+  const double eps = pld.epsilon_for_delta(delta * (1 - 0x1p-52));
+  return std::nextafter(eps + 1e-30, std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+
 double Budget::epsilon_at(const Sums& s, double delta) const {
-  if (accountant_ == Accountant::pld) return s.pld ? s.pld->epsilon_for_delta(delta) : 0.0;
+  if (accountant_ == Accountant::pld) {
+    if (!s.pld) return 0.0;
+    return s.lattice_coupled ? coupled_pld_epsilon(*s.pld, delta) : s.pld->epsilon_for_delta(delta);
+  }
   const double spent_delta = s.delta.rounded_up();
   if (spent_delta >= delta) return std::numeric_limits<double>::infinity();
   if (s.rdp.empty()) return 0.0;

@@ -48,6 +48,13 @@ LedgerEntry entry_from_json(const json& j) {
   return e;
 }
 
+// The lattice flag of a gdp or subsampled-Gaussian loss (privacy_loss.hpp); absent = false.
+bool discrete_from_json(const json& j) {
+  if (!j.contains("discrete")) return false;
+  require(j.at("discrete").is_boolean(), "a budget file's loss.discrete must be true or false");
+  return j.at("discrete").get<bool>();
+}
+
 // The sampling scheme and neighbouring relation are stored by name (privacy_loss.hpp).
 PrivacyLoss subsampled_from_json(const json& j) {
   const auto text = [&](const char* name) {
@@ -65,10 +72,7 @@ PrivacyLoss subsampled_from_json(const json& j) {
                "a budget file's loss.neighbouring is unknown");
   PrivacyLoss loss = PrivacyLoss::subsampled_gaussian(number(j, "sampling_rate", "loss"),
                                                       number(j, "noise_multiplier", "loss"), s, n);
-  if (j.contains("discrete")) {
-    require(j.at("discrete").is_boolean(), "a budget file's loss.discrete must be true or false");
-    loss.discrete = j.at("discrete").get<bool>();
-  }
+  loss.discrete = discrete_from_json(j);
   return loss;
 }
 
@@ -94,7 +98,10 @@ json loss_to_json(const PrivacyLoss& loss) {
       j["rho"] = loss.rho;
       if (loss.delta > 0) j["delta"] = loss.delta;
       break;
-    case LossKind::gdp: j["mu"] = loss.mu; break;
+    case LossKind::gdp:
+      j["mu"] = loss.mu;
+      if (loss.discrete) j["discrete"] = true;
+      break;
     case LossKind::subsampled_gaussian:
       j["sampling_rate"] = loss.sampling_rate;
       j["noise_multiplier"] = loss.noise_multiplier;
@@ -115,7 +122,11 @@ PrivacyLoss loss_from_json(const json& j) {
   if (k == "approximate")
     return PrivacyLoss::approximate(number(j, "epsilon", "loss"), number(j, "delta", "loss"));
   if (k == "zcdp") return PrivacyLoss::zcdp(number(j, "rho", "loss"), opt("delta"));
-  if (k == "gdp") return PrivacyLoss::gdp(number(j, "mu", "loss"));
+  if (k == "gdp") {
+    PrivacyLoss loss = PrivacyLoss::gdp(number(j, "mu", "loss"));
+    loss.discrete = discrete_from_json(j);
+    return loss;
+  }
   if (k == to_string(LossKind::subsampled_gaussian)) return subsampled_from_json(j);
   throw InvalidArgument(fmt::format("a budget file's loss.kind must be 'pure', 'approximate', "
                                     "'zcdp', 'gdp' or '{}', got '{}'",

@@ -373,11 +373,8 @@ PrivacyLossDistribution PrivacyLossDistribution::from_loss(const PrivacyLoss& l,
       return from_gdp(l.mu, o);
     case LossKind::subsampled_gaussian:
       if (l.sampling_rate == 0) return from_pure(0, o);
-      require(!l.discrete,
-              fmt::format("loss: the PLD accountant analyses the continuous Gaussian and does not "
-                          "cover the lattice (discrete) Gaussian of {}; use the rdp accountant "
-                          "(integer orders, docs/proofs/accounting.md §8)",
-                          l.describe()));
+      // A lattice step (l.discrete) is analysed as the continuous Gaussian it couples to; the
+      // Budget adds the coupling slack (docs/proofs/accounting.md §9).
       return subsampled_gaussian(l.sampling_rate, l.noise_multiplier, l.sampling, l.neighbouring,
                                  o);
     case LossKind::zcdp: break;

@@ -54,13 +54,19 @@ PrivacyLoss PrivacyLoss::subsampled_discrete_gaussian(double sampling_rate,
   return l;
 }
 
+PrivacyLoss PrivacyLoss::discrete_gdp(double mu) {
+  PrivacyLoss l = gdp(mu);
+  l.discrete = true;
+  return l;
+}
+
 std::string PrivacyLoss::describe() const {
   switch (kind) {
     case LossKind::pure: return fmt::format("epsilon={}", epsilon);
     case LossKind::approximate: return fmt::format("(epsilon={}, delta={})", epsilon, delta);
     case LossKind::zcdp:
       return delta > 0 ? fmt::format("(rho={}, delta={})", rho, delta) : fmt::format("rho={}", rho);
-    case LossKind::gdp: return fmt::format("mu={}", mu);
+    case LossKind::gdp: return fmt::format("mu={}{}", mu, discrete ? ", discrete" : "");
     case LossKind::subsampled_gaussian:
       return fmt::format("subsampled-gaussian(q={}, sigma={}, {}, {}{})", sampling_rate,
                          noise_multiplier, to_string(sampling), to_string(neighbouring),

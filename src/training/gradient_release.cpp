@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dpstats/error.hpp"
@@ -72,7 +73,11 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
           fmt::format("max_batch must be in [1, 2^40], got {}", c.max_batch));
   const double B = static_cast<double>(c.max_batch), P = static_cast<double>(c.parameters);
   sensitivity_ *= 1 + (P + 16 + 2.02 * (B + 4) * B) * 0x1p-53;
-  const double rho = 1 / (2 * c.noise_multiplier * c.noise_multiplier);
+  // Secure: 2^-20 more variance, so that the coupled multiplier of the lattice noise
+  // (docs/proofs/accounting.md §9) is still >= noise_multiplier: (K z)^2 2^-20 >= tau^2 = 16
+  // whenever K z >= 2^12, and K >= 2^20 on the lattice.
+  const double inflate = c.noise == NoiseMode::secure ? 1 - 0x1p-20 : 1;
+  const double rho = inflate / (2 * c.noise_multiplier * c.noise_multiplier);
   mech_ = GaussianMechanism::from_rho(sensitivity_, rho, dim, c.noise);
 }
 
@@ -86,10 +91,15 @@ double GradientRelease::noise_multiplier() const {
 }
 LedgerEntry GradientRelease::ledger_entry(std::string purpose, double sampling_rate,
                                           int steps) const {
-  const double z = noise_multiplier();
-  const PrivacyLoss loss = mechanism().mode() == NoiseMode::secure
-                               ? PrivacyLoss::subsampled_discrete_gaussian(sampling_rate, z)
-                               : PrivacyLoss::subsampled_gaussian(sampling_rate, z);
+  if (mechanism().mode() == NoiseMode::fast_float)
+    return {"gaussian", std::move(purpose), sensitivity_, first_noise_std(),
+            PrivacyLoss::subsampled_gaussian(sampling_rate, noise_multiplier()), steps};
+  // The lattice noise is stated at the continuous multiplier it couples to (proofs §9), which
+  // the variance margin above keeps at the configured one.
+  const double z = std::min(c_.noise_multiplier, mechanism().coupled_noise_multiplier());
+  require(z > 0, fmt::format("noise_multiplier = {} is too small for the secure lattice",
+                             c_.noise_multiplier));
+  const PrivacyLoss loss = PrivacyLoss::subsampled_discrete_gaussian(sampling_rate, z);
   return {"gaussian", std::move(purpose), sensitivity_, first_noise_std(), loss, steps};
 }
 

@@ -125,13 +125,15 @@ NormQuantileOptions feature_scale_options(const ClassifyOptions& o) {
   return q;
 }
 
-// The per-epoch loss releases: the mechanism's own entry, `epochs` times. The continuous Gaussian
-// (fast_float) with rho = L^2 / (2 sigma^2) is exactly mu = sqrt(2 rho)-GDP, the form the pld
-// accountant counts (it refuses zcdp); the lattice Gaussian keeps its proven zcdp entry.
+// The per-epoch loss releases: the mechanism's own entry, `epochs` times, stated as mu-GDP with
+// mu = 1 / (coupled noise multiplier): exact for the continuous Gaussian (fast_float), and the
+// coupled form of the lattice Gaussian (secure, docs/proofs/accounting.md §9), which both the
+// pld and the rdp accountants count.
 LedgerEntry loss_entry(const ClassifyOptions& o) {
   const GaussianMechanism m = loss_mechanism(o);
   LedgerEntry e = m.ledger_entry("clipped training-loss sum (one per epoch)");
-  if (m.mode() == NoiseMode::fast_float) e.loss = PrivacyLoss::gdp(std::sqrt(2 * m.rho()));
+  const double mu = 1 / m.coupled_noise_multiplier();
+  e.loss = m.mode() == NoiseMode::secure ? PrivacyLoss::discrete_gdp(mu) : PrivacyLoss::gdp(mu);
   e.count = o.epochs;
   return e;
 }
@@ -161,24 +163,15 @@ double epsilon_of(const Ledger& l, Accountant a, double delta) {
   return b.spent_epsilon_delta().epsilon;
 }
 
-// The account of `ledger` (steps already built): rdp for the lattice steps, the tighter of pld
-// and rdp for the continuous ones; pld_epsilon of the lattice run is the continuous analysis.
-ClassifyAccount account_of(const ClassifyOptions& o, Eigen::Index n, const Ledger& ledger,
-                           double z) {
+// The account of `ledger` (steps already built): the tighter of pld and rdp. Both count the
+// lattice steps of secure mode: rdp on the integer orders (docs/proofs/accounting.md §8), pld as
+// the continuous Gaussian they couple to, plus the coupling slack (§9).
+ClassifyAccount account_of(const ClassifyOptions& o, Eigen::Index n, const Ledger& ledger) {
   ClassifyAccount a;
   a.sampling_rate = static_cast<double>(o.batch_size) / static_cast<double>(n);
   a.steps = static_cast<std::size_t>(total_steps(o, n));
   a.ledger = ledger;
   a.rdp_epsilon = epsilon_of(ledger, Accountant::rdp, o.privacy.delta);
-  if (o.run.noise == NoiseMode::secure) {
-    Ledger continuous = run_entries(o, n, search_step_entry(o, n, z, false));
-    continuous[continuous.size() - 1].loss =
-        PrivacyLoss::gdp(std::sqrt(2 * loss_mechanism(o).rho()));
-    a.pld_epsilon = epsilon_of(continuous, Accountant::pld, o.privacy.delta);
-    a.accountant = Accountant::rdp;
-    a.epsilon = a.rdp_epsilon;
-    return a;
-  }
   a.pld_epsilon = epsilon_of(ledger, Accountant::pld, o.privacy.delta);
   a.accountant = a.pld_epsilon <= a.rdp_epsilon ? Accountant::pld : Accountant::rdp;
   a.epsilon = std::min(a.pld_epsilon, a.rdp_epsilon);
@@ -221,14 +214,14 @@ void fold_feature_scale(Classifier& model, double s) {
 
 ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double z) {
   const bool discrete = o.run.noise == NoiseMode::secure;
-  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete)), z);
+  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete)));
 }
 
 double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
   const double target = o.privacy.epsilon;
   const bool discrete = o.run.noise == NoiseMode::secure;
-  // The rdp account of the run (cheap) brackets from above; in fast_float mode the tighter
-  // account (pld included) then meets the target at a smaller z.
+  // The rdp account of the run (cheap) brackets from above; the tighter account (pld included)
+  // then meets the target at a smaller z.
   auto rdp_at = [&](double z) {
     return epsilon_of(run_entries(o, n, search_step_entry(o, n, z, discrete)), Accountant::rdp,
                       o.privacy.delta);
@@ -242,7 +235,6 @@ double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
   double lo = hi / 2;
   while (lo > 1e-2 && rdp_at(lo) <= target) lo /= 2, hi = lo * 2;
   while (hi - lo > 1e-4 * hi) (rdp_at(0.5 * (lo + hi)) <= target ? hi : lo) = 0.5 * (lo + hi);
-  if (discrete) return hi;
   auto eps_at = [&](double z) { return classify_account(o, n, z).epsilon; };
   lo = 0.7 * hi;  // the PLD saves well under 30% of the noise
   while (lo > 1e-2 && eps_at(lo) <= target) hi = lo, lo *= 0.7;
@@ -279,7 +271,7 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions
                   plan.sampling_rate,
                   has_second_release(o.optimizer) ? " and second-moment sum" : ""),
       plan.sampling_rate, static_cast<int>(plan.steps));
-  plan.account = account_of(o, n, run_entries(o, n, steps), rel.noise_multiplier());
+  plan.account = account_of(o, n, run_entries(o, n, steps));
   return plan;
 }
 
@@ -429,17 +421,13 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
   const ClassifyAccount& a = plan.account;
   d["accountant"] = to_string(a.accountant);
   d["epsilon_rdp"] = a.rdp_epsilon;
-  if (o.run.noise == NoiseMode::secure) {
-    d["epsilon_pld_continuous_analysis"] = a.pld_epsilon;
-    d["accounting"] = "rdp over integer orders: the proven account of the subsampled lattice "
-                      "(discrete) Gaussian (docs/proofs/accounting.md §8). "
-                      "epsilon_pld_continuous_analysis analyses a continuous Gaussian at the "
-                      "same multiplier and does NOT cover the discrete sampler that ran";
-  } else {
-    d["epsilon_pld"] = a.pld_epsilon;
-    d["accounting"] = "tighter of the PLD (pessimistic) and RDP accounts of the same ledger "
-                      "(continuous Gaussian, fast_float: research only)";
-  }
+  d["epsilon_pld"] = a.pld_epsilon;
+  d["accounting"] = o.run.noise == NoiseMode::secure
+                        ? "tighter of the PLD (pessimistic, with the lattice-to-continuous "
+                          "coupling slack) and the integer-order RDP accounts of the same ledger "
+                          "(docs/proofs/accounting.md §8-§9)"
+                        : "tighter of the PLD (pessimistic) and RDP accounts of the same ledger "
+                          "(continuous Gaussian, fast_float: research only)";
   return d;
 }
 

@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/budget_json.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/pld.hpp"
 #include "dpstats/privacy/rdp.hpp"
@@ -226,6 +228,76 @@ TEST(PldBudget, MixedKindsAndRefusals) {
   Budget basic(PrivacyLoss::approximate(1, 1e-6), Accountant::basic);
   EXPECT_THROW(basic.spend({"g", "", 1, 1, PrivacyLoss::subsampled_gaussian(0.1, 1), 1}),
                InvalidArgument);
+}
+
+// docs/proofs/accounting.md §9, the coupling lemma, checked numerically where eta is visible
+// (tau = 0.5: eta = 2 sum exp(-2 pi^2 tau^2 n^2) = 0.0144): the discrete Gaussian N_Z(0, s^2) and
+// "N(0, s^2 - tau^2), then the discrete Gaussian of width tau centred at the draw" have
+// pointwise ratio within [1 - eta, 1 + eta] — and the ratio does move by the predicted amount.
+TEST(LatticeCoupling, DiscreteGaussianIsACoupledPostProcessing) {
+  const double pi = std::acos(-1.0), tau = 0.5, s = 3.0, sc = std::sqrt(s * s - tau * tau);
+  double eta = 0;
+  for (int n = 1; n < 20; ++n) eta += 2 * std::exp(-2 * pi * pi * tau * tau * n * n);
+  auto theta = [&](double x) {  // sum_j exp(-(j - x)^2 / (2 tau^2))
+    double t = 0;
+    for (int j = static_cast<int>(std::floor(x)) - 12; j <= static_cast<int>(std::floor(x)) + 12;
+         ++j)
+      t += std::exp(-(j - x) * (j - x) / (2 * tau * tau));
+    return t;
+  };
+  double z = 0;
+  for (int j = -60; j <= 60; ++j) z += std::exp(-j * j / (2 * s * s));
+  const double h = 1e-3, lim = 40;  // trapezoid over the continuous draw x
+  double lo = 1, hi = 1;
+  for (int k = -12; k <= 12; ++k) {
+    double r = 0;
+    for (double x = -lim; x <= lim; x += h) {
+      const double w = (x == -lim || x + h > lim) ? 0.5 : 1.0;
+      r += w * h * std::exp(-x * x / (2 * sc * sc)) / (std::sqrt(2 * pi) * sc) *
+           std::exp(-(k - x) * (k - x) / (2 * tau * tau)) / theta(x);
+    }
+    const double p = std::exp(-k * k / (2 * s * s)) / z;
+    lo = std::min(lo, p / r);
+    hi = std::max(hi, p / r);
+  }
+  EXPECT_GE(lo, 1 - eta - 1e-9);
+  EXPECT_LE(hi, 1 + eta + 1e-9);
+  // Not trivially 1: the first harmonic of 1/Theta survives the Gaussian average with the
+  // factor exp(-2 pi^2 v), v = sc^2 tau^2 / s^2, so the ratio moves by about eta times that.
+  const double v = sc * sc * tau * tau / (s * s);
+  EXPECT_GT(hi - lo, 0.5 * eta * std::exp(-2 * pi * pi * v));
+}
+
+// A lattice step is counted by the pld accountant as the continuous step it couples to, plus the
+// coupling slack (never below the continuous epsilon, within 1e-12 of it); rdp keeps the
+// integer orders; a discrete gdp entry round-trips through a budget file.
+TEST(LatticeCoupling, PldCountsLatticeStepsWithTheSlack) {
+  const double q = 0.01, z = 1.1, delta = 1e-5;
+  Budget lattice(PrivacyLoss::approximate(1e12, delta), Accountant::pld);
+  lattice.spend({"gaussian", "step", 1, z, PrivacyLoss::subsampled_discrete_gaussian(q, z), 10000});
+  Budget continuous(PrivacyLoss::approximate(1e12, delta), Accountant::pld);
+  continuous.spend({"gaussian", "step", 1, z, PrivacyLoss::subsampled_gaussian(q, z), 10000});
+  const double el = lattice.spent_epsilon_delta().epsilon;
+  const double ec = continuous.spent_epsilon_delta().epsilon;
+  EXPECT_GT(el, ec);
+  EXPECT_LT(el - ec, 1e-12 * ec);
+  EXPECT_NEAR(el, 5.193, 0.01);
+  lattice.spend({"gaussian", "loss", 1, 1, PrivacyLoss::discrete_gdp(0.1), 3});
+  EXPECT_NE(lattice.ledger().back().loss.describe().find("discrete"), std::string::npos);
+  const Budget resumed = budget_from_json(budget_to_json(lattice));
+  EXPECT_TRUE(resumed.ledger().back().loss.discrete);
+  EXPECT_EQ(resumed.spent_epsilon_delta().epsilon, lattice.spent_epsilon_delta().epsilon);
+}
+
+// The secure mechanism's coupled multiplier: sqrt(s^2 - 16) / K, just below s/K, and the fast
+// mode's sigma / sensitivity.
+TEST(LatticeCoupling, CoupledNoiseMultiplierOfTheMechanism) {
+  const auto m = GaussianMechanism::from_rho(2.0, 1 / (2 * 1.3 * 1.3), 50, NoiseMode::secure);
+  const double z = m.coupled_noise_multiplier();
+  EXPECT_GT(z, 1.3 * (1 - 1e-9));
+  EXPECT_LE(z, 1 / std::sqrt(2 * m.rho()));
+  const auto f = GaussianMechanism::from_rho(2.0, 1 / (2 * 1.3 * 1.3), 50, NoiseMode::fast_float);
+  EXPECT_NEAR(f.coupled_noise_multiplier(), 1.3, 1e-12);
 }
 
 // The calculator: sigma from epsilon inverts epsilon from sigma; compose parses the list syntax.

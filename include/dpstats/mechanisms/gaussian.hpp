@@ -78,6 +78,11 @@ class GaussianMechanism {
   // The loss the mechanism was calibrated to: approximate (ε, δ) for from_epsilon_delta,
   // zcdp rho otherwise.
   PrivacyLoss loss() const { return loss_; }
+  // The noise multiplier z of the continuous Gaussian this noise is coupled to: fast_float
+  // sigma / sensitivity; secure sqrt(s^2 - kLatticeCouplingWidth^2) / K rounded down, for the
+  // lattice variance s^2 and lattice l2 sensitivity K (docs/proofs/accounting.md §9), 0 when
+  // s^2 <= kLatticeCouplingWidth^2.
+  double coupled_noise_multiplier() const;
   LedgerEntry ledger_entry(std::string purpose) const;
 
  private:
@@ -89,6 +94,8 @@ class GaussianMechanism {
   std::size_t dimension_ = 1;
   NoiseMode mode_ = NoiseMode::secure;
   double granularity_ = 0;
+  double lattice_sensitivity_ = 0;  // K, an upper bound on the lattice l2 sensitivity (secure)
+  std::uint64_t lattice_variance_ = 0;  // s^2 of the lattice noise N_Z(0, s^2) (secure)
   std::optional<DiscreteGaussian> lattice_noise_;  // N_Z(0, s^2), s^2 = s2_num (secure mode)
   double sigma_ = 0, rho_ = 0;
   PrivacyLoss loss_;

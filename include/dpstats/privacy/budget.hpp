@@ -83,6 +83,7 @@ class Budget {
     ExactSum epsilon, delta, rho, mu_squared;
     std::vector<double> rdp;                               // rdp: the curve on the orders
     std::shared_ptr<const PrivacyLossDistribution> pld;   // pld: the composed PLD
+    bool lattice_coupled = false;  // pld: a discrete entry is in it (coupling slack, proofs §9)
   };
   void add_rdp(Sums& out, const LedgerEntry& entry) const;
   void add_pld(Sums& out, const LedgerEntry& entry) const;

@@ -16,6 +16,11 @@ enum class PrivacyUnit { record, user };
 // uniformly random subset of fixed size q * n (without replacement).
 enum class Sampling { poisson, without_replacement };
 
+// The width tau (in lattice units) of the data-free kernel that couples the lattice Gaussian to
+// the continuous one (docs/proofs/accounting.md §9): eta = 2 sum_{m>=1} exp(-2 pi^2 tau^2 m^2)
+// < 2e-137 at tau = 4.
+inline constexpr double kLatticeCouplingWidth = 4;
+
 struct PrivacyLoss {
   LossKind kind = LossKind::pure;
   double epsilon = 0;  // pure, approximate
@@ -28,23 +33,28 @@ struct PrivacyLoss {
   double noise_multiplier = 0;  // sigma / C > 0
   Sampling sampling = Sampling::poisson;
   Neighbouring neighbouring = Neighbouring::add_remove;
-  // subsampled_gaussian: the noise is the lattice (discrete) Gaussian N_Z(0, s^2) of the secure
-  // GaussianMechanism, z = s/K for the lattice l2 sensitivity K. Only integer-order RDP is proven
-  // for it (rdp.hpp, docs/proofs/accounting.md §8): the rdp accountant then uses the integer
-  // orders only, and the pld accountant (a continuous-Gaussian analysis) refuses the entry.
+  // subsampled_gaussian and gdp: the noise is the lattice (discrete) Gaussian N_Z(0, s^2) of the
+  // secure GaussianMechanism, and the stated noise_multiplier z (gdp: 1/mu) satisfies
+  // (K z)^2 <= s^2 - kLatticeCouplingWidth^2 for the lattice l2 sensitivity K. Such noise is,
+  // up to a pointwise likelihood factor 1 +- 2e-137 per coordinate, the continuous Gaussian of
+  // multiplier z followed by a data-free kernel (docs/proofs/accounting.md §9): the pld
+  // accountant analyses it as that continuous Gaussian plus a coupling slack; the rdp accountant
+  // keeps the integer orders for the subsampled step (§8).
   bool discrete = false;
 
   static PrivacyLoss pure(double epsilon);
   static PrivacyLoss approximate(double epsilon, double delta);
   static PrivacyLoss zcdp(double rho, double delta = 0);
   static PrivacyLoss gdp(double mu);
+  // mu-GDP of a lattice Gaussian coupled as above (mu = 1/z).
+  static PrivacyLoss discrete_gdp(double mu);
   static PrivacyLoss subsampled_gaussian(double sampling_rate, double noise_multiplier,
                                          Sampling sampling = Sampling::poisson,
                                          Neighbouring neighbouring = Neighbouring::add_remove);
   // The same step with the lattice (discrete) Gaussian (secure noise mode): Poisson, add-remove.
   static PrivacyLoss subsampled_discrete_gaussian(double sampling_rate, double noise_multiplier);
 
-  // "epsilon=1", "(epsilon=1, delta=1e-06)", "rho=0.5", "mu=1.2",
+  // "epsilon=1", "(epsilon=1, delta=1e-06)", "rho=0.5", "mu=1.2" (", discrete" appended),
   // "subsampled-gaussian(q=0.01, sigma=1.1, poisson, add-remove)" (", discrete" appended for the
   // lattice Gaussian).
   std::string describe() const;

@@ -101,8 +101,9 @@ class GradientRelease {
   double second_noise_std() const;                           // ... of `second` (0 if none)
   // The mechanism of a private optimizer (throws for adam).
   const GaussianMechanism& mechanism() const;
-  // The ledger entry of `steps` Poisson(q) steps of this release: subsampled_gaussian at z_eff,
-  // marked discrete (integer-order RDP only) in secure noise mode. Throws for adam.
+  // The ledger entry of `steps` Poisson(q) steps of this release: subsampled_gaussian at z_eff
+  // (fast_float), or at the configured noise_multiplier marked discrete (secure: the lattice
+  // noise's coupled multiplier is at least that, docs/proofs/accounting.md §9). Throws for adam.
   LedgerEntry ledger_entry(std::string purpose, double sampling_rate, int steps) const;
   const GradientReleaseConfig& config() const { return c_; }
 
