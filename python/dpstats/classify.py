@@ -7,8 +7,8 @@ per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), 
 expected batch ``batch_size``, per-example clipping to ``clip`` (of the model on the features
 divided by ``feature_scale``; absent, the scale is the private 0.9-quantile of the row norms from
 ``scale_share`` of epsilon), secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
-add/remove of one row, accounted by integer-order RDP (the proven account of the lattice Gaussian;
-docs/proofs/accounting.md §8). ``epsilon`` and ``delta`` are required for a private optimizer;
+add/remove of one row, accounted by the tighter of the PLD and integer-order RDP (the lattice
+Gaussian is counted through its coupling to a continuous one, docs/proofs/accounting.md §8-§9). ``epsilon`` and ``delta`` are required for a private optimizer;
 ``noise_multiplier`` fixes the noise instead of calibrating it (the run must fit in epsilon).
 ``classes`` is the public number of classes (labels are integers 0..classes-1).
 
