@@ -50,18 +50,6 @@ std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsCo
   return norms;
 }
 
-// The zCDP spent before the stream: `share` of the whole (for a noise multiplier, whose stream
-// cost is fixed, share / (1 - share) of the stream's).
-double pre_stream_rho(const MomentsConfig& c, const MomentsPlan& stream, double share) {
-  if (c.rho) return *c.rho * share;
-  if (c.noise_multiplier) {
-    double s = 0;
-    for (const auto& e : stream.ledger) s += e.loss.rho * e.count;
-    return s * share / (1 - share);
-  }
-  return epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta) * share;
-}
-
 NormQuantileOptions clip_quantile_options(const MomentsConfig& c, double rho) {
   NormQuantileOptions o;
   o.loss = PrivacyLoss::zcdp(rho);
@@ -147,7 +135,7 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   MomentsConfig probe = config;
   if (!probe.clip) probe.clip = 1.0;
   const MomentsPlan stream = plan_moments(probe, share);
-  const double rho = pre_stream_rho(config, stream, share);
+  const double rho = detail::pre_stream_rho(config, stream, share);
   PreStream pre{detail::release_account(config, stream, budget, rho), share, {}};
   Ledger whole = stream.ledger;  // charge: the whole must fit before anything is drawn
   whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho))
@@ -168,4 +156,17 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   return run_stream(X, est);
 }
 
+namespace detail {
+
+double pre_stream_rho(const MomentsConfig& c, const MomentsPlan& stream, double share) {
+  if (c.rho) return *c.rho * share;
+  if (c.noise_multiplier) {
+    double s = 0;
+    for (const auto& e : stream.ledger) s += e.loss.rho * e.count;
+    return s * share / (1 - share);
+  }
+  return epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta) * share;
+}
+
+}  // namespace detail
 }  // namespace dpstats::moments
