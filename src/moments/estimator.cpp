@@ -264,6 +264,7 @@ MomentsConfig make_config(const MomentsOptions& o) {
   c.clip_margin = o.clip_margin;
   c.clip_check_share = o.clip_check_share;
   c.clip_block = o.clip_block;
+  c.centre = o.centre;
   c.on_norm = parse_enum<NormPolicy>(o.on_norm);
   require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
           fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",

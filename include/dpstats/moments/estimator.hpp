@@ -98,6 +98,11 @@ struct MomentsConfig {
   // The live stream's adaptive clip: rows per block (public), 0 = the smallest block whose
   // private quantile the scale layer trusts at this budget (docs/proofs/moments.md §4.2).
   std::size_t clip_block = 0;
+  // Batch API without a clip: centre the rows on a private per-column location (half of
+  // scale_share) when the table is long enough for it (a public check on n, d and the share) and
+  // the two workloads agree; the centred moments are released and the raw ones reconstructed
+  // (docs/proofs/moments.md §4.3). false: raw rows.
+  bool centre = true;
   Neighbouring neighbouring = Neighbouring::replace_one;
   Profile profile = Profile::practical;
   RunControl run;  // threads: per step, output independent of it; noise: secure or fast_float
@@ -120,6 +125,7 @@ struct MomentsOptions {
   double alpha = 0.5, tau = 1, scale_share = 0.1, clip_quantile = 0.5, clip_margin = 3,
          clip_check_share = 0.01;
   std::size_t clip_block = 0;
+  bool centre = true;
   bool diagonal = false;
   std::string on_norm = "clip", neighbouring = "replace-one", profile = "practical";
   RunControl run;
@@ -166,6 +172,10 @@ struct MomentsTrace : TestHooks {
 struct MomentSeries {
   RowMatrix first;   // n x d
   RowMatrix second;  // n x d^2 (row-major d x d per step) or n x d
+  // When the batch API centred the rows on a private centre mu (diagnostics["centre"]): the
+  // moments of x_t - mu as released; first and second are then reconstructed from them (A·1 mu
+  // and the cross terms: post-processing). Empty otherwise.
+  RowMatrix centred_first, centred_second;
 };
 
 class MomentEstimator {
