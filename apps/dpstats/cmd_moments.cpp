@@ -6,7 +6,8 @@
 // The rows of INPUT are the stream. Output (JSON Lines): the first line holds the release's
 // fields (status, privacy, ledger, diagnostics) once; then one compact line per step
 // {"step", "first", "second"}. With --steps N the rows are read one at a time as they arrive (a
-// live stream, e.g. from a pipe; --clip required) and each line is flushed as soon as its row has
+// live stream, e.g. from a pipe; without --clip each line also states the adaptive clip the next
+// row runs at, {"step", "clip", ...}) and each line is flushed as soon as its row has
 // been pushed; without it the horizon is the number of rows of INPUT, read first, and the batch
 // API runs (a private clip when --clip is absent, a private count of clipped rows when given).
 // Options are validated and the whole release's budget charged before the first line is printed.
@@ -61,6 +62,7 @@ void print_header(const moments::MomentEstimator& est, const MomentsArgs& a, std
 
 void print_step(const moments::MomentEstimator& est) {
   nlohmann::ordered_json line = {{"step", est.step()}};
+  if (est.adaptive_clip()) line["clip"] = est.clip();  // the clip the next row runs at
   line["first"] = std::vector<double>(est.first().begin(), est.first().end());
   line["second"] = std::vector<double>(est.second().begin(), est.second().end());
   std::cout << line.dump() << std::endl;  // one line per step, as the row arrives
@@ -189,7 +191,15 @@ void add_moments_command(CLI::App& app) {
   cmd->add_option("--clip", a->o.clip,
                   "l2 clip norm of one row, in the data's units (JME's zeta). Absent on a file: "
                   "estimated privately (3 x a private median of the row norms) from "
-                  "--scale-share; required with --steps (a live stream)");
+                  "--scale-share; absent with --steps (a live stream): learnt privately per "
+                  "block of --clip-block rows (adaptive clip, stated on each line)");
+  cmd->add_option("--clip-block", a->o.clip_block,
+                  "live stream without --clip: rows per adaptive-clip block (default 0: the "
+                  "smallest block the budget supports; the first block is held and entered "
+                  "with the first clipped row)");
+  cmd->add_flag("--centre,!--no-centre", a->o.centre,
+                "file input without --clip: centre the rows on a private location first when "
+                "the table is long enough (default on)");
   cmd->add_option("--scale-share", a->o.scale_share,
                   "budget share of the private clip when --clip is absent, in (0, 1) "
                   "(default 0.1)");

@@ -14,8 +14,12 @@ Without ``clip``, ``moments(X, ...)`` estimates it privately (3 x a private medi
 norms) from ``scale_share`` of the budget (its cost is in the ledger, the value in
 ``diagnostics["clip"]``) and abstains with a reason when that quantile cannot be trusted; with a
 ``clip`` it states a private count of the clipped rows from ``clip_check_share`` of the budget
-(``diagnostics["clip_check"]``, and ``diagnostics["warning"]`` when the clip bites). The streaming
-``MomentEstimator`` needs a ``clip``. ``epsilon`` and ``delta`` have no defaults.
+(``diagnostics["clip_check"]``, and ``diagnostics["warning"]`` when the clip bites). Without a
+``clip`` and on a table long enough for it, ``moments`` also centres the rows on a private
+per-column location (``diagnostics["centre"]``, half of ``scale_share``; ``centre=False`` turns it
+off) and reconstructs the raw moments. The streaming ``MomentEstimator`` without a ``clip`` learns
+one privately per block of ``clip_block`` rows (adaptive clip; the first block is held and
+entered with the first clipped row; ``estimator.clip`` is the current clip). ``epsilon`` and ``delta`` have no defaults.
 """
 from __future__ import annotations
 
@@ -71,7 +75,8 @@ def _int(x, name: str) -> int:
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
              noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
-             scale_share=0.1, clip_check_share=0.01, profile="practical"):
+             scale_share=0.1, clip_check_share=0.01, profile="practical", clip_block=0,
+             centre=True):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
     from . import _required
@@ -83,7 +88,13 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
         float(_opt_float(tau, "tau")), float(_opt_float(scale_share, "scale_share")),
         float(_opt_float(clip_check_share, "clip_check_share")), bool(diagonal), str(on_norm), str(neighbouring), str(profile),
-        _int(threads, "threads"))
+        _int(threads, "threads"), clip_block=_block(clip_block), centre=bool(centre))
+
+
+def _block(x) -> int:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0:
+        raise ValueError(f"clip_block must be an integer >= 0 (0: automatic), got {x!r}")
+    return int(x)
 
 
 class MomentEstimator:
@@ -104,10 +115,11 @@ class MomentEstimator:
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
                  on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
-                 profile: str = "practical"):
+                 profile: str = "practical", clip_block: int = 0):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
                         clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
-                        on_norm, neighbouring, threads, scale_share, clip_check_share, profile)
+                        on_norm, neighbouring, threads, scale_share, clip_check_share, profile,
+                        clip_block)
         self._native = _dpstats._MomentEstimator(opts, _seed(seed))
         self.dim = int(dim)
         self.steps = int(steps)
@@ -124,6 +136,12 @@ class MomentEstimator:
         return self._native.step()
 
     @property
+    def clip(self) -> float:
+        """The clip the next row runs at, in the data's units (without a ``clip``: learnt
+        privately per block of ``clip_block`` rows; 0 during the first block)."""
+        return self._native.clip()
+
+    @property
     def privacy(self) -> dict:
         """The privacy fields (privacy, ledger, diagnostics) of the whole stream."""
         return json.loads(self._native.fields())
@@ -136,7 +154,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
             threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
-            profile: str = "practical") -> MomentsRelease:
+            profile: str = "practical", centre: bool = True) -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step."""
     try:
         X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
@@ -148,6 +166,6 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
                     delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
-                    neighbouring, threads, scale_share, clip_check_share, profile)
+                    neighbouring, threads, scale_share, clip_check_share, profile, 0, centre)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed))
     return MomentsRelease._from_parts(first, second, fields)

@@ -38,6 +38,7 @@ class PyMomentEstimator {
     return py::make_tuple(first, second);
   }
   std::size_t step() const { return est_.step(); }
+  double clip() const { return est_.clip(); }
   std::string fields() const { return fields_json(est_); }
 
  private:
@@ -76,7 +77,7 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
                 std::optional<double> rho, std::optional<double> noise_multiplier,
                 std::optional<double> lambda, double alpha, double tau, double scale_share,
                 double clip_check_share, bool diagonal, const std::string& on_norm, const std::string& neighbouring,
-                const std::string& profile, int threads) {
+                const std::string& profile, int threads, std::size_t clip_block, bool centre) {
   Options o;
   o.steps = steps;
   o.dim = dim;
@@ -97,6 +98,8 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
   o.neighbouring = neighbouring;
   o.profile = profile;
   o.run.threads = check_threads(threads);
+  o.clip_block = clip_block;
+  o.centre = centre;
   return o;
 }
 
@@ -109,7 +112,8 @@ void bind_moments(py::module_& m) {
         py::arg("delta"), py::arg("rho"), py::arg("noise_multiplier"), py::arg("lambda_"),
         py::arg("alpha"), py::arg("tau"), py::arg("scale_share"),
         py::arg("clip_check_share"), py::arg("diagonal"),
-        py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = 1);
+        py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = 1,
+        py::arg("clip_block") = 0, py::arg("centre") = true);
   m.def("_moments_methods", [] {
     std::vector<std::string> names;
     for (const auto& mi : moments_methods()) names.emplace_back(mi.name);
@@ -120,6 +124,7 @@ void bind_moments(py::module_& m) {
            py::arg("seed"))
       .def("push", &PyMomentEstimator::push, py::arg("x"))
       .def("step", &PyMomentEstimator::step)
+      .def("clip", &PyMomentEstimator::clip)
       .def("fields", &PyMomentEstimator::fields);
   m.def("moments", &moments_batch, py::arg("X"), py::arg("options"), py::arg("seed"));
 }

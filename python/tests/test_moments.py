@@ -105,7 +105,8 @@ def test_threads_do_not_change_seeded_noise():
 
 def test_moments_clip_has_no_silent_default():
     X = np.random.default_rng(0).normal(size=(10, 2)) * 1e3
-    # The live stream needs a clip; the batch API estimates one (here: too few rows, it abstains).
+    # A 10-step live stream is too short to learn a clip (refused); the batch API estimates one
+    # (here: too few rows, it abstains).
     with pytest.raises(ValueError, match="clip"):
         dpstats.MomentEstimator(2, epsilon=1.0, delta=1e-6, steps=10)
     r = dpstats.moments(X, epsilon=1.0, delta=1e-6, seed=1)
@@ -113,6 +114,26 @@ def test_moments_clip_has_no_silent_default():
     assert r.first.shape[0] == 0 and len(r.ledger) == 1
     with pytest.raises(ValueError, match="delta"):
         dpstats.moments(X, clip=1.0, epsilon=1.0)  # delta has no default
+
+
+def test_live_stream_learns_its_clip_in_any_units():
+    # docs/proofs/moments.md §4.2: no clip on a live stream = the adaptive clip, per block.
+    rng = np.random.default_rng(5)
+    X = rng.normal(3.0, 1.0, size=(2400, 2))
+    finals = []
+    for k in [1e-3, 1e3]:
+        est = dpstats.MomentEstimator(2, workload="average", epsilon=4.0, delta=1e-6,
+                                      steps=2400, seed=6)
+        assert est.clip == 0.0  # the first block is held until a clip exists
+        for row in X * k:
+            first, _ = est.push(row)
+        assert est.clip > 0
+        finals.append(first / k)
+        fields = est.privacy
+        assert len(fields["ledger"]) == 3
+        assert fields["diagnostics"]["adaptive_clip"]["held_rows"] > 0
+    assert np.allclose(finals[0], X.mean(axis=0), atol=0.3)
+    assert np.allclose(finals[0], finals[1], atol=0.3)
 
 
 def test_moments_estimates_the_clip_in_any_units():

@@ -18,7 +18,11 @@
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/moments/estimator.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/moments/workload.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/location.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/share.hpp"
 
 namespace dpstats::moments {
 namespace {
@@ -48,18 +52,6 @@ std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsCo
                                         format_number(*config.clip)));
   }
   return norms;
-}
-
-// The zCDP spent before the stream: `share` of the whole (for a noise multiplier, whose stream
-// cost is fixed, share / (1 - share) of the stream's).
-double pre_stream_rho(const MomentsConfig& c, const MomentsPlan& stream, double share) {
-  if (c.rho) return *c.rho * share;
-  if (c.noise_multiplier) {
-    double s = 0;
-    for (const auto& e : stream.ledger) s += e.loss.rho * e.count;
-    return s * share / (1 - share);
-  }
-  return epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta) * share;
 }
 
 NormQuantileOptions clip_quantile_options(const MomentsConfig& c, double rho) {
@@ -113,7 +105,74 @@ void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream
         format_number(m.sigma()));
 }
 
-Release<MomentSeries> run_stream(const ConstMatrixRef& X, MomentEstimator& est) {
+LocationOptions centre_options(const MomentsConfig& c, double rho) {
+  LocationOptions o;
+  o.loss = PrivacyLoss::zcdp(rho);
+  o.neighbouring = c.neighbouring;
+  o.threads = c.run.threads;
+  return o;
+}
+
+// plan: centre when no clip is given, the workloads agree (the raw second moment is then
+// reconstructed from the released first), and the location's rank error t over its 5d selections
+// leaves it inside the central ranks at this n: t / n + alpha <= 0.3, the scale layer's own
+// insufficient-data rule (public values only).
+bool plan_centre(const MomentsConfig& c, std::size_t n, double rho) {
+  if (c.clip || !c.centre || !(c.A1 == c.A2)) return false;
+  const LocationOptions o = centre_options(c, rho);
+  const std::size_t calls = 5 * c.dim;
+  static const std::size_t cells = std::max<std::size_t>(
+      log_grid(LocationOptions{}.per_octave, false).size(), LocationOptions{}.refine_points);
+  const double t = grid_quantile_rank_error(per_call_epsilon(o.loss, calls), cells,
+                                            o.beta / static_cast<double>(calls));
+  return t / static_cast<double>(n) + o.alpha <= 0.3;
+}
+
+// The private centre (private_location, charged on the account); a column whose location the
+// scale layer calls insufficient is not centred (0). Stated in the diagnostics.
+Vector private_centre(const ConstMatrixRef& X, const MomentsConfig& c, PreStream& pre,
+                      double rho, Rng& rng) {
+  const LocationEstimate loc = private_location(X, centre_options(c, rho), pre.account, rng);
+  Vector mu = loc.location();
+  for (std::size_t j = 0; j < loc.columns.size(); ++j)
+    if (loc.columns[j].status == ScaleStatus::insufficient_data) mu[static_cast<Index>(j)] = 0;
+  nlohmann::json j = loc.diagnostics();
+  j["rho"] = rho;
+  j["share"] = c.scale_share / 2;
+  pre.diagnostics["centre"] = std::vector<double>(mu.data(), mu.data() + mu.size());
+  pre.diagnostics["centre_estimate"] = j;
+  pre.diagnostics["centre_source"] =
+      "private per-column location (scale layer, half of scale_share); the moments of x - centre "
+      "are released (centred_first, centred_second) and the raw ones reconstructed from them";
+  return mu;
+}
+
+// Raw moments from the centred ones (post-processing; A1 = A2 = A, a_t = (A 1)_t):
+// first = c1 + a_t mu, second = c2 + c1 mu^T + mu c1^T + a_t mu mu^T (diagonal: c2 + 2 mu c1 +
+// a_t mu^2).
+void reconstruct(MomentSeries& s, const Vector& mu, const Workload& A, bool full) {
+  s.centred_first = s.first;
+  s.centred_second = s.second;
+  WorkloadState ones(A, 1);
+  const Index d = mu.size();
+  const double one = 1;
+  for (Index t = 0; t < s.first.rows(); ++t) {
+    double a = 0;
+    ones.push(&one, &a);
+    const Vector c1 = s.centred_first.row(t).transpose();
+    s.first.row(t) = (c1 + a * mu).transpose();
+    if (full) {
+      RowMatrix m = c1 * mu.transpose() + mu * c1.transpose() + a * mu * mu.transpose();
+      s.second.row(t) += Eigen::Map<const Vector>(m.data(), d * d).transpose();
+    } else {
+      s.second.row(t) += (2 * mu.cwiseProduct(c1) + a * mu.cwiseAbs2()).transpose();
+    }
+  }
+}
+
+// run: the rows through the stream; with a centre, the raw moments reconstructed before seal.
+Release<MomentSeries> run_stream(const ConstMatrixRef& X, MomentEstimator& est,
+                                 const Vector* centre = nullptr) {
   MomentSeries series;
   const auto n = X.rows();
   series.first.resize(n, X.cols());
@@ -126,7 +185,10 @@ Release<MomentSeries> run_stream(const ConstMatrixRef& X, MomentEstimator& est) 
     series.second.row(t) =
         Eigen::Map<const Vector>(est.second().data(), series.second.cols()).transpose();
   }
-  return est.release(std::move(series));
+  if (centre)
+    reconstruct(series, *centre, est.config().A1,
+                est.config().form == SecondMomentForm::full);
+  return est.release(std::move(series));  // seal
 }
 
 }  // namespace
@@ -143,20 +205,36 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     MomentEstimator est(std::move(config), rng, budget, trace);
     return run_stream(X, est);
   }
-  // plan: the stream at the rest of the budget (its ledger does not depend on the clip's value)
+  // plan: the stream at the rest of the budget (its ledger does not depend on the clip's value),
+  // and whether to centre first (then half of the share each for the centre and the clip)
   MomentsConfig probe = config;
   if (!probe.clip) probe.clip = 1.0;
   const MomentsPlan stream = plan_moments(probe, share);
-  const double rho = pre_stream_rho(config, stream, share);
+  const double rho = detail::pre_stream_rho(config, stream, share);
+  const bool centre = estimate && plan_centre(config, norms.size(), rho / 2);
+  const double rho_clip = centre ? rho / 2 : rho;
   PreStream pre{detail::release_account(config, stream, budget, rho), share, {}};
   Ledger whole = stream.ledger;  // charge: the whole must fit before anything is drawn
-  whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho))
+  if (centre) {
+    const Ledger loc = private_location_entries(centre_options(config, rho / 2), config.dim);
+    whole.insert(whole.end(), loc.begin(), loc.end());
+  }
+  whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho_clip))
                            : GaussianMechanism::from_rho(1.0, rho, 1, config.run.noise)
                                  .ledger_entry("count of rows above the supplied clip"));
   if (!pre.account.fits(whole)) pre.account.charge(whole);  // throws BudgetExceeded
+  RowMatrix centred;
+  Vector mu;
+  std::vector<double> centred_norms;
+  if (centre) {  // the rows about a private centre, and their norms
+    mu = private_centre(X, config, pre, rho / 2, rng);
+    centred = X.rowwise() - mu.transpose();
+    centred_norms = checked_table_norms(centred, config);
+  }
   if (!estimate) {
     clip_check(norms, config, pre, rho, rng);
-  } else if (auto reason = private_clip(norms, config, pre, rho, rng, trace)) {
+  } else if (auto reason = private_clip(centre ? centred_norms : norms, config, pre, rho_clip,
+                                        rng, trace)) {
     SealFacts f;
     f.neighbouring = config.neighbouring;
     f.noise = config.run.noise;
@@ -165,7 +243,20 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     return seal(MomentSeries{}, pre.account, f, rng, pre.diagnostics);
   }
   MomentEstimator est(std::move(config), rng, std::move(pre), trace);  // run, seal
-  return run_stream(X, est);
+  return centre ? run_stream(centred, est, &mu) : run_stream(X, est);
 }
 
+namespace detail {
+
+double pre_stream_rho(const MomentsConfig& c, const MomentsPlan& stream, double share) {
+  if (c.rho) return *c.rho * share;
+  if (c.noise_multiplier) {
+    double s = 0;
+    for (const auto& e : stream.ledger) s += e.loss.rho * e.count;
+    return s * share / (1 - share);
+  }
+  return epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta) * share;
+}
+
+}  // namespace detail
 }  // namespace dpstats::moments

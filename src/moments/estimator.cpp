@@ -263,6 +263,8 @@ MomentsConfig make_config(const MomentsOptions& o) {
   c.clip_quantile = o.clip_quantile;
   c.clip_margin = o.clip_margin;
   c.clip_check_share = o.clip_check_share;
+  c.clip_block = o.clip_block;
+  c.centre = o.centre;
   c.on_norm = parse_enum<NormPolicy>(o.on_norm);
   require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
           fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",
@@ -292,19 +294,17 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
 
 namespace {
 
-// validate: every option of the config, before anything is planned or drawn.
-// `batch`: the rows are known up front (estimate_moments), so a missing clip is estimated.
-void check_config(const MomentsConfig& c, bool batch) {
+// validate: every option of the config, before anything is planned or drawn. No silent unit
+// clip: a missing clip is estimated privately, from the whole table (batch) or per block (live,
+// where plan_live_clip refuses a stream too short for it).
+void check_config(const MomentsConfig& c, bool /*batch*/) {
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");
-  // No silent unit clip. A live stream cannot estimate one before its first row is released
-  // (docs/proofs/moments.md §4), so there a missing clip is an error.
-  require(batch || c.clip.has_value(),
-          "clip is required for a live stream (--steps from a pipe, MomentEstimator::push): the "
-          "l2 norm bound of one row in the data's units (JME's zeta); rows above it are clipped, "
-          "and the noise grows with it. Choose it from public knowledge of the data (e.g. the "
-          "largest plausible row norm), or give the whole table (estimate_moments, a file) so "
-          "that it is estimated privately from scale_share");
+  // A row above a private clip must not throw: that would release a data-dependent bit.
+  require(c.clip.has_value() || c.on_norm == NormPolicy::clip,
+          "on_norm = reject needs a given clip (rows above an estimated clip are clipped)");
+  require(c.clip_block <= c.steps,
+          fmt::format("clip_block must be in [0, steps = {}], got {}", c.steps, c.clip_block));
   if (c.clip) {
     check_positive(*c.clip, "clip");
     require(*c.clip >= 0x1p-400 && *c.clip <= 0x1p400,
@@ -370,7 +370,7 @@ double product_margin(const Factorization& C, double entry_bound, double coords)
 
 // plan: the mechanisms, calibrated from public values only (steps, dim, the clip the mechanism
 // sees, the factorizations and the budget), and the ledger they will be charged.
-MomentsPlan plan_moments(const MomentsConfig& c, double pre_share) {
+MomentsPlan plan_moments(const MomentsConfig& c, double pre_share, std::size_t held_rows) {
   require(c.clip.has_value(), "plan_moments needs a clip (given or privately estimated)");
   require(pre_share >= 0 && pre_share < 1,
           fmt::format("pre_share must be in [0, 1), got {}", format_number(pre_share)));
@@ -400,8 +400,19 @@ MomentsPlan plan_moments(const MomentsConfig& c, double pre_share) {
   const double n = static_cast<double>(c.steps), d = static_cast<double>(p.d),
                D2 = static_cast<double>(p.D2);
   const double second_bound = pp ? 0.0 : p.scale2 * p.mech_clip * p.mech_clip;
-  const double margin1 = product_margin(c.C1, p.mech_clip, n * d);
-  const double margin2 = pp ? 0.0 : product_margin(cs ? c.C1 : c.C2, second_bound, n * D2);
+  // A row that carries h held rows has entries up to h + 1 (C·X's rounding scales with them) and
+  // is itself a sum of h + 1 terms of magnitude <= 1 (first) or scale2 (second): neighbouring
+  // computed sums differ by one term plus twice gamma_{h+1} (h + 1) per coordinate, which the
+  // largest column of C carries to the output (docs/proofs/moments.md §4.2).
+  const double h = static_cast<double>(held_rows) + 1;
+  const double gamma = held_rows ? h * 0x1p-53 / (1 - h * 0x1p-53) : 0.0;
+  const Factorization& C2 = cs ? c.C1 : c.C2;
+  const double margin1 = product_margin(c.C1, p.mech_clip * h, n * d) +
+                         c.C1.norm_1_to_2() * 2 * gamma * h * p.mech_clip * std::sqrt(d);
+  const double margin2 =
+      pp ? 0.0
+         : product_margin(C2, second_bound * h, n * D2) +
+               C2.norm_1_to_2() * 2 * gamma * h * second_bound * std::sqrt(D2);
   if (c.method == Method::ime) {
     p.mech1 = make(unit.s1 + margin1, c.alpha, n * d);
     p.mech2 = make(unit.s2 + margin2, 1 - c.alpha, n * D2);
@@ -467,11 +478,24 @@ struct MomentEstimator::Impl {
   std::size_t t = 0;
   MomentsTrace* trace = nullptr;
   nlohmann::json pre_diagnostics = nlohmann::json::object();
+  // The live adaptive clip (no clip given): rows enter as y = x / c_t clipped to norm 1, and the
+  // released rows are multiplied back by `unit` = c_t (docs/proofs/moments.md §4.2).
+  std::optional<detail::LiveClip> live;
+  double unit = 1, norm = 0;
+  // The first warm-up block's rows, held and entered together with the first clipped row (the
+  // "carrier": its first-moment input is the sum of the clipped rows, its second-moment input the
+  // sum of their squares); rows of later warm-up blocks enter as 0 and are not counted.
+  RowMatrix held;
+  std::size_t held_count = 0, dropped = 0;
+  bool carrier = false, flushed = false;
+  Vector carry1, carry2;
 
   Impl(MomentsConfig c, Rng& r, MomentsPlan p, ReleaseBudget a, MomentsTrace* tr)
       : cfg(std::move(c)), rng(r), plan(std::move(p)), account(std::move(a)), trace(tr) {}
   void build_streams();
   double check_row(std::span<const double> x);
+  double check_live_row(std::span<const double> x);
+  void fold_held(std::span<const double> x, double factor);
   void first_block(const double* xs, double factor, Index b, Index e, RandomBits& bits);
   void second_block(const double* xs, double factor, Index b, Index e, RandomBits& bits);
   void release(std::span<const double> in, std::span<double> out, const GaussianMechanism& mech,
@@ -486,8 +510,8 @@ void MomentEstimator::Impl::build_streams() {
   const MomentsConfig& c = cfg;
   const bool cs = c.method == Method::cs, pp = is_pp(c.method);
   const Factorization& C2 = cs ? c.C1 : c.C2;
-  direct1 = direct(c.C1, c.A1);
-  direct2 = !pp && direct(C2, c.A2);
+  direct1 = !live && direct(c.C1, c.A1);  // the adaptive clip rescales before A
+  direct2 = !live && !pp && direct(C2, c.A2);
   ch1.emplace(c.C1, plan.d, pp || !direct1);
   if (!pp) ch2.emplace(C2, plan.D2, !direct2);
   if (!direct1) A1s.emplace(c.A1, plan.d);
@@ -504,6 +528,25 @@ void MomentEstimator::Impl::build_streams() {
 MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
                                  MomentsTrace* trace) {
   check_config(config, false);  // validate
+  if (!config.clip) {  // the adaptive clip: the stream on rows of norm <= 1 at the rest
+    MomentsConfig unit = config;
+    unit.clip = 1.0;
+    const double scale_rho = detail::pre_stream_rho(  // plan: the clip's blocks, the stream
+        config, plan_moments(unit, config.scale_share), config.scale_share);
+    detail::LiveClipPlan clip_plan = detail::plan_live_clip(config, scale_rho);
+    MomentsPlan plan = plan_moments(unit, config.scale_share, clip_plan.block);
+    ReleaseBudget account = make_account(config, plan, budget, scale_rho);
+    Ledger whole = plan.ledger;
+    whole.insert(whole.end(), clip_plan.ledger.begin(), clip_plan.ledger.end());
+    account.charge(whole);  // charge: the stream and its clip, before any noise is drawn
+    const double margin = config.clip_margin;
+    impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(account),
+                                   trace);
+    impl_->live.emplace(std::move(clip_plan), margin);
+    impl_->unit = 0;
+    impl_->build_streams();
+    return;
+  }
   MomentsPlan plan = plan_moments(config);  // plan
   ReleaseBudget account = make_account(config, plan, budget);
   account.charge(plan.ledger);  // charge: the whole stream, before any noise is drawn
@@ -534,7 +577,8 @@ double MomentEstimator::Impl::check_row(std::span<const double> x) {
           fmt::format("push after the last step: the estimator was built for {} steps", cfg.steps));
   require(x.size() == plan.d, fmt::format("x must have {} values (dim), got {}", plan.d, x.size()));
   // NaN first: comparisons with NaN are false and would bypass the clip.
-  const double norm = checked_norm(x, t + 1, cfg.run.threads);
+  norm = checked_norm(x, t + 1, cfg.run.threads);
+  if (live) return check_live_row(x);
   const double factor = clip_factor(norm, plan.mech_clip, plan.d);
   if (norm > plan.mech_clip) {
     require(cfg.on_norm == NormPolicy::clip,
@@ -543,6 +587,59 @@ double MomentEstimator::Impl::check_row(std::span<const double> x) {
     if (trace) ++trace->clipped_rows;
   }
   return factor;
+}
+
+// The live stream's row: y = x f / c, with f bringing x within c (clip_factor): ||y|| <= 1 -
+// margin before the one extra rounding of f / c, which the margin covers (docs/proofs/moments.md
+// §3, §4.2). In the warm-up (no clip yet) the row enters as 0, held when it is in the first
+// block; the first clipped row carries the held ones (returns 1: the carrier is already scaled).
+double MomentEstimator::Impl::check_live_row(std::span<const double> x) {
+  unit = live->clip();
+  carrier = false;
+  if (unit == 0) {
+    if (t < live->block() && !is_pp(cfg.method)) {  // PP squares x̂: a sum cannot carry rows
+      if (held.rows() == 0) held.resize(static_cast<Index>(live->block()), static_cast<Index>(plan.d));
+      held.row(static_cast<Index>(held_count++)) =
+          Eigen::Map<const Vector>(x.data(), static_cast<Index>(plan.d)).transpose();
+    } else {
+      ++dropped;
+    }
+    return 0.0;
+  }
+  if (trace && norm > unit) ++trace->clipped_rows;
+  const double factor = clip_factor(norm, unit, plan.d) / unit;
+  if (held_count == 0 || flushed) return factor;
+  fold_held(x, factor);
+  return 1.0;
+}
+
+// The carrier: carry1 = sum of the clipped, scaled rows (held and this one), carry2 = the sum of
+// their outer products (full) or squares (diagonal), summed in row order.
+void MomentEstimator::Impl::fold_held(std::span<const double> x, double factor) {
+  const bool full = cfg.form == SecondMomentForm::full;
+  const auto di = static_cast<Index>(plan.d);
+  carry1 = Vector::Zero(di);
+  carry2 = Vector::Zero(static_cast<Index>(plan.D2));
+  auto add = [&](const Vector& y) {
+    carry1 += y;
+    if (full) {
+      for (Index p = 0; p < di; ++p) carry2.segment(p * di, di) += y[p] * y;
+    } else {
+      carry2 += y.cwiseAbs2();
+    }
+  };
+  Vector y;
+  for (std::size_t i = 0; i < held_count; ++i) {
+    const Vector xi = held.row(static_cast<Index>(i)).transpose();
+    const double ni = checked_norm({xi.data(), plan.d}, i + 1, 1);
+    if (trace && ni > unit) ++trace->clipped_rows;
+    y = xi * (clip_factor(ni, unit, plan.d) / unit);
+    add(y);
+  }
+  y = Eigen::Map<const Vector>(x.data(), di) * factor;
+  add(y);
+  held.resize(0, 0);
+  flushed = carrier = true;
 }
 
 // One chunk of the first moment: clipped input, C·Y row, noise, C^{-1} and the workload on [b, e).
@@ -558,6 +655,7 @@ void MomentEstimator::Impl::first_block(const double* xs, double factor, Index b
     if (pp) ch1->invert(w1.data(), v1.data(), b, e);
   } else {
     ch1->invert(w1.data(), v1.data(), b, e);
+    if (live) v1.segment(b, e - b) *= unit;  // back to data units (the channel kept its copy)
     A1s->push(v1.data(), first.data(), static_cast<std::size_t>(b), static_cast<std::size_t>(e));
   }
 }
@@ -566,7 +664,9 @@ void MomentEstimator::Impl::first_block(const double* xs, double factor, Index b
 void MomentEstimator::Impl::second_block(const double* xs, double factor, Index b, Index e,
                                          RandomBits& bits) {
   const double scale2 = plan.scale2;
-  if (cfg.form == SecondMomentForm::full) {
+  if (carrier) {
+    sec.segment(b, e - b) = carry2.segment(b, e - b) * scale2;
+  } else if (cfg.form == SecondMomentForm::full) {
     const auto D = static_cast<Index>(plan.d);
     for (Index i = b; i < e;) {  // row p of x x^T, from column i - pD on
       const Index p = i / D, stop = std::min(e, (p + 1) * D);
@@ -586,6 +686,7 @@ void MomentEstimator::Impl::second_block(const double* xs, double factor, Index 
   } else {
     ch2->invert(w2.data(), v2.data(), b, e);
     v2.segment(b, e - b) /= scale2;
+    if (live) v2.segment(b, e - b) *= unit * unit;
     A2s->push(v2.data(), second.data(), static_cast<std::size_t>(b), static_cast<std::size_t>(e));
   }
 }
@@ -655,7 +756,7 @@ void MomentEstimator::Impl::finish_step() {
   A2s->push(v2.data(), second.data());
   if (cfg.method != Method::pp_debiased) return;
   // b_t = g^2 sum_k (A2)_{t,k} Q_kk with Q = C1^{-1} C1^{-T} (docs/proofs/moments.md §5).
-  const double q = qdiag->next();
+  const double q = qdiag->next() * unit * unit;  // row t's noise is unit x C1^{-1} Z
   double bt = 0;
   debias_state->push(&q, &bt);
   bt *= plan.sc.g1 * plan.sc.g1;
@@ -669,11 +770,13 @@ void MomentEstimator::Impl::finish_step() {
 void MomentEstimator::push(std::span<const double> x) {
   Impl& m = *impl_;
   const double factor = m.check_row(x);
+  const double* xs = m.carrier ? m.carry1.data() : x.data();
   if (m.cfg.form == SecondMomentForm::full)
-    m.x = Eigen::Map<const Vector>(x.data(), static_cast<Index>(m.plan.d)) * factor;
-  m.run_chunks(x.data(), factor);
+    m.x = Eigen::Map<const Vector>(xs, static_cast<Index>(m.plan.d)) * factor;
+  m.run_chunks(xs, factor);
   m.finish_step();
   ++m.t;
+  if (m.live) m.live->record(m.norm, m.rng);  // the next block's clip: after this row's release
 }
 
 std::span<const double> MomentEstimator::first() const {
@@ -686,8 +789,10 @@ std::size_t MomentEstimator::step() const { return impl_->t; }
 const MomentsConfig& MomentEstimator::config() const { return impl_->cfg; }
 const NoiseScales& MomentEstimator::scales() const { return impl_->plan.sc; }
 double MomentEstimator::noise_multiplier() const { return impl_->plan.sigma; }
-double MomentEstimator::clip() const { return impl_->plan.mech_clip; }
-bool MomentEstimator::adaptive_clip() const { return !impl_->cfg.clip.has_value(); }
+double MomentEstimator::clip() const {
+  return impl_->live ? impl_->live->clip() : impl_->plan.mech_clip;
+}
+bool MomentEstimator::adaptive_clip() const { return impl_->live.has_value(); }
 
 SealFacts MomentEstimator::Impl::facts() const {
   SealFacts f;
@@ -717,7 +822,7 @@ nlohmann::json MomentEstimator::diagnostics() const {
                       {"factorization_second", (c.method == Method::cs ? c.C1 : c.C2).name()},
                       {"second_moment", name_of(c.form)},
                       {"steps", c.steps},
-                      {"clip", m.plan.mech_clip},
+                      {"clip", m.live ? m.live->clip() : m.plan.mech_clip},
                       {"c1_norm", m.plan.np.c1_norm},
                       {"c2_norm", m.plan.np.c2_norm},
                       {"noise_multiplier", m.plan.sigma},
@@ -735,9 +840,22 @@ nlohmann::json MomentEstimator::diagnostics() const {
   // deviation g1 ||row_n(A1 C1^{-1})|| (public; clipping bias not included: the clip and, on the
   // batch path, the clipped-row count state that). Skipped where it is costly: above 20000 steps
   // (O(n^2) for Toeplitz C), and above 1000 for blt (dense).
-  if (c.steps <= (c.C1.kind() == FactorizationKind::blt ? 1000u : 20000u))
+  const bool cheap = c.steps <= (c.C1.kind() == FactorizationKind::blt ? 1000u : 20000u);
+  if (cheap && !m.live)
     j["first_noise_std_final"] =
         sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+  if (m.live) {  // the noise scales are per unit of clip: row t's noise is c_t times them
+    j["clip_source"] = "adaptive: learnt privately per block of rows (docs/proofs/moments.md "
+                       "§4.2); rows of the first block(s), before a clip exists, enter as 0";
+    j["noise_units"] = "per unit of the clip: the noise of row t in data units is clip_t times "
+                       "the *_noise_std values";
+    j["adaptive_clip"] = m.live->diagnostics();
+    j["adaptive_clip"]["held_rows"] = m.held_count;  // entered with the first clipped row
+    j["adaptive_clip"]["rows_not_counted"] = m.dropped;  // later warm-up blocks
+    if (cheap)
+      j["first_noise_std_final_per_unit_clip"] =
+          sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+  }
   for (const auto& [k, v] : m.pre_diagnostics.items()) j[k] = v;
   return j;
 }

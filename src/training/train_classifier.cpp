@@ -12,14 +12,22 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/random/bernoulli.hpp"
+#include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
 
 namespace dpstats::optimize {
 namespace {
 
 constexpr double kFeatureQuantile = 0.9;  // s: the 0.9-quantile of ||x_i|| (training.md §3)
+// Per-column standardisation is planned when the private medians' and MADs' rank error t (public:
+// n, d, the share) leaves them inside the central ranks, t / n + alpha <= kCentralRanks (the scale
+// layer's own insufficient-data rule, column_scale.hpp); otherwise one global norm quantile.
+constexpr double kCentralRanks = 0.3;
 
 void validate_privacy(const ClassifyOptions& o) {
   if (!is_private(o.optimizer)) return;
@@ -125,6 +133,28 @@ NormQuantileOptions feature_scale_options(const ClassifyOptions& o) {
   return q;
 }
 
+// The per-column private location and scale (docs/proofs/training.md §3): 3d pure-DP selections
+// sharing rho_s = scale_share x the zCDP rho of the (epsilon, delta) target, add/remove.
+ScaleOptions column_scale_options(const ClassifyOptions& o) {
+  ScaleOptions s;
+  s.loss = PrivacyLoss::zcdp(o.scale_share *
+                             epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
+  s.neighbouring = Neighbouring::add_remove;
+  s.threads = o.run.threads;
+  return s;
+}
+
+// Whether the plan standardises each column (public values only: n, d, the options).
+bool plan_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+  if (o.feature_scale || !is_private(o.optimizer) || d < 1 || n < 1) return false;
+  const ScaleOptions s = column_scale_options(o);
+  const auto calls = static_cast<std::size_t>(3 * d);
+  static const std::size_t cells = log_grid(ScaleOptions{}.per_octave, false).size();
+  const double t = grid_quantile_rank_error(per_call_epsilon(s.loss, calls), cells,
+                                            s.beta / static_cast<double>(calls));
+  return t / static_cast<double>(n) + s.alpha <= kCentralRanks;
+}
+
 // The per-epoch loss releases: the mechanism's own entry, `epochs` times, stated as mu-GDP with
 // mu = 1 / (coupled noise multiplier): exact for the continuous Gaussian (fast_float), and the
 // coupled form of the lattice Gaussian (secure, docs/proofs/accounting.md §9), which both the
@@ -138,11 +168,17 @@ LedgerEntry loss_entry(const ClassifyOptions& o) {
   return e;
 }
 
-// Every entry of a run at noise multiplier z; `discrete` marks the steps as lattice Gaussian.
-Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps) {
+// Every entry of a run on n rows of d features (d = 0: the global feature scale) with `steps`.
+Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps,
+                   Eigen::Index d) {
   Ledger l;
-  if (!o.feature_scale)
+  if (plan_columns(o, n, d)) {
+    for (const LedgerEntry& e : private_scale_entries(column_scale_options(o),
+                                                      static_cast<std::size_t>(d)))
+      l.push_back(e);
+  } else if (!o.feature_scale) {
     l.push_back(private_norm_quantile_entry(feature_scale_options(o)));
+  }
   l.push_back(steps);
   l.push_back(loss_entry(o));
   (void)n;
@@ -186,6 +222,7 @@ struct ClassifyPlan {
   std::optional<GaussianMechanism> loss;   // empty for adam
   ClassifyAccount account;                 // private optimizers
   double adam_epsilon = 0, floor = 0, bias = 0;
+  bool columns = false;  // per-column private location and scale (else one global scale)
 };
 
 GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, Eigen::Index p) {
@@ -201,30 +238,48 @@ GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, E
   return rc;
 }
 
-ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions& o);
+ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
+                           const ClassifyOptions& o);
 
-// A Classifier's first layer, rescaled so that logits(x / s) = rescaled.logits(x).
-void fold_feature_scale(Classifier& model, double s) {
+// The map the model is trained on, u = (x - centre) / divisor per column (training.md §3).
+struct FeatureMap {
+  Vector centre, divisor;
+};
+
+// A Classifier's first layer, rewritten so that logits(u(x); W) = logits(x; W'): the feature rows
+// of the (in+1) x out block divided by the divisors, the bias row minus sum_j centre_j W'_j.
+void fold_feature_map(Classifier& model, const FeatureMap& f) {
   const Eigen::Index in = model.layer_in(0), out = model.layer_out(0);
-  const Eigen::Index off = model.layer_offset(0);
-  model.parameters().segment(off, in * out) /= s;  // rows 0..in-1 of the (in+1) x out block
+  Eigen::Map<RowMatrix> W(model.parameters().data() + model.layer_offset(0), in + 1, out);
+  for (Eigen::Index j = 0; j < in; ++j) W.row(j) /= f.divisor(j);
+  W.row(in) -= f.centre.transpose() * W.topRows(in);
+}
+
+// kappa_d: the 0.9-quantile of the norm of d independent standard normals (Wilson-Hilferty's
+// chi-square quantile, within 1% for d >= 2, 4% at d = 1): standardised rows divided by it have
+// about the norms the global scale gives (90% within 1). Public, data-free.
+double chi_quantile_90(Eigen::Index d) {
+  const double k = static_cast<double>(d), z = 1.2815515655446004;
+  const double c = 1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k));
+  return std::sqrt(k * c * c * c);
 }
 
 }  // namespace
 
-ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double z) {
+ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double z,
+                                 Eigen::Index d) {
   const bool discrete = o.run.noise == NoiseMode::secure;
-  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete)));
+  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete), d));
 }
 
-double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
+double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   const double target = o.privacy.epsilon;
   const bool discrete = o.run.noise == NoiseMode::secure;
   // The rdp account of the run (cheap) brackets from above; the tighter account (pld included)
   // then meets the target at a smaller z.
   auto rdp_at = [&](double z) {
-    return epsilon_of(run_entries(o, n, search_step_entry(o, n, z, discrete)), Accountant::rdp,
-                      o.privacy.delta);
+    return epsilon_of(run_entries(o, n, search_step_entry(o, n, z, discrete), d),
+                      Accountant::rdp, o.privacy.delta);
   };
   double hi = 1;
   while (rdp_at(hi) > target) {
@@ -235,7 +290,7 @@ double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
   double lo = hi / 2;
   while (lo > 1e-2 && rdp_at(lo) <= target) lo /= 2, hi = lo * 2;
   while (hi - lo > 1e-4 * hi) (rdp_at(0.5 * (lo + hi)) <= target ? hi : lo) = 0.5 * (lo + hi);
-  auto eps_at = [&](double z) { return classify_account(o, n, z).epsilon; };
+  auto eps_at = [&](double z) { return classify_account(o, n, z, d).epsilon; };
   lo = 0.7 * hi;  // the PLD saves well under 30% of the noise
   while (lo > 1e-2 && eps_at(lo) <= target) hi = lo, lo *= 0.7;
   while (hi - lo > 1e-4 * hi) {  // eps_at(lo) > target >= eps_at(hi)
@@ -247,8 +302,10 @@ double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n) {
 
 namespace {
 
-ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions& o) {
+ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
+                           const ClassifyOptions& o) {
   ClassifyPlan plan;
+  plan.columns = plan_columns(o, n, d);
   plan.per_epoch = steps_per_epoch(o.batch_size, n);
   plan.steps = static_cast<std::size_t>(total_steps(o, n));
   plan.sampling_rate = static_cast<double>(o.batch_size) / static_cast<double>(n);
@@ -260,7 +317,8 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions
     plan.release.emplace(rc);
     return plan;
   }
-  rc.noise_multiplier = o.noise_multiplier ? *o.noise_multiplier : classify_noise_multiplier(o, n);
+  rc.noise_multiplier =
+      o.noise_multiplier ? *o.noise_multiplier : classify_noise_multiplier(o, n, d);
   plan.release.emplace(rc);
   plan.loss.emplace(loss_mechanism(o));
   const GradientRelease& rel = *plan.release;
@@ -271,18 +329,19 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index p, const ClassifyOptions
                   plan.sampling_rate,
                   has_second_release(o.optimizer) ? " and second-moment sum" : ""),
       plan.sampling_rate, static_cast<int>(plan.steps));
-  plan.account = account_of(o, n, run_entries(o, n, steps));
+  plan.account = account_of(o, n, run_entries(o, n, steps, d));
   return plan;
 }
 
 // The feature scale s: public, or the private 0.9-quantile of ||x_i|| on a scratch budget (the
 // plan's entry was charged on the real one). Writes what it cost to `d`.
-std::optional<double> feature_scale(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
-                                    nlohmann::json& d, std::string& reason) {
+std::optional<FeatureMap> global_scale(const ClassifyOptions& o, const ConstMatrixRef& X,
+                                       Rng& rng, nlohmann::json& d, std::string& reason) {
+  const auto cols = X.cols();
   if (o.feature_scale || !is_private(o.optimizer)) {
     d["feature_scale"] = o.feature_scale.value_or(1.0);
     d["feature_scale_source"] = o.feature_scale ? "given" : "none (non-private)";
-    return o.feature_scale.value_or(1.0);
+    return FeatureMap{Vector::Zero(cols), Vector::Constant(cols, o.feature_scale.value_or(1.0))};
   }
   const NormQuantileOptions qo = feature_scale_options(o);
   ReleaseBudget scratch(qo.loss, Accountant::basic);
@@ -295,7 +354,38 @@ std::optional<double> feature_scale(const ClassifyOptions& o, const ConstMatrixR
     reason = "feature_scale could not be estimated: " + q.reason;
     return std::nullopt;
   }
-  return q.value;
+  return FeatureMap{Vector::Zero(cols), Vector::Constant(cols, q.value)};
+}
+
+// Per column: the private median and robust sd (scale layer, on a scratch budget: the plan's
+// entries were charged on the real one); divisor_j = scale_j kappa_d. A degenerate column (MAD at
+// its resolution, e.g. a binary column with a majority value) takes the geometric mean of the
+// other columns' scales: post-processing of released values. No usable column: abstain.
+std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
+                                     nlohmann::json& d, std::string& reason) {
+  const ScaleOptions so = column_scale_options(o);
+  ReleaseBudget scratch(so.loss, Accountant::zcdp);
+  const ScaleEstimate est = private_scale(X, so, scratch, rng);
+  FeatureMap f{est.location(), est.scale()};
+  double log_sum = 0, ok = 0;
+  for (const ColumnScale& c : est.columns)
+    if (c.status == ScaleStatus::ok) log_sum += std::log(c.scale), ok += 1;
+  d["feature_scale_source"] = "private per-column median and robust sd (scale layer), "
+                              "features standardised and divided by kappa_d";
+  d["feature_scale_estimate"] = est.diagnostics();
+  d["feature_scale_rho"] = so.loss.rho;
+  if (ok == 0) {
+    reason = "no column has a usable private scale (all degenerate)";
+    return std::nullopt;
+  }
+  const double fallback = std::exp(log_sum / ok), kappa = chi_quantile_90(X.cols());
+  for (Eigen::Index j = 0; j < X.cols(); ++j)
+    f.divisor(j) = (est.columns[static_cast<std::size_t>(j)].status == ScaleStatus::ok
+                        ? f.divisor(j) : fallback) * kappa;
+  d["feature_centre"] = std::vector<double>(f.centre.data(), f.centre.data() + f.centre.size());
+  d["feature_divisor"] = std::vector<double>(f.divisor.data(), f.divisor.data() + f.divisor.size());
+  d["feature_kappa"] = kappa;
+  return f;
 }
 
 // The run: Poisson batches, the gradient release, the optimizer's update, the epoch loss.
@@ -438,7 +528,7 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                      Budget* budget, EvalSet test,
                                      const std::function<void(const EpochReport&)>& on_epoch) {
   validate(o, X, y, model);                                                     // validate
-  const ClassifyPlan plan = plan_classify(X.rows(), model.num_parameters(), o);  // plan
+  const ClassifyPlan plan = plan_classify(X.rows(), X.cols(), model.num_parameters(), o);  // plan
   const bool priv = plan.loss.has_value();
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)
                                : ReleaseBudget::non_private();
@@ -449,21 +539,25 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
   facts.noise = o.run.noise;
   facts.certified = priv && o.run.noise == NoiseMode::secure;
   std::string reason;
-  const std::optional<double> s = feature_scale(o, X, rng, d, reason);           // run
-  if (!s) {
+  const std::optional<FeatureMap> f = plan.columns ? column_map(o, X, rng, d, reason)  // run
+                                                   : global_scale(o, X, rng, d, reason);
+  if (!f) {
     facts.abstained = reason;
     return seal(std::move(model), account, facts, rng, std::move(d));
   }
-  RowMatrix scaled;  // the features in units of s (no copy when s = 1)
-  if (*s != 1) scaled = X / *s;
-  Trainer trainer(model, *s != 1 ? ConstMatrixRef(scaled) : X, y, o, plan, rng);
+  const bool identity = f->centre.isZero(0) && (f->divisor.array() == 1).all();
+  RowMatrix scaled;  // the features the model is trained on (no copy for the identity)
+  if (!identity)
+    scaled = (X.rowwise() - f->centre.transpose()).array().rowwise() /
+             f->divisor.transpose().array();
+  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng);
   std::vector<double> train_loss, test_acc;
   double seconds = 0, examples = 0;
   for (int e = 1; e <= o.epochs; ++e) {
     EpochReport r = trainer.epoch(e, {});
     if (test.X && test.y) {
       Classifier raw = model;  // the classifier of the raw features
-      fold_feature_scale(raw, *s);
+      fold_feature_map(raw, *f);
       r.test_accuracy = accuracy_chunked(raw, *test.X, *test.y);
       test_acc.push_back(*r.test_accuracy);
     }
@@ -472,7 +566,7 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
     examples += static_cast<double>(r.examples);
     if (on_epoch) on_epoch(r);
   }
-  fold_feature_scale(model, *s);
+  fold_feature_map(model, *f);
   d["train_loss"] = train_loss;
   if (!test_acc.empty()) {
     d["test_accuracy"] = test_acc;

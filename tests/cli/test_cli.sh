@@ -341,7 +341,22 @@ assert [s['step'] for s in steps] == [1, 2, 3] and all('ledger' not in s and len
 "; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments JSON lines"; head -3 "$tmp/mom" "$tmp/err"; fi
 if (cat "$tmp/noheader.csv") | "$DPSTATS" moments --method pp --epsilon 1 --delta 1e-6 --clip 10 --steps 2 --seed 1 - >"$tmp/mom" 2>"$tmp/err" &&
    [ "$(wc -l <"$tmp/mom")" -eq 3 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments --steps live stream"; cat "$tmp/err"; fi
-bad "moments live stream without a clip" "clip is required" -- moments --method jme --epsilon 1 --delta 1e-6 --steps 3 "$tmp/good.csv"
+bad "moments live stream too short to learn a clip" "clip is required" -- moments --method jme --epsilon 1 --delta 1e-6 --steps 3 "$tmp/good.csv"
+# A live stream without --clip learns it per block (docs/proofs/moments.md §4.2): rows in x1000
+# units from a pipe, every line states the clip the next row runs at (0 in the held first block).
+/usr/bin/python3 -c "
+import random
+random.seed(1)
+for _ in range(1300): print(f'{random.gauss(3, 1) * 1000},{random.gauss(6, 2) * 1000}')" >"$tmp/live.csv"
+if cat "$tmp/live.csv" | "$DPSTATS" moments --method jme --workload average --epsilon 4 --delta 1e-6 --steps 1300 --seed 1 - >"$tmp/mom" 2>"$tmp/err" &&
+   /usr/bin/python3 -c "
+import json
+lines = [json.loads(l) for l in open('$tmp/mom')]
+head, steps = lines[0], lines[1:]
+assert len(steps) == 1300 and len(head['ledger']) == 3 and 'adaptive_clip' in head['diagnostics']
+assert steps[0]['clip'] == 0 and steps[-1]['clip'] > 1000
+assert abs(steps[-1]['first'][0] - 3000) < 600 and abs(steps[-1]['first'][1] - 6000) < 1200
+"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments live stream, adaptive clip"; head -c 600 "$tmp/mom"; cat "$tmp/err"; fi
 # A file without --clip: the clip is estimated privately (here 3 rows: too few, it abstains).
 if "$DPSTATS" moments --method jme --epsilon 1 --delta 1e-6 --seed 1 "$tmp/good.csv" >"$tmp/mom" 2>"$tmp/err" &&
    /usr/bin/python3 -c "

@@ -640,7 +640,8 @@ TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndEstimatesAMissingClip) {
   EXPECT_NEAR(caller.spent_epsilon_delta().epsilon, r.privacy.epsilon, 1e-12);
   SeededRng rng2(3);
   EXPECT_THROW(estimate_moments(X, c, rng2, &caller), BudgetExceeded);  // 2 x 1 > 1.5
-  c.clip.reset();  // no silent unit clip: the live stream refuses, the batch API estimates
+  c.clip.reset();  // no silent unit clip: an 8-step live stream is too short to learn one (it
+                   // refuses), the batch API estimates
   SeededRng rng3(3);
   try {
     MomentEstimator est(c, rng3);

@@ -71,8 +71,10 @@ struct MomentsConfig {
   Workload A1, A2;        // first- and second-moment workloads
   Factorization C1, C2;   // strategies (CS uses C1 for both; PP ignores C2)
   // The l2 clip norm of one row (JME's zeta), in the data's units. Absent: estimated privately
-  // from `scale_share` of the budget by estimate_moments (docs/proofs/moments.md §4); the live
-  // MomentEstimator refuses a missing clip.
+  // from `scale_share` of the budget (docs/proofs/moments.md §4): by estimate_moments from the
+  // whole table; by the live MomentEstimator per public block of clip_block rows (adaptive clip,
+  // §4.2: the first block enters as 0, later blocks are clipped at a clip learnt from earlier
+  // blocks only).
   std::optional<double> clip;
   NormPolicy on_norm = NormPolicy::clip;
   // Budget: exactly one of privacy.epsilon (> 0), rho, noise_multiplier; privacy.delta in (0, 1)
@@ -93,6 +95,14 @@ struct MomentsConfig {
   // Share of the budget spent on the private count of clipped rows when `clip` is given (batch
   // API only), in [0, 0.5]; 0: no check.
   double clip_check_share = 0.01;
+  // The live stream's adaptive clip: rows per block (public), 0 = the smallest block whose
+  // private quantile the scale layer trusts at this budget (docs/proofs/moments.md §4.2).
+  std::size_t clip_block = 0;
+  // Batch API without a clip: centre the rows on a private per-column location (half of
+  // scale_share) when the table is long enough for it (a public check on n, d and the share) and
+  // the two workloads agree; the centred moments are released and the raw ones reconstructed
+  // (docs/proofs/moments.md §4.3). false: raw rows.
+  bool centre = true;
   Neighbouring neighbouring = Neighbouring::replace_one;
   Profile profile = Profile::practical;
   RunControl run;  // threads: per step, output independent of it; noise: secure or fast_float
@@ -114,6 +124,8 @@ struct MomentsOptions {
   std::optional<double> rho, noise_multiplier, lambda;
   double alpha = 0.5, tau = 1, scale_share = 0.1, clip_quantile = 0.5, clip_margin = 3,
          clip_check_share = 0.01;
+  std::size_t clip_block = 0;
+  bool centre = true;
   bool diagonal = false;
   std::string on_norm = "clip", neighbouring = "replace-one", profile = "practical";
   RunControl run;
@@ -138,8 +150,11 @@ struct MomentsPlan {
   Ledger ledger;      // the mechanisms' own entries, at the planned maximum (the whole stream)
 };
 // `pre_share`: the share of the budget spent before the stream (the batch API's private clip or
-// clipped-row count), in [0, 1); the stream's mechanisms get the rest.
-MomentsPlan plan_moments(const MomentsConfig& config, double pre_share = 0);
+// clipped-row count), in [0, 1); the stream's mechanisms get the rest. `held_rows`: the live
+// adaptive clip enters up to this many held rows together with one later row (§4.2), so that
+// row's entries may reach held_rows + 1 and its sums round: the floating-point margins cover it.
+MomentsPlan plan_moments(const MomentsConfig& config, double pre_share = 0,
+                         std::size_t held_rows = 0);
 
 // What the batch API spent before the stream, on the same account.
 struct PreStream {
@@ -157,6 +172,10 @@ struct MomentsTrace : TestHooks {
 struct MomentSeries {
   RowMatrix first;   // n x d
   RowMatrix second;  // n x d^2 (row-major d x d per step) or n x d
+  // When the batch API centred the rows on a private centre mu (diagnostics["centre"]): the
+  // moments of x_t - mu as released; first and second are then reconstructed from them (A·1 mu
+  // and the cross terms: post-processing). Empty otherwise.
+  RowMatrix centred_first, centred_second;
 };
 
 class MomentEstimator {
@@ -182,10 +201,9 @@ class MomentEstimator {
   const MomentsConfig& config() const;
   const NoiseScales& scales() const;       // the noise as it ran (public)
   double noise_multiplier() const;         // effective sigma (sensitivity-1 scale)
-  double clip() const;                     // the clip the stream runs at (a private value when
-                                           // estimate_moments estimated it)
-  bool adaptive_clip() const;              // always false: a live stream needs a clip (kept for
-                                           // API stability; docs/proofs/moments.md §4.2)
+  double clip() const;                     // the clip the next row runs at, in data units (a
+                                           // private value when estimated; 0 in the warm-up)
+  bool adaptive_clip() const;              // the live stream's adaptive clip (no clip given)
   nlohmann::json diagnostics() const;      // public values only
   // The stream's release fields (privacy, ledger, status, seeded, noise, diagnostics), sealed.
   Release<int> release_fields() const;

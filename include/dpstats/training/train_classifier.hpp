@@ -15,11 +15,18 @@
 // N rows plus Gaussian noise (add/remove sensitivity L, multiplier loss_noise_multiplier),
 // divided by N. Test accuracy is computed on the public test set.
 //
-// Unknown scale (issue #15; docs/proofs/training.md §3): the model is trained on the features
-// divided by a scale s, so that the clip, the learning rate and the initialisation are unit-free.
-// s is `feature_scale` when given (public), else the private 0.9-quantile of the row norms ||x_i||
-// (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove), charged in the same
-// ledger. The returned classifier applies to the raw features (1/s folded into the first layer).
+// Unknown scale (issue #15; docs/proofs/training.md §3): the model is trained on standardised
+// features, so that the clip, the learning rate and the initialisation are unit-free:
+//  * `feature_scale` given (public): x / feature_scale;
+//  * absent, and the table has enough rows for 3d private selections (a public check on n, d and
+//    the share): u_j = (x_j - m_j) / (s_j kappa_d) with m_j, s_j the private per-column median
+//    and robust sd (scale/column_scale.hpp, zCDP rho_s = scale_share x the target's rho,
+//    add/remove) and kappa_d the 0.9-quantile of a standard normal d-vector's norm: shift- and
+//    per-column unit-equivariant, with the intercept absorbing the centre;
+//  * otherwise (wide tables, e.g. pixels): x / s, s the private 0.9-quantile of the row norms
+//    (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove).
+// Each is charged in the same ledger. The returned classifier applies to the raw features (the
+// map folded into the first layer's weights and bias).
 //
 // Privacy: add/remove neighbours, record level. Accounting (docs/proofs/accounting.md §8):
 //  * secure noise (default): the steps are the subsampled LATTICE Gaussian, for which only the
@@ -60,7 +67,9 @@ struct ClassifyOptions {
   double clip = 1;
   // s: the public scale the features are divided by. Absent: estimated privately (see above).
   std::optional<double> feature_scale;
-  double scale_share = 0.05;         // fraction of epsilon for estimating s, in (0, 0.5]
+  // Share of the budget for the absent scale, in (0, 0.5]: of rho for the per-column scales, of
+  // epsilon for the global norm quantile.
+  double scale_share = 0.05;
   double beta1 = 0.9, beta2 = 0.999;
   std::optional<double> adam_epsilon;  // default: 1e-8 (adam, dp-adam), else 1e-6
   double lambda = 1;                 // JME scaling λ
@@ -112,9 +121,13 @@ struct ClassifyAccount {
   Ledger ledger;  // the chosen accountant's ledger
   std::size_t steps = 0;
 };
-ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier);
+// `features`: the number of columns d (its per-column scale entries are in the account when the
+// plan standardises each column); 0 counts the global feature scale.
+ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier,
+                                 Eigen::Index features = 0);
 // The smallest noise multiplier (to a relative 1e-4, rounded up) with
-// classify_account(o, n, z).epsilon <= o.privacy.epsilon.
-double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n);
+// classify_account(o, n, z, features).epsilon <= o.privacy.epsilon.
+double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n,
+                                 Eigen::Index features = 0);
 
 }  // namespace dpstats::optimize

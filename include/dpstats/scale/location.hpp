@@ -1,0 +1,75 @@
+// Per-column private location accurate to a fraction of the column's SCALE, not of |location|
+// (issue #15; docs/proofs/scale.md §2b). private_scale's median is resolved on a linear grid over
+// three log-grid cells, whose spacing is a fixed fraction of |median|: at a shift of 10^6 scales
+// it is about one scale. Here the median is re-centred on a linear grid a few private scales wide,
+// so its resolution is a small fraction of the scale at any shift.
+//
+// Per column, five pure-DP selections (grid_quantile.hpp), each at epsilon_c =
+// per_call_epsilon(loss, 5 d):
+//  1. coarse median: a cell of the signed log grid (relative width <= 1/m);
+//  2. refined median m1: a linear grid of `refine_points` over that cell and its two neighbours;
+//  3. spread s1 = 1.4826 x the MAD cell (nonnegative log grid) of |x - m1|;
+//  4. re-centred median m2: a linear grid of `recentre_points` over
+//     m1 -/+ window (s1 + r1), r1 = the spacing of step 2; location = m2;
+//  5. scale = 1.4826 x the MAD cell of |x - m2|.
+// Status per column as private_scale's (column_scale.hpp): ok, degenerate (the MAD is within 2
+// resolutions), insufficient_data (replace-one: rank error / n + alpha > 0.3).
+#pragma once
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/scale/column_scale.hpp"
+#include "dpstats/seam.hpp"
+
+namespace dpstats {
+
+struct LocationOptions {
+  PrivacyLoss loss = PrivacyLoss::pure(1);  // this estimate's share: pure epsilon or zcdp rho
+  double window = 4;            // half-width of the re-centring grid, in spreads; in [1, 1e3]
+  double alpha = 0.05;          // tolerated corrupted fraction, in [0, 0.3)
+  double beta = 0.05;           // failure probability of the utility statement, in (0, 1)
+  int per_octave = 32;          // log-grid points per octave, in [1, 1024]
+  std::size_t refine_points = std::size_t{1} << 16;    // step 2's grid, in [3, 2^24]
+  std::size_t recentre_points = std::size_t{1} << 12;  // step 4's grid, in [3, 2^24]
+  Neighbouring neighbouring = Neighbouring::replace_one;
+  int threads = 1;              // columns in parallel, in [1, 256]
+};
+
+struct ColumnLocation {
+  double location = 0;    // m2: the private median, re-centred
+  double scale = 0;       // 1.4826 x the private MAD around `location` (0 when degenerate)
+  double mad = 0;         // the private MAD around `location`
+  double resolution = 0;  // spacing of the re-centring grid: the location's quantization
+  double spread = 0;      // s1, the step-3 spread that sized the re-centring window
+  ScaleStatus status = ScaleStatus::ok;
+  std::string reason;     // why the status is not ok (public values only)
+};
+
+struct LocationEstimate {
+  std::vector<ColumnLocation> columns;
+  Ledger entries;               // what was charged, in order
+  double epsilon_per_call = 0;  // of each of the 5 d selections
+  double rank_error = 0;        // each selection's rank error, exceeded w.p. <= beta (union bound)
+  double beta = 0;
+  Neighbouring neighbouring = Neighbouring::replace_one;
+
+  Vector location() const;
+  Vector scale() const;
+  bool all_ok() const;
+  nlohmann::json diagnostics() const;  // per column values and status, epsilon, rank error, charged
+};
+
+// Checks every option and the data (finite, n >= 1), charges `account` the entries of
+// private_location_entries(o, X.cols()) all or nothing, then draws the noise.
+LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions& o,
+                                  ReleaseBudget& account, Rng& rng);
+
+// What private_location charges for d columns, whatever the data: five entries (count d each).
+Ledger private_location_entries(const LocationOptions& o, std::size_t d);
+
+}  // namespace dpstats

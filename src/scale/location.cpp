@@ -1,0 +1,205 @@
+// Per-column private location to a fraction of the scale (location.hpp; docs/proofs/scale.md §2b).
+#include "dpstats/scale/location.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
+#include "dpstats/release.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/share.hpp"
+
+namespace dpstats {
+namespace {
+
+constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^{-1}(3/4)
+constexpr double kMaxDouble = std::numeric_limits<double>::max();
+constexpr std::size_t kCallsPerColumn = 5;
+
+void check_options(const LocationOptions& o) {
+  check_share(o.loss);
+  require(o.window >= 1 && o.window <= 1e3, "window must be in [1, 1e3], got {}",
+          format_number(o.window));
+  require(o.alpha >= 0 && o.alpha < 0.3, "alpha must be in [0, 0.3), got {}",
+          format_number(o.alpha));
+  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+  require(o.per_octave >= 1 && o.per_octave <= 1024,
+          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
+          "refine_points must be in [3, 2^24], got {}", o.refine_points);
+  require(o.recentre_points >= 3 && o.recentre_points <= (std::size_t{1} << 24),
+          "recentre_points must be in [3, 2^24], got {}", o.recentre_points);
+  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
+}
+
+struct Plan {
+  const LocationOptions& o;
+  double epsilon = 0;  // per selection
+  std::vector<double> signed_grid, abs_grid;
+  double rank_error = 0;
+  bool n_public = false;
+  double n = 0;
+};
+
+double clamp_finite(double x) { return std::clamp(x, -kMaxDouble, kMaxDouble); }
+
+// The released MAD cell's midpoint of |v - centre| (v is overwritten).
+double private_mad(std::vector<double>& v, double centre, const Plan& p, Rng& rng) {
+  for (double& x : v) x = std::min(std::fabs(x - centre), kMaxDouble);
+  return grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng).midpoint();
+}
+
+void set_status(ColumnLocation& c, const Plan& p) {
+  if (p.n_public && p.rank_error / p.n + p.o.alpha > 0.3) {
+    c.status = ScaleStatus::insufficient_data;
+    c.reason = fmt::format(
+        "rank error t = {} (probability beta = {}) with n = {} and alpha = {}: t/n + alpha > 0.3, "
+        "so the location is not guaranteed inside the central 20%..80% of the data; give this "
+        "estimate a larger share or more rows",
+        format_number(p.rank_error), format_number(p.o.beta), p.n, format_number(p.o.alpha));
+  } else if (c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())) {
+    c.status = ScaleStatus::degenerate;
+    c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
+                           "({}): the column's values are (nearly) all equal",
+                           format_number(c.mad), format_number(c.resolution));
+    c.scale = 0;
+  }
+}
+
+// The numeric kernel of one column: five selections, each on a grid public given the earlier ones.
+ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng& rng) {
+  ColumnLocation c;
+  const GridCell coarse = grid_quantile_cell(x, p.signed_grid, 0.5, p.epsilon, rng);
+  const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
+  const std::vector<double> fine = linear_grid(p.signed_grid[i == 0 ? 0 : i - 1],
+                                               p.signed_grid[std::min(i + 2, last)],
+                                               p.o.refine_points);
+  const GridCell refined = grid_quantile_cell(x, fine, 0.5, p.epsilon, rng);
+  const double m1 = refined.midpoint(), r1 = refined.hi - refined.lo;
+  std::vector<double> v = x;
+  c.spread = std::min(kMadToSigma * private_mad(v, m1, p, rng), kMaxDouble);
+  const double half = std::min(p.o.window * (c.spread + r1), kMaxDouble);
+  const double lower = clamp_finite(m1 - half), upper = clamp_finite(m1 + half);
+  GridCell centred = refined;  // a window that rounds to one point keeps the refined cell
+  if (lower < upper) {
+    centred = grid_quantile_cell(x, linear_grid(lower, upper, p.o.recentre_points), 0.5,
+                                 p.epsilon, rng);
+  }
+  c.location = centred.midpoint();
+  c.resolution = centred.hi - centred.lo;
+  v = x;
+  c.mad = private_mad(v, c.location, p, rng);
+  c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
+  set_status(c, p);
+  return c;
+}
+
+std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
+  std::vector<double> v(static_cast<std::size_t>(X.rows()));
+  for (Eigen::Index r = 0; r < X.rows(); ++r) v[static_cast<std::size_t>(r)] = X(r, j);
+  return v;
+}
+
+nlohmann::json column_json(const ColumnLocation& c) {
+  nlohmann::json j = {{"location", c.location}, {"scale", c.scale},
+                      {"mad", c.mad},           {"resolution", c.resolution},
+                      {"spread", c.spread},     {"status", to_string(c.status)}};
+  if (!c.reason.empty()) j["reason"] = c.reason;
+  return j;
+}
+
+}  // namespace
+
+Vector LocationEstimate::location() const {
+  Vector v(static_cast<Eigen::Index>(columns.size()));
+  for (std::size_t j = 0; j < columns.size(); ++j) v[static_cast<Eigen::Index>(j)] = columns[j].location;
+  return v;
+}
+
+Vector LocationEstimate::scale() const {
+  Vector v(static_cast<Eigen::Index>(columns.size()));
+  for (std::size_t j = 0; j < columns.size(); ++j) v[static_cast<Eigen::Index>(j)] = columns[j].scale;
+  return v;
+}
+
+bool LocationEstimate::all_ok() const {
+  return std::all_of(columns.begin(), columns.end(),
+                     [](const ColumnLocation& c) { return c.status == ScaleStatus::ok; });
+}
+
+nlohmann::json LocationEstimate::diagnostics() const {
+  nlohmann::json cols = nlohmann::json::array();
+  for (const ColumnLocation& c : columns) cols.push_back(column_json(c));
+  nlohmann::json j = {
+      {"estimator", "private_location (log-grid median, refined, spread, re-centred, MAD)"},
+      {"columns", cols},
+      {"epsilon_per_selection", epsilon_per_call},
+      {"rank_error", rank_error},
+      {"beta", beta},
+      {"neighbouring", to_string(neighbouring)},
+      {"charged", ledger_json(entries)}};
+  if (neighbouring != Neighbouring::replace_one) {
+    j["insufficient_data_check"] = "not made: n is private under add/remove";
+  }
+  return j;
+}
+
+Ledger private_location_entries(const LocationOptions& o, std::size_t d) {
+  check_options(o);
+  require(d >= 1, "d must be >= 1, got {}", d);
+  const double e = per_call_epsilon(o.loss, kCallsPerColumn * d);
+  Ledger entries = {grid_quantile_entry(e, "location: coarse median cell on the log grid"),
+                    grid_quantile_entry(e, "location: refined median on a linear grid"),
+                    grid_quantile_entry(e, "location: spread (MAD cell) for the window"),
+                    grid_quantile_entry(e, "location: re-centred median on a linear grid"),
+                    grid_quantile_entry(e, "location: MAD cell around the location")};
+  for (LedgerEntry& entry : entries) {
+    entry.purpose += fmt::format(" ({} columns)", d);
+    entry.count = static_cast<int>(d);
+  }
+  return entries;
+}
+
+LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions& o,
+                                  ReleaseBudget& account, Rng& rng) {
+  check_options(o);
+  check_data(X);
+  const auto d = static_cast<std::size_t>(X.cols());
+  LocationEstimate out;
+  out.entries = private_location_entries(o, d);
+  account.charge(out.entries);
+
+  Plan p{o, per_call_epsilon(o.loss, kCallsPerColumn * d), log_grid(o.per_octave, false),
+         log_grid(o.per_octave, true)};
+  const std::size_t largest = std::max({p.signed_grid.size(), o.refine_points, o.recentre_points});
+  p.rank_error = grid_quantile_rank_error(p.epsilon, largest,
+                                          o.beta / static_cast<double>(kCallsPerColumn * d));
+  p.n_public = o.neighbouring == Neighbouring::replace_one;
+  p.n = static_cast<double>(X.rows());
+  out.epsilon_per_call = p.epsilon;
+  out.rank_error = p.rank_error;
+  out.beta = o.beta;
+  out.neighbouring = o.neighbouring;
+  out.columns.resize(d);
+
+  // One generator per column, split in column order: a seeded run repeats for any `threads`.
+  std::vector<std::unique_ptr<Rng>> gens;
+  for (std::size_t j = 0; j < d; ++j) {
+    auto g = rng.split();
+    if (!g) break;
+    gens.push_back(std::move(g));
+  }
+  const bool split = gens.size() == d;
+  parallel_tasks(d, split ? o.threads : 1, [&](std::size_t j) {
+    out.columns[j] = estimate_column(column(X, static_cast<Eigen::Index>(j)), p,
+                                     split ? *gens[j] : rng);
+  });
+  return out;
+}
+
+}  // namespace dpstats
