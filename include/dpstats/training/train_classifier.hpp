@@ -28,13 +28,12 @@
 // Each is charged in the same ledger. The returned classifier applies to the raw features (the
 // map folded into the first layer's weights and bias).
 //
-// Privacy: add/remove neighbours, record level. Accounting (docs/proofs/accounting.md §8):
-//  * secure noise (default): the steps are the subsampled LATTICE Gaussian, for which only the
-//    integer-order RDP expansion is proven: the rdp accountant over integer orders
-//    (PrivacyLoss::subsampled_discrete_gaussian); certified = true. The PLD ε of the same run,
-//    analysed as if the noise were continuous, is a diagnostic only
-//    ("epsilon_pld_continuous_analysis").
-//  * fast_float (continuous Gaussian; research, certified = false): the tighter of pld and rdp.
+// Privacy: add/remove neighbours, record level. Accounting (docs/proofs/accounting.md §7-§9):
+// the tighter of the pld and rdp accounts of the ledger, in both noise modes.
+//  * secure noise (default): the steps are the subsampled LATTICE Gaussian, counted by rdp on
+//    the integer orders and by pld as the continuous Gaussian it is coupled to, plus a slack
+//    below 1e-30 (PrivacyLoss::subsampled_discrete_gaussian); certified = true.
+//  * fast_float (continuous Gaussian; research, certified = false).
 // Non-private adam: epsilon = inf, certified = false, empty ledger.
 #pragma once
 #include <functional>
@@ -102,7 +101,7 @@ struct EvalSet {
 // labels y in 0..classes-1. diagnostics: optimizer, model, epochs, steps, sampling_rate,
 // noise_multiplier (z_eff), sensitivity, first/second noise std, feature_scale (and its source
 // and cost), train_loss[epoch], test_accuracy[epoch], examples_per_second, accountant,
-// epsilon_rdp, epsilon_pld (fast_float) or epsilon_pld_continuous_analysis (secure).
+// epsilon_rdp, epsilon_pld.
 // `on_epoch` (optional) sees each epoch's report. `budget`: the caller's optional Budget.
 Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                      const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
