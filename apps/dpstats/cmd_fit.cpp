@@ -2,6 +2,7 @@
 // dispatch. Task-only options and the run live in cmd_fit_<task>.cpp (see fit.hpp).
 #include <memory>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/error.hpp"
 #include "fit.hpp"
@@ -39,6 +40,7 @@ void add_fit_command(CLI::App& app) {
                   "user-level squared/huber: public bound on |label| (absent: estimated privately)");
   cmd->add_option("--scale-share", a->scale_share,
                   "share of the budget spent on estimating absent public scales");
+  add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/fashion_mnist.hpp"
 #include "dpstats/data/reader.hpp"
@@ -124,8 +125,10 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   };
   optimize::EvalSet eval;
   if (test.images.size() > 0) eval = {&test.images, &test.labels};
+  BudgetFile budget(a.budget);
   const auto r = optimize::train_classifier(std::move(model), train.images, train.labels, o, *rng,
-                                            nullptr, eval, progress);
+                                            budget.get(), eval, progress);
+  budget.commit();  // before anything is written or printed
   if (!c.save.empty()) {
     const Vector& p = r.estimate.parameters();
     write_npy(c.save, Eigen::Map<const RowMatrix>(p.data(), 1, p.size()));
