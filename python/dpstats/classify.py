@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from .budget import native
 from .release import Release
 
 _OPTIMIZERS = ("adam", "dp-sgd", "dp-adam", "dp-adam-debiased", "dp-adam-jme",
@@ -50,8 +51,10 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  batch_size: int = 256, learning_rate: float = 1e-3, clip: float = 1.0,
                  classes: Optional[int] = None, hidden: int = 128, jme_lambda: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
-                 y_test=None, threads: int = 1, seed: Optional[int] = None) -> Release:
-    """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module doc."""
+                 y_test=None, threads: int = 1, seed: Optional[int] = None,
+                 budget=None) -> Release:
+    """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
+    doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to."""
     if optimizer not in _OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
     if model not in ("logistic", "mlp"):
@@ -97,7 +100,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         None if feature_scale is None else float(feature_scale), float(scale_share), int(epochs),
         int(batch_size), float(learning_rate), float(clip), float(jme_lambda), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
-        int(threads), _seed(seed))
+        int(threads), _seed(seed), native(budget))
     r = Release._from_native(est, fields)
     if not private:
         r = replace(r, epsilon=math.inf)

@@ -18,6 +18,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from .budget import native
 from .release import Release
 
 _METHODS = tuple(_dpstats.fit_methods("user-level"))  # the library's registry
@@ -55,7 +56,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     clip: Optional[float] = None, items_per_user: int = 0,
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
-                    users_per_step: Optional[int] = None) -> Release:
+                    users_per_step: Optional[int] = None, budget=None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
@@ -77,6 +78,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     ``.diagnostics["bounds"]``; a supplied feature_bound that clips many users is reported); each user
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
+    ``budget``: a :class:`dpstats.Budget` the release is charged to.
     """
     from . import _required
     if method != "non-private":
@@ -123,5 +125,5 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if label_bound is None else _float(label_bound, "label_bound"), _seed(seed),
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
-        None if scale_share is None else _float(scale_share, "scale_share"))
+        None if scale_share is None else _float(scale_share, "scale_share"), native(budget))
     return Release._from_native(est, fields)

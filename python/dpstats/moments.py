@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _dpstats
+from . import _dpstats, _table
+from .budget import Budget, native
 from .release import Release
 
 
@@ -93,7 +94,8 @@ class MomentEstimator:
     (``epsilon``/``delta``, or ``rho``, or ``noise_multiplier``) covers all ``steps`` pushes and is
     charged at construction; a push after ``steps`` raises ``ValueError``, as do NaN/Inf rows.
     ``threads`` runs each step of large releases (>= 32768 coordinates) on that many threads;
-    with a ``seed`` the output is the same for any ``threads``.
+    with a ``seed`` the output is the same for any ``threads``. ``budget``: a
+    :class:`dpstats.Budget` the whole stream is charged to at construction.
     """
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
@@ -104,11 +106,11 @@ class MomentEstimator:
                  lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
                  on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
-                 profile: str = "practical"):
+                 profile: str = "practical", budget: Optional[Budget] = None):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
                         clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
                         on_norm, neighbouring, threads, scale_share, clip_check_share, profile)
-        self._native = _dpstats._MomentEstimator(opts, _seed(seed))
+        self._native = _dpstats._MomentEstimator(opts, _seed(seed), native(budget))
         self.dim = int(dim)
         self.steps = int(steps)
 
@@ -136,18 +138,19 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
             threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
-            profile: str = "practical") -> MomentsRelease:
-    """Continual release over the rows of ``X`` (T x d): the moments after every step."""
-    try:
-        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"X must be numeric: {e}") from None
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
+            profile: str = "practical", columns: Optional[Sequence] = None,
+            budget: Optional[Budget] = None) -> MomentsRelease:
+    """Continual release over the rows of ``X`` (T x d): the moments after every step.
+
+    ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
+    array). ``budget``: a :class:`dpstats.Budget` the release is charged to. The other options
+    are described in the module doc (``help(dpstats.moments)`` shows it below).
+    """
+    X = _table.table(X, columns, "X", two_d=True)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
                     delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
                     neighbouring, threads, scale_share, clip_check_share, profile)
-    first, second, fields = _dpstats.moments(X, opts, _seed(seed))
+    first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget))
     return MomentsRelease._from_parts(first, second, fields)
