@@ -5,6 +5,7 @@
 #include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/solvers/fit_registry.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {
@@ -20,7 +21,7 @@ void add_fit_command(CLI::App& app) {
              "private classifiers with DP-SGD/DP-Adam (--task classify), pure-DP convex "
              "optimisation with heavy-tailed gradients (--task heavy-tailed)");
   cmd->add_option("--task", a->task, "user-level (default), classify, heavy-tailed")
-      ->check(CLI::IsMember({"user-level", "classify", "heavy-tailed"}));
+      ->check(CLI::IsMember(enum_names<FitTask>()));
   cmd->add_option("--loss", a->loss, "loss function (choices depend on --task)");
   cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
   cmd->add_option("--profile", a->profile, "practical (default) or paper constants")

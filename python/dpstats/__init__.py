@@ -64,7 +64,7 @@ def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optiona
 
     ``text=True`` keeps the selected columns as text instead: ``(columns, names)`` where
     ``columns[j]`` is the list of column j's cells (quotes removed), e.g. a department column for
-    :func:`histogram` (``dpstats.histogram(read_table(p, columns=["dept"], text=True)[0][0], ...)``).
+    :func:`histogram`: ``(dept,), _ = dpstats.read_table(p, columns=["dept"], text=True)``.
     """
     if isinstance(columns, (str, int, np.integer)):
         columns = [columns]

@@ -41,8 +41,9 @@ def _frame(X, columns, name: str) -> np.ndarray:
         X = X[cols]
     bad = [j + 1 for j, t in enumerate(X.dtypes) if t.kind not in "fiub"]
     if bad:
-        raise ValueError(f"{name}: column {bad[0]} is not numeric (named {X.columns[bad[0] - 1]!r}; "
-                         "content not shown); select numeric columns with columns=")
+        named = X.columns[bad[0] - 1]
+        raise ValueError(f"{name}: column {bad[0]} is not numeric (named {named!r}; content not "
+                         "shown); select numeric columns with columns=")
     out = X.to_numpy(dtype=np.float64)
     nan = np.argwhere(np.isnan(out))
     if nan.size:

@@ -1,4 +1,5 @@
-"""One privacy budget across many releases (the C++ ``Budget``; docs/guide.md "An analyst's session")."""
+"""One privacy budget across many releases (the C++ ``Budget``; docs/guide.md "An analyst's
+session")."""
 from __future__ import annotations
 
 import json

@@ -29,8 +29,7 @@ from . import _dpstats
 from .budget import native
 from .release import Release
 
-_OPTIMIZERS = ("adam", "dp-sgd", "dp-adam", "dp-adam-debiased", "dp-adam-jme",
-               "dp-adam-joint-clip")
+_OPTIMIZERS = tuple(_dpstats._classify_optimizers())  # the library's registry
 
 
 def _labels(y, name):

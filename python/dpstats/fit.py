@@ -22,6 +22,7 @@ from .budget import native
 from .release import Release
 
 _METHODS = tuple(_dpstats.fit_methods("user-level"))  # the library's registry
+_TASKS = tuple(_dpstats.fit_tasks())  # the library's names, as the tool's --task
 
 
 def _float(x, name: str) -> float:
@@ -45,7 +46,7 @@ def fit(X, y, users=None, task: str = "user-level", **options) -> Release:
     if task == "heavy-tailed":
         from .heavy_tailed import fit_heavy_tailed
         return fit_heavy_tailed(X, y, **options)
-    raise ValueError(f"task must be 'user-level', 'classify' or 'heavy-tailed', got {task!r}")
+    raise ValueError(f"task must be one of {', '.join(repr(t) for t in _TASKS)}, got {task!r}")
 
 
 def _fit_user_level(X, y, users, loss: str = "logistic",

@@ -37,7 +37,7 @@ from . import _dpstats
 from .budget import native
 from .release import Release
 
-_LOSSES = ("absolute", "hinge", "huber", "logistic", "squared")
+_LOSSES = tuple(_dpstats.glm_losses())  # the library's names
 _METHODS = tuple(_dpstats.fit_methods("heavy-tailed"))  # the library's registry
 
 

@@ -144,7 +144,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
 
     ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
     array). ``budget``: a :class:`dpstats.Budget` the release is charged to. The other options
-    are described in the module doc (``help(dpstats.moments)`` shows it below).
+    are described below.
     """
     X = _table.table(X, columns, "X", two_d=True)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
@@ -154,3 +154,9 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
                     neighbouring, threads, scale_share, clip_check_share, profile)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget))
     return MomentsRelease._from_parts(first, second, fields)
+
+
+# help(dpstats.moments) and help(dpstats.MomentEstimator) show the methods, workloads and clip
+# rules too (the attribute dpstats.moments is the function, which hides this module's doc).
+moments.__doc__ = (moments.__doc__ or "") + "\n" + (__doc__ or "")
+MomentEstimator.__doc__ = (MomentEstimator.__doc__ or "") + "\n" + (__doc__ or "")

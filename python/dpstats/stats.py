@@ -85,15 +85,17 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
 
 
 def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
-          budget: Optional[Budget] = None, seed: Optional[int] = None, columns: Optional[Sequence] = None) -> Release:
+          budget: Optional[Budget] = None, seed: Optional[int] = None,
+          columns: Optional[Sequence] = None) -> Release:
     """Private number of rows of ``X`` (add/remove one row; estimate of shape (1,))."""
     return stat("count", X, epsilon, delta, budget=budget, seed=seed, columns=columns)
 
 
 def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-        seed: Optional[int] = None, threads: int = 1, columns: Optional[Sequence] = None) -> Release:
-    """Private per-column sum of ``X`` clipped to ``bounds`` (see the module doc)."""
+        seed: Optional[int] = None, threads: int = 1,
+        columns: Optional[Sequence] = None) -> Release:
+    """Private per-column sum of ``X`` clipped to ``bounds`` (``help(dpstats.stats)``: bounds, clipped-row counts, neighbouring)."""
     return stat("sum", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
                 seed=seed, threads=threads, columns=columns)
 
@@ -110,16 +112,18 @@ def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = Non
 
 def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
              scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-             seed: Optional[int] = None, threads: int = 1, columns: Optional[Sequence] = None) -> Release:
+             seed: Optional[int] = None, threads: int = 1,
+             columns: Optional[Sequence] = None) -> Release:
     """Private per-column variance (population, 1/n) of ``X`` clipped to ``bounds``: half the
-    budget for the mean, half for the mean square (see the module doc)."""
+    budget for the mean, half for the mean square (``help(dpstats.stats)``: bounds, clipped-row counts)."""
     return stat("variance", X, epsilon, delta, bounds=bounds, scale_share=scale_share,
                 budget=budget, seed=seed, threads=threads, columns=columns)
 
 
 def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-        seed: Optional[int] = None, threads: int = 1, columns: Optional[Sequence] = None) -> Release:
+        seed: Optional[int] = None, threads: int = 1,
+        columns: Optional[Sequence] = None) -> Release:
     """Private per-column standard deviation: the square root of :func:`variance`."""
     return stat("std", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
                 seed=seed, threads=threads, columns=columns)

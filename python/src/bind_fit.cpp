@@ -68,4 +68,7 @@ void bind_fit(py::module_& m) {
         py::arg("budget").none(true) = nullptr);
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
+  m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");
+  m.def("glm_losses", [] { return enum_names<optimize::GlmKind>(); },
+        "The losses of the linear fits (the library's names).");
 }
