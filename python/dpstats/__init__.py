@@ -149,7 +149,7 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
 
 
 def mean_methods():
-    """The methods of :func:`mean` (the library's registry)."""
+    """The names of the methods of :func:`mean` (the library's registry, as the tool's --method)."""
     return list(_dpstats.mean_methods())
 
 

@@ -10,6 +10,9 @@ from typing import Optional
 from . import _dpstats
 
 BudgetExceeded = _dpstats.BudgetExceeded
+BudgetExceeded.__doc__ = (
+    "Raised when a release would exceed its Budget's total: it is refused before any noise is "
+    "drawn, nothing is released and nothing is charged. A ValueError, like every refused input.")
 
 
 class Budget:
