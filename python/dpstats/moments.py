@@ -6,7 +6,8 @@ estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second m
 (matrix factorization A = B C), so there is no composition across steps.
 
 Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"ime"``,
-``"cs"``, ``"pp"`` and ``"pp-debiased"``. Workloads: ``"prefix"``, ``"average"``,
+``"cs"``, ``"pp"`` and ``"pp-debiased"`` (``lambda_``, the tool's ``--lambda``, scales
+``"lambda-jme"``; ``lambda`` is a Python keyword). Workloads: ``"prefix"``, ``"average"``,
 ``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
 ``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` (the
 l2 clip norm of one row, in the data's units) are clipped (``on_norm="clip"``) or rejected.
@@ -71,7 +72,7 @@ def _int(x, name: str) -> int:
 
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
+             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
              scale_share=0.1, clip_check_share=0.01, profile="practical"):
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
@@ -81,7 +82,7 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         steps, dim, str(method), str(workload), str(factorization), _opt_float(clip, "clip"),
         float(_opt_float(epsilon, "epsilon") or 0.0), float(_opt_float(delta, "delta")),
         _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
-        _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
+        _opt_float(lambda_, "lambda_"), float(_opt_float(alpha, "alpha")),
         float(_opt_float(tau, "tau")), float(_opt_float(scale_share, "scale_share")),
         float(_opt_float(clip_check_share, "clip_check_share")), bool(diagonal), str(on_norm), str(neighbouring), str(profile),
         _int(threads, "threads"))
@@ -103,12 +104,13 @@ class MomentEstimator:
                  epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-                 lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
+                 lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
                  on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
                  profile: str = "practical", budget: Optional[Budget] = None):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
-                        clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
+                        clip, epsilon, delta, rho, noise_multiplier, lambda_, alpha, tau,
+                        diagonal,
                         on_norm, neighbouring, threads, scale_share, clip_check_share, profile)
         self._native = _dpstats._MomentEstimator(opts, _seed(seed), native(budget))
         self.dim = int(dim)
@@ -135,7 +137,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-            lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
+            lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
             threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
             profile: str = "practical", columns: Optional[Sequence] = None,
@@ -150,7 +152,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
-                    delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
+                    delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal, on_norm,
                     neighbouring, threads, scale_share, clip_check_share, profile)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget))
     return MomentsRelease._from_parts(first, second, fields)
