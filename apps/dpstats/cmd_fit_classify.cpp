@@ -63,9 +63,10 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   const auto kind = optimize::parse_model_kind(c.model);
   const bool priv = optimize::is_private(o.optimizer);
   if (!priv) {
-    require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share,
+    require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share &&
+                !a.budget,
             "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
-            "--feature-scale and --scale-share do not apply");
+            "--feature-scale, --scale-share and --budget do not apply");
   } else {
     require(a.epsilon.has_value(),
             "--epsilon is required for a private optimizer (the whole run's target; with "

@@ -44,6 +44,8 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   check_options_apply(fit_methods(FitTask::user_level), info, given);
   require(a.domain_radius.has_value(),
           "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");
+  require(!a.budget || o.method != optimize::UserLevelMethod::non_private,
+          "--budget does not apply to --method non-private (its output is not private)");
   if (o.method != optimize::UserLevelMethod::non_private) {
     require(a.epsilon.has_value(), "--epsilon is required (> 0)");
     require(a.delta.has_value(), "--delta is required for --task user-level (in (0, 1))");

@@ -70,9 +70,9 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         if delta is None:
             raise ValueError("delta is required for a private optimizer (in (0, 1))")
     elif (epsilon is not None or delta is not None or noise_multiplier is not None
-          or feature_scale is not None):
-        raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier and "
-                         "feature_scale do not apply")
+          or feature_scale is not None or budget is not None):
+        raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier, "
+                         "feature_scale and budget do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
                     ("hidden", hidden), ("threads", threads)):
         if not isinstance(v, (int, np.integer)) or v < 1:

@@ -88,6 +88,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     else:
         epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
         delta = 0.5 if delta is None else delta  # unused: the run is not private
+    if method == "non-private" and budget is not None:
+        raise ValueError("budget does not apply to method 'non-private' (its output is not "
+                         "private)")
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:

@@ -177,6 +177,20 @@ def test_every_public_function_takes_a_budget():
     assert b.ledger[-1]["purpose"] and len(b.ledger) > len(calls)
 
 
+def test_a_non_private_run_refuses_a_budget():
+    x, y = _regression(400)
+    b = dpstats.Budget(epsilon=1, delta=1e-6, accountant="rdp")
+    with pytest.raises(ValueError, match="budget"):
+        dpstats.fit(x, (y > 0).astype(int), task="classify", optimizer="adam", classes=2,
+                    epochs=1, budget=b)
+    with pytest.raises(ValueError, match="budget"):
+        dpstats.fit(x, np.sign(y), users=np.arange(400) // 2, method="non-private",
+                    domain_radius=2, budget=b)
+    with pytest.raises(ValueError, match="budget"):
+        dpstats.median(x, method="weiszfeld", budget=b)
+    assert b.ledger == []
+
+
 def test_columns_on_arrays_through_one_helper():
     X = np.column_stack([_corrupted(), np.arange(20000) % 3])
     a = dpstats.column_mean(X, epsilon=1, delta=0, bounds=[(0, 120)], columns=[0], seed=1)

@@ -320,6 +320,8 @@ ok "resumed: a small release still fits" "j['status']=='ok'" \
   -- stat count --columns age --epsilon 0.05 --delta 0 --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 ok "resumed: the file gained its entry" "len(j['ledger'])==$n_before+1" -- budget show "$tmp/s.json"
 bad "weiszfeld takes no budget" "does not apply" -- median --method weiszfeld --budget "$tmp/s.json" "$tmp/people2.csv"
+bad "a non-private classifier takes no budget" "budget" -- fit --task classify --optimizer adam --classes 2 --budget "$tmp/s.json" "$tmp/depts.csv"
+bad "a non-private user-level fit takes no budget" "budget" -- fit --method non-private --domain-radius 1 --budget "$tmp/s.json" "$tmp/reg.csv"
 
 # ---- #16: a histogram of a text column (quoted, with commas), picked by name ----
 printf 'id,dept,age\np1,"Legal, Compliance",30\np2,Sales,41\np3,"Legal, Compliance",\n\n' >"$tmp/depts.csv"
