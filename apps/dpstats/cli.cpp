@@ -79,7 +79,14 @@ nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohman
     head[key] = nlohmann::ordered_json::parse(fields.at(key).dump());
   };
   for (const char* key : {"status", "privacy", "seeded", "noise"}) copy(key);
-  if (extra.is_object()) head.update(extra);
+  // Under add/remove neighbouring the number of rows is what the release protects (a count is
+  // its noisy estimate): it is printed only where n is public, i.e. under replace-one.
+  const auto& privacy = fields.at("privacy");
+  const bool n_private =
+      privacy.is_object() && privacy.value("neighbouring", "") == "add-remove";
+  if (extra.is_object())
+    for (const auto& [key, value] : extra.items())
+      if (!(n_private && key == "n")) head[key] = value;
   copy("diagnostics");
   copy("ledger");
   return head;

@@ -42,6 +42,7 @@ void print_json(const nlohmann::ordered_json& j);
 
 // `head` (command, method, estimate, ...) followed by a release's fields in the order of
 // design.md §4: status, privacy, seeded, noise, then `extra` (n, d, ...), diagnostics, ledger.
+// `n` is left out of a release under add/remove neighbouring (the row count is not public there).
 nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohmann::json& fields,
                                       const nlohmann::ordered_json& extra = {});
 

@@ -1,7 +1,8 @@
 // dpstats bounds --epsilon E [--delta D] [--norm-quantile Q] [--norm-share S] [--norm-centre
 //                location|zero] [--widen W] [--alpha A] [--beta B] [--per-octave M]
-//                [--neighbouring replace-one|add-remove] [--threads T] [--seed N] INPUT
+//                [--neighbouring replace-one|add-remove] [--threads T] [--budget FILE] [--seed N] [input options] INPUT
 // Private per-column location, scale and clipping bounds with no public range (issue #15).
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -17,7 +18,8 @@ struct BoundsArgs {
   std::string norm_centre = "location";
   std::string neighbouring = "replace-one";
   std::optional<std::uint64_t> seed;
-  std::string input;
+  std::optional<std::string> budget;
+  InputArgs input;
 };
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
@@ -27,11 +29,13 @@ void run_bounds(BoundsArgs a) {
   a.o.norm_about_location = a.norm_centre == "location";
   a.o.neighbouring =
       a.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
-  const Table table = read_table(a.input);
+  const Table table = read_input(a.input);
   nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   auto rng = make_rng(a.seed);
-  const Release<Bounds> r = private_bounds(table.values, a.o, *rng);
+  BudgetFile budget(a.budget);
+  const Release<Bounds> r = private_bounds(table.values, a.o, *rng, budget.get());
+  budget.commit();  // before anything is printed
   const ScaleEstimate& s = r.estimate.scale;
   nlohmann::ordered_json estimate = {{"location", to_std(s.location())},
                                      {"scale", to_std(s.scale())},
@@ -66,9 +70,9 @@ void add_bounds_command(CLI::App& app) {
   cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
       ->check(CLI::IsMember({"replace-one", "add-remove"}));
   cmd->add_option("--threads", a->o.run.threads, "columns estimated in parallel; default 1");
+  add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
-  cmd->add_option("INPUT", a->input, "CSV (header auto-detected), .npy, or - for stdin")
-      ->required();
+  add_input_options(cmd, a->input);
   cmd->callback([a] { run_bounds(*a); });
 }
 

@@ -1,4 +1,4 @@
-// dpstats budget init FILE --epsilon E [--delta D] [--accountant basic|zcdp|gdp] [--rho R]
+// dpstats budget init FILE --epsilon E [--delta D] [--accountant basic|zcdp|gdp|rdp|pld] [--rho R]
 // dpstats budget show FILE
 // A budget file holds one total and the ledger of every release charged to it (--budget FILE on
 // every command that releases).
@@ -48,8 +48,10 @@ void add_budget_command(CLI::App& app) {
   init->add_option("--delta", a->delta, "total delta in [0, 1) (0: pure DP)");
   init->add_option("--rho", a->rho, "a zCDP total rho (accountant zcdp)");
   init->add_option("--mu", a->mu, "a GDP total mu (accountant gdp)");
-  init->add_option("--accountant", a->accountant, "basic (default), zcdp or gdp")
-      ->check(CLI::IsMember({"basic", "zcdp", "gdp"}));
+  init->add_option("--accountant", a->accountant,
+                   "basic (default; pure and approximate releases), zcdp, gdp, rdp (every kind, "
+                   "subsampled training included) or pld")
+      ->check(CLI::IsMember({"basic", "zcdp", "gdp", "rdp", "pld"}));
   init->callback([a] {
     const Budget b(total_of(*a), parse_accountant(a->accountant));
     create_budget_file(a->file, b);

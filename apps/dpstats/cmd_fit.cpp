@@ -2,8 +2,10 @@
 // dispatch. Task-only options and the run live in cmd_fit_<task>.cpp (see fit.hpp).
 #include <memory>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/solvers/fit_registry.hpp"
 #include "fit.hpp"
 
 namespace dpstats::cli {
@@ -19,7 +21,7 @@ void add_fit_command(CLI::App& app) {
              "private classifiers with DP-SGD/DP-Adam (--task classify), pure-DP convex "
              "optimisation with heavy-tailed gradients (--task heavy-tailed)");
   cmd->add_option("--task", a->task, "user-level (default), classify, heavy-tailed")
-      ->check(CLI::IsMember({"user-level", "classify", "heavy-tailed"}));
+      ->check(CLI::IsMember(enum_names<FitTask>()));
   cmd->add_option("--loss", a->loss, "loss function (choices depend on --task)");
   cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
   cmd->add_option("--profile", a->profile, "practical (default) or paper constants")
@@ -39,6 +41,7 @@ void add_fit_command(CLI::App& app) {
                   "user-level squared/huber: public bound on |label| (absent: estimated privately)");
   cmd->add_option("--scale-share", a->scale_share,
                   "share of the budget spent on estimating absent public scales");
+  add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/fashion_mnist.hpp"
 #include "dpstats/data/reader.hpp"
@@ -62,9 +63,10 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   const auto kind = optimize::parse_model_kind(c.model);
   const bool priv = optimize::is_private(o.optimizer);
   if (!priv) {
-    require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share,
+    require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share &&
+                !a.budget,
             "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
-            "--feature-scale and --scale-share do not apply");
+            "--feature-scale, --scale-share and --budget do not apply");
   } else {
     require(a.epsilon.has_value(),
             "--epsilon is required for a private optimizer (the whole run's target; with "
@@ -124,8 +126,10 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   };
   optimize::EvalSet eval;
   if (test.images.size() > 0) eval = {&test.images, &test.labels};
+  BudgetFile budget(a.budget);
   const auto r = optimize::train_classifier(std::move(model), train.images, train.labels, o, *rng,
-                                            nullptr, eval, progress);
+                                            budget.get(), eval, progress);
+  budget.commit();  // before anything is written or printed
   if (!c.save.empty()) {
     const Vector& p = r.estimate.parameters();
     write_npy(c.save, Eigen::Map<const RowMatrix>(p.data(), 1, p.size()));

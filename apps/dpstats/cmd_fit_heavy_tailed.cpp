@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -77,7 +78,8 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   const Vector y = table.values.col(0);
   const RowMatrix X = table.values.rightCols(table.values.cols() - 1);
   auto rng = make_rng(a.seed);
-  const auto r = optimize::fit_heavy_tailed(X, y, o, *rng);
+  BudgetFile budget(a.budget);
+  const auto r = optimize::fit_heavy_tailed(X, y, o, *rng, budget.get());
   nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task},
                                  {"method", name_of(o.method)}, {"loss", name_of(o.loss)}};
   head["estimate"] = r.status == Status::ok
@@ -86,6 +88,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
                          : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json extra = {{"n", X.rows()}, {"d", X.cols()},
                                   {"moment_order", o.moment_order}};
+  budget.commit();  // before anything is printed
   print_json(release_output(std::move(head), release_fields_json(r), extra));
 }
 

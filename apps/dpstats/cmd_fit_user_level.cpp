@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -43,6 +44,8 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   check_options_apply(fit_methods(FitTask::user_level), info, given);
   require(a.domain_radius.has_value(),
           "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");
+  require(!a.budget || o.method != optimize::UserLevelMethod::non_private,
+          "--budget does not apply to --method non-private (its output is not private)");
   if (o.method != optimize::UserLevelMethod::non_private) {
     require(a.epsilon.has_value(), "--epsilon is required (> 0)");
     require(a.delta.has_value(), "--delta is required for --task user-level (in (0, 1))");
@@ -74,7 +77,8 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   const RowMatrix X = table.values.rightCols(table.values.cols() - 2);
   const optimize::UserDataset data(X, y, users, items_per_user);
   auto rng = make_rng(a.seed);
-  const auto r = optimize::fit_user_level(data, o, *rng);
+  BudgetFile budget(a.budget);
+  const auto r = optimize::fit_user_level(data, o, *rng, budget.get());
   nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task}, {"method", name_of(o.method)}};
   head["estimate"] = r.status == Status::ok
                          ? nlohmann::ordered_json(std::vector<double>(
@@ -83,6 +87,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   nlohmann::ordered_json extra = {{"n_users", data.num_users()},
                                   {"items_per_user", data.items_per_user()},
                                   {"d", data.dim()}};
+  budget.commit();  // before anything is printed
   print_json(release_output(std::move(head), release_fields_json(r), extra));
 }
 

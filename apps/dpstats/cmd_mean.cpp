@@ -2,11 +2,12 @@
 //               [--scale S[,S...]] [--scale-share F] [--bounds LO,HI[,LO,HI...]] [--alpha A]
 //               [--profile paper|practical] [--failure-probability Z] [--topk-multiplier M]
 //               [--T1 N] [--T2 N] [--T N] [--no-fallback] [--uncertified-window] [--seed N]
-//               [--threads T] INPUT
+//               [--threads T] [--budget FILE] INPUT
 // Parses, then calls the library's one dispatcher (mean/methods.hpp): the method registry, the
 // "does not apply" checks and every default live there.
 #include <fmt/format.h>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -21,6 +22,7 @@ struct MeanArgs {
   std::string profile, scale, bounds;
   bool no_fallback = false, window = false;
   std::optional<std::uint64_t> seed;
+  std::optional<std::string> budget;
   InputArgs input;
 };
 
@@ -33,12 +35,14 @@ void run(MeanArgs& a) {
   if (a.window) r.uncertified_window = true;
   const Table table = read_input(a.input);
   auto rng = make_rng(a.seed);
-  const Release<Vector> out = run_mean(table.values, r, *rng);
+  BudgetFile budget(a.budget);
+  const Release<Vector> out = run_mean(table.values, r, *rng, budget.get());
   nlohmann::ordered_json head = {{"command", "mean"}, {"method", r.method}};
   head["estimate"] =
       std::vector<double>(out.estimate.data(), out.estimate.data() + out.estimate.size());
   nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
+  budget.commit();  // before anything is printed
   print_json(release_output(std::move(head), release_fields_json(out), extra));
 }
 
@@ -82,6 +86,7 @@ void add_mean_command(CLI::App& app) {
   cmd->add_option("--bounds", a->bounds,
                   "bounded: LO,HI for every column or LO1,HI1,...,LOd,HId; absent: estimated "
                   "privately from --scale-share of the budget");
+  add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   cmd->add_option("--threads", r.run.threads, "threads for the data passes");
   add_input_options(cmd, a->input);

@@ -1,10 +1,11 @@
 // dpstats median --method fast|hsu24|weiszfeld --epsilon E --delta D [--domain-radius R]
 //                [--min-radius r] [--profile practical|paper] [--scale-share s]
-//                [--bound-check-share s] [--seed N] INPUT
+//                [--bound-check-share s] [--budget FILE] [--seed N] INPUT
 // Methods, their options and enum names come from the library (median_methods(), parse_enum);
 // weiszfeld is the non-private solver: its output has no privacy fields.
 #include <fmt/format.h>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -20,6 +21,7 @@ struct MedianArgs {
   std::optional<std::string> profile;
   std::optional<double> epsilon, delta, domain_radius, min_radius, scale_share, bound_check_share;
   std::optional<std::uint64_t> seed;
+  std::optional<std::string> budget;
   InputArgs input;
 };
 
@@ -54,6 +56,8 @@ void run_median(const MedianArgs& a) {
   const MethodInfo& method = find_method(median_methods(), "median", a.method);
   const auto set = given(a);
   check_options_apply(median_methods(), method, set);
+  require(!a.budget || a.method != "weiszfeld",
+          "--budget does not apply to --method weiszfeld (the non-private solver)");
   GeometricMedianOptions o;
   if (a.method != "weiszfeld") {
     o.method = parse_enum<MedianMethod>(a.method);
@@ -69,7 +73,9 @@ void run_median(const MedianArgs& a) {
   if (!table.header.empty()) extra["columns"] = table.header;
   if (a.method == "weiszfeld") return run_weiszfeld(table, std::move(extra));
   auto rng = make_rng(a.seed);
-  const Release<Vector> r = geometric_median(table.values, o, *rng);
+  BudgetFile budget(a.budget);
+  const Release<Vector> r = geometric_median(table.values, o, *rng, budget.get());
+  budget.commit();  // before anything is printed
   nlohmann::ordered_json head = {{"command", "median"}, {"method", a.method}};
   head["estimate"] = to_std(r.estimate);
   print_json(release_output(std::move(head), release_fields_json(r), extra));
@@ -102,6 +108,7 @@ void add_median_command(CLI::App& app) {
   cmd->add_option("--bound-check-share", a->bound_check_share,
                   "budget share of the private count of rows beyond a given --domain-radius "
                   "(default 0.01; 0 turns the check off)");
+  add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_median(*a); });

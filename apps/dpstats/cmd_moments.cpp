@@ -2,7 +2,7 @@
 //   average|adam:B --factorization input|output|sqrt|banded:B|blt:M [--clip Z] [--scale-share S]
 //   [--clip-check-share S]
 //   (--epsilon E --delta D | --rho R --delta D | --noise-multiplier S --delta D) [--diagonal]
-//   [--lambda L] [--alpha A] [--tau T] [--on-norm clip|reject] [--steps N] [--seed N] INPUT
+//   [--lambda L] [--alpha A] [--tau T] [--on-norm clip|reject] [--steps N] [--budget FILE] [--seed N] INPUT
 // The rows of INPUT are the stream. Output (JSON Lines): the first line holds the release's
 // fields (status, privacy, ledger, diagnostics) once; then one compact line per step
 // {"step", "first", "second"}. With --steps N the rows are read one at a time as they arrive (a
@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -32,6 +33,7 @@ struct MomentsArgs {
   std::optional<std::size_t> steps;
   bool diagonal = false;
   std::optional<std::uint64_t> seed;
+  std::optional<std::string> budget;
   InputArgs input;
 };
 
@@ -122,7 +124,14 @@ void run_live(const MomentsArgs& a) {
       o.steps = *a.steps;
       o.dim = row.size();
       rng = make_rng(a.seed);
-      est = std::make_unique<moments::MomentEstimator>(moments::make_config(o), *rng);
+      {
+        // The estimator charges the whole stream when it is built: the file is written back
+        // and unlocked before the first line, so a long stream does not hold the lock.
+        BudgetFile budget(a.budget);
+        est = std::make_unique<moments::MomentEstimator>(moments::make_config(o), *rng,
+                                                         budget.get());
+        budget.commit();
+      }
       print_header(*est, a, row.size());
     }
     require(row.size() == est->config().dim,
@@ -154,7 +163,9 @@ void run_moments(const MomentsArgs& a) {
   auto rng = make_rng(a.seed);
   // The whole table is known: the batch API (a private clip when --clip is absent, a private
   // count of clipped rows when it is given), then one line per step.
-  const auto r = moments::estimate_moments(X, std::move(c), *rng);
+  BudgetFile budget(a.budget);
+  const auto r = moments::estimate_moments(X, std::move(c), *rng, budget.get());
+  budget.commit();  // before anything is printed
   nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
   const nlohmann::ordered_json extra = {{"n", X.rows()}, {"d", X.cols()}};
   std::cout << release_output(std::move(head), release_fields_json(r), extra).dump() << std::endl;
@@ -228,6 +239,7 @@ void add_moments_command(CLI::App& app) {
   cmd->add_option("--threads", a->o.run.threads,
                   "threads per step, for releases of 2^15 values or more (default 1; the "
                   "output does not depend on it)");
+  add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_moments(*a); });

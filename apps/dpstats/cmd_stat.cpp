@@ -1,10 +1,12 @@
 // dpstats stat STATISTIC --epsilon E --delta D [--bounds LO,HI]... [--quantiles Q,...]
-//              [--grid-size N] [--categories A,B,...] [--column J] [--scale-share S]
+//              [--grid-size N] [--categories A,B,...] [--category NAME]... [--column J]
+//              [--scale-share S]
 //              [--budget FILE] [--seed N] [--threads T] [input options] INPUT
 // STATISTIC is one of the stats registry (count, sum, mean, variance, std, quantiles, histogram);
 // the options a statistic does not read are refused by the registry, as in Python.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 
 #include "budget_file.hpp"
@@ -24,6 +26,7 @@ struct StatArgs {
   std::string quantiles;
   std::optional<std::size_t> grid_size;
   std::string categories;
+  std::vector<std::string> category;  // --category NAME, repeatable, taken verbatim
   std::optional<double> scale_share;
   std::optional<int> column;
   std::optional<std::string> budget;
@@ -52,7 +55,7 @@ std::vector<std::string> given_options(const StatArgs& a) {
   if (!a.bounds.empty()) g.emplace_back("bounds");
   if (!a.quantiles.empty()) g.emplace_back("quantiles");
   if (a.grid_size) g.emplace_back("grid_size");
-  if (!a.categories.empty()) g.emplace_back("categories");
+  if (!a.categories.empty() || !a.category.empty()) g.emplace_back("categories");
   if (a.scale_share) g.emplace_back("scale_share");
   return g;
 }
@@ -76,18 +79,38 @@ stats::StatOptions options_of(const StatArgs& a) {
   }
   if (a.grid_size) o.grid_size = *a.grid_size;
   o.categories = split(a.categories);
+  o.categories.insert(o.categories.end(), a.category.begin(), a.category.end());
   if (a.scale_share) o.scale_share = *a.scale_share;
   return o;
 }
 
-// The column's values as category names ("3" for the code 3.0).
-std::vector<std::string> category_column(const Table& t, int column) {
-  require(column >= 0 && column < t.values.cols(),
-          fmt::format("--column must be in [0, {}), got {}", t.values.cols(), column));
-  std::vector<std::string> out;
-  out.reserve(static_cast<std::size_t>(t.values.rows()));
-  for (Eigen::Index i = 0; i < t.values.rows(); ++i) out.push_back(fmt::format("{}", t.values(i, column)));
-  return out;
+// A column whose every cell is a finite number holds codes: each is named by its value ("3" for
+// 3, 3.0 or 3.000e+00, as a .npy column's codes are), so the same code always counts together.
+void name_codes_by_value(std::vector<std::string>& cells) {
+  std::vector<double> values(cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string& c = cells[i];
+    const auto [end, ec] = std::from_chars(c.data(), c.data() + c.size(), values[i]);
+    if (ec != std::errc() || end != c.data() + c.size() || !std::isfinite(values[i])) return;
+  }
+  for (std::size_t i = 0; i < cells.size(); ++i) cells[i] = fmt::format("{}", values[i]);
+}
+
+// The histogram's column as category names: read as text (a text column such as a department
+// name, or numeric codes, "3" for 3.0), picked by --columns NAME or --column J.
+std::vector<std::string> category_column(const StatArgs& a, std::int64_t& rows) {
+  ReadOptions ro = read_options(a.input);
+  ro.text = true;
+  Table t = read_table(a.input.path, ro);
+  const int d = static_cast<int>(t.text.size());
+  const int column = a.column.value_or(0);
+  require(column >= 0 && column < d, fmt::format("--column must be in [0, {}), got {}", d, column));
+  require(a.column || d == 1 || a.input.columns.empty(),
+          "histogram takes one column: give --columns with one name or index");
+  std::vector<std::string> cells = std::move(t.text[static_cast<std::size_t>(column)]);
+  name_codes_by_value(cells);
+  rows = static_cast<std::int64_t>(cells.size());
+  return cells;
 }
 
 void run_stat(const StatArgs& a) {
@@ -97,26 +120,31 @@ void run_stat(const StatArgs& a) {
   const auto s = parse_enum<stats::Statistic>(a.statistic);
   require(!a.column || s == stats::Statistic::histogram, "--column applies to histogram only");
   const stats::StatOptions o = options_of(a);
-  const Table table = read_input(a.input);
   auto rng = make_rng(a.seed);
-  BudgetFile budget(a.budget);
   nlohmann::ordered_json head = {{"command", "stat"}, {"statistic", a.statistic}};
   nlohmann::json fields;
+  std::int64_t n = 0, d = 1;
   if (s == stats::Statistic::histogram) {
-    const auto r = stats::histogram(category_column(table, a.column.value_or(0)), o, *rng, budget.get());
+    const auto values = category_column(a, n);
+    BudgetFile budget(a.budget);
+    const auto r = stats::histogram(values, o, *rng, budget.get());
     nlohmann::ordered_json est = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < r.estimate.categories.size(); ++k)
       est[r.estimate.categories[k]] = r.estimate.counts[static_cast<Eigen::Index>(k)];
     head["estimate"] = est;
     fields = release_fields_json(r);
+    budget.commit();  // before anything is printed
   } else {
+    const Table table = read_input(a.input);
+    n = table.values.rows();
+    d = table.values.cols();
+    BudgetFile budget(a.budget);
     const auto r = stats::numeric(s, table.values, o, *rng, budget.get());
     head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
     fields = release_fields_json(r);
+    budget.commit();  // before anything is printed
   }
-  budget.commit();  // before anything is printed
-  print_json(release_output(std::move(head), fields,
-                            {{"n", table.values.rows()}, {"d", table.values.cols()}}));
+  print_json(release_output(std::move(head), fields, {{"n", n}, {"d", d}}));
 }
 
 }  // namespace
@@ -141,7 +169,13 @@ void add_stat_command(CLI::App& app) {
   cmd->add_option("--categories", a->categories,
                   "histogram: the public categories A,B,... (absent: selected privately, needs "
                   "delta > 0)");
-  cmd->add_option("--column", a->column, "histogram: the column holding the categories (default 0)");
+  cmd->add_option("--category", a->category,
+                  "histogram: one public category, verbatim (repeat it; for names with commas)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--column", a->column,
+                  "histogram: 0-based position among the selected columns of the one holding the "
+                  "categories (default 0; or select it with --columns NAME). Read as text");
   cmd->add_option("--scale-share", a->scale_share,
                   "budget share for estimating absent bounds, in (0, 1) (default 0.1)");
   add_budget_option(cmd, a->budget);

@@ -19,6 +19,7 @@ struct FitArgs {
   std::optional<int> steps, epochs, batch_size;
   std::optional<double> feature_bound, label_bound, scale_share;
   std::optional<std::uint64_t> seed;
+  std::optional<std::string> budget;  // --budget FILE (budget_file.hpp), every task
   InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };
 

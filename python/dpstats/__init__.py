@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dpstats
 from . import account
+from . import _table
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
@@ -51,7 +52,8 @@ def _float(x, name: str) -> float:
 
 def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optional[bool] = None,
                drop_missing: bool = False, array: Optional[str] = None,
-               max_bytes: Optional[int] = None, max_line_bytes: Optional[int] = None):
+               max_bytes: Optional[int] = None, max_line_bytes: Optional[int] = None,
+               text: bool = False):
     """Reads a CSV, .npy or .npz file (or "-" for stdin) through the tool's input layer.
 
     Returns ``(X, names)``: an n x d float64 array and the column names ([] without a header).
@@ -59,49 +61,25 @@ def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optiona
     True/False declares. ``drop_missing``: drop rows with a missing value (empty, NA, NaN) in a
     used column instead of raising. ``array``: the .npz member. Limits as the tool's
     --max-input-bytes / --max-line-bytes. Errors never quote a cell (docs/threat-model.md).
+
+    ``text=True`` keeps the selected columns as text instead: ``(columns, names)`` where
+    ``columns[j]`` is the list of column j's cells (quotes removed), e.g. a department column for
+    :func:`histogram`: ``(dept,), _ = dpstats.read_table(p, columns=["dept"], text=True)``.
     """
+    if isinstance(columns, (str, int, np.integer)):
+        columns = [columns]
     cols = [] if columns is None else [c if isinstance(c, str) else int(c) for c in columns]
+    if text:
+        return _dpstats.read_text(str(path), cols, header, bool(drop_missing), array or "",
+                                  max_bytes, max_line_bytes)
     return _dpstats.read_table(str(path), cols, header, bool(drop_missing), array or "",
                                max_bytes, max_line_bytes)
 
 
-def _is_dataframe(X) -> bool:
-    return type(X).__name__ == "DataFrame" and hasattr(X, "columns") and hasattr(X, "to_numpy")
-
-
-def _frame(X, columns, name: str) -> np.ndarray:
-    """A pandas DataFrame's selected columns as float64 (text columns may stay unselected)."""
-    if columns is not None:
-        missing = [c for c in columns if c not in X.columns]
-        if missing:
-            raise ValueError(f"columns: {len(missing)} name(s) not in the DataFrame {name}")
-        X = X[list(columns)]
-    bad = [j + 1 for j, t in enumerate(X.dtypes) if not (t.kind in "fiub")]
-    if bad:
-        raise ValueError(f"{name}: column {bad[0]} is not numeric (content not shown); "
-                         "select numeric columns with columns=")
-    out = X.to_numpy(dtype=np.float64)
-    nan = np.argwhere(np.isnan(out))
-    if nan.size:
-        raise ValueError(f"{name}: missing value at row {nan[0][0] + 1}, column {nan[0][1] + 1}")
-    return np.ascontiguousarray(out)
-
-
 def _array(X, name: str, columns: Optional[Sequence] = None) -> np.ndarray:
-    """float64, C-ordered; no copy when X already is. A pandas DataFrame is accepted (its
-    numeric columns, or those named in ``columns``); ``columns`` on an array takes 0-based
-    column indices."""
-    if _is_dataframe(X):
-        return _frame(X, columns, name)
-    try:
-        out = np.asarray(X, dtype=np.float64, order="C")
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric (content not shown)") from None
-    if columns is not None:
-        if out.ndim != 2:
-            raise ValueError(f"columns= needs a 2-D {name}")
-        out = np.ascontiguousarray(out[:, [int(c) for c in columns]])
-    return out
+    """float64, C-ordered (no copy when X already is); DataFrames and ``columns`` through the
+    one table helper (dpstats/_table.py)."""
+    return _table.table(X, columns, name)
 
 
 def _floats(x, name: str):
@@ -119,7 +97,7 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
          T1: Optional[int] = None, T2: Optional[int] = None, T: Optional[int] = None,
          fallback: Optional[bool] = None, uncertified_window: Optional[bool] = None,
          seed: Optional[int] = None, threads: int = 1,
-         columns: Optional[Sequence] = None) -> Release:
+         columns: Optional[Sequence] = None, budget: Optional[Budget] = None) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
     ``epsilon`` is required (no default); ``delta`` > 0 for every method but "bounded".
@@ -147,7 +125,8 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
     more rows than expected is reported in ``release.diagnostics["clipped"]``.
     Neighbouring datasets differ in one replaced row (n is public).
     ``X`` may be a pandas DataFrame; ``columns`` picks columns by name (DataFrame) or 0-based
-    index (array).
+    index (array). ``budget``: a :class:`dpstats.Budget` this release is charged to (refused
+    with :class:`dpstats.BudgetExceeded`, nothing drawn or charged, when it would overspend).
     """
     X = _array(X, "X", columns)
     if X.ndim == 1:
@@ -165,12 +144,12 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
         scale_share=opt(scale_share, "scale_share"), bounds=bounds,
         failure_probability=opt(failure_probability, "failure_probability"),
         topk_multiplier=opt(topk_multiplier, "topk_multiplier"), T1=T1, T2=T2, T=T,
-        fallback=fallback, uncertified_window=uncertified_window)
+        fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget))
     return Release._from_native(est, fields)
 
 
 def mean_methods():
-    """The methods of :func:`mean` (the library's registry)."""
+    """The names of the methods of :func:`mean` (the library's registry, as the tool's --method)."""
     return list(_dpstats.mean_methods())
 
 

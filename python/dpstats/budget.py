@@ -1,4 +1,5 @@
-"""One privacy budget across many releases (the C++ ``Budget``; docs/guide.md "One budget")."""
+"""One privacy budget across many releases (the C++ ``Budget``; docs/guide.md "An analyst's
+session")."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,9 @@ from typing import Optional
 from . import _dpstats
 
 BudgetExceeded = _dpstats.BudgetExceeded
+BudgetExceeded.__doc__ = (
+    "Raised when a release would exceed its Budget's total: it is refused before any noise is "
+    "drawn, nothing is released and nothing is charged. A ValueError, like every refused input.")
 
 
 class Budget:
@@ -18,9 +22,11 @@ class Budget:
     (Laplace, quantiles), approximate (stability histograms), zCDP (Gaussian noise), RDP of
     subsampled runs -- against one (epsilon, delta) total. ``accountant`` says how the ledger is
     counted: "basic" (epsilons and deltas add; pure and approximate releases only), "zcdp" (rho
-    adds; pure epsilon counts as epsilon^2/2; the total is met through the tight conversion), or
-    "gdp" (mu^2 adds). A release that would exceed the total raises :class:`BudgetExceeded`
-    before any noise is drawn, and nothing is charged.
+    adds; pure epsilon counts as epsilon^2/2; the total is met through the tight conversion),
+    "gdp" (mu^2 adds), "rdp" (Renyi curves add: every kind of release, subsampled training
+    included -- the accountant for a session that mixes statistics and a ``fit(task="classify")``)
+    or "pld" (privacy-loss distributions; no zCDP releases). A release that would exceed the
+    total raises :class:`BudgetExceeded` before any noise is drawn, and nothing is charged.
     ``rho=`` (accountant "zcdp") or ``mu=`` (accountant "gdp") give a total in those units.
 
     ``save(path)``/``Budget.load(path)`` keep it across sessions (the format of the tool's

@@ -10,7 +10,9 @@ divided by ``feature_scale``; absent, the scale is the private 0.9-quantile of t
 add/remove of one row, accounted by the tighter of the PLD and integer-order RDP (the lattice
 Gaussian is counted through its coupling to a continuous one, docs/proofs/accounting.md §8-§9). ``epsilon`` and ``delta`` are required for a private optimizer;
 ``noise_multiplier`` fixes the noise instead of calibrating it (the run must fit in epsilon).
-``classes`` is the public number of classes (labels are integers 0..classes-1).
+``classes`` is the public number of classes (labels are integers 0..classes-1). ``step_size`` is
+the learning rate (the tool's ``--step-size``, the name every fit uses), ``lambda_`` JME's scaling
+(``--lambda``; ``lambda`` is a Python keyword).
 
 ``.estimate`` is the flat parameter vector: layer 1 as a (features+1) x out row-major block (last
 row the bias), then for ``model="mlp"`` layer 2 as (hidden+1) x classes.
@@ -26,10 +28,10 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from .budget import native
 from .release import Release
 
-_OPTIMIZERS = ("adam", "dp-sgd", "dp-adam", "dp-adam-debiased", "dp-adam-jme",
-               "dp-adam-joint-clip")
+_OPTIMIZERS = tuple(_dpstats._classify_optimizers())  # the library's registry
 
 
 def _labels(y, name):
@@ -47,11 +49,13 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  noise_multiplier: Optional[float] = None,
                  feature_scale: Optional[float] = None, scale_share: float = 0.05,
                  epochs: int = 10,
-                 batch_size: int = 256, learning_rate: float = 1e-3, clip: float = 1.0,
-                 classes: Optional[int] = None, hidden: int = 128, jme_lambda: float = 1.0,
+                 batch_size: int = 256, step_size: float = 1e-3, clip: float = 1.0,
+                 classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
-                 y_test=None, threads: int = 1, seed: Optional[int] = None) -> Release:
-    """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module doc."""
+                 y_test=None, threads: int = 1, seed: Optional[int] = None,
+                 budget=None) -> Release:
+    """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
+    doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to."""
     if optimizer not in _OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
     if model not in ("logistic", "mlp"):
@@ -66,9 +70,9 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         if delta is None:
             raise ValueError("delta is required for a private optimizer (in (0, 1))")
     elif (epsilon is not None or delta is not None or noise_multiplier is not None
-          or feature_scale is not None):
-        raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier and "
-                         "feature_scale do not apply")
+          or feature_scale is not None or budget is not None):
+        raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier, "
+                         "feature_scale and budget do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
                     ("hidden", hidden), ("threads", threads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
@@ -95,9 +99,9 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         None if noise_multiplier is None else float(noise_multiplier),
         None if delta is None else float(delta),
         None if feature_scale is None else float(feature_scale), float(scale_share), int(epochs),
-        int(batch_size), float(learning_rate), float(clip), float(jme_lambda), float(tau),
+        int(batch_size), float(step_size), float(clip), float(lambda_), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
-        int(threads), _seed(seed))
+        int(threads), _seed(seed), native(budget))
     r = Release._from_native(est, fields)
     if not private:
         r = replace(r, epsilon=math.inf)

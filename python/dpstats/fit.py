@@ -18,9 +18,11 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from .budget import native
 from .release import Release
 
 _METHODS = tuple(_dpstats.fit_methods("user-level"))  # the library's registry
+_TASKS = tuple(_dpstats.fit_tasks())  # the library's names, as the tool's --task
 
 
 def _float(x, name: str) -> float:
@@ -44,7 +46,7 @@ def fit(X, y, users=None, task: str = "user-level", **options) -> Release:
     if task == "heavy-tailed":
         from .heavy_tailed import fit_heavy_tailed
         return fit_heavy_tailed(X, y, **options)
-    raise ValueError(f"task must be 'user-level', 'classify' or 'heavy-tailed', got {task!r}")
+    raise ValueError(f"task must be one of {', '.join(repr(t) for t in _TASKS)}, got {task!r}")
 
 
 def _fit_user_level(X, y, users, loss: str = "logistic",
@@ -55,7 +57,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     clip: Optional[float] = None, items_per_user: int = 0,
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
-                    users_per_step: Optional[int] = None) -> Release:
+                    users_per_step: Optional[int] = None, budget=None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
@@ -77,6 +79,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     ``.diagnostics["bounds"]``; a supplied feature_bound that clips many users is reported); each user
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
+    ``budget``: a :class:`dpstats.Budget` the release is charged to.
     """
     from . import _required
     if method != "non-private":
@@ -85,6 +88,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     else:
         epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
         delta = 0.5 if delta is None else delta  # unused: the run is not private
+    if method == "non-private" and budget is not None:
+        raise ValueError("budget does not apply to method 'non-private' (its output is not "
+                         "private)")
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:
@@ -123,5 +129,5 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if label_bound is None else _float(label_bound, "label_bound"), _seed(seed),
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
-        None if scale_share is None else _float(scale_share, "scale_share"))
+        None if scale_share is None else _float(scale_share, "scale_share"), native(budget))
     return Release._from_native(est, fields)

@@ -34,9 +34,10 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from .budget import native
 from .release import Release
 
-_LOSSES = ("absolute", "hinge", "huber", "logistic", "squared")
+_LOSSES = tuple(_dpstats.glm_losses())  # the library's names
 _METHODS = tuple(_dpstats.fit_methods("heavy-tailed"))  # the library's registry
 
 
@@ -63,8 +64,9 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      scale_share: Optional[float] = None, phases: Optional[int] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
-                     final_clip_rule: Optional[str] = None) -> Release:
-    """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc."""
+                     final_clip_rule: Optional[str] = None, budget=None) -> Release:
+    """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc. ``budget``: a
+    :class:`dpstats.Budget` the release is charged to."""
     from . import _required
     epsilon = _required.epsilon(epsilon)
     if method is None:
@@ -108,5 +110,5 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         _float(moment_order, "moment_order"), opt(moment_bound, "moment_bound"),
         opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
         _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
-        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"))
+        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget))
     return Release._from_native(est, fields)

@@ -10,11 +10,12 @@ privately when absent; privacy never relies on it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats
+from . import _dpstats, _table
+from .budget import Budget, native
 from .release import Release
 
 
@@ -30,14 +31,8 @@ class WeiszfeldResult:
     private: bool = False
 
 
-def _matrix(X) -> np.ndarray:
-    try:
-        X = np.asarray(X, dtype=np.float64, order="C")
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"X must be numeric: {e}") from None
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
-    return X
+def _matrix(X, columns=None) -> np.ndarray:
+    return _table.table(X, columns, "X", two_d=True)
 
 
 def _opt_float(x, name: str) -> Optional[float]:
@@ -62,10 +57,14 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                      delta: Optional[float] = None, domain_radius: Optional[float] = None,
                      min_radius: Optional[float] = None, seed: Optional[int] = None, *,
                      profile: Optional[str] = None, scale_share: Optional[float] = None,
-                     bound_check_share: Optional[float] = None):
+                     bound_check_share: Optional[float] = None,
+                     columns: Optional[Sequence] = None, budget: Optional[Budget] = None):
     """Private geometric median argmin_x (1/n) sum_i ||x - x_i|| of the rows of ``X``.
 
-    ``X`` is n x d (a 1-D array is one column). Returns a :class:`Release` whose estimate has
+    ``X`` is n x d (a 1-D array is one column), or a pandas DataFrame; ``columns`` picks
+    columns (names of a DataFrame, 0-based indices of an array). ``budget``: a
+    :class:`dpstats.Budget` the release is charged to (refused, nothing charged, when it would
+    overspend). Returns a :class:`Release` whose estimate has
     length d (``dpstats.median`` is the same function).
 
     Privacy: ``epsilon`` (> 0) and ``delta`` (in (0, 1)) are required; neighbouring datasets
@@ -88,7 +87,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     If the private scale estimate finds too few rows, the release abstains
     (``release.status == "abstained"``, the reason in ``diagnostics["abstained"]``).
     """
-    X = _matrix(X)
+    X = _matrix(X, columns)
     methods = _methods()
     if method not in methods:
         raise ValueError(f"method for median must be one of "
@@ -99,6 +98,8 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                                       ("bound_check_share", bound_check_share), ("seed", seed))
              if value is not None]
     if method == "weiszfeld":
+        if budget is not None:
+            given.append("budget")
         if given:
             raise ValueError(f"{given[0]} does not apply to method 'weiszfeld' (the non-private "
                              f"solver takes no privacy or seed options)")
@@ -110,26 +111,28 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
         _opt_float(epsilon, "epsilon") or 0.0, _opt_float(delta, "delta") or 0.0,
         _opt_float(domain_radius, "domain_radius"), _opt_float(min_radius, "min_radius"),
         _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
-        _seed(seed))
+        _seed(seed), native(budget))
     return Release._from_native(est, fields)
 
 
 def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = None,
                     delta: float = 0.0, min_radius: Optional[float] = None,
                     domain_radius: Optional[float] = None,
-                    seed: Optional[int] = None) -> Release:
+                    seed: Optional[int] = None, *, columns: Optional[Sequence] = None,
+                    budget: Optional[Budget] = None) -> Release:
     """Private 0.75-quantile radius of ``X`` around its geometric median.
 
     method="fast-radius": KLTY Alg. 2 ((epsilon, delta)-DP); "fast-radius-permuted": the
     permutation design (pure epsilon-DP; delta unused); "radius-finder": HSU24 (pure
     epsilon-DP, O(n^2 d)). ``epsilon`` is required (and ``delta`` > 0 for "fast-radius");
-    ``min_radius`` and ``domain_radius`` (the grid r * 2^t up to R) are required.
+    ``min_radius`` and ``domain_radius`` (the grid r * 2^t up to R) are required. ``columns``
+    and ``budget`` as in :func:`geometric_median`.
     """
-    X = _matrix(X)
+    X = _matrix(X, columns)
     if min_radius is None or domain_radius is None:
         raise ValueError("min_radius and domain_radius (the search grid) are required")
     est, fields = _dpstats.quantile_radius(
         X, str(method), _opt_float(epsilon, "epsilon") or 0.0, float(_opt_float(delta, "delta")),
         float(_opt_float(min_radius, "min_radius")),
-        float(_opt_float(domain_radius, "domain_radius")), _seed(seed))
+        float(_opt_float(domain_radius, "domain_radius")), _seed(seed), native(budget))
     return Release._from_native(np.asarray(est, dtype=np.float64), fields)

@@ -116,20 +116,42 @@ class FittedModel:
                 f"status={self.release.status!r})")
 
 
-def fit(X, y, users=None, task: str = "user-level", **options) -> FittedModel:
+def fit(X, y, users=None, task: str = "user-level", *, columns=None, budget=None,
+        **options) -> FittedModel:
     """Private fit of a model to rows ``X`` and labels ``y``; returns a :class:`FittedModel`
     (``predict``, ``predict_proba`` where it applies, ``score``, and ``.release``).
 
     ``task="user-level"`` (default) needs ``users`` (one integer id per row); ``"heavy-tailed"``
     and ``"classify"`` take none. ``epsilon`` is required, ``delta`` where the method needs one.
-    The options of each task follow.
+
+    Tables: ``X`` may be a pandas DataFrame; ``columns`` picks the feature columns (names, or
+    0-based indices of an array). With a DataFrame, ``y`` and ``users`` may be column names
+    (``fit(df, "label", users="user_id", ...)``); the features are then ``columns``, or every
+    other column. ``budget``: a :class:`dpstats.Budget` the release is charged to (refused with
+    :class:`dpstats.BudgetExceeded`, nothing charged, when it would overspend).
+
+    The options of each task follow; worked examples are in docs/guide.md "An analyst's session"
+    (in the source tree) and §9-§11 there.
     """
-    release = _task_fit(X, y, users=users, task=task, **options)
+    X, y, users = _table_inputs(X, y, users, columns)
+    release = _task_fit(X, y, users=users, task=task, budget=budget, **options)
     if task == "classify":
         return FittedModel(release, task, model=options.get("model", "logistic"),
                            classes=options.get("classes"), hidden=options.get("hidden", 128))
     default_loss = "absolute" if task == "heavy-tailed" else "logistic"
     return FittedModel(release, task, loss=options.get("loss", default_loss))
+
+
+def _table_inputs(X, y, users, columns):
+    """(X as a float64 matrix, y, users) through the one table helper (dpstats/_table.py)."""
+    from . import _table
+    if columns is None and _table.is_dataframe(X):
+        named = {v for v in (y, users) if isinstance(v, str)}
+        if named:
+            columns = [c for c in X.columns if c not in named]
+    y_out = _table.vector(y, X, "y")
+    users_out = None if users is None else _table.vector(users, X, "users")
+    return _table.table(X, columns, "X", two_d=True), y_out, users_out
 
 
 def _task_docs() -> str:

@@ -6,7 +6,8 @@ estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second m
 (matrix factorization A = B C), so there is no composition across steps.
 
 Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"ime"``,
-``"cs"``, ``"pp"`` and ``"pp-debiased"``. Workloads: ``"prefix"``, ``"average"``,
+``"cs"``, ``"pp"`` and ``"pp-debiased"`` (``lambda_``, the tool's ``--lambda``, scales
+``"lambda-jme"``; ``lambda`` is a Python keyword). Workloads: ``"prefix"``, ``"average"``,
 ``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
 ``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` (the
 l2 clip norm of one row, in the data's units) are clipped (``on_norm="clip"``) or rejected.
@@ -25,11 +26,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _dpstats
+from . import _dpstats, _table
+from .budget import Budget, native
 from .release import Release
 
 
@@ -74,7 +76,7 @@ def _int(x, name: str) -> int:
 
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lam, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
+             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
              scale_share=0.1, clip_check_share=0.01, profile="practical", clip_block=0,
              centre=True):
     if epsilon is None and rho is None and noise_multiplier is None:
@@ -85,7 +87,7 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         steps, dim, str(method), str(workload), str(factorization), _opt_float(clip, "clip"),
         float(_opt_float(epsilon, "epsilon") or 0.0), float(_opt_float(delta, "delta")),
         _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
-        _opt_float(lam, "lam"), float(_opt_float(alpha, "alpha")),
+        _opt_float(lambda_, "lambda_"), float(_opt_float(alpha, "alpha")),
         float(_opt_float(tau, "tau")), float(_opt_float(scale_share, "scale_share")),
         float(_opt_float(clip_check_share, "clip_check_share")), bool(diagonal), str(on_norm), str(neighbouring), str(profile),
         _int(threads, "threads"), clip_block=_block(clip_block), centre=bool(centre))
@@ -104,7 +106,8 @@ class MomentEstimator:
     (``epsilon``/``delta``, or ``rho``, or ``noise_multiplier``) covers all ``steps`` pushes and is
     charged at construction; a push after ``steps`` raises ``ValueError``, as do NaN/Inf rows.
     ``threads`` runs each step of large releases (>= 32768 coordinates) on that many threads;
-    with a ``seed`` the output is the same for any ``threads``.
+    with a ``seed`` the output is the same for any ``threads``. ``budget``: a
+    :class:`dpstats.Budget` the whole stream is charged to at construction.
     """
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
@@ -112,15 +115,16 @@ class MomentEstimator:
                  epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-                 lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
+                 lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
                  on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
-                 profile: str = "practical", clip_block: int = 0):
+                 profile: str = "practical", clip_block: int = 0,
+                 budget: Optional[Budget] = None):
         opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
-                        clip, epsilon, delta, rho, noise_multiplier, lam, alpha, tau, diagonal,
+                        clip, epsilon, delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal,
                         on_norm, neighbouring, threads, scale_share, clip_check_share, profile,
                         clip_block)
-        self._native = _dpstats._MomentEstimator(opts, _seed(seed))
+        self._native = _dpstats._MomentEstimator(opts, _seed(seed), native(budget))
         self.dim = int(dim)
         self.steps = int(steps)
 
@@ -151,21 +155,28 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-            lam: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
+            lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
             threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
-            profile: str = "practical", centre: bool = True) -> MomentsRelease:
-    """Continual release over the rows of ``X`` (T x d): the moments after every step."""
-    try:
-        X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"X must be numeric: {e}") from None
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
+            profile: str = "practical", centre: bool = True, columns: Optional[Sequence] = None,
+            budget: Optional[Budget] = None) -> MomentsRelease:
+    """Continual release over the rows of ``X`` (T x d): the moments after every step.
+
+    ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
+    array). ``budget``: a :class:`dpstats.Budget` the release is charged to. The other options
+    are described below.
+    """
+    X = _table.table(X, columns, "X", two_d=True)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
-                    delta, rho, noise_multiplier, lam, alpha, tau, diagonal, on_norm,
+                    delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal, on_norm,
                     neighbouring, threads, scale_share, clip_check_share, profile, 0, centre)
-    first, second, fields = _dpstats.moments(X, opts, _seed(seed))
+    first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget))
     return MomentsRelease._from_parts(first, second, fields)
+
+
+# help(dpstats.moments) and help(dpstats.MomentEstimator) show the methods, workloads and clip
+# rules too (the attribute dpstats.moments is the function, which hides this module's doc).
+moments.__doc__ = (moments.__doc__ or "") + "\n" + (__doc__ or "")
+MomentEstimator.__doc__ = (MomentEstimator.__doc__ or "") + "\n" + (__doc__ or "")

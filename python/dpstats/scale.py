@@ -8,7 +8,7 @@ norms (a clip for gradients, features or a median radius).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -20,7 +20,8 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
            norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
            beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",
-           threads: int = 1, seed: Optional[int] = None) -> Release:
+           threads: int = 1, seed: Optional[int] = None, columns: Optional[Sequence] = None,
+           budget=None) -> Release:
     """Private per-column location, scale and clipping bounds of ``X`` (n x d; 1-D: one column).
 
     ``delta=0`` (default): pure epsilon-DP; ``delta>0``: zCDP accounting of (epsilon, delta),
@@ -30,9 +31,12 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     ``alpha`` is the corrupted fraction tolerated (in [0, 0.3)). Each column's status ("ok",
     "degenerate" for (nearly) constant columns, "insufficient_data" when n is too small for the
     budget) and reason are in ``release.diagnostics["scale"]["columns"]``.
+    ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
+    array). ``budget``: a :class:`dpstats.Budget` the release is charged to.
     """
     from . import _seed, _float, _array
-    X = _array(X, "X")
+    from .budget import native
+    X = _array(X, "X", columns)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     if not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
@@ -44,5 +48,5 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
         X, _float(epsilon, "epsilon"), _float(delta, "delta"), nq,
         _float(norm_share, "norm_share"), str(norm_centre), _float(widen, "widen"),
         _float(alpha, "alpha"), _float(beta, "beta"), int(per_octave), str(neighbouring),
-        int(threads), _seed(seed))
+        int(threads), _seed(seed), native(budget))
     return Release._from_native(est, fields)

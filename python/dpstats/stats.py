@@ -1,10 +1,13 @@
 """The everyday statistics: private count, sum, mean, variance, standard deviation, quantiles and
-histograms of a table's columns (the tool's ``dpstats stat``; docs/guide.md "Describe a table").
+histograms of a table's columns (the tool's ``dpstats stat``; docs/guide.md "The everyday statistics").
 
 Every function takes ``epsilon`` and ``delta`` (required; ``delta=0`` gives pure DP with Laplace
 noise, ``delta > 0`` Gaussian noise), an optional :class:`dpstats.Budget` (``budget=``) that the
 release is charged to, and ``seed`` (reproducible, not secure). ``X`` is n x d (a 1-D array is one
 column); results have one value per column.
+
+``X`` may be a pandas DataFrame; ``columns`` picks its columns by name (0-based indices for an
+array), as for every function taking a table (``columns=["age", "salary"]``).
 
 ``bounds``: the public clipping range of each column -- one ``(lo, hi)`` for every column or a
 list of one per column. Values outside are clipped, and a small private count of clipped rows
@@ -21,18 +24,13 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats, _required
+from . import _dpstats, _required, _table
 from .budget import Budget, native
 from .release import Release
 
 
-def _matrix(X) -> np.ndarray:
-    try:
-        X = np.asarray(X, dtype=np.float64, order="C")
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"X must be numeric: {e}") from None
-    if X.ndim == 1:
-        X = X.reshape(-1, 1)
+def _matrix(X, columns=None) -> np.ndarray:
+    X = _table.table(X, columns, "X", two_d=True)
     if X.ndim != 2:
         raise ValueError(f"X must be 1-D or 2-D, got shape {X.shape}")
     return X
@@ -64,7 +62,7 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
          bounds=None, quantiles: Optional[Sequence[float]] = None,
          grid_size: Optional[int] = None, scale_share: Optional[float] = None,
          budget: Optional[Budget] = None, seed: Optional[int] = None,
-         threads: int = 1) -> Release:
+         threads: int = 1, columns: Optional[Sequence] = None) -> Release:
     """One statistic by name ("count", "sum", "mean", "variance", "std", "quantiles"); the
     functions below call it. Options a statistic does not read raise ValueError."""
     epsilon = _required.epsilon(epsilon)
@@ -77,7 +75,7 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
                                   not isinstance(grid_size, (int, np.integer)) or grid_size < 2):
         raise ValueError(f"grid_size must be an integer >= 2, got {grid_size!r}")
     est, fields = _dpstats.stat(
-        str(statistic), _matrix(X), epsilon, delta, _bounds(bounds), qs,
+        str(statistic), _matrix(X, columns), epsilon, delta, _bounds(bounds), qs,
         None if grid_size is None else int(grid_size),
         None if scale_share is None else float(scale_share), given, _seed(seed),
         _threads(threads), native(budget))
@@ -87,74 +85,82 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
 
 
 def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
-          budget: Optional[Budget] = None, seed: Optional[int] = None) -> Release:
+          budget: Optional[Budget] = None, seed: Optional[int] = None,
+          columns: Optional[Sequence] = None) -> Release:
     """Private number of rows of ``X`` (add/remove one row; estimate of shape (1,))."""
-    return stat("count", X, epsilon, delta, budget=budget, seed=seed)
+    return stat("count", X, epsilon, delta, budget=budget, seed=seed, columns=columns)
 
 
 def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-        seed: Optional[int] = None, threads: int = 1) -> Release:
-    """Private per-column sum of ``X`` clipped to ``bounds`` (see the module doc)."""
+        seed: Optional[int] = None, threads: int = 1,
+        columns: Optional[Sequence] = None) -> Release:
+    """Private per-column sum of ``X`` clipped to ``bounds`` (``help(dpstats.stats)``: bounds, clipped-row counts, neighbouring)."""
     return stat("sum", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
-                seed=seed, threads=threads)
+                seed=seed, threads=threads, columns=columns)
 
 
 def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
                 bounds=None, scale_share: Optional[float] = None,
                 budget: Optional[Budget] = None, seed: Optional[int] = None,
-                threads: int = 1) -> Release:
+                threads: int = 1, columns: Optional[Sequence] = None) -> Release:
     """Private per-column mean of ``X`` clipped to per-column ``bounds`` (``dpstats.mean`` holds
     the robust and high-dimensional means)."""
     return stat("mean", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
-                seed=seed, threads=threads)
+                seed=seed, threads=threads, columns=columns)
 
 
 def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
              scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-             seed: Optional[int] = None, threads: int = 1) -> Release:
+             seed: Optional[int] = None, threads: int = 1,
+             columns: Optional[Sequence] = None) -> Release:
     """Private per-column variance (population, 1/n) of ``X`` clipped to ``bounds``: half the
-    budget for the mean, half for the mean square (see the module doc)."""
+    budget for the mean, half for the mean square (``help(dpstats.stats)``: bounds, clipped-row counts)."""
     return stat("variance", X, epsilon, delta, bounds=bounds, scale_share=scale_share,
-                budget=budget, seed=seed, threads=threads)
+                budget=budget, seed=seed, threads=threads, columns=columns)
 
 
 def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-        seed: Optional[int] = None, threads: int = 1) -> Release:
+        seed: Optional[int] = None, threads: int = 1,
+        columns: Optional[Sequence] = None) -> Release:
     """Private per-column standard deviation: the square root of :func:`variance`."""
     return stat("std", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
-                seed=seed, threads=threads)
+                seed=seed, threads=threads, columns=columns)
 
 
 def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
               delta: Optional[float] = None, *, bounds=None, grid_size: Optional[int] = None,
               scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-              seed: Optional[int] = None) -> Release:
+              seed: Optional[int] = None, columns: Optional[Sequence] = None) -> Release:
     """Private quantiles of each column of ``X``: ``estimate[j, k]`` is column j's quantile at
     probability ``quantiles[k]`` (nondecreasing in the probability). Each (column, probability)
     is one exponential-mechanism selection (permute-and-flip) among ``grid_size`` (default 1024)
     evenly spaced points of the column's bounds, at an equal share of epsilon; the answer's
     resolution is ``diagnostics["grid_step"]``."""
     return stat("quantiles", X, epsilon, delta, bounds=bounds, quantiles=quantiles,
-                grid_size=grid_size, scale_share=scale_share, budget=budget, seed=seed)
+                grid_size=grid_size, scale_share=scale_share, budget=budget, seed=seed, columns=columns)
 
 
 def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
               categories: Optional[Sequence] = None, budget: Optional[Budget] = None,
-              seed: Optional[int] = None) -> Release:
+              seed: Optional[int] = None, columns: Optional[Sequence] = None) -> Release:
     """Private counts of a categorical column (strings or integer codes; add/remove one row).
 
     With ``categories`` (public), each listed category gets a noisy count (others are dropped;
     pure DP with ``delta=0``). Without, the categories to release are selected privately (a
     stability histogram: rare categories are suppressed; needs ``delta > 0``). The estimate is a
     dict {category: noisy count}, categories in the type of the input (int codes stay ints).
+    ``values`` may be a list, a 1-D array, a pandas Series, or a DataFrame with ``columns`` naming
+    its one text column (``histogram(df, 1.0, 1e-6, columns="dept")``).
     """
     epsilon = _required.epsilon(epsilon)
     delta = _required.delta(delta)
-    arr = np.asarray(values)
+    arr = np.asarray(_table.category_column(values, columns))
     if arr.ndim != 1:
         raise ValueError(f"values must be one column (1-D), got shape {arr.shape}")
+    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+        arr = arr.astype(np.int64)  # float codes (a column of a float table): 3.0 is category 3
     integer = arr.size > 0 and np.issubdtype(arr.dtype, np.integer)
     as_text = [str(v) for v in arr.tolist()]
     cats = [] if categories is None else [str(c) for c in categories]

@@ -33,7 +33,7 @@ py::tuple fit_classify_native(
     int epochs, int batch_size, double learning_rate, double clip, double jme_lambda, double tau,
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
-    int threads, std::optional<std::uint64_t> seed) {
+    int threads, std::optional<std::uint64_t> seed, Budget* budget) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
   optimize::ClassifyOptions o;
@@ -64,11 +64,11 @@ py::tuple fit_classify_native(
   SeededRng init(seed.value_or(0) ^ 0x9e3779b97f4a7c15ULL);  // public, data-independent init
   Release<optimize::Classifier> r;
   {
-    py::gil_scoped_release release;
+    GilRelease release(budget);
     auto m = kind == optimize::ModelKind::mlp
                  ? optimize::Classifier::mlp(data.cols(), hidden, classes, init)
                  : optimize::Classifier::logistic(data.cols(), classes);
-    r = optimize::train_classifier(std::move(m), data, labels, o, *rng, nullptr, eval);
+    r = optimize::train_classifier(std::move(m), data, labels, o, *rng, budget, eval);
   }
   r.diagnostics["features"] = r.estimate.features();
   r.diagnostics["classes"] = r.estimate.classes();
@@ -98,5 +98,5 @@ void bind_classify(py::module_& m) {
         py::arg("scale_share"), py::arg("epochs"), py::arg("batch_size"),
         py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
         py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
-        py::arg("seed"));
+        py::arg("seed"), py::arg("budget").none(true) = nullptr);
 }

@@ -21,7 +21,7 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
                                 std::optional<double> label_bound, std::optional<std::uint64_t> seed,
                                 std::optional<double> smoothing_radius,
                                 std::optional<std::int64_t> users_per_step,
-                                std::optional<double> scale_share) {
+                                std::optional<double> scale_share, Budget* budget) {
   const auto data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(users.ndim() == 1 && users.shape(0) == data.rows(),
@@ -45,9 +45,9 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
-    py::gil_scoped_release release;
+    GilRelease release(budget);
     const optimize::UserDataset d(data, yv, ids, items_per_user);
-    r = optimize::fit_user_level(d, o, *rng);
+    r = optimize::fit_user_level(d, o, *rng, budget);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
 }
@@ -64,7 +64,11 @@ void bind_fit(py::module_& m) {
         py::arg("delta"), py::arg("domain_radius"), py::arg("steps"), py::arg("step_size"),
         py::arg("clip"), py::arg("items_per_user"), py::arg("feature_bound"),
         py::arg("label_bound"), py::arg("seed"), py::arg("smoothing_radius") = py::none(),
-        py::arg("users_per_step") = py::none(), py::arg("scale_share") = py::none());
+        py::arg("users_per_step") = py::none(), py::arg("scale_share") = py::none(),
+        py::arg("budget").none(true) = nullptr);
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
+  m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");
+  m.def("glm_losses", [] { return enum_names<optimize::GlmKind>(); },
+        "The losses of the linear fits (the library's names).");
 }

@@ -55,6 +55,23 @@ void bind_input_impl(py::module_& m) {
       },
       py::arg("path"), py::arg("columns"), py::arg("header"), py::arg("drop_missing"),
       py::arg("array"), py::arg("max_bytes"), py::arg("max_line_bytes"));
+  // The selected columns as text (ReadOptions::text): categorical columns for a histogram.
+  m.def(
+      "read_text",
+      [](const std::string& path, const std::vector<std::variant<std::int64_t, std::string>>& columns,
+         std::optional<bool> header, bool drop_missing, const std::string& array,
+         std::optional<std::uint64_t> max_bytes, std::optional<std::uint64_t> max_line_bytes) {
+        ReadOptions o = options(columns, header, drop_missing, array, max_bytes, max_line_bytes);
+        o.text = true;
+        Table t;
+        {
+          py::gil_scoped_release release;
+          t = read_table(path, o);
+        }
+        return py::make_tuple(std::move(t.text), t.header);
+      },
+      py::arg("path"), py::arg("columns"), py::arg("header"), py::arg("drop_missing"),
+      py::arg("array"), py::arg("max_bytes"), py::arg("max_line_bytes"));
 }
 
 }  // namespace dpstats::python

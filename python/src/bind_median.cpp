@@ -17,7 +17,7 @@ py::tuple geometric_median_native(const CArray& X, const std::string& method,
                                   std::optional<double> min_radius,
                                   std::optional<double> scale_share,
                                   std::optional<double> bound_check_share,
-                                  std::optional<std::uint64_t> seed) {
+                                  std::optional<std::uint64_t> seed, Budget* budget) {
   check_options_apply(median_methods(), find_method(median_methods(), "median", method), given);
   GeometricMedianOptions o;
   o.method = parse_enum<MedianMethod>(method);
@@ -31,8 +31,8 @@ py::tuple geometric_median_native(const CArray& X, const std::string& method,
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
-    py::gil_scoped_release release;
-    r = geometric_median(data, o, *rng);
+    GilRelease release(budget);
+    r = geometric_median(data, o, *rng, budget);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
 }
@@ -54,7 +54,7 @@ py::tuple weiszfeld_native(const CArray& X, double rel_tol, int max_iterations) 
 
 py::tuple quantile_radius_native(const CArray& X, const std::string& method, double epsilon,
                                  double delta, double min_radius, double domain_radius,
-                                 std::optional<std::uint64_t> seed) {
+                                 std::optional<std::uint64_t> seed, Budget* budget) {
   QuantileRadiusOptions o;
   o.method = parse_enum<RadiusMethod>(method);
   o.privacy = {epsilon, o.method == RadiusMethod::fast_radius ? delta : 0.0};
@@ -64,8 +64,8 @@ py::tuple quantile_radius_native(const CArray& X, const std::string& method, dou
   auto rng = make_rng(seed);
   Release<double> r;
   {
-    py::gil_scoped_release release;
-    r = quantile_radius_release(data, o, *rng);
+    GilRelease release(budget);
+    r = quantile_radius_release(data, o, *rng, budget);
   }
   return py::make_tuple(r.estimate, release_fields_json(r).dump());
 }
@@ -86,11 +86,11 @@ void bind_median(py::module_& m) {
   m.def("geometric_median", &geometric_median_native, py::arg("X"), py::arg("method"),
         py::arg("given"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
         py::arg("domain_radius"), py::arg("min_radius"), py::arg("scale_share"),
-        py::arg("bound_check_share"), py::arg("seed"));
+        py::arg("bound_check_share"), py::arg("seed"), py::arg("budget").none(true) = nullptr);
   m.def("weiszfeld", &weiszfeld_native, py::arg("X"), py::arg("rel_tol"),
         py::arg("max_iterations"));
   m.def("quantile_radius", &quantile_radius_native, py::arg("X"), py::arg("method"),
         py::arg("epsilon"), py::arg("delta"), py::arg("min_radius"), py::arg("domain_radius"),
-        py::arg("seed"));
+        py::arg("seed"), py::arg("budget").none(true) = nullptr);
   m.def("median_methods", [] { return registry(median_methods()); });
 }

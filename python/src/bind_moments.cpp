@@ -20,8 +20,9 @@ std::string fields_json(const MomentEstimator& est) {
 // Owns the Rng the estimator draws from.
 class PyMomentEstimator {
  public:
-  PyMomentEstimator(const Options& o, std::optional<std::uint64_t> seed)
-      : rng_(make_rng(seed)), est_(make_config(o), *rng_) {}
+  // The whole stream is charged to `budget` here, when the estimator is built.
+  PyMomentEstimator(const Options& o, std::optional<std::uint64_t> seed, Budget* budget)
+      : rng_(make_rng(seed)), est_(make_config(o), *rng_, budget) {}
 
   py::tuple push(const CArray& x) {
     require(x.ndim() == 1, "x must be a 1-D array");
@@ -46,7 +47,8 @@ class PyMomentEstimator {
   MomentEstimator est_;
 };
 
-py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::uint64_t> seed) {
+py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::uint64_t> seed,
+                        Budget* budget) {
   const auto data = as_matrix(X);
   Options opt = o;
   opt.steps = static_cast<std::size_t>(data.rows());
@@ -56,8 +58,8 @@ py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::ui
   auto rng = make_rng(seed);
   Release<MomentSeries> r;
   {
-    py::gil_scoped_release release;
-    r = estimate_moments(data, std::move(c), *rng);
+    GilRelease release(budget);
+    r = estimate_moments(data, std::move(c), *rng, budget);
   }
   // An abstained release has an empty estimate: 0 rows.
   const auto n = static_cast<py::ssize_t>(r.estimate.first.rows()),
@@ -120,11 +122,12 @@ void bind_moments(py::module_& m) {
     return names;
   });
   py::class_<PyMomentEstimator>(m, "_MomentEstimator")
-      .def(py::init<const Options&, std::optional<std::uint64_t>>(), py::arg("options"),
-           py::arg("seed"))
+      .def(py::init<const Options&, std::optional<std::uint64_t>, Budget*>(), py::arg("options"),
+           py::arg("seed"), py::arg("budget").none(true) = nullptr)
       .def("push", &PyMomentEstimator::push, py::arg("x"))
       .def("step", &PyMomentEstimator::step)
       .def("clip", &PyMomentEstimator::clip)
       .def("fields", &PyMomentEstimator::fields);
-  m.def("moments", &moments_batch, py::arg("X"), py::arg("options"), py::arg("seed"));
+  m.def("moments", &moments_batch, py::arg("X"), py::arg("options"), py::arg("seed"),
+        py::arg("budget").none(true) = nullptr);
 }

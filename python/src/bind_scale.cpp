@@ -19,7 +19,7 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
                         std::optional<double> norm_quantile, double norm_share,
                         const std::string& norm_centre, double widen, double alpha, double beta,
                         int per_octave, const std::string& neighbouring, int threads,
-                        std::optional<std::uint64_t> seed) {
+                        std::optional<std::uint64_t> seed, Budget* budget) {
   const auto data = as_matrix(X);
   BoundsOptions o;
   o.privacy = {.epsilon = epsilon, .delta = delta};
@@ -40,8 +40,8 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
   auto rng = make_rng(seed);
   Release<Bounds> r;
   {
-    py::gil_scoped_release release;
-    r = private_bounds(data, o, *rng);
+    GilRelease release(budget);
+    r = private_bounds(data, o, *rng, budget);
   }
   const ScaleEstimate& s = r.estimate.scale;
   py::dict est;
@@ -59,5 +59,5 @@ void bind_scale(py::module_& m) {
   m.def("bounds", &bounds_native, py::arg("X"), py::arg("epsilon"), py::arg("delta"),
         py::arg("norm_quantile"), py::arg("norm_share"), py::arg("norm_centre"), py::arg("widen"),
         py::arg("alpha"), py::arg("beta"), py::arg("per_octave"), py::arg("neighbouring"),
-        py::arg("threads"), py::arg("seed"));
+        py::arg("threads"), py::arg("seed"), py::arg("budget").none(true) = nullptr);
 }

@@ -39,7 +39,7 @@ py::tuple stat_release(const std::string& name, const CArray& X, double epsilon,
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
-    py::gil_scoped_release release;
+    GilRelease release(budget);
     r = stats::numeric(s, data, o, *rng, budget);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});

@@ -10,6 +10,7 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/privacy/budget.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
@@ -30,6 +31,18 @@ inline int check_threads(int threads) {
           "threads must be an integer in [1, 256], got " + std::to_string(threads));
   return threads;
 }
+
+// Releases the GIL around a library call, except when a caller's Budget is charged: a Budget is
+// not thread-safe, and Python threads may share one (then the calls run one after the other).
+class GilRelease {
+ public:
+  explicit GilRelease(const Budget* budget) {
+    if (budget == nullptr) release_.emplace();
+  }
+
+ private:
+  std::optional<py::gil_scoped_release> release_;
+};
 
 // A 2-D float64 C-ordered array as a row-major view, without a copy.
 inline Eigen::Map<const RowMatrix> as_matrix(const CArray& X, const char* name = "X") {

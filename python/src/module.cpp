@@ -22,7 +22,8 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
                std::optional<double> scale_share, std::optional<std::vector<double>> bounds,
                std::optional<double> failure_probability, std::optional<double> topk_multiplier,
                std::optional<int> T1, std::optional<int> T2, std::optional<int> T,
-               std::optional<bool> fallback, std::optional<bool> uncertified_window) {
+               std::optional<bool> fallback, std::optional<bool> uncertified_window,
+               Budget* budget) {
   check_threads(threads);
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
@@ -44,8 +45,8 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
   req.uncertified_window = uncertified_window;
   Release<Vector> r;
   {
-    py::gil_scoped_release release;
-    r = run_mean(data, req, *rng);
+    GilRelease release(budget);
+    r = run_mean(data, req, *rng, budget);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
 }
@@ -91,7 +92,8 @@ PYBIND11_MODULE(_dpstats, m) {
         py::arg("scale_share") = py::none(), py::arg("bounds") = py::none(),
         py::arg("failure_probability") = py::none(), py::arg("topk_multiplier") = py::none(),
         py::arg("T1") = py::none(), py::arg("T2") = py::none(), py::arg("T") = py::none(),
-        py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none());
+        py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none(),
+        py::arg("budget").none(true) = nullptr);
   m.def("mean_methods", [] {
     py::list out;
     for (const auto& mi : mean_methods()) out.append(py::str(std::string(mi.name)));

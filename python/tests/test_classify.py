@@ -19,7 +19,7 @@ def test_private_jme_adam_learns_and_states_its_privacy():
     X, y = blobs(3000, seed=1)
     Xt, yt = blobs(500, seed=1)
     r = dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-5, epochs=2,
-                    batch_size=100, learning_rate=0.02, X_test=Xt, y_test=yt, seed=3)
+                    batch_size=100, step_size=0.02, X_test=Xt, y_test=yt, seed=3)
     assert r.certified and r.seeded
     assert 1.9 < r.epsilon <= 2.0 and r.delta == 1e-5
     assert r.neighbouring == "add-remove"
@@ -36,7 +36,7 @@ def test_private_jme_adam_learns_and_states_its_privacy():
 def test_non_private_adam_and_mlp():
     X, y = blobs(2000, seed=2, spread=0.2)
     r = dpstats.fit(X, y, task="classify", optimizer="adam", model="mlp", hidden=8, classes=3,
-                    epochs=3, batch_size=50, learning_rate=0.02, X_test=X, y_test=y, seed=4)
+                    epochs=3, batch_size=50, step_size=0.02, X_test=X, y_test=y, seed=4)
     assert math.isinf(r.epsilon) and not r.certified
     assert r.estimate.shape == ((6 + 1) * 8 + (8 + 1) * 3,)
     assert r.diagnostics["test_accuracy"][-1] > 0.9
@@ -45,7 +45,7 @@ def test_non_private_adam_and_mlp():
 def test_noise_multiplier_reports_epsilon():
     X, y = blobs(1000, seed=5)
     r = dpstats.fit(X, y, task="classify", optimizer="dp-sgd", classes=3, noise_multiplier=2.0,
-                    epsilon=10.0, delta=1e-5, epochs=1, batch_size=50, learning_rate=0.5, seed=6)
+                    epsilon=10.0, delta=1e-5, epochs=1, batch_size=50, step_size=0.5, seed=6)
     assert r.certified and 0 < r.epsilon < 5
     assert r.diagnostics["noise_multiplier"] >= 2.0
 

@@ -277,6 +277,10 @@ class CsvTable {
     while (reader_.next(r)) add(r);
     require(rows_ > 0, fmt::format("input file '{}' has no data rows{}", name_,
                                    dropped_ > 0 ? " (every row had a missing value)" : ""));
+    if (o_.text) {
+      table.text = std::move(text_);
+      return table;
+    }
     table.values = store_.take(rows_, selected_.size());
     return table;
   }
@@ -326,6 +330,7 @@ class CsvTable {
   }
 
   void add_row(const Record& r);
+  void add_text_row(const Record& r);
 
   RecordReader reader_;
   const std::string& name_;
@@ -334,6 +339,8 @@ class CsvTable {
   std::vector<std::size_t> selected_;
   std::vector<std::size_t> pending_blank_lines_;
   std::vector<double> row_;
+  std::vector<std::vector<std::string>> text_;
+  std::uint64_t text_bytes_ = 0;
   std::size_t columns_ = 0, columns_line_ = 0, rows_ = 0, dropped_ = 0;
 };
 
@@ -343,6 +350,7 @@ void CsvTable::add_row(const Record& r) {
           fmt::format("input file '{}', line {}: ragged row with {} column{}, expected {} (as on "
                       "line {})",
                       name_, r.line, cells, cells == 1 ? "" : "s", columns_, columns_line_));
+  if (o_.text) return add_text_row(r);
   row_.clear();
   for (std::size_t j : selected_) {
     double v = 0;
@@ -373,6 +381,33 @@ void CsvTable::add_row(const Record& r) {
     }
   }
   store_.push_row(row_, name_);
+  ++rows_;
+}
+
+// ReadOptions::text: the selected cells kept as written (a missing cell follows the policy); the
+// kept bytes count against the total limit as the parsed values do.
+void CsvTable::add_text_row(const Record& r) {
+  text_.resize(selected_.size());
+  for (std::size_t k = 0; k < selected_.size(); ++k) {
+    const std::size_t j = selected_[k];
+    std::string_view cell = r.field(j);
+    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+    if (is_missing_token(cell)) {
+      if (o_.missing == MissingPolicy::drop) {
+        ++dropped_;
+        for (std::size_t kept = 0; kept < k; ++kept) text_[kept].pop_back();
+        return;
+      }
+      throw InvalidArgument(fmt::format(
+          "{}: missing value (empty, NA or NaN); drop such rows with --drop-missing (Python: "
+          "drop_missing=True)",
+          input::where(name_, r.line, j + 1)));
+    }
+    text_bytes_ += cell.size() + sizeof(std::string);
+    if (text_bytes_ > o_.limits.max_bytes) input::too_large(name_, o_.limits.max_bytes);
+    text_[k].emplace_back(cell);
+  }
   ++rows_;
 }
 

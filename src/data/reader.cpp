@@ -107,6 +107,19 @@ Table read_regular(const std::string& path, std::uint64_t size, const ReadOption
   return read_csv(in, path, options);
 }
 
+// ReadOptions::text on a .npy/.npz (the CSV reader keeps text itself): the numbers formatted.
+Table as_text(Table t, const ReadOptions& options) {
+  if (!options.text || !t.text.empty()) return t;
+  t.text.resize(static_cast<std::size_t>(t.values.cols()));
+  for (Eigen::Index j = 0; j < t.values.cols(); ++j)
+    for (Eigen::Index i = 0; i < t.values.rows(); ++i)
+      t.text[static_cast<std::size_t>(j)].push_back(fmt::format("{}", t.values(i, j)));
+  t.values.resize(0, 0);
+  return t;
+}
+
+Table read_any(const std::string& path, const ReadOptions& options);
+
 }  // namespace
 
 std::vector<ColumnSpec> parse_column_list(const std::string& text) {
@@ -130,6 +143,12 @@ std::vector<ColumnSpec> parse_column_list(const std::string& text) {
 Table read_table(const std::string& path) { return read_table(path, ReadOptions{}); }
 
 Table read_table(const std::string& path, const ReadOptions& options) {
+  return as_text(read_any(path, options), options);
+}
+
+namespace {
+
+Table read_any(const std::string& path, const ReadOptions& options) {
   if (path == "-") {
     require(std::cin.rdbuf() != nullptr, "cannot read input file '<stdin>'");
     PullBuffer buffer(std::cin.rdbuf());
@@ -149,5 +168,7 @@ Table read_table(const std::string& path, const ReadOptions& options) {
   PullBuffer buffer(fd);
   return read_pulled(buffer, path, options);
 }
+
+}  // namespace
 
 }  // namespace dpstats

@@ -23,5 +23,10 @@ import dpstats
 assert "site-packages" in dpstats.__file__, dpstats.__file__
 r = dpstats.laplace(np.array([120.0, 37.0]), sensitivity=1.0, epsilon=0.5, seed=1)
 assert r.epsilon == 0.5 and r.estimate.shape == (2,)
+# The guide's session starts with `python3 -m dpstats.examples`: the installed package has it.
+from dpstats import examples
+examples.write("people.csv", examples.people(500))
+X, names = dpstats.read_table("people.csv", columns=["age", "salary"], drop_missing=True)
+assert names == ["age", "salary"] and X.shape[1] == 2
 print("pip install: import dpstats from", os.path.dirname(dpstats.__file__), "ok")
 PY

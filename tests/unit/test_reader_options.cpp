@@ -109,6 +109,31 @@ TEST(ReadCsvMissing, DropKeepsRowsWithoutMissingSelectedCells) {
   EXPECT_NE(all.find("every row had a missing value"), std::string::npos) << all;
 }
 
+// ReadOptions::text (issue #16: a histogram of a text column): cells kept as written, quotes
+// removed, spaces trimmed; the missing policy applies; the kept bytes count against the limit.
+TEST(ReadCsvText, KeepsSelectedCellsAsTextWithTheMissingPolicy) {
+  ReadOptions o = with_columns("dept,id");
+  o.text = true;
+  const Table t = csv("id,dept,age\np1, \"Legal, Compliance\" ,30\np2,Sales,41\n\n", o);
+  ASSERT_EQ(t.text.size(), 2u);
+  EXPECT_EQ(t.text[0], (std::vector<std::string>{"Legal, Compliance", "Sales"}));
+  EXPECT_EQ(t.text[1], (std::vector<std::string>{"p1", "p2"}));
+  EXPECT_EQ(t.values.size(), 0);
+  EXPECT_EQ(t.header, (std::vector<std::string>{"dept", "id"}));
+  ReadOptions m = with_columns("id,age");
+  m.text = true;
+  const std::string err = csv_error("id,age\np1,30\nSECRET,NA\n", m);
+  EXPECT_NE(err.find("line 3, column 2: missing value"), std::string::npos) << err;
+  EXPECT_EQ(err.find("SECRET"), std::string::npos) << err;
+  m.missing = MissingPolicy::drop;
+  const Table kept = csv("id,age\np1,30\np2,NA\np3,\n", m);
+  EXPECT_EQ(kept.text[0], (std::vector<std::string>{"p1"}));
+  EXPECT_EQ(kept.text[1], (std::vector<std::string>{"30"}));
+  m.limits.max_bytes = 100;
+  EXPECT_NE(csv_error("id,age\n" + std::string(90, 'x') + ",1\n", m).find("--max-input-bytes"),
+            std::string::npos);
+}
+
 TEST(ReadCsvLimits, LongLinesAndLargeInputsAreRefusedEarly) {
   ReadOptions o;
   o.limits.max_line_bytes = 64;

@@ -20,8 +20,11 @@
 namespace dpstats {
 
 struct Table {
-  RowMatrix values;                  // n x d (the selected columns)
+  RowMatrix values;                  // n x d (the selected columns); 0 x 0 when read as text
   std::vector<std::string> header;   // names of the selected columns; empty without a header
+  // ReadOptions::text: the selected columns as text (text[j][i]: column j, row i); `values`
+  // is then left empty.
+  std::vector<std::vector<std::string>> text;
 };
 
 // detect: the first line is a header only if every cell is non-numeric text and the second line
@@ -53,6 +56,10 @@ struct ReadOptions {
   MissingPolicy missing = MissingPolicy::error;
   ReadLimits limits;
   std::string array;                 // .npz member ("x" or "x.npy"); empty: the only one
+  // Keep the selected cells as text (Table::text) instead of parsing numbers: categorical
+  // columns for a histogram. Missing cells follow `missing`; a CSV cell is kept as written
+  // (quotes removed, surrounding spaces trimmed); .npy/.npz numbers are formatted ("3", "2.5").
+  bool text = false;
 };
 
 // Parses "a,b,3" (as given to --columns) into specs: a bare positive integer is also an index.
