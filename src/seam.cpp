@@ -1,5 +1,7 @@
 #include "dpstats/seam.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 
@@ -72,13 +74,28 @@ Budget ReleaseBudget::caller_after(const Ledger& planned, bool* by_increase) con
   return next;
 }
 
+// caller_after, with a refusal that states what the caller had spent before this release (not
+// the release's own entries charged so far in the scratch copy).
+Budget ReleaseBudget::charged_or_refused(const Ledger& planned, const Budget& mine,
+                                         bool* by_increase) const {
+  try {
+    return caller_after(planned, by_increase);
+  } catch (const BudgetExceeded&) {
+    throw BudgetExceeded(fmt::format(
+        "budget exceeded: this release ({}) does not fit in the caller's budget: total {} ({} "
+        "accountant), already spent {} before it; nothing was charged",
+        mine.spent().describe(), caller_->total().describe(), to_string(caller_->accountant()),
+        caller_->spent().describe()));
+  }
+}
+
 void ReleaseBudget::charge(const Ledger& planned) {
   require(own_.has_value(), "a non-private release cannot be charged");
   Budget mine = *own_;
   for (const auto& e : planned) mine.spend(e);  // throws BudgetExceeded: nothing recorded
   if (caller_) {
     bool by_increase = false;
-    Budget theirs = caller_after(planned, &by_increase);
+    Budget theirs = charged_or_refused(planned, mine, &by_increase);
     *caller_ = std::move(theirs);
     if (by_increase) increased_.insert(increased_.end(), planned.begin(), planned.end());
   }

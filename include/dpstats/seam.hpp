@@ -48,6 +48,7 @@ class ReleaseBudget {
  private:
   ReleaseBudget() = default;
   Budget caller_after(const Ledger& planned, bool* by_increase) const;
+  Budget charged_or_refused(const Ledger& planned, const Budget& mine, bool* by_increase) const;
 
   std::optional<Budget> own_;
   Ledger increased_;  // the entries charged on the caller as one increase each
