@@ -31,7 +31,7 @@ nlohmann::ordered_json show(const std::string& command, const std::string& file,
   out["accountant"] = j["accountant"];
   out["total"] = j["total"];
   if (j.contains("spent")) out["spent"] = j["spent"];
-  out["releases"] = b.ledger().size();
+  out["ledger_entries"] = b.ledger().size();  // one release may charge several
   out["ledger"] = j["ledger"];
   return out;
 }

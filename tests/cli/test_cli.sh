@@ -263,7 +263,7 @@ ok "stat mean charged to budget" "j['status']=='ok'" \
   -- stat mean --bounds 0,5e5 --epsilon 1 --delta 0 --budget "$tmp/b.json" --seed 1 "$tmp/people.csv"
 ok "stat quantiles charged to budget" "j['status']=='ok'" \
   -- stat quantiles --quantiles 0.5 --bounds 0,5e5 --epsilon 0.5 --delta 1e-6 --budget "$tmp/b.json" --seed 1 "$tmp/people.csv"
-ok "budget show" "j['releases']>=2 and 0<j['spent']['epsilon']<=8" -- budget show "$tmp/b.json"
+ok "budget show" "j['ledger_entries']>=2 and 0<j['spent']['epsilon']<=8" -- budget show "$tmp/b.json"
 cp "$tmp/b.json" "$tmp/b_before.json"
 bad "budget refuses overspending" "exceed" -- stat mean --bounds 0,5e5 --epsilon 20 --delta 0 --budget "$tmp/b.json" "$tmp/people.csv"
 if cmp -s "$tmp/b.json" "$tmp/b_before.json"; then pass=$((pass + 1)); else
@@ -274,7 +274,7 @@ for i in 1 2 3 4 5 6; do
   "$DPSTATS" stat count --epsilon 1 --delta 0 --budget "$tmp/c.json" "$tmp/people.csv" >/dev/null &
 done
 wait
-ok "concurrent releases all recorded" "j['releases']==6 and abs(j['spent']['epsilon']-6)<1e-9" -- budget show "$tmp/c.json"
+ok "concurrent releases all recorded" "j['ledger_entries']==6 and abs(j['spent']['epsilon']-6)<1e-9" -- budget show "$tmp/c.json"
 
 # ---- #16: one budget file across a PRIME mean, a median and a fit (zCDP, approximate and pure
 # losses composed by one accountant); an overspending command is refused, nothing printed or
@@ -299,7 +299,7 @@ ok "heavy-tailed fit charged to the budget file (pure)" "j['privacy']['delta']==
   -- fit --task heavy-tailed --epsilon 0.5 --domain-radius 2 --budget "$tmp/s.json" --seed 1 "$tmp/reg.csv"
 ok "histogram (approximate) charged to the budget file" "j['status']=='ok'" \
   -- stat histogram --columns age --epsilon 0.2 --delta 1e-6 --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
-ok "the file holds all four releases' ledgers" "j['releases']>=4 and 0<j['spent']['epsilon']<=3 and {e['loss']['kind'] for e in j['ledger']}=={'pure','zcdp','approximate'}" -- budget show "$tmp/s.json"
+ok "the file holds all four releases' ledgers" "j['ledger_entries']>=4 and 0<j['spent']['epsilon']<=3 and {e['loss']['kind'] for e in j['ledger']}=={'pure','zcdp','approximate'}" -- budget show "$tmp/s.json"
 ok "bounds and moments take --budget too" "j['status']=='ok'" \
   -- bounds --epsilon 0.3 --columns age --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 "$DPSTATS" moments --method jme --epsilon 0.1 --delta 1e-7 --clip 100 --columns age --budget "$tmp/s.json" \
