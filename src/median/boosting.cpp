@@ -77,6 +77,7 @@ MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double
   // Terms: |u_ij|·2^b <= 2^b(1 + (d+4)·2^-52) < 2^(b+1); curvature terms <= 2^b.
   const Vector sums = exact::row_sums(n, d + 1, 2 * scale, 1,
                                       [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
+    const Eigen::Index d = X.cols();  // a local bound: see exact::row_sums
     std::vector<double> df(static_cast<std::size_t>(d));
     for (std::int64_t i = begin; i < end; ++i) {
       const double* row = X.data() + i * stride;

@@ -103,6 +103,7 @@ ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& b
   const Vector sums = exact::row_sums(
       n, d + second + 1, std::max(Q, 1.0), threads,
       [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
+        const Eigen::Index d = X.cols(), second = squares ? d : 0;  // local bounds: see row_sums
         for (std::int64_t i = begin; i < end; ++i) {
           bool out = false;
           for (Eigen::Index j = 0; j < d; ++j) {

@@ -98,6 +98,7 @@ TEST(ExactSum, AddAndTotalAreExactIntegerSumsOfRoundedTerms) {
     expect += static_cast<std::int64_t>(std::nearbyint(t));
   }
   EXPECT_EQ(exact::total(w, std::size(terms)), expect);
+  for (double t : terms) EXPECT_EQ(exact::nearest(t), std::nearbyint(t)) << t;
 }
 
 TEST(ExactSum, ConventionsKeepSumsBelowTwoToThe53) {

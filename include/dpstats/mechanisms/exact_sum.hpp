@@ -43,6 +43,9 @@ constexpr double kMaxTerm = 0x1p51;
 // The largest exact integer sum (also an exact double).
 constexpr double kMaxSum = 0x1p53;
 
+// round(v) (to nearest, ties to even) as a double, for |v| <= kMaxTerm: the same rounding as add.
+inline double nearest(double v) { return (v + kRound) - kRound; }
+
 // Adds round(v) to the accumulator word. |v| <= kMaxTerm.
 inline void add(std::uint64_t& word, double v) { word += std::bit_cast<std::uint64_t>(v + kRound); }
 
@@ -87,7 +90,9 @@ inline double ball_factor(double norm, double clip, double grid) {
 
 // Exact sums of `width` lattice columns over rows [0, n). kernel(part, begin, end, words) must call
 // add(words[c], v) exactly once per column c for every row in [begin, end), with |v| <= bound
-// (the caller's lattice convention guarantees it). The rows are cut by parallel_ranges into at
+// (the caller's lattice convention guarantees it). Keep the kernel's loop bounds in locals of the
+// kernel: a store to a 64-bit word may alias a captured integer, which stops the compiler from
+// vectorising the loop. The rows are cut by parallel_ranges into at
 // most `threads` parts of >= 65,536 rows (part in [0, threads)), each with its own words; the
 // parts are merged by integer addition, so the result is independent of the thread count and of
 // the order of the rows.
