@@ -417,12 +417,7 @@ struct PrimeRun {
     prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads);
     const double rho_t = dp_threshold(psi);
     const std::vector<char> drop = prime_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
-    std::vector<std::uint32_t> kept, removed;
-    kept.reserve(st.S.size());
-    for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
-    prime_detail::gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(),
-                              o.run.threads);
-    st.S = std::move(kept);
+    const std::size_t removed = drop_rows(st, drop, o.run.threads);
     ++filter_rounds;
     it["filtered"] = true;
     it["rho"] = rho_t;
@@ -431,7 +426,7 @@ struct PrimeRun {
       trace->rounds.push_back(FilterRound{mu, Q * w.asDiagonal() * Q.transpose(), rho_t, Z, p.k, P});
       trace->set_sizes.push_back(static_cast<std::int64_t>(st.S.size()));
     }
-    return !removed.empty();
+    return removed > 0;
   }
 
   // One inner iteration t of epoch s; false ends the epoch.

@@ -202,6 +202,15 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& au
   return est.units;
 }
 
+std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int threads) {
+  std::vector<std::uint32_t> kept, removed;
+  kept.reserve(st.S.size());
+  for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
+  gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(), threads);
+  st.S = std::move(kept);
+  return removed.size();
+}
+
 std::int64_t rows_outside(const ConstMatrixRef& X, const Vector& lower, const Vector& upper) {
   std::int64_t count = 0;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {

@@ -300,6 +300,10 @@ inline SealFacts robust_facts(NoiseMode noise, bool off, nlohmann::json& diag) {
   return facts;
 }
 
+// Removes the rows of st.S marked in `drop` (one flag per entry of S) and downdates the exact Gram
+// matrix and sum by them (prime_kernels.hpp: exact, order-free); returns how many were removed.
+std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int threads);
+
 // The front end's budget, shared by PRIME and the private filter (docs/proofs/mean.md).
 // Practical (addendum): q_range gets 10% of δ and 2% of ρ, the d coordinate medians 1% of ρ, after
 // the auxiliary share; returns the filter's ρ, shrunk by 1e-9 so that rounding never pushes the

@@ -173,11 +173,7 @@ struct FilterRun {
     prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads, 1);
     const double cut_scale = p.D * p.D;  // the threshold d·B²·Z_t (= D² Z_t)
     const std::vector<char> drop = filter_drops(tau, cut_scale * Z, st.Z, st.S, p.k);
-    std::vector<std::uint32_t> kept, removed;
-    kept.reserve(st.S.size());
-    for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
-    gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(), o.run.threads);
-    st.S = std::move(kept);
+    drop_rows(st, drop, o.run.threads);
     ++filter_rounds;
     if (trace) {
       trace->rounds.push_back(FilterRound{mu, v * v.transpose(), cut_scale, Z, p.k, P});
