@@ -90,16 +90,6 @@ Bounds supplied_bounds(const std::vector<double>& b, Eigen::Index d) {
   return out;
 }
 
-std::int64_t rows_clipped(const ConstMatrixRef& X, const Bounds& b) {
-  std::int64_t count = 0;
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    bool out = false;
-    for (Eigen::Index j = 0; j < X.cols(); ++j) out = out || X(i, j) < b.lo[j] || X(i, j) > b.hi[j];
-    count += out;
-  }
-  return count;
-}
-
 // The exact clipped sum, on X itself when every column has the same width, otherwise on the
 // columns mapped onto [0, 1] (a fixed per-row map); returns the mean of the clipped data
 // (noise added to the integer sums).
@@ -139,7 +129,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   if (o.bounds) {
     b = supplied_bounds(*o.bounds, X.cols());
     if (p.aux.clip_count)
-      report_clipped(*p.aux.clip_count, rows_clipped(X, b), n, 0.01, "bounds", false, rng, diag);
+      report_clipped(*p.aux.clip_count, rows_outside(X, b.lo, b.hi), n, 0.01, "bounds", false,
+                     rng, diag);
     if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
     const auto units = units_step(X, p.aux, std::nullopt, 0, o.bound_widen, o.run.threads, rng,

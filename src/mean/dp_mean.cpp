@@ -60,17 +60,6 @@ DpMeanPlan plan_dp_mean(std::int64_t n, std::int64_t d, const DpMeanOptions& o) 
   return p;
 }
 
-std::int64_t rows_outside(const ConstMatrixRef& Z, const Vector& lower, double width) {
-  std::int64_t count = 0;
-  for (Eigen::Index i = 0; i < Z.rows(); ++i) {
-    bool out = false;
-    for (Eigen::Index j = 0; j < Z.cols(); ++j)
-      out = out || Z(i, j) < lower[j] || Z(i, j) > lower[j] + width;
-    count += out;
-  }
-  return count;
-}
-
 }  // namespace
 
 // validate -> plan -> charge -> (units) -> range -> clipped sum -> noise -> seal.
@@ -96,9 +85,11 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   }
   // Clip to Box(x̄, B) = x̄ + [-B/2, B/2]^d (docs/errata.md D12) and sum exactly.
   const Vector lower = range->centre.array() - range->side / 2;
-  if (p.aux.clip_count)
-    report_clipped(*p.aux.clip_count, rows_outside(Z, lower, range->side), n, 0.01, "scale",
-                   false, rng, diag);
+  if (p.aux.clip_count) {
+    const Vector upper = lower.array() + range->side;
+    report_clipped(*p.aux.clip_count, rows_outside(Z, lower, upper), n, 0.01, "scale", false, rng,
+                   diag);
+  }
   const QuantisedSum qs = quantised_clipped_sum(Z, lower, range->side, o.run.threads);
   const Vector mean = qs.to_mean(p.gauss->apply(qs.sums, rng), n);
   const double noise = p.gauss->sigma() * qs.width / (static_cast<double>(n) * qs.quantum);

@@ -37,15 +37,11 @@ using namespace prime_detail;
 
 
 // ---- public constants (docs/proofs/mean.md, addendum) ----
-constexpr double kRangeRhoShare = 0.02;   // practical: share of ρ for q_range
-constexpr double kMedianRhoShare = 0.01;  // practical: share of ρ for the d medians
-constexpr double kRangeDeltaShare = 0.1;  // practical: share of δ for q_range
 // Practical shares of the filter's ρ (addendum "Share of μ²": Σ_t 87%, λ 5%, ψ 4.4%, mean 1.5%).
 constexpr double kShareSigma = 0.85, kShareLambda = 0.05, kSharePsi = 0.045,
                  kShareCentre = 0.015, kShareHist = 0.02, kShareCount = 0.005,
                  kShareFinal = 0.015;
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
-constexpr double kKappaPaper = 0.5;       // |S| >= n/2 in the paper's P9
 // PRIME-ht (docs/proofs/mean.md, §2.8): Alg 15's B = 50σ/√α and bin scale 40σ; the practical ball keeps
 // all but a fraction α/2 of the clean rows in expectation by Markov (practical_ball).
 constexpr double kHtBConst = 50, kHtBinSigma = 40;
@@ -67,17 +63,9 @@ Defaults default_rounds(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
 
 // Every option, from public values only (the data's shape included), before anything is read.
 void validate(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
-  validate(o.privacy, DeltaRule::positive);
-  validate(o.run);
-  require(o.alpha > 0 && o.alpha <= 0.25,
-          fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
-  require(o.failure_probability > 0 && o.failure_probability < 1,
-          fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
-  require(o.topk_multiplier >= 1 && o.topk_multiplier <= 4,
-          fmt::format("topk_multiplier must be in [1, 4], got {}", o.topk_multiplier));
+  validate_robust(o);
   require(o.T1 >= 0 && o.T1 <= 20, fmt::format("T1 must be in [0, 20] (0 = default), got {}", o.T1));
   require(o.T2 >= 0 && o.T2 <= 20, fmt::format("T2 must be in [0, 20] (0 = default), got {}", o.T2));
-  require(o.C > 0 && std::isfinite(o.C), fmt::format("C must be > 0, got {}", o.C));
   require(n >= 2 && d >= 1, fmt::format("need n >= 2 and d >= 1, got n = {}, d = {}", n, d));
   check_units_options(o.scale, o.scale_share, o.clip_check_share, d);
 }
@@ -110,42 +98,16 @@ struct Plan : ClipPlan {
 
   // Everything the release charges, in order: auxiliary step, range, medians, filter.
   Ledger ledger() const {
-    Ledger all = aux.entries;
-    all.push_back(range_entry);
-    if (profile == Profile::practical) {
-      LedgerEntry e = exponential_mechanism_entry(med, "coordinate-wise private median");
-      e.count = static_cast<int>(d);
-      all.push_back(e);
-    }
-    all.insert(all.end(), filter_entries.begin(), filter_entries.end());
-    return all;
+    return front_ledger(*this, profile == Profile::practical, filter_entries);
   }
 };
-
-// Practical (addendum): range, medians and filter get fixed shares of ρ (after the auxiliary
-// share); the filter's share is shrunk by 1e-9 so that rounding never pushes the sum over.
-void plan_practical_budget(Plan& p, const PrimeOptions& o) {
-  const double delta_range = o.privacy.delta * kRangeDeltaShare;
-  const double rho_all =
-      epsilon_delta_to_zcdp(o.privacy.epsilon, remainder_after(o.privacy.delta, delta_range));
-  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), true,
-                   rho_all, p.d, o.alpha, o.run.noise);
-  const double rho_total = p.aux.remaining;
-  p.range.epsilon = std::sqrt(2 * kRangeRhoShare * rho_total);
-  p.range.delta = delta_range;
-  p.median_eps = std::sqrt(2 * kMedianRhoShare * rho_total / static_cast<double>(p.d));
-  p.med.epsilon = p.median_eps;
-  p.med.sensitivity = 1;
-  p.med.monotone = false;
-  p.rho_filter = (1 - kRangeRhoShare - kMedianRhoShare) * rho_total * (1 - 1e-9);
-}
 
 void plan_practical(Plan& p, const PrimeOptions& o) {
   const std::int64_t n = p.n, d = p.d;
   const double nd = static_cast<double>(n), dd = static_cast<double>(d);
   const double margin = fp_margin(n, d);
   p.kappa = kKappaPractical;
-  plan_practical_budget(p, o);
+  p.rho_filter = plan_practical_front(p, o);
   p.e_med = practical_ball(p, n, d, o.alpha, o.failure_probability, o.heavy_tailed);
   const double D2 = p.D * p.D;
   p.L = 2 + static_cast<int>(std::ceil(std::log2(D2)));
@@ -221,16 +183,8 @@ void plan_paper(Plan& p, const PrimeOptions& o) {
   const double nd = static_cast<double>(p.n), dd = static_cast<double>(p.d);
   const double margin = fp_margin(p.n, p.d);
   const NoiseMode mode = o.run.noise;
-  p.kappa = kKappaPaper;
-  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), false,
-                   o.privacy.epsilon, p.d, o.alpha, mode);
-  const double epsilon = p.aux.remaining, delta = o.privacy.delta;
   // Alg 9: q_range with 0.01(ε, δ) and Lemma G.13's 0.9 cap; the filter gets the rest.
-  p.range.epsilon = 0.01 * epsilon;
-  p.range.delta = 0.01 * delta;
-  p.range.paper_cap = true;
-  const double eps_f = remainder_after(epsilon, p.range.epsilon);
-  const double delta_f = remainder_after(delta, p.range.delta);
+  const auto [eps_f, delta_f] = plan_paper_front(p, o);
   plan_paper_region(p, o);
   const double B2d = p.D * p.D;  // (B√d)², with B including the quantisation slack
   p.L = 2 + static_cast<int>(std::ceil(std::log2(B2d)));
@@ -463,12 +417,7 @@ struct PrimeRun {
     prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads);
     const double rho_t = dp_threshold(psi);
     const std::vector<char> drop = prime_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
-    std::vector<std::uint32_t> kept, removed;
-    kept.reserve(st.S.size());
-    for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
-    prime_detail::gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(),
-                              o.run.threads);
-    st.S = std::move(kept);
+    const std::size_t removed = drop_rows(st, drop, o.run.threads);
     ++filter_rounds;
     it["filtered"] = true;
     it["rho"] = rho_t;
@@ -477,7 +426,7 @@ struct PrimeRun {
       trace->rounds.push_back(FilterRound{mu, Q * w.asDiagonal() * Q.transpose(), rho_t, Z, p.k, P});
       trace->set_sizes.push_back(static_cast<std::int64_t>(st.S.size()));
     }
-    return !removed.empty();
+    return removed > 0;
   }
 
   // One inner iteration t of epoch s; false ends the epoch.
@@ -640,10 +589,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
                                                                           : Accountant::basic,
                         budget);
   account.charge(p.ledger());  // the planned maximum, before any noise is drawn
-  SealFacts facts;
-  facts.noise = o.run.noise;
-  facts.noiseless = off;
-  if (off) diag["noiseless"] = true;
+  SealFacts facts = robust_facts(o.run.noise, off, diag);
 
   // Rows beyond the corrupted fraction clipped: the supplied scale bites (the ball keeps clean
   // rows but for a fraction ζ/(2n) each).
@@ -654,11 +600,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
     return seal(Vector{}, account, facts, rng, diag);
   }
   PrimeRun run{p, o, *fr.state, rng, off, trace};
-  if (trace) {
-    trace->clip_centre = fr.centre;
-    trace->clip_radius = p.radius;
-    trace->clipped_rows = fr.clipped;
-  }
+  trace_front(trace, fr, p.radius);
   run.run();
   diag["stop"] = run.stop;
   diag["epochs"] = run.epochs_json;

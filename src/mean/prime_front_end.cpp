@@ -14,119 +14,6 @@ namespace dpstats::prime_detail {
 
 namespace {
 
-// ℓ with x in (2σℓ, 2σ(ℓ+1)], clamped to ±2^62.
-inline std::int64_t bin_of(double x, double sigma) {
-  const double l = std::ceil(x / (2 * sigma)) - 1;
-  return static_cast<std::int64_t>(std::clamp(l, -0x1p62, 0x1p62));
-}
-
-// Pass 1 (per part, merged): each coordinate's smallest and largest bin.
-std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(
-    const ConstMatrixRef& X, double sigma, int used) {
-  const Eigen::Index n = X.rows(), d = X.cols();
-  auto bin = [sigma](double x) { return bin_of(x, sigma); };
-  std::vector<std::int64_t> lo_t(static_cast<std::size_t>(used * d), std::numeric_limits<std::int64_t>::max());
-  std::vector<std::int64_t> hi_t(static_cast<std::size_t>(used * d), std::numeric_limits<std::int64_t>::min());
-  parallel_ranges(n, used, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
-    std::int64_t* lo = lo_t.data() + t * d;
-    std::int64_t* hi = hi_t.data() + t * d;
-    for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i).data();
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const std::int64_t v = bin(row[j]);
-        lo[j] = std::min(lo[j], v);
-        hi[j] = std::max(hi[j], v);
-      }
-    }
-  });
-  std::vector<std::int64_t> lo(lo_t.begin(), lo_t.begin() + d), hi(hi_t.begin(), hi_t.begin() + d);
-  for (int t = 1; t < used; ++t)
-    for (Eigen::Index j = 0; j < d; ++j) {
-      lo[j] = std::min(lo[j], lo_t[t * d + j]);
-      hi[j] = std::max(hi[j], hi_t[t * d + j]);
-    }
-  return {lo, hi};
-}
-
-}  // namespace
-
-// q_range (docs/proofs/substrate.md, q_range) exactly as mechanisms/range.cpp computes it — two
-// row-major passes (the bins' extent, then dense or hashed counts), no bin array, the same
-// occupied counts handed to stability_histogram_counts in the same order, hence the same draws —
-// but with the plan's cached per-coordinate budget: recomputing the optimal composition costs
-// ~1 ms per call, which dominated audits that run tens of thousands of tiny releases. NaN/Inf
-// were rejected earlier. (A numeric kernel: two fused passes and the per-coordinate histogram.)
-std::optional<RangeResult> q_range_counts(const ConstMatrixRef& X, const RangeOptions& o,
-                                          const EpsilonDelta& per, Rng& rng, int threads) {
-  const Eigen::Index n = X.rows(), d = X.cols();
-  const int used = used_parts(n, threads);
-  const auto extent = bin_extent(X, o.sigma, used);
-  const std::vector<std::int64_t>& lo = extent.first;
-  const std::vector<std::int64_t>& hi = extent.second;
-  auto bin = [&](double x) { return bin_of(x, o.sigma); };
-  // Pass 2 (per thread, merged by exact integer addition): dense counts over [lo, hi] when the
-  // span is short, a hash map otherwise.
-  constexpr std::uint64_t kDenseSpan = 1 << 16;
-  std::vector<std::vector<std::vector<std::int64_t>>> dense_t(static_cast<std::size_t>(used));
-  std::vector<std::vector<std::unordered_map<std::int64_t, std::int64_t>>> sparse_t(
-      static_cast<std::size_t>(used));
-  parallel_ranges(n, used, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
-    auto& dense = dense_t[static_cast<std::size_t>(t)];
-    auto& sparse = sparse_t[static_cast<std::size_t>(t)];
-    dense.resize(d);
-    sparse.resize(d);
-    for (Eigen::Index j = 0; j < d; ++j) {
-      const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
-      if (span < kDenseSpan) dense[j].assign(span + 1, 0);
-    }
-    for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i).data();
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const std::int64_t v = bin(row[j]);
-        if (!dense[j].empty()) {
-          ++dense[j][static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo[j])];
-        } else {
-          ++sparse[j][v];
-        }
-      }
-    }
-  });
-  auto& dense = dense_t[0];
-  auto& sparse = sparse_t[0];
-  for (int t = 1; t < used; ++t)
-    for (Eigen::Index j = 0; j < d; ++j) {
-      for (std::size_t k = 0; k < dense[j].size(); ++k) dense[j][k] += dense_t[t][j][k];
-      for (const auto& kv : sparse_t[t][j]) sparse[j][kv.first] += kv.second;
-    }
-  RangeResult result;
-  result.centre.resize(d);
-  std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
-  for (Eigen::Index j = 0; j < d; ++j) {
-    occupied.clear();
-    if (!dense[j].empty()) {
-      for (std::size_t k = 0; k < dense[j].size(); ++k)
-        if (dense[j][k] > 0)
-          occupied.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(lo[j]) + k),
-                                dense[j][k]);
-    } else {
-      occupied.assign(sparse[j].begin(), sparse[j].end());
-      std::sort(occupied.begin(), occupied.end());
-    }
-    const StabilityHistogram h = stability_histogram_counts(occupied, per.epsilon, per.delta,
-                                                            Neighbouring::replace_one, rng);
-    if (h.noisy_counts.empty()) return std::nullopt;
-    auto best = h.noisy_counts.begin();
-    for (auto it = h.noisy_counts.begin(); it != h.noisy_counts.end(); ++it)
-      if (it->second > best->second) best = it;
-    result.centre(j) = 2 * o.sigma * (static_cast<double>(best->first) + 0.5);
-  }
-  result.side = 8 * o.sigma *
-                std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
-  return result;
-}
-
-namespace {
-
 // Private coordinate medians (docs/proofs/mean.md §2): candidates c_k = x̄_j + (−4 + 0.1k),
 // k = 0..K−1 (scale units); quality −|#{x < c_k} − n/2| (sensitivity 1). One row-major pass
 // buckets every value: below[j][b] counts values whose smallest k with x < c_k is b.
@@ -220,7 +107,7 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng&
     if (!range) return std::nullopt;
     centre = range->centre;
   } else {
-    const auto range = q_range_counts(X, c.range, c.range_per, rng, threads);
+    const auto range = q_range(X, c.range, c.range_per, rng, threads);
     if (!range) return std::nullopt;
     centre = range->centre;
   }
@@ -313,6 +200,25 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& au
     return std::nullopt;
   }
   return est.units;
+}
+
+std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int threads) {
+  std::vector<std::uint32_t> kept, removed;
+  kept.reserve(st.S.size());
+  for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
+  gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(), threads);
+  st.S = std::move(kept);
+  return removed.size();
+}
+
+std::int64_t rows_outside(const ConstMatrixRef& X, const Vector& lower, const Vector& upper) {
+  std::int64_t count = 0;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    bool out = false;
+    for (Eigen::Index j = 0; j < X.cols(); ++j) out = out || X(i, j) < lower[j] || X(i, j) > upper[j];
+    count += out;
+  }
+  return count;
 }
 
 void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, double tolerated,

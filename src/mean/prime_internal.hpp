@@ -18,6 +18,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/units.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/mechanisms/range.hpp"
@@ -26,6 +27,7 @@
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/ledger.hpp"
+#include "dpstats/seam.hpp"
 
 namespace dpstats::prime_detail {
 
@@ -47,11 +49,8 @@ inline double fast_floor(double x) {
   const double t = static_cast<double>(static_cast<std::int64_t>(x));
   return t > x ? t - 1 : t;
 }
-// Round to nearest (ties to even) for |x| < 2^51.
-inline double fast_round(double x) {
-  constexpr double kShift = 0x1.8p52;
-  return (x + kShift) - kShift;
-}
+// Round to nearest (ties to even) for |x| <= 2^51: the exact sum's rounding (exact::nearest).
+inline double fast_round(double x) { return exact::nearest(x); }
 
 // A large uninitialised array backed by transparent huge pages where the kernel allows it
 // (madvise mode): first-touch page faults on the n x d working copies cost ~0.5 s at
@@ -276,6 +275,87 @@ struct AuxPlan {
 AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, double alpha,
                  NoiseMode mode);
 
+// The checks every filter-based robust mean shares (PRIME, PRIME-ht, the private filter), before
+// anything is read: the target (δ > 0), run control, α, the failure probability, the top-k
+// multiplier and the stopping constant C.
+template <class Options>
+void validate_robust(const Options& o) {
+  validate(o.privacy, DeltaRule::positive);
+  validate(o.run);
+  require(o.alpha > 0 && o.alpha <= 0.25,
+          fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
+  require(o.failure_probability > 0 && o.failure_probability < 1,
+          fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
+  require(o.topk_multiplier >= 1 && o.topk_multiplier <= 4,
+          fmt::format("topk_multiplier must be in [1, 4], got {}", o.topk_multiplier));
+  require(o.C > 0 && std::isfinite(o.C), fmt::format("C must be > 0, got {}", o.C));
+}
+
+// The seal facts of a robust mean (noise mode; the noiseless test hook, stated in diagnostics).
+inline SealFacts robust_facts(NoiseMode noise, bool off, nlohmann::json& diag) {
+  SealFacts facts;
+  facts.noise = noise;
+  facts.noiseless = off;
+  if (off) diag["noiseless"] = true;
+  return facts;
+}
+
+// Removes the rows of st.S marked in `drop` (one flag per entry of S) and downdates the exact Gram
+// matrix and sum by them (prime_kernels.hpp: exact, order-free); returns how many were removed.
+std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int threads);
+
+// The front end's budget, shared by PRIME and the private filter (docs/proofs/mean.md).
+// Practical (addendum): q_range gets 10% of δ and 2% of ρ, the d coordinate medians 1% of ρ, after
+// the auxiliary share; returns the filter's ρ, shrunk by 1e-9 so that rounding never pushes the
+// sum over.
+constexpr double kRangeRhoShare = 0.02, kMedianRhoShare = 0.01, kRangeDeltaShare = 0.1;
+template <class Plan, class Options>
+double plan_practical_front(Plan& p, const Options& o) {
+  const double delta_range = o.privacy.delta * kRangeDeltaShare;
+  const double rho_all =
+      epsilon_delta_to_zcdp(o.privacy.epsilon, remainder_after(o.privacy.delta, delta_range));
+  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), true,
+                   rho_all, p.d, o.alpha, o.run.noise);
+  const double rho_total = p.aux.remaining;
+  p.range.epsilon = std::sqrt(2 * kRangeRhoShare * rho_total);
+  p.range.delta = delta_range;
+  p.median_eps = std::sqrt(2 * kMedianRhoShare * rho_total / static_cast<double>(p.d));
+  p.med = {.epsilon = p.median_eps, .sensitivity = 1, .monotone = false};
+  return (1 - kRangeRhoShare - kMedianRhoShare) * rho_total * (1 - 1e-9);
+}
+
+// Paper (PRIME's Alg 9, the filter's Alg 7): κ = 1/2 (|S| >= n/2), the auxiliary share out of ε,
+// then q_range with 0.01(ε, δ) and Lemma G.13's 0.9 cap. Returns the (ε, δ) left for the filter.
+struct PaperRest {
+  double epsilon, delta;
+};
+template <class Plan, class Options>
+PaperRest plan_paper_front(Plan& p, const Options& o) {
+  p.kappa = 0.5;
+  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), false,
+                   o.privacy.epsilon, p.d, o.alpha, o.run.noise);
+  const double epsilon = p.aux.remaining, delta = o.privacy.delta;
+  p.range.epsilon = 0.01 * epsilon;
+  p.range.delta = 0.01 * delta;
+  p.range.paper_cap = true;
+  return {remainder_after(epsilon, p.range.epsilon), remainder_after(delta, p.range.delta)};
+}
+
+// Everything a robust mean charges, in order: auxiliary step, range, (practical) medians, then
+// the filter's own entries.
+template <class Plan>
+Ledger front_ledger(const Plan& p, bool practical, const Ledger& filter_entries) {
+  Ledger all = p.aux.entries;
+  all.push_back(p.range_entry);
+  if (practical) {
+    LedgerEntry e = exponential_mechanism_entry(p.med, "coordinate-wise private median");
+    e.count = static_cast<int>(p.d);
+    all.push_back(e);
+  }
+  all.insert(all.end(), filter_entries.begin(), filter_entries.end());
+  return all;
+}
+
 // The front end with units: the data's units (supplied, or estimated by the scale layer with the
 // plan's auxiliary share), the data in those units, range, medians and clipping; with a supplied
 // scale, the private count of clipped rows. `abstained` is set when the units or the range step
@@ -292,6 +372,14 @@ struct FrontResult {
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag);
+
+// The front end's outcome in the test trace (clipping centre, radius, clipped rows).
+inline void trace_front(PrimeTrace* trace, const FrontResult& fr, double radius) {
+  if (!trace) return;
+  trace->clip_centre = fr.centre;
+  trace->clip_radius = radius;
+  trace->clipped_rows = fr.clipped;
+}
 
 // The clean rows' model a robust method assumes, for its stated error and its tail check.
 enum class CleanModel { sub_gaussian, bounded_covariance, none };
@@ -317,6 +405,10 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& au
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads, Rng& rng,
                                       nlohmann::json& diag, std::optional<std::string>& abstained);
+
+// The number of rows with a value outside [lower_j, upper_j] in some column j (the count behind
+// the clipped-row check of a supplied bound).
+std::int64_t rows_outside(const ConstMatrixRef& X, const Vector& lower, const Vector& upper);
 
 // diag["clipped"]: the noisy count of clipped rows, its fraction and, above `tolerated`, a
 // warning that the supplied bound bites.

@@ -21,25 +21,15 @@ namespace {
 
 using namespace prime_detail;
 
-// Practical shares (the same front end as PRIME's practical profile, src/mean/prime.cpp).
-constexpr double kRangeRhoShare = 0.02, kMedianRhoShare = 0.01, kRangeDeltaShare = 0.1;
+// The front end's shares are shared with PRIME (plan_practical_front, prime_internal.hpp).
 // Shares of the filter's ρ: the covariance dominates (its noise must stay below the signal
 // along v), the rest is small (per round: λ_t, μ_t; once: the final mean).
 constexpr double kShareSigma = 0.8, kShareLambda = 0.08, kShareCentre = 0.07, kShareFinal = 0.05;
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
-constexpr double kKappaPaper = 0.5;       // |S| >= n/2 (Alg 8's sensitivity)
 
 void validate(const PrivateFilterOptions& o, std::int64_t n, std::int64_t d) {
-  validate(o.privacy, DeltaRule::positive);
-  validate(o.run);
-  require(o.alpha > 0 && o.alpha <= 0.25,
-          fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
-  require(o.failure_probability > 0 && o.failure_probability < 1,
-          fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
+  validate_robust(o);
   require(o.T >= 0 && o.T <= 1000, fmt::format("T must be in [0, 1000] (0 = default), got {}", o.T));
-  require(o.C > 0 && std::isfinite(o.C), fmt::format("C must be > 0, got {}", o.C));
-  require(o.topk_multiplier >= 1 && o.topk_multiplier <= 4,
-          fmt::format("topk_multiplier must be in [1, 4], got {}", o.topk_multiplier));
   require(n >= 16, fmt::format("the private filter needs n >= 16 rows, got {}", n));
   require(n < (std::int64_t{1} << 32), "the private filter needs n < 2^32 rows");
   require(d >= 1, fmt::format("the private filter needs d >= 1 columns, got {}", d));
@@ -60,17 +50,7 @@ struct FilterPlan : ClipPlan {
   std::vector<LedgerEntry> entries;  // the filter's releases
   AuxPlan aux;                       // private units or the clipped-row count
 
-  Ledger ledger() const {
-    Ledger all = aux.entries;
-    all.push_back(range_entry);
-    if (practical) {
-      LedgerEntry e = exponential_mechanism_entry(med, "coordinate-wise private median");
-      e.count = static_cast<int>(d);
-      all.push_back(e);
-    }
-    all.insert(all.end(), entries.begin(), entries.end());
-    return all;
-  }
+  Ledger ledger() const { return front_ledger(*this, practical, entries); }
 };
 
 void plan_practical(FilterPlan& p, const PrivateFilterOptions& o) {
@@ -78,17 +58,7 @@ void plan_practical(FilterPlan& p, const PrivateFilterOptions& o) {
   const double margin = fp_margin(p.n, p.d);
   const NoiseMode mode = o.run.noise;
   p.kappa = kKappaPractical;
-  const double delta_range = o.privacy.delta * kRangeDeltaShare;
-  const double rho_all =
-      epsilon_delta_to_zcdp(o.privacy.epsilon, remainder_after(o.privacy.delta, delta_range));
-  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), true,
-                   rho_all, p.d, o.alpha, mode);
-  const double rho_total = p.aux.remaining;
-  p.range.epsilon = std::sqrt(2 * kRangeRhoShare * rho_total);
-  p.range.delta = delta_range;
-  p.median_eps = std::sqrt(2 * kMedianRhoShare * rho_total / dd);
-  p.med = {.epsilon = p.median_eps, .sensitivity = 1, .monotone = false};
-  const double rf = (1 - kRangeRhoShare - kMedianRhoShare) * rho_total * (1 - 1e-9);
+  const double rf = plan_practical_front(p, o);
   practical_ball(p, p.n, p.d, o.alpha, o.failure_probability, false);
   const double D2 = p.D * p.D;
   const auto ud = static_cast<std::size_t>(p.d);
@@ -111,16 +81,8 @@ void plan_paper(FilterPlan& p, const PrivateFilterOptions& o) {
   const double nd = static_cast<double>(p.n), dd = static_cast<double>(p.d);
   const double margin = fp_margin(p.n, p.d);
   const NoiseMode mode = o.run.noise;
-  p.kappa = kKappaPaper;
-  p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), false,
-                   o.privacy.epsilon, p.d, o.alpha, mode);
-  const double epsilon = p.aux.remaining, delta = o.privacy.delta;
   // Alg 7: q_range with 0.01(ε, δ) (Lemma G.13, 0.9 cap); DPfilter gets the rest.
-  p.range.epsilon = 0.01 * epsilon;
-  p.range.delta = 0.01 * delta;
-  p.range.paper_cap = true;
-  const double eps_f = remainder_after(epsilon, p.range.epsilon);
-  const double delta_f = remainder_after(delta, p.range.delta);
+  const auto [eps_f, delta_f] = plan_paper_front(p, o);
   p.shape = ClipShape::box;
   p.radius = 4 * std::sqrt(std::log(dd * nd / o.failure_probability));  // B/2 (scale units)
   p.q = quantum_for(p.radius, p.n);
@@ -211,11 +173,7 @@ struct FilterRun {
     prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads, 1);
     const double cut_scale = p.D * p.D;  // the threshold d·B²·Z_t (= D² Z_t)
     const std::vector<char> drop = filter_drops(tau, cut_scale * Z, st.Z, st.S, p.k);
-    std::vector<std::uint32_t> kept, removed;
-    kept.reserve(st.S.size());
-    for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
-    gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(), o.run.threads);
-    st.S = std::move(kept);
+    drop_rows(st, drop, o.run.threads);
     ++filter_rounds;
     if (trace) {
       trace->rounds.push_back(FilterRound{mu, v * v.transpose(), cut_scale, Z, p.k, P});
@@ -296,10 +254,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   ReleaseBudget account(o.privacy.loss(), p.practical ? Accountant::zcdp : Accountant::basic,
                         budget);
   account.charge(p.ledger());  // the planned maximum, before any noise is drawn
-  SealFacts facts;
-  facts.noise = o.run.noise;
-  facts.noiseless = off;
-  if (off) diag["noiseless"] = true;
+  SealFacts facts = robust_facts(o.run.noise, off, diag);
   auto abstain = [&](std::string why) {
     if (trace) trace->stop_reason = why;
     facts.abstained = std::move(why);
@@ -312,11 +267,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   const FrontResult fr =
       run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads, off, rng, diag);
   if (fr.abstained) return abstain(*fr.abstained);
-  if (trace) {
-    trace->clip_centre = fr.centre;
-    trace->clip_radius = p.radius;
-    trace->clipped_rows = fr.clipped;
-  }
+  trace_front(trace, fr, p.radius);
   FilterRun run{p, o, *fr.state, rng, off, trace};
   run.run();
   diag["stop"] = run.stop;

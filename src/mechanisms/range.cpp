@@ -12,6 +12,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
+#include "dpstats/parallel.hpp"
 
 namespace dpstats {
 namespace {
@@ -73,65 +74,123 @@ LedgerEntry q_range_entry(const RangeOptions& o, std::size_t d, std::string purp
   return e;
 }
 
-// Two row-major passes instead of d strided ones: the first finds each coordinate's smallest and
-// largest bin (used only to enumerate the bins, PRIME Alg 5 step 2.1) and checks for NaN/Inf; the
-// second counts, densely when a coordinate's bins span a short range and in a hash map otherwise.
-std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {
+namespace {
+
+// The passes' grain: ranges of at least 8192 rows.
+constexpr std::int64_t kRowGrain = 8192;
+// Coordinates whose bins span fewer than this are counted densely, the others in a hash map.
+constexpr std::uint64_t kDenseSpan = 1 << 16;
+
+// Pass 1 (per part, merged): each coordinate's smallest and largest bin (used only to enumerate
+// the bins, PRIME Alg 5 step 2.1), and the NaN/Inf check in the same pass.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(
+    const ConstMatrixRef& X, double sigma, int parts) {
+  const Eigen::Index n = X.rows(), d = X.cols();
+  const auto pd = static_cast<std::size_t>(parts * d);
+  std::vector<std::int64_t> lo_t(pd, std::numeric_limits<std::int64_t>::max());
+  std::vector<std::int64_t> hi_t(pd, std::numeric_limits<std::int64_t>::min());
+  std::vector<double> poison(static_cast<std::size_t>(parts), 0.0);
+  parallel_ranges(n, parts, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
+    std::int64_t* lo = lo_t.data() + t * d;
+    std::int64_t* hi = hi_t.data() + t * d;
+    double bad = 0;
+    for (Eigen::Index i = b; i < e; ++i) {
+      const double* row = X.row(i).data();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        bad += row[j] * 0.0;  // NaN once any cell is NaN or infinite
+        const std::int64_t v = bin_of(row[j], sigma);
+        lo[j] = std::min(lo[j], v);
+        hi[j] = std::max(hi[j], v);
+      }
+    }
+    poison[static_cast<std::size_t>(t)] = bad;
+  });
+  for (double p : poison)
+    if (!std::isfinite(p)) check_data(X);  // throws, naming the first bad cell
+  std::vector<std::int64_t> lo(lo_t.begin(), lo_t.begin() + d), hi(hi_t.begin(), hi_t.begin() + d);
+  for (int t = 1; t < parts; ++t)
+    for (Eigen::Index j = 0; j < d; ++j) {
+      lo[j] = std::min(lo[j], lo_t[t * d + j]);
+      hi[j] = std::max(hi[j], hi_t[t * d + j]);
+    }
+  return {lo, hi};
+}
+
+// Per-coordinate bin counts: dense over [lo, hi] when the span is short, hashed otherwise.
+struct BinCounts {
+  std::vector<std::vector<std::int64_t>> dense;
+  std::vector<std::unordered_map<std::int64_t, std::int64_t>> sparse;
+};
+
+// Pass 2 (per part, merged by exact integer addition).
+BinCounts bin_counts(const ConstMatrixRef& X, double sigma, const std::vector<std::int64_t>& lo,
+                     const std::vector<std::int64_t>& hi, int parts) {
+  const Eigen::Index n = X.rows(), d = X.cols();
+  std::vector<BinCounts> part(static_cast<std::size_t>(parts));
+  parallel_ranges(n, parts, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
+    auto& dense = part[static_cast<std::size_t>(t)].dense;
+    auto& sparse = part[static_cast<std::size_t>(t)].sparse;
+    dense.resize(d);
+    sparse.resize(d);
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
+      if (span < kDenseSpan) dense[j].assign(span + 1, 0);
+    }
+    for (Eigen::Index i = b; i < e; ++i) {
+      const double* row = X.row(i).data();
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const std::int64_t v = bin_of(row[j], sigma);
+        if (!dense[j].empty()) {
+          ++dense[j][static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo[j])];
+        } else {
+          ++sparse[j][v];
+        }
+      }
+    }
+  });
+  BinCounts& all = part[0];
+  for (int t = 1; t < parts; ++t)
+    for (Eigen::Index j = 0; j < d; ++j) {
+      for (std::size_t k = 0; k < all.dense[j].size(); ++k) all.dense[j][k] += part[t].dense[j][k];
+      for (const auto& kv : part[t].sparse[j]) all.sparse[j][kv.first] += kv.second;
+    }
+  return std::move(all);
+}
+
+// Coordinate j's occupied bins (bin, count), in increasing bin order.
+void occupied_bins(const BinCounts& c, Eigen::Index j, std::int64_t lo,
+                   std::vector<std::pair<std::int64_t, std::int64_t>>& occupied) {
+  occupied.clear();
+  if (!c.dense[j].empty()) {
+    for (std::size_t k = 0; k < c.dense[j].size(); ++k)
+      if (c.dense[j][k] > 0)
+        occupied.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + k),
+                              c.dense[j][k]);
+  } else {
+    occupied.assign(c.sparse[j].begin(), c.sparse[j].end());
+    std::sort(occupied.begin(), occupied.end());
+  }
+}
+
+}  // namespace
+
+// Two row-major passes instead of d strided ones (the bins' extent, then dense or hashed counts),
+// no bin array; the counts do not depend on the thread count, so neither do the draws.
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
+                                   const EpsilonDelta& per, Rng& rng, int threads) {
   check_options(o);
   const Eigen::Index n = X.rows(), d = X.cols();
   require(n > 0 && d > 0,
           fmt::format("X must have at least one row and one column, got {} x {}", n, d));
-  const EpsilonDelta per = q_range_coordinate_budget(o, static_cast<std::size_t>(d));
-
-  std::vector<std::int64_t> lo(d, std::numeric_limits<std::int64_t>::max());
-  std::vector<std::int64_t> hi(d, std::numeric_limits<std::int64_t>::min());
-  double poison = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double* row = X.row(i).data();
-    for (Eigen::Index j = 0; j < d; ++j) {
-      poison += row[j] * 0.0;  // NaN once any cell is NaN or infinite
-      const std::int64_t b = bin_of(row[j], o.sigma);
-      lo[j] = std::min(lo[j], b);
-      hi[j] = std::max(hi[j], b);
-    }
-  }
-  if (!std::isfinite(poison)) check_data(X);  // throws, naming the first bad cell
-
-  constexpr std::uint64_t kDenseSpan = 1 << 16;
-  std::vector<std::vector<std::int64_t>> dense(d);
-  std::vector<std::unordered_map<std::int64_t, std::int64_t>> sparse(d);
-  for (Eigen::Index j = 0; j < d; ++j) {
-    const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
-    if (span < kDenseSpan) dense[j].assign(span + 1, 0);
-  }
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double* row = X.row(i).data();
-    for (Eigen::Index j = 0; j < d; ++j) {
-      const std::int64_t b = bin_of(row[j], o.sigma);
-      if (!dense[j].empty()) {
-        ++dense[j][static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(lo[j])];
-      } else {
-        ++sparse[j][b];
-      }
-    }
-  }
-
+  const int parts = static_cast<int>(
+      std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / kRowGrain)));
+  const auto [lo, hi] = bin_extent(X, o.sigma, parts);
+  const BinCounts counts = bin_counts(X, o.sigma, lo, hi, parts);
   RangeResult result;
   result.centre.resize(d);
   std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
   for (Eigen::Index j = 0; j < d; ++j) {
-    occupied.clear();
-    if (!dense[j].empty()) {
-      for (std::size_t k = 0; k < dense[j].size(); ++k) {
-        if (dense[j][k] > 0) {
-          occupied.emplace_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(lo[j]) + k),
-                                dense[j][k]);
-        }
-      }
-    } else {
-      occupied.assign(sparse[j].begin(), sparse[j].end());
-      std::sort(occupied.begin(), occupied.end());
-    }
+    occupied_bins(counts, j, lo[j], occupied);
     const StabilityHistogram h =
         stability_histogram_counts(occupied, per.epsilon, per.delta, Neighbouring::replace_one, rng);
     if (h.noisy_counts.empty()) return std::nullopt;
@@ -143,7 +202,17 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& 
   }
   result.side = 8 * o.sigma *
                 std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
-  result.entry = q_range_entry(o, static_cast<std::size_t>(d));
+  return result;
+}
+
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {
+  check_options(o);
+  require(X.rows() > 0 && X.cols() > 0,
+          fmt::format("X must have at least one row and one column, got {} x {}", X.rows(),
+                      X.cols()));
+  const EpsilonDelta per = q_range_coordinate_budget(o, static_cast<std::size_t>(X.cols()));
+  auto result = q_range(X, o, per, rng, 1);
+  if (result) result->entry = q_range_entry(o, static_cast<std::size_t>(X.cols()));
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 
 namespace dpstats {
@@ -15,11 +16,8 @@ namespace {
 
 constexpr double kUnitRoundoff = 0x1p-53;
 
-// Exponent b of the gradient quantum 2^-b (see the header).
-int gradient_bits(std::int64_t n) {
-  const int need = static_cast<int>(std::ceil(std::log2(static_cast<double>(n) + 1)));
-  return std::max(1, std::min(30, 52 - need));
-}
+// Exponent b of the gradient quantum 2^-b (see the header): the one exact sum's ball convention.
+int gradient_bits(std::int64_t n) { return exact::ball_bits(n); }
 
 void check_rho(double rho) { check_positive(rho, "rho"); }
 
@@ -58,8 +56,7 @@ RowMatrix subsample_rows(const ConstMatrixRef& X, std::int64_t m, Rng& rng) {
 // 2^-49 (||g|| ≤ 1 + sqrt(d)·2^-b ≤ 2): added as an absolute slack.
 double gradient_sensitivity(std::int64_t n, std::int64_t d) {
   const double scale = std::ldexp(1.0, gradient_bits(n));
-  const double unit = 1 + (static_cast<double>(d) + 4) * 0x1p-52;
-  return (2 * unit * scale + std::sqrt(static_cast<double>(d))) / (static_cast<double>(n) * scale) +
+  return exact::ball_lattice_sensitivity(d, gradient_bits(n)) / (static_cast<double>(n) * scale) +
          0x1p-49;
 }
 
@@ -68,41 +65,39 @@ double gradient_sensitivity(std::int64_t n, std::int64_t d) {
 // (relative 2^-53 on a value ≤ 1) is covered by the 2^-49 slack.
 double curvature_sensitivity(std::int64_t n) { return 1 / static_cast<double>(n) + 0x1p-49; }
 
+// The fused kernel: per row, the unit vector u_i = (z − x_i)/‖z − x_i‖ on the grid 2^-b
+// (exact::ball_factor with clip 0: every row is normalised) and the curvature term
+// round(2^b·tau/max(dist_i, tau)), added in the one exact sum (columns 0..d−1 and d).
 MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau) {
   const Eigen::Index n = X.rows(), d = X.cols();
   const int b = gradient_bits(n);
   const double scale = std::ldexp(1.0, b);
-  // Rounding to the nearest integer by adding and subtracting 1.5·2^52 is exact
-  // round-half-even for |v| < 2^51 (here |v| ≤ 2^30·(1 + 2^-40)); the rounded values are
-  // integers and their running sums stay below n·2^b·(1 + 2^-40) < 2^53 in magnitude, so the
-  // double accumulators add them exactly (no fast-math: the build never enables it).
-  constexpr double kRound = 0x1.8p52;
-  std::vector<double> sum(static_cast<std::size_t>(d), 0.0);
-  std::vector<double> diff(static_cast<std::size_t>(d));
-  double* acc = sum.data();
-  double* df = diff.data();
+  const Eigen::Index stride = X.outerStride();
   const double* zz = z.data();
-  double curvature_sum = 0;  // exact: integers ≤ 2^b, n·2^b < 2^53
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double* row = X.data() + i * d;
-    double s = 0;
-    for (Eigen::Index j = 0; j < d; ++j) {
-      df[j] = zz[j] - row[j];
-      s += df[j] * df[j];
+  // Terms: |u_ij|·2^b <= 2^b(1 + (d+4)·2^-52) < 2^(b+1); curvature terms <= 2^b.
+  const Vector sums = exact::row_sums(n, d + 1, 2 * scale, 1,
+                                      [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
+    const Eigen::Index d = X.cols();  // a local bound: see exact::row_sums
+    std::vector<double> df(static_cast<std::size_t>(d));
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double* row = X.data() + i * stride;
+      double s = 0;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        df[j] = zz[j] - row[j];
+        s += df[j] * df[j];
+      }
+      const double dist = std::sqrt(s);
+      exact::add(w[d], tau > 0 ? scale * tau / std::max(dist, tau) : 0.0);
+      // u_i = 0 at a coincident point (docs/proofs/median.md §3).
+      const double f = s > 0 ? exact::ball_factor(dist, 0.0, scale) : 0.0;
+      for (Eigen::Index j = 0; j < d; ++j) exact::add(w[j], df[j] * f);
     }
-    if (tau > 0) curvature_sum += std::nearbyint(scale * tau / std::max(std::sqrt(s), tau));
-    if (s == 0) continue;  // u_i = 0 at a coincident point (docs/proofs/median.md §3)
-    const double inv = scale / std::sqrt(s);
-    for (Eigen::Index j = 0; j < d; ++j) {
-      acc[j] += (df[j] * inv + kRound) - kRound;
-    }
-  }
+  });
   MeanGradient m;
   const double denom = static_cast<double>(n) * scale;
-  m.g.resize(d);
-  for (Eigen::Index j = 0; j < d; ++j) m.g[j] = acc[j] / denom;
+  m.g = sums.head(d) / denom;
   m.sensitivity = gradient_sensitivity(n, d);
-  m.curvature = curvature_sum / denom;
+  m.curvature = sums[d] / denom;
   return m;
 }
 

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "dpstats/error.hpp"
-#include "dpstats/parallel.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "internal.hpp"
 
@@ -97,39 +97,31 @@ std::vector<ColumnBounds> column_bounds(const ConstMatrixRef& X, const StatOptio
 
 ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,
                      bool squares, int threads) {
-  const Eigen::Index n = X.rows(), d = X.cols();
-  const int parts = std::clamp<int>(threads, 1, static_cast<int>(std::max<Eigen::Index>(1, n / 65536)));
-  struct Part {
-    std::vector<double> first, second;  // exact: each partial sum <= n Q <= 2^53
-    std::int64_t outside = 0;
-  };
-  std::vector<Part> acc(static_cast<std::size_t>(parts),
-                        Part{std::vector<double>(d, 0), std::vector<double>(squares ? d : 0, 0), 0});
-  parallel_ranges(n, parts, 65536, [&](int p, std::int64_t begin, std::int64_t end) {
-    Part& a = acc[static_cast<std::size_t>(p)];
-    for (std::int64_t i = begin; i < end; ++i) {
-      bool out = false;
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const auto& b = bounds[static_cast<std::size_t>(j)];
-        const double x = X(i, j), w = b.upper - b.lower;
-        out = out || x < b.lower || x > b.upper;
-        const double c = std::clamp(x, b.lower, b.upper);
-        a.first[j] += std::nearbyint(std::clamp((c - b.lower) / w, 0.0, 1.0) * Q);
-        if (squares) {
-          const double u = (c - b.lower) / w - 0.5;  // in [-1/2, 1/2]
-          a.second[j] += std::nearbyint(std::clamp(4 * u * u, 0.0, 1.0) * Q);
+  const Eigen::Index n = X.rows(), d = X.cols(), second = squares ? d : 0;
+  // Columns of the one exact sum: [0, d) first, [d, d + second) squares, the last one counts the
+  // rows with a value outside its bounds (terms 0 or 1).
+  const Vector sums = exact::row_sums(
+      n, d + second + 1, std::max(Q, 1.0), threads,
+      [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
+        const Eigen::Index d = X.cols(), second = squares ? d : 0;  // local bounds: see row_sums
+        for (std::int64_t i = begin; i < end; ++i) {
+          bool out = false;
+          for (Eigen::Index j = 0; j < d; ++j) {
+            const auto& b = bounds[static_cast<std::size_t>(j)];
+            const double x = X(i, j), width = b.upper - b.lower;
+            out = out || x < b.lower || x > b.upper;
+            const double c = std::clamp(x, b.lower, b.upper);
+            exact::add(w[j], exact::unit_value((c - b.lower) / width, Q));
+            if (squares) {
+              const double u = (c - b.lower) / width - 0.5;  // in [-1/2, 1/2]
+              exact::add(w[d + j], exact::unit_value(4 * u * u, Q));
+            }
+          }
+          exact::add(w[d + second], out ? 1.0 : 0.0);
         }
-      }
-      a.outside += out ? 1 : 0;
-    }
-  });
-  ExactSums s{Vector::Zero(d), Vector::Zero(squares ? d : 0), 0};
-  for (const auto& a : acc) {
-    for (Eigen::Index j = 0; j < d; ++j) s.first[j] += a.first[j];
-    for (Eigen::Index j = 0; j < s.second.size(); ++j) s.second[j] += a.second[j];
-    s.outside_rows += a.outside;
-  }
-  return s;
+      });
+  return ExactSums{sums.head(d), sums.segment(d, second),
+                   static_cast<std::int64_t>(sums[d + second])};
 }
 
 void report_clipped(const Noise& noise, std::int64_t outside, double n, Rng& rng,

@@ -66,7 +66,8 @@ struct ExactSums {
   std::int64_t outside_rows = 0;   // rows with a value outside its column's bounds
 };
 // Column j: clip to bounds[j], map [lower, upper] to [0, Q] (first) and (x - centre)^2 in
-// [0, w^2/4] to [0, Q] (second, when `squares`), round, add. Exact (n Q <= 2^53).
+// [0, w^2/4] to [0, Q] (second, when `squares`), round, add in the one exact sum
+// (mechanisms/exact_sum.hpp; n Q < 2^53).
 ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,
                      bool squares, int threads);
 

@@ -27,6 +27,7 @@
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/smoothing.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "checks.hpp"
 
 namespace dpstats::optimize {
 
@@ -93,17 +94,6 @@ std::vector<std::int64_t> concentration_degrees(const RowMatrix& Q, double r) {
 // Schedules (docs/proofs/user-level.md §2.4, §2.5, §2.7)
 
 namespace {
-
-void check_common(std::int64_t n, std::int64_t m, double epsilon, double delta,
-                  const ProblemConstants& k) {
-  require(n >= 2, "Alg 3 needs n >= 2 users");
-  require(m >= 1, "items per user m must be >= 1");
-  check_epsilon(epsilon);
-  check_delta_positive(delta);
-  check_positive(k.L, "L");
-  check_positive(k.R, "R");
-  require(k.d >= 1, "d must be >= 1");
-}
 
 // r = R·√d/(ε·n·√m) (Thm D.3).
 double default_radius(std::int64_t n, std::int64_t m, double epsilon, const ProblemConstants& k) {
@@ -277,7 +267,7 @@ Alg3Plan plan_practical(std::int64_t n, std::int64_t m, double epsilon, double d
 
 Alg3Plan plan_accelerated(std::int64_t n, std::int64_t m, double epsilon, double delta,
                           const ProblemConstants& k, const Alg3Options& o, bool nonsmooth) {
-  check_common(n, m, epsilon, delta, k);
+  check_problem(n, m, epsilon, delta, k, "Alg 3");
   return o.profile == Profile::paper ? plan_paper(n, m, epsilon, delta, k, o, nonsmooth)
                                               : plan_practical(n, m, epsilon, delta, k, o, nonsmooth);
 }

@@ -16,6 +16,7 @@
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "checks.hpp"
 
 namespace dpstats::optimize {
 
@@ -95,13 +96,7 @@ void alg1_phases(Alg1Plan& P, std::int64_t n, std::int64_t m, double epsilon, do
 
 Alg1Plan plan_alg1(std::int64_t n, std::int64_t m, double epsilon, double delta,
                    const ProblemConstants& k, const Alg1Options& o) {
-  require(n >= 2, "Alg 1 needs n >= 2 users");
-  require(m >= 1, "items per user m must be >= 1");
-  check_epsilon(epsilon);
-  check_delta_positive(delta);
-  check_positive(k.L, "L");
-  check_positive(k.R, "R");
-  require(k.d >= 1, "d must be >= 1");
+  check_problem(n, m, epsilon, delta, k, "Alg 1");
   Alg1Plan P;
   P.profile = o.profile;
   const double nd = static_cast<double>(n), md = static_cast<double>(m);

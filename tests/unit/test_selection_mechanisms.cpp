@@ -372,6 +372,27 @@ TEST(QRange, RejectsInvalidInputs) {
   EXPECT_MESSAGE_HAS(q_range_coordinate_budget(range_options(1, 1e-6), 0), "d must");
 }
 
+// The one q_range (the robust means' front end calls it with a cached budget and threads): the
+// same centres and draws whatever the thread count, and the same as the plain entry point.
+TEST(QRange, ThreadsAndTheCachedBudgetGiveTheSameRelease) {
+  RowMatrix X(40000, 3);
+  SeededRng data(5);
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    for (Eigen::Index j = 0; j < X.cols(); ++j)
+      X(i, j) = 3.0 + ((j == 2 && i % 10 == 0) ? 1e7 : 1.0) * data.uniform01();  // j = 2: hashed
+  const auto o = range_options(1, 1e-6);
+  const EpsilonDelta per = q_range_coordinate_budget(o, 3);
+  SeededRng a(9), b(9), c(9);
+  const auto plain = q_range(X, o, a);
+  const auto one = q_range(X, o, per, b, 1);
+  const auto four = q_range(X, o, per, c, 4);
+  ASSERT_TRUE(plain && one && four);
+  EXPECT_EQ(plain->centre, one->centre);
+  EXPECT_EQ(one->centre, four->centre);
+  EXPECT_EQ(b.next_u64(), c.next_u64());  // the same number of draws
+  EXPECT_EQ(plain->entry.mechanism, "stability_histogram");
+}
+
 TEST(QRange, CoordinateBudgetPaperAndBestRule) {
   const auto paper = q_range_coordinate_budget(range_options(1, 1e-6, true), 5);
   EXPECT_DOUBLE_EQ(paper.epsilon, 0.9 / (2 * std::sqrt(2 * 5 * std::log(2 / 1e-6))));

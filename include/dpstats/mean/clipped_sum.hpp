@@ -1,12 +1,11 @@
-// The exact clipped sum behind every private mean.
+// The exact clipped sum behind every private mean: the box sum of the one exact sum
+// (mechanisms/exact_sum.hpp, docs/proofs/substrate.md §10) with the mean's checks.
 //
 // Summing doubles is not exact, so the floating-point sum of clipped values can move by more than
 // its nominal sensitivity when one row changes (Casacuberta et al. 2022). Here each clipped value
 // is quantised to an integer in [0, Q] — a deterministic function of that value alone — and the
 // integers are summed exactly. Replacing one row then moves every coordinate's sum by at most Q,
 // exactly. Q is the largest power of two with n·Q <= 2^53, so the sums are exact doubles too.
-// One fused pass over row-major data (clip, quantise, add, and the NaN/Inf check), no allocation
-// beyond the d accumulators.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -25,7 +24,7 @@ struct QuantisedSum {
   Vector to_mean(const Vector& s, std::int64_t n) const;
 };
 
-// Largest power of two Q <= 2^40 with n·Q <= 2^53.
+// Largest power of two Q <= 2^40 with n·Q < 2^53 (exact::box_quantum).
 double sum_quantum(std::int64_t n);
 
 // Clips coordinate j of every row to [lower_j, lower_j + width] and sums the quantised values.

@@ -32,6 +32,13 @@ struct RangeResult {
 // outcome is private.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng);
 
+// The same release with the per-coordinate budget given (q_range_coordinate_budget(o, d): it
+// costs ~1 ms, so a driver that repeats one plan caches it) and `threads` threads for the two
+// passes: the same counts, handed to the histograms in the same order, hence the same draws
+// whatever the thread count. result.entry is left empty (the caller charged the plan's entry).
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
+                                   const EpsilonDelta& per, Rng& rng, int threads);
+
 // The per-coordinate histogram budget (ε', δ') for d coordinates: δ' = δ/(2d), and ε' from
 // Lemma G.13 with the 0.9 cap (paper_cap) or per_step_epsilon (docs/proofs/substrate.md §8).
 EpsilonDelta q_range_coordinate_budget(const RangeOptions& o, std::size_t d);

@@ -6,9 +6,10 @@
 // exactly what the matching function spends, from public values only, so that a driver can charge
 // a stage on its ReleaseBudget before running it (geometric_median.cpp).
 //
-// Floating point. The noisy full gradient (DPGD, localizations) is released from an exact integer
-// sum: each unit subgradient coordinate is rounded to a multiple of 2^-b (b = min(30, 52 −
-// ⌈log2(n+1)⌉)) and the integers are added exactly (|sum| < 2^53). Replacing one row moves the
+// Floating point. The noisy full gradient (DPGD, localizations) is released from the one exact
+// integer sum (mechanisms/exact_sum.hpp, its ball convention): each unit subgradient coordinate is
+// rounded to a multiple of 2^-b (b = min(30, 52 − ⌈log2(n+1)⌉)) and the integers are added
+// exactly (|sum| < 2^53). Replacing one row moves the
 // integer sum by at most 2·(1 + (d+4)·2^-52)·2^b + sqrt(d) in l2 (two unit vectors, their
 // computed norms at most 1 + (d+4)·2^-52, plus half a step of rounding per coordinate for each of
 // the two rows), plus 2^-49 for the final division by n·2^b (gradient_sensitivity), and that is

@@ -1,20 +1,22 @@
-// Exact sums of norm-clipped vectors (docs/proofs/user-level.md §4.3; the vector form of the
-// geometric-median helper in median/boosting.hpp and of mean/clipped_sum.hpp).
+// Exact sums of norm-clipped vectors in value units (docs/proofs/user-level.md §4.3): the ball sum
+// of the one exact sum (mechanisms/exact_sum.hpp, docs/proofs/substrate.md §10) with its
+// sensitivity in value units.
 //
 // Floating-point sums are not exact, so the computed sum of clipped vectors can move by more
 // than the nominal 2c when one vector is replaced. Each clipped vector v (‖v‖ <= c up to
 // (d+4)·2^-52 relative) is scaled by 2^b/c and rounded coordinate-wise to integers, and the
-// integers are added exactly in doubles (b = min(30, 52 − ⌈log2(k+1)⌉) for k vectors, so every
-// partial sum stays below 2^53). Replacing one vector moves the integer sum by at most
-// 2·(1 + (d+4)·2^-52)·2^b + sqrt(d) in l2 (two clipped vectors plus half a step of rounding per
-// coordinate for each). The sum is returned as integers × (c·2^-b), one multiplication with
-// relative error 2^-53 per coordinate, covered by an absolute slack k·c·2^-50. `sensitivity` is
-// the resulting l2 sensitivity of the returned sum, and that is what the Gaussian is calibrated to.
+// integers are added exactly (b = exact::ball_bits(k) = min(30, 52 − ⌈log2(k+1)⌉) for k vectors,
+// so every partial sum stays below 2^53). Replacing one vector moves the integer sum by at most
+// exact::ball_lattice_sensitivity = 2·(1 + (d+4)·2^-52)·2^b + sqrt(d) in l2. The sum is returned
+// as integers × (c·2^-b), one multiplication with relative error 2^-53 per coordinate, covered by
+// an absolute slack k·c·2^-50. `sensitivity` is the resulting l2 sensitivity of the returned sum,
+// and that is what the Gaussian is calibrated to.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 
 namespace dpstats::optimize {
 
@@ -28,14 +30,11 @@ class ClippedVectorSum {
   Vector sum() const;
   // l2 sensitivity of sum() when one added vector is replaced (any k <= capacity).
   double sensitivity() const;
-  std::int64_t count() const { return count_; }
-  double clip() const { return clip_; }
+  std::int64_t count() const { return sum_.count(); }
+  double clip() const { return sum_.clip(); }
 
  private:
-  std::int64_t d_, capacity_, count_ = 0;
-  double clip_;
-  int bits_;
-  std::vector<double> acc_;
+  exact::BallSum sum_;
 };
 
 }  // namespace dpstats::optimize

@@ -1,0 +1,93 @@
+#include "dpstats/mechanisms/exact_sum.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace dpstats::exact {
+
+double box_quantum(std::int64_t n) {
+  require(n >= 1, fmt::format("n must be >= 1, got {}", n));
+  require(n <= (std::int64_t{1} << 52), fmt::format("n must be <= 2^52, got {}", n));
+  const int bits = 53 - static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n)));
+  return std::ldexp(1.0, std::min(bits, 40));
+}
+
+int ball_bits(std::int64_t n) {
+  require(n >= 1, fmt::format("n must be >= 1, got {}", n));
+  const int lg = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n)));  // ⌈log2(n+1)⌉
+  return std::clamp(52 - lg, 1, 30);
+}
+
+double ball_lattice_sensitivity(std::int64_t d, int bits) {
+  const double unit = 1 + (static_cast<double>(d) + 4) * 0x1p-52;
+  return 2 * unit * std::ldexp(1.0, bits) + std::sqrt(static_cast<double>(d));
+}
+
+namespace {
+
+// Rows [begin, end) of box_sum: one word per coordinate. `poison` becomes NaN if any cell is NaN
+// or infinite (x·0 is then NaN), so the data are validated in the same pass.
+__attribute__((target_clones("avx2", "default")))
+void box_rows(const double* X, Eigen::Index stride, Eigen::Index d, const double* lo, double width,
+              double scale, std::int64_t begin, std::int64_t end, std::uint64_t* words,
+              double* poison) {
+  double bad = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const double* row = X + i * stride;
+    for (Eigen::Index j = 0; j < d; ++j) {
+      bad += row[j] * 0.0;
+      add(words[j], box_value(row[j], lo[j], width, scale));
+    }
+  }
+  *poison += bad;
+}
+
+}  // namespace
+
+BoxSum box_sum(const ConstMatrixRef& X, const Vector& lower, double width, double Q, int threads) {
+  const Eigen::Index n = X.rows(), d = X.cols();
+  require(lower.size() == d, fmt::format("lower bounds have length {}, data have {} columns",
+                                         lower.size(), d));
+  require(Q == box_quantum(n), "box_sum: Q must be box_quantum(n)");
+  // scale maps [0, width] into [0, Q]; rounding keeps every row's contribution in [0, Q].
+  const double scale = Q / width;
+  std::vector<double> poison(static_cast<std::size_t>(std::max(threads, 1)), 0.0);
+  const double* data = X.data();
+  const Eigen::Index stride = X.outerStride();
+  BoxSum out;
+  out.sums = row_sums(n, d, Q, threads, [&](int p, std::int64_t b, std::int64_t e, std::uint64_t* w) {
+    box_rows(data, stride, d, lower.data(), width, scale, b, e, w,
+             &poison[static_cast<std::size_t>(p)]);
+  });
+  for (double p : poison) out.finite = out.finite && std::isfinite(p);
+  return out;
+}
+
+BallSum::BallSum(std::int64_t d, double clip, std::int64_t capacity)
+    : d_(d), capacity_(capacity), clip_(clip), bits_(0) {
+  require(d >= 1, "dimension must be >= 1");
+  check_positive(clip, "clip");
+  require(capacity >= 1 && capacity < (std::int64_t{1} << 40), "capacity must be in [1, 2^40)");
+  bits_ = ball_bits(capacity);
+  words_.assign(static_cast<std::size_t>(d), 0);
+}
+
+void BallSum::add(const Eigen::Ref<const Vector>& v) {
+  require(count_ < capacity_, "exact sum: more vectors than its capacity");
+  require(v.size() == d_, "exact sum: wrong dimension");
+  const double f = ball_factor(v.norm(), clip_, std::ldexp(1.0, bits_));
+  for (std::int64_t j = 0; j < d_; ++j) exact::add(words_[static_cast<std::size_t>(j)], v[j] * f);
+  ++count_;
+}
+
+Vector BallSum::lattice_sum() const {
+  Vector s(d_);
+  for (std::int64_t j = 0; j < d_; ++j)
+    s[j] = static_cast<double>(total(words_[static_cast<std::size_t>(j)], count_));
+  return s;
+}
+
+}  // namespace dpstats::exact
