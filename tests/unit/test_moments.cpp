@@ -402,6 +402,7 @@ TEST(MomentsEstimator, AdaptiveClipIsExactWithoutNoise) {
           const auto dg = est.diagnostics();
           EXPECT_EQ(dg.at("adaptive_clip").at("held_rows").get<std::size_t>(), block);
           EXPECT_GT(est.clip(), 3000);
+          dpstats::testing::expect_guarantee_from_ledger(est.release_fields());
         }
 }
 
