@@ -481,7 +481,7 @@ struct MomentEstimator::Impl {
   // The live adaptive clip (no clip given): rows enter as y = x / c_t clipped to norm 1, and the
   // released rows are multiplied back by `unit` = c_t (docs/proofs/moments.md §4.2).
   std::optional<detail::LiveClip> live;
-  double unit = 1, norm = 0;
+  double unit = 1, norm = 0, max_unit = 0;  // max_unit: the largest clip a row has run at
   // The first warm-up block's rows, held and entered together with the first clipped row (the
   // "carrier": its first-moment input is the sum of the clipped rows, its second-moment input the
   // sum of their squares); rows of later warm-up blocks enter as 0 and are not counted.
@@ -607,6 +607,7 @@ double MomentEstimator::Impl::check_live_row(std::span<const double> x) {
     return 0.0;
   }
   if (trace && norm > unit) ++trace->clipped_rows;
+  max_unit = std::max(max_unit, unit);
   const double factor = clip_factor(norm, unit, plan.d) / unit;
   if (held_count == 0 || flushed) return factor;
   fold_held(x, factor);
@@ -852,9 +853,15 @@ nlohmann::json MomentEstimator::diagnostics() const {
     j["adaptive_clip"] = m.live->diagnostics();
     j["adaptive_clip"]["held_rows"] = m.held_count;  // entered with the first clipped row
     j["adaptive_clip"]["rows_not_counted"] = m.dropped;  // later warm-up blocks
-    if (cheap)
-      j["first_noise_std_final_per_unit_clip"] =
-          sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+    if (cheap) {
+      const double per_unit = sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+      j["first_noise_std_final_per_unit_clip"] = per_unit;
+      // An upper bound in data units: row k's noise is c_k times the per-unit noise, and
+      // sum_k B_nk^2 c_k^2 <= max_k c_k^2 sum_k B_nk^2 (B = A1 C1^{-1}).
+      j["first_noise_std_final"] = per_unit * m.max_unit;
+      j["first_noise_std_final_is"] = "an upper bound: the per-unit deviation times the largest "
+                                      "clip a row has run at so far";
+    }
   }
   for (const auto& [k, v] : m.pre_diagnostics.items()) j[k] = v;
   return j;

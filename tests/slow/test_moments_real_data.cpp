@@ -77,12 +77,13 @@ TEST(MomentsRealData, CentredBatchAndLiveStreamAtTwelveThousandRows) {
       }
       const Vector le = Eigen::Map<const Vector>(e.first().data(), 2);
       const auto d = e.diagnostics();
-      const double unit_sd = d.at("first_noise_std_final_per_unit_clip").get<double>();
+      const double bound_sd = d.at("first_noise_std_final").get<double>();
+      const double max_clip = bound_sd / d.at("first_noise_std_final_per_unit_clip").get<double>();
       std::cout << kind << " seed " << seed << " live (adaptive clip): est " << le.transpose()
-                << " final clip " << e.clip() << " std/clip " << unit_sd << " block "
+                << " final clip " << e.clip() << " std (bound) " << bound_sd << " block "
                 << d.at("adaptive_clip").at("block") << "\n";
       for (int j = 0; j < 2; ++j)
         EXPECT_LE(std::abs(le[j] - truth[j]),
-                  4 * unit_sd * e.clip() * 1.5 + corrupt * (e.clip() + std::abs(truth[j])));
+                  4 * bound_sd + corrupt * (max_clip + std::abs(truth[j])));
     }
 }

@@ -359,6 +359,53 @@ TEST(MomentsEstimator, TinyNoiseGivesTheExactMoments) {
   }
 }
 
+// The live stream's adaptive clip (docs/proofs/moments.md §4.2), noiseless: the first block
+// (clip_block rows) releases 0; from the carrier (the first clipped row, which carries the held
+// rows) on, the prefix and average workloads are exact: the normalisation by the clip is undone
+// after C^{-1}, for every method that holds rows, both second-moment forms and factorizations.
+TEST(MomentsEstimator, AdaptiveClipIsExactWithoutNoise) {
+  const std::size_t n = 20, d = 3, block = 5;
+  RowMatrix X = unit_rows(n, d, 7, 1.0);
+  for (std::size_t i = 0; i < n; ++i) X.row(i) *= 1e3 * (1 + 0.5 * i / n) / X.row(i).norm();
+  for (const char* w : {"prefix", "average"})
+    for (const char* f : {"input", "output", "sqrt"})
+      for (auto m : {Method::jme, Method::ime, Method::cs})
+        for (const bool diag : {false, true}) {
+          MomentsConfig c = make_config(n, d, to_string(m), w, f, diag);
+          c.noise_multiplier = 1e-3;  // a large budget: the clip's quantile is sharp
+          c.privacy.delta = 1e-6;
+          c.clip_block = block;
+          SeededRng rng(2);
+          MomentsTrace trace;
+          trace.noiseless = true;
+          MomentEstimator est(c, rng, nullptr, &trace);
+          ASSERT_TRUE(est.adaptive_clip());
+          const RowMatrix A = c.A1.materialize();
+          for (std::size_t t = 0; t < n; ++t) {
+            est.push({X.row(static_cast<Eigen::Index>(t)).data(), d});
+            const double expect_zero = t < block ? 1.0 : 0.0;
+            for (std::size_t j = 0; j < d; ++j) {
+              double y = 0;
+              for (std::size_t i = 0; i <= t; ++i) y += A(t, i) * X(i, j);
+              ASSERT_NEAR(est.first()[j], (1 - expect_zero) * y, 1e-7 * 1e3)
+                  << w << f << to_string(m) << diag << " t " << t;
+            }
+            RowMatrix S = RowMatrix::Zero(d, d);
+            for (std::size_t i = 0; i <= t; ++i) S += A(t, i) * X.row(i).transpose() * X.row(i);
+            for (std::size_t j = 0; j < (diag ? d : d * d); ++j) {
+              const double truth = diag ? S(j, j) : S.data()[j];
+              ASSERT_NEAR(est.second()[j], (1 - expect_zero) * truth, 1e-7 * 1e6)
+                  << w << f << to_string(m) << diag << " t " << t;
+            }
+          }
+          EXPECT_EQ(trace.clipped_rows, 0u);  // norms 1000..1500, clip 3 x their median
+          const auto dg = est.diagnostics();
+          EXPECT_EQ(dg.at("adaptive_clip").at("held_rows").get<std::size_t>(), block);
+          EXPECT_GT(est.clip(), 3000);
+          dpstats::testing::expect_guarantee_from_ledger(est.release_fields());
+        }
+}
+
 TEST(MomentsEstimator, FirstMomentOfJmeAndPpAgreeAndDiagonalMatchesShapes) {
   const RowMatrix X = unit_rows(10, 4, 8, 1.0);
   SeededRng a(3), b(3), c(3);
