@@ -39,19 +39,13 @@ void add_fit_command(CLI::App& app) {
                   "user-level squared/huber: public bound on |label| (absent: estimated privately)");
   cmd->add_option("--scale-share", a->scale_share,
                   "share of the budget spent on estimating absent public scales");
-  cmd->add_option("--centre", a->centre,
-                  "user-level, heavy-tailed: true/false to force or forbid the private centring "
-                  "and intercept (absent: when the feature scale is unknown and the rows suffice)");
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
-    if (a->task == "classify") {
-      reject_for_task(a->centre.has_value(), "centre", a->task);
-      return classify(*a);
-    }
+    if (a->task == "classify") return classify(*a);
     if (a->task == "heavy-tailed") return heavy_tailed(*a);
     user_level(*a);
   });

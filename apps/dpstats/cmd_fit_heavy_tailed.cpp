@@ -66,7 +66,6 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.moment_bound = h.moment_bound;
   o.moment_bound_2 = h.moment_bound_2;
   if (a.scale_share) o.scale_share = *a.scale_share;
-  o.centre = a.centre;
   o.phases = h.phases;
   o.steps = a.steps;
   o.step_size = a.step_size;

@@ -55,7 +55,6 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.feature_bound = a.feature_bound;
   o.label_bound = a.label_bound;
   if (a.scale_share) o.scale_share = *a.scale_share;
-  o.centre = a.centre;
   o.profile = parse_enum<Profile>(a.profile.value_or("practical"));
   o.alg3.smoothing_radius = a3.smoothing_radius;
   o.alg3.users_per_step = a3.users_per_step;

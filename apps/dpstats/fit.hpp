@@ -18,7 +18,6 @@ struct FitArgs {
   std::optional<double> epsilon, delta, domain_radius, step_size, clip;
   std::optional<int> steps, epochs, batch_size;
   std::optional<double> feature_bound, label_bound, scale_share;
-  std::optional<bool> centre;  // user-level, heavy-tailed: private centring (absent: automatic)
   std::optional<std::uint64_t> seed;
   InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };

@@ -55,8 +55,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     clip: Optional[float] = None, items_per_user: int = 0,
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
-                    users_per_step: Optional[int] = None,
-                    centre: Optional[bool] = None) -> Release:
+                    users_per_step: Optional[int] = None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
@@ -78,11 +77,6 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     ``.diagnostics["bounds"]``; a supplied feature_bound that clips many users is reported); each user
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
-    ``centre``: None (default) centres and standardises the features privately and fits an
-    intercept when their scale is unknown (no ``feature_bound``) and the users suffice (another
-    ``scale_share``; ``.diagnostics["centring"]`` says what was estimated or why not); the estimate
-    is then (w, b) in the data's units and ``domain_radius`` is in standardised units. True forces
-    it (abstains when too few users), False never centres.
     """
     from . import _required
     if method != "non-private":
@@ -129,6 +123,5 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if label_bound is None else _float(label_bound, "label_bound"), _seed(seed),
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
-        None if scale_share is None else _float(scale_share, "scale_share"),
-        None if centre is None else bool(centre))
+        None if scale_share is None else _float(scale_share, "scale_share"))
     return Release._from_native(est, fields)

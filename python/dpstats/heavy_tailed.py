@@ -26,11 +26,6 @@ moment_order k, moment_bound G_k (and moment_bound_2 G_2): PUBLIC bounds
 E[sup_W |grad f(w, z)|^k] <= G_k^k (for absolute, hinge and logistic losses sup_W |grad f| = |x|).
 Without moment_bound, G_k is estimated privately from ``scale_share`` of epsilon (the estimate is
 in ``.diagnostics["scale"]``). epsilon and domain_radius are required.
-centre: None (default) centres and standardises the features (and a regression label) privately
-and fits an intercept when no moment_bound, clip or step is given and the records suffice
-(another ``scale_share``; ``.diagnostics["centring"]`` says what was estimated or why not); the
-estimate is then (w, b) in the data's units and domain_radius is in standardised units. True
-forces it (abstains when too few records), False never centres.
 """
 from __future__ import annotations
 
@@ -68,8 +63,7 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      scale_share: Optional[float] = None, phases: Optional[int] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
-                     final_clip_rule: Optional[str] = None,
-                     centre: Optional[bool] = None) -> Release:
+                     final_clip_rule: Optional[str] = None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc."""
     from . import _required
     epsilon = _required.epsilon(epsilon)
@@ -114,6 +108,5 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         _float(moment_order, "moment_order"), opt(moment_bound, "moment_bound"),
         opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
         _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
-        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"),
-        None if centre is None else bool(centre))
+        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"))
     return Release._from_native(est, fields)
