@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
-#include "dpstats/synthetic/heavy_tailed_data.hpp"
 #include "dpstats/user_level/user_level.hpp"
 #include "guarantee.hpp"
 
@@ -131,52 +130,6 @@ TEST(FitRealData, UserLevelPeopleTableCentred) {
   EXPECT_LT(after, before);
 }
 
-// The study's L1 Student-t task (d = 5, nu = 5, ||w*|| = 0.8, R = 2, epsilon = 1), moment bound
-// estimated: the previous default (clipped-gd, card schedule T = min(n eps / d, 1000), no
-// intercept; centre = false) against the new default (centred when n allows it, then the tuned
-// short schedule). Excess absolute risk over w* on 20000 public evaluation records.
-TEST(FitRealData, HeavyTailedStudyTaskDefaultBeforeAfter) {
-  HeavyTailedTask task;
-  SeededRng ge(77);
-  const HeavyTailedSample eval = generate_heavy_tailed(task, 20000, ge);
-  const Vector w_star = heavy_tailed_w_star(task);
-  const auto risk = [&](const Vector& w) {
-    return (predict(eval.X, w) - eval.y).array().abs().mean() -
-           (eval.X * w_star - eval.y).array().abs().mean();
-  };
-  for (std::int64_t n : {4000, 40000}) {
-    SeededRng g(78 + static_cast<std::uint64_t>(n));
-    const HeavyTailedSample train = generate_heavy_tailed(task, n, g);
-    HeavyTailedOptions o;
-    o.privacy.epsilon = 1;
-    o.domain_radius = 2;
-    double before = 0, after = 0;
-    bool centred = false;
-    for (int s = 0; s < 3; ++s) {
-      HeavyTailedOptions old = o;
-      old.centre = false;
-      SeededRng a(90 + s), b(90 + s);
-      const auto r_old = fit_heavy_tailed(train.X, train.y, old, a);
-      const auto r_new = fit_heavy_tailed(train.X, train.y, o, b);
-      dpstats::testing::expect_guarantee_from_ledger(r_new);
-      ASSERT_EQ(r_new.status, Status::ok) << r_new.diagnostics.dump();
-      centred = r_new.diagnostics.value("intercept", false);
-      before += risk(r_old.estimate) / 3;
-      after += risk(r_new.estimate) / 3;
-    }
-    std::cout << "| fit heavy-tailed clipped-gd (default), study task n = " << n
-              << " | excess absolute risk " << before << " (previous default) | " << after
-              << (centred ? " (centred, short schedule)" : " (not centred: too few records)")
-              << " |\n";
-    EXPECT_EQ(centred, n == 40000);
-    if (centred) {
-      EXPECT_LT(after, before);
-    } else {
-      EXPECT_EQ(after, before);  // the same code path as before below the centring threshold
-    }
-  }
-}
-
 // Flights: features (distance in miles U(100, 2500), departure hour U(5, 23)), delay in minutes
 // y = 0.02 distance + 1.5 (hour - 12) + 15 t_3 (heavy tails) plus, for 5% of the rows, a delay
 // of 999 minutes and a distance of 9.9e4 (corrupted).
@@ -206,16 +159,13 @@ TEST(FitRealData, HeavyTailedFlightsTable) {
   ref.privacy = {};
   SeededRng r0(1);
   const double f_ref = risk(fit_heavy_tailed(Xtr, ytr, ref, r0).estimate);
-  double before = 0, after = 0, unit_new = 0, uncentred = 0, card = 0;
+  double before = 0, after = 0, unit_new = 0, uncentred = 0;
   int ok_new = 0;
   for (int s = 0; s < 3; ++s) {
     HeavyTailedOptions prev = o;  // the previous default: no centring (card schedule)
     prev.centre = false;
-    HeavyTailedOptions long_gd = o;  // centred, the card's long schedule
-    long_gd.profile = Profile::paper;
-    SeededRng d(20 + s), e(20 + s);
+    SeededRng d(20 + s);
     uncentred += risk(fit_heavy_tailed(Xtr, ytr, prev, d).estimate) - f_ref;
-    card += risk(fit_heavy_tailed(Xtr, ytr, long_gd, e).estimate) - f_ref;
     HeavyTailedOptions old = o;
     old.method = HeavyTailedMethod::lipschitz_extension;  // the old default method
     old.moment_bound = 1;  // the old silent default
@@ -241,8 +191,9 @@ TEST(FitRealData, HeavyTailedFlightsTable) {
                "corrupt) | excess absolute risk (minutes) "
             << before / 3 << " (moment_bound 1) | " << after / std::max(ok_new, 1)
             << " (estimated) | F_ref " << f_ref << " | default method with moment_bound 1: "
-            << unit_new / 3 << " | previous default (no centring) " << uncentred / 3
-            << " | centred with the card's long schedule " << card / 3 << " |\n";
+            << unit_new / 3 << " | previous default (no centring) " << uncentred / 3 << " |\n";
+  // Centred with the card's long schedule (profile paper) this table gave -0.69 minutes
+  // (docs/results/real-data.md); not rerun here to keep the default suite short.
   // Recorded, not asserted: the comparison of the estimated bound (the 0.75-quantile of ‖x‖ in
   // miles) with the old unit bound on this ill-conditioned table (miles against hours) is in
   // docs/results/real-data.md.
