@@ -12,11 +12,11 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/user_level/accelerated.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
-#include "dpstats/solvers/standardize.hpp"
 
 namespace dpstats::optimize {
 
