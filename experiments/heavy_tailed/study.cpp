@@ -98,6 +98,7 @@ std::vector<Method> methods() {
        }},
       {"noisy clipped GD (card, T <= 1000)", [](HeavyTailedOptions o, std::int64_t) {
          o.method = HeavyTailedMethod::clipped_gd;
+         o.profile = Profile::paper;  // the card's §3 schedule (practical: the tuned short one)
          return o;
        }},
       {"noisy clipped GD (tuned)", [](HeavyTailedOptions o, std::int64_t) {

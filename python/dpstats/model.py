@@ -74,10 +74,14 @@ class FittedModel:
         return np.hstack([X, np.ones((n, 1))]) @ w.reshape(d + 1, self.classes)
 
     def decision_function(self, X) -> np.ndarray:
-        """``X @ w`` for the linear tasks, the class scores (logits) for task "classify"."""
+        """``X @ w`` (``X @ w + b`` when the fit centred privately and released d + 1 values,
+        ``diagnostics["intercept"]``) for the linear tasks, the class scores for "classify"."""
         if self.task == "classify":
             return self._logits(X)
-        return self._X(X) @ self.coef_
+        X = self._X(X)
+        if self.coef_.size == X.shape[1] + 1:  # a centred fit: weights, then the intercept
+            return X @ self.coef_[:-1] + self.coef_[-1]
+        return X @ self.coef_
 
     def predict(self, X) -> np.ndarray:
         """Labels (+-1, or 0..classes-1 for "classify") or, for regression losses, values."""

@@ -127,3 +127,18 @@ def test_moment_bound_estimated_when_absent():
     assert abs(r.epsilon - 1.0) < 1e-12
     with pytest.raises(ValueError, match="domain_radius"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0)
+
+
+def test_centred_fit_has_an_intercept_that_predict_uses():
+    # Delay-like data far from 0 (issue #15): 20000 records are enough for the private centring
+    # of one feature and the label at epsilon = 1; the model is released in the data's units.
+    rng = np.random.default_rng(5)
+    x = 1e4 + 30 * rng.standard_normal((20000, 1))
+    y = 2.0 * (x[:, 0] - 1e4) / 30 + 100 + rng.standard_t(5, 20000)
+    model = dpstats.fit(x, y, task="heavy-tailed", epsilon=1.0, domain_radius=4.0, seed=3)
+    assert model.release.status == "ok"
+    assert model.release.diagnostics["intercept"] is True
+    assert model.coef_.size == 2
+    pred = model.predict(x)
+    assert np.median(np.abs(pred - y)) < 2.0  # the noise's own median |t_5| is about 0.73
+    assert model.score(x, y) > 0.5

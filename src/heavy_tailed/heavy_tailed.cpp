@@ -20,6 +20,7 @@
 #include "dpstats/seam.hpp"
 #include "dpstats/geometry/ball.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/solvers/standardize.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -50,8 +51,23 @@ constexpr double kFinalStepMultiplierHinge = 1.5;
 constexpr double kFinalClipMultiplier = 0.375;
 constexpr double kClipTailConstant = 4;
 constexpr double kClipBudgetShare = 0.0625;
-// Clipped GD: docs/proofs/heavy-tailed.md §3 theory defaults; T capped for run time (documented in the guide).
+// Clipped GD: docs/proofs/heavy-tailed.md §3 theory defaults (profile paper; T capped for run time,
+// documented in the guide).
 constexpr int kMaxDefaultSteps = 1000;
+// Clipped GD, profile practical (the default method): the short schedule that `repro
+// heavy-tailed-tune` found best on public samples (T = 16, C = 4, eta = 2 at G_k = 3.67,
+// G_2 = 2.89, R = 2; docs/results/heavy-tailed.md "Tuning"), stated relative to the moment bound
+// so that it follows the data's scale: C = 1.09 G_k, eta = 1.45 D / G_2. The card's T = n eps / d
+// steps at eps/T each (basic composition) drown every step in noise (issue #15: 0.249 excess
+// against 0.0019 for lipschitz-extension on the study task).
+// The step takes D = 2R capped at the tuning's D = 4: in standardised units (features and a
+// regression label divided by their private scales) the minimiser has norm of order 1, and a
+// generous domain_radius with 16 fixed steps only overshoots (flights, R = 5: 18.0 minutes of
+// absolute risk against 16.7 at R = 1 or 2).
+constexpr int kPracticalGdSteps = 16;
+constexpr double kPracticalGdClip = 1.09;
+constexpr double kPracticalGdStep = 1.45;
+constexpr double kPracticalGdStepDomain = 4;
 
 bool final_gd(const HeavyTailedOptions& o) {
   return o.profile == Profile::practical && o.method == HeavyTailedMethod::lipschitz_extension &&
@@ -101,6 +117,11 @@ void validate_options(const HeavyTailedOptions& o) {
   if (o.first_fraction) require(*o.first_fraction > 0 && *o.first_fraction < 1,
                                 fmt::format("first_fraction must be in (0, 1), got {}",
                                             *o.first_fraction));
+  if (o.centre.value_or(false)) {
+    require(o.method != HeavyTailedMethod::non_private && 2 * o.scale_share < 1,
+            "centre = true needs a private method and 2 scale_share < 1 (the centring and the "
+            "moment bound each spend scale_share)");
+  }
   const bool le = o.method == HeavyTailedMethod::lipschitz_extension;
   require(le || (!o.inner && !o.final_solver && !o.final_clip_rule),
           "inner, final_solver and final_clip_rule apply to method lipschitz-extension only");
@@ -132,14 +153,18 @@ struct Scale {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
+// `centring`: what the centring spent before (pure epsilon, or rho for dp-sgd; 0 without).
 Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
-                    ReleaseBudget& account, Rng& rng) {
+                    double centring, ReleaseBudget& account, Rng& rng) {
   Scale s;
   s.mb.k = o.moment_order;
   s.mb.G_2 = o.moment_bound_2;
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
-  s.epsilon = o.privacy.epsilon;
+  s.epsilon = centring > 0 && !gaussian ? remainder_after(o.privacy.epsilon, centring)
+                                        : o.privacy.epsilon;
   if (gaussian) s.rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  const double rho_total = s.rho;
+  if (gaussian) s.rho -= centring;
   if (o.moment_bound || o.method == HeavyTailedMethod::non_private) {
     s.mb.G_k = o.moment_bound.value_or(1);
     s.diagnostics["moment_bound"] = {{"value", s.mb.G_k}, {"estimated", false}};
@@ -147,7 +172,8 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
   }
   // Pure: basic composition, scale_share of epsilon. dp-sgd: scale_share of rho (pure eps is
   // eps^2/2-zCDP). The scale layer's selection on its log grid over every double charges itself.
-  const double eps_s = gaussian ? std::sqrt(2 * o.scale_share * s.rho) : o.scale_share * s.epsilon;
+  const double eps_s = gaussian ? std::sqrt(2 * o.scale_share * rho_total)
+                                : o.scale_share * o.privacy.epsilon;
   std::vector<double> values(static_cast<std::size_t>(X.rows()));
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     values[static_cast<std::size_t>(i)] = std::min(
@@ -160,9 +186,9 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
   const NormQuantile pb = private_value_quantile(values, nq, account, rng);
   s.mb.G_k = pb.value;
   if (gaussian) {
-    s.rho *= 1 - o.scale_share;
+    s.rho = rho_total * (1 - o.scale_share) - centring;
   } else {
-    s.epsilon = remainder_after(o.privacy.epsilon, eps_s);
+    s.epsilon = remainder_after(s.epsilon, eps_s);
   }
   s.diagnostics["moment_bound"] = pb.diagnostics();
   s.diagnostics["moment_bound"].update(
@@ -182,10 +208,21 @@ struct GdSchedule {
   double C, eta;
 };
 
+// `standardized`: the features were centred and scaled privately (the short schedule needs a
+// well-conditioned problem; in the data's raw units, e.g. miles against hours, it stops far from
+// the optimum, so the card's schedule stays there).
 GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o,
-                       const MomentBound& mb, double epsilon) {
+                       const MomentBound& mb, double epsilon, bool standardized) {
   const double ne = static_cast<double>(n) * epsilon, D = 2 * o.domain_radius;
   GdSchedule s;
+  if (standardized && o.profile == Profile::practical && o.method == HeavyTailedMethod::clipped_gd) {
+    s.C = o.clip.value_or(kPracticalGdClip * mb.G_k);
+    s.T = o.steps.value_or(kPracticalGdSteps);
+    s.eta = o.step_size.value_or(kPracticalGdStep * std::min(D, kPracticalGdStepDomain) / mb.g2());
+    check_positive(s.C, "clip");
+    check_positive(s.eta, "step_size");
+    return s;
+  }
   s.C = o.clip.value_or(mb.G_k * std::pow(ne / static_cast<double>(d), 1 / (2 * mb.k)));
   s.T = o.steps.value_or(static_cast<int>(
       std::clamp(std::ceil(ne / static_cast<double>(d)), 1.0, static_cast<double>(kMaxDefaultSteps))));
@@ -357,6 +394,7 @@ struct Problem {  // what every method reads
   GlmEnvelope env;
   Scale scale;
   bool noiseless = false;
+  bool standardized = false;  // features centred and scaled privately (with the constant column)
 };
 
 struct MethodRun {
@@ -367,14 +405,19 @@ struct MethodRun {
 
 MethodRun noisy_gd(const Problem& p, ReleaseBudget& account, Rng& rng) {
   const std::int64_t n = p.X.rows(), d = p.X.cols();
-  const GdSchedule s = gd_schedule(n, d, p.o, p.scale.mb, p.scale.epsilon);
+  const GdSchedule s = gd_schedule(n, d, p.o, p.scale.mb, p.scale.epsilon, p.standardized);
   const bool gaussian = p.o.method == HeavyTailedMethod::dp_sgd;
   account.charge(gd_entry(n, d, s, p.scale.epsilon, p.scale.rho, gaussian, p.o.run.noise,
                           "clipped mean gradient"));
   const GdRun run = gd_core(p.X, p.y, 0, n, p.env, Vector::Zero(d), s, p.scale.epsilon,
                             p.scale.rho, gaussian, p.o.domain_radius, p.o.run.noise, p.noiseless, rng);
+  const bool short_schedule = p.standardized && p.o.profile == Profile::practical &&
+                              p.o.method == HeavyTailedMethod::clipped_gd;
   return {run.w, std::nullopt,
-          {{"steps", s.T}, {"clip", s.C}, {"step_size", s.eta}, {"noise_scale", run.scale}}};
+          {{"steps", s.T}, {"clip", s.C}, {"step_size", s.eta}, {"noise_scale", run.scale},
+           {"schedule", short_schedule ? "practical: T = 16, clip 1.09 G_k, step 1.45 min(D, 4) / "
+                                         "G_2 (standardised features)"
+                                       : "card: T = min(n eps / d, 1000), clip G_k (n eps / d)^(1/2k)"}}};
 }
 
 MethodRun non_private(const Problem& q) {
@@ -602,6 +645,58 @@ MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, Heavy
   return out;
 }
 
+// Whether the fit centres: public values only (options, n, d, the budget). Returns what the
+// centring may spend (pure epsilon, or rho for dp-sgd; 0 when it does not run).
+double centring_share(const ConstMatrixRef& X, const HeavyTailedOptions& o, std::string& why_not) {
+  if (o.centre == false) return why_not = "centre = false", 0.0;
+  const bool unknown = !o.moment_bound && !o.clip && !o.lambda && !o.step_size &&
+                       o.method != HeavyTailedMethod::non_private && 2 * o.scale_share < 1;
+  if (!o.centre && !unknown) {
+    return why_not = "the feature scale is public (moment_bound, clip, lambda or step_size given) "
+                     "or the method is not private", 0.0;
+  }
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  const double share = o.scale_share * (gaussian ? epsilon_delta_to_zcdp(o.privacy.epsilon,
+                                                                         o.privacy.delta)
+                                                 : o.privacy.epsilon);
+  const auto shortfall = private_location_shortfall(
+      centring_options(gaussian ? PrivacyLoss::zcdp(share) : PrivacyLoss::pure(share)),
+      static_cast<std::size_t>(X.rows()),
+      static_cast<std::size_t>(X.cols()) + (binary_labels(o.loss) ? 0 : 1));
+  if (shortfall && !o.centre) {
+    return why_not = "too few records for a private centring (" + *shortfall +
+                     "): no intercept, features in the data's units", 0.0;
+  }
+  return share;  // centre = true with a shortfall abstains after the estimate
+}
+
+// Runs the private centring when it applies: fills `st` and Z = the standardised rows with the
+// constant column, states it in `diag` (with "abstained" when it has no guarantee), and returns
+// what it spent.
+double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
+                       ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                       std::optional<Standardization>& st, RowMatrix& Z) {
+  std::string why_not;
+  const double share = centring_share(X, o, why_not);
+  if (share == 0) {
+    diag = {{"applied", false}, {"reason", why_not}};
+    return 0;
+  }
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  // Regression losses standardise the label too: the weights and domain_radius are unit-free.
+  Centring c = private_centring(X, gaussian ? PrivacyLoss::zcdp(share) : PrivacyLoss::pure(share),
+                                account, rng, binary_labels(o.loss) ? nullptr : &y);
+  diag = c.standardization.diagnostics;
+  diag["share"] = o.scale_share;
+  if (c.abstained) {
+    diag["abstained"] = *c.abstained;
+  } else {
+    Z = c.standardization.apply(X);
+    st = std::move(c.standardization);
+  }
+  return share;
+}
+
 }  // namespace
 
 Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y_in,
@@ -619,10 +714,22 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   GlmEnvelope env;
   env.kind = o.loss;
   env.huber_kappa = o.huber_kappa;
-  Problem q{X, y, o, env, resolve_scale(X, y, o, account, rng), trace && trace->noiseless};
+  // plan, part 0: private centring (decided from public values; charged before its noise).
+  nlohmann::json centring;
+  std::optional<Standardization> st;
+  RowMatrix Z;
+  const double spent = centre_features(X, y, o, account, rng, centring, st, Z);
+  const ConstMatrixRef Xw = st ? ConstMatrixRef(Z) : X;
+  const Vector yz = st ? st->apply_labels(y) : Vector();
+  const Vector& yw = st ? yz : y;
+  const bool centring_failed = centring.contains("abstained");
+  Problem q{Xw, yw, o, env, centring_failed ? Scale{} : resolve_scale(Xw, yw, o, spent, account, rng),
+            trace && trace->noiseless, st.has_value()};
   MethodRun run;
-  if (q.scale.abstained) {
-    run.abstained = q.scale.abstained;  // nothing but the estimate was charged or run
+  if (centring_failed) {
+    run.abstained = centring["abstained"].get<std::string>();  // only the centring was charged
+  } else if (q.scale.abstained) {
+    run.abstained = q.scale.abstained;  // nothing but the estimates was charged or run
   } else {
     switch (o.method) {
       case HeavyTailedMethod::clipped_gd:
@@ -633,6 +740,11 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   }
   nlohmann::json diag = {{"method", name_of(o.method)}, {"profile", name_of(o.profile)},
                          {"loss", name_of(o.loss)}, {"scale", q.scale.diagnostics}};
+  if (priv) diag["centring"] = std::move(centring);
+  if (st) {
+    diag["intercept"] = true;
+    run.w = st->to_user_units(run.w);  // post-processing
+  }
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   diag.update(run.diagnostics);
   // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not

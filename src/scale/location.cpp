@@ -19,7 +19,7 @@ namespace {
 
 constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^{-1}(3/4)
 constexpr double kMaxDouble = std::numeric_limits<double>::max();
-constexpr std::size_t kCallsPerColumn = 5;
+std::size_t calls_per_column(const LocationOptions& o) { return o.final_mad ? 5 : 4; }
 
 void check_options(const LocationOptions& o) {
   check_share(o.loss);
@@ -92,9 +92,14 @@ ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng&
   }
   c.location = centred.midpoint();
   c.resolution = centred.hi - centred.lo;
-  v = x;
-  c.mad = private_mad(v, c.location, p, rng);
-  c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
+  if (p.o.final_mad) {
+    v = x;
+    c.mad = private_mad(v, c.location, p, rng);
+    c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
+  } else {
+    c.scale = c.spread;
+    c.mad = c.spread / kMadToSigma;
+  }
   set_status(c, p);
   return c;
 }
@@ -152,17 +157,42 @@ nlohmann::json LocationEstimate::diagnostics() const {
 Ledger private_location_entries(const LocationOptions& o, std::size_t d) {
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
-  const double e = per_call_epsilon(o.loss, kCallsPerColumn * d);
+  const double e = per_call_epsilon(o.loss, calls_per_column(o) * d);
   Ledger entries = {grid_quantile_entry(e, "location: coarse median cell on the log grid"),
                     grid_quantile_entry(e, "location: refined median on a linear grid"),
                     grid_quantile_entry(e, "location: spread (MAD cell) for the window"),
-                    grid_quantile_entry(e, "location: re-centred median on a linear grid"),
-                    grid_quantile_entry(e, "location: MAD cell around the location")};
+                    grid_quantile_entry(e, "location: re-centred median on a linear grid")};
+  if (o.final_mad) entries.push_back(grid_quantile_entry(e, "location: MAD cell around the location"));
   for (LedgerEntry& entry : entries) {
     entry.purpose += fmt::format(" ({} columns)", d);
     entry.count = static_cast<int>(d);
   }
   return entries;
+}
+
+namespace {
+
+double rank_error_of(const LocationOptions& o, std::size_t d, double epsilon, std::size_t grid) {
+  const std::size_t largest = std::max({grid, o.refine_points, o.recentre_points});
+  return grid_quantile_rank_error(epsilon, largest,
+                                  o.beta / static_cast<double>(calls_per_column(o) * d));
+}
+
+}  // namespace
+
+std::optional<std::string> private_location_shortfall(const LocationOptions& o, std::size_t n,
+                                                      std::size_t d) {
+  check_options(o);
+  require(d >= 1, "d must be >= 1, got {}", d);
+  if (o.neighbouring != Neighbouring::replace_one) return std::nullopt;
+  const double e = per_call_epsilon(o.loss, calls_per_column(o) * d);
+  // The signed log grid's size, without building it: 2 (2046 m + 1) + 1 points.
+  const std::size_t grid = 2 * (2046 * static_cast<std::size_t>(o.per_octave) + 1) + 1;
+  const double t = rank_error_of(o, d, e, grid), rows = static_cast<double>(n);
+  if (n >= 1 && t / rows + o.alpha <= 0.3) return std::nullopt;
+  return fmt::format("a private location of {} columns from {} rows at {} per selection has rank "
+                     "error t = {} (probability beta = {}): t/n + alpha > 0.3",
+                     d, n, format_number(e), format_number(t), format_number(o.beta));
 }
 
 LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions& o,
@@ -174,11 +204,9 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
   out.entries = private_location_entries(o, d);
   account.charge(out.entries);
 
-  Plan p{o, per_call_epsilon(o.loss, kCallsPerColumn * d), log_grid(o.per_octave, false),
+  Plan p{o, per_call_epsilon(o.loss, calls_per_column(o) * d), log_grid(o.per_octave, false),
          log_grid(o.per_octave, true)};
-  const std::size_t largest = std::max({p.signed_grid.size(), o.refine_points, o.recentre_points});
-  p.rank_error = grid_quantile_rank_error(p.epsilon, largest,
-                                          o.beta / static_cast<double>(kCallsPerColumn * d));
+  p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.size());
   p.n_public = o.neighbouring == Neighbouring::replace_one;
   p.n = static_cast<double>(X.rows());
   out.epsilon_per_call = p.epsilon;

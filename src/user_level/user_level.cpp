@@ -12,6 +12,7 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/user_level/accelerated.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
@@ -364,6 +365,14 @@ void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   check_share(o.clip_report_share, "clip_report_share");
   require(o.scale_share + o.clip_report_share < 1, "scale_share + clip_report_share must be < 1");
   if (o.x0) require(o.x0->size() == data.dim(), "x0 must have the feature dimension");
+  if (o.centre.value_or(false)) {
+    require(!o.domain && !o.x0 && o.method != UserLevelMethod::non_private && !paper_method(o),
+            "centre = true needs the default domain (domain_radius, no domain or x0) and a private "
+            "method with profile 'practical': the centred fit runs in standardised units");
+    require(2 * o.scale_share + o.clip_report_share < 1,
+            "centre = true spends scale_share twice (centring and bounds): 2 scale_share + "
+            "clip_report_share must be < 1");
+  }
   if (!paper_method(o)) return;
   require((o.feature_bound || data.has_feature_bound()) &&
               (!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound()),
@@ -401,8 +410,8 @@ struct Bounds {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
-Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, ReleaseBudget& account,
-                      Rng& rng) {
+Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double centred_share,
+                      ReleaseBudget& account, Rng& rng) {
   Bounds b;
   const bool estimate_A = !o.feature_bound && !data.has_feature_bound();
   const bool estimate_B = uses_label_bound(o.loss) && !o.label_bound && !data.has_label_bound();
@@ -427,7 +436,8 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, Releas
     count.emplace(1.0, eps_report, 1, o.run.noise);
     account.charge(count->ledger_entry("users with a row above the supplied feature_bound"));
   }
-  b.rho_left = rho * (1 - (estimates ? o.scale_share : 0) - (report ? o.clip_report_share : 0));
+  b.rho_left = rho * (1 - centred_share - (estimates ? o.scale_share : 0) -
+                      (report ? o.clip_report_share : 0));
   // The scale layer's selection on its log grid over every double (charges its own entry).
   const auto estimate = [&](bool labels, const char* name) {
     const auto values = per_user_values(data, labels);
@@ -663,6 +673,57 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   return {run.x, std::nullopt, true};
 }
 
+// Whether the fit centres (public values only: options, n, d, the budget).
+struct CentreDecision {
+  bool centre = false;
+  PrivacyLoss share = PrivacyLoss::zcdp(1);
+  std::string why_not;
+};
+
+CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& o) {
+  CentreDecision c;
+  if (o.centre == false) return c.why_not = "centre = false", c;
+  const bool unknown = !o.feature_bound && !data.has_feature_bound() && !o.domain && !o.x0 &&
+                       o.method != UserLevelMethod::non_private && !paper_method(o) &&
+                       2 * o.scale_share + o.clip_report_share < 1;
+  if (!o.centre && !unknown) {
+    return c.why_not = "the feature scale is public (feature_bound, bounded data, a custom "
+                       "domain or x0) or the method is not a private practical one", c;
+  }
+  c.share = PrivacyLoss::zcdp(o.scale_share *
+                              epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
+  const auto shortfall = private_location_shortfall(
+      centring_options(c.share), static_cast<std::size_t>(data.num_users()),
+      static_cast<std::size_t>(data.dim()));
+  if (shortfall && !o.centre) {
+    return c.why_not = "too few users for a private centring (" + *shortfall +
+                       "): no intercept, features in the data's units", c;
+  }
+  c.centre = true;  // centre = true with a shortfall abstains after the estimate
+  return c;
+}
+
+// One row per user (its first): the centring's table at user-level sensitivity 1.
+RowMatrix first_rows(const UserDataset& data) {
+  RowMatrix F(data.num_users(), data.dim());
+  for (std::int64_t u = 0; u < data.num_users(); ++u) {
+    F.row(u) = data.all_features().row(u * data.items_per_user());
+  }
+  return F;
+}
+
+Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
+                                std::optional<std::string> abstained, const UserLevelOptions& o,
+                                UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
+  SealFacts facts;
+  facts.certified = certified;
+  facts.unit = PrivacyUnit::user;
+  facts.noise = o.run.noise;
+  facts.noiseless = trace && trace->noiseless;
+  facts.abstained = std::move(abstained);
+  return seal(std::move(x), account, facts, rng, std::move(diag));
+}
+
 }  // namespace
 
 Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
@@ -676,18 +737,29 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
                                : ReleaseBudget::non_private();
   nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
                          {"n_users", data.num_users()}, {"items_per_user", data.items_per_user()}};
+  // plan, part 0: private centring (decided from public values; charged before its noise).
+  const CentreDecision cd = decide_centring(data, o);
+  std::optional<Standardization> st;
+  std::optional<UserDataset> centred;
+  if (cd.centre) {
+    Centring c = private_centring(first_rows(data), cd.share, account, rng);
+    diag["centring"] = c.standardization.diagnostics;
+    diag["centring"]["share_of_rho"] = o.scale_share;
+    if (c.abstained) return seal_user_level(Vector(), account, true, c.abstained, o, trace, rng, diag);
+    st = std::move(c.standardization);
+    centred.emplace(st->apply(data.all_features()), data.all_labels(), data.items_per_user());
+    diag["intercept"] = true;
+  } else if (priv) {
+    diag["centring"] = {{"applied", false}, {"reason", cd.why_not}};
+  }
+  const UserDataset& source = centred ? *centred : data;
   // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
-  const Bounds b = resolve_bounds(data, o, account, rng);
+  const Bounds b = resolve_bounds(source, o, cd.centre ? o.scale_share : 0.0, account, rng);
   diag["bounds"] = b.diagnostics;
   if (b.abstained) {  // only the estimates (and the clipped-row count) were charged
-    SealFacts facts;
-    facts.unit = PrivacyUnit::user;
-    facts.noise = o.run.noise;
-    facts.noiseless = trace && trace->noiseless;
-    facts.abstained = b.abstained;
-    return seal(Vector(), account, facts, rng, std::move(diag));
+    return seal_user_level(Vector(), account, true, b.abstained, o, trace, rng, diag);
   }
-  const UserDataset work = bounded_data(data, o, b, diag);
+  const UserDataset work = bounded_data(source, o, b, diag);
   const Setting s = make_setting(work, o);
   diag["L"] = s.k.L;
   diag["R"] = s.k.R;
@@ -717,13 +789,9 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   }
   diag["profile"] = name_of(o.profile);
   diag["gradient_evaluations"] = counter.evaluations;
-  SealFacts facts;
-  facts.certified = priv && run.certified;
-  facts.unit = PrivacyUnit::user;
-  facts.noise = o.run.noise;
-  facts.noiseless = trace && trace->noiseless;
-  facts.abstained = run.abstained;
-  return seal(std::move(run.x), account, facts, rng, std::move(diag));
+  Vector x = st ? st->to_user_units(run.x) : std::move(run.x);  // post-processing
+  return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
+                         rng, std::move(diag));
 }
 
 }  // namespace dpstats::optimize

@@ -41,10 +41,17 @@ Table people(std::int64_t n, std::int64_t m, std::uint64_t seed) {
   return t;
 }
 
+// x . w, plus the intercept when the release has one (a centred fit: d + 1 entries).
+Vector predict(const RowMatrix& X, const Vector& w) {
+  if (w.size() == X.cols() + 1) return (X * w.head(X.cols())).array() + w[X.cols()];
+  return X * w;
+}
+
 double logistic_risk(const RowMatrix& X, const Vector& y, const Vector& w) {
+  const Vector f = predict(X, w);
   double s = 0;
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    const double t = -y[i] * X.row(i).dot(w);  // ln(1 + e^t) without overflow
+    const double t = -y[i] * f[i];  // ln(1 + e^t) without overflow
     s += std::max(t, 0.0) + std::log1p(std::exp(-std::abs(t)));
   }
   return s / static_cast<double>(X.rows());
@@ -81,6 +88,48 @@ TEST(FitRealData, UserLevelPeopleTable) {
   EXPECT_LE(after, before);
 }
 
+// The same people table with 6000 users (enough for the private centring at epsilon = 1, d = 3;
+// the constant column is degenerate and dropped, the intercept takes its place): the previous
+// default (centre = false: bounds estimated, no intercept) against the new one (centred).
+TEST(FitRealData, UserLevelPeopleTableCentred) {
+  const Table t = people(6000, 10, 3);
+  const UserDataset data(t.X, t.y, t.users, 10);
+  // Scored on the clean rows (the corrupted ones carry labels drawn for their original features).
+  std::vector<Eigen::Index> clean;
+  for (Eigen::Index i = 0; i < t.X.rows(); ++i) {
+    if (t.X(i, 1) != 999) clean.push_back(i);
+  }
+  RowMatrix Xc(static_cast<Eigen::Index>(clean.size()), 3);
+  Vector yc(static_cast<Eigen::Index>(clean.size()));
+  for (std::size_t k = 0; k < clean.size(); ++k) {
+    Xc.row(static_cast<Eigen::Index>(k)) = t.X.row(clean[k]);
+    yc[static_cast<Eigen::Index>(k)] = t.y[clean[k]];
+  }
+  UserLevelOptions o;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 1;
+  const double f_ref = std::log(2.0);
+  double before = 0, after = 0;
+  for (int s = 0; s < 3; ++s) {
+    UserLevelOptions old = o;
+    old.centre = false;
+    SeededRng a(30 + s), b(30 + s);
+    const auto r_old = fit_user_level(data, old, a);
+    const auto r_new = fit_user_level(data, o, b);
+    dpstats::testing::expect_guarantee_from_ledger(r_new);
+    ASSERT_EQ(r_new.status, Status::ok) << r_new.diagnostics.dump();
+    EXPECT_TRUE(r_new.diagnostics.value("intercept", false)) << r_new.diagnostics["centring"].dump();
+    before += logistic_risk(Xc, yc, r_old.estimate) - f_ref;
+    after += logistic_risk(Xc, yc, r_new.estimate) - f_ref;
+  }
+  std::cout << "| fit user-level dp-gd-user, 6000 users | people (age, income, 5% corrupt) | "
+               "logistic risk on the clean rows minus ln 2: "
+            << before / 3 << " (previous default, no intercept) | " << after / 3
+            << " (centred, intercept) |\n";
+  EXPECT_LT(after, 0);  // better than the zero model
+  EXPECT_LT(after, before);
+}
+
 // Flights: features (distance in miles U(100, 2500), departure hour U(5, 23)), delay in minutes
 // y = 0.02 distance + 1.5 (hour - 12) + 15 t_3 (heavy tails) plus, for 5% of the rows, a delay
 // of 999 minutes and a distance of 9.9e4 (corrupted).
@@ -101,7 +150,7 @@ TEST(FitRealData, HeavyTailedFlightsTable) {
   }
   const RowMatrix Xtr = X.topRows(n), Xte = X.bottomRows(n);
   const Vector ytr = y.head(n), yte = y.tail(n);
-  const auto risk = [&](const Vector& w) { return ((Xte * w) - yte).array().abs().mean(); };
+  const auto risk = [&](const Vector& w) { return (predict(Xte, w) - yte).array().abs().mean(); };
   HeavyTailedOptions o;
   o.privacy.epsilon = 1;
   o.domain_radius = 5;
@@ -110,9 +159,13 @@ TEST(FitRealData, HeavyTailedFlightsTable) {
   ref.privacy = {};
   SeededRng r0(1);
   const double f_ref = risk(fit_heavy_tailed(Xtr, ytr, ref, r0).estimate);
-  double before = 0, after = 0, unit_new = 0;
+  double before = 0, after = 0, unit_new = 0, uncentred = 0;
   int ok_new = 0;
   for (int s = 0; s < 3; ++s) {
+    HeavyTailedOptions prev = o;  // the previous default: no centring (card schedule)
+    prev.centre = false;
+    SeededRng d(20 + s);
+    uncentred += risk(fit_heavy_tailed(Xtr, ytr, prev, d).estimate) - f_ref;
     HeavyTailedOptions old = o;
     old.method = HeavyTailedMethod::lipschitz_extension;  // the old default method
     old.moment_bound = 1;  // the old silent default
@@ -129,13 +182,18 @@ TEST(FitRealData, HeavyTailedFlightsTable) {
       ++ok_new;
       after += risk(r_new.estimate) - f_ref;
     }
-    if (s == 0) std::cout << "estimated " << r_new.diagnostics["scale"].dump() << "\n";
+    if (s == 0) {
+      std::cout << "estimated " << r_new.diagnostics["scale"].dump() << "\ncentring "
+                << r_new.diagnostics["centring"].dump() << "\n";
+    }
   }
   std::cout << "| fit heavy-tailed " << name_of(o.method) << " (default) | flights (miles, hour; delay minutes; t_3, 5% "
                "corrupt) | excess absolute risk (minutes) "
             << before / 3 << " (moment_bound 1) | " << after / std::max(ok_new, 1)
             << " (estimated) | F_ref " << f_ref << " | default method with moment_bound 1: "
-            << unit_new / 3 << " |\n";
+            << unit_new / 3 << " | previous default (no centring) " << uncentred / 3 << " |\n";
+  // Centred with the card's long schedule (profile paper) this table gave -0.69 minutes
+  // (docs/results/real-data.md); not rerun here to keep the default suite short.
   // Recorded, not asserted: the comparison of the estimated bound (the 0.75-quantile of ‖x‖ in
   // miles) with the old unit bound on this ill-conditioned table (miles against hours) is in
   // docs/results/real-data.md.

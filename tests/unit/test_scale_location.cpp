@@ -142,5 +142,25 @@ TEST(PrivateLocation, LedgerIsWhatTheBudgetReportsAndOptionsAreChecked) {
             ScaleStatus::insufficient_data);
 }
 
+TEST(PrivateLocation, PublicShortfallMatchesTheStatusAndFinalMadIsOptional) {
+  LocationOptions o;
+  o.loss = PrivacyLoss::pure(0.5);
+  o.final_mad = false;  // four selections per column, scale = the step-3 spread
+  EXPECT_EQ(private_location_entries(o, 2).size(), 4u);
+  // The check made before anything is charged agrees with the status the estimate reports.
+  for (std::size_t n : {200, 3000, 20000}) {
+    const RowMatrix X = table(n, 11);
+    ReleaseBudget budget(PrivacyLoss::pure(0.5), Accountant::basic);
+    SeededRng rng(12);
+    const LocationEstimate e = private_location(X, o, budget, rng);
+    const bool short_of_rows = private_location_shortfall(o, n, 2).has_value();
+    EXPECT_EQ(short_of_rows, e.columns[0].status == ScaleStatus::insufficient_data) << n;
+    if (!short_of_rows) {
+      EXPECT_GT(e.columns[0].scale, 0.5);  // Gaussian column: scale 1 (the spread around m1)
+      EXPECT_LT(e.columns[0].scale, 2.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dpstats

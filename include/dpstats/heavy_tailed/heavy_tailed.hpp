@@ -65,6 +65,14 @@ struct MomentBound {
 //    derives from it scales with the data; when the scale layer gives the estimate no rank
 //    guarantee (insufficient_data / degenerate) the release abstains with the reason. moment_order k (kind c: a unit-free shape, default 4).
 //  * moment_bound_2 G_2 (kind c given G_k: defaults to G_k).
+//  * centre (kind b): absent, the fit standardises its features privately and fits an intercept
+//    whenever their scale is unknown (no moment_bound, clip, lambda or step_size given) and the
+//    records are enough for the private location's guarantee (scale/location.hpp; scale_share of
+//    epsilon, or of rho for dp-sgd, on top of the moment bound's share); otherwise it fits x . w
+//    with no intercept, as before, and diagnostics["centring"] says why. true: always centre
+//    (abstain when the records are too few); false: never. When centred, the estimate is
+//    (w_1..w_d, b) in the user's units (solvers/standardize.hpp), domain_radius bounds the weights
+//    of the standardised features and the intercept, and G_k is estimated on them.
 struct HeavyTailedOptions {
   HeavyTailedMethod method = HeavyTailedMethod::clipped_gd;  // no data-dependent abort bit
   Profile profile = Profile::practical;
@@ -77,6 +85,8 @@ struct HeavyTailedOptions {
   std::optional<double> moment_bound;    // G_k; absent: estimated from scale_share
   std::optional<double> moment_bound_2;  // G_2 (default G_k)
   double scale_share = 0.1;          // share of epsilon spent on an absent moment_bound, (0, 1)
+                                     // (and as much again on the centring, when it runs)
+  std::optional<bool> centre;        // absent: centre when the feature scale is unknown
   // lipschitz_extension / output_perturbation
   std::optional<int> phases;         // T (practical default 3; output_perturbation 1)
   std::optional<double> growth;      // λ growth per phase (practical 4, paper 32)

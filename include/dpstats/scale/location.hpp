@@ -11,12 +11,15 @@
 //  3. spread s1 = 1.4826 x the MAD cell (nonnegative log grid) of |x - m1|;
 //  4. re-centred median m2: a linear grid of `recentre_points` over
 //     m1 -/+ window (s1 + r1), r1 = the spacing of step 2; location = m2;
-//  5. scale = 1.4826 x the MAD cell of |x - m2|.
+//  5. scale = 1.4826 x the MAD cell of |x - m2| (final_mad = false: skipped, scale = s1, and
+//     each selection gets per_call_epsilon(loss, 4 d)).
 // Status per column as private_scale's (column_scale.hpp): ok, degenerate (the MAD is within 2
 // resolutions), insufficient_data (replace-one: rank error / n + alpha > 0.3).
 #pragma once
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
@@ -36,6 +39,11 @@ struct LocationOptions {
   int per_octave = 32;          // log-grid points per octave, in [1, 1024]
   std::size_t refine_points = std::size_t{1} << 16;    // step 2's grid, in [3, 2^24]
   std::size_t recentre_points = std::size_t{1} << 12;  // step 4's grid, in [3, 2^24]
+  // Step 5 (the MAD around the re-centred location). false: four selections per column, and the
+  // scale is the step-3 spread s1 (accurate while the refine spacing r1 is well below the scale,
+  // i.e. |median| below ~10^5 scales; the fits, which only need a scale within a small factor,
+  // take this to leave more rows per selection).
+  bool final_mad = true;
   Neighbouring neighbouring = Neighbouring::replace_one;
   int threads = 1;              // columns in parallel, in [1, 256]
 };
@@ -53,7 +61,7 @@ struct ColumnLocation {
 struct LocationEstimate {
   std::vector<ColumnLocation> columns;
   Ledger entries;               // what was charged, in order
-  double epsilon_per_call = 0;  // of each of the 5 d selections
+  double epsilon_per_call = 0;  // of each of the 5 d (or 4 d) selections
   double rank_error = 0;        // each selection's rank error, exceeded w.p. <= beta (union bound)
   double beta = 0;
   Neighbouring neighbouring = Neighbouring::replace_one;
@@ -69,7 +77,14 @@ struct LocationEstimate {
 LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions& o,
                                   ReleaseBudget& account, Rng& rng);
 
-// What private_location charges for d columns, whatever the data: five entries (count d each).
+// What private_location charges for d columns, whatever the data: five entries (four without
+// final_mad), count d each.
 Ledger private_location_entries(const LocationOptions& o, std::size_t d);
+
+// The public check behind `insufficient_data`, made before anything is charged: empty when n
+// rows (replace-one) are enough for every column's rank guarantee (rank error / n + alpha <= 0.3),
+// else why not. Under add/remove n is private and the check passes (nothing to decide it on).
+std::optional<std::string> private_location_shortfall(const LocationOptions& o, std::size_t n,
+                                                      std::size_t d);
 
 }  // namespace dpstats

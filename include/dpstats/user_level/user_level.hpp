@@ -155,6 +155,14 @@ struct UserLevelTrace : TestHooks {
 //  * label_bound (kind b, squared and huber only): labels clipped to [-B, B]; absent, estimated
 //    the same way from |y|. Logistic and hinge take labels in {-1, +1} ({0, 1} is mapped 0 -> -1).
 //  * clip, step_size, steps: derived from L = feature_bound (and R) when absent (kind c).
+//  * centre (kind b): absent, the fit standardises its features privately and fits an intercept
+//    whenever their scale is unknown (no feature_bound, data not bounded, no custom domain or
+//    x0) and the users are enough for the private location's guarantee (scale/location.hpp, one
+//    row per user, scale_share of rho on top of the bounds' share); otherwise it fits x . w with
+//    no intercept, as before, and diagnostics["centring"] says why. true: always centre (abstain
+//    when the users are too few); false: never. When centred, the estimate is (w_1..w_d, b) in
+//    the user's units (solvers/standardize.hpp), domain_radius bounds the weights of the
+//    standardised features and the intercept, and feature_bound is estimated on them.
 struct UserLevelOptions {
   UserLevelMethod method = UserLevelMethod::dp_gd_user;
   GlmKind loss = GlmKind::logistic;
@@ -167,6 +175,8 @@ struct UserLevelOptions {
   std::optional<double> feature_bound;   // A; absent: the data's own bound, else estimated
   std::optional<double> label_bound;     // B (squared, huber); absent: estimated
   double scale_share = 0.15;             // share of rho spent on the absent bounds, (0, 1)
+                                         // (and as much again on the centring, when it runs)
+  std::optional<bool> centre;            // absent: centre when the feature scale is unknown
   double clip_report_share = 0.01;       // share of rho for the private count of clipped users
   // Gradient methods (B0, B1, group): steps (B0) or batches (B1, group), η, clip.
   std::optional<int> steps;              // default 20 (B0), 50 (B1), ⌈nm/(n/…)⌉ (group)
@@ -180,7 +190,8 @@ struct UserLevelOptions {
 ProblemConstants problem_constants(const UserDataset& data, const Loss& loss,
                                    const Domain& domain);
 
-// Fits the model; the Release's estimate is the weight vector, privacy.unit = user,
+// Fits the model; the Release's estimate is the weight vector (then the intercept, when centred:
+// diagnostics["intercept"] = true), privacy.unit = user,
 // diagnostics hold public values only (gradient_evaluations, schedule, σ's, estimated bounds).
 Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
                                Budget* budget = nullptr, UserLevelTrace* trace = nullptr);
