@@ -26,8 +26,10 @@ _CLASSIFYING_LOSSES = ("logistic", "hinge")
 
 
 class FittedModel:
-    """A privately fitted model. ``coef_`` holds the released parameters, ``release`` the
-    Release (privacy, ledger, diagnostics); predictions are post-processing and cost nothing."""
+    """A privately fitted model. ``coef_`` holds the released weights (and ``intercept_`` the
+    intercept of a linear fit that centred its features privately, else 0; "classify" keeps all
+    its parameters in ``coef_``), ``release`` the Release (privacy, ledger, diagnostics);
+    predictions are post-processing and cost nothing."""
 
     def __init__(self, release: Release, task: str, loss: str = None, model: str = None,
                  classes: int = None, hidden: int = None):
@@ -37,7 +39,10 @@ class FittedModel:
         self.model = model
         self.classes = classes
         self.hidden = hidden
-        self.coef_ = np.asarray(release.estimate, dtype=np.float64)
+        est = np.asarray(release.estimate, dtype=np.float64)
+        centred = task != "classify" and "intercept" in release.diagnostics and est.size > 0
+        self.coef_ = est[:-1] if centred else est
+        self.intercept_ = float(est[-1]) if centred else 0.0
 
     def __getattr__(self, name):
         # The release's fields read through the model (model.epsilon, model.ledger, ...).
@@ -74,14 +79,11 @@ class FittedModel:
         return np.hstack([X, np.ones((n, 1))]) @ w.reshape(d + 1, self.classes)
 
     def decision_function(self, X) -> np.ndarray:
-        """``X @ w`` (``X @ w + b`` when the fit centred privately and released d + 1 values,
-        ``diagnostics["intercept"]``) for the linear tasks, the class scores for "classify"."""
+        """``X @ coef_ + intercept_`` for the linear tasks (the intercept is 0 unless the fit
+        centred privately, ``diagnostics["intercept"]``), the class scores for "classify"."""
         if self.task == "classify":
             return self._logits(X)
-        X = self._X(X)
-        if self.coef_.size == X.shape[1] + 1:  # a centred fit: weights, then the intercept
-            return X @ self.coef_[:-1] + self.coef_[-1]
-        return X @ self.coef_
+        return self._X(X) @ self.coef_ + self.intercept_
 
     def predict(self, X) -> np.ndarray:
         """Labels (+-1, or 0..classes-1 for "classify") or, for regression losses, values."""

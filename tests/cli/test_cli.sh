@@ -134,7 +134,7 @@ bad "classify needs classes" "classes" -- fit --task classify --data "$tmp/class
 bad "classify bad label" "label" -- fit --task classify --data "$tmp/classify.csv" --classes 2 --epsilon 1 --delta 1e-6
 bad "classify needs epsilon" "epsilon is required" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --delta 1e-6
 bad "classify needs delta" "delta is required" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1
-ok "classify feature scale" "j['diagnostics']['feature_scale']==2 and j['privacy']['accountant']=='rdp' and len(j['ledger'])==2" \
+ok "classify feature scale" "j['diagnostics']['feature_scale']==2 and j['privacy']['accountant'] in ('pld','rdp') and len(j['ledger'])==2" \
   -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --feature-scale 2 --epochs 1 --batch-size 40 --seed 1
 bad "classify unknown optimizer" "optimizer" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer sgd
 bad "classify adam with epsilon" "not private" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --epsilon 1
