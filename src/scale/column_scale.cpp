@@ -12,12 +12,13 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "columns.hpp"
 
 namespace dpstats {
 namespace {
 
-constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^{-1}(3/4)
-constexpr double kMaxDouble = std::numeric_limits<double>::max();
+using namespace scale_detail;
+using Plan = ColumnPlan<ScaleOptions>;
 constexpr std::size_t kCallsPerColumn = 3;
 
 void check_options(const ScaleOptions& o) {
@@ -33,18 +34,6 @@ void check_options(const ScaleOptions& o) {
           "refine_points must be in [3, 2^24], got {}", o.refine_points);
   require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
-
-// The public pieces shared by every column.
-struct Plan {
-  const ScaleOptions& o;
-  double epsilon = 0;  // per selection
-  std::vector<double> signed_grid, abs_grid;
-  double rank_error = 0;
-  bool n_public = false;
-  double n = 0;
-};
-
-double clamp_finite(double x) { return std::clamp(x, -kMaxDouble, kMaxDouble); }
 
 // Insufficient data (public: n, epsilon, beta, alpha) takes precedence over degenerate (read off
 // the released values).
@@ -88,12 +77,6 @@ ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
   return c;
 }
 
-std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
-  std::vector<double> v(static_cast<std::size_t>(X.rows()));
-  for (Eigen::Index r = 0; r < X.rows(); ++r) v[static_cast<std::size_t>(r)] = X(r, j);
-  return v;
-}
-
 }  // namespace
 
 const char* to_string(ScaleStatus s) {
@@ -128,31 +111,10 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   out.entries = private_scale_entries(o, d);
   account.charge(out.entries);
 
-  Plan p{o, per_call_epsilon(o.loss, kCallsPerColumn * d), log_grid(o.per_octave, false),
-         log_grid(o.per_octave, true)};
+  Plan p = column_plan(o, kCallsPerColumn * d, X.rows());
   p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(),
                                           o.beta / static_cast<double>(kCallsPerColumn * d));
-  p.n_public = o.neighbouring == Neighbouring::replace_one;
-  p.n = static_cast<double>(X.rows());
-  out.epsilon_per_call = p.epsilon;
-  out.rank_error = p.rank_error;
-  out.beta = o.beta;
-  out.neighbouring = o.neighbouring;
-  out.columns.resize(d);
-
-  // One generator per column, split in column order, so that a seeded run repeats for any
-  // `threads`; a generator that cannot split serves the columns in order on this thread.
-  std::vector<std::unique_ptr<Rng>> gens;
-  for (std::size_t j = 0; j < d; ++j) {
-    auto g = rng.split();
-    if (!g) break;
-    gens.push_back(std::move(g));
-  }
-  const bool split = gens.size() == d;
-  parallel_tasks(d, split ? o.threads : 1, [&](std::size_t j) {
-    out.columns[j] = estimate_column(column(X, static_cast<Eigen::Index>(j)), p,
-                                     split ? *gens[j] : rng);
-  });
+  estimate_columns(X, p, rng, out, estimate_column);
   return out;
 }
 

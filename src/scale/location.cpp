@@ -13,12 +13,13 @@
 #include "dpstats/release.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "columns.hpp"
 
 namespace dpstats {
 namespace {
 
-constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^{-1}(3/4)
-constexpr double kMaxDouble = std::numeric_limits<double>::max();
+using namespace scale_detail;
+using Plan = ColumnPlan<LocationOptions>;
 std::size_t calls_per_column(const LocationOptions& o) { return o.final_mad ? 5 : 4; }
 
 void check_options(const LocationOptions& o) {
@@ -36,17 +37,6 @@ void check_options(const LocationOptions& o) {
           "recentre_points must be in [3, 2^24], got {}", o.recentre_points);
   require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
-
-struct Plan {
-  const LocationOptions& o;
-  double epsilon = 0;  // per selection
-  std::vector<double> signed_grid, abs_grid;
-  double rank_error = 0;
-  bool n_public = false;
-  double n = 0;
-};
-
-double clamp_finite(double x) { return std::clamp(x, -kMaxDouble, kMaxDouble); }
 
 // The released MAD cell's midpoint of |v - centre| (v is overwritten).
 double private_mad(std::vector<double>& v, double centre, const Plan& p, Rng& rng) {
@@ -104,12 +94,6 @@ ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng&
   return c;
 }
 
-std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
-  std::vector<double> v(static_cast<std::size_t>(X.rows()));
-  for (Eigen::Index r = 0; r < X.rows(); ++r) v[static_cast<std::size_t>(r)] = X(r, j);
-  return v;
-}
-
 nlohmann::json column_json(const ColumnLocation& c) {
   nlohmann::json j = {{"location", c.location}, {"scale", c.scale},
                       {"mad", c.mad},           {"resolution", c.resolution},
@@ -138,20 +122,8 @@ bool LocationEstimate::all_ok() const {
 }
 
 nlohmann::json LocationEstimate::diagnostics() const {
-  nlohmann::json cols = nlohmann::json::array();
-  for (const ColumnLocation& c : columns) cols.push_back(column_json(c));
-  nlohmann::json j = {
-      {"estimator", "private_location (log-grid median, refined, spread, re-centred, MAD)"},
-      {"columns", cols},
-      {"epsilon_per_selection", epsilon_per_call},
-      {"rank_error", rank_error},
-      {"beta", beta},
-      {"neighbouring", to_string(neighbouring)},
-      {"charged", ledger_json(entries)}};
-  if (neighbouring != Neighbouring::replace_one) {
-    j["insufficient_data_check"] = "not made: n is private under add/remove";
-  }
-  return j;
+  return columns_diagnostics(
+      *this, "private_location (log-grid median, refined, spread, re-centred, MAD)", column_json);
 }
 
 Ledger private_location_entries(const LocationOptions& o, std::size_t d) {
@@ -204,29 +176,9 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
   out.entries = private_location_entries(o, d);
   account.charge(out.entries);
 
-  Plan p{o, per_call_epsilon(o.loss, calls_per_column(o) * d), log_grid(o.per_octave, false),
-         log_grid(o.per_octave, true)};
+  Plan p = column_plan(o, calls_per_column(o) * d, X.rows());
   p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.size());
-  p.n_public = o.neighbouring == Neighbouring::replace_one;
-  p.n = static_cast<double>(X.rows());
-  out.epsilon_per_call = p.epsilon;
-  out.rank_error = p.rank_error;
-  out.beta = o.beta;
-  out.neighbouring = o.neighbouring;
-  out.columns.resize(d);
-
-  // One generator per column, split in column order: a seeded run repeats for any `threads`.
-  std::vector<std::unique_ptr<Rng>> gens;
-  for (std::size_t j = 0; j < d; ++j) {
-    auto g = rng.split();
-    if (!g) break;
-    gens.push_back(std::move(g));
-  }
-  const bool split = gens.size() == d;
-  parallel_tasks(d, split ? o.threads : 1, [&](std::size_t j) {
-    out.columns[j] = estimate_column(column(X, static_cast<Eigen::Index>(j)), p,
-                                     split ? *gens[j] : rng);
-  });
+  estimate_columns(X, p, rng, out, estimate_column);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "dpstats/release.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "columns.hpp"
 
 namespace dpstats {
 namespace {
@@ -36,19 +37,8 @@ bool ScaleEstimate::all_ok() const {
 }
 
 nlohmann::json ScaleEstimate::diagnostics() const {
-  nlohmann::json cols = nlohmann::json::array();
-  for (const ColumnScale& c : columns) cols.push_back(column_json(c));
-  nlohmann::json j = {{"estimator", "private_scale (log-grid median, refined median, MAD)"},
-                      {"columns", cols},
-                      {"epsilon_per_selection", epsilon_per_call},
-                      {"rank_error", rank_error},
-                      {"beta", beta},
-                      {"neighbouring", to_string(neighbouring)},
-                      {"charged", ledger_json(entries)}};
-  if (neighbouring != Neighbouring::replace_one) {
-    j["insufficient_data_check"] = "not made: n is private under add/remove";
-  }
-  return j;
+  return scale_detail::columns_diagnostics(
+      *this, "private_scale (log-grid median, refined median, MAD)", column_json);
 }
 
 nlohmann::json NormQuantile::diagnostics() const {

@@ -1,0 +1,97 @@
+// What the per-column private estimators share (column_scale.cpp, location.cpp, scale_json.cpp):
+// the constants, the plan of log-grid selections, the column copy, the per-column generator
+// split and the diagnostics frame. Internal to src/scale.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "dpstats/parallel.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/share.hpp"
+
+namespace dpstats::scale_detail {
+
+inline constexpr double kMadToSigma = 1.482602218505602;  // 1 / Phi^{-1}(3/4)
+inline constexpr double kMaxDouble = std::numeric_limits<double>::max();
+
+inline double clamp_finite(double x) { return std::clamp(x, -kMaxDouble, kMaxDouble); }
+
+// The public plan of every selection of one estimate: `calls` selections in all, each at the
+// per-call share of o.loss, on the log grids; rank_error is the caller's (its grids differ).
+template <class Options>
+struct ColumnPlan {
+  const Options& o;
+  double epsilon = 0;  // per selection
+  std::vector<double> signed_grid, abs_grid;
+  double rank_error = 0;
+  bool n_public = false;
+  double n = 0;
+};
+
+template <class Options>
+ColumnPlan<Options> column_plan(const Options& o, std::size_t calls, Eigen::Index rows) {
+  ColumnPlan<Options> p{o, per_call_epsilon(o.loss, calls), log_grid(o.per_octave, false),
+                        log_grid(o.per_octave, true)};
+  p.n_public = o.neighbouring == Neighbouring::replace_one;
+  p.n = static_cast<double>(rows);
+  return p;
+}
+
+inline std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
+  std::vector<double> v(static_cast<std::size_t>(X.rows()));
+  for (Eigen::Index r = 0; r < X.rows(); ++r) v[static_cast<std::size_t>(r)] = X(r, j);
+  return v;
+}
+
+// out.columns[j] = estimate(column j, plan, generator j) for every column, with one generator per
+// column split in column order, so that a seeded run repeats for any `threads`; a generator that
+// cannot split serves the columns in order on this thread. Stamps the plan's public values.
+template <class Estimate, class Plan, class F>
+void estimate_columns(const ConstMatrixRef& X, const Plan& p, Rng& rng, Estimate& out,
+                      F estimate) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  out.epsilon_per_call = p.epsilon;
+  out.rank_error = p.rank_error;
+  out.beta = p.o.beta;
+  out.neighbouring = p.o.neighbouring;
+  out.columns.resize(d);
+  std::vector<std::unique_ptr<Rng>> gens;
+  for (std::size_t j = 0; j < d; ++j) {
+    auto g = rng.split();
+    if (!g) break;
+    gens.push_back(std::move(g));
+  }
+  const bool split = gens.size() == d;
+  parallel_tasks(d, split ? p.o.threads : 1, [&](std::size_t j) {
+    out.columns[j] = estimate(column(X, static_cast<Eigen::Index>(j)), p, split ? *gens[j] : rng);
+  });
+}
+
+// The diagnostics both estimators print around their columns' own JSON.
+template <class Estimate, class ColumnJson>
+nlohmann::json columns_diagnostics(const Estimate& e, const char* estimator,
+                                   ColumnJson column_json) {
+  nlohmann::json cols = nlohmann::json::array();
+  for (const auto& c : e.columns) cols.push_back(column_json(c));
+  nlohmann::json j = {{"estimator", estimator},
+                      {"columns", cols},
+                      {"epsilon_per_selection", e.epsilon_per_call},
+                      {"rank_error", e.rank_error},
+                      {"beta", e.beta},
+                      {"neighbouring", to_string(e.neighbouring)},
+                      {"charged", ledger_json(e.entries)}};
+  if (e.neighbouring != Neighbouring::replace_one) {
+    j["insufficient_data_check"] = "not made: n is private under add/remove";
+  }
+  return j;
+}
+
+}  // namespace dpstats::scale_detail
