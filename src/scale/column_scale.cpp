@@ -35,27 +35,6 @@ void check_options(const ScaleOptions& o) {
   require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
 
-// Insufficient data (public: n, epsilon, beta, alpha) takes precedence over degenerate (read off
-// the released values).
-void set_status(ColumnScale& c, const Plan& p) {
-  if (p.n_public && p.rank_error / p.n + p.o.alpha > 0.3) {
-    c.status = ScaleStatus::insufficient_data;
-    c.reason = fmt::format(
-        "rank error t = {} (probability beta = {}) with n = {} and alpha = {}: t/n + alpha > 0.3, "
-        "so location and scale are not guaranteed inside the central 20%..80% of the data; "
-        "give this estimate a larger share or more rows",
-        format_number(p.rank_error), format_number(p.o.beta), p.n, format_number(p.o.alpha));
-  } else if (c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())) {
-    c.status = ScaleStatus::degenerate;
-    c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
-                           "({}): the column's values are (nearly) all equal",
-                           format_number(c.mad), format_number(c.resolution));
-    c.scale = 0;
-    c.lo = clamp_finite(c.location - c.resolution);
-    c.hi = clamp_finite(c.location + c.resolution);
-  }
-}
-
 // The numeric kernel of one column: three selections, then post-processing.
 ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
   ColumnScale c;
@@ -73,7 +52,11 @@ ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
   c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
   c.lo = clamp_finite(c.location - p.o.widen * c.scale);
   c.hi = clamp_finite(c.location + p.o.widen * c.scale);
-  set_status(c, p);
+  set_status(c, p, "location and scale are");
+  if (c.status == ScaleStatus::degenerate) {
+    c.lo = clamp_finite(c.location - c.resolution);
+    c.hi = clamp_finite(c.location + c.resolution);
+  }
   return c;
 }
 

@@ -2,6 +2,7 @@
 // the constants, the plan of log-grid selections, the column copy, the per-column generator
 // split and the diagnostics frame. Internal to src/scale.
 #pragma once
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
+#include "dpstats/error.hpp"
 #include "dpstats/release.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
@@ -73,6 +75,28 @@ void estimate_columns(const ConstMatrixRef& X, const Plan& p, Rng& rng, Estimate
   parallel_tasks(d, split ? p.o.threads : 1, [&](std::size_t j) {
     out.columns[j] = estimate(column(X, static_cast<Eigen::Index>(j)), p, split ? *gens[j] : rng);
   });
+}
+
+// A column's status: insufficient data (public: n, epsilon, beta, alpha) takes precedence over
+// degenerate (read off the released MAD and resolution; the scale is then 0). `what` names what
+// is not guaranteed ("the location", "location and scale").
+template <class Column, class Plan>
+void set_status(Column& c, const Plan& p, const char* what) {
+  if (p.n_public && p.rank_error / p.n + p.o.alpha > 0.3) {
+    c.status = ScaleStatus::insufficient_data;
+    c.reason = fmt::format(
+        "rank error t = {} (probability beta = {}) with n = {} and alpha = {}: t/n + alpha > 0.3, "
+        "so {} not guaranteed inside the central 20%..80% of the data; give this estimate a "
+        "larger share or more rows",
+        format_number(p.rank_error), format_number(p.o.beta), p.n, format_number(p.o.alpha),
+        what);
+  } else if (c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())) {
+    c.status = ScaleStatus::degenerate;
+    c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
+                           "({}): the column's values are (nearly) all equal",
+                           format_number(c.mad), format_number(c.resolution));
+    c.scale = 0;
+  }
 }
 
 // The diagnostics both estimators print around their columns' own JSON.

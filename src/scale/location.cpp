@@ -44,23 +44,6 @@ double private_mad(std::vector<double>& v, double centre, const Plan& p, Rng& rn
   return grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng).midpoint();
 }
 
-void set_status(ColumnLocation& c, const Plan& p) {
-  if (p.n_public && p.rank_error / p.n + p.o.alpha > 0.3) {
-    c.status = ScaleStatus::insufficient_data;
-    c.reason = fmt::format(
-        "rank error t = {} (probability beta = {}) with n = {} and alpha = {}: t/n + alpha > 0.3, "
-        "so the location is not guaranteed inside the central 20%..80% of the data; give this "
-        "estimate a larger share or more rows",
-        format_number(p.rank_error), format_number(p.o.beta), p.n, format_number(p.o.alpha));
-  } else if (c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())) {
-    c.status = ScaleStatus::degenerate;
-    c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
-                           "({}): the column's values are (nearly) all equal",
-                           format_number(c.mad), format_number(c.resolution));
-    c.scale = 0;
-  }
-}
-
 // The numeric kernel of one column: five selections, each on a grid public given the earlier ones.
 ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng& rng) {
   ColumnLocation c;
@@ -90,7 +73,7 @@ ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng&
     c.scale = c.spread;
     c.mad = c.spread / kMadToSigma;
   }
-  set_status(c, p);
+  set_status(c, p, "the location is");
   return c;
 }
 
