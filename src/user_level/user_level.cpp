@@ -734,10 +734,18 @@ std::optional<std::string> centre_or_check(const UserDataset& data, const UserLe
     diag["intercept"] = true;
     return std::nullopt;
   }
-  if (o.method == UserLevelMethod::non_private) return std::nullopt;
-  diag["centring"] = {{"applied", false}, {"reason", cd.why_not}};
-  if (!cd.check) return std::nullopt;
-  // Are the columns far from 0? (the labels too, for regression losses)
+  if (o.method != UserLevelMethod::non_private) {
+    diag["centring"] = {{"applied", false}, {"reason", cd.why_not}};
+  }
+  return std::nullopt;
+}
+
+// Below the centring threshold with an unknown scale: are the columns far from 0? (the labels
+// too, for regression losses). Run after the bounds' estimates, so that a table too small for
+// them abstains for that reason (the check's noise is then a large fraction of the users).
+std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelOptions& o,
+                                       const CentreDecision& cd, ReleaseBudget& account, Rng& rng,
+                                       nlohmann::json& diag) {
   const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(),
                                       uses_label_bound(o.loss) ? &data.all_labels() : nullptr,
                                       PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
@@ -787,9 +795,9 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
                                           : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
   const Bounds b = resolve_bounds(source, o, before_bounds, account, rng);
   diag["bounds"] = b.diagnostics;
-  if (b.abstained) {  // only the estimates (and the clipped-row count) were charged
-    return seal_user_level(Vector(), account, true, b.abstained, o, trace, rng, diag);
-  }
+  std::optional<std::string> why = b.abstained;  // only the estimates were charged
+  if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
+  if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   const UserDataset work = bounded_data(source, o, b, diag);
   const Setting s = make_setting(work, o);
   diag["L"] = s.k.L;

@@ -90,7 +90,7 @@ TEST(FitRealData, UserLevelPeopleTableTooFewUsersAbstains) {
     const std::string why = r_new.diagnostics["abstained"].get<std::string>();
     EXPECT_NE(why.find("far from 0"), std::string::npos) << why;
     EXPECT_NE(why.find("Give at least"), std::string::npos) << why;
-    EXPECT_EQ(r_new.ledger.size(), 1u);  // only the offset check was charged
+    EXPECT_EQ(r_new.ledger.size(), 2u);  // the feature_bound estimate and the offset check
     EXPECT_TRUE(r_new.diagnostics["stated_error"]["radius"].is_null());
     before += logistic_risk(t.X, t.y, r_old.estimate) - f_ref;
     previous += logistic_risk(t.X, t.y, r_prev.estimate) - f_ref;
