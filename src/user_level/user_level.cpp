@@ -716,10 +716,10 @@ RowMatrix first_rows(const UserDataset& data) {
   return F;
 }
 
-// Runs the private centring (fills `st` and `centred`) or, below its threshold, the offset check;
-// states both in diag["centring"]. Returns why the release abstains, if it does (only these
-// estimates were charged).
-std::optional<std::string> centre_or_check(const UserDataset& data, const UserLevelOptions& o,
+// Runs the private centring when planned (fills `st` and `centred`), or states in
+// diag["centring"] why not. Returns why the release abstains, if it does (only the centring was
+// charged).
+std::optional<std::string> centre_if_planned(const UserDataset& data, const UserLevelOptions& o,
                                            const CentreDecision& cd, ReleaseBudget& account,
                                            Rng& rng, nlohmann::json& diag,
                                            std::optional<Standardization>& st,
@@ -786,11 +786,12 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   const CentreDecision cd = decide_centring(data, o);
   std::optional<Standardization> st;
   std::optional<UserDataset> centred;
-  if (auto why = centre_or_check(data, o, cd, account, rng, diag, st, centred)) {
+  if (auto why = centre_if_planned(data, o, cd, account, rng, diag, st, centred)) {
     return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   }
   const UserDataset& source = centred ? *centred : data;
   // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
+  // What the centring spent, or the offset check (run after the bounds) will: not the method's.
   const double before_bounds = cd.centre ? o.scale_share
                                           : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
   const Bounds b = resolve_bounds(source, o, before_bounds, account, rng);
