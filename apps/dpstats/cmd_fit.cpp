@@ -14,6 +14,12 @@ void reject_for_task(bool set, const std::string& flag, const std::string& task)
   require(!set, "--" + flag + " does not apply to --task " + task);
 }
 
+std::optional<bool> centre_option(const FitArgs& a) {
+  if (a.centre) return true;
+  if (a.no_centre) return false;
+  return std::nullopt;
+}
+
 void add_fit_command(CLI::App& app) {
   auto a = std::make_shared<FitArgs>();
   auto* cmd = app.add_subcommand(
@@ -41,6 +47,13 @@ void add_fit_command(CLI::App& app) {
                   "user-level squared/huber: public bound on |label| (absent: estimated privately)");
   cmd->add_option("--scale-share", a->scale_share,
                   "share of the budget spent on estimating absent public scales");
+  auto* centre = cmd->add_flag("--centre", a->centre,
+                               "user-level, heavy-tailed: always centre the features privately "
+                               "and fit an intercept (abstain when the rows are too few)");
+  cmd->add_flag("--no-centre", a->no_centre,
+                "user-level, heavy-tailed: never centre (fit x . w in the data's units, no "
+                "intercept and no offset check)")
+      ->excludes(centre);
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);

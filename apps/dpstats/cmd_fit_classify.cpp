@@ -53,7 +53,8 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
                            {a.domain_radius.has_value(), "domain-radius"},
                            {a.steps.has_value(), "steps"},
                            {a.feature_bound.has_value(), "feature-bound"},
-                           {a.label_bound.has_value(), "label-bound"}})
+                           {a.label_bound.has_value(), "label-bound"},
+                           {a.centre, "centre"}, {a.no_centre, "no-centre"}})
     reject_for_task(set, flag, a.task);
   require(a.input.path.empty() || c.data.empty(), "give the data either as --data or as INPUT, not both");
   const std::string data = c.data.empty() ? a.input.path : c.data;

@@ -3,7 +3,7 @@
 //             --epsilon E [--delta D] --domain-radius R [--moment-order k] [--moment-bound G_k]
 //             [--moment-bound-2 G_2] [--profile practical|paper] [--phases T] [--steps T]
 //             [--step-size η] [--clip C] [--inner glm-one-stage|double-output-perturbation]
-//             [--final-clip-rule private-quantile|public] [--seed N] INPUT
+//             [--final-clip-rule private-quantile|public] [--centre|--no-centre] [--seed N] INPUT
 // INPUT columns: label, features. Pure ε-DP (δ = 0) for every method but dp-sgd (the (ε, δ)
 // Gaussian baseline). Without --method: clipped-gd (the default: no data-dependent abort, so its
 // whole output, status included, is covered by its epsilon-DP guarantee; lipschitz-extension and
@@ -67,6 +67,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.moment_bound = h.moment_bound;
   o.moment_bound_2 = h.moment_bound_2;
   if (a.scale_share) o.scale_share = *a.scale_share;
+  o.centre = centre_option(a);
   o.phases = h.phases;
   o.steps = a.steps;
   o.step_size = a.step_size;

@@ -2,7 +2,7 @@
 //             --method phased-sgd|accelerated|nonsmooth|dp-gd-user|dp-sgd-user|dp-sgd-group|non-private
 //             --epsilon E --delta D --domain-radius R [--profile practical|paper] [--steps T]
 //             [--step-size η] [--clip c] [--items-per-user m] [--feature-bound A]
-//             [--label-bound B] [--scale-share s] [--smoothing-radius r] [--users-per-step K] [--seed N] INPUT
+//             [--label-bound B] [--scale-share s] [--centre|--no-centre] [--smoothing-radius r] [--users-per-step K] [--seed N] INPUT
 // INPUT columns: user id, label, features. Without --method: the recommended dp-gd-user.
 #include <algorithm>
 #include <memory>
@@ -58,6 +58,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.feature_bound = a.feature_bound;
   o.label_bound = a.label_bound;
   if (a.scale_share) o.scale_share = *a.scale_share;
+  o.centre = centre_option(a);
   o.profile = parse_enum<Profile>(a.profile.value_or("practical"));
   o.alg3.smoothing_radius = a3.smoothing_radius;
   o.alg3.users_per_step = a3.users_per_step;

@@ -20,6 +20,7 @@ struct FitArgs {
   std::optional<double> feature_bound, label_bound, scale_share;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;  // --budget FILE (budget_file.hpp), every task
+  bool centre = false, no_centre = false;  // --centre / --no-centre (user-level, heavy-tailed)
   InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };
 
@@ -31,5 +32,8 @@ FitRunner add_fit_heavy_tailed(CLI::App* cmd);  // cmd_fit_heavy_tailed.cpp
 
 // Throws InvalidArgument "--<flag> does not apply to --task <task>" when `set`.
 void reject_for_task(bool set, const std::string& flag, const std::string& task);
+
+// --centre -> true, --no-centre -> false, neither -> absent (the library decides).
+std::optional<bool> centre_option(const FitArgs& a);
 
 }  // namespace dpstats::cli

@@ -57,7 +57,8 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     clip: Optional[float] = None, items_per_user: int = 0,
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
-                    users_per_step: Optional[int] = None, budget=None) -> Release:
+                    users_per_step: Optional[int] = None, budget=None,
+                    centre: Optional[bool] = None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
@@ -80,8 +81,13 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
     The domain is the ball of radius ``domain_radius`` around 0.
     ``budget``: a :class:`dpstats.Budget` the release is charged to.
+    ``centre``: None (default) centres the features privately and fits an intercept (estimate
+    (w_1..w_d, b)) when their scale is unknown and the users suffice; below that, a private
+    offset check abstains on columns far from 0. True: always centre (abstain when the users are
+    too few); False: never (x . w in the data's units, no check).
     """
     from . import _required
+    from .heavy_tailed import _centre
     if method != "non-private":
         epsilon = _required.epsilon(epsilon)
         delta = _required.delta(delta)
@@ -129,5 +135,6 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if label_bound is None else _float(label_bound, "label_bound"), _seed(seed),
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
-        None if scale_share is None else _float(scale_share, "scale_share"), native(budget))
+        None if scale_share is None else _float(scale_share, "scale_share"), native(budget),
+        _centre(centre))
     return Release._from_native(est, fields)

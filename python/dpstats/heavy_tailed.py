@@ -56,6 +56,12 @@ def _opt_int(x, name: str) -> Optional[int]:
     return int(x)
 
 
+def _centre(centre):
+    if centre is None or isinstance(centre, (bool, np.bool_)):
+        return None if centre is None else bool(centre)
+    raise ValueError(f"centre must be True, False or None, got {centre!r}")
+
+
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      epsilon: Optional[float] = None, domain_radius: Optional[float] = None,
                      seed: Optional[int] = None, *, delta: Optional[float] = None,
@@ -64,9 +70,13 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      scale_share: Optional[float] = None, phases: Optional[int] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
-                     final_clip_rule: Optional[str] = None, budget=None) -> Release:
+                     final_clip_rule: Optional[str] = None, budget=None,
+                     centre: Optional[bool] = None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc. ``budget``: a
-    :class:`dpstats.Budget` the release is charged to."""
+    :class:`dpstats.Budget` the release is charged to. ``centre``: None (default) centres the
+    features privately and fits an intercept when their scale is unknown and the records suffice;
+    below that, a private offset check abstains on columns far from 0. True: always centre
+    (abstain when the records are too few); False: never (x . w in the data's units, no check)."""
     from . import _required
     epsilon = _required.epsilon(epsilon)
     if method is None:
@@ -110,5 +120,6 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         _float(moment_order, "moment_order"), opt(moment_bound, "moment_bound"),
         opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
         _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
-        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget))
+        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget),
+        _centre(centre))
     return Release._from_native(est, fields)

@@ -19,7 +19,8 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
                                   std::optional<double> clip, std::optional<std::string> inner,
                                   std::optional<std::string> final_clip_rule,
                                   std::optional<std::uint64_t> seed,
-                                  std::optional<double> scale_share, Budget* budget) {
+                                  std::optional<double> scale_share, Budget* budget,
+                                  std::optional<bool> centre) {
   const RowMatrix data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
@@ -33,6 +34,7 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
   o.moment_bound = moment_bound;
   o.moment_bound_2 = moment_bound_2;
   if (scale_share) o.scale_share = *scale_share;
+  o.centre = centre;
   o.phases = phases;
   o.steps = steps;
   o.step_size = step_size;
@@ -56,5 +58,6 @@ void bind_heavy_tailed(py::module_& m) {
         py::arg("domain_radius"), py::arg("moment_order"), py::arg("moment_bound"),
         py::arg("moment_bound_2"), py::arg("phases"), py::arg("steps"), py::arg("step_size"),
         py::arg("clip"), py::arg("inner"), py::arg("final_clip_rule"), py::arg("seed"),
-        py::arg("scale_share") = py::none(), py::arg("budget").none(true) = nullptr);
+        py::arg("scale_share") = py::none(), py::arg("budget").none(true) = nullptr,
+        py::arg("centre") = py::none());
 }

@@ -140,3 +140,40 @@ def test_methods_come_from_the_library_registry():
     from dpstats import _dpstats
     assert _dpstats.fit_methods("user-level")[0] == "dp-gd-user"
     assert "lipschitz-extension" in _dpstats.fit_methods("heavy-tailed")
+
+
+def _people(n, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.uniform(18, 80, n)
+    income = rng.lognormal(np.log(5e4), 0.5, n)
+    return np.column_stack([age, income]), 0.3 * age + 1e-4 * income + rng.normal(0, 5, n)
+
+
+def test_heavy_tailed_raw_units_too_few_records_abstain_and_centre_false_runs():
+    # 3000 records at epsilon = 1 are too few to centre: columns far from 0 abstain (issue #15).
+    X, y = _people(3000)
+    r = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2, seed=1)
+    assert r.status == "abstained" and r.estimate.size == 0
+    assert "far from 0" in r.diagnostics["abstained"]
+    assert r.diagnostics["stated_error"]["radius"] is None
+    r = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2, seed=1, centre=False)
+    assert r.status == "ok" and r.diagnostics["centring"]["reason"] == "centre = false"
+    r = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2, seed=1, centre=True)
+    assert r.status == "abstained"
+    # Standardised by the analyst: runs.
+    Z = (X - np.median(X, axis=0)) / X.std(axis=0)
+    r = dpstats.fit(Z, y - np.median(y), task="heavy-tailed", epsilon=1.0, domain_radius=2, seed=1)
+    assert r.status == "ok" and "offset_check" in r.diagnostics["centring"]
+    with pytest.raises(ValueError):
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2, centre="yes")
+
+
+def test_user_level_centre_option():
+    X, y, users, _ = users_task()
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
+                    feature_bound=1.0, seed=1, centre=False)
+    assert r.status == "ok" and r.diagnostics["centring"]["reason"] == "centre = false"
+    assert r.diagnostics["stated_error"]["radius"] is None
+    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1,
+                    centre=True)
+    assert r.status == "abstained"  # 400 users are too few for the private centring

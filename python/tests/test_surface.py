@@ -254,7 +254,9 @@ def test_dataframes_and_column_names_everywhere():
     assert m.coef_.size == 3 * 2 and m.predict(z[cols]).shape == (n,)
     u = dpstats.fit(z, z.label * 2 - 1, users="user", columns=cols, epsilon=1, delta=1e-6,
                     domain_radius=2, seed=1)
+    # 6667 users are enough for the private centring: d weights and an intercept (issue #15).
     assert u.coef_.shape == (2,) and np.isfinite(u.intercept_)
+    assert u.release.diagnostics["intercept"] is True
     with pytest.raises(ValueError, match="not numeric"):
         dpstats.column_mean(df, epsilon=1, delta=0)  # text columns need columns=
     with pytest.raises(ValueError, match="not a column"):

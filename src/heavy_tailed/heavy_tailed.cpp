@@ -645,47 +645,67 @@ MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, Heavy
   return out;
 }
 
-// Whether the fit centres: public values only (options, n, d, the budget). Returns what the
-// centring may spend (pure epsilon, or rho for dp-sgd; 0 when it does not run).
-double centring_share(const ConstMatrixRef& X, const HeavyTailedOptions& o, std::string& why_not) {
-  if (o.centre == false) return why_not = "centre = false", 0.0;
+// Whether the fit centres: public values only (options, n, d, the budget). `share` is what the
+// centring (or, below its threshold with an unknown scale, the offset check) may spend: pure
+// epsilon, or rho for dp-sgd; 0 when neither runs.
+struct CentrePlan {
+  double share = 0;
+  bool check = false;     // too few records to centre an unknown scale: run the offset check
+  std::size_t need = 0;   // records the private centring needs (public)
+  std::string why_not;
+};
+
+CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
+  CentrePlan p;
+  if (o.centre == false) return p.why_not = "centre = false", p;
   const bool unknown = !o.moment_bound && !o.clip && !o.lambda && !o.step_size &&
                        o.method != HeavyTailedMethod::non_private && 2 * o.scale_share < 1;
   if (!o.centre && !unknown) {
-    return why_not = "the feature scale is public (moment_bound, clip, lambda or step_size given) "
-                     "or the method is not private", 0.0;
+    return p.why_not = "the feature scale is public (moment_bound, clip, lambda or step_size "
+                       "given) or the method is not private", p;
   }
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
-  const double share = o.scale_share * (gaussian ? epsilon_delta_to_zcdp(o.privacy.epsilon,
-                                                                         o.privacy.delta)
-                                                 : o.privacy.epsilon);
-  const auto shortfall = private_location_shortfall(
-      centring_options(gaussian ? PrivacyLoss::zcdp(share) : PrivacyLoss::pure(share)),
-      static_cast<std::size_t>(X.rows()),
-      static_cast<std::size_t>(X.cols()) + (binary_labels(o.loss) ? 0 : 1));
+  p.share = o.scale_share * (gaussian ? epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta)
+                                      : o.privacy.epsilon);
+  const LocationOptions lo =
+      centring_options(gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share));
+  const std::size_t d = static_cast<std::size_t>(X.cols()) + (binary_labels(o.loss) ? 0 : 1);
+  const auto shortfall = private_location_shortfall(lo, static_cast<std::size_t>(X.rows()), d);
   if (shortfall && !o.centre) {
-    return why_not = "too few records for a private centring (" + *shortfall +
-                     "): no intercept, features in the data's units", 0.0;
+    p.check = true;  // the offset check spends the share the centring would have
+    p.need = centring_units_needed(lo, d);
+    p.why_not = "too few records for a private centring (" + *shortfall +
+                "): no intercept, features in the data's units";
   }
-  return share;  // centre = true with a shortfall abstains after the estimate
+  return p;  // centre = true with a shortfall abstains after the estimate
 }
 
 // Runs the private centring when it applies: fills `st` and Z = the standardised rows with the
-// constant column, states it in `diag` (with "abstained" when it has no guarantee), and returns
-// what it spent.
+// constant column; below its threshold runs the offset check instead. States either in `diag`
+// (with "abstained" when the release must abstain), and returns what it spent.
 double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
                        ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
                        std::optional<Standardization>& st, RowMatrix& Z) {
-  std::string why_not;
-  const double share = centring_share(X, o, why_not);
-  if (share == 0) {
-    diag = {{"applied", false}, {"reason", why_not}};
-    return 0;
-  }
+  const CentrePlan p = plan_centring(X, o);
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  const PrivacyLoss share = gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share);
+  const Vector* labels = binary_labels(o.loss) ? nullptr : &y;
+  if (p.share == 0 || p.check) diag = {{"applied", false}, {"reason", p.why_not}};
+  if (p.share == 0) return 0;
+  if (p.check) {  // are the columns (and a regression label) far from 0?
+    const double f = gaussian ? kOffsetCheckZcdpFraction : 1.0;
+    const OffsetCheck oc = offset_check(
+        X, 1, labels, gaussian ? PrivacyLoss::zcdp(f * p.share) : share, o.run.noise, account, rng);
+    diag["offset_check"] = oc.diagnostics;
+    diag["offset_check"]["share"] = f * o.scale_share;
+    if (oc.far) {
+      diag["abstained"] =
+          offset_abstention(*oc.far, static_cast<std::size_t>(X.rows()), p.need, "records");
+    }
+    return f * p.share;
+  }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
-  Centring c = private_centring(X, gaussian ? PrivacyLoss::zcdp(share) : PrivacyLoss::pure(share),
-                                account, rng, binary_labels(o.loss) ? nullptr : &y);
+  Centring c = private_centring(X, share, account, rng, labels);
   diag = c.standardization.diagnostics;
   diag["share"] = o.scale_share;
   if (c.abstained) {
@@ -694,7 +714,7 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTail
     Z = c.standardization.apply(X);
     st = std::move(c.standardization);
   }
-  return share;
+  return p.share;
 }
 
 }  // namespace
@@ -747,6 +767,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   }
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   diag.update(run.diagnostics);
+  diag["stated_error"] = fit_stated_error();
   // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not
   // covered by the epsilon-DP statement (docs/threat-model.md; the audit measured epsilon >= 5.5):
   // those releases are not certified. clipped-gd and dp-sgd never abort on the data.

@@ -3,7 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
 
 namespace dpstats::optimize {
 
@@ -81,6 +86,98 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
     }
   }
   return c;
+}
+
+
+namespace {
+
+// S_j of the offset check (standardize.hpp): each unit adds its rows' mean of 1{v < 0} + 1/2 1{v = 0}.
+Vector zero_ranks(const ConstMatrixRef& rows, std::int64_t m, const Vector* labels) {
+  const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
+  const auto side = [](double v) { return v < 0 ? 1.0 : (v == 0 ? 0.5 : 0.0); };
+  Vector s = Vector::Zero(c);
+  const double w = 1 / static_cast<double>(m);
+  for (Eigen::Index i = 0; i < rows.rows(); ++i) {
+    for (Eigen::Index j = 0; j < d; ++j) s[j] += w * side(rows(i, j));
+    if (labels) s[d] += w * side((*labels)[i]);
+  }
+  return s;
+}
+
+}  // namespace
+
+OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
+                         const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
+                         ReleaseBudget& account, Rng& rng) {
+  const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
+  const auto cs = static_cast<std::size_t>(c);
+  const double units = static_cast<double>(rows.rows() / rows_per_unit);
+  const char* purpose = "offset check: noisy mid-rank of 0 per column (fit without centring)";
+  OffsetCheck out;
+  Vector noisy;
+  double sd = 0;
+  if (share.kind == LossKind::zcdp) {  // l2 sensitivity sqrt(c)
+    const auto mech = GaussianMechanism::from_rho(std::sqrt(static_cast<double>(c)), share.rho,
+                                                  cs, noise);
+    account.charge(mech.ledger_entry(purpose));
+    noisy = mech.apply(zero_ranks(rows, rows_per_unit, labels), rng);
+    sd = mech.sigma();
+    out.diagnostics["rho"] = share.rho;
+  } else {  // l1 sensitivity c
+    const LaplaceMechanism mech(static_cast<double>(c), share.epsilon, cs, noise);
+    account.charge(mech.ledger_entry(purpose));
+    noisy = mech.apply(zero_ranks(rows, rows_per_unit, labels), rng);
+    sd = std::sqrt(2.0) * mech.scale();
+    out.diagnostics["epsilon"] = share.epsilon;
+  }
+  nlohmann::json cols = nlohmann::json::array();
+  std::string far;
+  for (Eigen::Index j = 0; j < c; ++j) {
+    const double f = std::clamp(noisy[j] / units, 0.0, 1.0);
+    const bool is_far = std::min(f, 1 - f) < kOffsetMinority;
+    const std::string name = labels && j == d ? "y" : std::to_string(j + 1);
+    cols.push_back({{"column", name}, {"fraction_below_zero", f}, {"far", is_far}});
+    if (is_far) far += (far.empty() ? "" : ", ") + name;
+  }
+  if (!far.empty()) out.far = far;
+  out.diagnostics.update(
+      {{"columns", cols}, {"threshold", kOffsetMinority}, {"noise_sd_fraction", sd / units},
+       {"rule", fmt::format("a column is far from centred when fewer than {:.0f}% of the units "
+                            "lie on one side of 0 (noisy mid-rank of 0; for a Gaussian column "
+                            "|mean| > 1.28 sd)", 100 * kOffsetMinority)}});
+  return out;
+}
+
+std::size_t centring_units_needed(const LocationOptions& o, std::size_t d) {
+  std::size_t hi = 1;
+  while (hi < (std::size_t{1} << 50) && private_location_shortfall(o, hi, d)) hi *= 2;
+  std::size_t lo = hi / 2;  // shortfall at lo (or lo == 0), none at hi
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (private_location_shortfall(o, mid, d) ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+std::string offset_abstention(const std::string& far, std::size_t have, std::size_t need,
+                              const char* units) {
+  return fmt::format(
+      "column(s) {} lie far from 0 relative to their spread (private offset check), and {} {} "
+      "are too few for a private centring: a fit without an intercept in these units has no "
+      "useful guarantee. Give at least {} {} (the private centring then standardises the "
+      "features and fits an intercept), or supply centred, standardised features, or pass "
+      "centre = false (or a feature scale: feature_bound / moment_bound) to fit x . w without "
+      "an intercept in the data's units anyway",
+      far, have, units, need, units);
+}
+
+nlohmann::json fit_stated_error() {
+  return {{"radius", nullptr},
+          {"statement",
+           "no stated error: the methods' excess-risk bounds hold in expectation, up to "
+           "unspecified constants, under assumptions a release cannot check (the minimiser "
+           "inside domain_radius, the Lipschitz/moment constants of the unclipped data); judge "
+           "the model on held-out data (docs/proofs, \"Stated error\")"}};
 }
 
 }  // namespace dpstats::optimize

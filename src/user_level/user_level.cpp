@@ -676,6 +676,8 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
 // Whether the fit centres (public values only: options, n, d, the budget).
 struct CentreDecision {
   bool centre = false;
+  bool check = false;     // too few users to centre an unknown scale: run the offset check
+  std::size_t need = 0;   // users the private centring needs (public)
   PrivacyLoss share = PrivacyLoss::zcdp(1);
   std::string why_not;
 };
@@ -696,6 +698,8 @@ CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& 
       centring_options(c.share), static_cast<std::size_t>(data.num_users()),
       static_cast<std::size_t>(data.dim()));
   if (shortfall && !o.centre) {
+    c.check = true;  // the offset check spends the share the centring would have
+    c.need = centring_units_needed(centring_options(c.share), static_cast<std::size_t>(data.dim()));
     return c.why_not = "too few users for a private centring (" + *shortfall +
                        "): no intercept, features in the data's units", c;
   }
@@ -712,6 +716,46 @@ RowMatrix first_rows(const UserDataset& data) {
   return F;
 }
 
+// Runs the private centring when planned (fills `st` and `centred`), or states in
+// diag["centring"] why not. Returns why the release abstains, if it does (only the centring was
+// charged).
+std::optional<std::string> centre_if_planned(const UserDataset& data, const UserLevelOptions& o,
+                                           const CentreDecision& cd, ReleaseBudget& account,
+                                           Rng& rng, nlohmann::json& diag,
+                                           std::optional<Standardization>& st,
+                                           std::optional<UserDataset>& centred) {
+  if (cd.centre) {
+    Centring c = private_centring(first_rows(data), cd.share, account, rng);
+    diag["centring"] = c.standardization.diagnostics;
+    diag["centring"]["share_of_rho"] = o.scale_share;
+    if (c.abstained) return c.abstained;
+    st = std::move(c.standardization);
+    centred.emplace(st->apply(data.all_features()), data.all_labels(), data.items_per_user());
+    diag["intercept"] = true;
+    return std::nullopt;
+  }
+  if (o.method != UserLevelMethod::non_private) {
+    diag["centring"] = {{"applied", false}, {"reason", cd.why_not}};
+  }
+  return std::nullopt;
+}
+
+// Below the centring threshold with an unknown scale: are the columns far from 0? (the labels
+// too, for regression losses). Run after the bounds' estimates, so that a table too small for
+// them abstains for that reason (the check's noise is then a large fraction of the users).
+std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelOptions& o,
+                                       const CentreDecision& cd, ReleaseBudget& account, Rng& rng,
+                                       nlohmann::json& diag) {
+  const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(),
+                                      uses_label_bound(o.loss) ? &data.all_labels() : nullptr,
+                                      PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
+                                      o.run.noise, account, rng);
+  diag["centring"]["offset_check"] = oc.diagnostics;
+  diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
+  if (!oc.far) return std::nullopt;
+  return offset_abstention(*oc.far, static_cast<std::size_t>(data.num_users()), cd.need, "users");
+}
+
 Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
                                 std::optional<std::string> abstained, const UserLevelOptions& o,
                                 UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
@@ -721,6 +765,7 @@ Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified
   facts.noise = o.run.noise;
   facts.noiseless = trace && trace->noiseless;
   facts.abstained = std::move(abstained);
+  diag["stated_error"] = fit_stated_error();
   return seal(std::move(x), account, facts, rng, std::move(diag));
 }
 
@@ -737,28 +782,23 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
                                : ReleaseBudget::non_private();
   nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
                          {"n_users", data.num_users()}, {"items_per_user", data.items_per_user()}};
-  // plan, part 0: private centring (decided from public values; charged before its noise).
+  // plan, part 0: private centring, or the offset check (decided from public values).
   const CentreDecision cd = decide_centring(data, o);
   std::optional<Standardization> st;
   std::optional<UserDataset> centred;
-  if (cd.centre) {
-    Centring c = private_centring(first_rows(data), cd.share, account, rng);
-    diag["centring"] = c.standardization.diagnostics;
-    diag["centring"]["share_of_rho"] = o.scale_share;
-    if (c.abstained) return seal_user_level(Vector(), account, true, c.abstained, o, trace, rng, diag);
-    st = std::move(c.standardization);
-    centred.emplace(st->apply(data.all_features()), data.all_labels(), data.items_per_user());
-    diag["intercept"] = true;
-  } else if (priv) {
-    diag["centring"] = {{"applied", false}, {"reason", cd.why_not}};
+  if (auto why = centre_if_planned(data, o, cd, account, rng, diag, st, centred)) {
+    return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   }
   const UserDataset& source = centred ? *centred : data;
   // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
-  const Bounds b = resolve_bounds(source, o, cd.centre ? o.scale_share : 0.0, account, rng);
+  // What the centring spent, or the offset check (run after the bounds) will: not the method's.
+  const double before_bounds = cd.centre ? o.scale_share
+                                          : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
+  const Bounds b = resolve_bounds(source, o, before_bounds, account, rng);
   diag["bounds"] = b.diagnostics;
-  if (b.abstained) {  // only the estimates (and the clipped-row count) were charged
-    return seal_user_level(Vector(), account, true, b.abstained, o, trace, rng, diag);
-  }
+  std::optional<std::string> why = b.abstained;  // only the estimates were charged
+  if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
+  if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   const UserDataset work = bounded_data(source, o, b, diag);
   const Setting s = make_setting(work, o);
   diag["L"] = s.k.L;

@@ -196,6 +196,25 @@ ok "user-level bound estimate without a guarantee abstains (300 users)" "j['stat
   -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
 ok "user-level biting bound reported" "j['diagnostics']['bounds']['feature_bound']['clipped_users_fraction']>0.5 and len(j['diagnostics']['bounds']['warnings'])==1" \
   -- fit --task user-level --feature-bound 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
+# ---- fits below the centring threshold (issue 15): raw units far from 0 abstain; --no-centre runs ----
+/usr/bin/python3 - "$tmp/people.csv" <<'PYEOF'
+import random, sys
+random.seed(5)
+with open(sys.argv[1], "w") as f:
+    for i in range(3000):
+        age, income = random.uniform(18, 80), random.lognormvariate(10.8, 0.5)
+        f.write(f"{0.3 * age + 1e-4 * income + random.gauss(0, 5)},{age},{income}\n")
+PYEOF
+ok "heavy-tailed raw units far from 0 abstain (offset check)" "j['status']=='abstained' and not j['estimate'] and 'far from 0' in j['diagnostics']['abstained'] and 'Give at least' in j['diagnostics']['abstained'] and j['ledger'][0]['purpose'].startswith('offset check') and j['diagnostics']['stated_error']['radius'] is None" \
+  -- fit --task heavy-tailed --epsilon 1 --domain-radius 2 --seed 1 "$tmp/people.csv"
+ok "heavy-tailed --no-centre runs in raw units" "j['status']=='ok' and len(j['estimate'])==2 and j['diagnostics']['centring']['reason']=='centre = false' and 'offset_check' not in j['diagnostics']['centring']" \
+  -- fit --task heavy-tailed --no-centre --epsilon 1 --domain-radius 2 --seed 1 "$tmp/people.csv"
+ok "heavy-tailed --centre with too few records abstains" "j['status']=='abstained' and 'centring' in j['diagnostics']['abstained']" \
+  -- fit --task heavy-tailed --centre --epsilon 1 --domain-radius 2 --seed 1 "$tmp/people.csv"
+bad "fit --centre and --no-centre exclude each other" "excludes" -- fit --task heavy-tailed --centre --no-centre --epsilon 1 --domain-radius 2 "$tmp/people.csv"
+bad "classify rejects --no-centre" "does not apply" -- fit --task classify --no-centre --epsilon 1 --delta 1e-6 "$tmp/people.csv"
+ok "user-level --no-centre states no centring" "j['status']=='ok' and j['diagnostics']['centring']['reason']=='centre = false' and j['diagnostics']['stated_error']['radius'] is None" \
+  -- fit --task user-level --no-centre --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 bad "heavy-tailed old --moment" "moment" -- fit --task heavy-tailed --moment 2 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 
 # ---- mean: the PRIME family (issue 3) ----

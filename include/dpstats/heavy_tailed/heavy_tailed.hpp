@@ -69,8 +69,10 @@ struct MomentBound {
 //    whenever their scale is unknown (no moment_bound, clip, lambda or step_size given) and the
 //    records are enough for the private location's guarantee (scale/location.hpp; scale_share of
 //    epsilon, or of rho for dp-sgd, on top of the moment bound's share); otherwise it fits x . w
-//    with no intercept, as before, and diagnostics["centring"] says why. true: always centre
-//    (abstain when the records are too few); false: never. When centred, the estimate is
+//    with no intercept, diagnostics["centring"] says why, and a private offset check
+//    (solvers/standardize.hpp, scale_share of epsilon; a quarter of it of rho for dp-sgd)
+//    abstains when a column (or a regression label) lies far from 0. true: always centre
+//    (abstain when the records are too few); false: never, and no check. When centred, the estimate is
 //    (w_1..w_d, b) in the user's units (solvers/standardize.hpp), domain_radius bounds the weights
 //    of the standardised features and the intercept, and G_k is estimated on them.
 struct HeavyTailedOptions {

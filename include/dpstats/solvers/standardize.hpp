@@ -13,6 +13,7 @@
 // the fit's error in the data's own units are the same at every unit and shift.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
 #include "dpstats/scale/location.hpp"
 #include "dpstats/seam.hpp"
 
@@ -56,5 +58,49 @@ struct Centring {
 // label column keeps its units: label_scale = 1).
 Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
                           ReleaseBudget& account, Rng& rng, const Vector* labels = nullptr);
+
+// The offset check (issue #15; docs/proofs/user-level.md and heavy-tailed.md "Offset check"):
+// when a fit cannot centre (too few units for private_location) and its feature scale is unknown,
+// it runs without an intercept in the data's units, which is useless on columns far from 0
+// (age in years, salary in dollars). Per checked column j (the features, then the label for a
+// regression loss) the statistic is
+//     S_j = sum over units u of (1/m_u) sum over u's rows of (1{x_j < 0} + 1/2 1{x_j = 0}),
+// i.e. n times the mid-rank position of 0 in the column. One unit moves each S_j by at most 1, so
+// the c-vector has l1 sensitivity c (Laplace, pure epsilon) and l2 sensitivity sqrt(c) (Gaussian,
+// zcdp rho). The released fraction F_j = clamp(noisy S_j / n, 0, 1); a column is far from
+// centred when min(F_j, 1 - F_j) < kOffsetMinority: 0 lies outside its central 80% (for a
+// Gaussian column, |mean| > 1.28 sd; a constant nonzero column, e.g. a hand-made intercept, is
+// far). The decision and the diagnostics are post-processing of the noisy vector.
+inline constexpr double kOffsetMinority = 0.1;
+// What the check spends of the centring's share (scale_share): a quarter under zCDP (Gaussian,
+// l2 sensitivity sqrt(c): the noise sd is about 5% of the units at 1000 users, epsilon = 1); all
+// of it under pure epsilon (Laplace, l1 sensitivity c).
+inline constexpr double kOffsetCheckZcdpFraction = 0.25;
+
+struct OffsetCheck {
+  std::optional<std::string> far;  // the far columns' names ("2, 3, y"), empty when none
+  nlohmann::json diagnostics = nlohmann::json::object();
+};
+
+// `rows`: units x m rows, unit u's rows at u*m .. u*m + m - 1 (m = rows_per_unit; 1 for
+// records). `labels` (regression losses): one more checked column. `share`: pure epsilon or zcdp
+// rho, charged on `account` (one mechanism entry) before the noise is drawn.
+OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
+                         const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
+                         ReleaseBudget& account, Rng& rng);
+
+// The fewest units (rows for a record-level fit) for which private_location_shortfall(o, n, d) is
+// empty: public, from the options and d only (for the abstention's advice).
+std::size_t centring_units_needed(const LocationOptions& o, std::size_t d);
+
+// The abstention reason when the offset check finds far columns and the fit cannot centre.
+std::string offset_abstention(const std::string& far, std::size_t have, std::size_t need,
+                              const char* units);
+
+// Every fit release's diagnostics["stated_error"] (issue #15): {"radius": null, "statement": why
+// no error is stated}. The fits' excess-risk theorems (docs/proofs/user-level.md §4,
+// heavy-tailed.md §4 "Stated error") are asymptotic, in expectation, with constants and problem
+// parameters (the true minimiser's norm, L on the unclipped data) that a release cannot compute.
+nlohmann::json fit_stated_error();
 
 }  // namespace dpstats::optimize

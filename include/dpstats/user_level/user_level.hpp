@@ -159,8 +159,10 @@ struct UserLevelTrace : TestHooks {
 //    whenever their scale is unknown (no feature_bound, data not bounded, no custom domain or
 //    x0) and the users are enough for the private location's guarantee (scale/location.hpp, one
 //    row per user, scale_share of rho on top of the bounds' share); otherwise it fits x . w with
-//    no intercept, as before, and diagnostics["centring"] says why. true: always centre (abstain
-//    when the users are too few); false: never. When centred, the estimate is (w_1..w_d, b) in
+//    no intercept, diagnostics["centring"] says why, and a private offset check
+//    (solvers/standardize.hpp, a quarter of scale_share of rho, after the bounds' estimate)
+//    abstains when a column (or a regression label) lies far from 0. true: always centre (abstain
+//    when the users are too few); false: never, and no check. When centred, the estimate is (w_1..w_d, b) in
 //    the user's units (solvers/standardize.hpp), domain_radius bounds the weights of the
 //    standardised features and the intercept, and feature_bound is estimated on them.
 struct UserLevelOptions {
