@@ -96,7 +96,7 @@ void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream
                       {"rho", rho}};
   pre.diagnostics["clip_source"] = "supplied";
   pre.diagnostics["clip_check"] = j;
-  if (noisy - 2 * m.sigma() > kClipBitesFraction * n)
+  if (noisy - 4 * m.sigma() > kClipBitesFraction * n)  // noise alone: below 4e-5
     pre.diagnostics["warning"] = fmt::format(
         "the supplied clip {} bites: about {} of {} rows (noise std {}) have a larger norm and "
         "were clipped, which biases both moments towards 0; raise the clip or omit it to have "
