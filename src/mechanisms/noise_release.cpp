@@ -12,22 +12,12 @@ namespace dpstats {
 
 namespace {
 
-// The validate step of the noise command: values, epsilon and the sensitivity in the ranges the
-// lattice mechanisms can represent (their granularity sensitivity/(d·2^20) must lie in
-// [2^-1000, 2^900]), named as the user gave them (issue #21).
-constexpr double kMinSensitivity = 1e-280;
-constexpr double kMaxSensitivity = 1e250;
-
 void check_values(const Vector& values, double sensitivity, double epsilon) {
   require(values.size() > 0, "values must not be empty");
   for (Eigen::Index i = 0; i < values.size(); ++i) {
     require(std::isfinite(values[i]), "values has a NaN or infinite entry at position {}", i + 1);
   }
-  validate(PrivacyTarget{epsilon, 0});  // epsilon in the range every release takes
-  require(std::isfinite(sensitivity) && sensitivity >= kMinSensitivity &&
-              sensitivity <= kMaxSensitivity,
-          fmt::format("sensitivity must be in [{}, {}], got {}", kMinSensitivity, kMaxSensitivity,
-                      sensitivity));
+  check_noise_parameters(sensitivity, epsilon);
 }
 
 // Charge, then noise, then seal: the guarantee is what the one ledger entry composes to.
@@ -42,6 +32,18 @@ Release<Vector> noisy_release(const Vector& values, const Mechanism& m, const Pr
 }
 
 }  // namespace
+
+// The lattice mechanisms need their granularity sensitivity/(d·2^20) in [2^-1000, 2^900]; the
+// range below keeps it there for any d up to 10^9, named as the user gave it (issue #21).
+void check_noise_parameters(double sensitivity, double epsilon) {
+  constexpr double kMinSensitivity = 1e-280;
+  constexpr double kMaxSensitivity = 1e250;
+  validate(PrivacyTarget{epsilon, 0});  // epsilon in the range every release takes
+  require(std::isfinite(sensitivity) && sensitivity >= kMinSensitivity &&
+              sensitivity <= kMaxSensitivity,
+          fmt::format("sensitivity must be in [{}, {}], got {}", kMinSensitivity, kMaxSensitivity,
+                      sensitivity));
+}
 
 Release<Vector> laplace_release(const Vector& values, double l1_sensitivity, double epsilon,
                                 Rng& rng, NoiseMode noise, Budget* budget) {

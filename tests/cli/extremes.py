@@ -32,6 +32,8 @@ def data_files(tmp):
         "tiny": rng.normal(size=(N, 2)) * 1e-300,
         "xy": np.c_[rng.normal(size=(N, 2)), y],
         "bigxy": np.c_[np.full((N, 2), 1e308), y],
+        "users": np.c_[np.repeat(np.arange(N // 10), 10), y, rng.normal(size=(N, 2))],  # user, label, x
+        "labels": np.c_[(y > 0).astype(float), rng.normal(size=(N, 2))],
     }
     for k in ["norm", "big", "bigneg", "pm", "huge", "tiny"]:
         files[k + "1"] = files[k][:, :1]
@@ -39,6 +41,9 @@ def data_files(tmp):
     for k, v in files.items():
         paths[k] = os.path.join(tmp, k + ".npy")
         np.save(paths[k], v)
+    for k in ["users", "labels"]:  # fit --task classify reads a CSV (label, features...)
+        paths[k] = os.path.join(tmp, k + ".csv")
+        np.savetxt(paths[k], files[k], delimiter=",")
     return paths
 
 
@@ -98,10 +103,20 @@ def cases(f):
         for s in ["1e-320", "1e308"]:
             out.append(["noise", "--seed", "1", "--mechanism", mech, "--sensitivity", s, "--epsilon", "1"] + dl + ["1", "2"])
         out.append(["noise", "--seed", "1", "--mechanism", mech, "--sensitivity", "1", "--epsilon", "1"] + dl + ["1e308", "-1e308"])
-    for data in ["xy", "bigxy"]:
-        out.append(["fit", "--task", "heavy-tailed", "--seed", "1", "--epsilon", "1", f[data]])
     for e in eps:
-        out.append(["fit", "--task", "heavy-tailed", "--seed", "1", "--epsilon", e, f["xy"]])
+        out.append(["account", "calibrate", "--mechanism", "laplace", "--sensitivity", "1", "--epsilon", e])
+        out.append(["account", "calibrate", "--mechanism", "gaussian", "--sensitivity", "1", "--epsilon", e, "--delta", "1e-6"])
+    for s in ["1e-320", "1e308"]:
+        out.append(["account", "calibrate", "--mechanism", "laplace", "--sensitivity", s, "--epsilon", "1"])
+    for e in eps + ["1"]:
+        out.append(["fit", "--task", "user-level", "--seed", "1", "--epsilon", e, "--delta", "1e-6",
+                    "--domain-radius", "10", f["users"]])
+        out.append(["fit", "--task", "classify", "--seed", "1", "--epsilon", e, "--delta", "1e-5",
+                    "--classes", "2", "--epochs", "1", "--data", f["labels"]])
+    for data in ["xy", "bigxy"]:
+        out.append(["fit", "--task", "heavy-tailed", "--seed", "1", "--epsilon", "1", "--domain-radius", "10", f[data]])
+    for e in eps:
+        out.append(["fit", "--task", "heavy-tailed", "--seed", "1", "--epsilon", e, "--domain-radius", "10", f["xy"]])
     return out
 
 
@@ -170,7 +185,7 @@ def main():
                 bad += 1
                 print(f"FAIL {shown}: {why}: {p.stderr.strip()[:300] or p.stdout[:300]}", flush=True)
             elif VERBOSE:
-                st = json.loads(p.stdout).get("status") if p.returncode == 0 else p.stderr.strip()
+                st = json.loads(p.stdout.splitlines()[0]).get("status") if p.returncode == 0 else p.stderr.strip()
                 print(f"ok   {shown}: {st}")
     print(f"extremes: {len(all_cases) - bad} passed, {bad} failed")
     sys.exit(1 if bad else 0)
