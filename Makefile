@@ -44,15 +44,19 @@ fuzz:
 	scripts/fuzz.sh build-fuzz $(FUZZ_MINUTES)
 
 # The default C++ suite (unit, stat, audit, cli, corpus replay) under ASan + UBSan (gcc); the
-# Python tests are left out (the interpreter is not instrumented).
+# Python tests are left out (the interpreter is not instrumented). -O1, the level ASan recommends:
+# about a third less compile time than -O2 with the same reports. LDFLAGS: the install test links
+# a separate program against the (instrumented, static) library.
 SANITIZE_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 test-sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDPSTATS_BUILD_PYTHON=OFF \
 	  -DDPSTATS_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g -DNDEBUG" \
 	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -LE "slow|python" --output-on-failure -j $(JOBS)
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LDFLAGS="-fsanitize=address,undefined" \
+	  ctest -LE "slow|python" --output-on-failure -j $(JOBS)
 
 bench: build
 	bench/run.sh $(BUILD)

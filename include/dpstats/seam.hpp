@@ -16,7 +16,9 @@
 // diagnostics["abstained"], and the ledger of everything charged (an abstention is itself a
 // private output and its budget is spent).
 #pragma once
+#include <cmath>
 #include <optional>
+#include <type_traits>
 #include <string>
 
 #include "dpstats/privacy/budget.hpp"
@@ -68,20 +70,47 @@ struct SealFacts {
 // The guarantee a budget's spend supports, as every release states it.
 PrivacyGuarantee guarantee_of(const ReleaseBudget& account, const SealFacts& facts);
 
+namespace seal_detail {
+// Whether a numeric estimate (a number, an Eigen object, a container of numbers) holds a NaN or
+// an infinity; other estimate types are never flagged.
+template <class T>
+bool non_finite(const T& v) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return !std::isfinite(static_cast<double>(v));
+  } else if constexpr (requires { v.allFinite(); }) {
+    return !v.allFinite();
+  } else if constexpr (requires { v.begin(); v.end(); }) {
+    for (const auto& e : v)
+      if (non_finite(e)) return true;
+    return false;
+  } else {
+    return false;
+  }
+}
+// The reason a release whose estimate overflowed abstains (issue #21: never "ok" with inf).
+inline constexpr const char* kOverflowReason =
+    "the estimate is beyond the largest double (+-1.8e308): the data's magnitude is too large for "
+    "this statistic; rescale the data (e.g. change their unit)";
+}  // namespace seal_detail
+
 // The only writer of a Release's guarantee, ledger, status, `seeded` and `noise`. An abstaining
-// release gets an empty estimate (T{}) whatever `estimate` was.
+// release gets an empty estimate (T{}) whatever `estimate` was. A numeric estimate that
+// overflowed to inf or NaN abstains with seal_detail::kOverflowReason (post-processing of the
+// noisy estimate, so private).
 template <class T>
 Release<T> seal(T estimate, const ReleaseBudget& account, const SealFacts& facts, const Rng& rng,
                 nlohmann::json diagnostics = nlohmann::json::object()) {
   Release<T> r;
   r.privacy = guarantee_of(account, facts);
-  r.status = facts.abstained ? Status::abstained : Status::ok;
-  r.estimate = facts.abstained ? T{} : std::move(estimate);
+  const bool overflow = !facts.abstained && seal_detail::non_finite(estimate);
+  r.status = facts.abstained || overflow ? Status::abstained : Status::ok;
+  r.estimate = facts.abstained || overflow ? T{} : std::move(estimate);
   r.seeded = rng.seeded();
   r.noise = facts.noise;
   if (account.is_private()) r.ledger = account.budget().ledger();
   r.diagnostics = std::move(diagnostics);
   if (facts.abstained) r.diagnostics["abstained"] = *facts.abstained;
+  if (overflow) r.diagnostics["abstained"] = seal_detail::kOverflowReason;
   return r;
 }
 

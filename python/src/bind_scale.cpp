@@ -36,7 +36,7 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
           "neighbouring must be 'replace-one' or 'add-remove', got '" + neighbouring + "'");
   o.neighbouring =
       neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
-  o.run.threads = threads;
+  o.run.threads = check_threads(threads);
   auto rng = make_rng(seed);
   Release<Bounds> r;
   {

@@ -22,7 +22,7 @@ stats::StatOptions options(double epsilon, double delta,
   o.quantiles = quantiles;
   if (grid) o.grid_size = *grid;
   if (scale_share) o.scale_share = *scale_share;
-  o.run.threads = threads;
+  o.run.threads = check_threads(threads);
   return o;
 }
 

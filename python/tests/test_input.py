@@ -69,3 +69,31 @@ def test_dataframe_and_columns():
     r = dpstats.mean(np.ones((4, 3)), method="bounded", epsilon=1, delta=0, bounds=(0, 5),
                      seed=1, columns=[0, 2])
     assert r.estimate.shape == (2,)
+
+
+# Every binding that takes `threads` checks it itself (issue #21, threat-model row `threads`):
+# called directly, below the wrappers' own checks, -5 and 100000 raise ValueError naming it.
+def _binding_calls(threads):
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(np.int64)
+    return {
+        "mean": lambda: _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, threads),
+        "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, None, 0.25, "location", 4.0, 0.05, 0.05,
+                                          32, "replace-one", threads, None),
+        "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, [], [], None, None, [], None,
+                                      threads, None),
+        "moments": lambda: _dpstats._moments_options(
+            40, 2, "jme", "prefix", "sqrt", 1.0, 1.0, 1e-6, None, None, None, 0.5, 1.0, 0.1,
+            0.0, False, "clip", "replace-one", "practical", threads),
+        "fit_classify": lambda: _dpstats.fit_classify(
+            X, y, "logistic", "dp-adam-jme", 2, 8, 1.0, None, 1e-5, 1.0, 0.1, 1, 10, 0.1, 1.0,
+            1.0, 0.5, None, None, None, threads, None),
+    }
+
+
+@pytest.mark.parametrize("binding", ["mean", "bounds", "stat", "moments", "fit_classify"])
+@pytest.mark.parametrize("threads", [-5, 100000])
+def test_every_binding_checks_threads(binding, threads):
+    with pytest.raises(ValueError, match="threads"):
+        _binding_calls(threads)[binding]()
+    _binding_calls(1)[binding]()  # the same call with threads = 1 is accepted

@@ -83,6 +83,10 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
     facts.abstained = "q_range found no populated bin in some coordinate";
     return seal(Vector{}, account, facts, rng, diag);
   }
+  if (auto why = range_beyond_reason(range->centre, 1.0)) {  // Z is in scale units
+    facts.abstained = std::move(why);
+    return seal(Vector{}, account, facts, rng, diag);
+  }
   // Clip to Box(x̄, B) = x̄ + [-B/2, B/2]^d (docs/errata.md D12) and sum exactly.
   const Vector lower = range->centre.array() - range->side / 2;
   if (p.aux.clip_count) {

@@ -236,6 +236,7 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   const RowMatrix Z = to_units(X, *units);
   const auto range = q_range(Z, p.range, rng);
   if (!range) return abstain("q_range found no populated bin");
+  if (auto why = range_beyond_reason(range->centre, 1.0)) return abstain(*why);
   const double lo = range->centre[0] - p.B / 2, hi = range->centre[0] + p.B / 2;
   std::vector<double> x(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = std::clamp(Z(i, 0), lo, hi);

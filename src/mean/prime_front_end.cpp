@@ -56,7 +56,8 @@ void private_medians(const ConstMatrixRef& X, const ClipPlan& c, Vector& centre,
 }
 
 // Clip (ball or box, scale units around the centre) and quantise onto the grid qZ, into st.Z;
-// returns the number of clipped rows. (Accumulating the Gram matrix per block of freshly clipped
+// returns the number of clipped rows. X may be st.Z itself (run_front): each element is read
+// before it is written, row by row. (Accumulating the Gram matrix per block of freshly clipped
 // rows, while they are in cache, measured no faster: the pass is compute-bound.)
 std::int64_t clip_rows(const ConstMatrixRef& X, const ClipPlan& c, const Vector& centre,
                        int threads, FilterState& st) {
@@ -98,7 +99,8 @@ std::int64_t clip_rows(const ConstMatrixRef& X, const ClipPlan& c, const Vector&
 }  // namespace
 
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
-                                FilterState& st, std::int64_t& clipped) {
+                                FilterState& st, std::int64_t& clipped,
+                                std::optional<std::string>& abstained) {
   const std::int64_t n = X.rows(), d = X.cols();
   threads = used_parts(n, threads);
   Vector centre;
@@ -111,6 +113,8 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng&
     if (!range) return std::nullopt;
     centre = range->centre;
   }
+  abstained = range_beyond_reason(centre, c.range_ht ? c.range_ht->sigma : c.range.sigma);
+  if (abstained) return std::nullopt;
   if (c.median_eps > 0) private_medians(X, c, centre, rng, threads);
   clipped = clip_rows(X, c, centre, threads, st);
   st.S.resize(static_cast<std::size_t>(n));
@@ -247,13 +251,17 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
     out.abstained = std::move(why);
     return out;
   }
-  const RowMatrix Z = to_units(X, out.units);
+  // The data in scale units go straight into the filter state's storage, and the front end clips
+  // and quantises them there in place: one n x d working matrix besides the caller's data.
   out.state = std::make_unique<FilterState>(X.rows(), X.cols());
   out.state->threads = threads;
-  const auto centre = front_end(Z, c, rng, threads, *out.state, out.clipped);
+  to_units(X, out.units, out.state->Z);
+  const auto centre =
+      front_end(out.state->Z, c, rng, threads, *out.state, out.clipped, out.abstained);
   if (!centre) {
-    out.abstained = c.range_ht ? "q_range-ht: every part abstained"
-                               : "q_range found no populated bin in some coordinate";
+    if (!out.abstained)
+      out.abstained = c.range_ht ? "q_range-ht: every part abstained"
+                                 : "q_range found no populated bin in some coordinate";
     return out;
   }
   out.centre = *centre;

@@ -209,10 +209,12 @@ struct ClipPlan {
 };
 
 // Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
-// returns the clipping centre in data units, or std::nullopt when the range step abstained.
+// returns the clipping centre in data units, or std::nullopt when the range step abstained
+// (`abstained` says why when the range was released but lies beyond what the bins resolve).
 // X is in scale units (mean/units.hpp): the range bins and the median grid are in those units.
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
-                                FilterState& st, std::int64_t& clipped);
+                                FilterState& st, std::int64_t& clipped,
+                                std::optional<std::string>& abstained);
 
 // The practical ball: shape, radius, q, region and D from public parameters (c.median_eps set);
 // returns the public bound on the private medians' error (σ units). ht: PRIME-ht's radius.

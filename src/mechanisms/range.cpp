@@ -59,6 +59,19 @@ EpsilonDelta q_range_coordinate_budget(const RangeOptions& o, std::size_t d) {
   return b;
 }
 
+std::optional<std::string> range_beyond_reason(const Eigen::VectorXd& centre, double sigma) {
+  constexpr double kResolvedBins = 0x1p52;
+  for (Eigen::Index j = 0; j < centre.size(); ++j) {
+    if (!(std::abs(centre[j]) < kResolvedBins * sigma))
+      return fmt::format(
+          "column {}: most rows lie about {:.3g} scales or more from zero, beyond what the range "
+          "step can resolve (2^52 scales): the scale is far too small for the data's magnitude; "
+          "supply scale in the data's units, or omit it to estimate it privately",
+          j + 1, kResolvedBins);
+  }
+  return std::nullopt;
+}
+
 LedgerEntry q_range_entry(const RangeOptions& o, std::size_t d, std::string purpose) {
   const EpsilonDelta per = q_range_coordinate_budget(o, d);
   LedgerEntry e = stability_histogram_entry(

@@ -51,8 +51,9 @@ void validate(const ConstMatrixRef& X, const GeometricMedianOptions& o, const Ge
   validate(o.run);
   require(!(trace && trace->noiseless), "noiseless is not supported by the geometric median");
   if (o.domain_radius) {
-    check_positive(*o.domain_radius, "domain_radius");
-    check_finite(*o.domain_radius, "domain_radius");
+    // Beyond 1e300 the squared distances and the noise of the radius step overflow a double.
+    require(*o.domain_radius > 0 && *o.domain_radius <= 1e300,
+            "domain_radius must be in (0, 1e300], got {}", format_number(*o.domain_radius));
   }
   check_share(o.scale_share, 0, true, 0.5, false, "scale_share");
   check_share(o.bound_check_share, 0, false, 0.5, true, "bound_check_share");

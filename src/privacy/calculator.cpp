@@ -5,6 +5,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/mechanisms/noise_release.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -15,6 +16,7 @@ nlohmann::json account_calibrate(const std::string& mechanism, double sensitivit
                                  double delta) {
   check_positive(sensitivity, "sensitivity");
   check_epsilon(epsilon);
+  check_noise_parameters(sensitivity, epsilon);  // the ranges `dpstats noise` takes (issue #21)
   nlohmann::json out = {{"mechanism", mechanism}, {"sensitivity", sensitivity},
                         {"epsilon", epsilon}};
   if (mechanism == "laplace") {

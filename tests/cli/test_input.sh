@@ -64,6 +64,43 @@ np.save(sys.argv[1] + '/f4f.npy', np.asfortranarray(np.ones((1250000, 4), dtype=
 base=$(/usr/bin/time -f %M "$DPSTATS" version 2>&1 >/dev/null | tail -1)
 check copies "Fortran-order float32 .npy: peak RSS at most 1.2x the 40 MB of doubles" 0 \
   "int(open('$tmp/rss').read().split()[-1]) - $base <= 1.2 * 40000" -- "${M[@]}" "$tmp/f4f.npy"
+# ---- values at the edge: no clamped "ok", messages name the user's parameter (issue #21 item 3) ----
+/usr/bin/python3 -c "
+import numpy as np, sys
+rng = np.random.default_rng(1)
+np.save(sys.argv[1] + '/e308.npy', np.full((4000, 2), 1e308))
+np.save(sys.argv[1] + '/pm308.npy', np.where(np.arange(8000).reshape(4000, 2) % 2 == 0, 1e308, -1e308))
+np.save(sys.argv[1] + '/e308x1.npy', np.full((20000, 1), 1e308))
+np.save(sys.argv[1] + '/norm.npy', rng.normal(size=(4000, 2)))" "$tmp"
+clamp="(j.get('status') == 'abstained' and 'scale' in j['diagnostics']['abstained']) or (j == {} and 'scale' in err)"
+for m in dp-mean prime prime-ht filter; do
+  a=(); [ "$m" = dp-mean ] || a=(--alpha 0.05)
+  check silent-clamp "every value 1e308, $m with --scale 1: abstains naming the scale, no 9.22e18" 0 "$clamp" \
+    -- mean --method "$m" --epsilon 1 --delta 1e-6 --scale 1 "${a[@]}" --seed 1 "$tmp/e308.npy"
+  check silent-clamp "every value 1e308, $m with the scale estimated" 0 "j['status'] == 'abstained' or all(abs(v - 1e308) < 1e306 for v in j['estimate'])" \
+    -- mean --method "$m" --epsilon 1 --delta 1e-6 "${a[@]}" --seed 1 "$tmp/e308.npy"
+done
+check silent-clamp "every value 1e308, exp-time with --scale 1" 0 "$clamp" \
+  -- mean --method exp-time --epsilon 1 --delta 1e-6 --scale 1 --alpha 0.05 --uncertified-window --seed 1 "$tmp/e308x1.npy"
+check silent-clamp "a sum beyond 1.8e308 abstains instead of printing null" 0 "j['status'] == 'abstained' and 'largest double' in j['diagnostics']['abstained']" \
+  -- stat sum --epsilon 1 --delta 1e-6 --seed 1 "$tmp/e308.npy"
+internal="not any(w in err for w in ('lattice', 'rho', '2^', 'value must be finite', 'sensitivity K'))"
+for e in 1e-320 1e308; do
+  check internal-names "epsilon = $e names epsilon and its range" 2 "'epsilon must be in [1e-09, 1000]' in err and $internal" \
+    -- mean --method dp-mean --epsilon "$e" --delta 1e-6 "$tmp/norm.npy"
+  check internal-names "epsilon = $e with the Laplace bounded mean" 2 "'epsilon must be in' in err and $internal" \
+    -- mean --method bounded --epsilon "$e" --delta 0 --bounds 0,10 "$tmp/norm.npy"
+  check internal-names "epsilon = $e, median" 2 "'epsilon must be in' in err and $internal" \
+    -- median --method fast --epsilon "$e" --delta 1e-6 "$tmp/norm.npy"
+  check internal-names "epsilon = $e, noise" 2 "'epsilon must be in' in err and $internal" \
+    -- noise --mechanism gaussian --sensitivity 1 --epsilon "$e" --delta 1e-6 1 2
+done
+check internal-names "a median of data at +-1e308 is not 'value must be finite'" 0 "j['status'] in ('ok', 'abstained') and $internal" \
+  -- median --method fast --epsilon 1 --delta 1e-6 --seed 1 "$tmp/pm308.npy"
+check internal-names "--domain-radius 1e308 names domain_radius" 2 "'domain_radius must be in' in err and $internal" \
+  -- median --method fast --epsilon 1 --delta 1e-6 --domain-radius 1e308 "$tmp/norm.npy"
+check internal-names "--sensitivity 1e308 names sensitivity" 2 "'sensitivity must be in' in err and $internal" \
+  -- noise --mechanism laplace --sensitivity 1e308 --epsilon 1 1 2
 # ---- #16 Tables: RFC 4180, --columns, header modes, missing values ----
 printf 'id,name,x,y\r\nu1,"Smith, J",1,2\r\nu2,"two\nlines",3,4\r\n\r\n\r\n' >"$tmp/people.csv"
 check columns "--columns by name skips a text column" 0 "j['n']==2 and j['columns']==['y','x']" -- "${M[@]}" --columns y,x "$tmp/people.csv"

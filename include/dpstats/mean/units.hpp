@@ -62,6 +62,9 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
 
 // z = (x − location) / scale, row by row (a fixed per-row map).
 RowMatrix to_units(const ConstMatrixRef& X, const ColumnUnits& u);
+// The same written into `out` (n x d, row-major, not aliasing X), so a caller that needs the
+// units only as a working copy it overwrites (PRIME's filter state) holds one matrix, not two.
+void to_units(const ConstMatrixRef& X, const ColumnUnits& u, Eigen::Map<RowMatrix> out);
 // location + scale ⊙ z.
 Vector from_units(const Vector& z, const ColumnUnits& u);
 

@@ -9,6 +9,11 @@
 
 namespace dpstats {
 
+// The validate step shared by these releases and `dpstats account calibrate`: epsilon in the range
+// every release takes ([1e-9, 1000], privacy/target.hpp) and the sensitivity in [1e-280, 1e250],
+// what the lattice mechanisms represent; InvalidArgument naming the parameter and its range.
+void check_noise_parameters(double sensitivity, double epsilon);
+
 // Pure epsilon-DP. `budget`: an optional caller's Budget the release is also charged against.
 Release<Vector> laplace_release(const Vector& values, double l1_sensitivity, double epsilon,
                                 Rng& rng, NoiseMode noise = NoiseMode::secure,

@@ -6,6 +6,7 @@
 #pragma once
 #include <Eigen/Core>
 #include <optional>
+#include <string>
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/composition.hpp"
@@ -38,6 +39,13 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& 
 // whatever the thread count. result.entry is left empty (the caller charged the plan's entry).
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
                                    const EpsilonDelta& per, Rng& rng, int threads);
+
+// The reason to abstain when a released range cannot be used: some coordinate's centre lies
+// 2^52 sigma or more from zero, where a double no longer resolves one bin (x/(2 sigma) is coarser
+// than 1) and where the bins clamp (±2^62). The data then sit far beyond what sigma can describe
+// (typically a supplied scale far too small for the data's magnitude). std::nullopt otherwise. A
+// function of the released centre only: post-processing, so private (issue #21 "silent clamp").
+std::optional<std::string> range_beyond_reason(const Eigen::VectorXd& centre, double sigma);
 
 // The per-coordinate histogram budget (ε', δ') for d coordinates: δ' = δ/(2d), and ε' from
 // Lemma G.13 with the 0.9 cap (paper_cap) or per_step_epsilon (docs/proofs/substrate.md §8).
