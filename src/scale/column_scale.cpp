@@ -22,17 +22,9 @@ using Plan = ColumnPlan<ScaleOptions>;
 constexpr std::size_t kCallsPerColumn = 3;
 
 void check_options(const ScaleOptions& o) {
-  check_share(o.loss);
+  check_column_options(o);
   require(o.widen > 0 && o.widen <= 1e6, "widen must be in (0, 1e6], got {}",
           format_number(o.widen));
-  require(o.alpha >= 0 && o.alpha < 0.3, "alpha must be in [0, 0.3), got {}",
-          format_number(o.alpha));
-  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
-  require(o.per_octave >= 1 && o.per_octave <= 1024,
-          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
-  require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
-          "refine_points must be in [3, 2^24], got {}", o.refine_points);
-  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
 
 // The numeric kernel of one column: three selections, then post-processing.

@@ -26,6 +26,20 @@ inline constexpr double kMaxDouble = std::numeric_limits<double>::max();
 
 inline double clamp_finite(double x) { return std::clamp(x, -kMaxDouble, kMaxDouble); }
 
+// The options both estimators share: the budget share, alpha, beta, the grids, threads.
+template <class Options>
+void check_column_options(const Options& o) {
+  check_share(o.loss);
+  require(o.alpha >= 0 && o.alpha < 0.3, "alpha must be in [0, 0.3), got {}",
+          format_number(o.alpha));
+  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+  require(o.per_octave >= 1 && o.per_octave <= 1024,
+          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
+          "refine_points must be in [3, 2^24], got {}", o.refine_points);
+  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
+}
+
 // The public plan of every selection of one estimate: `calls` selections in all, each at the
 // per-call share of o.loss, on the log grids; rank_error is the caller's (its grids differ).
 template <class Options>

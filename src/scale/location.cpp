@@ -23,19 +23,11 @@ using Plan = ColumnPlan<LocationOptions>;
 std::size_t calls_per_column(const LocationOptions& o) { return o.final_mad ? 5 : 4; }
 
 void check_options(const LocationOptions& o) {
-  check_share(o.loss);
+  check_column_options(o);
   require(o.window >= 1 && o.window <= 1e3, "window must be in [1, 1e3], got {}",
           format_number(o.window));
-  require(o.alpha >= 0 && o.alpha < 0.3, "alpha must be in [0, 0.3), got {}",
-          format_number(o.alpha));
-  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
-  require(o.per_octave >= 1 && o.per_octave <= 1024,
-          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
-  require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
-          "refine_points must be in [3, 2^24], got {}", o.refine_points);
   require(o.recentre_points >= 3 && o.recentre_points <= (std::size_t{1} << 24),
           "recentre_points must be in [3, 2^24], got {}", o.recentre_points);
-  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
 
 // The released MAD cell's midpoint of |v - centre| (v is overwritten).
