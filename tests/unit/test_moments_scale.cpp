@@ -12,6 +12,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
 #include "guarantee.hpp"
+#include "moments_tables.hpp"
 
 using namespace dpstats;
 using namespace dpstats::moments;
@@ -154,27 +155,7 @@ namespace {
 // Returns the table and the clean rows' mean (the truth).
 std::pair<RowMatrix, Vector> realistic(const std::string& kind, std::uint64_t seed,
                                        Eigen::Index n = 2000) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> z;
-  std::uniform_real_distribution<double> u(0, 1);
-  std::exponential_distribution<double> ex(1.0 / 60);
-  RowMatrix X(n, 2);
-  Vector sum = Vector::Zero(2);
-  double clean = 0;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    if (kind == "salary") {
-      X.row(i) << 40 + 12 * z(g), 5e4 * std::exp(0.5 * z(g));
-      if (i % 20 == 19) {
-        X.row(i) << 999, 9.9e6;
-        continue;
-      }
-    } else {
-      X.row(i) << 200 + 2300 * u(g), u(g) < 0.85 ? 5 + 10 * z(g) : 5 + ex(g);
-    }
-    sum += X.row(i).transpose();
-    clean += 1;
-  }
-  return {X, sum / clean};
+  return dpstats::testing::realistic_moments_table(kind, seed, n);
 }
 
 }  // namespace
