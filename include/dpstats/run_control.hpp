@@ -1,14 +1,19 @@
 // RunControl: how a release is computed, never what it releases. Every capability takes it as
-// `options.run`; neither field changes the privacy guarantee of a secure run, and a seeded run
+// `options.run`; no field changes the privacy guarantee of a secure run, and a seeded run
 // gives the same release for any thread count.
 #pragma once
 #include "dpstats/release.hpp"
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct RunControl {
   int threads = 1;                      // worker threads for the data passes, [1, kMaxThreads]
   NoiseMode noise = NoiseMode::secure;  // fast_float: research only, certified = false
+  // The ranks that hold the rows (the data passed in is this rank's shard); null: this process
+  // holds all of them. Not owned. A seeded release is the same for any number of ranks.
+  Communicator* comm = nullptr;
 };
 
 inline constexpr int kMaxThreads = 1024;
