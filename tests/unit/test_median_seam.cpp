@@ -338,6 +338,47 @@ TEST(MedianRanks, SeededReleaseIsIdenticalOnOneToFourRanks) {
   }
 }
 
+namespace {
+
+// A seeded generator that counts the words drawn from it.
+class CountingRng final : public Rng {
+ public:
+  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
+  std::uint64_t next_u64() override { return ++words, inner_.next_u64(); }
+  bool seeded() const noexcept override { return true; }
+  std::int64_t words = 0;
+
+ private:
+  SeededRng inner_;
+};
+
+}  // namespace
+
+// Noise once: on P ranks, rank 0 draws exactly the words the one-process release draws, and no
+// other rank draws any.
+TEST(MedianRanks, OnlyRankZeroDrawsAndAsMuchAsOneProcess) {
+  const RowMatrix X = cluster(30000, 3, 23);
+  auto o = base();
+  o.subsample = 5000;
+  CountingRng single(5);
+  geometric_median(X, o, single);
+  ASSERT_GT(single.words, 0);
+  for (int P = 2; P <= 4; ++P) {
+    std::vector<std::int64_t> words(static_cast<std::size_t>(P), -1);
+    run_local_ranks(P, [&](Communicator& comm) {
+      const auto r = static_cast<std::size_t>(comm.rank());
+      const Eigen::Index begin = X.rows() * comm.rank() / P, end = X.rows() * (comm.rank() + 1) / P;
+      auto mo = o;
+      mo.run.comm = &comm;
+      CountingRng rng(5);
+      geometric_median(X.middleRows(begin, end - begin), mo, rng);
+      words[r] = rng.words;
+    });
+    EXPECT_EQ(words[0], single.words) << "P = " << P;
+    for (int r = 1; r < P; ++r) EXPECT_EQ(words[static_cast<std::size_t>(r)], 0) << "P = " << P;
+  }
+}
+
 TEST(MedianRanks, WhatIsNotDistributedIsRefusedWithTheReason) {
   const RowMatrix X = cluster(2000, 3, 22);
   auto paper = base();
