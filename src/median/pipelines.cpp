@@ -185,7 +185,8 @@ PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& 
   const auto nn = static_cast<double>(n), dd = static_cast<double>(d);
   const double eps_rf = std::sqrt(2 * (rho / 4)) * (1 - 1e-12);
   account.charge(radius_finder_ledger(eps_rf));
-  const RadiusResult rad = radius_finder(X, r_min_of(o, R), R, eps_rf, 0.05, rng);
+  const RadiusResult rad = radius_finder(X, r_min_of(o, R), R, eps_rf, 0.05, rng, 0.75,
+                                          o.run.threads);
   HsuLocalizationOptions lo;
   lo.rho = rho / 4;
   lo.inner_steps = o.localization_steps;

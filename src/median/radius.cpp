@@ -144,6 +144,40 @@ RowMatrix gather_on_root(const ConstMatrixRef& X, const std::vector<std::int64_t
   return S;
 }
 
+// RadiusFinder's bins (see radius_finder): rows i cut into `threads` parts of about equal pair
+// counts (row i owns the n − 1 − i pairs (i, l > i)), each part binning into its own n·(T + 1)
+// counts, merged by integer addition: the same bins for any thread count.
+std::vector<std::int32_t> pair_bins_all(const ConstMatrixRef& X, const std::vector<double>& r2,
+                                        int threads) {
+  const auto n = static_cast<std::int64_t>(X.rows());
+  const auto width = r2.size() + 1;
+  const auto parts = static_cast<std::size_t>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / 256)));
+  std::vector<std::int64_t> cut = {0};
+  const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
+  for (std::int64_t i = 0, p = 1; i < n && p < static_cast<std::int64_t>(parts); ++i) {
+    const double before = static_cast<double>(i) * (static_cast<double>(n) - 0.5 * static_cast<double>(i + 1));
+    if (before >= pairs * static_cast<double>(p) / static_cast<double>(parts)) cut.push_back(i), ++p;
+  }
+  while (cut.size() <= parts) cut.push_back(n);
+  std::vector<std::vector<std::int32_t>> bins(parts);
+  parallel_tasks(parts, threads, [&](std::size_t p) {
+    std::vector<std::int32_t> own(static_cast<std::size_t>(n) * width, 0);
+    for (std::int64_t i = cut[p]; i < cut[p + 1]; ++i) {
+      ++own[static_cast<std::size_t>(i) * width];  // self, at b = 0
+      for (std::int64_t l = i + 1; l < n; ++l) {
+        const double d2 = squared_distance(X, i, l);
+        const auto b = static_cast<std::size_t>(std::lower_bound(r2.begin(), r2.end(), d2) - r2.begin());
+        ++own[static_cast<std::size_t>(i) * width + b];
+        ++own[static_cast<std::size_t>(l) * width + b];
+      }
+    }
+    bins[p] = std::move(own);
+  });
+  for (std::size_t p = 1; p < parts; ++p)
+    for (std::size_t c = 0; c < bins[0].size(); ++c) bins[0][c] += bins[p][c];
+  return std::move(bins[0]);
+}
+
 // What the permutation search releases (trivially copyable: rank 0 broadcasts it).
 struct PermutedOutcome {
   double r_hat = 0;
@@ -328,7 +362,7 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
 }
 
 RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                           double beta, Rng& rng, double gamma) {
+                           double beta, Rng& rng, double gamma, int threads) {
   check_data(X);
   check_epsilon(epsilon);
   check_radii(r_min, R);
@@ -345,19 +379,9 @@ RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, doub
   // beyond the grid; self included at b = 0). Each pair's distance is computed once and binned
   // for both rows: O(n² log T) instead of sorting every row's n distances.
   const auto width = static_cast<std::size_t>(T) + 1;
-  std::vector<std::int32_t> bins(static_cast<std::size_t>(n) * width, 0);
   std::vector<double> r2(static_cast<std::size_t>(T));
   for (int j = 0; j < T; ++j) r2[static_cast<std::size_t>(j)] = std::pow(grid_radius(r_min, j + 1), 2);
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int32_t* own = bins.data() + static_cast<std::size_t>(i) * width;
-    ++own[0];
-    for (std::int64_t l = i + 1; l < n; ++l) {
-      const double d2 = squared_distance(X, i, l);
-      const auto b = static_cast<std::size_t>(std::lower_bound(r2.begin(), r2.end(), d2) - r2.begin());
-      ++own[b];
-      ++bins[static_cast<std::size_t>(l) * width + b];
-    }
-  }
+  const std::vector<std::int32_t> bins = pair_bins_all(X, r2, threads);
   // counts[j*n + i] = #{l : ||x_i − x_l|| <= r_j}: the prefix sums of row i's bins.
   std::vector<std::int32_t> counts(static_cast<std::size_t>(n) * T);
   for (std::int64_t i = 0; i < n; ++i) {

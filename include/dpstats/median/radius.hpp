@@ -66,7 +66,8 @@ struct PermutedRadiusOptions {
 RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double R, double epsilon,
                                   Rng& rng, const PermutedRadiusOptions& options = {});
 
+// `threads` bins the n² pairs in parts of equal pair counts (merged exactly: the same release).
 RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                           double beta, Rng& rng, double gamma = 0.75);
+                           double beta, Rng& rng, double gamma = 0.75, int threads = 1);
 
 }  // namespace dpstats
