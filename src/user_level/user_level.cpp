@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
@@ -347,6 +348,11 @@ void check_share(double share, const char* name) {
 
 void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   validate(o.run);
+  // Several ranks would each fit their own rows (a user's rows split over ranks, clipped per rank,
+  // noise drawn on every rank): refused until the per-user shuffle to a home rank exists.
+  require(!o.run.comm || o.run.comm->size() == 1,
+          "user-level fits on several ranks are not supported yet: a user's rows must first be "
+          "shuffled to one home rank before the per-user clip; run on one process (threads)");
   // Before any estimate draws noise (the plan repeats the check from the loss's beta).
   require(!(o.method == UserLevelMethod::accelerated &&
             o.loss == GlmKind::hinge),

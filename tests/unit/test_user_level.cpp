@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/synthetic/synthetic_users.hpp"
 #include "dpstats/user_level/user_level.hpp"
@@ -326,5 +327,24 @@ TEST(UserLevelThreads, SeededFitIsIdenticalForOneTwoThreeThreads) {
     }
     EXPECT_EQ(out[1], out[0]) << name_of(method);
     EXPECT_EQ(out[2], out[0]) << name_of(method);
+  }
+}
+
+// Issue 18: not distributed yet, so several ranks are refused with the reason (each rank fitting
+// its own rows would clip a user per rank and draw noise on every rank).
+TEST(UserLevelThreads, SeveralRanksAreRefusedWithTheReason) {
+  const auto D = task_data(200, 4, 3, 22);
+  try {
+    run_local_ranks(2, [&](Communicator& comm) {
+      UserLevelOptions o;
+      o.privacy = {1, 1e-6};
+      o.domain_radius = 4;
+      o.run.comm = &comm;
+      SeededRng rng(1);
+      fit_user_level(D, o, rng);
+    });
+    ADD_FAILURE() << "not refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("several ranks"), std::string::npos) << e.what();
   }
 }
