@@ -53,4 +53,26 @@ BENCHMARK(BM_UserLevelFit)
     ->Arg(static_cast<int>(UserLevelMethod::non_private))
     ->Unit(benchmark::kMillisecond);
 
+// Issue 17 thread scaling: DP-GD (dp-gd-user, T = 20) on 20,000 users × 20 items, d = 10, at
+// 1, 2, … threads (the same seeded fit for any count); wall time (UseRealTime).
+void BM_UserLevelDpGdThreads(benchmark::State& state) {
+  static const UserDataset D = [] {
+    UserTask t;
+    t.n = 20000;
+    t.m = 20;
+    t.d = 10;
+    SeededRng rng(2);
+    const Vector w = make_w_star(t, rng);
+    return make_user_task(t, w, rng);
+  }();
+  UserLevelOptions o;
+  o.privacy = {1, 1e-6};
+  o.domain_radius = 5;
+  o.feature_bound = 1;
+  o.run.threads = static_cast<int>(state.range(0));
+  SecureRng rng;
+  for (auto _ : state) benchmark::DoNotOptimize(fit_user_level(D, o, rng).estimate.data());
+}
+BENCHMARK(BM_UserLevelDpGdThreads)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace

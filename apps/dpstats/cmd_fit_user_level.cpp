@@ -2,7 +2,7 @@
 //             --method phased-sgd|accelerated|nonsmooth|dp-gd-user|dp-sgd-user|dp-sgd-group|non-private
 //             --epsilon E --delta D --domain-radius R [--profile practical|paper] [--steps T]
 //             [--step-size η] [--clip c] [--items-per-user m] [--feature-bound A]
-//             [--label-bound B] [--scale-share s] [--centre|--no-centre] [--smoothing-radius r] [--users-per-step K] [--seed N] INPUT
+//             [--label-bound B] [--scale-share s] [--centre|--no-centre] [--smoothing-radius r] [--users-per-step K] [--threads T] [--seed N] INPUT
 // INPUT columns: user id, label, features. Without --method: the recommended dp-gd-user.
 #include <algorithm>
 #include <memory>
@@ -62,6 +62,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.profile = parse_enum<Profile>(a.profile.value_or("practical"));
   o.alg3.smoothing_radius = a3.smoothing_radius;
   o.alg3.users_per_step = a3.users_per_step;
+  if (a.threads) o.run.threads = *a.threads;
   require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
   const Table table = read_input(a.input);
   require(table.values.cols() >= 3,

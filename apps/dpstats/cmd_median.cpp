@@ -1,7 +1,7 @@
 // dpstats median --method fast|hsu24|weiszfeld --epsilon E --delta D [--domain-radius R]
 //                [--min-radius r] [--profile practical|paper] [--center hsu24-localization|fast-center]
 //                [--scale-share s]
-//                [--bound-check-share s] [--budget FILE] [--seed N] INPUT
+//                [--bound-check-share s] [--threads T] [--budget FILE] [--seed N] INPUT
 // Methods, their options and enum names come from the library (median_methods(), parse_enum);
 // weiszfeld is the non-private solver: its output has no privacy fields.
 #include <fmt/format.h>
@@ -23,6 +23,7 @@ struct MedianArgs {
   std::optional<double> epsilon, delta, domain_radius, min_radius, scale_share, bound_check_share;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;
+  std::optional<int> threads;  // absent: RunControl's default
   InputArgs input;
 };
 
@@ -70,6 +71,7 @@ void run_median(const MedianArgs& a) {
     o.min_radius = a.min_radius;
     if (a.scale_share) o.scale_share = *a.scale_share;
     if (a.bound_check_share) o.bound_check_share = *a.bound_check_share;
+    if (a.threads) o.run.threads = *a.threads;
   }
   const Table table = read_input(a.input);
   nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
@@ -115,6 +117,10 @@ void add_median_command(CLI::App& app) {
   cmd->add_option("--bound-check-share", a->bound_check_share,
                   "budget share of the private count of rows beyond a given --domain-radius "
                   "(default 0.01; 0 turns the check off)");
+  cmd->add_option("--threads", a->threads,
+                  "worker threads for the data passes (default: the library's RunControl "
+                  "default); a seeded release is the same for any value")
+      ->check(CLI::Range(1, 1024));
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);

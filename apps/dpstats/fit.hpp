@@ -20,6 +20,7 @@ struct FitArgs {
   std::optional<double> feature_bound, label_bound, scale_share;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;  // --budget FILE (budget_file.hpp), every task
+  std::optional<int> threads;          // --threads T, every task (absent: RunControl's default)
   bool centre = false, no_centre = false;  // --centre / --no-centre (user-level, heavy-tailed)
   InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };

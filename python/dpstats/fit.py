@@ -58,7 +58,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
                     users_per_step: Optional[int] = None, budget=None,
-                    centre: Optional[bool] = None) -> Release:
+                    centre: Optional[bool] = None, threads: Optional[int] = None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
@@ -85,6 +85,8 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     (w_1..w_d, b)) when their scale is unknown and the users suffice; below that, a private
     offset check abstains on columns far from 0. True: always centre (abstain when the users are
     too few); False: never (x . w in the data's units, no check).
+    ``threads``: worker threads for the per-user gradient passes (default: the library's
+    default); a seeded fit is the same for any value.
     """
     from . import _required
     from .heavy_tailed import _centre
@@ -124,6 +126,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")
+    if threads is not None and (isinstance(threads, bool)
+                                or not isinstance(threads, (int, np.integer))):
+        raise ValueError(f"threads must be an integer, got {threads!r}")
     est, fields = _dpstats.fit_user_level(
         X, y, ids, str(loss), method, str(profile),
         0.0 if epsilon is None else _float(epsilon, "epsilon"),
@@ -136,5 +141,5 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
         None if scale_share is None else _float(scale_share, "scale_share"), native(budget),
-        _centre(centre))
+        _centre(centre), None if threads is None else int(threads))
     return Release._from_native(est, fields)

@@ -58,7 +58,8 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                      min_radius: Optional[float] = None, seed: Optional[int] = None, *,
                      profile: Optional[str] = None, scale_share: Optional[float] = None,
                      bound_check_share: Optional[float] = None, center: Optional[str] = None,
-                     columns: Optional[Sequence] = None, budget: Optional[Budget] = None):
+                     columns: Optional[Sequence] = None, budget: Optional[Budget] = None,
+                     threads: Optional[int] = None):
     """Private geometric median argmin_x (1/n) sum_i ||x - x_i|| of the rows of ``X``.
 
     ``X`` is n x d (a 1-D array is one column), or a pandas DataFrame; ``columns`` picks
@@ -88,6 +89,8 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     ``min_radius`` is the radius grid's start (default domain_radius / 2^20).
     If the private scale estimate finds too few rows, the release abstains
     (``release.status == "abstained"``, the reason in ``diagnostics["abstained"]``).
+    ``threads``: worker threads for the data passes (default: the library's default); a seeded
+    release is the same for any value.
     """
     X = _matrix(X, columns)
     methods = _methods()
@@ -114,8 +117,16 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
         _opt_float(epsilon, "epsilon") or 0.0, _opt_float(delta, "delta") or 0.0,
         _opt_float(domain_radius, "domain_radius"), _opt_float(min_radius, "min_radius"),
         _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
-        _seed(seed), native(budget), None if center is None else str(center))
+        _seed(seed), native(budget), None if center is None else str(center), _threads(threads))
     return Release._from_native(est, fields)
+
+
+def _threads(threads):
+    if threads is None:
+        return None
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise ValueError(f"threads must be an integer, got {threads!r}")
+    return int(threads)
 
 
 def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = None,

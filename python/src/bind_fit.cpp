@@ -22,7 +22,7 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
                                 std::optional<double> smoothing_radius,
                                 std::optional<std::int64_t> users_per_step,
                                 std::optional<double> scale_share, Budget* budget,
-                                std::optional<bool> centre) {
+                                std::optional<bool> centre, std::optional<int> threads) {
   const auto data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(users.ndim() == 1 && users.shape(0) == data.rows(),
@@ -44,6 +44,7 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
   o.centre = centre;
   o.alg3.smoothing_radius = smoothing_radius;
   o.alg3.users_per_step = users_per_step;
+  if (threads) o.run.threads = check_threads(*threads);
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
@@ -67,7 +68,8 @@ void bind_fit(py::module_& m) {
         py::arg("clip"), py::arg("items_per_user"), py::arg("feature_bound"),
         py::arg("label_bound"), py::arg("seed"), py::arg("smoothing_radius") = py::none(),
         py::arg("users_per_step") = py::none(), py::arg("scale_share") = py::none(),
-        py::arg("budget").none(true) = nullptr, py::arg("centre") = py::none());
+        py::arg("budget").none(true) = nullptr, py::arg("centre") = py::none(),
+        py::arg("threads") = py::none());
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
   m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");

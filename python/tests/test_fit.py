@@ -177,3 +177,14 @@ def test_user_level_centre_option():
     r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1,
                     centre=True)
     assert r.status == "abstained"  # 400 users are too few for the private centring
+
+
+@pytest.mark.parametrize("method", ["dp-gd-user", "phased-sgd", "accelerated"])
+def test_user_level_threads_give_the_same_seeded_fit(method):
+    # Issue 17: the per-user gradient passes take threads=; a seeded fit does not depend on it.
+    X, y, users, _ = users_task(n=600)
+    fits = [dpstats.fit(X, y, users=users, method=method, epsilon=1.0, delta=1e-6,
+                        domain_radius=5, feature_bound=1.0, seed=8, threads=t) for t in (1, 2, 3)]
+    for f in fits[1:]:
+        np.testing.assert_array_equal(f.estimate, fits[0].estimate)
+        assert f.ledger == fits[0].ledger

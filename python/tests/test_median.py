@@ -111,3 +111,15 @@ def test_paper_profile_with_the_certified_fast_center():
     assert r.diagnostics["center_failed"] is False
     with pytest.raises(ValueError, match="center"):
         dpstats.geometric_median(X, epsilon=1.0, delta=1e-6, domain_radius=20, center="fast-center")
+
+
+def test_threads_give_the_same_seeded_median():
+    # Issue 17: the data passes take threads=; a seeded release does not depend on it.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 4)) + 5
+    a = dpstats.geometric_median(X, epsilon=1, delta=1e-6, domain_radius=20, seed=4, threads=1)
+    b = dpstats.geometric_median(X, epsilon=1, delta=1e-6, domain_radius=20, seed=4, threads=2)
+    assert np.array_equal(a.estimate, b.estimate)
+    assert a.ledger == b.ledger
+    with pytest.raises(ValueError, match="threads"):
+        dpstats.geometric_median(X, epsilon=1, delta=1e-6, domain_radius=20, threads=0)

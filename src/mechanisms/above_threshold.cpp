@@ -84,6 +84,36 @@ bool AboveThreshold::query(double value) {
   return halted_;
 }
 
+// Pending queries. The query noise is the lattice Laplace release of 0: g·Y for the integer noise
+// Y (|Y| <= 2^62 after the release's clamp). query(v) releases g·(round(clamp(v)/g) + Y); above()
+// computes the same integer sum (exactly: Y = noise/g is a power-of-two scaling of an integer
+// below 2^53 in magnitude unless |Y| > 2^52, the event the file's proof already excludes, of
+// probability below exp(-2^52 / t)) and compares it with the noisy threshold. round and clamp are
+// non-decreasing, so above() is non-decreasing in v.
+AboveThreshold::Pending AboveThreshold::next_query() {
+  require(!halted_,
+          "AboveThreshold has halted: it answered 'above' once and its budget is spent; build a "
+          "new AboveThreshold (with new budget) for further queries");
+  Pending p;
+  p.granularity_ = query_noise_.granularity();
+  p.noise_ = query_noise_.apply(0.0, *rng_);
+  p.threshold_ = noisy_threshold_;
+  return p;
+}
+
+bool AboveThreshold::Pending::above(double value) const {
+  check_finite(value, "value");
+  const double g = granularity_;
+  const double k = std::nearbyint(clamp_to_lattice_range(value, g) * (1 / g));
+  return (k + noise_ * (1 / g)) * g >= threshold_;
+}
+
+bool AboveThreshold::record(const Pending&, bool above) {
+  require(!halted_, "AboveThreshold has halted: record() after the first 'above'");
+  if (above) halted_ = true;
+  return halted_;
+}
+
 LedgerEntry AboveThreshold::ledger_entry(std::string purpose) const {
   LedgerEntry e;
   e.mechanism = "above_threshold";

@@ -83,6 +83,14 @@ void BallSum::add(const Eigen::Ref<const Vector>& v) {
   ++count_;
 }
 
+void BallSum::merge(const BallSum& other) {
+  require(other.d_ == d_ && other.clip_ == clip_ && other.capacity_ == capacity_,
+          "exact sum: merged sums must share dimension, clip and capacity");
+  require(count_ + other.count_ <= capacity_, "exact sum: more vectors than its capacity");
+  for (std::size_t j = 0; j < words_.size(); ++j) words_[j] += other.words_[j];
+  count_ += other.count_;
+}
+
 Vector BallSum::lattice_sum() const {
   Vector s(d_);
   for (std::int64_t j = 0; j < d_; ++j)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -32,19 +33,31 @@ std::vector<std::int64_t> permutation(std::int64_t m, Rng& rng) {
   return p;
 }
 
-// Rows of X at a data-independent random subset of size min(n, m) (X itself when m ≥ n).
-RowMatrix subsample_rows(const ConstMatrixRef& X, std::int64_t m, Rng& rng) {
-  const auto n = static_cast<std::int64_t>(X.rows());
-  if (m >= n) return X;
+// The global ids of a data-independent random subset of size m < n (the first m entries of a
+// partial Fisher–Yates shuffle of 0..n−1).
+std::vector<std::int64_t> subsample_ids(std::int64_t n, std::int64_t m, Rng& rng) {
   std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
   std::iota(rows.begin(), rows.end(), 0);
   RandomBits bits(rng);
-  RowMatrix S(m, X.cols());
   for (std::int64_t i = 0; i < m; ++i) {
     const auto j = i + static_cast<std::int64_t>(bits.uniform_below(static_cast<std::uint64_t>(n - i)));
     std::swap(rows[static_cast<std::size_t>(i)], rows[static_cast<std::size_t>(j)]);
-    S.row(i) = X.row(rows[static_cast<std::size_t>(i)]);
   }
+  rows.resize(static_cast<std::size_t>(m));
+  return rows;
+}
+
+// This rank's rows among a data-independent random subset of min(n, m) global rows (X itself when
+// m ≥ n). Rank 0 draws the ids; the exact sums over the subset do not depend on the rows' order.
+RowMatrix subsample_rows(const ConstMatrixRef& X, std::int64_t m, const RowShard& shard, Rng& rng) {
+  const std::int64_t n = total_rows(X, shard);
+  if (m >= n) return X;
+  const auto ids = on_root(comm_or_single(shard.comm), [&] { return subsample_ids(n, m, rng); });
+  std::vector<std::int64_t> local;
+  for (const auto id : ids)
+    if (id >= shard.offset && id < shard.offset + X.rows()) local.push_back(id - shard.offset);
+  RowMatrix S(static_cast<Eigen::Index>(local.size()), X.cols());
+  for (std::size_t i = 0; i < local.size(); ++i) S.row(static_cast<Eigen::Index>(i)) = X.row(local[i]);
   return S;
 }
 
@@ -68,14 +81,16 @@ double curvature_sensitivity(std::int64_t n) { return 1 / static_cast<double>(n)
 // The fused kernel: per row, the unit vector u_i = (z − x_i)/‖z − x_i‖ on the grid 2^-b
 // (exact::ball_factor with clip 0: every row is normalised) and the curvature term
 // round(2^b·tau/max(dist_i, tau)), added in the one exact sum (columns 0..d−1 and d).
-MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau) {
-  const Eigen::Index n = X.rows(), d = X.cols();
+MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau,
+                                int threads, const RowShard& shard) {
+  const std::int64_t n = total_rows(X, shard);
+  const Eigen::Index rows = X.rows(), d = X.cols();
   const int b = gradient_bits(n);
   const double scale = std::ldexp(1.0, b);
   const Eigen::Index stride = X.outerStride();
   const double* zz = z.data();
   // Terms: |u_ij|·2^b <= 2^b(1 + (d+4)·2^-52) < 2^(b+1); curvature terms <= 2^b.
-  const Vector sums = exact::row_sums(n, d + 1, 2 * scale, 1,
+  Vector sums = exact::row_sums(rows, d + 1, 2 * scale, threads,
                                       [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
     const Eigen::Index d = X.cols();  // a local bound: see exact::row_sums
     std::vector<double> df(static_cast<std::size_t>(d));
@@ -93,6 +108,7 @@ MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double
       for (Eigen::Index j = 0; j < d; ++j) exact::add(w[j], df[j] * f);
     }
   });
+  if (shard.comm) allreduce_exact(*shard.comm, sums);  // the ranks' integer sums, exactly
   MeanGradient m;
   const double denom = static_cast<double>(n) * scale;
   m.g = sums.head(d) / denom;
@@ -168,13 +184,15 @@ Vector run_dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o,
                 const DpgdMechanisms& mech, Rng& rng) {
   const double tau = o.weiszfeld_step ? o.weiszfeld_tau_fraction * o.radius : 0;
   const bool noisy = mech.gradient.has_value();
+  Communicator& comm = comm_or_single(o.shard.comm);
   Vector theta = x0, avg = Vector::Zero(X.cols());
   for (int t = 1; t <= o.steps; ++t) {
-    const MeanGradient m = mean_unit_gradient(X, theta, tau);
-    Vector g = noisy ? mech.gradient->apply(m.g, rng) : m.g;
+    const MeanGradient m = mean_unit_gradient(X, theta, tau, o.threads, o.shard);
+    Vector g = noisy ? on_root(comm, [&] { return mech.gradient->apply(m.g, rng); }) : m.g;
     double eta = o.eta;
     if (o.weiszfeld_step) {
-      const double h = noisy ? mech.curvature->apply(m.curvature, rng) : m.curvature;
+      const double h =
+          noisy ? on_root(comm, [&] { return mech.curvature->apply(m.curvature, rng); }) : m.curvature;
       if (h * o.eta > tau) eta = tau / h;  // 1/Ĥ = tau/ĥ, capped at o.eta
     }
     theta -= eta * g;
@@ -191,7 +209,7 @@ Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& o, Bud
   check_data(X);
   check_dpgd(o);
   require(x0.size() == X.cols(), "x0 must have one coordinate per column of X");
-  const DpgdMechanisms mech = dpgd_mechanisms(X.rows(), X.cols(), o);
+  const DpgdMechanisms mech = dpgd_mechanisms(total_rows(X, o.shard), X.cols(), o);
   spend_all(budget, mech.entries);
   return run_dpgd(X, x0, o, mech, rng);
 }
@@ -223,6 +241,7 @@ std::vector<DpgdOptions> hsu24_rounds(std::int64_t n, std::int64_t d, double R, 
     g.eta = D * std::sqrt(2 * dd / (3 * rho_j * nn * nn));
     g.radius = D;
     g.noise = o.noise;
+    g.threads = o.threads;
     rounds.push_back(g);
     D = D / 2 + 12 * r_hat;
   }
@@ -282,14 +301,18 @@ Vector geometric_localize(const ConstMatrixRef& X, double R, double r_hat,
                           const GeometricLocalizationOptions& o, Budget& budget, Rng& rng) {
   check_data(X);
   const int steps = geometric_steps(R, r_hat, o);
-  const std::int64_t m = std::min<std::int64_t>(X.rows(), o.subsample);
+  const std::int64_t m = std::min<std::int64_t>(total_rows(X, o.shard), o.subsample);
   GaussianMechanism mech = gradient_mechanism(m, X.cols(), o.rho, steps, o.noise);
   budget.spend(geometric_entry(mech, steps));
-  const RowMatrix S = subsample_rows(X, o.subsample, rng);
+  const RowMatrix S = subsample_rows(X, o.subsample, o.shard, rng);
+  RowShard sub = o.shard;
+  sub.total = m;  // the subset's rows, spread over the ranks (offsets are not used below)
+  Communicator& comm = comm_or_single(o.shard.comm);
   Vector z = Vector::Zero(X.cols());
   double eta = R / 4;
   for (int t = 0; t < steps; ++t, eta *= o.decay) {
-    const Vector g = mech.apply(mean_unit_gradient(S, z).g, rng);
+    const MeanGradient mg = mean_unit_gradient(S, z, 0, o.threads, sub);
+    const Vector g = on_root(comm, [&] { return mech.apply(mg.g, rng); });
     z -= eta * g;
     project_to_ball(z, R);
   }

@@ -2,11 +2,15 @@
 // the rows beyond it, or a private estimate from the scale layer (docs/proofs/median.md §1).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
 #include "pipeline.hpp"
@@ -23,27 +27,42 @@ nlohmann::json cost_json(const PrivacyLoss& share) {
   return {{"epsilon", share.epsilon}};
 }
 
+// #{i : ‖x_i‖ > R}, the rows cut into parts counted in parallel (an exact integer sum).
+std::int64_t rows_beyond(const ConstMatrixRef& X, double R, int threads) {
+  std::vector<std::int64_t> part(static_cast<std::size_t>(std::max(threads, 1)), 0);
+  parallel_ranges(X.rows(), threads, 65536, [&](int p, std::int64_t begin, std::int64_t end) {
+    std::int64_t c = 0;
+    for (std::int64_t i = begin; i < end; ++i) c += X.row(i).norm() > R;
+    part[static_cast<std::size_t>(p)] = c;
+  });
+  std::int64_t total = 0;
+  for (auto c : part) total += c;
+  return total;
+}
+
 // A private count of the rows with ‖x_i‖ > R (sensitivity 1 under replace-one), at the plan's
 // pre-stage share: Gaussian (zcdp accountant) or Laplace (basic).
 DomainRadius check_given(const ConstMatrixRef& X, const GeometricMedianOptions& o,
-                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                         const RowShard& shard) {
   DomainRadius dr;
   dr.R = *o.domain_radius;
   dr.diagnostics["domain_radius_source"] = "given";
   if (!plan.check_radius) return dr;
-  double beyond = 0;
-  for (Eigen::Index i = 0; i < X.rows(); ++i) beyond += X.row(i).norm() > dr.R;
+  Communicator& comm = comm_or_single(shard.comm);
+  const auto beyond = static_cast<double>(allreduce_count(comm, rows_beyond(X, dr.R, o.run.threads)));
   double noisy = 0;
   if (plan.accountant == Accountant::basic) {
     const LaplaceMechanism m(1, plan.epsilon_pre, 1, o.run.noise);
     account.charge(m.ledger_entry("rows beyond domain_radius"));
-    noisy = m.apply(beyond, rng);
+    noisy = on_root(comm, [&] { return m.apply(beyond, rng); });
   } else {
     const auto m = GaussianMechanism::from_rho(1, plan.rho_pre, 1, o.run.noise);
     account.charge(m.ledger_entry("rows beyond domain_radius"));
-    noisy = m.apply(beyond, rng);
+    noisy = on_root(comm, [&] { return m.apply(beyond, rng); });
   }
-  const double fraction = std::clamp(noisy / static_cast<double>(X.rows()), 0.0, 1.0);
+  const double fraction =
+      std::clamp(noisy / static_cast<double>(total_rows(X, shard)), 0.0, 1.0);
   dr.diagnostics["domain_radius_check"] = {{"rows_beyond", noisy}, {"fraction_beyond", fraction},
                                            {"cost", cost_json(pre_share(plan))}};
   if (fraction > kWarnFraction)
@@ -103,8 +122,9 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
 }  // namespace
 
 DomainRadius domain_radius(const ConstMatrixRef& X, const GeometricMedianOptions& o,
-                           const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
-  if (o.domain_radius) return check_given(X, o, plan, account, rng);
+                           const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                           const RowShard& shard) {
+  if (o.domain_radius) return check_given(X, o, plan, account, rng, shard);
   return estimate(X, o, plan, account, rng);
 }
 

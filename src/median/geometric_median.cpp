@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -94,6 +95,32 @@ nlohmann::json plan_diagnostics(const GeometricMedianOptions& o, const median_de
   return d;
 }
 
+// Several ranks (issue 18): only the practical profile with a given domain_radius is distributed.
+// The rest is refused, with the reason, before any collective (every rank has the same options,
+// so every rank refuses). Then every rank checks the parameters and the column count against
+// rank 0's and learns its global row offset.
+RowShard distributed_shard(const ConstMatrixRef& X, const GeometricMedianOptions& o) {
+  Communicator* comm = o.run.comm;
+  if (!comm || comm->size() == 1) return {};
+  require(o.method == MedianMethod::fast && o.profile == Profile::practical,
+          "the geometric median on several ranks runs method fast, profile practical only: "
+          "FastRadius as printed (profile paper) and RadiusFinder (method hsu24) pair every row "
+          "with rows of every rank, and the paper profile's phased DP-SGD walks all rows in one "
+          "sequential order; neither is a sum over shards");
+  require(o.domain_radius.has_value(),
+          "the geometric median on several ranks needs domain_radius: its private estimate (the "
+          "scale layer's per-coordinate median and norm quantile) is not distributed yet");
+  check_agreement(*comm,
+                  fmt::format("median|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|{}|{}|{}",
+                              o.privacy.epsilon, o.privacy.delta, *o.domain_radius,
+                              o.min_radius.value_or(-1), o.bound_check_share, o.radius_share,
+                              o.localization_share, o.dpgd_steps, o.weiszfeld_step, o.subsample,
+                              static_cast<int>(o.run.noise), X.cols()),
+                  "the median's parameters and column count");
+  const ShardRows rows = shard_rows(*comm, X.rows());
+  return {comm, rows.offset, rows.total};
+}
+
 }  // namespace
 
 namespace median_detail {
@@ -134,10 +161,11 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   if (!account.fits({planned_maximum(plan, o.privacy)}))
     throw BudgetExceeded("the geometric median's planned maximum (" + o.privacy.loss().describe() +
                          ") does not fit in the caller's budget");
+  const RowShard shard = distributed_shard(X, o);
   SealFacts facts;
   facts.noise = o.run.noise;
   // Plan: the domain radius, given (and checked) or estimated privately.
-  const DomainRadius dr = domain_radius(X, o, plan, account, rng);
+  const DomainRadius dr = domain_radius(X, o, plan, account, rng, shard);
   if (trace) trace->domain_radius = dr.R, trace->offset = dr.offset;
   const double r_min = o.min_radius.value_or(std::ldexp(dr.R, -20));
   nlohmann::json diagnostics = plan_diagnostics(o, dr, r_min);
@@ -153,7 +181,7 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   PipelineOutput out =
       o.method == MedianMethod::hsu24 ? run_hsu24(data, o, dr.R, plan, account, rng)
       : o.profile == Profile::paper   ? run_paper(data, o, dr.R, plan, account, rng)
-                                      : run_practical(data, o, dr.R, plan, account, rng);
+                                      : run_practical(data, o, dr.R, plan, account, rng, shard);
   if (shift) out.estimate += dr.offset;
   if (out.diagnostics.value("radius_fell_back", false))
     diagnostics["warning"] = fmt::format(

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/median/row_shard.hpp"
 #include "dpstats/seam.hpp"
 
 namespace dpstats::median_detail {
@@ -54,10 +55,13 @@ struct DomainRadius {
 // The domain radius: the given one (and, with check_radius, a private count of rows beyond it) or
 // the private estimate (docs/proofs/median.md §1).
 DomainRadius domain_radius(const ConstMatrixRef& X, const GeometricMedianOptions& o,
-                           const MedianPlan& plan, ReleaseBudget& account, Rng& rng);
+                           const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                           const RowShard& shard = {});
 
+// X: this rank's rows of `shard` (one process: all rows, shard.comm null).
 PipelineOutput run_practical(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
-                             const MedianPlan& plan, ReleaseBudget& account, Rng& rng);
+                             const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                             const RowShard& shard = {});
 PipelineOutput run_paper(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
                          const MedianPlan& plan, ReleaseBudget& account, Rng& rng);
 PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,

@@ -38,23 +38,28 @@ LedgerEntry converted_stage_entry(const std::string& purpose, double epsilon, do
 }  // namespace
 
 PipelineOutput run_practical(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
-                             const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+                             const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                             const RowShard& shard) {
   const double rho = plan.rho_main;
   const double rho_r = rho * o.radius_share;
   const double eps_r = std::sqrt(2 * rho_r) * (1 - 1e-12);  // ε²/2 ≤ ρ_r despite rounding
   const double rho_loc = rho * o.localization_share;
   const double rho_b = remainder_after(remainder_after(rho, rho_r), rho_loc) * (1 - 1e-9);
-  const auto n = static_cast<std::int64_t>(X.rows()), d = static_cast<std::int64_t>(X.cols());
+  const std::int64_t n = total_rows(X, shard), d = static_cast<std::int64_t>(X.cols());
   // 1. radius
   account.charge(permuted_radius_ledger(eps_r));
   PermutedRadiusOptions po;
   po.subsample = o.subsample;
+  po.threads = o.run.threads;
+  po.shard = shard;
   const RadiusResult rad = fast_radius_permuted(X, r_min_of(o, R), R, eps_r, rng, po);
   // 2. localization
   GeometricLocalizationOptions lo;
   lo.rho = rho_loc;
   lo.subsample = o.subsample;
   lo.noise = o.run.noise;
+  lo.threads = o.run.threads;
+  lo.shard = shard;
   const Vector c = run_charged(account, geometric_localize_entries(n, d, R, rad.r_hat, lo),
                                [&](Budget& b) { return geometric_localize(X, R, rad.r_hat, lo, b, rng); });
   // 3. boosting
@@ -65,6 +70,8 @@ PipelineOutput run_practical(const ConstMatrixRef& X, const GeometricMedianOptio
   go.eta = rad.r_hat / std::sqrt(static_cast<double>(o.dpgd_steps));
   go.average = false;
   go.noise = o.run.noise;
+  go.threads = o.run.threads;
+  go.shard = shard;
   go.weiszfeld_step = o.weiszfeld_step;
   PipelineOutput out;
   out.estimate = run_charged(account, dpgd_entries(n, d, go),
@@ -120,6 +127,7 @@ Centre paper_centre(const ConstMatrixRef& X, const GeometricMedianOptions& o, do
   lo.rho = rho_loc;
   lo.inner_steps = o.localization_steps;
   lo.noise = o.run.noise;
+  lo.threads = o.run.threads;
   out.c = hsu24_localize(X, R, r_hat, lo, loc_budget, rng);
   return out;
 }
@@ -132,7 +140,7 @@ PipelineOutput run_paper(const ConstMatrixRef& X, const GeometricMedianOptions& 
   const auto n = static_cast<std::int64_t>(X.rows());
   // 1. FastRadius (Alg. 2) at (ε/4, δ/4).
   account.charge(fast_radius_ledger(eps / 4, delta / 4));
-  const RadiusResult rad = fast_radius(X, r_min_of(o, R), R, eps / 4, delta / 4, rng);
+  const RadiusResult rad = fast_radius(X, r_min_of(o, R), R, eps / 4, delta / 4, rng, o.run.threads);
   // 2. The centre at (ε/4, δ/4).
   const Centre centre = paper_centre(X, o, R, rad.r_hat, eps, delta, account, rng);
   // 3. phased DP-SGD at (ε/2, δ/2) on B(c, rad1).
@@ -177,11 +185,13 @@ PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& 
   const auto nn = static_cast<double>(n), dd = static_cast<double>(d);
   const double eps_rf = std::sqrt(2 * (rho / 4)) * (1 - 1e-12);
   account.charge(radius_finder_ledger(eps_rf));
-  const RadiusResult rad = radius_finder(X, r_min_of(o, R), R, eps_rf, 0.05, rng);
+  const RadiusResult rad = radius_finder(X, r_min_of(o, R), R, eps_rf, 0.05, rng, 0.75,
+                                          o.run.threads);
   HsuLocalizationOptions lo;
   lo.rho = rho / 4;
   lo.inner_steps = o.localization_steps;
   lo.noise = o.run.noise;
+  lo.threads = o.run.threads;
   const Vector c = run_charged(account, hsu24_localize_entries(n, d, R, rad.r_hat, lo),
                                [&](Budget& b) { return hsu24_localize(X, R, rad.r_hat, lo, b, rng); });
   DpgdOptions go;
@@ -190,6 +200,7 @@ PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& 
   go.radius = 25 * rad.r_hat;
   go.eta = 50 * rad.r_hat * std::sqrt(dd / (6 * rho * nn * nn));
   go.noise = o.run.noise;
+  go.threads = o.run.threads;
   PipelineOutput out;
   out.estimate = run_charged(account, dpgd_entries(n, d, go),
                              [&](Budget& b) { return dpgd(X, c, go, b, rng); });

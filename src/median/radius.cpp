@@ -7,8 +7,10 @@
 #include <numeric>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/above_threshold.hpp"
+#include "dpstats/parallel.hpp"
 
 namespace dpstats {
 
@@ -56,6 +58,194 @@ std::vector<std::int64_t> random_permutation(std::int64_t m, RandomBits& bits) {
   return p;
 }
 
+// ‖x_a − x_b‖² for the pairs (a_i, b_i): one SIMD-cloned kernel for every radius search (the
+// pairs' rows are gathered, the d coordinates vectorised).
+__attribute__((target_clones("avx2", "default")))
+void pair_distances(const double* X, Eigen::Index stride, Eigen::Index d, const std::int64_t* a,
+                    const std::int64_t* b, std::int64_t count, double* out) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double* x = X + a[i] * stride;
+    const double* y = X + b[i] * stride;
+    double s = 0;
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const double t = x[j] - y[j];
+      s += t * t;
+    }
+    out[i] = s;
+  }
+}
+
+// #{s : ‖x_i − x_{p[(i − begin)·k + s]}‖² <= r2} summed over rows i in [begin, end).
+__attribute__((target_clones("avx2", "default")))
+std::int64_t count_within(const double* X, Eigen::Index stride, Eigen::Index d, std::int64_t begin,
+                          std::int64_t end, const std::int64_t* p, int k, double r2) {
+  std::int64_t hits = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const double* x = X + i * stride;
+    for (int s = 0; s < k; ++s) {
+      const double* y = X + p[(i - begin) * k + s] * stride;
+      double sum = 0;
+      for (Eigen::Index j = 0; j < d; ++j) {
+        const double t = x[j] - y[j];
+        sum += t * t;
+      }
+      hits += sum <= r2;
+    }
+  }
+  return hits;
+}
+
+// The bins of one permutation's m pairs (S_i, S_perm[i]): bins[t] counts the pairs whose first
+// grid radius covering them is t (t = T: beyond the grid).
+std::vector<std::int64_t> pair_bins(const RowMatrix& S, const std::vector<std::int64_t>& perm,
+                                    const std::vector<double>& grid2) {
+  const auto m = static_cast<std::int64_t>(perm.size());
+  std::vector<std::int64_t> a(static_cast<std::size_t>(m));
+  std::iota(a.begin(), a.end(), 0);
+  std::vector<double> d2(static_cast<std::size_t>(m));
+  pair_distances(S.data(), S.outerStride(), S.cols(), a.data(), perm.data(), m, d2.data());
+  std::vector<std::int64_t> bins(grid2.size() + 1, 0);
+  for (double v : d2)
+    ++bins[static_cast<std::size_t>(std::lower_bound(grid2.begin(), grid2.end(), v) - grid2.begin())];
+  return bins;
+}
+
+// The rows ids[0..m) of the dataset spread over the shard's ranks, in that order, on rank 0 (an
+// empty matrix elsewhere): each rank sends (position, row) records of its own rows among the ids
+// to rank 0. Rank 0 sees those rows (docs/guide.md, "Running on a cluster": the trust model).
+RowMatrix gather_on_root(const ConstMatrixRef& X, const std::vector<std::int64_t>& ids,
+                         const RowShard& shard) {
+  Communicator& comm = comm_or_single(shard.comm);
+  const Eigen::Index d = X.cols();
+  const auto m = static_cast<Eigen::Index>(ids.size());
+  if (comm.size() == 1) {
+    RowMatrix S(m, d);
+    for (Eigen::Index i = 0; i < m; ++i) S.row(i) = X.row(ids[static_cast<std::size_t>(i)]);
+    return S;
+  }
+  std::vector<double> records;
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const std::int64_t local = ids[static_cast<std::size_t>(i)] - shard.offset;
+    if (local < 0 || local >= X.rows()) continue;
+    records.push_back(static_cast<double>(i));  // exact: m < 2^53
+    records.insert(records.end(), X.row(local).data(), X.row(local).data() + d);
+  }
+  std::vector<Bytes> send(static_cast<std::size_t>(comm.size()));
+  send[0] = to_bytes(records);
+  const auto got = comm.alltoall(send);
+  if (comm.rank() != 0) return RowMatrix(0, d);
+  RowMatrix S(m, d);
+  for (const auto& bytes : got) {
+    const auto v = from_bytes<std::vector<double>>(bytes);
+    const auto width = static_cast<std::size_t>(d) + 1;  // position, then the row
+    for (std::size_t p = 0; p + width <= v.size(); p += width)
+      S.row(static_cast<Eigen::Index>(v[p])) = Eigen::Map<const Vector>(v.data() + p + 1, d).transpose();
+  }
+  return S;
+}
+
+// RadiusFinder's bins (see radius_finder): rows i cut into `threads` parts of about equal pair
+// counts (row i owns the n − 1 − i pairs (i, l > i)), each part binning into its own n·(T + 1)
+// counts, merged by integer addition: the same bins for any thread count.
+std::vector<std::int32_t> pair_bins_all(const ConstMatrixRef& X, const std::vector<double>& r2,
+                                        int threads) {
+  const auto n = static_cast<std::int64_t>(X.rows());
+  const auto width = r2.size() + 1;
+  const auto parts = static_cast<std::size_t>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / 256)));
+  std::vector<std::int64_t> cut = {0};
+  const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
+  for (std::int64_t i = 0, p = 1; i < n && p < static_cast<std::int64_t>(parts); ++i) {
+    const double before = static_cast<double>(i) * (static_cast<double>(n) - 0.5 * static_cast<double>(i + 1));
+    if (before >= pairs * static_cast<double>(p) / static_cast<double>(parts)) cut.push_back(i), ++p;
+  }
+  while (cut.size() <= parts) cut.push_back(n);
+  std::vector<std::vector<std::int32_t>> bins(parts);
+  parallel_tasks(parts, threads, [&](std::size_t p) {
+    std::vector<std::int32_t> own(static_cast<std::size_t>(n) * width, 0);
+    for (std::int64_t i = cut[p]; i < cut[p + 1]; ++i) {
+      ++own[static_cast<std::size_t>(i) * width];  // self, at b = 0
+      for (std::int64_t l = i + 1; l < n; ++l) {
+        const double d2 = squared_distance(X, i, l);
+        const auto b = static_cast<std::size_t>(std::lower_bound(r2.begin(), r2.end(), d2) - r2.begin());
+        ++own[static_cast<std::size_t>(i) * width + b];
+        ++own[static_cast<std::size_t>(l) * width + b];
+      }
+    }
+    bins[p] = std::move(own);
+  });
+  for (std::size_t p = 1; p < parts; ++p)
+    for (std::size_t c = 0; c < bins[0].size(); ++c) bins[0][c] += bins[p][c];
+  return std::move(bins[0]);
+}
+
+// What the permutation search releases (trivially copyable: rank 0 broadcasts it).
+struct PermutedOutcome {
+  double r_hat = 0;
+  int step = 0;
+  bool fell_back = false;
+};
+
+// The search on the gathered subsample S (rank 0): the k permutations' pair distances binned on
+// the grid (one task per permutation, bins merged by integer addition), then AboveThreshold over
+// the cumulative counts.
+PermutedOutcome permuted_search(const RowMatrix& S, const std::vector<std::vector<std::int64_t>>& perms,
+                                double r_min, double R, int T, double epsilon, int threads, Rng& rng) {
+  const auto k = static_cast<int>(perms.size());
+  std::vector<double> grid2(static_cast<std::size_t>(T));
+  for (int t = 1; t <= T; ++t) grid2[static_cast<std::size_t>(t - 1)] = std::pow(grid_radius(r_min, t), 2);
+  std::vector<std::vector<std::int64_t>> bins(static_cast<std::size_t>(k));
+  parallel_tasks(static_cast<std::size_t>(k), threads,
+                 [&](std::size_t l) { bins[l] = pair_bins(S, perms[l], grid2); });
+  AboveThreshold at(kFastRadiusThreshold * static_cast<double>(S.rows()), kPermutedRadiusSensitivity,
+                    epsilon, rng);
+  std::int64_t hits = 0;
+  for (int t = 1; t <= T; ++t) {
+    for (const auto& b : bins) hits += b[static_cast<std::size_t>(t - 1)];
+    if (at.query(static_cast<double>(hits) / k)) return {grid_radius(r_min, t), t, false};
+  }
+  return {R, 0, true};
+}
+
+struct StepCount {
+  bool above = false;
+  std::int64_t pairs = 0;  // distances computed
+};
+
+// One grid step of Alg. 2: rows in blocks of kBlock, each block's n·k partners drawn in row order
+// (i, then s) from one bit reader, its hits counted on up to `threads` threads (per-part counts,
+// summed: the same count for any thread count). After each block, the step's outcome is settled
+// when even the extreme completions agree: `q` above at hits/k (every later pair a miss) or not
+// above at (hits + k·rows left)/k (every later pair a hit). The block size is fixed, so the draws
+// and the decision do not depend on `threads`.
+StepCount fast_radius_step(const ConstMatrixRef& X, double r2, int k,
+                           const AboveThreshold::Pending& q, Rng& rng, int threads,
+                           std::vector<std::int64_t>& partners) {
+  constexpr std::int64_t kBlock = 1024;
+  const auto n = static_cast<std::int64_t>(X.rows());
+  const auto kk = static_cast<std::int64_t>(k);
+  RandomBits bits(rng);
+  StepCount c;
+  std::int64_t hits = 0;
+  for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+    const std::int64_t end = std::min(n, begin + kBlock);
+    partners.resize(static_cast<std::size_t>((end - begin) * kk));
+    for (auto& p : partners) p = static_cast<std::int64_t>(bits.uniform_below(static_cast<std::uint64_t>(n)));
+    std::vector<std::int64_t> part(static_cast<std::size_t>(std::max(threads, 1)), 0);
+    parallel_ranges(end - begin, threads, 256, [&](int p, std::int64_t b, std::int64_t e) {
+      part[static_cast<std::size_t>(p)] =
+          count_within(X.data(), X.outerStride(), X.cols(), begin + b, begin + e,
+                       partners.data() + b * kk, k, r2);
+    });
+    for (auto h : part) hits += h;
+    c.pairs += (end - begin) * kk;
+    const double lo = static_cast<double>(hits) / k;
+    const double hi = static_cast<double>(hits + (n - end) * kk) / k;
+    if (q.above(lo)) return c.above = true, c;
+    if (!q.above(hi)) return c;
+  }
+  return c;  // not reached: at the last block lo = hi
+}
+
 }  // namespace
 
 LedgerEntry fast_radius_ledger(double epsilon, double delta) {
@@ -87,7 +277,7 @@ int fast_radius_partners(int steps, double delta) {
 }
 
 RadiusResult fast_radius(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                         double delta, Rng& rng) {
+                         double delta, Rng& rng, int threads) {
   check_data(X);
   check_epsilon(epsilon);
   check_delta_positive(delta);
@@ -101,23 +291,19 @@ RadiusResult fast_radius(const ConstMatrixRef& X, double r_min, double R, double
     return r;
   }
   const int k = fast_radius_partners(T, delta);
-  const Eigen::Index n = X.rows();
+  const auto n = static_cast<std::int64_t>(X.rows());
   AboveThreshold at(kFastRadiusThreshold * static_cast<double>(n), kFastRadiusSensitivity, epsilon,
                     rng);
+  std::vector<std::int64_t> partners;
   for (int t = 1; t <= T; ++t) {
     const double rt = grid_radius(r_min, t);
-    const double rt2 = rt * rt;
-    std::int64_t hits = 0;
-    {
-      RandomBits bits(rng);  // fresh partners S_t^(i) for every (t, i)
-      for (Eigen::Index i = 0; i < n; ++i)
-        for (int s = 0; s < k; ++s) {
-          const auto j = static_cast<Eigen::Index>(bits.uniform_below(static_cast<std::uint64_t>(n)));
-          hits += squared_distance(X, i, j) <= rt2;
-        }
-    }
-    r.distance_evaluations += static_cast<std::int64_t>(n) * k;
-    if (at.query(static_cast<double>(hits) / k)) {  // q_t = (1/n) Σ_i (n/k)·hits_i
+    // The step's outcome is decided as soon as bounds on hits settle it (docs/proofs/median.md
+    // §2, "Early decision"): the query noise is drawn first, then fresh partners S_t^(i) for
+    // rows i = 0, 1, … in blocks, until the noisy comparison is fixed whatever the rest are.
+    const AboveThreshold::Pending q = at.next_query();
+    const StepCount c = fast_radius_step(X, rt * rt, k, q, rng, threads, partners);
+    r.distance_evaluations += c.pairs;
+    if (at.record(q, c.above)) {
       r.r_hat = rt;
       r.step = t;
       return r;
@@ -143,15 +329,14 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
     r.fell_back = true;
     return r;
   }
-  const auto n = static_cast<std::int64_t>(X.rows());
+  Communicator& comm = comm_or_single(o.shard.comm);
+  const std::int64_t n = total_rows(X, o.shard);
   const std::int64_t m = std::min(n, o.subsample);
   const int k = o.permutations;
-  // hits_at[t] = #{pairs with squared distance <= r_t²}: each of the m·k distances is binned
-  // once by binary search over the T grid radii, then the bins are accumulated.
-  std::vector<double> grid2(static_cast<std::size_t>(T));
-  for (int t = 1; t <= T; ++t) grid2[static_cast<std::size_t>(t - 1)] = std::pow(grid_radius(r_min, t), 2);
-  std::vector<std::int64_t> bin(static_cast<std::size_t>(T) + 1, 0);
-  {
+  // Rank 0 draws the subsample's global ids and the k permutations (nothing depends on the data);
+  // the subsample's rows are then gathered on rank 0, which searches.
+  std::vector<std::vector<std::int64_t>> perms;
+  const auto ids = on_root(comm, [&] {
     RandomBits bits(rng);
     // Data-independent subsample: the first m entries of a partial Fisher–Yates shuffle.
     std::vector<std::int64_t> rows(static_cast<std::size_t>(n));
@@ -161,35 +346,23 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
         const auto j = i + static_cast<std::int64_t>(bits.uniform_below(static_cast<std::uint64_t>(n - i)));
         std::swap(rows[static_cast<std::size_t>(i)], rows[static_cast<std::size_t>(j)]);
       }
-    for (int l = 0; l < k; ++l) {
-      const auto pi = random_permutation(m, bits);
-      for (std::int64_t i = 0; i < m; ++i) {
-        const double d2 = squared_distance(X, rows[static_cast<std::size_t>(i)],
-                                           rows[static_cast<std::size_t>(pi[static_cast<std::size_t>(i)])]);
-        // First grid index t (0-based) with d2 <= r_t²; T when beyond the grid.
-        ++bin[static_cast<std::size_t>(std::lower_bound(grid2.begin(), grid2.end(), d2) - grid2.begin())];
-      }
-    }
-  }
+    rows.resize(static_cast<std::size_t>(m));
+    for (int l = 0; l < k; ++l) perms.push_back(random_permutation(m, bits));
+    return rows;
+  });
+  const RowMatrix S = gather_on_root(X, ids, o.shard);
   r.distance_evaluations = m * k;
-  AboveThreshold at(kFastRadiusThreshold * static_cast<double>(m), kPermutedRadiusSensitivity,
-                    epsilon, rng);
-  std::int64_t hits = 0;
-  for (int t = 1; t <= T; ++t) {
-    hits += bin[static_cast<std::size_t>(t - 1)];
-    if (at.query(static_cast<double>(hits) / k)) {
-      r.r_hat = grid_radius(r_min, t);
-      r.step = t;
-      return r;
-    }
-  }
-  r.r_hat = R;
-  r.fell_back = true;
+  const PermutedOutcome out = on_root(comm, [&] {
+    return permuted_search(S, perms, r_min, R, T, epsilon, o.threads, rng);
+  });
+  r.r_hat = out.r_hat;
+  r.step = out.step;
+  r.fell_back = out.fell_back;
   return r;
 }
 
 RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                           double beta, Rng& rng, double gamma) {
+                           double beta, Rng& rng, double gamma, int threads) {
   check_data(X);
   check_epsilon(epsilon);
   check_radii(r_min, R);
@@ -206,19 +379,9 @@ RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, doub
   // beyond the grid; self included at b = 0). Each pair's distance is computed once and binned
   // for both rows: O(n² log T) instead of sorting every row's n distances.
   const auto width = static_cast<std::size_t>(T) + 1;
-  std::vector<std::int32_t> bins(static_cast<std::size_t>(n) * width, 0);
   std::vector<double> r2(static_cast<std::size_t>(T));
   for (int j = 0; j < T; ++j) r2[static_cast<std::size_t>(j)] = std::pow(grid_radius(r_min, j + 1), 2);
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int32_t* own = bins.data() + static_cast<std::size_t>(i) * width;
-    ++own[0];
-    for (std::int64_t l = i + 1; l < n; ++l) {
-      const double d2 = squared_distance(X, i, l);
-      const auto b = static_cast<std::size_t>(std::lower_bound(r2.begin(), r2.end(), d2) - r2.begin());
-      ++own[b];
-      ++bins[static_cast<std::size_t>(l) * width + b];
-    }
-  }
+  const std::vector<std::int32_t> bins = pair_bins_all(X, r2, threads);
   // counts[j*n + i] = #{l : ||x_i − x_l|| <= r_j}: the prefix sums of row i's bins.
   std::vector<std::int32_t> counts(static_cast<std::size_t>(n) * T);
   for (std::int64_t i = 0; i < n; ++i) {

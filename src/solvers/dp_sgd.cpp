@@ -1,9 +1,12 @@
 #include "dpstats/solvers/dp_sgd.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 
 namespace dpstats::optimize {
@@ -63,6 +66,34 @@ void step(const Domain& domain, Vector& x, const Vector& g, double eta, Vector& 
   if (t >= steps / 2) acc += x;
 }
 
+// Σ_b clip_c(∇F̂(x, Z_u)) over the users u = user_at(b), b in [0, count): the batch is cut into
+// at most o.threads contiguous parts (parallel_ranges), each with its own exact sum and counter,
+// merged by integer addition, so the sum does not depend on the thread count. With a test hook
+// the pass stays on one thread, in order.
+template <class UserAt>
+ClippedVectorSum user_gradient_sum(const UserDataset& data, const Loss& loss, const Vector& x,
+                                   std::int64_t count, std::int64_t capacity, UserAt user_at,
+                                   const GradientOptions& o, std::int64_t t,
+                                   GradientCounter& counter) {
+  constexpr std::int64_t kGrain = 64;  // users per part at least
+  const int threads = o.hook ? 1 : o.threads;
+  const auto parts = static_cast<std::size_t>(std::max(threads, 1));
+  std::vector<ClippedVectorSum> sums(parts, ClippedVectorSum(data.dim(), o.clip, capacity));
+  std::vector<GradientCounter> counters(parts);
+  parallel_ranges(count, threads, kGrain, [&](int p, std::int64_t begin, std::int64_t end) {
+    auto& sum = sums[static_cast<std::size_t>(p)];
+    auto& c = counters[static_cast<std::size_t>(p)];
+    for (std::int64_t b = begin; b < end; ++b) {
+      const std::int64_t u = user_at(b);
+      if (o.hook) o.hook(t, 0, u);
+      sum.add(user_mean_gradient(data, loss, x, u, c));
+    }
+  });
+  for (std::size_t p = 1; p < parts; ++p) sums[0].merge(sums[p]);
+  for (const auto& c : counters) counter.evaluations += c.evaluations;
+  return std::move(sums[0]);
+}
+
 Vector output(const Vector& x, const Vector& acc, const GradientOptions& o) {
   return o.average ? Vector(acc / static_cast<double>(o.steps - o.steps / 2)) : x;
 }
@@ -78,11 +109,8 @@ GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& 
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
   for (int t = 0; t < o.steps; ++t) {
-    ClippedVectorSum sum(data.dim(), o.clip, n);
-    for (std::int64_t u = 0; u < n; ++u) {
-      if (o.hook) o.hook(t, 0, u);
-      sum.add(user_mean_gradient(data, loss, x, u, counter));
-    }
+    const ClippedVectorSum sum = user_gradient_sum(
+        data, loss, x, n, n, [](std::int64_t u) { return u; }, o, t, counter);
     const Vector g = noisy(sum, o.rho / o.steps, o, rng, run) / static_cast<double>(n);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
@@ -102,12 +130,9 @@ GradientRun user_dp_sgd(const UserDataset& data, const Loss& loss, const Domain&
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
   for (int t = 0; t < o.steps; ++t) {
-    ClippedVectorSum sum(data.dim(), o.clip, B);
-    for (std::int64_t b = 0; b < B; ++b) {
-      const std::int64_t u = perm[static_cast<std::size_t>(t * B + b)];
-      if (o.hook) o.hook(t, 0, u);
-      sum.add(user_mean_gradient(data, loss, x, u, counter));
-    }
+    const ClippedVectorSum sum = user_gradient_sum(
+        data, loss, x, B, B, [&](std::int64_t b) { return perm[static_cast<std::size_t>(t * B + b)]; },
+        o, t, counter);
     // Disjoint users: every step may use the whole ρ (parallel composition).
     const Vector g = noisy(sum, o.rho, o, rng, run) / static_cast<double>(B);
     step(domain, x, g, o.step_size, acc, t, o.steps);

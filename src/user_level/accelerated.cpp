@@ -17,12 +17,15 @@
 // value) is utility only.
 #include "dpstats/user_level/accelerated.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/above_threshold.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/solvers/dp_sgd.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/smoothing.hpp"
@@ -328,6 +331,36 @@ std::optional<Vector> paper_step(const RowMatrix& Q, const Alg3Plan& P, const Al
   return gauss ? Vector(gauss->apply(g, rng)) : g;  // line 12
 }
 
+// Lines 6–7 of one step: K_i distinct users of the phase, uniformly (partial Fisher–Yates), and
+// their (smoothed) mean gradients, K_i·m evaluations, as the rows of Q. Without smoothing (r = 0)
+// the gradients draw nothing, so the users are drawn first and the K_i gradients computed on up
+// to `threads` threads (each row written by one task: the same Q for any thread count); with
+// smoothing every gradient draws its points from rng, in user order, on one thread.
+void step_gradients(const UserDataset& data, const Loss& loss, const Vector& y, double r,
+                    const Alg3Phase& ph, std::int64_t phase, std::int64_t t,
+                    std::vector<std::int64_t>& users, RowMatrix& Q, int threads, Rng& rng,
+                    GradientCounter& counter, UserLevelTrace* trace) {
+  for (std::int64_t j = 0; j < ph.K_i; ++j) {
+    if (ph.K_i < ph.n_i) {
+      const auto pick = j + static_cast<std::int64_t>(
+                                rng.uniform_below(static_cast<std::uint64_t>(ph.n_i - j)));
+      std::swap(users[static_cast<std::size_t>(j)], users[static_cast<std::size_t>(pick)]);
+    }
+    const std::int64_t u = users[static_cast<std::size_t>(j)];
+    if (trace && trace->on_user) trace->on_user(phase, t, u);
+    if (r > 0) Q.row(j) = smoothed_user_mean_gradient(data, loss, y, u, r, rng, counter).transpose();
+  }
+  if (r > 0) return;
+  constexpr std::int64_t kGrain = 64;  // users per part at least
+  std::vector<GradientCounter> counters(static_cast<std::size_t>(std::max(threads, 1)));
+  parallel_ranges(ph.K_i, threads, kGrain, [&](int p, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t j = begin; j < end; ++j)
+      Q.row(j) = user_mean_gradient(data, loss, y, users[static_cast<std::size_t>(j)],
+                                    counters[static_cast<std::size_t>(p)]).transpose();
+  });
+  for (const auto& c : counters) counter.evaluations += c.evaluations;
+}
+
 // Practical: the exact clipped sum of the K_i users' mean gradients, Gaussian at ρ/T_i.
 std::optional<Vector> practical_step(const RowMatrix& Q, const Alg3Plan& P, const Alg3Phase& ph,
                                const std::optional<GaussianMechanism>& gauss, Rng& rng) {
@@ -369,18 +402,7 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
     for (std::int64_t t = 0; t < ph.T_i; ++t) {
       if (acsa.stage_step() == ph.stage_length) acsa.restart();
       const Vector y = acsa.query();
-      // Line 6: K_i distinct users of the phase, uniformly (partial Fisher–Yates).
-      for (std::int64_t j = 0; j < ph.K_i; ++j) {
-        if (ph.K_i < ph.n_i) {
-          const auto pick = j + static_cast<std::int64_t>(
-                                    rng.uniform_below(static_cast<std::uint64_t>(ph.n_i - j)));
-          std::swap(users[static_cast<std::size_t>(j)], users[static_cast<std::size_t>(pick)]);
-        }
-        const std::int64_t u = users[static_cast<std::size_t>(j)];
-        if (trace && trace->on_user) trace->on_user(phase, t, u);
-        // Line 7: K_i·m gradient evaluations.
-        Q.row(j) = smoothed_user_mean_gradient(data, loss, y, u, r, rng, counter).transpose();
-      }
+      step_gradients(data, loss, y, r, ph, phase, t, users, Q, o.run.threads, rng, counter, trace);
       const std::optional<Vector> g_hat =
           paper ? paper_step(Q, P, ph, gate, gauss, rng, trace) : practical_step(Q, P, ph, gauss, rng);
       if (!g_hat) {

@@ -7,9 +7,11 @@
 #include <limits>
 #include <optional>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/user_level/accelerated.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/standardize.hpp"
@@ -187,28 +189,36 @@ struct Alg1Result {
   std::int64_t halted_phase = 0;
 };
 
-// One phase's groups: C group iterates by one-pass SGD from `start` on disjoint user groups.
+// One phase's groups: C group iterates by one-pass SGD from `start` on disjoint user groups. The
+// groups' item orders are drawn first, in group order (the same draws as one group at a time:
+// SGD itself draws nothing); the C runs are independent and run on up to `threads` threads.
 std::vector<Vector> group_iterates(const UserDataset& data, const Loss& loss, const Domain& X,
                                    const Vector& start, const Alg1Phase& ph, std::int64_t phase,
                                    const std::vector<std::int64_t>& perm, std::int64_t offset,
-                                   Rng& rng, GradientCounter& counter, UserLevelTrace* trace) {
+                                   int threads, Rng& rng, GradientCounter& counter,
+                                   UserLevelTrace* trace) {
+  using Items = std::vector<std::pair<std::int64_t, std::int64_t>>;
   const std::int64_t m = data.items_per_user();
-  std::vector<Vector> out;
-  out.reserve(static_cast<std::size_t>(ph.groups));
-  for (std::int64_t j = 0; j < ph.groups; ++j) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> items;
+  const auto C = static_cast<std::size_t>(ph.groups);
+  std::vector<Items> orders(C);
+  for (std::size_t j = 0; j < C; ++j) {
+    Items items;
     items.reserve(static_cast<std::size_t>(ph.T_i));
     for (std::int64_t a = 0; a < ph.N_i; ++a) {
-      const std::int64_t u = perm[static_cast<std::size_t>(offset + j * ph.N_i + a)];
-      if (trace && trace->on_user) trace->on_user(phase, j, u);
+      const std::int64_t u = perm[static_cast<std::size_t>(offset + static_cast<std::int64_t>(j) * ph.N_i + a)];
+      if (trace && trace->on_user) trace->on_user(phase, static_cast<std::int64_t>(j), u);
       for (std::int64_t k = 0; k < m; ++k) items.emplace_back(u, k);
     }
     const auto order = random_permutation(static_cast<std::int64_t>(items.size()), rng);
-    std::vector<std::pair<std::int64_t, std::int64_t>> shuffled;
-    shuffled.reserve(items.size());
-    for (auto idx : order) shuffled.push_back(items[static_cast<std::size_t>(idx)]);
-    out.push_back(projected_sgd(data, loss, X, start, ph.eta_i, shuffled, counter));
+    orders[j].reserve(items.size());
+    for (auto idx : order) orders[j].push_back(items[static_cast<std::size_t>(idx)]);
   }
+  std::vector<Vector> out(C);
+  std::vector<GradientCounter> counters(C);
+  parallel_tasks(C, threads, [&](std::size_t j) {
+    out[j] = projected_sgd(data, loss, X, start, ph.eta_i, orders[j], counters[j]);
+  });
+  for (const auto& c : counters) counter.evaluations += c.evaluations;
   return out;
 }
 
@@ -288,7 +298,7 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
     Vector start = x;
     X.project(start);
     auto it = group_iterates(data, loss, X, start, ph, static_cast<std::int64_t>(i + 1), perm,
-                             offset, rng, counter, trace);
+                             offset, o.run.threads, rng, counter, trace);
     offset += ph.groups * ph.N_i;
     if (trace) trace->group_iterates = it;
     if (!paper) {
@@ -338,6 +348,11 @@ void check_share(double share, const char* name) {
 
 void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   validate(o.run);
+  // Several ranks would each fit their own rows (a user's rows split over ranks, clipped per rank,
+  // noise drawn on every rank): refused until the per-user shuffle to a home rank exists.
+  require(!o.run.comm || o.run.comm->size() == 1,
+          "user-level fits on several ranks are not supported yet: a user's rows must first be "
+          "shuffled to one home rank before the per-user clip; run on one process (threads)");
   // Before any estimate draws noise (the plan repeats the check from the loss's beta).
   require(!(o.method == UserLevelMethod::accelerated &&
             o.loss == GlmKind::hinge),
@@ -633,6 +648,7 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   g.clip = o.clip.value_or(group ? s.k.L : s.k.L / (4 * std::sqrt(static_cast<double>(m))));
   g.step_size = o.step_size.value_or(4 * s.k.R / (g.clip * g.steps));
   g.noise = o.run.noise;
+  g.threads = o.run.threads;
   g.sigma_scale = trace && trace->noiseless ? 0 : 1;
   g.rho = rho;
   if (trace) g.hook = trace->on_user;

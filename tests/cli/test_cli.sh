@@ -400,6 +400,21 @@ ok "median given radius checked" "j['status']=='ok' and j['diagnostics']['domain
 ok "median paper profile" "j['status']=='ok' and j['privacy']['rho'] is None and j['diagnostics']['profile']=='paper'" \
   -- median --profile paper --epsilon 2 --delta 1e-6 --domain-radius 1e6 --bound-check-share 0 --seed 1 "$tmp/median.csv"
 ok "median weiszfeld" "j['private']==False and len(j['estimate'])==2" -- median --method weiszfeld "$tmp/median.csv"
+# Issue 17: --threads runs the data passes on several threads; a seeded release is the same.
+same_for_threads() {  # same_for_threads NAME ARGS... : the output at --threads 1, 2 and 3 is identical
+  local name=$1; shift
+  "$DPSTATS" "$@" --threads 1 >"$tmp/t1" 2>/dev/null && "$DPSTATS" "$@" --threads 2 >"$tmp/t2" 2>/dev/null &&
+    "$DPSTATS" "$@" --threads 3 >"$tmp/t3" 2>/dev/null
+  if [ $? -eq 0 ] && [ -s "$tmp/t1" ] && cmp -s "$tmp/t1" "$tmp/t2" && cmp -s "$tmp/t1" "$tmp/t3"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL (expected the same output for 1, 2, 3 threads): $name"
+  fi
+}
+same_for_threads "median --threads" median --epsilon 1 --delta 1e-6 --domain-radius 100 --seed 3 "$tmp/median.csv"
+same_for_threads "median paper --threads" median --profile paper --epsilon 2 --delta 1e-6 --domain-radius 1e6 --seed 3 "$tmp/median.csv"
+same_for_threads "user-level --threads" fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+bad "median --threads 0" "threads" -- median --epsilon 1 --delta 1e-6 --threads 0 "$tmp/median.csv"
 bad "median needs epsilon" "epsilon" -- median --delta 1e-6 "$tmp/median.csv"
 bad "median needs delta" "delta" -- median --epsilon 1 "$tmp/median.csv"
 bad "median radius renamed" "radius" -- median --epsilon 1 --delta 1e-6 --radius 5 "$tmp/median.csv"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/median/boosting.hpp"
@@ -12,6 +13,8 @@
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/median/weiszfeld.hpp"
+#include "dpstats/mechanisms/above_threshold.hpp"
+#include "fit.hpp"
 #include "dpstats/privacy/budget.hpp"
 
 using namespace dpstats;
@@ -129,4 +132,52 @@ TEST(MedianStat, PracticalPipelineExcess) {
     EXPECT_LE((objective(X, r.estimate) - w.f) / r_hat, 1e-4);
     EXPECT_LE(r_hat, 4 * quantile_radius(X, w.x, 0.9));
   }
+}
+
+// The early decision (docs/proofs/median.md §2) releases what Alg. 2 with every pair counted
+// releases, in distribution: the grid step of 3,000 runs of each on one dataset, compared by a
+// chi-square test of homogeneity (the reference below is the previous implementation: partners
+// drawn and counted for all n rows, then AboveThreshold::query).
+TEST(MedianStat, FastRadiusEarlyDecisionHasAlg2sDistribution) {
+  SeededRng data_rng(41);
+  const RowMatrix X = gaussian_cluster(4, 300, 2, 0.1, 0.9, data_rng);
+  const double r_min = 0.01, R = 4, eps = 0.3, delta = 1e-5;
+  const int T = fast_radius_steps(r_min, R), k = fast_radius_partners(T, delta);
+  const auto reference = [&](Rng& rng) {
+    const auto n = static_cast<std::uint64_t>(X.rows());
+    AboveThreshold at(kFastRadiusThreshold * static_cast<double>(n), kFastRadiusSensitivity, eps, rng);
+    for (int t = 1; t <= T; ++t) {
+      const double r2 = std::pow(std::ldexp(r_min, t - 1), 2);
+      std::int64_t hits = 0;
+      RandomBits bits(rng);
+      for (Eigen::Index i = 0; i < X.rows(); ++i)
+        for (int s = 0; s < k; ++s)
+          hits += (X.row(i) - X.row(static_cast<Eigen::Index>(bits.uniform_below(n)))).squaredNorm() <= r2;
+      if (at.query(static_cast<double>(hits) / k)) return t;
+    }
+    return 0;
+  };
+  const int runs = 3000;
+  std::vector<long> early(static_cast<std::size_t>(T) + 1, 0), full(early.size(), 0);
+  SeededRng a(1), b(2);
+  for (int r = 0; r < runs; ++r) {
+    ++early[static_cast<std::size_t>(fast_radius(X, r_min, R, eps, delta, a).step)];
+    ++full[static_cast<std::size_t>(reference(b))];
+  }
+  // Homogeneity of two equal-size samples: sum (e − f)²/(e + f) over bins with e + f >= 20
+  // (the rest pooled), chi-square with bins − 1 degrees of freedom.
+  double stat = 0, pooled_e = 0, pooled_f = 0;
+  int bins = 0;
+  for (std::size_t s = 0; s < early.size(); ++s) {
+    const auto e = static_cast<double>(early[s]), f = static_cast<double>(full[s]);
+    if (e + f < 20) {
+      pooled_e += e, pooled_f += f;
+      continue;
+    }
+    stat += (e - f) * (e - f) / (e + f);
+    ++bins;
+  }
+  if (pooled_e + pooled_f > 0) stat += (pooled_e - pooled_f) * (pooled_e - pooled_f) / (pooled_e + pooled_f), ++bins;
+  ASSERT_GE(bins, 2) << "the data should make the step random";
+  EXPECT_LT(stat, fit::chi2_critical(bins - 1)) << "chi-square " << stat << " on " << bins << " bins";
 }

@@ -593,3 +593,39 @@ TEST(FastCenter, TheGateIsTheIntegerTestOfTheProof) {
   ASSERT_LT(2 * p.gate_bound, 9 * 10000 * p.quarter / 20);
   for (int t = 0; t < 200; ++t) EXPECT_TRUE(fast_center_gate(10000 * p.quarter, p, rng));
 }
+
+// The early decision (docs/proofs/median.md §2) returns what the full count would: on data where
+// every pair is within the first grid radius the first step passes, and on data where no pair is
+// within any grid radius the search falls back, after far fewer than T·n·k distances.
+TEST(FastRadius, EarlyDecisionStopsBeforeCountingEveryPair) {
+  const RowMatrix same = RowMatrix::Constant(5000, 3, 1.5);
+  SeededRng rng(3);
+  const auto r = fast_radius(same, 0.01, 10, 1, 1e-5, rng);
+  EXPECT_EQ(r.step, 1);
+  const int k = fast_radius_partners(fast_radius_steps(0.01, 10), 1e-5);
+  EXPECT_LT(r.distance_evaluations, std::int64_t{5000} * k);  // settled before the last block
+  RowMatrix far(5000, 1);
+  for (Eigen::Index i = 0; i < far.rows(); ++i) far(i, 0) = 100.0 * static_cast<double>(i);
+  const auto f = fast_radius(far, 0.01, 10, 1, 1e-5, rng);
+  EXPECT_TRUE(f.fell_back);
+  EXPECT_LT(f.distance_evaluations, std::int64_t{5000} * k * f.grid_size / 2);
+}
+
+TEST(FastRadius, ThreadsDoNotChangeTheSeededSearch) {
+  const RowMatrix X = cluster(6000, 4, 9, 4);
+  for (std::uint64_t s = 0; s < 3; ++s) {
+    SeededRng a(s), b(s), c(s);
+    const auto r1 = fast_radius(X, 0.01, 4, 1, 1e-5, a, 1);
+    const auto r2 = fast_radius(X, 0.01, 4, 1, 1e-5, b, 2);
+    const auto r3 = fast_radius(X, 0.01, 4, 1, 1e-5, c, 3);
+    EXPECT_EQ(r1.r_hat, r2.r_hat);
+    EXPECT_EQ(r1.r_hat, r3.r_hat);
+    EXPECT_EQ(r1.distance_evaluations, r2.distance_evaluations);
+    EXPECT_EQ(r1.distance_evaluations, r3.distance_evaluations);
+    PermutedRadiusOptions o1, o3;
+    o3.threads = 3;
+    SeededRng d(s), e(s);
+    EXPECT_EQ(fast_radius_permuted(X, 0.01, 4, 1, d, o1).r_hat,
+              fast_radius_permuted(X, 0.01, 4, 1, e, o3).r_hat);
+  }
+}

@@ -4,10 +4,12 @@
 // domain_radius) is equivariant to the data's units and shift.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/synthetic/shifted_cluster.hpp"
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"
@@ -260,3 +262,140 @@ TEST(MedianScale, TooFewRowsAbstainWithAReason) {
   dpstats::testing::expect_guarantee_from_ledger(r);
 }
 
+
+// ---- Threads (issue 17): a seeded release is byte-identical for any thread count ----------------
+
+namespace {
+
+std::string seeded_release(const RowMatrix& X, GeometricMedianOptions o, int threads) {
+  o.run.threads = threads;
+  SeededRng rng(7);
+  const auto r = geometric_median(X, o, rng);
+  std::string bytes(reinterpret_cast<const char*>(r.estimate.data()),
+                    sizeof(double) * static_cast<std::size_t>(r.estimate.size()));
+  return bytes + release_fields_json(r).dump();
+}
+
+}  // namespace
+
+// The practical profile at n = 2·10^5 (the gradient passes split into parts of >= 65,536 rows),
+// the paper profile (FastRadius's blocks split over threads) and the HSU24 baseline.
+TEST(MedianThreads, SeededReleaseIsIdenticalForOneTwoThreeThreads) {
+  const RowMatrix big = cluster(200000, 3, 11);
+  const RowMatrix small = cluster(4000, 3, 12);
+  auto practical = base();
+  auto estimated = base();
+  estimated.domain_radius.reset();
+  auto paper = base();
+  paper.profile = Profile::paper;
+  auto hsu = base();
+  hsu.method = MedianMethod::hsu24;
+  const std::vector<std::pair<const RowMatrix*, GeometricMedianOptions>> cases = {
+      {&big, practical}, {&big, estimated}, {&small, paper}, {&small, hsu}};
+  for (const auto& [X, o] : cases) {
+    const std::string one = seeded_release(*X, o, 1);
+    EXPECT_EQ(seeded_release(*X, o, 2), one) << name_of(o.method) << " " << name_of(o.profile);
+    EXPECT_EQ(seeded_release(*X, o, 3), one) << name_of(o.method) << " " << name_of(o.profile);
+  }
+}
+
+// ---- Ranks (issue 18): the practical median on P = 1..4 ranks equals the one-process release --
+
+namespace {
+
+// Rows [cut[r], cut[r+1]) for rank r: uneven cuts, one rank may hold a single row.
+std::vector<std::int64_t> cuts(std::int64_t n, int ranks, std::uint64_t seed) {
+  std::vector<std::int64_t> c = {0};
+  SeededRng rng(seed);
+  for (int r = 1; r < ranks; ++r)
+    c.push_back(std::max(c.back() + 1, static_cast<std::int64_t>(rng.uniform_below(static_cast<std::uint64_t>(n)))));
+  std::sort(c.begin(), c.end());
+  c.push_back(n);
+  return c;
+}
+
+}  // namespace
+
+TEST(MedianRanks, SeededReleaseIsIdenticalOnOneToFourRanks) {
+  const RowMatrix X = cluster(30000, 3, 21);
+  auto o = base();
+  o.subsample = 5000;  // the radius search and the localization draw a global subsample
+  const std::string one = seeded_release(X, o, 1);
+  for (int P = 1; P <= 4; ++P) {
+    for (std::uint64_t split = 0; split < 2; ++split) {
+      const auto c = cuts(X.rows(), P, 100 * P + split);
+      std::vector<std::string> got(static_cast<std::size_t>(P));
+      run_local_ranks(P, [&](Communicator& comm) {
+        const auto r = static_cast<std::size_t>(comm.rank());
+        const RowMatrix mine = X.middleRows(c[r], c[r + 1] - c[r]);
+        auto mo = o;
+        mo.run.comm = &comm;
+        mo.run.threads = 1 + comm.rank() % 2;  // threads may differ between ranks
+        got[r] = seeded_release(mine, mo, mo.run.threads);
+      });
+      for (int r = 0; r < P; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], one) << "P = " << P << ", rank " << r;
+    }
+  }
+}
+
+namespace {
+
+// A seeded generator that counts the words drawn from it.
+class CountingRng final : public Rng {
+ public:
+  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
+  std::uint64_t next_u64() override { return ++words, inner_.next_u64(); }
+  bool seeded() const noexcept override { return true; }
+  std::int64_t words = 0;
+
+ private:
+  SeededRng inner_;
+};
+
+}  // namespace
+
+// Noise once: on P ranks, rank 0 draws exactly the words the one-process release draws, and no
+// other rank draws any.
+TEST(MedianRanks, OnlyRankZeroDrawsAndAsMuchAsOneProcess) {
+  const RowMatrix X = cluster(30000, 3, 23);
+  auto o = base();
+  o.subsample = 5000;
+  CountingRng single(5);
+  geometric_median(X, o, single);
+  ASSERT_GT(single.words, 0);
+  for (int P = 2; P <= 4; ++P) {
+    std::vector<std::int64_t> words(static_cast<std::size_t>(P), -1);
+    run_local_ranks(P, [&](Communicator& comm) {
+      const auto r = static_cast<std::size_t>(comm.rank());
+      const Eigen::Index begin = X.rows() * comm.rank() / P, end = X.rows() * (comm.rank() + 1) / P;
+      auto mo = o;
+      mo.run.comm = &comm;
+      CountingRng rng(5);
+      geometric_median(X.middleRows(begin, end - begin), mo, rng);
+      words[r] = rng.words;
+    });
+    EXPECT_EQ(words[0], single.words) << "P = " << P;
+    for (int r = 1; r < P; ++r) EXPECT_EQ(words[static_cast<std::size_t>(r)], 0) << "P = " << P;
+  }
+}
+
+TEST(MedianRanks, WhatIsNotDistributedIsRefusedWithTheReason) {
+  const RowMatrix X = cluster(2000, 3, 22);
+  auto paper = base();
+  paper.profile = Profile::paper;
+  auto estimated = base();
+  estimated.domain_radius.reset();
+  for (const auto& o : {paper, estimated}) {
+    try {
+      run_local_ranks(2, [&](Communicator& comm) {
+        auto mo = o;
+        mo.run.comm = &comm;
+        SeededRng rng(1);
+        geometric_median(X.middleRows(comm.rank() * 1000, 1000), mo, rng);
+      });
+      ADD_FAILURE() << "not refused";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("several ranks"), std::string::npos) << e.what();
+    }
+  }
+}

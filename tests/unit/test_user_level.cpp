@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/synthetic/synthetic_users.hpp"
 #include "dpstats/user_level/user_level.hpp"
@@ -300,4 +301,50 @@ TEST(Alg3Plan, RefusesWhenUsersAreBelowTheLaplaceTail) {
   auto k = worked_example();
   k.beta.reset();
   EXPECT_THROW(plan_alg3(1 << 20, 64, 1.0, 1e-9, k), InvalidArgument);
+}
+
+// Issue 17: every user-level method's data passes take RunControl::threads; a seeded fit (estimate,
+// diagnostics, ledger) is byte-identical at 1, 2 and 3 threads. 1,200 users: DP-GD's passes split
+// into parts of >= 64 users, Alg 1's groups and Alg 3's per-step users run on several threads.
+TEST(UserLevelThreads, SeededFitIsIdenticalForOneTwoThreeThreads) {
+  const auto D = task_data(1200, 6, 4, 21);
+  for (auto method : {UserLevelMethod::dp_gd_user, UserLevelMethod::dp_sgd_user,
+                      UserLevelMethod::phased_sgd, UserLevelMethod::accelerated,
+                      UserLevelMethod::nonsmooth}) {
+    std::vector<std::string> out;
+    for (int threads : {1, 2, 3}) {
+      UserLevelOptions o;
+      o.privacy = {1, 1e-6};
+      o.method = method;
+      o.domain_radius = 4;
+      o.steps = 5;
+      o.run.threads = threads;
+      SeededRng rng(13);
+      const auto r = fit_user_level(D, o, rng);
+      out.push_back(std::string(reinterpret_cast<const char*>(r.estimate.data()),
+                                sizeof(double) * static_cast<std::size_t>(r.estimate.size())) +
+                    release_fields_json(r).dump());
+    }
+    EXPECT_EQ(out[1], out[0]) << name_of(method);
+    EXPECT_EQ(out[2], out[0]) << name_of(method);
+  }
+}
+
+// Issue 18: not distributed yet, so several ranks are refused with the reason (each rank fitting
+// its own rows would clip a user per rank and draw noise on every rank).
+TEST(UserLevelThreads, SeveralRanksAreRefusedWithTheReason) {
+  const auto D = task_data(200, 4, 3, 22);
+  try {
+    run_local_ranks(2, [&](Communicator& comm) {
+      UserLevelOptions o;
+      o.privacy = {1, 1e-6};
+      o.domain_radius = 4;
+      o.run.comm = &comm;
+      SeededRng rng(1);
+      fit_user_level(D, o, rng);
+    });
+    ADD_FAILURE() << "not refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("several ranks"), std::string::npos) << e.what();
+  }
 }

@@ -17,6 +17,22 @@ class AboveThreshold {
   // spent and further calls throw InvalidArgument.
   bool query(double value);
   bool halted() const { return halted_; }
+
+  // The next query with its noise drawn before its value is known, for a caller that can settle
+  // the comparison from bounds on the value without computing it exactly: above(v) is exactly
+  // query(v)'s outcome for this noise draw, and is non-decreasing in v. The caller then reports
+  // the outcome with record() (true halts, as query does). Same privacy as query: the outcome is
+  // the same random variable (above_threshold.cpp).
+  class Pending {
+   public:
+    bool above(double value) const;
+
+   private:
+    friend class AboveThreshold;
+    double noise_ = 0, granularity_ = 0, threshold_ = 0;
+  };
+  Pending next_query();
+  bool record(const Pending& query, bool above);
   PrivacyLoss loss() const { return PrivacyLoss::pure(epsilon_); }
   LedgerEntry ledger_entry(std::string purpose) const;
 

@@ -142,6 +142,9 @@ class BallSum {
  public:
   BallSum(std::int64_t d, double clip, std::int64_t capacity);
   void add(const Eigen::Ref<const Vector>& v);
+  // Adds another sum of the same (d, clip, capacity) by integer addition: the result equals adding
+  // both sums' vectors to one BallSum, in any order (how a parallel pass merges its parts).
+  void merge(const BallSum& other);
   // The exact integer sums (lattice units: multiply by clip·2^-b for value units).
   Vector lattice_sum() const;
   std::int64_t count() const { return count_; }

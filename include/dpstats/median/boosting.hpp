@@ -26,6 +26,7 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/geometry/ball.hpp"
+#include "dpstats/median/row_shard.hpp"
 #include "dpstats/names.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/random/rng.hpp"
@@ -44,7 +45,11 @@ struct MeanGradient {
   double sensitivity = 0;
   double curvature = 0;  // h, when tau > 0
 };
-MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau = 0);
+// `threads` cuts the rows into parts merged by exact integer addition: the result does not depend
+// on it.
+// With a shard, X is this rank's part and n = shard.total: the integer sums are merged over ranks.
+MeanGradient mean_unit_gradient(const ConstMatrixRef& X, const Vector& z, double tau = 0,
+                                int threads = 1, const RowShard& shard = {});
 double gradient_sensitivity(std::int64_t n, std::int64_t d);
 double curvature_sensitivity(std::int64_t n);
 
@@ -62,6 +67,8 @@ struct DpgdOptions {
   bool weiszfeld_step = false;
   double curvature_share = 0.1;
   double weiszfeld_tau_fraction = 1.0 / 64;
+  int threads = 1;  // the gradient passes' threads (RunControl::threads; any value, same output)
+  RowShard shard;   // the ranks holding the rows (issue 18)
 };
 // HSU24 DP-GD (docs/proofs/median.md §3): θ ← Π(θ − η(ĝ)), ĝ the noisy mean unit gradient.
 Vector dpgd(const ConstMatrixRef& X, const Vector& x0, const DpgdOptions& options, Budget& budget,
@@ -75,6 +82,7 @@ struct HsuLocalizationOptions {
   double rho = 0;
   int inner_steps = 1000;
   NoiseMode noise = NoiseMode::secure;
+  int threads = 1;  // the gradient passes' threads (any value, same output)
 };
 Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
                       const HsuLocalizationOptions& options, Budget& budget, Rng& rng);
@@ -91,6 +99,8 @@ struct GeometricLocalizationOptions {
   int extra_steps = 10;
   std::int64_t subsample = 20000;
   NoiseMode noise = NoiseMode::secure;
+  int threads = 1;  // the gradient passes' threads (any value, same output)
+  RowShard shard;   // the ranks holding the rows: rank 0 draws the subsample's global ids
 };
 Vector geometric_localize(const ConstMatrixRef& X, double R, double r_hat,
                           const GeometricLocalizationOptions& options, Budget& budget, Rng& rng);

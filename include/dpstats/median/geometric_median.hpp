@@ -92,7 +92,7 @@ struct GeometricMedianOptions {
   MedianMethod method = MedianMethod::fast;
   PrivacyTarget privacy;  // epsilon > 0 and delta in (0, 1), both required
   Profile profile = Profile::practical;
-  RunControl run;         // threads: the scale estimate's passes; noise: the noise mode
+  RunControl run;         // threads: every data pass (same release for any value); noise: the noise mode
   // R: the public radius of the ball around the origin holding the median (and most rows).
   // Absent: estimated privately from scale_share of the budget (see above).
   std::optional<double> domain_radius;

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/median/row_shard.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -47,17 +48,26 @@ LedgerEntry radius_finder_ledger(double epsilon);
 int fast_radius_steps(double r_min, double R);
 int fast_radius_partners(int steps, double delta);
 
+// Each grid step draws the query noise first and stops drawing partners once the noisy comparison
+// is settled whatever the remaining partners are (the same outcome distribution as computing
+// every partner's distance: docs/proofs/median.md §2, "Early decision"). `threads` counts each
+// block of rows in parallel; the draws and the release do not depend on it.
 RadiusResult fast_radius(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                         double delta, Rng& rng);
+                         double delta, Rng& rng, int threads = 1);
 
 struct PermutedRadiusOptions {
   int permutations = 8;             // k
   std::int64_t subsample = 20000;   // m = min(n, subsample) rows, chosen independently of the data
+  int threads = 1;                  // the k permutations' distances in parallel (same release)
+  // The ranks holding the rows (issue 18): rank 0 draws the subsample's global ids, the ranks
+  // send it those rows, and it searches (so rank 0 sees up to `subsample` rows of other ranks).
+  RowShard shard;
 };
 RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double R, double epsilon,
                                   Rng& rng, const PermutedRadiusOptions& options = {});
 
+// `threads` bins the n² pairs in parts of equal pair counts (merged exactly: the same release).
 RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                           double beta, Rng& rng, double gamma = 0.75);
+                           double beta, Rng& rng, double gamma = 0.75, int threads = 1);
 
 }  // namespace dpstats

@@ -39,6 +39,7 @@ struct GradientOptions {
   NoiseMode noise = NoiseMode::secure;
   double sigma_scale = 1;    // test hook: 0 disables the noise (never in a release)
   UserHook hook;
+  int threads = 1;           // the per-user gradient passes (any value, the same output)
 };
 
 // Result of a run: the iterate, the noise standard deviation on the released gradient sum, and

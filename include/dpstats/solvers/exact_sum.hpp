@@ -26,6 +26,8 @@ class ClippedVectorSum {
   ClippedVectorSum(std::int64_t d, double clip, std::int64_t capacity);
   // Clips v to norm clip and adds its quantised form.
   void add(const Vector& v);
+  // Adds another sum of the same (d, clip, capacity) exactly (a parallel pass's parts).
+  void merge(const ClippedVectorSum& other) { sum_.merge(other.sum_); }
   // The sum of the quantised clipped vectors, in value units.
   Vector sum() const;
   // l2 sensitivity of sum() when one added vector is replaced (any k <= capacity).
