@@ -1,5 +1,5 @@
 // dpstats fit --task user-level --loss logistic|hinge|squared|huber
-//             --method phased-sgd|accelerated|nonsmooth|dp-gd-user|dp-sgd-user|dp-sgd-group|non-private
+//             --method phased-sgd|accelerated|nonsmooth|dp-gd-user|dp-gd-filter|dp-sgd-user|dp-sgd-group|non-private
 //             --epsilon E --delta D --domain-radius R [--profile practical|paper] [--steps T]
 //             [--step-size η] [--clip c] [--items-per-user m] [--feature-bound A]
 //             [--label-bound B] [--scale-share s] [--centre|--no-centre] [--smoothing-radius r] [--users-per-step K] [--threads T] [--seed N] INPUT

@@ -36,6 +36,7 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
 
 
 @pytest.mark.parametrize("method,count", [("dp-sgd-user", (400 // 20) * 20 * 10),
+                                          ("dp-gd-filter", 20 * 400 * 10),
                                           ("dp-sgd-group", (4000 // 20) * 20),
                                           ("phased-sgd", None),
                                           ("non-private", 4000)])

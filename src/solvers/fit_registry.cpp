@@ -10,6 +10,8 @@ namespace {
 const std::vector<MethodInfo> kUserLevel = {
     {"dp-gd-user", "full-batch DP-GD on per-user clipped mean gradients (recommended)",
      {DPSTATS_UL_COMMON, "steps", "step_size", "clip"}},
+    {"dp-gd-filter", "DP-GD with a certified soft filter of per-user gradients around a private "
+     "centre (robust to outlying users)", {DPSTATS_UL_COMMON, "steps", "step_size", "clip"}},
     {"dp-sgd-user", "one pass of DP-SGD over disjoint user batches",
      {DPSTATS_UL_COMMON, "steps", "step_size", "clip"}},
     {"dp-sgd-group", "item-level DP-SGD made user-level by group privacy",

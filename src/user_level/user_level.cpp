@@ -13,6 +13,7 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/user_level/accelerated.hpp"
+#include "dpstats/user_level/filter.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -689,6 +690,30 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   return {run.x, std::nullopt, true};
 }
 
+// dp-gd-filter (filter.hpp, docs/proofs/user-level.md §3.1): both mechanisms planned and charged
+// before the first draw; defaults as B0 (clip L/(4√m), η = 4R/(cT)), r = c/2.
+MethodRun fit_filter(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
+                     double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
+                     nlohmann::json& diag, UserLevelTrace* trace) {
+  FilterOptions f;
+  f.steps = o.steps.value_or(20);
+  f.clip = o.clip.value_or(s.k.L / (4 * std::sqrt(static_cast<double>(data.items_per_user()))));
+  f.radius = kFilterRadiusOverClip * f.clip;
+  f.step_size = o.step_size.value_or(4 * s.k.R / (f.clip * f.steps));
+  f.rho = rho;
+  f.noise = o.run.noise;
+  f.noiseless = trace && trace->noiseless;
+  if (trace) f.hook = trace->on_user;
+  account.charge(plan_filter(data.num_users(), data.dim(), f));
+  const GradientRun run = filtered_dp_gd(data, *s.loss, *s.domain, s.x0, f, rng, counter);
+  diag["steps"] = f.steps;
+  diag["step_size"] = f.step_size;
+  diag["clip"] = f.clip;
+  diag["filter_radius"] = f.radius;
+  diag["filter_centre_share"] = f.centre_share;
+  return {run.x, std::nullopt, true};
+}
+
 // Whether the fit centres (public values only: options, n, d, the budget).
 struct CentreDecision {
   bool centre = false;
@@ -840,6 +865,9 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
       run.certified = false;
       break;
     }
+    case UserLevelMethod::dp_gd_filter:
+      run = fit_filter(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      break;
     default:
       run = fit_gradient(work, s, o, b.rho_left, account, rng, counter, diag, trace);
   }

@@ -182,6 +182,8 @@ with open(sys.argv[1], "w") as f:
 PYEOF
 ok "user-level default" "j['method']=='dp-gd-user' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000" \
   -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+ok "user-level dp-gd-filter" "j['method']=='dp-gd-filter' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000 and len(j['ledger'])==3 and j['ledger'][2]['count']==20" \
+  -- fit --task user-level --method dp-gd-filter --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 ok "user-level accelerated" "j['method']=='accelerated' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==10*50*10 and j['diagnostics']['profile']=='practical'" \
   -- fit --task user-level --method accelerated --steps 10 --users-per-step 50 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 ok "user-level nonsmooth" "j['method']=='nonsmooth' and j['diagnostics']['schedule']['smoothing_radius']==0.01" \

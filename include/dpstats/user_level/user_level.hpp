@@ -35,6 +35,7 @@ enum class UserLevelMethod {
   accelerated,    // Alg 3 (Alg 2 inside): accelerated phased ERM, outlier-gradient removal
   nonsmooth,      // randomized smoothing + Alg 3 (docs/proofs/user-level.md §2.5)
   dp_gd_user,     // B0: full-batch DP-GD, per-user clipped mean gradients (recommended)
+  dp_gd_filter,   // DP-GD with a soft filter around a private centre (filter.hpp)
   dp_sgd_user,    // B1: one pass of DP-SGD over disjoint user batches
   dp_sgd_group,   // item-level DP-SGD + group privacy
   non_private,    // one-pass SGD, no privacy
@@ -204,8 +205,9 @@ namespace dpstats {
 template <>
 struct EnumNames<optimize::UserLevelMethod> {
   static constexpr std::string_view parameter = "method";
-  static constexpr std::array<std::pair<optimize::UserLevelMethod, std::string_view>, 7> names = {{
+  static constexpr std::array<std::pair<optimize::UserLevelMethod, std::string_view>, 8> names = {{
       {optimize::UserLevelMethod::dp_gd_user, "dp-gd-user"},
+      {optimize::UserLevelMethod::dp_gd_filter, "dp-gd-filter"},
       {optimize::UserLevelMethod::dp_sgd_user, "dp-sgd-user"},
       {optimize::UserLevelMethod::dp_sgd_group, "dp-sgd-group"},
       {optimize::UserLevelMethod::phased_sgd, "phased-sgd"},
