@@ -35,7 +35,10 @@ int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 50;
   dpstats::MpiCommunicator comm(MPI_COMM_WORLD);
   if (comm.rank() == 0) std::printf("ranks %d\nbytes,plain_us,dpstats_us,ratio\n", comm.size());
-  for (std::size_t bytes = 8; bytes <= (std::size_t{8} << 20); bytes *= 8) {
+  for (const std::size_t bytes : {std::size_t{8}, std::size_t{64}, std::size_t{512},
+                                  std::size_t{4} << 10, std::size_t{32} << 10,
+                                  std::size_t{256} << 10, std::size_t{2} << 20,
+                                  std::size_t{8} << 20}) {
     std::vector<std::int64_t> v(bytes / 8, 0), w(v);  // zeros: repeated in-place sums stay in range
     const double plain = median_seconds(repeats, MPI_COMM_WORLD, [&] {
       MPI_Allreduce(MPI_IN_PLACE, w.data(), static_cast<int>(w.size()), MPI_INT64_T, MPI_SUM,
