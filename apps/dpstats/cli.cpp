@@ -76,6 +76,7 @@ std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed) {
 }
 
 void print_json(const nlohmann::ordered_json& j) {
+  if (!is_root()) return;  // under mpirun only rank 0 prints
   // Under mpirun a rank's stdout is a pseudo-terminal whatever mpirun's own stdout is: one line.
   const bool terminal = isatty(STDOUT_FILENO) && ranks() == nullptr;
   std::cout << (terminal ? j.dump(2) : j.dump()) << std::endl;

@@ -82,6 +82,10 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
           "one INPUT expected, got {} (pass --shards to read several files as one table)",
           in.more.size() + 1);
   Communicator& c = comm_or_single(comm);
+  // mpirun gives stdin to rank 0 alone: a table on stdin cannot be read by every rank.
+  require(c.size() == 1 || in.path != "-",
+          "INPUT '-' (stdin) cannot be read on several ranks (launched as {}); give a file or "
+          "--shards FILES", c.size());
   const auto P = static_cast<std::size_t>(c.size()), r = static_cast<std::size_t>(c.rank());
   InputShard out;
   bool read_any = true;
