@@ -11,6 +11,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "ranks.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/stats/stats.hpp"
@@ -125,6 +126,8 @@ void run_stat(const StatArgs& a) {
   nlohmann::json fields;
   std::int64_t n = 0, d = 1;
   if (s == stats::Statistic::histogram) {
+    require(ranks() == nullptr || ranks()->size() == 1,
+            "stat histogram does not run on several ranks yet; run it in one process");
     const auto values = category_column(a, n);
     BudgetFile budget(a.budget);
     const auto r = stats::histogram(values, o, *rng, budget.get());
@@ -135,11 +138,14 @@ void run_stat(const StatArgs& a) {
     fields = release_fields_json(r);
     budget.commit();  // before anything is printed
   } else {
-    const Table table = read_input(a.input);
-    n = table.values.rows();
+    stats::StatOptions ranked = o;
+    ranked.run.comm = ranks();  // null: one process
+    const InputShard input = read_input_shard(a.input, ranked.run.comm);
+    const Table& table = input.table;
+    n = input.total;
     d = table.values.cols();
-    BudgetFile budget(a.budget);
-    const auto r = stats::numeric(s, table.values, o, *rng, budget.get());
+    BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
+    const auto r = stats::numeric(s, table.values, ranked, *rng, budget.get());
     head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
     fields = release_fields_json(r);
     budget.commit();  // before anything is printed

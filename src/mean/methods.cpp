@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/boosted.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
@@ -50,6 +51,12 @@ const std::array<MethodInfo, 9>& registry() {
        {"bounds"}},
   }};
   return methods;
+}
+
+// The methods whose data passes run over ranks (RunControl::comm); the others refuse P > 1.
+bool distributed(const std::string& method) {
+  static const std::array<const char*, 2> names = {"bounded", "dp-mean"};
+  return std::find(names.begin(), names.end(), method) != names.end();
 }
 
 // The option names the request sets (the library's snake_case).
@@ -166,6 +173,11 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng
           fmt::format("method '{}' needs alpha (--alpha): an upper bound on the fraction of "
                       "corrupted rows, e.g. 0.05",
                       m.name));
+  const int ranks = r.run.comm ? r.run.comm->size() : 1;
+  require(ranks == 1 || distributed(r.method),
+          fmt::format("mean method '{}' does not run on several ranks yet (launched as {}); run it "
+                      "in one process, or use a method that does (bounded, dp-mean)",
+                      m.name, ranks));
   if (r.method.starts_with("prime")) return run_prime(X, r, rng, budget);
   return run_other(X, r, rng, budget);
 }

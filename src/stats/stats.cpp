@@ -9,6 +9,8 @@
 #include <cmath>
 #include <optional>
 
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/json.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -63,24 +65,76 @@ Ledger planned(const MomentPlan& p) {
 }
 
 // The noisy per-column means of the clipped values and (when planned) of the squared centred
-// values, written into `mean` and `square_mean`; the clipped-row check into diagnostics.
-void run_moments(const ConstMatrixRef& X, MomentPlan& p, const StatOptions& o, Rng& rng,
-                 Vector& mean, Vector& square_mean) {
-  const auto n = static_cast<double>(X.rows());
-  const detail::ExactSums s = detail::exact_sums(X, p.bounds, p.quantum, !p.second.empty(), o.run.threads);
-  mean.resize(X.cols());
-  square_mean.resize(p.second.empty() ? 0 : X.cols());
-  for (Eigen::Index j = 0; j < X.cols(); ++j) {
-    const auto& b = p.bounds[static_cast<std::size_t>(j)];
-    const double w = b.upper - b.lower;
-    const double noisy = std::clamp(p.first[j].apply(s.first[j], rng), 0.0, n * p.quantum);
-    mean[j] = b.lower + w * noisy / (n * p.quantum);
-    if (!p.second.empty()) {
-      const double sq = std::clamp(p.second[j].apply(s.second[j], rng), 0.0, n * p.quantum);
-      square_mean[j] = (w * w / 4) * sq / (n * p.quantum);
-    }
+// values, written into `mean` and `square_mean`; the clipped-row check into diagnostics. Over
+// ranks (issue 18): the exact sums are added over ranks and rank 0 draws, every rank gets its
+// values.
+void run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& p, const StatOptions& o,
+                 Communicator& comm, Rng& rng, Vector& mean, Vector& square_mean) {
+  const auto n = static_cast<double>(rows);
+  detail::ExactSums s = detail::exact_sums(X, p.bounds, p.quantum, !p.second.empty(), o.run.threads);
+  const Eigen::Index d = X.cols(), second = s.second.size();
+  if (comm.size() > 1) {
+    Vector all(d + second + 1);
+    all << s.first, s.second, static_cast<double>(s.outside_rows);
+    allreduce_exact(comm, all);
+    s.first = all.head(d);
+    s.second = all.segment(d, second);
+    s.outside_rows = static_cast<std::int64_t>(all[d + second]);
   }
-  if (p.clip_check) detail::report_clipped(*p.clip_check, s.outside_rows, n, rng, p.diagnostics);
+  auto draw = [&] {
+    mean.resize(d);
+    square_mean.resize(p.second.empty() ? 0 : d);
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const auto& b = p.bounds[static_cast<std::size_t>(j)];
+      const double w = b.upper - b.lower;
+      const double noisy = std::clamp(p.first[j].apply(s.first[j], rng), 0.0, n * p.quantum);
+      mean[j] = b.lower + w * noisy / (n * p.quantum);
+      if (!p.second.empty()) {
+        const double sq = std::clamp(p.second[j].apply(s.second[j], rng), 0.0, n * p.quantum);
+        square_mean[j] = (w * w / 4) * sq / (n * p.quantum);
+      }
+    }
+    if (p.clip_check) detail::report_clipped(*p.clip_check, s.outside_rows, n, rng, p.diagnostics);
+  };
+  if (comm.size() == 1) return draw();
+  const nlohmann::json got = on_root_json(comm, [&] {
+    draw();
+    return nlohmann::json{{"mean", std::vector<double>(mean.data(), mean.data() + mean.size())},
+                          {"square", std::vector<double>(square_mean.data(), square_mean.data() + square_mean.size())},
+                          {"diagnostics", p.diagnostics}};
+  });
+  const auto m = got["mean"].get<std::vector<double>>(), q = got["square"].get<std::vector<double>>();
+  mean = Eigen::Map<const Vector>(m.data(), static_cast<Eigen::Index>(m.size()));
+  square_mean = Eigen::Map<const Vector>(q.data(), static_cast<Eigen::Index>(q.size()));
+  p.diagnostics = got["diagnostics"];
+}
+
+// What every rank must pass alike (the guard before the first collective).
+std::string fingerprint(const StatOptions& o, const char* statistic, Eigen::Index d) {
+  std::string f = fmt::format("stat {} d={} eps={:a} delta={:a} share={:a} noise={} bounds=",
+                              statistic, d, o.privacy.epsilon, o.privacy.delta, o.scale_share,
+                              static_cast<int>(o.run.noise));
+  for (const auto& b : o.bounds) f += fmt::format("{:a},{:a};", b.lower, b.upper);
+  return f;
+}
+
+// The rows of every rank after the guard (one process: validate_table and X.rows()).
+std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communicator& comm,
+                          const char* statistic) {
+  if (comm.size() == 1) {
+    detail::validate_table(X);
+    return static_cast<std::int64_t>(X.rows());
+  }
+  check_agreement(comm, fingerprint(o, statistic, X.cols()), "the statistic's options and column count");
+  require(!o.bounds.empty(), "stat {}: the private bounds estimate is not distributed yet "
+          "(launched as {} ranks); pass bounds (--bounds LO,HI)", statistic, comm.size());
+  all_or_none(comm, [&] {
+    if (X.rows() > 0) detail::validate_table(X);
+  });
+  const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
+  require(n > 0, "X must have at least one row and one column, got 0 x {} (over {} ranks)",
+          X.cols(), comm.size());
+  return n;
 }
 
 enum class Moment { sum, mean, variance, std };
@@ -89,8 +143,9 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
                         Moment what) {
   // validate
   detail::validate_common(o);
-  detail::validate_table(X);
-  const auto n = static_cast<std::int64_t>(X.rows());
+  Communicator& comm = comm_or_single(o.run.comm);
+  static constexpr const char* kNames[] = {"sum", "mean", "variance", "std"};
+  const std::int64_t n = guarded_rows(X, o, comm, kNames[static_cast<int>(what)]);
   const auto d = static_cast<std::size_t>(X.cols());
   const bool squares = what == Moment::variance || what == Moment::std;
   // plan (bounds: given, or estimated privately from scale_share -- itself charged)
@@ -101,10 +156,10 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
   const double per_mean = what == Moment::sum ? static_cast<double>(n) : 1.0;
   MomentPlan plan = plan_moments(n, d, o, squares, bounds, shares, per_mean);
   // charge
-  account.charge(planned(plan));
+  all_or_none(comm, [&] { account.charge(planned(plan)); });  // the budget lives on rank 0
   // run
   Vector mean, square_mean;
-  run_moments(X, plan, o, rng, mean, square_mean);
+  run_moments(X, n, plan, o, comm, rng, mean, square_mean);
   Vector estimate = mean;
   if (what == Moment::sum) estimate = mean * static_cast<double>(n);
   if (squares) {
@@ -145,13 +200,17 @@ Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, B
   // validate: count reads no bounds and no quantiles
   detail::validate_common(o);
   require(o.bounds.empty(), "bounds does not apply to count");
+  Communicator& comm = comm_or_single(o.run.comm);
+  check_agreement(comm, fingerprint(o, "count", X.cols()), "the statistic's options and column count");
+  const std::int64_t rows = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
   // plan: one row added or removed moves the count by 1
   ReleaseBudget account = detail::release_budget(o, budget);
   const Noise noise(1, 1.0, o, 1, "row count", 1);
   // charge
-  account.charge(noise.entry());
+  all_or_none(comm, [&] { account.charge(noise.entry()); });  // the budget lives on rank 0
   // run
-  const double noisy = std::max(0.0, noise.apply(static_cast<double>(X.rows()), rng));
+  const double noisy =
+      on_root(comm, [&] { return std::max(0.0, noise.apply(static_cast<double>(rows), rng)); });
   // seal
   nlohmann::json diagnostics = {{"noise_scale", noise.scale()}};
   return seal(Vector(Vector::Constant(1, noisy)), account, detail::facts(o, Neighbouring::add_remove), rng,
@@ -162,6 +221,8 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rn
                           Budget* budget) {
   // validate
   detail::validate_common(o);
+  require(!o.run.comm || o.run.comm->size() == 1,
+          "stat quantiles does not run on several ranks yet; run it in one process");
   detail::validate_table(X);
   require(!o.quantiles.empty(), "quantiles needs at least one probability, got none");
   for (double q : o.quantiles)
