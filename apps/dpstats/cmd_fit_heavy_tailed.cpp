@@ -3,7 +3,8 @@
 //             --epsilon E [--delta D] --domain-radius R [--moment-order k] [--moment-bound G_k]
 //             [--moment-bound-2 G_2] [--profile practical|paper] [--phases T] [--steps T]
 //             [--step-size η] [--clip C] [--inner glm-one-stage|double-output-perturbation]
-//             [--final-clip-rule private-quantile|public] [--centre|--no-centre] [--seed N] INPUT
+//             [--final-clip-rule private-quantile|public] [--centre|--no-centre] [--threads T]
+//             [--seed N] INPUT
 // INPUT columns: label, features. Pure ε-DP (δ = 0) for every method but dp-sgd (the (ε, δ)
 // Gaussian baseline). Without --method: clipped-gd (the default: no data-dependent abort, so its
 // whole output, status included, is covered by its epsilon-DP guarantee; lipschitz-extension and
@@ -72,6 +73,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.steps = a.steps;
   o.step_size = a.step_size;
   o.clip = a.clip;
+  if (a.threads) o.run.threads = *a.threads;
   require(!a.input.path.empty(), "INPUT (CSV: label, features) is required for --task heavy-tailed");
   const Table table = read_input(a.input);
   require(table.values.cols() >= 2,
