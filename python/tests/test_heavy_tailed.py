@@ -145,3 +145,30 @@ def test_centred_fit_has_an_intercept_that_predict_uses():
     pred = model.predict(x)
     assert np.median(np.abs(pred - y)) < 2.0  # the noise's own median |t_5| is about 0.73
     assert model.score(x, y) > 0.5
+
+
+@pytest.mark.parametrize("method", ["clipped-gd", "output-perturbation"])
+def test_threads_give_the_same_seeded_release(method):
+    X, y = _data(n=9000)
+    out = [dpstats.fit(X, y, task="heavy-tailed", method=method, epsilon=1.0, domain_radius=2.0,
+                       seed=4, threads=t) for t in (None, 1, 2, 3)]
+    for r in out[1:]:
+        assert r.status == out[0].status
+        assert np.array_equal(r.estimate, out[0].estimate)
+        assert r.diagnostics == out[0].diagnostics
+    with pytest.raises(ValueError, match="threads"):
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, threads=0)
+
+
+def test_classify_and_moments_threads_default_to_the_library():
+    rng = np.random.default_rng(2)
+    lab = rng.integers(0, 2, size=400)
+    F = rng.normal(size=(400, 3)) + lab[:, None]
+    fits = [dpstats.fit(F, lab, task="classify", classes=2, epsilon=5.0, delta=1e-5,
+                        noise_multiplier=1.0, feature_scale=3.0, epochs=1, batch_size=100,
+                        seed=3, threads=t) for t in (None, 1, 3)]
+    assert all(np.array_equal(f.estimate, fits[0].estimate) for f in fits)
+    M = rng.normal(size=(3, 40000)) / 400
+    moms = [dpstats.moments(M, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3,
+                            threads=t) for t in (None, 1, 2)]
+    assert all(np.array_equal(m.second, moms[0].second) for m in moms)
