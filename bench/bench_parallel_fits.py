@@ -49,12 +49,14 @@ def main():
     n, d = 1_000_000, 20
     X = rng.standard_t(5, size=(n, d))
     y = X @ (rng.normal(size=d) / np.sqrt(d)) + rng.standard_t(5, size=n)
-    for method, rows in (("clipped-gd", n), ("lipschitz-extension", 200_000)):
-        def fit(t, method=method, rows=rows):
+    for method, rows, steps in (("clipped-gd", n, 16), ("lipschitz-extension", 200_000, None)):
+        def fit(t, method=method, rows=rows, steps=steps):
             r = dpstats.fit(X[:rows], y[:rows], task="heavy-tailed", method=method, epsilon=1.0,
-                            domain_radius=2.0, moment_bound=5.0, centre=False, seed=3, threads=t)
+                            domain_radius=2.0, moment_bound=5.0, centre=False, steps=steps,
+                            seed=3, threads=t)
             return [r.estimate]
-        scale(f"heavy-tailed {method}, n = {rows}, d = {d}", fit, threads, reps)
+        scale(f"heavy-tailed {method}, n = {rows}, d = {d}" + (f", {steps} steps" if steps else ""),
+              fit, threads, reps)
 
     n, d, k = 60_000, 100, 10
     lab = rng.integers(0, k, size=n)

@@ -332,8 +332,10 @@ Vector clipped_gradient_sum(const ConstMatrixRef& X, const Vector& y, std::int64
   const double inf = std::numeric_limits<double>::infinity();
   parallel_ranges(hi - lo, static_cast<int>(parts), kGrain, [&](int p, std::int64_t b, std::int64_t e) {
     ClippedVectorSum sum(d, C, m);
+    Vector g(d);  // one buffer per part: no allocation per record
     for (std::int64_t i = lo + b; i < lo + e; ++i) {
-      sum.add(env.derivative(X.row(i).dot(w), y[i], inf) * X.row(i).transpose());
+      g.noalias() = env.derivative(X.row(i).dot(w), y[i], inf) * X.row(i).transpose();
+      sum.add(g);
     }
     partial[static_cast<std::size_t>(p)] = sum.lattice_sum();
   });
