@@ -15,6 +15,7 @@ PACKAGES=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
   python3-pandas                  # optional DataFrame input to the Python module (tested)
   python3-venv python3-pip python3-setuptools  # `pip install .` (no build isolation) and its test
+  openmpi-bin libopenmpi-dev python3-mpi4py  # `mpirun dpstats`, the MPI communicator, comm=
   time                            # /usr/bin/time: peak-memory checks in tests/cli/test_input.sh
   dataset-fashion-mnist           # geometric-median repro/benchmark only (tests never need it)
 )

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "ranks.hpp"
 
 #include <unistd.h>
 
@@ -49,6 +50,11 @@ void add_input_options(CLI::App* cmd, InputArgs& in, bool required) {
   cmd->add_option("--max-line-bytes", in.max_line_bytes,
                   "CSV: limit on one record's bytes (default 16 MiB)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{0xFFFFFFFFu}));
+  cmd->add_flag("--shards", in.shards,
+                "INPUT and the files after it are shards of one table, in order (a quoted glob "
+                "such as 'part_*.csv' expands in sorted order); under mpirun each rank reads a "
+                "contiguous block of them (docs/guide.md \"Running on a cluster\")");
+  cmd->add_option("MORE", in.more, "--shards: further shard files or globs");
 }
 
 ReadOptions read_options(const InputArgs& in) {
@@ -70,7 +76,9 @@ std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed) {
 }
 
 void print_json(const nlohmann::ordered_json& j) {
-  std::cout << (isatty(STDOUT_FILENO) ? j.dump(2) : j.dump()) << std::endl;
+  // Under mpirun a rank's stdout is a pseudo-terminal whatever mpirun's own stdout is: one line.
+  const bool terminal = isatty(STDOUT_FILENO) && ranks() == nullptr;
+  std::cout << (terminal ? j.dump(2) : j.dump()) << std::endl;
 }
 
 nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohmann::json& fields,

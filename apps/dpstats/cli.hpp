@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -26,10 +27,23 @@ struct InputArgs {
   std::string array;
   std::uint64_t max_bytes = ReadLimits{}.max_bytes;
   std::uint64_t max_line_bytes = ReadLimits{}.max_line_bytes;
+  bool shards = false;             // --shards: INPUT and `more` are shard files (globs expanded)
+  std::vector<std::string> more;   // further shard files after INPUT
 };
 void add_input_options(CLI::App* cmd, InputArgs& input, bool required = true);
 ReadOptions read_options(const InputArgs& input);
 Table read_input(const InputArgs& input);
+
+// This rank's rows of the input (docs/guide.md "Running on a cluster"). One process: INPUT, or
+// with --shards the files concatenated in order. Several ranks (`comm`): one INPUT is read whole
+// by every rank, which keeps rows [n·r/P, n·(r+1)/P); with --shards the list of files is cut into
+// P contiguous blocks, so the rows in rank order are the files in order for any P. A read error
+// on any rank stops every rank with it; the ranks must agree on the columns (count and names).
+struct InputShard {
+  Table table;              // this rank's rows
+  std::int64_t total = 0;   // rows over all ranks
+};
+InputShard read_input_shard(const InputArgs& input, Communicator* comm);
 
 // "1,2.5,3" -> {1, 2.5, 3}; InvalidArgument naming `option` for anything but finite numbers.
 std::vector<double> parse_numbers(const std::string& text, const char* option);

@@ -12,6 +12,7 @@
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/methods.hpp"
+#include "ranks.hpp"
 
 namespace dpstats::cli {
 
@@ -33,17 +34,19 @@ void run(MeanArgs& a) {
   if (!a.bounds.empty()) r.bounds = parse_numbers(a.bounds, "--bounds");
   if (a.no_fallback) r.fallback = false;
   if (a.window) r.uncertified_window = true;
-  const Table table = read_input(a.input);
+  r.run.comm = ranks();  // null: one process
+  const InputShard input = read_input_shard(a.input, r.run.comm);
+  const Table& table = input.table;
   auto rng = make_rng(a.seed);
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const Release<Vector> out = run_mean(table.values, r, *rng, budget.get());
   nlohmann::ordered_json head = {{"command", "mean"}, {"method", r.method}};
   head["estimate"] =
       std::vector<double>(out.estimate.data(), out.estimate.data() + out.estimate.size());
-  nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
+  nlohmann::ordered_json extra = {{"n", input.total}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   budget.commit();  // before anything is printed
-  print_json(release_output(std::move(head), release_fields_json(out), extra));
+  if (is_root()) print_json(release_output(std::move(head), release_fields_json(out), extra));
 }
 
 }  // namespace

@@ -1,20 +1,18 @@
 // dpstats <command> [options] [INPUT] — design.md §4. Exit codes: 0 ok, 2 bad input or usage,
-// 1 internal failure. Errors are one line on stderr; nothing is printed on stdout then.
+// 1 internal failure. Errors are one line on stderr; nothing is printed on stdout then. Under
+// mpirun/srun (ranks.hpp) rank 0 prints, and an error on any rank ends every rank.
 #include <iostream>
 
 #include "cli.hpp"
 #include "dpstats/error.hpp"
-
-namespace {
-
-int fail(int code, const std::string& message) {
-  std::cerr << "dpstats: error: " << message << "\n";
-  return code;
-}
-
-}  // namespace
+#include "ranks.hpp"
 
 int main(int argc, char** argv) {
+  try {
+    dpstats::cli::start_ranks(&argc, &argv);
+  } catch (const dpstats::InvalidArgument& e) {
+    return dpstats::cli::finish_ranks(2, e.what());
+  }
   CLI::App app{"dpstats: differentially private statistics that stay accurate on corrupted, "
                "heavy-tailed or streaming data"};
   app.require_subcommand(1);
@@ -32,15 +30,24 @@ int main(int argc, char** argv) {
   app.add_subcommand("version", "Print the version")->callback([] {
     dpstats::cli::print_json({{"command", "version"}, {"version", DPSTATS_VERSION}});
   });
+  int code = 0;
+  std::string message;
   try {
+    if (argc > 1) dpstats::cli::require_distributed(argv[1]);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    return fail(2, e.what());
+    if (e.get_exit_code() == 0) {  // --help
+      if (dpstats::cli::is_root()) app.exit(e);
+    } else {
+      code = 2;
+      message = e.what();
+    }
   } catch (const dpstats::InvalidArgument& e) {
-    return fail(2, e.what());
+    code = 2;
+    message = e.what();
   } catch (const std::exception& e) {
-    return fail(1, std::string("internal failure: ") + e.what());
+    code = 1;
+    message = std::string("internal failure: ") + e.what();
   }
-  return 0;
+  return dpstats::cli::finish_ranks(code, message);
 }

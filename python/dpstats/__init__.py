@@ -97,7 +97,8 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
          T1: Optional[int] = None, T2: Optional[int] = None, T: Optional[int] = None,
          fallback: Optional[bool] = None, uncertified_window: Optional[bool] = None,
          seed: Optional[int] = None, threads: int = 1,
-         columns: Optional[Sequence] = None, budget: Optional[Budget] = None) -> Release:
+         columns: Optional[Sequence] = None, budget: Optional[Budget] = None,
+         comm=None) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
     ``epsilon`` is required (no default); ``delta`` > 0 for every method but "bounded".
@@ -127,6 +128,11 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
     ``X`` may be a pandas DataFrame; ``columns`` picks columns by name (DataFrame) or 0-based
     index (array). ``budget``: a :class:`dpstats.Budget` this release is charged to (refused
     with :class:`dpstats.BudgetExceeded`, nothing drawn or charged, when it would overspend).
+    ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (run under
+    ``mpirun``; docs/guide.md "Running on a cluster"): ``X`` is then this rank's rows, every rank
+    calls ``mean`` with the same options, rank 0 draws the noise, and every rank gets the release
+    that one process holding all the rows (in rank order) would get with the same seed. Pass
+    ``budget`` on rank 0 only. Methods "bounded" and "dp-mean" run on several ranks.
     """
     X = _array(X, "X", columns)
     if X.ndim == 1:
@@ -144,7 +150,8 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
         scale_share=opt(scale_share, "scale_share"), bounds=bounds,
         failure_probability=opt(failure_probability, "failure_probability"),
         topk_multiplier=opt(topk_multiplier, "topk_multiplier"), T1=T1, T2=T2, T=T,
-        fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget))
+        fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget),
+        comm=comm)
     return Release._from_native(est, fields)
 
 

@@ -2,6 +2,7 @@
 // wrapper converts anything else once); results come back as (array, JSON of the release fields)
 // and dpstats/__init__.py wraps them in a Release. dpstats::InvalidArgument derives from
 // std::invalid_argument, which pybind11 raises as ValueError with the same message.
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
@@ -23,14 +24,16 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
                std::optional<double> failure_probability, std::optional<double> topk_multiplier,
                std::optional<int> T1, std::optional<int> T2, std::optional<int> T,
                std::optional<bool> fallback, std::optional<bool> uncertified_window,
-               Budget* budget) {
+               Budget* budget, const py::object& comm) {
   check_threads(threads);
+  const auto ranks = communicator(comm);
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
   MeanRequest req;
   req.method = method;
   req.privacy = {epsilon, delta};
   req.run.threads = threads;
+  req.run.comm = ranks.get();
   req.alpha = alpha;
   if (profile) req.profile = parse_enum<Profile>(*profile);
   req.scale = std::move(scale);
@@ -93,7 +96,7 @@ PYBIND11_MODULE(_dpstats, m) {
         py::arg("failure_probability") = py::none(), py::arg("topk_multiplier") = py::none(),
         py::arg("T1") = py::none(), py::arg("T2") = py::none(), py::arg("T") = py::none(),
         py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none(),
-        py::arg("budget").none(true) = nullptr);
+        py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none());
   m.def("mean_methods", [] {
     py::list out;
     for (const auto& mi : mean_methods()) out.append(py::str(std::string(mi.name)));

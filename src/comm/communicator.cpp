@@ -1,5 +1,7 @@
 #include "dpstats/comm/communicator.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -77,6 +79,28 @@ void check_agreement(Communicator& comm, const std::string& fingerprint, const s
             "ranks disagree on {}: rank {} differs from rank 0 (every rank must pass the same "
             "options and data of the same shape); nothing was released",
             what, r);
+}
+
+void all_or_none(Communicator& comm, const std::function<void()>& step) {
+  if (comm.size() == 1) return step();
+  Bytes status{0};
+  std::exception_ptr mine;
+  try {
+    step();
+  } catch (const InvalidArgument& e) {
+    mine = std::current_exception();
+    const std::string what = e.what();
+    status.assign(what.begin(), what.end());
+    status.insert(status.begin(), std::uint8_t{1});
+  }
+  const auto all = comm.allgather(status);
+  if (mine) std::rethrow_exception(mine);  // this rank's own error, as it was thrown
+  for (int r = 0; r < comm.size(); ++r) {
+    const Bytes& s = all[static_cast<std::size_t>(r)];
+    if (s.empty() || s[0] == 0) continue;
+    const std::string what(s.begin() + 1, s.end());
+    throw InvalidArgument(r == 0 ? what : fmt::format("rank {}: {}", r, what));
+  }
 }
 
 Bytes on_root_bytes(Communicator& comm, const std::function<Bytes()>& draw) {

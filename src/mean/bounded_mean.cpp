@@ -11,6 +11,7 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/seam.hpp"
 #include "prime_internal.hpp"
+#include "ranks_internal.hpp"
 
 namespace dpstats {
 namespace {
@@ -40,6 +41,19 @@ void validate(const BoundedMeanOptions& o, Eigen::Index d) {
           fmt::format("bound_widen must be in [1, 1000], got {}", o.bound_widen));
   require(o.clip_check_share >= 0 && o.clip_check_share <= 0.1,
           fmt::format("clip_check_share must be in [0, 0.1], got {}", o.clip_check_share));
+}
+
+// What every rank must pass alike (the guard before the first collective): the options that
+// shape the release, in exact (hex) form, and the column count.
+std::string fingerprint(const BoundedMeanOptions& o, Eigen::Index d) {
+  using mean_ranks::exact;
+  std::string f = fmt::format("bounded d={} eps={} delta={} share={} widen={} check={} noise={} "
+                              "bounds=", d, exact(o.privacy.epsilon), exact(o.privacy.delta),
+                              exact(o.scale_share), exact(o.bound_widen),
+                              exact(o.clip_check_share), static_cast<int>(o.run.noise));
+  if (o.bounds)
+    for (double b : *o.bounds) f += exact(b) + ",";
+  return f;
 }
 
 struct BoundedPlan {
@@ -90,23 +104,23 @@ Bounds supplied_bounds(const std::vector<double>& b, Eigen::Index d) {
   return out;
 }
 
-// The exact clipped sum, on X itself when every column has the same width, otherwise on the
-// columns mapped onto [0, 1] (a fixed per-row map); returns the mean of the clipped data
-// (noise added to the integer sums).
-Vector noisy_clipped_mean(const ConstMatrixRef& X, const Bounds& b, const BoundedPlan& p,
-                          int threads, Rng& rng, double& noise_unit) {
+// The exact clipped sum (over every rank's rows; n rows in all), on X itself when every column
+// has the same width, otherwise on the columns mapped onto [0, 1] (a fixed per-row map); returns
+// the mean of the clipped data (noise added to the integer sums on rank 0).
+Vector noisy_clipped_mean(const ConstMatrixRef& X, std::int64_t n, const Bounds& b,
+                          const BoundedPlan& p, int threads, Communicator& comm, Rng& rng,
+                          double& noise_unit) {
   const Vector width = b.hi - b.lo;
-  const auto n = static_cast<std::int64_t>(X.rows());
   if ((width.array() == width[0]).all()) {
-    const QuantisedSum qs = quantised_clipped_sum(X, b.lo, width[0], threads);
+    const QuantisedSum qs = quantised_clipped_sum(X, b.lo, width[0], threads, comm, n);
     noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
-    return qs.to_mean(p.apply(qs.sums, rng), n);
+    return qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n);
   }
   ColumnUnits u{b.lo, width, false, Vector(), 0};
   const RowMatrix W = to_units(X, u);
-  const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads);
+  const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads, comm, n);
   noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
-  return from_units(qs.to_mean(p.apply(qs.sums, rng), n), u);
+  return from_units(qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n), u);
 }
 
 }  // namespace
@@ -115,11 +129,15 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, const Bounds& b, const Bounde
 Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& o, Rng& rng,
                              Budget* budget) {
   validate(o, X.cols());
-  check_data(X);
-  const auto n = static_cast<std::int64_t>(X.rows());
+  Communicator& comm = comm_or_single(o.run.comm);
+  const std::int64_t n = mean_ranks::guarded_rows(X, comm, fingerprint(o, X.cols()),
+                                                  "the bounded mean's options and column count");
+  require(comm.size() == 1 || o.bounds.has_value(),
+          "the bounded mean's private bounds estimate is not distributed yet (launched as {} "
+          "ranks); pass bounds (--bounds LO,HI)", comm.size());
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
-  account.charge(p.ledger());
+  all_or_none(comm, [&] { account.charge(p.ledger()); });  // the budget lives on rank 0
   SealFacts facts;
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"mechanism", o.privacy.delta == 0 ? "laplace" : "gaussian"},
@@ -129,8 +147,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   if (o.bounds) {
     b = supplied_bounds(*o.bounds, X.cols());
     if (p.aux.clip_count)
-      report_clipped(*p.aux.clip_count, rows_outside(X, b.lo, b.hi), n, 0.01, "bounds", false,
-                     rng, diag);
+      mean_ranks::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
+                                 diag);
     if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
     const auto units = units_step(X, p.aux, std::nullopt, 0, o.bound_widen, o.run.threads, rng,
@@ -145,7 +163,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   diag["bounds_lo"] = to_std(b.lo);
   diag["bounds_hi"] = to_std(b.hi);
   double noise_unit = 0;
-  const Vector mean = noisy_clipped_mean(X, b, p, o.run.threads, rng, noise_unit);
+  const Vector mean = noisy_clipped_mean(X, n, b, p, o.run.threads, comm, rng, noise_unit);
   diag["noise_scale"] = to_std(noise_unit * (b.hi - b.lo));
   // In units of the bounds' width: each clipped row moves the mean by at most (hi − lo)/n.
   ColumnUnits width;

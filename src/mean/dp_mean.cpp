@@ -11,6 +11,7 @@
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/seam.hpp"
 #include "prime_internal.hpp"
+#include "ranks_internal.hpp"
 
 namespace dpstats {
 namespace {
@@ -30,6 +31,19 @@ void validate(const DpMeanOptions& o, Eigen::Index d) {
 
 // Every mechanism from public values: the units' share (or the clipped-row count), q_range with
 // range_share of the rest, the Gaussian mean with what remains (basic composition).
+// What every rank must pass alike (the guard before the first collective).
+std::string fingerprint(const DpMeanOptions& o, Eigen::Index d) {
+  using mean_ranks::exact;
+  std::string f = fmt::format("dp-mean d={} eps={} delta={} share={} check={} range={} beta={} "
+                              "noise={} scale=", d, exact(o.privacy.epsilon),
+                              exact(o.privacy.delta), exact(o.scale_share),
+                              exact(o.clip_check_share), exact(o.range_share),
+                              exact(o.failure_probability), static_cast<int>(o.run.noise));
+  if (o.scale)
+    for (double s : *o.scale) f += exact(s) + ",";
+  return f;
+}
+
 struct DpMeanPlan {
   AuxPlan aux;
   RangeOptions range;
@@ -66,11 +80,16 @@ DpMeanPlan plan_dp_mean(std::int64_t n, std::int64_t d, const DpMeanOptions& o) 
 Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rng,
                         Budget* budget) {
   validate(o, X.cols());
-  check_data(X);
-  const auto n = static_cast<std::int64_t>(X.rows());
+  Communicator& comm = comm_or_single(o.run.comm);
+  const std::int64_t n = mean_ranks::guarded_rows(X, comm, fingerprint(o, X.cols()),
+                                                  "DP Mean's options and column count");
+  require(comm.size() == 1 || o.scale.has_value(),
+          "DP Mean's private scale estimate is not distributed yet (launched as {} ranks); pass "
+          "scale (--scale S[,S...])", comm.size());
   const DpMeanPlan p = plan_dp_mean(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
-  account.charge(p.ledger());  // whatever the range step returns
+  // Whatever the range step returns; the budget lives on rank 0.
+  all_or_none(comm, [&] { account.charge(p.ledger()); });
   SealFacts facts;
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
@@ -78,7 +97,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
                                 facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
   const RowMatrix Z = to_units(X, *units);
-  const auto range = q_range(Z, p.range, rng);
+  const auto range = mean_ranks::q_range(Z, n, p.range, comm, rng, o.run.threads);
   if (!range) {
     facts.abstained = "q_range found no populated bin in some coordinate";
     return seal(Vector{}, account, facts, rng, diag);
@@ -91,11 +110,11 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   const Vector lower = range->centre.array() - range->side / 2;
   if (p.aux.clip_count) {
     const Vector upper = lower.array() + range->side;
-    report_clipped(*p.aux.clip_count, rows_outside(Z, lower, upper), n, 0.01, "scale", false, rng,
-                   diag);
+    mean_ranks::report_clipped(*p.aux.clip_count, Z, lower, upper, n, 0.01, "scale", comm, rng,
+                               diag);
   }
-  const QuantisedSum qs = quantised_clipped_sum(Z, lower, range->side, o.run.threads);
-  const Vector mean = qs.to_mean(p.gauss->apply(qs.sums, rng), n);
+  const QuantisedSum qs = quantised_clipped_sum(Z, lower, range->side, o.run.threads, comm, n);
+  const Vector mean = qs.to_mean(on_root(comm, [&] { return p.gauss->apply(qs.sums, rng); }), n);
   const double noise = p.gauss->sigma() * qs.width / (static_cast<double>(n) * qs.quantum);
   diag["box_side_scale_units"] = range->side;
   diag["noise_scale"] = to_std(noise * units->scale);

@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
@@ -36,6 +37,12 @@ const std::array<MethodInfo, 6>& registry() {
        {"bounds", "scale_share", "threads"}},
   }};
   return methods;
+}
+
+// The methods whose data passes run over ranks (RunControl::comm); the others refuse P > 1.
+bool distributed(const std::string& method) {
+  static const std::array<const char*, 2> names = {"bounded", "dp-mean"};
+  return std::find(names.begin(), names.end(), method) != names.end();
 }
 
 // The option names the request sets (the library's snake_case).
@@ -131,6 +138,11 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng
           fmt::format("method '{}' needs alpha (--alpha): an upper bound on the fraction of "
                       "corrupted rows, e.g. 0.05",
                       m.name));
+  const int ranks = r.run.comm ? r.run.comm->size() : 1;
+  require(ranks == 1 || distributed(r.method),
+          fmt::format("mean method '{}' does not run on several ranks yet (launched as {}); run it "
+                      "in one process, or use a method that does (bounded, dp-mean)",
+                      m.name, ranks));
   if (r.method == "prime" || r.method == "prime-ht") return run_prime(X, r, rng, budget);
   return run_other(X, r, rng, budget);
 }

@@ -51,7 +51,9 @@ BoxSum box_sum(const ConstMatrixRef& X, const Vector& lower, double width, doubl
   const Eigen::Index n = X.rows(), d = X.cols();
   require(lower.size() == d, fmt::format("lower bounds have length {}, data have {} columns",
                                          lower.size(), d));
-  require(Q == box_quantum(n), "box_sum: Q must be box_quantum(n)");
+  // Q = box_quantum(n) for this process's rows, or (a rank's share of distributed rows) the
+  // quantum of all rows, which is smaller: the rank's partial sum stays exact either way.
+  require(Q > 0 && (n == 0 || Q <= box_quantum(n)), "box_sum: Q must be in (0, box_quantum(n)]");
   // scale maps [0, width] into [0, Q]; rounding keeps every row's contribution in [0, Q].
   const double scale = Q / width;
   std::vector<double> poison(static_cast<std::size_t>(std::max(threads, 1)), 0.0);

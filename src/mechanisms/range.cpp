@@ -187,25 +187,28 @@ void occupied_bins(const BinCounts& c, Eigen::Index j, std::int64_t lo,
 
 }  // namespace
 
-// Two row-major passes instead of d strided ones (the bins' extent, then dense or hashed counts),
-// no bin array; the counts do not depend on the thread count, so neither do the draws.
-std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
-                                   const EpsilonDelta& per, Rng& rng, int threads) {
-  check_options(o);
+RangeBins q_range_bins(const ConstMatrixRef& X, double sigma, int threads) {
+  check_positive(sigma, "sigma");
   const Eigen::Index n = X.rows(), d = X.cols();
-  require(n > 0 && d > 0,
-          fmt::format("X must have at least one row and one column, got {} x {}", n, d));
+  RangeBins out(static_cast<std::size_t>(d));
+  if (n == 0) return out;
   const int parts = static_cast<int>(
       std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / kRowGrain)));
-  const auto [lo, hi] = bin_extent(X, o.sigma, parts);
-  const BinCounts counts = bin_counts(X, o.sigma, lo, hi, parts);
+  const auto [lo, hi] = bin_extent(X, sigma, parts);
+  const BinCounts counts = bin_counts(X, sigma, lo, hi, parts);
+  for (Eigen::Index j = 0; j < d; ++j) occupied_bins(counts, j, lo[j], out[static_cast<std::size_t>(j)]);
+  return out;
+}
+
+std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n,
+                                           const RangeOptions& o, const EpsilonDelta& per,
+                                           Rng& rng) {
+  const auto d = static_cast<Eigen::Index>(bins.size());
   RangeResult result;
   result.centre.resize(d);
-  std::vector<std::pair<std::int64_t, std::int64_t>> occupied;
   for (Eigen::Index j = 0; j < d; ++j) {
-    occupied_bins(counts, j, lo[j], occupied);
-    const StabilityHistogram h =
-        stability_histogram_counts(occupied, per.epsilon, per.delta, Neighbouring::replace_one, rng);
+    const StabilityHistogram h = stability_histogram_counts(
+        bins[static_cast<std::size_t>(j)], per.epsilon, per.delta, Neighbouring::replace_one, rng);
     if (h.noisy_counts.empty()) return std::nullopt;
     auto best = h.noisy_counts.begin();
     for (auto it = h.noisy_counts.begin(); it != h.noisy_counts.end(); ++it) {
@@ -216,6 +219,17 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& 
   result.side = 8 * o.sigma *
                 std::sqrt(std::log(static_cast<double>(d) * static_cast<double>(n) / o.zeta));
   return result;
+}
+
+// Two row-major passes instead of d strided ones (the bins' extent, then dense or hashed counts),
+// no bin array; the counts do not depend on the thread count, so neither do the draws.
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
+                                   const EpsilonDelta& per, Rng& rng, int threads) {
+  check_options(o);
+  const Eigen::Index n = X.rows(), d = X.cols();
+  require(n > 0 && d > 0,
+          fmt::format("X must have at least one row and one column, got {} x {}", n, d));
+  return q_range_release(q_range_bins(X, o.sigma, threads), n, o, per, rng);
 }
 
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {

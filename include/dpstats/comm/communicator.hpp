@@ -70,6 +70,13 @@ ShardRows shard_rows(Communicator& comm, std::int64_t local_rows);
 // rank throws InvalidArgument naming `what`, before anything is computed or released.
 void check_agreement(Communicator& comm, const std::string& fingerprint, const std::string& what);
 
+// Runs step() on every rank; when it throws InvalidArgument on any rank, every rank throws: a
+// failing rank its own exception, the others InvalidArgument with the lowest failing rank's
+// message ("rank r: ..." for r > 0). So a local
+// failure (reading a shard, a bad cell in one rank's rows) stops every rank before the next
+// collective instead of leaving the others waiting. One allgather of a status byte per call.
+void all_or_none(Communicator& comm, const std::function<void()>& step);
+
 // Runs draw() on rank 0 only and gives its result to every rank (noise once). T is a Vector, a
 // std::vector of trivially copyable values, or a trivially copyable value. When draw() throws on
 // rank 0 the exception is rethrown there and every other rank throws InvalidArgument with the

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/data/matrix.hpp"
 
 namespace dpstats {
@@ -32,5 +33,11 @@ double sum_quantum(std::int64_t n);
 // returning anything.
 QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
                                    int threads = 1);
+
+// The same over ranks (comm/communicator.hpp): X is this rank's rows (possibly none) and `n` the
+// rows of all ranks; Q = box_quantum(n) and the integer sums are added exactly over ranks, so
+// every rank gets the sums the single-process call returns on all rows. Every rank calls it.
+QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
+                                   int threads, Communicator& comm, std::int64_t n);
 
 }  // namespace dpstats

@@ -5,8 +5,11 @@
 // B = 8σ sqrt(ln(d n / ζ)), or abstains when every bin of some coordinate was suppressed.
 #pragma once
 #include <Eigen/Core>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/composition.hpp"
@@ -39,6 +42,16 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& 
 // whatever the thread count. result.entry is left empty (the caller charged the plan's entry).
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
                                    const EpsilonDelta& per, Rng& rng, int threads);
+
+// The two halves of q_range, for rows spread over ranks (comm/communicator.hpp): the occupied
+// bins (bin, count) of each coordinate in increasing bin order -- exact counts, so the bins of
+// several ranks' rows merge by adding counts -- and the release from the bins of all n rows
+// (the d stability histograms and the box side). q_range is q_range_release(q_range_bins(X)).
+using RangeBins = std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>;
+RangeBins q_range_bins(const ConstMatrixRef& X, double sigma, int threads);
+std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n,
+                                           const RangeOptions& o, const EpsilonDelta& per,
+                                           Rng& rng);
 
 // The reason to abstain when a released range cannot be used: some coordinate's centre lies
 // 2^52 sigma or more from zero, where a double no longer resolves one bin (x/(2 sigma) is coarser

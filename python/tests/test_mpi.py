@@ -1,0 +1,63 @@
+"""comm= (issue 18): dpstats.mean over MPI ranks (mpi4py) equals the single-process release."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dpstats
+
+pytest.importorskip("mpi4py")
+MPIRUN = shutil.which("mpirun")
+SCRIPT = os.path.join(os.path.dirname(__file__), "mpi_mean_ranks.py")
+
+
+def _data(tmp_path):
+    rng = np.random.default_rng(5)
+    X = np.column_stack([1e-3 * rng.normal(size=3001), 1e3 + 1e3 * rng.standard_t(3, 3001)])
+    X[:7] *= 1e5  # a few corrupted rows
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    return X, path
+
+
+def _ranks(p, path, kwargs):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    out = subprocess.run([MPIRUN, "-np", str(p), "--oversubscribe", "--bind-to", "none",
+                          sys.executable, SCRIPT, str(path), json.dumps(kwargs)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    return out
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+@pytest.mark.parametrize("kwargs", [
+    dict(method="bounded", epsilon=1.0, delta=0.0, bounds=[-5e3, 5e3], seed=3),
+    dict(method="bounded", epsilon=0.7, delta=1e-6, bounds=[-0.01, 0.01, 0, 5e3], seed=9),
+])
+@pytest.mark.parametrize("p", [2, 3])
+def test_mean_over_ranks_equals_one_process(tmp_path, kwargs, p):
+    X, path = _data(tmp_path)
+    single = dpstats.mean(X, **kwargs)
+    out = _ranks(p, path, kwargs)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in single.estimate]
+    assert got["release"] == single.to_json()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+def test_a_method_not_distributed_is_refused_on_every_rank(tmp_path):
+    _, path = _data(tmp_path)
+    out = _ranks(2, path, dict(method="prime", alpha=0.05, epsilon=1.0, delta=1e-6, seed=1))
+    assert out.returncode != 0
+    assert "does not run on several ranks" in out.stderr
+    assert out.stdout == ""
+
+
+def test_comm_must_be_a_communicator():
+    with pytest.raises(ValueError, match="mpi4py communicator"):
+        dpstats.mean(np.ones((10, 1)), method="bounded", epsilon=1.0, bounds=[0, 2], comm=object())

@@ -1,0 +1,89 @@
+// The mean family over ranks (ranks_internal.hpp).
+#include <map>
+
+#include "dpstats/comm/json.hpp"
+#include "ranks_internal.hpp"
+
+namespace dpstats::mean_ranks {
+namespace {
+
+// Every rank's bins, added bin by bin (exact integer counts): the bins one process would count.
+RangeBins merge(Communicator& comm, const RangeBins& local) {
+  std::vector<std::int64_t> words;
+  for (const auto& coordinate : local) {
+    words.push_back(static_cast<std::int64_t>(coordinate.size()));
+    for (const auto& [bin, count] : coordinate) {
+      words.push_back(bin);
+      words.push_back(count);
+    }
+  }
+  const auto all = comm.allgather(to_bytes(words));
+  std::vector<std::map<std::int64_t, std::int64_t>> sums(local.size());
+  for (const auto& b : all) {
+    const auto w = from_bytes<std::vector<std::int64_t>>(b);
+    std::size_t at = 0;
+    for (auto& coordinate : sums) {
+      require(at < w.size(), "q_range: ranks hold different column counts");
+      const auto k = static_cast<std::size_t>(w[at++]);
+      for (std::size_t i = 0; i < k; ++i, at += 2) coordinate[w[at]] += w[at + 1];
+    }
+  }
+  RangeBins out(local.size());
+  for (std::size_t j = 0; j < sums.size(); ++j) out[j].assign(sums[j].begin(), sums[j].end());
+  return out;
+}
+
+}  // namespace
+
+std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
+                          const std::string& fingerprint, const char* what) {
+  if (comm.size() == 1) {
+    check_data(X);
+    return static_cast<std::int64_t>(X.rows());
+  }
+  check_agreement(comm, fingerprint, what);
+  all_or_none(comm, [&] {
+    if (X.rows() > 0) check_data(X);
+  });
+  const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
+  require(n > 0, "X must have at least one row and one column, got 0 x {} (over {} ranks)",
+          X.cols(), comm.size());
+  return n;
+}
+
+void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, const Vector& lower,
+                    const Vector& upper, std::int64_t n, double tolerated, const char* what,
+                    Communicator& comm, Rng& rng, nlohmann::json& diag) {
+  const std::int64_t outside = allreduce_count(comm, prime_detail::rows_outside(X, lower, upper));
+  diag["clipped"] = on_root_json(comm, [&] {
+    nlohmann::json d;
+    prime_detail::report_clipped(count, outside, n, tolerated, what, false, rng, d);
+    return d["clipped"];
+  });
+}
+
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads) {
+  if (comm.size() == 1) return dpstats::q_range(X, o, rng);
+  const auto d = static_cast<std::size_t>(X.cols());
+  const EpsilonDelta per = q_range_coordinate_budget(o, d);
+  RangeBins local;
+  all_or_none(comm, [&] { local = q_range_bins(X, o.sigma, threads); });
+  const RangeBins bins = merge(comm, local);
+  // [side, centre...] or nothing when the range step abstained.
+  const Vector packed = on_root(comm, [&] {
+    const auto r = q_range_release(bins, n, o, per, rng);
+    if (!r) return Vector();
+    Vector v(r->centre.size() + 1);
+    v << r->side, r->centre;
+    return v;
+  });
+  if (packed.size() == 0) return std::nullopt;
+  RangeResult r;
+  r.side = packed[0];
+  r.centre = packed.tail(packed.size() - 1);
+  r.entry = q_range_entry(o, d);
+  return r;
+}
+
+}  // namespace dpstats::mean_ranks

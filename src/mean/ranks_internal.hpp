@@ -1,0 +1,36 @@
+// The mean family over ranks (internal; comm/communicator.hpp, docs/architecture.md "Ranks"):
+// the guard before the first collective, the private clipped-row count and q_range on rows
+// spread over ranks. One process (comm.size() == 1): exactly the single-process code.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/mechanisms/range.hpp"
+#include "prime_internal.hpp"
+
+namespace dpstats::mean_ranks {
+
+// The rows of every rank, after the guard: every rank's `fingerprint` (the options that shape the
+// release and the column count) equals rank 0's, every rank's cells are finite (a rank may hold
+// no row), and there is at least one row in all. One process: check_data(X) and X.rows().
+std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
+                          const std::string& fingerprint, const char* what);
+
+// diag["clipped"] (report_clipped) from every rank's count of rows outside [lower, upper]; the
+// noisy count is drawn on rank 0 and every rank gets the same diagnostics.
+void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, const Vector& lower,
+                    const Vector& upper, std::int64_t n, double tolerated, const char* what,
+                    Communicator& comm, Rng& rng, nlohmann::json& diag);
+
+// q_range on the rows of every rank (n in all): each rank's occupied bins, merged exactly, then
+// the release drawn on rank 0 and given to every rank.
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads);
+
+// A double in exact form, for fingerprints.
+inline std::string exact(double x) { return fmt::format("{:a}", x); }
+
+}  // namespace dpstats::mean_ranks

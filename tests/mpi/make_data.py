@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Inputs of the MPI tests (tests/mpi/README.md), written to the folder given as argument.
+
+table.csv   n = 20011 rows, 4 named columns in odd units: x 1e-3, x 1e3 shifted by 5e4,
+            Student-t(2) heavy tails, and a lognormal; 30 corrupted rows (1e6 x the scale).
+table.npy   the same rows as float64 .npy (the numeric columns only).
+part_NN.csv the same rows cut into 7 shard files of unequal length (glob 'part_*.csv').
+narrow.csv  the first 100 rows with 3 columns only (a column-count mismatch for the guard).
+"""
+import os
+import sys
+
+import numpy as np
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(20261128)
+n = 20011
+cols = np.column_stack([
+    1e-3 * rng.normal(2.0, 1.0, n),
+    5e4 + 1e3 * rng.normal(0.0, 1.0, n),
+    rng.standard_t(2, n),
+    rng.lognormal(0.0, 1.0, n),
+])
+bad = rng.choice(n, 30, replace=False)
+cols[bad] *= 1e6
+names = ["milli", "kilo_shifted", "t2", "lognormal"]
+
+
+def write_csv(path, rows):
+    with open(path, "w") as f:
+        f.write(",".join(names[: rows.shape[1]]) + "\n")
+        for r in rows:
+            f.write(",".join(repr(float(v)) for v in r) + "\n")
+
+
+write_csv(os.path.join(out, "table.csv"), cols)
+np.save(os.path.join(out, "table.npy"), cols)
+cuts = [0, 1, 2900, 7000, 7001, 12000, 19000, n]
+for k in range(len(cuts) - 1):
+    write_csv(os.path.join(out, f"part_{k:02d}.csv"), cols[cuts[k]:cuts[k + 1]])
+write_csv(os.path.join(out, "narrow.csv"), cols[:100, :3])
