@@ -172,3 +172,27 @@ def test_classify_and_moments_threads_default_to_the_library():
     moms = [dpstats.moments(M, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3,
                             threads=t) for t in (None, 1, 2)]
     assert all(np.array_equal(m.second, moms[0].second) for m in moms)
+
+
+def test_comm_ranks_give_the_single_process_release(tmp_path):
+    """comm= (issue 18): under mpirun -np 2 the fit equals the one-process release."""
+    import json, os, shutil, subprocess, sys
+    pytest.importorskip("mpi4py")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    X, y = _data(n=2001)
+    path = tmp_path / "D.npy"
+    np.save(path, np.column_stack([y, X]))
+    kwargs = dict(epsilon=1.0, domain_radius=2.0, moment_bound=3.0, steps=6, centre=False, seed=5)
+    single = dpstats.fit(X, y, task="heavy-tailed", **kwargs)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    script = os.path.join(os.path.dirname(__file__), "mpi_heavy_tailed_ranks.py")
+    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                          sys.executable, script, str(path), json.dumps(kwargs)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in single.estimate]
+    assert got["release"] == single.to_json()
