@@ -2,11 +2,15 @@
 // dispatch. Task-only options and the run live in cmd_fit_<task>.cpp (see fit.hpp).
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/run_control.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "fit.hpp"
+#include "ranks.hpp"
 
 namespace dpstats::cli {
 
@@ -40,6 +44,10 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--clip", a->clip, "gradient clipping norm");
   cmd->add_option("--epochs", a->epochs, "passes over the data");
   cmd->add_option("--batch-size", a->batch_size, "(expected) batch size");
+  cmd->add_option("--threads", a->threads,
+                  "classify, heavy-tailed: worker threads of the data passes (a seeded release "
+                  "is the same for any count; default: the library's)")
+      ->check(CLI::Range(1, kMaxThreads));
   cmd->add_option("--feature-bound", a->feature_bound,
                   "user-level: public bound on feature norms (rows clipped; absent: estimated "
                   "privately from --scale-share)");
@@ -65,6 +73,10 @@ void add_fit_command(CLI::App& app) {
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
+    // Several ranks: only the heavy-tailed fit distributes its rows (docs/guide.md §11).
+    require(ranks() == nullptr || ranks()->size() == 1 || a->task == "heavy-tailed",
+            fmt::format("'dpstats fit --task {}' does not run on several ranks yet; run it in "
+                        "one process", a->task));
     if (a->task == "classify") return classify(*a);
     if (a->task == "heavy-tailed") return heavy_tailed(*a);
     user_level(*a);

@@ -3,7 +3,8 @@
 //             --epsilon E [--delta D] --domain-radius R [--moment-order k] [--moment-bound G_k]
 //             [--moment-bound-2 G_2] [--profile practical|paper] [--phases T] [--steps T]
 //             [--step-size η] [--clip C] [--inner glm-one-stage|double-output-perturbation]
-//             [--final-clip-rule private-quantile|public] [--centre|--no-centre] [--seed N] INPUT
+//             [--final-clip-rule private-quantile|public] [--centre|--no-centre] [--threads T]
+//             [--seed N] INPUT
 // INPUT columns: label, features. Pure ε-DP (δ = 0) for every method but dp-sgd (the (ε, δ)
 // Gaussian baseline). Without --method: clipped-gd (the default: no data-dependent abort, so its
 // whole output, status included, is covered by its epsilon-DP guarantee; lipschitz-extension and
@@ -19,6 +20,7 @@
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "fit.hpp"
+#include "ranks.hpp"
 
 namespace dpstats::cli {
 namespace {
@@ -72,14 +74,17 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.steps = a.steps;
   o.step_size = a.step_size;
   o.clip = a.clip;
+  if (a.threads) o.run.threads = *a.threads;
   require(!a.input.path.empty(), "INPUT (CSV: label, features) is required for --task heavy-tailed");
-  const Table table = read_input(a.input);
+  o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
+  const InputShard input = read_input_shard(a.input, o.run.comm);
+  const Table& table = input.table;
   require(table.values.cols() >= 2,
           "INPUT needs at least 2 columns (label, features), got " + std::to_string(table.values.cols()));
   const Vector y = table.values.col(0);
   const RowMatrix X = table.values.rightCols(table.values.cols() - 1);
   auto rng = make_rng(a.seed);
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = optimize::fit_heavy_tailed(X, y, o, *rng, budget.get());
   nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task},
                                  {"method", name_of(o.method)}, {"loss", name_of(o.loss)}};
@@ -87,10 +92,10 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
                          ? nlohmann::ordered_json(std::vector<double>(
                                r.estimate.data(), r.estimate.data() + r.estimate.size()))
                          : nlohmann::ordered_json(nullptr);
-  nlohmann::ordered_json extra = {{"n", X.rows()}, {"d", X.cols()},
+  nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()},
                                   {"moment_order", o.moment_order}};
   budget.commit();  // before anything is printed
-  print_json(release_output(std::move(head), release_fields_json(r), extra));
+  if (is_root()) print_json(release_output(std::move(head), release_fields_json(r), extra));
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  batch_size: int = 256, step_size: float = 1e-3, clip: float = 1.0,
                  classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
-                 y_test=None, threads: int = 1, seed: Optional[int] = None,
+                 y_test=None, threads: Optional[int] = None, seed: Optional[int] = None,
                  budget=None) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
     doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to."""
@@ -74,7 +74,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier, "
                          "feature_scale and budget do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
-                    ("hidden", hidden), ("threads", threads)):
+                    ("hidden", hidden), ("threads", 1 if threads is None else threads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     try:
@@ -101,7 +101,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         None if feature_scale is None else float(feature_scale), float(scale_share), int(epochs),
         int(batch_size), float(step_size), float(clip), float(lambda_), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
-        int(threads), _seed(seed), native(budget))
+        None if threads is None else int(threads), _seed(seed), native(budget))
     r = Release._from_native(est, fields)
     if not private:
         r = replace(r, epsilon=math.inf)

@@ -71,12 +71,17 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
                      final_clip_rule: Optional[str] = None, budget=None,
-                     centre: Optional[bool] = None) -> Release:
+                     centre: Optional[bool] = None, threads: Optional[int] = None,
+                     comm=None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc. ``budget``: a
     :class:`dpstats.Budget` the release is charged to. ``centre``: None (default) centres the
     features privately and fits an intercept when their scale is unknown and the records suffice;
     below that, a private offset check abstains on columns far from 0. True: always centre
-    (abstain when the records are too few); False: never (x . w in the data's units, no check)."""
+    (abstain when the records are too few); False: never (x . w in the data's units, no check).
+    ``threads``: worker threads of the data passes (None: the library's default); a seeded
+    release is the same for any count. ``comm``: an mpi4py communicator when the rows are spread
+    over MPI ranks (X, y: this rank's rows, in rank order); methods clipped-gd and dp-sgd with a
+    moment_bound give the single-process release (docs/guide.md §11), the rest refuse."""
     from . import _required
     epsilon = _required.epsilon(epsilon)
     if method is None:
@@ -121,5 +126,5 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
         _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
         final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget),
-        _centre(centre))
+        _centre(centre), _opt_int(threads, "threads"), comm)
     return Release._from_native(est, fields)

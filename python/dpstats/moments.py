@@ -76,7 +76,7 @@ def _int(x, name: str) -> int:
 
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
+             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=None,
              scale_share=0.1, clip_check_share=0.01, profile="practical", clip_block=0,
              centre=True):
     if epsilon is None and rho is None and noise_multiplier is None:
@@ -90,7 +90,7 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         _opt_float(lambda_, "lambda_"), float(_opt_float(alpha, "alpha")),
         float(_opt_float(tau, "tau")), float(_opt_float(scale_share, "scale_share")),
         float(_opt_float(clip_check_share, "clip_check_share")), bool(diagonal), str(on_norm), str(neighbouring), str(profile),
-        _int(threads, "threads"), clip_block=_block(clip_block), centre=bool(centre))
+        None if threads is None else _int(threads, "threads"), clip_block=_block(clip_block), centre=bool(centre))
 
 
 def _block(x) -> int:
@@ -116,7 +116,8 @@ class MomentEstimator:
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
-                 on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
+                 on_norm: str = "clip", neighbouring: str = "replace-one",
+                 threads: Optional[int] = None,
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
                  profile: str = "practical", clip_block: int = 0,
                  budget: Optional[Budget] = None):
@@ -157,7 +158,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
-            threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
+            threads: Optional[int] = None, scale_share: float = 0.1, clip_check_share: float = 0.01,
             profile: str = "practical", centre: bool = True, columns: Optional[Sequence] = None,
             budget: Optional[Budget] = None) -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step.

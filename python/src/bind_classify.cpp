@@ -33,7 +33,7 @@ py::tuple fit_classify_native(
     int epochs, int batch_size, double learning_rate, double clip, double jme_lambda, double tau,
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
-    int threads, std::optional<std::uint64_t> seed, Budget* budget) {
+    std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
   optimize::ClassifyOptions o;
@@ -49,7 +49,7 @@ py::tuple fit_classify_native(
   o.lambda = jme_lambda;
   o.tau = tau;
   o.second_moment_floor = second_moment_floor;
-  o.run.threads = check_threads(threads);
+  if (threads) o.run.threads = check_threads(*threads);  // absent: RunControl's default
   const auto kind = optimize::parse_model_kind(model);
   RowMatrix test_X;
   std::vector<int> test_y;

@@ -1,5 +1,6 @@
 // Bindings for fit(task="heavy-tailed"): pure ε-DP convex optimisation with heavy-tailed
 // gradients (optimize/heavy_tailed.hpp).
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
@@ -20,7 +21,8 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
                                   std::optional<std::string> final_clip_rule,
                                   std::optional<std::uint64_t> seed,
                                   std::optional<double> scale_share, Budget* budget,
-                                  std::optional<bool> centre) {
+                                  std::optional<bool> centre, std::optional<int> threads,
+                                  const py::object& comm) {
   const RowMatrix data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
@@ -39,6 +41,9 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
   o.steps = steps;
   o.step_size = step_size;
   o.clip = clip;
+  if (threads) o.run.threads = check_threads(*threads);
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
+  o.run.comm = ranks.get();
   if (inner) o.inner = parse_enum<optimize::InnerSolver>(*inner);
   if (final_clip_rule) o.final_clip_rule = parse_enum<optimize::FinalClipRule>(*final_clip_rule);
   auto rng = make_rng(seed);
@@ -59,5 +64,6 @@ void bind_heavy_tailed(py::module_& m) {
         py::arg("moment_bound_2"), py::arg("phases"), py::arg("steps"), py::arg("step_size"),
         py::arg("clip"), py::arg("inner"), py::arg("final_clip_rule"), py::arg("seed"),
         py::arg("scale_share") = py::none(), py::arg("budget").none(true) = nullptr,
-        py::arg("centre") = py::none());
+        py::arg("centre") = py::none(), py::arg("threads") = py::none(),
+        py::arg("comm") = py::none());
 }

@@ -79,7 +79,7 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
                 std::optional<double> rho, std::optional<double> noise_multiplier,
                 std::optional<double> lambda, double alpha, double tau, double scale_share,
                 double clip_check_share, bool diagonal, const std::string& on_norm, const std::string& neighbouring,
-                const std::string& profile, int threads, std::size_t clip_block, bool centre) {
+                const std::string& profile, std::optional<int> threads, std::size_t clip_block, bool centre) {
   Options o;
   o.steps = steps;
   o.dim = dim;
@@ -99,7 +99,7 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
   o.on_norm = on_norm;
   o.neighbouring = neighbouring;
   o.profile = profile;
-  o.run.threads = check_threads(threads);
+  if (threads) o.run.threads = check_threads(*threads);  // absent: RunControl's default
   o.clip_block = clip_block;
   o.centre = centre;
   return o;
@@ -114,7 +114,7 @@ void bind_moments(py::module_& m) {
         py::arg("delta"), py::arg("rho"), py::arg("noise_multiplier"), py::arg("lambda_"),
         py::arg("alpha"), py::arg("tau"), py::arg("scale_share"),
         py::arg("clip_check_share"), py::arg("diagonal"),
-        py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = 1,
+        py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = py::none(),
         py::arg("clip_block") = 0, py::arg("centre") = true);
   m.def("_moments_methods", [] {
     std::vector<std::string> names;

@@ -145,3 +145,54 @@ def test_centred_fit_has_an_intercept_that_predict_uses():
     pred = model.predict(x)
     assert np.median(np.abs(pred - y)) < 2.0  # the noise's own median |t_5| is about 0.73
     assert model.score(x, y) > 0.5
+
+
+@pytest.mark.parametrize("method", ["clipped-gd", "output-perturbation"])
+def test_threads_give_the_same_seeded_release(method):
+    X, y = _data(n=9000)
+    out = [dpstats.fit(X, y, task="heavy-tailed", method=method, epsilon=1.0, domain_radius=2.0,
+                       seed=4, threads=t) for t in (None, 1, 2, 3)]
+    for r in out[1:]:
+        assert r.status == out[0].status
+        assert np.array_equal(r.estimate, out[0].estimate)
+        assert r.diagnostics == out[0].diagnostics
+    with pytest.raises(ValueError, match="threads"):
+        dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, threads=0)
+
+
+def test_classify_and_moments_threads_default_to_the_library():
+    rng = np.random.default_rng(2)
+    lab = rng.integers(0, 2, size=400)
+    F = rng.normal(size=(400, 3)) + lab[:, None]
+    fits = [dpstats.fit(F, lab, task="classify", classes=2, epsilon=5.0, delta=1e-5,
+                        noise_multiplier=1.0, feature_scale=3.0, epochs=1, batch_size=100,
+                        seed=3, threads=t) for t in (None, 1, 3)]
+    assert all(np.array_equal(f.estimate, fits[0].estimate) for f in fits)
+    M = rng.normal(size=(3, 40000)) / 400
+    moms = [dpstats.moments(M, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3,
+                            threads=t) for t in (None, 1, 2)]
+    assert all(np.array_equal(m.second, moms[0].second) for m in moms)
+
+
+def test_comm_ranks_give_the_single_process_release(tmp_path):
+    """comm= (issue 18): under mpirun -np 2 the fit equals the one-process release."""
+    import json, os, shutil, subprocess, sys
+    pytest.importorskip("mpi4py")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    X, y = _data(n=2001)
+    path = tmp_path / "D.npy"
+    np.save(path, np.column_stack([y, X]))
+    kwargs = dict(epsilon=1.0, domain_radius=2.0, moment_bound=3.0, steps=6, centre=False, seed=5)
+    single = dpstats.fit(X, y, task="heavy-tailed", **kwargs)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    script = os.path.join(os.path.dirname(__file__), "mpi_heavy_tailed_ranks.py")
+    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                          sys.executable, script, str(path), json.dumps(kwargs)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in single.estimate]
+    assert got["release"] == single.to_json()

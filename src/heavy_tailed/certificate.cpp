@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/ordered_chunks.hpp"
+#include "dpstats/parallel.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -33,6 +35,10 @@ struct Block {
   double Li(std::int64_t i) const { return L[static_cast<std::size_t>(i)]; }
 };
 
+// Rows per chunk of the row passes (ordered_chunks.hpp): a block of at most this many rows is
+// summed exactly as a serial loop.
+constexpr std::int64_t kChunkRows = 4096;
+
 // Per-term model used by Newton: ψ (μ = 0) or its Huber smoothing of width μ (PL losses).
 struct Term {
   double value, slope, curv;
@@ -53,7 +59,12 @@ Term term(const Block& b, std::int64_t i, double u, double mu) {
 
 double smoothed_objective(const Block& b, const Vector& w, double mu, double nu) {
   LD s = 0;
-  for (std::int64_t i = 0; i < b.m; ++i) s += term(b, i, b.row(i).dot(w), mu).value;
+  ordered_chunks(
+      b.m, kChunkRows, b.p.threads, [] { return LD{0}; },
+      [&](LD& acc, std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t i = lo; i < hi; ++i) acc += term(b, i, b.row(i).dot(w), mu).value;
+      },
+      [&](const LD& acc) { s += acc; });
   const double reg = 0.5 * b.p.lambda * (w - b.p.w0).squaredNorm() +
                      0.5 * nu * (w - b.p.center).squaredNorm();
   return static_cast<double>(s / b.m) + reg;
@@ -67,12 +78,24 @@ int newton(const Block& b, Vector& w, double mu, double nu) {
   for (; steps < kMaxNewton; ++steps) {
     Vector g = Vector::Zero(d);
     Eigen::MatrixXd H = Eigen::MatrixXd::Zero(d, d);
-    for (std::int64_t i = 0; i < b.m; ++i) {
-      const auto a = b.row(i);
-      const Term t = term(b, i, a.dot(w), mu);
-      if (t.slope != 0) g.noalias() += t.slope * a.transpose();
-      if (t.curv != 0) H.selfadjointView<Eigen::Lower>().rankUpdate(a.transpose(), t.curv);
-    }
+    struct GH {
+      Vector g;
+      Eigen::MatrixXd H;
+    };
+    ordered_chunks(
+        b.m, kChunkRows, b.p.threads, [&] { return GH{Vector::Zero(d), Eigen::MatrixXd::Zero(d, d)}; },
+        [&](GH& acc, std::int64_t lo, std::int64_t hi) {
+          for (std::int64_t i = lo; i < hi; ++i) {
+            const auto a = b.row(i);
+            const Term t = term(b, i, a.dot(w), mu);
+            if (t.slope != 0) acc.g.noalias() += t.slope * a.transpose();
+            if (t.curv != 0) acc.H.selfadjointView<Eigen::Lower>().rankUpdate(a.transpose(), t.curv);
+          }
+        },
+        [&](const GH& acc) {
+          g += acc.g;
+          H.triangularView<Eigen::Lower>() += acc.H;
+        });
     g /= static_cast<double>(b.m);
     H /= static_cast<double>(b.m);
     g += b.p.lambda * (w - b.p.w0) + nu * (w - b.p.center);
@@ -150,7 +173,9 @@ int solve_smoothed(const Block& b, Vector& w, double mu) {
 // θ_i = ψ_i'(u_i) (smooth) or the smoothed dual clamp((u − κ)/μ, l, r) (PL, μ > 0).
 Vector model_duals(const Block& b, const Vector& w, double mu) {
   Vector th(b.m);
-  for (std::int64_t i = 0; i < b.m; ++i) th[i] = term(b, i, b.row(i).dot(w), mu).slope;
+  parallel_ranges(b.m, b.p.threads, kChunkRows, [&](int, std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) th[i] = term(b, i, b.row(i).dot(w), mu).slope;
+  });
   return th;
 }
 
@@ -235,13 +260,29 @@ double glm_duality_gap(const GlmErmProblem& p, const Vector& w, const Vector& th
   require(theta.size() == b.m, "glm_duality_gap: one dual value per row is required");
   LD fy = 0;
   Vector S = Vector::Zero(w.size());
-  for (std::int64_t i = 0; i < b.m; ++i) {
-    const auto a = b.row(i);
-    const double t = p.env.fenchel_young(a.dot(w), theta[i], b.label(i), b.Li(i));
-    if (!std::isfinite(p.env.conjugate(theta[i], b.label(i), b.Li(i)))) return kInf;
-    fy += t;
-    S.noalias() += theta[i] * a.transpose();
-  }
+  bool finite = true;
+  struct FS {
+    LD fy;
+    Vector S;
+    bool finite;
+  };
+  ordered_chunks(
+      b.m, kChunkRows, p.threads, [&] { return FS{0, Vector::Zero(w.size()), true}; },
+      [&](FS& acc, std::int64_t lo, std::int64_t hi) {
+        for (std::int64_t i = lo; i < hi && acc.finite; ++i) {
+          const auto a = b.row(i);
+          const double t = p.env.fenchel_young(a.dot(w), theta[i], b.label(i), b.Li(i));
+          if (!std::isfinite(p.env.conjugate(theta[i], b.label(i), b.Li(i)))) acc.finite = false;
+          acc.fy += t;
+          acc.S.noalias() += theta[i] * a.transpose();
+        }
+      },
+      [&](const FS& acc) {
+        fy += acc.fy;
+        S += acc.S;
+        finite = finite && acc.finite;
+      });
+  if (!finite) return kInf;
   S /= static_cast<double>(b.m);
   Vector v = p.w0 - S / p.lambda;
   project_ball(p, v);

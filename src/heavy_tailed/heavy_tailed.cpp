@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/l2_laplace.hpp"
 #include "dpstats/solvers/adaptive_subgradient.hpp"
@@ -127,11 +129,63 @@ void validate_options(const HeavyTailedOptions& o) {
           "inner, final_solver and final_clip_rule apply to method lipschitz-extension only");
 }
 
-void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y) {
-  require(X.rows() >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
+// `n`: the rows over all ranks (X holds this rank's shard, possibly empty when n >= 1).
+void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y, std::int64_t n) {
+  require(n >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
   require(y.size() == X.rows(), fmt::format("labels have length {} but features have {} rows",
                                             y.size(), X.rows()));
   require(X.allFinite(), "data must be finite (got a NaN or infinite entry)");
+}
+
+// Several ranks (options.run.comm): the noisy clipped GD methods, whose only data pass is the exact
+// clipped gradient sum, with a public moment bound. The rest read the rows through passes that are
+// not exact integer sums (the certified ERM solver's Newton passes, the scale layer's quantile and
+// the private centring run on one process), so they refuse rather than release a result that
+// depends on how the rows are split (docs/guide.md "Heavy-tailed fits on several ranks").
+void check_distributed(const HeavyTailedOptions& o, int ranks) {
+  if (ranks == 1) return;
+  const bool gd = o.method == HeavyTailedMethod::clipped_gd || o.method == HeavyTailedMethod::dp_sgd;
+  require(gd, fmt::format("method {} does not run on {} ranks: its certified ERM solver sums "
+                          "floating-point gradients and Hessians, which do not merge exactly "
+                          "across ranks; use method clipped-gd or dp-sgd, or run on one rank",
+                          name_of(o.method), ranks));
+  require(o.moment_bound.has_value(),
+          fmt::format("moment_bound is required on {} ranks (the private estimate of an absent "
+                      "moment bound runs on one process only); give it, or run on one rank", ranks));
+  require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
+                                        "centring runs on one process only)", ranks));
+}
+
+// Everything the ranks must agree on before the first collective.
+std::string fingerprint(const HeavyTailedOptions& o, Eigen::Index d) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}", name_of(o.method),
+                     name_of(o.profile), name_of(o.loss), o.huber_kappa, o.privacy.epsilon,
+                     o.privacy.delta, o.domain_radius, o.moment_order, o.moment_bound.value_or(-1),
+                     o.moment_bound_2.value_or(-1), o.clip.value_or(-1), o.steps.value_or(-1),
+                     o.step_size.value_or(-1), static_cast<int>(o.run.noise), d);
+}
+
+// checked_labels over every rank's labels: {0, 1} labels are mapped when every rank's are in
+// {0, 1}, some are not ±1 and some are 0 (one rank's shard alone may hold only 1s).
+Vector global_labels(Communicator& comm, const Eigen::Ref<const Vector>& y, GlmKind kind,
+                     bool* mapped) {
+  if (comm.size() == 1) return checked_labels(y, kind, mapped);
+  *mapped = false;
+  require(y.allFinite(), "labels must be finite (got a NaN or infinite label)");
+  if (!binary_labels(kind)) return y;
+  std::int64_t c[3] = {0, 0, 0};  // not ±1, not {0, 1}, zeros
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    c[0] += (y[i] != 1 && y[i] != -1);
+    c[1] += (y[i] != 0 && y[i] != 1);
+    c[2] += (y[i] == 0);
+  }
+  comm.allreduce_sum(c);
+  if (c[0] == 0) return y;
+  require(c[1] == 0 && c[2] > 0,
+          fmt::format("labels must be -1 or +1 for the {} loss (labels in {{0, 1}} are mapped "
+                      "0 -> -1, 1 -> +1); got a label outside both sets", name_of(kind)));
+  *mapped = true;
+  return (2 * y.array() - 1).matrix();
 }
 
 // sup_W ‖∇f(w; a, y)‖ for one record (W = Ball(0, R)): |φ'| <= 1 (absolute, hinge, logistic),
@@ -175,11 +229,13 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
   const double eps_s = gaussian ? std::sqrt(2 * o.scale_share * rho_total)
                                 : o.scale_share * o.privacy.epsilon;
   std::vector<double> values(static_cast<std::size_t>(X.rows()));
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    values[static_cast<std::size_t>(i)] = std::min(
-        record_bound(o.loss, o.huber_kappa, X.row(i).norm(), y[i], o.domain_radius),
-        std::numeric_limits<double>::max());
-  }
+  parallel_ranges(X.rows(), o.run.threads, 4096, [&](int, std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {  // per record: no reduction, any cut
+      values[static_cast<std::size_t>(i)] = std::min(
+          record_bound(o.loss, o.huber_kappa, X.row(i).norm(), y[i], o.domain_radius),
+          std::numeric_limits<double>::max());
+    }
+  });
   NormQuantileOptions nq;
   nq.loss = PrivacyLoss::pure(eps_s);
   nq.q = kMomentQuantile;
@@ -253,30 +309,65 @@ struct GdRun {
   double sensitivity = 0, scale = 0;
 };
 
+// Where this process's rows sit among all ranks' rows (options.run.comm): local row i is global
+// row offset + i. One process: offset 0, the communicator is single_process().
+struct Shard {
+  Communicator& comm;
+  std::int64_t offset = 0;
+};
+
+// The exact lattice sum (ClippedVectorSum) of the clipped per-record gradients at w over the
+// global rows [begin, begin + m), from this rank's rows among them: cut into parts on `threads`,
+// one partial lattice sum per part, added exactly, then over ranks by allreduce_exact. Integer
+// sums: the same total for any thread count, any cut and any number of ranks.
+Vector clipped_gradient_sum(const ConstMatrixRef& X, const Vector& y, std::int64_t begin,
+                            std::int64_t m, const GlmEnvelope& env, const Vector& w, double C,
+                            int threads, const Shard& shard, ClippedVectorSum& probe) {
+  const std::int64_t d = X.cols();
+  const std::int64_t lo = std::clamp<std::int64_t>(begin - shard.offset, 0, X.rows());
+  const std::int64_t hi = std::clamp<std::int64_t>(begin + m - shard.offset, 0, X.rows());
+  constexpr std::int64_t kGrain = 2048;  // rows per part at least (a part's sum costs O(d))
+  const std::int64_t parts = std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, (hi - lo) / kGrain));
+  std::vector<Vector> partial(static_cast<std::size_t>(parts), Vector::Zero(d));
+  const double inf = std::numeric_limits<double>::infinity();
+  parallel_ranges(hi - lo, static_cast<int>(parts), kGrain, [&](int p, std::int64_t b, std::int64_t e) {
+    ClippedVectorSum sum(d, C, m);
+    Vector g(d);  // one buffer per part: no allocation per record
+    for (std::int64_t i = lo + b; i < lo + e; ++i) {
+      g.noalias() = env.derivative(X.row(i).dot(w), y[i], inf) * X.row(i).transpose();
+      sum.add(g);
+    }
+    partial[static_cast<std::size_t>(p)] = sum.lattice_sum();
+  });
+  Vector lattice = Vector::Zero(d);
+  for (const Vector& v : partial) lattice += v;  // exact integers below 2^53 (capacity m)
+  allreduce_exact(shard.comm, lattice);
+  return probe.value_of(lattice);
+}
+
 // T projected steps on rows [begin, begin + m) from x0, each releasing the clipped mean gradient
-// with l2-Laplace at ε/T (or the Gaussian at ρ/T); returns the average iterate.
+// with l2-Laplace at ε/T (or the Gaussian at ρ/T); returns the average iterate. The noise is drawn
+// once, on rank 0, and every rank continues from its value.
 GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std::int64_t m,
               const GlmEnvelope& env, const Vector& x0, const GdSchedule& s, double epsilon,
-              double rho, bool gaussian, double radius, NoiseMode noise, bool noiseless, Rng& rng) {
+              double rho, bool gaussian, double radius, const RunControl& run, const Shard& shard,
+              bool noiseless, Rng& rng) {
   const std::int64_t d = X.cols();
   GdRun out;
   Vector w = x0, avg = Vector::Zero(d);
-  const double inf = std::numeric_limits<double>::infinity();
+  ClippedVectorSum probe(d, s.C, m);
+  const double dn = static_cast<double>(m);
+  out.sensitivity = probe.sensitivity() / dn;
   for (int t = 0; t < s.T; ++t) {
-    ClippedVectorSum sum(d, s.C, m);
-    for (std::int64_t i = begin; i < begin + m; ++i) {
-      sum.add(env.derivative(X.row(i).dot(w), y[i], inf) * X.row(i).transpose());
-    }
-    const double dn = static_cast<double>(m);
-    Vector noisy = sum.sum() / dn;
-    out.sensitivity = sum.sensitivity() / dn;
+    Vector noisy =
+        clipped_gradient_sum(X, y, begin, m, env, w, s.C, run.threads, shard, probe) / dn;
     if (gaussian) {
-      const auto mech = GaussianMechanism::from_rho(out.sensitivity, rho / s.T, static_cast<std::size_t>(d), noise);
-      if (!noiseless) noisy = mech.apply(noisy, rng);
+      const auto mech = GaussianMechanism::from_rho(out.sensitivity, rho / s.T, static_cast<std::size_t>(d), run.noise);
+      if (!noiseless) noisy = on_root(shard.comm, [&] { return Vector(mech.apply(noisy, rng)); });
       out.scale = mech.sigma();
     } else {
-      const L2LaplaceMechanism mech(out.sensitivity, epsilon / s.T, static_cast<std::size_t>(d), noise);
-      if (!noiseless) noisy = mech.apply(noisy, rng);
+      const L2LaplaceMechanism mech(out.sensitivity, epsilon / s.T, static_cast<std::size_t>(d), run.noise);
+      if (!noiseless) noisy = on_root(shard.comm, [&] { return Vector(mech.apply(noisy, rng)); });
       out.scale = mech.beta();
     }
     w -= s.eta * noisy;
@@ -395,6 +486,8 @@ struct Problem {  // what every method reads
   Scale scale;
   bool noiseless = false;
   bool standardized = false;  // features centred and scaled privately (with the constant column)
+  Shard shard{single_process()};
+  std::int64_t n = 0;         // rows over all ranks (X holds this rank's shard)
 };
 
 struct MethodRun {
@@ -404,13 +497,14 @@ struct MethodRun {
 };
 
 MethodRun noisy_gd(const Problem& p, ReleaseBudget& account, Rng& rng) {
-  const std::int64_t n = p.X.rows(), d = p.X.cols();
+  const std::int64_t n = p.n, d = p.X.cols();
   const GdSchedule s = gd_schedule(n, d, p.o, p.scale.mb, p.scale.epsilon, p.standardized);
   const bool gaussian = p.o.method == HeavyTailedMethod::dp_sgd;
   account.charge(gd_entry(n, d, s, p.scale.epsilon, p.scale.rho, gaussian, p.o.run.noise,
                           "clipped mean gradient"));
   const GdRun run = gd_core(p.X, p.y, 0, n, p.env, Vector::Zero(d), s, p.scale.epsilon,
-                            p.scale.rho, gaussian, p.o.domain_radius, p.o.run.noise, p.noiseless, rng);
+                            p.scale.rho, gaussian, p.o.domain_radius, p.o.run, p.shard, p.noiseless,
+                            rng);
   const bool short_schedule = p.standardized && p.o.profile == Profile::practical &&
                               p.o.method == HeavyTailedMethod::clipped_gd;
   return {run.w, std::nullopt,
@@ -433,6 +527,7 @@ MethodRun non_private(const Problem& q) {
   p.w0 = Vector::Zero(A.cols());
   p.center = Vector::Zero(A.cols());
   p.radius = q.o.domain_radius;
+  p.threads = q.o.run.threads;
   // Non-private reference (Huber-smoothed to width 10^-6), not a private release.
   return {solve_glm_erm_reference(p), std::nullopt, {{"private", false}}};
 }
@@ -458,6 +553,7 @@ GlmErmProblem phase_problem(const Problem& q, const Localize& L, const HeavyTail
   p.w0 = L.center;
   p.center = Vector::Zero(L.A.cols());
   p.radius = q.o.domain_radius;
+  p.threads = q.o.run.threads;
   return p;
 }
 
@@ -500,7 +596,7 @@ void final_gd_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, s
   }
   check_positive(s.C, "clip");
   const GdRun run = gd_core(q.X, q.y, ph.begin, ph.m, q.env, L.center, s, eps_gd, 0, false,
-                            o.domain_radius, o.run.noise, q.noiseless, rng);
+                            o.domain_radius, o.run, q.shard, q.noiseless, rng);
   L.phases.push_back({{"phase", t + 1}, {"m", ph.m}, {"solver", "clipped-gd"}, {"steps", s.T},
                       {"clip", s.C}, {"clip_rule", clip_info}, {"step_size", s.eta},
                       {"epsilon", eps_gd}, {"noise_scale", run.scale}});
@@ -723,9 +819,13 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
                                  const HeavyTailedOptions& o, Rng& rng, Budget* budget,
                                  HeavyTailedTrace* trace) {
   validate_options(o);
-  validate_data(X, y_in);
+  Communicator& comm = comm_or_single(o.run.comm);
+  check_distributed(o, comm.size());
+  check_agreement(comm, fingerprint(o, X.cols()), "the heavy-tailed fit's options and columns");
+  const ShardRows rows = shard_rows(comm, X.rows());
+  validate_data(X, y_in, rows.total);
   bool mapped = false;
-  const Vector y = checked_labels(y_in, o.loss, &mapped);
+  const Vector y = global_labels(comm, y_in, o.loss, &mapped);
   const bool priv = o.method != HeavyTailedMethod::non_private;
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
@@ -744,7 +844,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   const Vector& yw = st ? yz : y;
   const bool centring_failed = centring.contains("abstained");
   Problem q{Xw, yw, o, env, centring_failed ? Scale{} : resolve_scale(Xw, yw, o, spent, account, rng),
-            trace && trace->noiseless, st.has_value()};
+            trace && trace->noiseless, st.has_value(), Shard{comm, rows.offset}, rows.total};
   MethodRun run;
   if (centring_failed) {
     run.abstained = centring["abstained"].get<std::string>();  // only the centring was charged

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -298,6 +299,12 @@ namespace {
 // clip: a missing clip is estimated privately, from the whole table (batch) or per block (live,
 // where plan_live_clip refuses a stream too short for it).
 void check_config(const MomentsConfig& c, bool /*batch*/) {
+  // One process only (docs/guide.md "Moments on several ranks"): every step's row is one
+  // record, released by rank 0's noise, so there is no data pass to split.
+  const int ranks = comm_or_single(c.run.comm).size();
+  require(ranks == 1, fmt::format("the moments stream does not run on {} ranks: each step is one "
+                                  "row; run it on one rank (threads split a step's coordinates)",
+                                  ranks));
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");
   // A row above a private clip must not throw: that would release a data-dependent bit.

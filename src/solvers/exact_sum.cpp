@@ -9,9 +9,13 @@ ClippedVectorSum::ClippedVectorSum(std::int64_t d, double clip, std::int64_t cap
 
 void ClippedVectorSum::add(const Vector& v) { sum_.add(v); }
 
-Vector ClippedVectorSum::sum() const {
+Vector ClippedVectorSum::sum() const { return value_of(sum_.lattice_sum()); }
+
+Vector ClippedVectorSum::lattice_sum() const { return sum_.lattice_sum(); }
+
+Vector ClippedVectorSum::value_of(const Vector& lattice) const {
   const double unit = sum_.clip() * std::ldexp(1.0, -sum_.bits());
-  return sum_.lattice_sum() * unit;
+  return lattice * unit;
 }
 
 double ClippedVectorSum::sensitivity() const {

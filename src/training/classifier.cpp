@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "dpstats/ordered_chunks.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/random/float_normal.hpp"
 
@@ -146,8 +147,10 @@ BatchGradients::BatchGradients(const Classifier& model, const ConstMatrixRef& X,
   }
   loss_.resize(size_);
   const Eigen::Index d = model.features(), H = model.hidden();
-  parallel_blocks(size_, threads_, [&](Eigen::Index b, Eigen::Index e) {
-    if (e <= b) return;
+  const auto blocks = static_cast<std::size_t>((size_ + kBatchBlock - 1) / kBatchBlock);
+  parallel_tasks(blocks, threads_, [&](std::size_t k) {  // a cut fixed by the batch size alone
+    const Eigen::Index b = static_cast<Eigen::Index>(k) * kBatchBlock;
+    const Eigen::Index e = std::min(size_, b + kBatchBlock);
     const Eigen::Index n = e - b;
     auto A0 = act_[0].middleRows(b, n);
     for (Eigen::Index i = 0; i < n; ++i) {
@@ -205,30 +208,34 @@ void BatchGradients::weighted_sum(const Vector& w, Vector& out, const Vector* w2
   const Eigen::Index P = model_->num_parameters();
   out.setZero(P);
   if (squares) squares->setZero(P);
-  const Eigen::Index t = std::clamp<Eigen::Index>(threads_, 1, std::max<Eigen::Index>(1, size_ / 16));
-  std::vector<Vector> part(static_cast<std::size_t>(t), Vector::Zero(P));
-  std::vector<Vector> part_sq(squares ? static_cast<std::size_t>(t) : 0, Vector::Zero(P));
-  parallel_ranges(size_, static_cast<int>(t), 16, [&](int block, Eigen::Index b, Eigen::Index e) {
-    if (e <= b) return;
-    const auto k = static_cast<std::size_t>(block);
-    const Eigen::Index n = e - b;
-    for (std::size_t l = 0; l < act_.size(); ++l) {
-      const int li = static_cast<int>(l);
-      const auto A = act_[l].middleRows(b, n);
-      const auto D = delta_[l].middleRows(b, n);
-      Eigen::Map<RowMatrix> G(part[k].data() + model_->layer_offset(li), A.cols(), D.cols());
-      G.noalias() = A.transpose() * (w.segment(b, n).asDiagonal() * D);
-      if (squares) {
-        Eigen::Map<RowMatrix> S(part_sq[k].data() + model_->layer_offset(li), A.cols(), D.cols());
-        const RowMatrix A2 = A.array().square().matrix();
-        const RowMatrix D2 = w2->segment(b, n).asDiagonal() * D.array().square().matrix();
-        S.noalias() = A2.transpose() * D2;
-      }
-    }
-  });
-  for (auto& p : part) out += p;
-  if (squares)
-    for (auto& p : part_sq) *squares += p;
+  struct Part {
+    Vector g, sq;
+  };
+  // Blocks of kBatchBlock examples (the forward pass's cut), summed in block order: the same sums
+  // for any thread count.
+  ordered_chunks(
+      size_, kBatchBlock, threads_,
+      [&] { return Part{Vector::Zero(P), squares ? Vector::Zero(P) : Vector()}; },
+      [&](Part& part, Eigen::Index b, Eigen::Index e) {
+        const Eigen::Index n = e - b;
+        for (std::size_t l = 0; l < act_.size(); ++l) {
+          const int li = static_cast<int>(l);
+          const auto A = act_[l].middleRows(b, n);
+          const auto D = delta_[l].middleRows(b, n);
+          Eigen::Map<RowMatrix> G(part.g.data() + model_->layer_offset(li), A.cols(), D.cols());
+          G.noalias() = A.transpose() * (w.segment(b, n).asDiagonal() * D);
+          if (squares) {
+            Eigen::Map<RowMatrix> S(part.sq.data() + model_->layer_offset(li), A.cols(), D.cols());
+            const RowMatrix A2 = A.array().square().matrix();
+            const RowMatrix D2 = w2->segment(b, n).asDiagonal() * D.array().square().matrix();
+            S.noalias() = A2.transpose() * D2;
+          }
+        }
+      },
+      [&](const Part& part) {
+        out += part.g;
+        if (squares) *squares += part.sq;
+      });
 }
 
 Vector BatchGradients::example_gradient(Eigen::Index i) const {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -54,6 +55,14 @@ void validate_privacy(const ClassifyOptions& o) {
 void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vector<int>& y,
               const Classifier& model) {
   validate(o.run);
+  // One process only (docs/guide.md "Private training on several ranks"): each step's per-example
+  // gradient sum is a floating-point GEMM whose merge over ranks would not be exact, and the
+  // Poisson sample is drawn row by row from the generator. Refused before anything is read.
+  const int ranks = comm_or_single(o.run.comm).size();
+  require(ranks == 1, fmt::format("private training does not run on {} ranks: its per-example "
+                                  "gradient sums are floating-point and do not merge exactly "
+                                  "across ranks; run it on one rank (threads use the cores)",
+                                  ranks));
   require(o.epochs >= 1, fmt::format("epochs must be >= 1, got {}", o.epochs));
   check_positive(o.learning_rate, "learning_rate");
   require(o.beta1 >= 0 && o.beta1 < 1, fmt::format("beta1 must be in [0, 1), got {}", o.beta1));

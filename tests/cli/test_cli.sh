@@ -168,6 +168,44 @@ bad "heavy-tailed unknown loss" "loss" -- fit --task heavy-tailed --loss cubic -
 bad "heavy-tailed needs radius" "domain-radius" -- fit --task heavy-tailed --epsilon 1 "$tmp/heavy.csv"
 bad "heavy-tailed rejects --epochs" "does not apply" -- fit --task heavy-tailed --epochs 2 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 bad "heavy-tailed moment below 2" "moment_order" -- fit --task heavy-tailed --moment-order 1.5 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
+# ---- --threads: seeded outputs byte-identical at 1, 2 and 3 threads (issue 17) ----
+same_threads() {  # same_threads NAME -- ARGS... (wall-clock diagnostics removed before comparing)
+  local name=$1; shift 2
+  local t good=1
+  for t in 1 2 3; do
+    "$DPSTATS" "$@" --threads "$t" >"$tmp/threads$t" 2>"$tmp/err" || good=0
+  done
+  if [ "$good" -eq 1 ] && /usr/bin/python3 - "$tmp" <<'PYEOF'
+import json, sys
+def load(t):
+    out = []
+    for line in open(f"{sys.argv[1]}/threads{t}"):
+        j = json.loads(line)
+        for k in ("examples_per_second", "train_seconds"):
+            j.get("diagnostics", {}).pop(k, None)
+        out.append(j)
+    return out
+a = load(1)
+sys.exit(0 if a and a == load(2) and a == load(3) else 1)
+PYEOF
+  then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL (threads change the output): $name"; head -3 "$tmp/err"; fi
+}
+/usr/bin/python3 - "$tmp" <<'PYEOF'
+import sys, numpy as np
+rng = np.random.default_rng(5)
+X = rng.standard_t(5, size=(9000, 3))
+y = X @ np.array([0.5, -0.2, 0.1]) + rng.standard_t(5, size=9000)
+np.savetxt(sys.argv[1] + "/heavy_big.csv", np.column_stack([y, X]), delimiter=",", fmt="%.17g")
+lab = rng.integers(0, 3, size=2000)
+F = rng.normal(size=(2000, 4)) + lab[:, None]
+np.savetxt(sys.argv[1] + "/classify_big.csv", np.column_stack([lab, F]), delimiter=",", fmt="%.17g")
+np.save(sys.argv[1] + "/moments_wide.npy", rng.normal(size=(3, 40000)) / 400)
+PYEOF
+same_threads "heavy-tailed clipped-gd --threads" -- fit --task heavy-tailed --epsilon 1 --domain-radius 2 --seed 4 "$tmp/heavy_big.csv"
+same_threads "heavy-tailed lipschitz-extension --threads" -- fit --task heavy-tailed --method lipschitz-extension --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 4 "$tmp/heavy_big.csv"
+same_threads "classify --threads" -- fit --task classify --data "$tmp/classify_big.csv" --classes 3 --model mlp --hidden 8 --epsilon 1 --delta 1e-6 --epochs 1 --batch-size 200 --seed 4
+same_threads "moments d = 40000 diagonal --threads" -- moments --method jme --epsilon 1 --delta 1e-6 --clip 1 --diagonal --seed 4 "$tmp/moments_wide.npy"
+bad "user-level rejects --threads" "does not apply" -- fit --task user-level --threads 2 --epsilon 1 --delta 1e-6 --domain-radius 2 "$tmp/heavy_big.csv"
 
 # ---- fit --task user-level (issue 7): user id, label, features ----
 /usr/bin/python3 - "$tmp/users.csv" <<'PYEOF'

@@ -40,6 +40,10 @@ struct GlmErmProblem {
   Vector w0;
   Vector center;                 // W = Ball(center, radius)
   double radius = 1;
+  // Threads of the row passes (gradient and Hessian, objective, duals, gap). The rows are cut into
+  // fixed chunks whatever the count and the chunks' sums are added in chunk order, so the
+  // solution does not depend on `threads`.
+  int threads = 1;
 };
 
 struct CertifiedSolution {

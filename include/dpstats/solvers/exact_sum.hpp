@@ -30,6 +30,11 @@ class ClippedVectorSum {
   void merge(const ClippedVectorSum& other) { sum_.merge(other.sum_); }
   // The sum of the quantised clipped vectors, in value units.
   Vector sum() const;
+  // The exact integer sums behind sum() (lattice units; exact doubles below 2^53). Partial sums
+  // of the same (d, clip, capacity) over disjoint rows (threads, ranks) add exactly in any order
+  // as long as the rows together stay within capacity; value_of maps their total to sum()'s units.
+  Vector lattice_sum() const;
+  Vector value_of(const Vector& lattice) const;
   // l2 sensitivity of sum() when one added vector is replaced (any k <= capacity).
   double sensitivity() const;
   std::int64_t count() const { return sum_.count(); }

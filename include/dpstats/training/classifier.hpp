@@ -76,7 +76,10 @@ class Classifier {
 // deltas per layer, from which per-example norms and weighted gradient sums are read.
 class BatchGradients {
  public:
-  // rows: indices into X / y; threads >= 1 split the batch into row blocks.
+  static constexpr Eigen::Index kBatchBlock = 64;
+  // rows: indices into X / y. The batch is cut into blocks of kBatchBlock examples whatever
+  // `threads` is (>= 1 blocks run at once), and the per-block gradient sums are added in block
+  // order, so every output is the same for any thread count.
   BatchGradients(const Classifier& model, const ConstMatrixRef& X, const std::vector<int>& y,
                  const std::vector<Eigen::Index>& rows, int threads = 1);
   Eigen::Index size() const { return size_; }
