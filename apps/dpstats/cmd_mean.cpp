@@ -1,4 +1,5 @@
-// dpstats mean --method prime|prime-ht|filter|dp-mean|exp-time|bounded --epsilon E --delta D
+// dpstats mean --method prime|prime-ht|filter|dp-mean|exp-time|bounded|prime-boosted|
+//               prime-ht-boosted --epsilon E --delta D [--boost-zeta Z]
 //               [--scale S[,S...]] [--scale-share F] [--bounds LO,HI[,LO,HI...]] [--alpha A]
 //               [--profile paper|practical] [--failure-probability Z] [--topk-multiplier M]
 //               [--T1 N] [--T2 N] [--T N] [--no-fallback] [--uncertified-window] [--seed N]
@@ -74,6 +75,9 @@ void add_mean_command(CLI::App& app) {
                   "failure probability of the range steps (default 0.1)");
   cmd->add_option("--topk-multiplier", r.topk_multiplier,
                   "prime, filter: candidates per round k = ceil(M alpha n), M in [1, 4] (default 2)");
+  cmd->add_option("--boost-zeta", r.boost_zeta,
+                  "prime-boosted, prime-ht-boosted: failure probability after boosting (default "
+                  "0.05; parts m = the least odd m with P(Bin(m, 3/4) <= m/2) <= zeta)");
   cmd->add_option("--T1", r.T1, "prime: epochs (0 = profile default)");
   cmd->add_option("--T2", r.T2, "prime: inner iterations per epoch (0 = profile default)");
   cmd->add_option("--T", r.T, "filter: rounds (0 = min(200, 2d + 20))");

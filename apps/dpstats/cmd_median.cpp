@@ -1,5 +1,6 @@
 // dpstats median --method fast|hsu24|weiszfeld --epsilon E --delta D [--domain-radius R]
-//                [--min-radius r] [--profile practical|paper] [--scale-share s]
+//                [--min-radius r] [--profile practical|paper] [--center hsu24-localization|fast-center]
+//                [--scale-share s]
 //                [--bound-check-share s] [--budget FILE] [--seed N] INPUT
 // Methods, their options and enum names come from the library (median_methods(), parse_enum);
 // weiszfeld is the non-private solver: its output has no privacy fields.
@@ -18,7 +19,7 @@ namespace {
 
 struct MedianArgs {
   std::string method = "fast";
-  std::optional<std::string> profile;
+  std::optional<std::string> profile, center;
   std::optional<double> epsilon, delta, domain_radius, min_radius, scale_share, bound_check_share;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;
@@ -34,6 +35,7 @@ std::vector<std::string> given(const MedianArgs& a) {
   add(a.epsilon.has_value(), "epsilon");
   add(a.delta.has_value(), "delta");
   add(a.profile.has_value(), "profile");
+  add(a.center.has_value(), "center");
   add(a.domain_radius.has_value(), "domain_radius");
   add(a.min_radius.has_value(), "min_radius");
   add(a.scale_share.has_value(), "scale_share");
@@ -62,6 +64,7 @@ void run_median(const MedianArgs& a) {
   if (a.method != "weiszfeld") {
     o.method = parse_enum<MedianMethod>(a.method);
     if (a.profile) o.profile = parse_enum<Profile>(*a.profile);
+    if (a.center) o.center = parse_enum<PaperCenter>(*a.center);
     o.privacy = {a.epsilon.value_or(0), a.delta.value_or(0)};
     o.domain_radius = a.domain_radius;
     o.min_radius = a.min_radius;
@@ -97,6 +100,10 @@ void add_median_command(CLI::App& app) {
   cmd->add_option("--profile", a->profile,
                   "practical (default: measured best, proven) or paper (KLTY Thm 4 as printed)")
       ->check(CLI::IsMember(enum_names<Profile>()));
+  cmd->add_option("--center", a->center,
+                  "the paper profile's centre step: hsu24-localization (default) or fast-center "
+                  "(KLTY Alg. 3, certified; needs n of about 10^4 or more)")
+      ->check(CLI::IsMember(enum_names<PaperCenter>()));
   cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0 (required)");
   cmd->add_option("--delta", a->delta, "privacy parameter delta in (0, 1) (required)");
   cmd->add_option("--domain-radius", a->domain_radius,

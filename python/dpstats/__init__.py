@@ -96,7 +96,7 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
          failure_probability: Optional[float] = None, topk_multiplier: Optional[float] = None,
          T1: Optional[int] = None, T2: Optional[int] = None, T: Optional[int] = None,
          fallback: Optional[bool] = None, uncertified_window: Optional[bool] = None,
-         seed: Optional[int] = None, threads: int = 1,
+         boost_zeta: Optional[float] = None, seed: Optional[int] = None, threads: int = 1,
          columns: Optional[Sequence] = None, budget: Optional[Budget] = None) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
@@ -114,6 +114,14 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
     method="filter": the private iterative filter (``T`` rounds).
     method="exp-time": the exponential-time estimator, d = 1 only, a reference for tiny n.
     method="dp-mean": the PRIME paper's "DP Mean" baseline (not robust).
+    method="prime-boosted" / "prime-ht-boosted": PRIME / PRIME-ht boosted to success
+    probability 1 - ``boost_zeta`` (default 0.05; PRIME Remark 1): the rows are split at random
+    into m disjoint parts (the least odd m with P(Bin(m, 3/4) <= m/2) <= boost_zeta), the base
+    runs on each at the full (epsilon, delta) (parallel composition) and the part estimate with
+    the smallest ball holding a strict majority of the estimates is released.
+    method="tukey-median": the private Tukey median (PRIME Alg. 14): the exponential mechanism
+    over a grid of the box ``bounds`` (required) with the exact Tukey depth as quality, pure
+    epsilon-DP (``delta`` unused), d = 1 (4097 points) or d = 2 (129 x 129); exponential time.
     method="bounded": clip column j to ``bounds`` (one (lo, hi) pair for every column, or one
     pair per column); ``delta=0`` gives pure epsilon-DP (Laplace).
 
@@ -144,7 +152,8 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
         scale_share=opt(scale_share, "scale_share"), bounds=bounds,
         failure_probability=opt(failure_probability, "failure_probability"),
         topk_multiplier=opt(topk_multiplier, "topk_multiplier"), T1=T1, T2=T2, T=T,
-        fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget))
+        fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget),
+        boost_zeta=opt(boost_zeta, "boost_zeta"))
     return Release._from_native(est, fields)
 
 

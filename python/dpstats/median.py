@@ -57,7 +57,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                      delta: Optional[float] = None, domain_radius: Optional[float] = None,
                      min_radius: Optional[float] = None, seed: Optional[int] = None, *,
                      profile: Optional[str] = None, scale_share: Optional[float] = None,
-                     bound_check_share: Optional[float] = None,
+                     bound_check_share: Optional[float] = None, center: Optional[str] = None,
                      columns: Optional[Sequence] = None, budget: Optional[Budget] = None):
     """Private geometric median argmin_x (1/n) sum_i ||x - x_i|| of the rows of ``X``.
 
@@ -73,7 +73,9 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     method="fast" (default): KLTY's pipeline. profile="practical" (default) is the measured-best
     proven combination (permutation-design FastRadius on a subsample, geometric-step noisy
     localization, a few DP-GD passes with private Weiszfeld step sizes); profile="paper" runs
-    FastRadius (Alg. 2), the HSU24 localization and FixedOrderDPSGD with the paper's budget split.
+    FastRadius (Alg. 2), the HSU24 localization and FixedOrderDPSGD with the paper's budget split;
+    with center="fast-center" the paper's own FastCenter (Alg. 3, certified with integer scores,
+    weights and sum; its gate needs n of about 10^4 or more) replaces the localization.
     method="hsu24": the HSU24 baseline (RadiusFinder, localization, DP-GD fine-tuning; O(n^2 d)).
     method="weiszfeld": the non-private solver; returns a :class:`WeiszfeldResult` (no privacy).
 
@@ -95,7 +97,8 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     given = [name for name, value in (("epsilon", epsilon), ("delta", delta),
                                       ("profile", profile), ("domain_radius", domain_radius),
                                       ("min_radius", min_radius), ("scale_share", scale_share),
-                                      ("bound_check_share", bound_check_share), ("seed", seed))
+                                      ("bound_check_share", bound_check_share), ("center", center),
+                                      ("seed", seed))
              if value is not None]
     if method == "weiszfeld":
         if budget is not None:
@@ -111,7 +114,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
         _opt_float(epsilon, "epsilon") or 0.0, _opt_float(delta, "delta") or 0.0,
         _opt_float(domain_radius, "domain_radius"), _opt_float(min_radius, "min_radius"),
         _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
-        _seed(seed), native(budget))
+        _seed(seed), native(budget), None if center is None else str(center))
     return Release._from_native(est, fields)
 
 

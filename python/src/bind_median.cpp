@@ -17,11 +17,13 @@ py::tuple geometric_median_native(const CArray& X, const std::string& method,
                                   std::optional<double> min_radius,
                                   std::optional<double> scale_share,
                                   std::optional<double> bound_check_share,
-                                  std::optional<std::uint64_t> seed, Budget* budget) {
+                                  std::optional<std::uint64_t> seed, Budget* budget,
+                                  const std::optional<std::string>& center) {
   check_options_apply(median_methods(), find_method(median_methods(), "median", method), given);
   GeometricMedianOptions o;
   o.method = parse_enum<MedianMethod>(method);
   if (profile) o.profile = parse_enum<Profile>(*profile);
+  if (center) o.center = parse_enum<PaperCenter>(*center);
   o.privacy = {epsilon, delta};
   o.domain_radius = domain_radius;
   o.min_radius = min_radius;
@@ -86,7 +88,8 @@ void bind_median(py::module_& m) {
   m.def("geometric_median", &geometric_median_native, py::arg("X"), py::arg("method"),
         py::arg("given"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
         py::arg("domain_radius"), py::arg("min_radius"), py::arg("scale_share"),
-        py::arg("bound_check_share"), py::arg("seed"), py::arg("budget").none(true) = nullptr);
+        py::arg("bound_check_share"), py::arg("seed"), py::arg("budget").none(true) = nullptr,
+        py::arg("center") = std::nullopt);
   m.def("weiszfeld", &weiszfeld_native, py::arg("X"), py::arg("rel_tol"),
         py::arg("max_iterations"));
   m.def("quantile_radius", &quantile_radius_native, py::arg("X"), py::arg("method"),

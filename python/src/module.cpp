@@ -23,7 +23,7 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
                std::optional<double> failure_probability, std::optional<double> topk_multiplier,
                std::optional<int> T1, std::optional<int> T2, std::optional<int> T,
                std::optional<bool> fallback, std::optional<bool> uncertified_window,
-               Budget* budget) {
+               Budget* budget, std::optional<double> boost_zeta) {
   check_threads(threads);
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
@@ -43,6 +43,7 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
   req.T = T;
   req.fallback = fallback;
   req.uncertified_window = uncertified_window;
+  req.boost_zeta = boost_zeta;
   Release<Vector> r;
   {
     GilRelease release(budget);
@@ -93,7 +94,7 @@ PYBIND11_MODULE(_dpstats, m) {
         py::arg("failure_probability") = py::none(), py::arg("topk_multiplier") = py::none(),
         py::arg("T1") = py::none(), py::arg("T2") = py::none(), py::arg("T") = py::none(),
         py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none(),
-        py::arg("budget").none(true) = nullptr);
+        py::arg("budget").none(true) = nullptr, py::arg("boost_zeta") = py::none());
   m.def("mean_methods", [] {
     py::list out;
     for (const auto& mi : mean_methods()) out.append(py::str(std::string(mi.name)));

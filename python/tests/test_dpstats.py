@@ -56,7 +56,8 @@ def test_mean_needs_epsilon_and_lists_methods(data):
     with pytest.raises(ValueError, match="epsilon"):
         dpstats.mean(data, method="dp-mean", delta=1e-6)
     assert dpstats.mean_methods() == ["prime", "prime-ht", "filter", "exp-time", "dp-mean",
-                                      "bounded"]
+                                      "bounded", "prime-boosted", "prime-ht-boosted",
+                                      "tukey-median"]
 
 
 def test_one_dimensional_and_other_dtypes():

@@ -100,3 +100,14 @@ def test_given_radius_that_excludes_rows_is_reported():
     X[:400] = 600.0
     r = dpstats.median(X, epsilon=1.0, delta=1e-6, domain_radius=20, seed=4)
     assert "domain_radius_warning" in r.diagnostics
+
+
+def test_paper_profile_with_the_certified_fast_center():
+    X = cluster(6000, 3, 2)
+    r = dpstats.geometric_median(X, epsilon=4.0, delta=1e-5, domain_radius=20, seed=2,
+                                 profile="paper", center="fast-center")
+    assert r.certified and r.status == "ok" and r.epsilon <= 4.0
+    assert r.diagnostics["center"] == "fast-center"
+    assert r.diagnostics["center_failed"] is False
+    with pytest.raises(ValueError, match="center"):
+        dpstats.geometric_median(X, epsilon=1.0, delta=1e-6, domain_radius=20, center="fast-center")

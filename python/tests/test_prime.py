@@ -119,3 +119,19 @@ def test_exp_time_is_one_dimensional_and_small():
     with pytest.raises(ValueError, match="tiny n"):
         dpstats.mean(rng.normal(size=5000), method="exp-time", epsilon=1.0, delta=0.01,
                      alpha=0.1)
+
+
+def test_prime_boosted_disjoint_parts():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((36000, 2))
+    X[:1800] += 4.0
+    r = dpstats.mean(X, method="prime-boosted", epsilon=10.0, delta=0.01, alpha=0.05, scale=1.0,
+                     seed=7)
+    assert r.status == "ok" and r.epsilon <= 10.0 and r.certified
+    assert r.diagnostics["boost_parts"] == 9 and len(r.ledger) == 1
+    assert np.linalg.norm(r.estimate) < 0.3
+    r7 = dpstats.mean(X, method="prime-ht-boosted", epsilon=10.0, delta=0.01, alpha=0.05,
+                      scale=1.0, boost_zeta=0.1, seed=7)
+    assert r7.diagnostics["boost_parts"] == 7
+    with pytest.raises(ValueError, match="boost_zeta"):
+        dpstats.mean(X, method="prime", epsilon=10.0, delta=0.01, alpha=0.05, boost_zeta=0.1)

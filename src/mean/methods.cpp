@@ -6,18 +6,24 @@
 #include <array>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mean/boosted.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/exp_time_mean.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/prime_ht.hpp"
 #include "dpstats/mean/private_filter.hpp"
+#include "dpstats/mean/tukey_median.hpp"
 
 namespace dpstats {
 namespace {
 
-const std::array<MethodInfo, 6>& registry() {
-  static const std::array<MethodInfo, 6> methods = {{
+#define DPSTATS_PRIME_OPTIONS                                                                   \
+  "alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier", "T1", "T2", \
+      "fallback", "threads"
+
+const std::array<MethodInfo, 9>& registry() {
+  static const std::array<MethodInfo, 9> methods = {{
       {"prime", "robust private mean (PRIME): up to a fraction alpha of rows may be adversarial",
        {"alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier",
         "T1", "T2", "fallback", "threads"}},
@@ -34,6 +40,14 @@ const std::array<MethodInfo, 6>& registry() {
        {"scale", "scale_share", "failure_probability", "threads"}},
       {"bounded", "clipped mean with per-column bounds (estimated privately when absent)",
        {"bounds", "scale_share", "threads"}},
+      {"prime-boosted", "PRIME boosted to success probability 1 - boost_zeta (Remark 1): "
+                        "disjoint parts, median-of-means selection",
+       {DPSTATS_PRIME_OPTIONS, "boost_zeta"}},
+      {"prime-ht-boosted", "PRIME-ht boosted the same way (Remark 1)",
+       {DPSTATS_PRIME_OPTIONS, "boost_zeta"}},
+      {"tukey-median", "private Tukey median (PRIME Alg. 14), d = 1 or the d = 2 grid, pure "
+                       "epsilon-DP, exponential time; bounds = the candidate box (required)",
+       {"bounds"}},
   }};
   return methods;
 }
@@ -56,6 +70,7 @@ std::vector<std::string> given(const MeanRequest& r) {
   add(r.T.has_value(), "T");
   add(r.fallback.has_value(), "fallback");
   add(r.uncertified_window.has_value(), "uncertified_window");
+  add(r.boost_zeta.has_value(), "boost_zeta");
   add(r.run.threads != 1, "threads");
   return out;
 }
@@ -84,7 +99,17 @@ Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
   o.T1 = r.T1.value_or(0);
   o.T2 = r.T2.value_or(0);
   o.fallback = r.fallback.value_or(true);
-  return r.method == "prime" ? prime(X, o, rng, budget) : prime_ht(X, o, rng, budget);
+  if (r.method == "prime") return prime(X, o, rng, budget);
+  if (r.method == "prime-ht") return prime_ht(X, o, rng, budget);
+  // prime-boosted, prime-ht-boosted (mean/boosted.hpp): the base at the target on each part.
+  const bool ht = r.method == "prime-ht-boosted";
+  const int parts = boost_parts(r.boost_zeta.value_or(kDefaultBoostZeta));
+  return boosted_release(
+      X, r.privacy, parts, ht ? "prime-ht" : "prime",
+      [&](const ConstMatrixRef& part, Rng& g) {
+        return ht ? prime_ht(part, o, g) : prime(part, o, g);
+      },
+      r.run.noise, rng, budget);
 }
 
 Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng,
@@ -104,6 +129,14 @@ Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
     o.window_resilience = r.uncertified_window.value_or(false);
     return exp_time_mean(X, o, rng, budget);
   }
+  if (r.method == "tukey-median") {
+    TukeyMedianOptions o;
+    o.privacy = r.privacy;
+    o.run = r.run;
+    require(r.bounds.has_value(), "method 'tukey-median' needs bounds (--bounds): the candidate box");
+    o.bounds = *r.bounds;
+    return tukey_median(X, o, rng, budget);
+  }
   if (r.method == "dp-mean") {
     DpMeanOptions o;
     common(o, r);
@@ -116,6 +149,8 @@ Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
   o.bounds = r.bounds;
   return bounded_mean(X, o, rng, budget);
 }
+
+#undef DPSTATS_PRIME_OPTIONS
 
 }  // namespace
 
@@ -131,7 +166,7 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng
           fmt::format("method '{}' needs alpha (--alpha): an upper bound on the fraction of "
                       "corrupted rows, e.g. 0.05",
                       m.name));
-  if (r.method == "prime" || r.method == "prime-ht") return run_prime(X, r, rng, budget);
+  if (r.method.starts_with("prime")) return run_prime(X, r, rng, budget);
   return run_other(X, r, rng, budget);
 }
 

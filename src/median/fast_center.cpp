@@ -1,89 +1,194 @@
+// Certified FastCenter (KLTY Alg. 3); the proof is docs/proofs/median.md §6.
 #include "dpstats/median/fast_center.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
-#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/random/discrete_laplace.hpp"
 
 namespace dpstats {
+namespace {
+
+// The largest b <= 40 for which (a) every weighted term w·q (|w| <= quarter, |q| <= 2^b) and the
+// n-row sum stay in exact::row_sums' exact range and (b) every squared lattice distance
+// Σ_c (q_ic − q_jc)² <= d·2^(2b+2) is an exact integer in a double (<= 2^53).
+int lattice_bits(std::int64_t n, std::int64_t d, std::int64_t quarter) {
+  for (int b = 40; b >= 1; --b) {
+    const double term = static_cast<double>(quarter) * std::ldexp(1.0, b);
+    const bool sum_ok = term <= exact::kMaxTerm && static_cast<double>(n) * term < exact::kMaxSum;
+    const bool dist_ok = static_cast<double>(d) * std::ldexp(1.0, 2 * b + 2) <= exact::kMaxSum;
+    if (sum_ok && dist_ok) return b;
+  }
+  throw InvalidArgument(fmt::format(
+      "FastCenter: n = {} rows with k/4 = {} (or d = {}) leave no exact integer lattice", n,
+      quarter, d));
+}
+
+// δ of the discrete Laplace of scale t conditioned on |ξ| <= τ, for integer sensitivity Δ
+// (proofs §6, the lattice Fact 3): P(|ξ| > τ − Δ) / P(|ξ| <= τ) with P(|ξ| >= m) = 2a^m/(1+a),
+// a = e^(−1/t). Rounded up by a relative 1e-9 (exp is faithful to an ulp).
+double bounded_laplace_delta(std::int64_t t, std::int64_t tau, std::int64_t sens) {
+  const double tt = static_cast<double>(t);
+  const double a = std::exp(-1 / tt);
+  const double tail = 2 * std::exp(-static_cast<double>(tau - sens + 1) / tt) / (1 + a);
+  const double outside = 2 * std::exp(-static_cast<double>(tau + 1) / tt) / (1 + a);
+  return tail / (1 - outside) * (1 + 1e-9);
+}
+
+// Row i projected onto B(0, R), scaled by 2^-e, rounded to integers and clamped to ±2^b.
+void quantise_row(const double* x, std::int64_t d, double R, int e, int b, double* q) {
+  double s = 0;
+  for (std::int64_t c = 0; c < d; ++c) s += x[c] * x[c];
+  const double norm = std::sqrt(s);
+  const double f = norm > R ? R / norm : 1.0;
+  const double cap = std::ldexp(1.0, b);
+  for (std::int64_t c = 0; c < d; ++c)
+    q[c] = std::clamp(exact::nearest(std::ldexp(x[c] * f, -e)), -cap, cap);
+}
+
+}  // namespace
 
 std::int64_t fast_center_partners(std::int64_t n, double delta) {
   check_delta_positive(delta);
   require(n >= 1, "n must be >= 1");
-  return static_cast<std::int64_t>(
+  const auto k = static_cast<std::int64_t>(
       std::ceil(kFastCenterSampleConstant * std::log(18.0 * static_cast<double>(n) / delta)));
+  return (k + 3) / 4 * 4;
 }
 
-LedgerEntry fast_center_entry(std::int64_t n, double r_hat, double epsilon, double delta) {
+FastCenterPlan fast_center_plan(std::int64_t n, std::int64_t d, double domain_radius,
+                                double r_hat, double epsilon, double delta) {
   check_positive(r_hat, "r_hat");
+  check_finite(r_hat, "r_hat");
   check_epsilon(epsilon);
   check_delta_positive(delta);
+  require(domain_radius >= 1e-290 && domain_radius <= 1e300,
+          "domain_radius must be in [1e-290, 1e300], got {}", domain_radius);
+  require(n >= 20, "FastCenter needs n >= 20 rows (KLTY Lemma 9), got n = {}", n);
+  require(d >= 1, "FastCenter needs d >= 1 columns, got d = {}", d);
+  FastCenterPlan p;
+  p.n = n, p.d = d;
+  p.k = fast_center_partners(n, delta);
+  p.quarter = p.k / 4;
+  p.bits = lattice_bits(n, d, p.quarter);
+  int ex = 0;
+  std::frexp(domain_radius, &ex);  // R < 2^ex
+  p.exponent = ex - p.bits;
+  p.quantum = std::ldexp(1.0, p.exponent);
+  // T = ⌊(2r̂/g)²⌋, capped at 2^53 (no lattice distance exceeds d·2^(2b+2) <= 2^53).
+  const double t2 = std::ldexp(2 * r_hat, -p.exponent);
+  p.threshold = t2 >= 0x1p26 ? std::int64_t{1} << 53
+                             : static_cast<std::int64_t>(std::floor(t2 * t2));
+  p.r_eff = p.quantum * std::sqrt(static_cast<double>(p.threshold)) / 2 * (1 + 0x1p-50);
+  // The gate (weight units): Δ_W = 12·(k/4), t >= Δ_W/(ε/2), τ = ⌈t ln(24/δ)⌉.
+  p.gate_sensitivity = 12 * p.quarter;
+  p.gate_scale = static_cast<std::int64_t>(
+      std::ceil(kFastCenterGateScale * static_cast<double>(p.quarter) / epsilon * (1 + 0x1p-50)));
+  require(p.gate_scale < (std::int64_t{1} << 56), "FastCenter: epsilon = {} is too small", epsilon);
+  p.gate_bound = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(p.gate_scale) * std::log(24 / delta)));
+  require(20 * (static_cast<double>(n) * static_cast<double>(p.quarter) +
+                2 * static_cast<double>(p.gate_bound)) < 0x1p62,
+          "FastCenter: epsilon = {} is too small for the gate's 64-bit integer test", epsilon);
+  p.gate_delta = bounded_laplace_delta(p.gate_scale, p.gate_bound, p.gate_sensitivity);
+  require(p.gate_bound > p.gate_sensitivity && p.gate_delta <= delta / 6,
+          "FastCenter: epsilon = {} is too large for the bounded Laplace gate (its delta {} "
+          "exceeds delta/6 = {}); use epsilon <= 2.5",
+          epsilon, p.gate_delta, delta / 6);
+  p.min_weight = 11 * n * p.quarter / 20 + 1;
+  // ‖x̄ − x̄'‖ <= 8 r_eff (|W−W'| + Σ_{i<n}|w_i−w'_i| + w_n + w'_n)/min(W, W')
+  //           <= 8 r_eff (9 + 8 + 2)(k/4)/W_min, plus the division's rounding on both sides.
+  const double rows = 19 * static_cast<double>(p.quarter) * 8 * p.r_eff /
+                      static_cast<double>(p.min_weight);
+  const double rounding = std::ldexp(std::sqrt(static_cast<double>(d)), p.bits + p.exponent - 52);
+  p.sensitivity = (rows + rounding) * (1 + 0x1p-40);
+  return p;
+}
+
+LedgerEntry fast_center_entry(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
+                              double epsilon, double delta) {
+  const FastCenterPlan p = fast_center_plan(n, d, domain_radius, r_hat, epsilon, delta);
   LedgerEntry e;
   e.mechanism = "fast_center";
-  e.purpose = "fast_center (KLTY Alg. 3)";
-  e.sensitivity = 400 * r_hat / static_cast<double>(n);
+  e.purpose = "fast_center (KLTY Alg. 3, certified: integer scores, weights and sum)";
+  e.sensitivity = p.sensitivity;
   e.loss = PrivacyLoss::approximate(epsilon, delta);
   return e;
 }
 
-FastCenterResult fast_center(const ConstMatrixRef& X, double r_hat, double epsilon, double delta,
-                             Rng& rng) {
-  check_data(X);
-  check_positive(r_hat, "r_hat");
-  check_epsilon(epsilon);
-  check_delta_positive(delta);
-  const auto n = static_cast<std::int64_t>(X.rows());
-  const Eigen::Index d = X.cols();
-  require(n >= 20, fmt::format("FastCenter needs n >= 20 (KLTY Lemma 9), got n = {}", n));
-  FastCenterResult res;
-  res.k = fast_center_partners(n, delta);
-  res.ledger = fast_center_entry(n, r_hat, epsilon, delta);
+bool fast_center_gate(std::int64_t W, const FastCenterPlan& plan, Rng& rng) {
+  const DiscreteLaplace lap(static_cast<std::uint64_t>(plan.gate_scale), 1);
+  std::int64_t xi = 0;
+  do {  // the draw is independent of the data, so is the number of rejections
+    xi = lap(rng);
+  } while (xi > plan.gate_bound || xi < -plan.gate_bound);
+  // |W + ξ − τ| <= n·(k/4) + 2τ < 2^62/20 (the plan checks it): exact in 64-bit integers.
+  return 20 * (W + xi - plan.gate_bound) > 11 * plan.n * plan.quarter;
+}
 
-  // Lines 2–6: weights from k sampled partners per row (fresh, with replacement).
-  const double radius2 = 4 * r_hat * r_hat;  // ||x_i − x_j|| ≤ 2 r̂
-  const auto k = static_cast<double>(res.k);
-  std::vector<double> p(static_cast<std::size_t>(n));
-  double Z = 0;
+FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, double r_hat,
+                             double epsilon, double delta, Rng& rng) {
+  check_data(X);
+  const auto n = static_cast<std::int64_t>(X.rows()), d = static_cast<std::int64_t>(X.cols());
+  const FastCenterPlan p = fast_center_plan(n, d, domain_radius, r_hat, epsilon, delta);
+  FastCenterResult res;
+  res.k = p.k;
+  res.quantum = p.quantum;
+  res.sensitivity = p.sensitivity;
+  res.ledger = fast_center_entry(n, d, domain_radius, r_hat, epsilon, delta);
+  // The quantised rows (exact integers in doubles).
+  RowMatrix Q(n, d);
+  for (std::int64_t i = 0; i < n; ++i)
+    quantise_row(X.data() + i * X.outerStride(), d, domain_radius, p.exponent, p.bits,
+                 Q.data() + i * d);
+  // Lines 2–7: integer scores, integer weights, their integer total W = Z·(k/4).
+  std::vector<std::int64_t> w(static_cast<std::size_t>(n));
+  std::int64_t W = 0;
   {
     RandomBits bits(rng);
+    const auto thr = static_cast<double>(p.threshold);
     for (std::int64_t i = 0; i < n; ++i) {
       std::int64_t f = 0;
-      const double* xi = X.data() + i * d;
-      for (std::int64_t s = 0; s < res.k; ++s) {
+      const double* qi = Q.data() + i * d;
+      for (std::int64_t s = 0; s < p.k; ++s) {
         const auto j = static_cast<std::int64_t>(bits.uniform_below(static_cast<std::uint64_t>(n)));
-        const double* xj = X.data() + j * d;
-        double acc = 0;
-        for (Eigen::Index c = 0; c < d; ++c) acc += (xi[c] - xj[c]) * (xi[c] - xj[c]);
-        f += acc <= radius2;
+        const double* qj = Q.data() + j * d;
+        double acc = 0;  // every partial sum is an integer <= 2^53: exact
+        for (std::int64_t c = 0; c < d; ++c) acc += (qi[c] - qj[c]) * (qi[c] - qj[c]);
+        f += acc <= thr;
       }
-      const double pi = std::clamp((static_cast<double>(f) - 0.5 * k) / (0.25 * k), 0.0, 1.0);
-      p[static_cast<std::size_t>(i)] = pi;
-      Z += pi;
+      const std::int64_t wi = std::clamp<std::int64_t>(f - 2 * p.quarter, 0, p.quarter);
+      w[static_cast<std::size_t>(i)] = wi;
+      W += wi;
     }
   }
-  // Lines 7–9: the gate, BoundedLaplace(24/ε, L) by rejection on the secure lattice Laplace.
-  const double L = kFastCenterGateScale / epsilon * std::log(24 / delta);
-  const LaplaceMechanism gate(12, epsilon / 2);  // Δ(Z) = 12, scale 24/ε
-  double xi = 0;
-  do {
-    xi = gate.apply(0.0, rng);
-  } while (std::abs(xi) > L);
-  const auto nn = static_cast<double>(n);
-  // Lines 11–12: noise scale as printed, as a secure Gaussian of at least that σ.
-  res.sigma = kFastCenterNoiseConstant * r_hat * std::sqrt(std::log(12 / delta)) / (nn * epsilon);
-  if (Z + xi - L <= kFastCenterGateFraction * nn) {
+  // Lines 8–11: the lattice BoundedLaplace gate, in integers.
+  if (!fast_center_gate(W, p, rng)) {
     res.failed = true;
     res.centre = Vector::Zero(d);
     return res;
   }
-  Vector mean = Vector::Zero(d);
-  for (std::int64_t i = 0; i < n; ++i)
-    if (p[static_cast<std::size_t>(i)] > 0) mean += p[static_cast<std::size_t>(i)] * X.row(i).transpose();
-  mean /= Z;
-  const auto g = GaussianMechanism::from_sigma(400 * r_hat / nn, res.sigma, static_cast<std::size_t>(d));
+  // Lines 12–14: Σ w_i q_i exactly, divided once by W (W >= W_min > 0 here), then the Gaussian.
+  const Vector sums = exact::row_sums(
+      n, d, static_cast<double>(p.quarter) * std::ldexp(1.0, p.bits), 1,
+      [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* words) {
+        const std::int64_t dd = d;
+        for (std::int64_t i = begin; i < end; ++i) {
+          const double wi = static_cast<double>(w[static_cast<std::size_t>(i)]);
+          const double* qi = Q.data() + i * dd;
+          for (std::int64_t c = 0; c < dd; ++c) exact::add(words[c], wi * qi[c]);
+        }
+      });
+  Vector mean(d);
+  for (std::int64_t c = 0; c < d; ++c)
+    mean[c] = std::ldexp(sums[c] / static_cast<double>(W), p.exponent);
+  const auto g = GaussianMechanism::from_epsilon_delta(p.sensitivity, epsilon / 2, delta / 6,
+                                                       static_cast<std::size_t>(d));
   res.sigma = g.sigma();
   res.centre = g.apply(mean, rng);
   return res;

@@ -22,7 +22,7 @@ namespace {
 const std::array<MethodInfo, 3> kMedianMethods{{
     {"fast",
      "KLTY's pipeline: private radius, localization and boosting (profile practical or paper)",
-     {DPSTATS_MEDIAN_COMMON, "profile", "seed"}},
+     {DPSTATS_MEDIAN_COMMON, "profile", "center", "seed"}},
     {"hsu24", "the HSU24 baseline: RadiusFinder, localization, DP-GD fine-tuning (O(n^2 d))",
      {DPSTATS_MEDIAN_COMMON, "seed"}},
     {"weiszfeld", "the non-private solver (no privacy; a reference)", {}},
@@ -67,6 +67,9 @@ void validate(const ConstMatrixRef& X, const GeometricMedianOptions& o, const Ge
   require(o.passes > 0 && o.passes <= 1000, "passes must be in (0, 1000]");
   if (o.eta_multiplier) check_positive(*o.eta_multiplier, "eta_multiplier");
   check_positive(o.center_radius_multiplier, "center_radius_multiplier");
+  require(o.center == PaperCenter::hsu24_localization ||
+              (o.method == MedianMethod::fast && o.profile == Profile::paper),
+          "center = fast-center applies to method fast with profile paper only");
   check_data(X);
 }
 

@@ -89,8 +89,8 @@ struct Centre {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
-// The paper profile's centre at (ε/4, δ/4): HSU24 localization (default) or FastCenter (Alg. 3),
-// whose releases are certified = false (fast_center.hpp).
+// The paper profile's centre at (ε/4, δ/4): HSU24 localization (default) or the certified
+// FastCenter (Alg. 3, fast_center.hpp) on the rows projected onto B(0, R).
 Centre paper_centre(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
                     double r_hat, double eps, double delta, ReleaseBudget& account, Rng& rng) {
   Centre out;
@@ -99,10 +99,10 @@ Centre paper_centre(const ConstMatrixRef& X, const GeometricMedianOptions& o, do
   out.boosting_radius = r_hat;
   if (o.center == PaperCenter::fast_center) {
     const double r_c = o.center_radius_multiplier * r_hat;
-    account.charge(fast_center_entry(X.rows(), r_c, eps / 4, delta / 4));
-    const FastCenterResult fc = fast_center(X, r_c, eps / 4, delta / 4, rng);
-    out.certified = false;
+    account.charge(fast_center_entry(X.rows(), X.cols(), R, r_c, eps / 4, delta / 4));
+    const FastCenterResult fc = fast_center(X, R, r_c, eps / 4, delta / 4, rng);
     out.diagnostics["center_failed"] = fc.failed;
+    out.diagnostics["center_partners"] = fc.k;
     if (fc.failed) {  // the failure flag is a DP output; fall back to B(0, R)
       out.c = Vector::Zero(X.cols());
       out.boosting_radius = R;

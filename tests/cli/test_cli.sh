@@ -231,6 +231,8 @@ with open(sys.argv[2], "w") as f:
 PYEOF
 ok "mean prime-ht" "j['method']=='prime-ht' and j['status']=='ok' and j['diagnostics']['heavy_tailed'] and j['privacy']['certified'] and j['privacy']['epsilon']<=10" \
   -- mean --method prime-ht --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean prime-boosted" "j['method']=='prime-boosted' and j['status']=='ok' and j['diagnostics']['boost_parts']==7 and len(j['ledger'])==1 and j['privacy']['epsilon']<=10" \
+  -- mean --method prime-boosted --boost-zeta 0.1 --alpha 0.05 --epsilon 10 --delta 0.01 --scale 1 --seed 1 "$tmp/robust.csv"
 ok "mean filter" "j['method']=='filter' and j['status']=='ok' and j['diagnostics']['T']==5 and sum(x*x for x in j['estimate'])**0.5 < 0.2" \
   -- mean --method filter --alpha 0.05 --T 5 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
 ok "mean filter paper" "j['diagnostics']['profile']=='paper' and j['privacy']['epsilon']<=10" \
@@ -339,6 +341,7 @@ ok "resumed: a small release still fits" "j['status']=='ok'" \
   -- stat count --columns age --epsilon 0.05 --delta 0 --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 ok "resumed: the file gained its entry" "len(j['ledger'])==$n_before+1" -- budget show "$tmp/s.json"
 bad "weiszfeld takes no budget" "does not apply" -- median --method weiszfeld --budget "$tmp/s.json" "$tmp/people2.csv"
+bad "fast-center needs the paper profile" "profile paper" -- median --center fast-center --epsilon 1 --delta 1e-6 --domain-radius 1000 "$tmp/people2.csv"
 bad "a non-private classifier takes no budget" "budget" -- fit --task classify --optimizer adam --classes 2 --budget "$tmp/s.json" "$tmp/depts.csv"
 bad "a non-private user-level fit takes no budget" "budget" -- fit --method non-private --domain-radius 1 --budget "$tmp/s.json" "$tmp/reg.csv"
 

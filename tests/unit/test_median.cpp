@@ -9,6 +9,7 @@
 #include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/fast_center.hpp"
 #include "dpstats/median/geometric_median.hpp"
@@ -506,32 +507,89 @@ TEST(QuantileRadiusRelease, MethodsAndPrivacy) {
 // ---- FastCenter (Alg. 3) ------------------------------------------------------------------------
 
 TEST(FastCenter, PartnersAndValidation) {
-  EXPECT_EQ(fast_center_partners(1000, 1e-5), 12787);
+  EXPECT_EQ(fast_center_partners(1000, 1e-5), 12788);  // ⌈600 ln(18·10^8)⌉ = 12787, up to 4ℤ
+  EXPECT_EQ(fast_center_partners(1000, 1e-5) % 4, 0);
   SeededRng rng(1);
-  EXPECT_THROW(fast_center(RowMatrix::Zero(19, 2), 1, 1, 1e-5, rng), InvalidArgument);
+  EXPECT_THROW(fast_center(RowMatrix::Zero(19, 2), 1, 1, 1, 1e-5, rng), InvalidArgument);
+  EXPECT_THROW(fast_center(RowMatrix::Zero(40, 2), 0, 1, 1, 1e-5, rng), InvalidArgument);
+  EXPECT_THROW(fast_center(RowMatrix::Zero(40, 2), 1, -1, 1, 1e-5, rng), InvalidArgument);
+  EXPECT_THROW(fast_center(RowMatrix::Zero(40, 2), 1, 1, 0, 1e-5, rng), InvalidArgument);
+  EXPECT_THROW(fast_center(RowMatrix::Zero(40, 2), 1, 1, 1, 0, rng), InvalidArgument);
+  // The bounded lattice Laplace gate's δ exceeds δ/6 for large ε: refused, not loosened.
+  EXPECT_THROW(fast_center_plan(1000, 2, 1, 1, 4, 1e-5), InvalidArgument);
+  EXPECT_NO_THROW(fast_center_plan(1000, 2, 1, 1, 2.5, 1e-5));
+}
+
+TEST(FastCenter, PlanIsExactAndWithinThePapersBounds) {
+  for (const std::int64_t n : {std::int64_t{20}, std::int64_t{10000}, std::int64_t{1000000}}) {
+    for (const std::int64_t d : {std::int64_t{1}, std::int64_t{50}, std::int64_t{784}}) {
+      const double r_hat = 0.7, eps = 0.25, delta = 2.5e-6;
+      const auto p = fast_center_plan(n, d, 50, r_hat, eps, delta);
+      EXPECT_EQ(p.k % 4, 0);
+      EXPECT_GE(static_cast<double>(p.k), 600 * std::log(18.0 * n / delta));
+      // Exact ranges: every weighted term and the n-row sum, every squared lattice distance.
+      const double cap = std::ldexp(1.0, p.bits);
+      EXPECT_LT(static_cast<double>(n) * p.quarter * cap, 0x1p53);
+      EXPECT_LE(static_cast<double>(d) * 4 * cap * cap, 0x1p53);
+      EXPECT_GE(p.quantum * cap, 50.0);  // the lattice covers B(0, R)
+      EXPECT_LE(p.r_eff, r_hat * (1 + 1e-12));
+      EXPECT_GT(p.r_eff, r_hat * (1 - 1e-3));
+      // The data-dependent denominator bounded by the gate: W_min > 0.55 n (k/4).
+      EXPECT_GT(static_cast<double>(p.min_weight), 0.55 * n * p.quarter);
+      EXPECT_LE(static_cast<double>(p.min_weight), 0.55 * n * p.quarter + 1);
+      EXPECT_LT(p.sensitivity, 400 * r_hat / n);  // the paper's bound is looser
+      EXPECT_GE(p.sensitivity, 19 * 8 * r_hat / (0.55 * n) * (1 - 1e-3));
+      EXPECT_LE(p.gate_delta, delta / 6);
+      EXPECT_GE(static_cast<double>(p.gate_scale), 24 * p.quarter / eps);
+      EXPECT_GE(static_cast<double>(p.gate_bound), p.gate_scale * std::log(24 / delta));
+    }
+  }
 }
 
 TEST(FastCenter, FarApartPointsFailTheGate) {
   RowMatrix X(40, 2);
   for (int i = 0; i < 40; ++i) X.row(i) << 10.0 * i, 0;  // pairwise farther than 2r̂ = 2
   SeededRng rng(2);
-  const auto r = fast_center(X, 1, 1, 1e-5, rng);
+  const auto r = fast_center(X, 1000, 1, 1, 1e-5, rng);
   EXPECT_TRUE(r.failed);
   EXPECT_EQ(r.centre, Vector::Zero(2));
 }
 
-TEST(FastCenter, IdenticalPointsGiveThePointPlusPrintedNoise) {
-  const RowMatrix X = RowMatrix::Constant(100, 2, 3.0);
+TEST(FastCenter, IdenticalPointsGiveThePointPlusCalibratedNoise) {
+  const RowMatrix X = RowMatrix::Constant(1000, 2, 3.0);
   SeededRng rng(3);
-  const double sigma = 1600 * 0.5 * std::sqrt(std::log(12 / 1e-5)) / (100 * 100.0);
+  const double eps = 2, delta = 1e-2;
+  const auto plan = fast_center_plan(1000, 2, 8, 0.5, eps, delta);
+  const double sigma =
+      GaussianMechanism::from_epsilon_delta(plan.sensitivity, eps / 2, delta / 6, 2).sigma();
   Vector sum = Vector::Zero(2);
-  for (int t = 0; t < 50; ++t) {
-    const auto r = fast_center(X, 0.5, 100, 1e-5, rng);
+  const int reps = 10;
+  for (int t = 0; t < reps; ++t) {
+    const auto r = fast_center(X, 8, 0.5, eps, delta, rng);
     ASSERT_FALSE(r.failed);
-    EXPECT_GE(r.sigma, sigma);  // the secure Gaussian rounds σ up (lattice), by < 1e-5
-    EXPECT_LE(r.sigma, sigma * (1 + 1e-5));
+    EXPECT_EQ(r.sigma, sigma);
+    EXPECT_EQ(r.sensitivity, plan.sensitivity);
     sum += r.centre;
   }
-  // The mean of 50 draws is within 5 standard errors of the point.
-  EXPECT_LT((sum / 50 - Vector::Constant(2, 3.0)).cwiseAbs().maxCoeff(), 5 * sigma / std::sqrt(50.0));
+  EXPECT_LT((sum / reps - Vector::Constant(2, 3.0)).cwiseAbs().maxCoeff(), 5 * sigma / std::sqrt(reps * 1.0));
+}
+
+TEST(FastCenter, RowsBeyondTheDomainAreProjected) {
+  // Half the rows far outside B(0, R): projected onto the sphere, they are 2r̂-close to each
+  // other, so the gate passes and the centre stays in B(0, R) up to the noise.
+  RowMatrix X = RowMatrix::Zero(1000, 2);
+  for (int i = 0; i < 1000; i += 2) X(i, 0) = 1e6;
+  SeededRng rng(4);
+  const auto r = fast_center(X, 1, 4, 2, 1e-2, rng);
+  ASSERT_FALSE(r.failed);
+  EXPECT_LT(r.centre.norm(), 1 + 10 * r.sigma);
+}
+
+TEST(FastCenter, TheGateIsTheIntegerTestOfTheProof) {
+  const auto p = fast_center_plan(10000, 2, 1, 1, 1, 1e-5);
+  SeededRng rng(5);
+  // W <= 0.55 n (k/4) can never pass (ξ <= τ); W = n (k/4) with τ < 0.45 n (k/4) always does.
+  for (int t = 0; t < 200; ++t) EXPECT_FALSE(fast_center_gate(p.min_weight - 1, p, rng));
+  ASSERT_LT(2 * p.gate_bound, 9 * 10000 * p.quarter / 20);
+  for (int t = 0; t < 200; ++t) EXPECT_TRUE(fast_center_gate(10000 * p.quarter, p, rng));
 }

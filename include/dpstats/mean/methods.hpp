@@ -18,7 +18,8 @@
 
 namespace dpstats {
 
-// prime, prime-ht, filter, exp-time, dp-mean, bounded.
+// prime, prime-ht, filter, exp-time, dp-mean, bounded, prime-boosted, prime-ht-boosted,
+// tukey-median.
 std::span<const MethodInfo> mean_methods();
 
 // One mean request in the library's vocabulary. Unset optionals take the method's default; an
@@ -37,7 +38,10 @@ struct MeanRequest {
   std::optional<int> T1, T2, T;
   std::optional<bool> fallback;
   std::optional<bool> uncertified_window;
+  std::optional<double> boost_zeta;  // *-boosted: target failure probability, in (0, 1)
 };
+
+inline constexpr double kDefaultBoostZeta = 0.05;
 
 // Validates the request (method name, options that apply, alpha where required) and runs it.
 Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rng& rng,

@@ -1,16 +1,22 @@
-// FastCenter (KLTY Alg. 3; docs/proofs/median.md §6): a subsampled,
-// FriendlyCore-style weighted mean. Implemented as printed, for faithfulness and large-n use; the
-// paper itself leaves it out of its experiments (docs/results/geometric-median.md: k = ⌈600 ln(18n/δ)⌉ exceeds n below
-// n ≈ 10^4, the gate Z + ξ − L > 0.55n nearly always fails near n = 1000, and the noise σ is
-// 1600 r̂ sqrt(ln(12/δ))/(nε) per coordinate).
+// FastCenter (KLTY Alg. 3), certified (docs/proofs/median.md §6): a subsampled FriendlyCore-style
+// weighted mean whose every data-dependent quantity is an exact integer.
 //
-// Privacy (Lemma 9) is proven for a continuous BoundedLaplace and a continuous Gaussian in exact
-// arithmetic. Here the gate noise is the secure lattice Laplace of scale 24/ε conditioned on
-// |ξ| ≤ L by rejection (the lattice analogue of Fact 3) and the centre noise is the secure
-// Gaussian calibrated to (ε/2, δ/6) for sensitivity 400 r̂/n; the weighted mean is computed in
-// floating point, whose rounding error grows with the (private) norms of the rows, which no
-// public quantity bounds. No written proof covers exactly this, so its output is reported with
-// `certified = false` by every release that uses it.
+//   * rows: projected onto the input domain B(0, R) and quantised to the lattice g·Z^d
+//     (g = 2^e a power of two, |q_ic| <= 2^b) — a deterministic function of each row;
+//   * scores f_i: counts of the k sampled partners j with ‖q_i − q_j‖² <= T (integers, computed
+//     exactly in doubles below 2^53); the indicator is exactly ‖y_i − y_j‖ <= 2 r_eff for the
+//     quantised rows y = g·q, r_eff = g·sqrt(T)/2 <= r̂;
+//   * weights: k is a multiple of 4 and w_i = clamp(f_i − k/2, 0, k/4) = p_i·(k/4), an integer;
+//   * Z·(k/4) = W = Σ w_i, an integer; the gate adds a discrete Laplace of scale t >= 24(k/4)/ε
+//     conditioned on |ξ| <= τ (the lattice BoundedLaplace) and passes iff
+//     20(W + ξ − τ) > 11·n·(k/4) — the paper's Z + ξ − L > 0.55 n in integers;
+//   * the weighted sum Σ w_i q_i is one exact integer sum (mechanisms/exact_sum.hpp), divided once
+//     by W (one rounding, covered by the sensitivity's slack);
+//   * the centre noise: the secure Gaussian calibrated to (ε/2, δ/6) for the l2 sensitivity
+//     19·(k/4)·8 r_eff / W_min + slack, W_min the least W a pass admits (the data-dependent
+//     denominator min(W, W') bounded by the gate), about 276 r̂/n (the paper's 400 r̂/n is looser).
+// The whole is (ε, δ)-DP for n >= 20 (the gate's failure, the sampled-score events and both noises
+// accounted in the proof); releases that use it are certified.
 #pragma once
 #include <cstdint>
 
@@ -20,26 +26,58 @@
 
 namespace dpstats {
 
-inline constexpr double kFastCenterSampleConstant = 600;   // k = ⌈600 ln(18n/δ)⌉
-inline constexpr double kFastCenterGateScale = 24;         // BoundedLaplace(24/ε, (24/ε) ln(24/δ))
-inline constexpr double kFastCenterGateFraction = 0.55;    // fail when Z + ξ − L ≤ 0.55 n
-inline constexpr double kFastCenterNoiseConstant = 1600;   // σ = 1600 r̂ sqrt(ln(12/δ))/(nε)
+inline constexpr double kFastCenterSampleConstant = 600;   // k >= 600 ln(18n/δ)
+inline constexpr double kFastCenterGateScale = 24;         // t = 24 (k/4)/ε in weight units
+inline constexpr double kFastCenterGateFraction = 0.55;    // pass when Z + ξ − τ > 0.55 n
+
+// Everything FastCenter uses that is a function of public quantities (n, d, R, r̂, ε, δ) only.
+struct FastCenterPlan {
+  std::int64_t n = 0, d = 0;
+  std::int64_t k = 0;                 // partners per row: ⌈600 ln(18n/δ)⌉ rounded up to 4ℤ
+  std::int64_t quarter = 0;           // k/4, the largest integer weight
+  int bits = 0;                       // |q_ic| <= 2^bits
+  int exponent = 0;                   // the lattice step g = 2^exponent >= R·2^-bits
+  double quantum = 0;                 // g
+  std::int64_t threshold = 0;         // T: a pair counts when Σ_c (q_ic − q_jc)² <= T
+  double r_eff = 0;                   // g·sqrt(T)/2, rounded up: the radius the proof uses
+  std::int64_t gate_sensitivity = 0;  // 12·(k/4) >= the true 9·(k/4) (proofs §6)
+  std::int64_t gate_scale = 0;        // t >= gate_sensitivity/(ε/2), weight units
+  std::int64_t gate_bound = 0;        // τ = ⌈t ln(24/δ)⌉: ξ is conditioned on |ξ| <= τ
+  double gate_delta = 0;              // δ of the bounded lattice Laplace (<= δ/6, checked)
+  std::int64_t min_weight = 0;        // W_min = ⌊11 n (k/4)/20⌋ + 1: a pass implies W >= W_min
+  double sensitivity = 0;             // l2 sensitivity of the computed weighted mean, given a pass
+};
 
 struct FastCenterResult {
   Vector centre;          // 0_d when the gate failed
   bool failed = false;    // the gate's outcome (a DP output)
-  double sigma = 0;       // the noise σ actually used (secure lattice Gaussian)
+  double sigma = 0;       // the secure Gaussian's σ (0 when the gate failed)
   std::int64_t k = 0;     // partners per row
-  LedgerEntry ledger;     // (ε, δ) of Lemma 9
+  double quantum = 0;     // the rows' lattice step g
+  double sensitivity = 0; // the weighted mean's l2 sensitivity the Gaussian is calibrated to
+  LedgerEntry ledger;     // (ε, δ)
 };
 
+// k: ⌈600 ln(18n/δ)⌉ rounded up to a multiple of 4.
 std::int64_t fast_center_partners(std::int64_t n, double delta);
 
-// What fast_center(X, r_hat, epsilon, delta) spends for n rows: (ε, δ) of Lemma 9.
-LedgerEntry fast_center_entry(std::int64_t n, double r_hat, double epsilon, double delta);
+// The public plan; InvalidArgument for n < 20, a non-positive or non-finite R or r̂, R outside
+// [1e-290, 1e300], a bad ε or δ, an ε for which the gate's δ exceeds δ/6 (about ε > 2.7), or n·k
+// or d beyond the exact integer range.
+FastCenterPlan fast_center_plan(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
+                                double epsilon, double delta);
 
-// Throws InvalidArgument for n < 20 (Lemma 9).
-FastCenterResult fast_center(const ConstMatrixRef& X, double r_hat, double epsilon, double delta,
-                             Rng& rng);
+// What fast_center spends for n rows of dimension d: (ε, δ).
+LedgerEntry fast_center_entry(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
+                              double epsilon, double delta);
+
+// The gate (lines 8–11) for the integer weight total W: draws ξ ~ discrete Laplace(t) conditioned
+// on |ξ| <= τ and returns whether 20(W + ξ − τ) > 11·n·(k/4). (ε/2, gate_delta)-DP in W for
+// |W − W'| <= gate_sensitivity (proofs §6).
+bool fast_center_gate(std::int64_t W, const FastCenterPlan& plan, Rng& rng);
+
+// Alg. 3 on the rows of X projected onto B(0, domain_radius). O(n·k·d) time, single-threaded.
+FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, double r_hat,
+                             double epsilon, double delta, Rng& rng);
 
 }  // namespace dpstats

@@ -108,7 +108,7 @@ struct GeometricMedianOptions {
   // paper profile
   PaperBoosting boosting = PaperBoosting::fixed_order;
   // The centre step: HSU24 localization (default) or FastCenter (Alg. 3, Thm 3's warm start, fed
-  // c_mult·r̂ with c_mult = 4 by default; its releases are certified = false, fast_center.hpp).
+  // c_mult·r̂ with c_mult = 4 by default; certified, docs/proofs/median.md §6.1). Paper profile only.
   PaperCenter center = PaperCenter::hsu24_localization;
   double center_radius_multiplier = 4;
   double passes = 1;

@@ -1,0 +1,52 @@
+// Boosting a private mean's success probability (PRIME §3 and Remark 1; docs/proofs/mean.md
+// "Boosting"): split the rows uniformly at random into m disjoint parts, run the base estimator
+// on each part at the full (ε, δ), and release the part estimate j* whose ball holding a strict
+// majority of the part estimates is the smallest (the "median of means" selection of Remark 1).
+//
+// Privacy: the split is data-independent and each row enters one part, so the m releases are
+// (ε, δ)-DP together by parallel composition; the selection is post-processing. Charged as one
+// entry of the target's (ε, δ).
+// Utility: if each part's estimate is within r of μ with probability >= p > 1/2, independently
+// across parts (disjoint i.i.d. parts, independent noise), the release is within 3r of μ except
+// with probability P(Bin(m, p) <= (m − 1)/2) (proofs). m is the smallest odd number with that
+// probability <= ζ.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+
+namespace dpstats {
+
+inline constexpr double kBoostPartSuccess = 0.75;  // the constant success probability assumed
+
+// P(Bin(m, p) <= (m − 1)/2): the probability that no strict majority of m parts succeeds.
+double boost_failure_bound(int m, double part_success);
+
+// The smallest odd m <= 999 with boost_failure_bound(m, p) <= zeta; InvalidArgument for ζ outside
+// (0, 1) or p outside (1/2, 1).
+int boost_parts(double zeta, double part_success = kBoostPartSuccess);
+
+// The selection (post-processing): for each present estimate j, r_j = the distance from μ_j to
+// its (⌊m/2⌋ + 1)-th nearest estimate (itself included, absent ones excluded); returns the j with
+// the least r_j (ties: the lowest j), or nullopt when fewer than ⌊m/2⌋ + 1 estimates are present.
+std::optional<std::size_t> boost_select(const std::vector<std::optional<Vector>>& estimates,
+                                        double* radius = nullptr);
+
+// One part's release: the base estimator run on `part` at the target, with no caller budget.
+using BoostPartRunner = std::function<Release<Vector>(const ConstMatrixRef& part, Rng& rng)>;
+
+// Runs `run_part` on `parts` disjoint random parts of X (each at least 2 rows) and releases the
+// selected estimate, charged as one (ε, δ) entry on `caller` (when given). Abstains when no
+// strict majority of the parts returned an estimate. certified iff every part is.
+Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& target, int parts,
+                                const std::string& base_method, const BoostPartRunner& run_part,
+                                NoiseMode noise, Rng& rng, Budget* caller = nullptr);
+
+}  // namespace dpstats
