@@ -365,7 +365,7 @@ struct PrimeRun {
   Rng& rng;
   bool off;
   PrimeTrace* trace;
-  std::vector<double> Zs;  // the shared uniform of every planned round
+  std::vector<double> Zs;  // the shared Z of every planned round (practical: 1)
   std::string stop = "T1 epochs done";
   int filter_rounds = 0, iterations = 0, epochs = 0;
   bool abstain = false;
@@ -507,10 +507,13 @@ struct PrimeRun {
   }
 
   void run() {
-    // The shared uniforms Z of every planned round, drawn first: public randomness, independent
-    // of the data, and the same whether or not the (test-only) noiseless switch is on.
-    Zs.resize(static_cast<std::size_t>(p.T1 * p.T2));
-    for (auto& z : Zs) z = rng.uniform01();
+    // The shared Z of every planned round, fixed first: public, independent of the data, and the
+    // same whether or not the (test-only) noiseless switch is on. Paper: uniform on [0, 1] (Alg 10).
+    // Practical: Z = 1, the cut is ρ_t itself (docs/proofs/mean.md §2 (3); a small Z cut into the
+    // clean tail and removed all k candidates, ≈ αn clean rows on one side: docs/results/prime.md).
+    Zs.assign(static_cast<std::size_t>(p.T1 * p.T2), 1.0);
+    if (!practical())
+      for (auto& z : Zs) z = rng.uniform01();
     for (int s = 1; s <= p.T1 && epoch(s); ++s) {
     }
     if (trace) {

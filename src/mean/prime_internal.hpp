@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/units.hpp"
@@ -284,6 +285,13 @@ template <class Options>
 void validate_robust(const Options& o) {
   validate(o.privacy, DeltaRule::positive);
   validate(o.run);
+  // Issue 18: the filters' data passes (the Gram matrix and sum, scores, top-k, histograms) are not
+  // yet partial sums merged over ranks, so several ranks are refused before anything is read.
+  const int ranks = o.run.comm ? o.run.comm->size() : 1;
+  require(ranks == 1,
+          fmt::format("PRIME, PRIME-ht and the private filter do not run on several ranks yet "
+                      "(launched as {} ranks); run them in one process",
+                      ranks));
   require(o.alpha > 0 && o.alpha <= 0.25,
           fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
   require(o.failure_probability > 0 && o.failure_probability < 1,

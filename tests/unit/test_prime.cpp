@@ -8,8 +8,11 @@
 #include <set>
 
 #include "dpstats/synthetic/shifted_cluster.hpp"
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/mean/private_filter.hpp"
 #include "dpstats/mean/prime.hpp"
+#include "dpstats/mean/prime_ht.hpp"
 
 using namespace dpstats;
 
@@ -425,6 +428,34 @@ TEST(Prime, FallbackIsPublicAndSaysSo) {
   const auto r = prime(X, o, g);
   EXPECT_EQ(r.diagnostics.value("fallback", ""), "dp-mean");
   EXPECT_TRUE(prime_feasibility(1000000, 10, PrimeOptions{.privacy = {10, 0.01}, .scale = std::vector<double>{1.0}, .clip_check_share = 0}).feasible);
+}
+
+// Issue 18: PRIME, PRIME-ht and the filter refuse several ranks before anything is read or
+// charged; one rank (in-process) runs as before.
+TEST(Prime, RefusesSeveralRanksAndRunsOnOne) {
+  SeededRng g(31);
+  const RowMatrix X = shifted_cluster(2000, 3, 0.05, 1.5, g);
+  for (int ranks : {1, 2}) {
+    run_local_ranks(ranks, [&](Communicator& comm) {
+      PrimeOptions o;
+      o.scale = std::vector<double>{1.0};
+      o.privacy.epsilon = 4;
+      o.privacy.delta = 1e-6;
+      o.run.comm = &comm;
+      PrivateFilterOptions f;
+      f.scale = o.scale;
+      f.privacy = o.privacy;
+      f.run.comm = &comm;
+      SeededRng r(1);
+      if (ranks == 1) {
+        EXPECT_NO_THROW(prime(X, o, r));
+        return;
+      }
+      EXPECT_THROW(prime(X, o, r), InvalidArgument);
+      EXPECT_THROW(prime_ht(X, o, r), InvalidArgument);
+      EXPECT_THROW(private_filter(X, f, r), InvalidArgument);
+    });
+  }
 }
 
 TEST(PrimeChiSquare, QuantilesMatchKnownValues) {
