@@ -8,6 +8,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "ranks.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/geometric_median.hpp"
@@ -73,16 +74,22 @@ void run_median(const MedianArgs& a) {
     if (a.bound_check_share) o.bound_check_share = *a.bound_check_share;
     if (a.threads) o.run.threads = *a.threads;
   }
-  const Table table = read_input(a.input);
-  nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
+  o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
+  require(!o.run.comm || a.method != "weiszfeld",
+          "median --method weiszfeld does not run on several ranks (the non-private solver's "
+          "float sums do not merge exactly); run it in one process");
+  const InputShard input = read_input_shard(a.input, o.run.comm);
+  const Table& table = input.table;
+  nlohmann::ordered_json extra = {{"n", input.total}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   if (a.method == "weiszfeld") return run_weiszfeld(table, std::move(extra));
   auto rng = make_rng(a.seed);
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const Release<Vector> r = geometric_median(table.values, o, *rng, budget.get());
   budget.commit();  // before anything is printed
   nlohmann::ordered_json head = {{"command", "median"}, {"method", a.method}};
   head["estimate"] = to_std(r.estimate);
+  if (!is_root()) return;
   print_json(release_output(std::move(head), release_fields_json(r), extra));
 }
 
