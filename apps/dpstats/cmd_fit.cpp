@@ -45,7 +45,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--epochs", a->epochs, "passes over the data");
   cmd->add_option("--batch-size", a->batch_size, "(expected) batch size");
   cmd->add_option("--threads", a->threads,
-                  "classify, heavy-tailed: worker threads of the data passes (a seeded release "
+                  "worker threads of the data passes (a seeded release "
                   "is the same for any count; default: the library's)")
       ->check(CLI::Range(1, kMaxThreads));
   cmd->add_option("--feature-bound", a->feature_bound,
@@ -62,10 +62,6 @@ void add_fit_command(CLI::App& app) {
                 "user-level, heavy-tailed: never centre (fit x . w in the data's units, no "
                 "intercept and no offset check)")
       ->excludes(centre);
-  cmd->add_option("--threads", a->threads,
-                  "worker threads for the data passes (default: the library's RunControl "
-                  "default); a seeded fit is the same for any value")
-      ->check(CLI::Range(1, 1024));
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
@@ -73,8 +69,10 @@ void add_fit_command(CLI::App& app) {
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
-    // Several ranks: only the heavy-tailed fit distributes its rows (docs/guide.md §11).
-    require(ranks() == nullptr || ranks()->size() == 1 || a->task == "heavy-tailed",
+    // Several ranks: the heavy-tailed and user-level fits distribute their rows (docs/guide.md
+    // §11; user-level: dp-gd-user and dp-gd-filter with public bounds, the library refuses the rest).
+    require(ranks() == nullptr || ranks()->size() == 1 || a->task == "heavy-tailed" ||
+                a->task == "user-level",
             fmt::format("'dpstats fit --task {}' does not run on several ranks yet; run it in "
                         "one process", a->task));
     if (a->task == "classify") return classify(*a);

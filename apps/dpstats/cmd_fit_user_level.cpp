@@ -12,8 +12,10 @@
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
+#include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/user_level/user_level.hpp"
 #include "fit.hpp"
+#include "ranks.hpp"
 
 namespace dpstats::cli {
 
@@ -26,7 +28,6 @@ struct Alg3Args {
 
 void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
-  reject_for_task(a.threads.has_value(), "threads", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
   optimize::UserLevelOptions o;
   o.method = parse_enum<optimize::UserLevelMethod>(a.method.value_or("dp-gd-user"));
@@ -65,33 +66,39 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.alg3.users_per_step = a3.users_per_step;
   if (a.threads) o.run.threads = *a.threads;
   require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
-  const Table table = read_input(a.input);
-  require(table.values.cols() >= 3,
-          "INPUT needs at least 3 columns (user id, label, features), got " +
-              std::to_string(table.values.cols()));
-  const Eigen::Index rows = table.values.rows();
-  std::vector<std::int64_t> users(static_cast<std::size_t>(rows));
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    const double u = table.values(i, 0);
-    require(u == std::floor(u) && std::abs(u) < 9e15, "user ids (column 1) must be integers");
-    users[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(u);
-  }
+  // Several ranks: this rank's rows (by row range or --shards); gather_users moves every row to
+  // its user's home rank before any per-user clip (dpstats/user_level/home_rank.hpp).
+  o.run.comm = ranks();
+  const InputShard input = read_input_shard(a.input, o.run.comm);
+  const Table& table = input.table;
+  Communicator& comm = comm_or_single(o.run.comm);
+  std::vector<std::int64_t> users(static_cast<std::size_t>(table.values.rows()));
+  all_or_none(comm, [&] {
+    require(table.values.cols() >= 3,
+            "INPUT needs at least 3 columns (user id, label, features), got " +
+                std::to_string(table.values.cols()));
+    for (Eigen::Index i = 0; i < table.values.rows(); ++i) {
+      const double u = table.values(i, 0);
+      require(u == std::floor(u) && std::abs(u) < 9e15, "user ids (column 1) must be integers");
+      users[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(u);
+    }
+  });
   const Vector y = table.values.col(1);
   const RowMatrix X = table.values.rightCols(table.values.cols() - 2);
-  const optimize::UserDataset data(X, y, users, items_per_user);
+  const optimize::UserDataset data = optimize::gather_users(comm, X, y, users, items_per_user);
   auto rng = make_rng(a.seed);
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = optimize::fit_user_level(data, o, *rng, budget.get());
   nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task}, {"method", name_of(o.method)}};
   head["estimate"] = r.status == Status::ok
                          ? nlohmann::ordered_json(std::vector<double>(
                                r.estimate.data(), r.estimate.data() + r.estimate.size()))
                          : nlohmann::ordered_json(nullptr);
-  nlohmann::ordered_json extra = {{"n_users", data.num_users()},
+  nlohmann::ordered_json extra = {{"n_users", data.total_users()},
                                   {"items_per_user", data.items_per_user()},
                                   {"d", data.dim()}};
   budget.commit();  // before anything is printed
-  print_json(release_output(std::move(head), release_fields_json(r), extra));
+  if (is_root()) print_json(release_output(std::move(head), release_fields_json(r), extra));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/parallel.hpp"
@@ -43,18 +44,23 @@ void check_run(const UserDataset& data, const Domain& domain, const Vector& x0,
   require(o.sigma_scale >= 0, "sigma_scale must be >= 0");
 }
 
-// Adds the mechanism's noise to the exact clipped sum (or none under the test hook).
-Vector noisy(const ClippedVectorSum& sum, double rho, const GradientOptions& o, Rng& rng,
+// Adds the mechanism's noise to the exact clipped sum s (or none under the test hook). The draw is
+// rank 0's when o.comm has several ranks (on_root; one process: the same draw, in place).
+Vector noisy(const Vector& s, double sensitivity, double rho, const GradientOptions& o, Rng& rng,
              GradientRun& run) {
-  const Vector s = sum.sum();
-  run.sensitivity = sum.sensitivity();
+  run.sensitivity = sensitivity;
   ++run.releases;
   if (o.sigma_scale == 0) return s;
   check_positive(rho, "rho");
-  const auto mech = GaussianMechanism::from_rho(sum.sensitivity(), rho / (o.sigma_scale * o.sigma_scale),
+  const auto mech = GaussianMechanism::from_rho(sensitivity, rho / (o.sigma_scale * o.sigma_scale),
                                                 static_cast<std::size_t>(s.size()), o.noise);
   run.sigma = mech.sigma();
-  return mech.apply(s, rng);
+  return on_root(comm_or_single(o.comm), [&] { return Vector(mech.apply(s, rng)); });
+}
+
+Vector noisy(const ClippedVectorSum& sum, double rho, const GradientOptions& o, Rng& rng,
+             GradientRun& run) {
+  return noisy(sum.sum(), sum.sensitivity(), rho, o, rng, run);
 }
 
 // Tail averaging: the iterates of the second half, x_{⌊T/2⌋+1..T} (the early iterates of a run
@@ -104,14 +110,20 @@ GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& 
                        const Vector& x0, const GradientOptions& o, Rng& rng,
                        GradientCounter& counter) {
   check_run(data, domain, x0, o);
-  const std::int64_t n = data.num_users();
+  Communicator& comm = comm_or_single(o.comm);
+  // n: every rank's users (the capacity of the lattice sum, its sensitivity and the mean).
+  const std::int64_t local = data.num_users(), n = data.total_users();
   GradientRun run;
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
   for (int t = 0; t < o.steps; ++t) {
     const ClippedVectorSum sum = user_gradient_sum(
-        data, loss, x, n, n, [](std::int64_t u) { return u; }, o, t, counter);
-    const Vector g = noisy(sum, o.rho / o.steps, o, rng, run) / static_cast<double>(n);
+        data, loss, x, local, n, [](std::int64_t u) { return u; }, o, t, counter);
+    Vector lattice = sum.lattice_sum();
+    allreduce_exact(comm, lattice);  // exact integers: any split of the users, the same total
+    const Vector g =
+        noisy(sum.value_of(lattice), sum.sensitivity(), o.rho / o.steps, o, rng, run) /
+        static_cast<double>(n);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
   run.x = output(x, acc, o);

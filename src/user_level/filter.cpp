@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 
@@ -61,7 +62,8 @@ GradientRun filtered_dp_gd(const UserDataset& data, const Loss& loss, const Doma
                            const Vector& x0, const FilterOptions& o, Rng& rng,
                            GradientCounter& counter) {
   check_filter(data, domain, x0, o);
-  const std::int64_t n = data.num_users(), d = data.dim();
+  Communicator& comm = comm_or_single(o.comm);
+  const std::int64_t local = data.num_users(), n = data.total_users(), d = data.dim();
   const auto cm = centre_mechanism(n, d, o);
   const auto fm = residual_mechanism(n, d, o);
   GradientRun run;
@@ -69,22 +71,32 @@ GradientRun filtered_dp_gd(const UserDataset& data, const Loss& loss, const Doma
   run.sensitivity = ClippedVectorSum(d, 2 * o.radius, n).sensitivity();
   Vector x = x0, acc = Vector::Zero(d);
   domain.project(x);
-  std::vector<Vector> g(static_cast<std::size_t>(n));
+  std::vector<Vector> g(static_cast<std::size_t>(local));
   const double nd = static_cast<double>(n);
+  // The exact sum over every rank's users (lattice integers; the identity in one process).
+  const auto total = [&](const ClippedVectorSum& s) {
+    Vector lattice = s.lattice_sum();
+    allreduce_exact(comm, lattice);
+    return s.value_of(lattice);
+  };
+  // Noise once: rank 0 draws (on_root), every rank continues from its value.
+  const auto release = [&](const GaussianMechanism& mech, const Vector& v) {
+    return o.noiseless ? v : on_root(comm, [&] { return Vector(mech.apply(v, rng)); });
+  };
   for (int t = 0; t < o.steps; ++t) {
     ClippedVectorSum centre(d, o.clip, n);
-    for (std::int64_t u = 0; u < n; ++u) {
+    for (std::int64_t u = 0; u < local; ++u) {
       if (o.hook) o.hook(t, 0, u);
       g[static_cast<std::size_t>(u)] = clipped(user_mean_gradient(data, loss, x, u, counter), o.clip);
       centre.add(g[static_cast<std::size_t>(u)]);
     }
-    const Vector c = (o.noiseless ? centre.sum() : Vector(cm.apply(centre.sum(), rng))) / nd;
+    const Vector c = release(cm, total(centre)) / nd;
     ClippedVectorSum residual(d, 2 * o.radius, n);  // every term has norm <= 2r already
     for (const Vector& gu : g) {
       const Vector diff = gu - c;
       residual.add(filter_weight(diff.norm(), o.radius) * diff);
     }
-    const Vector r = o.noiseless ? residual.sum() : Vector(fm.apply(residual.sum(), rng));
+    const Vector r = release(fm, total(residual));
     run.releases += 2;
     x -= o.step_size * (c + r / nd);
     domain.project(x);

@@ -57,6 +57,20 @@ UserDataset::UserDataset(RowMatrix X, Vector y, std::int64_t m,
   clip();
 }
 
+UserDataset UserDataset::none(std::int64_t d, std::int64_t m, std::optional<double> feature_bound,
+                              std::optional<double> label_bound) {
+  require(d >= 1 && m >= 1, "an empty user dataset still needs d >= 1 and m >= 1");
+  if (feature_bound) check_positive(*feature_bound, "feature_bound");
+  if (label_bound) check_positive(*label_bound, "label_bound");
+  UserDataset out;
+  out.features_.resize(0, d);
+  out.labels_.resize(0);
+  out.m_ = m;
+  out.A_ = feature_bound.value_or(out.A_);
+  out.B_ = label_bound.value_or(out.B_);
+  return out;
+}
+
 UserDataset UserDataset::bounded(double feature_bound, double label_bound,
                                  const Vector* labels) const {
   check_positive(feature_bound, "feature_bound");

@@ -347,13 +347,69 @@ void check_share(double share, const char* name) {
   require(share > 0 && share < 1, fmt::format("{} must be in (0, 1), got {}", name, share));
 }
 
+// Several ranks (options.run.comm, the rows gathered by home_rank.hpp): the full-batch methods
+// whose only data passes are exact per-user clipped sums (dp-gd-user, dp-gd-filter) with public
+// bounds. The scale layer's estimates, the private centring and the offset check run on one
+// process only, and the other methods draw user permutations over one process's users, so they
+// refuse rather than release a result that depends on how the rows are split.
+void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
+  const int P = o.run.comm ? o.run.comm->size() : 1;
+  if (P == 1) return;
+  require(data.gathered(),
+          fmt::format("user-level data on {} ranks must be built by gather_users (home_rank.hpp): "
+                      "a user's rows must be on one home rank before the per-user clip", P));
+  require(o.method == UserLevelMethod::dp_gd_user || o.method == UserLevelMethod::dp_gd_filter,
+          fmt::format("method {} does not run on {} ranks (only dp-gd-user and dp-gd-filter "
+                      "distribute their per-user sums exactly); run it on one process",
+                      name_of(o.method), P));
+  require(o.feature_bound || data.has_feature_bound(),
+          fmt::format("feature_bound is required on {} ranks (its private estimate, the scale "
+                      "layer, runs on one process only); give it, or run on one process", P));
+  require(!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound(),
+          fmt::format("label_bound is required for the {} loss on {} ranks (its private estimate "
+                      "runs on one process only); give it, or run on one process",
+                      name_of(o.loss), P));
+  require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
+                                        "centring runs on one process only)", P));
+}
+
+// Everything the ranks must agree on before the first collective of the fit.
+std::string fingerprint(const UserDataset& data, const UserLevelOptions& o) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|m={}|n={}",
+                     name_of(o.method), name_of(o.loss), name_of(o.profile), o.privacy.epsilon,
+                     o.privacy.delta, o.domain_radius, o.feature_bound.value_or(-1),
+                     o.label_bound.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
+                     o.clip.value_or(-1), o.scale_share, o.clip_report_share,
+                     o.centre ? (*o.centre ? 1 : 0) : -1, static_cast<int>(o.run.noise),
+                     o.domain || o.x0 ? 1 : 0, data.dim(), data.items_per_user(),
+                     data.total_users());
+}
+
+// checked_labels over every rank's users' labels (one process: checked_labels itself): {0, 1}
+// labels are mapped when every rank's are in {0, 1}, some are not ±1 and some are 0.
+Vector global_checked_labels(Communicator& comm, const Vector& y, GlmKind kind, bool* mapped) {
+  if (comm.size() == 1) return checked_labels(y, kind, mapped);
+  if (mapped) *mapped = false;
+  std::int64_t c[4] = {0, 0, 0, 0};  // non-finite, not ±1, not {0, 1}, zeros
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    c[0] += !std::isfinite(y[i]);
+    c[1] += (y[i] != 1 && y[i] != -1);
+    c[2] += (y[i] != 0 && y[i] != 1);
+    c[3] += (y[i] == 0);
+  }
+  comm.allreduce_sum(c);
+  require(c[0] == 0, "labels must be finite (got a NaN or infinite label)");
+  if (!binary_labels(kind) || c[1] == 0) return y;
+  require(c[2] == 0 && c[3] > 0,
+          fmt::format("labels must be -1 or +1 for the {} loss (labels in {{0, 1}} are mapped "
+                      "0 -> -1, 1 -> +1); got a label outside both sets", name_of(kind)));
+  if (mapped) *mapped = true;
+  return (2 * y.array() - 1).matrix();
+}
+
 void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   validate(o.run);
-  // Several ranks would each fit their own rows (a user's rows split over ranks, clipped per rank,
-  // noise drawn on every rank): refused until the per-user shuffle to a home rank exists.
-  require(!o.run.comm || o.run.comm->size() == 1,
-          "user-level fits on several ranks are not supported yet: a user's rows must first be "
-          "shuffled to one home rank before the per-user clip; run on one process (threads)");
+  check_distributed(data, o);
   // Before any estimate draws noise (the plan repeats the check from the loss's beta).
   require(!(o.method == UserLevelMethod::accelerated &&
             o.loss == GlmKind::hinge),
@@ -476,8 +532,12 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
   if (estimate_A) b.A = estimate(false, "feature_bound");
   if (estimate_B) b.B = estimate(true, "label_bound");
   if (report) {
-    const double noisy = count->apply(static_cast<double>(data.users_clipped_at(b.A)), rng);
-    const double fraction = std::max(0.0, noisy) / static_cast<double>(data.num_users());
+    // A count over every rank's users (exact), its noise drawn once on rank 0.
+    Communicator& comm = comm_or_single(o.run.comm);
+    const std::int64_t clipped = allreduce_count(comm, data.users_clipped_at(b.A));
+    const double noisy =
+        on_root(comm, [&] { return count->apply(static_cast<double>(clipped), rng); });
+    const double fraction = std::max(0.0, noisy) / static_cast<double>(data.total_users());
     b.diagnostics["feature_bound"] = {{"value", b.A}, {"estimated", false},
                                       {"clipped_users_fraction", fraction},
                                       {"epsilon", eps_report}};
@@ -494,7 +554,8 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
 UserDataset bounded_data(const UserDataset& data, const UserLevelOptions& o, const Bounds& b,
                          nlohmann::json& diag) {
   bool mapped = false;
-  const Vector labels = checked_labels(data.all_labels(), o.loss, &mapped);
+  const Vector labels =
+      global_checked_labels(comm_or_single(o.run.comm), data.all_labels(), o.loss, &mapped);
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   return data.bounded(b.A, b.B, mapped ? &labels : nullptr);
 }
@@ -653,10 +714,11 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   g.sigma_scale = trace && trace->noiseless ? 0 : 1;
   g.rho = rho;
   if (trace) g.hook = trace->on_user;
+  g.comm = o.run.comm;  // dp-gd-user only (check_distributed refuses the others on ranks)
   const auto d = static_cast<std::size_t>(data.dim());
   LedgerEntry e;
   if (o.method == UserLevelMethod::dp_gd_user) {
-    const ClippedVectorSum probe(data.dim(), g.clip, n);
+    const ClippedVectorSum probe(data.dim(), g.clip, data.total_users());
     e = GaussianMechanism::from_rho(probe.sensitivity(), rho / g.steps, d, o.run.noise)
             .ledger_entry("noisy gradient sums, T full-batch steps at rho/T each");
     e.count = g.steps;
@@ -704,7 +766,8 @@ MethodRun fit_filter(const UserDataset& data, const Setting& s, const UserLevelO
   f.noise = o.run.noise;
   f.noiseless = trace && trace->noiseless;
   if (trace) f.hook = trace->on_user;
-  account.charge(plan_filter(data.num_users(), data.dim(), f));
+  f.comm = o.run.comm;
+  account.charge(plan_filter(data.total_users(), data.dim(), f));
   const GradientRun run = filtered_dp_gd(data, *s.loss, *s.domain, s.x0, f, rng, counter);
   diag["steps"] = f.steps;
   diag["step_size"] = f.step_size;
@@ -815,14 +878,16 @@ Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified
 Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
                                Budget* budget, UserLevelTrace* trace) {
   validate_options(data, o);  // validate: nothing read from the data's values yet
-  if (binary_labels(o.loss)) checked_labels(data.all_labels(), o.loss);
+  Communicator& comm = comm_or_single(o.run.comm);
+  if (comm.size() > 1) check_agreement(comm, fingerprint(data, o), "the user-level fit's options");
+  if (binary_labels(o.loss)) global_checked_labels(comm, data.all_labels(), o.loss, nullptr);
   const bool priv = o.method != UserLevelMethod::non_private;
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
                                                paper_method(o) ? Accountant::basic : Accountant::zcdp,
                                                budget)
                                : ReleaseBudget::non_private();
   nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
-                         {"n_users", data.num_users()}, {"items_per_user", data.items_per_user()}};
+                         {"n_users", data.total_users()}, {"items_per_user", data.items_per_user()}};
   // plan, part 0: private centring, or the offset check (decided from public values).
   const CentreDecision cd = decide_centring(data, o);
   std::optional<Standardization> st;
@@ -872,7 +937,7 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
       run = fit_gradient(work, s, o, b.rho_left, account, rng, counter, diag, trace);
   }
   diag["profile"] = name_of(o.profile);
-  diag["gradient_evaluations"] = counter.evaluations;
+  diag["gradient_evaluations"] = allreduce_count(comm, counter.evaluations);
   Vector x = st ? st->to_user_units(run.x) : std::move(run.x);  // post-processing
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));

@@ -332,7 +332,9 @@ TEST(UserLevelThreads, SeededFitIsIdenticalForOneTwoThreeThreads) {
 
 // Issue 18: not distributed yet, so several ranks are refused with the reason (each rank fitting
 // its own rows would clip a user per rank and draw noise on every rank).
-TEST(UserLevelThreads, SeveralRanksAreRefusedWithTheReason) {
+// Rows that were not moved to their users' home ranks are refused on several ranks (the
+// distributed fits themselves: test_distributed_user_level.cpp).
+TEST(UserLevelThreads, SeveralRanksWithoutTheHomeRankShuffleAreRefusedWithTheReason) {
   const auto D = task_data(200, 4, 3, 22);
   try {
     run_local_ranks(2, [&](Communicator& comm) {
@@ -345,6 +347,7 @@ TEST(UserLevelThreads, SeveralRanksAreRefusedWithTheReason) {
     });
     ADD_FAILURE() << "not refused";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("several ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("must be built by gather_users"), std::string::npos)
+        << e.what();
   }
 }

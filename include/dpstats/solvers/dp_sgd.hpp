@@ -24,6 +24,10 @@
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 
+namespace dpstats {
+class Communicator;
+}
+
 namespace dpstats::optimize {
 
 // Instrumentation for tests (docs/proofs/user-level.md §6.2 disjointness): called with (step or phase, group, user)
@@ -40,6 +44,10 @@ struct GradientOptions {
   double sigma_scale = 1;    // test hook: 0 disables the noise (never in a release)
   UserHook hook;
   int threads = 1;           // the per-user gradient passes (any value, the same output)
+  // user_dp_gd on several ranks (null: one process): each rank holds its home users
+  // (home_rank.hpp), the per-step lattice sums are added exactly over ranks (capacity
+  // data.total_users()) and rank 0 draws the noise, so the run is the one-process run.
+  Communicator* comm = nullptr;
 };
 
 // Result of a run: the iterate, the noise standard deviation on the released gradient sum, and

@@ -35,6 +35,10 @@ struct FilterOptions {
   NoiseMode noise = NoiseMode::secure;
   bool noiseless = false;    // test hook: no draws (never in a release)
   UserHook hook;
+  // Several ranks (null: one process): each rank holds its home users (home_rank.hpp); both
+  // per-step lattice sums are added exactly over ranks (capacity data.total_users()) and rank 0
+  // draws both noises, so the run is the one-process run.
+  Communicator* comm = nullptr;
 };
 
 // The soft weight of a clipped gradient at distance `dist` from the centre.

@@ -35,7 +35,18 @@ class UserDataset {
   // Users with at least one row whose norm exceeds A (non-private: a private count releases it).
   std::int64_t users_clipped_at(double feature_bound) const;
 
+  // No user (a rank that is no user's home; home_rank.hpp): d columns, m items per user.
+  static UserDataset none(std::int64_t d, std::int64_t m, std::optional<double> feature_bound,
+                          std::optional<double> label_bound);
+
+  // The users held here (what the per-user loops run over).
   std::int64_t num_users() const { return n_; }
+  // The users over every rank (gather_users sets it; = num_users() in one process): the public n
+  // of every schedule, sensitivity and mean.
+  std::int64_t total_users() const { return total_n_ >= 0 ? total_n_ : n_; }
+  void set_total_users(std::int64_t n) { total_n_ = n; }
+  // Whether the users were gathered to their home ranks (set_total_users was called).
+  bool gathered() const { return total_n_ >= 0; }
   std::int64_t items_per_user() const { return m_; }
   std::int64_t dim() const { return features_.cols(); }
   // +inf when the data were given no bound (nothing clipped).
@@ -57,7 +68,9 @@ class UserDataset {
   RowMatrix features_;
   Vector labels_;
   std::vector<std::int64_t> ids_;
+  UserDataset() = default;
   std::int64_t n_ = 0, m_ = 0;
+  std::int64_t total_n_ = -1;  // -1: this process holds every user
   double A_ = std::numeric_limits<double>::infinity();
   double B_ = std::numeric_limits<double>::infinity();
 };

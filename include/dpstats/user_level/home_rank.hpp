@@ -1,0 +1,32 @@
+// User-level data on several ranks (issue 18 item 3): every user's rows are moved to one home rank
+// before anything per-user is computed, so a user whose rows are spread over ranks is clipped,
+// truncated/padded to m items and bounded exactly as in one process.
+//
+//  * home_rank(id, P): a fixed public function of the user id (a 64-bit mix of the id, mod P); it
+//    reads nothing but the id and P.
+//  * gather_users: one alltoall moves each row (id, global row id, label, features) to its user's
+//    home rank; the home rank orders a user's rows by global row id (the order one process reads
+//    them in), so "the first m rows" and the cyclic padding are those of the single process.
+//    m = 0 picks max(1, ⌊global rows / global users⌋), as the one-process constructor does. The
+//    result holds this rank's home users (possibly none) and total_users() = the users of every
+//    rank (allreduce). One process (comm.size() == 1): exactly UserDataset(X, y, users, m, A, B).
+// Every rank checks the column count and the options against rank 0 first (check_agreement); a
+// bad row on one rank (NaN, a length mismatch) stops every rank before the shuffle (all_or_none).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/user_level/user_data.hpp"
+
+namespace dpstats::optimize {
+
+int home_rank(std::int64_t user_id, int ranks);
+
+UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vector& y,
+                         const std::vector<std::int64_t>& users, std::int64_t m = 0,
+                         std::optional<double> feature_bound = std::nullopt,
+                         std::optional<double> label_bound = std::nullopt);
+
+}  // namespace dpstats::optimize

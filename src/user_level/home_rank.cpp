@@ -1,0 +1,115 @@
+#include "dpstats/user_level/home_rank.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "dpstats/error.hpp"
+
+namespace dpstats::optimize {
+
+int home_rank(std::int64_t user_id, int ranks) {
+  require(ranks >= 1, fmt::format("ranks must be >= 1, got {}", ranks));
+  // splitmix64's finaliser: consecutive ids land on different ranks.
+  auto z = static_cast<std::uint64_t>(user_id) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<int>(z % static_cast<std::uint64_t>(ranks));
+}
+
+namespace {
+
+// One row on the wire: id, global row id, label, d features (8 bytes each).
+struct Row {
+  std::int64_t id = 0, global = 0;
+  std::size_t at = 0;  // offset of the row's record in its message
+  std::size_t from = 0;
+};
+
+void put(Bytes& b, const void* p) {
+  const auto* c = static_cast<const std::uint8_t*>(p);
+  b.insert(b.end(), c, c + 8);
+}
+
+// Local checks before any row moves (every rank stops together on one rank's bad row).
+void check_shard(const ConstMatrixRef& X, const Vector& y, const std::vector<std::int64_t>& users) {
+  require(y.size() == X.rows(), fmt::format("y must have one label per row of X ({} labels, {} "
+                                            "rows)", y.size(), X.rows()));
+  require(static_cast<Eigen::Index>(users.size()) == X.rows(),
+          fmt::format("users must have one id per row of X ({} ids, {} rows)", users.size(),
+                      X.rows()));
+  require(X.allFinite(), "X has a NaN or infinite value");
+  require(y.allFinite(), "y must be finite");
+}
+
+}  // namespace
+
+UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vector& y,
+                         const std::vector<std::int64_t>& users, std::int64_t m,
+                         std::optional<double> feature_bound, std::optional<double> label_bound) {
+  if (comm.size() == 1) return UserDataset(X, y, users, m, feature_bound, label_bound);
+  const std::int64_t d = X.cols();
+  check_agreement(comm, fmt::format("d={}|m={}|A={}|B={}", d, m, feature_bound.value_or(-1),
+                                    label_bound.value_or(-1)),
+                  "the user-level rows' columns and options");
+  require(m >= 0, fmt::format("items_per_user m must be >= 0, got {}", m));
+  all_or_none(comm, [&] { check_shard(X, y, users); });
+  const ShardRows rows = shard_rows(comm, X.rows());
+  require(rows.total > 0, "the user-level data have no row on any rank");
+  const int P = comm.size();
+  std::vector<Bytes> send(static_cast<std::size_t>(P));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    Bytes& b = send[static_cast<std::size_t>(home_rank(users[static_cast<std::size_t>(i)], P))];
+    const std::int64_t global = rows.offset + i;
+    put(b, &users[static_cast<std::size_t>(i)]);
+    put(b, &global);
+    const double label = y[i];
+    put(b, &label);
+    for (Eigen::Index j = 0; j < d; ++j) {
+      const double v = X(i, j);
+      put(b, &v);
+    }
+  }
+  const std::vector<Bytes> got = comm.alltoall(send);
+  const std::size_t record = static_cast<std::size_t>(d + 3) * 8;
+  std::vector<Row> in;
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    for (std::size_t at = 0; at + record <= got[r].size(); at += record) {
+      Row row{0, 0, at, r};
+      std::memcpy(&row.id, got[r].data() + at, 8);
+      std::memcpy(&row.global, got[r].data() + at + 8, 8);
+      in.push_back(row);
+    }
+  }
+  // A user's rows in the order one process reads them.
+  std::sort(in.begin(), in.end(), [](const Row& a, const Row& b) {
+    return a.id != b.id ? a.id < b.id : a.global < b.global;
+  });
+  std::set<std::int64_t> ids;
+  for (const Row& r : in) ids.insert(r.id);
+  const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(ids.size()));
+  const std::int64_t items = m > 0 ? m : std::max<std::int64_t>(1, rows.total / n);
+  if (in.empty()) {
+    UserDataset none = UserDataset::none(d, items, feature_bound, label_bound);
+    none.set_total_users(n);
+    return none;
+  }
+  RowMatrix Xh(static_cast<Eigen::Index>(in.size()), d);
+  Vector yh(static_cast<Eigen::Index>(in.size()));
+  std::vector<std::int64_t> uh(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const std::uint8_t* p = got[in[k].from].data() + in[k].at;
+    uh[k] = in[k].id;
+    std::memcpy(&yh[static_cast<Eigen::Index>(k)], p + 16, 8);
+    std::memcpy(Xh.row(static_cast<Eigen::Index>(k)).data(), p + 24, static_cast<std::size_t>(d) * 8);
+  }
+  UserDataset out(Xh, yh, uh, items, feature_bound, label_bound);
+  out.set_total_users(n);
+  return out;
+}
+
+}  // namespace dpstats::optimize

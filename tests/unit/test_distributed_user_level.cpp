@@ -1,0 +1,201 @@
+// User-level fits over ranks (issue 18 item 3): rows are moved to their user's home rank before
+// any per-user clip, so on P = 1..4 in-process ranks (run_local_ranks), with every user's rows
+// spread over the ranks, the seeded release -- estimate, diagnostics, ledger -- is the
+// single-process release on every rank, and only rank 0 draws (as many words as one process).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/user_level/home_rank.hpp"
+#include "dpstats/user_level/user_level.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+class CountingRng final : public Rng {
+ public:
+  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
+  std::uint64_t next_u64() override {
+    ++draws;
+    return inner_.next_u64();
+  }
+  bool seeded() const noexcept override { return true; }
+  long draws = 0;
+
+ private:
+  SeededRng inner_;
+};
+
+// Rows in an interleaved order: user u's rows are far apart, so every contiguous cut into P
+// blocks splits most users over several ranks. Users have 1..7 rows (some truncated to m, some
+// padded), ids are sparse and signed.
+struct Rows {
+  RowMatrix X;
+  Vector y;
+  std::vector<std::int64_t> users;
+};
+
+Rows interleaved(int n_users, bool zero_one) {
+  SeededRng g(11);
+  const auto unif = [&] { return static_cast<double>(g.next_u64() >> 11) * 0x1p-53; };
+  std::vector<std::int64_t> ids;
+  for (int u = 0; u < n_users; ++u) {
+    const int rows = 1 + u % 7;
+    for (int k = 0; k < rows; ++k) ids.push_back(37 * u - 1000);
+  }
+  // A fixed shuffle of the rows (Fisher-Yates on the test's own generator).
+  for (std::size_t i = ids.size() - 1; i > 0; --i) std::swap(ids[i], ids[g.next_u64() % (i + 1)]);
+  Rows r{RowMatrix(static_cast<Eigen::Index>(ids.size()), 3),
+         Vector(static_cast<Eigen::Index>(ids.size())), ids};
+  for (Eigen::Index i = 0; i < r.X.rows(); ++i) {
+    const double a = unif() - 0.5, b = unif() - 0.5;
+    r.X.row(i) << a, b, i % 53 == 0 ? 40.0 : unif();  // a few rows above the feature bound
+    const bool pos = a + 0.5 * b + 0.2 * (unif() - 0.5) > 0;
+    r.y[i] = pos ? 1 : (zero_one ? 0 : -1);
+  }
+  return r;
+}
+
+std::string dump(const Release<Vector>& r) {
+  std::string s = release_fields_json(r).dump();
+  for (Eigen::Index j = 0; j < r.estimate.size(); ++j) s += fmt::format(" {:a}", r.estimate[j]);
+  return s;
+}
+
+void expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::int64_t m = 0,
+                          std::optional<double> data_bound = std::nullopt) {
+  const UserDataset one_data(rows.X, rows.y, rows.users, m, data_bound);
+  CountingRng one(7);
+  const std::string single = dump(fit_user_level(one_data, base, one));
+  ASSERT_NE(single.find("\"status\":\"ok\""), std::string::npos) << single;
+  const Eigen::Index n = rows.X.rows();
+  for (int P = 1; P <= 4; ++P) {
+    std::mutex mu;
+    std::vector<std::string> got(static_cast<std::size_t>(P));
+    std::vector<long> draws(static_cast<std::size_t>(P));
+    run_local_ranks(P, [&](Communicator& c) {
+      const Eigen::Index lo = n * c.rank() / P, hi = n * (c.rank() + 1) / P;
+      const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
+      const UserDataset local = gather_users(c, rows.X.middleRows(lo, hi - lo),
+                                             rows.y.segment(lo, hi - lo), ids, m, data_bound);
+      UserLevelOptions o = base;
+      o.run.comm = &c;
+      CountingRng rng(7);
+      const std::string s = dump(fit_user_level(local, o, rng));
+      const std::lock_guard lock(mu);
+      got[static_cast<std::size_t>(c.rank())] = s;
+      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
+    });
+    for (int k = 0; k < P; ++k) {
+      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
+      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
+    }
+  }
+}
+
+UserLevelOptions dp_gd(UserLevelMethod method) {
+  UserLevelOptions o;
+  o.method = method;
+  o.privacy = {1.0, 1e-6};
+  o.domain_radius = 3;
+  o.feature_bound = 2;  // public: also runs the private count of clipped users
+  o.steps = 12;
+  return o;
+}
+
+TEST(DistributedUserLevel, HomeRankIsAFixedFunctionOfTheId) {
+  EXPECT_EQ(home_rank(12345, 1), 0);
+  std::vector<int> hits(4, 0);
+  for (std::int64_t id = 0; id < 400; ++id) {
+    const int h = home_rank(id, 4);
+    ASSERT_TRUE(h >= 0 && h < 4);
+    EXPECT_EQ(h, home_rank(id, 4));
+    ++hits[static_cast<std::size_t>(h)];
+  }
+  for (int h : hits) EXPECT_GT(h, 60);  // consecutive ids spread over the ranks
+  EXPECT_THROW(home_rank(1, 0), InvalidArgument);
+}
+
+TEST(DistributedUserLevel, GatherUsersGivesTheOneProcessUsers) {
+  const Rows rows = interleaved(61, false);
+  const UserDataset one(rows.X, rows.y, rows.users, 3);
+  const Eigen::Index n = rows.X.rows();
+  run_local_ranks(3, [&](Communicator& c) {
+    const Eigen::Index lo = n * c.rank() / 3, hi = n * (c.rank() + 1) / 3;
+    const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
+    const UserDataset local =
+        gather_users(c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids, 3);
+    EXPECT_EQ(local.total_users(), 61);
+    // Each home user's m items are the one-process user's items, bit for bit.
+    for (std::int64_t u = 0; u < local.num_users(); ++u) {
+      const std::int64_t id = local.ids()[static_cast<std::size_t>(u)];
+      EXPECT_EQ(home_rank(id, 3), c.rank());
+      const auto at = std::find(one.ids().begin(), one.ids().end(), id) - one.ids().begin();
+      for (std::int64_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(local.label(u, k), one.label(at, k));
+        for (int j = 0; j < 3; ++j) EXPECT_EQ(local.features(u, k)[j], one.features(at, k)[j]);
+      }
+    }
+  });
+}
+
+TEST(DistributedUserLevel, DpGdUserIsTheSingleProcessRelease) {
+  expect_same_on_ranks(interleaved(230, false), dp_gd(UserLevelMethod::dp_gd_user));
+}
+
+TEST(DistributedUserLevel, DpGdUserZeroOneLabelsAndGivenItemsPerUser) {
+  // {0, 1} labels are mapped from every rank's labels together; m = 4 truncates and pads.
+  expect_same_on_ranks(interleaved(150, true), dp_gd(UserLevelMethod::dp_gd_user), 4);
+}
+
+TEST(DistributedUserLevel, DpGdUserSquaredLossOnBoundedData) {
+  UserLevelOptions o = dp_gd(UserLevelMethod::dp_gd_user);
+  o.loss = GlmKind::squared;
+  o.feature_bound.reset();  // the data's own bound: no clipped-user count
+  o.label_bound = 1;
+  expect_same_on_ranks(interleaved(120, false), o, 0, 1.5);
+}
+
+TEST(DistributedUserLevel, DpGdFilterIsTheSingleProcessRelease) {
+  expect_same_on_ranks(interleaved(200, false), dp_gd(UserLevelMethod::dp_gd_filter));
+}
+
+TEST(DistributedUserLevel, WhatNeedsTheScaleLayerRefusesOnEveryRank) {
+  const Rows rows = interleaved(80, false);
+  const Eigen::Index n = rows.X.rows();
+  const auto refuses = [&](const UserLevelOptions& base, const std::string& words) {
+    std::mutex mu;
+    int refused = 0;
+    run_local_ranks(2, [&](Communicator& c) {
+      const Eigen::Index lo = n * c.rank() / 2, hi = n * (c.rank() + 1) / 2;
+      const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
+      const UserDataset local =
+          gather_users(c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids);
+      UserLevelOptions o = base;
+      o.run.comm = &c;
+      SeededRng rng(1);
+      try {
+        fit_user_level(local, o, rng);
+      } catch (const InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+        const std::lock_guard lock(mu);
+        ++refused;
+      }
+    });
+    EXPECT_EQ(refused, 2) << words;
+  };
+  UserLevelOptions o = dp_gd(UserLevelMethod::dp_gd_user);
+  o.feature_bound.reset();
+  refuses(o, "feature_bound is required on 2 ranks");
+  o = dp_gd(UserLevelMethod::phased_sgd);
+  refuses(o, "method phased-sgd does not run on 2 ranks");
+  o = dp_gd(UserLevelMethod::dp_gd_user);
+  o.centre = true;
+  refuses(o, "centre = true does not run on 2 ranks");
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
