@@ -6,6 +6,10 @@ table.csv   n = 20011 rows, 4 named columns in odd units: x 1e-3, x 1e3 shifted 
 table.npy   the same rows as float64 .npy (the numeric columns only).
 part_NN.csv the same rows cut into 7 shard files of unequal length (glob 'part_*.csv').
 narrow.csv  the first 100 rows with 3 columns only (a column-count mismatch for the guard).
+users.csv   user-level rows (user id, label in {0, 1}, 3 features): 900 users with 1..9 rows each,
+            rows in a shuffled order so that most users' rows fall in several ranks' row ranges;
+users_part_NN.csv the same rows cut into 5 shard files (glob 'users_part_*.csv'; one holds a
+            single row).
 """
 import os
 import sys
@@ -40,3 +44,18 @@ cuts = [0, 1, 2900, 7000, 7001, 12000, 19000, n]
 for k in range(len(cuts) - 1):
     write_csv(os.path.join(out, f"part_{k:02d}.csv"), cols[cuts[k]:cuts[k + 1]])
 write_csv(os.path.join(out, "narrow.csv"), cols[:100, :3])
+
+# User-level rows (fit --task user-level on ranks): its own generator, so the table above is
+# unchanged.
+urng = np.random.default_rng(20261129)
+ids = np.repeat(np.arange(900) * 7 - 300, 1 + np.arange(900) % 9)
+urng.shuffle(ids)
+feats = urng.normal(0.0, 1.0, (ids.size, 3))
+feats[:, 2] += 0.01 * (ids % 5)
+labels = (feats[:, 0] - 0.5 * feats[:, 1] + 0.5 * urng.normal(0.0, 1.0, ids.size) > 0).astype(float)
+urows = np.column_stack([ids.astype(float), labels, feats])
+names = ["user", "label", "f1", "f2", "f3"]
+write_csv(os.path.join(out, "users.csv"), urows)
+ucuts = [0, 1, 1200, 1201 + 600, 3000, ids.size]
+for k in range(len(ucuts) - 1):
+    write_csv(os.path.join(out, f"users_part_{k:02d}.csv"), urows[ucuts[k]:ucuts[k + 1]])
