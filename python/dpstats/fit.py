@@ -58,8 +58,15 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
                     users_per_step: Optional[int] = None, budget=None,
-                    centre: Optional[bool] = None, threads: Optional[int] = None) -> Release:
+                    centre: Optional[bool] = None, threads: Optional[int] = None,
+                    comm=None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
+
+    ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y, users: this
+    rank's rows, in rank order; a user's rows may be on several ranks). Every row moves to its
+    user's home rank before any per-user clip; dp-gd-user and dp-gd-filter with a public
+    feature_bound (and label_bound for squared/huber) give the single-process release
+    (docs/guide.md "Running on a cluster"), the rest refuse.
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
     the ball around 0 that holds the weights.
@@ -141,5 +148,5 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
         None if scale_share is None else _float(scale_share, "scale_share"), native(budget),
-        _centre(centre), None if threads is None else int(threads))
+        _centre(centre), None if threads is None else int(threads), comm)
     return Release._from_native(est, fields)

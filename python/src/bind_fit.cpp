@@ -1,7 +1,9 @@
 // Model fitting bindings: user-level private convex optimisation (optimize/user_level.hpp).
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
+#include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/user_level/user_level.hpp"
 
 namespace py = pybind11;
@@ -22,7 +24,8 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
                                 std::optional<double> smoothing_radius,
                                 std::optional<std::int64_t> users_per_step,
                                 std::optional<double> scale_share, Budget* budget,
-                                std::optional<bool> centre, std::optional<int> threads) {
+                                std::optional<bool> centre, std::optional<int> threads,
+                                const py::object& comm) {
   const auto data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(users.ndim() == 1 && users.shape(0) == data.rows(),
@@ -45,11 +48,15 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
   o.alg3.smoothing_radius = smoothing_radius;
   o.alg3.users_per_step = users_per_step;
   if (threads) o.run.threads = check_threads(*threads);
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
+  o.run.comm = ranks.get();
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
     GilRelease release(budget);
-    const optimize::UserDataset d(data, yv, ids, items_per_user);
+    // Several ranks: every row moves to its user's home rank first (home_rank.hpp).
+    const optimize::UserDataset d =
+        optimize::gather_users(comm_or_single(o.run.comm), data, yv, ids, items_per_user);
     r = optimize::fit_user_level(d, o, *rng, budget);
   }
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
@@ -69,7 +76,7 @@ void bind_fit(py::module_& m) {
         py::arg("label_bound"), py::arg("seed"), py::arg("smoothing_radius") = py::none(),
         py::arg("users_per_step") = py::none(), py::arg("scale_share") = py::none(),
         py::arg("budget").none(true) = nullptr, py::arg("centre") = py::none(),
-        py::arg("threads") = py::none());
+        py::arg("threads") = py::none(), py::arg("comm") = py::none());
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
   m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");

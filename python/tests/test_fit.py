@@ -189,3 +189,32 @@ def test_user_level_threads_give_the_same_seeded_fit(method):
     for f in fits[1:]:
         np.testing.assert_array_equal(f.estimate, fits[0].estimate)
         assert f.ledger == fits[0].ledger
+
+
+def test_user_level_comm_ranks_give_the_single_process_release(tmp_path):
+    """comm= (issue 18): under mpirun -np 3, with users' rows spread over the ranks, dp-gd-user
+    equals the one-process release."""
+    import json, os, shutil, subprocess, sys
+    pytest.importorskip("mpi4py")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    rng = np.random.default_rng(4)
+    users = rng.permutation(np.repeat(np.arange(300) * 3 - 50, 1 + np.arange(300) % 5))
+    X = rng.normal(size=(users.size, 3))
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=users.size) > 0, 1.0, -1.0)
+    path = tmp_path / "U.npy"
+    np.save(path, np.column_stack([users, y, X]))
+    kwargs = dict(epsilon=1.0, delta=1e-6, domain_radius=3.0, feature_bound=2.0, steps=8, seed=5)
+    single = dpstats.fit(X, y, users, task="user-level", **kwargs)
+    assert single.status == "ok"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    script = os.path.join(os.path.dirname(__file__), "mpi_user_level_ranks.py")
+    out = subprocess.run([mpirun, "-np", "3", "--oversubscribe", "--bind-to", "none",
+                          sys.executable, script, str(path), json.dumps(kwargs)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in single.estimate]
+    assert got["release"] == single.to_json()
