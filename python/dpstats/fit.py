@@ -64,7 +64,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
 
     ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y, users: this
     rank's rows, in rank order; a user's rows may be on several ranks). Every row moves to its
-    user's home rank before any per-user clip; dp-gd-user and dp-gd-filter with a public
+    user's home rank before any per-user clip; dp-gd-user, dp-gd-filter and dp-sgd-user with a public
     feature_bound (and label_bound for squared/huber) give the single-process release
     (docs/guide.md "Running on a cluster"), the rest refuse.
 

@@ -130,23 +130,63 @@ GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& 
   return run;
 }
 
+namespace {
+
+// Global user index (the position of the id among every rank's ids, sorted: the single process's
+// user order) -> this rank's user, or -1 when another rank holds it. One allgather of the ids.
+std::vector<std::int64_t> local_of_global(const UserDataset& data, Communicator& comm) {
+  const std::int64_t n = data.total_users();
+  std::vector<std::int64_t> local(static_cast<std::size_t>(n), -1);
+  if (comm.size() == 1) {
+    for (std::int64_t u = 0; u < n; ++u) local[static_cast<std::size_t>(u)] = u;
+    return local;
+  }
+  std::vector<std::int64_t> every;
+  for (const Bytes& b : comm.allgather(to_bytes(data.ids()))) {
+    const auto ids = from_bytes<std::vector<std::int64_t>>(b);
+    every.insert(every.end(), ids.begin(), ids.end());
+  }
+  std::sort(every.begin(), every.end());
+  require(static_cast<std::int64_t>(every.size()) == n, "user ids must be on one home rank each");
+  for (std::int64_t u = 0; u < data.num_users(); ++u) {
+    const std::int64_t id = data.ids()[static_cast<std::size_t>(u)];
+    const auto g = std::lower_bound(every.begin(), every.end(), id) - every.begin();
+    local[static_cast<std::size_t>(g)] = u;
+  }
+  return local;
+}
+
+}  // namespace
+
 GradientRun user_dp_sgd(const UserDataset& data, const Loss& loss, const Domain& domain,
                         const Vector& x0, const GradientOptions& o, Rng& rng,
                         GradientCounter& counter) {
   check_run(data, domain, x0, o);
-  const std::int64_t n = data.num_users();
+  Communicator& comm = comm_or_single(o.comm);
+  const std::int64_t n = data.total_users();
   require(o.steps <= n, "dp-sgd-user needs at most one batch per user (steps <= n)");
   const std::int64_t B = n / o.steps;  // equal batches; the remainder users are not used
-  const auto perm = random_permutation(n, rng);
+  // The batches: a permutation of the global user indices, drawn once on rank 0.
+  const auto perm = on_root(comm, [&] { return random_permutation(n, rng); });
+  const auto local = local_of_global(data, comm);
   GradientRun run;
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
+  std::vector<std::int64_t> mine;  // this rank's users of the batch, in batch order
   for (int t = 0; t < o.steps; ++t) {
+    mine.clear();
+    for (std::int64_t b = 0; b < B; ++b) {
+      const std::int64_t u = local[static_cast<std::size_t>(perm[static_cast<std::size_t>(t * B + b)])];
+      if (u >= 0) mine.push_back(u);
+    }
     const ClippedVectorSum sum = user_gradient_sum(
-        data, loss, x, B, B, [&](std::int64_t b) { return perm[static_cast<std::size_t>(t * B + b)]; },
-        o, t, counter);
+        data, loss, x, static_cast<std::int64_t>(mine.size()), B,
+        [&](std::int64_t b) { return mine[static_cast<std::size_t>(b)]; }, o, t, counter);
+    Vector lattice = sum.lattice_sum();
+    allreduce_exact(comm, lattice);
     // Disjoint users: every step may use the whole ρ (parallel composition).
-    const Vector g = noisy(sum, o.rho, o, rng, run) / static_cast<double>(B);
+    const Vector g =
+        noisy(sum.value_of(lattice), sum.sensitivity(), o.rho, o, rng, run) / static_cast<double>(B);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
   run.x = output(x, acc, o);

@@ -347,20 +347,21 @@ void check_share(double share, const char* name) {
   require(share > 0 && share < 1, fmt::format("{} must be in (0, 1), got {}", name, share));
 }
 
-// Several ranks (options.run.comm, the rows gathered by home_rank.hpp): the full-batch methods
-// whose only data passes are exact per-user clipped sums (dp-gd-user, dp-gd-filter) with public
-// bounds. The scale layer's estimates, the private centring and the offset check run on one
-// process only, and the other methods draw user permutations over one process's users, so they
-// refuse rather than release a result that depends on how the rows are split.
+// Several ranks (options.run.comm, the rows gathered by home_rank.hpp): the methods whose only
+// data passes are exact per-user clipped sums (dp-gd-user, dp-gd-filter; dp-sgd-user, whose batch
+// permutation rank 0 draws over the global user order) with public bounds. The scale layer's
+// estimates, the private centring and the offset check run on one process only, and the other
+// methods run groups or item batches over one process's users, so they refuse rather than release a result that depends on how the rows are split.
 void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
   const int P = o.run.comm ? o.run.comm->size() : 1;
   if (P == 1) return;
   require(data.gathered(),
           fmt::format("user-level data on {} ranks must be built by gather_users (home_rank.hpp): "
                       "a user's rows must be on one home rank before the per-user clip", P));
-  require(o.method == UserLevelMethod::dp_gd_user || o.method == UserLevelMethod::dp_gd_filter,
-          fmt::format("method {} does not run on {} ranks (only dp-gd-user and dp-gd-filter "
-                      "distribute their per-user sums exactly); run it on one process",
+  require(o.method == UserLevelMethod::dp_gd_user || o.method == UserLevelMethod::dp_gd_filter ||
+              o.method == UserLevelMethod::dp_sgd_user,
+          fmt::format("method {} does not run on {} ranks (only dp-gd-user, dp-gd-filter and "
+                      "dp-sgd-user distribute their per-user sums exactly); run it on one process",
                       name_of(o.method), P));
   require(o.feature_bound || data.has_feature_bound(),
           fmt::format("feature_bound is required on {} ranks (its private estimate, the scale "
@@ -700,7 +701,7 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
 MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
                        double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
                        nlohmann::json& diag, UserLevelTrace* trace) {
-  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  const std::int64_t n = data.total_users(), m = data.items_per_user();
   GradientOptions g;
   g.steps = o.steps.value_or(20);
   // Default clip (B0, B1): L/(4√m), about the size of a per-user mean gradient near the optimum
@@ -714,7 +715,7 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   g.sigma_scale = trace && trace->noiseless ? 0 : 1;
   g.rho = rho;
   if (trace) g.hook = trace->on_user;
-  g.comm = o.run.comm;  // dp-gd-user only (check_distributed refuses the others on ranks)
+  g.comm = o.run.comm;  // dp-gd-user, dp-sgd-user (check_distributed refuses dp-sgd-group)
   const auto d = static_cast<std::size_t>(data.dim());
   LedgerEntry e;
   if (o.method == UserLevelMethod::dp_gd_user) {

@@ -163,6 +163,13 @@ TEST(DistributedUserLevel, DpGdFilterIsTheSingleProcessRelease) {
   expect_same_on_ranks(interleaved(200, false), dp_gd(UserLevelMethod::dp_gd_filter));
 }
 
+TEST(DistributedUserLevel, DpSgdUserBatchesAreRankZerosPermutationOfTheUsers) {
+  // The batch permutation is drawn on rank 0 over the global user order (sorted ids).
+  UserLevelOptions o = dp_gd(UserLevelMethod::dp_sgd_user);
+  o.steps = 7;
+  expect_same_on_ranks(interleaved(213, false), o);
+}
+
 TEST(DistributedUserLevel, WhatNeedsTheScaleLayerRefusesOnEveryRank) {
   const Rows rows = interleaved(80, false);
   const Eigen::Index n = rows.X.rows();

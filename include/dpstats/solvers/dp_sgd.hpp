@@ -44,7 +44,8 @@ struct GradientOptions {
   double sigma_scale = 1;    // test hook: 0 disables the noise (never in a release)
   UserHook hook;
   int threads = 1;           // the per-user gradient passes (any value, the same output)
-  // user_dp_gd on several ranks (null: one process): each rank holds its home users
+  // user_dp_gd and user_dp_sgd on several ranks (null: one process; user_dp_sgd's batch
+  // permutation of the global user order is drawn on rank 0): each rank holds its home users
   // (home_rank.hpp), the per-step lattice sums are added exactly over ranks (capacity
   // data.total_users()) and rank 0 draws the noise, so the run is the one-process run.
   Communicator* comm = nullptr;
