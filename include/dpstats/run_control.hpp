@@ -2,6 +2,7 @@
 // `options.run`; no field changes the privacy guarantee of a secure run, and a seeded run
 // gives the same release for any thread count.
 #pragma once
+#include "dpstats/parallel.hpp"  // kMaxThreads, default_threads
 #include "dpstats/release.hpp"
 
 namespace dpstats {
@@ -15,8 +16,6 @@ struct RunControl {
   // holds all of them. Not owned. A seeded release is the same for any number of ranks.
   Communicator* comm = nullptr;
 };
-
-inline constexpr int kMaxThreads = 1024;
 
 // InvalidArgument naming `threads` when it is outside [1, kMaxThreads].
 void validate(const RunControl& run);
