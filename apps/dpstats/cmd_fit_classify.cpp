@@ -28,7 +28,7 @@ struct ClassifyArgs {
   std::string data, model = "logistic", optimizer = "dp-adam-jme", test, save;
   std::optional<double> noise_multiplier, lambda, tau, floor, feature_scale;
   std::optional<int> classes;
-  int hidden = 128, threads = 1;
+  int hidden = 128, threads = default_threads();
 };
 
 LabelledImages read_labelled_csv(const std::string& path, int classes, const ReadOptions& options) {
@@ -177,7 +177,7 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   cmd->add_option("--classes", c->classes, "classify: number of classes (required for CSV)");
   cmd->add_option("--test", c->test, "classify: public test CSV for diagnostics.test_accuracy");
   cmd->add_option("--save-weights", c->save, "classify: write the parameters as a 1 x P .npy");
-  cmd->add_option("--threads", c->threads, "classify: threads (default 1)")
+  cmd->add_option("--threads", c->threads, "classify: threads (default: the machine's cores)")
       ->check(CLI::Range(1, 256));
   return [c](const FitArgs& a) { run_fit(a, *c); };
 }

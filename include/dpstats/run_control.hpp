@@ -10,7 +10,8 @@ namespace dpstats {
 class Communicator;  // dpstats/comm/communicator.hpp
 
 struct RunControl {
-  int threads = 1;                      // worker threads for the data passes, [1, kMaxThreads]
+  // Worker threads for the data passes, [1, kMaxThreads]; default: the machine's cores.
+  int threads = default_threads();
   NoiseMode noise = NoiseMode::secure;  // fast_float: research only, certified = false
   // The ranks that hold the rows (the data passed in is this rank's shard); null: this process
   // holds all of them. Not owned. A seeded release is the same for any number of ranks.

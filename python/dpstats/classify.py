@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from . import _required
 from .budget import native
 from .release import Release
 
@@ -52,7 +53,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  batch_size: int = 256, step_size: float = 1e-3, clip: float = 1.0,
                  classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
-                 y_test=None, threads: int = 1, seed: Optional[int] = None,
+                 y_test=None, threads: int = _required.THREADS, seed: Optional[int] = None,
                  budget=None) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
     doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to."""

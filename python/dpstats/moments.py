@@ -30,7 +30,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _dpstats, _table
+from . import _dpstats, _required, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -76,7 +76,7 @@ def _int(x, name: str) -> int:
 
 
 def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=1,
+             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=_required.THREADS,
              scale_share=0.1, clip_check_share=0.01, profile="practical", clip_block=0,
              centre=True):
     if epsilon is None and rho is None and noise_multiplier is None:
@@ -116,7 +116,7 @@ class MomentEstimator:
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
                  lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
-                 on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = 1,
+                 on_norm: str = "clip", neighbouring: str = "replace-one", threads: int = _required.THREADS,
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
                  profile: str = "practical", clip_block: int = 0,
                  budget: Optional[Budget] = None):
@@ -157,7 +157,7 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
             lambda_: Optional[float] = None, alpha: float = 0.5, tau: float = 1.0,
             on_norm: str = "clip", neighbouring: str = "replace-one",
-            threads: int = 1, scale_share: float = 0.1, clip_check_share: float = 0.01,
+            threads: int = _required.THREADS, scale_share: float = 0.1, clip_check_share: float = 0.01,
             profile: str = "practical", centre: bool = True, columns: Optional[Sequence] = None,
             budget: Optional[Budget] = None) -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step.

@@ -115,7 +115,7 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, const Bounds& b, const Bounde
 Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& o, Rng& rng,
                              Budget* budget) {
   validate(o, X.cols());
-  check_data(X);
+  check_data(X, "X", o.run.threads);
   const auto n = static_cast<std::int64_t>(X.rows());
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);

@@ -56,7 +56,7 @@ std::vector<std::string> given(const MeanRequest& r) {
   add(r.T.has_value(), "T");
   add(r.fallback.has_value(), "fallback");
   add(r.uncertified_window.has_value(), "uncertified_window");
-  add(r.run.threads != 1, "threads");
+  add(r.run.threads != default_threads(), "threads");  // the default: the machine's cores
   return out;
 }
 
