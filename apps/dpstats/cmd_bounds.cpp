@@ -69,7 +69,7 @@ void add_bounds_command(CLI::App& app) {
   cmd->add_option("--per-octave", a->o.per_octave, "log-grid points per octave; default 32");
   cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
       ->check(CLI::IsMember({"replace-one", "add-remove"}));
-  cmd->add_option("--threads", a->o.run.threads, "columns estimated in parallel; default 1");
+  cmd->add_option("--threads", a->o.run.threads, "columns estimated in parallel; default: the machine's cores");
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);

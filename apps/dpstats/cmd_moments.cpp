@@ -237,7 +237,7 @@ void add_moments_command(CLI::App& app) {
   cmd->add_option("--steps", a->steps,
                   "the stream's horizon; read INPUT row by row as it arrives (a live stream)");
   cmd->add_option("--threads", a->o.run.threads,
-                  "threads per step, for releases of 2^15 values or more (default 1; the "
+                  "threads per step, for releases of 2^15 values or more (default: the machine's cores; the "
                   "output does not depend on it)");
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);

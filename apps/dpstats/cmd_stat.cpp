@@ -32,7 +32,7 @@ struct StatArgs {
   std::optional<int> column;
   std::optional<std::string> budget;
   std::optional<std::uint64_t> seed;
-  int threads = 1;
+  int threads = default_threads();
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -186,7 +186,7 @@ void add_stat_command(CLI::App& app) {
                   "budget share for estimating absent bounds, in (0, 1) (default 0.1)");
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
-  cmd->add_option("--threads", a->threads, "worker threads (default 1)");
+  cmd->add_option("--threads", a->threads, "worker threads (default: the machine's cores)");
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_stat(*a); });
 }

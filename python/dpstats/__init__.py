@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from . import _dpstats
+from . import _required
 from . import account
 from . import _table
 from .release import Release
@@ -96,9 +97,9 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
          failure_probability: Optional[float] = None, topk_multiplier: Optional[float] = None,
          T1: Optional[int] = None, T2: Optional[int] = None, T: Optional[int] = None,
          fallback: Optional[bool] = None, uncertified_window: Optional[bool] = None,
-         boost_zeta: Optional[float] = None, seed: Optional[int] = None, threads: int = 1,
-         columns: Optional[Sequence] = None, budget: Optional[Budget] = None,
-         comm=None) -> Release:
+         boost_zeta: Optional[float] = None, seed: Optional[int] = None,
+         threads: int = _required.THREADS, columns: Optional[Sequence] = None,
+         budget: Optional[Budget] = None, comm=None) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
     ``epsilon`` is required (no default); ``delta`` > 0 for every method but "bounded".

@@ -2,6 +2,12 @@
 without delta where its method needs one, raises ValueError saying what to give."""
 from __future__ import annotations
 
+import os
+
+# The default `threads` of every function, as the tool's --threads: the machine's cores (capped at
+# 256, the bindings' range). A seeded release is the same for any thread count.
+THREADS = max(1, min(os.cpu_count() or 1, 256))
+
 _EPSILON = ("epsilon is required (> 0): the privacy loss this release may cost; smaller is more "
             "private and noisier (0.1-1 is common, as in the tool's --epsilon)")
 _DELTA = ("delta is required: the probability the epsilon guarantee may fail; give 0 for pure "

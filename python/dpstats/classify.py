@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from . import _required
 from .budget import native
 from .release import Release
 

@@ -30,7 +30,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _dpstats, _table
+from . import _dpstats, _required, _table
 from .budget import Budget, native
 from .release import Release
 

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import _dpstats
+from . import _required
 from .release import Release
 
 
@@ -20,7 +21,7 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
            norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
            beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",
-           threads: int = 1, seed: Optional[int] = None, columns: Optional[Sequence] = None,
+           threads: int = _required.THREADS, seed: Optional[int] = None, columns: Optional[Sequence] = None,
            budget=None) -> Release:
     """Private per-column location, scale and clipping bounds of ``X`` (n x d; 1-D: one column).
 

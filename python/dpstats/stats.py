@@ -62,7 +62,7 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
          bounds=None, quantiles: Optional[Sequence[float]] = None,
          grid_size: Optional[int] = None, scale_share: Optional[float] = None,
          budget: Optional[Budget] = None, seed: Optional[int] = None,
-         threads: int = 1, columns: Optional[Sequence] = None) -> Release:
+         threads: int = _required.THREADS, columns: Optional[Sequence] = None) -> Release:
     """One statistic by name ("count", "sum", "mean", "variance", "std", "quantiles"); the
     functions below call it. Options a statistic does not read raise ValueError."""
     epsilon = _required.epsilon(epsilon)
@@ -93,7 +93,7 @@ def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
 
 def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-        seed: Optional[int] = None, threads: int = 1,
+        seed: Optional[int] = None, threads: int = _required.THREADS,
         columns: Optional[Sequence] = None) -> Release:
     """Private per-column sum of ``X`` clipped to ``bounds`` (``help(dpstats.stats)``: bounds, clipped-row counts, neighbouring)."""
     return stat("sum", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
@@ -103,7 +103,7 @@ def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bo
 def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
                 bounds=None, scale_share: Optional[float] = None,
                 budget: Optional[Budget] = None, seed: Optional[int] = None,
-                threads: int = 1, columns: Optional[Sequence] = None) -> Release:
+                threads: int = _required.THREADS, columns: Optional[Sequence] = None) -> Release:
     """Private per-column mean of ``X`` clipped to per-column ``bounds`` (``dpstats.mean`` holds
     the robust and high-dimensional means)."""
     return stat("mean", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
@@ -112,7 +112,7 @@ def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = Non
 
 def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
              scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-             seed: Optional[int] = None, threads: int = 1,
+             seed: Optional[int] = None, threads: int = _required.THREADS,
              columns: Optional[Sequence] = None) -> Release:
     """Private per-column variance (population, 1/n) of ``X`` clipped to ``bounds``: half the
     budget for the mean, half for the mean square (``help(dpstats.stats)``: bounds, clipped-row counts)."""
@@ -122,7 +122,7 @@ def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, 
 
 def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-        seed: Optional[int] = None, threads: int = 1,
+        seed: Optional[int] = None, threads: int = _required.THREADS,
         columns: Optional[Sequence] = None) -> Release:
     """Private per-column standard deviation: the square root of :func:`variance`."""
     return stat("std", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,

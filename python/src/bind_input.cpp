@@ -47,10 +47,11 @@ void bind_input_impl(py::module_& m) {
           py::gil_scoped_release release;
           t = read_table(path, options(columns, header, drop_missing, array, max_bytes, max_line_bytes));
         }
-        // The array owns the matrix the reader filled (no copy).
-        auto* owned = new RowMatrix(std::move(t.values));
-        py::capsule owner(owned, [](void* p) { delete static_cast<RowMatrix*>(p); });
-        CArray X({owned->rows(), owned->cols()}, owned->data(), owner);
+        // The array keeps the reader's storage alive (no copy): the matrix it filled, or the
+        // mapped .npy file (copy-on-write, so writing to the array never writes the file).
+        auto* kept = new DataMatrix(std::move(t.values));
+        py::capsule owner(kept, [](void* p) { delete static_cast<DataMatrix*>(p); });
+        CArray X({kept->rows(), kept->cols()}, const_cast<double*>(kept->data()), owner);
         return py::make_tuple(X, t.header);
       },
       py::arg("path"), py::arg("columns"), py::arg("header"), py::arg("drop_missing"),

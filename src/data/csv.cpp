@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <istream>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -19,6 +20,7 @@
 
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "input_internal.hpp"
 
 namespace dpstats {
@@ -33,6 +35,13 @@ class ByteSource {
   }
   int get() { return pos_ < end_ || fill() ? static_cast<unsigned char>(buf_[pos_++]) : kEof; }
   int peek() { return pos_ < end_ || fill() ? static_cast<unsigned char>(buf_[pos_]) : kEof; }
+  // The buffered bytes not consumed yet; reads the next block only when none is left (where get()
+  // would), so the limits are checked at the same points. Empty at the end of the input.
+  std::string_view window() {
+    if (pos_ == end_) fill();
+    return {buf_.data() + pos_, end_ - pos_};
+  }
+  void advance(std::size_t n) { pos_ += n; }
   static constexpr int kEof = -1;
 
  private:
@@ -89,10 +98,7 @@ class RecordReader {
         c = quoted_field(r);
       } else {
         const std::size_t start = r.text.size();
-        while (c != ',' && c != '\n' && c != '\r' && c != ByteSource::kEof) {
-          r.text.push_back(static_cast<char>(c));
-          c = take();
-        }
+        c = unquoted_field(c, r.text);
         while (r.text.size() > start && (r.text.back() == ' ' || r.text.back() == '\t'))
           r.text.pop_back();
       }
@@ -108,17 +114,37 @@ class RecordReader {
   }
 
  private:
+  // The rest of an unquoted field whose first byte `c` was taken: copied span by span from the
+  // buffer (the record limit checked per span, before the next block is read, so errors come
+  // exactly as byte by byte). Returns the byte that ends it (',', '\n', '\r' or EOF), taken.
+  int unquoted_field(int c, std::string& text) {
+    if (c == ',' || c == '\n' || c == '\r' || c == ByteSource::kEof) return c;
+    text.push_back(static_cast<char>(c));
+    for (;;) {
+      const std::string_view w = src_.window();
+      if (w.empty()) return ByteSource::kEof;
+      std::size_t k = 0;
+      while (k < w.size() && w[k] != ',' && w[k] != '\n' && w[k] != '\r') ++k;
+      bytes_ += k;
+      if (bytes_ > max_record_) record_too_long();
+      text.append(w.data(), k);
+      src_.advance(k);
+      if (k < w.size()) return take();
+    }
+  }
+  [[noreturn]] void record_too_long() const {
+    throw InvalidArgument(fmt::format(
+        "input file '{}', line {}: a record longer than {} bytes (raise the limit with "
+        "--max-line-bytes)",
+        name_, line_, max_record_));
+  }
   int take() {
     const int c = src_.get();
     if (c != ByteSource::kEof) count();
     return c;
   }
   void count() {
-    if (++bytes_ > max_record_)
-      throw InvalidArgument(fmt::format(
-          "input file '{}', line {}: a record longer than {} bytes (raise the limit with "
-          "--max-line-bytes)",
-          name_, line_, max_record_));
+    if (++bytes_ > max_record_) record_too_long();
   }
   bool skip_bom() {
     if (src_.peek() != 0xBB) return false;
@@ -197,7 +223,7 @@ CellKind parse_cell(std::string_view cell, double& value) {
 class ValueStore {
  public:
   explicit ValueStore(std::uint64_t max_cells) : max_cells_(max_cells) {}
-  void push_row(const std::vector<double>& row, const std::string& name) {
+  void push_row(std::span<const double> row, const std::string& name) {
     if (count_ + row.size() > max_cells_) input::too_large(name, max_cells_ * 8);
     for (double v : row) {
       if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
@@ -223,6 +249,75 @@ class ValueStore {
   std::uint64_t max_cells_;
   std::uint64_t count_ = 0;
   std::vector<std::vector<double>> blocks_;
+};
+
+// Numeric rows waiting to be parsed: their fields back to back. flush() parses the cells on
+// `threads` threads (each row's outcome depends on its own cells only), then commits the rows in
+// order, so errors, dropped rows and the limits come exactly as row by row.
+class RowBatch {
+ public:
+  static constexpr std::size_t kMaxRows = 1 << 15;
+  static constexpr std::size_t kMaxText = std::size_t{8} << 20;
+
+  void push(const Record& r) {
+    rows_.push_back({text_.size(), ends_.size(), r.ends.size(), r.line});
+    text_ += r.text;
+    ends_.insert(ends_.end(), r.ends.begin(), r.ends.end());
+  }
+  bool full() const { return rows_.size() >= kMaxRows || text_.size() >= kMaxText; }
+  bool empty() const { return rows_.empty(); }
+
+  // What parsing row i's selected cells found: every one a number, or the first that is not.
+  struct Outcome {
+    CellKind kind = CellKind::number;
+    std::size_t column = 0;  // 0-based, of the first non-number
+    bool ragged = false;
+  };
+
+  // Parses every row (values into `values`, k per row), then calls commit(i, row) in row order.
+  template <class Commit>
+  void flush(const std::vector<std::size_t>& selected, std::size_t columns, int threads,
+             Commit&& commit) {
+    const std::size_t n = rows_.size(), k = selected.size();
+    values_.resize(n * k);
+    outcomes_.assign(n, Outcome{});
+    parallel_ranges(static_cast<std::int64_t>(n), threads, 1024,
+                    [&](int, std::int64_t b, std::int64_t e) {
+                      for (auto i = static_cast<std::size_t>(b); i < static_cast<std::size_t>(e); ++i)
+                        outcomes_[i] = parse_row(i, selected, columns, values_.data() + i * k);
+                    });
+    for (std::size_t i = 0; i < n; ++i)
+      commit(rows_[i].line, rows_[i].cells, outcomes_[i],
+             std::span<const double>(values_.data() + i * k, k));
+    rows_.clear();
+    text_.clear();
+    ends_.clear();
+  }
+
+ private:
+  struct Row {
+    std::size_t text_at, ends_at, cells, line;
+  };
+  std::string_view field(const Row& r, std::size_t j) const {
+    const std::size_t b = j == 0 ? 0 : ends_[r.ends_at + j - 1];
+    return std::string_view(text_).substr(r.text_at + b, ends_[r.ends_at + j] - b);
+  }
+  Outcome parse_row(std::size_t i, const std::vector<std::size_t>& selected, std::size_t columns,
+                    double* out) const {
+    const Row& r = rows_[i];
+    if (r.cells != columns) return {CellKind::number, 0, true};
+    for (std::size_t c = 0; c < selected.size(); ++c) {
+      const CellKind kind = parse_cell(field(r, selected[c]), out[c]);
+      if (kind != CellKind::number) return {kind, selected[c], false};
+    }
+    return {};
+  }
+
+  std::vector<Row> rows_;
+  std::string text_;
+  std::vector<std::uint32_t> ends_;
+  std::vector<double> values_;
+  std::vector<Outcome> outcomes_;
 };
 
 enum class LineKind { numeric, text, mixed };
@@ -274,7 +369,13 @@ class CsvTable {
     pending_blank_lines_.insert(pending_blank_lines_.end(), between.begin(), between.end());
     if (have_second) add(second);
     Record r;
-    while (reader_.next(r)) add(r);
+    try {
+      while (reader_.next(r)) add(r);
+    } catch (const InvalidArgument&) {
+      flush();  // a row read before the bad bytes reports its own error first, as row by row
+      throw;
+    }
+    flush();
     require(rows_ > 0, fmt::format("input file '{}' has no data rows{}", name_,
                                    dropped_ > 0 ? " (every row had a missing value)" : ""));
     if (o_.text) {
@@ -331,6 +432,9 @@ class CsvTable {
 
   void add_row(const Record& r);
   void add_text_row(const Record& r);
+  void flush();
+  std::string ragged_message(std::size_t line, std::size_t cells) const;
+  [[noreturn]] static void throw_cell(CellKind kind, const std::string& at);
 
   RecordReader reader_;
   const std::string& name_;
@@ -338,50 +442,62 @@ class CsvTable {
   ValueStore store_;
   std::vector<std::size_t> selected_;
   std::vector<std::size_t> pending_blank_lines_;
-  std::vector<double> row_;
+  RowBatch batch_;
   std::vector<std::vector<std::string>> text_;
   std::uint64_t text_bytes_ = 0;
   std::size_t columns_ = 0, columns_line_ = 0, rows_ = 0, dropped_ = 0;
 };
 
 void CsvTable::add_row(const Record& r) {
-  const std::size_t cells = r.ends.size();
-  require(cells == columns_,
-          fmt::format("input file '{}', line {}: ragged row with {} column{}, expected {} (as on "
-                      "line {})",
-                      name_, r.line, cells, cells == 1 ? "" : "s", columns_, columns_line_));
-  if (o_.text) return add_text_row(r);
-  row_.clear();
-  for (std::size_t j : selected_) {
-    double v = 0;
-    const std::string at = input::where(name_, r.line, j + 1);
-    switch (parse_cell(r.field(j), v)) {
-      case CellKind::number:
-        row_.push_back(v);
-        break;
-      case CellKind::missing:
-        if (o_.missing == MissingPolicy::drop) {
-          ++dropped_;
-          return;
-        }
-        throw InvalidArgument(fmt::format(
-            "{}: missing value (empty, NA or NaN); drop such rows with --drop-missing (Python: "
-            "drop_missing=True)",
-            at));
-      case CellKind::infinite:
-        throw InvalidArgument(fmt::format("{}: infinite value, expected a finite number", at));
-      case CellKind::overflow:
-        throw InvalidArgument(
-            fmt::format("{}: number out of the range of a double, expected a finite number", at));
-      case CellKind::text:
-        throw InvalidArgument(fmt::format(
-            "{}: non-numeric cell in a selected column (content not shown), expected a finite "
-            "number",
-            at));
-    }
+  if (o_.text) {
+    const std::size_t cells = r.ends.size();
+    require(cells == columns_, ragged_message(r.line, cells));
+    return add_text_row(r);
   }
-  store_.push_row(row_, name_);
-  ++rows_;
+  batch_.push(r);
+  if (batch_.full()) flush();
+}
+
+std::string CsvTable::ragged_message(std::size_t line, std::size_t cells) const {
+  return fmt::format("input file '{}', line {}: ragged row with {} column{}, expected {} (as on "
+                     "line {})",
+                     name_, line, cells, cells == 1 ? "" : "s", columns_, columns_line_);
+}
+
+void CsvTable::flush() {
+  batch_.flush(selected_, columns_, std::max(o_.threads, 1),
+               [&](std::size_t line, std::size_t cells, const RowBatch::Outcome& out,
+                   std::span<const double> values) {
+                 require(!out.ragged, ragged_message(line, cells));
+                 if (out.kind == CellKind::number) {
+                   store_.push_row(values, name_);
+                   ++rows_;
+                 } else if (out.kind == CellKind::missing && o_.missing == MissingPolicy::drop) {
+                   ++dropped_;
+                 } else {
+                   throw_cell(out.kind, input::where(name_, line, out.column + 1));
+                 }
+               });
+}
+
+void CsvTable::throw_cell(CellKind kind, const std::string& at) {
+  switch (kind) {
+    case CellKind::missing:
+      throw InvalidArgument(fmt::format(
+          "{}: missing value (empty, NA or NaN); drop such rows with --drop-missing (Python: "
+          "drop_missing=True)",
+          at));
+    case CellKind::infinite:
+      throw InvalidArgument(fmt::format("{}: infinite value, expected a finite number", at));
+    case CellKind::overflow:
+      throw InvalidArgument(
+          fmt::format("{}: number out of the range of a double, expected a finite number", at));
+    default:
+      throw InvalidArgument(fmt::format(
+          "{}: non-numeric cell in a selected column (content not shown), expected a finite "
+          "number",
+          at));
+  }
 }
 
 // ReadOptions::text: the selected cells kept as written (a missing cell follows the policy); the

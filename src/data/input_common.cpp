@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "input_internal.hpp"
 
 namespace dpstats::input {
@@ -88,53 +90,92 @@ bool identity(const std::vector<std::size_t>& selected, std::size_t d) {
   return true;
 }
 
-// Checks row i's selected cells: true to keep it, false to drop it (NaN under drop).
-bool keep_row(const double* row, std::size_t i, const std::vector<std::size_t>& selected,
-              const ReadOptions& options, const std::string& name) {
+// What a row's selected cells say: keep it, drop it (NaN under drop), or an error at `column`.
+struct RowCheck {
+  enum Kind { keep, drop, infinite, missing } kind = keep;
+  std::size_t column = 0;  // 0-based, for the errors
+};
+
+RowCheck check_row(const double* row, const std::vector<std::size_t>& selected,
+                   MissingPolicy missing) {
   for (std::size_t j : selected) {
-    if (std::isinf(row[j]))
-      throw InvalidArgument(fmt::format("input file '{}', row {}, column {}: infinite value, "
-                                        "expected a finite number",
-                                        name, i + 1, j + 1));
+    if (std::isinf(row[j])) return {RowCheck::infinite, j};
     if (std::isnan(row[j])) {
-      if (options.missing == MissingPolicy::drop) return false;
-      throw InvalidArgument(fmt::format(
-          "input file '{}', row {}, column {}: missing value (NaN); drop such rows with "
-          "--drop-missing (Python: drop_missing=True)",
-          name, i + 1, j + 1));
+      if (missing == MissingPolicy::drop) return {RowCheck::drop, j};
+      return {RowCheck::missing, j};
     }
   }
-  return true;
+  return {};
+}
+
+[[noreturn]] void throw_cell(const RowCheck& c, std::int64_t row, const std::string& name) {
+  if (c.kind == RowCheck::infinite)
+    throw InvalidArgument(fmt::format("input file '{}', row {}, column {}: infinite value, "
+                                      "expected a finite number",
+                                      name, row + 1, c.column + 1));
+  throw InvalidArgument(fmt::format(
+      "input file '{}', row {}, column {}: missing value (NaN); drop such rows with "
+      "--drop-missing (Python: drop_missing=True)",
+      name, row + 1, c.column + 1));
+}
+
+// Rows [begin, end): the number of rows to drop; the first error (in row order) goes to `first`.
+struct PartScan {
+  std::int64_t dropped = 0;
+  std::int64_t error_row = -1;
+  RowCheck error;
+};
+
+PartScan scan_rows(const double* X, std::int64_t d, std::int64_t begin, std::int64_t end,
+                   const std::vector<std::size_t>& selected, bool all, MissingPolicy missing) {
+  constexpr std::int64_t kBlock = 256;  // rows checked at once before looking row by row
+  PartScan out;
+  for (std::int64_t b = begin; b < end; b += kBlock) {
+    const std::int64_t e = std::min(end, b + kBlock);
+    if (all && all_finite(X + b * d, (e - b) * d)) continue;
+    for (std::int64_t i = b; i < e; ++i) {
+      const RowCheck c = check_row(X + i * d, selected, missing);
+      if (c.kind == RowCheck::drop) ++out.dropped;
+      if (c.kind == RowCheck::infinite || c.kind == RowCheck::missing) {
+        out.error_row = i;
+        out.error = c;
+        return out;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
-void finish_dense(Table& table, const std::vector<std::size_t>& selected,
-                  const ReadOptions& options, const std::string& name) {
-  RowMatrix& X = table.values;
-  const auto d = static_cast<std::size_t>(X.cols());
-  const bool all = identity(selected, d);
+DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
+                        const ReadOptions& options, const std::string& name) {
+  const std::int64_t n = X.rows(), d = X.cols();
+  const bool all = identity(selected, static_cast<std::size_t>(d));
+  const int threads = std::max(options.threads, 1);
+  std::vector<PartScan> parts(static_cast<std::size_t>(threads));
+  parallel_ranges(n, threads, 1 << 14, [&](int p, std::int64_t b, std::int64_t e) {
+    parts[static_cast<std::size_t>(p)] = scan_rows(X.data(), d, b, e, selected, all, options.missing);
+  });
+  std::int64_t dropped = 0;
+  for (const PartScan& s : parts) {
+    if (s.error_row >= 0) throw_cell(s.error, s.error_row, name);  // the first part's first error
+    dropped += s.dropped;
+  }
+  require(dropped < n, fmt::format("input file '{}' has no data rows (every row had a missing "
+                                   "value)",
+                                   name));
+  if (all && dropped == 0) return X;  // nothing to select or drop: the same storage (zero-copy)
+  const auto k = static_cast<Eigen::Index>(selected.size());
+  RowMatrix out(n - dropped, k);
   Eigen::Index kept = 0;
-  std::vector<double> tmp(selected.size());
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    if (!keep_row(X.row(i).data(), static_cast<std::size_t>(i), selected, options, name)) continue;
-    // Compacts in place: row i's selected cells go through `tmp` to the cells of the k-column
-    // row `kept` <= i, which end at or before the end of row i (already read).
-    if (!all) {
-      for (std::size_t k = 0; k < selected.size(); ++k)
-        tmp[k] = X(i, static_cast<Eigen::Index>(selected[k]));
-      std::copy(tmp.begin(), tmp.end(), X.data() + kept * static_cast<Eigen::Index>(tmp.size()));
-    } else if (kept != i) {
-      X.row(kept) = X.row(i);
-    }
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double* row = X.data() + i * d;
+    if (dropped > 0 && check_row(row, selected, options.missing).kind == RowCheck::drop) continue;
+    for (Eigen::Index c = 0; c < k; ++c) out(kept, c) = row[selected[static_cast<std::size_t>(c)]];
     ++kept;
   }
-  require(kept > 0, fmt::format("input file '{}' has no data rows (every row had a missing value)",
-                                name));
-  if (all && kept == X.rows()) return;
-  RowMatrix out = Eigen::Map<const RowMatrix>(X.data(), kept,
-                                              static_cast<Eigen::Index>(selected.size()));
-  X = std::move(out);
+  return out;
 }
 
 }  // namespace dpstats::input

@@ -23,9 +23,16 @@ std::vector<std::size_t> resolve_columns(const ReadOptions& options,
                                          const std::string& name);
 
 // For a dense table read whole (.npy/.npz): keeps the selected columns, applies the missing
-// policy to NaN (drop or error), rejects infinities by position; checks n > 0 afterwards.
-void finish_dense(Table& table, const std::vector<std::size_t>& selected,
-                  const ReadOptions& options, const std::string& name);
+// policy to NaN (drop or error), rejects infinities by position (the first bad cell in row order,
+// whatever the thread count); checks n > 0 afterwards. The scan runs on options.threads threads.
+// A table with nothing to select or drop is returned as it came (a mapped file stays a view);
+// otherwise the kept cells are copied into a new matrix.
+DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
+                        const ReadOptions& options, const std::string& name);
+
+// A regular .npy file of `size` bytes: memory-mapped; float64 C-order data are used in place
+// (zero-copy), other dtypes and orders converted on options.threads threads.
+Table read_npy_file(const std::string& path, std::uint64_t size, const ReadOptions& options);
 
 // Message for a total over the --max-input-bytes limit.
 [[noreturn]] void too_large(const std::string& name, std::uint64_t limit);

@@ -2,7 +2,10 @@
 // Layout: magic "\x93NUMPY", major, minor, header length (uint16 LE for 1.x, uint32 LE for
 // 2.x/3.x), a Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...)}, data.
 // Little-endian numeric dtypes are converted to double; anything else is rejected by name.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -13,13 +16,16 @@
 #include <fstream>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/parallel.hpp"
 #include "input_internal.hpp"
 
 namespace dpstats {
@@ -68,26 +74,6 @@ T load_le(const unsigned char* p) {
   T v;
   std::memcpy(&v, bytes.data(), sizeof(T));
   return v;
-}
-
-double load_as_double(Dtype t, const unsigned char* p) {
-  switch (t) {
-    case Dtype::f8:
-      return load_le<double>(p);
-    case Dtype::f4:
-      return static_cast<double>(load_le<float>(p));
-    case Dtype::i8:
-      return static_cast<double>(load_le<std::int64_t>(p));
-    case Dtype::i4:
-      return static_cast<double>(load_le<std::int32_t>(p));
-    case Dtype::i2:
-      return static_cast<double>(load_le<std::int16_t>(p));
-    case Dtype::u1:
-      return static_cast<double>(*p);
-    case Dtype::b1:
-      return *p != 0 ? 1.0 : 0.0;
-  }
-  return 0;
 }
 
 struct NpyHeader {
@@ -305,16 +291,41 @@ void check_size(const Layout& l, std::uint64_t size, const std::string& name) {
           fmt::format("input file '{}' has extra bytes after the {} x {} array", name, l.n, l.d));
 }
 
+// Converts `count` items of type T starting at flat payload index `first` into out (row-major
+// n x d); Fortran order on disk: flat index idx is element (idx % n, idx / n).
+template <class T>
+void convert_typed(const Layout& l, const unsigned char* src, std::uint64_t first,
+                   std::size_t count, double* out) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::uint64_t idx = first + k;
+    const std::uint64_t at = l.fortran ? (idx % l.n) * l.d + idx / l.n : idx;
+    if constexpr (std::is_same_v<T, bool>) {
+      out[at] = src[k] != 0 ? 1.0 : 0.0;
+    } else {
+      out[at] = static_cast<double>(load_le<T>(src + k * sizeof(T)));
+    }
+  }
+}
+
 // Converts `count` items starting at flat payload index `first` into X.
 void convert(const Layout& l, const unsigned char* src, std::uint64_t first, std::size_t count,
              RowMatrix& X) {
-  const std::size_t size = item_size(l.dtype);
   double* out = X.data();
-  for (std::size_t k = 0; k < count; ++k) {
-    const std::uint64_t idx = first + k;
-    // Column-major on disk: flat index idx is element (idx % n, idx / n).
-    const std::uint64_t at = l.fortran ? (idx % l.n) * l.d + idx / l.n : idx;
-    out[at] = load_as_double(l.dtype, src + k * size);
+  switch (l.dtype) {
+    case Dtype::f8:
+      return convert_typed<double>(l, src, first, count, out);
+    case Dtype::f4:
+      return convert_typed<float>(l, src, first, count, out);
+    case Dtype::i8:
+      return convert_typed<std::int64_t>(l, src, first, count, out);
+    case Dtype::i4:
+      return convert_typed<std::int32_t>(l, src, first, count, out);
+    case Dtype::i2:
+      return convert_typed<std::int16_t>(l, src, first, count, out);
+    case Dtype::u1:
+      return convert_typed<std::uint8_t>(l, src, first, count, out);
+    case Dtype::b1:
+      return convert_typed<bool>(l, src, first, count, out);
   }
 }
 
@@ -368,6 +379,50 @@ RowMatrix read_stream(std::istream& in, const Layout& l, const std::string& name
   return X;
 }
 
+// A regular file mapped copy-on-write (PROT_READ | PROT_WRITE, MAP_PRIVATE): the pages are the
+// page cache's until someone writes (a NumPy array handed to Python may be written; the file
+// never is). Null when the file cannot be mapped.
+class Mapping {
+ public:
+  static std::shared_ptr<const Mapping> open(const std::string& path, std::uint64_t size) {
+    if (size == 0 || size > std::numeric_limits<std::size_t>::max()) return nullptr;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    require(fd >= 0, fmt::format("cannot open input file '{}'", path));
+    void* addr = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (addr == MAP_FAILED) return nullptr;
+    ::madvise(addr, static_cast<std::size_t>(size), MADV_SEQUENTIAL);
+    return std::shared_ptr<const Mapping>(new Mapping(addr, static_cast<std::size_t>(size)));
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() { ::munmap(addr_, size_); }
+  const unsigned char* bytes() const { return static_cast<const unsigned char*>(addr_); }
+  // Drops the whole pages inside [p, p + n) from this process (they were read and are not needed
+  // again), so converting a file costs the output matrix and not the mapped input too.
+  void release(const unsigned char* p, std::size_t n) const {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+    const auto hi = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  }
+
+ private:
+  Mapping(void* addr, std::size_t size) : addr_(addr), size_(size) {}
+  void* addr_;
+  std::size_t size_;
+};
+
+// The mapped bytes as a stream, for the header parser.
+class MemoryBuf : public std::streambuf {
+ public:
+  MemoryBuf(const unsigned char* p, std::uint64_t n) {
+    char* b = const_cast<char*>(reinterpret_cast<const char*>(p));
+    setg(b, b, b + n);
+  }
+};
+
 }  // namespace
 
 Table read_npy(std::istream& in, const std::string& name, const ReadOptions& options,
@@ -377,12 +432,54 @@ Table read_npy(std::istream& in, const std::string& name, const ReadOptions& opt
   const std::vector<std::size_t> selected =
       input::resolve_columns(options, nullptr, static_cast<std::size_t>(l.d), name);
   Table table;
-  table.values = size_hint >= 0 ? read_known(in, l, name) : read_stream(in, l, name);
+  RowMatrix X = size_hint >= 0 ? read_known(in, l, name) : read_stream(in, l, name);
   require(size_hint >= 0 || in.rdbuf()->sgetc() == std::char_traits<char>::eof(),
           fmt::format("input file '{}' has extra bytes after the {} x {} array", name, l.n, l.d));
-  input::finish_dense(table, selected, options, name);
+  table.values = input::finish_dense(std::move(X), selected, options, name);
   return table;
 }
+
+namespace input {
+
+Table read_npy_file(const std::string& path, std::uint64_t size, const ReadOptions& options) {
+  std::shared_ptr<const Mapping> map = Mapping::open(path, size);
+  if (!map) {  // a file system without mmap, or no address space: read it instead
+    std::ifstream in(path, std::ios::binary);
+    require(in.is_open(), fmt::format("cannot open input file '{}'", path));
+    return read_npy(in, path, options, static_cast<std::int64_t>(size));
+  }
+  MemoryBuf buf(map->bytes(), size);
+  std::istream in(&buf);
+  const Layout l = read_layout(in, path);
+  check_payload(l, static_cast<std::int64_t>(size), options.limits, path);
+  const std::vector<std::size_t> selected =
+      resolve_columns(options, nullptr, static_cast<std::size_t>(l.d), path);
+  const unsigned char* payload = map->bytes() + l.header_bytes;
+  const auto n = static_cast<Eigen::Index>(l.n), d = static_cast<Eigen::Index>(l.d);
+  Table table;
+  if (l.dtype == Dtype::f8 && !l.fortran && std::endian::native == std::endian::little &&
+      l.header_bytes % alignof(double) == 0) {
+    table.values = DataMatrix(map, reinterpret_cast<const double*>(payload), n, d);
+  } else {
+    RowMatrix X(n, d);
+    const std::size_t size_of = item_size(l.dtype);
+    constexpr std::int64_t kChunk = 1 << 17;  // items converted before their pages are released
+    parallel_ranges(static_cast<std::int64_t>(l.n * l.d), std::max(options.threads, 1), kChunk,
+                    [&](int, std::int64_t begin, std::int64_t end) {
+                      for (std::int64_t b = begin; b < end; b += kChunk) {
+                        const std::int64_t e = std::min(end, b + kChunk);
+                        const unsigned char* src = payload + static_cast<std::uint64_t>(b) * size_of;
+                        convert(l, src, static_cast<std::uint64_t>(b), static_cast<std::size_t>(e - b), X);
+                        map->release(src, static_cast<std::size_t>(e - b) * size_of);
+                      }
+                    });
+    table.values = std::move(X);
+  }
+  table.values = finish_dense(std::move(table.values), selected, options, path);
+  return table;
+}
+
+}  // namespace input
 
 void write_npy(const std::string& path, const ConstMatrixRef& X) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -93,16 +93,16 @@ Table read_regular(const std::string& path, std::uint64_t size, const ReadOption
   if (size > options.limits.max_bytes) input::too_large(path, options.limits.max_bytes);
   const std::string ext = lower_extension(path);
   if (ext == ".npz") return read_npz(path, options);
+  if (ext == ".npy") return input::read_npy_file(path, size, options);
   std::ifstream in(path, std::ios::binary);
   require(in.is_open(), fmt::format("cannot open input file '{}'", path));
-  if (ext == ".npy") return read_npy(in, path, options, static_cast<std::int64_t>(size));
   char magic[6] = {};
   in.read(magic, sizeof magic);
   const std::string_view head(magic, static_cast<std::size_t>(in.gcount()));
   in.clear();
   in.seekg(0);
   require(in.good(), fmt::format("cannot read input file '{}'", path));
-  if (head == kNpyMagic) return read_npy(in, path, options, static_cast<std::int64_t>(size));
+  if (head == kNpyMagic) return input::read_npy_file(path, size, options);
   if (head.substr(0, kZipMagic.size()) == kZipMagic) return read_npz(path, options);
   return read_csv(in, path, options);
 }
@@ -114,7 +114,7 @@ Table as_text(Table t, const ReadOptions& options) {
   for (Eigen::Index j = 0; j < t.values.cols(); ++j)
     for (Eigen::Index i = 0; i < t.values.rows(); ++i)
       t.text[static_cast<std::size_t>(j)].push_back(fmt::format("{}", t.values(i, j)));
-  t.values.resize(0, 0);
+  t.values = DataMatrix();
   return t;
 }
 

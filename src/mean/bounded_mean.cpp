@@ -130,8 +130,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                              Budget* budget) {
   validate(o, X.cols());
   Communicator& comm = comm_or_single(o.run.comm);
-  const std::int64_t n = mean_ranks::guarded_rows(X, comm, fingerprint(o, X.cols()),
-                                                  "the bounded mean's options and column count");
+  const std::int64_t n = mean_ranks::guarded_rows(
+      X, comm, fingerprint(o, X.cols()), "the bounded mean's options and column count", o.run.threads);
   require(comm.size() == 1 || o.bounds.has_value(),
           "the bounded mean's private bounds estimate is not distributed yet (launched as {} "
           "ranks); pass bounds (--bounds LO,HI)", comm.size());

@@ -81,8 +81,8 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
                         Budget* budget) {
   validate(o, X.cols());
   Communicator& comm = comm_or_single(o.run.comm);
-  const std::int64_t n = mean_ranks::guarded_rows(X, comm, fingerprint(o, X.cols()),
-                                                  "DP Mean's options and column count");
+  const std::int64_t n = mean_ranks::guarded_rows(
+      X, comm, fingerprint(o, X.cols()), "DP Mean's options and column count", o.run.threads);
   require(comm.size() == 1 || o.scale.has_value(),
           "DP Mean's private scale estimate is not distributed yet (launched as {} ranks); pass "
           "scale (--scale S[,S...])", comm.size());

@@ -78,7 +78,6 @@ std::vector<std::string> given(const MeanRequest& r) {
   add(r.fallback.has_value(), "fallback");
   add(r.uncertified_window.has_value(), "uncertified_window");
   add(r.boost_zeta.has_value(), "boost_zeta");
-  add(r.run.threads != 1, "threads");
   return out;
 }
 

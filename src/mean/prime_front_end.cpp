@@ -215,11 +215,19 @@ std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int thread
   return removed.size();
 }
 
+// Branch-free per row (an OR of comparisons, which vectorises over the columns); cloned for
+// AVX-512 and AVX2, chosen at run time.
+__attribute__((target_clones("avx512f", "avx2", "default")))
 std::int64_t rows_outside(const ConstMatrixRef& X, const Vector& lower, const Vector& upper) {
+  const Eigen::Index n = X.rows(), d = X.cols(), stride = X.outerStride();
+  const double* __restrict__ lo = lower.data();
+  const double* __restrict__ hi = upper.data();
   std::int64_t count = 0;
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    bool out = false;
-    for (Eigen::Index j = 0; j < X.cols(); ++j) out = out || X(i, j) < lower[j] || X(i, j) > upper[j];
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double* __restrict__ row = X.data() + i * stride;
+    int out = 0;
+    for (Eigen::Index j = 0; j < d; ++j)
+      out |= static_cast<int>(row[j] < lo[j]) | static_cast<int>(row[j] > hi[j]);
     count += out;
   }
   return count;

@@ -36,14 +36,14 @@ RangeBins merge(Communicator& comm, const RangeBins& local) {
 }  // namespace
 
 std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
-                          const std::string& fingerprint, const char* what) {
+                          const std::string& fingerprint, const char* what, int threads) {
   if (comm.size() == 1) {
-    check_data(X);
+    check_data(X, "X", threads);
     return static_cast<std::int64_t>(X.rows());
   }
   check_agreement(comm, fingerprint, what);
   all_or_none(comm, [&] {
-    if (X.rows() > 0) check_data(X);
+    if (X.rows() > 0) check_data(X, "X", threads);
   });
   const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
   require(n > 0, "X must have at least one row and one column, got 0 x {} (over {} ranks)",

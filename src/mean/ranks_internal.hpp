@@ -17,7 +17,7 @@ namespace dpstats::mean_ranks {
 // release and the column count) equals rank 0's, every rank's cells are finite (a rank may hold
 // no row), and there is at least one row in all. One process: check_data(X) and X.rows().
 std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
-                          const std::string& fingerprint, const char* what);
+                          const std::string& fingerprint, const char* what, int threads);
 
 // diag["clipped"] (report_clipped) from every rank's count of rows outside [lower, upper]; the
 // noisy count is drawn on rank 0 and every rank gets the same diagnostics.

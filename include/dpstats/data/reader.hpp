@@ -15,12 +15,15 @@
 #include <string>
 #include <vector>
 
-#include "dpstats/data/matrix.hpp"
+#include "dpstats/data/data_matrix.hpp"
+#include "dpstats/parallel.hpp"
 
 namespace dpstats {
 
 struct Table {
-  RowMatrix values;                  // n x d (the selected columns); 0 x 0 when read as text
+  // n x d (the selected columns); 0 x 0 when read as text. A float64 C-order .npy file is used in
+  // place (memory-mapped, zero-copy); every other input is parsed or converted into memory.
+  DataMatrix values;
   std::vector<std::string> header;   // names of the selected columns; empty without a header
   // ReadOptions::text: the selected columns as text (text[j][i]: column j, row i); `values`
   // is then left empty.
@@ -60,6 +63,8 @@ struct ReadOptions {
   // columns for a histogram. Missing cells follow `missing`; a CSV cell is kept as written
   // (quotes removed, surrounding spaces trimmed); .npy/.npz numbers are formatted ("3", "2.5").
   bool text = false;
+  // Threads for parsing, converting and checking the values (the result never depends on it).
+  int threads = default_threads();
 };
 
 // Parses "a,b,3" (as given to --columns) into specs: a bare positive integer is also an index.

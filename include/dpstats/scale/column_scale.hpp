@@ -21,6 +21,9 @@
 //    error that all 3 d selections stay within with probability >= 1 - beta. Under add/remove n
 //    is private and this check is not made (the diagnostics say so).
 #pragma once
+#include <algorithm>
+
+#include "dpstats/parallel.hpp"
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,7 +45,7 @@ struct ScaleOptions {
   int per_octave = 32;            // log-grid points per octave, in [1, 1024]
   std::size_t refine_points = std::size_t{1} << 16;  // linear refine grid, in [3, 2^24]
   Neighbouring neighbouring = Neighbouring::replace_one;
-  int threads = 1;                // columns in parallel, in [1, 256]
+  int threads = std::min(default_threads(), 256);  // columns in parallel, in [1, 256]
 };
 
 enum class ScaleStatus { ok, degenerate, insufficient_data };

@@ -16,6 +16,9 @@
 // Status per column as private_scale's (column_scale.hpp): ok, degenerate (the MAD is within 2
 // resolutions), insufficient_data (replace-one: rank error / n + alpha > 0.3).
 #pragma once
+#include <algorithm>
+
+#include "dpstats/parallel.hpp"
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -45,7 +48,7 @@ struct LocationOptions {
   // take this to leave more rows per selection).
   bool final_mad = true;
   Neighbouring neighbouring = Neighbouring::replace_one;
-  int threads = 1;              // columns in parallel, in [1, 256]
+  int threads = std::min(default_threads(), 256);  // columns in parallel, in [1, 256]
 };
 
 struct ColumnLocation {

@@ -6,6 +6,9 @@
 // The centre c must be public or itself a private release (e.g. private_scale's location):
 // then the norm of each row depends on that row alone and the count sensitivity is 1.
 #pragma once
+#include <algorithm>
+
+#include "dpstats/parallel.hpp"
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -28,7 +31,7 @@ struct NormQuantileOptions {
   double beta = 0.05;              // failure probability, in (0, 1)
   int per_octave = 32;             // in [1, 1024]
   Neighbouring neighbouring = Neighbouring::replace_one;
-  int threads = 1;                 // for the norms, in [1, 256]
+  int threads = std::min(default_threads(), 256);  // for the norms, in [1, 256]
 };
 
 struct NormQuantile {
