@@ -38,6 +38,8 @@ refused "one rank's missing cell" 2 "rank 1: " 2 "${MEAN[@]}" --shards "$DATA/pa
 refused "a method not distributed" 2 "does not run on several ranks" 2 \
   mean --method prime --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
+  moments --epsilon 1 --seed 1 "$DATA/table.csv"
+refused "the median's radius estimate" 2 "needs domain_radius" 2 \
   median --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
 refused "bounds estimate not distributed" 2 "not distributed yet" 2 \
