@@ -62,10 +62,6 @@ void add_fit_command(CLI::App& app) {
                 "user-level, heavy-tailed: never centre (fit x . w in the data's units, no "
                 "intercept and no offset check)")
       ->excludes(centre);
-  cmd->add_option("--threads", a->threads,
-                  "worker threads for the data passes (default: the library's RunControl "
-                  "default); a seeded fit is the same for any value")
-      ->check(CLI::Range(1, 1024));
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
