@@ -44,6 +44,10 @@ refused "the median's radius estimate" 2 "needs domain_radius" 2 \
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
 refused "bounds estimate not distributed" 2 "not distributed yet" 2 \
   mean --method bounded --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
+refused "filter's scale estimate not distributed" 2 "pass scale" 2 \
+  mean --method filter --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
+refused "prime-ht not distributed" 2 "does not run on several ranks" 2 \
+  mean --method prime-ht --alpha 0.05 --epsilon 1 --delta 1e-6 --scale 1 --seed 1 "$DATA/table.csv"
 
 # --budget: rank 0 alone reads and writes it; one release is charged once, whatever P.
 "$DPSTATS" budget init "$tmp/budget.json" --epsilon 2.5 --delta 1e-5 >/dev/null
