@@ -343,7 +343,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   if (comm.size() > 1) {
     validate_robust(o, true);
     n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d),
-                                 "the private filter's options and column count");
+                                 "the private filter's options and column count", o.run.threads);
     require(o.scale.has_value(),
             "the private filter's scale estimate is not distributed yet (launched as {} ranks); "
             "pass scale (--scale S[,S...])", comm.size());
