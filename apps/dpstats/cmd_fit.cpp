@@ -44,10 +44,6 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--clip", a->clip, "gradient clipping norm");
   cmd->add_option("--epochs", a->epochs, "passes over the data");
   cmd->add_option("--batch-size", a->batch_size, "(expected) batch size");
-  cmd->add_option("--threads", a->threads,
-                  "classify, heavy-tailed: worker threads of the data passes (a seeded release "
-                  "is the same for any count; default: the library's)")
-      ->check(CLI::Range(1, kMaxThreads));
   cmd->add_option("--feature-bound", a->feature_bound,
                   "user-level: public bound on feature norms (rows clipped; absent: estimated "
                   "privately from --scale-share)");

@@ -26,7 +26,6 @@ struct Alg3Args {
 
 void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
-  reject_for_task(a.threads.has_value(), "threads", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
   optimize::UserLevelOptions o;
   o.method = parse_enum<optimize::UserLevelMethod>(a.method.value_or("dp-gd-user"));

@@ -17,7 +17,6 @@ struct FitArgs {
   std::optional<std::string> loss, method, profile;
   std::optional<double> epsilon, delta, domain_radius, step_size, clip;
   std::optional<int> steps, epochs, batch_size;
-  std::optional<int> threads;  // --threads (classify, heavy-tailed; absent: RunControl's default)
   std::optional<double> feature_bound, label_bound, scale_share;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;  // --budget FILE (budget_file.hpp), every task

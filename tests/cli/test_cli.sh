@@ -205,7 +205,6 @@ same_threads "heavy-tailed clipped-gd --threads" -- fit --task heavy-tailed --ep
 same_threads "heavy-tailed lipschitz-extension --threads" -- fit --task heavy-tailed --method lipschitz-extension --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 4 "$tmp/heavy_big.csv"
 same_threads "classify --threads" -- fit --task classify --data "$tmp/classify_big.csv" --classes 3 --model mlp --hidden 8 --epsilon 1 --delta 1e-6 --epochs 1 --batch-size 200 --seed 4
 same_threads "moments d = 40000 diagonal --threads" -- moments --method jme --epsilon 1 --delta 1e-6 --clip 1 --diagonal --seed 4 "$tmp/moments_wide.npy"
-bad "user-level rejects --threads" "does not apply" -- fit --task user-level --threads 2 --epsilon 1 --delta 1e-6 --domain-radius 2 "$tmp/heavy_big.csv"
 
 # ---- fit --task user-level (issue 7): user id, label, features ----
 /usr/bin/python3 - "$tmp/users.csv" <<'PYEOF'
