@@ -37,6 +37,9 @@ def _ranks(p, path, kwargs):
 @pytest.mark.parametrize("kwargs", [
     dict(method="bounded", epsilon=1.0, delta=0.0, bounds=[-5e3, 5e3], seed=3),
     dict(method="bounded", epsilon=0.7, delta=1e-6, bounds=[-0.01, 0.01, 0, 5e3], seed=9),
+    # no bounds / scale: the units estimated privately over every rank's rows
+    dict(method="bounded", epsilon=10.0, delta=0.0, seed=4),
+    dict(method="dp-mean", epsilon=10.0, delta=1e-6, seed=6),
 ])
 @pytest.mark.parametrize("p", [2, 3])
 def test_mean_over_ranks_equals_one_process(tmp_path, kwargs, p):

@@ -38,10 +38,10 @@ refused "one rank's missing cell" 2 "rank 1: " 2 "${MEAN[@]}" --shards "$DATA/pa
 refused "a method not distributed" 2 "does not run on several ranks" 2 \
   mean --method prime --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
-  median --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
+  moments --epsilon 1 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
-refused "bounds estimate not distributed" 2 "not distributed yet" 2 \
-  mean --method bounded --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
+refused "norm quantile not distributed" 2 "not distributed yet" 2 \
+  bounds --epsilon 1 --norm-quantile 0.9 --seed 1 "$DATA/table.csv"
 
 # --budget: rank 0 alone reads and writes it; one release is charged once, whatever P.
 "$DPSTATS" budget init "$tmp/budget.json" --epsilon 2.5 --delta 1e-5 >/dev/null
