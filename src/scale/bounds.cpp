@@ -61,6 +61,7 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.norm.per_octave = o.per_octave;
   p.norm.neighbouring = o.neighbouring;
   p.norm.threads = o.run.threads;
+  p.norm.comm = o.run.comm;
   private_scale_entries(p.scale, d);
   if (o.norm_quantile) private_norm_quantile_entry(p.norm);
   return p;
@@ -97,12 +98,8 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
                                Budget* budget) {
   check_options(o);
   Communicator& comm = comm_or_single(o.run.comm);
-  if (comm.size() > 1) {
+  if (comm.size() > 1)
     check_agreement(comm, fingerprint(o, X.cols()), "the bounds' options and column count");
-    require(!o.norm_quantile,
-            "the private norm quantile is not distributed yet (launched as {} ranks); run "
-            "bounds without --norm-quantile, or in one process", comm.size());
-  }
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);

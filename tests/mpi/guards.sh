@@ -40,8 +40,6 @@ refused "a method not distributed" 2 "does not run on several ranks" 2 \
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
   moments --epsilon 1 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
-refused "norm quantile not distributed" 2 "not distributed yet" 2 \
-  bounds --epsilon 1 --norm-quantile 0.9 --seed 1 "$DATA/table.csv"
 
 # --budget: rank 0 alone reads and writes it; one release is charged once, whatever P.
 "$DPSTATS" budget init "$tmp/budget.json" --epsilon 2.5 --delta 1e-5 >/dev/null
