@@ -42,8 +42,6 @@ refused "a command not distributed" 2 "does not run on several ranks" 2 \
 refused "the median's radius estimate" 2 "needs domain_radius" 2 \
   median --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
-refused "bounds estimate not distributed" 2 "not distributed yet" 2 \
-  mean --method bounded --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "filter's scale estimate not distributed" 2 "pass scale" 2 \
   mean --method filter --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "prime-ht not distributed" 2 "does not run on several ranks" 2 \
