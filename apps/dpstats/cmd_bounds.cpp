@@ -7,6 +7,7 @@
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/bounds.hpp"
+#include "ranks.hpp"
 
 namespace dpstats::cli {
 
@@ -29,13 +30,16 @@ void run_bounds(BoundsArgs a) {
   a.o.norm_about_location = a.norm_centre == "location";
   a.o.neighbouring =
       a.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
-  const Table table = read_input(a.input);
-  nlohmann::ordered_json extra = {{"n", table.values.rows()}, {"d", table.values.cols()}};
+  a.o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
+  const InputShard input = read_input_shard(a.input, a.o.run.comm);
+  const Table& table = input.table;
+  nlohmann::ordered_json extra = {{"n", input.total}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   auto rng = make_rng(a.seed);
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const Release<Bounds> r = private_bounds(table.values, a.o, *rng, budget.get());
   budget.commit();  // before anything is printed
+  if (!is_root()) return;
   const ScaleEstimate& s = r.estimate.scale;
   nlohmann::ordered_json estimate = {{"location", to_std(s.location())},
                                      {"scale", to_std(s.scale())},

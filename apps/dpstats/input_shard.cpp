@@ -91,11 +91,14 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
   bool read_any = true;
   all_or_none(c, [&] {
     if (!in.shards) {
-      Table all = read_input(in);  // every rank parses the whole file, then keeps its block
+      // Every rank reads the whole file and keeps its block: a mapped .npy costs no copy; a CSV
+      // is parsed by every rank.
+      Table all = read_input(in);
       const auto n = static_cast<std::size_t>(all.values.rows());
       const auto lo = static_cast<Eigen::Index>(n * r / P), hi = static_cast<Eigen::Index>(n * (r + 1) / P);
       out.table.header = std::move(all.header);
-      out.table.values = P == 1 ? std::move(all.values) : RowMatrix(all.values.middleRows(lo, hi - lo));
+      const auto d = all.values.cols();  // rank r's block, a view sharing the storage (no copy)
+      out.table.values = DataMatrix(all.values.owner(), all.values.data() + lo * d, hi - lo, d);
       return;
     }
     const std::vector<std::string> files = shard_files(in);

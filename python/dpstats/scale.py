@@ -21,8 +21,8 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
            norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
            beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",
-           threads: int = _required.THREADS, seed: Optional[int] = None, columns: Optional[Sequence] = None,
-           budget=None) -> Release:
+           threads: int = _required.THREADS, seed: Optional[int] = None,
+           columns: Optional[Sequence] = None, budget=None, comm=None) -> Release:
     """Private per-column location, scale and clipping bounds of ``X`` (n x d; 1-D: one column).
 
     ``delta=0`` (default): pure epsilon-DP; ``delta>0``: zCDP accounting of (epsilon, delta),
@@ -34,6 +34,9 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     budget) and reason are in ``release.diagnostics["scale"]["columns"]``.
     ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
     array). ``budget``: a :class:`dpstats.Budget` the release is charged to.
+    ``comm``: an mpi4py communicator; each rank passes its own rows and gets the release of the
+    union of the rows, byte-identical to one process (noise on rank 0; pass ``budget`` on rank 0
+    only).
     """
     from . import _seed, _float, _array
     from .budget import native
@@ -49,5 +52,5 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
         X, _float(epsilon, "epsilon"), _float(delta, "delta"), nq,
         _float(norm_share, "norm_share"), str(norm_centre), _float(widen, "widen"),
         _float(alpha, "alpha"), _float(beta, "beta"), int(per_octave), str(neighbouring),
-        int(threads), _seed(seed), native(budget))
+        int(threads), _seed(seed), native(budget), comm)
     return Release._from_native(est, fields)

@@ -1,5 +1,6 @@
 // Scale bindings: bounds (private per-column location, scale, clipping bounds and an optional
 // row-norm quantile, with no public range; include/dpstats/scale/bounds.hpp).
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/scale/bounds.hpp"
 
@@ -19,7 +20,8 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
                         std::optional<double> norm_quantile, double norm_share,
                         const std::string& norm_centre, double widen, double alpha, double beta,
                         int per_octave, const std::string& neighbouring, int threads,
-                        std::optional<std::uint64_t> seed, Budget* budget) {
+                        std::optional<std::uint64_t> seed, Budget* budget,
+                        const py::object& comm) {
   const auto data = as_matrix(X);
   BoundsOptions o;
   o.privacy = {.epsilon = epsilon, .delta = delta};
@@ -37,6 +39,8 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
   o.neighbouring =
       neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
   o.run.threads = check_threads(threads);
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
+  o.run.comm = ranks.get();
   auto rng = make_rng(seed);
   Release<Bounds> r;
   {
@@ -59,5 +63,6 @@ void bind_scale(py::module_& m) {
   m.def("bounds", &bounds_native, py::arg("X"), py::arg("epsilon"), py::arg("delta"),
         py::arg("norm_quantile"), py::arg("norm_share"), py::arg("norm_centre"), py::arg("widen"),
         py::arg("alpha"), py::arg("beta"), py::arg("per_octave"), py::arg("neighbouring"),
-        py::arg("threads"), py::arg("seed"), py::arg("budget").none(true) = nullptr);
+        py::arg("threads"), py::arg("seed"), py::arg("budget").none(true) = nullptr,
+        py::arg("comm") = py::none());
 }

@@ -1,5 +1,6 @@
 """Run by test_mpi.py under `mpirun -np P`: each rank takes its block of the rows, calls
-dpstats.mean with comm=MPI.COMM_WORLD, and rank 0 prints the release as JSON (estimate in hex)."""
+dpstats.mean (or dpstats.bounds when argv[3] is "bounds") with comm=MPI.COMM_WORLD, and rank 0
+prints the release as JSON (estimate in hex)."""
 import json
 import sys
 
@@ -13,6 +14,11 @@ X = np.load(sys.argv[1])
 kwargs = json.loads(sys.argv[2])
 n, r, p = X.shape[0], comm.Get_rank(), comm.Get_size()
 mine = X[n * r // p: n * (r + 1) // p]
-rel = dpstats.mean(mine, comm=comm, **kwargs)
+if len(sys.argv) > 3 and sys.argv[3] == "bounds":
+    rel = dpstats.bounds(mine, comm=comm, **kwargs)
+    estimate = {k: [float(v).hex() for v in np.atleast_1d(rel.estimate[k])] for k in rel.estimate}
+else:
+    rel = dpstats.mean(mine, comm=comm, **kwargs)
+    estimate = [float(v).hex() for v in rel.estimate]
 if r == 0:
-    print(json.dumps({"estimate": [float(v).hex() for v in rel.estimate], "release": rel.to_json()}))
+    print(json.dumps({"estimate": estimate, "release": rel.to_json()}))

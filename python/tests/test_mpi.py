@@ -24,11 +24,11 @@ def _data(tmp_path):
     return X, path
 
 
-def _ranks(p, path, kwargs):
+def _ranks(p, path, kwargs, function="mean"):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     out = subprocess.run([MPIRUN, "-np", str(p), "--oversubscribe", "--bind-to", "none",
-                          sys.executable, SCRIPT, str(path), json.dumps(kwargs)],
+                          sys.executable, SCRIPT, str(path), json.dumps(kwargs), function],
                          env=env, capture_output=True, text=True, timeout=120)
     return out
 
@@ -37,6 +37,9 @@ def _ranks(p, path, kwargs):
 @pytest.mark.parametrize("kwargs", [
     dict(method="bounded", epsilon=1.0, delta=0.0, bounds=[-5e3, 5e3], seed=3),
     dict(method="bounded", epsilon=0.7, delta=1e-6, bounds=[-0.01, 0.01, 0, 5e3], seed=9),
+    # no bounds / scale: the units estimated privately over every rank's rows
+    dict(method="bounded", epsilon=10.0, delta=0.0, seed=4),
+    dict(method="dp-mean", epsilon=10.0, delta=1e-6, seed=6),
 ])
 @pytest.mark.parametrize("p", [2, 3])
 def test_mean_over_ranks_equals_one_process(tmp_path, kwargs, p):
@@ -46,6 +49,21 @@ def test_mean_over_ranks_equals_one_process(tmp_path, kwargs, p):
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]
+    assert got["release"] == single.to_json()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+@pytest.mark.parametrize("p", [2, 3])
+def test_bounds_over_ranks_equal_one_process(tmp_path, p):
+    X, path = _data(tmp_path)
+    kwargs = dict(epsilon=4.0, delta=1e-6, norm_quantile=0.9, seed=8)
+    single = dpstats.bounds(X, **kwargs)
+    assert single.status == "ok"
+    out = _ranks(p, path, kwargs, "bounds")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == {k: [float(v).hex() for v in np.atleast_1d(single.estimate[k])]
+                               for k in single.estimate}
     assert got["release"] == single.to_json()
 
 

@@ -131,10 +131,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   validate(o, X.cols());
   Communicator& comm = comm_or_single(o.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint(o, X.cols()), "the bounded mean's options and column count", o.run.threads);
-  require(comm.size() == 1 || o.bounds.has_value(),
-          "the bounded mean's private bounds estimate is not distributed yet (launched as {} "
-          "ranks); pass bounds (--bounds LO,HI)", comm.size());
+      X, comm, fingerprint(o, X.cols()), "the bounded mean's options and column count",
+      o.run.threads);
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   all_or_none(comm, [&] { account.charge(p.ledger()); });  // the budget lives on rank 0
@@ -151,8 +149,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                                  diag);
     if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
-    const auto units = units_step(X, p.aux, std::nullopt, 0, o.bound_widen, o.run.threads, rng,
-                                  diag, facts.abstained);
+    const auto units = mean_ranks::units_step(X, p.aux, std::nullopt, o.bound_widen,
+                                              o.run.threads, comm, rng, diag, facts.abstained);
     if (!units) return seal(Vector{}, account, facts, rng, diag);
     b.lo = units->location - o.bound_widen * units->scale;
     b.hi = units->location + o.bound_widen * units->scale;

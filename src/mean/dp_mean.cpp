@@ -83,9 +83,6 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   Communicator& comm = comm_or_single(o.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
       X, comm, fingerprint(o, X.cols()), "DP Mean's options and column count", o.run.threads);
-  require(comm.size() == 1 || o.scale.has_value(),
-          "DP Mean's private scale estimate is not distributed yet (launched as {} ranks); pass "
-          "scale (--scale S[,S...])", comm.size());
   const DpMeanPlan p = plan_dp_mean(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   // Whatever the range step returns; the budget lives on rank 0.
@@ -93,8 +90,8 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   SealFacts facts;
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
-  const auto units = units_step(X, p.aux, o.scale, 0, 4, o.run.threads, rng, diag,
-                                facts.abstained);
+  const auto units = mean_ranks::units_step(X, p.aux, o.scale, 4, o.run.threads, comm, rng, diag,
+                                            facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
   const RowMatrix Z = to_units(X, *units);
   const auto range = mean_ranks::q_range(Z, n, p.range, comm, rng, o.run.threads);

@@ -4,11 +4,13 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "dpstats/comm/json.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
 #include "dpstats/mean/units.hpp"
 #include "prime_internal.hpp"
 #include "prime_kernels.hpp"
+#include "ranks_internal.hpp"
 
 namespace dpstats::prime_detail {
 
@@ -17,10 +19,12 @@ namespace {
 // Private coordinate medians (docs/proofs/mean.md §2): candidates c_k = x̄_j + (−4 + 0.1k),
 // k = 0..K−1 (scale units); quality −|#{x < c_k} − n/2| (sensitivity 1). One row-major pass
 // buckets every value: below[j][b] counts values whose smallest k with x < c_k is b.
-void private_medians(const ConstMatrixRef& X, const ClipPlan& c, Vector& centre, Rng& rng,
-                     int threads) {
+// Over ranks (comm.size() > 1) the buckets are added exactly and rank 0 draws; n is the global
+// row count.
+void private_medians(const ConstMatrixRef& X, std::int64_t n_all, const ClipPlan& c,
+                     Vector& centre, Rng& rng, int threads, Communicator& comm) {
   const std::int64_t n = X.rows(), d = X.cols();
-  const double nd = static_cast<double>(n);
+  const double nd = static_cast<double>(n_all);
   ExponentialMechanismOptions med;
   med.epsilon = c.median_eps;
   med.sensitivity = 1;
@@ -43,16 +47,21 @@ void private_medians(const ConstMatrixRef& X, const ClipPlan& c, Vector& centre,
   std::vector<std::int64_t> below(cells, 0);
   for (int t = 0; t < threads; ++t)
     for (std::size_t k = 0; k < cells; ++k) below[k] += parts[cells * t + k];
-  std::vector<double> quality(static_cast<std::size_t>(K));
-  for (Eigen::Index j = 0; j < d; ++j) {
-    std::int64_t cum = 0;
-    for (int k = 0; k < K; ++k) {
-      cum += below[static_cast<std::size_t>(j * (K + 1) + k)];
-      quality[static_cast<std::size_t>(k)] = -std::abs(static_cast<double>(cum) - nd / 2);
+  if (comm.size() > 1) comm.allreduce_sum(below);
+  centre = on_root(comm, [&] {
+    Vector out = centre;
+    std::vector<double> quality(static_cast<std::size_t>(K));
+    for (Eigen::Index j = 0; j < d; ++j) {
+      std::int64_t cum = 0;
+      for (int k = 0; k < K; ++k) {
+        cum += below[static_cast<std::size_t>(j * (K + 1) + k)];
+        quality[static_cast<std::size_t>(k)] = -std::abs(static_cast<double>(cum) - nd / 2);
+      }
+      const std::size_t pick = permute_and_flip(quality, med, rng);
+      out[j] = lo[j] + static_cast<double>(pick) * h;
     }
-    const std::size_t pick = permute_and_flip(quality, med, rng);
-    centre[j] = lo[j] + static_cast<double>(pick) * h;
-  }
+    return out;
+  });
 }
 
 // Clip (ball or box, scale units around the centre) and quantise onto the grid qZ, into st.Z;
@@ -103,8 +112,15 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng&
                                 std::optional<std::string>& abstained) {
   const std::int64_t n = X.rows(), d = X.cols();
   threads = used_parts(n, threads);
+  Communicator& comm = comm_or_single(st.comm);
+  const std::int64_t n_all = st.comm ? allreduce_count(comm, n) : n;
   Vector centre;
-  if (c.range_ht) {
+  if (comm.size() > 1) {
+    require(!c.range_ht, "q_range-ht does not run on several ranks yet");
+    const auto range = mean_ranks::q_range(X, n_all, c.range, comm, rng, threads);
+    if (!range) return std::nullopt;
+    centre = range->centre;
+  } else if (c.range_ht) {
     const auto range = q_range_ht(X, *c.range_ht, rng);
     if (!range) return std::nullopt;
     centre = range->centre;
@@ -115,14 +131,36 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng&
   }
   abstained = range_beyond_reason(centre, c.range_ht ? c.range_ht->sigma : c.range.sigma);
   if (abstained) return std::nullopt;
-  if (c.median_eps > 0) private_medians(X, c, centre, rng, threads);
+  if (c.median_eps > 0) private_medians(X, n_all, c, centre, rng, threads, comm);
   clipped = clip_rows(X, c, centre, threads, st);
+  if (st.comm) clipped = allreduce_count(comm, clipped);
   st.S.resize(static_cast<std::size_t>(n));
   std::iota(st.S.begin(), st.S.end(), 0u);
+  st.set_all = n_all;
+  st.q = c.q;
   st.G.assign(static_cast<std::size_t>(d * d), 0.0);
   st.s = Vector::Zero(d);
-  gram_update(st.Z, {}, true, 1.0, st.G.data(), st.s.data(), threads);
+  merge_gram(st, {}, true, 1.0, threads);
   return centre;
+}
+
+void merge_gram(FilterState& st, std::span<const std::uint32_t> rows, bool all_rows, double sign,
+                int threads) {
+  if (!st.comm) {
+    gram_update(st.Z, rows, all_rows, sign, st.G.data(), st.s.data(), threads);
+    return;
+  }
+  // This rank's part alone, in units of q² (G) and q (s): integers below 2^53 (quantum_for),
+  // added exactly; the same exact values the one-process update reaches, in any order.
+  const auto d = st.Z.cols();
+  Vector part = Vector::Zero(d * d + d);
+  gram_update(st.Z, rows, all_rows, 1.0, part.data(), part.data() + d * d, threads);
+  const double inv_q = 1 / st.q, inv_q2 = inv_q * inv_q;  // exact: q is a power of two
+  part.head(d * d) *= inv_q2;
+  part.tail(d) *= inv_q;
+  allreduce_exact(*st.comm, part);
+  for (Eigen::Index a = 0; a < d * d; ++a) st.G[a] += sign * (part[a] * st.q * st.q);
+  for (Eigen::Index a = 0; a < d; ++a) st.s[a] += sign * (part[d * d + a] * st.q);
 }
 
 // The practical ball (addendum correction 1; PRIME-ht's Markov radius when ht): sets c.shape,
@@ -210,8 +248,9 @@ std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int thread
   std::vector<std::uint32_t> kept, removed;
   kept.reserve(st.S.size());
   for (std::size_t q = 0; q < st.S.size(); ++q) (drop[q] ? removed : kept).push_back(st.S[q]);
-  gram_update(st.Z, removed, false, -1.0, st.G.data(), st.s.data(), threads);
+  merge_gram(st, removed, false, -1.0, threads);
   st.S = std::move(kept);
+  if (st.comm) st.set_all -= allreduce_count(*st.comm, std::ssize(removed));
   return removed.size();
 }
 
@@ -249,7 +288,8 @@ void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, dou
 
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
-                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag) {
+                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
+                      Communicator* comm) {
   FrontResult out;
   const auto units = units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained);
   if (!units) return out;
@@ -263,6 +303,7 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
   // and quantises them there in place: one n x d working matrix besides the caller's data.
   out.state = std::make_unique<FilterState>(X.rows(), X.cols());
   out.state->threads = threads;
+  out.state->comm = comm && comm->size() > 1 ? comm : nullptr;
   to_units(X, out.units, out.state->Z);
   const auto centre =
       front_end(out.state->Z, c, rng, threads, *out.state, out.clipped, out.abstained);
@@ -273,8 +314,15 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
     return out;
   }
   out.centre = *centre;
-  if (aux.clip_count)
-    report_clipped(*aux.clip_count, out.clipped, X.rows(), tolerated, "scale", off, rng, diag);
+  if (aux.clip_count) {
+    Communicator& c_or_1 = comm_or_single(out.state->comm);
+    const std::int64_t n = out.state->comm ? allreduce_count(c_or_1, X.rows()) : X.rows();
+    diag["clipped"] = on_root_json(c_or_1, [&] {
+      nlohmann::json j;
+      report_clipped(*aux.clip_count, out.clipped, n, tolerated, "scale", off, rng, j);
+      return j["clipped"];
+    });
+  }
   return out;
 }
 

@@ -170,11 +170,19 @@ struct FilterState {
   std::vector<double> G;  // row-major d x d, upper triangle
   Vector s;
   int threads = 1;
+  // Rows held by several ranks (the private filter; null: this process alone): S, Z are this
+  // rank's rows, G and s the exact sums over every rank's S, set_all the size of the union.
+  Communicator* comm = nullptr;
+  std::int64_t set_all = 0;
+  double q = 0;  // the grid step of Z (G / q² and s / q are integers)
+
+  // |S| over every rank.
+  double set_size() const { return static_cast<double>(comm ? set_all : std::ssize(S)); }
 
   // M(S) = (1/n) Σ_S (z − μ(S))(z − μ(S))ᵀ as a full symmetric matrix.
   Matrix M(std::int64_t n) const {
     const auto d = Z.cols();
-    const double m = static_cast<double>(S.size());
+    const double m = set_size();
     Matrix out(d, d);
     for (Eigen::Index a = 0; a < d; ++a)
       for (Eigen::Index c = a; c < d; ++c) {
@@ -185,7 +193,7 @@ struct FilterState {
     return out;
   }
   Vector shrink_mean(double floor_count) const {
-    return s / std::max(static_cast<double>(S.size()), floor_count);
+    return s / std::max(set_size(), floor_count);
   }
 };
 
@@ -213,6 +221,8 @@ struct ClipPlan {
 // returns the clipping centre in data units, or std::nullopt when the range step abstained
 // (`abstained` says why when the range was released but lies beyond what the bins resolve).
 // X is in scale units (mean/units.hpp): the range bins and the median grid are in those units.
+// With st.comm set, X holds this rank's rows: the histograms, counts, G and s are merged exactly
+// over ranks and the noisy values (range, medians) drawn on rank 0 (q_range-ht is not).
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
                                 FilterState& st, std::int64_t& clipped,
                                 std::optional<std::string>& abstained);
@@ -281,16 +291,17 @@ AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, dou
 // The checks every filter-based robust mean shares (PRIME, PRIME-ht, the private filter), before
 // anything is read: the target (δ > 0), run control, α, the failure probability, the top-k
 // multiplier and the stopping constant C.
+// ranks_ok: the caller's data passes are merged over ranks (the private filter); PRIME and
+// PRIME-ht are not yet, so they refuse several ranks before anything is read.
 template <class Options>
-void validate_robust(const Options& o) {
+void validate_robust(const Options& o, bool ranks_ok = false) {
   validate(o.privacy, DeltaRule::positive);
   validate(o.run);
-  // Issue 18: the filters' data passes (the Gram matrix and sum, scores, top-k, histograms) are not
-  // yet partial sums merged over ranks, so several ranks are refused before anything is read.
   const int ranks = o.run.comm ? o.run.comm->size() : 1;
-  require(ranks == 1,
-          fmt::format("PRIME, PRIME-ht and the private filter do not run on several ranks yet "
-                      "(launched as {} ranks); run them in one process",
+  require(ranks == 1 || ranks_ok,
+          fmt::format("PRIME and PRIME-ht do not run on several ranks yet (launched as {} "
+                      "ranks); run them in one process, or use the private filter (filter) with "
+                      "scale, which does",
                       ranks));
   require(o.alpha > 0 && o.alpha <= 0.25,
           fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
@@ -312,7 +323,13 @@ inline SealFacts robust_facts(NoiseMode noise, bool off, nlohmann::json& diag) {
 
 // Removes the rows of st.S marked in `drop` (one flag per entry of S) and downdates the exact Gram
 // matrix and sum by them (prime_kernels.hpp: exact, order-free); returns how many were removed.
+// With st.comm set, every rank calls it with its own flags and G, s, set_all follow the union.
 std::size_t drop_rows(FilterState& st, const std::vector<char>& drop, int threads);
+
+// G and s of rows that enter (sign 1) or leave (-1) S on this rank, added exactly over ranks
+// (st.comm set): the rows' own sums, scaled to integers by the grid step, merged, then applied.
+void merge_gram(FilterState& st, std::span<const std::uint32_t> rows, bool all_rows, double sign,
+                int threads);
 
 // The front end's budget, shared by PRIME and the private filter (docs/proofs/mean.md).
 // Practical (addendum): q_range gets 10% of δ and 2% of ρ, the d coordinate medians 1% of ρ, after
@@ -379,9 +396,11 @@ struct FrontResult {
 };
 // `tolerated`: the clipped fraction above which the release warns (the supplied scale is
 // likely too small).
+// comm (not null): X is this rank's share of the rows; the scale must be supplied.
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
-                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag);
+                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
+                      Communicator* comm = nullptr);
 
 // The front end's outcome in the test trace (clipping centre, radius, clipped rows).
 inline void trace_front(PrimeTrace* trace, const FrontResult& fr, double radius) {

@@ -15,6 +15,7 @@
 #include "dpstats/seam.hpp"
 #include "prime_internal.hpp"
 #include "prime_kernels.hpp"
+#include "ranks_internal.hpp"
 
 namespace dpstats {
 namespace {
@@ -28,7 +29,7 @@ constexpr double kShareSigma = 0.8, kShareLambda = 0.08, kShareCentre = 0.07, kS
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
 
 void validate(const PrivateFilterOptions& o, std::int64_t n, std::int64_t d) {
-  validate_robust(o);
+  validate_robust(o, true);
   require(o.T >= 0 && o.T <= 1000, fmt::format("T must be in [0, 1000] (0 = default), got {}", o.T));
   require(n >= 16, fmt::format("the private filter needs n >= 16 rows, got {}", n));
   require(n < (std::int64_t{1} << 32), "the private filter needs n < 2^32 rows");
@@ -135,10 +136,77 @@ FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions&
   return cached_plan<FilterPlan>(key, [&] { return build_plan(n, d, o); });
 }
 
+// The options that shape the release and the column count, exactly: every rank must agree.
+std::string fingerprint(const PrivateFilterOptions& o, Eigen::Index d) {
+  using mean_ranks::exact;
+  std::string f = fmt::format(
+      "filter d={} eps={} delta={} profile={} noise={} alpha={} beta={} T={} C={} topk={} "
+      "share={} check={} scale=",
+      d, exact(o.privacy.epsilon), exact(o.privacy.delta), static_cast<int>(o.profile),
+      static_cast<int>(o.run.noise), exact(o.alpha), exact(o.failure_probability), o.T, exact(o.C),
+      exact(o.topk_multiplier), exact(o.scale_share), exact(o.clip_check_share));
+  if (o.scale)
+    for (double x : *o.scale) f += exact(x) + ",";
+  return f;
+}
+
+// The filter's removal set over ranks: exactly the rows filter_drops removes from the union of
+// the ranks' sets. At most k rows with τ >= cut over all ranks: all of them. Otherwise the k best
+// by the value-based order (larger τ, the lexicographically larger row, the smaller global row
+// id): they lie among each rank's own k best, whose scores are gathered to find the k-th largest
+// score t_k; rows above t_k go, and of the candidates at t_k (rows and ids gathered) the best
+// k − #{τ > t_k}. Every decision is a function of gathered values and the row's own data.
+std::vector<char> drops_over_ranks(Communicator& comm, std::span<const double> tau, double cut,
+                                   const FilterState& st, std::int64_t k, std::int64_t offset) {
+  std::vector<char> drop = filter_drops(tau, cut, st.Z, st.S, k);  // this rank's candidates
+  std::int64_t above = 0;
+  for (double t : tau) above += t >= cut;
+  if (allreduce_count(comm, above) <= k) return drop;  // then drop = {τ >= cut} here too
+  std::vector<double> mine;
+  for (std::size_t p = 0; p < drop.size(); ++p)
+    if (drop[p]) mine.push_back(tau[p]);
+  std::vector<double> all;
+  for (const Bytes& b : comm.allgather(to_bytes(mine))) {
+    const auto v = from_bytes<std::vector<double>>(b);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  std::nth_element(all.begin(), all.begin() + (k - 1), all.end(), std::greater<double>());
+  const double tk = all[static_cast<std::size_t>(k - 1)];
+  const auto greater = std::count_if(all.begin(), all.end(), [&](double t) { return t > tk; });
+  const auto d = st.Z.cols();
+  std::vector<double> tied;  // per candidate at t_k: its row, then its global id
+  for (std::size_t p = 0; p < drop.size(); ++p)
+    if (drop[p] && tau[p] == tk) {
+      const auto row = st.Z.row(st.S[p]);
+      tied.insert(tied.end(), row.data(), row.data() + d);
+      tied.push_back(static_cast<double>(offset + st.S[p]));
+    }
+  std::vector<std::vector<double>> rows;
+  for (const Bytes& b : comm.allgather(to_bytes(tied))) {
+    const auto v = from_bytes<std::vector<double>>(b);
+    for (std::size_t at = 0; at < v.size(); at += static_cast<std::size_t>(d + 1))
+      rows.emplace_back(v.begin() + static_cast<std::ptrdiff_t>(at),
+                        v.begin() + static_cast<std::ptrdiff_t>(at + d + 1));
+  }
+  std::sort(rows.begin(), rows.end(), [d](const auto& a, const auto& b) {
+    for (Eigen::Index j = 0; j < d; ++j)
+      if (a[j] != b[j]) return a[j] > b[j];
+    return a[d] < b[d];
+  });
+  std::vector<double> chosen;  // global ids of the tied rows that go
+  for (std::int64_t i = 0; i < k - greater; ++i) chosen.push_back(rows[static_cast<std::size_t>(i)][d]);
+  std::sort(chosen.begin(), chosen.end());
+  for (std::size_t p = 0; p < drop.size(); ++p)
+    drop[p] = tau[p] > tk || (tau[p] == tk && std::binary_search(
+                                                 chosen.begin(), chosen.end(),
+                                                 static_cast<double>(offset + st.S[p])));
+  return drop;
+}
+
 // M_t = (1/n) Σ_S (x − μ)(x − μ)ᵀ from the exact Gram matrix G and sum s of S.
 Matrix centred_second_moment(const FilterState& st, const Vector& mu, std::int64_t n) {
   const auto d = st.Z.cols();
-  const double m = static_cast<double>(st.S.size());
+  const double m = st.set_size();
   Matrix out(d, d);
   for (Eigen::Index a = 0; a < d; ++a)
     for (Eigen::Index c = a; c < d; ++c) {
@@ -158,6 +226,8 @@ struct FilterRun {
   Rng& rng;
   bool off;
   PrimeTrace* trace;
+  Communicator& comm;
+  std::int64_t offset = 0;  // global id of this rank's row 0
   std::string stop = "T rounds done";
   std::optional<std::string> abstained;
   Vector mu;
@@ -172,48 +242,70 @@ struct FilterRun {
     tau.resize(st.S.size());
     prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads, 1);
     const double cut_scale = p.D * p.D;  // the threshold d·B²·Z_t (= D² Z_t)
-    const std::vector<char> drop = filter_drops(tau, cut_scale * Z, st.Z, st.S, p.k);
+    const std::vector<char> drop =
+        comm.size() > 1 ? drops_over_ranks(comm, tau, cut_scale * Z, st, p.k, offset)
+                        : filter_drops(tau, cut_scale * Z, st.Z, st.S, p.k);
     drop_rows(st, drop, o.run.threads);
     ++filter_rounds;
     if (trace) {
       trace->rounds.push_back(FilterRound{mu, v * v.transpose(), cut_scale, Z, p.k, P});
-      trace->set_sizes.push_back(static_cast<std::int64_t>(st.S.size()));
+      trace->set_sizes.push_back(static_cast<std::int64_t>(st.set_size()));
     }
+  }
+
+  // A round's noisy steps (rank 0 only; G, s and |S| are the merged ones), packed as
+  // [outcome (0 filter, 1 stop, 2 abstain), true λ, μ_t (d), v (d)].
+  Vector noisy_round() const {
+    const double nd = static_cast<double>(p.n);
+    const auto d = p.d;
+    Vector out = Vector::Zero(2 + 2 * d);
+    if (!p.practical && p.count.apply(st.set_size(), rng, off) < 0.75 * nd) {
+      out[0] = 2;
+      return out;
+    }
+    const Vector m = clamp_region(p.centre.apply(st.shrink_mean(p.kappa * nd), rng, off), p);
+    out.segment(2, d) = m;
+    const Matrix M = centred_second_moment(st, m, p.n);
+    Eigen::SelfAdjointEigenSolver<Matrix> ev(M, Eigen::EigenvaluesOnly);
+    const Vector e = ev.eigenvalues().array() - 1;
+    out[1] = p.practical ? e[d - 1] : std::max(std::abs(e[0]), std::abs(e[d - 1]));
+    if (p.lambda.apply(out[1], rng, off) <= p.stop_threshold) {
+      out[0] = 1;
+      return out;
+    }
+    // The PCA direction of the noisy symmetric covariance (D5).
+    const Matrix Sig = symmetric_noise_release(M, *p.sigma.g, p.practical, rng, off);
+    Eigen::SelfAdjointEigenSolver<Matrix> es(Sig);
+    out.tail(d) = es.eigenvectors().col(d - 1);
+    return out;
   }
 
   // Round t; false ends the run (stopped or abstained).
   bool round(int t, double Z) {
     ++rounds;
-    const double nd = static_cast<double>(p.n);
-    if (!p.practical) {
-      const double nt = p.count.apply(static_cast<double>(st.S.size()), rng, off);
-      if (nt < 0.75 * nd) {
-        abstained = "size check failed (noisy |S| < 3n/4)";
-        return false;
-      }
-    }
-    mu = clamp_region(p.centre.apply(st.shrink_mean(p.kappa * nd), rng, off), p);
-    const Matrix M = centred_second_moment(st, mu, p.n);
-    Eigen::SelfAdjointEigenSolver<Matrix> ev(M, Eigen::EigenvaluesOnly);
-    const Vector e = ev.eigenvalues().array() - 1;
     const auto d = p.d;
-    const double lam_true = p.practical ? e[d - 1] : std::max(std::abs(e[0]), std::abs(e[d - 1]));
-    if (trace) trace->true_lambda.push_back(lam_true);
-    if (p.lambda.apply(lam_true, rng, off) <= p.stop_threshold) {
+    const Vector r = on_root(comm, [&] { return noisy_round(); });
+    if (r[0] == 2) {
+      abstained = "size check failed (noisy |S| < 3n/4)";
+      return false;
+    }
+    mu = r.segment(2, d);
+    if (trace) trace->true_lambda.push_back(r[1]);
+    if (r[0] == 1) {
       stop = fmt::format("lambda <= threshold at round {}", t);
       return false;
     }
-    // The PCA direction of the noisy symmetric covariance (D5).
-    const Matrix Sig = symmetric_noise_release(M, *p.sigma.g, p.practical, rng, off);
-    Eigen::SelfAdjointEigenSolver<Matrix> es(Sig);
-    filter(es.eigenvectors().col(d - 1), Z);
+    filter(r.tail(d), Z);
     return true;
   }
 
   void run() {
     // Shared uniforms of every planned round, drawn first (public, data-independent).
-    std::vector<double> Zs(static_cast<std::size_t>(p.T));
-    for (auto& z : Zs) z = rng.uniform01();
+    const auto Zs = on_root(comm, [&] {
+      std::vector<double> z(static_cast<std::size_t>(p.T));
+      for (auto& x : z) x = rng.uniform01();
+      return z;
+    });
     mu = Vector::Zero(p.d);
     for (int t = 1; t <= p.T && round(t, Zs[static_cast<std::size_t>(t - 1)]); ++t) {
     }
@@ -245,15 +337,26 @@ nlohmann::json plan_diagnostics(const FilterPlan& p) {
 // validate -> plan -> charge -> (units) -> front end -> rounds -> final mean -> seal.
 Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptions& o, Rng& rng,
                                Budget* budget, PrimeTrace* trace) {
-  const std::int64_t n = X.rows(), d = X.cols();
+  Communicator& comm = comm_or_single(o.run.comm);
+  const std::int64_t d = X.cols();
+  std::int64_t n = X.rows();
+  if (comm.size() > 1) {
+    validate_robust(o, true);
+    n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d),
+                                 "the private filter's options and column count", o.run.threads);
+    require(o.scale.has_value(),
+            "the private filter's scale estimate is not distributed yet (launched as {} ranks); "
+            "pass scale (--scale S[,S...])", comm.size());
+  }
   validate(o, n, d);
-  check_data(X);
+  if (comm.size() == 1) check_data(X);
   const bool off = trace && trace->noiseless;
   const FilterPlan p = make_plan(n, d, o);
   nlohmann::json diag = plan_diagnostics(p);
   ReleaseBudget account(o.privacy.loss(), p.practical ? Accountant::zcdp : Accountant::basic,
                         budget);
-  account.charge(p.ledger());  // the planned maximum, before any noise is drawn
+  // The planned maximum, before any noise is drawn; the budget lives on rank 0.
+  all_or_none(comm, [&] { account.charge(p.ledger()); });
   SealFacts facts = robust_facts(o.run.noise, off, diag);
   auto abstain = [&](std::string why) {
     if (trace) trace->stop_reason = why;
@@ -264,20 +367,22 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   if (p.n_check_failed)
     return abstain(fmt::format("n = {} < (4/eps1) ln(1/(2 delta1)) = {:.4g} (Alg 8 line 2)", n,
                                (4 / p.eps1) * std::log(1 / (2 * p.delta1))));
-  const FrontResult fr =
-      run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads, off, rng, diag);
+  const FrontResult fr = run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
+                                   off, rng, diag, &comm);
   if (fr.abstained) return abstain(*fr.abstained);
   trace_front(trace, fr, p.radius);
-  FilterRun run{p, o, *fr.state, rng, off, trace};
+  FilterRun run{p, o, *fr.state, rng, off, trace, comm};
+  if (comm.size() > 1) run.offset = shard_rows(comm, X.rows()).offset;
   run.run();
   diag["stop"] = run.stop;
   diag["rounds"] = run.rounds;
   diag["filter_rounds"] = run.filter_rounds;
   if (run.abstained) return abstain(*run.abstained);
   // Paper: the last released centre μ_t (Alg 8); practical: one final shrink-to-centre mean.
-  const Vector out = p.practical ? Vector(p.final_mean.apply(
-                                       fr.state->shrink_mean(p.kappa * static_cast<double>(n)),
-                                       rng, off))
+  const Vector out = p.practical ? on_root(comm, [&] {
+    return Vector(p.final_mean.apply(fr.state->shrink_mean(p.kappa * static_cast<double>(n)), rng,
+                                     off));
+  })
                                  : run.mu;
   // Paper: μ_t's noise is that of the last centre release.
   state_error(diag, fr.units, model_error_units(CleanModel::sub_gaussian, o.alpha),

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "dpstats/comm/json.hpp"
+#include "dpstats/mean/units.hpp"
 #include "ranks_internal.hpp"
 
 namespace dpstats::mean_ranks {
@@ -84,6 +85,22 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, cons
   r.centre = packed.tail(packed.size() - 1);
   r.entry = q_range_entry(o, d);
   return r;
+}
+
+std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
+                                      const std::optional<std::vector<double>>& scale,
+                                      double widen, int threads, Communicator& comm, Rng& rng,
+                                      nlohmann::json& diag, std::optional<std::string>& abstained) {
+  if (scale || comm.size() == 1)
+    return prime_detail::units_step(X, aux, scale, 0, widen, threads, rng, diag, abstained);
+  UnitsEstimate est = estimate_units(X, aux.loss, 0, widen, threads, rng, &comm);
+  diag["units"] = est.diagnostics;
+  diag["units"]["scale"] = "estimated";
+  if (est.abstained) {
+    abstained = est.abstained;
+    return std::nullopt;
+  }
+  return est.units;
 }
 
 }  // namespace dpstats::mean_ranks

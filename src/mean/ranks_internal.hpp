@@ -30,6 +30,15 @@ void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, co
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
                                    Communicator& comm, Rng& rng, int threads);
 
+// prime_detail::units_step (alpha 0, as the bounded mean and DP Mean call it) on the rows of
+// every rank: with a supplied scale, or in one process,
+// exactly that; otherwise the private units estimated over every rank (estimate_units with comm),
+// the same diagnostics and abstention on every rank.
+std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
+                                      const std::optional<std::vector<double>>& scale,
+                                      double widen, int threads, Communicator& comm, Rng& rng,
+                                      nlohmann::json& diag, std::optional<std::string>& abstained);
+
 // A double in exact form, for fingerprints.
 inline std::string exact(double x) { return fmt::format("{:a}", x); }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/scale/column_scale.hpp"
@@ -88,9 +89,10 @@ Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha) {
 }
 
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
-                             double widen, int threads, Rng& rng) {
+                             double widen, int threads, Rng& rng, Communicator* comm) {
   const SplitShare s = split_share(share);
-  const ScaleOptions so = scale_options(s.mad, alpha, widen, threads);
+  ScaleOptions so = scale_options(s.mad, alpha, widen, threads);
+  so.comm = comm;
   // The release's account was charged these entries with its plan; these Budgets only let the
   // layer run (each holds exactly its part of the share).
   ReleaseBudget scratch(s.mad, accountant_of(s.mad));
@@ -107,7 +109,8 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   const Vector reference =
       (mad_scale / 1.482602218505602).cwiseMax(std::numeric_limits<double>::min());
   ReleaseBudget scratch_w(s.winsorized, accountant_of(s.winsorized));
-  const WinsorizedScaleOptions wo = winsorized_options(s.winsorized, alpha);
+  WinsorizedScaleOptions wo = winsorized_options(s.winsorized, alpha);
+  wo.comm = comm;
   const WinsorizedScale w = winsorized_scale(
       X, out.units.location, reference, wo, scratch_w, rng,
       [&](std::size_t j, double ws, bool reliable) {
@@ -116,7 +119,9 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
       });
   // Too few rows for the clip's selection at this share: the MAD scale alone (stated).
   out.units.scale = w.reliable ? mad_scale.cwiseMax(w.scale()) : mad_scale;
-  out.units.tail_noise = w.noise_scale / static_cast<double>(X.rows());
+  const std::int64_t n = comm ? allreduce_count(*comm, static_cast<std::int64_t>(X.rows()))
+                              : static_cast<std::int64_t>(X.rows());
+  out.units.tail_noise = w.noise_scale / static_cast<double>(n);
   out.units.tail_fraction.resize(X.cols());
   for (std::size_t j = 0; j < w.columns.size(); ++j)
     out.units.tail_fraction[static_cast<Eigen::Index>(j)] = w.columns[j].tail_fraction;

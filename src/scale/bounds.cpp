@@ -1,6 +1,9 @@
 // private_bounds: the scale layer as one release (bounds.hpp).
 #include "dpstats/scale/bounds.hpp"
 
+#include <fmt/format.h>
+
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -50,6 +53,7 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.scale.per_octave = o.per_octave;
   p.scale.neighbouring = o.neighbouring;
   p.scale.threads = o.run.threads;
+  p.scale.comm = o.run.comm;
   p.norm.loss = s.norm;
   p.norm.q = o.norm_quantile.value_or(0.5);
   p.norm.alpha = o.alpha;
@@ -57,6 +61,7 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.norm.per_octave = o.per_octave;
   p.norm.neighbouring = o.neighbouring;
   p.norm.threads = o.run.threads;
+  p.norm.comm = o.run.comm;
   private_scale_entries(p.scale, d);
   if (o.norm_quantile) private_norm_quantile_entry(p.norm);
   return p;
@@ -77,11 +82,24 @@ std::optional<std::string> insufficient(const Bounds& b) {
          "): raise epsilon, or give more rows; diagnostics.scale.columns say why";
 }
 
+// What every rank must pass alike (the guard before the first collective): the options that shape
+// the release, in exact (hex) form, and the column count.
+std::string fingerprint(const BoundsOptions& o, Eigen::Index d) {
+  return fmt::format("bounds d={} eps={:a} delta={:a} norm={:a} share={:a} about={} widen={:a} "
+                     "alpha={:a} beta={:a} per_octave={} neighbouring={} noise={}",
+                     d, o.privacy.epsilon, o.privacy.delta, o.norm_quantile.value_or(-1.0),
+                     o.norm_share, o.norm_about_location, o.widen, o.alpha, o.beta, o.per_octave,
+                     static_cast<int>(o.neighbouring), static_cast<int>(o.run.noise));
+}
+
 }  // namespace
 
 Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
                                Budget* budget) {
   check_options(o);
+  Communicator& comm = comm_or_single(o.run.comm);
+  if (comm.size() > 1)
+    check_agreement(comm, fingerprint(o, X.cols()), "the bounds' options and column count");
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
@@ -30,16 +31,17 @@ void check_options(const ScaleOptions& o) {
 // The numeric kernel of one column: three selections, then post-processing.
 ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
   ColumnScale c;
-  const GridCell coarse = grid_quantile_cell(v, p.signed_grid, 0.5, p.epsilon, rng);
+  Communicator& comm = comm_or_single(p.o.comm);
+  const GridCell coarse = grid_quantile_cell(v, p.signed_grid, 0.5, p.epsilon, rng, comm);
   const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
   const double lower = p.signed_grid[i == 0 ? 0 : i - 1];
   const double upper = p.signed_grid[std::min(i + 2, last)];
   const std::vector<double> fine = linear_grid(lower, upper, p.o.refine_points);
-  const GridCell cell = grid_quantile_cell(v, fine, 0.5, p.epsilon, rng);
+  const GridCell cell = grid_quantile_cell(v, fine, 0.5, p.epsilon, rng, comm);
   c.location = cell.midpoint();
   c.resolution = cell.hi - cell.lo;
   for (double& x : v) x = std::min(std::fabs(x - c.location), kMaxDouble);
-  const GridCell mad = grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng);
+  const GridCell mad = grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng, comm);
   c.mad = mad.midpoint();
   c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
   c.lo = clamp_finite(c.location - p.o.widen * c.scale);
@@ -50,6 +52,15 @@ ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
     c.hi = clamp_finite(c.location + c.resolution);
   }
   return c;
+}
+
+// What every rank must pass alike: the options that shape the estimate (exact floats) and d.
+std::string fingerprint(const ScaleOptions& o, Eigen::Index d) {
+  return fmt::format("scale d={} loss={} {:a} {:a} {:a} widen={:a} alpha={:a} beta={:a} "
+                     "per_octave={} refine={} neighbouring={}",
+                     d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
+                     o.widen, o.alpha, o.beta, o.per_octave, o.refine_points,
+                     static_cast<int>(o.neighbouring));
 }
 
 }  // namespace
@@ -80,13 +91,14 @@ Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng) {
   check_options(o);
-  check_data(X);
+  Communicator& comm = comm_or_single(o.comm);
+  const std::int64_t n = guarded_rows(X, comm, fingerprint(o, X.cols()));
   const auto d = static_cast<std::size_t>(X.cols());
   ScaleEstimate out;
   out.entries = private_scale_entries(o, d);
-  account.charge(out.entries);
+  all_or_none(comm, [&] { account.charge(out.entries); });
 
-  Plan p = column_plan(o, kCallsPerColumn * d, X.rows());
+  Plan p = column_plan(o, kCallsPerColumn * d, n);
   p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(),
                                           o.beta / static_cast<double>(kCallsPerColumn * d));
   estimate_columns(X, p, rng, out, estimate_column);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
@@ -53,12 +54,31 @@ struct ColumnPlan {
 };
 
 template <class Options>
-ColumnPlan<Options> column_plan(const Options& o, std::size_t calls, Eigen::Index rows) {
+ColumnPlan<Options> column_plan(const Options& o, std::size_t calls, std::int64_t rows) {
   ColumnPlan<Options> p{o, per_call_epsilon(o.loss, calls), log_grid(o.per_octave, false),
                         log_grid(o.per_octave, true)};
   p.n_public = o.neighbouring == Neighbouring::replace_one;
   p.n = static_cast<double>(rows);
   return p;
+}
+
+// The rows of every rank after the guard before the first collective: every rank's
+// `fingerprint` equals rank 0's, every rank's cells are finite (a rank may hold no row) and there
+// is at least one row in all. One process: check_data(X) and X.rows().
+inline std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
+                                 const std::string& fingerprint) {
+  if (comm.size() == 1) {
+    check_data(X);
+    return static_cast<std::int64_t>(X.rows());
+  }
+  check_agreement(comm, fingerprint, "the scale estimate's options and column count");
+  all_or_none(comm, [&] {
+    if (X.rows() > 0) check_data(X);
+  });
+  const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
+  require(n > 0, "X must have at least one row and one column, got 0 x {} (over {} ranks)",
+          X.cols(), comm.size());
+  return n;
 }
 
 inline std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
@@ -86,7 +106,10 @@ void estimate_columns(const ConstMatrixRef& X, const Plan& p, Rng& rng, Estimate
     gens.push_back(std::move(g));
   }
   const bool split = gens.size() == d;
-  parallel_tasks(d, split ? p.o.threads : 1, [&](std::size_t j) {
+  // On several ranks every column's selections are collectives: the columns run in order.
+  bool ranks = false;
+  if constexpr (requires { p.o.comm; }) ranks = p.o.comm != nullptr;
+  parallel_tasks(d, split && !ranks ? p.o.threads : 1, [&](std::size_t j) {
     out.columns[j] = estimate(column(X, static_cast<Eigen::Index>(j)), p, split ? *gens[j] : rng);
   });
 }

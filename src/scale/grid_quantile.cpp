@@ -33,21 +33,36 @@ ExponentialMechanismOptions selection(double epsilon) {
   return e;
 }
 
-// quality[i] = -dist(target, [A_i, A_{i+1}]) for every cell, by one merge of the sorted values
-// with the grid (O(n + N)).
-std::vector<double> cell_quality(const std::vector<double>& sorted, std::span<const double> grid,
-                                 double target) {
-  std::vector<double> below(grid.size());
+// below[i] = #{values < grid[i]}, by one merge of the sorted values with the grid (O(n + N)).
+std::vector<std::int64_t> counts_below(const std::vector<double>& sorted,
+                                       std::span<const double> grid) {
+  std::vector<std::int64_t> below(grid.size());
   std::size_t k = 0;
   for (std::size_t i = 0; i < grid.size(); ++i) {
     while (k < sorted.size() && sorted[k] < grid[i]) ++k;
-    below[i] = static_cast<double>(k);
+    below[i] = static_cast<std::int64_t>(k);
   }
-  std::vector<double> quality(grid.size() - 1);
-  for (std::size_t i = 0; i + 1 < grid.size(); ++i) {
-    quality[i] = -std::max({below[i] - target, target - below[i + 1], 0.0});
+  return below;
+}
+
+// quality[i] = -dist(target, [A_i, A_{i+1}]) for every cell.
+std::vector<double> cell_quality(std::span<const std::int64_t> below, double target) {
+  std::vector<double> quality(below.size() - 1);
+  for (std::size_t i = 0; i + 1 < below.size(); ++i) {
+    quality[i] = -std::max({static_cast<double>(below[i]) - target,
+                            target - static_cast<double>(below[i + 1]), 0.0});
   }
   return quality;
+}
+
+// The values, checked finite and sorted.
+std::vector<double> sorted_values(std::span<const double> values) {
+  std::vector<double> sorted(values.begin(), values.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    require(std::isfinite(sorted[i]), "values has a NaN or infinite value at index {}", i);
+  }
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
 }
 
 }  // namespace
@@ -99,14 +114,33 @@ GridCell grid_quantile_cell(std::span<const double> values, std::span<const doub
   check_epsilon(epsilon);
   check_grid(grid);
   require(!values.empty(), "values must hold at least one value, got 0");
-  std::vector<double> sorted(values.begin(), values.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    require(std::isfinite(sorted[i]), "values has a NaN or infinite value at index {}", i);
-  }
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> sorted = sorted_values(values);
   const double target = q * static_cast<double>(sorted.size());
-  const std::vector<double> quality = cell_quality(sorted, grid, target);
+  const std::vector<double> quality = cell_quality(counts_below(sorted, grid), target);
   const std::size_t i = permute_and_flip(quality, selection(epsilon), rng);
+  return {grid[i], grid[i + 1], i};
+}
+
+GridCell grid_quantile_cell(std::span<const double> values, std::span<const double> grid, double q,
+                            double epsilon, Rng& rng, Communicator& comm) {
+  if (comm.size() == 1) return grid_quantile_cell(values, grid, q, epsilon, rng);
+  require(q >= 0 && q <= 1, "q must be in [0, 1], got {}", format_number(q));
+  check_epsilon(epsilon);
+  check_grid(grid);
+  std::vector<std::int64_t> words;  // the counts below each grid point, then the value count
+  all_or_none(comm, [&] {
+    const std::vector<double> sorted = sorted_values(values);
+    words = counts_below(sorted, grid);
+    words.push_back(static_cast<std::int64_t>(sorted.size()));
+  });
+  comm.allreduce_sum(words);
+  const std::int64_t n = words.back();
+  require(n >= 1, "values must hold at least one value over the {} ranks, got 0", comm.size());
+  const auto i = on_root(comm, [&] {
+    const std::span<const std::int64_t> below(words.data(), grid.size());
+    return permute_and_flip(cell_quality(below, q * static_cast<double>(n)), selection(epsilon),
+                            rng);
+  });
   return {grid[i], grid[i + 1], i};
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
@@ -66,18 +67,20 @@ void set_status(NormQuantile& r, const NormQuantileOptions& o, std::size_t n) {
   }
 }
 
-NormQuantile select(std::span<const double> values, const NormQuantileOptions& o, Rng& rng) {
+// values: this rank's; n: the values over every rank of comm.
+NormQuantile select(std::span<const double> values, const NormQuantileOptions& o, Rng& rng,
+                    Communicator& comm, std::size_t n) {
   NormQuantile r;
   r.q = o.q;
   r.epsilon = per_call_epsilon(o.loss, 1);
   r.entry = private_norm_quantile_entry(o);
   const std::vector<double> grid = log_grid(o.per_octave, true);
   r.rank_error = grid_quantile_rank_error(r.epsilon, grid.size(), o.beta);
-  const GridCell cell = grid_quantile_cell(values, grid, o.q, r.epsilon, rng);
+  const GridCell cell = grid_quantile_cell(values, grid, o.q, r.epsilon, rng, comm);
   r.cell_lo = cell.lo;
   r.cell_hi = cell.hi;
   r.value = cell.hi;
-  set_status(r, o, values.size());
+  set_status(r, o, n);
   return r;
 }
 
@@ -97,10 +100,19 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
     require(o.centre->size() == X.cols(), "centre must have d = {} entries, got {}", X.cols(),
             o.centre->size());
   }
-  check_data(X);
+  Communicator& comm = comm_or_single(o.comm);
+  std::size_t n = static_cast<std::size_t>(X.rows());
+  if (comm.size() == 1) {
+    check_data(X);
+  } else {
+    all_or_none(comm, [&] {
+      if (X.rows() > 0) check_data(X);
+    });
+    n = static_cast<std::size_t>(allreduce_count(comm, static_cast<std::int64_t>(X.rows())));
+  }
   const std::vector<double> norms = row_norms(X, o.centre, o.threads);
-  account.charge(private_norm_quantile_entry(o));
-  return select(norms, o, rng);
+  all_or_none(comm, [&] { account.charge(private_norm_quantile_entry(o)); });
+  return select(norms, o, rng, comm, n);
 }
 
 NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
@@ -113,7 +125,7 @@ NormQuantile private_value_quantile(std::span<const double> values, const NormQu
             "values must be finite and >= 0, not at index {}", i);
   }
   account.charge(private_norm_quantile_entry(o));
-  return select(values, o, rng);
+  return select(values, o, rng, single_process(), values.size());
 }
 
 }  // namespace dpstats

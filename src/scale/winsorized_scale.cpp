@@ -7,7 +7,9 @@
 #include <cmath>
 #include <limits>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/release.hpp"
@@ -52,6 +54,35 @@ double normal_quantile(double p) {  // public constants only: bisection on norma
     (normal_cdf(mid) < p ? lo : hi) = mid;
   }
   return (lo + hi) / 2;
+}
+
+// The sum over every rank's values a of min(a^2/T^2, 1), as an exact lattice sum: each term
+// in [0, 1] is mapped to [0, Q] (Q = box_quantum(n), n the rows over all ranks), rounded to the
+// nearest integer and added exactly, then the ranks' integer sums are added exactly; returns the
+// integer total / Q. A rounded term stays in [0, Q], so one replaced row moves the result by at
+// most 1, the sensitivity of the real sum (docs/proofs/scale.md §3). The same value for any
+// order of the rows, any thread count and any number of ranks.
+double clipped_square_sum(const std::vector<double>& a, double clip, std::int64_t n,
+                          Communicator& comm) {
+  const double Q = exact::box_quantum(n);
+  Vector s = exact::row_sums(static_cast<std::int64_t>(a.size()), 1, Q, 1,
+                             [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
+                               const double* v = a.data();
+                               const double t = clip, q = Q;
+                               std::uint64_t word = 0;
+                               for (std::int64_t i = begin; i < end; ++i)
+                                 exact::add(word, std::min((v[i] / t) * (v[i] / t), 1.0) * q);
+                               w[0] += word;
+                             });
+  allreduce_exact(comm, s);
+  return s[0] / Q;
+}
+
+// The rows of a beyond `radius`, over every rank (an exact count).
+std::int64_t count_beyond(const std::vector<double>& a, double radius, Communicator& comm) {
+  std::int64_t beyond = 0;
+  for (double v : a) beyond += v > radius ? 1 : 0;
+  return allreduce_count(comm, beyond);
 }
 
 }  // namespace
@@ -108,26 +139,36 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
                                  Rng& rng,
                                  const std::function<double(std::size_t, double, bool)>& final_scale) {
   check_options(o);
-  check_data(X);
+  Communicator& comm = comm_or_single(o.comm);
+  if (comm.size() == 1) {
+    check_data(X);
+  } else {
+    all_or_none(comm, [&] {
+      if (X.rows() > 0) check_data(X);
+    });
+  }
   require(location.size() == X.cols() && reference.size() == X.cols(),
           "location and reference must hold {} values each, got {} and {}", X.cols(),
           location.size(), reference.size());
   for (Eigen::Index j = 0; j < reference.size(); ++j)
     require(std::isfinite(reference[j]) && reference[j] > 0,
             "reference[{}] must be > 0 and finite, got {}", j, format_number(reference[j]));
+  const std::int64_t rows = comm.size() == 1
+                                ? static_cast<std::int64_t>(X.rows())
+                                : allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
   const auto d = static_cast<std::size_t>(X.cols());
   WinsorizedScale out;
   out.entries = winsorized_scale_entries(o, d);
-  account.charge(out.entries);
+  all_or_none(comm, [&] { account.charge(out.entries); });
   out.epsilon_per_call = per_call_epsilon(o.loss, kCallsPerColumn * d);
   const LaplaceMechanism lap(1.0, out.epsilon_per_call);
   out.noise_scale = lap.scale();
   const std::size_t grid_points = static_cast<std::size_t>(o.octaves * o.per_octave) + 1;
   out.rank_error = grid_quantile_rank_error(out.epsilon_per_call, grid_points,
                                             o.beta / static_cast<double>(d));
-  out.reliable = out.rank_error <= (1 - o.q) * static_cast<double>(X.rows()) / 2;
+  const double n = static_cast<double>(rows);
+  out.reliable = out.rank_error <= (1 - o.q) * n / 2;
   const double c = gaussian_winsorized_factor(o.q);
-  const double n = static_cast<double>(X.rows());
   constexpr double kMax = std::numeric_limits<double>::max();
   std::vector<double> a(static_cast<std::size_t>(X.rows()));
   for (std::size_t j = 0; j < d; ++j) {
@@ -136,17 +177,16 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
       a[static_cast<std::size_t>(r)] = std::min(std::fabs(X(r, col) - location[col]), kMax);
     WinsorizedColumn w;
     const std::vector<double> grid = reference_grid(reference[col], o);
-    const GridCell cell = grid_quantile_cell(a, grid, o.q, out.epsilon_per_call, rng);
+    const GridCell cell = grid_quantile_cell(a, grid, o.q, out.epsilon_per_call, rng, comm);
     // The cell's upper end (never 0): a clip at or above the quantile's cell.
     w.clip = cell.hi;
-    double sum = 0;
-    for (double v : a) sum += std::min((v / w.clip) * (v / w.clip), 1.0);
-    w.second_moment = std::clamp(lap.apply(sum, rng) / n, 0.0, 1.0);
+    const double sum = clipped_square_sum(a, w.clip, rows, comm);
+    w.second_moment = std::clamp(on_root(comm, [&] { return lap.apply(sum, rng); }) / n, 0.0, 1.0);
     w.scale = std::min(w.clip * std::sqrt(w.second_moment / c), kMax);
     const double radius = o.tail_radius * final_scale(j, w.scale, out.reliable);
-    double beyond = 0;
-    for (double v : a) beyond += v > radius ? 1 : 0;
-    w.tail_fraction = std::clamp(lap.apply(beyond, rng) / n, 0.0, 1.0);
+    const auto beyond = static_cast<double>(count_beyond(a, radius, comm));
+    w.tail_fraction =
+        std::clamp(on_root(comm, [&] { return lap.apply(beyond, rng); }) / n, 0.0, 1.0);
     out.columns.push_back(w);
   }
   return out;

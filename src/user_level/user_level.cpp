@@ -364,11 +364,11 @@ void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
                       "dp-sgd-user distribute their per-user sums exactly); run it on one process",
                       name_of(o.method), P));
   require(o.feature_bound || data.has_feature_bound(),
-          fmt::format("feature_bound is required on {} ranks (its private estimate, the scale "
-                      "layer, runs on one process only); give it, or run on one process", P));
+          fmt::format("feature_bound is required on {} ranks (its private estimate over users "
+                      "is not distributed yet); give it, or run on one process", P));
   require(!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound(),
           fmt::format("label_bound is required for the {} loss on {} ranks (its private estimate "
-                      "runs on one process only); give it, or run on one process",
+                      "over users is not distributed yet); give it, or run on one process",
                       name_of(o.loss), P));
   require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
                                         "centring runs on one process only)", P));

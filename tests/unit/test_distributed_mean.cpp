@@ -10,6 +10,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/methods.hpp"
+#include "dpstats/scale/bounds.hpp"
 
 namespace dpstats {
 namespace {
@@ -46,6 +47,63 @@ std::string dump(const Release<Vector>& r) {
   std::string s = release_fields_json(r).dump();
   for (Eigen::Index j = 0; j < r.estimate.size(); ++j) s += fmt::format(" {:a}", r.estimate[j]);
   return s;
+}
+
+std::string dump(const Release<Bounds>& r) {
+  std::string s = release_fields_json(r).dump();
+  const ScaleEstimate& e = r.estimate.scale;
+  for (const Vector& v : {e.location(), e.scale(), e.lo(), e.hi()})
+    for (Eigen::Index j = 0; j < v.size(); ++j) s += fmt::format(" {:a}", v[j]);
+  return s;
+}
+
+// Where rank r's rows start of n rows on P ranks (rank P: n). Even blocks; uneven blocks (rank r
+// holds about (2r + 1)/P^2 of the rows); and rank 1 holding none.
+using Cut = Eigen::Index (*)(Eigen::Index n, int P, int r);
+Eigen::Index even(Eigen::Index n, int P, int r) { return n * r / P; }
+Eigen::Index uneven(Eigen::Index n, int P, int r) { return n * r * r / (P * P); }
+Eigen::Index empty_rank_1(Eigen::Index n, int P, int r) {
+  return r == 0 ? 0 : n * std::max(r - 1, 1) / std::max(P - 1, 1);
+}
+
+// The single-process release and its draw count, then the same on P = 1..4 ranks (rank r holding
+// the rows [cut(r), cut(r + 1))), checked on every rank.
+// Returns the single-process release's dump.
+template <class Run>
+std::string expect_same_release_on_ranks(const RowMatrix& X, Run run, Cut cut) {
+  const Eigen::Index n = X.rows();
+  CountingRng one(7);
+  const std::string single = dump(run(X, nullptr, one));
+  for (int P = 1; P <= 4; ++P) {
+    std::mutex m;
+    std::vector<std::string> got(static_cast<std::size_t>(P));
+    std::vector<long> draws(static_cast<std::size_t>(P));
+    run_local_ranks(P, [&](Communicator& c) {
+      const Eigen::Index lo = cut(n, P, c.rank());
+      const Eigen::Index hi = c.rank() + 1 == P ? n : cut(n, P, c.rank() + 1);
+      CountingRng rng(7);
+      const std::string s = dump(run(X.middleRows(lo, hi - lo), &c, rng));
+      const std::lock_guard lock(m);
+      got[static_cast<std::size_t>(c.rank())] = s;
+      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
+    });
+    for (int k = 0; k < P; ++k) {
+      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
+      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
+    }
+  }
+  return single;
+}
+
+std::string expect_same_mean_on_ranks(const MeanRequest& base, Eigen::Index n, Cut cut) {
+  return expect_same_release_on_ranks(
+      odd_units(n),
+      [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+        MeanRequest r = base;
+        r.run.comm = c;
+        return run_mean(X, r, rng);
+      },
+      cut);
 }
 
 // The single-process release and its draw count, then the same on P ranks (each holding a
@@ -97,6 +155,65 @@ TEST(DistributedMean, DpMeanWithScaleIsTheSingleProcessRelease) {
   r.privacy = {1.0, 1e-6};
   r.scale = std::vector<double>{1e-3, 1e3, 10};
   expect_same_on_ranks(r, 6007);
+}
+
+// A dump of a release that did not abstain (the estimate's words follow the JSON).
+bool released(const std::string& dump) {
+  return dump.find("\"status\":\"abstained\"") == std::string::npos &&
+         dump.find(" 0x") != std::string::npos;
+}
+
+// The private scale layer over ranks: the selections' counts, the winsorised lattice sum and the
+// tail count are merged exactly, so estimating the units gives the single-process release.
+TEST(DistributedMean, BoundedWithEstimatedBoundsIsTheSingleProcessRelease) {
+  MeanRequest r;
+  r.method = "bounded";
+  r.privacy = {8.0, 0.0};  // enough for the units' 12 selections at n = 5003 (else: abstains)
+  for (Cut cut : {even, uneven}) {
+    const std::string s = expect_same_mean_on_ranks(r, 5003, cut);
+    EXPECT_TRUE(released(s)) << s;
+    EXPECT_NE(s.find("second_moment"), std::string::npos) << s;
+  }
+  r.privacy = {6.0, 1e-6};
+  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 4099, empty_rank_1)));
+}
+
+TEST(DistributedMean, DpMeanWithEstimatedScaleIsTheSingleProcessRelease) {
+  MeanRequest r;
+  r.method = "dp-mean";
+  r.privacy = {8.0, 1e-6};
+  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 6007, uneven)));
+  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 6007, empty_rank_1)));
+}
+
+TEST(DistributedMean, PrivateBoundsAreTheSingleProcessRelease) {
+  for (const double delta : {0.0, 1e-6}) {
+    BoundsOptions base;
+    base.privacy = {delta > 0 ? 4.0 : 1.0, delta};
+    base.run.threads = 2;
+    if (delta > 0) base.norm_quantile = 0.9;  // and the norm quantile about the location
+    for (Cut cut : {even, uneven, empty_rank_1}) {
+      const std::string s = expect_same_release_on_ranks(
+          odd_units(3001),
+          [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+            BoundsOptions o = base;
+            o.run.comm = c;
+            return private_bounds(X, o, rng);
+          },
+          cut);
+      EXPECT_NE(s.find("\"all_ok\":true"), std::string::npos) << s;
+      EXPECT_EQ(s.find("norm_quantile") != std::string::npos, delta > 0) << s;
+    }
+  }
+}
+
+TEST(DistributedMean, EstimatedBoundsAbstainAlikeOnTooFewRows) {
+  MeanRequest r;
+  r.method = "bounded";
+  r.privacy = {0.05, 0.0};
+  // The scale selections cannot be guaranteed: every rank abstains alike, with the reason.
+  const std::string s = expect_same_mean_on_ranks(r, 40, uneven);
+  EXPECT_NE(s.find("\"status\":\"abstained\""), std::string::npos) << s;
 }
 
 TEST(DistributedMean, FewerRowsThanRanksStillAgree) {

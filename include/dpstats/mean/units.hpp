@@ -26,6 +26,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct ColumnUnits {
   Vector location;         // 0 for a supplied scale
   Vector scale;            // > 0
@@ -57,8 +59,10 @@ struct UnitsEstimate {
   nlohmann::json diagnostics;
   std::optional<std::string> abstained;
 };
+// comm: the ranks holding the rows (null: this process alone); each rank passes its own rows and
+// every rank gets the single-process estimate of the union (noise drawn on rank 0).
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
-                             double widen, int threads, Rng& rng);
+                             double widen, int threads, Rng& rng, Communicator* comm = nullptr);
 
 // z = (x − location) / scale, row by row (a fixed per-row map).
 RowMatrix to_units(const ConstMatrixRef& X, const ColumnUnits& u);

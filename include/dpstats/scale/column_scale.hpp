@@ -37,6 +37,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct ScaleOptions {
   PrivacyLoss loss = PrivacyLoss::pure(1);  // this estimate's share: pure epsilon or zcdp rho
   double widen = 4;               // bounds = location -/+ widen * scale; in (0, 1e6]
@@ -46,6 +48,10 @@ struct ScaleOptions {
   std::size_t refine_points = std::size_t{1} << 16;  // linear refine grid, in [3, 2^24]
   Neighbouring neighbouring = Neighbouring::replace_one;
   int threads = std::min(default_threads(), 256);  // columns in parallel, in [1, 256]
+  // The ranks holding the rows (null: this process alone). Each rank passes its own rows; the
+  // selections count over all of them (grid_quantile_cell's ranks overload), the columns run in
+  // order, and the estimate is the single-process one on the union of the rows.
+  Communicator* comm = nullptr;
 };
 
 enum class ScaleStatus { ok, degenerate, insufficient_data };

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -49,6 +50,13 @@ struct GridCell {
 // [A_i, A_{i+1}] is within grid_quantile_rank_error(epsilon, grid.size(), beta) of q n.
 GridCell grid_quantile_cell(std::span<const double> values, std::span<const double> grid,
                             double q, double epsilon, Rng& rng);
+// The same selection over the values of every rank of `comm` (each rank passes its own, possibly
+// none; non-empty in all): the counts below each grid point and the value count are added
+// exactly over ranks (one int64 allreduce of grid.size() + 1 words), rank 0 draws the cell and
+// every rank gets it. The quality, hence the release, is the single-process one on the union of
+// the values, for any P and any cut; one process: exactly the overload above.
+GridCell grid_quantile_cell(std::span<const double> values, std::span<const double> grid,
+                            double q, double epsilon, Rng& rng, Communicator& comm);
 
 // The entry grid_quantile_cell charges (exponential_mechanism_entry, mechanism renamed).
 LedgerEntry grid_quantile_entry(double epsilon, std::string purpose);

@@ -23,6 +23,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct NormQuantileOptions {
   PrivacyLoss loss = PrivacyLoss::pure(1);  // pure epsilon or zcdp rho
   double q = 0.9;                  // in (0, 1)
@@ -32,6 +34,10 @@ struct NormQuantileOptions {
   int per_octave = 32;             // in [1, 1024]
   Neighbouring neighbouring = Neighbouring::replace_one;
   int threads = std::min(default_threads(), 256);  // for the norms, in [1, 256]
+  // private_norm_quantile only: the ranks holding the rows (null: this process alone). Each rank
+  // passes its own rows; the selection counts every rank's norms (grid_quantile_cell's ranks
+  // overload) and the release is the single-process one on the union of the rows.
+  Communicator* comm = nullptr;
 };
 
 struct NormQuantile {

@@ -33,6 +33,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct WinsorizedScaleOptions {
   PrivacyLoss loss = PrivacyLoss::pure(1);  // this step's share: pure epsilon or zcdp rho
   double q = 0.9;           // winsorising quantile of |x - location|, in [0.5, 0.99]
@@ -40,6 +42,9 @@ struct WinsorizedScaleOptions {
   int per_octave = 32;      // log-grid points per octave, in [1, 1024]
   int octaves = 12;         // the grid spans reference·[1, 2^octaves], in [1, 64]
   double beta = 0.05;       // failure probability of the reliability statement, in (0, 1)
+  // The ranks holding the rows (null: this process alone): counts, the clip's selection and the
+  // lattice sum are added exactly over ranks, noise is drawn on rank 0.
+  Communicator* comm = nullptr;
 };
 
 struct WinsorizedColumn {
