@@ -44,15 +44,17 @@ Table concatenate(const std::vector<std::string>& files, const ReadOptions& o) {
             parts[0].values.cols(), parts[0].header.empty() ? "" : " (named)");
     rows += t.values.rows();
   }
+  if (parts.size() == 1) return std::move(parts[0]);  // one file: its table as read (no copy)
   Table out;
   if (parts.empty()) return out;
   out.header = parts[0].header;
-  out.values.resize(rows, parts[0].values.cols());
+  RowMatrix values(rows, parts[0].values.cols());
   Eigen::Index at = 0;
   for (const auto& t : parts) {
-    out.values.middleRows(at, t.values.rows()) = t.values;
+    values.middleRows(at, t.values.rows()) = t.values;
     at += t.values.rows();
   }
+  out.values = DataMatrix(std::move(values));
   return out;
 }
 
