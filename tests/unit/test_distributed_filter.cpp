@@ -10,23 +10,10 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/methods.hpp"
+#include "../counting_rng.hpp"
 
 namespace dpstats {
 namespace {
-
-class CountingRng final : public Rng {
- public:
-  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
-  std::uint64_t next_u64() override {
-    ++draws;
-    return inner_.next_u64();
-  }
-  bool seeded() const noexcept override { return true; }
-  long draws = 0;
-
- private:
-  SeededRng inner_;
-};
 
 // Gaussian rows (mean 3, scale 1) in d columns; `far` rows of one identical outlier placed
 // 12 scales away along the first column (ties in the top-k cut) and `scattered` distinct ones.

@@ -11,24 +11,10 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/scale/bounds.hpp"
+#include "../counting_rng.hpp"
 
 namespace dpstats {
 namespace {
-
-// Counts the words drawn (split() is not offered, so every draw goes through here).
-class CountingRng final : public Rng {
- public:
-  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
-  std::uint64_t next_u64() override {
-    ++draws;
-    return inner_.next_u64();
-  }
-  bool seeded() const noexcept override { return true; }
-  long draws = 0;
-
- private:
-  SeededRng inner_;
-};
 
 RowMatrix odd_units(Eigen::Index n) {
   SeededRng g(42);

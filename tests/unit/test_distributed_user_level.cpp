@@ -11,23 +11,10 @@
 #include "dpstats/error.hpp"
 #include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/user_level/user_level.hpp"
+#include "../counting_rng.hpp"
 
 namespace dpstats::optimize {
 namespace {
-
-class CountingRng final : public Rng {
- public:
-  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
-  std::uint64_t next_u64() override {
-    ++draws;
-    return inner_.next_u64();
-  }
-  bool seeded() const noexcept override { return true; }
-  long draws = 0;
-
- private:
-  SeededRng inner_;
-};
 
 // Rows in an interleaved order: user u's rows are far apart, so every contiguous cut into P
 // blocks splits most users over several ranks. Users have 1..7 rows (some truncated to m, some
