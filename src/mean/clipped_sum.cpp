@@ -10,27 +10,7 @@ namespace dpstats {
 double sum_quantum(std::int64_t n) { return exact::box_quantum(n); }
 
 QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
-                                   int threads) {
-  const Eigen::Index n = X.rows(), d = X.cols();
-  require(n > 0 && d > 0,
-          fmt::format("X must have at least one row and one column, got {} x {}", n, d));
-  require(lower.size() == d, fmt::format("lower bounds have length {}, data have {} columns",
-                                         lower.size(), d));
-  check_positive(width, "width (upper - lower)");
-  for (Eigen::Index j = 0; j < d; ++j) check_finite(lower[j], "lower bound");
-  QuantisedSum out;
-  out.quantum = exact::box_quantum(n);
-  out.lower = lower;
-  out.width = width;
-  exact::BoxSum s = exact::box_sum(X, lower, width, out.quantum, threads);
-  if (!s.finite) check_data(X);  // throws, naming the first bad cell
-  out.sums = std::move(s.sums);
-  return out;
-}
-
-QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
                                    int threads, Communicator& comm, std::int64_t n) {
-  if (comm.size() == 1) return quantised_clipped_sum(X, lower, width, threads);
   const Eigen::Index d = X.cols();
   require(n > 0 && d > 0,
           fmt::format("X must have at least one row and one column, got {} x {}", n, d));
@@ -49,6 +29,11 @@ QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower,
   out.sums = std::move(s.sums);
   allreduce_exact(comm, out.sums);
   return out;
+}
+
+QuantisedSum quantised_clipped_sum(const ConstMatrixRef& X, const Vector& lower, double width,
+                                   int threads) {
+  return quantised_clipped_sum(X, lower, width, threads, single_process(), X.rows());
 }
 
 Vector QuantisedSum::to_mean(const Vector& s, std::int64_t n) const {
