@@ -31,22 +31,8 @@ PyCommunicator::~PyCommunicator() {
 }
 
 void PyCommunicator::allreduce_sum(std::span<std::int64_t> values) {
-  const auto all = allgather(to_bytes(std::vector<std::int64_t>(values.begin(), values.end())));
-  for (const auto& b : all)
-    require(b.size() == values.size() * sizeof(std::int64_t),
-            "allreduce_sum: ranks passed different lengths ({} and {} bytes)", b.size(),
-            values.size() * sizeof(std::int64_t));
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    std::int64_t sum = 0;
-    for (const auto& b : all) {
-      std::int64_t v;
-      std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
-      require(!__builtin_add_overflow(sum, v, &sum),
-              "allreduce_sum: the sum over ranks of entry {} leaves the 64-bit range; nothing was "
-              "released", i);
-    }
-    values[i] = sum;
-  }
+  add_gathered(allgather(to_bytes(std::vector<std::int64_t>(values.begin(), values.end()))),
+               values);
 }
 
 void PyCommunicator::broadcast(Bytes& bytes, int root) {

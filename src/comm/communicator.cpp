@@ -30,6 +30,24 @@ constexpr double kExactLimit = 0x1p53;
 
 }  // namespace
 
+void add_gathered(const std::vector<Bytes>& gathered, std::span<std::int64_t> values) {
+  for (const auto& b : gathered)
+    require(b.size() == values.size() * sizeof(std::int64_t),
+            "allreduce_sum: ranks passed different lengths ({} and {} bytes)", b.size(),
+            values.size() * sizeof(std::int64_t));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::int64_t sum = 0;
+    for (const auto& b : gathered) {
+      std::int64_t v;
+      std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
+      require(!__builtin_add_overflow(sum, v, &sum),
+              "allreduce_sum: the sum over ranks of entry {} leaves the 64-bit range; nothing was "
+              "released", i);
+    }
+    values[i] = sum;
+  }
+}
+
 Communicator& single_process() {
   static SingleProcess comm;
   return comm;

@@ -57,17 +57,8 @@ class LocalRank final : public Communicator {
     return all;
   }
   void allreduce_sum(std::span<std::int64_t> values) override {
-    const auto all = allgather(to_bytes(std::vector<std::int64_t>(values.begin(), values.end())));
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      std::int64_t sum = 0;
-      for (const auto& b : all) {
-        std::int64_t v;
-        std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
-        require(!__builtin_add_overflow(sum, v, &sum),
-                "allreduce_sum: the sum over ranks of entry {} leaves the 64-bit range", i);
-      }
-      values[i] = sum;
-    }
+    add_gathered(allgather(to_bytes(std::vector<std::int64_t>(values.begin(), values.end()))),
+                 values);
   }
   void broadcast(Bytes& bytes, int root) override {
     require(root >= 0 && root < s_.ranks, "broadcast: root {} is not a rank", root);

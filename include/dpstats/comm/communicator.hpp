@@ -45,6 +45,11 @@ class Communicator {
   virtual std::vector<Bytes> alltoall(const std::vector<Bytes>& send) = 0;
 };
 
+// values[i] <- the sum of entry i of every rank's words in `gathered` (allgather of each rank's
+// values as bytes), checked: InvalidArgument when the ranks' lengths differ or a sum leaves the
+// 64-bit range. For communicators whose allreduce is an allgather.
+void add_gathered(const std::vector<Bytes>& gathered, std::span<std::int64_t> values);
+
 // The single-process communicator (rank 0 of 1; every collective is the identity).
 Communicator& single_process();
 // options.run.comm, or single_process() when it is null.
