@@ -55,7 +55,8 @@ const std::array<MethodInfo, 9>& registry() {
 
 // The methods whose data passes run over ranks (RunControl::comm); the others refuse P > 1.
 bool distributed(const std::string& method) {
-  static const std::array<const char*, 3> names = {"bounded", "dp-mean", "filter"};
+  static const std::array<const char*, 5> names = {"bounded", "dp-mean", "filter", "prime",
+                                                    "prime-ht"};
   return std::find(names.begin(), names.end(), method) != names.end();
 }
 
@@ -175,7 +176,7 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng
   const int ranks = r.run.comm ? r.run.comm->size() : 1;
   require(ranks == 1 || distributed(r.method),
           fmt::format("mean method '{}' does not run on several ranks yet (launched as {}); run it "
-                      "in one process, or use a method that does (bounded, dp-mean, filter)",
+                      "in one process, or use a method that does (bounded, dp-mean, filter, prime, prime-ht)",
                       m.name, ranks));
   if (r.method.starts_with("prime")) return run_prime(X, r, rng, budget);
   return run_other(X, r, rng, budget);

@@ -396,7 +396,7 @@ struct FrontResult {
 };
 // `tolerated`: the clipped fraction above which the release warns (the supplied scale is
 // likely too small).
-// comm (not null): X is this rank's share of the rows; the scale must be supplied.
+// comm (not null): X is this rank's share of the rows (supplied or estimated units).
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
@@ -430,10 +430,12 @@ void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
 
 // The units step alone (shared with DP Mean, the bounded mean and exp-time): supplied or
 // estimated with `aux.loss`; on abstention the reason, with diag["units"] stating what ran.
+// comm (not null): X is this rank's share of the rows; the estimate runs over every rank.
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained);
+                                      nlohmann::json& diag, std::optional<std::string>& abstained,
+                                      Communicator* comm = nullptr);
 
 // The number of rows with a value outside [lower_j, upper_j] in some column j (the count behind
 // the clipped-row check of a supplied bound).

@@ -91,16 +91,8 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detai
                                       const std::optional<std::vector<double>>& scale,
                                       double widen, int threads, Communicator& comm, Rng& rng,
                                       nlohmann::json& diag, std::optional<std::string>& abstained) {
-  if (scale || comm.size() == 1)
-    return prime_detail::units_step(X, aux, scale, 0, widen, threads, rng, diag, abstained);
-  UnitsEstimate est = estimate_units(X, aux.loss, 0, widen, threads, rng, &comm);
-  diag["units"] = est.diagnostics;
-  diag["units"]["scale"] = "estimated";
-  if (est.abstained) {
-    abstained = est.abstained;
-    return std::nullopt;
-  }
-  return est.units;
+  return prime_detail::units_step(X, aux, scale, 0, widen, threads, rng, diag, abstained,
+                                  comm.size() > 1 ? &comm : nullptr);
 }
 
 }  // namespace dpstats::mean_ranks

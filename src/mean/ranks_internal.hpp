@@ -39,6 +39,13 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detai
                                       double widen, int threads, Communicator& comm, Rng& rng,
                                       nlohmann::json& diag, std::optional<std::string>& abstained);
 
+// The filter's removal set over ranks (private_filter.cpp): exactly the rows filter_drops removes
+// from the union of every rank's set S (this rank's scores `tau`, indexed like st.S; `offset` the
+// global id of this rank's row 0), decided from gathered scores and tied rows.
+std::vector<char> drops_over_ranks(Communicator& comm, std::span<const double> tau, double cut,
+                                   const prime_detail::FilterState& st, std::int64_t k,
+                                   std::int64_t offset);
+
 // A double in exact form, for fingerprints.
 inline std::string exact(double x) { return fmt::format("{:a}", x); }
 

@@ -1,0 +1,92 @@
+// PRIME and PRIME-ht over ranks (issue 18): on P = 1..4 in-process ranks (run_local_ranks) with
+// uneven cuts (an empty rank included) the seeded release -- estimate, diagnostics, ledger -- is
+// the single-process release on every rank and only rank 0 draws (as many words as one process):
+// practical and paper profiles, the top-k cut on tied rows, estimated units; the boosted variants
+// still refuse several ranks.
+#include "dpstats/error.hpp"
+#include "robust_ranks.hpp"
+
+namespace dpstats {
+namespace {
+
+using namespace robust_ranks;
+
+MeanRequest prime_request(const char* method, Eigen::Index d, Profile profile) {
+  MeanRequest r;
+  r.method = method;
+  r.alpha = 0.1;
+  r.privacy = {10.0, 1e-6};
+  r.profile = profile;
+  r.fallback = false;  // PRIME itself, whatever the feasibility check says
+  r.scale = std::vector<double>(static_cast<std::size_t>(d), 1.0);
+  return r;
+}
+
+TEST(DistributedPrime, PracticalIsTheSingleProcessReleaseAndFilters) {
+  const RowMatrix X = corrupted(6000, 4, 500, 40);
+  const auto diag = expect_same_on_ranks(prime_request("prime", 4, Profile::practical), X);
+  EXPECT_GE(diag.at("filter_rounds").get<int>(), 1) << diag.dump();
+}
+
+TEST(DistributedPrime, TopKCutOnTiedRowsIsTheSingleProcessRelease) {
+  // 400 identical outliers, k = ceil(0.05 n) = 200: a round's cut takes some of them, chosen by
+  // the value order (then the global row id) across ranks.
+  const RowMatrix X = corrupted(4000, 3, 400, 0);
+  MeanRequest r = prime_request("prime", 3, Profile::practical);
+  r.alpha = 0.05;
+  r.topk_multiplier = 1;
+  const auto diag = expect_same_on_ranks(r, X);
+  EXPECT_GE(diag.at("filter_rounds").get<int>(), 1) << diag.dump();
+}
+
+TEST(DistributedPrime, PaperProfileIsTheSingleProcessRelease) {
+  // Paper: ψ̃ = (1/n)Σ(τ − 1) is an exact lattice sum, the uniform Z's are drawn on rank 0.
+  const RowMatrix X = corrupted(30000, 2, 3000, 10);
+  MeanRequest r = prime_request("prime", 2, Profile::paper);
+  r.privacy = {100.0, 1e-3};
+  r.T1 = 2;
+  r.T2 = 2;
+  const auto diag = expect_same_on_ranks(r, X);
+  EXPECT_GE(diag.at("filter_rounds").get<int>(), 1) << diag.dump();
+}
+
+TEST(DistributedPrime, HeavyTailedPracticalIsTheSingleProcessRelease) {
+  const RowMatrix X = corrupted(6000, 3, 600, 40);
+  const auto diag = expect_same_on_ranks(prime_request("prime-ht", 3, Profile::practical), X);
+  EXPECT_TRUE(diag.at("heavy_tailed").get<bool>());
+  EXPECT_GE(diag.at("filter_rounds").get<int>(), 1) << diag.dump();
+}
+
+TEST(DistributedPrime, EstimatedUnitsAreTheSingleProcessRelease) {
+  // No scale: the units are estimated privately over every rank (mean/units.hpp).
+  const RowMatrix X = corrupted(6000, 3, 500, 20);
+  MeanRequest r = prime_request("prime", 3, Profile::practical);
+  r.scale.reset();
+  const auto diag = expect_same_on_ranks(r, X);
+  EXPECT_EQ(diag.at("units").at("scale"), "estimated") << diag.dump();
+}
+
+TEST(DistributedPrime, FallbackToDpMeanIsTheSingleProcessRelease) {
+  // Infeasible at this budget: the practical profile falls back to DP Mean, over ranks too.
+  const RowMatrix X = corrupted(2000, 3, 0, 0);
+  MeanRequest r = prime_request("prime", 3, Profile::practical);
+  r.privacy = {0.2, 1e-6};
+  r.fallback = true;
+  const auto diag = expect_same_on_ranks(r, X);
+  EXPECT_EQ(diag.at("fallback"), "dp-mean") << diag.dump();
+}
+
+TEST(DistributedPrime, BoostedRefusesSeveralRanks) {
+  const RowMatrix X = corrupted(4000, 2, 0, 0);
+  for (const char* method : {"prime-boosted", "prime-ht-boosted"}) {
+    EXPECT_THROW(run_local_ranks(2, [&](Communicator& c) {
+      MeanRequest r = prime_request(method, 2, Profile::practical);
+      r.run.comm = &c;
+      SeededRng rng(1);
+      run_mean(X.middleRows(2000 * c.rank(), 2000), r, rng);
+    }), InvalidArgument) << method;
+  }
+}
+
+}  // namespace
+}  // namespace dpstats
