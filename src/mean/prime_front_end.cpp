@@ -115,8 +115,11 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng&
   Communicator& comm = comm_or_single(st.comm);
   const std::int64_t n_all = st.comm ? allreduce_count(comm, n) : n;
   Vector centre;
-  if (comm.size() > 1) {
-    require(!c.range_ht, "q_range-ht does not run on several ranks yet");
+  if (comm.size() > 1 && c.range_ht) {
+    const auto range = mean_ranks::q_range_ht(X, n_all, *c.range_ht, comm, rng, threads);
+    if (!range) return std::nullopt;
+    centre = *range;
+  } else if (comm.size() > 1) {
     const auto range = mean_ranks::q_range(X, n_all, c.range, comm, rng, threads);
     if (!range) return std::nullopt;
     centre = range->centre;

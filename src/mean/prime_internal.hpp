@@ -222,7 +222,7 @@ struct ClipPlan {
 // (`abstained` says why when the range was released but lies beyond what the bins resolve).
 // X is in scale units (mean/units.hpp): the range bins and the median grid are in those units.
 // With st.comm set, X holds this rank's rows: the histograms, counts, G and s are merged exactly
-// over ranks and the noisy values (range, medians) drawn on rank 0 (q_range-ht is not).
+// over ranks and the noisy values (range or q_range-ht, medians) drawn on rank 0.
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
                                 FilterState& st, std::int64_t& clipped,
                                 std::optional<std::string>& abstained);

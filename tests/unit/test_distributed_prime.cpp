@@ -3,7 +3,11 @@
 // the single-process release on every rank and only rank 0 draws (as many words as one process):
 // practical and paper profiles, the top-k cut on tied rows, estimated units; the boosted variants
 // still refuse several ranks.
+#include <bit>
+
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/range_ht.hpp"
+#include "../../src/mean/ranks_internal.hpp"  // mean_ranks::q_range_ht (internal)
 #include "robust_ranks.hpp"
 
 namespace dpstats {
@@ -55,6 +59,56 @@ TEST(DistributedPrime, HeavyTailedPracticalIsTheSingleProcessRelease) {
   const auto diag = expect_same_on_ranks(prime_request("prime-ht", 3, Profile::practical), X);
   EXPECT_TRUE(diag.at("heavy_tailed").get<bool>());
   EXPECT_GE(diag.at("filter_rounds").get<int>(), 1) << diag.dump();
+}
+
+TEST(DistributedPrime, HeavyTailedPaperIsTheSingleProcessRelease) {
+  // Paper PRIME-ht: q_range-ht's random partition drawn on rank 0 over the global rows, every
+  // part's bins merged exactly, every part released on rank 0. At the paper's split (m parts at
+  // (eps/m, delta/m), the 0.9 cap) every part abstains at any n a test can afford: the release is
+  // that abstention, with the same draws (one stability histogram per part and coordinate).
+  const RowMatrix X = corrupted(30000, 2, 1500, 10);
+  MeanRequest r = prime_request("prime-ht", 2, Profile::paper);
+  r.privacy = {200.0, 1e-2};
+  r.failure_probability = 0.5;  // m = 278 parts
+  const auto diag = expect_same_on_ranks(r, X);
+  EXPECT_EQ(diag.at("abstained"), "q_range-ht: every part abstained") << diag.dump();
+}
+
+TEST(DistributedPrime, QRangeHtCentreIsTheSingleProcessCentre) {
+  // q_range-ht itself where its parts do release (few parts, parallel composition): the centre
+  // (the median of the parts' centres) and the draws are one process's.
+  const RowMatrix X = corrupted(10000, 3, 200, 10);
+  RangeHtOptions o;
+  o.epsilon = 20;
+  o.delta = 1e-3;
+  o.partitions = 9;
+  o.parallel = true;
+  o.sigma = 0.05;
+  CountingRng one(3);
+  const auto ref = q_range_ht(X, o, one);
+  ASSERT_TRUE(ref.has_value());
+  ASSERT_EQ(ref->failed, 0);
+  for (int P = 1; P <= 4; ++P) {
+    std::mutex m;
+    std::vector<std::optional<Vector>> got(static_cast<std::size_t>(P));
+    std::vector<long> draws(static_cast<std::size_t>(P));
+    run_local_ranks(P, [&](Communicator& c) {
+      const Eigen::Index lo = cut(c.rank(), P, X.rows()), hi = cut(c.rank() + 1, P, X.rows());
+      CountingRng rng(3);
+      auto centre = mean_ranks::q_range_ht(X.middleRows(lo, hi - lo), X.rows(), o, c, rng, 2);
+      const std::lock_guard lock(m);
+      got[static_cast<std::size_t>(c.rank())] = std::move(centre);
+      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
+    });
+    for (int k = 0; k < P; ++k) {
+      ASSERT_TRUE(got[static_cast<std::size_t>(k)].has_value()) << "P = " << P;
+      for (Eigen::Index j = 0; j < X.cols(); ++j)
+        EXPECT_EQ(std::bit_cast<std::uint64_t>((*got[static_cast<std::size_t>(k)])[j]),
+                  std::bit_cast<std::uint64_t>(ref->centre[j]))
+            << "P = " << P << ", rank " << k << ", column " << j;
+      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
+    }
+  }
 }
 
 TEST(DistributedPrime, EstimatedUnitsAreTheSingleProcessRelease) {
