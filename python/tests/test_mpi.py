@@ -72,8 +72,7 @@ def test_bounds_over_ranks_equal_one_process(tmp_path, p):
 @pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
 def test_a_method_not_distributed_is_refused_on_every_rank(tmp_path):
     _, path = _data(tmp_path)
-    out = _ranks(2, path, dict(method="prime-boosted", alpha=0.05, epsilon=1.0, delta=1e-6,
-                               seed=1))
+    out = _ranks(2, path, dict(method="exp-time", alpha=0.05, epsilon=1.0, delta=1e-6, seed=1))
     assert out.returncode != 0
     assert "does not run on several ranks" in out.stderr
     assert out.stdout == ""

@@ -4,6 +4,7 @@
 #include "dpstats/comm/json.hpp"
 #include "dpstats/mean/units.hpp"
 #include "dpstats/mechanisms/range_ht.hpp"
+#include "dpstats/random/partition.hpp"
 #include "ranks_internal.hpp"
 
 namespace dpstats::mean_ranks {
@@ -103,9 +104,7 @@ std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
   // keeps the parts of its own rows.
   const std::vector<int> all = on_root(comm, [&] { return q_range_ht_parts(n, o, rng); });
   const std::int64_t offset = shard_rows(comm, X.rows()).offset;
-  std::vector<std::vector<Eigen::Index>> rows(static_cast<std::size_t>(m));
-  for (Eigen::Index i = 0; i < X.rows(); ++i)
-    rows[static_cast<std::size_t>(all[static_cast<std::size_t>(offset + i)])].push_back(i);
+  const auto rows = rows_of_parts(all, m, offset, X.rows());
   // Every part's occupied bins, as m·d coordinates, merged exactly in one exchange.
   RangeBins local;
   all_or_none(comm, [&] {

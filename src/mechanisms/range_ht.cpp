@@ -11,6 +11,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/range.hpp"
+#include "dpstats/random/partition.hpp"
 
 namespace dpstats {
 namespace {
@@ -65,17 +66,7 @@ std::vector<int> q_range_ht_parts(std::int64_t n, const RangeHtOptions& o, Rng& 
   const int m = q_range_ht_partitions(o);
   require(n >= 2 * m, fmt::format("q_range-ht needs n >= 2m = {} rows ({} parts), got {}", 2 * m,
                                   m, n));
-  // Uniformly random partition (public randomness): Fisher-Yates, then m contiguous slices.
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
-  std::iota(perm.begin(), perm.end(), std::int64_t{0});
-  for (std::int64_t i = n - 1; i > 0; --i)
-    std::swap(perm[static_cast<std::size_t>(i)],
-              perm[rng.uniform_below(static_cast<std::uint64_t>(i) + 1)]);
-  std::vector<int> part(static_cast<std::size_t>(n));
-  for (int l = 0; l < m; ++l)
-    for (std::int64_t r = n * l / m; r < n * (l + 1) / m; ++r)
-      part[static_cast<std::size_t>(perm[static_cast<std::size_t>(r)])] = l;
-  return part;
+  return random_parts(n, m, rng);  // public randomness
 }
 
 std::optional<RangeHtResult> q_range_ht_median(const std::vector<Eigen::VectorXd>& centres,
@@ -103,10 +94,8 @@ std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOp
                                         Rng& rng) {
   const int m = q_range_ht_partitions(o);
   const Eigen::Index n = X.rows(), d = X.cols();
-  const std::vector<int> part = q_range_ht_parts(n, o, rng);
-  // The rows of each part (in row order: q_range counts, so the order within a part is free).
-  std::vector<std::vector<Eigen::Index>> rows(static_cast<std::size_t>(m));
-  for (Eigen::Index i = 0; i < n; ++i) rows[static_cast<std::size_t>(part[static_cast<std::size_t>(i)])].push_back(i);
+  // The rows of each part in row order (q_range counts: the order within a part is free).
+  const auto rows = rows_of_parts(q_range_ht_parts(n, o, rng), m);
   const RangeOptions opts = part_options(o, m);
   std::vector<Eigen::VectorXd> centres;
   int failed = 0;

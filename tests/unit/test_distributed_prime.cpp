@@ -1,8 +1,8 @@
 // PRIME and PRIME-ht over ranks (issue 18): on P = 1..4 in-process ranks (run_local_ranks) with
 // uneven cuts (an empty rank included) the seeded release -- estimate, diagnostics, ledger -- is
 // the single-process release on every rank and only rank 0 draws (as many words as one process):
-// practical and paper profiles, the top-k cut on tied rows, estimated units; the boosted variants
-// still refuse several ranks.
+// practical and paper profiles, the top-k cut on tied rows, q_range-ht, estimated units, the
+// fallback to DP Mean and the boosted variants.
 #include <bit>
 
 #include "dpstats/error.hpp"
@@ -130,15 +130,16 @@ TEST(DistributedPrime, FallbackToDpMeanIsTheSingleProcessRelease) {
   EXPECT_EQ(diag.at("fallback"), "dp-mean") << diag.dump();
 }
 
-TEST(DistributedPrime, BoostedRefusesSeveralRanks) {
-  const RowMatrix X = corrupted(4000, 2, 0, 0);
+TEST(DistributedPrime, BoostedIsTheSingleProcessRelease) {
+  // Boosting: rank 0 draws the partition of the global rows; each part (its rows in global row
+  // order) is a PRIME release over every rank.
+  const RowMatrix X = corrupted(9000, 2, 300, 10);
   for (const char* method : {"prime-boosted", "prime-ht-boosted"}) {
-    EXPECT_THROW(run_local_ranks(2, [&](Communicator& c) {
-      MeanRequest r = prime_request(method, 2, Profile::practical);
-      r.run.comm = &c;
-      SeededRng rng(1);
-      run_mean(X.middleRows(2000 * c.rank(), 2000), r, rng);
-    }), InvalidArgument) << method;
+    MeanRequest r = prime_request(method, 2, Profile::practical);
+    r.boost_zeta = 0.2;  // 3 parts
+    const auto diag = expect_same_on_ranks(r, X);
+    EXPECT_EQ(diag.at("boost_parts").get<int>(), 3) << diag.dump();
+    EXPECT_TRUE(diag.contains("boost_selected_part")) << method << ": " << diag.dump();
   }
 }
 
