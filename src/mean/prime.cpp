@@ -64,7 +64,7 @@ Defaults default_rounds(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
 
 // Every option, from public values only (the data's shape included), before anything is read.
 void validate(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
-  validate_robust(o, true);
+  validate_robust(o);
   require(o.T1 >= 0 && o.T1 <= 20, fmt::format("T1 must be in [0, 20] (0 = default), got {}", o.T1));
   require(o.T2 >= 0 && o.T2 <= 20, fmt::format("T2 must be in [0, 20] (0 = default), got {}", o.T2));
   require(n >= 2 && d >= 1, fmt::format("need n >= 2 and d >= 1, got n = {}, d = {}", n, d));
@@ -651,7 +651,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   const std::int64_t d = X.cols();
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
-    validate_robust(o, true);
+    validate_robust(o);
     n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d), "PRIME's options and column count",
                                  o.run.threads);
   }

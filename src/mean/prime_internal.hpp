@@ -290,19 +290,11 @@ AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, dou
 
 // The checks every filter-based robust mean shares (PRIME, PRIME-ht, the private filter), before
 // anything is read: the target (δ > 0), run control, α, the failure probability, the top-k
-// multiplier and the stopping constant C.
-// ranks_ok: the caller's data passes are merged over ranks (the private filter); PRIME and
-// PRIME-ht are not yet, so they refuse several ranks before anything is read.
+// multiplier and the stopping constant C. (All three run on several ranks.)
 template <class Options>
-void validate_robust(const Options& o, bool ranks_ok = false) {
+void validate_robust(const Options& o) {
   validate(o.privacy, DeltaRule::positive);
   validate(o.run);
-  const int ranks = o.run.comm ? o.run.comm->size() : 1;
-  require(ranks == 1 || ranks_ok,
-          fmt::format("PRIME and PRIME-ht do not run on several ranks yet (launched as {} "
-                      "ranks); run them in one process, or use the private filter (filter) with "
-                      "scale, which does",
-                      ranks));
   require(o.alpha > 0 && o.alpha <= 0.25,
           fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
   require(o.failure_probability > 0 && o.failure_probability < 1,

@@ -29,7 +29,7 @@ constexpr double kShareSigma = 0.8, kShareLambda = 0.08, kShareCentre = 0.07, kS
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
 
 void validate(const PrivateFilterOptions& o, std::int64_t n, std::int64_t d) {
-  validate_robust(o, true);
+  validate_robust(o);
   require(o.T >= 0 && o.T <= 1000, fmt::format("T must be in [0, 1000] (0 = default), got {}", o.T));
   require(n >= 16, fmt::format("the private filter needs n >= 16 rows, got {}", n));
   require(n < (std::int64_t{1} << 32), "the private filter needs n < 2^32 rows");
@@ -353,7 +353,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   const std::int64_t d = X.cols();
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
-    validate_robust(o, true);
+    validate_robust(o);
     n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d),
                                  "the private filter's options and column count", o.run.threads);
   }
