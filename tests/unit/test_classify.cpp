@@ -155,11 +155,18 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   c.parameters = 10;
   c.clip = 2;
   c.lambda = 0.5;
-  // docs/proofs/training.md, times 1 + (P + 16 + 2.02 (B + 4) B) 2^-53 for the floating-point sums
-  const double margin = 1 + (10 + 16 + 2.02 * 65540.0 * 65536.0) * 0x1p-53;
-  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * std::sqrt(1 + 0.5 * 4) * margin);
+  // docs/proofs/training.md §7: the lattice sum's add/remove sensitivity, one example's integer
+  // vector 2^b (1 + e)^2 + sqrt(D)/2 (b = 30 for B = 65536, e = (D + 32) 2^-52) in value units,
+  // plus B ball 2^-50 for the conversion.
+  auto lattice = [](double ball, double D) {
+    const double e = (D + 32) * 0x1p-52;
+    return (0x1p30 * (1 + e) * (1 + e) + std::sqrt(D) / 2) * ball * 0x1p-30 +
+           65536.0 * ball * 0x1p-50;
+  };
+  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), lattice(2 * std::sqrt(1 + 0.5 * 4), 20));
+  EXPECT_DOUBLE_EQ(GradientRelease(c).unit(), 2 * std::sqrt(1 + 0.5 * 4) * 0x1p-30);
   c.optimizer = ClassifyOptimizer::dp_adam;
-  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * margin);
+  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), lattice(2, 10));
   EXPECT_GT(GradientRelease(c).sensitivity(), 2);
   c.max_batch = 0;
   EXPECT_THROW(GradientRelease{c}, InvalidArgument);
