@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <cmath>
 
 #include "dpstats/error.hpp"
@@ -130,10 +132,46 @@ namespace {
 // leaves z_ik as it is), the k loop element-wise. So an example's forward values depend on that
 // example and the parameters alone, not on which batch, block, thread or rank computes it
 // (docs/proofs/training.md §7). The r-outer order keeps W's row in L1 across the block.
-void affine_rows(const double* A, Eigen::Index n, Eigen::Index in, const double* W,
-                 Eigen::Index out, double* Z) {
+// fp-contract=off: the element-wise arithmetic of the kernels below is the same IEEE operations
+// (a multiply, then an add) whatever the compiler targets, so ranks on CPUs with and without
+// fused multiply-add compute the same values. The widths 2..16 (the class count, the last
+// layer's width) get a compiled-in width: the inner loop then has no run-time set-up.
+// Cloned for AVX-512 and AVX2 (chosen at run time); the clones differ in vector width only.
+#define DPSTATS_ELEMENTWISE \
+  __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+
+template <int W, class F>
+bool try_width(Eigen::Index out, F& f) {
+  if (out != W) return false;
+  f(std::integral_constant<int, W>{});
+  return true;
+}
+// f(std::integral_constant<int, W>) with W = out for out in 2..16, else W = 0 (any width).
+template <class F>
+void dispatch_width(Eigen::Index out, F&& f) {
+  [&]<int... W>(std::integer_sequence<int, W...>) {
+    if (!(try_width<W + 2>(out, f) || ...)) f(std::integral_constant<int, 0>{});
+  }(std::make_integer_sequence<int, 15>{});
+}
+
+template <int Width>
+DPSTATS_ELEMENTWISE void affine_rows_w(const double* A, Eigen::Index n, Eigen::Index in,
+                                       const double* W, Eigen::Index out_any, double* Z) {
+  const Eigen::Index out = Width > 0 ? Width : out_any;
   std::fill(Z, Z + n * out, 0.0);
-  for (Eigen::Index r = 0; r <= in; ++r) {
+  if constexpr (Width > 0) {  // narrow W (fits L1/L2): one example at a time, A's row in order
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double* a = A + i * (in + 1);
+      double* z = Z + i * out;
+      for (Eigen::Index r = 0; r <= in; ++r) {
+        if (a[r] == 0) continue;
+        const double* w = W + r * out;
+        for (Eigen::Index k = 0; k < out; ++k) z[k] += a[r] * w[k];
+      }
+    }
+    return;
+  }
+  for (Eigen::Index r = 0; r <= in; ++r) {  // wide W: its row stays in L1 across the block
     const double* w = W + r * out;
     for (Eigen::Index i = 0; i < n; ++i) {
       const double a = A[i * (in + 1) + r];
@@ -142,6 +180,11 @@ void affine_rows(const double* A, Eigen::Index n, Eigen::Index in, const double*
       for (Eigen::Index k = 0; k < out; ++k) z[k] += a * w[k];
     }
   }
+}
+
+void affine_rows(const double* A, Eigen::Index n, Eigen::Index in, const double* W,
+                 Eigen::Index out, double* Z) {
+  dispatch_width(out, [&](auto w) { affine_rows_w<decltype(w)::value>(A, n, in, W, out, Z); });
 }
 
 // Softmax of one row of logits in place (z becomes p), in plain loops (in order, no
@@ -248,9 +291,28 @@ namespace {
 // examples i in [b, e): one layer of the lattice sum. Integer words (the offset trick of
 // exact::add, the constant removed per term so that skipped terms need no count): any order of
 // the examples gives the same words. Rows of W stay in L1 across a block of examples.
-void lattice_layer(const RowMatrix& A, const RowMatrix& D, const Vector& f, bool squares,
-                   Eigen::Index b, Eigen::Index e, std::uint64_t* words) {
-  const Eigen::Index in = A.cols(), out = D.cols();
+template <int Width>
+DPSTATS_ELEMENTWISE void lattice_layer_w(const RowMatrix& A, const RowMatrix& D, const Vector& f,
+                                         bool squares, Eigen::Index b, Eigen::Index e,
+                                         std::uint64_t* words) {
+  const Eigen::Index in = A.cols(), out = Width > 0 ? Width : D.cols();
+  if constexpr (Width > 0) {  // narrow rows: one example at a time (see affine_rows_w)
+    for (Eigen::Index i = b; i < e; ++i) {
+      if (f(i) == 0) continue;
+      const double* a = A.row(i).data();
+      const double* d = D.row(i).data();
+      double t[Width];
+      for (Eigen::Index k = 0; k < out; ++k) t[k] = squares ? d[k] * d[k] : d[k];
+      for (Eigen::Index r = 0; r < in; ++r) {
+        if (a[r] == 0) continue;
+        const double s = squares ? (a[r] * a[r]) * f(i) : a[r] * f(i);
+        std::uint64_t* w = words + r * out;
+        for (Eigen::Index k = 0; k < out; ++k)
+          w[k] += std::bit_cast<std::uint64_t>(s * t[k] + exact::kRound) - exact::kRoundWord;
+      }
+    }
+    return;
+  }
   for (Eigen::Index b0 = b; b0 < e; b0 += BatchGradients::kBatchBlock) {
     const Eigen::Index e0 = std::min(e, b0 + BatchGradients::kBatchBlock);
     for (Eigen::Index r = 0; r < in; ++r) {
@@ -272,6 +334,13 @@ void lattice_layer(const RowMatrix& A, const RowMatrix& D, const Vector& f, bool
       }
     }
   }
+}
+
+void lattice_layer(const RowMatrix& A, const RowMatrix& D, const Vector& f, bool squares,
+                   Eigen::Index b, Eigen::Index e, std::uint64_t* words) {
+  dispatch_width(D.cols(), [&](auto w) {
+    lattice_layer_w<decltype(w)::value>(A, D, f, squares, b, e, words);
+  });
 }
 
 }  // namespace
