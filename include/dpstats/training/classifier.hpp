@@ -92,7 +92,7 @@ class BatchGradients {
   // out = Σ_i w_i g_i (and, when `squares` is non-null, *squares = Σ_i w2_i g_i∘g_i).
   void weighted_sum(const Vector& w, Vector& out, const Vector* w2 = nullptr,
                     Vector* squares = nullptr) const;
-  // The exact lattice sum of the scaled per-example gradients (docs/proofs/training.md §7):
+  // The exact lattice sum of the scaled per-example gradients (docs/proofs/training.md §4):
   // entry j is Σ_i round(f1_i g_ij), and, when f2 is given, entry P + j is Σ_i round(f2_i g_ij²)
   // (round: to nearest, ties to even; i over the examples with f_i > 0), added as integers, so
   // the result does not depend on the order, the thread count or how the examples are split

@@ -14,7 +14,7 @@
 //    §4.6: under add/remove the second moment is not free); moments::noise_scales computes it.
 //  * dp-adam-joint-clip (docs/proofs/training.md): c_i clips the concatenation (g_i, √τ g_i∘g_i) to ζ, then
 //      ( Σ_i c_i g_i ,  √τ Σ_i c_i g_i∘g_i ),  sensitivity ζ.
-// The sums are exact lattice sums (docs/proofs/training.md §7): each example's clipped vector v_i
+// The sums are exact lattice sums (docs/proofs/training.md §4): each example's clipped vector v_i
 // (the part above; its norm is at most ball = ζ, or ζ sqrt(1 + λζ²) for JME) is scaled to the
 // grid 2^b / ball (b = exact::ball_bits(B) for at most B rows in a batch), each coordinate is
 // rounded to an integer, and the integers are added exactly (BatchGradients::lattice_sum). So a
