@@ -131,10 +131,11 @@ namespace {
 // operations whatever the other rows are: r in order, zero activations skipped (adding 0 W_rk
 // leaves z_ik as it is), the k loop element-wise. So an example's forward values depend on that
 // example and the parameters alone, not on which batch, block, thread or rank computes it
-// (docs/proofs/training.md §7). The r-outer order keeps W's row in L1 across the block.
+// (docs/proofs/training.md §4). The r-outer order keeps W's row in L1 across the block.
 // fp-contract=off: the element-wise arithmetic of the kernels below is the same IEEE operations
-// (a multiply, then an add) whatever the compiler targets, so ranks on CPUs with and without
-// fused multiply-add compute the same values. The widths 2..16 (the class count, the last
+// (a multiply, then an add) in every clone, so the clone a CPU picks does not change a value.
+// (Byte identity across ranks still assumes one CPU kind: libm's exp and log, used by the
+// softmax, may pick FMA code paths per CPU.) The widths 2..16 (the class count, the last
 // layer's width) get a compiled-in width: the inner loop then has no run-time set-up.
 // Cloned for AVX-512 and AVX2 (chosen at run time); the clones differ in vector width only.
 #define DPSTATS_ELEMENTWISE \

@@ -72,7 +72,7 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
   // The lattice of the header comment: one example's integer vector has l2 norm at most
   // 2^b (1 + e)^2 + sqrt(D)/2 (e covers the floating-point ghost norm and products, the square
   // JME's second part; sqrt(D)/2 the rounding), and the integer total times unit() is off by at
-  // most max_batch ball 2^-50 (docs/proofs/training.md §7).
+  // most max_batch ball 2^-50 (docs/proofs/training.md §4).
   require(c.max_batch >= 1 && c.max_batch < (Eigen::Index{1} << 40),
           fmt::format("max_batch must be in [1, 2^40), got {}", c.max_batch));
   ball_ = sensitivity_;

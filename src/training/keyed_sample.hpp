@@ -1,5 +1,5 @@
 // Poisson subsampling that does not depend on how the rows are split (issue 18; docs/proofs/
-// training.md §7): row `id` (its global row id) is in step t's sample when the first 64 bits of
+// training.md §4): row `id` (its global row id) is in step t's sample when the first 64 bits of
 // AES-128_key(t, id) are below floor(2^64 m / N). The key is drawn once (by rank 0, from the
 // release's Rng) and shared, so every rank decides its own rows, and the sample of step t is the
 // same set of global ids on one process or on any number of ranks. Under the PRF assumption on

@@ -155,7 +155,7 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   c.parameters = 10;
   c.clip = 2;
   c.lambda = 0.5;
-  // docs/proofs/training.md §7: the lattice sum's add/remove sensitivity, one example's integer
+  // docs/proofs/training.md §4: the lattice sum's add/remove sensitivity, one example's integer
   // vector 2^b (1 + e)^2 + sqrt(D)/2 (b = 30 for B = 65536, e = (D + 32) 2^-52) in value units,
   // plus B ball 2^-50 for the conversion.
   auto lattice = [](double ball, double D) {

@@ -1,4 +1,4 @@
-// Private training over ranks (issue 18 item 4; docs/proofs/training.md §7): each step's Poisson
+// Private training over ranks (issue 18 item 4; docs/proofs/training.md §4): each step's Poisson
 // batch is decided per global row id by a key rank 0 draws, the clipped per-example gradients are
 // added on an integer lattice and merged exactly, and rank 0 draws the noise. So on P = 1..4
 // in-process ranks (run_local_ranks) with uneven cuts of the rows, the seeded release -- model,
