@@ -292,28 +292,43 @@ namespace {
 // examples i in [b, e): one layer of the lattice sum. Integer words (the offset trick of
 // exact::add, the constant removed per term so that skipped terms need no count): any order of
 // the examples gives the same words. Rows of W stay in L1 across a block of examples.
+// Narrow rows (2..16 outputs): one example at a time, and the first and square terms of an
+// activation in one visit (JME, joint clipping), so a row of A is read once.
 template <int Width>
-DPSTATS_ELEMENTWISE void lattice_layer_w(const RowMatrix& A, const RowMatrix& D, const Vector& f,
-                                         bool squares, Eigen::Index b, Eigen::Index e,
-                                         std::uint64_t* words) {
-  const Eigen::Index in = A.cols(), out = Width > 0 ? Width : D.cols();
-  if constexpr (Width > 0) {  // narrow rows: one example at a time (see affine_rows_w)
-    for (Eigen::Index i = b; i < e; ++i) {
-      if (f(i) == 0) continue;
-      const double* a = A.row(i).data();
-      const double* d = D.row(i).data();
-      double t[Width];
-      for (Eigen::Index k = 0; k < out; ++k) t[k] = squares ? d[k] * d[k] : d[k];
-      for (Eigen::Index r = 0; r < in; ++r) {
-        if (a[r] == 0) continue;
-        const double s = squares ? (a[r] * a[r]) * f(i) : a[r] * f(i);
-        std::uint64_t* w = words + r * out;
-        for (Eigen::Index k = 0; k < out; ++k)
-          w[k] += std::bit_cast<std::uint64_t>(s * t[k] + exact::kRound) - exact::kRoundWord;
+DPSTATS_ELEMENTWISE void lattice_narrow(const RowMatrix& A, const RowMatrix& D, const Vector& f1,
+                                        const Vector* f2, Eigen::Index b, Eigen::Index e,
+                                        std::uint64_t* words1, std::uint64_t* words2) {
+  const Eigen::Index in = A.cols();
+  for (Eigen::Index i = b; i < e; ++i) {
+    const bool one = f1(i) != 0, two = f2 != nullptr && (*f2)(i) != 0;
+    if (!one && !two) continue;
+    const double* a = A.row(i).data();
+    const double* d = D.row(i).data();
+    double t1[Width], t2[Width];
+    for (int k = 0; k < Width; ++k) t1[k] = d[k], t2[k] = d[k] * d[k];
+    for (Eigen::Index r = 0; r < in; ++r) {
+      if (a[r] == 0) continue;
+      if (one) {
+        const double s = a[r] * f1(i);
+        std::uint64_t* w = words1 + r * Width;
+        for (int k = 0; k < Width; ++k)
+          w[k] += std::bit_cast<std::uint64_t>(s * t1[k] + exact::kRound) - exact::kRoundWord;
+      }
+      if (two) {
+        const double s = (a[r] * a[r]) * (*f2)(i);
+        std::uint64_t* w = words2 + r * Width;
+        for (int k = 0; k < Width; ++k)
+          w[k] += std::bit_cast<std::uint64_t>(s * t2[k] + exact::kRound) - exact::kRoundWord;
       }
     }
-    return;
   }
+}
+
+// Wide rows: a row of W's words stays in L1 across a block of examples.
+DPSTATS_ELEMENTWISE void lattice_wide(const RowMatrix& A, const RowMatrix& D, const Vector& f,
+                                      bool squares, Eigen::Index b, Eigen::Index e,
+                                      std::uint64_t* words) {
+  const Eigen::Index in = A.cols(), out = D.cols();
   for (Eigen::Index b0 = b; b0 < e; b0 += BatchGradients::kBatchBlock) {
     const Eigen::Index e0 = std::min(e, b0 + BatchGradients::kBatchBlock);
     for (Eigen::Index r = 0; r < in; ++r) {
@@ -337,11 +352,21 @@ DPSTATS_ELEMENTWISE void lattice_layer_w(const RowMatrix& A, const RowMatrix& D,
   }
 }
 
-void lattice_layer(const RowMatrix& A, const RowMatrix& D, const Vector& f, bool squares,
-                   Eigen::Index b, Eigen::Index e, std::uint64_t* words) {
+// One layer of the lattice sum: words1 += the f1 terms, words2 += the f2 square terms (f2 may
+// be null).
+void lattice_layer(const RowMatrix& A, const RowMatrix& D, const Vector& f1, const Vector* f2,
+                   Eigen::Index b, Eigen::Index e, std::uint64_t* words1, std::uint64_t* words2) {
+  bool narrow = false;
   dispatch_width(D.cols(), [&](auto w) {
-    lattice_layer_w<decltype(w)::value>(A, D, f, squares, b, e, words);
+    constexpr int W = decltype(w)::value;
+    if constexpr (W > 0) {
+      lattice_narrow<W>(A, D, f1, f2, b, e, words1, words2);
+      narrow = true;
+    }
   });
+  if (narrow) return;
+  lattice_wide(A, D, f1, false, b, e, words1);
+  if (f2) lattice_wide(A, D, *f2, true, b, e, words2);
 }
 
 }  // namespace
@@ -356,8 +381,7 @@ Vector BatchGradients::lattice_sum(const Vector& f1, const Vector* f2) const {
     std::uint64_t* w = words.data() + static_cast<std::size_t>(p) * width;
     for (std::size_t l = 0; l < act_.size(); ++l) {
       const Eigen::Index off = model_->layer_offset(static_cast<int>(l));
-      lattice_layer(act_[l], delta_[l], f1, false, b, e, w + off);
-      if (f2) lattice_layer(act_[l], delta_[l], *f2, true, b, e, w + P + off);
+      lattice_layer(act_[l], delta_[l], f1, f2, b, e, w + off, f2 ? w + P + off : nullptr);
     }
   });
   Vector out(D);

@@ -181,6 +181,40 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   EXPECT_NO_THROW(GradientRelease(c).release(four, rng, f, s));
 }
 
+// docs/proofs/training.md §4: the lattice sum is the same integers for any order of the
+// examples, any thread count and any split of the batch, and within a lattice step per example
+// of the floating-point weighted sum.
+TEST(GradientRelease, LatticeSumIsExactAndSplitIndependent) {
+  const Toy t = blobs(300, 7, 4, 23, 1.0);
+  SeededRng init(24);
+  const Classifier m = Classifier::mlp(7, 20, 4, init);
+  std::vector<Eigen::Index> rows(300);
+  std::iota(rows.begin(), rows.end(), 0);
+  GradientReleaseConfig c;
+  c.optimizer = ClassifyOptimizer::dp_adam_jme;
+  c.parameters = m.num_parameters();
+  c.clip = 0.3;
+  c.max_batch = 300;
+  const GradientRelease r(c);
+  const BatchGradients all(m, t.X, t.y, rows, 1);
+  const Vector K = r.lattice_sum(all);
+  EXPECT_EQ(K, r.lattice_sum(BatchGradients(m, t.X, t.y, rows, 3)));
+  std::vector<Eigen::Index> reversed(rows.rbegin(), rows.rend());
+  EXPECT_EQ(K, r.lattice_sum(BatchGradients(m, t.X, t.y, reversed, 2)));
+  const std::vector<Eigen::Index> a(rows.begin(), rows.begin() + 117), b(rows.begin() + 117, rows.end());
+  EXPECT_EQ(K, Vector(r.lattice_sum(BatchGradients(m, t.X, t.y, a)) +
+                      r.lattice_sum(BatchGradients(m, t.X, t.y, b))));
+  Vector w1, w2, sum, squares;
+  r.clip_weights(all, w1, w2);
+  all.weighted_sum(w1, sum, &w2, &squares);
+  const Eigen::Index P = m.num_parameters();
+  const double u = r.unit(), lambda = std::sqrt(c.lambda);
+  // Each example rounds each coordinate by at most half a step.
+  EXPECT_LE((K.head(P) * u - sum).cwiseAbs().maxCoeff(), 0.5 * 300 * u * (1 + 1e-9));
+  EXPECT_LE((K.tail(P) * u - lambda * squares).cwiseAbs().maxCoeff(), 0.5 * 300 * u * (1 + 1e-9));
+  EXPECT_GT(sum.norm(), 1e3 * u);  // not a vacuous comparison
+}
+
 TEST(GradientRelease, NoiseHasTheStatedScale) {
   // Zero gradients (one example with all-zero features and the bias at the optimum would still
   // have a gradient), so release an empty batch: the output is pure noise of first_noise_std.
