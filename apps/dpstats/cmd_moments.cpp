@@ -23,6 +23,7 @@
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
+#include "ranks.hpp"
 
 namespace dpstats::cli {
 
@@ -144,30 +145,36 @@ void run_live(const MomentsArgs& a) {
 }
 
 void run_moments(const MomentsArgs& a) {
+  Communicator* comm = ranks();  // null: one process
   if (a.steps) {
+    require(comm == nullptr || comm->size() == 1,
+            "--steps (a live stream read row by row) does not run on several ranks; give the "
+            "whole table (without --steps)");
     run_live(a);
     return;
   }
-  const Table table = read_input(a.input);
-  const auto& X = table.values;
+  const InputShard input = read_input_shard(a.input, comm);
+  const auto& X = input.table.values;
   check_data(X);
   moments::MomentsOptions o = a.o;
-  o.steps = static_cast<std::size_t>(X.rows());
+  o.run.comm = comm;
+  o.steps = static_cast<std::size_t>(input.total);  // the stream's horizon: every rank's rows
   o.dim = static_cast<std::size_t>(X.cols());
   moments::MomentsConfig c = moments::make_config(o);
   if (c.on_norm == moments::NormPolicy::reject && c.clip)
-    for (Eigen::Index t = 0; t < X.rows(); ++t)
+    for (Eigen::Index t = 0, first = comm ? shard_rows(*comm, X.rows()).offset : 0; t < X.rows(); ++t)
       require(X.row(t).norm() <= *c.clip,
-              fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)", t + 1,
+              fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)", first + t + 1,
                           format_number(*c.clip)));
   auto rng = make_rng(a.seed);
   // The whole table is known: the batch API (a private clip when --clip is absent, a private
   // count of clipped rows when it is given), then one line per step.
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = moments::estimate_moments(X, std::move(c), *rng, budget.get());
   budget.commit();  // before anything is printed
+  if (!is_root()) return;
   nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
-  const nlohmann::ordered_json extra = {{"n", X.rows()}, {"d", X.cols()}};
+  const nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()}};
   std::cout << release_output(std::move(head), release_fields_json(r), extra).dump() << std::endl;
   for (Eigen::Index t = 0; t < r.estimate.first.rows(); ++t) {
     const Vector f = r.estimate.first.row(t).transpose(), s = r.estimate.second.row(t).transpose();

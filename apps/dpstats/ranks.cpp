@@ -20,8 +20,8 @@ namespace {
 // The commands whose rows may be spread over ranks. Add a command here once every method it
 // runs either distributes its data passes or refuses P > 1 in the library.
 const std::set<std::string>& distributed_commands() {
-  static const std::set<std::string> names = {"mean", "median", "stat", "fit", "bounds",
-                                                "version"};  // fit: heavy-tailed, user-level
+  static const std::set<std::string> names = {"mean",   "median", "stat",   "fit",
+                                                "bounds", "moments", "version"};  // fit: heavy-tailed, user-level
   return names;
 }
 

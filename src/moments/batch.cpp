@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "detail.hpp"
+#include "dpstats/comm/replay.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/moments/estimator.hpp"
@@ -191,10 +192,51 @@ Release<MomentSeries> run_stream(const ConstMatrixRef& X, MomentEstimator& est,
   return est.release(std::move(series));  // seal
 }
 
+// Every rank's rows, in rank order (the global row order): the whole stream on every rank.
+RowMatrix gather_rows(Communicator& comm, const ConstMatrixRef& X) {
+  const RowMatrix mine = X;
+  const auto all = comm.allgather(
+      to_bytes(std::vector<double>(mine.data(), mine.data() + mine.size())));
+  std::vector<double> rows;
+  for (const Bytes& b : all) {
+    const auto part = from_bytes<std::vector<double>>(b);
+    rows.insert(rows.end(), part.begin(), part.end());
+  }
+  const auto d = X.cols();
+  RowMatrix out(static_cast<Index>(rows.size()) / std::max<Index>(d, 1), d);
+  std::copy(rows.begin(), rows.end(), out.data());
+  return out;
+}
+
+// Several ranks: a step is one row, so there is no per-step sum to merge. Every rank gathers the
+// rows (global order) and runs the single-process stream; rank 0 draws and holds the budget, the
+// others replay its draws (comm/replay.hpp), so every rank returns the single-process release.
+Release<MomentSeries> estimate_on_ranks(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
+                                        Budget* budget, MomentsTrace* trace) {
+  Communicator& comm = *config.run.comm;
+  check_agreement(comm,
+                  fmt::format("moments|{}|{}|{}|{}|{}|{:a}|{:a}|{}|{}|{:a}|{:a}|{}|{}|{}",
+                              config.steps, config.dim, X.cols(), static_cast<int>(config.method),
+                              static_cast<int>(config.form), config.clip.value_or(-1),
+                              config.privacy.epsilon, config.privacy.delta,
+                              config.rho.value_or(-1), config.scale_share,
+                              config.clip_check_share, config.centre,
+                              static_cast<int>(config.profile), static_cast<int>(config.run.noise)),
+                  "the moments stream's options and column count");
+  const RowMatrix rows = gather_rows(comm, X);
+  config.run.comm = nullptr;
+  Budget* mine = comm.rank() == 0 ? budget : nullptr;  // the ledger lives on rank 0
+  return replay_on_ranks(comm, rng, [&](Rng& r) {
+    return estimate_moments(rows, config, r, mine, comm.rank() == 0 ? trace : nullptr);
+  });
+}
+
 }  // namespace
 
 Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
                                        Budget* budget, MomentsTrace* trace) {
+  if (config.run.comm && config.run.comm->size() > 1)
+    return estimate_on_ranks(X, std::move(config), rng, budget, trace);
   if (config.steps == 0) config.steps = static_cast<std::size_t>(X.rows());
   if (config.dim == 0) config.dim = static_cast<std::size_t>(X.cols());
   detail::validate_config(config, true);  // validate

@@ -299,11 +299,12 @@ namespace {
 // clip: a missing clip is estimated privately, from the whole table (batch) or per block (live,
 // where plan_live_clip refuses a stream too short for it).
 void check_config(const MomentsConfig& c, bool /*batch*/) {
-  // One process only (docs/guide.md "Moments on several ranks"): every step's row is one
-  // record, released by rank 0's noise, so there is no data pass to split.
+  // The live stream (rows pushed one at a time) runs in one process (docs/guide.md "Moments on
+  // several ranks"); the batch API gathers the rows and replays rank 0's draws (batch.cpp).
   const int ranks = comm_or_single(c.run.comm).size();
-  require(ranks == 1, fmt::format("the moments stream does not run on {} ranks: each step is one "
-                                  "row; run it on one rank (threads split a step's coordinates)",
+  require(ranks == 1, fmt::format("the live moments stream does not run on {} ranks: each step is "
+                                  "one pushed row; give the whole table to estimate_moments (the "
+                                  "tool without --steps), which runs on ranks",
                                   ranks));
   require(c.steps >= 1, "steps must be >= 1, got 0");
   require(c.dim >= 1, "dim must be >= 1, got 0");

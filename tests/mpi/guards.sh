@@ -38,7 +38,9 @@ refused "one rank's missing cell" 2 "rank 1: " 2 "${MEAN[@]}" --shards "$DATA/pa
 refused "a method not distributed" 2 "does not run on several ranks" 2 \
   mean --method exp-time --alpha 0.05 --epsilon 1 --delta 1e-6 --scale 1 --seed 1 "$DATA/table.csv"
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
-  moments --epsilon 1 --seed 1 "$DATA/table.csv"
+  noise --mechanism laplace --sensitivity 1 --epsilon 1 --seed 1 5
+refused "the live moments stream" 2 "does not run on several ranks" 2 \
+  moments --method jme --epsilon 1 --delta 1e-6 --steps 5 --seed 1 "$DATA/table.csv"
 refused "non-private adam on ranks" 2 "does not run on 2 ranks" 2 \
   fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer adam --seed 1 "$DATA/users.csv"
 printf 'user,label,f1,f2,f3\n1,1,0.5,0.5,0.5\n2,7,0.5,0.5,0.5\n' >"$tmp/label.csv"
