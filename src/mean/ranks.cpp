@@ -63,9 +63,12 @@ void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, co
   });
 }
 
-std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
-                                   Communicator& comm, Rng& rng, int threads) {
-  if (comm.size() == 1) return dpstats::q_range(X, o, rng);
+namespace {
+
+// q_range over several ranks on a matrix's rows or a view's (every rank's bins, merged).
+template <class Rows>
+std::optional<RangeResult> ranked_q_range(const Rows& X, std::int64_t n, const RangeOptions& o,
+                                          Communicator& comm, Rng& rng, int threads) {
   const auto d = static_cast<std::size_t>(X.cols());
   const EpsilonDelta per = q_range_coordinate_budget(o, d);
   RangeBins local;
@@ -84,6 +87,23 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, cons
   r.side = packed[0];
   r.centre = packed.tail(packed.size() - 1);
   r.entry = q_range_entry(o, d);
+  return r;
+}
+
+}  // namespace
+
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads) {
+  if (comm.size() == 1) return dpstats::q_range(X, o, rng);
+  return ranked_q_range(X, n, o, comm, rng, threads);
+}
+
+std::optional<RangeResult> q_range(const AffineRows& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads) {
+  if (comm.size() > 1) return ranked_q_range(X, n, o, comm, rng, threads);
+  const auto d = static_cast<std::size_t>(X.cols());
+  auto r = dpstats::q_range(X, o, q_range_coordinate_budget(o, d), rng, 1);
+  if (r) r->entry = q_range_entry(o, d);
   return r;
 }
 

@@ -29,6 +29,9 @@ void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, co
 // the release drawn on rank 0 and given to every rank.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
                                    Communicator& comm, Rng& rng, int threads);
+// The same on rows read through a view (the robust means' scale units).
+std::optional<RangeResult> q_range(const AffineRows& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads);
 
 // prime_detail::units_step (alpha 0, as the bounded mean and DP Mean call it) on the rows of
 // every rank: with a supplied scale, or in one process,

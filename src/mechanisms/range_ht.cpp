@@ -57,10 +57,13 @@ LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d) {
   return e;
 }
 
-std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
-                                        Rng& rng) {
+namespace {
+
+// Alg 15 on the rows of X (a matrix, or a view whose rows `copy_row(i, out)` writes).
+template <class CopyRow>
+std::optional<RangeHtResult> range_ht(Eigen::Index n, Eigen::Index d, CopyRow copy_row,
+                                      const RangeHtOptions& o, Rng& rng) {
   const int m = q_range_ht_partitions(o);
-  const Eigen::Index n = X.rows(), d = X.cols();
   require(n >= 2 * m, fmt::format("q_range-ht needs n >= 2m = {} rows ({} parts), got {}", 2 * m,
                                   m, n));
   const RangeOptions part = part_options(o, m);
@@ -75,7 +78,7 @@ std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOp
   for (int l = 0; l < m; ++l) {
     const Eigen::Index b = n * l / m, e = n * (l + 1) / m;
     Y.resize(e - b, d);
-    for (Eigen::Index r = b; r < e; ++r) Y.row(r - b) = X.row(perm[r]);
+    for (Eigen::Index r = b; r < e; ++r) copy_row(perm[r], Y.row(r - b).data());
     const auto res = q_range(Y, part, rng);
     if (res) {
       centres.push_back(res->centre);
@@ -99,6 +102,21 @@ std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOp
   out.failed = failed;
   out.entry = q_range_ht_entry(o, static_cast<std::size_t>(d));
   return out;
+}
+
+}  // namespace
+
+std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
+                                        Rng& rng) {
+  const auto copy_row = [&](Eigen::Index i, double* out) {
+    std::copy(X.row(i).data(), X.row(i).data() + X.cols(), out);
+  };
+  return range_ht(X.rows(), X.cols(), copy_row, o, rng);
+}
+
+std::optional<RangeHtResult> q_range_ht(const AffineRows& X, const RangeHtOptions& o, Rng& rng) {
+  const auto copy_row = [&](Eigen::Index i, double* out) { X.row(i, out); };
+  return range_ht(X.rows(), X.cols(), copy_row, o, rng);
 }
 
 }  // namespace dpstats

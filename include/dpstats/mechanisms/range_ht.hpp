@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 #include <optional>
 
+#include "dpstats/data/affine_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
@@ -48,5 +49,7 @@ int q_range_ht_partitions(const RangeHtOptions& o);
 LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d);
 // std::nullopt when every part abstained. Needs at least 2 rows per part.
 std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o, Rng& rng);
+// The same on rows read through a view (data/affine_rows.hpp), without a copy of the data.
+std::optional<RangeHtResult> q_range_ht(const AffineRows& X, const RangeHtOptions& o, Rng& rng);
 
 }  // namespace dpstats
