@@ -31,14 +31,15 @@ class ClippedRows {
 
   // Row i into out[0, cols()); returns out.
   const double* row(Eigen::Index i, double* out) const {
-    units_.row(i, out);
+    const double* x = units_.source_row(i);
     const double* cen = centre_.data();
     const Eigen::Index d = cols();
     if (ball_) {
       const double f = factor_[static_cast<std::size_t>(i)];
-      for (Eigen::Index j = 0; j < d; ++j) out[j] = grid((out[j] - cen[j]) * f);
+      for (Eigen::Index j = 0; j < d; ++j) out[j] = grid((units_.map(j, x[j]) - cen[j]) * f);
     } else {
-      for (Eigen::Index j = 0; j < d; ++j) out[j] = grid(std::clamp(out[j] - cen[j], -radius_, radius_));
+      for (Eigen::Index j = 0; j < d; ++j)
+        out[j] = grid(std::clamp(units_.map(j, x[j]) - cen[j], -radius_, radius_));
     }
     return out;
   }

@@ -33,9 +33,11 @@ class AffineRows {
     return out;
   }
   // One cell.
-  double at(Eigen::Index i, Eigen::Index j) const {
-    return value(data_[i * stride_ + j], shift_[j], mult_[j]);
-  }
+  double at(Eigen::Index i, Eigen::Index j) const { return map(j, data_[i * stride_ + j]); }
+  // The map of column j applied to a value x of that column, and row i of X unmapped: for a
+  // consumer that fuses the map into its own pass over the row.
+  double map(Eigen::Index j, double x) const { return value(x, shift_[j], mult_[j]); }
+  const double* source_row(Eigen::Index i) const { return data_ + i * stride_; }
   // The mapped matrix (n x d): what a caller that needs it whole (or a test) holds.
   RowMatrix materialise() const;
 
