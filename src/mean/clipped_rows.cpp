@@ -10,10 +10,11 @@
 namespace dpstats::prime_detail {
 
 ClippedRows::ClippedRows(AffineRows units, Vector centre, bool ball, double radius, double q,
-                         std::vector<double> factor)
+                         std::vector<double> factor, bool within_bound)
     : units_(std::move(units)),
       centre_(std::move(centre)),
       ball_(ball),
+      within_bound_(within_bound),
       radius_(radius),
       q_(q),
       inv_q_(1 / q),  // exact: q is a power of two

@@ -75,9 +75,12 @@ std::int64_t clip_rows(const AffineRows& X, const ClipPlan& c, const Vector& cen
   const bool ball = c.shape == ClipShape::ball;
   std::vector<double> factor(ball ? static_cast<std::size_t>(n) : 0);
   std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(threads), 0);
+  std::vector<char> at_bound(static_cast<std::size_t>(threads), 0);  // a mapped value clamped?
   const double* cen = centre.data();
+  const double bound = X.bound();
   parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
     std::vector<double> buf(static_cast<std::size_t>(d));
+    int big = 0;
     for (std::int64_t i = b; i < e; ++i) {
       const double* x = X.row(i, buf.data());
       double ss = 0, amax = 0;
@@ -85,6 +88,7 @@ std::int64_t clip_rows(const AffineRows& X, const ClipPlan& c, const Vector& cen
         const double v = x[j] - cen[j];
         ss += v * v;
         amax = std::max(amax, std::abs(v));
+        big |= static_cast<int>(std::abs(x[j]) >= bound);
       }
       bool clipped = false;
       if (ball) {
@@ -96,8 +100,10 @@ std::int64_t clip_rows(const AffineRows& X, const ClipPlan& c, const Vector& cen
       }
       clipped_parts[static_cast<std::size_t>(t)] += clipped;
     }
+    at_bound[static_cast<std::size_t>(t)] = static_cast<char>(big);
   });
-  st.Z = ClippedRows(X, centre, ball, c.radius, c.q, std::move(factor));
+  const bool within = std::none_of(at_bound.begin(), at_bound.end(), [](char c) { return c; });
+  st.Z = ClippedRows(X, centre, ball, c.radius, c.q, std::move(factor), within);
   std::int64_t clipped = 0;
   for (auto k : clipped_parts) clipped += k;
   return clipped;

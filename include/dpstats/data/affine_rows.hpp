@@ -37,6 +37,9 @@ class AffineRows {
   // The map of column j applied to a value x of that column, and row i of X unmapped: for a
   // consumer that fuses the map into its own pass over the row.
   double map(Eigen::Index j, double x) const { return value(x, shift_[j], mult_[j]); }
+  // The same without the clamp: equal to map(j, x) whenever |map(j, x)| < bound().
+  double affine(Eigen::Index j, double x) const { return (x - shift_[j]) * mult_[j]; }
+  double bound() const { return bound_; }
   const double* source_row(Eigen::Index i) const { return data_ + i * stride_; }
   // The mapped matrix (n x d): what a caller that needs it whole (or a test) holds.
   RowMatrix materialise() const;
