@@ -13,9 +13,11 @@
 #pragma once
 #include <Eigen/Core>
 #include <optional>
+#include <vector>
 
 #include "dpstats/data/affine_rows.hpp"
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/mechanisms/range.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -51,5 +53,15 @@ LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d);
 std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o, Rng& rng);
 // The same on rows read through a view (data/affine_rows.hpp), without a copy of the data.
 std::optional<RangeHtResult> q_range_ht(const AffineRows& X, const RangeHtOptions& o, Rng& rng);
+
+// The pieces of q_range_ht, also for rows spread over ranks (rank 0 draws the partition and
+// releases; mean/ranks.cpp): each part's q_range options; the uniformly random partition of n
+// rows into m parts of public sizes, as the part of every row (the draws q_range_ht makes first);
+// the coordinate-wise median of the parts' centres (std::nullopt when no part returned one).
+RangeOptions q_range_ht_part_options(const RangeHtOptions& o);
+std::vector<int> q_range_ht_parts(std::int64_t n, const RangeHtOptions& o, Rng& rng);
+std::optional<RangeHtResult> q_range_ht_median(const std::vector<Eigen::VectorXd>& centres,
+                                               int failed, const RangeHtOptions& o,
+                                               Eigen::Index d);
 
 }  // namespace dpstats
