@@ -39,6 +39,13 @@ refused "a method not distributed" 2 "does not run on several ranks" 2 \
   mean --method exp-time --alpha 0.05 --epsilon 1 --delta 1e-6 --scale 1 --seed 1 "$DATA/table.csv"
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
   moments --epsilon 1 --seed 1 "$DATA/table.csv"
+refused "non-private adam on ranks" 2 "does not run on 2 ranks" 2 \
+  fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer adam --seed 1 "$DATA/users.csv"
+printf 'user,label,f1,f2,f3\n1,1,0.5,0.5,0.5\n2,7,0.5,0.5,0.5\n' >"$tmp/label.csv"
+refused "one rank's label out of range" 2 "rank 1: " 2 \
+  fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer dp-sgd --epsilon 1 \
+  --delta 1e-6 --seed 1 \
+  --shards "$DATA/users_part_00.csv" "$tmp/label.csv"
 refused "the median's radius estimate" 2 "needs domain_radius" 2 \
   median --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
