@@ -590,7 +590,7 @@ struct PrimeRun {
     }
     if (trace) {
       trace->final_set = st.S;
-      trace->processed = st.Z;
+      trace->processed = st.Z.materialise();
       trace->epochs = epochs;
       trace->iterations = iterations;
       trace->stop_reason = stop;

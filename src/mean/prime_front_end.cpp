@@ -21,7 +21,7 @@ namespace {
 // buckets every value: below[j][b] counts values whose smallest k with x < c_k is b.
 // Over ranks (comm.size() > 1) the buckets are added exactly and rank 0 draws; n is the global
 // row count.
-void private_medians(const ConstMatrixRef& X, std::int64_t n_all, const ClipPlan& c,
+void private_medians(const AffineRows& X, std::int64_t n_all, const ClipPlan& c,
                      Vector& centre, Rng& rng, int threads, Communicator& comm) {
   const std::int64_t n = X.rows(), d = X.cols();
   const double nd = static_cast<double>(n_all);
@@ -36,8 +36,9 @@ void private_medians(const ConstMatrixRef& X, std::int64_t n_all, const ClipPlan
   std::vector<std::int64_t> parts(cells * static_cast<std::size_t>(threads), 0);
   parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
     std::int64_t* mine = parts.data() + cells * static_cast<std::size_t>(t);
+    std::vector<double> buf(static_cast<std::size_t>(d));
     for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i).data();
+      const double* row = X.row(i, buf.data());
       for (Eigen::Index j = 0; j < d; ++j) {
         const double u = std::clamp((row[j] - lo[j]) / h, -1.0, double(K - 1));
         ++mine[j * (K + 1) + static_cast<std::int64_t>(fast_floor(u)) + 1];
@@ -64,42 +65,45 @@ void private_medians(const ConstMatrixRef& X, std::int64_t n_all, const ClipPlan
   });
 }
 
-// Clip (ball or box, scale units around the centre) and quantise onto the grid qZ, into st.Z;
-// returns the number of clipped rows. X may be st.Z itself (run_front): each element is read
-// before it is written, row by row. (Accumulating the Gram matrix per block of freshly clipped
+// Clip (ball or box, scale units around the centre) and quantise onto the grid qZ: sets st.Z
+// to the rows of X so processed (clipped_rows.hpp: each ball row's clip factor is all it keeps);
+// returns the number of clipped rows. (Accumulating the Gram matrix per block of freshly clipped
 // rows, while they are in cache, measured no faster: the pass is compute-bound.)
-std::int64_t clip_rows(const ConstMatrixRef& X, const ClipPlan& c, const Vector& centre,
-                       int threads, FilterState& st) {
+std::int64_t clip_rows(const AffineRows& X, const ClipPlan& c, const Vector& centre, int threads,
+                       FilterState& st) {
   const std::int64_t n = X.rows(), d = X.cols();
   const bool ball = c.shape == ClipShape::ball;
-  const double inv_q = 1 / c.q;  // exact: q is a power of two
+  std::vector<double> factor(ball ? static_cast<std::size_t>(n) : 0);
   std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(threads), 0);
+  std::vector<char> at_bound(static_cast<std::size_t>(threads), 0);  // a mapped value clamped?
   const double* cen = centre.data();
+  const double bound = X.bound();
   parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
+    std::vector<double> buf(static_cast<std::size_t>(d));
+    int big = 0;
     for (std::int64_t i = b; i < e; ++i) {
-      const double* x = X.row(i).data();
-      double* z = st.Z.row(i).data();
+      const double* x = X.row(i, buf.data());
       double ss = 0, amax = 0;
       for (Eigen::Index j = 0; j < d; ++j) {
         const double v = x[j] - cen[j];
-        z[j] = v;
         ss += v * v;
         amax = std::max(amax, std::abs(v));
+        big |= static_cast<int>(std::abs(x[j]) >= bound);
       }
+      bool clipped = false;
       if (ball) {
         const double norm = std::sqrt(ss);
-        if (norm > c.radius) {
-          const double scale = c.radius / norm;
-          for (Eigen::Index j = 0; j < d; ++j) z[j] *= scale;
-          ++clipped_parts[static_cast<std::size_t>(t)];
-        }
-      } else if (amax > c.radius) {
-        for (Eigen::Index j = 0; j < d; ++j) z[j] = std::clamp(z[j], -c.radius, c.radius);
-        ++clipped_parts[static_cast<std::size_t>(t)];
+        clipped = norm > c.radius;
+        factor[static_cast<std::size_t>(i)] = clipped ? c.radius / norm : 1.0;
+      } else {
+        clipped = amax > c.radius;  // the box clamps each coordinate (ClippedRows)
       }
-      for (Eigen::Index j = 0; j < d; ++j) z[j] = fast_round(z[j] * inv_q) * c.q;
+      clipped_parts[static_cast<std::size_t>(t)] += clipped;
     }
+    at_bound[static_cast<std::size_t>(t)] = static_cast<char>(big);
   });
+  const bool within = std::none_of(at_bound.begin(), at_bound.end(), [](char c) { return c; });
+  st.Z = ClippedRows(X, centre, ball, c.radius, c.q, std::move(factor), within);
   std::int64_t clipped = 0;
   for (auto k : clipped_parts) clipped += k;
   return clipped;
@@ -107,7 +111,7 @@ std::int64_t clip_rows(const ConstMatrixRef& X, const ClipPlan& c, const Vector&
 
 }  // namespace
 
-std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
+std::optional<Vector> front_end(const AffineRows& X, const ClipPlan& c, Rng& rng, int threads,
                                 FilterState& st, std::int64_t& clipped,
                                 std::optional<std::string>& abstained) {
   const std::int64_t n = X.rows(), d = X.cols();
@@ -305,14 +309,13 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
     out.abstained = std::move(why);
     return out;
   }
-  // The data in scale units go straight into the filter state's storage, and the front end clips
-  // and quantises them there in place: one n x d working matrix besides the caller's data.
+  // The front end reads the data in scale units through a view, and the filter state recomputes
+  // each clipped, quantised row from it: no n x d working copy besides the caller's data.
   out.state = std::make_unique<FilterState>(X.rows(), X.cols());
   out.state->threads = threads;
   out.state->comm = ranks;
-  to_units(X, out.units, out.state->Z);
-  const auto centre =
-      front_end(out.state->Z, c, rng, threads, *out.state, out.clipped, out.abstained);
+  const auto centre = front_end(units_view(X, out.units), c, rng, threads, *out.state,
+                                out.clipped, out.abstained);
   if (!centre) {
     if (!out.abstained)
       out.abstained = c.range_ht ? "q_range-ht: every part abstained"

@@ -12,7 +12,6 @@
 #include <memory>
 #include <optional>
 #include <tuple>
-#include <sys/mman.h>
 #include <vector>
 
 #include "dpstats/comm/communicator.hpp"
@@ -29,6 +28,7 @@
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/seam.hpp"
+#include "clipped_rows.hpp"
 
 namespace dpstats::prime_detail {
 
@@ -52,37 +52,6 @@ inline double fast_floor(double x) {
 }
 // Round to nearest (ties to even) for |x| <= 2^51: the exact sum's rounding (exact::nearest).
 inline double fast_round(double x) { return exact::nearest(x); }
-
-// A large uninitialised array backed by transparent huge pages where the kernel allows it
-// (madvise mode): first-touch page faults on the n x d working copies cost ~0.5 s at
-// n = 10^6, d = 50 with 4 KiB pages.
-template <class T>
-class HugeArray {
- public:
-  explicit HugeArray(std::size_t count) {
-    constexpr std::size_t kHuge = std::size_t{1} << 21;
-    // Small arrays (audits and tests run thousands of tiny releases): plain pages, no 2 MiB
-    // allocation to fault in.
-    if (count * sizeof(T) < 2 * kHuge) {
-      void* p = std::aligned_alloc(64, std::max<std::size_t>(64, (count * sizeof(T) + 63) / 64 * 64));
-      if (!p) throw std::bad_alloc();
-      data_.reset(static_cast<T*>(p));
-      return;
-    }
-    const std::size_t bytes = (count * sizeof(T) + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, bytes);
-    if (!p) throw std::bad_alloc();
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // advisory: failure only means 4 KiB pages
-    data_.reset(static_cast<T*>(p));
-  }
-  T* get() const { return data_.get(); }
-
- private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
-  std::unique_ptr<T, Free> data_;
-};
 
 // The data passes' grain: ranges of at least 8192 rows (the library's parallel_ranges).
 constexpr std::int64_t kRowGrain = 8192;
@@ -159,13 +128,13 @@ inline double quantum_for(double bound, std::int64_t n) {
 }
 
 // State of the filter: the processed data Z (σ units, centred on the clipping centre, on the
-// grid qZ), the current set S, its exact Gram matrix and sum.
+// grid qZ; recomputed from the caller's data on every read, clipped_rows.hpp: no n x d copy), the
+// current set S, its exact Gram matrix and sum.
 // ---------------------------------------------------------------------------------------------
 struct FilterState {
-  FilterState(std::int64_t n, std::int64_t d)
-      : storage(static_cast<std::size_t>(n * d)), Z(storage.get(), n, d) {}
-  HugeArray<double> storage;
-  Eigen::Map<RowMatrix> Z;
+  // n rows (d columns: the front end sets Z from the data's view).
+  FilterState(std::int64_t n, std::int64_t /*d*/) { S.reserve(static_cast<std::size_t>(n)); }
+  ClippedRows Z;  // set by front_end
   std::vector<std::uint32_t> S;
   std::vector<double> G;  // row-major d x d, upper triangle
   Vector s;
@@ -217,13 +186,14 @@ struct ClipPlan {
   bool bounded_covariance = false;  // the clean model: Σ ⪯ I (PRIME-ht), else sub-Gaussian
 };
 
-// Runs range (and medians), fills st.Z with the clipped, quantised rows, S = [n], G and s;
-// returns the clipping centre in data units, or std::nullopt when the range step abstained
+// Runs range (and medians), sets st.Z to the clipped, quantised rows, S = [n], G and s;
+// returns the clipping centre in scale units, or std::nullopt when the range step abstained
 // (`abstained` says why when the range was released but lies beyond what the bins resolve).
-// X is in scale units (mean/units.hpp): the range bins and the median grid are in those units.
-// With st.comm set, X holds this rank's rows: the histograms, counts, G and s are merged exactly
-// over ranks and the noisy values (range or q_range-ht, medians) drawn on rank 0.
-std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
+// X is the data in scale units, read through a view (units_view, mean/units.hpp): the range
+// bins and the median grid are in those units, and st.Z keeps the view (the caller's data must
+// outlive st). With st.comm set, X holds this rank's rows: the histograms, counts, G and s are
+// merged exactly over ranks and the noisy values (range or q_range-ht, medians) drawn on rank 0.
+std::optional<Vector> front_end(const AffineRows& X, const ClipPlan& c, Rng& rng, int threads,
                                 FilterState& st, std::int64_t& clipped,
                                 std::optional<std::string>& abstained);
 

@@ -143,21 +143,23 @@ void parallel_rows(std::int64_t count, int threads, F&& f) {
   parallel_ranges(count, threads, 4096, std::forward<F>(f));
 }
 
-}  // namespace
+// Rows per block of recomputed processed rows (a few KiB: the block stays in L1/L2 while the
+// kernel reads it).
+constexpr std::int64_t kBlockRows = 32;
 
-void gram_update(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, bool all_rows,
-                 double sign, double* G, double* s, int threads) {
-  const int d = static_cast<int>(X.cols());
-  const std::int64_t count = all_rows ? X.rows() : static_cast<std::int64_t>(rows.size());
+// G += sign · Σ x xᵀ and s += sign · Σ x over `count` rows, where block(idx, b, e, g, s) adds rows
+// [b, e) of the list into one part's g and s; parts are summed in part order.
+template <class Block>
+void gram_parts(int d, std::int64_t count, double sign, double* G, double* s, int threads,
+                Block&& block) {
   if (count == 0) return;
-  const std::uint32_t* idx = all_rows ? nullptr : rows.data();
   const std::size_t dd = static_cast<std::size_t>(d) * d;
   const int used = static_cast<int>(
       std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, count / 4096)));
   std::vector<double> parts(static_cast<std::size_t>(used) * (dd + d), 0.0);
   parallel_rows(count, used, [&](int t, std::int64_t b, std::int64_t e) {
     double* g = parts.data() + static_cast<std::size_t>(t) * (dd + d);
-    gram_block(X.data(), X.outerStride(), d, idx, b, e, g, g + dd);
+    block(b, e, g, g + dd);
   });
   // Exact: every term is an integer multiple of q² below 2^53 q² (see the header).
   for (int t = 0; t < used; ++t) {
@@ -168,21 +170,78 @@ void gram_update(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, b
   }
 }
 
+// The padded single-precision copy of P's first `used` columns (zero beyond), dp columns.
+std::vector<float> padded_P(const double* P, int d, int used, int dp) {
+  std::vector<float> Pp(static_cast<std::size_t>(d) * dp, 0.0f);
+  for (int k = 0; k < d; ++k)
+    for (int j = 0; j < used; ++j)
+      Pp[static_cast<std::size_t>(k) * dp + j] = static_cast<float>(P[k * d + j]);
+  return Pp;
+}
+
+}  // namespace
+
+void gram_update(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, bool all_rows,
+                 double sign, double* G, double* s, int threads) {
+  const int d = static_cast<int>(X.cols());
+  const std::int64_t count = all_rows ? X.rows() : static_cast<std::int64_t>(rows.size());
+  const std::uint32_t* idx = all_rows ? nullptr : rows.data();
+  gram_parts(d, count, sign, G, s, threads,
+             [&](std::int64_t b, std::int64_t e, double* g, double* gs) {
+               gram_block(X.data(), X.outerStride(), d, idx, b, e, g, gs);
+             });
+}
+
+void gram_update(const ClippedRows& Z, std::span<const std::uint32_t> rows, bool all_rows,
+                 double sign, double* G, double* s, int threads) {
+  const int d = static_cast<int>(Z.cols());
+  const std::int64_t count = all_rows ? Z.rows() : static_cast<std::int64_t>(rows.size());
+  const std::uint32_t* idx = all_rows ? nullptr : rows.data();
+  // Any grouping of the rows gives the same exact sums, so blocks of recomputed rows do too.
+  gram_parts(d, count, sign, G, s, threads,
+             [&](std::int64_t b, std::int64_t e, double* g, double* gs) {
+               std::vector<double> buf(static_cast<std::size_t>(kBlockRows * d));
+               for (std::int64_t r = b; r < e; r += kBlockRows) {
+                 const std::int64_t m = std::min(kBlockRows, e - r);
+                 Z.rows_into(idx, r, r + m, buf.data());
+                 gram_block(buf.data(), d, d, nullptr, 0, m, g, gs);
+               }
+             });
+}
+
 void scores(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, const double* P,
             const double* mu, double* tau, int threads, int cols) {
   const int d = static_cast<int>(X.cols());
   // Zero columns beyond `cols` add exact zeros to τ (t += 0·0), so skipping them changes nothing.
   const int used = cols > 0 && cols < d ? cols : d;
   const int dp = (used + 15) / 16 * 16;
-  std::vector<float> Pp(static_cast<std::size_t>(d) * dp, 0.0f);
-  for (int k = 0; k < d; ++k)
-    for (int j = 0; j < used; ++j)
-      Pp[static_cast<std::size_t>(k) * dp + j] = static_cast<float>(P[k * d + j]);
+  const std::vector<float> Pp = padded_P(P, d, used, dp);
   parallel_rows(static_cast<std::int64_t>(rows.size()), threads,
                 [&](int, std::int64_t b, std::int64_t e) {
                   std::vector<float> c(static_cast<std::size_t>(4 * d));
                   score_block(X.data(), X.outerStride(), d, dp, rows.data(), b, e, Pp.data(), mu,
                               tau, c.data());
+                });
+}
+
+void scores(const ClippedRows& Z, std::span<const std::uint32_t> rows, const double* P,
+            const double* mu, double* tau, int threads, int cols) {
+  const int d = static_cast<int>(Z.cols());
+  const int used = cols > 0 && cols < d ? cols : d;
+  const int dp = (used + 15) / 16 * 16;
+  const std::vector<float> Pp = padded_P(P, d, used, dp);
+  // Blocks of recomputed rows through the same four-row code: a row's score depends on its
+  // values alone (score_body), not on its block or slot.
+  parallel_rows(static_cast<std::int64_t>(rows.size()), threads,
+                [&](int, std::int64_t b, std::int64_t e) {
+                  std::vector<float> c(static_cast<std::size_t>(4 * d));
+                  std::vector<double> buf(static_cast<std::size_t>(kBlockRows * d));
+                  for (std::int64_t r = b; r < e; r += kBlockRows) {
+                    const std::int64_t m = std::min(kBlockRows, e - r);
+                    Z.rows_into(rows.data(), r, r + m, buf.data());
+                    score_block(buf.data(), d, d, dp, nullptr, 0, m, Pp.data(), mu, tau + r,
+                                c.data());
+                  }
                 });
 }
 

@@ -39,26 +39,35 @@ namespace {
 
 // Value-based order: larger score first, then the lexicographically larger row, then the
 // smaller index (only identical rows reach it).
+// One cell of a matrix, or of the filter's processed rows (recomputed).
+double cell(const ConstMatrixRef& X, Eigen::Index i, Eigen::Index j) { return X(i, j); }
+double cell(const prime_detail::ClippedRows& Z, Eigen::Index i, Eigen::Index j) {
+  return Z.at(i, j);
+}
+
+template <class Rows>
 struct RankBefore {
   std::span<const double> score;  // indexed like S (position p)
-  const ConstMatrixRef* X;
+  const Rows* X;
   std::span<const std::uint32_t> S;
   bool operator()(std::uint32_t p, std::uint32_t q) const {
     if (score[p] != score[q]) return score[p] > score[q];
-    const auto a = X->row(S[p]), b = X->row(S[q]);
-    for (Eigen::Index j = 0; j < a.size(); ++j)
-      if (a[j] != b[j]) return a[j] > b[j];
+    for (Eigen::Index j = 0; j < X->cols(); ++j) {
+      const double a = cell(*X, S[p], j), b = cell(*X, S[q], j);
+      if (a != b) return a > b;
+    }
     return S[p] < S[q];
   }
 };
 
-std::vector<std::uint32_t> top_k_positions(std::span<const double> score, const ConstMatrixRef& X,
+template <class Rows>
+std::vector<std::uint32_t> top_k_positions(std::span<const double> score, const Rows& X,
                                            std::span<const std::uint32_t> S, std::int64_t k) {
   const auto m = static_cast<std::int64_t>(S.size());
   k = std::clamp<std::int64_t>(k, 0, m);
   std::vector<std::uint32_t> pos(static_cast<std::size_t>(m));
   std::iota(pos.begin(), pos.end(), 0u);
-  const RankBefore before{score, &X, S};
+  const RankBefore<Rows> before{score, &X, S};
   if (k < m) std::nth_element(pos.begin(), pos.begin() + k, pos.end(), before);
   pos.resize(static_cast<std::size_t>(k));
   std::sort(pos.begin(), pos.end(), before);
@@ -78,11 +87,9 @@ std::vector<std::uint32_t> top_k_tiebreak(std::span<const float> score, const Co
 
 namespace {
 
-}  // namespace
-
-std::vector<char> prime_detail::filter_drops(std::span<const double> tau, double cut,
-                                             const ConstMatrixRef& X,
-                                             std::span<const std::uint32_t> S, std::int64_t k) {
+template <class Rows>
+std::vector<char> drops(std::span<const double> tau, double cut, const Rows& X,
+                        std::span<const std::uint32_t> S, std::int64_t k) {
   std::int64_t above = 0;
   for (double t : tau) above += t >= cut;
   std::vector<char> drop(S.size(), 0);
@@ -92,6 +99,20 @@ std::vector<char> prime_detail::filter_drops(std::span<const double> tau, double
     for (auto p : top_k_positions(tau, X, S, k)) drop[p] = 1;  // all of them are >= cut
   }
   return drop;
+}
+
+}  // namespace
+
+std::vector<char> prime_detail::filter_drops(std::span<const double> tau, double cut,
+                                             const ConstMatrixRef& X,
+                                             std::span<const std::uint32_t> S, std::int64_t k) {
+  return drops(tau, cut, X, S, k);
+}
+
+std::vector<char> prime_detail::filter_drops(std::span<const double> tau, double cut,
+                                             const ClippedRows& Z,
+                                             std::span<const std::uint32_t> S, std::int64_t k) {
+  return drops(tau, cut, Z, S, k);
 }
 
 namespace {

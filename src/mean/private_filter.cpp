@@ -324,7 +324,7 @@ struct FilterRun {
     if (abstained) stop = *abstained;
     if (trace) {
       trace->final_set = st.S;
-      trace->processed = st.Z;
+      trace->processed = st.Z.materialise();
       trace->iterations = rounds;
       trace->stop_reason = stop;
     }

@@ -65,9 +65,12 @@ void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, co
   });
 }
 
-std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
-                                   Communicator& comm, Rng& rng, int threads) {
-  if (comm.size() == 1) return dpstats::q_range(X, o, rng);
+namespace {
+
+// q_range over several ranks on a matrix's rows or a view's (every rank's bins, merged).
+template <class Rows>
+std::optional<RangeResult> ranked_q_range(const Rows& X, std::int64_t n, const RangeOptions& o,
+                                          Communicator& comm, Rng& rng, int threads) {
   const auto d = static_cast<std::size_t>(X.cols());
   const EpsilonDelta per = q_range_coordinate_budget(o, d);
   RangeBins local;
@@ -89,9 +92,30 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, cons
   return r;
 }
 
-std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
-                                 const RangeHtOptions& o, Communicator& comm, Rng& rng,
-                                 int threads) {
+}  // namespace
+
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads) {
+  if (comm.size() == 1) return dpstats::q_range(X, o, rng);
+  return ranked_q_range(X, n, o, comm, rng, threads);
+}
+
+std::optional<RangeResult> q_range(const AffineRows& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads) {
+  if (comm.size() > 1) return ranked_q_range(X, n, o, comm, rng, threads);
+  const auto d = static_cast<std::size_t>(X.cols());
+  auto r = dpstats::q_range(X, o, q_range_coordinate_budget(o, d), rng, 1);
+  if (r) r->entry = q_range_entry(o, d);
+  return r;
+}
+
+namespace {
+
+// q_range-ht over ranks on a matrix's rows or a view's (copy_row(i, out) writes local row i).
+template <class Rows, class CopyRow>
+std::optional<Vector> ranked_q_range_ht(const Rows& X, CopyRow copy_row, std::int64_t n,
+                                        const RangeHtOptions& o, Communicator& comm, Rng& rng,
+                                        int threads) {
   if (comm.size() == 1) {
     const auto r = dpstats::q_range_ht(X, o, rng);
     if (!r) return std::nullopt;
@@ -111,7 +135,8 @@ std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
     RowMatrix Y;
     for (const auto& r : rows) {
       Y.resize(static_cast<Eigen::Index>(r.size()), d);
-      for (std::size_t k = 0; k < r.size(); ++k) Y.row(static_cast<Eigen::Index>(k)) = X.row(r[k]);
+      for (std::size_t k = 0; k < r.size(); ++k)
+        copy_row(static_cast<Eigen::Index>(r[k]), Y.row(static_cast<Eigen::Index>(k)).data());
       RangeBins b = q_range_bins(Y, part.sigma, threads);
       for (auto& c : b) local.push_back(std::move(c));
     }
@@ -138,6 +163,23 @@ std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
   });
   if (centre.size() == 0) return std::nullopt;
   return centre;
+}
+
+}  // namespace
+
+std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
+                                 const RangeHtOptions& o, Communicator& comm, Rng& rng,
+                                 int threads) {
+  const auto copy_row = [&](Eigen::Index i, double* out) {
+    std::copy(X.row(i).data(), X.row(i).data() + X.cols(), out);
+  };
+  return ranked_q_range_ht(X, copy_row, n, o, comm, rng, threads);
+}
+
+std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const RangeHtOptions& o,
+                                 Communicator& comm, Rng& rng, int threads) {
+  const auto copy_row = [&](Eigen::Index i, double* out) { X.row(i, out); };
+  return ranked_q_range_ht(X, copy_row, n, o, comm, rng, threads);
 }
 
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,

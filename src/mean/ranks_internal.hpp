@@ -30,6 +30,9 @@ void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, co
 // the release drawn on rank 0 and given to every rank.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
                                    Communicator& comm, Rng& rng, int threads);
+// The same on rows read through a view (the robust means' scale units).
+std::optional<RangeResult> q_range(const AffineRows& X, std::int64_t n, const RangeOptions& o,
+                                   Communicator& comm, Rng& rng, int threads);
 
 // q_range-ht's centre on the rows of every rank (n in all): rank 0 draws the partition of the
 // global rows and gives every rank its rows' parts; each part's bins are merged exactly, and
@@ -37,6 +40,9 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, cons
 std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
                                  const RangeHtOptions& o, Communicator& comm, Rng& rng,
                                  int threads);
+// The same on rows read through a view (the robust means' scale units).
+std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const RangeHtOptions& o,
+                                 Communicator& comm, Rng& rng, int threads);
 
 // prime_detail::units_step (alpha 0, as the bounded mean and DP Mean call it) on the rows of
 // every rank: with a supplied scale, or in one process,

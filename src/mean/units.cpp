@@ -147,19 +147,14 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   return out;
 }
 
-void to_units(const ConstMatrixRef& X, const ColumnUnits& u, Eigen::Map<RowMatrix> Z) {
-  require(Z.rows() == X.rows() && Z.cols() == X.cols(), "to_units: output is {} x {}, needs {} x {}",
-          Z.rows(), Z.cols(), X.rows(), X.cols());
-  const Vector inv = u.scale.cwiseInverse();
-  for (Eigen::Index i = 0; i < X.rows(); ++i)
-    for (Eigen::Index j = 0; j < X.cols(); ++j)  // clamped: a huge outlier stays finite
-      Z(i, j) = std::clamp((X(i, j) - u.location[j]) * inv[j], -1e150, 1e150);
+AffineRows units_view(const ConstMatrixRef& X, const ColumnUnits& u) {
+  require(u.location.size() == X.cols() && u.scale.size() == X.cols(),
+          "units: {} columns of units for {} columns of data", u.scale.size(), X.cols());
+  return AffineRows(X, u.location, u.scale.cwiseInverse(), 1e150);
 }
 
 RowMatrix to_units(const ConstMatrixRef& X, const ColumnUnits& u) {
-  RowMatrix Z(X.rows(), X.cols());
-  to_units(X, u, Eigen::Map<RowMatrix>(Z.data(), Z.rows(), Z.cols()));
-  return Z;
+  return units_view(X, u).materialise();
 }
 
 Vector from_units(const Vector& z, const ColumnUnits& u) {

@@ -94,10 +94,32 @@ constexpr std::int64_t kRowGrain = 8192;
 // Coordinates whose bins span fewer than this are counted densely, the others in a hash map.
 constexpr std::uint64_t kDenseSpan = 1 << 16;
 
+// The passes read rows through one interface: a matrix's rows in place, or an AffineRows view's
+// rows mapped into a per-part buffer (the same values a materialised copy would hold).
+struct PlainRows {
+  const ConstMatrixRef& X;
+  Eigen::Index rows() const { return X.rows(); }
+  Eigen::Index cols() const { return X.cols(); }
+  const double* row(Eigen::Index i, double*) const { return X.row(i).data(); }
+  void check() const { check_data(X); }  // throws, naming the first bad cell
+};
+struct ViewRows {
+  const AffineRows& X;
+  Eigen::Index rows() const { return X.rows(); }
+  Eigen::Index cols() const { return X.cols(); }
+  const double* row(Eigen::Index i, double* buf) const { return X.row(i, buf); }
+  void check() const {
+    check_data(X.source());  // a NaN in the view comes from the input: named there
+    require(false, "X holds a value that is not finite in scale units");
+  }
+};
+
 // Pass 1 (per part, merged): each coordinate's smallest and largest bin (used only to enumerate
 // the bins, PRIME Alg 5 step 2.1), and the NaN/Inf check in the same pass.
-std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(
-    const ConstMatrixRef& X, double sigma, int parts) {
+template <class Rows>
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(const Rows& X,
+                                                                           double sigma,
+                                                                           int parts) {
   const Eigen::Index n = X.rows(), d = X.cols();
   const auto pd = static_cast<std::size_t>(parts * d);
   std::vector<std::int64_t> lo_t(pd, std::numeric_limits<std::int64_t>::max());
@@ -107,8 +129,9 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(
     std::int64_t* lo = lo_t.data() + t * d;
     std::int64_t* hi = hi_t.data() + t * d;
     double bad = 0;
+    std::vector<double> buf(static_cast<std::size_t>(d));
     for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i).data();
+      const double* row = X.row(i, buf.data());
       for (Eigen::Index j = 0; j < d; ++j) {
         bad += row[j] * 0.0;  // NaN once any cell is NaN or infinite
         const std::int64_t v = bin_of(row[j], sigma);
@@ -119,7 +142,7 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(
     poison[static_cast<std::size_t>(t)] = bad;
   });
   for (double p : poison)
-    if (!std::isfinite(p)) check_data(X);  // throws, naming the first bad cell
+    if (!std::isfinite(p)) X.check();
   std::vector<std::int64_t> lo(lo_t.begin(), lo_t.begin() + d), hi(hi_t.begin(), hi_t.begin() + d);
   for (int t = 1; t < parts; ++t)
     for (Eigen::Index j = 0; j < d; ++j) {
@@ -136,7 +159,8 @@ struct BinCounts {
 };
 
 // Pass 2 (per part, merged by exact integer addition).
-BinCounts bin_counts(const ConstMatrixRef& X, double sigma, const std::vector<std::int64_t>& lo,
+template <class Rows>
+BinCounts bin_counts(const Rows& X, double sigma, const std::vector<std::int64_t>& lo,
                      const std::vector<std::int64_t>& hi, int parts) {
   const Eigen::Index n = X.rows(), d = X.cols();
   std::vector<BinCounts> part(static_cast<std::size_t>(parts));
@@ -149,8 +173,9 @@ BinCounts bin_counts(const ConstMatrixRef& X, double sigma, const std::vector<st
       const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
       if (span < kDenseSpan) dense[j].assign(span + 1, 0);
     }
+    std::vector<double> buf(static_cast<std::size_t>(d));
     for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i).data();
+      const double* row = X.row(i, buf.data());
       for (Eigen::Index j = 0; j < d; ++j) {
         const std::int64_t v = bin_of(row[j], sigma);
         if (!dense[j].empty()) {
@@ -185,9 +210,8 @@ void occupied_bins(const BinCounts& c, Eigen::Index j, std::int64_t lo,
   }
 }
 
-}  // namespace
-
-RangeBins q_range_bins(const ConstMatrixRef& X, double sigma, int threads) {
+template <class Rows>
+RangeBins bins_of(const Rows& X, double sigma, int threads) {
   check_positive(sigma, "sigma");
   const Eigen::Index n = X.rows(), d = X.cols();
   RangeBins out(static_cast<std::size_t>(d));
@@ -198,6 +222,16 @@ RangeBins q_range_bins(const ConstMatrixRef& X, double sigma, int threads) {
   const BinCounts counts = bin_counts(X, sigma, lo, hi, parts);
   for (Eigen::Index j = 0; j < d; ++j) occupied_bins(counts, j, lo[j], out[static_cast<std::size_t>(j)]);
   return out;
+}
+
+}  // namespace
+
+RangeBins q_range_bins(const ConstMatrixRef& X, double sigma, int threads) {
+  return bins_of(PlainRows{X}, sigma, threads);
+}
+
+RangeBins q_range_bins(const AffineRows& X, double sigma, int threads) {
+  return bins_of(ViewRows{X}, sigma, threads);
 }
 
 std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n,
@@ -224,6 +258,15 @@ std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n
 // Two row-major passes instead of d strided ones (the bins' extent, then dense or hashed counts),
 // no bin array; the counts do not depend on the thread count, so neither do the draws.
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
+                                   const EpsilonDelta& per, Rng& rng, int threads) {
+  check_options(o);
+  const Eigen::Index n = X.rows(), d = X.cols();
+  require(n > 0 && d > 0,
+          fmt::format("X must have at least one row and one column, got {} x {}", n, d));
+  return q_range_release(q_range_bins(X, o.sigma, threads), n, o, per, rng);
+}
+
+std::optional<RangeResult> q_range(const AffineRows& X, const RangeOptions& o,
                                    const EpsilonDelta& per, Rng& rng, int threads) {
   check_options(o);
   const Eigen::Index n = X.rows(), d = X.cols();

@@ -90,10 +90,13 @@ std::optional<RangeHtResult> q_range_ht_median(const std::vector<Eigen::VectorXd
   return out;
 }
 
-std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
-                                        Rng& rng) {
+namespace {
+
+// Alg 15 on n rows of d columns, row i written by copy_row(i, out) (a matrix's, or a view's).
+template <class CopyRow>
+std::optional<RangeHtResult> range_ht(Eigen::Index n, Eigen::Index d, CopyRow copy_row,
+                                      const RangeHtOptions& o, Rng& rng) {
   const int m = q_range_ht_partitions(o);
-  const Eigen::Index n = X.rows(), d = X.cols();
   // The rows of each part in row order (q_range counts: the order within a part is free).
   const auto rows = rows_of_parts(q_range_ht_parts(n, o, rng), m);
   const RangeOptions opts = part_options(o, m);
@@ -102,7 +105,8 @@ std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOp
   RowMatrix Y;
   for (const auto& r : rows) {
     Y.resize(static_cast<Eigen::Index>(r.size()), d);
-    for (std::size_t k = 0; k < r.size(); ++k) Y.row(static_cast<Eigen::Index>(k)) = X.row(r[k]);
+    for (std::size_t k = 0; k < r.size(); ++k)
+      copy_row(static_cast<Eigen::Index>(r[k]), Y.row(static_cast<Eigen::Index>(k)).data());
     const auto res = q_range(Y, opts, rng);
     if (res) {
       centres.push_back(res->centre);
@@ -111,6 +115,21 @@ std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOp
     }
   }
   return q_range_ht_median(centres, failed, o, d);
+}
+
+}  // namespace
+
+std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
+                                        Rng& rng) {
+  const auto copy_row = [&](Eigen::Index i, double* out) {
+    std::copy(X.row(i).data(), X.row(i).data() + X.cols(), out);
+  };
+  return range_ht(X.rows(), X.cols(), copy_row, o, rng);
+}
+
+std::optional<RangeHtResult> q_range_ht(const AffineRows& X, const RangeHtOptions& o, Rng& rng) {
+  const auto copy_row = [&](Eigen::Index i, double* out) { X.row(i, out); };
+  return range_ht(X.rows(), X.cols(), copy_row, o, rng);
 }
 
 }  // namespace dpstats

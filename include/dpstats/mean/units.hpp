@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/data/affine_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
@@ -64,11 +65,11 @@ struct UnitsEstimate {
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
                              double widen, int threads, Rng& rng, Communicator* comm = nullptr);
 
-// z = (x − location) / scale, row by row (a fixed per-row map).
+// z = (x − location) / scale, clamped to ±1e150 (a huge outlier stays finite), row by row (a
+// fixed per-row map), read on the fly: no copy of X (the robust means' passes read this view).
+AffineRows units_view(const ConstMatrixRef& X, const ColumnUnits& u);
+// The same values as a matrix (units_view(X, u).materialise()).
 RowMatrix to_units(const ConstMatrixRef& X, const ColumnUnits& u);
-// The same written into `out` (n x d, row-major, not aliasing X), so a caller that needs the
-// units only as a working copy it overwrites (PRIME's filter state) holds one matrix, not two.
-void to_units(const ConstMatrixRef& X, const ColumnUnits& u, Eigen::Map<RowMatrix> out);
 // location + scale ⊙ z.
 Vector from_units(const Vector& z, const ColumnUnits& u);
 

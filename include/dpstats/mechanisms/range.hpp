@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "dpstats/data/affine_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/ledger.hpp"
@@ -42,6 +43,9 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& 
 // whatever the thread count. result.entry is left empty (the caller charged the plan's entry).
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
                                    const EpsilonDelta& per, Rng& rng, int threads);
+// The same on rows read through a view: identical to q_range on view.materialise().
+std::optional<RangeResult> q_range(const AffineRows& X, const RangeOptions& o,
+                                   const EpsilonDelta& per, Rng& rng, int threads);
 
 // The two halves of q_range, for rows spread over ranks (comm/communicator.hpp): the occupied
 // bins (bin, count) of each coordinate in increasing bin order -- exact counts, so the bins of
@@ -49,6 +53,9 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& 
 // (the d stability histograms and the box side). q_range is q_range_release(q_range_bins(X)).
 using RangeBins = std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>;
 RangeBins q_range_bins(const ConstMatrixRef& X, double sigma, int threads);
+// The same on rows read through a view (data/affine_rows.hpp): the bins of its mapped values,
+// without a copy of the data.
+RangeBins q_range_bins(const AffineRows& X, double sigma, int threads);
 std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n,
                                            const RangeOptions& o, const EpsilonDelta& per,
                                            Rng& rng);

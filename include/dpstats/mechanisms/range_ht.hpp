@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "dpstats/data/affine_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/privacy/ledger.hpp"
@@ -50,6 +51,8 @@ int q_range_ht_partitions(const RangeHtOptions& o);
 LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d);
 // std::nullopt when every part abstained. Needs at least 2 rows per part.
 std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o, Rng& rng);
+// The same on rows read through a view (data/affine_rows.hpp), without a copy of the data.
+std::optional<RangeHtResult> q_range_ht(const AffineRows& X, const RangeHtOptions& o, Rng& rng);
 
 // The pieces of q_range_ht, also for rows spread over ranks (rank 0 draws the partition and
 // releases; mean/ranks.cpp): each part's q_range options; the uniformly random partition of n
