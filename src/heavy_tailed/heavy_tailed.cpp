@@ -138,10 +138,13 @@ void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y, s
 }
 
 // Several ranks (options.run.comm): the noisy clipped GD methods, whose only data pass is the exact
-// clipped gradient sum, with a public moment bound. The rest read the rows through passes that are
-// not exact integer sums (the certified ERM solver's Newton passes, the scale layer's quantile and
-// the private centring run on one process), so they refuse rather than release a result that
-// depends on how the rows are split (docs/guide.md "Heavy-tailed fits on several ranks").
+// clipped gradient sum. The scale step runs over ranks too: the private moment-bound estimate
+// (one value per record, the scale layer's exact counts), the private centring (private_location
+// over every rank's rows) and the offset check (exact integer counts). Output perturbation and
+// lipschitz-extension refuse: their certified ERM solver (certificate.hpp) runs Newton passes
+// whose floating-point gradient and Hessian sums, and the duality-gap certificate read off them,
+// do not merge exactly across ranks, so the release and its abort bit would depend on the split
+// (docs/guide.md "Heavy-tailed fits on several ranks").
 void check_distributed(const HeavyTailedOptions& o, int ranks) {
   if (ranks == 1) return;
   const bool gd = o.method == HeavyTailedMethod::clipped_gd || o.method == HeavyTailedMethod::dp_sgd;
@@ -149,20 +152,17 @@ void check_distributed(const HeavyTailedOptions& o, int ranks) {
                           "floating-point gradients and Hessians, which do not merge exactly "
                           "across ranks; use method clipped-gd or dp-sgd, or run on one rank",
                           name_of(o.method), ranks));
-  require(o.moment_bound.has_value(),
-          fmt::format("moment_bound is required on {} ranks (the private estimate of an absent "
-                      "moment bound runs on one process only); give it, or run on one rank", ranks));
-  require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
-                                        "centring runs on one process only)", ranks));
 }
 
 // Everything the ranks must agree on before the first collective.
 std::string fingerprint(const HeavyTailedOptions& o, Eigen::Index d) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}", name_of(o.method),
-                     name_of(o.profile), name_of(o.loss), o.huber_kappa, o.privacy.epsilon,
-                     o.privacy.delta, o.domain_radius, o.moment_order, o.moment_bound.value_or(-1),
-                     o.moment_bound_2.value_or(-1), o.clip.value_or(-1), o.steps.value_or(-1),
-                     o.step_size.value_or(-1), static_cast<int>(o.run.noise), d);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|centre={}|share={:a}",
+                     name_of(o.method), name_of(o.profile), name_of(o.loss), o.huber_kappa,
+                     o.privacy.epsilon, o.privacy.delta, o.domain_radius, o.moment_order,
+                     o.moment_bound.value_or(-1), o.moment_bound_2.value_or(-1),
+                     o.clip.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
+                     static_cast<int>(o.run.noise), d, o.centre ? (*o.centre ? 1 : 0) : -1,
+                     o.scale_share);
 }
 
 // checked_labels over every rank's labels: {0, 1} labels are mapped when every rank's are in
@@ -237,6 +237,7 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
     }
   });
   NormQuantileOptions nq;
+  nq.comm = o.run.comm;  // every rank's records: exact counts, rank 0 draws
   nq.loss = PrivacyLoss::pure(eps_s);
   nq.q = kMomentQuantile;
   const NormQuantile pb = private_value_quantile(values, nq, account, rng);
@@ -751,7 +752,7 @@ struct CentrePlan {
   std::string why_not;
 };
 
-CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
+CentrePlan plan_centring(const ConstMatrixRef& X, std::int64_t n, const HeavyTailedOptions& o) {
   CentrePlan p;
   if (o.centre == false) return p.why_not = "centre = false", p;
   const bool unknown = !o.moment_bound && !o.clip && !o.lambda && !o.step_size &&
@@ -766,7 +767,7 @@ CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
   const LocationOptions lo =
       centring_options(gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share));
   const std::size_t d = static_cast<std::size_t>(X.cols()) + (binary_labels(o.loss) ? 0 : 1);
-  const auto shortfall = private_location_shortfall(lo, static_cast<std::size_t>(X.rows()), d);
+  const auto shortfall = private_location_shortfall(lo, static_cast<std::size_t>(n), d);
   if (shortfall && !o.centre) {
     p.check = true;  // the offset check spends the share the centring would have
     p.need = centring_units_needed(lo, d);
@@ -779,10 +780,11 @@ CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
 // Runs the private centring when it applies: fills `st` and Z = the standardised rows with the
 // constant column; below its threshold runs the offset check instead. States either in `diag`
 // (with "abstained" when the release must abstain), and returns what it spent.
-double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
-                       ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
-                       std::optional<Standardization>& st, RowMatrix& Z) {
-  const CentrePlan p = plan_centring(X, o);
+// `n`: the records over every rank (X holds this rank's).
+double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
+                       const HeavyTailedOptions& o, ReleaseBudget& account, Rng& rng,
+                       nlohmann::json& diag, std::optional<Standardization>& st, RowMatrix& Z) {
+  const CentrePlan p = plan_centring(X, n, o);
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   const PrivacyLoss share = gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share);
   const Vector* labels = binary_labels(o.loss) ? nullptr : &y;
@@ -791,17 +793,18 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTail
   if (p.check) {  // are the columns (and a regression label) far from 0?
     const double f = gaussian ? kOffsetCheckZcdpFraction : 1.0;
     const OffsetCheck oc = offset_check(
-        X, 1, labels, gaussian ? PrivacyLoss::zcdp(f * p.share) : share, o.run.noise, account, rng);
+        X, 1, labels, gaussian ? PrivacyLoss::zcdp(f * p.share) : share, o.run.noise, account, rng,
+        o.run.comm);
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = f * o.scale_share;
     if (oc.far) {
       diag["abstained"] =
-          offset_abstention(*oc.far, static_cast<std::size_t>(X.rows()), p.need, "records");
+          offset_abstention(*oc.far, static_cast<std::size_t>(n), p.need, "records");
     }
     return f * p.share;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
-  Centring c = private_centring(X, share, account, rng, labels);
+  Centring c = private_centring(X, share, account, rng, labels, o.run.comm);
   diag = c.standardization.diagnostics;
   diag["share"] = o.scale_share;
   if (c.abstained) {
@@ -838,7 +841,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   nlohmann::json centring;
   std::optional<Standardization> st;
   RowMatrix Z;
-  const double spent = centre_features(X, y, o, account, rng, centring, st, Z);
+  const double spent = centre_features(X, y, rows.total, o, account, rng, centring, st, Z);
   const ConstMatrixRef Xw = st ? ConstMatrixRef(Z) : X;
   const Vector yz = st ? st->apply_labels(y) : Vector();
   const Vector& yw = st ? yz : y;

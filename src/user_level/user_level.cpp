@@ -348,10 +348,12 @@ void check_share(double share, const char* name) {
 }
 
 // Several ranks (options.run.comm, the rows gathered by home_rank.hpp): the methods whose only
-// data passes are exact per-user clipped sums (dp-gd-user, dp-gd-filter; dp-sgd-user, whose batch
-// permutation rank 0 draws over the global user order) with public bounds. The scale layer's
-// estimates, the private centring and the offset check run on one process only, and the other
-// methods run groups or item batches over one process's users, so they refuse rather than release a result that depends on how the rows are split.
+// data passes are exact clipped sums (dp-gd-user, dp-gd-filter; dp-sgd-user and dp-sgd-group,
+// whose batch permutation rank 0 draws over the global user / item order). The scale step runs over ranks too: the
+// bounds' estimates (one value per home user, the scale layer's exact counts), the private
+// centring (private_location over one row per user) and the offset check (exact integer counts).
+// The other methods run groups or item batches over one process's users, so they refuse rather
+// than release a result that depends on how the rows are split.
 void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
   const int P = o.run.comm ? o.run.comm->size() : 1;
   if (P == 1) return;
@@ -359,19 +361,12 @@ void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
           fmt::format("user-level data on {} ranks must be built by gather_users (home_rank.hpp): "
                       "a user's rows must be on one home rank before the per-user clip", P));
   require(o.method == UserLevelMethod::dp_gd_user || o.method == UserLevelMethod::dp_gd_filter ||
-              o.method == UserLevelMethod::dp_sgd_user,
-          fmt::format("method {} does not run on {} ranks (only dp-gd-user, dp-gd-filter and "
-                      "dp-sgd-user distribute their per-user sums exactly); run it on one process",
-                      name_of(o.method), P));
-  require(o.feature_bound || data.has_feature_bound(),
-          fmt::format("feature_bound is required on {} ranks (its private estimate over users "
-                      "is not distributed yet); give it, or run on one process", P));
-  require(!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound(),
-          fmt::format("label_bound is required for the {} loss on {} ranks (its private estimate "
-                      "over users is not distributed yet); give it, or run on one process",
-                      name_of(o.loss), P));
-  require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
-                                        "centring runs on one process only)", P));
+              o.method == UserLevelMethod::dp_sgd_user ||
+              o.method == UserLevelMethod::dp_sgd_group,
+          fmt::format("method {} does not run on {} ranks (only dp-gd-user, dp-gd-filter, "
+                      "dp-sgd-user and dp-sgd-group distribute their sums exactly; the phased "
+                      "methods run one-pass SGD per group of users, a sequential pass over one "
+                      "process's users); run it on one process", name_of(o.method), P));
 }
 
 // Everything the ranks must agree on before the first collective of the fit.
@@ -513,8 +508,9 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
                       (report ? o.clip_report_share : 0));
   // The scale layer's selection on its log grid over every double (charges its own entry).
   const auto estimate = [&](bool labels, const char* name) {
-    const auto values = per_user_values(data, labels);
+    const auto values = per_user_values(data, labels);  // this rank's home users
     NormQuantileOptions nq;
+    nq.comm = o.run.comm;  // every rank's users: exact counts, rank 0 draws
     nq.loss = PrivacyLoss::pure(eps_each);
     nq.q = kUserQuantile;
     const NormQuantile pb = private_value_quantile(values, nq, account, rng);
@@ -715,7 +711,7 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   g.sigma_scale = trace && trace->noiseless ? 0 : 1;
   g.rho = rho;
   if (trace) g.hook = trace->on_user;
-  g.comm = o.run.comm;  // dp-gd-user, dp-sgd-user (check_distributed refuses dp-sgd-group)
+  g.comm = o.run.comm;  // every gradient baseline runs over ranks
   const auto d = static_cast<std::size_t>(data.dim());
   LedgerEntry e;
   if (o.method == UserLevelMethod::dp_gd_user) {
@@ -800,7 +796,7 @@ CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& 
   c.share = PrivacyLoss::zcdp(o.scale_share *
                               epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
   const auto shortfall = private_location_shortfall(
-      centring_options(c.share), static_cast<std::size_t>(data.num_users()),
+      centring_options(c.share), static_cast<std::size_t>(data.total_users()),
       static_cast<std::size_t>(data.dim()));
   if (shortfall && !o.centre) {
     c.check = true;  // the offset check spends the share the centring would have
@@ -830,12 +826,13 @@ std::optional<std::string> centre_if_planned(const UserDataset& data, const User
                                            std::optional<Standardization>& st,
                                            std::optional<UserDataset>& centred) {
   if (cd.centre) {
-    Centring c = private_centring(first_rows(data), cd.share, account, rng);
+    // Every rank's home users' first rows (the one-process table, split by home rank).
+    Centring c = private_centring(first_rows(data), cd.share, account, rng, nullptr, o.run.comm);
     diag["centring"] = c.standardization.diagnostics;
     diag["centring"]["share_of_rho"] = o.scale_share;
     if (c.abstained) return c.abstained;
     st = std::move(c.standardization);
-    centred.emplace(st->apply(data.all_features()), data.all_labels(), data.items_per_user());
+    centred.emplace(data.with_features(st->apply(data.all_features())));
     diag["intercept"] = true;
     return std::nullopt;
   }
@@ -854,11 +851,11 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
   const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(),
                                       uses_label_bound(o.loss) ? &data.all_labels() : nullptr,
                                       PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
-                                      o.run.noise, account, rng);
+                                      o.run.noise, account, rng, o.run.comm);
   diag["centring"]["offset_check"] = oc.diagnostics;
   diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
   if (!oc.far) return std::nullopt;
-  return offset_abstention(*oc.far, static_cast<std::size_t>(data.num_users()), cd.need, "users");
+  return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
 Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,

@@ -142,7 +142,9 @@ TEST(ParallelFits, HeavyTailedRefusesWhatDoesNotDistribute) {
   HeavyTailedOptions le = options(HeavyTailedMethod::lipschitz_extension);
   le.moment_bound = 2;
   expect_refused(le, "does not run on 2 ranks");
-  expect_refused(options(HeavyTailedMethod::clipped_gd), "moment_bound is required on 2 ranks");
+  HeavyTailedOptions op = options(HeavyTailedMethod::output_perturbation);
+  op.moment_bound = 2;  // the certified ERM solver's sums, not the scale step, refuse
+  expect_refused(op, "certified ERM solver sums floating-point gradients");
   HeavyTailedOptions mismatch = options(HeavyTailedMethod::clipped_gd);
   mismatch.moment_bound = 2;
   std::atomic<int> refused{0};

@@ -32,6 +32,9 @@ class UserDataset {
   // when given, e.g. the {0, 1} -> ±1 mapping). Also counts the users with a clipped row.
   UserDataset bounded(double feature_bound, double label_bound,
                       const Vector* labels = nullptr) const;
+  // A copy with the features replaced by X (the same rows, e.g. privately standardised; any
+  // column count) and no bounds: the same users, ids, m and total_users().
+  UserDataset with_features(RowMatrix X) const;
   // Users with at least one row whose norm exceeds A (non-private: a private count releases it).
   std::int64_t users_clipped_at(double feature_bound) const;
 
