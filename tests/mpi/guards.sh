@@ -47,9 +47,9 @@ refused "filter's scale estimate not distributed" 2 "pass scale" 2 \
 refused "prime-ht not distributed" 2 "does not run on several ranks" 2 \
   mean --method prime-ht --alpha 0.05 --epsilon 1 --delta 1e-6 --scale 1 --seed 1 "$DATA/table.csv"
 USERS=(fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 3 --seed 1)
-refused "heavy-tailed certified ERM not distributed" 2 "certified ERM solver sums" 2 \
-  fit --task heavy-tailed --method output-perturbation --epsilon 1 --domain-radius 2 \
-  --moment-bound 3 --seed 1 "$DATA/table.csv"
+refused "heavy-tailed Alg 2 inner solver not distributed" 2 "inner double-output-perturbation does not run on 2 ranks" 2 \
+  fit --task heavy-tailed --method lipschitz-extension --inner double-output-perturbation \
+  --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$DATA/table.csv"
 refused "user-level method not distributed" 2 "method phased-sgd does not run on 3 ranks" 3 \
   "${USERS[@]}" --method phased-sgd --feature-bound 2 "$DATA/users.csv"
 

@@ -116,3 +116,31 @@ TEST(DistributedHeavyTailed, OffsetCheckBelowTheCentringThresholdOnRanks) {
 
 }  // namespace
 }  // namespace dpstats::optimize
+
+namespace dpstats::optimize {
+namespace {
+
+// Output perturbation and lipschitz-extension: rank 0 gathers the rows (global order) and runs the
+// certified solver, the final block's clip quantile and the noise; the final clipped-GD phase
+// runs over the ranks. Rank 0 holds no row of its own here (the cut), so every row it solves on
+// came from another rank.
+TEST(DistributedHeavyTailed, CertifiedSolverMethodsAreTheOneProcessRelease) {
+  const HeavyTailedSample s = sample(6000, 3, 8);
+  for (auto m : {HeavyTailedMethod::lipschitz_extension, HeavyTailedMethod::output_perturbation}) {
+    HeavyTailedOptions o = defaults(m, 2);
+    o.steps.reset();
+    o.moment_bound = 2.5;
+    o.centre = false;
+    const std::string single = expect_same_on_ranks(s, o);
+    EXPECT_NE(single.find("\"phases\""), std::string::npos) << single;
+  }
+  // The defaults: the moment bound estimated and the features centred over the ranks, then
+  // lipschitz-extension's certified first phase and private-clip GD phase.
+  HeavyTailedOptions le = defaults(HeavyTailedMethod::lipschitz_extension);
+  le.steps.reset();
+  const std::string single = expect_same_on_ranks(sample(9000, 3, 9), le);
+  EXPECT_NE(single.find("\"intercept\":true"), std::string::npos) << single;
+}
+
+}  // namespace
+}  // namespace dpstats::optimize

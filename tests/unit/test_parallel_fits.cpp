@@ -141,10 +141,9 @@ TEST(ParallelFits, HeavyTailedRefusesWhatDoesNotDistribute) {
   };
   HeavyTailedOptions le = options(HeavyTailedMethod::lipschitz_extension);
   le.moment_bound = 2;
-  expect_refused(le, "does not run on 2 ranks");
-  HeavyTailedOptions op = options(HeavyTailedMethod::output_perturbation);
-  op.moment_bound = 2;  // the certified ERM solver's sums, not the scale step, refuse
-  expect_refused(op, "certified ERM solver sums floating-point gradients");
+  le.inner = optimize::InnerSolver::double_output_perturbation;
+  expect_refused(le, "inner double-output-perturbation does not run on 2 ranks");
+  expect_refused(options(HeavyTailedMethod::non_private), "method non-private does not run on 2 ranks");
   HeavyTailedOptions mismatch = options(HeavyTailedMethod::clipped_gd);
   mismatch.moment_bound = 2;
   std::atomic<int> refused{0};
