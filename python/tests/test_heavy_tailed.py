@@ -198,9 +198,11 @@ def test_comm_ranks_give_the_single_process_release(tmp_path):
     assert got["release"] == single.to_json()
 
 
-def test_default_fit_on_two_ranks_is_the_single_process_release(tmp_path):
+@pytest.mark.parametrize("method", ["clipped-gd", "lipschitz-extension"])
+def test_default_fit_on_two_ranks_is_the_single_process_release(tmp_path, method):
     """comm= with the defaults (issue 18 item 4): no moment_bound, the private centring over both
-    ranks' rows (odd units: a column x 1e-3 and one shifted by 5e4), under mpirun -np 2."""
+    ranks' rows (odd units: a column x 1e-3 and one shifted by 5e4), under mpirun -np 2;
+    lipschitz-extension's certified solver on rank 0 over both ranks' rows."""
     import json, os, shutil, subprocess, sys
     pytest.importorskip("mpi4py")
     mpirun = shutil.which("mpirun")
@@ -211,7 +213,7 @@ def test_default_fit_on_two_ranks_is_the_single_process_release(tmp_path):
     X[:, 1] += 5e4
     path = tmp_path / "D.npy"
     np.save(path, np.column_stack([y, X]))
-    kwargs = dict(epsilon=2.0, domain_radius=2.0, seed=9)
+    kwargs = dict(epsilon=2.0, domain_radius=2.0, seed=9, method=method)
     single = dpstats.fit(X, y, task="heavy-tailed", **kwargs)
     assert single.status == "ok"
     assert single.diagnostics["intercept"] is True
