@@ -14,6 +14,7 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/user_level/accelerated.hpp"
 #include "dpstats/user_level/filter.hpp"
+#include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -349,24 +350,23 @@ void check_share(double share, const char* name) {
 
 // Several ranks (options.run.comm, the rows gathered by home_rank.hpp): the methods whose only
 // data passes are exact clipped sums (dp-gd-user, dp-gd-filter; dp-sgd-user and dp-sgd-group,
-// whose batch permutation rank 0 draws over the global user / item order). The scale step runs over ranks too: the
+// whose batch permutation rank 0 draws over the global user / item order). The phased methods
+// (phased-sgd, accelerated, nonsmooth) walk the users in sequential one-pass SGD: rank 0 runs them
+// on every rank's users (users_on_root, id order: the one-process users), every rank plans and
+// charges alike and takes rank 0's output. The scale step runs over ranks too: the
 // bounds' estimates (one value per home user, the scale layer's exact counts), the private
 // centring (private_location over one row per user) and the offset check (exact integer counts).
-// The other methods run groups or item batches over one process's users, so they refuse rather
-// than release a result that depends on how the rows are split.
+// non-private refuses (its bounds are the data's own maxima).
 void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
   const int P = o.run.comm ? o.run.comm->size() : 1;
   if (P == 1) return;
   require(data.gathered(),
           fmt::format("user-level data on {} ranks must be built by gather_users (home_rank.hpp): "
                       "a user's rows must be on one home rank before the per-user clip", P));
-  require(o.method == UserLevelMethod::dp_gd_user || o.method == UserLevelMethod::dp_gd_filter ||
-              o.method == UserLevelMethod::dp_sgd_user ||
-              o.method == UserLevelMethod::dp_sgd_group,
-          fmt::format("method {} does not run on {} ranks (only dp-gd-user, dp-gd-filter, "
-                      "dp-sgd-user and dp-sgd-group distribute their sums exactly; the phased "
-                      "methods run one-pass SGD per group of users, a sequential pass over one "
-                      "process's users); run it on one process", name_of(o.method), P));
+  require(o.method != UserLevelMethod::non_private,
+          fmt::format("method non-private does not run on {} ranks (its bounds are the data's own "
+                      "largest norms, and its one-pass SGD walks one process's users); run it on "
+                      "one process", P));
 }
 
 // Everything the ranks must agree on before the first collective of the fit.
@@ -588,7 +588,7 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
   a1.profile = o.profile;
   if (!paper) a1.rho = rho;
   const double eps = o.privacy.epsilon, delta = o.privacy.delta;
-  const Alg1Plan P = plan_alg1(data.num_users(), data.items_per_user(), eps, delta, s.k, a1);
+  const Alg1Plan P = plan_alg1(data.total_users(), data.items_per_user(), eps, delta, s.k, a1);
   diag["schedule"] = plan_json(P);
   if (!P.feasible) throw InvalidArgument("phased-sgd cannot run at this size: " + P.refusal);
   const auto d = static_cast<std::size_t>(data.dim());
@@ -613,7 +613,16 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
                                  "phases; phase 1's mechanism)")};
   }
   account.charge(planned);
-  const auto res = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  // Several ranks: rank 0 holds every user (users_on_root) and runs; [halted, phase, x...].
+  const Vector got = on_root(comm_or_single(o.run.comm), [&] {
+    const auto r = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+    Vector v(2 + r.x.size());
+    v[0] = r.halted ? 1 : 0;
+    v[1] = static_cast<double>(r.halted_phase);
+    v.tail(r.x.size()) = r.x;
+    return v;
+  });
+  Alg1Result res{got.tail(got.size() - 2), got[0] != 0, static_cast<std::int64_t>(got[1])};
   MethodRun out{res.x, std::nullopt, P.certified};
   if (res.halted) {
     diag["halted_phase"] = res.halted_phase;
@@ -627,7 +636,7 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
                    nlohmann::json& diag, UserLevelTrace* trace) {
   const bool nonsmooth = o.method == UserLevelMethod::nonsmooth;
   const bool paper = o.profile == Profile::paper;
-  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  const std::int64_t n = data.total_users(), m = data.items_per_user();
   const double eps = o.privacy.epsilon, delta = o.privacy.delta;
   // The shared gradient options map onto the practical profile: steps → T_i, clip → τ,
   // step_size → 1/L_f of AC-SA. The paper profile's schedule has no free step, clip or T.
@@ -680,7 +689,20 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
     planned = {steps};
   }
   account.charge(planned);
-  const auto res = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  // Several ranks: rank 0 holds every user (users_on_root) and runs; [halted, phase, step,
+  // steps run, x...].
+  const Vector got = on_root(comm_or_single(o.run.comm), [&] {
+    const auto r = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+    Vector v(4 + r.x.size());
+    v[0] = r.halted ? 1 : 0;
+    v[1] = static_cast<double>(r.halted_phase);
+    v[2] = static_cast<double>(r.halted_step);
+    v[3] = static_cast<double>(r.steps_run);
+    v.tail(r.x.size()) = r.x;
+    return v;
+  });
+  Alg3Result res{got.tail(got.size() - 4), got[0] != 0, static_cast<std::int64_t>(got[1]),
+                 static_cast<std::int64_t>(got[2]), static_cast<std::int64_t>(got[3])};
   diag["steps_run"] = res.steps_run;
   MethodRun out{res.x, std::nullopt, P.certified};
   if (res.halted) {
@@ -904,6 +926,14 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
   if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   const UserDataset work = bounded_data(source, o, b, diag);
+  // Several ranks, a method that walks the users in one sequential pass: rank 0 runs it on every
+  // rank's users (users_on_root: the one-process users, bit for bit); the others plan alike.
+  const bool sequential = o.method == UserLevelMethod::phased_sgd ||
+                          o.method == UserLevelMethod::accelerated ||
+                          o.method == UserLevelMethod::nonsmooth;
+  std::optional<UserDataset> stacked;
+  if (sequential && comm.size() > 1) stacked.emplace(users_on_root(comm, work));
+  const UserDataset& all = stacked ? *stacked : work;
   const Setting s = make_setting(work, o);
   diag["L"] = s.k.L;
   diag["R"] = s.k.R;
@@ -914,11 +944,11 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
   switch (o.method) {
     case UserLevelMethod::phased_sgd:
-      run = fit_phased(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_phased(all, s, o, b.rho_left, account, rng, counter, diag, trace);
       break;
     case UserLevelMethod::accelerated:
     case UserLevelMethod::nonsmooth:
-      run = fit_alg3(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_alg3(all, s, o, b.rho_left, account, rng, counter, diag, trace);
       break;
     case UserLevelMethod::non_private: {
       const double eta = o.step_size.value_or(

@@ -169,7 +169,7 @@ TEST(DistributedUserLevel, DpSgdGroupBatchesAreRankZerosPermutationOfTheItems) {
   expect_same_on_ranks(interleaved(140, false), o, 3);
 }
 
-TEST(DistributedUserLevel, TheSequentialMethodsRefuseOnEveryRank) {
+TEST(DistributedUserLevel, NonPrivateRefusesOnEveryRank) {
   const Rows rows = interleaved(80, false);
   const Eigen::Index n = rows.X.rows();
   const auto refuses = [&](const UserLevelOptions& base, const std::string& words) {
@@ -193,10 +193,21 @@ TEST(DistributedUserLevel, TheSequentialMethodsRefuseOnEveryRank) {
     });
     EXPECT_EQ(refused, 2) << words;
   };
-  UserLevelOptions o = dp_gd(UserLevelMethod::phased_sgd);
-  refuses(o, "method phased-sgd does not run on 2 ranks");
-  o = dp_gd(UserLevelMethod::accelerated);
-  refuses(o, "method accelerated does not run on 2 ranks");
+  UserLevelOptions o = dp_gd(UserLevelMethod::non_private);
+  refuses(o, "method non-private does not run on 2 ranks");
+}
+
+TEST(DistributedUserLevel, PhasedMethodsRunOnRankZeroOverEveryRanksUsers) {
+  // Alg 1 and Alg 3 (practical) walk the users in sequential SGD: rank 0 runs them on every
+  // rank's users, stacked in id order; the release and the draws are the one-process ones.
+  const Rows rows = interleaved(300, false);
+  for (auto m : {UserLevelMethod::phased_sgd, UserLevelMethod::accelerated,
+                 UserLevelMethod::nonsmooth}) {
+    UserLevelOptions o = dp_gd(m);
+    o.steps.reset();
+    if (m != UserLevelMethod::phased_sgd) o.steps = 5;
+    expect_same_on_ranks(rows, o, 3);
+  }
 }
 
 // The scale step over ranks: the bounds' estimates (one value per home user), the private
