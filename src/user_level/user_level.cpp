@@ -631,6 +631,25 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
   return out;
 }
 
+// run_alg3 on rank 0 (several ranks: every user is there, users_on_root) and its result on every
+// rank, sent as [halted, phase, step, steps run, x...]. One process: run_alg3.
+Alg3Result alg3_on_root(const UserDataset& data, const Setting& s, const Alg3Plan& P,
+                        const UserLevelOptions& o, Rng& rng, GradientCounter& counter,
+                        UserLevelTrace* trace) {
+  const Vector got = on_root(comm_or_single(o.run.comm), [&] {
+    const auto r = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+    Vector v(4 + r.x.size());
+    v[0] = r.halted ? 1 : 0;
+    v[1] = static_cast<double>(r.halted_phase);
+    v[2] = static_cast<double>(r.halted_step);
+    v[3] = static_cast<double>(r.steps_run);
+    v.tail(r.x.size()) = r.x;
+    return v;
+  });
+  return {got.tail(got.size() - 4), got[0] != 0, static_cast<std::int64_t>(got[1]),
+          static_cast<std::int64_t>(got[2]), static_cast<std::int64_t>(got[3])};
+}
+
 MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
                    double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
                    nlohmann::json& diag, UserLevelTrace* trace) {
@@ -689,20 +708,7 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
     planned = {steps};
   }
   account.charge(planned);
-  // Several ranks: rank 0 holds every user (users_on_root) and runs; [halted, phase, step,
-  // steps run, x...].
-  const Vector got = on_root(comm_or_single(o.run.comm), [&] {
-    const auto r = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
-    Vector v(4 + r.x.size());
-    v[0] = r.halted ? 1 : 0;
-    v[1] = static_cast<double>(r.halted_phase);
-    v[2] = static_cast<double>(r.halted_step);
-    v[3] = static_cast<double>(r.steps_run);
-    v.tail(r.x.size()) = r.x;
-    return v;
-  });
-  Alg3Result res{got.tail(got.size() - 4), got[0] != 0, static_cast<std::int64_t>(got[1]),
-                 static_cast<std::int64_t>(got[2]), static_cast<std::int64_t>(got[3])};
+  const Alg3Result res = alg3_on_root(data, s, P, o, rng, counter, trace);
   diag["steps_run"] = res.steps_run;
   MethodRun out{res.x, std::nullopt, P.certified};
   if (res.halted) {
