@@ -64,9 +64,10 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
 
     ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y, users: this
     rank's rows, in rank order; a user's rows may be on several ranks). Every row moves to its
-    user's home rank before any per-user clip; dp-gd-user, dp-gd-filter and dp-sgd-user with a public
-    feature_bound (and label_bound for squared/huber) give the single-process release
-    (docs/guide.md "Running on a cluster"), the rest refuse.
+    user's home rank before any per-user clip; every private method gives the single-process
+    release, with or without feature_bound / label_bound and centring (phased-sgd, accelerated
+    and nonsmooth run on rank 0 over every rank's users); non-private refuses (docs/guide.md
+    "Running on a cluster").
 
     epsilon and delta (in (0, 1)) are required (no defaults); so is domain_radius, the radius of
     the ball around 0 that holds the weights.

@@ -80,8 +80,10 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     (abstain when the records are too few); False: never (x . w in the data's units, no check).
     ``threads``: worker threads of the data passes (None: the library's default); a seeded
     release is the same for any count. ``comm``: an mpi4py communicator when the rows are spread
-    over MPI ranks (X, y: this rank's rows, in rank order); methods clipped-gd and dp-sgd with a
-    moment_bound give the single-process release (docs/guide.md §11), the rest refuse."""
+    over MPI ranks (X, y: this rank's rows, in rank order); every private method gives the
+    single-process release, with or without moment_bound and centring (lipschitz-extension and
+    output-perturbation send the rows to rank 0 for their certified solver); non-private and
+    inner="double-output-perturbation" refuse (docs/guide.md "Running on a cluster")."""
     from . import _required
     epsilon = _required.epsilon(epsilon)
     if method is None:

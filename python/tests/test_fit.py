@@ -218,3 +218,36 @@ def test_user_level_comm_ranks_give_the_single_process_release(tmp_path):
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]
     assert got["release"] == single.to_json()
+
+
+def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_path):
+    """comm= with the defaults (issue 18 item 4): no feature_bound (estimated over users on their
+    home ranks), the private centring over one row per user (odd units), under mpirun -np 2."""
+    import json, os, shutil, subprocess, sys
+    pytest.importorskip("mpi4py")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    rng = np.random.default_rng(6)
+    users = rng.permutation(np.repeat(np.arange(2400) * 3 + 7, 1 + np.arange(2400) % 4))
+    X = rng.normal(size=(users.size, 3))
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=users.size) > 0, 1.0, -1.0)
+    X[:, 0] *= 1e-3
+    X[:, 1] = 5e4 + 1e3 * X[:, 1]
+    path = tmp_path / "U.npy"
+    np.save(path, np.column_stack([users, y, X]))
+    kwargs = dict(epsilon=4.0, delta=1e-6, domain_radius=3.0, steps=8, seed=5)
+    single = dpstats.fit(X, y, users, task="user-level", **kwargs)
+    assert single.status == "ok"
+    assert single.diagnostics["intercept"] is True
+    assert single.diagnostics["bounds"]["feature_bound"]["estimated"] is True
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    script = os.path.join(os.path.dirname(__file__), "mpi_user_level_ranks.py")
+    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                          sys.executable, script, str(path), json.dumps(kwargs)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in single.estimate]
+    assert got["release"] == single.to_json()

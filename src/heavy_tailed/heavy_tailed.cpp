@@ -137,32 +137,43 @@ void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y, s
   require(X.allFinite(), "data must be finite (got a NaN or infinite entry)");
 }
 
-// Several ranks (options.run.comm): the noisy clipped GD methods, whose only data pass is the exact
-// clipped gradient sum, with a public moment bound. The rest read the rows through passes that are
-// not exact integer sums (the certified ERM solver's Newton passes, the scale layer's quantile and
-// the private centring run on one process), so they refuse rather than release a result that
-// depends on how the rows are split (docs/guide.md "Heavy-tailed fits on several ranks").
+// Several ranks (options.run.comm): every private method. The noisy clipped GD methods' only
+// data pass is the exact clipped gradient sum. The scale step runs over ranks: the private
+// moment-bound estimate (one value per record, the scale layer's exact counts), the private
+// centring (private_location over every rank's rows) and the offset check (exact integer counts).
+// Output perturbation and lipschitz-extension gather the rows to rank 0 (rows_on_root), which runs
+// the certified ERM solver (its floating-point Newton passes do not merge exactly across ranks),
+// the final block's clip quantile and the noise; the final clipped-GD phase runs over the ranks.
+// Refused: the Alg 2 double output perturbation inner solver (its localisation runs two solves
+// and a lens search whose diagnostics are not broadcast) and non-private (a float reference
+// solve, docs/guide.md "Heavy-tailed fits on several ranks").
 void check_distributed(const HeavyTailedOptions& o, int ranks) {
   if (ranks == 1) return;
-  const bool gd = o.method == HeavyTailedMethod::clipped_gd || o.method == HeavyTailedMethod::dp_sgd;
-  require(gd, fmt::format("method {} does not run on {} ranks: its certified ERM solver sums "
-                          "floating-point gradients and Hessians, which do not merge exactly "
-                          "across ranks; use method clipped-gd or dp-sgd, or run on one rank",
-                          name_of(o.method), ranks));
-  require(o.moment_bound.has_value(),
-          fmt::format("moment_bound is required on {} ranks (the private estimate of an absent "
-                      "moment bound runs on one process only); give it, or run on one rank", ranks));
-  require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
-                                        "centring runs on one process only)", ranks));
+  require(o.method != HeavyTailedMethod::non_private,
+          fmt::format("method non-private does not run on {} ranks (its reference solver sums "
+                      "floating-point gradients and Hessians); run it on one rank", ranks));
+  require(o.inner.value_or(InnerSolver::glm_one_stage) != InnerSolver::double_output_perturbation,
+          fmt::format("inner double-output-perturbation does not run on {} ranks (its two "
+                      "certified solves and lens search run on one process); use the default "
+                      "inner solver, or run on one rank", ranks));
 }
 
 // Everything the ranks must agree on before the first collective.
 std::string fingerprint(const HeavyTailedOptions& o, Eigen::Index d) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}", name_of(o.method),
-                     name_of(o.profile), name_of(o.loss), o.huber_kappa, o.privacy.epsilon,
-                     o.privacy.delta, o.domain_radius, o.moment_order, o.moment_bound.value_or(-1),
-                     o.moment_bound_2.value_or(-1), o.clip.value_or(-1), o.steps.value_or(-1),
-                     o.step_size.value_or(-1), static_cast<int>(o.run.noise), d);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|centre={}|share={:a}",
+                     name_of(o.method), name_of(o.profile), name_of(o.loss), o.huber_kappa,
+                     o.privacy.epsilon, o.privacy.delta, o.domain_radius, o.moment_order,
+                     o.moment_bound.value_or(-1), o.moment_bound_2.value_or(-1),
+                     o.clip.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
+                     static_cast<int>(o.run.noise), d, o.centre ? (*o.centre ? 1 : 0) : -1,
+                     o.scale_share) +
+         fmt::format("|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", o.inner ? static_cast<int>(*o.inner) : -1,
+                     o.final_solver ? static_cast<int>(*o.final_solver) : -1,
+                     o.final_clip_rule ? static_cast<int>(*o.final_clip_rule) : -1,
+                     o.phases.value_or(-1), o.first_fraction.value_or(-1),
+                     o.clip_budget_share.value_or(-1), o.clip_tail_constant.value_or(-1),
+                     o.lambda.value_or(-1), o.kappa.value_or(-1), o.growth.value_or(-1),
+                     o.c_multiplier.value_or(-1), o.lambda_multiplier.value_or(-1));
 }
 
 // checked_labels over every rank's labels: {0, 1} labels are mapped when every rank's are in
@@ -237,6 +248,7 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
     }
   });
   NormQuantileOptions nq;
+  nq.comm = o.run.comm;  // every rank's records: exact counts, rank 0 draws
   nq.loss = PrivacyLoss::pure(eps_s);
   nq.q = kMomentQuantile;
   const NormQuantile pb = private_value_quantile(values, nq, account, rng);
@@ -532,9 +544,51 @@ MethodRun non_private(const Problem& q) {
   return {solve_glm_erm_reference(p), std::nullopt, {{"private", false}}};
 }
 
-// Pop-Localize's state across phases.
+// Every rank's rows and labels on rank 0, in global order (rank r's rows follow rank r - 1's, as
+// shard_rows numbers them): one alltoall with only rank 0 receiving. Other ranks get none. One
+// process: a copy of X and y.
+void rows_on_root(Communicator& comm, const ConstMatrixRef& X, const Vector& y, RowMatrix& A,
+                  Vector& yA) {
+  if (comm.size() == 1) {
+    A = X;
+    yA = y;
+    return;
+  }
+  const Eigen::Index d = X.cols();
+  std::vector<double> mine;  // per row: the label, then the d features
+  mine.reserve(static_cast<std::size_t>(X.rows() * (d + 1)));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    mine.push_back(y[i]);
+    for (Eigen::Index j = 0; j < d; ++j) mine.push_back(X(i, j));
+  }
+  std::vector<Bytes> send(static_cast<std::size_t>(comm.size()));
+  send[0] = to_bytes(mine);
+  const std::vector<Bytes> got = comm.alltoall(send);
+  A.resize(0, d);
+  yA.resize(0);
+  if (comm.rank() != 0) return;
+  std::size_t total = 0;
+  for (const Bytes& b : got) total += b.size() / sizeof(double);
+  const auto rows = static_cast<Eigen::Index>(total / static_cast<std::size_t>(d + 1));
+  A.resize(rows, d);
+  yA.resize(rows);
+  Eigen::Index at = 0;
+  for (const Bytes& b : got) {
+    const auto v = from_bytes<std::vector<double>>(b);
+    for (std::size_t p = 0; p < v.size(); p += static_cast<std::size_t>(d + 1), ++at) {
+      yA[at] = v[p];
+      A.row(at) = Eigen::Map<const Vector>(v.data() + p + 1, d).transpose();
+    }
+  }
+}
+
+// Pop-Localize's state across phases. A and y: the rows the certified solver and the final clip's
+// quantile read (one process: all rows; several ranks: all rows on rank 0, gathered in global
+// order, none elsewhere), comm: the ranks (those passes run on rank 0 only).
 struct Localize {
   const RowMatrix& A;
+  const Vector& y;
+  Communicator& comm;
   Vector center;
   nlohmann::json phases = nlohmann::json::array();
   int lens_probes = 0;
@@ -544,7 +598,7 @@ struct Localize {
 GlmErmProblem phase_problem(const Problem& q, const Localize& L, const HeavyTailedPhase& ph) {
   GlmErmProblem p;
   p.A = &L.A;
-  p.y = &q.y;
+  p.y = &L.y;
   p.begin = ph.begin;
   p.end = ph.begin + ph.m;
   p.env = q.env;
@@ -589,7 +643,9 @@ void final_gd_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, s
                                                  q.scale.mb.k, q.scale.mb.g2());
     gq.tail = clip_tail_fraction(ph.m, d, q.scale.epsilon, o.clip_tail_constant.value_or(kClipTailConstant));
     gq.epsilon = share * q.scale.epsilon;
-    s.C = private_gradient_norm_clip(L.A, q.y, ph.begin, ph.m, q.env, L.center, gq, rng).clip;
+    s.C = on_root(L.comm, [&] {  // rank 0 holds the block's rows and draws
+      return private_gradient_norm_clip(L.A, L.y, ph.begin, ph.m, q.env, L.center, gq, rng).clip;
+    });
     eps_gd = (1 - share) * q.scale.epsilon;
     clip_info.update({{"tail", gq.tail}, {"epsilon", gq.epsilon}, {"grid", {gq.lower, gq.upper}},
                       {"candidates", gq.candidates}});
@@ -662,19 +718,23 @@ bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
 }
 
 // The GLM one-stage output perturbation (docs/proofs/heavy-tailed.md §2.13): certified ERM of the extension + l2-Laplace.
+// On several ranks the solve and the noise run on rank 0 (which holds the block's rows in global
+// order: the one-process solve, bit for bit) and the noisy output, or the abort bit, is broadcast.
 bool one_stage_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, std::size_t t,
                      std::string& reason, Rng& rng) {
-  const CertifiedSolution sol = solve_certified_glm_erm(phase_problem(q, L, ph), ph.alpha);
-  if (L.trace != nullptr) {
-    L.trace->pre_noise.push_back(sol.w);
-    L.trace->gaps.push_back(sol.gap);
-    L.trace->alphas.push_back(ph.alpha);
-    L.trace->newton_steps.push_back(sol.newton_steps);
-  }
-  if (!sol.certified) return reason = "optimization accuracy could not be certified", false;
   const L2LaplaceMechanism mech(ph.sensitivity, q.scale.epsilon, static_cast<std::size_t>(L.A.cols()),
                                 q.o.run.noise);
-  Vector out = noisy(mech, sol.w, q.noiseless, rng);
+  Vector out = on_root(L.comm, [&] {
+    const CertifiedSolution sol = solve_certified_glm_erm(phase_problem(q, L, ph), ph.alpha);
+    if (L.trace != nullptr) {
+      L.trace->pre_noise.push_back(sol.w);
+      L.trace->gaps.push_back(sol.gap);
+      L.trace->alphas.push_back(ph.alpha);
+      L.trace->newton_steps.push_back(sol.newton_steps);
+    }
+    return sol.certified ? noisy(mech, sol.w, q.noiseless, rng) : Vector();  // empty: the abort
+  });
+  if (out.size() == 0) return reason = "optimization accuracy could not be certified", false;
   project_to_ball(out, q.o.domain_radius);
   if (L.trace != nullptr) {
     L.trace->phase_output.push_back(out);
@@ -707,13 +767,16 @@ Ledger localize_charge(const Problem& q, const HeavyTailedPhase& p1, bool double
 }
 
 MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, HeavyTailedTrace* trace) {
-  const std::int64_t n = q.X.rows(), d = q.X.cols();
+  const std::int64_t n = q.n, d = q.X.cols();
   const auto plan = plan_heavy_tailed(n, d, q.o, q.scale.mb, q.scale.epsilon);
   const bool double_op =
       q.o.inner.value_or(InnerSolver::glm_one_stage) == InnerSolver::double_output_perturbation;
-  account.charge(localize_charge(q, plan.front(), double_op));
-  const RowMatrix A = q.X;  // the certificate's solvers read a RowMatrix
-  Localize L{A, Vector::Zero(d), nlohmann::json::array(), 0, trace};
+  all_or_none(q.shard.comm, [&] { account.charge(localize_charge(q, plan.front(), double_op)); });
+  // The certificate's solvers read a RowMatrix of every row (several ranks: on rank 0).
+  RowMatrix A;
+  Vector y;
+  rows_on_root(q.shard.comm, q.X, q.y, A, y);
+  Localize L{A, y, q.shard.comm, Vector::Zero(d), nlohmann::json::array(), 0, trace};
   MethodRun out;
   out.diagnostics = {{"inner", name_of(q.o.inner.value_or(InnerSolver::glm_one_stage))}};
   for (std::size_t t = 0; t < plan.size(); ++t) {
@@ -751,7 +814,7 @@ struct CentrePlan {
   std::string why_not;
 };
 
-CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
+CentrePlan plan_centring(const ConstMatrixRef& X, std::int64_t n, const HeavyTailedOptions& o) {
   CentrePlan p;
   if (o.centre == false) return p.why_not = "centre = false", p;
   const bool unknown = !o.moment_bound && !o.clip && !o.lambda && !o.step_size &&
@@ -766,7 +829,7 @@ CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
   const LocationOptions lo =
       centring_options(gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share));
   const std::size_t d = static_cast<std::size_t>(X.cols()) + (binary_labels(o.loss) ? 0 : 1);
-  const auto shortfall = private_location_shortfall(lo, static_cast<std::size_t>(X.rows()), d);
+  const auto shortfall = private_location_shortfall(lo, static_cast<std::size_t>(n), d);
   if (shortfall && !o.centre) {
     p.check = true;  // the offset check spends the share the centring would have
     p.need = centring_units_needed(lo, d);
@@ -779,10 +842,11 @@ CentrePlan plan_centring(const ConstMatrixRef& X, const HeavyTailedOptions& o) {
 // Runs the private centring when it applies: fills `st` and Z = the standardised rows with the
 // constant column; below its threshold runs the offset check instead. States either in `diag`
 // (with "abstained" when the release must abstain), and returns what it spent.
-double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
-                       ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
-                       std::optional<Standardization>& st, RowMatrix& Z) {
-  const CentrePlan p = plan_centring(X, o);
+// `n`: the records over every rank (X holds this rank's).
+double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
+                       const HeavyTailedOptions& o, ReleaseBudget& account, Rng& rng,
+                       nlohmann::json& diag, std::optional<Standardization>& st, RowMatrix& Z) {
+  const CentrePlan p = plan_centring(X, n, o);
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   const PrivacyLoss share = gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share);
   const Vector* labels = binary_labels(o.loss) ? nullptr : &y;
@@ -791,17 +855,18 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, const HeavyTail
   if (p.check) {  // are the columns (and a regression label) far from 0?
     const double f = gaussian ? kOffsetCheckZcdpFraction : 1.0;
     const OffsetCheck oc = offset_check(
-        X, 1, labels, gaussian ? PrivacyLoss::zcdp(f * p.share) : share, o.run.noise, account, rng);
+        X, 1, labels, gaussian ? PrivacyLoss::zcdp(f * p.share) : share, o.run.noise, account, rng,
+        o.run.comm);
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = f * o.scale_share;
     if (oc.far) {
       diag["abstained"] =
-          offset_abstention(*oc.far, static_cast<std::size_t>(X.rows()), p.need, "records");
+          offset_abstention(*oc.far, static_cast<std::size_t>(n), p.need, "records");
     }
     return f * p.share;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
-  Centring c = private_centring(X, share, account, rng, labels);
+  Centring c = private_centring(X, share, account, rng, labels, o.run.comm);
   diag = c.standardization.diagnostics;
   diag["share"] = o.scale_share;
   if (c.abstained) {
@@ -838,7 +903,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   nlohmann::json centring;
   std::optional<Standardization> st;
   RowMatrix Z;
-  const double spent = centre_features(X, y, o, account, rng, centring, st, Z);
+  const double spent = centre_features(X, y, rows.total, o, account, rng, centring, st, Z);
   const ConstMatrixRef Xw = st ? ConstMatrixRef(Z) : X;
   const Vector yz = st ? st->apply_labels(y) : Vector();
   const Vector& yw = st ? yz : y;

@@ -30,21 +30,36 @@ void check_options(const LocationOptions& o) {
           "recentre_points must be in [3, 2^24], got {}", o.recentre_points);
 }
 
+// One selection over the values of every rank (one process: the plain selection).
+GridCell select(const std::vector<double>& x, std::span<const double> grid, const Plan& p,
+                Rng& rng) {
+  return grid_quantile_cell(x, grid, 0.5, p.epsilon, rng, comm_or_single(p.o.comm));
+}
+
 // The released MAD cell's midpoint of |v - centre| (v is overwritten).
 double private_mad(std::vector<double>& v, double centre, const Plan& p, Rng& rng) {
   for (double& x : v) x = std::min(std::fabs(x - centre), kMaxDouble);
-  return grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng).midpoint();
+  return select(v, p.abs_grid, p, rng).midpoint();
+}
+
+// What every rank must pass alike: the options that shape the estimate (exact floats) and d.
+std::string fingerprint(const LocationOptions& o, Eigen::Index d) {
+  return fmt::format("location d={} loss={} {:a} {:a} {:a} window={:a} alpha={:a} beta={:a} "
+                     "per_octave={} refine={} recentre={} final_mad={} neighbouring={}",
+                     d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
+                     o.window, o.alpha, o.beta, o.per_octave, o.refine_points, o.recentre_points,
+                     o.final_mad ? 1 : 0, static_cast<int>(o.neighbouring));
 }
 
 // The numeric kernel of one column: five selections, each on a grid public given the earlier ones.
 ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng& rng) {
   ColumnLocation c;
-  const GridCell coarse = grid_quantile_cell(x, p.signed_grid, 0.5, p.epsilon, rng);
+  const GridCell coarse = select(x, p.signed_grid, p, rng);
   const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
   const std::vector<double> fine = linear_grid(p.signed_grid[i == 0 ? 0 : i - 1],
                                                p.signed_grid[std::min(i + 2, last)],
                                                p.o.refine_points);
-  const GridCell refined = grid_quantile_cell(x, fine, 0.5, p.epsilon, rng);
+  const GridCell refined = select(x, fine, p, rng);
   const double m1 = refined.midpoint(), r1 = refined.hi - refined.lo;
   std::vector<double> v = x;
   c.spread = std::min(kMadToSigma * private_mad(v, m1, p, rng), kMaxDouble);
@@ -52,8 +67,7 @@ ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng&
   const double lower = clamp_finite(m1 - half), upper = clamp_finite(m1 + half);
   GridCell centred = refined;  // a window that rounds to one point keeps the refined cell
   if (lower < upper) {
-    centred = grid_quantile_cell(x, linear_grid(lower, upper, p.o.recentre_points), 0.5,
-                                 p.epsilon, rng);
+    centred = select(x, linear_grid(lower, upper, p.o.recentre_points), p, rng);
   }
   c.location = centred.midpoint();
   c.resolution = centred.hi - centred.lo;
@@ -145,13 +159,14 @@ std::optional<std::string> private_location_shortfall(const LocationOptions& o, 
 LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions& o,
                                   ReleaseBudget& account, Rng& rng) {
   check_options(o);
-  check_data(X);
+  Communicator& comm = comm_or_single(o.comm);
+  const std::int64_t n = guarded_rows(X, comm, fingerprint(o, X.cols()));
   const auto d = static_cast<std::size_t>(X.cols());
   LocationEstimate out;
   out.entries = private_location_entries(o, d);
-  account.charge(out.entries);
+  all_or_none(comm, [&] { account.charge(out.entries); });
 
-  Plan p = column_plan(o, calls_per_column(o) * d, X.rows());
+  Plan p = column_plan(o, calls_per_column(o) * d, n);
   p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.size());
   estimate_columns(X, p, rng, out, estimate_column);
   return out;

@@ -119,13 +119,20 @@ NormQuantile private_value_quantile(std::span<const double> values, const NormQu
                                     ReleaseBudget& account, Rng& rng) {
   check_options(o);
   require(!o.centre, "centre applies to private_norm_quantile only");
-  require(!values.empty(), "values must hold at least one value, got 0");
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    require(std::isfinite(values[i]) && values[i] >= 0,
-            "values must be finite and >= 0, not at index {}", i);
-  }
-  account.charge(private_norm_quantile_entry(o));
-  return select(values, o, rng, single_process(), values.size());
+  Communicator& comm = comm_or_single(o.comm);
+  all_or_none(comm, [&] {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      require(std::isfinite(values[i]) && values[i] >= 0,
+              "values must be finite and >= 0, not at index {}", i);
+    }
+  });
+  const auto n = comm.size() == 1
+                     ? values.size()
+                     : static_cast<std::size_t>(
+                           allreduce_count(comm, static_cast<std::int64_t>(values.size())));
+  require(n > 0, "values must hold at least one value, got 0");
+  all_or_none(comm, [&] { account.charge(private_norm_quantile_entry(o)); });
+  return select(values, o, rng, comm, n);
 }
 
 }  // namespace dpstats

@@ -197,10 +197,14 @@ GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const D
                               const Vector& x0, const GradientOptions& o, Rng& rng,
                               GradientCounter& counter) {
   check_run(data, domain, x0, o);
-  const std::int64_t n = data.num_users(), m = data.items_per_user(), N = n * m;
+  Communicator& comm = comm_or_single(o.comm);
+  const std::int64_t n = data.total_users(), m = data.items_per_user(), N = n * m;
   require(o.steps <= N, "dp-sgd-group needs at most one batch per item (steps <= n·m)");
   const std::int64_t B = N / o.steps;
-  const auto perm = random_permutation(N, rng);
+  // The batches: a permutation of the global items (global user index · m + k), drawn on rank 0;
+  // each rank adds the items of its home users to the exact sum, merged by integer allreduce.
+  const auto perm = on_root(comm, [&] { return random_permutation(N, rng); });
+  const auto local = local_of_global(data, comm);
   // Item-level ρ/m² per (parallel) batch; group privacy over a user's m items gives ρ.
   const double rho_item = o.rho / (static_cast<double>(m) * static_cast<double>(m));
   GradientRun run;
@@ -211,13 +215,17 @@ GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const D
     ClippedVectorSum sum(data.dim(), o.clip, B);
     for (std::int64_t b = 0; b < B; ++b) {
       const std::int64_t item = perm[static_cast<std::size_t>(t * B + b)];
-      const std::int64_t u = item / m, k = item % m;
+      const std::int64_t u = local[static_cast<std::size_t>(item / m)], k = item % m;
+      if (u < 0) continue;  // another rank's user
       if (o.hook) o.hook(t, 0, u);
       g1.setZero();
       loss.add_gradient(x, data.features(u, k), data.label(u, k), 1.0, g1, counter);
       sum.add(g1);
     }
-    const Vector g = noisy(sum, rho_item, o, rng, run) / static_cast<double>(B);
+    Vector lattice = sum.lattice_sum();
+    allreduce_exact(comm, lattice);
+    const Vector g =
+        noisy(sum.value_of(lattice), sum.sensitivity(), rho_item, o, rng, run) / static_cast<double>(B);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
   run.x = output(x, acc, o);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 
@@ -53,7 +54,8 @@ LocationOptions centring_options(const PrivacyLoss& share) {
 }
 
 Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
-                          ReleaseBudget& account, Rng& rng, const Vector* labels) {
+                          ReleaseBudget& account, Rng& rng, const Vector* labels,
+                          Communicator* comm) {
   const Eigen::Index d = rows.cols();
   RowMatrix table;
   if (labels) {
@@ -61,8 +63,10 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
     table.leftCols(d) = rows;
     table.col(d) = *labels;
   }
-  const LocationEstimate est = private_location(labels ? ConstMatrixRef(table) : rows,
-                                                centring_options(share), account, rng);
+  LocationOptions lo = centring_options(share);
+  lo.comm = comm;
+  const LocationEstimate est =
+      private_location(labels ? ConstMatrixRef(table) : rows, lo, account, rng);
   Centring c;
   Standardization& st = c.standardization;
   st.location = est.location().head(d);
@@ -91,15 +95,27 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
 
 namespace {
 
-// S_j of the offset check (standardize.hpp): each unit adds its rows' mean of 1{v < 0} + 1/2 1{v = 0}.
-Vector zero_ranks(const ConstMatrixRef& rows, std::int64_t m, const Vector* labels) {
+// 2 m S_j of the offset check (standardize.hpp), an exact integer: each row adds
+// 2 (1{v < 0} + 1/2 1{v = 0}) in {0, 1, 2}, so that the ranks' counts merge exactly.
+std::vector<std::int64_t> zero_ranks_twice(const ConstMatrixRef& rows, const Vector* labels) {
   const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
-  const auto side = [](double v) { return v < 0 ? 1.0 : (v == 0 ? 0.5 : 0.0); };
-  Vector s = Vector::Zero(c);
-  const double w = 1 / static_cast<double>(m);
+  const auto side = [](double v) -> std::int64_t { return v < 0 ? 2 : (v == 0 ? 1 : 0); };
+  std::vector<std::int64_t> k(static_cast<std::size_t>(c), 0);
   for (Eigen::Index i = 0; i < rows.rows(); ++i) {
-    for (Eigen::Index j = 0; j < d; ++j) s[j] += w * side(rows(i, j));
-    if (labels) s[d] += w * side((*labels)[i]);
+    for (Eigen::Index j = 0; j < d; ++j) k[static_cast<std::size_t>(j)] += side(rows(i, j));
+    if (labels) k[static_cast<std::size_t>(d)] += side((*labels)[i]);
+  }
+  return k;
+}
+
+// S_j = k_j / (2m) over every rank's rows (one process: this process's).
+Vector zero_ranks(const ConstMatrixRef& rows, std::int64_t m, const Vector* labels,
+                  Communicator& comm) {
+  std::vector<std::int64_t> k = zero_ranks_twice(rows, labels);
+  if (comm.size() > 1) comm.allreduce_sum(k);
+  Vector s(static_cast<Eigen::Index>(k.size()));
+  for (std::size_t j = 0; j < k.size(); ++j) {
+    s[static_cast<Eigen::Index>(j)] = static_cast<double>(k[j]) / static_cast<double>(2 * m);
   }
   return s;
 }
@@ -108,10 +124,14 @@ Vector zero_ranks(const ConstMatrixRef& rows, std::int64_t m, const Vector* labe
 
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
-                         ReleaseBudget& account, Rng& rng) {
+                         ReleaseBudget& account, Rng& rng, Communicator* ranks) {
+  Communicator& comm = comm_or_single(ranks);
   const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
   const auto cs = static_cast<std::size_t>(c);
-  const double units = static_cast<double>(rows.rows() / rows_per_unit);
+  const std::int64_t all_rows =
+      comm.size() == 1 ? rows.rows() : allreduce_count(comm, static_cast<std::int64_t>(rows.rows()));
+  const double units = static_cast<double>(all_rows / rows_per_unit);
+  const Vector S = zero_ranks(rows, rows_per_unit, labels, comm);
   const char* purpose = "offset check: noisy mid-rank of 0 per column (fit without centring)";
   OffsetCheck out;
   Vector noisy;
@@ -119,14 +139,14 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
   if (share.kind == LossKind::zcdp) {  // l2 sensitivity sqrt(c)
     const auto mech = GaussianMechanism::from_rho(std::sqrt(static_cast<double>(c)), share.rho,
                                                   cs, noise);
-    account.charge(mech.ledger_entry(purpose));
-    noisy = mech.apply(zero_ranks(rows, rows_per_unit, labels), rng);
+    all_or_none(comm, [&] { account.charge(mech.ledger_entry(purpose)); });
+    noisy = on_root(comm, [&] { return Vector(mech.apply(S, rng)); });
     sd = mech.sigma();
     out.diagnostics["rho"] = share.rho;
   } else {  // l1 sensitivity c
     const LaplaceMechanism mech(static_cast<double>(c), share.epsilon, cs, noise);
-    account.charge(mech.ledger_entry(purpose));
-    noisy = mech.apply(zero_ranks(rows, rows_per_unit, labels), rng);
+    all_or_none(comm, [&] { account.charge(mech.ledger_entry(purpose)); });
+    noisy = on_root(comm, [&] { return Vector(mech.apply(S, rng)); });
     sd = std::sqrt(2.0) * mech.scale();
     out.diagnostics["epsilon"] = share.epsilon;
   }

@@ -112,4 +112,57 @@ UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vect
   return out;
 }
 
+UserDataset users_on_root(Communicator& comm, const UserDataset& data) {
+  if (comm.size() == 1) return data;
+  const std::int64_t m = data.items_per_user(), d = data.dim();
+  const std::size_t record = static_cast<std::size_t>(1 + m + m * d);  // id, m labels, m rows
+  std::vector<double> mine;
+  mine.reserve(static_cast<std::size_t>(data.num_users()) * record);
+  for (std::int64_t u = 0; u < data.num_users(); ++u) {
+    double id = 0;
+    std::memcpy(&id, &data.ids()[static_cast<std::size_t>(u)], 8);  // the id's bits
+    mine.push_back(id);
+    for (std::int64_t k = 0; k < m; ++k) mine.push_back(data.label(u, k));
+    for (std::int64_t k = 0; k < m; ++k) mine.insert(mine.end(), data.features(u, k), data.features(u, k) + d);
+  }
+  std::vector<Bytes> send(static_cast<std::size_t>(comm.size()));
+  send[0] = to_bytes(mine);
+  const std::vector<Bytes> got = comm.alltoall(send);
+  if (comm.rank() != 0) {
+    const auto bound = [](bool has, double v) { return has ? std::optional<double>(v) : std::nullopt; };
+    UserDataset none = UserDataset::none(d, m, bound(data.has_feature_bound(), data.feature_bound()),
+                                         bound(data.has_label_bound(), data.label_bound()));
+    none.set_total_users(data.total_users());
+    return none;
+  }
+  std::vector<double> all;
+  for (const Bytes& b : got) {
+    const auto v = from_bytes<std::vector<double>>(b);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  const std::size_t n = all.size() / record;
+  std::vector<std::pair<std::int64_t, std::size_t>> order(n);  // (id, record)
+  for (std::size_t r = 0; r < n; ++r) {
+    std::memcpy(&order[r].first, &all[r * record], 8);
+    order[r].second = r;
+  }
+  std::sort(order.begin(), order.end());
+  RowMatrix X(static_cast<Eigen::Index>(n * static_cast<std::size_t>(m)), d);
+  Vector y(X.rows());
+  std::vector<std::int64_t> ids(n);
+  for (std::size_t u = 0; u < n; ++u) {
+    const double* p = &all[order[u].second * record];
+    ids[u] = order[u].first;
+    for (std::int64_t k = 0; k < m; ++k) {
+      const auto row = static_cast<Eigen::Index>(u) * m + k;
+      y[row] = p[1 + k];
+      X.row(row) = Eigen::Map<const Vector>(p + 1 + m + k * d, d).transpose();
+    }
+  }
+  UserDataset out = UserDataset::stacked(std::move(X), std::move(y), std::move(ids), m,
+                                         data.feature_bound(), data.label_bound());
+  out.set_total_users(data.total_users());
+  return out;
+}
+
 }  // namespace dpstats::optimize

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "dpstats/error.hpp"
 
@@ -83,6 +84,34 @@ UserDataset UserDataset::bounded(double feature_bound, double label_bound,
   out.A_ = std::min(A_, feature_bound);
   out.B_ = std::min(B_, label_bound);
   out.clip();
+  return out;
+}
+
+UserDataset UserDataset::stacked(RowMatrix X, Vector y, std::vector<std::int64_t> ids,
+                                 std::int64_t m, double A, double B) {
+  require(m >= 1, "items_per_user m must be >= 1");
+  require(X.rows() == static_cast<Eigen::Index>(ids.size()) * m && y.size() == X.rows(),
+          "stacked: rows = users·m, one label per row");
+  UserDataset out;
+  out.features_ = std::move(X);
+  out.labels_ = std::move(y);
+  out.ids_ = std::move(ids);
+  out.m_ = m;
+  out.n_ = static_cast<std::int64_t>(out.ids_.size());
+  out.A_ = A;
+  out.B_ = B;
+  return out;
+}
+
+UserDataset UserDataset::with_features(RowMatrix X) const {
+  require(X.rows() == features_.rows(),
+          "with_features: one row per item (" + std::to_string(features_.rows()) + "), got " +
+              std::to_string(X.rows()));
+  require(X.allFinite(), "with_features: the features have a NaN or infinite value");
+  UserDataset out = *this;
+  out.features_ = std::move(X);
+  out.A_ = std::numeric_limits<double>::infinity();
+  out.B_ = std::numeric_limits<double>::infinity();
   return out;
 }
 

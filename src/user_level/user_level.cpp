@@ -14,6 +14,7 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/user_level/accelerated.hpp"
 #include "dpstats/user_level/filter.hpp"
+#include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -348,30 +349,24 @@ void check_share(double share, const char* name) {
 }
 
 // Several ranks (options.run.comm, the rows gathered by home_rank.hpp): the methods whose only
-// data passes are exact per-user clipped sums (dp-gd-user, dp-gd-filter; dp-sgd-user, whose batch
-// permutation rank 0 draws over the global user order) with public bounds. The scale layer's
-// estimates, the private centring and the offset check run on one process only, and the other
-// methods run groups or item batches over one process's users, so they refuse rather than release a result that depends on how the rows are split.
+// data passes are exact clipped sums (dp-gd-user, dp-gd-filter; dp-sgd-user and dp-sgd-group,
+// whose batch permutation rank 0 draws over the global user / item order). The phased methods
+// (phased-sgd, accelerated, nonsmooth) walk the users in sequential one-pass SGD: rank 0 runs them
+// on every rank's users (users_on_root, id order: the one-process users), every rank plans and
+// charges alike and takes rank 0's output. The scale step runs over ranks too: the
+// bounds' estimates (one value per home user, the scale layer's exact counts), the private
+// centring (private_location over one row per user) and the offset check (exact integer counts).
+// non-private refuses (its bounds are the data's own maxima).
 void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
   const int P = o.run.comm ? o.run.comm->size() : 1;
   if (P == 1) return;
   require(data.gathered(),
           fmt::format("user-level data on {} ranks must be built by gather_users (home_rank.hpp): "
                       "a user's rows must be on one home rank before the per-user clip", P));
-  require(o.method == UserLevelMethod::dp_gd_user || o.method == UserLevelMethod::dp_gd_filter ||
-              o.method == UserLevelMethod::dp_sgd_user,
-          fmt::format("method {} does not run on {} ranks (only dp-gd-user, dp-gd-filter and "
-                      "dp-sgd-user distribute their per-user sums exactly); run it on one process",
-                      name_of(o.method), P));
-  require(o.feature_bound || data.has_feature_bound(),
-          fmt::format("feature_bound is required on {} ranks (its private estimate over users "
-                      "is not distributed yet); give it, or run on one process", P));
-  require(!uses_label_bound(o.loss) || o.label_bound || data.has_label_bound(),
-          fmt::format("label_bound is required for the {} loss on {} ranks (its private estimate "
-                      "over users is not distributed yet); give it, or run on one process",
-                      name_of(o.loss), P));
-  require(o.centre != true, fmt::format("centre = true does not run on {} ranks (the private "
-                                        "centring runs on one process only)", P));
+  require(o.method != UserLevelMethod::non_private,
+          fmt::format("method non-private does not run on {} ranks (its bounds are the data's own "
+                      "largest norms, and its one-pass SGD walks one process's users); run it on "
+                      "one process", P));
 }
 
 // Everything the ranks must agree on before the first collective of the fit.
@@ -513,8 +508,9 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
                       (report ? o.clip_report_share : 0));
   // The scale layer's selection on its log grid over every double (charges its own entry).
   const auto estimate = [&](bool labels, const char* name) {
-    const auto values = per_user_values(data, labels);
+    const auto values = per_user_values(data, labels);  // this rank's home users
     NormQuantileOptions nq;
+    nq.comm = o.run.comm;  // every rank's users: exact counts, rank 0 draws
     nq.loss = PrivacyLoss::pure(eps_each);
     nq.q = kUserQuantile;
     const NormQuantile pb = private_value_quantile(values, nq, account, rng);
@@ -592,7 +588,7 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
   a1.profile = o.profile;
   if (!paper) a1.rho = rho;
   const double eps = o.privacy.epsilon, delta = o.privacy.delta;
-  const Alg1Plan P = plan_alg1(data.num_users(), data.items_per_user(), eps, delta, s.k, a1);
+  const Alg1Plan P = plan_alg1(data.total_users(), data.items_per_user(), eps, delta, s.k, a1);
   diag["schedule"] = plan_json(P);
   if (!P.feasible) throw InvalidArgument("phased-sgd cannot run at this size: " + P.refusal);
   const auto d = static_cast<std::size_t>(data.dim());
@@ -617,7 +613,16 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
                                  "phases; phase 1's mechanism)")};
   }
   account.charge(planned);
-  const auto res = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  // Several ranks: rank 0 holds every user (users_on_root) and runs; [halted, phase, x...].
+  const Vector got = on_root(comm_or_single(o.run.comm), [&] {
+    const auto r = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+    Vector v(2 + r.x.size());
+    v[0] = r.halted ? 1 : 0;
+    v[1] = static_cast<double>(r.halted_phase);
+    v.tail(r.x.size()) = r.x;
+    return v;
+  });
+  Alg1Result res{got.tail(got.size() - 2), got[0] != 0, static_cast<std::int64_t>(got[1])};
   MethodRun out{res.x, std::nullopt, P.certified};
   if (res.halted) {
     diag["halted_phase"] = res.halted_phase;
@@ -626,12 +631,31 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
   return out;
 }
 
+// run_alg3 on rank 0 (several ranks: every user is there, users_on_root) and its result on every
+// rank, sent as [halted, phase, step, steps run, x...]. One process: run_alg3.
+Alg3Result alg3_on_root(const UserDataset& data, const Setting& s, const Alg3Plan& P,
+                        const UserLevelOptions& o, Rng& rng, GradientCounter& counter,
+                        UserLevelTrace* trace) {
+  const Vector got = on_root(comm_or_single(o.run.comm), [&] {
+    const auto r = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+    Vector v(4 + r.x.size());
+    v[0] = r.halted ? 1 : 0;
+    v[1] = static_cast<double>(r.halted_phase);
+    v[2] = static_cast<double>(r.halted_step);
+    v[3] = static_cast<double>(r.steps_run);
+    v.tail(r.x.size()) = r.x;
+    return v;
+  });
+  return {got.tail(got.size() - 4), got[0] != 0, static_cast<std::int64_t>(got[1]),
+          static_cast<std::int64_t>(got[2]), static_cast<std::int64_t>(got[3])};
+}
+
 MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
                    double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
                    nlohmann::json& diag, UserLevelTrace* trace) {
   const bool nonsmooth = o.method == UserLevelMethod::nonsmooth;
   const bool paper = o.profile == Profile::paper;
-  const std::int64_t n = data.num_users(), m = data.items_per_user();
+  const std::int64_t n = data.total_users(), m = data.items_per_user();
   const double eps = o.privacy.epsilon, delta = o.privacy.delta;
   // The shared gradient options map onto the practical profile: steps → T_i, clip → τ,
   // step_size → 1/L_f of AC-SA. The paper profile's schedule has no free step, clip or T.
@@ -684,7 +708,7 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
     planned = {steps};
   }
   account.charge(planned);
-  const auto res = run_alg3(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+  const Alg3Result res = alg3_on_root(data, s, P, o, rng, counter, trace);
   diag["steps_run"] = res.steps_run;
   MethodRun out{res.x, std::nullopt, P.certified};
   if (res.halted) {
@@ -715,7 +739,7 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   g.sigma_scale = trace && trace->noiseless ? 0 : 1;
   g.rho = rho;
   if (trace) g.hook = trace->on_user;
-  g.comm = o.run.comm;  // dp-gd-user, dp-sgd-user (check_distributed refuses dp-sgd-group)
+  g.comm = o.run.comm;  // every gradient baseline runs over ranks
   const auto d = static_cast<std::size_t>(data.dim());
   LedgerEntry e;
   if (o.method == UserLevelMethod::dp_gd_user) {
@@ -800,7 +824,7 @@ CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& 
   c.share = PrivacyLoss::zcdp(o.scale_share *
                               epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
   const auto shortfall = private_location_shortfall(
-      centring_options(c.share), static_cast<std::size_t>(data.num_users()),
+      centring_options(c.share), static_cast<std::size_t>(data.total_users()),
       static_cast<std::size_t>(data.dim()));
   if (shortfall && !o.centre) {
     c.check = true;  // the offset check spends the share the centring would have
@@ -830,12 +854,13 @@ std::optional<std::string> centre_if_planned(const UserDataset& data, const User
                                            std::optional<Standardization>& st,
                                            std::optional<UserDataset>& centred) {
   if (cd.centre) {
-    Centring c = private_centring(first_rows(data), cd.share, account, rng);
+    // Every rank's home users' first rows (the one-process table, split by home rank).
+    Centring c = private_centring(first_rows(data), cd.share, account, rng, nullptr, o.run.comm);
     diag["centring"] = c.standardization.diagnostics;
     diag["centring"]["share_of_rho"] = o.scale_share;
     if (c.abstained) return c.abstained;
     st = std::move(c.standardization);
-    centred.emplace(st->apply(data.all_features()), data.all_labels(), data.items_per_user());
+    centred.emplace(data.with_features(st->apply(data.all_features())));
     diag["intercept"] = true;
     return std::nullopt;
   }
@@ -854,11 +879,11 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
   const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(),
                                       uses_label_bound(o.loss) ? &data.all_labels() : nullptr,
                                       PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
-                                      o.run.noise, account, rng);
+                                      o.run.noise, account, rng, o.run.comm);
   diag["centring"]["offset_check"] = oc.diagnostics;
   diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
   if (!oc.far) return std::nullopt;
-  return offset_abstention(*oc.far, static_cast<std::size_t>(data.num_users()), cd.need, "users");
+  return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
 Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
@@ -907,6 +932,14 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
   if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   const UserDataset work = bounded_data(source, o, b, diag);
+  // Several ranks, a method that walks the users in one sequential pass: rank 0 runs it on every
+  // rank's users (users_on_root: the one-process users, bit for bit); the others plan alike.
+  const bool sequential = o.method == UserLevelMethod::phased_sgd ||
+                          o.method == UserLevelMethod::accelerated ||
+                          o.method == UserLevelMethod::nonsmooth;
+  std::optional<UserDataset> stacked;
+  if (sequential && comm.size() > 1) stacked.emplace(users_on_root(comm, work));
+  const UserDataset& all = stacked ? *stacked : work;
   const Setting s = make_setting(work, o);
   diag["L"] = s.k.L;
   diag["R"] = s.k.R;
@@ -917,11 +950,11 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
   switch (o.method) {
     case UserLevelMethod::phased_sgd:
-      run = fit_phased(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_phased(all, s, o, b.rho_left, account, rng, counter, diag, trace);
       break;
     case UserLevelMethod::accelerated:
     case UserLevelMethod::nonsmooth:
-      run = fit_alg3(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_alg3(all, s, o, b.rho_left, account, rng, counter, diag, trace);
       break;
     case UserLevelMethod::non_private: {
       const double eta = o.step_size.value_or(

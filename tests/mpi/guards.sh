@@ -54,10 +54,11 @@ refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
 refused "tukey-median not distributed" 2 "does not run on several ranks" 2 \
   mean --method tukey-median --epsilon 1 --delta 0 --bounds -10,10 --seed 1 "$DATA/table.csv"
 USERS=(fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 3 --seed 1)
-refused "user-level bound estimate not distributed" 2 "feature_bound is required on 2 ranks" 2 \
-  "${USERS[@]}" "$DATA/users.csv"
-refused "user-level method not distributed" 2 "method phased-sgd does not run on 3 ranks" 3 \
-  "${USERS[@]}" --method phased-sgd --feature-bound 2 "$DATA/users.csv"
+refused "heavy-tailed Alg 2 inner solver not distributed" 2 "inner double-output-perturbation does not run on 2 ranks" 2 \
+  fit --task heavy-tailed --method lipschitz-extension --inner double-output-perturbation \
+  --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$DATA/table.csv"
+refused "user-level method not distributed" 2 "method non-private does not run on 3 ranks" 3 \
+  "${USERS[@]}" --method non-private --feature-bound 2 "$DATA/users.csv"
 
 # --budget: rank 0 alone reads and writes it; one release is charged once, whatever P.
 "$DPSTATS" budget init "$tmp/budget.json" --epsilon 2.5 --delta 1e-5 >/dev/null

@@ -10,6 +10,7 @@ users.csv   user-level rows (user id, label in {0, 1}, 3 features): 900 users wi
             rows in a shuffled order so that most users' rows fall in several ranks' row ranges;
 users_part_NN.csv the same rows cut into 5 shard files (glob 'users_part_*.csv'; one holds a
             single row).
+users_odd.csv user-level rows in odd units (x 1e-3, x 1e3 shifted by 5e4, plain): 2400 users.
 """
 import os
 import sys
@@ -59,3 +60,16 @@ write_csv(os.path.join(out, "users.csv"), urows)
 ucuts = [0, 1, 1200, 1201 + 600, 3000, ids.size]
 for k in range(len(ucuts) - 1):
     write_csv(os.path.join(out, f"users_part_{k:02d}.csv"), urows[ucuts[k]:ucuts[k + 1]])
+
+# users_odd.csv: user-level rows in odd units (the default fit centres them privately): 2400 users
+# with 1..5 rows each, shuffled; features x 1e-3, x 1e3 shifted by 5e4, and a plain column.
+# Its own generator: the files above are unchanged.
+orng = np.random.default_rng(20261128)
+oids = np.repeat(np.arange(2400) * 3 + 11, 1 + np.arange(2400) % 5)
+orng.shuffle(oids)
+ofeats = orng.normal(0.0, 1.0, (oids.size, 3))
+olabels = (ofeats[:, 0] + 0.5 * ofeats[:, 1] - 0.3 * ofeats[:, 2]
+           + 0.5 * orng.normal(0.0, 1.0, oids.size) > 0).astype(float)
+ofeats[:, 0] *= 1e-3
+ofeats[:, 1] = 5e4 + 1e3 * ofeats[:, 1]
+write_csv(os.path.join(out, "users_odd.csv"), np.column_stack([oids.astype(float), olabels, ofeats]))

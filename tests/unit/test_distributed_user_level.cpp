@@ -25,7 +25,7 @@ struct Rows {
   std::vector<std::int64_t> users;
 };
 
-Rows interleaved(int n_users, bool zero_one) {
+Rows interleaved(int n_users, bool zero_one, double third = 0) {
   SeededRng g(11);
   const auto unif = [&] { return static_cast<double>(g.next_u64() >> 11) * 0x1p-53; };
   std::vector<std::int64_t> ids;
@@ -39,7 +39,8 @@ Rows interleaved(int n_users, bool zero_one) {
          Vector(static_cast<Eigen::Index>(ids.size())), ids};
   for (Eigen::Index i = 0; i < r.X.rows(); ++i) {
     const double a = unif() - 0.5, b = unif() - 0.5;
-    r.X.row(i) << a, b, i % 53 == 0 ? 40.0 : unif();  // a few rows above the feature bound
+    // A few rows above the feature bound; `third` shifts the third column (0: in [0, 1]).
+    r.X.row(i) << a, b, i % 53 == 0 ? 40.0 : unif() + third;
     const bool pos = a + 0.5 * b + 0.2 * (unif() - 0.5) > 0;
     r.y[i] = pos ? 1 : (zero_one ? 0 : -1);
   }
@@ -52,12 +53,15 @@ std::string dump(const Release<Vector>& r) {
   return s;
 }
 
-void expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::int64_t m = 0,
-                          std::optional<double> data_bound = std::nullopt) {
+// Returns the single-process release (checked to be ok unless `abstains`).
+std::string expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::int64_t m = 0,
+                                 std::optional<double> data_bound = std::nullopt,
+                                 bool abstains = false) {
   const UserDataset one_data(rows.X, rows.y, rows.users, m, data_bound);
   CountingRng one(7);
-  const std::string single = dump(fit_user_level(one_data, base, one));
-  ASSERT_NE(single.find("\"status\":\"ok\""), std::string::npos) << single;
+  const Release<Vector> r = fit_user_level(one_data, base, one);
+  const std::string single = dump(r);
+  EXPECT_EQ(r.status, abstains ? Status::abstained : Status::ok) << single;
   const Eigen::Index n = rows.X.rows();
   for (int P = 1; P <= 4; ++P) {
     std::mutex mu;
@@ -81,6 +85,7 @@ void expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::i
       EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
     }
   }
+  return single;
 }
 
 UserLevelOptions dp_gd(UserLevelMethod method) {
@@ -157,7 +162,14 @@ TEST(DistributedUserLevel, DpSgdUserBatchesAreRankZerosPermutationOfTheUsers) {
   expect_same_on_ranks(interleaved(213, false), o);
 }
 
-TEST(DistributedUserLevel, WhatNeedsTheScaleLayerRefusesOnEveryRank) {
+TEST(DistributedUserLevel, DpSgdGroupBatchesAreRankZerosPermutationOfTheItems) {
+  // Item batches: a permutation of the global items (user index · m + k) drawn on rank 0.
+  UserLevelOptions o = dp_gd(UserLevelMethod::dp_sgd_group);
+  o.steps = 9;
+  expect_same_on_ranks(interleaved(140, false), o, 3);
+}
+
+TEST(DistributedUserLevel, NonPrivateRefusesOnEveryRank) {
   const Rows rows = interleaved(80, false);
   const Eigen::Index n = rows.X.rows();
   const auto refuses = [&](const UserLevelOptions& base, const std::string& words) {
@@ -181,14 +193,61 @@ TEST(DistributedUserLevel, WhatNeedsTheScaleLayerRefusesOnEveryRank) {
     });
     EXPECT_EQ(refused, 2) << words;
   };
-  UserLevelOptions o = dp_gd(UserLevelMethod::dp_gd_user);
-  o.feature_bound.reset();
-  refuses(o, "feature_bound is required on 2 ranks");
-  o = dp_gd(UserLevelMethod::phased_sgd);
-  refuses(o, "method phased-sgd does not run on 2 ranks");
-  o = dp_gd(UserLevelMethod::dp_gd_user);
+  UserLevelOptions o = dp_gd(UserLevelMethod::non_private);
+  refuses(o, "method non-private does not run on 2 ranks");
+}
+
+TEST(DistributedUserLevel, PhasedMethodsRunOnRankZeroOverEveryRanksUsers) {
+  // Alg 1 and Alg 3 (practical) walk the users in sequential SGD: rank 0 runs them on every
+  // rank's users, stacked in id order; the release and the draws are the one-process ones.
+  const Rows rows = interleaved(300, false);
+  for (auto m : {UserLevelMethod::phased_sgd, UserLevelMethod::accelerated,
+                 UserLevelMethod::nonsmooth}) {
+    UserLevelOptions o = dp_gd(m);
+    o.steps.reset();
+    if (m != UserLevelMethod::phased_sgd) o.steps = 5;
+    expect_same_on_ranks(rows, o, 3);
+  }
+}
+
+// The scale step over ranks: the bounds' estimates (one value per home user), the private
+// centring (one row per user) and the offset check merge exact counts; rank 0 draws.
+UserLevelOptions defaults(UserLevelMethod method, double epsilon) {
+  UserLevelOptions o;
+  o.method = method;
+  o.privacy = {epsilon, 1e-6};
+  o.domain_radius = 3;
+  o.steps = 8;
+  return o;
+}
+
+TEST(DistributedUserLevel, DefaultCentringAndFeatureBoundEstimateAreTheOneProcessRelease) {
+  // Enough users at epsilon = 4 for the private centring: no bound given, centre absent.
+  const Rows rows = interleaved(2600, false);
+  for (auto m : {UserLevelMethod::dp_gd_user, UserLevelMethod::dp_sgd_user}) {
+    const std::string single = expect_same_on_ranks(rows, defaults(m, 4));
+    EXPECT_NE(single.find("\"intercept\":true"), std::string::npos) << single;
+    EXPECT_NE(single.find("\"estimated\":true"), std::string::npos) << single;
+  }
+}
+
+TEST(DistributedUserLevel, LabelBoundEstimateAndCentreTrueOnRanks) {
+  UserLevelOptions o = defaults(UserLevelMethod::dp_gd_filter, 4);
+  o.loss = GlmKind::squared;  // the label bound is estimated too
   o.centre = true;
-  refuses(o, "centre = true does not run on 2 ranks");
+  const std::string single = expect_same_on_ranks(interleaved(2600, false), o, 3);
+  EXPECT_NE(single.find("label_bound"), std::string::npos) << single;
+  EXPECT_NE(single.find("\"intercept\":true"), std::string::npos) << single;
+}
+
+TEST(DistributedUserLevel, OffsetCheckBelowTheCentringThresholdOnRanks) {
+  // At epsilon = 1 the users are enough for the bound's estimate, too few to centre: the offset
+  // check runs over every rank's users. Centred columns pass; a shifted one abstains everywhere.
+  const UserLevelOptions o = defaults(UserLevelMethod::dp_gd_user, 1);
+  const std::string passed = expect_same_on_ranks(interleaved(1300, false, -0.5), o);
+  EXPECT_NE(passed.find("offset_check"), std::string::npos) << passed;
+  const std::string far = expect_same_on_ranks(interleaved(1300, false, 30), o, 0, std::nullopt, true);
+  EXPECT_NE(far.find("far from 0"), std::string::npos) << far;
 }
 
 }  // namespace

@@ -141,8 +141,9 @@ TEST(ParallelFits, HeavyTailedRefusesWhatDoesNotDistribute) {
   };
   HeavyTailedOptions le = options(HeavyTailedMethod::lipschitz_extension);
   le.moment_bound = 2;
-  expect_refused(le, "does not run on 2 ranks");
-  expect_refused(options(HeavyTailedMethod::clipped_gd), "moment_bound is required on 2 ranks");
+  le.inner = optimize::InnerSolver::double_output_perturbation;
+  expect_refused(le, "inner double-output-perturbation does not run on 2 ranks");
+  expect_refused(options(HeavyTailedMethod::non_private), "method non-private does not run on 2 ranks");
   HeavyTailedOptions mismatch = options(HeavyTailedMethod::clipped_gd);
   mismatch.moment_bound = 2;
   std::atomic<int> refused{0};

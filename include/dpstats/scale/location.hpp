@@ -34,6 +34,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct LocationOptions {
   PrivacyLoss loss = PrivacyLoss::pure(1);  // this estimate's share: pure epsilon or zcdp rho
   double window = 4;            // half-width of the re-centring grid, in spreads; in [1, 1e3]
@@ -49,6 +51,10 @@ struct LocationOptions {
   bool final_mad = true;
   Neighbouring neighbouring = Neighbouring::replace_one;
   int threads = std::min(default_threads(), 256);  // columns in parallel, in [1, 256]
+  // The ranks holding the rows (null: this process alone). Each rank passes its own rows (possibly
+  // none); every selection counts every rank's values (grid_quantile_cell's ranks overload: exact
+  // integer counts, rank 0 draws) and the release is the single-process one on the union.
+  Communicator* comm = nullptr;
 };
 
 struct ColumnLocation {

@@ -34,9 +34,9 @@ struct NormQuantileOptions {
   int per_octave = 32;             // in [1, 1024]
   Neighbouring neighbouring = Neighbouring::replace_one;
   int threads = std::min(default_threads(), 256);  // for the norms, in [1, 256]
-  // private_norm_quantile only: the ranks holding the rows (null: this process alone). Each rank
-  // passes its own rows; the selection counts every rank's norms (grid_quantile_cell's ranks
-  // overload) and the release is the single-process one on the union of the rows.
+  // The ranks holding the rows or values (null: this process alone). Each rank passes its own
+  // (possibly none); the selection counts every rank's norms or values (grid_quantile_cell's
+  // ranks overload) and the release is the single-process one on the union of them.
   Communicator* comm = nullptr;
 };
 
@@ -57,7 +57,8 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
                                    ReleaseBudget& account, Rng& rng);
 
 // The same for values the caller computed (per-row norms, gradient norms, ...): each row must
-// contribute one value that depends on that row alone. `values` must be finite and >= 0.
+// contribute one value that depends on that row alone. `values` must be finite and >= 0, and hold
+// at least one value (over every rank of o.comm).
 NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
                                     ReleaseBudget& account, Rng& rng);
 

@@ -25,6 +25,10 @@
 #include "dpstats/scale/location.hpp"
 #include "dpstats/seam.hpp"
 
+namespace dpstats {
+class Communicator;  // dpstats/comm/communicator.hpp
+}
+
 namespace dpstats::optimize {
 
 struct Standardization {
@@ -55,9 +59,12 @@ struct Centring {
   std::optional<std::string> abstained;
 };
 // With `labels`, the label is one more column of the table (regression losses; a degenerate
-// label column keeps its units: label_scale = 1).
+// label column keeps its units: label_scale = 1). `comm` (null: one process): the ranks holding
+// the table's rows, each passing its own (possibly none); the release is the one-process release
+// on the union of the rows (private_location over ranks: exact counts, rank 0 draws).
 Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
-                          ReleaseBudget& account, Rng& rng, const Vector* labels = nullptr);
+                          ReleaseBudget& account, Rng& rng, const Vector* labels = nullptr,
+                          Communicator* comm = nullptr);
 
 // The offset check (issue #15; docs/proofs/user-level.md and heavy-tailed.md "Offset check"):
 // when a fit cannot centre (too few units for private_location) and its feature scale is unknown,
@@ -84,10 +91,13 @@ struct OffsetCheck {
 
 // `rows`: units x m rows, unit u's rows at u*m .. u*m + m - 1 (m = rows_per_unit; 1 for
 // records). `labels` (regression losses): one more checked column. `share`: pure epsilon or zcdp
-// rho, charged on `account` (one mechanism entry) before the noise is drawn.
+// rho, charged on `account` (one mechanism entry) before the noise is drawn. S_j is computed as
+// the exact integer sum of 2 (1{x_j < 0} + 1/2 1{x_j = 0}) over the rows, divided by 2m once.
+// `comm` (null: one process): the ranks holding the rows, each a whole number of units; the
+// integer sums merge exactly and rank 0 draws the noise (the one-process release).
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
-                         ReleaseBudget& account, Rng& rng);
+                         ReleaseBudget& account, Rng& rng, Communicator* comm = nullptr);
 
 // The fewest units (rows for a record-level fit) for which private_location_shortfall(o, n, d) is
 // empty: public, from the options and d only (for the abstention's advice).

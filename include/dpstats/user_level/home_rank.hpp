@@ -29,4 +29,10 @@ UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vect
                          std::optional<double> feature_bound = std::nullopt,
                          std::optional<double> label_bound = std::nullopt);
 
+// Every rank's users on rank 0, in id order: the one-process users of a gathered dataset, bit for
+// bit (rows are not clipped again; the bounds are kept). Other ranks get none. total_users() is
+// the same on every rank. One process: a copy of `data`. For the methods that walk the users in
+// one sequential pass (user_level.cpp runs them on rank 0); one alltoall of n·m·(d + 1) + n words.
+UserDataset users_on_root(Communicator& comm, const UserDataset& data);
+
 }  // namespace dpstats::optimize

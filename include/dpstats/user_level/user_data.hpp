@@ -32,9 +32,17 @@ class UserDataset {
   // when given, e.g. the {0, 1} -> ±1 mapping). Also counts the users with a clipped row.
   UserDataset bounded(double feature_bound, double label_bound,
                       const Vector* labels = nullptr) const;
+  // A copy with the features replaced by X (the same rows, e.g. privately standardised; any
+  // column count) and no bounds: the same users, ids, m and total_users().
+  UserDataset with_features(RowMatrix X) const;
   // Users with at least one row whose norm exceeds A (non-private: a private count releases it).
   std::int64_t users_clipped_at(double feature_bound) const;
 
+  // Already user-major (rows u·m .. u·m+m−1 are user ids[u]'s) and already within the bounds A
+  // and B, which it records without clipping again (e.g. every rank's users stacked on rank 0 by
+  // users_on_root, home_rank.hpp: bit for bit the rows they had).
+  static UserDataset stacked(RowMatrix X, Vector y, std::vector<std::int64_t> ids, std::int64_t m,
+                             double A, double B);
   // No user (a rank that is no user's home; home_rank.hpp): d columns, m items per user.
   static UserDataset none(std::int64_t d, std::int64_t m, std::optional<double> feature_bound,
                           std::optional<double> label_bound);
