@@ -95,7 +95,8 @@ nlohmann::json plan_diagnostics(const GeometricMedianOptions& o, const median_de
   return d;
 }
 
-// Several ranks (issue 18): only the practical profile with a given domain_radius is distributed.
+// Several ranks (issue 18): method fast, profile practical is distributed, with a given
+// domain_radius or its private estimate (the scale layer's selections count over every rank).
 // The rest is refused, with the reason, before any collective (every rank has the same options,
 // so every rank refuses). Then every rank checks the parameters and the column count against
 // rank 0's and learns its global row offset.
@@ -107,15 +108,12 @@ RowShard distributed_shard(const ConstMatrixRef& X, const GeometricMedianOptions
           "FastRadius as printed (profile paper) and RadiusFinder (method hsu24) pair every row "
           "with rows of every rank, and the paper profile's phased DP-SGD walks all rows in one "
           "sequential order; neither is a sum over shards");
-  require(o.domain_radius.has_value(),
-          "the geometric median on several ranks needs domain_radius: its private estimate (the "
-          "scale layer's per-coordinate median and norm quantile) is not distributed yet");
   check_agreement(*comm,
-                  fmt::format("median|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|{}|{}|{}",
-                              o.privacy.epsilon, o.privacy.delta, *o.domain_radius,
-                              o.min_radius.value_or(-1), o.bound_check_share, o.radius_share,
-                              o.localization_share, o.dpgd_steps, o.weiszfeld_step, o.subsample,
-                              static_cast<int>(o.run.noise), X.cols()),
+                  fmt::format("median|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|{}|{}|{}",
+                              o.privacy.epsilon, o.privacy.delta, o.domain_radius.value_or(-1),
+                              o.min_radius.value_or(-1), o.scale_share, o.bound_check_share,
+                              o.radius_share, o.localization_share, o.dpgd_steps, o.weiszfeld_step,
+                              o.subsample, static_cast<int>(o.run.noise), X.cols()),
                   "the median's parameters and column count");
   const ShardRows rows = shard_rows(*comm, X.rows());
   return {comm, rows.offset, rows.total};
