@@ -11,6 +11,7 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/scale/bounds.hpp"
+#include "dpstats/stats/stats.hpp"
 #include "../counting_rng.hpp"
 
 namespace dpstats {
@@ -264,6 +265,49 @@ TEST(DistributedMean, MethodsNotDistributedRefuseSeveralRanks) {
     SeededRng rng(1);
     run_mean(X.middleRows(100 * c.rank(), 100), r, rng);
   }), InvalidArgument);
+}
+
+// stat quantiles over ranks: the counts below every candidate are added exactly and rank 0
+// selects; with given bounds and with the bounds estimated privately (the scale layer over
+// ranks), pure (delta = 0) and zCDP targets, uneven cuts and an empty rank.
+TEST(DistributedStats, QuantilesAreTheSingleProcessRelease) {
+  for (const double delta : {0.0, 1e-6}) {
+    for (const bool given : {true, false}) {
+      stats::StatOptions base;
+      base.privacy = {given ? 1.0 : 6.0, delta};
+      base.quantiles = {0.1, 0.5, 0.9};
+      base.grid_size = given ? 4096 : 1024;
+      if (given) base.bounds = {{-1e-3, 1e-3}, {4.9e4, 5.1e4}, {0, 200}};
+      for (Cut cut : {uneven, empty_rank_1}) {
+        const std::string s = expect_same_release_on_ranks(
+            odd_units(3001),
+            [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+              stats::StatOptions o = base;
+              o.run.comm = c;
+              return stats::quantiles(X, o, rng);
+            },
+            cut);
+        EXPECT_TRUE(released(s)) << s;
+        EXPECT_EQ(s.find("bounds_estimate") == std::string::npos, given) << s;
+      }
+    }
+  }
+}
+
+// The moments with their bounds estimated privately now run on ranks too.
+TEST(DistributedStats, VarianceWithEstimatedBoundsIsTheSingleProcessRelease) {
+  stats::StatOptions base;
+  base.privacy = {6.0, 1e-6};
+  const std::string s = expect_same_release_on_ranks(
+      odd_units(3001),
+      [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+        stats::StatOptions o = base;
+        o.run.comm = c;
+        return stats::variance(X, o, rng);
+      },
+      uneven);
+  EXPECT_TRUE(released(s)) << s;
+  EXPECT_NE(s.find("bounds_estimate"), std::string::npos) << s;
 }
 
 }  // namespace
