@@ -91,7 +91,7 @@ def test_the_paper_median_is_refused_on_every_rank(tmp_path):
     _, path = _data(tmp_path)
     out = _ranks(2, path, dict(profile="paper", epsilon=1.0, delta=1e-6, seed=1), "median")
     assert out.returncode != 0
-    assert "profile practical only" in out.stderr
+    assert "the paper profile's FastRadius" in out.stderr
     assert out.stdout == ""
 
 

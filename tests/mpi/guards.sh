@@ -39,7 +39,7 @@ refused "a method not distributed" 2 "does not run on several ranks" 2 \
   mean --method prime --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
   moments --epsilon 1 --seed 1 "$DATA/table.csv"
-refused "the median's paper profile not distributed" 2 "several ranks runs method fast, profile practical only" 2 \
+refused "the median's paper profile not distributed" 2 "the paper profile's FastRadius" 2 \
   median --profile paper --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
 refused "filter's scale estimate not distributed" 2 "pass scale" 2 \

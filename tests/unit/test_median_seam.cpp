@@ -349,18 +349,24 @@ TEST(MedianRanks, SeededReleaseIsIdenticalOnOneToFourRanks) {
   given.subsample = 5000;  // the radius search and the localization draw a global subsample
   auto estimated = given;
   estimated.domain_radius.reset();
+  auto hsu = base();  // RadiusFinder's pairs cut over the ranks, its bins added exactly
+  hsu.method = MedianMethod::hsu24;
+  hsu.privacy = {8, 1e-6};  // RadiusFinder's threshold m + (18/ε) ln(2T/β) must stay below n
   const RowMatrix X = cluster(30000, 3, 21);
   const RowMatrix odd = odd_units(30000, 24);
+  const RowMatrix small = cluster(1200, 3, 25);
   const std::vector<std::pair<const RowMatrix*, GeometricMedianOptions>> cases = {
-      {&X, given}, {&X, estimated}, {&odd, estimated}};
+      {&X, given}, {&X, estimated}, {&odd, estimated}, {&small, hsu}};
   for (const auto& [data, o] : cases) {
     const std::string one = seeded_release(*data, o, 1);
+    EXPECT_NE(one.find("\"radius_fell_back\":false"), std::string::npos) << one;  // a real search
     for (int P = 1; P <= 4; ++P) {
       for (std::uint64_t split = 0; split < 2; ++split) {
         const auto got = ranks_release(*data, o, P, cuts(data->rows(), P, 100 * P + split));
         for (int r = 0; r < P; ++r)
           EXPECT_EQ(got[static_cast<std::size_t>(r)], one)
-              << "P = " << P << ", rank " << r << (o.domain_radius ? " given" : " estimated");
+              << "P = " << P << ", rank " << r << " " << name_of(o.method)
+              << (o.domain_radius ? " given" : " estimated");
       }
     }
   }
@@ -370,23 +376,28 @@ TEST(MedianRanks, SeededReleaseIsIdenticalOnOneToFourRanks) {
 // other rank draws any (a given domain_radius and its estimate).
 TEST(MedianRanks, OnlyRankZeroDrawsAndAsMuchAsOneProcess) {
   const RowMatrix X = cluster(30000, 3, 23);
+  const RowMatrix small = cluster(1500, 3, 26);
   auto given = base();
   given.subsample = 5000;
   auto estimated = given;
   estimated.domain_radius.reset();
-  for (const auto& o : {given, estimated}) {
+  auto hsu = base();
+  hsu.method = MedianMethod::hsu24;
+  for (const auto& o : {given, estimated, hsu}) {
+    const RowMatrix& data = o.method == MedianMethod::hsu24 ? small : X;
     CountingRng single(5);
-    geometric_median(X, o, single);
+    geometric_median(data, o, single);
     ASSERT_GT(single.draws, 0);
     for (int P = 2; P <= 4; ++P) {
       std::vector<long> draws(static_cast<std::size_t>(P), -1);
       run_local_ranks(P, [&](Communicator& comm) {
         const auto r = static_cast<std::size_t>(comm.rank());
-        const Eigen::Index begin = X.rows() * comm.rank() / P, end = X.rows() * (comm.rank() + 1) / P;
+        const Eigen::Index begin = data.rows() * comm.rank() / P;
+        const Eigen::Index end = data.rows() * (comm.rank() + 1) / P;
         auto mo = o;
         mo.run.comm = &comm;
         CountingRng rng(5);
-        geometric_median(X.middleRows(begin, end - begin), mo, rng);
+        geometric_median(data.middleRows(begin, end - begin), mo, rng);
         draws[r] = rng.draws;
       });
       EXPECT_EQ(draws[0], single.draws) << "P = " << P;
@@ -399,9 +410,9 @@ TEST(MedianRanks, WhatIsNotDistributedIsRefusedWithTheReason) {
   const RowMatrix X = cluster(2000, 3, 22);
   auto paper = base();
   paper.profile = Profile::paper;
-  auto hsu = base();
-  hsu.method = MedianMethod::hsu24;
-  for (const auto& o : {paper, hsu}) {
+  auto paper_estimated = paper;
+  paper_estimated.domain_radius.reset();
+  for (const auto& o : {paper, paper_estimated}) {
     try {
       run_local_ranks(2, [&](Communicator& comm) {
         auto mo = o;
