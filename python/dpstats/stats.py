@@ -17,7 +17,7 @@ large. Without ``bounds`` the bounds are estimated privately from ``scale_share`
 
 ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (run under ``mpirun``):
 each rank passes its own rows and every rank gets the release of all of them, byte-identical to
-one process for a seed (every statistic but ``histogram``).
+one process for a seed (``histogram`` too: each rank passes its own values).
 
 Neighbouring: ``count`` and ``histogram`` protect the addition or removal of one row; the others
 the replacement of one row (n public).
@@ -152,7 +152,8 @@ def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
 
 def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
               categories: Optional[Sequence] = None, budget: Optional[Budget] = None,
-              seed: Optional[int] = None, columns: Optional[Sequence] = None) -> Release:
+              seed: Optional[int] = None, columns: Optional[Sequence] = None,
+              comm=None) -> Release:
     """Private counts of a categorical column (strings or integer codes; add/remove one row).
 
     With ``categories`` (public), each listed category gets a noisy count (others are dropped;
@@ -173,7 +174,7 @@ def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = 
     as_text = [str(v) for v in arr.tolist()]
     cats = [] if categories is None else [str(c) for c in categories]
     names, counts, fields = _dpstats.stat_histogram(as_text, cats, epsilon, delta, _seed(seed),
-                                                    native(budget))
+                                                    native(budget), comm)
     keys = [int(n) for n in names] if integer else list(names)
     return Release._from_native(dict(zip(keys, counts.tolist())), fields)
 

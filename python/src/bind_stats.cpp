@@ -51,11 +51,17 @@ py::tuple stat_release(const std::string& name, const CArray& X, double epsilon,
 
 py::tuple histogram(const std::vector<std::string>& values, const std::vector<std::string>& categories,
                     double epsilon, double delta, std::optional<std::uint64_t> seed,
-                    Budget* budget) {
+                    Budget* budget, const py::object& comm) {
   stats::StatOptions o = options(epsilon, delta, {}, {}, std::nullopt, std::nullopt, 1);
   o.categories = categories;
+  const auto ranks = communicator(comm);  // comm=None: this process holds every value
+  o.run.comm = ranks.get();
   auto rng = make_rng(seed);
-  const auto r = stats::histogram(values, o, *rng, budget);
+  Release<stats::Histogram> r;
+  {
+    GilRelease release(budget);  // the communicator takes the GIL back for each collective
+    r = stats::histogram(values, o, *rng, budget);
+  }
   CArray counts(static_cast<py::ssize_t>(r.estimate.counts.size()));
   std::copy(r.estimate.counts.data(), r.estimate.counts.data() + r.estimate.counts.size(),
             counts.mutable_data());
@@ -72,7 +78,8 @@ void bind_stats(py::module_& m) {
         py::arg("given"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true),
         py::arg("comm") = py::none());
   m.def("stat_histogram", &histogram, py::arg("values"), py::arg("categories"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("seed"), py::arg("budget").none(true));
+        py::arg("epsilon"), py::arg("delta"), py::arg("seed"), py::arg("budget").none(true),
+        py::arg("comm") = py::none());
   m.def("stat_registry", [] {
     py::list out;
     for (const auto& e : stats::registry()) {

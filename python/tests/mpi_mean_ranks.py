@@ -18,6 +18,9 @@ mine = X[n * r // p: n * (r + 1) // p]
 if len(sys.argv) > 3 and sys.argv[3] == "bounds":
     rel = dpstats.bounds(mine, comm=comm, **kwargs)
     estimate = {k: [float(v).hex() for v in np.atleast_1d(rel.estimate[k])] for k in rel.estimate}
+elif len(sys.argv) > 3 and sys.argv[3] == "histogram":  # categories: column 1 in thousands
+    rel = dpstats.histogram(np.round(mine[:, 1] / 1e3).astype(np.int64), comm=comm, **kwargs)
+    estimate = {str(k): float(v).hex() for k, v in rel.estimate.items()}
 else:
     function = getattr(dpstats, sys.argv[3] if len(sys.argv) > 3 else "mean")
     rel = function(mine, comm=comm, **kwargs)

@@ -87,6 +87,19 @@ def test_median_and_stats_over_ranks_equal_one_process(tmp_path, function, kwarg
 
 
 @pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+def test_histogram_over_ranks_equals_one_process(tmp_path):
+    X, path = _data(tmp_path)
+    kwargs = dict(epsilon=1.0, delta=1e-6, seed=7)
+    single = dpstats.histogram(np.round(X[:, 1] / 1e3).astype(np.int64), **kwargs)
+    assert len(single.estimate) >= 2
+    out = _ranks(2, path, kwargs, "histogram")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == {str(k): float(v).hex() for k, v in single.estimate.items()}
+    assert got["release"] == single.to_json()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
 def test_the_paper_median_is_refused_on_every_rank(tmp_path):
     _, path = _data(tmp_path)
     out = _ranks(2, path, dict(profile="paper", epsilon=1.0, delta=1e-6, seed=1), "median")

@@ -44,6 +44,13 @@ std::string dump(const Release<Bounds>& r) {
   return s;
 }
 
+std::string dump(const Release<stats::Histogram>& r) {
+  std::string s = release_fields_json(r).dump();
+  for (std::size_t k = 0; k < r.estimate.categories.size(); ++k)
+    s += fmt::format(" {}={:a}", r.estimate.categories[k], r.estimate.counts[static_cast<Eigen::Index>(k)]);
+  return s;
+}
+
 // Where rank r's rows start of n rows on P ranks (rank P: n). Even blocks; uneven blocks (rank r
 // holds about (2r + 1)/P^2 of the rows); and rank 1 holding none.
 using Cut = Eigen::Index (*)(Eigen::Index n, int P, int r);
@@ -308,6 +315,35 @@ TEST(DistributedStats, VarianceWithEstimatedBoundsIsTheSingleProcessRelease) {
       uneven);
   EXPECT_TRUE(released(s)) << s;
   EXPECT_NE(s.find("bounds_estimate"), std::string::npos) << s;
+}
+
+// stat histogram over ranks: every rank's tally gathered and added (exact counts, the same
+// sorted categories), rank 0 draws; public categories (pure) and the private selection.
+TEST(DistributedStats, HistogramIsTheSingleProcessRelease) {
+  RowMatrix codes(4001, 1);
+  SeededRng g(3);
+  for (Eigen::Index i = 0; i < codes.rows(); ++i)  // a few common categories, a long rare tail
+    codes(i, 0) = static_cast<double>(g.uniform_below(i % 3 == 0 ? 400 : 6));
+  for (const double delta : {0.0, 1e-6}) {
+    stats::StatOptions base;
+    base.privacy = {1.0, delta};
+    if (delta == 0) base.categories = {"0", "1", "2", "5", "17", "absent"};
+    for (Cut cut : {uneven, empty_rank_1}) {
+      const std::string s = expect_same_release_on_ranks(
+          codes,
+          [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+            std::vector<std::string> values;
+            for (Eigen::Index i = 0; i < X.rows(); ++i)
+              values.push_back(std::to_string(static_cast<int>(X(i, 0))));
+            stats::StatOptions o = base;
+            o.run.comm = c;
+            return stats::histogram(values, o, rng);
+          },
+          cut);
+      EXPECT_NE(s.find(" 5="), std::string::npos) << s;  // a common category is released
+      EXPECT_EQ(s.find(" 399="), std::string::npos) << s;  // a rare one is not
+    }
+  }
 }
 
 }  // namespace
