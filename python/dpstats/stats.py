@@ -170,7 +170,8 @@ def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = 
         raise ValueError(f"values must be one column (1-D), got shape {arr.shape}")
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)  # float codes (a column of a float table): 3.0 is category 3
-    integer = arr.size > 0 and np.issubdtype(arr.dtype, np.integer)
+    # from the dtype alone: a rank holding no values (comm=) names the categories like the others
+    integer = np.issubdtype(arr.dtype, np.integer)
     as_text = [str(v) for v in arr.tolist()]
     cats = [] if categories is None else [str(c) for c in categories]
     names, counts, fields = _dpstats.stat_histogram(as_text, cats, epsilon, delta, _seed(seed),

@@ -120,3 +120,13 @@ def test_a_method_not_distributed_is_refused_on_every_rank(tmp_path):
 def test_comm_must_be_a_communicator():
     with pytest.raises(ValueError, match="mpi4py communicator"):
         dpstats.mean(np.ones((10, 1)), method="bounded", epsilon=1.0, bounds=[0, 2], comm=object())
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: dpstats.median(np.ones((10, 2)), epsilon=1.0, delta=1e-6, comm=c),
+    lambda c: dpstats.quantiles(np.ones((10, 1)), [0.5], 1.0, 0.0, bounds=[0, 2], comm=c),
+    lambda c: dpstats.histogram(["a", "b"], 1.0, 0.0, categories=["a"], comm=c),
+])
+def test_median_and_stats_take_comm(call):
+    with pytest.raises(ValueError, match="mpi4py communicator"):
+        call(object())
