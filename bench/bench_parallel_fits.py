@@ -1,4 +1,5 @@
-"""Thread scaling of the heavy-tailed fit, private training and the moments push (issue 17).
+"""Thread scaling of every capability (issue 17 item 7): bounded mean, PRIME, the geometric median,
+user-level DP-GD, the heavy-tailed fit, private training and the moments push.
 
 Times each library call (not the data generation) at 1..T threads on the same seeded data, best
 of `reps` (wall seconds, and the process CPU seconds of that call), and checks that every thread count gives the same estimate. Prints one JSON line per
@@ -47,6 +48,32 @@ def main():
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     threads = list(range(1, top + 1))
     rng = np.random.default_rng(1)
+
+    n, d = 4_000_000, 50
+    X = rng.normal(size=(n, d)) * 3.0 + 1.0
+    scale("bounded mean, n = 4e6, d = 50",
+          lambda t: [dpstats.mean(X, method="bounded", epsilon=1.0, bounds=(-20.0, 20.0), seed=3,
+                                  threads=t).estimate], threads, reps)
+    del X
+    n, d = 1_000_000, 100
+    X = rng.normal(size=(n, d))
+    X[: n // 20] += 1.5  # the paper's shifted cluster: 5% of the rows moved together
+    scale("PRIME practical, n = 1e6, d = 100, scale given",
+          lambda t: [dpstats.mean(X, method="prime", epsilon=10.0, delta=0.01, alpha=0.05,
+                                  scale=1.0, seed=3, threads=t).estimate], threads, reps)
+    X = X[:, :50]
+    scale("geometric median practical, n = 1e6, d = 50, domain_radius given",
+          lambda t: [dpstats.geometric_median(X, epsilon=1.0, delta=1e-6, domain_radius=100.0,
+                                              seed=3, threads=t).estimate], threads, reps)
+    del X
+    users, m, d = 20_000, 20, 10
+    U = np.repeat(np.arange(users), m)
+    F = rng.normal(size=(users * m, d))
+    lab = (F @ rng.normal(size=d) + rng.normal(size=users * m) > 0).astype(float)
+    scale("user-level DP-GD, 20,000 users x 20 rows, d = 10",
+          lambda t: [dpstats.fit(F, lab, users=U, task="user-level", method="dp-gd-user",
+                                 epsilon=1.0, delta=1e-6, domain_radius=10.0, feature_bound=5.0,
+                                 seed=3, threads=t).estimate], threads, reps)
 
     n, d = 1_000_000, 20
     X = rng.standard_t(5, size=(n, d))

@@ -1,6 +1,6 @@
 // PRIME time against n and d (issue 3), with one pass of XᵀX over the same data measured in the
 // same run as the unit. Data: the paper's shifted cluster (α = 0.05); PRIME practical, ε = 10,
-// δ = 0.01, seeded noise, 2 threads (the machine's cores) and 1 thread.
+// δ = 0.01, seeded noise, all of the machine's cores and 1 thread.
 //   BM_XtX/n/d            : Eigen's symmetric rank update XᵀX (the unit)
 //   BM_Prime/n/d/threads  : one full PRIME release (range, medians, clipping, filter, final mean)
 //   BM_DpMean/n/d         : the DP Mean baseline on the same data
@@ -15,6 +15,7 @@
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/prime_ht.hpp"
 #include "dpstats/mean/private_filter.hpp"
+#include "dpstats/parallel.hpp"
 
 using namespace dpstats;
 
@@ -106,7 +107,7 @@ void shapes(benchmark::internal::Benchmark* b, bool threads) {
       {100000, 100}, {100000, 200}, {1000000, 10}, {1000000, 50}, {1000000, 100}};
   for (auto [n, d] : grid) {
     if (threads) {
-      b->Args({n, d, 2});
+      if (default_threads() > 1) b->Args({n, d, default_threads()});  // all of the machine's cores
       b->Args({n, d, 1});
     } else {
       b->Args({n, d});

@@ -10,13 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/parallel.hpp"
+
 namespace dpstats::repro {
 
 struct ReproOptions {
   std::filesystem::path out;           // folder for CSV, PNG and summary.md
   bool quick = false;                  // the small size (< 2 minutes); otherwise the paper's size
   std::optional<std::uint64_t> seed;   // data and noise seed; secure noise when absent
-  int threads = 1;
+  int threads = default_threads();    // data-pass threads; seeded outputs do not depend on it
 };
 
 // A CSV table written column by column.

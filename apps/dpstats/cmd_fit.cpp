@@ -69,12 +69,8 @@ void add_fit_command(CLI::App& app) {
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
-    // Several ranks: the heavy-tailed and user-level fits distribute their rows (docs/guide.md
-    // "Running on a cluster"; the library refuses the methods that do not).
-    require(ranks() == nullptr || ranks()->size() == 1 || a->task == "heavy-tailed" ||
-                a->task == "user-level",
-            fmt::format("'dpstats fit --task {}' does not run on several ranks yet; run it in "
-                        "one process", a->task));
+    // Several ranks: every task distributes its rows (docs/guide.md "Running on a cluster"; the
+    // library refuses the methods that do not).
     if (a->task == "classify") return classify(*a);
     if (a->task == "heavy-tailed") return heavy_tailed(*a);
     user_level(*a);

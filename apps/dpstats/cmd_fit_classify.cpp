@@ -19,6 +19,8 @@
 #include "dpstats/error.hpp"
 #include "dpstats/training/train_classifier.hpp"
 #include "fit.hpp"
+#include "ranks.hpp"
+#include "dpstats/comm/communicator.hpp"
 
 namespace dpstats::cli {
 
@@ -31,8 +33,7 @@ struct ClassifyArgs {
   int hidden = 128;
 };
 
-LabelledImages read_labelled_csv(const std::string& path, int classes, const ReadOptions& options) {
-  const Table t = read_table(path, options);
+LabelledImages labelled(const Table& t, const std::string& path, int classes) {
   require(t.values.cols() >= 2, path + ": need a label column and at least one feature column");
   LabelledImages out;
   out.images = t.values.rightCols(t.values.cols() - 1);
@@ -44,6 +45,31 @@ LabelledImages read_labelled_csv(const std::string& path, int classes, const Rea
                 std::to_string(classes - 1));
     out.labels[static_cast<std::size_t>(i)] = static_cast<int>(v);
   }
+  return out;
+}
+
+LabelledImages read_labelled_csv(const std::string& path, int classes, const ReadOptions& options) {
+  return labelled(read_table(path, options), path, classes);
+}
+
+// This rank's rows (docs/guide.md "Running on a cluster"): a CSV (or --shards) as every command
+// reads it; fashion-mnist's 60000 training rows cut evenly by rank (the public test split whole).
+LabelledImages train_shard(const FitArgs& a, const std::string& data, int classes,
+                           LabelledImages& fashion) {
+  Communicator& comm = comm_or_single(ranks());
+  LabelledImages out;
+  if (data == "fashion-mnist") {
+    const auto n = fashion.images.rows(), P = static_cast<Eigen::Index>(comm.size()),
+               r = static_cast<Eigen::Index>(comm.rank());
+    const Eigen::Index lo = n * r / P, hi = n * (r + 1) / P;
+    out.images = fashion.images.middleRows(lo, hi - lo);
+    out.labels.assign(fashion.labels.begin() + lo, fashion.labels.begin() + hi);
+    return out;
+  }
+  InputArgs in = a.input;
+  in.path = data;
+  const InputShard shard = read_input_shard(in, ranks());
+  all_or_none(comm, [&] { out = labelled(shard.table, data, classes); });
   return out;
 }
 
@@ -95,19 +121,21 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   if (c.floor) o.second_moment_floor = *c.floor;
   if (a.threads) o.run.threads = *a.threads;
 
-  LabelledImages train, test;
+  o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
+  LabelledImages train, test, fashion;
   if (data == "fashion-mnist") {
     require(!c.classes || *c.classes == 10, "fashion-mnist has 10 classes");
     require(c.test.empty(), "--test does not apply to --data fashion-mnist (its test split is used)");
     auto f = load_fashion_mnist();
-    train = std::move(f.train);
+    fashion = std::move(f.train);
     test = std::move(f.test);
   } else {
     require(c.classes.has_value(), "--classes K (the public number of classes) is required for CSV data");
     require(*c.classes >= 2, "--classes must be >= 2");
-    train = read_labelled_csv(data, *c.classes, read_options(a.input));
     if (!c.test.empty()) test = read_labelled_csv(c.test, *c.classes, read_options(a.input));
   }
+  train = train_shard(a, data, c.classes.value_or(10), fashion);
+  fashion = LabelledImages{};
   const int classes = c.classes.value_or(10);
   const Eigen::Index d = train.images.cols();
   if (test.images.size() > 0)
@@ -127,11 +155,11 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   };
   optimize::EvalSet eval;
   if (test.images.size() > 0) eval = {&test.images, &test.labels};
-  BudgetFile budget(a.budget);
+  BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = optimize::train_classifier(std::move(model), train.images, train.labels, o, *rng,
                                             budget.get(), eval, progress);
   budget.commit();  // before anything is written or printed
-  if (!c.save.empty()) {
+  if (!c.save.empty() && is_root()) {
     const Vector& p = r.estimate.parameters();
     write_npy(c.save, Eigen::Map<const RowMatrix>(p.data(), 1, p.size()));
   }
@@ -144,9 +172,17 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   if (r.estimate.kind() == optimize::ModelKind::mlp) m["hidden"] = r.estimate.hidden();
   if (!c.save.empty()) m["weights_file"] = c.save;
   head["model"] = m;
-  nlohmann::ordered_json extra = {{"n", train.images.rows()}, {"d", d},
-                                  {"data", data}};
-  print_json(release_output(std::move(head), release_fields_json(r), extra));
+  const std::int64_t n = allreduce_count(comm_or_single(o.run.comm), train.images.rows());
+  nlohmann::ordered_json extra = {{"n", n}, {"d", d}, {"data", data}};
+  // The wall-clock values go to stderr: stdout is the release, the same bytes for a seeded run
+  // on one process or on any number of ranks.
+  nlohmann::json fields = release_fields_json(r);
+  for (const char* clock : {"examples_per_second", "train_seconds"}) {
+    if (is_root() && fields["diagnostics"].contains(clock))
+      std::fprintf(stderr, "%s: %g\n", clock, fields["diagnostics"][clock].get<double>());
+    fields["diagnostics"].erase(clock);
+  }
+  if (is_root()) print_json(release_output(std::move(head), std::move(fields), extra));
 }
 
 }  // namespace

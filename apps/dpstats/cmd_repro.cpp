@@ -14,7 +14,7 @@ struct ReproArgs {
   std::string out;
   bool quick = false, list = false;
   std::optional<std::uint64_t> seed;
-  int threads = 1;
+  int threads = default_threads();
 };
 
 void run_repro(const ReproArgs& a) {
@@ -54,7 +54,8 @@ void add_repro_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "output folder (default out/NAME)");
   cmd->add_flag("--quick", a->quick, "the small size (under 2 minutes)");
   add_seed_option(cmd, a->seed);
-  cmd->add_option("--threads", a->threads, "threads")->check(CLI::Range(1, 256));
+  cmd->add_option("--threads", a->threads, "threads for the data passes (default: the machine's cores; seeded outputs do not depend on it)")
+      ->check(CLI::Range(1, 256));
   cmd->callback([a] { run_repro(*a); });
 }
 

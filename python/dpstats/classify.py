@@ -54,9 +54,13 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
                  y_test=None, threads: Optional[int] = None, seed: Optional[int] = None,
-                 budget=None) -> Release:
+                 budget=None, comm=None) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
-    doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to."""
+    doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to (on rank 0 only under
+    ``comm``). ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y:
+    this rank's rows, rank r's after those of ranks 0..r-1; every rank passes the same options
+    and X_test): the private optimizers give the one-process release on every rank (docs/guide.md
+    "Running on a cluster"); optimizer="adam" refuses several ranks."""
     if optimizer not in _OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
     if model not in ("logistic", "mlp"):
@@ -102,7 +106,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         None if feature_scale is None else float(feature_scale), float(scale_share), int(epochs),
         int(batch_size), float(step_size), float(clip), float(lambda_), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
-        None if threads is None else int(threads), _seed(seed), native(budget))
+        None if threads is None else int(threads), _seed(seed), native(budget), comm)
     r = Release._from_native(est, fields)
     if not private:
         r = replace(r, epsilon=math.inf)

@@ -2,6 +2,7 @@
 // variants (training/train_classifier.hpp); python/dpstats/classify.py validates and wraps.
 #include <optional>
 
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/training/train_classifier.hpp"
@@ -33,7 +34,8 @@ py::tuple fit_classify_native(
     int epochs, int batch_size, double learning_rate, double clip, double jme_lambda, double tau,
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
-    std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget) {
+    std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget,
+    const py::object& comm) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
   optimize::ClassifyOptions o;
@@ -50,6 +52,8 @@ py::tuple fit_classify_native(
   o.tau = tau;
   o.second_moment_floor = second_moment_floor;
   if (threads) o.run.threads = check_threads(*threads);  // absent: RunControl's default
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
+  o.run.comm = ranks.get();
   const auto kind = optimize::parse_model_kind(model);
   RowMatrix test_X;
   std::vector<int> test_y;
@@ -98,5 +102,5 @@ void bind_classify(py::module_& m) {
         py::arg("scale_share"), py::arg("epochs"), py::arg("batch_size"),
         py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
         py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
-        py::arg("seed"), py::arg("budget").none(true) = nullptr);
+        py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none());
 }

@@ -73,3 +73,31 @@ def test_nan_rejected():
     X[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         dpstats.fit(X, y, task="classify", classes=3, epochs=1, epsilon=1.0, delta=1e-5)
+
+
+def test_comm_ranks_give_the_single_process_release(tmp_path):
+    """comm= (issue 18): under mpirun -np 2 (uneven cut) training equals the one-process release."""
+    import json, os, shutil, subprocess, sys
+    pytest.importorskip("mpi4py")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    X, y = blobs(900, d=4, seed=7)
+    path = tmp_path / "D.npy"
+    np.save(path, np.column_stack([y, X]))
+    kwargs = dict(classes=3, optimizer="dp-adam-jme", epsilon=2.0, delta=1e-5,
+                  noise_multiplier=2.0, epochs=2, batch_size=60, step_size=0.02, seed=5)
+    single = json.loads(dpstats.fit(X, y, task="classify", **kwargs).to_json())
+    est = dpstats.fit(X, y, task="classify", **kwargs).estimate
+    for clock in ("examples_per_second", "train_seconds"):
+        single["diagnostics"].pop(clock, None)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    script = os.path.join(os.path.dirname(__file__), "mpi_classify_ranks.py")
+    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
+                          sys.executable, script, str(path), json.dumps(kwargs)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in est]
+    assert got["release"] == single

@@ -41,6 +41,8 @@ def _ranks(p, path, kwargs, function="mean"):
     # no bounds / scale: the units estimated privately over every rank's rows
     dict(method="bounded", epsilon=10.0, delta=0.0, seed=4),
     dict(method="dp-mean", epsilon=10.0, delta=1e-6, seed=6),
+    # PRIME over ranks: exact merged Gram matrix, the cross-rank top-k, noise on rank 0
+    dict(method="prime", alpha=0.05, epsilon=8.0, delta=1e-6, scale=[1e-3, 1e3], seed=7),
 ])
 @pytest.mark.parametrize("p", [2, 3])
 def test_mean_over_ranks_equals_one_process(tmp_path, kwargs, p):
@@ -111,7 +113,7 @@ def test_the_paper_median_is_refused_on_every_rank(tmp_path):
 @pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
 def test_a_method_not_distributed_is_refused_on_every_rank(tmp_path):
     _, path = _data(tmp_path)
-    out = _ranks(2, path, dict(method="prime", alpha=0.05, epsilon=1.0, delta=1e-6, seed=1))
+    out = _ranks(2, path, dict(method="exp-time", alpha=0.05, epsilon=1.0, delta=1e-6, seed=1))
     assert out.returncode != 0
     assert "does not run on several ranks" in out.stderr
     assert out.stdout == ""

@@ -9,7 +9,9 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mean/boosted.hpp"
+#include "dpstats/random/partition.hpp"
 #include "dpstats/seam.hpp"
+#include "ranks_internal.hpp"
 
 namespace dpstats {
 
@@ -59,11 +61,16 @@ std::optional<std::size_t> boost_select(const std::vector<std::optional<Vector>>
 
 Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& target, int parts,
                                 const std::string& base_method, const BoostPartRunner& run_part,
-                                NoiseMode noise, Rng& rng, Budget* caller) {
+                                NoiseMode noise, Rng& rng, Budget* caller, Communicator* comm) {
   validate(target);
-  check_data(X);
-  const Eigen::Index n = X.rows(), d = X.cols();
-  require(parts >= 1 && n >= 2 * static_cast<Eigen::Index>(parts),
+  Communicator& ranks = comm_or_single(comm);
+  const Eigen::Index d = X.cols();
+  const std::int64_t n = mean_ranks::guarded_rows(
+      X, ranks,
+      fmt::format("boosting d={} base={} parts={} eps={} delta={}", d, base_method, parts,
+                  mean_ranks::exact(target.epsilon), mean_ranks::exact(target.delta)),
+      "boosting's options and column count", 1);
+  require(parts >= 1 && n >= 2 * static_cast<std::int64_t>(parts),
           "boosting needs n >= 2 x parts = {} rows ({} parts), got n = {}", 2 * parts, parts, n);
   ReleaseBudget account(target.loss(), Accountant::basic, caller);
   LedgerEntry e;
@@ -72,21 +79,20 @@ Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& ta
       "boosting: {} on {} disjoint random parts, each at the target (parallel composition; the "
       "selection is post-processing)", base_method, parts);
   e.loss = target.loss();
-  account.charge(e);
-  // A uniformly random partition (data-independent): Fisher–Yates, then contiguous slices.
-  std::vector<Eigen::Index> perm(static_cast<std::size_t>(n));
-  std::iota(perm.begin(), perm.end(), Eigen::Index{0});
-  for (Eigen::Index i = n - 1; i > 0; --i)
-    std::swap(perm[i], perm[rng.uniform_below(static_cast<std::uint64_t>(i) + 1)]);
+  all_or_none(ranks, [&] { account.charge(e); });
+  // A uniformly random partition (data-independent), drawn on rank 0 for the global rows; each
+  // part holds its rows in row order (rank order over ranks).
+  const std::vector<int> part_of = on_root(ranks, [&] { return random_parts(n, parts, rng); });
+  const std::int64_t offset = ranks.size() > 1 ? shard_rows(ranks, X.rows()).offset : 0;
+  const auto rows = rows_of_parts(part_of, parts, offset, X.rows());
   std::vector<std::optional<Vector>> estimates;
   SealFacts facts;
   facts.noise = noise;
   int abstained = 0;
   RowMatrix Y;
-  for (int l = 0; l < parts; ++l) {
-    const Eigen::Index b = n * l / parts, end = n * (l + 1) / parts;
-    Y.resize(end - b, d);
-    for (Eigen::Index r = b; r < end; ++r) Y.row(r - b) = X.row(perm[static_cast<std::size_t>(r)]);
+  for (const auto& mine : rows) {
+    Y.resize(static_cast<Eigen::Index>(mine.size()), d);
+    for (std::size_t k = 0; k < mine.size(); ++k) Y.row(static_cast<Eigen::Index>(k)) = X.row(mine[k]);
     const Release<Vector> part = run_part(Y, rng);
     // Each part must itself be within the target, or parallel composition does not give it.
     if (part.privacy.epsilon > target.epsilon || part.privacy.delta > target.delta)

@@ -55,7 +55,8 @@ const std::array<MethodInfo, 9>& registry() {
 
 // The methods whose data passes run over ranks (RunControl::comm); the others refuse P > 1.
 bool distributed(const std::string& method) {
-  static const std::array<const char*, 3> names = {"bounded", "dp-mean", "filter"};
+  static const std::array<const char*, 7> names = {
+      "bounded", "dp-mean", "filter", "prime", "prime-ht", "prime-boosted", "prime-ht-boosted"};
   return std::find(names.begin(), names.end(), method) != names.end();
 }
 
@@ -115,7 +116,7 @@ Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
       [&](const ConstMatrixRef& part, Rng& g) {
         return ht ? prime_ht(part, o, g) : prime(part, o, g);
       },
-      r.run.noise, rng, budget);
+      r.run.noise, rng, budget, r.run.comm);
 }
 
 Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng,
@@ -175,7 +176,8 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng
   const int ranks = r.run.comm ? r.run.comm->size() : 1;
   require(ranks == 1 || distributed(r.method),
           fmt::format("mean method '{}' does not run on several ranks yet (launched as {}); run it "
-                      "in one process, or use a method that does (bounded, dp-mean, filter)",
+                      "in one process, or use a method that does (bounded, dp-mean, filter, prime, prime-ht, "
+                      "prime-boosted, prime-ht-boosted)",
                       m.name, ranks));
   if (r.method.starts_with("prime")) return run_prime(X, r, rng, budget);
   return run_other(X, r, rng, budget);

@@ -115,8 +115,11 @@ std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng&
   Communicator& comm = comm_or_single(st.comm);
   const std::int64_t n_all = st.comm ? allreduce_count(comm, n) : n;
   Vector centre;
-  if (comm.size() > 1) {
-    require(!c.range_ht, "q_range-ht does not run on several ranks yet");
+  if (comm.size() > 1 && c.range_ht) {
+    const auto range = mean_ranks::q_range_ht(X, n_all, *c.range_ht, comm, rng, threads);
+    if (!range) return std::nullopt;
+    centre = *range;
+  } else if (comm.size() > 1) {
     const auto range = mean_ranks::q_range(X, n_all, c.range, comm, rng, threads);
     if (!range) return std::nullopt;
     centre = range->centre;
@@ -227,14 +230,15 @@ AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, dou
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained) {
+                                      nlohmann::json& diag, std::optional<std::string>& abstained,
+                                      Communicator* comm) {
   if (scale) {
     const ColumnUnits u = supplied_units(*scale, X.cols());
     diag["units"] = {{"scale", "supplied"},
                      {"values", to_std(u.scale)}};
     return u;
   }
-  UnitsEstimate est = estimate_units(X, aux.loss, alpha, widen, threads, rng);
+  UnitsEstimate est = estimate_units(X, aux.loss, alpha, widen, threads, rng, comm);
   diag["units"] = est.diagnostics;
   diag["units"]["scale"] = "estimated";
   if (est.abstained) {
@@ -291,7 +295,9 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
                       Communicator* comm) {
   FrontResult out;
-  const auto units = units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained);
+  Communicator* ranks = comm && comm->size() > 1 ? comm : nullptr;
+  const auto units =
+      units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained, ranks);
   if (!units) return out;
   out.units = *units;
   const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;
@@ -303,7 +309,7 @@ FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan&
   // and quantises them there in place: one n x d working matrix besides the caller's data.
   out.state = std::make_unique<FilterState>(X.rows(), X.cols());
   out.state->threads = threads;
-  out.state->comm = comm && comm->size() > 1 ? comm : nullptr;
+  out.state->comm = ranks;
   to_units(X, out.units, out.state->Z);
   const auto centre =
       front_end(out.state->Z, c, rng, threads, *out.state, out.clipped, out.abstained);

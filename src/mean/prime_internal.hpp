@@ -222,7 +222,7 @@ struct ClipPlan {
 // (`abstained` says why when the range was released but lies beyond what the bins resolve).
 // X is in scale units (mean/units.hpp): the range bins and the median grid are in those units.
 // With st.comm set, X holds this rank's rows: the histograms, counts, G and s are merged exactly
-// over ranks and the noisy values (range, medians) drawn on rank 0 (q_range-ht is not).
+// over ranks and the noisy values (range or q_range-ht, medians) drawn on rank 0.
 std::optional<Vector> front_end(const ConstMatrixRef& X, const ClipPlan& c, Rng& rng, int threads,
                                 FilterState& st, std::int64_t& clipped,
                                 std::optional<std::string>& abstained);
@@ -290,19 +290,11 @@ AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, dou
 
 // The checks every filter-based robust mean shares (PRIME, PRIME-ht, the private filter), before
 // anything is read: the target (δ > 0), run control, α, the failure probability, the top-k
-// multiplier and the stopping constant C.
-// ranks_ok: the caller's data passes are merged over ranks (the private filter); PRIME and
-// PRIME-ht are not yet, so they refuse several ranks before anything is read.
+// multiplier and the stopping constant C. (All three run on several ranks.)
 template <class Options>
-void validate_robust(const Options& o, bool ranks_ok = false) {
+void validate_robust(const Options& o) {
   validate(o.privacy, DeltaRule::positive);
   validate(o.run);
-  const int ranks = o.run.comm ? o.run.comm->size() : 1;
-  require(ranks == 1 || ranks_ok,
-          fmt::format("PRIME and PRIME-ht do not run on several ranks yet (launched as {} "
-                      "ranks); run them in one process, or use the private filter (filter) with "
-                      "scale, which does",
-                      ranks));
   require(o.alpha > 0 && o.alpha <= 0.25,
           fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
   require(o.failure_probability > 0 && o.failure_probability < 1,
@@ -396,7 +388,7 @@ struct FrontResult {
 };
 // `tolerated`: the clipped fraction above which the release warns (the supplied scale is
 // likely too small).
-// comm (not null): X is this rank's share of the rows; the scale must be supplied.
+// comm (not null): X is this rank's share of the rows (supplied or estimated units).
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
@@ -430,10 +422,12 @@ void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
 
 // The units step alone (shared with DP Mean, the bounded mean and exp-time): supplied or
 // estimated with `aux.loss`; on abstention the reason, with diag["units"] stating what ran.
+// comm (not null): X is this rank's share of the rows; the estimate runs over every rank.
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained);
+                                      nlohmann::json& diag, std::optional<std::string>& abstained,
+                                      Communicator* comm = nullptr);
 
 // The number of rows with a value outside [lower_j, upper_j] in some column j (the count behind
 // the clipped-row check of a supplied bound).

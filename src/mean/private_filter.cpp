@@ -29,7 +29,7 @@ constexpr double kShareSigma = 0.8, kShareLambda = 0.08, kShareCentre = 0.07, kS
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
 
 void validate(const PrivateFilterOptions& o, std::int64_t n, std::int64_t d) {
-  validate_robust(o, true);
+  validate_robust(o);
   require(o.T >= 0 && o.T <= 1000, fmt::format("T must be in [0, 1000] (0 = default), got {}", o.T));
   require(n >= 16, fmt::format("the private filter needs n >= 16 rows, got {}", n));
   require(n < (std::int64_t{1} << 32), "the private filter needs n < 2^32 rows");
@@ -150,6 +150,12 @@ std::string fingerprint(const PrivateFilterOptions& o, Eigen::Index d) {
   return f;
 }
 
+}  // namespace
+
+namespace mean_ranks {
+
+using namespace prime_detail;
+
 // The filter's removal set over ranks: exactly the rows filter_drops removes from the union of
 // the ranks' sets. At most k rows with τ >= cut over all ranks: all of them. Otherwise the k best
 // by the value-based order (larger τ, the lexicographically larger row, the smaller global row
@@ -202,6 +208,12 @@ std::vector<char> drops_over_ranks(Communicator& comm, std::span<const double> t
                                                  static_cast<double>(offset + st.S[p])));
   return drop;
 }
+
+}  // namespace mean_ranks
+
+namespace {
+
+using mean_ranks::drops_over_ranks;
 
 // M_t = (1/n) Σ_S (x − μ)(x − μ)ᵀ from the exact Gram matrix G and sum s of S.
 Matrix centred_second_moment(const FilterState& st, const Vector& mu, std::int64_t n) {
@@ -341,12 +353,9 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   const std::int64_t d = X.cols();
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
-    validate_robust(o, true);
+    validate_robust(o);
     n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d),
                                  "the private filter's options and column count", o.run.threads);
-    require(o.scale.has_value(),
-            "the private filter's scale estimate is not distributed yet (launched as {} ranks); "
-            "pass scale (--scale S[,S...])", comm.size());
   }
   validate(o, n, d);
   if (comm.size() == 1) check_data(X);

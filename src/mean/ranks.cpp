@@ -3,6 +3,8 @@
 
 #include "dpstats/comm/json.hpp"
 #include "dpstats/mean/units.hpp"
+#include "dpstats/mechanisms/range_ht.hpp"
+#include "dpstats/random/partition.hpp"
 #include "ranks_internal.hpp"
 
 namespace dpstats::mean_ranks {
@@ -87,20 +89,63 @@ std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, cons
   return r;
 }
 
+std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
+                                 const RangeHtOptions& o, Communicator& comm, Rng& rng,
+                                 int threads) {
+  if (comm.size() == 1) {
+    const auto r = dpstats::q_range_ht(X, o, rng);
+    if (!r) return std::nullopt;
+    return r->centre;
+  }
+  const int m = q_range_ht_partitions(o);
+  const Eigen::Index d = X.cols();
+  const RangeOptions part = q_range_ht_part_options(o);
+  // Rank 0 draws the partition of the n global rows (what one process draws first); each rank
+  // keeps the parts of its own rows.
+  const std::vector<int> all = on_root(comm, [&] { return q_range_ht_parts(n, o, rng); });
+  const std::int64_t offset = shard_rows(comm, X.rows()).offset;
+  const auto rows = rows_of_parts(all, m, offset, X.rows());
+  // Every part's occupied bins, as m·d coordinates, merged exactly in one exchange.
+  RangeBins local;
+  all_or_none(comm, [&] {
+    RowMatrix Y;
+    for (const auto& r : rows) {
+      Y.resize(static_cast<Eigen::Index>(r.size()), d);
+      for (std::size_t k = 0; k < r.size(); ++k) Y.row(static_cast<Eigen::Index>(k)) = X.row(r[k]);
+      RangeBins b = q_range_bins(Y, part.sigma, threads);
+      for (auto& c : b) local.push_back(std::move(c));
+    }
+  });
+  const RangeBins bins = merge(comm, local);
+  // [centre] or nothing when every part abstained: the parts' releases in part order, then the
+  // median, on rank 0.
+  const Vector centre = on_root(comm, [&] {
+    const EpsilonDelta per = q_range_coordinate_budget(part, static_cast<std::size_t>(d));
+    std::vector<Vector> centres;
+    int failed = 0;
+    for (int l = 0; l < m; ++l) {
+      const RangeBins one(bins.begin() + static_cast<std::ptrdiff_t>(l) * d,
+                          bins.begin() + static_cast<std::ptrdiff_t>(l + 1) * d);
+      const auto r = q_range_release(one, n * (l + 1) / m - n * l / m, part, per, rng);
+      if (r) {
+        centres.push_back(r->centre);
+      } else {
+        ++failed;
+      }
+    }
+    const auto r = q_range_ht_median(centres, failed, o, d);
+    return r ? r->centre : Vector();
+  });
+  if (centre.size() == 0) return std::nullopt;
+  return centre;
+}
+
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double widen, int threads, Communicator& comm, Rng& rng,
                                       nlohmann::json& diag, std::optional<std::string>& abstained) {
-  if (scale || comm.size() == 1)
-    return prime_detail::units_step(X, aux, scale, 0, widen, threads, rng, diag, abstained);
-  UnitsEstimate est = estimate_units(X, aux.loss, 0, widen, threads, rng, &comm);
-  diag["units"] = est.diagnostics;
-  diag["units"]["scale"] = "estimated";
-  if (est.abstained) {
-    abstained = est.abstained;
-    return std::nullopt;
-  }
-  return est.units;
+  return prime_detail::units_step(X, aux, scale, 0, widen, threads, rng, diag, abstained,
+                                  comm.size() > 1 ? &comm : nullptr);
 }
 
 }  // namespace dpstats::mean_ranks

@@ -9,6 +9,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/range.hpp"
+#include "dpstats/mechanisms/range_ht.hpp"
 #include "prime_internal.hpp"
 
 namespace dpstats::mean_ranks {
@@ -30,6 +31,13 @@ void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, co
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, std::int64_t n, const RangeOptions& o,
                                    Communicator& comm, Rng& rng, int threads);
 
+// q_range-ht's centre on the rows of every rank (n in all): rank 0 draws the partition of the
+// global rows and gives every rank its rows' parts; each part's bins are merged exactly, and
+// rank 0 releases every part and takes the median. std::nullopt when every part abstained.
+std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
+                                 const RangeHtOptions& o, Communicator& comm, Rng& rng,
+                                 int threads);
+
 // prime_detail::units_step (alpha 0, as the bounded mean and DP Mean call it) on the rows of
 // every rank: with a supplied scale, or in one process,
 // exactly that; otherwise the private units estimated over every rank (estimate_units with comm),
@@ -38,6 +46,13 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detai
                                       const std::optional<std::vector<double>>& scale,
                                       double widen, int threads, Communicator& comm, Rng& rng,
                                       nlohmann::json& diag, std::optional<std::string>& abstained);
+
+// The filter's removal set over ranks (private_filter.cpp): exactly the rows filter_drops removes
+// from the union of every rank's set S (this rank's scores `tau`, indexed like st.S; `offset` the
+// global id of this rank's row 0), decided from gathered scores and tied rows.
+std::vector<char> drops_over_ranks(Communicator& comm, std::span<const double> tau, double cut,
+                                   const prime_detail::FilterState& st, std::int64_t k,
+                                   std::int64_t offset);
 
 // A double in exact form, for fingerprints.
 inline std::string exact(double x) { return fmt::format("{:a}", x); }

@@ -11,6 +11,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/range.hpp"
+#include "dpstats/random/partition.hpp"
 
 namespace dpstats {
 namespace {
@@ -57,32 +58,20 @@ LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d) {
   return e;
 }
 
-std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
-                                        Rng& rng) {
+RangeOptions q_range_ht_part_options(const RangeHtOptions& o) {
+  return part_options(o, q_range_ht_partitions(o));
+}
+
+std::vector<int> q_range_ht_parts(std::int64_t n, const RangeHtOptions& o, Rng& rng) {
   const int m = q_range_ht_partitions(o);
-  const Eigen::Index n = X.rows(), d = X.cols();
   require(n >= 2 * m, fmt::format("q_range-ht needs n >= 2m = {} rows ({} parts), got {}", 2 * m,
                                   m, n));
-  const RangeOptions part = part_options(o, m);
-  // Uniformly random partition (public randomness): Fisher-Yates, then m contiguous slices.
-  std::vector<Eigen::Index> perm(static_cast<std::size_t>(n));
-  std::iota(perm.begin(), perm.end(), Eigen::Index{0});
-  for (Eigen::Index i = n - 1; i > 0; --i)
-    std::swap(perm[i], perm[rng.uniform_below(static_cast<std::uint64_t>(i) + 1)]);
-  std::vector<Eigen::VectorXd> centres;
-  int failed = 0;
-  RowMatrix Y;
-  for (int l = 0; l < m; ++l) {
-    const Eigen::Index b = n * l / m, e = n * (l + 1) / m;
-    Y.resize(e - b, d);
-    for (Eigen::Index r = b; r < e; ++r) Y.row(r - b) = X.row(perm[r]);
-    const auto res = q_range(Y, part, rng);
-    if (res) {
-      centres.push_back(res->centre);
-    } else {
-      ++failed;
-    }
-  }
+  return random_parts(n, m, rng);  // public randomness
+}
+
+std::optional<RangeHtResult> q_range_ht_median(const std::vector<Eigen::VectorXd>& centres,
+                                               int failed, const RangeHtOptions& o,
+                                               Eigen::Index d) {
   if (centres.empty()) return std::nullopt;
   RangeHtResult out;
   out.centre.resize(d);
@@ -95,10 +84,33 @@ std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOp
   }
   out.side = o.B_const * o.sigma / std::sqrt(o.alpha);
   out.ball_radius = std::sqrt(static_cast<double>(d)) * out.side / 2;
-  out.partitions = m;
+  out.partitions = q_range_ht_partitions(o);
   out.failed = failed;
   out.entry = q_range_ht_entry(o, static_cast<std::size_t>(d));
   return out;
+}
+
+std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o,
+                                        Rng& rng) {
+  const int m = q_range_ht_partitions(o);
+  const Eigen::Index n = X.rows(), d = X.cols();
+  // The rows of each part in row order (q_range counts: the order within a part is free).
+  const auto rows = rows_of_parts(q_range_ht_parts(n, o, rng), m);
+  const RangeOptions opts = part_options(o, m);
+  std::vector<Eigen::VectorXd> centres;
+  int failed = 0;
+  RowMatrix Y;
+  for (const auto& r : rows) {
+    Y.resize(static_cast<Eigen::Index>(r.size()), d);
+    for (std::size_t k = 0; k < r.size(); ++k) Y.row(static_cast<Eigen::Index>(k)) = X.row(r[k]);
+    const auto res = q_range(Y, opts, rng);
+    if (res) {
+      centres.push_back(res->centre);
+    } else {
+      ++failed;
+    }
+  }
+  return q_range_ht_median(centres, failed, o, d);
 }
 
 }  // namespace dpstats

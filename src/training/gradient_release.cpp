@@ -9,6 +9,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/moments/sensitivity.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "../mechanisms/lattice.hpp"
 
 namespace dpstats::optimize {
@@ -68,11 +69,17 @@ GradientRelease::GradientRelease(const GradientReleaseConfig& c) : c_(c) {
     second_scale_ = std::sqrt(c.tau);
     dim *= 2;
   }
-  // The floating-point margin of the header comment.
-  require(c.max_batch >= 1 && c.max_batch <= (Eigen::Index{1} << 40),
-          fmt::format("max_batch must be in [1, 2^40], got {}", c.max_batch));
-  const double B = static_cast<double>(c.max_batch), P = static_cast<double>(c.parameters);
-  sensitivity_ *= 1 + (P + 16 + 2.02 * (B + 4) * B) * 0x1p-53;
+  // The lattice of the header comment: one example's integer vector has l2 norm at most
+  // 2^b (1 + e)^2 + sqrt(D)/2 (e covers the floating-point ghost norm and products, the square
+  // JME's second part; sqrt(D)/2 the rounding), and the integer total times unit() is off by at
+  // most max_batch ball 2^-50 (docs/proofs/training.md §4).
+  require(c.max_batch >= 1 && c.max_batch < (Eigen::Index{1} << 40),
+          fmt::format("max_batch must be in [1, 2^40), got {}", c.max_batch));
+  ball_ = sensitivity_;
+  bits_ = exact::ball_bits(c.max_batch);
+  const double D = static_cast<double>(dim), e = (D + 32) * 0x1p-52;
+  const double lattice = std::ldexp(1.0, bits_) * (1 + e) * (1 + e) + std::sqrt(D) / 2;
+  sensitivity_ = lattice * unit() + static_cast<double>(c.max_batch) * ball_ * 0x1p-50;
   // Secure: 2^-20 more variance, so that the coupled multiplier of the lattice noise
   // (docs/proofs/accounting.md §9) is still >= noise_multiplier: (K z)^2 2^-20 >= tau^2 = 16
   // whenever K z >= 2^12, and K >= 2^20 on the lattice.
@@ -111,6 +118,14 @@ double GradientRelease::second_noise_std() const {
   return mech_->sigma() / (second_scale_ * c_.expected_batch * c_.expected_batch);
 }
 
+namespace {
+// min(1, z / v), and 0 for a non-finite norm (a diverged example contributes nothing: the weight
+// is still a function of that example alone).
+auto clip_weight(double z) {
+  return [z](double v) { return !std::isfinite(v) ? 0.0 : v > z ? z / v : 1.0; };
+}
+}  // namespace
+
 void GradientRelease::clip_weights(const BatchGradients& batch, Vector& w1, Vector& w2) const {
   const Eigen::Index n = batch.size();
   w2.resize(0);
@@ -122,12 +137,12 @@ void GradientRelease::clip_weights(const BatchGradients& batch, Vector& w1, Vect
   if (c_.optimizer == ClassifyOptimizer::dp_adam_joint_clip) {
     // ||(g, √τ g∘g)||² = ||g||² + τ Σ g^4 (docs/proofs/training.md).
     const Vector joint = (batch.norms2() + c_.tau * batch.norms4()).cwiseSqrt();
-    w1 = joint.unaryExpr([z](double v) { return v > z ? z / v : 1.0; });
+    w1 = joint.unaryExpr(clip_weight(z));
     w2 = w1;
     return;
   }
   const Vector norms = batch.norms2().cwiseSqrt();
-  w1 = norms.unaryExpr([z](double v) { return v > z ? z / v : 1.0; });
+  w1 = norms.unaryExpr(clip_weight(z));
   if (c_.optimizer == ClassifyOptimizer::dp_adam_jme) w2 = w1.cwiseAbs2();  // (c g)∘(c g)
 }
 
@@ -164,36 +179,43 @@ void GradientRelease::release(const BatchGradients& batch, Rng& rng, Vector& fir
 
 void GradientRelease::release(const BatchGradients& batch, const Vector& noise, Vector& first,
                               Vector& second) const {
-  if (is_private(c_.optimizer))
-    require(batch.size() <= c_.max_batch,
-            fmt::format("GradientRelease: a batch of {} rows, above max_batch = {} (the "
-                        "floating-point margin of the sensitivity assumes at most max_batch)",
-                        batch.size(), c_.max_batch));
-  Vector w1, w2;
-  clip_weights(batch, w1, w2);
-  const Eigen::Index P = c_.parameters;
-  const double m = c_.expected_batch;
   if (!is_private(c_.optimizer)) {
+    Vector w1, w2;
+    clip_weights(batch, w1, w2);
     batch.weighted_sum(w1, first);
     first /= static_cast<double>(std::max<Eigen::Index>(1, batch.size()));
     return;
   }
-  if (!has_second_release(c_.optimizer)) {
-    Vector sum;
-    batch.weighted_sum(w1, sum);
-    add_noise(*mech_, sum, noise, first);
-    first /= m;
-    return;
-  }
-  Vector sum, squares;
-  batch.weighted_sum(w1, sum, &w2, &squares);
-  Vector joint(2 * P);
-  joint.head(P) = sum;
-  joint.tail(P) = second_scale_ * squares;
-  Vector noisy;
-  add_noise(*mech_, joint, noise, noisy);
+  normalise(noisy_sum(lattice_sum(batch), noise), first, second);
+}
+
+Vector GradientRelease::lattice_sum(const BatchGradients& batch) const {
+  require(is_private(c_.optimizer), "non-private adam has no clipped lattice sum");
+  require(batch.size() <= c_.max_batch,
+          fmt::format("GradientRelease: a batch of {} rows, above max_batch = {} (the lattice "
+                      "holds at most max_batch examples)", batch.size(), c_.max_batch));
+  Vector w1, w2;
+  clip_weights(batch, w1, w2);
+  const double grid = std::ldexp(1.0, bits_) / ball_;
+  const Vector f1 = w1 * grid;
+  if (!has_second_release(c_.optimizer)) return batch.lattice_sum(f1);
+  const Vector f2 = w2 * (second_scale_ * grid);
+  return batch.lattice_sum(f1, &f2);
+}
+
+Vector GradientRelease::noisy_sum(const Vector& lattice, const Vector& noise) const {
+  Vector out;
+  add_noise(mechanism(), lattice * unit(), noise, out);
+  return out;
+}
+
+void GradientRelease::normalise(const Vector& noisy, Vector& first, Vector& second) const {
+  const Eigen::Index P = c_.parameters;
+  const double m = c_.expected_batch;
+  require(noisy.size() == (has_second_release(c_.optimizer) ? 2 * P : P),
+          "GradientRelease: a noisy sum of the wrong dimension");
   first = noisy.head(P) / m;
-  second = noisy.tail(P) / (second_scale_ * m * m);
+  if (has_second_release(c_.optimizer)) second = noisy.tail(P) / (second_scale_ * m * m);
 }
 
 }  // namespace dpstats::optimize

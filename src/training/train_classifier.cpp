@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -20,6 +21,8 @@
 #include "dpstats/scale/norm_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
+#include "keyed_sample.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -52,17 +55,14 @@ void validate_privacy(const ClassifyOptions& o) {
   }
 }
 
-void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vector<int>& y,
-              const Classifier& model) {
+void validate_options(const ClassifyOptions& o, int ranks) {
   validate(o.run);
-  // One process only (docs/guide.md "Private training on several ranks"): each step's per-example
-  // gradient sum is a floating-point GEMM whose merge over ranks would not be exact, and the
-  // Poisson sample is drawn row by row from the generator. Refused before anything is read.
-  const int ranks = comm_or_single(o.run.comm).size();
-  require(ranks == 1, fmt::format("private training does not run on {} ranks: its per-example "
-                                  "gradient sums are floating-point and do not merge exactly "
-                                  "across ranks; run it on one rank (threads use the cores)",
-                                  ranks));
+  // Several ranks (issue 18): the private optimizers' sums are exact lattice sums; non-private
+  // Adam's unclipped gradient sum has no lattice (no norm bound), so it stays on one process.
+  require(ranks == 1 || is_private(o.optimizer),
+          fmt::format("optimizer adam (non-private) does not run on {} ranks: its unclipped "
+                      "gradient sum has no exact lattice form; run it on one rank or choose a "
+                      "private optimizer", ranks));
   require(o.epochs >= 1, fmt::format("epochs must be >= 1, got {}", o.epochs));
   check_positive(o.learning_rate, "learning_rate");
   require(o.beta1 >= 0 && o.beta1 < 1, fmt::format("beta1 must be in [0, 1), got {}", o.beta1));
@@ -74,6 +74,10 @@ void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vect
                         *o.second_moment_floor));
   check_positive(o.loss_bound, "loss_bound");
   validate_privacy(o);
+}
+
+// This rank's rows (a local failure goes through all_or_none).
+void validate_data(const ConstMatrixRef& X, const std::vector<int>& y, const Classifier& model) {
   check_data(X, "X");
   require(static_cast<Eigen::Index>(y.size()) == X.rows(),
           fmt::format("labels: need one per row of X ({}), got {}", X.rows(), y.size()));
@@ -82,9 +86,23 @@ void validate(const ClassifyOptions& o, const ConstMatrixRef& X, const std::vect
             model.classes() - 1);
   require(X.cols() == model.features(),
           fmt::format("X has {} columns, the model expects {}", X.cols(), model.features()));
-  require(o.batch_size >= 1 && o.batch_size <= X.rows(),
-          fmt::format("batch_size must be in [1, {}] (the number of rows), got {}", X.rows(),
-                      o.batch_size));
+}
+
+// What every rank must agree on before the first collective: the options (exact hex floats),
+// the model's shape and start point (a checksum of its parameters' bits) and the columns.
+std::string fingerprint(const ClassifyOptions& o, const Classifier& m, Eigen::Index d) {
+  std::uint64_t sum = 0;
+  for (Eigen::Index j = 0; j < m.num_parameters(); ++j)
+    sum = sum * 0x100000001b3ULL + std::bit_cast<std::uint64_t>(m.parameters()(j));
+  return fmt::format(
+      "{}|{:a}|{:a}|{:a}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|"
+      "{}|{}|{}|{}|{:x}|d={}",
+      to_string(o.optimizer), o.privacy.epsilon, o.privacy.delta, o.noise_multiplier.value_or(-1),
+      o.epochs, o.batch_size, o.learning_rate, o.clip, o.feature_scale.value_or(-1), o.scale_share,
+      o.beta1, o.beta2, o.adam_epsilon.value_or(-1), o.lambda, o.tau,
+      o.second_moment_floor.value_or(-1), o.loss_bound, o.loss_noise_multiplier,
+      static_cast<int>(o.run.noise), to_string(m.kind()), m.features(), m.hidden(), m.classes(),
+      m.num_parameters(), sum, d);
 }
 
 std::size_t steps_per_epoch(int batch_size, Eigen::Index n) {
@@ -97,24 +115,6 @@ int total_steps(const ClassifyOptions& o, Eigen::Index n) {
   require(steps <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
           fmt::format("steps: at most 2^31 - 1 training steps, got {}", steps));
   return static_cast<int>(steps);
-}
-
-// Σ_i min(loss_i, bound) over all rows, in chunks (evaluation memory stays O(chunk · width)).
-double clipped_loss_sum(const Classifier& model, const ConstMatrixRef& X, const std::vector<int>& y,
-                        double bound) {
-  double total = 0;
-  const Eigen::Index chunk = 8192;
-  for (Eigen::Index b = 0; b < X.rows(); b += chunk) {
-    const Eigen::Index n = std::min(chunk, X.rows() - b);
-    const RowMatrix Z = model.logits(X.middleRows(b, n));
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const double m = Z.row(i).maxCoeff();
-      const double loss = m + std::log((Z.row(i).array() - m).exp().sum()) -
-                          Z(i, y[static_cast<std::size_t>(b + i)]);
-      total += std::min(loss, bound);
-    }
-  }
-  return total;
 }
 
 double accuracy_chunked(const Classifier& model, const RowMatrix& X, const std::vector<int>& y) {
@@ -139,6 +139,7 @@ NormQuantileOptions feature_scale_options(const ClassifyOptions& o) {
   q.q = kFeatureQuantile;
   q.neighbouring = Neighbouring::add_remove;
   q.threads = o.run.threads;
+  q.comm = o.run.comm;  // every rank's row norms (the scale layer's distributed selection)
   return q;
 }
 
@@ -150,6 +151,7 @@ ScaleOptions column_scale_options(const ClassifyOptions& o) {
                              epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
   s.neighbouring = Neighbouring::add_remove;
   s.threads = o.run.threads;
+  s.comm = o.run.comm;  // every rank's rows (the scale layer's distributed passes)
   return s;
 }
 
@@ -397,17 +399,27 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrix
   return f;
 }
 
-// The run: Poisson batches, the gradient release, the optimizer's update, the epoch loss.
+// The run: Poisson batches, the gradient release, the optimizer's update, the epoch loss. On
+// several ranks (comm) each rank holds rows [offset, offset + local) of the N global rows: the
+// batch of step t is the keyed sample of the global ids (keyed_sample.hpp, key drawn on rank 0),
+// each rank adds its rows' clipped gradients on the lattice, the integer sums (and the batch
+// size) are added exactly over ranks, rank 0 adds the noise and broadcasts the noisy sum, and
+// every rank makes the same update: one trajectory, the single process's.
 class Trainer {
  public:
   Trainer(Classifier& model, const ConstMatrixRef& X, const std::vector<int>& y,
-          const ClassifyOptions& o, const ClassifyPlan& plan, Rng& rng)
-      : model_(model), X_(X), y_(y), o_(o), plan_(plan), rng_(rng) {
+          const ClassifyOptions& o, const ClassifyPlan& plan, Rng& rng, const ShardRows& rows)
+      : model_(model), X_(X), y_(y), o_(o), plan_(plan), rng_(rng),
+        comm_(comm_or_single(o.run.comm)), shard_(rows) {
     const Eigen::Index P = model.num_parameters();
     m1_ = Vector::Zero(P);
     v_ = Vector::Zero(P);
     rows_.reserve(static_cast<std::size_t>(o.batch_size) * 2);
-    if (is_private(o.optimizer) && o.noise_thread) {
+    const auto key = on_root(comm_, [&] {
+      return std::vector<std::uint64_t>{rng.next_u64(), rng.next_u64()};
+    });
+    sampler_ = std::make_unique<KeyedPoissonSample>(key[0], key[1], o.batch_size, rows.total);
+    if (is_private(o.optimizer) && o.noise_thread && comm_.rank() == 0) {
       if (rng.seeded()) noise_rng_ = std::make_unique<SeededRng>(rng.next_u64());
       else noise_rng_ = std::make_unique<SecureRng>();
       launch();
@@ -422,8 +434,9 @@ class Trainer {
     Rng* r = noise_rng_.get();
     next_noise_ = std::async(std::launch::async, [rel, r] { return rel->draw_noise(*r); });
   }
-  void sample_batch();
+  Vector next_noise();  // rank 0 only
   void step();
+  double loss_sum();
 
   Classifier& model_;
   ConstMatrixRef X_;
@@ -431,34 +444,42 @@ class Trainer {
   const ClassifyOptions& o_;
   const ClassifyPlan& plan_;
   Rng& rng_;
+  Communicator& comm_;
+  ShardRows shard_;
+  std::unique_ptr<KeyedPoissonSample> sampler_;
   std::unique_ptr<Rng> noise_rng_;
   std::future<Vector> next_noise_;
   Vector m1_, v_, first_, second_, u_;
   std::vector<Eigen::Index> rows_;
-  std::size_t t_ = 0;
+  std::size_t t_ = 0, batch_rows_ = 0;
 };
 
-void Trainer::sample_batch() {
-  rows_.clear();
-  RandomBits bits(rng_);
-  const Eigen::Index N = X_.rows();
-  for (Eigen::Index i = 0; i < N; ++i)
-    if (bernoulli_rational(bits, static_cast<u128>(o_.batch_size), static_cast<u128>(N)))
-      rows_.push_back(i);
+Vector Trainer::next_noise() {
+  if (!noise_rng_) return plan_.release->draw_noise(rng_);
+  Vector noise = next_noise_.get();
+  if (t_ < plan_.steps) launch();
+  return noise;
 }
 
 void Trainer::step() {
   ++t_;
-  sample_batch();
+  sampler_->sample(t_, shard_.offset, X_.rows(), rows_);
   const BatchGradients batch(model_, X_, y_, rows_, o_.run.threads);
-  Vector noise;
-  if (noise_rng_) {
-    noise = next_noise_.get();
-    if (t_ < plan_.steps) launch();
+  if (!is_private(o_.optimizer)) {  // one process (validate_options)
+    plan_.release->release(batch, Vector(), first_, second_);
+    batch_rows_ = rows_.size();
   } else {
-    noise = plan_.release->draw_noise(rng_);
+    const GradientRelease& rel = *plan_.release;
+    Vector lattice = rel.lattice_sum(batch);
+    const Eigen::Index D = lattice.size();
+    lattice.conservativeResize(D + 1);
+    lattice(D) = static_cast<double>(rows_.size());
+    allreduce_exact(comm_, lattice);  // integers: any split of the batch, the same total
+    batch_rows_ = static_cast<std::size_t>(lattice(D));
+    const Vector noisy =
+        on_root(comm_, [&] { return rel.noisy_sum(lattice.head(D), next_noise()); });
+    rel.normalise(noisy, first_, second_);
   }
-  plan_.release->release(batch, noise, first_, second_);
   if (o_.optimizer == ClassifyOptimizer::dp_sgd) {
     model_.parameters() -= o_.learning_rate * first_;
     return;
@@ -474,21 +495,49 @@ void Trainer::step() {
       ((v_.array() / c2 - plan_.bias).max(plan_.floor).sqrt() + plan_.adam_epsilon);
 }
 
+// Σ_i min(loss_i, L) over every rank's rows, exactly: each clipped loss on the box lattice of
+// the N global rows (Q = exact::box_quantum(N), a term in [0, Q]; a non-finite loss counts as L),
+// added as integers over ranks. Returns the integer sum (lattice units: times L / Q for nats).
+double Trainer::loss_sum() {
+  const double L = o_.loss_bound, Q = exact::box_quantum(shard_.total), scale = Q / L;
+  const Eigen::Index chunk = 4096, local = X_.rows();
+  std::uint64_t word = 0;
+  std::vector<Eigen::Index> rows;
+  for (Eigen::Index b = 0; b < local; b += chunk) {
+    const Eigen::Index n = std::min(chunk, local - b);
+    rows.resize(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = b + i;
+    const BatchGradients batch(model_, X_, y_, rows, o_.run.threads);  // per-example losses
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double loss = batch.losses()(i);
+      exact::add(word, exact::box_value(std::isnan(loss) ? L : loss, 0.0, L, scale));
+    }
+  }
+  Vector total(1);
+  total(0) = static_cast<double>(exact::total(word, local));
+  allreduce_exact(comm_, total);
+  return total(0);
+}
+
 EpochReport Trainer::epoch(int e, EvalSet test) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t before = t_;
   std::size_t examples = 0;
   while (t_ < before + plan_.per_epoch) {
     step();
-    examples += rows_.size();
+    examples += batch_rows_;
   }
   EpochReport r;
   r.epoch = e;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.examples = examples;
-  const double loss_sum = clipped_loss_sum(model_, X_, y_, o_.loss_bound);
-  r.train_loss = (plan_.loss ? plan_.loss->apply(loss_sum, rng_) : loss_sum) /
-                 static_cast<double>(X_.rows());
+  const double K = loss_sum(), L = o_.loss_bound, Q = exact::box_quantum(shard_.total);
+  // The loss mechanism at the lattice's scale (sensitivity Q instead of L, the same rho): the
+  // plan's entry (sensitivity L) describes this release times L / Q exactly.
+  const double noisy = plan_.loss ? on_root(comm_, [&] {
+    return GaussianMechanism::from_rho(Q, plan_.loss->rho(), 1, o_.run.noise).apply(K, rng_);
+  }) : K;
+  r.train_loss = noisy * (L / Q) / static_cast<double>(shard_.total);
   if (test.X && test.y) r.test_accuracy = accuracy_chunked(model_, *test.X, *test.y);
   return r;
 }
@@ -536,12 +585,20 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                      const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
                                      Budget* budget, EvalSet test,
                                      const std::function<void(const EpochReport&)>& on_epoch) {
-  validate(o, X, y, model);                                                     // validate
-  const ClassifyPlan plan = plan_classify(X.rows(), X.cols(), model.num_parameters(), o);  // plan
+  Communicator& comm = comm_or_single(o.run.comm);                              // validate
+  validate_options(o, comm.size());
+  check_agreement(comm, fingerprint(o, model, X.cols()),
+                  "the classifier's options, model and columns");
+  all_or_none(comm, [&] { validate_data(X, y, model); });
+  const ShardRows rows = shard_rows(comm, X.rows());
+  require(o.batch_size >= 1 && o.batch_size <= rows.total,
+          fmt::format("batch_size must be in [1, {}] (the number of rows), got {}", rows.total,
+                      o.batch_size));
+  const ClassifyPlan plan = plan_classify(rows.total, X.cols(), model.num_parameters(), o);  // plan
   const bool priv = plan.loss.has_value();
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)
                                : ReleaseBudget::non_private();
-  if (priv) account.charge(plan.account.ledger);                                // charge
+  if (priv) all_or_none(comm, [&] { account.charge(plan.account.ledger); });  // charge
   nlohmann::json d = plan_diagnostics(o, plan, model);
   SealFacts facts;
   facts.neighbouring = Neighbouring::add_remove;
@@ -559,7 +616,7 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
   if (!identity)
     scaled = (X.rowwise() - f->centre.transpose()).array().rowwise() /
              f->divisor.transpose().array();
-  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng);
+  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng, rows);
   std::vector<double> train_loss, test_acc;
   double seconds = 0, examples = 0;
   for (int e = 1; e <= o.epochs; ++e) {

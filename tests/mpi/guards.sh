@@ -36,16 +36,21 @@ refused "one rank's unreadable shard" 2 "rank 2: " 3 \
 printf 'milli,kilo_shifted,t2,lognormal\n1,2,3,4\n1,2,nan,4\n' >"$tmp/nan.csv"
 refused "one rank's missing cell" 2 "rank 1: " 2 "${MEAN[@]}" --shards "$DATA/part_02.csv" "$tmp/nan.csv"
 refused "a method not distributed" 2 "does not run on several ranks" 2 \
-  mean --method prime --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
+  mean --method exp-time --alpha 0.05 --epsilon 1 --delta 1e-6 --scale 1 --seed 1 "$DATA/table.csv"
 refused "a command not distributed" 2 "does not run on several ranks" 2 \
   moments --epsilon 1 --seed 1 "$DATA/table.csv"
 refused "the median's paper profile not distributed" 2 "the paper profile's FastRadius" 2 \
   median --profile paper --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
+refused "non-private adam on ranks" 2 "does not run on 2 ranks" 2 \
+  fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer adam --seed 1 "$DATA/users.csv"
+printf 'user,label,f1,f2,f3\n1,1,0.5,0.5,0.5\n2,7,0.5,0.5,0.5\n' >"$tmp/label.csv"
+refused "one rank's label out of range" 2 "rank 1: " 2 \
+  fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer dp-sgd --epsilon 1 \
+  --delta 1e-6 --seed 1 \
+  --shards "$DATA/users_part_00.csv" "$tmp/label.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
-refused "filter's scale estimate not distributed" 2 "pass scale" 2 \
-  mean --method filter --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
-refused "prime-ht not distributed" 2 "does not run on several ranks" 2 \
-  mean --method prime-ht --alpha 0.05 --epsilon 1 --delta 1e-6 --scale 1 --seed 1 "$DATA/table.csv"
+refused "tukey-median not distributed" 2 "does not run on several ranks" 2 \
+  mean --method tukey-median --epsilon 1 --delta 0 --bounds -10,10 --seed 1 "$DATA/table.csv"
 USERS=(fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 3 --seed 1)
 refused "user-level bound estimate not distributed" 2 "feature_bound is required on 2 ranks" 2 \
   "${USERS[@]}" "$DATA/users.csv"

@@ -155,11 +155,18 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   c.parameters = 10;
   c.clip = 2;
   c.lambda = 0.5;
-  // docs/proofs/training.md, times 1 + (P + 16 + 2.02 (B + 4) B) 2^-53 for the floating-point sums
-  const double margin = 1 + (10 + 16 + 2.02 * 65540.0 * 65536.0) * 0x1p-53;
-  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * std::sqrt(1 + 0.5 * 4) * margin);
+  // docs/proofs/training.md §4: the lattice sum's add/remove sensitivity, one example's integer
+  // vector 2^b (1 + e)^2 + sqrt(D)/2 (b = 30 for B = 65536, e = (D + 32) 2^-52) in value units,
+  // plus B ball 2^-50 for the conversion.
+  auto lattice = [](double ball, double D) {
+    const double e = (D + 32) * 0x1p-52;
+    return (0x1p30 * (1 + e) * (1 + e) + std::sqrt(D) / 2) * ball * 0x1p-30 +
+           65536.0 * ball * 0x1p-50;
+  };
+  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), lattice(2 * std::sqrt(1 + 0.5 * 4), 20));
+  EXPECT_DOUBLE_EQ(GradientRelease(c).unit(), 2 * std::sqrt(1 + 0.5 * 4) * 0x1p-30);
   c.optimizer = ClassifyOptimizer::dp_adam;
-  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), 2 * margin);
+  EXPECT_DOUBLE_EQ(GradientRelease(c).sensitivity(), lattice(2, 10));
   EXPECT_GT(GradientRelease(c).sensitivity(), 2);
   c.max_batch = 0;
   EXPECT_THROW(GradientRelease{c}, InvalidArgument);
@@ -172,6 +179,40 @@ TEST(GradientRelease, ClippingBoundsEveryContribution) {
   EXPECT_THROW(GradientRelease(c).release(four, rng, f, s), InvalidArgument);
   c.max_batch = 4;
   EXPECT_NO_THROW(GradientRelease(c).release(four, rng, f, s));
+}
+
+// docs/proofs/training.md §4: the lattice sum is the same integers for any order of the
+// examples, any thread count and any split of the batch, and within a lattice step per example
+// of the floating-point weighted sum.
+TEST(GradientRelease, LatticeSumIsExactAndSplitIndependent) {
+  const Toy t = blobs(300, 7, 4, 23, 1.0);
+  SeededRng init(24);
+  const Classifier m = Classifier::mlp(7, 20, 4, init);
+  std::vector<Eigen::Index> rows(300);
+  std::iota(rows.begin(), rows.end(), 0);
+  GradientReleaseConfig c;
+  c.optimizer = ClassifyOptimizer::dp_adam_jme;
+  c.parameters = m.num_parameters();
+  c.clip = 0.3;
+  c.max_batch = 300;
+  const GradientRelease r(c);
+  const BatchGradients all(m, t.X, t.y, rows, 1);
+  const Vector K = r.lattice_sum(all);
+  EXPECT_EQ(K, r.lattice_sum(BatchGradients(m, t.X, t.y, rows, 3)));
+  std::vector<Eigen::Index> reversed(rows.rbegin(), rows.rend());
+  EXPECT_EQ(K, r.lattice_sum(BatchGradients(m, t.X, t.y, reversed, 2)));
+  const std::vector<Eigen::Index> a(rows.begin(), rows.begin() + 117), b(rows.begin() + 117, rows.end());
+  EXPECT_EQ(K, Vector(r.lattice_sum(BatchGradients(m, t.X, t.y, a)) +
+                      r.lattice_sum(BatchGradients(m, t.X, t.y, b))));
+  Vector w1, w2, sum, squares;
+  r.clip_weights(all, w1, w2);
+  all.weighted_sum(w1, sum, &w2, &squares);
+  const Eigen::Index P = m.num_parameters();
+  const double u = r.unit(), lambda = std::sqrt(c.lambda);
+  // Each example rounds each coordinate by at most half a step.
+  EXPECT_LE((K.head(P) * u - sum).cwiseAbs().maxCoeff(), 0.5 * 300 * u * (1 + 1e-9));
+  EXPECT_LE((K.tail(P) * u - lambda * squares).cwiseAbs().maxCoeff(), 0.5 * 300 * u * (1 + 1e-9));
+  EXPECT_GT(sum.norm(), 1e3 * u);  // not a vacuous comparison
 }
 
 TEST(GradientRelease, NoiseHasTheStatedScale) {

@@ -265,12 +265,12 @@ TEST(DistributedMean, MethodsNotDistributedRefuseSeveralRanks) {
   const RowMatrix X = odd_units(200);
   EXPECT_THROW(run_local_ranks(2, [&](Communicator& c) {
     MeanRequest r;
-    r.method = "prime";
+    r.method = "exp-time";  // not distributed (PRIME is: test_distributed_prime.cpp)
     r.alpha = 0.05;
     r.privacy = {1.0, 1e-6};
     r.run.comm = &c;
     SeededRng rng(1);
-    run_mean(X.middleRows(100 * c.rank(), 100), r, rng);
+    run_mean(X.middleRows(100 * c.rank(), 100).leftCols(1), r, rng);
   }), InvalidArgument);
 }
 

@@ -432,7 +432,9 @@ TEST(Prime, FallbackIsPublicAndSaysSo) {
 
 // Issue 18: PRIME, PRIME-ht and the filter refuse several ranks before anything is read or
 // charged; one rank (in-process) runs as before.
-TEST(Prime, RefusesSeveralRanksAndRunsOnOne) {
+TEST(Prime, RunsOnOneRankAndRefusesRanksThatDisagree) {
+  // PRIME, PRIME-ht and the filter run on several ranks (test_distributed_prime.cpp,
+  // test_distributed_filter.cpp); ranks whose options differ refuse before the first pass.
   SeededRng g(31);
   const RowMatrix X = shifted_cluster(2000, 3, 0.05, 1.5, g);
   for (int ranks : {1, 2}) {
@@ -451,11 +453,10 @@ TEST(Prime, RefusesSeveralRanksAndRunsOnOne) {
         EXPECT_NO_THROW(prime(X, o, r));
         return;
       }
+      o.alpha = comm.rank() == 0 ? 0.05 : 0.1;
+      f.alpha = o.alpha;
       EXPECT_THROW(prime(X, o, r), InvalidArgument);
       EXPECT_THROW(prime_ht(X, o, r), InvalidArgument);
-      // The filter runs on several ranks with a supplied scale (test_distributed_filter.cpp);
-      // its scale estimate is not distributed yet.
-      f.scale.reset();
       EXPECT_THROW(private_filter(X, f, r), InvalidArgument);
     });
   }

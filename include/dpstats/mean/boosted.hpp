@@ -24,6 +24,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 inline constexpr double kBoostPartSuccess = 0.75;  // the constant success probability assumed
 
 // P(Bin(m, p) <= (m − 1)/2): the probability that no strict majority of m parts succeeds.
@@ -45,8 +47,12 @@ using BoostPartRunner = std::function<Release<Vector>(const ConstMatrixRef& part
 // Runs `run_part` on `parts` disjoint random parts of X (each at least 2 rows) and releases the
 // selected estimate, charged as one (ε, δ) entry on `caller` (when given). Abstains when no
 // strict majority of the parts returned an estimate. certified iff every part is.
+// comm (not null, several ranks): X is this rank's rows; rank 0 draws the partition of the global
+// rows, and run_part gets this rank's rows of each part (it must run the base over the same
+// ranks); a part holds its rows in global row order, in one process too.
 Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& target, int parts,
                                 const std::string& base_method, const BoostPartRunner& run_part,
-                                NoiseMode noise, Rng& rng, Budget* caller = nullptr);
+                                NoiseMode noise, Rng& rng, Budget* caller = nullptr,
+                                Communicator* comm = nullptr);
 
 }  // namespace dpstats

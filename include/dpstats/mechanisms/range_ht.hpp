@@ -13,8 +13,10 @@
 #pragma once
 #include <Eigen/Core>
 #include <optional>
+#include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/mechanisms/range.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -48,5 +50,15 @@ int q_range_ht_partitions(const RangeHtOptions& o);
 LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d);
 // std::nullopt when every part abstained. Needs at least 2 rows per part.
 std::optional<RangeHtResult> q_range_ht(const ConstMatrixRef& X, const RangeHtOptions& o, Rng& rng);
+
+// The pieces of q_range_ht, also for rows spread over ranks (rank 0 draws the partition and
+// releases; mean/ranks.cpp): each part's q_range options; the uniformly random partition of n
+// rows into m parts of public sizes, as the part of every row (the draws q_range_ht makes first);
+// the coordinate-wise median of the parts' centres (std::nullopt when no part returned one).
+RangeOptions q_range_ht_part_options(const RangeHtOptions& o);
+std::vector<int> q_range_ht_parts(std::int64_t n, const RangeHtOptions& o, Rng& rng);
+std::optional<RangeHtResult> q_range_ht_median(const std::vector<Eigen::VectorXd>& centres,
+                                               int failed, const RangeHtOptions& o,
+                                               Eigen::Index d);
 
 }  // namespace dpstats

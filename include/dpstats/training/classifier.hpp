@@ -79,7 +79,10 @@ class BatchGradients {
   static constexpr Eigen::Index kBatchBlock = 64;
   // rows: indices into X / y. The batch is cut into blocks of kBatchBlock examples whatever
   // `threads` is (>= 1 blocks run at once), and the per-block gradient sums are added in block
-  // order, so every output is the same for any thread count.
+  // order, so every output is the same for any thread count. Every per-example value
+  // (activations, deltas, loss, norms) is computed by per-example arithmetic in a fixed order,
+  // so it is the same whichever batch, block, thread or rank holds the example (what makes the
+  // lattice sum below split-independent).
   BatchGradients(const Classifier& model, const ConstMatrixRef& X, const std::vector<int>& y,
                  const std::vector<Eigen::Index>& rows, int threads = 1);
   Eigen::Index size() const { return size_; }
@@ -89,6 +92,13 @@ class BatchGradients {
   // out = Σ_i w_i g_i (and, when `squares` is non-null, *squares = Σ_i w2_i g_i∘g_i).
   void weighted_sum(const Vector& w, Vector& out, const Vector* w2 = nullptr,
                     Vector* squares = nullptr) const;
+  // The exact lattice sum of the scaled per-example gradients (docs/proofs/training.md §4):
+  // entry j is Σ_i round(f1_i g_ij), and, when f2 is given, entry P + j is Σ_i round(f2_i g_ij²)
+  // (round: to nearest, ties to even; i over the examples with f_i > 0), added as integers, so
+  // the result does not depend on the order, the thread count or how the examples are split
+  // over ranks. Exact integers as doubles; the caller keeps every |f_i g_ij| (and f2_i g_ij²)
+  // <= 2^51 and each sum's total below 2^53 (GradientRelease's lattice does).
+  Vector lattice_sum(const Vector& f1, const Vector* f2 = nullptr) const;
   // The full per-example gradient of example i (tests and small checks only).
   Vector example_gradient(Eigen::Index i) const;
 

@@ -14,13 +14,15 @@
 //    §4.6: under add/remove the second moment is not free); moments::noise_scales computes it.
 //  * dp-adam-joint-clip (docs/proofs/training.md): c_i clips the concatenation (g_i, √τ g_i∘g_i) to ζ, then
 //      ( Σ_i c_i g_i ,  √τ Σ_i c_i g_i∘g_i ),  sensitivity ζ.
-// The sums are computed in floating point (one GEMM per layer) from clip weights computed from
-// floating-point (ghost) norms, so neighbouring batches' computed sums can differ by a little
-// more than s: the mechanism runs at s (1 + margin) with margin = (P + 16 + 2.02 (B + 4) B) 2^-53
-// for P parameters and at most B rows in a batch (per example, a norm of at most P terms is off
-// by less than (P/2 + 2)u; a sum of B terms with up to four roundings each, for JME's squares,
-// is off by at most γ_{B+4} <= 1.01 (B + 4)u times the sum of the B contributions' norms, on
-// each side). At B = 60000 it is about 8e-7 relative.
+// The sums are exact lattice sums (docs/proofs/training.md §4): each example's clipped vector v_i
+// (the part above; its norm is at most ball = ζ, or ζ sqrt(1 + λζ²) for JME) is scaled to the
+// grid 2^b / ball (b = exact::ball_bits(B) for at most B rows in a batch), each coordinate is
+// rounded to an integer, and the integers are added exactly (BatchGradients::lattice_sum). So a
+// batch's sum does not depend on the order, the threads or how the rows are split over ranks,
+// and one example moves the integer sum by at most 2^b (1 + e)^2 + sqrt(D)/2 in l2 (D = P, or 2P
+// with a second part; e = (D + 32) 2^-52 covers the floating-point norms and products): the
+// mechanism runs at s = that · ball 2^-b + B ball 2^-50 (the conversion to value units). At
+// D = 2 · 102k and B = 60000 (b = 30), s is 2·10^-7 relative above ball.
 // The noise std is z·s (z the noise multiplier), so every step is the subsampled Gaussian with
 // multiplier z_eff = 1/sqrt(2 rho) >= z of the mechanism that runs (lattice rounding included).
 //
@@ -37,6 +39,7 @@
 
 #include "dpstats/names.hpp"
 #include "dpstats/registry.hpp"
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -92,6 +95,13 @@ class GradientRelease {
   Vector draw_noise(Rng& rng) const;
   void release(const BatchGradients& batch, const Vector& noise, Vector& first,
                Vector& second) const;
+  // The parts of release() on several ranks: lattice_sum (every rank, its own rows; integers to
+  // add exactly over ranks), noisy_sum (rank 0: the noise added to the total in value units),
+  // normalise (every rank: first, second from the broadcast noisy sum).
+  Vector lattice_sum(const BatchGradients& batch) const;
+  Vector noisy_sum(const Vector& lattice, const Vector& noise) const;
+  void normalise(const Vector& noisy, Vector& first, Vector& second) const;
+  double unit() const { return ball_ * std::ldexp(1.0, -bits_); }  // one lattice step
   // Clipping weights of the step: w1 on g_i and w2 on g_i∘g_i (w2 empty unless JME/joint clip).
   void clip_weights(const BatchGradients& batch, Vector& w1, Vector& w2) const;
 
@@ -111,6 +121,8 @@ class GradientRelease {
   GradientReleaseConfig c_;
   double sensitivity_ = 0;
   double second_scale_ = 1;  // √λ (JME) or √τ (joint clip)
+  double ball_ = 1;          // the per-example norm bound the lattice is scaled to
+  int bits_ = 1;             // b: the grid 2^b / ball
   std::optional<GaussianMechanism> mech_;  // empty for non-private adam
 };
 

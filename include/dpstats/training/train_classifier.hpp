@@ -3,7 +3,9 @@
 // clipping, on the seam (seam.hpp): validate -> plan -> charge -> run -> seal.
 //
 // Loop (T = epochs · round(N/m) steps, q = m/N):
-//   S_t  = Poisson(q) sample of the rows (exact Bernoulli(m/N) per row, the given Rng)
+//   S_t  = Poisson(q) sample of the rows: row id is in S_t when AES-128 under a key drawn from
+//          the given Rng, applied to (t, id), falls below floor(2^64 m/N) (keyed, so the same
+//          global ids on one process or on ranks; docs/proofs/training.md §4)
 //   (x̂_t, x2_t) = GradientRelease (gradient_release.hpp) on S_t at θ_{t-1}
 //   dp-sgd:  θ_t = θ_{t-1} − lr x̂_t
 //   Adam:    m_t = β1 m + (1−β1) x̂_t ;  v_t = β2 v + (1−β2) u_t,
@@ -25,7 +27,13 @@
 //    per-column unit-equivariant, with the intercept absorbing the centre;
 //  * otherwise (wide tables, e.g. pixels): x / s, s the private 0.9-quantile of the row norms
 //    (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove).
-// Each is charged in the same ledger. The returned classifier applies to the raw features (the
+// Each is charged in the same ledger.
+//
+// Several ranks (options.run.comm; docs/proofs/training.md §4): each rank passes its rows (rank
+// r's after those of ranks 0..r-1) and the same model; every step's clipped gradients are an
+// exact lattice sum merged over ranks, rank 0 draws the key, the noise and the feature-scale
+// selections, and every rank returns the single process's seeded release. Pass `budget` on
+// rank 0 only. Non-private adam refuses P > 1. The returned classifier applies to the raw features (the
 // map folded into the first layer's weights and bias).
 //
 // Privacy: add/remove neighbours, record level. Accounting (docs/proofs/accounting.md §7-§9):

@@ -1,0 +1,185 @@
+// Private training over ranks (issue 18 item 4; docs/proofs/training.md §4): each step's Poisson
+// batch is decided per global row id by a key rank 0 draws, the clipped per-example gradients are
+// added on an integer lattice and merged exactly, and rank 0 draws the noise. So on P = 1..4
+// in-process ranks (run_local_ranks) with uneven cuts of the rows, the seeded release -- model,
+// diagnostics, ledger -- is the single-process release on every rank, and only rank 0 draws (as
+// many words as one process).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/training/train_classifier.hpp"
+#include "../counting_rng.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+struct Toy {
+  RowMatrix X;
+  std::vector<int> y;
+};
+
+// k blobs in d dimensions; every third feature value is exactly 0 (the kernels skip zero
+// activations), a few rows are far out (clipped).
+Toy blobs(Eigen::Index n, Eigen::Index d, int k, std::uint64_t seed) {
+  SeededRng rng(seed);
+  RowMatrix centres(k, d);
+  for (Eigen::Index i = 0; i < centres.size(); ++i) centres.data()[i] = 2 * rng.uniform01();
+  Toy t{RowMatrix(n, d), std::vector<int>(static_cast<std::size_t>(n))};
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const int c = static_cast<int>(rng.uniform_below(static_cast<std::uint64_t>(k)));
+    t.y[static_cast<std::size_t>(i)] = c;
+    for (Eigen::Index j = 0; j < d; ++j)
+      t.X(i, j) = (i + j) % 3 == 0 ? 0.0 : centres(c, j) + 0.4 * (rng.uniform01() - 0.5);
+    if (i % 97 == 0) t.X.row(i) *= 30;
+  }
+  return t;
+}
+
+std::string dump(Release<Classifier> r) {
+  r.diagnostics.erase("examples_per_second");  // wall-clock values
+  r.diagnostics.erase("train_seconds");
+  std::string s = release_fields_json(r).dump();
+  for (Eigen::Index j = 0; j < r.estimate.num_parameters(); ++j)
+    s += fmt::format(" {:a}", r.estimate.parameters()[j]);
+  return s;
+}
+
+// Uneven cuts: rank r holds rows [cut_r, cut_{r+1}) with cuts at these fractions of n.
+Eigen::Index cut(Eigen::Index n, int P, int r) {
+  static const double at[4][5] = {{0, 1}, {0, 0.13, 1}, {0, 0.61, 0.64, 1}, {0, 0.05, 0.5, 0.9, 1}};
+  return static_cast<Eigen::Index>(at[P - 1][r] * static_cast<double>(n));
+}
+
+// Returns the single-process release.
+std::string expect_same_on_ranks(const Toy& t, const ClassifyOptions& base,
+                                 const Classifier& model) {
+  CountingRng one(5);
+  const std::string single = dump(train_classifier(model, t.X, t.y, base, one));
+  EXPECT_NE(single.find("\"status\":\"ok\""), std::string::npos) << single;
+  const Eigen::Index n = t.X.rows();
+  for (int P = 1; P <= 4; ++P) {
+    std::mutex mu;
+    std::vector<std::string> got(static_cast<std::size_t>(P));
+    std::vector<long> draws(static_cast<std::size_t>(P));
+    run_local_ranks(P, [&](Communicator& c) {
+      const Eigen::Index lo = cut(n, P, c.rank()), hi = cut(n, P, c.rank() + 1);
+      const RowMatrix X = t.X.middleRows(lo, hi - lo);
+      const std::vector<int> y(t.y.begin() + lo, t.y.begin() + hi);
+      ClassifyOptions o = base;
+      o.run.comm = &c;
+      CountingRng rng(5);
+      const std::string s = dump(train_classifier(model, X, y, o, rng));
+      const std::lock_guard lock(mu);
+      got[static_cast<std::size_t>(c.rank())] = s;
+      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
+    });
+    for (int k = 0; k < P; ++k) {
+      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
+      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
+    }
+  }
+  return single;
+}
+
+ClassifyOptions options(ClassifyOptimizer opt) {
+  ClassifyOptions o;
+  o.optimizer = opt;
+  o.epochs = 2;
+  o.batch_size = 40;
+  o.privacy = {4.0, 1e-5};
+  o.noise_multiplier = 1.2;
+  o.feature_scale = 3.0;
+  o.clip = 0.5;  // clips most examples
+  o.learning_rate = opt == ClassifyOptimizer::dp_sgd ? 0.3 : 0.02;
+  return o;
+}
+
+TEST(DistributedTraining, EveryPrivateOptimizerIsTheSingleProcessRelease) {
+  const Toy t = blobs(600, 6, 3, 1);
+  for (auto opt : {ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
+                   ClassifyOptimizer::dp_adam_debiased, ClassifyOptimizer::dp_adam_jme,
+                   ClassifyOptimizer::dp_adam_joint_clip}) {
+    SCOPED_TRACE(to_string(opt));
+    expect_same_on_ranks(t, options(opt), Classifier::logistic(6, 3));
+  }
+}
+
+TEST(DistributedTraining, MlpWithThreadsAndNoNoiseThread) {
+  const Toy t = blobs(500, 5, 3, 2);
+  SeededRng init(3);
+  ClassifyOptions o = options(ClassifyOptimizer::dp_adam_jme);
+  o.run.threads = 2;
+  o.noise_thread = false;
+  expect_same_on_ranks(t, o, Classifier::mlp(5, 8, 3, init));
+}
+
+TEST(DistributedTraining, PrivateFeatureScalesAreTheSingleProcessOnes) {
+  const Toy t = blobs(700, 4, 2, 4);
+  ClassifyOptions o = options(ClassifyOptimizer::dp_adam);
+  o.feature_scale.reset();
+  o.privacy = {1.0, 1e-5};  // the global norm quantile
+  o.noise_multiplier = 5;
+  EXPECT_NE(expect_same_on_ranks(t, o, Classifier::logistic(4, 2)).find("0.9-quantile"),
+            std::string::npos);
+  o.privacy = {40.0, 1e-5};  // the per-column private median and scale
+  EXPECT_NE(expect_same_on_ranks(t, o, Classifier::logistic(4, 2)).find("per-column"),
+            std::string::npos);
+}
+
+TEST(DistributedTraining, BatchesHaveTheExpectedSize) {
+  // The keyed Poisson sample: 15 steps of q = 40/600 over 600 rows, 600 examples expected
+  // (sd about 24); and m = N takes every row.
+  const Toy t = blobs(600, 6, 3, 5);
+  ClassifyOptions o = options(ClassifyOptimizer::dp_sgd);
+  o.epochs = 1;
+  std::size_t examples = 0;
+  SeededRng rng(6);
+  train_classifier(Classifier::logistic(6, 3), t.X, t.y, o, rng, nullptr, {},
+                   [&](const EpochReport& r) { examples = r.examples; });
+  EXPECT_NEAR(static_cast<double>(examples), 600, 120);
+  o.batch_size = 600;
+  train_classifier(Classifier::logistic(6, 3), t.X, t.y, o, rng, nullptr, {},
+                   [&](const EpochReport& r) { examples = r.examples; });
+  EXPECT_EQ(examples, 600u);
+}
+
+TEST(DistributedTraining, RefusalsStopEveryRank) {
+  const Toy t = blobs(200, 3, 2, 7);
+  ClassifyOptions o = options(ClassifyOptimizer::adam);
+  // Non-private Adam has no clipped lattice sum: refused on several ranks, before any draw.
+  EXPECT_THROW(run_local_ranks(2, [&](Communicator& c) {
+                 ClassifyOptions a = o;
+                 a.run.comm = &c;
+                 CountingRng rng(1);
+                 train_classifier(Classifier::logistic(3, 2), t.X, t.y, a, rng);
+               }),
+               InvalidArgument);
+  // A label out of range on one rank's rows stops every rank.
+  o = options(ClassifyOptimizer::dp_sgd);
+  EXPECT_THROW(run_local_ranks(3, [&](Communicator& c) {
+                 ClassifyOptions a = o;
+                 a.run.comm = &c;
+                 std::vector<int> y(t.y.begin(), t.y.begin() + 60);
+                 if (c.rank() == 2) y[5] = 7;
+                 SeededRng rng(1);
+                 train_classifier(Classifier::logistic(3, 2), t.X.topRows(60), y, a, rng);
+               }),
+               InvalidArgument);
+  // Options that differ between ranks: the fingerprint check refuses.
+  EXPECT_THROW(run_local_ranks(2, [&](Communicator& c) {
+                 ClassifyOptions a = o;
+                 a.run.comm = &c;
+                 if (c.rank() == 1) a.clip = 0.6;
+                 SeededRng rng(1);
+                 train_classifier(Classifier::logistic(3, 2), t.X, t.y, a, rng);
+               }),
+               InvalidArgument);
+}
+
+}  // namespace
+}  // namespace dpstats::optimize
