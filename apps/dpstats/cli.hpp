@@ -44,6 +44,9 @@ struct InputShard {
   std::int64_t total = 0;   // rows over all ranks
 };
 InputShard read_input_shard(const InputArgs& input, Communicator* comm);
+// With --shards: this rank's files of INPUT and the files after it (globs expanded in byte
+// order), rank r holding files [ceil(F·r/P), ceil(F·(r+1)/P)).
+std::vector<std::string> rank_shard_files(const InputArgs& input, Communicator& comm);
 
 // "1,2.5,3" -> {1, 2.5, 3}; InvalidArgument naming `option` for anything but finite numbers.
 std::vector<double> parse_numbers(const std::string& text, const char* option);

@@ -97,12 +97,12 @@ void name_codes_by_value(std::vector<std::string>& cells) {
   for (std::size_t i = 0; i < cells.size(); ++i) cells[i] = fmt::format("{}", values[i]);
 }
 
-// The histogram's column as category names: read as text (a text column such as a department
-// name, or numeric codes, "3" for 3.0), picked by --columns NAME or --column J.
-std::vector<std::string> category_column(const StatArgs& a, std::int64_t& rows) {
+// The histogram's column as category names of one table: read as text (a text column such as a
+// department name, or numeric codes, "3" for 3.0), picked by --columns NAME or --column J.
+std::vector<std::string> category_cells(const StatArgs& a, const std::string& path) {
   ReadOptions ro = read_options(a.input);
   ro.text = true;
-  Table t = read_table(a.input.path, ro);
+  Table t = read_table(path, ro);
   const int d = static_cast<int>(t.text.size());
   const int column = a.column.value_or(0);
   require(column >= 0 && column < d, fmt::format("--column must be in [0, {}), got {}", d, column));
@@ -110,7 +110,30 @@ std::vector<std::string> category_column(const StatArgs& a, std::int64_t& rows) 
           "histogram takes one column: give --columns with one name or index");
   std::vector<std::string> cells = std::move(t.text[static_cast<std::size_t>(column)]);
   name_codes_by_value(cells);
-  rows = static_cast<std::int64_t>(cells.size());
+  return cells;
+}
+
+// This rank's cells (one process: all of them): one INPUT is read whole and rank r keeps its
+// block of rows; --shards: this rank's files, one after the other (one process: every file).
+std::vector<std::string> category_column(const StatArgs& a, Communicator& comm) {
+  require(comm.size() == 1 || a.input.path != "-",
+          "INPUT '-' (stdin) cannot be read on several ranks (launched as {}); give a file or "
+          "--shards FILES", comm.size());
+  std::vector<std::string> cells;
+  all_or_none(comm, [&] {
+    if (!a.input.shards) {
+      cells = category_cells(a, a.input.path);
+      const auto n = cells.size(), P = static_cast<std::size_t>(comm.size());
+      const auto r = static_cast<std::size_t>(comm.rank());
+      cells = std::vector<std::string>(cells.begin() + static_cast<long>(n * r / P),
+                                       cells.begin() + static_cast<long>(n * (r + 1) / P));
+      return;
+    }
+    for (const auto& file : rank_shard_files(a.input, comm)) {
+      auto part = category_cells(a, file);
+      cells.insert(cells.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    }
+  });
   return cells;
 }
 
@@ -126,11 +149,12 @@ void run_stat(const StatArgs& a) {
   nlohmann::json fields;
   std::int64_t n = 0, d = 1;
   if (s == stats::Statistic::histogram) {
-    require(ranks() == nullptr || ranks()->size() == 1,
-            "stat histogram does not run on several ranks yet; run it in one process");
-    const auto values = category_column(a, n);
-    BudgetFile budget(a.budget);
-    const auto r = stats::histogram(values, o, *rng, budget.get());
+    stats::StatOptions ranked = o;
+    ranked.run.comm = ranks();  // null: one process
+    const auto values = category_column(a, comm_or_single(ranked.run.comm));
+    n = static_cast<std::int64_t>(values.size());  // not printed: add/remove keeps n private
+    BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
+    const auto r = stats::histogram(values, ranked, *rng, budget.get());
     nlohmann::ordered_json est = nlohmann::ordered_json::object();
     for (std::size_t k = 0; k < r.estimate.categories.size(); ++k)
       est[r.estimate.categories[k]] = r.estimate.counts[static_cast<Eigen::Index>(k)];

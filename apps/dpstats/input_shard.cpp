@@ -79,6 +79,15 @@ std::vector<std::string> names_of(const std::string& key) {
 
 }  // namespace
 
+std::vector<std::string> rank_shard_files(const InputArgs& in, Communicator& c) {
+  const std::vector<std::string> files = shard_files(in);
+  const std::size_t F = files.size();
+  const auto P = static_cast<std::size_t>(c.size()), r = static_cast<std::size_t>(c.rank());
+  // Rank r reads files [ceil(F·r/P), ceil(F·(r+1)/P)): rank 0 reads first when F < P.
+  return {files.begin() + static_cast<long>((F * r + P - 1) / P),
+          files.begin() + static_cast<long>((F * (r + 1) + P - 1) / P)};
+}
+
 InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
   require(in.shards || in.more.empty(),
           "one INPUT expected, got {} (pass --shards to read several files as one table)",
@@ -103,11 +112,7 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
       out.table.values = DataMatrix(all.values.owner(), all.values.data() + lo * d, hi - lo, d);
       return;
     }
-    const std::vector<std::string> files = shard_files(in);
-    const std::size_t F = files.size();
-    // Rank r reads files [ceil(F·r/P), ceil(F·(r+1)/P)): rank 0 reads first when F < P.
-    const std::vector<std::string> mine(files.begin() + static_cast<long>((F * r + P - 1) / P),
-                                        files.begin() + static_cast<long>((F * (r + 1) + P - 1) / P));
+    const std::vector<std::string> mine = rank_shard_files(in, c);
     read_any = !mine.empty();
     out.table = concatenate(mine, read_options(in));
   });
@@ -122,7 +127,7 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
     require(keys[k] == "-" || keys[k] == *first,
             "ranks disagree on the input's columns: rank {} read {} column(s), rank {} read {} "
             "(every shard must hold the same columns, named alike); nothing was released",
-            k, count_of(keys[k]), first - keys.begin(), count_of(*first));
+            k, keys[k] == "-" ? 0 : count_of(keys[k]), first - keys.begin(), count_of(*first));
   if (!read_any && first != keys.end()) {
     out.table.values.resize(0, count_of(*first));
     out.table.header = names_of(*first);

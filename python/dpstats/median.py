@@ -59,7 +59,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                      profile: Optional[str] = None, scale_share: Optional[float] = None,
                      bound_check_share: Optional[float] = None, center: Optional[str] = None,
                      columns: Optional[Sequence] = None, budget: Optional[Budget] = None,
-                     threads: Optional[int] = None):
+                     threads: Optional[int] = None, comm=None):
     """Private geometric median argmin_x (1/n) sum_i ||x - x_i|| of the rows of ``X``.
 
     ``X`` is n x d (a 1-D array is one column), or a pandas DataFrame; ``columns`` picks
@@ -91,6 +91,10 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     (``release.status == "abstained"``, the reason in ``diagnostics["abstained"]``).
     ``threads``: worker threads for the data passes (default: the library's default); a seeded
     release is the same for any value.
+    ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (run under
+    ``mpirun``): each rank passes its own rows and every rank gets the release of all of them,
+    byte-identical to one process for a seed (method "fast", profile "practical"; the others are
+    refused on several ranks, with the reason).
     """
     X = _matrix(X, columns)
     methods = _methods()
@@ -117,7 +121,8 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
         _opt_float(epsilon, "epsilon") or 0.0, _opt_float(delta, "delta") or 0.0,
         _opt_float(domain_radius, "domain_radius"), _opt_float(min_radius, "min_radius"),
         _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
-        _seed(seed), native(budget), None if center is None else str(center), _threads(threads))
+        _seed(seed), native(budget), None if center is None else str(center), _threads(threads),
+        comm)
     return Release._from_native(est, fields)
 
 

@@ -15,6 +15,10 @@ list of one per column. Values outside are clipped, and a small private count of
 large. Without ``bounds`` the bounds are estimated privately from ``scale_share`` of the budget
 (stated in ``diagnostics["bounds_estimate"]``).
 
+``comm``: an mpi4py communicator when the rows are spread over MPI ranks (run under ``mpirun``):
+each rank passes its own rows and every rank gets the release of all of them, byte-identical to
+one process for a seed (``histogram`` too: each rank passes its own values).
+
 Neighbouring: ``count`` and ``histogram`` protect the addition or removal of one row; the others
 the replacement of one row (n public).
 """
@@ -62,7 +66,8 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
          bounds=None, quantiles: Optional[Sequence[float]] = None,
          grid_size: Optional[int] = None, scale_share: Optional[float] = None,
          budget: Optional[Budget] = None, seed: Optional[int] = None,
-         threads: int = _required.THREADS, columns: Optional[Sequence] = None) -> Release:
+         threads: int = _required.THREADS, columns: Optional[Sequence] = None,
+         comm=None) -> Release:
     """One statistic by name ("count", "sum", "mean", "variance", "std", "quantiles"); the
     functions below call it. Options a statistic does not read raise ValueError."""
     epsilon = _required.epsilon(epsilon)
@@ -78,7 +83,7 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
         str(statistic), _matrix(X, columns), epsilon, delta, _bounds(bounds), qs,
         None if grid_size is None else int(grid_size),
         None if scale_share is None else float(scale_share), given, _seed(seed),
-        _threads(threads), native(budget))
+        _threads(threads), native(budget), comm)
     if statistic == "quantiles" and est.size:
         est = est.reshape(-1, len(qs))
     return Release._from_native(est, fields)
@@ -86,65 +91,69 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
 
 def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
           budget: Optional[Budget] = None, seed: Optional[int] = None,
-          columns: Optional[Sequence] = None) -> Release:
+          columns: Optional[Sequence] = None, comm=None) -> Release:
     """Private number of rows of ``X`` (add/remove one row; estimate of shape (1,))."""
-    return stat("count", X, epsilon, delta, budget=budget, seed=seed, columns=columns)
+    return stat("count", X, epsilon, delta, budget=budget, seed=seed, columns=columns, comm=comm)
 
 
 def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
         seed: Optional[int] = None, threads: int = _required.THREADS,
-        columns: Optional[Sequence] = None) -> Release:
+        columns: Optional[Sequence] = None, comm=None) -> Release:
     """Private per-column sum of ``X`` clipped to ``bounds`` (``help(dpstats.stats)``: bounds, clipped-row counts, neighbouring)."""
     return stat("sum", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
-                seed=seed, threads=threads, columns=columns)
+                seed=seed, threads=threads, columns=columns, comm=comm)
 
 
 def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
                 bounds=None, scale_share: Optional[float] = None,
                 budget: Optional[Budget] = None, seed: Optional[int] = None,
-                threads: int = _required.THREADS, columns: Optional[Sequence] = None) -> Release:
+                threads: int = _required.THREADS, columns: Optional[Sequence] = None,
+                comm=None) -> Release:
     """Private per-column mean of ``X`` clipped to per-column ``bounds`` (``dpstats.mean`` holds
     the robust and high-dimensional means)."""
     return stat("mean", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
-                seed=seed, threads=threads, columns=columns)
+                seed=seed, threads=threads, columns=columns, comm=comm)
 
 
 def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
              scale_share: Optional[float] = None, budget: Optional[Budget] = None,
              seed: Optional[int] = None, threads: int = _required.THREADS,
-             columns: Optional[Sequence] = None) -> Release:
+             columns: Optional[Sequence] = None, comm=None) -> Release:
     """Private per-column variance (population, 1/n) of ``X`` clipped to ``bounds``: half the
     budget for the mean, half for the mean square (``help(dpstats.stats)``: bounds, clipped-row counts)."""
     return stat("variance", X, epsilon, delta, bounds=bounds, scale_share=scale_share,
-                budget=budget, seed=seed, threads=threads, columns=columns)
+                budget=budget, seed=seed, threads=threads, columns=columns, comm=comm)
 
 
 def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
         seed: Optional[int] = None, threads: int = _required.THREADS,
-        columns: Optional[Sequence] = None) -> Release:
+        columns: Optional[Sequence] = None, comm=None) -> Release:
     """Private per-column standard deviation: the square root of :func:`variance`."""
     return stat("std", X, epsilon, delta, bounds=bounds, scale_share=scale_share, budget=budget,
-                seed=seed, threads=threads, columns=columns)
+                seed=seed, threads=threads, columns=columns, comm=comm)
 
 
 def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
               delta: Optional[float] = None, *, bounds=None, grid_size: Optional[int] = None,
               scale_share: Optional[float] = None, budget: Optional[Budget] = None,
-              seed: Optional[int] = None, columns: Optional[Sequence] = None) -> Release:
+              seed: Optional[int] = None, columns: Optional[Sequence] = None,
+              comm=None) -> Release:
     """Private quantiles of each column of ``X``: ``estimate[j, k]`` is column j's quantile at
     probability ``quantiles[k]`` (nondecreasing in the probability). Each (column, probability)
     is one exponential-mechanism selection (permute-and-flip) among ``grid_size`` (default 1024)
     evenly spaced points of the column's bounds, at an equal share of epsilon; the answer's
     resolution is ``diagnostics["grid_step"]``."""
     return stat("quantiles", X, epsilon, delta, bounds=bounds, quantiles=quantiles,
-                grid_size=grid_size, scale_share=scale_share, budget=budget, seed=seed, columns=columns)
+                grid_size=grid_size, scale_share=scale_share, budget=budget, seed=seed, columns=columns,
+                comm=comm)
 
 
 def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
               categories: Optional[Sequence] = None, budget: Optional[Budget] = None,
-              seed: Optional[int] = None, columns: Optional[Sequence] = None) -> Release:
+              seed: Optional[int] = None, columns: Optional[Sequence] = None,
+              comm=None) -> Release:
     """Private counts of a categorical column (strings or integer codes; add/remove one row).
 
     With ``categories`` (public), each listed category gets a noisy count (others are dropped;
@@ -161,11 +170,12 @@ def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = 
         raise ValueError(f"values must be one column (1-D), got shape {arr.shape}")
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)  # float codes (a column of a float table): 3.0 is category 3
-    integer = arr.size > 0 and np.issubdtype(arr.dtype, np.integer)
+    # from the dtype alone: a rank holding no values (comm=) names the categories like the others
+    integer = np.issubdtype(arr.dtype, np.integer)
     as_text = [str(v) for v in arr.tolist()]
     cats = [] if categories is None else [str(c) for c in categories]
     names, counts, fields = _dpstats.stat_histogram(as_text, cats, epsilon, delta, _seed(seed),
-                                                    native(budget))
+                                                    native(budget), comm)
     keys = [int(n) for n in names] if integer else list(names)
     return Release._from_native(dict(zip(keys, counts.tolist())), fields)
 

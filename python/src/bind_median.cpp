@@ -1,5 +1,6 @@
 // Geometric median bindings: geometric_median, weiszfeld (non-private), quantile_radius, and the
 // method registries (names, summaries, the options each method reads) for the Python layer.
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/weiszfeld.hpp"
@@ -19,7 +20,7 @@ py::tuple geometric_median_native(const CArray& X, const std::string& method,
                                   std::optional<double> bound_check_share,
                                   std::optional<std::uint64_t> seed, Budget* budget,
                                   const std::optional<std::string>& center,
-                                  std::optional<int> threads) {
+                                  std::optional<int> threads, const py::object& comm) {
   check_options_apply(median_methods(), find_method(median_methods(), "median", method), given);
   GeometricMedianOptions o;
   if (threads) o.run.threads = check_threads(*threads);
@@ -31,6 +32,8 @@ py::tuple geometric_median_native(const CArray& X, const std::string& method,
   o.min_radius = min_radius;
   if (scale_share) o.scale_share = *scale_share;
   if (bound_check_share) o.bound_check_share = *bound_check_share;
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
+  o.run.comm = ranks.get();
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
   Release<Vector> r;
@@ -91,7 +94,8 @@ void bind_median(py::module_& m) {
         py::arg("given"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
         py::arg("domain_radius"), py::arg("min_radius"), py::arg("scale_share"),
         py::arg("bound_check_share"), py::arg("seed"), py::arg("budget").none(true) = nullptr,
-        py::arg("center") = std::nullopt, py::arg("threads") = py::none());
+        py::arg("center") = std::nullopt, py::arg("threads") = py::none(),
+        py::arg("comm") = py::none());
   m.def("weiszfeld", &weiszfeld_native, py::arg("X"), py::arg("rel_tol"),
         py::arg("max_iterations"));
   m.def("quantile_radius", &quantile_radius_native, py::arg("X"), py::arg("method"),

@@ -2,6 +2,7 @@
 // (privacy/budget_json.hpp): python/dpstats/stats.py and budget.py wrap these.
 #include <nlohmann/json.hpp>
 
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/privacy/budget_json.hpp"
 #include "dpstats/stats/stats.hpp"
@@ -30,12 +31,15 @@ py::tuple stat_release(const std::string& name, const CArray& X, double epsilon,
                const std::vector<std::pair<double, double>>& bounds,
                const std::vector<double>& quantiles, std::optional<std::size_t> grid,
                std::optional<double> scale_share, const std::vector<std::string>& given,
-               std::optional<std::uint64_t> seed, int threads, Budget* budget) {
+               std::optional<std::uint64_t> seed, int threads, Budget* budget,
+               const py::object& comm) {
   const auto& info = find_method(stats::registry(), "stat", name);
   check_options_apply(stats::registry(), info, given);
   const auto s = parse_enum<stats::Statistic>(name);
   const auto data = as_matrix(X);
-  const auto o = options(epsilon, delta, bounds, quantiles, grid, scale_share, threads);
+  auto o = options(epsilon, delta, bounds, quantiles, grid, scale_share, threads);
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
+  o.run.comm = ranks.get();
   auto rng = make_rng(seed);
   Release<Vector> r;
   {
@@ -47,11 +51,17 @@ py::tuple stat_release(const std::string& name, const CArray& X, double epsilon,
 
 py::tuple histogram(const std::vector<std::string>& values, const std::vector<std::string>& categories,
                     double epsilon, double delta, std::optional<std::uint64_t> seed,
-                    Budget* budget) {
+                    Budget* budget, const py::object& comm) {
   stats::StatOptions o = options(epsilon, delta, {}, {}, std::nullopt, std::nullopt, 1);
   o.categories = categories;
+  const auto ranks = communicator(comm);  // comm=None: this process holds every value
+  o.run.comm = ranks.get();
   auto rng = make_rng(seed);
-  const auto r = stats::histogram(values, o, *rng, budget);
+  Release<stats::Histogram> r;
+  {
+    GilRelease release(budget);  // the communicator takes the GIL back for each collective
+    r = stats::histogram(values, o, *rng, budget);
+  }
   CArray counts(static_cast<py::ssize_t>(r.estimate.counts.size()));
   std::copy(r.estimate.counts.data(), r.estimate.counts.data() + r.estimate.counts.size(),
             counts.mutable_data());
@@ -65,9 +75,11 @@ void bind_stats(py::module_& m) {
   py::register_exception<BudgetExceeded>(m, "BudgetExceeded", PyExc_ValueError);
   m.def("stat", &stat_release, py::arg("name"), py::arg("X"), py::arg("epsilon"), py::arg("delta"),
         py::arg("bounds"), py::arg("quantiles"), py::arg("grid_size"), py::arg("scale_share"),
-        py::arg("given"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true));
+        py::arg("given"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true),
+        py::arg("comm") = py::none());
   m.def("stat_histogram", &histogram, py::arg("values"), py::arg("categories"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("seed"), py::arg("budget").none(true));
+        py::arg("epsilon"), py::arg("delta"), py::arg("seed"), py::arg("budget").none(true),
+        py::arg("comm") = py::none());
   m.def("stat_registry", [] {
     py::list out;
     for (const auto& e : stats::registry()) {

@@ -1,6 +1,7 @@
 """Run by test_mpi.py under `mpirun -np P`: each rank takes its block of the rows, calls
-dpstats.mean (or dpstats.bounds when argv[3] is "bounds") with comm=MPI.COMM_WORLD, and rank 0
-prints the release as JSON (estimate in hex)."""
+dpstats.mean (or the dpstats function argv[3] names: "bounds", "median", "quantiles",
+"variance", ...) with comm=MPI.COMM_WORLD, and rank 0 prints the release as JSON (estimate in
+hex)."""
 import json
 import sys
 
@@ -17,8 +18,12 @@ mine = X[n * r // p: n * (r + 1) // p]
 if len(sys.argv) > 3 and sys.argv[3] == "bounds":
     rel = dpstats.bounds(mine, comm=comm, **kwargs)
     estimate = {k: [float(v).hex() for v in np.atleast_1d(rel.estimate[k])] for k in rel.estimate}
+elif len(sys.argv) > 3 and sys.argv[3] == "histogram":  # categories: column 1 in thousands
+    rel = dpstats.histogram(np.round(mine[:, 1] / 1e3).astype(np.int64), comm=comm, **kwargs)
+    estimate = {str(k): float(v).hex() for k, v in rel.estimate.items()}
 else:
-    rel = dpstats.mean(mine, comm=comm, **kwargs)
-    estimate = [float(v).hex() for v in rel.estimate]
+    function = getattr(dpstats, sys.argv[3] if len(sys.argv) > 3 else "mean")
+    rel = function(mine, comm=comm, **kwargs)
+    estimate = [float(v).hex() for v in np.ravel(rel.estimate)]
 if r == 0:
     print(json.dumps({"estimate": estimate, "release": rel.to_json()}))

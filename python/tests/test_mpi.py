@@ -1,4 +1,5 @@
-"""comm= (issue 18): dpstats.mean over MPI ranks (mpi4py) equals the single-process release."""
+"""comm= (issue 18): dpstats.mean, bounds, the geometric median and the statistics over MPI ranks
+(mpi4py) equal the single-process release."""
 import json
 import os
 import shutil
@@ -70,6 +71,46 @@ def test_bounds_over_ranks_equal_one_process(tmp_path, p):
 
 
 @pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+@pytest.mark.parametrize("function,kwargs", [
+    # the default median: domain_radius estimated privately over every rank's rows
+    ("median", dict(epsilon=4.0, delta=1e-6, seed=3)),
+    ("quantiles", dict(quantiles=[0.1, 0.5, 0.9], epsilon=2.0, delta=0.0, seed=4)),
+    ("variance", dict(epsilon=4.0, delta=1e-6, seed=5)),
+])
+def test_median_and_stats_over_ranks_equal_one_process(tmp_path, function, kwargs):
+    X, path = _data(tmp_path)
+    single = getattr(dpstats, function)(X, **kwargs)
+    assert single.status == "ok"
+    out = _ranks(2, path, kwargs, function)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == [float(v).hex() for v in np.ravel(single.estimate)]
+    assert got["release"] == single.to_json()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+def test_histogram_over_ranks_equals_one_process(tmp_path):
+    X, path = _data(tmp_path)
+    kwargs = dict(epsilon=1.0, delta=1e-6, seed=7)
+    single = dpstats.histogram(np.round(X[:, 1] / 1e3).astype(np.int64), **kwargs)
+    assert len(single.estimate) >= 2
+    out = _ranks(2, path, kwargs, "histogram")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["estimate"] == {str(k): float(v).hex() for k, v in single.estimate.items()}
+    assert got["release"] == single.to_json()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+def test_the_paper_median_is_refused_on_every_rank(tmp_path):
+    _, path = _data(tmp_path)
+    out = _ranks(2, path, dict(profile="paper", epsilon=1.0, delta=1e-6, seed=1), "median")
+    assert out.returncode != 0
+    assert "the paper profile's FastRadius" in out.stderr
+    assert out.stdout == ""
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
 def test_a_method_not_distributed_is_refused_on_every_rank(tmp_path):
     _, path = _data(tmp_path)
     out = _ranks(2, path, dict(method="exp-time", alpha=0.05, epsilon=1.0, delta=1e-6, seed=1))
@@ -81,3 +122,13 @@ def test_a_method_not_distributed_is_refused_on_every_rank(tmp_path):
 def test_comm_must_be_a_communicator():
     with pytest.raises(ValueError, match="mpi4py communicator"):
         dpstats.mean(np.ones((10, 1)), method="bounded", epsilon=1.0, bounds=[0, 2], comm=object())
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: dpstats.median(np.ones((10, 2)), epsilon=1.0, delta=1e-6, comm=c),
+    lambda c: dpstats.quantiles(np.ones((10, 1)), [0.5], 1.0, 0.0, bounds=[0, 2], comm=c),
+    lambda c: dpstats.histogram(["a", "b"], 1.0, 0.0, categories=["a"], comm=c),
+])
+def test_median_and_stats_take_comm(call):
+    with pytest.raises(ValueError, match="mpi4py communicator"):
+        call(object())

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
 
@@ -42,26 +43,52 @@ double grid_point(const QuantileOptions& o, std::size_t k) {
   return o.lower + step * static_cast<double>(k);
 }
 
-}  // namespace
-
-double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng) {
-  check_options(o);
-  require(!values.empty(), "values must hold at least one value, got 0");
+// below[k] = #{clamp(x_i) < candidate k} for this process's values (checked finite).
+std::vector<std::int64_t> counts_below(std::span<const double> values, const QuantileOptions& o) {
   std::vector<double> sorted(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     require(std::isfinite(values[i]), "values has a NaN or infinite value at index {}", i);
     sorted[i] = std::clamp(values[i], o.lower, o.upper);
   }
   std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int64_t> below(o.candidates);
+  for (std::size_t k = 0; k < o.candidates; ++k)
+    below[k] = std::lower_bound(sorted.begin(), sorted.end(), grid_point(o, k)) - sorted.begin();
+  return below;
+}
 
-  const double target = o.q * static_cast<double>(values.size());
+// The candidate chosen for the counts of n values.
+double select(std::span<const std::int64_t> below, std::int64_t n, const QuantileOptions& o,
+              Rng& rng) {
+  const double target = o.q * static_cast<double>(n);
   std::vector<double> quality(o.candidates);
-  for (std::size_t k = 0; k < o.candidates; ++k) {
-    const double c = grid_point(o, k);
-    const auto below = std::lower_bound(sorted.begin(), sorted.end(), c) - sorted.begin();
-    quality[k] = -std::fabs(static_cast<double>(below) - target);
-  }
+  for (std::size_t k = 0; k < o.candidates; ++k)
+    quality[k] = -std::fabs(static_cast<double>(below[k]) - target);
   return grid_point(o, permute_and_flip(quality, selection_options(o), rng));
+}
+
+}  // namespace
+
+double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng) {
+  check_options(o);
+  require(!values.empty(), "values must hold at least one value, got 0");
+  return select(counts_below(values, o), static_cast<std::int64_t>(values.size()), o, rng);
+}
+
+double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng,
+                        Communicator& comm) {
+  if (comm.size() == 1) return private_quantile(values, o, rng);
+  check_options(o);
+  std::vector<std::int64_t> words;  // the counts below each candidate, then the value count
+  all_or_none(comm, [&] {
+    words = counts_below(values, o);
+    words.push_back(static_cast<std::int64_t>(values.size()));
+  });
+  comm.allreduce_sum(words);
+  const std::int64_t n = words.back();
+  require(n >= 1, "values must hold at least one value over the {} ranks, got 0", comm.size());
+  words.pop_back();
+  return on_root(comm, [&] { return select(words, n, o, rng); });
 }
 
 LedgerEntry private_quantile_entry(const QuantileOptions& o, std::string purpose) {

@@ -242,6 +242,7 @@ std::vector<DpgdOptions> hsu24_rounds(std::int64_t n, std::int64_t d, double R, 
     g.radius = D;
     g.noise = o.noise;
     g.threads = o.threads;
+    g.shard = o.shard;
     rounds.push_back(g);
     D = D / 2 + 12 * r_hat;
   }
@@ -277,11 +278,12 @@ Ledger hsu24_localize_entries(std::int64_t n, std::int64_t d, double R, double r
 Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
                       const HsuLocalizationOptions& o, Budget& budget, Rng& rng) {
   check_data(X);
-  const auto rounds = hsu24_rounds(X.rows(), X.cols(), R, r_hat, o);
+  const std::int64_t n = total_rows(X, o.shard);
+  const auto rounds = hsu24_rounds(n, X.cols(), R, r_hat, o);
   std::vector<DpgdMechanisms> mech;
   Ledger all;
   for (const auto& g : rounds) {
-    mech.push_back(dpgd_mechanisms(X.rows(), X.cols(), g));
+    mech.push_back(dpgd_mechanisms(n, X.cols(), g));
     all.insert(all.end(), mech.back().entries.begin(), mech.back().entries.end());
   }
   spend_all(budget, all);

@@ -86,12 +86,16 @@ std::pair<PrivacyLoss, PrivacyLoss> split_share(const PrivacyLoss& share, std::i
   return {PrivacyLoss::pure(a), PrivacyLoss::pure(remainder_after(share.epsilon, a))};
 }
 
+// shard.comm: the selections count every rank's rows (the scale layer's ranks overloads), so the
+// estimate is the one-process estimate on the union of the rows.
 DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
-                      const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+                      const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                      const RowShard& shard) {
   const auto [location_share, norm_share] = split_share(pre_share(plan), X.cols());
   ScaleOptions so;
   so.loss = location_share;
   so.threads = o.run.threads;
+  so.comm = shard.comm;
   const ScaleEstimate scale = private_scale(X, so, account, rng);  // charges `account` first
   DomainRadius dr;
   dr.diagnostics["domain_radius_source"] = "estimated";
@@ -106,6 +110,7 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
   no.alpha = 0;  // the quantile of all rows, corrupted ones included (Lemma 4 counts them all)
   no.centre = scale.location();
   no.threads = o.run.threads;
+  no.comm = shard.comm;
   const NormQuantile r = private_norm_quantile(X, no, account, rng);  // charges `account` first
   if (r.status == ScaleStatus::insufficient_data && !dr.abstained)
     dr.abstained = "domain_radius estimate: " + r.reason;
@@ -125,7 +130,7 @@ DomainRadius domain_radius(const ConstMatrixRef& X, const GeometricMedianOptions
                            const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
                            const RowShard& shard) {
   if (o.domain_radius) return check_given(X, o, plan, account, rng, shard);
-  return estimate(X, o, plan, account, rng);
+  return estimate(X, o, plan, account, rng, shard);
 }
 
 

@@ -95,27 +95,26 @@ nlohmann::json plan_diagnostics(const GeometricMedianOptions& o, const median_de
   return d;
 }
 
-// Several ranks (issue 18): only the practical profile with a given domain_radius is distributed.
-// The rest is refused, with the reason, before any collective (every rank has the same options,
-// so every rank refuses). Then every rank checks the parameters and the column count against
-// rank 0's and learns its global row offset.
+// Several ranks (issue 18): method fast with profile practical, and method hsu24, are
+// distributed, with a given domain_radius or its private estimate (the scale layer's selections
+// count over every rank). The paper profile is refused, with the reason, before any collective
+// (every rank has the same options, so every rank refuses). Then every rank checks the
+// parameters and the column count against rank 0's and learns its global row offset.
 RowShard distributed_shard(const ConstMatrixRef& X, const GeometricMedianOptions& o) {
   Communicator* comm = o.run.comm;
   if (!comm || comm->size() == 1) return {};
-  require(o.method == MedianMethod::fast && o.profile == Profile::practical,
-          "the geometric median on several ranks runs method fast, profile practical only: "
-          "FastRadius as printed (profile paper) and RadiusFinder (method hsu24) pair every row "
-          "with rows of every rank, and the paper profile's phased DP-SGD walks all rows in one "
-          "sequential order; neither is a sum over shards");
-  require(o.domain_radius.has_value(),
-          "the geometric median on several ranks needs domain_radius: its private estimate (the "
-          "scale layer's per-coordinate median and norm quantile) is not distributed yet");
+  require(o.method == MedianMethod::hsu24 || o.profile == Profile::practical,
+          "the geometric median on several ranks runs method fast with profile practical, or "
+          "method hsu24: the paper profile's FastRadius (Alg. 2) draws each row's partners from "
+          "every rank in blocks whose count is decided by the noise as it goes, and its phased "
+          "DP-SGD walks the rows one at a time in one global order; neither is a sum over shards");
   check_agreement(*comm,
-                  fmt::format("median|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|{}|{}|{}",
-                              o.privacy.epsilon, o.privacy.delta, *o.domain_radius,
-                              o.min_radius.value_or(-1), o.bound_check_share, o.radius_share,
+                  fmt::format("median|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|{}|{}|{}|{}",
+                              name_of(o.method), o.privacy.epsilon, o.privacy.delta,
+                              o.domain_radius.value_or(-1), o.min_radius.value_or(-1),
+                              o.scale_share, o.bound_check_share, o.radius_share,
                               o.localization_share, o.dpgd_steps, o.weiszfeld_step, o.subsample,
-                              static_cast<int>(o.run.noise), X.cols()),
+                              o.localization_steps, static_cast<int>(o.run.noise), X.cols()),
                   "the median's parameters and column count");
   const ShardRows rows = shard_rows(*comm, X.rows());
   return {comm, rows.offset, rows.total};
@@ -179,7 +178,7 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   if (shift) shifted = X.rowwise() - dr.offset.transpose();
   const ConstMatrixRef data = shift ? ConstMatrixRef(shifted) : X;
   PipelineOutput out =
-      o.method == MedianMethod::hsu24 ? run_hsu24(data, o, dr.R, plan, account, rng)
+      o.method == MedianMethod::hsu24 ? run_hsu24(data, o, dr.R, plan, account, rng, shard)
       : o.profile == Profile::paper   ? run_paper(data, o, dr.R, plan, account, rng)
                                       : run_practical(data, o, dr.R, plan, account, rng, shard);
   if (shift) out.estimate += dr.offset;

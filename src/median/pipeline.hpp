@@ -65,6 +65,7 @@ PipelineOutput run_practical(const ConstMatrixRef& X, const GeometricMedianOptio
 PipelineOutput run_paper(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
                          const MedianPlan& plan, ReleaseBudget& account, Rng& rng);
 PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
-                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng);
+                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                         const RowShard& shard = {});
 
 }  // namespace dpstats::median_detail

@@ -179,19 +179,21 @@ PipelineOutput run_paper(const ConstMatrixRef& X, const GeometricMedianOptions& 
 }
 
 PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& o, double R,
-                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng) {
+                         const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
+                         const RowShard& shard) {
   const double rho = plan.rho_main;
-  const auto n = static_cast<std::int64_t>(X.rows()), d = static_cast<std::int64_t>(X.cols());
+  const std::int64_t n = total_rows(X, shard), d = static_cast<std::int64_t>(X.cols());
   const auto nn = static_cast<double>(n), dd = static_cast<double>(d);
   const double eps_rf = std::sqrt(2 * (rho / 4)) * (1 - 1e-12);
   account.charge(radius_finder_ledger(eps_rf));
   const RadiusResult rad = radius_finder(X, r_min_of(o, R), R, eps_rf, 0.05, rng, 0.75,
-                                          o.run.threads);
+                                          o.run.threads, shard);
   HsuLocalizationOptions lo;
   lo.rho = rho / 4;
   lo.inner_steps = o.localization_steps;
   lo.noise = o.run.noise;
   lo.threads = o.run.threads;
+  lo.shard = shard;
   const Vector c = run_charged(account, hsu24_localize_entries(n, d, R, rad.r_hat, lo),
                                [&](Budget& b) { return hsu24_localize(X, R, rad.r_hat, lo, b, rng); });
   DpgdOptions go;
@@ -201,6 +203,7 @@ PipelineOutput run_hsu24(const ConstMatrixRef& X, const GeometricMedianOptions& 
   go.eta = 50 * rad.r_hat * std::sqrt(dd / (6 * rho * nn * nn));
   go.noise = o.run.noise;
   go.threads = o.run.threads;
+  go.shard = shard;
   PipelineOutput out;
   out.estimate = run_charged(account, dpgd_entries(n, d, go),
                              [&](Budget& b) { return dpgd(X, c, go, b, rng); });

@@ -144,21 +144,34 @@ RowMatrix gather_on_root(const ConstMatrixRef& X, const std::vector<std::int64_t
   return S;
 }
 
-// RadiusFinder's bins (see radius_finder): rows i cut into `threads` parts of about equal pair
-// counts (row i owns the n − 1 − i pairs (i, l > i)), each part binning into its own n·(T + 1)
-// counts, merged by integer addition: the same bins for any thread count.
-std::vector<std::int32_t> pair_bins_all(const ConstMatrixRef& X, const std::vector<double>& r2,
-                                        int threads) {
+// The first rows of `parts` parts of [begin, end) with about equal pair counts (row i owns the
+// n − 1 − i pairs (i, l > i)); cut.back() = end.
+std::vector<std::int64_t> pair_cuts(std::int64_t n, std::int64_t begin, std::int64_t end,
+                                    std::size_t parts) {
+  // Pairs owned by the rows before i.
+  auto before = [n](std::int64_t i) {
+    return static_cast<double>(i) * (static_cast<double>(n) - 0.5 * static_cast<double>(i + 1));
+  };
+  const double first = before(begin), pairs = before(end) - first;
+  std::vector<std::int64_t> cut = {begin};
+  for (std::int64_t i = begin, p = 1; i < end && p < static_cast<std::int64_t>(parts); ++i) {
+    if (before(i) - first >= pairs * static_cast<double>(p) / static_cast<double>(parts))
+      cut.push_back(i), ++p;
+  }
+  while (cut.size() <= parts) cut.push_back(end);
+  return cut;
+}
+
+// RadiusFinder's bins (see radius_finder) of the pairs owned by the rows [begin, end): those rows
+// cut into `threads` parts of about equal pair counts, each part binning into its own n·(T + 1)
+// counts, merged by integer addition: the same bins for any cut of [0, n) into ranges and parts.
+std::vector<std::int32_t> pair_bins_rows(const ConstMatrixRef& X, const std::vector<double>& r2,
+                                         std::int64_t begin, std::int64_t end, int threads) {
   const auto n = static_cast<std::int64_t>(X.rows());
   const auto width = r2.size() + 1;
-  const auto parts = static_cast<std::size_t>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / 256)));
-  std::vector<std::int64_t> cut = {0};
-  const double pairs = 0.5 * static_cast<double>(n) * static_cast<double>(n - 1);
-  for (std::int64_t i = 0, p = 1; i < n && p < static_cast<std::int64_t>(parts); ++i) {
-    const double before = static_cast<double>(i) * (static_cast<double>(n) - 0.5 * static_cast<double>(i + 1));
-    if (before >= pairs * static_cast<double>(p) / static_cast<double>(parts)) cut.push_back(i), ++p;
-  }
-  while (cut.size() <= parts) cut.push_back(n);
+  const auto parts = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, (end - begin) / 256)));
+  const std::vector<std::int64_t> cut = pair_cuts(n, begin, end, parts);
   std::vector<std::vector<std::int32_t>> bins(parts);
   parallel_tasks(parts, threads, [&](std::size_t p) {
     std::vector<std::int32_t> own(static_cast<std::size_t>(n) * width, 0);
@@ -178,7 +191,40 @@ std::vector<std::int32_t> pair_bins_all(const ConstMatrixRef& X, const std::vect
   return std::move(bins[0]);
 }
 
-// What the permutation search releases (trivially copyable: rank 0 broadcasts it).
+// Every rank's rows, in rank order (the global row order), on every rank (RadiusFinder pairs
+// every row with every other: its O(n²d) work bounds n, so the n·d words are cheap beside it).
+RowMatrix gather_everywhere(const ConstMatrixRef& X, Communicator& comm) {
+  const Eigen::Index d = X.cols();
+  const RowMatrix mine = X;  // contiguous rows
+  const auto got = comm.allgather(to_bytes(std::vector<double>(mine.data(), mine.data() + mine.size())));
+  std::vector<double> all;
+  for (const auto& bytes : got) {
+    const auto v = from_bytes<std::vector<double>>(bytes);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  RowMatrix A(static_cast<Eigen::Index>(all.size()) / d, d);
+  std::copy(all.begin(), all.end(), A.data());
+  return A;
+}
+
+// RadiusFinder's bins over every row: one process bins them all; on P ranks every rank bins the
+// pairs of its P-th of [0, n) (cut by pair counts, not by where the rows live) and the bins are
+// added exactly (allreduce_sum).
+std::vector<std::int32_t> pair_bins_all(const ConstMatrixRef& X, const std::vector<double>& r2,
+                                        int threads, const RowShard& shard) {
+  Communicator& comm = comm_or_single(shard.comm);
+  if (comm.size() == 1) return pair_bins_rows(X, r2, 0, X.rows(), threads);
+  const RowMatrix all = gather_everywhere(X, comm);
+  const auto n = static_cast<std::int64_t>(all.rows());
+  const auto cut = pair_cuts(n, 0, n, static_cast<std::size_t>(comm.size()));
+  const auto r = static_cast<std::size_t>(comm.rank());
+  const std::vector<std::int32_t> own = pair_bins_rows(all, r2, cut[r], cut[r + 1], threads);
+  std::vector<std::int64_t> words(own.begin(), own.end());
+  comm.allreduce_sum(words);
+  return {words.begin(), words.end()};  // each count <= n < 2^31
+}
+
+// What a radius search releases (trivially copyable: rank 0 broadcasts it).
 struct PermutedOutcome {
   double r_hat = 0;
   int step = 0;
@@ -361,27 +407,14 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
   return r;
 }
 
-RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                           double beta, Rng& rng, double gamma, int threads) {
-  check_data(X);
-  check_epsilon(epsilon);
-  check_radii(r_min, R);
-  require(beta > 0 && beta < 1, fmt::format("beta must be in (0, 1), got {}", beta));
-  require(gamma >= 0.5 && gamma <= 1, fmt::format("gamma must be in [0.5, 1], got {}", gamma));
-  const auto n = static_cast<std::int64_t>(X.rows());
-  const int J = std::max(0, static_cast<int>(std::floor(std::log2(2 * R / r_min))));
-  const int T = J + 1;
-  RadiusResult r;
-  r.grid_size = T;
-  r.ledger = radius_finder_ledger(epsilon);
-  const auto m = static_cast<std::int64_t>(std::ceil(gamma * static_cast<double>(n) - 1e-9));
-  // bins[i*(T+1) + b] = #{l : b is the first grid index with ||x_i − x_l||² <= r_b²} (b = T:
-  // beyond the grid; self included at b = 0). Each pair's distance is computed once and binned
-  // for both rows: O(n² log T) instead of sorting every row's n distances.
+namespace {
+
+// RadiusFinder's selection (rank 0): AboveThreshold over Q_j, the mean of the m largest of the
+// rows' counts within r_j (the prefix sums of each row's bins).
+PermutedOutcome radius_finder_search(const std::vector<std::int32_t>& bins, std::int64_t n,
+                                     std::int64_t m, int T, double r_min, double epsilon,
+                                     double beta, Rng& rng) {
   const auto width = static_cast<std::size_t>(T) + 1;
-  std::vector<double> r2(static_cast<std::size_t>(T));
-  for (int j = 0; j < T; ++j) r2[static_cast<std::size_t>(j)] = std::pow(grid_radius(r_min, j + 1), 2);
-  const std::vector<std::int32_t> bins = pair_bins_all(X, r2, threads);
   // counts[j*n + i] = #{l : ||x_i − x_l|| <= r_j}: the prefix sums of row i's bins.
   std::vector<std::int32_t> counts(static_cast<std::size_t>(n) * T);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -391,7 +424,6 @@ RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, doub
       counts[static_cast<std::size_t>(j * n + i)] = running;
     }
   }
-  r.distance_evaluations = n * (n - 1) / 2;
   const double theta =
       static_cast<double>(m) + 18.0 / epsilon * std::log(2.0 * T / beta);
   AboveThreshold at(theta, kRadiusFinderSensitivity, epsilon, rng);
@@ -401,14 +433,41 @@ RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, doub
     std::nth_element(c.begin(), c.begin() + (m - 1), c.end(), std::greater<>());
     const double q = static_cast<double>(std::accumulate(c.begin(), c.begin() + m, std::int64_t{0})) /
                      static_cast<double>(m);
-    if (at.query(q)) {
-      r.r_hat = grid_radius(r_min, j + 1);
-      r.step = j + 1;
-      return r;
-    }
+    if (at.query(q)) return {grid_radius(r_min, j + 1), j + 1, false};
   }
-  r.r_hat = grid_radius(r_min, T);  // HSU24: r_J, flagged
-  r.fell_back = true;
+  return {grid_radius(r_min, T), 0, true};  // HSU24: r_J, flagged
+}
+
+}  // namespace
+
+RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
+                           double beta, Rng& rng, double gamma, int threads,
+                           const RowShard& shard) {
+  check_data(X);
+  check_epsilon(epsilon);
+  check_radii(r_min, R);
+  require(beta > 0 && beta < 1, fmt::format("beta must be in (0, 1), got {}", beta));
+  require(gamma >= 0.5 && gamma <= 1, fmt::format("gamma must be in [0.5, 1], got {}", gamma));
+  const std::int64_t n = total_rows(X, shard);
+  const int J = std::max(0, static_cast<int>(std::floor(std::log2(2 * R / r_min))));
+  const int T = J + 1;
+  RadiusResult r;
+  r.grid_size = T;
+  r.ledger = radius_finder_ledger(epsilon);
+  const auto m = static_cast<std::int64_t>(std::ceil(gamma * static_cast<double>(n) - 1e-9));
+  // bins[i*(T+1) + b] = #{l : b is the first grid index with ||x_i − x_l||² <= r_b²} (b = T:
+  // beyond the grid; self included at b = 0). Each pair's distance is computed once and binned
+  // for both rows: O(n² log T) instead of sorting every row's n distances.
+  std::vector<double> r2(static_cast<std::size_t>(T));
+  for (int j = 0; j < T; ++j) r2[static_cast<std::size_t>(j)] = std::pow(grid_radius(r_min, j + 1), 2);
+  const std::vector<std::int32_t> bins = pair_bins_all(X, r2, threads, shard);
+  r.distance_evaluations = n * (n - 1) / 2;
+  const PermutedOutcome out = on_root(comm_or_single(shard.comm), [&] {
+    return radius_finder_search(bins, n, m, T, r_min, epsilon, beta, rng);
+  });
+  r.r_hat = out.r_hat;
+  r.step = out.step;
+  r.fell_back = out.fell_back;
   return r;
 }
 

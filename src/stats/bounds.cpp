@@ -18,6 +18,7 @@ std::vector<ColumnBounds> estimate_bounds(const ConstMatrixRef& X, const StatOpt
   so.loss = o.privacy.delta == 0 ? PrivacyLoss::pure(o.privacy.epsilon * fraction)
                                  : PrivacyLoss::zcdp(total_rho(o) * fraction);
   so.threads = std::min(o.run.threads, 256);
+  so.comm = o.run.comm;  // over ranks: the selections count every rank's rows
   const ScaleEstimate est = private_scale(X, so, account, rng);
   std::vector<ColumnBounds> bounds;
   for (const auto& c : est.columns) {

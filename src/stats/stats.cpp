@@ -115,6 +115,8 @@ std::string fingerprint(const StatOptions& o, const char* statistic, Eigen::Inde
                               statistic, d, o.privacy.epsilon, o.privacy.delta, o.scale_share,
                               static_cast<int>(o.run.noise));
   for (const auto& b : o.bounds) f += fmt::format("{:a},{:a};", b.lower, b.upper);
+  f += fmt::format(" grid={} quantiles=", o.grid_size);
+  for (double q : o.quantiles) f += fmt::format("{:a};", q);
   return f;
 }
 
@@ -126,8 +128,6 @@ std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communi
     return static_cast<std::int64_t>(X.rows());
   }
   check_agreement(comm, fingerprint(o, statistic, X.cols()), "the statistic's options and column count");
-  require(!o.bounds.empty(), "stat {}: the private bounds estimate is not distributed yet "
-          "(launched as {} ranks); pass bounds (--bounds LO,HI)", statistic, comm.size());
   all_or_none(comm, [&] {
     if (X.rows() > 0) detail::validate_table(X);
   });
@@ -221,14 +221,13 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rn
                           Budget* budget) {
   // validate
   detail::validate_common(o);
-  require(!o.run.comm || o.run.comm->size() == 1,
-          "stat quantiles does not run on several ranks yet; run it in one process");
-  detail::validate_table(X);
   require(!o.quantiles.empty(), "quantiles needs at least one probability, got none");
   for (double q : o.quantiles)
     require(q >= 0 && q <= 1, fmt::format("quantiles must each be in [0, 1], got {}", q));
   require(o.grid_size >= 2 && o.grid_size <= (std::size_t{1} << 24),
           fmt::format("grid_size must be in [2, 2^24], got {}", o.grid_size));
+  Communicator& comm = comm_or_single(o.run.comm);
+  const std::int64_t n = guarded_rows(X, o, comm, "quantiles");
   const auto d = static_cast<std::size_t>(X.cols());
   const std::size_t k = o.quantiles.size();
   // plan: each (column, probability) is one permute-and-flip selection at an equal share
@@ -246,18 +245,19 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rn
       ledger.push_back(private_quantile_entry(selections.back(), fmt::format("quantile {} of column {}", q, j)));
     }
   // charge
-  account.charge(ledger);
-  // run: post-processing sorts each column's answers so they are nondecreasing in q
+  all_or_none(comm, [&] { account.charge(ledger); });  // the budget lives on rank 0
+  // run: the counts below each candidate added over ranks (one process: this one), rank 0
+  // selects; post-processing sorts each column's answers so they are nondecreasing in q
   Vector estimate(static_cast<Eigen::Index>(d * k));
   std::vector<double> column(static_cast<std::size_t>(X.rows()));
   for (std::size_t j = 0; j < d; ++j) {
     for (Eigen::Index i = 0; i < X.rows(); ++i) column[static_cast<std::size_t>(i)] = X(i, static_cast<Eigen::Index>(j));
     for (std::size_t t = 0; t < k; ++t)
-      estimate[static_cast<Eigen::Index>(j * k + t)] = private_quantile(column, selections[j * k + t], rng);
+      estimate[static_cast<Eigen::Index>(j * k + t)] = private_quantile(column, selections[j * k + t], rng, comm);
     detail::sort_by_probability(estimate.segment(static_cast<Eigen::Index>(j * k), static_cast<Eigen::Index>(k)), o.quantiles);
   }
   // seal
-  diagnostics["n"] = X.rows();
+  diagnostics["n"] = n;
   diagnostics["bounds"] = detail::bounds_json(bounds);
   diagnostics["epsilon_per_quantile"] = each;
   diagnostics["grid_step"] = detail::grid_steps(bounds, o.grid_size);

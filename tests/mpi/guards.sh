@@ -41,6 +41,8 @@ refused "a command not distributed" 2 "does not run on several ranks" 2 \
   noise --mechanism laplace --sensitivity 1 --epsilon 1 --seed 1 5
 refused "the live moments stream" 2 "does not run on several ranks" 2 \
   moments --method jme --epsilon 1 --delta 1e-6 --steps 5 --seed 1 "$DATA/table.csv"
+refused "the median's paper profile not distributed" 2 "the paper profile's FastRadius" 2 \
+  median --profile paper --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "non-private adam on ranks" 2 "does not run on 2 ranks" 2 \
   fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer adam --seed 1 "$DATA/users.csv"
 printf 'user,label,f1,f2,f3\n1,1,0.5,0.5,0.5\n2,7,0.5,0.5,0.5\n' >"$tmp/label.csv"
@@ -48,8 +50,6 @@ refused "one rank's label out of range" 2 "rank 1: " 2 \
   fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer dp-sgd --epsilon 1 \
   --delta 1e-6 --seed 1 \
   --shards "$DATA/users_part_00.csv" "$tmp/label.csv"
-refused "the median's radius estimate" 2 "needs domain_radius" 2 \
-  median --epsilon 1 --delta 1e-6 --seed 1 "$DATA/table.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
 refused "tukey-median not distributed" 2 "does not run on several ranks" 2 \
   mean --method tukey-median --epsilon 1 --delta 0 --bounds -10,10 --seed 1 "$DATA/table.csv"

@@ -11,6 +11,7 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/scale/bounds.hpp"
+#include "dpstats/stats/stats.hpp"
 #include "../counting_rng.hpp"
 
 namespace dpstats {
@@ -40,6 +41,13 @@ std::string dump(const Release<Bounds>& r) {
   const ScaleEstimate& e = r.estimate.scale;
   for (const Vector& v : {e.location(), e.scale(), e.lo(), e.hi()})
     for (Eigen::Index j = 0; j < v.size(); ++j) s += fmt::format(" {:a}", v[j]);
+  return s;
+}
+
+std::string dump(const Release<stats::Histogram>& r) {
+  std::string s = release_fields_json(r).dump();
+  for (std::size_t k = 0; k < r.estimate.categories.size(); ++k)
+    s += fmt::format(" {}={:a}", r.estimate.categories[k], r.estimate.counts[static_cast<Eigen::Index>(k)]);
   return s;
 }
 
@@ -264,6 +272,78 @@ TEST(DistributedMean, MethodsNotDistributedRefuseSeveralRanks) {
     SeededRng rng(1);
     run_mean(X.middleRows(100 * c.rank(), 100).leftCols(1), r, rng);
   }), InvalidArgument);
+}
+
+// stat quantiles over ranks: the counts below every candidate are added exactly and rank 0
+// selects; with given bounds and with the bounds estimated privately (the scale layer over
+// ranks), pure (delta = 0) and zCDP targets, uneven cuts and an empty rank.
+TEST(DistributedStats, QuantilesAreTheSingleProcessRelease) {
+  for (const double delta : {0.0, 1e-6}) {
+    for (const bool given : {true, false}) {
+      stats::StatOptions base;
+      base.privacy = {given ? 1.0 : 6.0, delta};
+      base.quantiles = {0.1, 0.5, 0.9};
+      base.grid_size = given ? 4096 : 1024;
+      if (given) base.bounds = {{-1e-3, 1e-3}, {4.9e4, 5.1e4}, {0, 200}};
+      for (Cut cut : {uneven, empty_rank_1}) {
+        const std::string s = expect_same_release_on_ranks(
+            odd_units(3001),
+            [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+              stats::StatOptions o = base;
+              o.run.comm = c;
+              return stats::quantiles(X, o, rng);
+            },
+            cut);
+        EXPECT_TRUE(released(s)) << s;
+        EXPECT_EQ(s.find("bounds_estimate") == std::string::npos, given) << s;
+      }
+    }
+  }
+}
+
+// The moments with their bounds estimated privately now run on ranks too.
+TEST(DistributedStats, VarianceWithEstimatedBoundsIsTheSingleProcessRelease) {
+  stats::StatOptions base;
+  base.privacy = {6.0, 1e-6};
+  const std::string s = expect_same_release_on_ranks(
+      odd_units(3001),
+      [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+        stats::StatOptions o = base;
+        o.run.comm = c;
+        return stats::variance(X, o, rng);
+      },
+      uneven);
+  EXPECT_TRUE(released(s)) << s;
+  EXPECT_NE(s.find("bounds_estimate"), std::string::npos) << s;
+}
+
+// stat histogram over ranks: every rank's tally gathered and added (exact counts, the same
+// sorted categories), rank 0 draws; public categories (pure) and the private selection.
+TEST(DistributedStats, HistogramIsTheSingleProcessRelease) {
+  RowMatrix codes(4001, 1);
+  SeededRng g(3);
+  for (Eigen::Index i = 0; i < codes.rows(); ++i)  // a few common categories, a long rare tail
+    codes(i, 0) = static_cast<double>(g.uniform_below(i % 3 == 0 ? 400 : 6));
+  for (const double delta : {0.0, 1e-6}) {
+    stats::StatOptions base;
+    base.privacy = {1.0, delta};
+    if (delta == 0) base.categories = {"0", "1", "2", "5", "17", "absent"};
+    for (Cut cut : {uneven, empty_rank_1}) {
+      const std::string s = expect_same_release_on_ranks(
+          codes,
+          [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
+            std::vector<std::string> values;
+            for (Eigen::Index i = 0; i < X.rows(); ++i)
+              values.push_back(std::to_string(static_cast<int>(X(i, 0))));
+            stats::StatOptions o = base;
+            o.run.comm = c;
+            return stats::histogram(values, o, rng);
+          },
+          cut);
+      EXPECT_NE(s.find(" 5="), std::string::npos) << s;  // a common category is released
+      EXPECT_EQ(s.find(" 399="), std::string::npos) << s;  // a rare one is not
+    }
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "dpstats/median/weiszfeld.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "../counting_rng.hpp"
 #include "guarantee.hpp"
 
 using namespace dpstats;
@@ -314,68 +315,94 @@ std::vector<std::int64_t> cuts(std::int64_t n, int ranks, std::uint64_t seed) {
   return c;
 }
 
+// Columns in odd units (x 1e-3; x 1e3 shifted by 5e4) and 30 rows corrupted by x 1e6: the data
+// the default command's private domain-radius estimate (no domain_radius) must cope with.
+RowMatrix odd_units(std::int64_t n, std::uint64_t seed) {
+  RowMatrix X = cluster(n, 3, seed);
+  X.col(0) *= 1e-3;
+  X.col(1) = (X.col(1).array() * 1e3 + 5e4).matrix();
+  for (std::int64_t i = 0; i < 30; ++i) X.row(i * (n / 30)) *= 1e6;
+  return X;
+}
+
+// The release of o on P ranks holding the rows [c[r], c[r+1]) (threads differ between ranks);
+// every rank's bytes.
+std::vector<std::string> ranks_release(const RowMatrix& X, const GeometricMedianOptions& o, int P,
+                                       const std::vector<std::int64_t>& c) {
+  std::vector<std::string> got(static_cast<std::size_t>(P));
+  run_local_ranks(P, [&](Communicator& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    const RowMatrix mine = X.middleRows(c[r], c[r + 1] - c[r]);
+    auto mo = o;
+    mo.run.comm = &comm;
+    got[r] = seeded_release(mine, mo, 1 + comm.rank() % 2);
+  });
+  return got;
+}
+
 }  // namespace
 
+// A given domain_radius, and the default: its private estimate (the per-coordinate median and the
+// norm quantile count every rank's rows), on odd units with corrupted rows too.
 TEST(MedianRanks, SeededReleaseIsIdenticalOnOneToFourRanks) {
+  auto given = base();
+  given.subsample = 5000;  // the radius search and the localization draw a global subsample
+  auto estimated = given;
+  estimated.domain_radius.reset();
+  auto hsu = base();  // RadiusFinder's pairs cut over the ranks, its bins added exactly
+  hsu.method = MedianMethod::hsu24;
+  hsu.privacy = {8, 1e-6};  // RadiusFinder's threshold m + (18/ε) ln(2T/β) must stay below n
   const RowMatrix X = cluster(30000, 3, 21);
-  auto o = base();
-  o.subsample = 5000;  // the radius search and the localization draw a global subsample
-  const std::string one = seeded_release(X, o, 1);
-  for (int P = 1; P <= 4; ++P) {
-    for (std::uint64_t split = 0; split < 2; ++split) {
-      const auto c = cuts(X.rows(), P, 100 * P + split);
-      std::vector<std::string> got(static_cast<std::size_t>(P));
-      run_local_ranks(P, [&](Communicator& comm) {
-        const auto r = static_cast<std::size_t>(comm.rank());
-        const RowMatrix mine = X.middleRows(c[r], c[r + 1] - c[r]);
-        auto mo = o;
-        mo.run.comm = &comm;
-        mo.run.threads = 1 + comm.rank() % 2;  // threads may differ between ranks
-        got[r] = seeded_release(mine, mo, mo.run.threads);
-      });
-      for (int r = 0; r < P; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], one) << "P = " << P << ", rank " << r;
+  const RowMatrix odd = odd_units(30000, 24);
+  const RowMatrix small = cluster(1200, 3, 25);
+  const std::vector<std::pair<const RowMatrix*, GeometricMedianOptions>> cases = {
+      {&X, given}, {&X, estimated}, {&odd, estimated}, {&small, hsu}};
+  for (const auto& [data, o] : cases) {
+    const std::string one = seeded_release(*data, o, 1);
+    EXPECT_NE(one.find("\"radius_fell_back\":false"), std::string::npos) << one;  // a real search
+    for (int P = 1; P <= 4; ++P) {
+      for (std::uint64_t split = 0; split < 2; ++split) {
+        const auto got = ranks_release(*data, o, P, cuts(data->rows(), P, 100 * P + split));
+        for (int r = 0; r < P; ++r)
+          EXPECT_EQ(got[static_cast<std::size_t>(r)], one)
+              << "P = " << P << ", rank " << r << " " << name_of(o.method)
+              << (o.domain_radius ? " given" : " estimated");
+      }
     }
   }
 }
 
-namespace {
-
-// A seeded generator that counts the words drawn from it.
-class CountingRng final : public Rng {
- public:
-  explicit CountingRng(std::uint64_t seed) : inner_(seed) {}
-  std::uint64_t next_u64() override { return ++words, inner_.next_u64(); }
-  bool seeded() const noexcept override { return true; }
-  std::int64_t words = 0;
-
- private:
-  SeededRng inner_;
-};
-
-}  // namespace
-
 // Noise once: on P ranks, rank 0 draws exactly the words the one-process release draws, and no
-// other rank draws any.
+// other rank draws any (a given domain_radius and its estimate).
 TEST(MedianRanks, OnlyRankZeroDrawsAndAsMuchAsOneProcess) {
   const RowMatrix X = cluster(30000, 3, 23);
-  auto o = base();
-  o.subsample = 5000;
-  CountingRng single(5);
-  geometric_median(X, o, single);
-  ASSERT_GT(single.words, 0);
-  for (int P = 2; P <= 4; ++P) {
-    std::vector<std::int64_t> words(static_cast<std::size_t>(P), -1);
-    run_local_ranks(P, [&](Communicator& comm) {
-      const auto r = static_cast<std::size_t>(comm.rank());
-      const Eigen::Index begin = X.rows() * comm.rank() / P, end = X.rows() * (comm.rank() + 1) / P;
-      auto mo = o;
-      mo.run.comm = &comm;
-      CountingRng rng(5);
-      geometric_median(X.middleRows(begin, end - begin), mo, rng);
-      words[r] = rng.words;
-    });
-    EXPECT_EQ(words[0], single.words) << "P = " << P;
-    for (int r = 1; r < P; ++r) EXPECT_EQ(words[static_cast<std::size_t>(r)], 0) << "P = " << P;
+  const RowMatrix small = cluster(1500, 3, 26);
+  auto given = base();
+  given.subsample = 5000;
+  auto estimated = given;
+  estimated.domain_radius.reset();
+  auto hsu = base();
+  hsu.method = MedianMethod::hsu24;
+  for (const auto& o : {given, estimated, hsu}) {
+    const RowMatrix& data = o.method == MedianMethod::hsu24 ? small : X;
+    CountingRng single(5);
+    geometric_median(data, o, single);
+    ASSERT_GT(single.draws, 0);
+    for (int P = 2; P <= 4; ++P) {
+      std::vector<long> draws(static_cast<std::size_t>(P), -1);
+      run_local_ranks(P, [&](Communicator& comm) {
+        const auto r = static_cast<std::size_t>(comm.rank());
+        const Eigen::Index begin = data.rows() * comm.rank() / P;
+        const Eigen::Index end = data.rows() * (comm.rank() + 1) / P;
+        auto mo = o;
+        mo.run.comm = &comm;
+        CountingRng rng(5);
+        geometric_median(data.middleRows(begin, end - begin), mo, rng);
+        draws[r] = rng.draws;
+      });
+      EXPECT_EQ(draws[0], single.draws) << "P = " << P;
+      for (int r = 1; r < P; ++r) EXPECT_EQ(draws[static_cast<std::size_t>(r)], 0) << "P = " << P;
+    }
   }
 }
 
@@ -383,9 +410,9 @@ TEST(MedianRanks, WhatIsNotDistributedIsRefusedWithTheReason) {
   const RowMatrix X = cluster(2000, 3, 22);
   auto paper = base();
   paper.profile = Profile::paper;
-  auto estimated = base();
-  estimated.domain_radius.reset();
-  for (const auto& o : {paper, estimated}) {
+  auto paper_estimated = paper;
+  paper_estimated.domain_radius.reset();
+  for (const auto& o : {paper, paper_estimated}) {
     try {
       run_local_ranks(2, [&](Communicator& comm) {
         auto mo = o;

@@ -10,6 +10,8 @@
 
 namespace dpstats {
 
+class Communicator;  // dpstats/comm/communicator.hpp
+
 struct QuantileOptions {
   double q = 0.5;  // in [0, 1]
   double lower = 0, upper = 1;
@@ -18,6 +20,12 @@ struct QuantileOptions {
 };
 
 double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng);
+
+// The same over ranks (issue 18): each rank passes its own values (possibly none); the counts
+// below every candidate are added exactly over the ranks (allreduce_sum), rank 0 selects and
+// every rank returns its choice -- the one-process release on the union of the values.
+double private_quantile(std::span<const double> values, const QuantileOptions& o, Rng& rng,
+                        Communicator& comm);
 
 LedgerEntry private_quantile_entry(const QuantileOptions& o, std::string purpose);
 

@@ -83,6 +83,7 @@ struct HsuLocalizationOptions {
   int inner_steps = 1000;
   NoiseMode noise = NoiseMode::secure;
   int threads = 1;  // the gradient passes' threads (any value, same output)
+  RowShard shard;   // the ranks holding the rows (issue 18): every round's DP-GD over them
 };
 Vector hsu24_localize(const ConstMatrixRef& X, double R, double r_hat,
                       const HsuLocalizationOptions& options, Budget& budget, Rng& rng);

@@ -30,6 +30,10 @@
 //
 // Neighbouring datasets differ in one replaced row (n is public). Privacy never uses ‖x_i‖ ≤ R:
 // R sets the radius grid, the localization domain and the fallback.
+//
+// Ranks (issue 18; options.run.comm): each rank passes its own rows; method fast with profile
+// practical (R given or estimated) and method hsu24 give the one-process seeded release on every
+// rank. The paper profile refuses several ranks before any collective (docs/architecture.md).
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -67,7 +67,11 @@ RadiusResult fast_radius_permuted(const ConstMatrixRef& X, double r_min, double 
                                   Rng& rng, const PermutedRadiusOptions& options = {});
 
 // `threads` bins the n² pairs in parts of equal pair counts (merged exactly: the same release).
+// With a shard (issue 18), X is this rank's rows: every rank receives every row (allgather; n·d
+// words, small beside the O(n² d) pairs), bins the pairs of its P-th of the rows (cut by pair
+// counts), the bins are added exactly over the ranks and rank 0 selects: the one-process release.
 RadiusResult radius_finder(const ConstMatrixRef& X, double r_min, double R, double epsilon,
-                           double beta, Rng& rng, double gamma = 0.75, int threads = 1);
+                           double beta, Rng& rng, double gamma = 0.75, int threads = 1,
+                           const RowShard& shard = {});
 
 }  // namespace dpstats

@@ -15,6 +15,8 @@
 // Noise: delta = 0 gives pure epsilon-DP (Laplace; quantiles: permute-and-flip), delta > 0
 // Gaussian noise ((epsilon, delta)-DP, basic composition of the parts). Every entry point runs
 // validate -> plan -> charge -> run -> seal (seam.hpp) and charges the caller's Budget when given.
+// Ranks (issue 18; o.run.comm): every statistic, histogram included, takes each rank's own rows
+// (values) and gives every rank the one-process seeded release; rank 0 draws the noise.
 #pragma once
 #include <cstdint>
 #include <span>
