@@ -160,20 +160,24 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
             on_norm: str = "clip", neighbouring: str = "replace-one",
             threads: Optional[int] = None, scale_share: float = 0.1, clip_check_share: float = 0.01,
             profile: str = "practical", centre: bool = True, columns: Optional[Sequence] = None,
-            budget: Optional[Budget] = None) -> MomentsRelease:
+            budget: Optional[Budget] = None, comm=None) -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step.
 
     ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
-    array). ``budget``: a :class:`dpstats.Budget` the release is charged to. The other options
-    are described below.
+    array). ``budget``: a :class:`dpstats.Budget` the release is charged to (on rank 0 only
+    with ``comm``). ``comm``: an mpi4py communicator when the rows are spread over MPI ranks
+    (run under ``mpirun``): each rank passes its own rows (rank 0's are the first steps), and
+    every rank gets the release of the whole stream, byte-identical to one process for a seed
+    (every rank gathers the rows and replays rank 0's draws). The other options are described
+    below.
     """
     X = _table.table(X, columns, "X", two_d=True)
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+    if X.ndim != 2 or (comm is None and X.shape[0] < 1) or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
     opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
                     delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal, on_norm,
                     neighbouring, threads, scale_share, clip_check_share, profile, 0, centre)
-    first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget))
+    first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget), comm)
     return MomentsRelease._from_parts(first, second, fields)
 
 

@@ -1,6 +1,7 @@
 // dpstats.MomentEstimator and dpstats.moments (continual release of first and second moments).
 #include <fmt/format.h>
 
+#include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/moments/estimator.hpp"
 
@@ -47,11 +48,14 @@ class PyMomentEstimator {
   MomentEstimator est_;
 };
 
+// comm: each rank's rows (rank order = the stream's order); every rank gets the release.
 py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::uint64_t> seed,
-                        Budget* budget) {
+                        Budget* budget, const py::object& comm) {
   const auto data = as_matrix(X);
+  const auto ranks = communicator(comm);  // comm=None: this process holds every row
   Options opt = o;
-  opt.steps = static_cast<std::size_t>(data.rows());
+  opt.run.comm = ranks.get();
+  opt.steps = static_cast<std::size_t>(ranks ? shard_rows(*ranks, data.rows()).total : data.rows());
   opt.dim = static_cast<std::size_t>(data.cols());
   require(opt.steps >= 1 && opt.dim >= 1, "X must have at least one row and one column");
   MomentsConfig c = make_config(opt);
@@ -129,5 +133,5 @@ void bind_moments(py::module_& m) {
       .def("clip", &PyMomentEstimator::clip)
       .def("fields", &PyMomentEstimator::fields);
   m.def("moments", &moments_batch, py::arg("X"), py::arg("options"), py::arg("seed"),
-        py::arg("budget").none(true) = nullptr);
+        py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none());
 }

@@ -24,6 +24,9 @@ elif len(sys.argv) > 3 and sys.argv[3] == "histogram":  # categories: column 1 i
 else:
     function = getattr(dpstats, sys.argv[3] if len(sys.argv) > 3 else "mean")
     rel = function(mine, comm=comm, **kwargs)
-    estimate = [float(v).hex() for v in np.ravel(rel.estimate)]
+    values = np.ravel(rel.estimate)
+    if sys.argv[3:4] == ["moments"]:  # both series
+        values = np.concatenate([values, np.ravel(rel.second)])
+    estimate = [float(v).hex() for v in values]
 if r == 0:
     print(json.dumps({"estimate": estimate, "release": rel.to_json()}))

@@ -1,4 +1,4 @@
-"""comm= (issue 18): dpstats.mean, bounds, the geometric median and the statistics over MPI ranks
+"""comm= (issue 18): dpstats.mean, bounds, the geometric median, the statistics and the moments over MPI ranks
 (mpi4py) equal the single-process release."""
 import json
 import os
@@ -98,6 +98,22 @@ def test_histogram_over_ranks_equals_one_process(tmp_path):
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == {str(k): float(v).hex() for k, v in single.estimate.items()}
+    assert got["release"] == single.to_json()
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")
+@pytest.mark.parametrize("p", [2, 3])
+def test_moments_over_ranks_equal_one_process(tmp_path, p):
+    # the default batch stream: the clip (and centre) estimated privately from every rank's rows
+    X, path = _data(tmp_path)
+    kwargs = dict(epsilon=2.0, delta=1e-6, workload="average", seed=6)
+    single = dpstats.moments(X, **kwargs)
+    assert single.status == "ok"
+    out = _ranks(p, path, kwargs, "moments")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    values = np.concatenate([np.ravel(single.first), np.ravel(single.second)])
+    assert got["estimate"] == [float(v).hex() for v in values]
     assert got["release"] == single.to_json()
 
 
