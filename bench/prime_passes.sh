@@ -19,8 +19,10 @@ for t in 1 "$T"; do "$BUILD/bench/bench_xtx_avx2" "$N" "$D" "$t" 5 >>"$OUT/xtx_a
 import json, sys
 out, n, d, T = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 runs = json.load(open(f"{out}/prime.json"))["benchmarks"]
-def best(prefix):
-    ts = [b["real_time"] / 1e3 for b in runs if b["run_name"] == prefix and b.get("run_type") == "iteration"]
+UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+def best(prefix):  # the best repetition, in seconds
+    ts = [b["real_time"] * UNIT[b["time_unit"]] for b in runs
+          if b["run_name"].removesuffix("/real_time") == prefix and b.get("run_type") == "iteration"]
     return min(ts)
 avx = {r["threads"]: r["seconds"] for r in map(json.loads, open(f"{out}/xtx_avx2.jsonl"))}
 sse = best(f"BM_XtX/{n}/{d}")
