@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import dpstats
+import mpi_harness
 
 
 def blobs(n, d=6, k=3, seed=0, spread=0.3):
@@ -77,11 +78,7 @@ def test_nan_rejected():
 
 def test_comm_ranks_give_the_single_process_release(tmp_path):
     """comm= (issue 18): under mpirun -np 2 (uneven cut) training equals the one-process release."""
-    import json, os, shutil, subprocess, sys
-    pytest.importorskip("mpi4py")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    import json
     X, y = blobs(900, d=4, seed=7)
     path = tmp_path / "D.npy"
     np.save(path, np.column_stack([y, X]))
@@ -91,12 +88,7 @@ def test_comm_ranks_give_the_single_process_release(tmp_path):
     est = dpstats.fit(X, y, task="classify", **kwargs).estimate
     for clock in ("examples_per_second", "train_seconds"):
         single["diagnostics"].pop(clock, None)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    script = os.path.join(os.path.dirname(__file__), "mpi_classify_ranks.py")
-    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
-                          sys.executable, script, str(path), json.dumps(kwargs)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = mpi_harness.mpirun(2, "mpi_classify_ranks.py", str(path), json.dumps(kwargs))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in est]

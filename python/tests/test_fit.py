@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import dpstats
+import mpi_harness
 
 
 def users_task(n=400, m=10, d=4, seed=0):
@@ -194,11 +195,7 @@ def test_user_level_threads_give_the_same_seeded_fit(method):
 def test_user_level_comm_ranks_give_the_single_process_release(tmp_path):
     """comm= (issue 18): under mpirun -np 3, with users' rows spread over the ranks, dp-gd-user
     equals the one-process release."""
-    import json, os, shutil, subprocess, sys
-    pytest.importorskip("mpi4py")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    import json
     rng = np.random.default_rng(4)
     users = rng.permutation(np.repeat(np.arange(300) * 3 - 50, 1 + np.arange(300) % 5))
     X = rng.normal(size=(users.size, 3))
@@ -208,12 +205,7 @@ def test_user_level_comm_ranks_give_the_single_process_release(tmp_path):
     kwargs = dict(epsilon=1.0, delta=1e-6, domain_radius=3.0, feature_bound=2.0, steps=8, seed=5)
     single = dpstats.fit(X, y, users, task="user-level", **kwargs)
     assert single.status == "ok"
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    script = os.path.join(os.path.dirname(__file__), "mpi_user_level_ranks.py")
-    out = subprocess.run([mpirun, "-np", "3", "--oversubscribe", "--bind-to", "none",
-                          sys.executable, script, str(path), json.dumps(kwargs)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = mpi_harness.mpirun(3, "mpi_user_level_ranks.py", str(path), json.dumps(kwargs))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]
@@ -223,11 +215,7 @@ def test_user_level_comm_ranks_give_the_single_process_release(tmp_path):
 def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_path):
     """comm= with the defaults (issue 18 item 4): no feature_bound (estimated over users on their
     home ranks), the private centring over one row per user (odd units), under mpirun -np 2."""
-    import json, os, shutil, subprocess, sys
-    pytest.importorskip("mpi4py")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    import json
     rng = np.random.default_rng(6)
     users = rng.permutation(np.repeat(np.arange(2400) * 3 + 7, 1 + np.arange(2400) % 4))
     X = rng.normal(size=(users.size, 3))
@@ -241,12 +229,7 @@ def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_p
     assert single.status == "ok"
     assert single.diagnostics["intercept"] is True
     assert single.diagnostics["bounds"]["feature_bound"]["estimated"] is True
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    script = os.path.join(os.path.dirname(__file__), "mpi_user_level_ranks.py")
-    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
-                          sys.executable, script, str(path), json.dumps(kwargs)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = mpi_harness.mpirun(2, "mpi_user_level_ranks.py", str(path), json.dumps(kwargs))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import dpstats
+import mpi_harness
 
 
 def _data(n=3000, d=3, seed=0):
@@ -176,22 +177,13 @@ def test_classify_and_moments_threads_default_to_the_library():
 
 def test_comm_ranks_give_the_single_process_release(tmp_path):
     """comm= (issue 18): under mpirun -np 2 the fit equals the one-process release."""
-    import json, os, shutil, subprocess, sys
-    pytest.importorskip("mpi4py")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    import json
     X, y = _data(n=2001)
     path = tmp_path / "D.npy"
     np.save(path, np.column_stack([y, X]))
     kwargs = dict(epsilon=1.0, domain_radius=2.0, moment_bound=3.0, steps=6, centre=False, seed=5)
     single = dpstats.fit(X, y, task="heavy-tailed", **kwargs)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    script = os.path.join(os.path.dirname(__file__), "mpi_heavy_tailed_ranks.py")
-    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
-                          sys.executable, script, str(path), json.dumps(kwargs)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = mpi_harness.mpirun(2, "mpi_heavy_tailed_ranks.py", str(path), json.dumps(kwargs))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]
@@ -203,11 +195,7 @@ def test_default_fit_on_two_ranks_is_the_single_process_release(tmp_path, method
     """comm= with the defaults (issue 18 item 4): no moment_bound, the private centring over both
     ranks' rows (odd units: a column x 1e-3 and one shifted by 5e4), under mpirun -np 2;
     lipschitz-extension's certified solver on rank 0 over both ranks' rows."""
-    import json, os, shutil, subprocess, sys
-    pytest.importorskip("mpi4py")
-    mpirun = shutil.which("mpirun")
-    if mpirun is None:
-        pytest.skip("mpirun not installed (scripts/install-deps.sh)")
+    import json
     X, y = _data(n=20001, seed=3)
     X[:, 0] *= 1e-3
     X[:, 1] += 5e4
@@ -218,12 +206,7 @@ def test_default_fit_on_two_ranks_is_the_single_process_release(tmp_path, method
     assert single.status == "ok"
     assert single.diagnostics["intercept"] is True
     assert single.diagnostics["scale"]["moment_bound"]["estimated"] is True
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    script = os.path.join(os.path.dirname(__file__), "mpi_heavy_tailed_ranks.py")
-    out = subprocess.run([mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none",
-                          sys.executable, script, str(path), json.dumps(kwargs)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = mpi_harness.mpirun(2, "mpi_heavy_tailed_ranks.py", str(path), json.dumps(kwargs))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]

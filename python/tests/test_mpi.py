@@ -1,19 +1,16 @@
 """comm= (issue 18): dpstats.mean, bounds, the geometric median, the statistics and the moments over MPI ranks
 (mpi4py) equal the single-process release."""
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import dpstats
+import mpi_harness
 
 pytest.importorskip("mpi4py")
 MPIRUN = shutil.which("mpirun")
-SCRIPT = os.path.join(os.path.dirname(__file__), "mpi_mean_ranks.py")
 
 
 def _data(tmp_path):
@@ -26,12 +23,7 @@ def _data(tmp_path):
 
 
 def _ranks(p, path, kwargs, function="mean"):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    out = subprocess.run([MPIRUN, "-np", str(p), "--oversubscribe", "--bind-to", "none",
-                          sys.executable, SCRIPT, str(path), json.dumps(kwargs), function],
-                         env=env, capture_output=True, text=True, timeout=120)
-    return out
+    return mpi_harness.mpirun(p, "mpi_mean_ranks.py", path, json.dumps(kwargs), function)
 
 
 @pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (scripts/install-deps.sh)")

@@ -6,11 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <mutex>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/mean/methods.hpp"
-#include "../counting_rng.hpp"
+#include "../ranks_harness.hpp"
 
 namespace dpstats::robust_ranks {
 
@@ -28,11 +27,7 @@ inline RowMatrix corrupted(Eigen::Index n, Eigen::Index d, Eigen::Index far, Eig
   return X;
 }
 
-inline std::string dump(const Release<Vector>& r) {
-  std::string s = release_fields_json(r).dump();
-  for (Eigen::Index j = 0; j < r.estimate.size(); ++j) s += fmt::format(" {:a}", r.estimate[j]);
-  return s;
-}
+using ranks_harness::dump;
 
 // Rank r of P holds rows [cut(r), cut(r + 1)): uneven, and rank 1 of 3 holds none.
 inline Eigen::Index cut(int r, int P, Eigen::Index n) {
@@ -44,30 +39,17 @@ inline Eigen::Index cut(int r, int P, Eigen::Index n) {
 
 // Returns the single-process release's diagnostics after checking every P.
 inline nlohmann::json expect_same_on_ranks(const MeanRequest& base, const RowMatrix& X) {
-  const Eigen::Index n = X.rows();
-  CountingRng one(5);
-  const Release<Vector> ref = run_mean(X, base, one);
-  const std::string single = dump(ref);
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex m;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P));
-    run_local_ranks(P, [&](Communicator& c) {
-      const Eigen::Index lo = cut(c.rank(), P, n), hi = cut(c.rank() + 1, P, n);
-      MeanRequest r = base;
-      r.run.comm = &c;
-      CountingRng rng(5);
-      const std::string s = dump(run_mean(X.middleRows(lo, hi - lo), r, rng));
-      const std::lock_guard lock(m);
-      got[static_cast<std::size_t>(c.rank())] = s;
-      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int k = 0; k < P; ++k) {
-      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
-      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
-    }
-  }
-  return ref.diagnostics;
+  nlohmann::json diagnostics;
+  ranks_harness::expect_same_on_ranks(
+      X.rows(), [](Eigen::Index n, int P, int r) { return cut(r, P, n); }, 5,
+      [&](Eigen::Index lo, Eigen::Index hi, Communicator* c, Rng& rng) {
+        MeanRequest r = base;
+        r.run.comm = c;
+        const Release<Vector> out = run_mean(X.middleRows(lo, hi - lo), r, rng);
+        if (!c) diagnostics = out.diagnostics;
+        return dump(out);
+      });
+  return diagnostics;
 }
 
 }  // namespace dpstats::robust_ranks

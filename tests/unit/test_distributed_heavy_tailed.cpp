@@ -6,13 +6,12 @@
 // layer's exact counts) and, below the centring's threshold, the offset check (exact counts).
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <string>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 #include "dpstats/synthetic/heavy_tailed_data.hpp"
-#include "../counting_rng.hpp"
+#include "../ranks_harness.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -28,48 +27,25 @@ HeavyTailedSample sample(std::int64_t n, std::int64_t d, std::uint64_t seed, dou
   return s;
 }
 
-std::string bytes_of(const Release<Vector>& r) {
-  std::string s = release_fields_json(r).dump();
-  for (Eigen::Index j = 0; j < r.estimate.size(); ++j) s += fmt::format(" {:a}", r.estimate[j]);
-  return s;
-}
-
-// Rank r of P holds rows [cut(r), cut(r + 1)): uneven, and rank 0 holds none.
-std::int64_t cut(std::int64_t n, int r, int P) {
+// Rank r of P holds rows [cut(r), cut(r + 1)): uneven, and rank 0 holds none (P > 1).
+Eigen::Index cut(Eigen::Index n, int P, int r) {
   return r == 0 ? 0 : (r == P ? n : n * (r * r + r - 2) / (P * P + P - 2));
 }
 
-// The single-process release; checks every P = 1..4 against it (bytes and draws).
-// The single-process release's status must be `want`.
+// The single-process release; checks every P = 1..4 against it (bytes and draws; the ranks
+// alternate 1 and 2 threads). The single-process release's status must be `want`.
 std::string expect_same_on_ranks(const HeavyTailedSample& s, const HeavyTailedOptions& o,
                                  Status want = Status::ok) {
-  CountingRng one(77);
-  const Release<Vector> r = fit_heavy_tailed(s.X, s.y, o, one);
-  const std::string single = bytes_of(r);
-  EXPECT_EQ(r.status, want) << single;
-  const std::int64_t n = s.X.rows();
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex mu;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P));
-    run_local_ranks(P, [&](Communicator& c) {
-      const std::int64_t lo = P == 1 ? 0 : cut(n, c.rank(), P);
-      const std::int64_t hi = P == 1 ? n : cut(n, c.rank() + 1, P);
-      HeavyTailedOptions mine = o;
-      mine.run.comm = &c;
-      mine.run.threads = 1 + c.rank() % 2;
-      CountingRng rng(77);
-      const std::string b = bytes_of(fit_heavy_tailed(s.X.middleRows(lo, hi - lo),
-                                                      s.y.segment(lo, hi - lo), mine, rng));
-      const std::lock_guard lock(mu);
-      got[static_cast<std::size_t>(c.rank())] = b;
-      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int k = 0; k < P; ++k) {
-      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
-      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
-    }
-  }
+  const std::string single = ranks_harness::expect_same_on_ranks(
+      s.X.rows(), cut, 77, [&](Eigen::Index lo, Eigen::Index hi, Communicator* c, Rng& rng) {
+        HeavyTailedOptions mine = o;
+        mine.run.comm = c;
+        if (c) mine.run.threads = 1 + c->rank() % 2;
+        return ranks_harness::dump(
+            fit_heavy_tailed(s.X.middleRows(lo, hi - lo), s.y.segment(lo, hi - lo), mine, rng));
+      });
+  EXPECT_NE(single.find(fmt::format("\"status\":\"{}\"", to_string(want))), std::string::npos)
+      << single;
   return single;
 }
 

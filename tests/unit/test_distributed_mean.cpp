@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
@@ -12,7 +11,7 @@
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/scale/bounds.hpp"
 #include "dpstats/stats/stats.hpp"
-#include "../counting_rng.hpp"
+#include "../ranks_harness.hpp"
 
 namespace dpstats {
 namespace {
@@ -30,11 +29,7 @@ RowMatrix odd_units(Eigen::Index n) {
   return X;
 }
 
-std::string dump(const Release<Vector>& r) {
-  std::string s = release_fields_json(r).dump();
-  for (Eigen::Index j = 0; j < r.estimate.size(); ++j) s += fmt::format(" {:a}", r.estimate[j]);
-  return s;
-}
+using ranks_harness::dump;
 
 std::string dump(const Release<Bounds>& r) {
   std::string s = release_fields_json(r).dump();
@@ -61,32 +56,13 @@ Eigen::Index empty_rank_1(Eigen::Index n, int P, int r) {
 }
 
 // The single-process release and its draw count, then the same on P = 1..4 ranks (rank r holding
-// the rows [cut(r), cut(r + 1))), checked on every rank.
-// Returns the single-process release's dump.
+// the rows [cut(r), cut(r + 1))), checked on every rank. Returns the single-process release's dump.
 template <class Run>
 std::string expect_same_release_on_ranks(const RowMatrix& X, Run run, Cut cut) {
-  const Eigen::Index n = X.rows();
-  CountingRng one(7);
-  const std::string single = dump(run(X, nullptr, one));
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex m;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P));
-    run_local_ranks(P, [&](Communicator& c) {
-      const Eigen::Index lo = cut(n, P, c.rank());
-      const Eigen::Index hi = c.rank() + 1 == P ? n : cut(n, P, c.rank() + 1);
-      CountingRng rng(7);
-      const std::string s = dump(run(X.middleRows(lo, hi - lo), &c, rng));
-      const std::lock_guard lock(m);
-      got[static_cast<std::size_t>(c.rank())] = s;
-      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int k = 0; k < P; ++k) {
-      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
-      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
-    }
-  }
-  return single;
+  return ranks_harness::expect_same_on_ranks(
+      X.rows(), cut, 7, [&](Eigen::Index lo, Eigen::Index hi, Communicator* c, Rng& rng) {
+        return dump(run(X.middleRows(lo, hi - lo), c, rng));
+      });
 }
 
 std::string expect_same_mean_on_ranks(const MeanRequest& base, Eigen::Index n, Cut cut) {
@@ -100,31 +76,9 @@ std::string expect_same_mean_on_ranks(const MeanRequest& base, Eigen::Index n, C
       cut);
 }
 
-// The single-process release and its draw count, then the same on P ranks (each holding a
-// contiguous block), checked on every rank.
+// The same on P ranks each holding a contiguous block.
 void expect_same_on_ranks(const MeanRequest& base, Eigen::Index n) {
-  const RowMatrix X = odd_units(n);
-  CountingRng one(7);
-  const std::string single = dump(run_mean(X, base, one));
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex m;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P));
-    run_local_ranks(P, [&](Communicator& c) {
-      const Eigen::Index lo = n * c.rank() / P, hi = n * (c.rank() + 1) / P;
-      MeanRequest r = base;
-      r.run.comm = &c;
-      CountingRng rng(7);
-      const std::string s = dump(run_mean(X.middleRows(lo, hi - lo), r, rng));
-      const std::lock_guard lock(m);
-      got[static_cast<std::size_t>(c.rank())] = s;
-      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int k = 0; k < P; ++k) {
-      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
-      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
-    }
-  }
+  expect_same_mean_on_ranks(base, n, even);
 }
 
 TEST(DistributedMean, BoundedLaplaceIsTheSingleProcessRelease) {

@@ -7,14 +7,13 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
 #include <random>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/replay.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
-#include "../counting_rng.hpp"
+#include "../ranks_harness.hpp"
 
 namespace dpstats::moments {
 namespace {
@@ -39,40 +38,17 @@ std::string dump(const Release<MomentSeries>& r) {
   return s;
 }
 
-Eigen::Index cut(Eigen::Index n, int P, int r) {
-  static const double at[4][5] = {{0, 1}, {0, 0.13, 1}, {0, 0.61, 0.64, 1}, {0, 0.05, 0.5, 0.9, 1}};
-  return static_cast<Eigen::Index>(at[P - 1][r] * static_cast<double>(n));
-}
-
-// Every rank's release on P = 1..4 ranks against one process; `Gen` is the generator type
-// (CountingRng: draws counted; SeededRng: splits for the chunked noise).
+// `Gen`: CountingRng (draws counted) or SeededRng (splits for the chunked noise).
 template <class Gen>
 void expect_same_on_ranks(const RowMatrix& X, const MomentsConfig& base) {
-  Gen one(7);
-  const std::string single = dump(estimate_moments(X, base, one));
+  const std::string single = ranks_harness::expect_same_on_ranks<Gen>(
+      X.rows(), ranks_harness::uneven, 7,
+      [&](Eigen::Index lo, Eigen::Index hi, Communicator* c, Rng& rng) {
+        MomentsConfig o = base;
+        o.run.comm = c;
+        return dump(estimate_moments(X.middleRows(lo, hi - lo), o, rng));
+      });
   EXPECT_NE(single.find("\"status\":\"ok\""), std::string::npos) << single.substr(0, 400);
-  const Eigen::Index n = X.rows();
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex mu;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P), -1);
-    run_local_ranks(P, [&](Communicator& c) {
-      const Eigen::Index lo = cut(n, P, c.rank()), hi = cut(n, P, c.rank() + 1);
-      MomentsConfig o = base;
-      o.run.comm = &c;
-      Gen rng(7);
-      const std::string s = dump(estimate_moments(X.middleRows(lo, hi - lo), o, rng));
-      const std::lock_guard lock(mu);
-      got[static_cast<std::size_t>(c.rank())] = s;
-      if constexpr (std::is_same_v<Gen, CountingRng>) draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int r = 0; r < P; ++r) {
-      EXPECT_EQ(got[static_cast<std::size_t>(r)], single) << "P = " << P << ", rank " << r;
-      if constexpr (std::is_same_v<Gen, CountingRng>)
-        EXPECT_EQ(draws[static_cast<std::size_t>(r)], r == 0 ? one.draws : 0)
-            << "P = " << P << ", rank " << r;
-    }
-  }
 }
 
 TEST(DistributedMoments, PrivateClipAndCentreGiveTheSingleProcessRelease) {

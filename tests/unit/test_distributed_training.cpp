@@ -8,12 +8,11 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/training/train_classifier.hpp"
-#include "../counting_rng.hpp"
+#include "../ranks_harness.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -49,40 +48,18 @@ std::string dump(Release<Classifier> r) {
   return s;
 }
 
-// Uneven cuts: rank r holds rows [cut_r, cut_{r+1}) with cuts at these fractions of n.
-Eigen::Index cut(Eigen::Index n, int P, int r) {
-  static const double at[4][5] = {{0, 1}, {0, 0.13, 1}, {0, 0.61, 0.64, 1}, {0, 0.05, 0.5, 0.9, 1}};
-  return static_cast<Eigen::Index>(at[P - 1][r] * static_cast<double>(n));
-}
-
 // Returns the single-process release.
 std::string expect_same_on_ranks(const Toy& t, const ClassifyOptions& base,
                                  const Classifier& model) {
-  CountingRng one(5);
-  const std::string single = dump(train_classifier(model, t.X, t.y, base, one));
+  const std::string single = ranks_harness::expect_same_on_ranks(
+      t.X.rows(), ranks_harness::uneven, 5,
+      [&](Eigen::Index lo, Eigen::Index hi, Communicator* c, Rng& rng) {
+        ClassifyOptions o = base;
+        o.run.comm = c;
+        const std::vector<int> y(t.y.begin() + lo, t.y.begin() + hi);
+        return dump(train_classifier(model, t.X.middleRows(lo, hi - lo), y, o, rng));
+      });
   EXPECT_NE(single.find("\"status\":\"ok\""), std::string::npos) << single;
-  const Eigen::Index n = t.X.rows();
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex mu;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P));
-    run_local_ranks(P, [&](Communicator& c) {
-      const Eigen::Index lo = cut(n, P, c.rank()), hi = cut(n, P, c.rank() + 1);
-      const RowMatrix X = t.X.middleRows(lo, hi - lo);
-      const std::vector<int> y(t.y.begin() + lo, t.y.begin() + hi);
-      ClassifyOptions o = base;
-      o.run.comm = &c;
-      CountingRng rng(5);
-      const std::string s = dump(train_classifier(model, X, y, o, rng));
-      const std::lock_guard lock(mu);
-      got[static_cast<std::size_t>(c.rank())] = s;
-      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int k = 0; k < P; ++k) {
-      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
-      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
-    }
-  }
   return single;
 }
 

@@ -11,7 +11,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/user_level/user_level.hpp"
-#include "../counting_rng.hpp"
+#include "../ranks_harness.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -47,44 +47,27 @@ Rows interleaved(int n_users, bool zero_one, double third = 0) {
   return r;
 }
 
-std::string dump(const Release<Vector>& r) {
-  std::string s = release_fields_json(r).dump();
-  for (Eigen::Index j = 0; j < r.estimate.size(); ++j) s += fmt::format(" {:a}", r.estimate[j]);
-  return s;
-}
-
-// Returns the single-process release (checked to be ok unless `abstains`).
+// Returns the single-process release (checked to be ok unless `abstains`); rank r of P holds the
+// rows [n·r/P, n·(r+1)/P), most users' rows spread over several ranks.
 std::string expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::int64_t m = 0,
                                  std::optional<double> data_bound = std::nullopt,
                                  bool abstains = false) {
-  const UserDataset one_data(rows.X, rows.y, rows.users, m, data_bound);
-  CountingRng one(7);
-  const Release<Vector> r = fit_user_level(one_data, base, one);
-  const std::string single = dump(r);
-  EXPECT_EQ(r.status, abstains ? Status::abstained : Status::ok) << single;
-  const Eigen::Index n = rows.X.rows();
-  for (int P = 1; P <= 4; ++P) {
-    std::mutex mu;
-    std::vector<std::string> got(static_cast<std::size_t>(P));
-    std::vector<long> draws(static_cast<std::size_t>(P));
-    run_local_ranks(P, [&](Communicator& c) {
-      const Eigen::Index lo = n * c.rank() / P, hi = n * (c.rank() + 1) / P;
-      const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
-      const UserDataset local = gather_users(c, rows.X.middleRows(lo, hi - lo),
-                                             rows.y.segment(lo, hi - lo), ids, m, data_bound);
-      UserLevelOptions o = base;
-      o.run.comm = &c;
-      CountingRng rng(7);
-      const std::string s = dump(fit_user_level(local, o, rng));
-      const std::lock_guard lock(mu);
-      got[static_cast<std::size_t>(c.rank())] = s;
-      draws[static_cast<std::size_t>(c.rank())] = rng.draws;
-    });
-    for (int k = 0; k < P; ++k) {
-      EXPECT_EQ(got[static_cast<std::size_t>(k)], single) << "P = " << P << ", rank " << k;
-      EXPECT_EQ(draws[static_cast<std::size_t>(k)], k == 0 ? one.draws : 0) << "P = " << P;
-    }
-  }
+  const std::string single = ranks_harness::expect_same_on_ranks(
+      rows.X.rows(), [](Eigen::Index n, int P, int r) { return n * r / P; }, 7,
+      [&](Eigen::Index lo, Eigen::Index hi, Communicator* c, Rng& rng) {
+        UserLevelOptions o = base;
+        o.run.comm = c;
+        if (!c) return ranks_harness::dump(
+            fit_user_level(UserDataset(rows.X, rows.y, rows.users, m, data_bound), o, rng));
+        const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
+        return ranks_harness::dump(fit_user_level(
+            gather_users(*c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids, m,
+                         data_bound),
+            o, rng));
+      });
+  EXPECT_NE(single.find(abstains ? "\"status\":\"abstained\"" : "\"status\":\"ok\""),
+            std::string::npos)
+      << single;
   return single;
 }
 
