@@ -47,8 +47,10 @@ fuzz:
 # Python tests are left out (the interpreter is not instrumented), and so are the mpirun tests (Open
 # MPI's own allocations at MPI_Init are reported as leaks; the distributed library code runs under
 # the sanitizers in the unit tests' in-process ranks). -O1, the level ASan recommends:
-# about a third less compile time than -O2 with the same reports. LDFLAGS: the install test links
-# a separate program against the (instrumented, static) library.
+# about a third less compile time than -O2 with the same reports. LDFLAGS and CXXFLAGS: the
+# install test builds a separate program against the (instrumented, static) library, and must
+# compile it instrumented too (Eigen allocates differently under ASan: a consumer compiled
+# without it frees the library's vectors with the wrong free).
 SANITIZE_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 test-sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDPSTATS_BUILD_PYTHON=OFF \
@@ -58,6 +60,7 @@ test-sanitize: deps
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LDFLAGS="-fsanitize=address,undefined" \
+	  CXXFLAGS="$(SANITIZE_FLAGS)" \
 	  ctest -LE "slow|python|mpi" --output-on-failure -j $(JOBS)
 
 bench: build

@@ -5,7 +5,8 @@
 #     markers) in a separate project that calls find_package(dpstats), configured with
 #     CMAKE_PREFIX_PATH=<prefix>; the program runs and prints a release;
 #  3. the same main.cpp through pkg-config (the README's one-line g++ command).
-# Usage: test_find_package.sh BUILD_DIR SOURCE_DIR (LDFLAGS, e.g. -fsanitize=..., reach both links)
+# Usage: test_find_package.sh BUILD_DIR SOURCE_DIR (CXXFLAGS and LDFLAGS, e.g. -fsanitize=...,
+# reach both builds: CMake reads them from the environment, the g++ line below uses them)
 set -euo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -40,7 +41,7 @@ grep -q epsilon <<<"$out"
 
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 # shellcheck disable=SC2046
-${CXX:-g++} ${LDFLAGS:-} -O1 "$work/project/main.cpp" -o "$work/hello_pc" $(pkg-config --cflags --libs dpstats)
+${CXX:-g++} ${CXXFLAGS:-} ${LDFLAGS:-} -O1 "$work/project/main.cpp" -o "$work/hello_pc" $(pkg-config --cflags --libs dpstats)
 out=$("$work/hello_pc")
 echo "pkg-config: $out"
 grep -q epsilon <<<"$out"
