@@ -64,6 +64,13 @@ np.save(sys.argv[1] + '/f4f.npy', np.asfortranarray(np.ones((1250000, 4), dtype=
 base=$(/usr/bin/time -f %M "$DPSTATS" version 2>&1 >/dev/null | tail -1)
 check copies "Fortran-order float32 .npy: peak RSS at most 1.2x the 40 MB of doubles" 0 \
   "int(open('$tmp/rss').read().split()[-1]) - $base <= 1.2 * 40000" -- "${M[@]}" "$tmp/f4f.npy"
+/usr/bin/python3 -c "
+import numpy as np, sys
+X = np.random.default_rng(1).normal(size=(200000, 25)); X[:10000] += 1.5
+np.save(sys.argv[1] + '/prime.npy', X)" "$tmp"
+check copies "PRIME on a float64 .npy: peak RSS at most 1.2x the 40 MB of data (no working copy)" 0 \
+  "int(open('$tmp/rss').read().split()[-1]) - $base <= 1.2 * 40000 and j['status'] == 'ok'" -- \
+  mean --method prime --alpha 0.05 --epsilon 10 --delta 0.01 --scale 1 --seed 1 --threads 2 "$tmp/prime.npy"
 # ---- values at the edge: no clamped "ok", messages name the user's parameter (issue #21 item 3) ----
 /usr/bin/python3 -c "
 import numpy as np, sys
