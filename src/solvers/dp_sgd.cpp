@@ -58,11 +58,6 @@ Vector noisy(const Vector& s, double sensitivity, double rho, const GradientOpti
   return on_root(comm_or_single(o.comm), [&] { return Vector(mech.apply(s, rng)); });
 }
 
-Vector noisy(const ClippedVectorSum& sum, double rho, const GradientOptions& o, Rng& rng,
-             GradientRun& run) {
-  return noisy(sum.sum(), sum.sensitivity(), rho, o, rng, run);
-}
-
 // Tail averaging: the iterates of the second half, x_{⌊T/2⌋+1..T} (the early iterates of a run
 // started far from the optimum would bias a full average).
 void step(const Domain& domain, Vector& x, const Vector& g, double eta, Vector& acc, int t,
