@@ -209,13 +209,19 @@ void gram_update(const ClippedRows& Z, std::span<const std::uint32_t> rows, bool
              });
 }
 
+// The projection the score kernels read: the first `cols` columns of P (all when cols <= 0)
+// padded to a multiple of 16 floats. Zero columns beyond `cols` add exact zeros to τ
+// (t += 0·0), so skipping them changes nothing.
+static std::pair<int, std::vector<float>> score_projection(const double* P, int d, int cols) {
+  const int used = cols > 0 && cols < d ? cols : d;
+  const int dp = (used + 15) / 16 * 16;
+  return {dp, padded_P(P, d, used, dp)};
+}
+
 void scores(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, const double* P,
             const double* mu, double* tau, int threads, int cols) {
   const int d = static_cast<int>(X.cols());
-  // Zero columns beyond `cols` add exact zeros to τ (t += 0·0), so skipping them changes nothing.
-  const int used = cols > 0 && cols < d ? cols : d;
-  const int dp = (used + 15) / 16 * 16;
-  const std::vector<float> Pp = padded_P(P, d, used, dp);
+  const auto [dp, Pp] = score_projection(P, d, cols);
   parallel_rows(static_cast<std::int64_t>(rows.size()), threads,
                 [&](int, std::int64_t b, std::int64_t e) {
                   std::vector<float> c(static_cast<std::size_t>(4 * d));
@@ -227,9 +233,7 @@ void scores(const ConstMatrixRef& X, std::span<const std::uint32_t> rows, const 
 void scores(const ClippedRows& Z, std::span<const std::uint32_t> rows, const double* P,
             const double* mu, double* tau, int threads, int cols) {
   const int d = static_cast<int>(Z.cols());
-  const int used = cols > 0 && cols < d ? cols : d;
-  const int dp = (used + 15) / 16 * 16;
-  const std::vector<float> Pp = padded_P(P, d, used, dp);
+  const auto [dp, Pp] = score_projection(P, d, cols);
   // Blocks of recomputed rows through the same four-row code: a row's score depends on its
   // values alone (score_body), not on its block or slot.
   parallel_rows(static_cast<std::int64_t>(rows.size()), threads,

@@ -255,24 +255,29 @@ std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n
   return result;
 }
 
+namespace {
 // Two row-major passes instead of d strided ones (the bins' extent, then dense or hashed counts),
-// no bin array; the counts do not depend on the thread count, so neither do the draws.
-std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
-                                   const EpsilonDelta& per, Rng& rng, int threads) {
+// no bin array; the counts do not depend on the thread count, so neither do the draws. Rows: a
+// matrix or an AffineRows view (the same bins).
+template <class Rows>
+std::optional<RangeResult> q_range_of(const Rows& X, const RangeOptions& o,
+                                      const EpsilonDelta& per, Rng& rng, int threads) {
   check_options(o);
   const Eigen::Index n = X.rows(), d = X.cols();
   require(n > 0 && d > 0,
           fmt::format("X must have at least one row and one column, got {} x {}", n, d));
   return q_range_release(q_range_bins(X, o.sigma, threads), n, o, per, rng);
 }
+}  // namespace
+
+std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
+                                   const EpsilonDelta& per, Rng& rng, int threads) {
+  return q_range_of(X, o, per, rng, threads);
+}
 
 std::optional<RangeResult> q_range(const AffineRows& X, const RangeOptions& o,
                                    const EpsilonDelta& per, Rng& rng, int threads) {
-  check_options(o);
-  const Eigen::Index n = X.rows(), d = X.cols();
-  require(n > 0 && d > 0,
-          fmt::format("X must have at least one row and one column, got {} x {}", n, d));
-  return q_range_release(q_range_bins(X, o.sigma, threads), n, o, per, rng);
+  return q_range_of(X, o, per, rng, threads);
 }
 
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {
