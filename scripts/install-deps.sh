@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   g++ cmake make pkg-config
+  ccache                          # compiler cache: rebuilds after a checkout or a branch switch
   libeigen3-dev libspectra-dev    # linear algebra, partial eigensolvers
   libssl-dev                      # OS CSPRNG through OpenSSL RAND_bytes
   libcli11-dev nlohmann-json3-dev libfmt-dev
