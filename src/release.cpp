@@ -44,6 +44,11 @@ nlohmann::json ledger_json(const Ledger& ledger) {
       entry["lattice"] = {{"sensitivity", e.sensitivity},
                           {"noise_scale", e.noise_scale},
                           {"output_per_unit", e.output_per_unit}};
+    if (e.reserved) entry["reserved"] = true;  // planned, but its stage never ran
+    if (!e.blocks.empty()) {
+      entry["blocks"] = nlohmann::json::array();
+      for (const auto& b : e.blocks) entry["blocks"].push_back(ledger_json(b));
+    }
     out.push_back(std::move(entry));
   }
   return out;

@@ -2,42 +2,58 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "dpstats/error.hpp"
+#include "dpstats/privacy/composite.hpp"
 
 namespace dpstats {
 namespace {
 
-// The increase of a release's (epsilon, delta) from `before` to `after`, as one approximate
-// entry. Summed over a release's charges it telescopes to the release's own (epsilon, delta),
-// so a caller counting it with basic composition is charged exactly what the release states.
-LedgerEntry increase_entry(const PrivacyLoss& before, const PrivacyLoss& after) {
-  auto up = [](double a, double b) {  // a - b rounded up, >= 0 (exact when it can be)
-    if (a <= b) return 0.0;
-    const double r = a - b;
-    const double err = (a - r) - b;  // a - b = r + err exactly (a >= b >= 0)
-    return err > 0 ? std::nextafter(r, std::numeric_limits<double>::infinity()) : r;
-  };
-  LedgerEntry e;
-  e.mechanism = "release";
-  e.purpose = "one release, composed by its own accountant";
-  e.loss = PrivacyLoss::approximate(up(after.epsilon, before.epsilon),
-                                    std::min(1.0, up(after.delta, before.delta)));
+// What a Budget records of a planned entry: its charge, without the release's stage state.
+LedgerEntry charge_of(LedgerEntry e) {
+  e.reserved = false;
+  e.blocks.clear();
   return e;
 }
 
 bool counts_all(const Budget& budget, const Ledger& entries) {
   try {
     Budget probe(budget.total(), budget.accountant());
-    for (const auto& e : entries) probe.fits(e);
+    for (const auto& e : entries) probe.fits(charge_of(e));
   } catch (const BudgetExceeded&) {
     return true;
   } catch (const InvalidArgument&) {
     return false;  // a loss kind this accountant cannot count
   }
   return true;
+}
+
+bool same_loss(const PrivacyLoss& a, const PrivacyLoss& b) {
+  return a.kind == b.kind && a.epsilon == b.epsilon && a.delta == b.delta && a.rho == b.rho &&
+         a.mu == b.mu && a.sampling_rate == b.sampling_rate &&
+         a.noise_multiplier == b.noise_multiplier && a.sampling == b.sampling &&
+         a.neighbouring == b.neighbouring && a.discrete == b.discrete;
+}
+
+bool same_charge(const LedgerEntry& a, const LedgerEntry& b) {
+  return a.mechanism == b.mechanism && a.count == b.count && same_loss(a.loss, b.loss);
+}
+
+// What a budget has spent, in the units `dpstats budget show` prints it: (epsilon, delta) for an
+// (epsilon, delta) total, the accountant's own unit (rho, mu) otherwise.
+std::string spent_text(const Budget& b) {
+  if (b.ledger().empty()) return "nothing";
+  const bool states_epsilon = b.total().kind == LossKind::pure ||
+                              b.total().kind == LossKind::approximate;
+  return states_epsilon ? b.spent_epsilon_delta().describe() : b.spent().describe();
+}
+
+[[noreturn]] void not_planned(const LedgerEntry& e, const char* why) {
+  throw std::logic_error(fmt::format("the {} entry '{}' ({} x {}) {}", e.mechanism, e.purpose,
+                                     e.count, e.loss.describe(), why));
 }
 
 }  // namespace
@@ -52,66 +68,62 @@ const Budget& ReleaseBudget::budget() const {
   return *own_;
 }
 
-Budget ReleaseBudget::caller_after(const Ledger& planned, bool* by_increase) const {
+Budget ReleaseBudget::caller_after(const Ledger& plan, const Budget& mine) const {
   Budget next = *caller_;
-  *by_increase = !counts_all(next, planned);
-  if (!*by_increase) {
-    for (const auto& e : planned) next.spend(e);
-    return next;
-  }
-  // The increase is measured on the entries charged by increase only: entries the caller counted
-  // themselves are composed there already, and a telescoping sum is only the release's own
-  // guarantee when every one of its terms is an increase (a release charged in several steps
-  // may mix both kinds).
-  Budget mine(own_->total(), own_->accountant());
-  for (const auto& e : increased_) mine.spend(e);
-  const auto before = increased_.empty() ? PrivacyLoss::approximate(0, 0) : mine.spent_epsilon_delta();
-  for (const auto& e : planned) mine.spend(e);
-  const bool has_delta = own_->total().kind != LossKind::pure;
-  auto after = mine.spent_epsilon_delta();
-  if (!has_delta) after.delta = 0;
-  next.spend(increase_entry(before, after));
-  return next;
-}
-
-// caller_after, with a refusal that states what the caller had spent before this release (not
-// the release's own entries charged so far in the scratch copy).
-Budget ReleaseBudget::charged_or_refused(const Ledger& planned, const Budget& mine,
-                                         bool* by_increase) const {
+  if (plan.empty()) return next;
   try {
-    return caller_after(planned, by_increase);
+    if (counts_all(next, plan)) {
+      for (const auto& e : plan) next.spend(charge_of(e));
+    } else {
+      PrivacyLoss spent = mine.spent_epsilon_delta();
+      if (mine.total().kind == LossKind::pure) spent.delta = 0;
+      next.spend(release_entry(spent));
+    }
   } catch (const BudgetExceeded&) {
     throw BudgetExceeded(fmt::format(
         "budget exceeded: this release ({}) does not fit in the caller's budget: total {} ({} "
         "accountant), already spent {} before it; nothing was charged",
-        mine.spent().describe(), caller_->total().describe(), to_string(caller_->accountant()),
-        caller_->spent().describe()));
+        spent_text(mine), caller_->total().describe(), to_string(caller_->accountant()),
+        spent_text(*caller_)));
   }
+  return next;
 }
 
-void ReleaseBudget::charge(const Ledger& planned) {
+void ReleaseBudget::charge(const Ledger& plan) {
   require(own_.has_value(), "a non-private release cannot be charged");
-  Budget mine = *own_;
-  for (const auto& e : planned) mine.spend(e);  // throws BudgetExceeded: nothing recorded
-  if (caller_) {
-    bool by_increase = false;
-    Budget theirs = charged_or_refused(planned, mine, &by_increase);
-    *caller_ = std::move(theirs);
-    if (by_increase) increased_.insert(increased_.end(), planned.begin(), planned.end());
+  if (charged_) {
+    throw std::logic_error("a release charges its whole plan once, before any noise: a second "
+                           "charge would make a refusal partial");
   }
+  Budget mine = *own_;
+  for (const auto& e : plan) mine.spend(charge_of(e));  // throws BudgetExceeded: nothing recorded
+  if (caller_) *caller_ = caller_after(plan, mine);
   own_ = std::move(mine);
+  ledger_ = plan;
+  claimed_.assign(plan.size(), false);
+  charged_ = true;
 }
 
-bool ReleaseBudget::fits(const Ledger& planned) const {
-  try {
-    ReleaseBudget probe = *this;
-    Budget caller_copy = caller_ ? *caller_ : Budget(PrivacyLoss::pure(1), Accountant::basic);
-    if (caller_) probe.caller_ = &caller_copy;
-    probe.charge(planned);
-    return true;
-  } catch (const BudgetExceeded&) {
-    return false;
+void ReleaseBudget::claim(const Ledger& entries) {
+  if (!charged_) charge(entries);
+  std::vector<bool> taken = claimed_;
+  std::vector<std::size_t> at;
+  for (const auto& e : entries) {
+    std::size_t i = 0;
+    // A reserved entry takes the mechanism built for it; an entry final at plan time, only itself.
+    while (i < ledger_.size() &&
+           (taken[i] || !same_charge(ledger_[i], e) ||
+            (!ledger_[i].reserved && ledger_[i].purpose != e.purpose)))
+      ++i;
+    if (i == ledger_.size()) not_planned(e, "is not in the release's plan: nothing uncharged may draw");
+    taken[i] = true;
+    at.push_back(i);
   }
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    ledger_[at[k]] = entries[k];
+    ledger_[at[k]].reserved = false;
+  }
+  claimed_ = std::move(taken);
 }
 
 PrivacyGuarantee guarantee_of(const ReleaseBudget& account, const SealFacts& facts) {

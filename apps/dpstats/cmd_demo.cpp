@@ -13,6 +13,7 @@
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/composition.hpp"
@@ -105,11 +106,10 @@ void run_demo() {
 
   std::cout << "4. A budget refuses over-spending\n";
   Budget budget(PrivacyLoss::approximate(1.0, 1e-6), Accountant::basic);
-  LedgerEntry first{"laplace", "first count", 1, 1 / 0.6, PrivacyLoss::pure(0.6), 1};
-  budget.spend(first);
+  budget.spend(LaplaceMechanism(1, 0.6).ledger_entry("first count"));
   std::cout << "   spent eps=0.6 of (eps=1, delta=1e-6)\n";
   try {
-    budget.spend({"laplace", "second count", 1, 1 / 0.5, PrivacyLoss::pure(0.5), 1});
+    budget.spend(LaplaceMechanism(1, 0.5).ledger_entry("second count"));
   } catch (const BudgetExceeded& e) {
     std::cout << "   a further eps=0.5 is refused: " << e.what() << "\n\n";
   }

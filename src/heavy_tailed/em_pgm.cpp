@@ -67,8 +67,7 @@ Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptio
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   account.charge(exponential_mechanism_entry(em, "EM-PGM grid point"));
   Vector w = grid[permute_and_flip(quality, em, rng)];
-  SealFacts facts;
-  facts.certified = false;  // floating-point score (docs/errata.md)
+  SealFacts facts(false);  // floating-point score (docs/errata.md)
   return seal(std::move(w), account, facts, rng,
               {{"grid_points", grid.size()}, {"gamma", o.gamma}, {"C", o.C},
                {"note", "d <= 2 reference; floating-point score: certified = false"}});

@@ -18,6 +18,7 @@
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed_clip.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed_lens.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/geometry/ball.hpp"
@@ -218,27 +219,57 @@ struct Scale {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
-// `centring`: what the centring spent before (pure epsilon, or rho for dp-sgd; 0 without).
+// The budget's split (public: the options and the centring's share): the moment bound's estimate
+// (pure epsilon, 0 when G_k is given) and what the method gets (pure epsilon, or rho for dp-sgd).
+struct MethodShares {
+  double estimate = 0, epsilon = 0, rho = 0;
+};
+
+// `centring`: what the centring spends before (pure epsilon, or rho for dp-sgd; 0 without).
+MethodShares method_shares(const HeavyTailedOptions& o, double centring) {
+  MethodShares m;
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  m.epsilon = centring > 0 && !gaussian ? remainder_after(o.privacy.epsilon, centring)
+                                        : o.privacy.epsilon;
+  if (gaussian) m.rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  const double rho_total = m.rho;
+  if (gaussian) m.rho -= centring;
+  if (o.moment_bound || o.method == HeavyTailedMethod::non_private) return m;
+  // Pure: basic composition, scale_share of epsilon. dp-sgd: scale_share of rho (pure eps is
+  // eps^2/2-zCDP).
+  m.estimate = gaussian ? std::sqrt(2 * o.scale_share * rho_total)
+                        : o.scale_share * o.privacy.epsilon;
+  if (gaussian) {
+    m.rho = rho_total * (1 - o.scale_share) - centring;
+  } else {
+    m.epsilon = remainder_after(m.epsilon, m.estimate);
+  }
+  return m;
+}
+
+NormQuantileOptions moment_quantile_options(const HeavyTailedOptions& o, double epsilon) {
+  NormQuantileOptions nq;
+  nq.comm = o.run.comm;  // every rank's records: exact counts, rank 0 draws
+  nq.loss = PrivacyLoss::pure(epsilon);
+  nq.q = kMomentQuantile;
+  return nq;
+}
+
 Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
                     double centring, ReleaseBudget& account, Rng& rng) {
   Scale s;
   s.mb.k = o.moment_order;
   s.mb.G_2 = o.moment_bound_2;
-  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
-  s.epsilon = centring > 0 && !gaussian ? remainder_after(o.privacy.epsilon, centring)
-                                        : o.privacy.epsilon;
-  if (gaussian) s.rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
-  const double rho_total = s.rho;
-  if (gaussian) s.rho -= centring;
-  if (o.moment_bound || o.method == HeavyTailedMethod::non_private) {
+  const MethodShares shares = method_shares(o, centring);
+  s.epsilon = shares.epsilon;
+  s.rho = shares.rho;
+  if (shares.estimate == 0) {
     s.mb.G_k = o.moment_bound.value_or(1);
     s.diagnostics["moment_bound"] = {{"value", s.mb.G_k}, {"estimated", false}};
     return s;
   }
-  // Pure: basic composition, scale_share of epsilon. dp-sgd: scale_share of rho (pure eps is
-  // eps^2/2-zCDP). The scale layer's selection on its log grid over every double charges itself.
-  const double eps_s = gaussian ? std::sqrt(2 * o.scale_share * rho_total)
-                                : o.scale_share * o.privacy.epsilon;
+  // The scale layer's selection on its log grid over every double (claims its planned entry).
+  const double eps_s = shares.estimate;
   std::vector<double> values(static_cast<std::size_t>(X.rows()));
   parallel_ranges(X.rows(), o.run.threads, 4096, [&](int, std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {  // per record: no reduction, any cut
@@ -247,17 +278,9 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
           std::numeric_limits<double>::max());
     }
   });
-  NormQuantileOptions nq;
-  nq.comm = o.run.comm;  // every rank's records: exact counts, rank 0 draws
-  nq.loss = PrivacyLoss::pure(eps_s);
-  nq.q = kMomentQuantile;
-  const NormQuantile pb = private_value_quantile(values, nq, account, rng);
+  const NormQuantile pb =
+      private_value_quantile(values, moment_quantile_options(o, eps_s), account, rng);
   s.mb.G_k = pb.value;
-  if (gaussian) {
-    s.rho = rho_total * (1 - o.scale_share) - centring;
-  } else {
-    s.epsilon = remainder_after(s.epsilon, eps_s);
-  }
   s.diagnostics["moment_bound"] = pb.diagnostics();
   s.diagnostics["moment_bound"].update(
       {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s},
@@ -279,21 +302,29 @@ struct GdSchedule {
 // `standardized`: the features were centred and scaled privately (the short schedule needs a
 // well-conditioned problem; in the data's raw units, e.g. miles against hours, it stops far from
 // the optimum, so the card's schedule stays there).
+// The number of steps (public: n, d, epsilon and the options; not the moment bound).
+int gd_steps(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o, double epsilon,
+             bool standardized) {
+  if (standardized && o.profile == Profile::practical && o.method == HeavyTailedMethod::clipped_gd)
+    return o.steps.value_or(kPracticalGdSteps);
+  const double ne = static_cast<double>(n) * epsilon;
+  return o.steps.value_or(static_cast<int>(
+      std::clamp(std::ceil(ne / static_cast<double>(d)), 1.0, static_cast<double>(kMaxDefaultSteps))));
+}
+
 GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o,
                        const MomentBound& mb, double epsilon, bool standardized) {
   const double ne = static_cast<double>(n) * epsilon, D = 2 * o.domain_radius;
   GdSchedule s;
+  s.T = gd_steps(n, d, o, epsilon, standardized);
   if (standardized && o.profile == Profile::practical && o.method == HeavyTailedMethod::clipped_gd) {
     s.C = o.clip.value_or(kPracticalGdClip * mb.G_k);
-    s.T = o.steps.value_or(kPracticalGdSteps);
     s.eta = o.step_size.value_or(kPracticalGdStep * std::min(D, kPracticalGdStepDomain) / mb.g2());
     check_positive(s.C, "clip");
     check_positive(s.eta, "step_size");
     return s;
   }
   s.C = o.clip.value_or(mb.G_k * std::pow(ne / static_cast<double>(d), 1 / (2 * mb.k)));
-  s.T = o.steps.value_or(static_cast<int>(
-      std::clamp(std::ceil(ne / static_cast<double>(d)), 1.0, static_cast<double>(kMaxDefaultSteps))));
   const double beta = 2 * s.C * s.T / ne;
   const auto dd = static_cast<double>(d);
   s.eta = o.step_size.value_or(D / (std::sqrt(s.C * s.C + dd * (dd + 1) * beta * beta) *
@@ -303,17 +334,40 @@ GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions&
   return s;
 }
 
-// The mechanism of one clipped-GD step on m records (planned before the run).
-LedgerEntry gd_entry(std::int64_t m, std::int64_t d, const GdSchedule& s, double epsilon,
-                     double rho, bool gaussian, NoiseMode noise, const std::string& purpose) {
-  const ClippedVectorSum probe(d, s.C, m);
-  const double sens = probe.sensitivity() / static_cast<double>(m);
-  LedgerEntry e = gaussian ? GaussianMechanism::from_rho(sens, rho / s.T, static_cast<std::size_t>(d), noise)
-                                 .ledger_entry(purpose)
-                           : L2LaplaceMechanism(sens, epsilon / s.T, static_cast<std::size_t>(d), noise)
-                                 .ledger_entry(purpose);
-  e.count = s.T;
-  return e;
+// The one mechanism of T clipped-GD steps on m records: l2-Laplace at epsilon/T or the Gaussian
+// at rho/T, on the clipped mean gradient (sensitivity: the exact sum's, over m). Built once its
+// clip is known; its entry (count T) is presented before the first step draws.
+struct GdMechanism {
+  std::optional<GaussianMechanism> gaussian;
+  std::optional<L2LaplaceMechanism> laplace;
+  int steps = 0;
+  LedgerEntry entry(const std::string& purpose) const {
+    LedgerEntry e = gaussian ? gaussian->ledger_entry(purpose) : laplace->ledger_entry(purpose);
+    e.count = steps;
+    return e;
+  }
+  double scale() const { return gaussian ? gaussian->sigma() : laplace->beta(); }
+  Vector apply(const Vector& v, Rng& rng) const {
+    return gaussian ? Vector(gaussian->apply(v, rng)) : Vector(laplace->apply(v, rng));
+  }
+};
+
+GdMechanism gd_mechanism(std::int64_t m, std::int64_t d, const GdSchedule& s, double epsilon,
+                         double rho, bool gaussian, NoiseMode noise) {
+  const double sens = ClippedVectorSum(d, s.C, m).sensitivity() / static_cast<double>(m);
+  const auto dim = static_cast<std::size_t>(d);
+  GdMechanism g;
+  g.steps = s.T;
+  if (gaussian) g.gaussian.emplace(GaussianMechanism::from_rho(sens, rho / s.T, dim, noise));
+  else g.laplace.emplace(sens, epsilon / s.T, dim, noise);
+  return g;
+}
+
+// What a plan charges for T steps before the clip is known (the same losses).
+LedgerEntry gd_reserved_entry(int steps, double epsilon, double rho, bool gaussian,
+                              const std::string& purpose) {
+  return gaussian ? GaussianMechanism::reserved_entry(rho / steps, purpose, steps)
+                  : L2LaplaceMechanism::reserved_entry(epsilon / steps, purpose, steps);
 }
 
 struct GdRun {
@@ -358,11 +412,11 @@ Vector clipped_gradient_sum(const ConstMatrixRef& X, const Vector& y, std::int64
 }
 
 // T projected steps on rows [begin, begin + m) from x0, each releasing the clipped mean gradient
-// with l2-Laplace at ε/T (or the Gaussian at ρ/T); returns the average iterate. The noise is drawn
-// once, on rank 0, and every rank continues from its value.
+// through `mech` (gd_mechanism, its entry already presented); returns the average iterate. The
+// noise is drawn once, on rank 0, and every rank continues from its value.
 GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std::int64_t m,
-              const GlmEnvelope& env, const Vector& x0, const GdSchedule& s, double epsilon,
-              double rho, bool gaussian, double radius, const RunControl& run, const Shard& shard,
+              const GlmEnvelope& env, const Vector& x0, const GdSchedule& s,
+              const GdMechanism& mech, double radius, const RunControl& run, const Shard& shard,
               bool noiseless, Rng& rng) {
   const std::int64_t d = X.cols();
   GdRun out;
@@ -370,18 +424,11 @@ GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std:
   ClippedVectorSum probe(d, s.C, m);
   const double dn = static_cast<double>(m);
   out.sensitivity = probe.sensitivity() / dn;
+  out.scale = mech.scale();
   for (int t = 0; t < s.T; ++t) {
     Vector noisy =
         clipped_gradient_sum(X, y, begin, m, env, w, s.C, run.threads, shard, probe) / dn;
-    if (gaussian) {
-      const auto mech = GaussianMechanism::from_rho(out.sensitivity, rho / s.T, static_cast<std::size_t>(d), run.noise);
-      if (!noiseless) noisy = on_root(shard.comm, [&] { return Vector(mech.apply(noisy, rng)); });
-      out.scale = mech.sigma();
-    } else {
-      const L2LaplaceMechanism mech(out.sensitivity, epsilon / s.T, static_cast<std::size_t>(d), run.noise);
-      if (!noiseless) noisy = on_root(shard.comm, [&] { return Vector(mech.apply(noisy, rng)); });
-      out.scale = mech.beta();
-    }
+    if (!noiseless) noisy = on_root(shard.comm, [&] { return mech.apply(noisy, rng); });
     w -= s.eta * noisy;
     project_to_ball(w, radius);
     avg += w;
@@ -485,8 +532,8 @@ std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
 
 
 // ---------------------------------------------------------------------------------------------
-// fit_heavy_tailed: validate -> scale (an absent G_k, charged first) -> plan -> charge -> run ->
-// seal (docs/proofs/heavy-tailed.md).
+// fit_heavy_tailed: validate -> plan (the centring, an absent G_k, the method) -> charge -> run
+// (the centring, the estimate, the method) -> seal (docs/proofs/heavy-tailed.md).
 
 namespace {
 
@@ -508,15 +555,16 @@ struct MethodRun {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
+const char* const kGdPurpose = "clipped mean gradient";
+
 MethodRun noisy_gd(const Problem& p, ReleaseBudget& account, Rng& rng) {
   const std::int64_t n = p.n, d = p.X.cols();
   const GdSchedule s = gd_schedule(n, d, p.o, p.scale.mb, p.scale.epsilon, p.standardized);
   const bool gaussian = p.o.method == HeavyTailedMethod::dp_sgd;
-  account.charge(gd_entry(n, d, s, p.scale.epsilon, p.scale.rho, gaussian, p.o.run.noise,
-                          "clipped mean gradient"));
-  const GdRun run = gd_core(p.X, p.y, 0, n, p.env, Vector::Zero(d), s, p.scale.epsilon,
-                            p.scale.rho, gaussian, p.o.domain_radius, p.o.run, p.shard, p.noiseless,
-                            rng);
+  const GdMechanism mech = gd_mechanism(n, d, s, p.scale.epsilon, p.scale.rho, gaussian, p.o.run.noise);
+  account.claim(mech.entry(kGdPurpose));
+  const GdRun run = gd_core(p.X, p.y, 0, n, p.env, Vector::Zero(d), s, mech, p.o.domain_radius,
+                            p.o.run, p.shard, p.noiseless, rng);
   const bool short_schedule = p.standardized && p.o.profile == Profile::practical &&
                               p.o.method == HeavyTailedMethod::clipped_gd;
   return {run.w, std::nullopt,
@@ -585,10 +633,13 @@ void rows_on_root(Communicator& comm, const ConstMatrixRef& X, const Vector& y, 
 // Pop-Localize's state across phases. A and y: the rows the certified solver and the final clip's
 // quantile read (one process: all rows; several ranks: all rows on rank 0, gathered in global
 // order, none elsewhere), comm: the ranks (those passes run on rank 0 only).
+// `blocks`: the phases' parallel composite, each phase adding its mechanisms' entries as a block
+// before they draw.
 struct Localize {
   const RowMatrix& A;
   const Vector& y;
   Communicator& comm;
+  ParallelComposite& blocks;
   Vector center;
   nlohmann::json phases = nlohmann::json::array();
   int lens_probes = 0;
@@ -643,6 +694,7 @@ void final_gd_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, s
                                                  q.scale.mb.k, q.scale.mb.g2());
     gq.tail = clip_tail_fraction(ph.m, d, q.scale.epsilon, o.clip_tail_constant.value_or(kClipTailConstant));
     gq.epsilon = share * q.scale.epsilon;
+    L.blocks.add_block({gradient_norm_clip_entry(gq)});
     s.C = on_root(L.comm, [&] {  // rank 0 holds the block's rows and draws
       return private_gradient_norm_clip(L.A, L.y, ph.begin, ph.m, q.env, L.center, gq, rng).clip;
     });
@@ -651,8 +703,12 @@ void final_gd_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, s
                       {"candidates", gq.candidates}});
   }
   check_positive(s.C, "clip");
-  const GdRun run = gd_core(q.X, q.y, ph.begin, ph.m, q.env, L.center, s, eps_gd, 0, false,
-                            o.domain_radius, o.run, q.shard, q.noiseless, rng);
+  const GdMechanism mech = gd_mechanism(ph.m, d, s, eps_gd, 0, false, o.run.noise);
+  const LedgerEntry steps = mech.entry("final block: clipped-GD steps");
+  if (L.blocks.blocks() == t + 1) L.blocks.extend_block({steps});
+  else L.blocks.add_block({steps});
+  const GdRun run = gd_core(q.X, q.y, ph.begin, ph.m, q.env, L.center, s, mech, o.domain_radius,
+                            o.run, q.shard, q.noiseless, rng);
   L.phases.push_back({{"phase", t + 1}, {"m", ph.m}, {"solver", "clipped-gd"}, {"steps", s.T},
                       {"clip", s.C}, {"clip_rule", clip_info}, {"step_size", s.eta},
                       {"epsilon", eps_gd}, {"noise_scale", run.scale}});
@@ -674,7 +730,8 @@ bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
   const double sens = 6 * C / (lam * m);
   const CertifiedSolution s1 = solve_certified_glm_erm(p, C * C / (2 * lam * m * m));
   if (!s1.certified) return reason = "stage 1 accuracy could not be certified", false;
-  const L2LaplaceMechanism m1(sens, eps / 2, d, o.run.noise);
+  const L2LaplaceMechanism m1(sens, eps / 2, d, o.run.noise), m2(sens, eps / 2, d, o.run.noise);
+  L.blocks.add_block({m1.ledger_entry("Alg 2 localisation"), m2.ledger_entry("Alg 4 stage 2")});
   Vector w_loc = noisy(m1, s1.w, q.noiseless, rng);
   project_to_ball(w_loc, o.domain_radius);
   const double r0 = 600 * C * static_cast<double>(d) / (lam * m * eps);
@@ -702,7 +759,6 @@ bool double_op_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
     L.trace->newton_steps.push_back(s1.newton_steps + s2.newton_steps);
   }
   if (!s2.certified) return reason = "stage 2 accuracy could not be certified", false;
-  const L2LaplaceMechanism m2(sens, eps / 2, d, o.run.noise);
   const double R = o.domain_radius;
   const Vector out = inexact_ball_cap_projection([R](Vector& x) { project_to_ball(x, R); }, w_loc, r0,
                                                  noisy(m2, s2.w, q.noiseless, rng), C / (6 * lam * m));
@@ -724,6 +780,7 @@ bool one_stage_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
                      std::string& reason, Rng& rng) {
   const L2LaplaceMechanism mech(ph.sensitivity, q.scale.epsilon, static_cast<std::size_t>(L.A.cols()),
                                 q.o.run.noise);
+  L.blocks.add_block({mech.ledger_entry("phase output (output perturbation)")});
   Vector out = on_root(L.comm, [&] {
     const CertifiedSolution sol = solve_certified_glm_erm(phase_problem(q, L, ph), ph.alpha);
     if (L.trace != nullptr) {
@@ -749,21 +806,12 @@ bool one_stage_phase(const Problem& q, Localize& L, const HeavyTailedPhase& ph, 
 }
 
 // Every block spends the phases' ε on its own disjoint records, so the run is ε-DP by parallel
-// composition: the charge is one block's mechanisms, phase 1's (docs/proofs/heavy-tailed.md §2).
-Ledger localize_charge(const Problem& q, const HeavyTailedPhase& p1, bool double_op) {
-  const auto d = static_cast<std::size_t>(q.X.cols());
-  const double eps = q.scale.epsilon;
-  if (double_op) {
-    const double sens = 6 * p1.C / (p1.lambda * static_cast<double>(p1.m));
-    const L2LaplaceMechanism m(sens, eps / 2, d, q.o.run.noise);
-    return {m.ledger_entry("Alg 2 localisation, each phase on its own block (parallel composition)"),
-            m.ledger_entry("Alg 4 stage 2, each phase on its own block (parallel composition)")};
-  }
-  return {L2LaplaceMechanism(p1.sensitivity, eps, d, q.o.run.noise)
-              .ledger_entry(final_gd(q.o) ? "phase outputs on disjoint blocks (parallel composition; "
-                                            "the final block splits the same epsilon between its "
-                                            "clip quantile and its GD steps)"
-                                          : "phase outputs on disjoint blocks (parallel composition)")};
+// composition (docs/proofs/heavy-tailed.md §2): one composite, each phase's mechanisms a block.
+ParallelComposite localize_composite(const HeavyTailedOptions& o, double epsilon) {
+  return ParallelComposite(PrivacyLoss::pure(epsilon), Accountant::basic,
+                           final_gd(o) ? "phases on disjoint blocks (the final block splits its "
+                                         "epsilon between its clip quantile and its GD steps)"
+                                       : "phases on disjoint blocks");
 }
 
 MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, HeavyTailedTrace* trace) {
@@ -771,12 +819,12 @@ MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, Heavy
   const auto plan = plan_heavy_tailed(n, d, q.o, q.scale.mb, q.scale.epsilon);
   const bool double_op =
       q.o.inner.value_or(InnerSolver::glm_one_stage) == InnerSolver::double_output_perturbation;
-  all_or_none(q.shard.comm, [&] { account.charge(localize_charge(q, plan.front(), double_op)); });
   // The certificate's solvers read a RowMatrix of every row (several ranks: on rank 0).
   RowMatrix A;
   Vector y;
   rows_on_root(q.shard.comm, q.X, q.y, A, y);
-  Localize L{A, y, q.shard.comm, Vector::Zero(d), nlohmann::json::array(), 0, trace};
+  ParallelComposite blocks = localize_composite(q.o, q.scale.epsilon);
+  Localize L{A, y, q.shard.comm, blocks, Vector::Zero(d), nlohmann::json::array(), 0, trace};
   MethodRun out;
   out.diagnostics = {{"inner", name_of(q.o.inner.value_or(InnerSolver::glm_one_stage))}};
   for (std::size_t t = 0; t < plan.size(); ++t) {
@@ -791,11 +839,13 @@ MethodRun pop_localize(const Problem& q, ReleaseBudget& account, Rng& rng, Heavy
     if (!ok) {
       // The abort is a public bit (docs/threat-model.md): nothing computed from the uncertified
       // iterate is released; its phase and reason depend on the same bit and public values.
+      account.claim(blocks.entry());
       out.abstained = reason;
       out.diagnostics["aborted_phase"] = t + 1;
       return out;
     }
   }
+  account.claim(blocks.entry());
   out.w = L.center;
   out.diagnostics.update({{"lens_probes", L.lens_probes}, {"phases", L.phases},
                           {"composition", final_gd(q.o) ? "parallel across blocks; basic inside "
@@ -839,6 +889,16 @@ CentrePlan plan_centring(const ConstMatrixRef& X, std::int64_t n, const HeavyTai
   return p;  // centre = true with a shortfall abstains after the estimate
 }
 
+// What the centring (or the offset check) spends: pure epsilon, or rho for dp-sgd; 0 without.
+double centring_spend(const CentrePlan& p, bool gaussian) {
+  if (p.share == 0) return 0;
+  return p.check ? (gaussian ? kOffsetCheckZcdpFraction : 1.0) * p.share : p.share;
+}
+
+PrivacyLoss share_loss(double share, bool gaussian) {
+  return gaussian ? PrivacyLoss::zcdp(share) : PrivacyLoss::pure(share);
+}
+
 // Runs the private centring when it applies: fills `st` and Z = the standardised rows with the
 // constant column; below its threshold runs the offset check instead. States either in `diag`
 // (with "abstained" when the release must abstain), and returns what it spent.
@@ -848,22 +908,21 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
                        nlohmann::json& diag, std::optional<Standardization>& st, RowMatrix& Z) {
   const CentrePlan p = plan_centring(X, n, o);
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
-  const PrivacyLoss share = gaussian ? PrivacyLoss::zcdp(p.share) : PrivacyLoss::pure(p.share);
+  const PrivacyLoss share = share_loss(p.share, gaussian);
   const Vector* labels = binary_labels(o.loss) ? nullptr : &y;
   if (p.share == 0 || p.check) diag = {{"applied", false}, {"reason", p.why_not}};
   if (p.share == 0) return 0;
   if (p.check) {  // are the columns (and a regression label) far from 0?
-    const double f = gaussian ? kOffsetCheckZcdpFraction : 1.0;
-    const OffsetCheck oc = offset_check(
-        X, 1, labels, gaussian ? PrivacyLoss::zcdp(f * p.share) : share, o.run.noise, account, rng,
-        o.run.comm);
+    const double spend = centring_spend(p, gaussian);
+    const OffsetCheck oc = offset_check(X, 1, labels, share_loss(spend, gaussian), o.run.noise,
+                                        account, rng, o.run.comm);
     diag["offset_check"] = oc.diagnostics;
-    diag["offset_check"]["share"] = f * o.scale_share;
+    diag["offset_check"]["share"] = (gaussian ? kOffsetCheckZcdpFraction : 1.0) * o.scale_share;
     if (oc.far) {
       diag["abstained"] =
           offset_abstention(*oc.far, static_cast<std::size_t>(n), p.need, "records");
     }
-    return f * p.share;
+    return spend;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
   Centring c = private_centring(X, share, account, rng, labels, o.run.comm);
@@ -876,6 +935,35 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
     st = std::move(c.standardization);
   }
   return p.share;
+}
+
+// The release's plan: every charge, from public values (options, n, d), before any noise. The
+// method's mechanisms are built once the moment bound (and the centring) are released: their
+// entries are reserved here with the same losses.
+Ledger heavy_tailed_plan(std::int64_t n, Eigen::Index d, const HeavyTailedOptions& o,
+                         const CentrePlan& cp) {
+  const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
+  const Eigen::Index cols = d + (binary_labels(o.loss) ? 0 : 1);  // a regression label too
+  Ledger l;
+  if (cp.share > 0 && cp.check)
+    l.push_back(offset_check_entry(cols, share_loss(centring_spend(cp, gaussian), gaussian), o.run.noise));
+  else if (cp.share > 0)
+    l = private_location_entries(centring_options(share_loss(cp.share, gaussian)),
+                                 static_cast<std::size_t>(cols));
+  const MethodShares m = method_shares(o, centring_spend(cp, gaussian));
+  if (m.estimate > 0) l.push_back(private_norm_quantile_entry(moment_quantile_options(o, m.estimate)));
+  const bool standardized = cp.share > 0 && !cp.check;
+  switch (o.method) {
+    case HeavyTailedMethod::non_private: break;
+    case HeavyTailedMethod::clipped_gd:
+    case HeavyTailedMethod::dp_sgd: {
+      const int T = gd_steps(n, d + (standardized ? 1 : 0), o, m.epsilon, standardized);
+      l.push_back(gd_reserved_entry(T, m.epsilon, m.rho, gaussian, kGdPurpose));
+      break;
+    }
+    default: l.push_back(localize_composite(o, m.epsilon).planned());
+  }
+  return l;
 }
 
 }  // namespace
@@ -899,7 +987,13 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   GlmEnvelope env;
   env.kind = o.loss;
   env.huber_kappa = o.huber_kappa;
-  // plan, part 0: private centring (decided from public values; charged before its noise).
+  // plan and charge: the centring (decided from public values), the moment bound's estimate and
+  // the method, all at once before any noise (the budget lives on rank 0).
+  if (priv) {
+    const Ledger plan = heavy_tailed_plan(rows.total, X.cols(), o, plan_centring(X, rows.total, o));
+    all_or_none(comm, [&] { account.charge(plan); });
+  }
+  // run, part 0: private centring (or the offset check).
   nlohmann::json centring;
   std::optional<Standardization> st;
   RowMatrix Z;
@@ -943,8 +1037,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
                         "not covered by the epsilon-DP statement (docs/proofs/heavy-tailed.md "
                         "\"Abort bit\"); the default clipped-gd has no such bit";
   }
-  SealFacts facts;
-  facts.certified = priv && !abort_bit;
+  SealFacts facts(priv && !abort_bit);
   facts.noise = o.run.noise;
   facts.noiseless = q.noiseless;
   facts.abstained = run.abstained;

@@ -54,8 +54,12 @@ PrivateClip private_gradient_norm_clip(const RowMatrix& X, const Vector& y, std:
   }
   PrivateClip out;
   out.clip = std::exp(private_quantile(logs, o, rng));
-  out.entry = private_quantile_entry(o, "final-phase clip: (1 - p)-quantile of gradient norms");
+  out.entry = gradient_norm_clip_entry(q);
   return out;
+}
+
+LedgerEntry gradient_norm_clip_entry(const GradientNormQuantile& q) {
+  return private_quantile_entry(q.epsilon, "final-phase clip: (1 - p)-quantile of gradient norms");
 }
 
 }  // namespace dpstats::optimize

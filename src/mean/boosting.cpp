@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mean/boosted.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/random/partition.hpp"
 #include "dpstats/seam.hpp"
 #include "ranks_internal.hpp"
@@ -73,34 +75,45 @@ Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& ta
   require(parts >= 1 && n >= 2 * static_cast<std::int64_t>(parts),
           "boosting needs n >= 2 x parts = {} rows ({} parts), got n = {}", 2 * parts, parts, n);
   ReleaseBudget account(target.loss(), Accountant::basic, caller);
-  LedgerEntry e;
-  e.mechanism = "parallel_composition";
-  e.purpose = fmt::format(
+  const std::string purpose = fmt::format(
       "boosting: {} on {} disjoint random parts, each at the target (parallel composition; the "
       "selection is post-processing)", base_method, parts);
-  e.loss = target.loss();
-  all_or_none(ranks, [&] { account.charge(e); });
+  // The composite's blocks are the parts' own ledgers, counted by the parts' accountant.
+  std::optional<ParallelComposite> blocks;
+  all_or_none(ranks, [&] {
+    account.charge(ParallelComposite(target.loss(), Accountant::basic, purpose).planned());
+  });
   // A uniformly random partition (data-independent), drawn on rank 0 for the global rows; each
   // part holds its rows in row order (rank order over ranks).
   const std::vector<int> part_of = on_root(ranks, [&] { return random_parts(n, parts, rng); });
   const std::int64_t offset = ranks.size() > 1 ? shard_rows(ranks, X.rows()).offset : 0;
   const auto rows = rows_of_parts(part_of, parts, offset, X.rows());
   std::vector<std::optional<Vector>> estimates;
-  SealFacts facts;
+  SealFacts facts(true);  // docs/proofs/mean.md §8; false when a part is not certified
   facts.noise = noise;
   int abstained = 0;
   RowMatrix Y;
   for (const auto& mine : rows) {
     Y.resize(static_cast<Eigen::Index>(mine.size()), d);
     for (std::size_t k = 0; k < mine.size(); ++k) Y.row(static_cast<Eigen::Index>(k)) = X.row(mine[k]);
-    const Release<Vector> part = run_part(Y, rng);
-    // Each part must itself be within the target, or parallel composition does not give it.
-    if (part.privacy.epsilon > target.epsilon || part.privacy.delta > target.delta)
-      throw std::logic_error("boosting: a part's release exceeds the target");
+    // Each part must itself be within the target, or parallel composition does not give it: its
+    // plan is charged on a Budget of the target before it draws.
+    Budget part_budget(target.loss(), Accountant::basic);
+    Release<Vector> part;
+    try {
+      part = run_part(Y, rng, &part_budget);
+    } catch (const BudgetExceeded&) {
+      throw std::logic_error("boosting: a part's plan exceeds the target");
+    }
+    if (part.privacy.accountant) {
+      if (!blocks) blocks.emplace(target.loss(), *part.privacy.accountant, purpose);
+      blocks->add_block(part.ledger);
+    }
     facts.certified = facts.certified && part.privacy.certified;
     if (part.status == Status::ok) estimates.emplace_back(part.estimate);
     else estimates.emplace_back(std::nullopt), ++abstained;
   }
+  if (blocks) account.claim(blocks->entry());
   double radius = 0;
   const auto j = boost_select(estimates, &radius);
   nlohmann::json diag = {{"boost_parts", parts},

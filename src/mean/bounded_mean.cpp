@@ -136,7 +136,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   all_or_none(comm, [&] { account.charge(p.ledger()); });  // the budget lives on rank 0
-  SealFacts facts;
+  SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"mechanism", o.privacy.delta == 0 ? "laplace" : "gaussian"},
                          {"sum_quantum", sum_quantum(n)}};
@@ -150,7 +150,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
     if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
     const auto units = mean_ranks::units_step(X, p.aux, std::nullopt, o.bound_widen,
-                                              o.run.threads, comm, rng, diag, facts.abstained);
+                                              o.run.threads, comm, account, rng, diag,
+                                              facts.abstained);
     if (!units) return seal(Vector{}, account, facts, rng, diag);
     b.lo = units->location - o.bound_widen * units->scale;
     b.hi = units->location + o.bound_widen * units->scale;

@@ -87,11 +87,11 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   // Whatever the range step returns; the budget lives on rank 0.
   all_or_none(comm, [&] { account.charge(p.ledger()); });
-  SealFacts facts;
+  SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
-  const auto units = mean_ranks::units_step(X, p.aux, o.scale, 4, o.run.threads, comm, rng, diag,
-                                            facts.abstained);
+  const auto units = mean_ranks::units_step(X, p.aux, o.scale, 4, o.run.threads, comm, account,
+                                            rng, diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
   const RowMatrix Z = to_units(X, *units);
   const auto range = mean_ranks::q_range(Z, n, p.range, comm, rng, o.run.threads);

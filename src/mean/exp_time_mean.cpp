@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/mechanisms/range.hpp"
@@ -141,12 +142,14 @@ struct ExpTimePlan {
   Ledger ledger(double delta) const {
     Ledger all = aux.entries;
     all.push_back(q_range_entry(range, 1, "q_range (eps/3, delta/3)"));
-    all.push_back(test->ledger_entry("R(S) + Laplace (propose-test-release)"));
-    LedgerEntry eme = exponential_mechanism_entry(em, "exponential mechanism on n d(mu, S)");
-    // PTR: when R(S) > 3α√ln(1/α) the test passes with probability <= δ/3 (Lemma H.6 with the
-    // n-check), the remaining third of δ.
-    eme.loss = PrivacyLoss::approximate(eme.loss.epsilon, delta / 3);
-    all.push_back(eme);
+    // PTR: the test's epsilon and the selection's, and when R(S) > 3α√ln(1/α) the test passes
+    // with probability <= δ/3 (Lemma H.6 with the n-check): the remaining third of δ.
+    const LedgerEntry t = test->ledger_entry("R(S) + Laplace (propose-test-release)");
+    const LedgerEntry e = exponential_mechanism_entry(em, "exponential mechanism on n d(mu, S)");
+    all.push_back(proved_entry(PrivacyLoss::approximate(t.loss.epsilon + e.loss.epsilon, delta / 3),
+                               "Lemma H.6, docs/proofs/mean.md §6",
+                               "propose-test-release: the resilience test and the selection",
+                               {t, e}));
     return all;
   }
 };
@@ -212,9 +215,8 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   const ExpTimePlan p = plan_exp_time(n, o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   account.charge(p.ledger(o.privacy.delta));
-  SealFacts facts;
+  SealFacts facts(!o.window_resilience);
   facts.noise = o.run.noise;
-  facts.certified = !o.window_resilience;
   nlohmann::json diag = {{"reference_only", true},
                          {"resilience", o.window_resilience ? "window (uncertified)" : "exact"}};
   auto abstain = [&](std::string why) {
@@ -228,8 +230,8 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   if (static_cast<double>(n) < n_min)
     return abstain(fmt::format(
         "n = {} < 3B ln(3/delta)/(eps alpha sqrt(ln(1/alpha))) = {:.4g} (Lemma H.11)", n, n_min));
-  const auto units = prime_detail::units_step(X, p.aux, o.scale, o.alpha, 4, 1, rng, diag,
-                                              facts.abstained);
+  const auto units = prime_detail::units_step(X, p.aux, o.scale, o.alpha, 4, 1, account, rng,
+                                              diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
   if (auto why = prime_detail::tail_check(*units, prime_detail::CleanModel::sub_gaussian, o.alpha))
     return abstain(*why);

@@ -113,8 +113,8 @@ Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
   const int parts = boost_parts(r.boost_zeta.value_or(kDefaultBoostZeta));
   return boosted_release(
       X, r.privacy, parts, ht ? "prime-ht" : "prime",
-      [&](const ConstMatrixRef& part, Rng& g) {
-        return ht ? prime_ht(part, o, g) : prime(part, o, g);
+      [&](const ConstMatrixRef& part, Rng& g, Budget* b) {
+        return ht ? prime_ht(part, o, g, b) : prime(part, o, g, b);
       },
       r.run.noise, rng, budget, r.run.comm);
 }

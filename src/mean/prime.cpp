@@ -27,6 +27,7 @@
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "prime_internal.hpp"
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
@@ -217,12 +218,15 @@ void plan_paper(Plan& p, const PrimeOptions& o) {
   // PRIME-ht (Alg 17): histogram noise with an extra √d (D16, kept: it over-noises).
   p.hist = gaussian_ed(std::sqrt(2.0) * (o.heavy_tailed ? std::sqrt(dd) : 1.0), p.eps2 / 2,
                        p.delta2, static_cast<std::size_t>(p.L), mode);
-  const EpsilonDelta inner = best_composition(p.eps2, p.delta2, kin, delta_in / 2);
-  LedgerEntry folded = composition_entry(
+  const int TT = static_cast<int>(p.T1 * p.T2);
+  LedgerEntry folded = optimal_composition_entry(
       fmt::format("inner filter: {} mechanisms (lambda_t, n_t, Sigma_t, psi_t, mu_t, "
                   "DPthreshold) each (eps2={}, delta2={}), composed",
                   kin, p.eps2, p.delta2),
-      inner);
+      p.eps2, p.delta2, kin, delta_in / 2,
+      {p.lambda_inner.entry("lambda_t", TT), p.count_inner.entry("n_t", TT),
+       p.sigma.entry("Sigma_t", TT), p.psi.entry("psi_t", TT), p.centre.entry("mu_t", TT),
+       p.psi_tilde.entry("DPthreshold: psi~", TT), p.hist.entry("DPthreshold: histogram", TT)});
   p.filter_entries = {
       p.lambda_outer.entry(o.heavy_tailed ? "||M|| (epoch)" : "||M - I|| (epoch)", p.T1),
       p.count_outer.entry("|S| (epoch)", p.T1), p.final_mean.entry("final mean", 1), folded};
@@ -677,7 +681,7 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
   // Rows beyond the corrupted fraction clipped: the supplied scale bites (the ball keeps clean
   // rows but for a fraction ζ/(2n) each).
   const FrontResult fr = run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
-                                   off, rng, diag, &comm);
+                                   off, account, rng, diag, &comm);
   if (fr.abstained) {
     facts.abstained = *fr.abstained;
     return seal(Vector{}, account, facts, rng, diag);

@@ -233,16 +233,16 @@ AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, dou
 
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
-                                      double alpha, double widen, int threads, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained,
-                                      Communicator* comm) {
+                                      double alpha, double widen, int threads,
+                                      ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                                      std::optional<std::string>& abstained, Communicator* comm) {
   if (scale) {
     const ColumnUnits u = supplied_units(*scale, X.cols());
     diag["units"] = {{"scale", "supplied"},
                      {"values", to_std(u.scale)}};
     return u;
   }
-  UnitsEstimate est = estimate_units(X, aux.loss, alpha, widen, threads, rng, comm);
+  UnitsEstimate est = estimate_units(X, aux.loss, alpha, widen, threads, account, rng, comm);
   diag["units"] = est.diagnostics;
   diag["units"]["scale"] = "estimated";
   if (est.abstained) {
@@ -296,12 +296,12 @@ void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, dou
 
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
-                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
-                      Communicator* comm) {
+                      double tolerated, int threads, bool off, ReleaseBudget& account, Rng& rng,
+                      nlohmann::json& diag, Communicator* comm) {
   FrontResult out;
   Communicator* ranks = comm && comm->size() > 1 ? comm : nullptr;
   const auto units =
-      units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained, ranks);
+      units_step(X, aux, scale, alpha, 4, threads, account, rng, diag, out.abstained, ranks);
   if (!units) return out;
   out.units = *units;
   const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;

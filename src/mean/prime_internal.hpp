@@ -91,15 +91,6 @@ struct Mech {  // a scalar or vector release: Gaussian (both profiles) or Laplac
 };
 
 
-// The one entry for k mechanisms composed by best_composition (the paper profiles' Lemma G.13).
-inline LedgerEntry composition_entry(std::string purpose, const EpsilonDelta& total) {
-  LedgerEntry e;
-  e.mechanism = "composition";
-  e.purpose = std::move(purpose);
-  e.loss = PrivacyLoss::approximate(total.epsilon, total.delta);
-  return e;
-}
-
 inline Mech gaussian_rho(double sens, double rho, std::size_t dim, NoiseMode mode) {
   Mech m;
   m.g.emplace(GaussianMechanism::from_rho(sens, rho, dim, mode));
@@ -276,7 +267,7 @@ void validate_robust(const Options& o) {
 
 // The seal facts of a robust mean (noise mode; the noiseless test hook, stated in diagnostics).
 inline SealFacts robust_facts(NoiseMode noise, bool off, nlohmann::json& diag) {
-  SealFacts facts;
+  SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = noise;
   facts.noiseless = off;
   if (off) diag["noiseless"] = true;
@@ -361,8 +352,8 @@ struct FrontResult {
 // comm (not null): X is this rank's share of the rows (supplied or estimated units).
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
-                      double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
-                      Communicator* comm = nullptr);
+                      double tolerated, int threads, bool off, ReleaseBudget& account, Rng& rng,
+                      nlohmann::json& diag, Communicator* comm = nullptr);
 
 // The front end's outcome in the test trace (clipping centre, radius, clipped rows).
 inline void trace_front(PrimeTrace* trace, const FrontResult& fr, double radius) {
@@ -391,12 +382,14 @@ void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
                  bool laplace = false);  // laplace: noise_sd_units is a Laplace scale b
 
 // The units step alone (shared with DP Mean, the bounded mean and exp-time): supplied or
-// estimated with `aux.loss`; on abstention the reason, with diag["units"] stating what ran.
+// estimated with `aux.loss` (claiming aux.entries on `account`); on abstention the reason, with
+// diag["units"] stating what ran.
 // comm (not null): X is this rank's share of the rows; the estimate runs over every rank.
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
-                                      double alpha, double widen, int threads, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained,
+                                      double alpha, double widen, int threads,
+                                      ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                                      std::optional<std::string>& abstained,
                                       Communicator* comm = nullptr);
 
 // The number of rows with a value outside [lower_j, upper_j] in some column j (the count behind

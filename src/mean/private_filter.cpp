@@ -13,6 +13,7 @@
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "prime_internal.hpp"
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
@@ -101,11 +102,14 @@ void plan_paper(FilterPlan& p, const PrivateFilterOptions& o) {
   p.sigma = gaussian_ed(2 * B2d / nd * margin, p.eps1, p.delta1,
                         static_cast<std::size_t>(p.d * (p.d + 1) / 2), mode);  // D5
   const long k = 4L * p.T;
-  p.entries = {composition_entry(
+  // Lemma G.13 over the 4T releases (optimal composition, privacy/composite.hpp).
+  p.entries = {optimal_composition_entry(
       fmt::format("DPfilter: {} releases (n_t Laplace, mu_t Gaussian, lambda_t Laplace, Sigma_t "
                   "Gaussian) each (eps1={}, delta1={}), composed",
                   k, p.eps1, p.delta1),
-      best_composition(p.eps1, p.delta1, k, delta_f / 2))};
+      p.eps1, p.delta1, k, delta_f / 2,
+      {p.count.entry("n_t", p.T), p.centre.entry("mu_t", p.T), p.lambda.entry("lambda_t", p.T),
+       p.sigma.entry("Sigma_t", p.T)})};
   p.stop_threshold = (o.C - 0.01) * o.alpha * std::log(1 / o.alpha);
 }
 
@@ -377,7 +381,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
     return abstain(fmt::format("n = {} < (4/eps1) ln(1/(2 delta1)) = {:.4g} (Alg 8 line 2)", n,
                                (4 / p.eps1) * std::log(1 / (2 * p.delta1))));
   const FrontResult fr = run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
-                                   off, rng, diag, &comm);
+                                   off, account, rng, diag, &comm);
   if (fr.abstained) return abstain(*fr.abstained);
   trace_front(trace, fr, p.radius);
   FilterRun run{p, o, *fr.state, rng, off, trace, comm};

@@ -50,8 +50,9 @@ std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const Rang
 // the same diagnostics and abstention on every rank.
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
-                                      double widen, int threads, Communicator& comm, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained);
+                                      double widen, int threads, Communicator& comm,
+                                      ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                                      std::optional<std::string>& abstained);
 
 // The filter's removal set over ranks (private_filter.cpp): exactly the rows filter_drops removes
 // from the union of every rank's set S (this rank's scores `tau`, indexed like st.S; `offset` the

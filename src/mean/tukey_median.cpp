@@ -136,7 +136,7 @@ Release<Vector> tukey_median(const ConstMatrixRef& X, const TukeyMedianOptions& 
   const std::int64_t idx[2] = {static_cast<std::int64_t>(pick) % G, static_cast<std::int64_t>(pick) / G};
   for (Eigen::Index j = 0; j < d; ++j)
     est[j] = box.lo[j] + (box.hi[j] - box.lo[j]) * static_cast<double>(idx[j]) / (G - 1);
-  SealFacts facts;
+  SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"grid", G}, {"candidates", cands}};
   return seal(std::move(est), account, facts, rng, std::move(diag));

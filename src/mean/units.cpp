@@ -48,10 +48,6 @@ SplitShare split_share(const PrivacyLoss& share) {
   return {PrivacyLoss::pure(a), PrivacyLoss::pure(remainder_after(share.epsilon, a))};
 }
 
-Accountant accountant_of(const PrivacyLoss& share) {
-  return share.kind == LossKind::zcdp ? Accountant::zcdp : Accountant::basic;
-}
-
 }  // namespace
 
 double winsorizing_quantile(double alpha) {
@@ -89,14 +85,13 @@ Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha) {
 }
 
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
-                             double widen, int threads, Rng& rng, Communicator* comm) {
+                             double widen, int threads, ReleaseBudget& account, Rng& rng,
+                             Communicator* comm) {
   const SplitShare s = split_share(share);
   ScaleOptions so = scale_options(s.mad, alpha, widen, threads);
   so.comm = comm;
-  // The release's account was charged these entries with its plan; these Budgets only let the
-  // layer run (each holds exactly its part of the share).
-  ReleaseBudget scratch(s.mad, accountant_of(s.mad));
-  const ScaleEstimate est = private_scale(X, so, scratch, rng);
+  // The release's plan charged units_entries: the layer's mechanisms claim them.
+  const ScaleEstimate est = private_scale(X, so, account, rng);
   UnitsEstimate out;
   out.diagnostics = est.diagnostics();
   out.diagnostics["share"] = share.describe();
@@ -108,11 +103,10 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   // degenerate column (MAD 0, abstained below) gets the smallest normal double.
   const Vector reference =
       (mad_scale / 1.482602218505602).cwiseMax(std::numeric_limits<double>::min());
-  ReleaseBudget scratch_w(s.winsorized, accountant_of(s.winsorized));
   WinsorizedScaleOptions wo = winsorized_options(s.winsorized, alpha);
   wo.comm = comm;
   const WinsorizedScale w = winsorized_scale(
-      X, out.units.location, reference, wo, scratch_w, rng,
+      X, out.units.location, reference, wo, account, rng,
       [&](std::size_t j, double ws, bool reliable) {
         const double mad = mad_scale[static_cast<Eigen::Index>(j)];
         return reliable ? std::max(mad, ws) : mad;

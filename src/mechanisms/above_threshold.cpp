@@ -25,6 +25,7 @@
 #include <stdexcept>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/draw_log.hpp"
 
 namespace dpstats {
 namespace {
@@ -69,6 +70,8 @@ AboveThreshold::AboveThreshold(double threshold, double sensitivity, double epsi
         "AboveThreshold: threshold and query noise use different lattices ({} vs {})",
         threshold_noise_.granularity(), query_noise_.granularity()));
   }
+  DrawLog::note("above_threshold", query_noise_.scale());  // one draw: the whole run's queries
+  const DrawLog::Inner inner;
   noisy_threshold_ = threshold_noise_.apply(
       clamp_to_lattice_range(threshold, threshold_noise_.granularity()), *rng_);
 }
@@ -78,6 +81,7 @@ bool AboveThreshold::query(double value) {
           "AboveThreshold has halted: it answered 'above' once and its budget is spent; build a "
           "new AboveThreshold (with new budget) for further queries");
   check_finite(value, "value");
+  const DrawLog::Inner inner;
   const double noisy =
       query_noise_.apply(clamp_to_lattice_range(value, query_noise_.granularity()), *rng_);
   if (noisy >= noisy_threshold_) halted_ = true;
@@ -96,6 +100,7 @@ AboveThreshold::Pending AboveThreshold::next_query() {
           "new AboveThreshold (with new budget) for further queries");
   Pending p;
   p.granularity_ = query_noise_.granularity();
+  const DrawLog::Inner inner;
   p.noise_ = query_noise_.apply(0.0, *rng_);
   p.threshold_ = noisy_threshold_;
   return p;
@@ -121,6 +126,20 @@ LedgerEntry AboveThreshold::ledger_entry(std::string purpose) const {
   e.sensitivity = sensitivity_;
   e.noise_scale = query_noise_.scale();
   e.loss = loss();
+  return e;
+}
+
+LedgerEntry AboveThreshold::entry(double sensitivity, double epsilon, bool monotone,
+                                  std::string purpose) {
+  checked_sensitivity(sensitivity);
+  checked_epsilon(epsilon);
+  const LaplaceMechanism query(sensitivity, monotone ? epsilon / 2 : epsilon / 4);
+  LedgerEntry e;
+  e.mechanism = "above_threshold";
+  e.purpose = std::move(purpose);
+  e.sensitivity = sensitivity;
+  e.noise_scale = query.scale();
+  e.loss = PrivacyLoss::pure(epsilon);
   return e;
 }
 

@@ -2,6 +2,8 @@
 // (floating point, research only).
 #include "dpstats/mechanisms/exponential.hpp"
 
+#include "dpstats/mechanisms/draw_log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,6 +46,7 @@ std::size_t permute_and_flip(std::span<const double> quality, const ExponentialM
   const std::size_t n = quality.size();
   const double q_star = *std::max_element(quality.begin(), quality.end());
   const double rate = (o.epsilon * kEpsilonShrink) / (sensitivity_factor(o) * o.sensitivity);
+  DrawLog::note("exponential", sensitivity_factor(o) * o.sensitivity / o.epsilon);
 
   // Lazy Fisher–Yates: step k swaps a uniform pick from the unvisited suffix into position k,
   // so the visited prefix is a uniformly random ordered sample without replacement.
@@ -65,6 +68,7 @@ std::size_t gumbel_max(std::span<const double> quality, const ExponentialMechani
                        Rng& rng) {
   check_options(quality, o);
   const double rate = o.epsilon / (sensitivity_factor(o) * o.sensitivity);
+  DrawLog::note("exponential", sensitivity_factor(o) * o.sensitivity / o.epsilon);
   std::size_t best = 0;
   double best_score = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < quality.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "dpstats/mechanisms/gaussian.hpp"
 
+#include "dpstats/mechanisms/draw_log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -183,6 +185,7 @@ GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double si
 
 double GaussianMechanism::apply(double value, RandomBits& bits) const {
   lattice::check_value(value);
+  DrawLog::note("gaussian", sigma_, 1, dimension_);
   if (mode_ == NoiseMode::fast_float) return value + sigma_ * standard_normal(bits.rng());
   return lattice::release(value, granularity_, (*lattice_noise_)(bits));
 }
@@ -213,6 +216,7 @@ void GaussianMechanism::apply_each(std::span<const double> values, std::span<dou
     return;
   }
   // apply() inlined for the secure path: the same draws in the same order.
+  DrawLog::note("gaussian", sigma_, values.size(), dimension_);
   const DiscreteGaussian& noise = *lattice_noise_;
   for (std::size_t i = 0; i < values.size(); ++i) {
     lattice::check_value(values[i]);
@@ -244,6 +248,21 @@ double GaussianMechanism::coupled_noise_multiplier() const {
   if (s2 <= tau2) return 0;
   // s2 - tau2 is exact; its conversion, the sqrt and the division add at most 3 x 2^-53.
   return std::sqrt(static_cast<double>(s2 - tau2)) / lattice_sensitivity_ * (1 - 0x1p-50);
+}
+
+LedgerEntry GaussianMechanism::reserved_entry(double rho, std::string purpose, int count) {
+  require(std::isfinite(rho) && rho > 0, fmt::format("rho must be > 0 and finite, got {}", rho));
+  require(count >= 1, fmt::format("count must be >= 1, got {}", count));
+  LedgerEntry e{"gaussian", std::move(purpose), 0, 0, PrivacyLoss::zcdp(rho), count};
+  e.reserved = true;
+  return e;
+}
+
+LedgerEntry GaussianMechanism::gdp_ledger_entry(std::string purpose) const {
+  LedgerEntry e = ledger_entry(std::move(purpose));
+  const double mu = 1 / coupled_noise_multiplier();
+  e.loss = mode_ == NoiseMode::secure ? PrivacyLoss::discrete_gdp(mu) : PrivacyLoss::gdp(mu);
+  return e;
 }
 
 LedgerEntry GaussianMechanism::ledger_entry(std::string purpose) const {

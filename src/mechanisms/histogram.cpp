@@ -26,6 +26,8 @@
 // So the threshold is set from the exact discrete-Laplace tail at δ/2 per bin, as the header states.
 #include "dpstats/mechanisms/histogram.hpp"
 
+#include "dpstats/mechanisms/draw_log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -136,6 +138,7 @@ StabilityHistogram stability_histogram_counts(
   }
   const RationalScale scale = dlap_scale(epsilon, neighbouring);
   const std::int64_t tau = release_threshold(scale, delta);
+  DrawLog::note("stability_histogram", static_cast<double>(scale.value()));
 
   StabilityHistogram h;
   h.threshold = static_cast<double>(tau);

@@ -1,5 +1,7 @@
 #include "dpstats/mechanisms/l2_laplace.hpp"
 
+#include "dpstats/mechanisms/draw_log.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -175,6 +177,8 @@ std::string L2LaplaceMechanism::sampler() const {
 Eigen::VectorXd L2LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                           Rng& rng) const {
   lattice::check_vector(value, dimension_);
+  DrawLog::note("l2_laplace", beta_);
+  const DrawLog::Inner inner;  // the per-coordinate fallback's Laplace draws are this one
   if (mode_ == NoiseMode::fast_float) {
     // Snapping removes the low-order bits of the floating-point sum (post-processing); it does
     // not make the sampler exact.
@@ -194,6 +198,14 @@ Eigen::VectorXd L2LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd
     out[i] = lattice::release(value[i], granularity_, z[static_cast<std::size_t>(i)]);
   }
   return out;
+}
+
+LedgerEntry L2LaplaceMechanism::reserved_entry(double epsilon, std::string purpose, int count) {
+  check_epsilon(epsilon);
+  require(count >= 1, fmt::format("count must be >= 1, got {}", count));
+  LedgerEntry e{"l2_laplace", std::move(purpose), 0, 0, PrivacyLoss::pure(epsilon), count};
+  e.reserved = true;
+  return e;
 }
 
 LedgerEntry L2LaplaceMechanism::ledger_entry(std::string purpose) const {

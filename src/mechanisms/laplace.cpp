@@ -1,5 +1,7 @@
 #include "dpstats/mechanisms/laplace.hpp"
 
+#include "dpstats/mechanisms/draw_log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,6 +80,7 @@ LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon, std::s
 
 double LaplaceMechanism::apply(double value, RandomBits& bits) const {
   lattice::check_value(value);
+  DrawLog::note("laplace", scale_, 1, dimension_);
   if (mode_ == NoiseMode::fast_float) return value + float_laplace(scale_, bits.rng());
   return lattice::release(value, granularity_, (*lattice_noise_)(bits));
 }
@@ -89,6 +92,14 @@ double LaplaceMechanism::apply(double value, Rng& rng) const {
 Eigen::VectorXd LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                         Rng& rng) const {
   return lattice::apply_vector(*this, value, rng);
+}
+
+LedgerEntry LaplaceMechanism::reserved_entry(double epsilon, std::string purpose, int count) {
+  check_epsilon(epsilon);
+  require(count >= 1, fmt::format("count must be >= 1, got {}", count));
+  LedgerEntry e{"laplace", std::move(purpose), 0, 0, PrivacyLoss::pure(epsilon), count};
+  e.reserved = true;
+  return e;
 }
 
 LedgerEntry LaplaceMechanism::ledger_entry(std::string purpose) const {

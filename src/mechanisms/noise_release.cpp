@@ -27,8 +27,9 @@ Release<Vector> noisy_release(const Vector& values, const Mechanism& m, const Pr
   ReleaseBudget account(total, Accountant::basic, caller);
   account.charge(m.ledger_entry("values"));
   Vector noisy = m.apply(values, rng);
-  return seal(std::move(noisy), account, {.noise = m.mode()}, rng,
-              {{"granularity", m.granularity()}});
+  SealFacts facts(true);
+  facts.noise = m.mode();
+  return seal(std::move(noisy), account, facts, rng, {{"granularity", m.granularity()}});
 }
 
 }  // namespace

@@ -93,6 +93,12 @@ double private_quantile(std::span<const double> values, const QuantileOptions& o
 
 LedgerEntry private_quantile_entry(const QuantileOptions& o, std::string purpose) {
   check_options(o);
+  return private_quantile_entry(o.epsilon, std::move(purpose));
+}
+
+LedgerEntry private_quantile_entry(double epsilon, std::string purpose) {
+  QuantileOptions o;
+  o.epsilon = epsilon;
   LedgerEntry e = exponential_mechanism_entry(selection_options(o), std::move(purpose));
   e.mechanism = "private_quantile";
   return e;

@@ -74,16 +74,20 @@ std::optional<std::string> range_beyond_reason(const Eigen::VectorXd& centre, do
 
 LedgerEntry q_range_entry(const RangeOptions& o, std::size_t d, std::string purpose) {
   const EpsilonDelta per = q_range_coordinate_budget(o, d);
-  LedgerEntry e = stability_histogram_entry(
-      per.epsilon, per.delta, Neighbouring::replace_one,
-      fmt::format("{}: {} histogram{} (epsilon={}, delta={} each), composed by {}", purpose, d,
-                  d == 1 ? "" : "s", per.epsilon, per.delta,
-                  o.paper_cap ? "Lemma G.13" : "the best valid rule"));
-  // One entry for the d histograms: Budget multiplies a loss by `count`, which would be basic
-  // composition; the entry states the (advanced / optimal) composed loss once instead.
+  LedgerEntry histogram = stability_histogram_entry(per.epsilon, per.delta,
+                                                    Neighbouring::replace_one,
+                                                    "one coordinate's histogram");
+  histogram.count = static_cast<int>(d);
+  // One composite for the d histograms: Budget multiplies a loss by `count`, which would be basic
+  // composition; the composite states the (advanced / optimal) composed loss of its part once.
   const EpsilonDelta total = composed_loss(o);
+  LedgerEntry e;
+  e.mechanism = "composition";
+  e.purpose = fmt::format("{}: {} histogram{} (epsilon={}, delta={} each), composed by {}", purpose,
+                          d, d == 1 ? "" : "s", per.epsilon, per.delta,
+                          o.paper_cap ? "Lemma G.13" : "the best valid rule");
   e.loss = PrivacyLoss::approximate(total.epsilon, total.delta);
-  e.count = 1;
+  e.blocks = {Ledger{histogram}};
   return e;
 }
 

@@ -55,6 +55,9 @@ LedgerEntry q_range_ht_entry(const RangeHtOptions& o, std::size_t d) {
   if (!o.parallel) {
     e.loss = PrivacyLoss::approximate(e.loss.epsilon * m, e.loss.delta * m);
   }
+  // What ran: d histograms in each of the m parts (the composite's loss is stated above).
+  e.blocks[0][0].count *= m;
+  e.blocks[0][0].purpose = "one coordinate's histogram, in each part";
   return e;
 }
 

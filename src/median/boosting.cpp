@@ -8,6 +8,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 
@@ -341,11 +342,14 @@ double stable_dpsgd_epsilon(double rho, double delta) {
 }
 
 LedgerEntry stable_dpsgd_entry(double rho, double delta) {
-  LedgerEntry all;
-  all.mechanism = "gaussian";
-  all.purpose = "stable dpsgd (Lemma 12, all phases)";
-  all.loss = PrivacyLoss::approximate(stable_dpsgd_epsilon(rho, delta), delta);
-  return all;
+  return proved_entry(PrivacyLoss::approximate(stable_dpsgd_epsilon(rho, delta), delta),
+                      "KLTY Lemma 12, docs/proofs/median.md §5", "stable dpsgd, all phases");
+}
+
+LedgerEntry stable_dpsgd_entry(double rho, double delta, Ledger phases) {
+  return proved_entry(PrivacyLoss::approximate(stable_dpsgd_epsilon(rho, delta), delta),
+                      "KLTY Lemma 12, docs/proofs/median.md §5", "stable dpsgd, all phases",
+                      std::move(phases));
 }
 
 namespace {
@@ -488,8 +492,10 @@ PhasedSgdResult phased_dpsgd(const ConstMatrixRef& X, const Vector& start,
     std::optional<GaussianMechanism> mech;
     if (noisy) {
       mech = phase_mechanism(s, k, centre, o, res.m, X.cols());
+      res.entries.push_back(mech->ledger_entry(fmt::format("{} dpsgd phase {}",
+                                                           o.fixed_order ? "fixed-order" : "stable", k)));
       if (o.fixed_order)
-        budget.spend(mech->ledger_entry(fmt::format("fixed-order dpsgd phase {}", k)));
+        budget.spend(res.entries.back());
       else if (k == 1)
         budget.spend(stable_dpsgd_entry(o.rho, o.delta));
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "dpstats/comm/communicator.hpp"
@@ -40,8 +41,29 @@ std::int64_t rows_beyond(const ConstMatrixRef& X, double R, int threads) {
   return total;
 }
 
-// A private count of the rows with ‖x_i‖ > R (sensitivity 1 under replace-one), at the plan's
+// The check's count of the rows with ‖x_i‖ > R (sensitivity 1 under replace-one), at the plan's
 // pre-stage share: Gaussian (zcdp accountant) or Laplace (basic).
+struct CheckMechanism {
+  std::optional<LaplaceMechanism> laplace;
+  std::optional<GaussianMechanism> gaussian;
+  LedgerEntry entry() const {
+    const char* purpose = "rows beyond domain_radius";
+    return laplace ? laplace->ledger_entry(purpose) : gaussian->ledger_entry(purpose);
+  }
+  double apply(double v, Rng& rng) const {
+    return laplace ? laplace->apply(v, rng) : gaussian->apply(v, rng);
+  }
+};
+
+CheckMechanism check_mechanism(const MedianPlan& plan, NoiseMode noise) {
+  CheckMechanism m;
+  if (plan.accountant == Accountant::basic)
+    m.laplace.emplace(1, plan.epsilon_pre, 1, noise);
+  else
+    m.gaussian.emplace(GaussianMechanism::from_rho(1, plan.rho_pre, 1, noise));
+  return m;
+}
+
 DomainRadius check_given(const ConstMatrixRef& X, const GeometricMedianOptions& o,
                          const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
                          const RowShard& shard) {
@@ -51,16 +73,9 @@ DomainRadius check_given(const ConstMatrixRef& X, const GeometricMedianOptions& 
   if (!plan.check_radius) return dr;
   Communicator& comm = comm_or_single(shard.comm);
   const auto beyond = static_cast<double>(allreduce_count(comm, rows_beyond(X, dr.R, o.run.threads)));
-  double noisy = 0;
-  if (plan.accountant == Accountant::basic) {
-    const LaplaceMechanism m(1, plan.epsilon_pre, 1, o.run.noise);
-    account.charge(m.ledger_entry("rows beyond domain_radius"));
-    noisy = on_root(comm, [&] { return m.apply(beyond, rng); });
-  } else {
-    const auto m = GaussianMechanism::from_rho(1, plan.rho_pre, 1, o.run.noise);
-    account.charge(m.ledger_entry("rows beyond domain_radius"));
-    noisy = on_root(comm, [&] { return m.apply(beyond, rng); });
-  }
+  const CheckMechanism m = check_mechanism(plan, o.run.noise);
+  account.claim(m.entry());
+  const double noisy = on_root(comm, [&] { return m.apply(beyond, rng); });
   const double fraction =
       std::clamp(noisy / static_cast<double>(total_rows(X, shard)), 0.0, 1.0);
   dr.diagnostics["domain_radius_check"] = {{"rows_beyond", noisy}, {"fraction_beyond", fraction},
@@ -86,32 +101,45 @@ std::pair<PrivacyLoss, PrivacyLoss> split_share(const PrivacyLoss& share, std::i
   return {PrivacyLoss::pure(a), PrivacyLoss::pure(remainder_after(share.epsilon, a))};
 }
 
+// The estimate's two selections' options (public: the plan's share, d, the run control).
+struct EstimateOptions {
+  ScaleOptions scale;
+  NormQuantileOptions norm;
+};
+
+EstimateOptions estimate_options(const GeometricMedianOptions& o, const MedianPlan& plan,
+                                 std::int64_t d, Communicator* comm) {
+  const auto [location_share, norm_share] = split_share(pre_share(plan), d);
+  EstimateOptions e;
+  e.scale.loss = location_share;
+  e.scale.threads = o.run.threads;
+  e.scale.comm = comm;
+  e.norm.loss = norm_share;
+  e.norm.q = kNormQuantile;
+  e.norm.alpha = 0;  // the quantile of all rows, corrupted ones included (Lemma 4 counts them all)
+  e.norm.threads = o.run.threads;
+  e.norm.comm = comm;
+  return e;
+}
+
 // shard.comm: the selections count every rank's rows (the scale layer's ranks overloads), so the
 // estimate is the one-process estimate on the union of the rows.
 DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
                       const MedianPlan& plan, ReleaseBudget& account, Rng& rng,
                       const RowShard& shard) {
-  const auto [location_share, norm_share] = split_share(pre_share(plan), X.cols());
-  ScaleOptions so;
-  so.loss = location_share;
-  so.threads = o.run.threads;
-  so.comm = shard.comm;
-  const ScaleEstimate scale = private_scale(X, so, account, rng);  // charges `account` first
+  EstimateOptions eo = estimate_options(o, plan, X.cols(), shard.comm);
+  const ScaleOptions& so = eo.scale;
+  const ScaleEstimate scale = private_scale(X, so, account, rng);  // claims its planned entries
   DomainRadius dr;
   dr.diagnostics["domain_radius_source"] = "estimated";
-  nlohmann::json est = {{"location_cost", cost_json(location_share)},
-                        {"norm_quantile_cost", cost_json(norm_share)},
+  nlohmann::json est = {{"location_cost", cost_json(so.loss)},
+                        {"norm_quantile_cost", cost_json(eo.norm.loss)},
                         {"q", kNormQuantile}, {"multiplier", kRadiusMultiplier}};
   for (const auto& c : scale.columns)
     if (c.status == ScaleStatus::insufficient_data) dr.abstained = "domain_radius estimate: " + c.reason;
-  NormQuantileOptions no;
-  no.loss = norm_share;
-  no.q = kNormQuantile;
-  no.alpha = 0;  // the quantile of all rows, corrupted ones included (Lemma 4 counts them all)
+  NormQuantileOptions& no = eo.norm;
   no.centre = scale.location();
-  no.threads = o.run.threads;
-  no.comm = shard.comm;
-  const NormQuantile r = private_norm_quantile(X, no, account, rng);  // charges `account` first
+  const NormQuantile r = private_norm_quantile(X, no, account, rng);  // claims its planned entry
   if (r.status == ScaleStatus::insufficient_data && !dr.abstained)
     dr.abstained = "domain_radius estimate: " + r.reason;
   dr.offset = scale.location();
@@ -125,6 +153,16 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
 }
 
 }  // namespace
+
+Ledger domain_radius_entries(const GeometricMedianOptions& o, const MedianPlan& plan,
+                             std::int64_t d) {
+  if (plan.check_radius) return {check_mechanism(plan, o.run.noise).entry()};
+  if (!plan.estimate_radius) return {};
+  const EstimateOptions e = estimate_options(o, plan, d, nullptr);
+  Ledger l = private_scale_entries(e.scale, static_cast<std::size_t>(d));
+  l.push_back(private_norm_quantile_entry(e.norm));
+  return l;
+}
 
 DomainRadius domain_radius(const ConstMatrixRef& X, const GeometricMedianOptions& o,
                            const MedianPlan& plan, ReleaseBudget& account, Rng& rng,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/random/discrete_laplace.hpp"
@@ -110,15 +111,32 @@ FastCenterPlan fast_center_plan(std::int64_t n, std::int64_t d, double domain_ra
   return p;
 }
 
+namespace {
+
+constexpr const char* kTheorem = "KLTY Lemma 9, docs/proofs/median.md §6.1";
+constexpr const char* kPurpose = "fast_center (KLTY Alg. 3, certified: integer scores, weights and sum)";
+
+// Line 14's Gaussian: (epsilon/2, delta/6) at the plan's sensitivity.
+GaussianMechanism output_mechanism(const FastCenterPlan& p, double epsilon, double delta,
+                                   std::int64_t d) {
+  return GaussianMechanism::from_epsilon_delta(p.sensitivity, epsilon / 2, delta / 6,
+                                               static_cast<std::size_t>(d));
+}
+
+}  // namespace
+
 LedgerEntry fast_center_entry(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
                               double epsilon, double delta) {
   const FastCenterPlan p = fast_center_plan(n, d, domain_radius, r_hat, epsilon, delta);
-  LedgerEntry e;
-  e.mechanism = "fast_center";
-  e.purpose = "fast_center (KLTY Alg. 3, certified: integer scores, weights and sum)";
-  e.sensitivity = p.sensitivity;
-  e.loss = PrivacyLoss::approximate(epsilon, delta);
-  return e;
+  LedgerEntry e = fast_center_entry(epsilon, delta);
+  return proved_entry(e.loss, kTheorem, kPurpose,
+                      {output_mechanism(p, epsilon, delta, d).ledger_entry("fast_center output")});
+}
+
+LedgerEntry fast_center_entry(double epsilon, double delta) {
+  check_epsilon(epsilon);
+  check_delta_positive(delta);
+  return proved_entry(PrivacyLoss::approximate(epsilon, delta), kTheorem, kPurpose);
 }
 
 bool fast_center_gate(std::int64_t W, const FastCenterPlan& plan, Rng& rng) {
@@ -187,8 +205,7 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, doub
   Vector mean(d);
   for (std::int64_t c = 0; c < d; ++c)
     mean[c] = std::ldexp(sums[c] / static_cast<double>(W), p.exponent);
-  const auto g = GaussianMechanism::from_epsilon_delta(p.sensitivity, epsilon / 2, delta / 6,
-                                                       static_cast<std::size_t>(d));
+  const GaussianMechanism g = output_mechanism(p, epsilon, delta, d);
   res.sigma = g.sigma();
   res.centre = g.apply(mean, rng);
   return res;

@@ -74,17 +74,6 @@ void validate(const ConstMatrixRef& X, const GeometricMedianOptions& o, const Ge
   check_data(X);
 }
 
-// The planned maximum of the whole release, probed on the caller's Budget before any noise: the
-// stages are charged one by one (later stages depend on earlier private outputs), and together
-// they never exceed the release's target.
-LedgerEntry planned_maximum(const median_detail::MedianPlan& plan, const PrivacyTarget& t) {
-  LedgerEntry e;
-  e.mechanism = "plan";
-  e.purpose = "the release's planned maximum";
-  e.loss = plan.accountant == Accountant::basic ? t.loss() : PrivacyLoss::zcdp(plan.rho_total);
-  return e;
-}
-
 nlohmann::json plan_diagnostics(const GeometricMedianOptions& o, const median_detail::DomainRadius& dr,
                                 double r_min) {
   nlohmann::json d = dr.diagnostics;
@@ -124,8 +113,9 @@ RowShard distributed_shard(const ConstMatrixRef& X, const GeometricMedianOptions
 
 namespace median_detail {
 
-MedianPlan plan_median(const GeometricMedianOptions& o) {
-  MedianPlan p;
+namespace {
+
+void fill_shares(MedianPlan& p, const GeometricMedianOptions& o) {
   p.estimate_radius = !o.domain_radius.has_value();
   p.check_radius = o.domain_radius.has_value() && o.bound_check_share > 0;
   const double share = p.estimate_radius ? o.scale_share : p.check_radius ? o.bound_check_share : 0;
@@ -133,11 +123,25 @@ MedianPlan plan_median(const GeometricMedianOptions& o) {
     p.accountant = Accountant::basic;
     p.epsilon_pre = o.privacy.epsilon * share;
     p.epsilon_main = share > 0 ? remainder_after(o.privacy.epsilon, p.epsilon_pre) : o.privacy.epsilon;
-    return p;
+    return;
   }
   p.rho_total = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
   p.rho_pre = p.rho_total * share;
   p.rho_main = share > 0 ? remainder_after(p.rho_total, p.rho_pre) : p.rho_total;
+}
+
+}  // namespace
+
+// Every charge of the release, from public values: the stages' shares never depend on the data,
+// only their mechanisms' sensitivities and step counts do (docs/proofs/median.md §0).
+MedianPlan plan_median(const GeometricMedianOptions& o, std::int64_t n, std::int64_t d) {
+  MedianPlan p;
+  fill_shares(p, o);
+  p.entries = domain_radius_entries(o, p, d);
+  const Ledger pipeline = o.method == MedianMethod::hsu24 ? hsu24_entries(p)
+                          : o.profile == Profile::paper  ? paper_entries(o, p, n)
+                                                         : practical_entries(o, p);
+  p.entries.insert(p.entries.end(), pipeline.begin(), pipeline.end());
   return p;
 }
 
@@ -155,13 +159,11 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
                                  Rng& rng, Budget* caller, GeometricMedianTrace* trace) {
   using namespace median_detail;
   validate(X, o, trace);
-  const MedianPlan plan = plan_median(o);
-  ReleaseBudget account(o.privacy.loss(), plan.accountant, caller);
-  if (!account.fits({planned_maximum(plan, o.privacy)}))
-    throw BudgetExceeded("the geometric median's planned maximum (" + o.privacy.loss().describe() +
-                         ") does not fit in the caller's budget");
   const RowShard shard = distributed_shard(X, o);
-  SealFacts facts;
+  const MedianPlan plan = plan_median(o, total_rows(X, shard), X.cols());
+  ReleaseBudget account(o.privacy.loss(), plan.accountant, caller);
+  all_or_none(comm_or_single(shard.comm), [&] { account.charge(plan.entries); });
+  SealFacts facts(true);  // every stage is proved (docs/proofs/median.md); a pipeline may say otherwise
   facts.noise = o.run.noise;
   // Plan: the domain radius, given (and checked) or estimated privately.
   const DomainRadius dr = domain_radius(X, o, plan, account, rng, shard);
@@ -219,7 +221,7 @@ Release<double> quantile_radius_release(const ConstMatrixRef& X, const QuantileR
   const nlohmann::json d = {{"method", name_of(o.method)}, {"step", res.step},
                             {"fell_back", res.fell_back}, {"grid_size", res.grid_size},
                             {"distance_evaluations", res.distance_evaluations}};
-  return seal(res.r_hat, account, SealFacts{}, rng, d);
+  return seal(res.r_hat, account, SealFacts(true), rng, d);
 }
 
 }  // namespace dpstats

@@ -1,5 +1,6 @@
 // Internal to src/median: the plan of a geometric-median release and its three pipelines
-// (practical, paper, hsu24), each run stage by stage against the release's ReleaseBudget.
+// (practical, paper, hsu24). The whole plan is charged before any noise; each stage then claims
+// its planned entries (seam.hpp) with its mechanisms' own.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -7,6 +8,7 @@
 
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/row_shard.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/seam.hpp"
 
 namespace dpstats::median_detail {
@@ -22,20 +24,25 @@ struct MedianPlan {
   double epsilon_main = 0;   // basic: the pipeline's epsilon (its delta is the target's)
   bool estimate_radius = false;
   bool check_radius = false;
+  Ledger entries;            // every charge of the release: the domain radius's, the pipeline's
 };
 
-MedianPlan plan_median(const GeometricMedianOptions& o);
+// `n`, `d`: the rows over every rank and the columns (public).
+MedianPlan plan_median(const GeometricMedianOptions& o, std::int64_t n, std::int64_t d);
 
 // The privacy loss of the pre-stage share (pure epsilon or zCDP rho, as the scale layer takes it).
 PrivacyLoss pre_share(const MedianPlan& plan);
 
-// Charges `planned` on the release's account, then runs `step(Budget&)` against a sink: the
-// building blocks spend exactly what their *_entries functions return, already charged here.
+// A stage whose mechanisms follow from an earlier stage's release (a radius, a centre): runs
+// `step(Budget&)` against a Budget of the stage's planned maximum, into which the building blocks
+// spend their mechanisms' entries before each draw (refused beyond it), then claims the planned
+// stage with those entries (privacy/composite.hpp).
 template <class F>
-auto run_charged(ReleaseBudget& account, const Ledger& planned, F&& step) {
-  account.charge(planned);
-  Budget sink(PrivacyLoss::approximate(1e300, 0.999999), account.budget().accountant());
-  return step(sink);
+auto run_stage(ReleaseBudget& account, const LedgerEntry& planned, F&& step) {
+  Budget stage(planned.loss, account.budget().accountant());
+  auto out = step(stage);
+  account.claim(stage_entry(stage, planned.purpose));
+  return out;
 }
 
 // What a pipeline hands to seal: the estimate (in the coordinates it ran in) and its diagnostics.
@@ -51,6 +58,14 @@ struct DomainRadius {
   nlohmann::json diagnostics = nlohmann::json::object();
   std::optional<std::string> abstained;
 };
+
+// The domain radius's planned entries (none when it is given and not checked).
+Ledger domain_radius_entries(const GeometricMedianOptions& o, const MedianPlan& plan,
+                             std::int64_t d);
+// Each pipeline's planned entries.
+Ledger practical_entries(const GeometricMedianOptions& o, const MedianPlan& plan);
+Ledger paper_entries(const GeometricMedianOptions& o, const MedianPlan& plan, std::int64_t n);
+Ledger hsu24_entries(const MedianPlan& plan);
 
 // The domain radius: the given one (and, with check_radius, a private count of rows beyond it) or
 // the private estimate (docs/proofs/median.md §1).

@@ -9,6 +9,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/mechanisms/above_threshold.hpp"
 #include "dpstats/parallel.hpp"
 
@@ -35,17 +36,6 @@ void check_radii(double r_min, double R) {
 
 // Grid radius r·2^(t−1) (t is 1-based).
 double grid_radius(double r_min, int t) { return std::ldexp(r_min, t - 1); }
-
-LedgerEntry radius_entry(const char* purpose, double sensitivity, double epsilon,
-                         PrivacyLoss loss) {
-  LedgerEntry e;
-  e.mechanism = "above_threshold";
-  e.purpose = purpose;
-  e.sensitivity = sensitivity;
-  e.noise_scale = 4 * sensitivity / epsilon;  // query noise Laplace(4Δ/ε)
-  e.loss = loss;
-  return e;
-}
 
 // Uniform random permutation of {0, …, m−1} (Fisher–Yates on the secure or seeded bits).
 std::vector<std::int64_t> random_permutation(std::int64_t m, RandomBits& bits) {
@@ -294,21 +284,23 @@ StepCount fast_radius_step(const ConstMatrixRef& X, double r2, int k,
 
 }  // namespace
 
+// FastRadius draws its partners as it goes (their number is decided by the noise): the
+// AboveThreshold run is (epsilon, delta)-DP by KLTY Lemma 5 (docs/proofs/median.md §2).
 LedgerEntry fast_radius_ledger(double epsilon, double delta) {
   check_epsilon(epsilon);
   check_delta_positive(delta);
-  return radius_entry("fast_radius (KLTY Alg. 2)", kFastRadiusSensitivity, epsilon,
-                      PrivacyLoss::approximate(epsilon, delta));
+  return proved_entry(PrivacyLoss::approximate(epsilon, delta), "KLTY Lemma 5, docs/proofs/median.md §2",
+                      "fast_radius (KLTY Alg. 2)",
+                      {AboveThreshold::entry(kFastRadiusSensitivity, epsilon, false,
+                                             "fast_radius queries")});
 }
 LedgerEntry permuted_radius_ledger(double epsilon) {
-  check_epsilon(epsilon);
-  return radius_entry("fast_radius (permutation design)", kPermutedRadiusSensitivity, epsilon,
-                      PrivacyLoss::pure(epsilon));
+  return AboveThreshold::entry(kPermutedRadiusSensitivity, epsilon, false,
+                               "fast_radius (permutation design)");
 }
 LedgerEntry radius_finder_ledger(double epsilon) {
-  check_epsilon(epsilon);
-  return radius_entry("radius_finder (HSU24 Alg. 1)", kRadiusFinderSensitivity, epsilon,
-                      PrivacyLoss::pure(epsilon));
+  return AboveThreshold::entry(kRadiusFinderSensitivity, epsilon, false,
+                               "radius_finder (HSU24 Alg. 1)");
 }
 
 int fast_radius_steps(double r_min, double R) {

@@ -88,7 +88,7 @@ std::optional<std::string> private_clip(std::span<const double> norms, MomentsCo
 void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream& pre,
                 double rho, Rng& rng) {
   const GaussianMechanism m = GaussianMechanism::from_rho(1.0, rho, 1, c.run.noise);
-  pre.account.charge(m.ledger_entry("count of rows above the supplied clip"));
+  pre.account.claim(m.ledger_entry("count of rows above the supplied clip"));
   const auto clipped = static_cast<double>(
       std::count_if(norms.begin(), norms.end(), [&](double v) { return v > *c.clip; }));
   const double noisy = m.apply(clipped, rng), n = static_cast<double>(norms.size());
@@ -256,7 +256,7 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   const bool centre = estimate && plan_centre(config, norms.size(), rho / 2);
   const double rho_clip = centre ? rho / 2 : rho;
   PreStream pre{detail::release_account(config, stream, budget, rho), share, {}};
-  Ledger whole = stream.ledger;  // charge: the whole must fit before anything is drawn
+  Ledger whole = stream.ledger;  // charge: the whole plan, before anything is drawn
   if (centre) {
     const Ledger loc = private_location_entries(centre_options(config, rho / 2), config.dim);
     whole.insert(whole.end(), loc.begin(), loc.end());
@@ -264,7 +264,7 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho_clip))
                            : GaussianMechanism::from_rho(1.0, rho, 1, config.run.noise)
                                  .ledger_entry("count of rows above the supplied clip"));
-  if (!pre.account.fits(whole)) pre.account.charge(whole);  // throws BudgetExceeded
+  pre.account.charge(whole);  // all or nothing: BudgetExceeded leaves every budget as it was
   RowMatrix centred;
   Vector mu;
   std::vector<double> centred_norms;
@@ -277,7 +277,7 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     clip_check(norms, config, pre, rho, rng);
   } else if (auto reason = private_clip(centre ? centred_norms : norms, config, pre, rho_clip,
                                         rng, trace)) {
-    SealFacts f;
+    SealFacts f(true);  // docs/proofs/moments.md
     f.neighbouring = config.neighbouring;
     f.noise = config.run.noise;
     f.noiseless = trace && trace->noiseless;

@@ -563,13 +563,14 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
   impl_->build_streams();
 }
 
-// The batch API's stream: planned at the rest of the budget and charged on the account that
-// already holds the pre-stream spend (estimate_moments checked that the whole fits).
+// The batch API's stream: planned at the rest of the budget with the clip now released; its
+// entries claim those estimate_moments charged with the whole plan (the same losses: they do not
+// depend on the clip's value).
 MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, PreStream pre,
                                  MomentsTrace* trace) {
   check_config(config, false);  // the clip is set by now
   MomentsPlan plan = plan_moments(config, pre.share);
-  pre.account.charge(plan.ledger);
+  pre.account.claim(plan.ledger);
   impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(pre.account),
                                  trace);
   impl_->pre_diagnostics = std::move(pre.diagnostics);
@@ -804,7 +805,7 @@ double MomentEstimator::clip() const {
 bool MomentEstimator::adaptive_clip() const { return impl_->live.has_value(); }
 
 SealFacts MomentEstimator::Impl::facts() const {
-  SealFacts f;
+  SealFacts f(true);  // docs/proofs/moments.md
   f.neighbouring = cfg.neighbouring;
   f.noise = cfg.run.noise;
   f.noiseless = trace && trace->noiseless;

@@ -46,15 +46,8 @@ LedgerEntry AdaptiveClip::plan(std::size_t steps) const {
   return e;
 }
 
-double AdaptiveClip::update(std::span<const double> norms, double batch_size, ReleaseBudget& account,
-                            Rng& rng) {
-  check_positive(batch_size, "batch_size");
-  account.charge(step_entry());
-  return step(norms, batch_size, rng);
-}
-
 void AdaptiveClip::prepay(std::size_t steps, ReleaseBudget& account) {
-  account.charge(plan(steps));
+  account.claim(plan(steps));
   prepaid_ += steps;
 }
 

@@ -40,6 +40,7 @@ Split split(const BoundsOptions& o) {
 struct Plan {
   ScaleOptions scale;
   NormQuantileOptions norm;
+  Ledger entries;  // both estimators', charged at once
 };
 
 // Every option of both estimators, checked before the data are read or anything is charged.
@@ -62,8 +63,8 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.norm.neighbouring = o.neighbouring;
   p.norm.threads = o.run.threads;
   p.norm.comm = o.run.comm;
-  private_scale_entries(p.scale, d);
-  if (o.norm_quantile) private_norm_quantile_entry(p.norm);
+  p.entries = private_scale_entries(p.scale, d);
+  if (o.norm_quantile) p.entries.push_back(private_norm_quantile_entry(p.norm));
   return p;
 }
 
@@ -103,6 +104,7 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
+  all_or_none(comm, [&] { account.charge(p.entries); });  // the whole plan (the budget: rank 0)
   Bounds b;
   b.scale = private_scale(X, p.scale, account, rng);
   nlohmann::json diagnostics = {{"scale", b.scale.diagnostics()}};
@@ -113,7 +115,8 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
     diagnostics["norm_quantile"]["centre"] = o.norm_about_location ? "location" : "zero";
   }
   diagnostics["all_ok"] = b.scale.all_ok() && (!b.norm || b.norm->status == ScaleStatus::ok);
-  SealFacts facts{.neighbouring = o.neighbouring};
+  SealFacts facts(true);  // docs/proofs/scale.md
+  facts.neighbouring = o.neighbouring;
   facts.abstained = insufficient(b);
   return seal(std::move(b), account, facts, rng, std::move(diagnostics));
 }

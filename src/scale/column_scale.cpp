@@ -96,7 +96,7 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   const auto d = static_cast<std::size_t>(X.cols());
   ScaleEstimate out;
   out.entries = private_scale_entries(o, d);
-  all_or_none(comm, [&] { account.charge(out.entries); });
+  all_or_none(comm, [&] { account.claim(out.entries); });
 
   Plan p = column_plan(o, kCallsPerColumn * d, n);
   p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(),

@@ -164,7 +164,7 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
   const auto d = static_cast<std::size_t>(X.cols());
   LocationEstimate out;
   out.entries = private_location_entries(o, d);
-  all_or_none(comm, [&] { account.charge(out.entries); });
+  all_or_none(comm, [&] { account.claim(out.entries); });
 
   Plan p = column_plan(o, calls_per_column(o) * d, n);
   p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.size());

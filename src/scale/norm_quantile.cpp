@@ -111,7 +111,7 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
     n = static_cast<std::size_t>(allreduce_count(comm, static_cast<std::int64_t>(X.rows())));
   }
   const std::vector<double> norms = row_norms(X, o.centre, o.threads);
-  all_or_none(comm, [&] { account.charge(private_norm_quantile_entry(o)); });
+  all_or_none(comm, [&] { account.claim(private_norm_quantile_entry(o)); });
   return select(norms, o, rng, comm, n);
 }
 
@@ -131,7 +131,7 @@ NormQuantile private_value_quantile(std::span<const double> values, const NormQu
                      : static_cast<std::size_t>(
                            allreduce_count(comm, static_cast<std::int64_t>(values.size())));
   require(n > 0, "values must hold at least one value, got 0");
-  all_or_none(comm, [&] { account.charge(private_norm_quantile_entry(o)); });
+  all_or_none(comm, [&] { account.claim(private_norm_quantile_entry(o)); });
   return select(values, o, rng, comm, n);
 }
 

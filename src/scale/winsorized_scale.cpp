@@ -159,7 +159,7 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
   const auto d = static_cast<std::size_t>(X.cols());
   WinsorizedScale out;
   out.entries = winsorized_scale_entries(o, d);
-  all_or_none(comm, [&] { account.charge(out.entries); });
+  all_or_none(comm, [&] { account.claim(out.entries); });
   out.epsilon_per_call = per_call_epsilon(o.loss, kCallsPerColumn * d);
   const LaplaceMechanism lap(1.0, out.epsilon_per_call);
   out.noise_scale = lap.scale();

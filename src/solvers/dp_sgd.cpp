@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/parallel.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
 
 namespace dpstats::optimize {
@@ -44,18 +46,36 @@ void check_run(const UserDataset& data, const Domain& domain, const Vector& x0,
   require(o.sigma_scale >= 0, "sigma_scale must be >= 0");
 }
 
+const char* const kGdPurpose = "noisy gradient sums, T full-batch steps at rho/T each";
+const char* const kSgdPurpose = "noisy gradient sums on disjoint user batches (parallel composition)";
+const char* const kGroupPurpose = "item-level rho/m^2 per disjoint item batch (parallel composition)";
+
+// The run's one mechanism on exact clipped sums of `capacity` terms (none under the test hook).
+std::optional<GaussianMechanism> run_mechanism(std::int64_t d, std::int64_t capacity, double rho,
+                                               const GradientOptions& o) {
+  if (o.sigma_scale == 0) return std::nullopt;
+  check_positive(rho, "rho");
+  return GaussianMechanism::from_rho(ClippedVectorSum(d, o.clip, capacity).sensitivity(),
+                                     rho / (o.sigma_scale * o.sigma_scale),
+                                     static_cast<std::size_t>(d), o.noise);
+}
+
+// T disjoint batches of the one mechanism, each a block (checked before any draw).
+LedgerEntry batches_entry(const GaussianMechanism& mech, double rho, const GradientOptions& o,
+                          const char* purpose) {
+  ParallelComposite batches(PrivacyLoss::zcdp(rho), Accountant::zcdp, purpose);
+  for (int t = 0; t < o.steps; ++t) batches.add_block({mech.ledger_entry("one batch")});
+  return batches.entry();
+}
+
 // Adds the mechanism's noise to the exact clipped sum s (or none under the test hook). The draw is
 // rank 0's when o.comm has several ranks (on_root; one process: the same draw, in place).
-Vector noisy(const Vector& s, double sensitivity, double rho, const GradientOptions& o, Rng& rng,
-             GradientRun& run) {
-  run.sensitivity = sensitivity;
+Vector noisy(const Vector& s, const std::optional<GaussianMechanism>& mech, const GradientOptions& o,
+             Rng& rng, GradientRun& run) {
   ++run.releases;
-  if (o.sigma_scale == 0) return s;
-  check_positive(rho, "rho");
-  const auto mech = GaussianMechanism::from_rho(sensitivity, rho / (o.sigma_scale * o.sigma_scale),
-                                                static_cast<std::size_t>(s.size()), o.noise);
-  run.sigma = mech.sigma();
-  return on_root(comm_or_single(o.comm), [&] { return Vector(mech.apply(s, rng)); });
+  if (!mech) return s;
+  run.sigma = mech->sigma();
+  return on_root(comm_or_single(o.comm), [&] { return Vector(mech->apply(s, rng)); });
 }
 
 // Tail averaging: the iterates of the second half, x_{⌊T/2⌋+1..T} (the early iterates of a run
@@ -101,6 +121,22 @@ Vector output(const Vector& x, const Vector& acc, const GradientOptions& o) {
 
 }  // namespace
 
+LedgerEntry user_dp_gd_planned(const GradientOptions& o) {
+  return GaussianMechanism::reserved_entry(o.rho / o.steps, kGdPurpose, o.steps);
+}
+
+LedgerEntry user_dp_sgd_planned(const GradientOptions& o) {
+  return ParallelComposite(PrivacyLoss::zcdp(o.rho), Accountant::zcdp, kSgdPurpose).planned();
+}
+
+LedgerEntry item_dp_sgd_group_planned(const GradientOptions& o, std::int64_t items_per_user) {
+  const double m = static_cast<double>(items_per_user);
+  return group_privacy_entry(
+      ParallelComposite(PrivacyLoss::zcdp(o.rho / (m * m)), Accountant::zcdp, kGroupPurpose)
+          .planned(),
+      static_cast<int>(items_per_user));
+}
+
 GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& domain,
                        const Vector& x0, const GradientOptions& o, Rng& rng,
                        GradientCounter& counter) {
@@ -109,6 +145,13 @@ GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& 
   // n: every rank's users (the capacity of the lattice sum, its sensitivity and the mean).
   const std::int64_t local = data.num_users(), n = data.total_users();
   GradientRun run;
+  run.sensitivity = ClippedVectorSum(data.dim(), o.clip, n).sensitivity();
+  const auto mech = run_mechanism(data.dim(), n, o.rho / o.steps, o);
+  if (mech && o.account) {
+    LedgerEntry e = mech->ledger_entry(kGdPurpose);
+    e.count = o.steps;
+    o.account->claim(e);
+  }
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
   for (int t = 0; t < o.steps; ++t) {
@@ -116,9 +159,7 @@ GradientRun user_dp_gd(const UserDataset& data, const Loss& loss, const Domain& 
         data, loss, x, local, n, [](std::int64_t u) { return u; }, o, t, counter);
     Vector lattice = sum.lattice_sum();
     allreduce_exact(comm, lattice);  // exact integers: any split of the users, the same total
-    const Vector g =
-        noisy(sum.value_of(lattice), sum.sensitivity(), o.rho / o.steps, o, rng, run) /
-        static_cast<double>(n);
+    const Vector g = noisy(sum.value_of(lattice), mech, o, rng, run) / static_cast<double>(n);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
   run.x = output(x, acc, o);
@@ -165,6 +206,10 @@ GradientRun user_dp_sgd(const UserDataset& data, const Loss& loss, const Domain&
   const auto perm = on_root(comm, [&] { return random_permutation(n, rng); });
   const auto local = local_of_global(data, comm);
   GradientRun run;
+  run.sensitivity = ClippedVectorSum(data.dim(), o.clip, B).sensitivity();
+  // Disjoint users: every batch may use the whole ρ (parallel composition).
+  const auto mech = run_mechanism(data.dim(), B, o.rho, o);
+  if (mech && o.account) o.account->claim(batches_entry(*mech, o.rho, o, kSgdPurpose));
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
   std::vector<std::int64_t> mine;  // this rank's users of the batch, in batch order
@@ -179,9 +224,7 @@ GradientRun user_dp_sgd(const UserDataset& data, const Loss& loss, const Domain&
         [&](std::int64_t b) { return mine[static_cast<std::size_t>(b)]; }, o, t, counter);
     Vector lattice = sum.lattice_sum();
     allreduce_exact(comm, lattice);
-    // Disjoint users: every step may use the whole ρ (parallel composition).
-    const Vector g =
-        noisy(sum.value_of(lattice), sum.sensitivity(), o.rho, o, rng, run) / static_cast<double>(B);
+    const Vector g = noisy(sum.value_of(lattice), mech, o, rng, run) / static_cast<double>(B);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
   run.x = output(x, acc, o);
@@ -203,6 +246,11 @@ GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const D
   // Item-level ρ/m² per (parallel) batch; group privacy over a user's m items gives ρ.
   const double rho_item = o.rho / (static_cast<double>(m) * static_cast<double>(m));
   GradientRun run;
+  run.sensitivity = ClippedVectorSum(data.dim(), o.clip, B).sensitivity();
+  const auto mech = run_mechanism(data.dim(), B, rho_item, o);
+  if (mech && o.account)
+    o.account->claim(group_privacy_entry(batches_entry(*mech, rho_item, o, kGroupPurpose),
+                                         static_cast<int>(m)));
   Vector x = x0, acc = Vector::Zero(x0.size());
   domain.project(x);
   Vector g1(data.dim());
@@ -219,8 +267,7 @@ GradientRun item_dp_sgd_group(const UserDataset& data, const Loss& loss, const D
     }
     Vector lattice = sum.lattice_sum();
     allreduce_exact(comm, lattice);
-    const Vector g =
-        noisy(sum.value_of(lattice), sum.sensitivity(), rho_item, o, rng, run) / static_cast<double>(B);
+    const Vector g = noisy(sum.value_of(lattice), mech, o, rng, run) / static_cast<double>(B);
     step(domain, x, g, o.step_size, acc, t, o.steps);
   }
   run.x = output(x, acc, o);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "dpstats/comm/communicator.hpp"
@@ -122,32 +123,57 @@ Vector zero_ranks(const ConstMatrixRef& rows, std::int64_t m, const Vector* labe
 
 }  // namespace
 
+namespace {
+
+const char* const kOffsetPurpose = "offset check: noisy mid-rank of 0 per column (fit without centring)";
+
+// The check's mechanism on c columns: Gaussian at rho (l2 sensitivity sqrt(c)) or Laplace at
+// epsilon (l1 sensitivity c).
+struct OffsetMechanism {
+  std::optional<GaussianMechanism> gaussian;
+  std::optional<LaplaceMechanism> laplace;
+  LedgerEntry entry() const {
+    return gaussian ? gaussian->ledger_entry(kOffsetPurpose) : laplace->ledger_entry(kOffsetPurpose);
+  }
+};
+
+OffsetMechanism offset_mechanism(Eigen::Index c, const PrivacyLoss& share, NoiseMode noise) {
+  OffsetMechanism m;
+  const auto cs = static_cast<std::size_t>(c);
+  if (share.kind == LossKind::zcdp)
+    m.gaussian.emplace(GaussianMechanism::from_rho(std::sqrt(static_cast<double>(c)), share.rho, cs, noise));
+  else
+    m.laplace.emplace(static_cast<double>(c), share.epsilon, cs, noise);
+  return m;
+}
+
+}  // namespace
+
+LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, NoiseMode noise) {
+  return offset_mechanism(columns, share, noise).entry();
+}
+
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
                          ReleaseBudget& account, Rng& rng, Communicator* ranks) {
   Communicator& comm = comm_or_single(ranks);
   const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
-  const auto cs = static_cast<std::size_t>(c);
   const std::int64_t all_rows =
       comm.size() == 1 ? rows.rows() : allreduce_count(comm, static_cast<std::int64_t>(rows.rows()));
   const double units = static_cast<double>(all_rows / rows_per_unit);
   const Vector S = zero_ranks(rows, rows_per_unit, labels, comm);
-  const char* purpose = "offset check: noisy mid-rank of 0 per column (fit without centring)";
+  const OffsetMechanism mech = offset_mechanism(c, share, noise);
+  all_or_none(comm, [&] { account.claim(mech.entry()); });
   OffsetCheck out;
   Vector noisy;
   double sd = 0;
-  if (share.kind == LossKind::zcdp) {  // l2 sensitivity sqrt(c)
-    const auto mech = GaussianMechanism::from_rho(std::sqrt(static_cast<double>(c)), share.rho,
-                                                  cs, noise);
-    all_or_none(comm, [&] { account.charge(mech.ledger_entry(purpose)); });
-    noisy = on_root(comm, [&] { return Vector(mech.apply(S, rng)); });
-    sd = mech.sigma();
+  if (mech.gaussian) {
+    noisy = on_root(comm, [&] { return Vector(mech.gaussian->apply(S, rng)); });
+    sd = mech.gaussian->sigma();
     out.diagnostics["rho"] = share.rho;
-  } else {  // l1 sensitivity c
-    const LaplaceMechanism mech(static_cast<double>(c), share.epsilon, cs, noise);
-    all_or_none(comm, [&] { account.charge(mech.ledger_entry(purpose)); });
-    noisy = on_root(comm, [&] { return Vector(mech.apply(S, rng)); });
-    sd = std::sqrt(2.0) * mech.scale();
+  } else {
+    noisy = on_root(comm, [&] { return Vector(mech.laplace->apply(S, rng)); });
+    sd = std::sqrt(2.0) * mech.laplace->scale();
     out.diagnostics["epsilon"] = share.epsilon;
   }
   nlohmann::json cols = nlohmann::json::array();

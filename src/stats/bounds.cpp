@@ -1,6 +1,6 @@
 // Absent per-column bounds (stats/stats.hpp): estimated privately by the scale layer
 // (scale/column_scale.hpp: private median and MAD per column on a log grid) from `fraction` of
-// the release's budget, charged to the release's account before its own mechanisms.
+// the release's budget, planned and charged with the release's own mechanisms.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,15 +11,24 @@
 
 namespace dpstats::stats::detail {
 
-std::vector<ColumnBounds> estimate_bounds(const ConstMatrixRef& X, const StatOptions& o,
-                                          double fraction, ReleaseBudget& account, Rng& rng,
-                                          nlohmann::json& diagnostics) {
+ScaleOptions bounds_scale_options(const StatOptions& o, double fraction) {
   ScaleOptions so;
   so.loss = o.privacy.delta == 0 ? PrivacyLoss::pure(o.privacy.epsilon * fraction)
                                  : PrivacyLoss::zcdp(total_rho(o) * fraction);
   so.threads = std::min(o.run.threads, 256);
   so.comm = o.run.comm;  // over ranks: the selections count every rank's rows
-  const ScaleEstimate est = private_scale(X, so, account, rng);
+  return so;
+}
+
+Ledger bounds_plan(const StatOptions& o, const Shares& shares, std::size_t d) {
+  if (!o.bounds.empty()) return {};
+  return private_scale_entries(bounds_scale_options(o, shares.scale), d);
+}
+
+std::vector<ColumnBounds> estimate_bounds(const ConstMatrixRef& X, const StatOptions& o,
+                                          double fraction, ReleaseBudget& account, Rng& rng,
+                                          nlohmann::json& diagnostics) {
+  const ScaleEstimate est = private_scale(X, bounds_scale_options(o, fraction), account, rng);
   std::vector<ColumnBounds> bounds;
   for (const auto& c : est.columns) {
     double lo = c.lo, hi = c.hi;

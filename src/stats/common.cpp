@@ -144,7 +144,7 @@ void report_clipped(const Noise& noise, std::int64_t outside, double n, Rng& rng
 }
 
 SealFacts facts(const StatOptions& o, Neighbouring neighbouring) {
-  SealFacts f;
+  SealFacts f(true);  // docs/proofs/stats.md
   f.neighbouring = neighbouring;
   f.noise = o.run.noise;
   return f;

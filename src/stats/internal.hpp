@@ -7,6 +7,7 @@
 
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/scale/column_scale.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/stats/stats.hpp"
 
@@ -35,6 +36,9 @@ class Noise {
   Noise(double sensitivity, double fraction, const StatOptions& o, std::size_t dimension,
         std::string purpose, double unit);
   LedgerEntry entry() const;
+  // The released quantity's units per noised unit, once an earlier stage has released the
+  // bounds that fix it (the mechanism, and so its charge, does not depend on them).
+  void set_unit(double unit) { unit_ = unit; }
   double apply(double value, Rng& rng) const;
   double scale() const;  // Laplace b or Gaussian sigma, in units of the noised value
   double unit() const { return unit_; }
@@ -50,13 +54,20 @@ void validate_common(const StatOptions& o);
 // At least one row and column, every value finite (before anything is charged).
 void validate_table(const ConstMatrixRef& X);
 
+// The planned entries of the bounds' private estimate (empty when the caller gave bounds): part
+// of the release's plan, charged with the statistic's own entries.
+Ledger bounds_plan(const StatOptions& o, const Shares& shares, std::size_t d);
+
 // The per-column bounds: the caller's (one for all columns or one per column), or estimated
-// privately from shares.scale of the budget (charged to `account`, stated in diagnostics).
+// privately from shares.scale of the budget (drawing bounds_plan's entries, stated in
+// diagnostics).
 std::vector<ColumnBounds> column_bounds(const ConstMatrixRef& X, const StatOptions& o,
                                         const Shares& shares, ReleaseBudget& account, Rng& rng,
                                         nlohmann::json& diagnostics);
 
-// Absent bounds, estimated privately per column from `fraction` of the budget.
+// Absent bounds, estimated privately per column from `fraction` of the budget (the scale layer's
+// private_scale with these options).
+ScaleOptions bounds_scale_options(const StatOptions& o, double fraction);
 std::vector<ColumnBounds> estimate_bounds(const ConstMatrixRef& X, const StatOptions& o,
                                           double fraction, ReleaseBudget& account, Rng& rng,
                                           nlohmann::json& diagnostics);

@@ -36,28 +36,47 @@ struct MomentPlan {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
-// `per_mean`: released units per unit of the mean (n for a sum, 1 otherwise).
+// The mechanisms count in quantum units of exact sums: they depend on n, d and the target, not on
+// the bounds (which may be estimated by an earlier stage of the same plan).
 MomentPlan plan_moments(std::int64_t n, std::size_t d, const StatOptions& o, bool squares,
-                        const std::vector<ColumnBounds>& bounds, const detail::Shares& shares,
-                        double per_mean) {
+                        const detail::Shares& shares) {
   MomentPlan p;
-  p.bounds = bounds;
   p.quantum = sum_quantum(n);
   const double parts = static_cast<double>(d) * (squares ? 2 : 1);
   for (std::size_t j = 0; j < d; ++j) {
-    const double w = bounds[j].upper - bounds[j].lower;
-    const double unit = per_mean * w / (static_cast<double>(n) * p.quantum);  // one sum unit
-    p.first.push_back(Noise(p.quantum, shares.main / parts, o, 1, fmt::format("clipped sum, column {}", j), unit));
-    if (squares)  // (x - centre)^2 in [0, w^2 / 4], in units of (w^2 / 4) / Q
+    p.first.push_back(Noise(p.quantum, shares.main / parts, o, 1, fmt::format("clipped sum, column {}", j), 1));
+    if (squares)
       p.second.push_back(Noise(p.quantum, shares.main / parts, o, 1,
-                               fmt::format("clipped sum of squares, column {}", j), unit * w / 4));
+                               fmt::format("clipped sum of squares, column {}", j), 1));
   }
   if (shares.clip_check > 0) p.clip_check = Noise(1, shares.clip_check, o, 1, "rows outside the bounds", 1);
   return p;
 }
 
-Ledger planned(const MomentPlan& p) {
-  Ledger l;
+// The bounds, and the released units of one sum unit that follow from them. `per_mean`: released
+// units per unit of the mean (n for a sum, 1 otherwise). Returns why the release abstains when an
+// estimated width overflows a double (post-processing of the released bounds).
+std::optional<std::string> set_bounds(MomentPlan& p, std::vector<ColumnBounds> bounds,
+                                      std::int64_t n, double per_mean) {
+  p.bounds = std::move(bounds);
+  for (std::size_t j = 0; j < p.first.size(); ++j) {
+    const double w = p.bounds[j].upper - p.bounds[j].lower;
+    const double unit = per_mean * w / (static_cast<double>(n) * p.quantum);  // one sum unit
+    if (!std::isfinite(unit * w / 4))
+      return fmt::format("the bounds of column {} are beyond the largest double: give bounds, or "
+                         "rescale the data", j);
+  }
+  for (std::size_t j = 0; j < p.first.size(); ++j) {
+    const double w = p.bounds[j].upper - p.bounds[j].lower;
+    const double unit = per_mean * w / (static_cast<double>(n) * p.quantum);
+    p.first[j].set_unit(unit);
+    if (!p.second.empty()) p.second[j].set_unit(unit * w / 4);  // (x - c)^2 in [0, w^2 / 4]
+  }
+  return std::nullopt;
+}
+
+// The release's plan: the bounds' estimate (when absent), then the statistic's mechanisms.
+Ledger planned(const MomentPlan& p, Ledger l = {}) {
   for (const auto& m : p.first) l.push_back(m.entry());
   for (const auto& m : p.second) l.push_back(m.entry());
   if (p.clip_check) l.push_back(p.clip_check->entry());
@@ -69,7 +88,8 @@ Ledger planned(const MomentPlan& p) {
 // ranks (issue 18): the exact sums are added over ranks and rank 0 draws, every rank gets its
 // values.
 void run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& p, const StatOptions& o,
-                 Communicator& comm, Rng& rng, Vector& mean, Vector& square_mean) {
+                 Communicator& comm, ReleaseBudget& account, Rng& rng, Vector& mean,
+                 Vector& square_mean) {
   const auto n = static_cast<double>(rows);
   detail::ExactSums s = detail::exact_sums(X, p.bounds, p.quantum, !p.second.empty(), o.run.threads);
   const Eigen::Index d = X.cols(), second = s.second.size();
@@ -81,6 +101,7 @@ void run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& p, cons
     s.second = all.segment(d, second);
     s.outside_rows = static_cast<std::int64_t>(all[d + second]);
   }
+  account.claim(planned(p));
   auto draw = [&] {
     mean.resize(d);
     square_mean.resize(p.second.empty() ? 0 : d);
@@ -148,18 +169,24 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
   const std::int64_t n = guarded_rows(X, o, comm, kNames[static_cast<int>(what)]);
   const auto d = static_cast<std::size_t>(X.cols());
   const bool squares = what == Moment::variance || what == Moment::std;
-  // plan (bounds: given, or estimated privately from scale_share -- itself charged)
+  // plan (bounds: given, or estimated privately from scale_share, planned with the rest)
   ReleaseBudget account = detail::release_budget(o, budget);
   nlohmann::json diagnostics = nlohmann::json::object();
   const detail::Shares shares = detail::shares(o);
-  const std::vector<ColumnBounds> bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
-  const double per_mean = what == Moment::sum ? static_cast<double>(n) : 1.0;
-  MomentPlan plan = plan_moments(n, d, o, squares, bounds, shares, per_mean);
-  // charge
-  all_or_none(comm, [&] { account.charge(planned(plan)); });  // the budget lives on rank 0
+  MomentPlan plan = plan_moments(n, d, o, squares, shares);
+  // charge: the whole plan (the budget lives on rank 0)
+  all_or_none(comm, [&] { account.charge(planned(plan, detail::bounds_plan(o, shares, d))); });
   // run
+  const double per_mean = what == Moment::sum ? static_cast<double>(n) : 1.0;
+  if (auto why = set_bounds(plan, detail::column_bounds(X, o, shares, account, rng, diagnostics),
+                            n, per_mean)) {
+    SealFacts facts = detail::facts(o, Neighbouring::replace_one);
+    facts.abstained = std::move(why);
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));
+  }
+  const std::vector<ColumnBounds>& bounds = plan.bounds;
   Vector mean, square_mean;
-  run_moments(X, n, plan, o, comm, rng, mean, square_mean);
+  run_moments(X, n, plan, o, comm, account, rng, mean, square_mean);
   Vector estimate = mean;
   if (what == Moment::sum) estimate = mean * static_cast<double>(n);
   if (squares) {
@@ -230,30 +257,35 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rn
   const std::int64_t n = guarded_rows(X, o, comm, "quantiles");
   const auto d = static_cast<std::size_t>(X.cols());
   const std::size_t k = o.quantiles.size();
-  // plan: each (column, probability) is one permute-and-flip selection at an equal share
+  // plan: each (column, probability) is one permute-and-flip selection at an equal share, after
+  // the bounds' estimate when they are absent
   ReleaseBudget account = detail::release_budget(o, budget);
   nlohmann::json diagnostics = nlohmann::json::object();
   const detail::Shares shares = detail::shares(o);
-  const auto bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
   const double each = detail::pure_epsilon(shares.main, o) / static_cast<double>(d * k);
-  std::vector<QuantileOptions> selections;
-  Ledger ledger;
+  Ledger ledger = detail::bounds_plan(o, shares, d);
   for (std::size_t j = 0; j < d; ++j)
-    for (double q : o.quantiles) {
+    for (double q : o.quantiles)
+      ledger.push_back(private_quantile_entry(each, fmt::format("quantile {} of column {}", q, j)));
+  // charge: the whole plan (the budget lives on rank 0)
+  all_or_none(comm, [&] { account.charge(ledger); });
+  // run: the bounds, then per selection the counts below each candidate added over ranks (one
+  // process: this one) and rank 0 selects; post-processing sorts each column's answers so they
+  // are nondecreasing in q
+  const auto bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  std::vector<QuantileOptions> selections;
+  for (std::size_t j = 0; j < d; ++j)
+    for (double q : o.quantiles)
       selections.push_back({.q = q, .lower = bounds[j].lower, .upper = bounds[j].upper,
                             .candidates = o.grid_size, .epsilon = each});
-      ledger.push_back(private_quantile_entry(selections.back(), fmt::format("quantile {} of column {}", q, j)));
-    }
-  // charge
-  all_or_none(comm, [&] { account.charge(ledger); });  // the budget lives on rank 0
-  // run: the counts below each candidate added over ranks (one process: this one), rank 0
-  // selects; post-processing sorts each column's answers so they are nondecreasing in q
   Vector estimate(static_cast<Eigen::Index>(d * k));
   std::vector<double> column(static_cast<std::size_t>(X.rows()));
   for (std::size_t j = 0; j < d; ++j) {
     for (Eigen::Index i = 0; i < X.rows(); ++i) column[static_cast<std::size_t>(i)] = X(i, static_cast<Eigen::Index>(j));
-    for (std::size_t t = 0; t < k; ++t)
-      estimate[static_cast<Eigen::Index>(j * k + t)] = private_quantile(column, selections[j * k + t], rng, comm);
+    for (std::size_t t = 0; t < k; ++t) {
+      const QuantileOptions& sel = selections[j * k + t];
+      estimate[static_cast<Eigen::Index>(j * k + t)] = private_quantile(column, sel, rng, comm);
+    }
     detail::sort_by_probability(estimate.segment(static_cast<Eigen::Index>(j * k), static_cast<Eigen::Index>(k)), o.quantiles);
   }
   // seal

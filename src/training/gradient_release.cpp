@@ -98,16 +98,22 @@ double GradientRelease::noise_multiplier() const {
 }
 LedgerEntry GradientRelease::ledger_entry(std::string purpose, double sampling_rate,
                                           int steps) const {
-  if (mechanism().mode() == NoiseMode::fast_float)
-    return {"gaussian", std::move(purpose), sensitivity_, first_noise_std(),
-            PrivacyLoss::subsampled_gaussian(sampling_rate, noise_multiplier()), steps};
-  // The lattice noise is stated at the continuous multiplier it couples to (proofs §9), which
-  // the variance margin above keeps at the configured one.
+  // The mechanism's own entry (its sum's sensitivity and sigma; one unit is 1/B of the released
+  // mean gradient), with the loss of `steps` Poisson-subsampled calls: the lattice noise is
+  // stated at the continuous multiplier it couples to (proofs §9), which the variance margin
+  // above keeps at the configured one.
+  LedgerEntry e = in_output_units(mechanism().ledger_entry(std::move(purpose)),
+                                  1 / c_.expected_batch);
+  e.count = steps;
+  if (mechanism().mode() == NoiseMode::fast_float) {
+    e.loss = PrivacyLoss::subsampled_gaussian(sampling_rate, noise_multiplier());
+    return e;
+  }
   const double z = std::min(c_.noise_multiplier, mechanism().coupled_noise_multiplier());
   require(z > 0, fmt::format("noise_multiplier = {} is too small for the secure lattice",
                              c_.noise_multiplier));
-  const PrivacyLoss loss = PrivacyLoss::subsampled_discrete_gaussian(sampling_rate, z);
-  return {"gaussian", std::move(purpose), sensitivity_, first_noise_std(), loss, steps};
+  e.loss = PrivacyLoss::subsampled_discrete_gaussian(sampling_rate, z);
+  return e;
 }
 
 double GradientRelease::first_noise_std() const {

@@ -128,9 +128,12 @@ double accuracy_chunked(const Classifier& model, const RowMatrix& X, const std::
   return right / static_cast<double>(X.rows());
 }
 
-GaussianMechanism loss_mechanism(const ClassifyOptions& o) {
-  return GaussianMechanism::from_rho(
-      o.loss_bound, 1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier), 1, o.run.noise);
+// The per-epoch loss release on the exact sum of the clipped losses, counted in steps of the box
+// quantum Q of n rows (sensitivity Q, one step L/Q of the loss sum): the mechanism that runs.
+GaussianMechanism loss_mechanism(const ClassifyOptions& o, Eigen::Index n) {
+  return GaussianMechanism::from_rho(exact::box_quantum(n),
+                                     1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier), 1,
+                                     o.run.noise);
 }
 
 NormQuantileOptions feature_scale_options(const ClassifyOptions& o) {
@@ -170,11 +173,10 @@ bool plan_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
 // mu = 1 / (coupled noise multiplier): exact for the continuous Gaussian (fast_float), and the
 // coupled form of the lattice Gaussian (secure, docs/proofs/accounting.md §9), which both the
 // pld and the rdp accountants count.
-LedgerEntry loss_entry(const ClassifyOptions& o) {
-  const GaussianMechanism m = loss_mechanism(o);
-  LedgerEntry e = m.ledger_entry("clipped training-loss sum (one per epoch)");
-  const double mu = 1 / m.coupled_noise_multiplier();
-  e.loss = m.mode() == NoiseMode::secure ? PrivacyLoss::discrete_gdp(mu) : PrivacyLoss::gdp(mu);
+LedgerEntry loss_entry(const ClassifyOptions& o, Eigen::Index n) {
+  LedgerEntry e = in_output_units(
+      loss_mechanism(o, n).gdp_ledger_entry("clipped training-loss sum (one per epoch)"),
+      o.loss_bound / exact::box_quantum(n));
   e.count = o.epochs;
   return e;
 }
@@ -191,8 +193,7 @@ Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& 
     l.push_back(private_norm_quantile_entry(feature_scale_options(o)));
   }
   l.push_back(steps);
-  l.push_back(loss_entry(o));
-  (void)n;
+  l.push_back(loss_entry(o, n));
   return l;
 }
 
@@ -331,7 +332,7 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
   rc.noise_multiplier =
       o.noise_multiplier ? *o.noise_multiplier : classify_noise_multiplier(o, n, d);
   plan.release.emplace(rc);
-  plan.loss.emplace(loss_mechanism(o));
+  plan.loss.emplace(loss_mechanism(o, n));
   const GradientRelease& rel = *plan.release;
   if (o.optimizer == ClassifyOptimizer::dp_adam_debiased)
     plan.bias = rel.first_noise_std() * rel.first_noise_std();
@@ -344,10 +345,11 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
   return plan;
 }
 
-// The feature scale s: public, or the private 0.9-quantile of ||x_i|| on a scratch budget (the
-// plan's entry was charged on the real one). Writes what it cost to `d`.
+// The feature scale s: public, or the private 0.9-quantile of ||x_i|| (claiming the plan's entry
+// on `account`). Writes what it cost to `d`.
 std::optional<FeatureMap> global_scale(const ClassifyOptions& o, const ConstMatrixRef& X,
-                                       Rng& rng, nlohmann::json& d, std::string& reason) {
+                                       ReleaseBudget& account, Rng& rng, nlohmann::json& d,
+                                       std::string& reason) {
   const auto cols = X.cols();
   if (o.feature_scale || !is_private(o.optimizer)) {
     d["feature_scale"] = o.feature_scale.value_or(1.0);
@@ -355,8 +357,7 @@ std::optional<FeatureMap> global_scale(const ClassifyOptions& o, const ConstMatr
     return FeatureMap{Vector::Zero(cols), Vector::Constant(cols, o.feature_scale.value_or(1.0))};
   }
   const NormQuantileOptions qo = feature_scale_options(o);
-  ReleaseBudget scratch(qo.loss, Accountant::basic);
-  const NormQuantile q = private_norm_quantile(X, qo, scratch, rng);
+  const NormQuantile q = private_norm_quantile(X, qo, account, rng);
   d["feature_scale"] = q.value;
   d["feature_scale_source"] = "private 0.9-quantile of the row norms";
   d["feature_scale_estimate"] = q.diagnostics();
@@ -368,15 +369,15 @@ std::optional<FeatureMap> global_scale(const ClassifyOptions& o, const ConstMatr
   return FeatureMap{Vector::Zero(cols), Vector::Constant(cols, q.value)};
 }
 
-// Per column: the private median and robust sd (scale layer, on a scratch budget: the plan's
-// entries were charged on the real one); divisor_j = scale_j kappa_d. A degenerate column (MAD at
-// its resolution, e.g. a binary column with a majority value) takes the geometric mean of the
-// other columns' scales: post-processing of released values. No usable column: abstain.
-std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
-                                     nlohmann::json& d, std::string& reason) {
+// Per column: the private median and robust sd (scale layer, claiming the plan's entries on
+// `account`); divisor_j = scale_j kappa_d. A degenerate column (MAD at its resolution, e.g. a
+// binary column with a majority value) takes the geometric mean of the other columns' scales:
+// post-processing of released values. No usable column: abstain.
+std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrixRef& X,
+                                     ReleaseBudget& account, Rng& rng, nlohmann::json& d,
+                                     std::string& reason) {
   const ScaleOptions so = column_scale_options(o);
-  ReleaseBudget scratch(so.loss, Accountant::zcdp);
-  const ScaleEstimate est = private_scale(X, so, scratch, rng);
+  const ScaleEstimate est = private_scale(X, so, account, rng);
   FeatureMap f{est.location(), est.scale()};
   double log_sum = 0, ok = 0;
   for (const ColumnScale& c : est.columns)
@@ -532,11 +533,8 @@ EpochReport Trainer::epoch(int e, EvalSet test) {
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.examples = examples;
   const double K = loss_sum(), L = o_.loss_bound, Q = exact::box_quantum(shard_.total);
-  // The loss mechanism at the lattice's scale (sensitivity Q instead of L, the same rho): the
-  // plan's entry (sensitivity L) describes this release times L / Q exactly.
-  const double noisy = plan_.loss ? on_root(comm_, [&] {
-    return GaussianMechanism::from_rho(Q, plan_.loss->rho(), 1, o_.run.noise).apply(K, rng_);
-  }) : K;
+  // The plan's loss mechanism (sensitivity Q: one step is L / Q of the loss sum).
+  const double noisy = plan_.loss ? on_root(comm_, [&] { return plan_.loss->apply(K, rng_); }) : K;
   r.train_loss = noisy * (L / Q) / static_cast<double>(shard_.total);
   if (test.X && test.y) r.test_accuracy = accuracy_chunked(model_, *test.X, *test.y);
   return r;
@@ -600,13 +598,12 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                : ReleaseBudget::non_private();
   if (priv) all_or_none(comm, [&] { account.charge(plan.account.ledger); });  // charge
   nlohmann::json d = plan_diagnostics(o, plan, model);
-  SealFacts facts;
+  SealFacts facts(priv && o.run.noise == NoiseMode::secure);
   facts.neighbouring = Neighbouring::add_remove;
   facts.noise = o.run.noise;
-  facts.certified = priv && o.run.noise == NoiseMode::secure;
   std::string reason;
-  const std::optional<FeatureMap> f = plan.columns ? column_map(o, X, rng, d, reason)  // run
-                                                   : global_scale(o, X, rng, d, reason);
+  const std::optional<FeatureMap> f = plan.columns ? column_map(o, X, account, rng, d, reason)
+                                                   : global_scale(o, X, account, rng, d, reason);
   if (!f) {
     facts.abstained = reason;
     return seal(std::move(model), account, facts, rng, std::move(d));

@@ -286,11 +286,8 @@ Alg3Plan plan_alg3(std::int64_t n, std::int64_t m, double epsilon, double delta,
 // ---------------------------------------------------------------------------------------------
 // Alg 3 with Alg 2 inside (docs/proofs/user-level.md §2.3, §2.4)
 
-namespace {
-
-// The Gaussian of one noisy step (paper: σ_i on the filtered mean; practical: ρ/T_i on the sum).
-GaussianMechanism step_mechanism(const Alg3Plan& P, const Alg3Phase& ph, std::int64_t d,
-                                 NoiseMode noise) {
+GaussianMechanism alg3_step_mechanism(const Alg3Plan& P, const Alg3Phase& ph, std::int64_t d,
+                                      NoiseMode noise) {
   if (P.profile == Profile::paper) {
     return GaussianMechanism::from_sigma(ph.sensitivity, ph.sigma_i, static_cast<std::size_t>(d),
                                          noise);
@@ -299,6 +296,8 @@ GaussianMechanism step_mechanism(const Alg3Plan& P, const Alg3Phase& ph, std::in
                                      P.rho / static_cast<double>(ph.T_i),
                                      static_cast<std::size_t>(d), noise);
 }
+
+namespace {
 
 // Paper lines 8–12: the gate (nullopt: halt), the coin filter and the noisy filtered mean.
 std::optional<Vector> paper_step(const RowMatrix& Q, const Alg3Plan& P, const Alg3Phase& ph,
@@ -397,7 +396,7 @@ Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, 
     std::optional<AboveThreshold> gate;
     if (paper && noisy) gate.emplace(-0.8 * static_cast<double>(ph.K_i), 2.0, o.privacy.epsilon / 2, rng);
     const std::optional<GaussianMechanism> gauss =
-        noisy ? std::optional(step_mechanism(P, ph, d, o.run.noise)) : std::nullopt;
+        noisy ? std::optional(alg3_step_mechanism(P, ph, d, o.run.noise)) : std::nullopt;
     RowMatrix Q(ph.K_i, d);
     for (std::int64_t t = 0; t < ph.T_i; ++t) {
       if (acsa.stage_step() == ph.stage_length) acsa.restart();

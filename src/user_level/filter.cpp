@@ -48,14 +48,29 @@ Vector clipped(Vector g, double c) {
 
 }  // namespace
 
-Ledger plan_filter(std::int64_t n, std::int64_t d, const FilterOptions& o) {
-  LedgerEntry c = centre_mechanism(n, d, o).ledger_entry(
-      "filter centre: exact sum of per-user clipped mean gradients, T steps");
-  LedgerEntry f = residual_mechanism(n, d, o).ledger_entry(
-      "soft-filtered residuals around the released centre (norm <= 2r), T steps");
-  c.count = o.steps;
-  f.count = o.steps;
+namespace {
+
+const char* const kCentrePurpose = "filter centre: exact sum of per-user clipped mean gradients, T steps";
+const char* const kResidualPurpose =
+    "soft-filtered residuals around the released centre (norm <= 2r), T steps";
+
+Ledger entries_of(const GaussianMechanism& cm, const GaussianMechanism& fm, int steps) {
+  LedgerEntry c = cm.ledger_entry(kCentrePurpose), f = fm.ledger_entry(kResidualPurpose);
+  c.count = steps;
+  f.count = steps;
   return {c, f};
+}
+
+}  // namespace
+
+Ledger plan_filter(std::int64_t n, std::int64_t d, const FilterOptions& o) {
+  return entries_of(centre_mechanism(n, d, o), residual_mechanism(n, d, o), o.steps);
+}
+
+Ledger filter_planned(const FilterOptions& o) {
+  return {GaussianMechanism::reserved_entry(o.centre_share * o.rho / o.steps, kCentrePurpose, o.steps),
+          GaussianMechanism::reserved_entry((1 - o.centre_share) * o.rho / o.steps, kResidualPurpose,
+                                            o.steps)};
 }
 
 GradientRun filtered_dp_gd(const UserDataset& data, const Loss& loss, const Domain& domain,
@@ -66,6 +81,7 @@ GradientRun filtered_dp_gd(const UserDataset& data, const Loss& loss, const Doma
   const std::int64_t local = data.num_users(), n = data.total_users(), d = data.dim();
   const auto cm = centre_mechanism(n, d, o);
   const auto fm = residual_mechanism(n, d, o);
+  if (o.account && !o.noiseless) o.account->claim(entries_of(cm, fm, o.steps));
   GradientRun run;
   run.sigma = fm.sigma();
   run.sensitivity = ClippedVectorSum(d, 2 * o.radius, n).sensitivity();

@@ -9,6 +9,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/above_threshold.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/parallel.hpp"
@@ -18,9 +19,11 @@
 #include "dpstats/solvers/exact_sum.hpp"
 #include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/solvers/dp_sgd.hpp"
 #include "checks.hpp"
 
 namespace dpstats::optimize {
@@ -224,6 +227,23 @@ std::vector<Vector> group_iterates(const UserDataset& data, const Loss& loss, co
   return out;
 }
 
+// Alg 1's mechanisms, public given the plan: the paper's score test (Laplace(20/ε), sensitivity 2)
+// and Gaussian output (σ_i, the Lemma B.2 coupling sensitivity), the practical profile's Gaussian
+// at ρ on the exact sum of the displacements clipped to τ_i.
+LaplaceMechanism alg1_test(double eps, NoiseMode noise) { return LaplaceMechanism(2.0, eps / 10, 1, noise); }
+
+GaussianMechanism alg1_paper_output(const Alg1Phase& ph, const UserLevelOptions& o, std::int64_t d) {
+  const double zeta = o.privacy.delta / (10 * std::exp(o.privacy.epsilon));
+  const double sens = ph.tau_i * std::log(1 / zeta) / static_cast<double>(ph.groups);
+  return GaussianMechanism::from_sigma(sens, ph.sigma_i, static_cast<std::size_t>(d), o.run.noise);
+}
+
+GaussianMechanism alg1_practical_output(const Alg1Phase& ph, double rho, std::int64_t d,
+                                        NoiseMode noise) {
+  return GaussianMechanism::from_rho(ClippedVectorSum(d, ph.tau_i, ph.groups).sensitivity(), rho,
+                                     static_cast<std::size_t>(d), noise);
+}
+
 // Alg 1 paper, lines 8–14 for one phase: the score test, the randomized filter and the Gaussian
 // output; nullopt when the test fails (the run halts).
 std::optional<Vector> paper_phase(const std::vector<Vector>& it, const Alg1Phase& ph,
@@ -242,7 +262,7 @@ std::optional<Vector> paper_phase(const std::vector<Vector>& it, const Alg1Phase
     }
   }
   const double s = pairs / static_cast<double>(C);
-  const LaplaceMechanism lap(2.0, eps / 10, 1, o.run.noise);
+  const LaplaceMechanism lap = alg1_test(eps, o.run.noise);
   const double noisy_s = noisy ? lap.apply(s, rng) : s;
   const bool pass = noisy_s >= 4.0 * static_cast<double>(C) / 5;
   if (trace) trace->phase_passed.push_back(pass ? 1 : 0);
@@ -264,31 +284,26 @@ std::optional<Vector> paper_phase(const std::vector<Vector>& it, const Alg1Phase
   mean = kept > 0 ? Vector(mean / static_cast<double>(kept)) : start;
   // Line 14: x_i = x̃_i + N(0, σ_i² I).
   if (!noisy) return mean;
-  const double zeta = o.privacy.delta / (10 * std::exp(eps));
-  const double sens = ph.tau_i * std::log(1 / zeta) / static_cast<double>(C);
-  const auto g = GaussianMechanism::from_sigma(sens, ph.sigma_i, static_cast<std::size_t>(d),
-                                               o.run.noise);
-  return Vector(g.apply(mean, rng));
+  return Vector(alg1_paper_output(ph, o, d).apply(mean, rng));
 }
 
-// Alg 1 practical for one phase: exact sum of the displacements clipped to τ_i, Gaussian at ρ.
-Vector practical_phase(const std::vector<Vector>& it, const Alg1Phase& ph, double rho,
-                       const Vector& start, NoiseMode noise, bool noisy, Rng& rng) {
+// Alg 1 practical for one phase: exact sum of the displacements clipped to τ_i, `output`'s noise.
+Vector practical_phase(const std::vector<Vector>& it, const Alg1Phase& ph,
+                       const GaussianMechanism& output, const Vector& start, bool noisy, Rng& rng) {
   const std::int64_t d = start.size();
   ClippedVectorSum sum(d, ph.tau_i, ph.groups);
   for (const auto& v : it) sum.add(v - start);
   Vector disp = sum.sum();
-  if (noisy) {
-    const auto g = GaussianMechanism::from_rho(sum.sensitivity(), rho, static_cast<std::size_t>(d),
-                                               noise);
-    disp = g.apply(disp, rng);
-  }
+  if (noisy) disp = output.apply(disp, rng);
   return start + disp / static_cast<double>(ph.groups);
 }
 
+// `outputs`: the practical profile's phase mechanisms (alg1_practical_output), whose entries the
+// release presented.
 Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
-                    const Alg1Plan& P, const UserLevelOptions& o, Rng& rng,
-                    GradientCounter& counter, UserLevelTrace* trace) {
+                    const Alg1Plan& P, const std::vector<GaussianMechanism>& outputs,
+                    const UserLevelOptions& o, Rng& rng, GradientCounter& counter,
+                    UserLevelTrace* trace) {
   const bool paper = P.profile == Profile::paper;
   const auto perm = random_permutation(data.num_users(), rng);
   Vector x = x0;
@@ -304,7 +319,7 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
     offset += ph.groups * ph.N_i;
     if (trace) trace->group_iterates = it;
     if (!paper) {
-      x = practical_phase(it, ph, P.rho, start, o.run.noise, noisy, rng);
+      x = practical_phase(it, ph, outputs[i], start, noisy, rng);
       continue;
     }
     const auto out = paper_phase(it, ph, start, o, noisy, rng, trace);
@@ -324,8 +339,8 @@ Alg1Result run_alg1(const UserDataset& data, const Loss& loss, const Domain& X, 
 
 
 // ---------------------------------------------------------------------------------------------
-// fit_user_level: validate -> resolve bounds (kind b estimates, charged first) -> plan -> charge
-// -> run -> seal (docs/proofs/user-level.md).
+// fit_user_level: validate -> plan (centring, bounds estimates, the method: every charge from
+// public values) -> charge -> run (each stage claims its entries) -> seal (docs/proofs/user-level.md).
 
 namespace {
 
@@ -478,13 +493,59 @@ struct Bounds {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
+// The bounds step's plan (public: the options, and whether the data state bounds): which bounds
+// are estimated, whether a supplied feature_bound is reported, their shares, and the rho left.
+struct BoundsPlan {
+  bool estimate_A = false, estimate_B = false, report = false;
+  double eps_each = 0, eps_report = 0, rho_left = 0;
+};
+
+BoundsPlan plan_bounds(bool has_A, bool has_B, const UserLevelOptions& o, double centred_share) {
+  BoundsPlan p;
+  p.estimate_A = !o.feature_bound && !has_A;
+  p.estimate_B = uses_label_bound(o.loss) && !o.label_bound && !has_B;
+  p.report = o.feature_bound.has_value() && !paper_method(o) &&
+             o.method != UserLevelMethod::non_private;
+  if (paper_method(o) || o.method == UserLevelMethod::non_private) return p;
+  const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  const int estimates = (p.estimate_A ? 1 : 0) + (p.estimate_B ? 1 : 0);
+  // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
+  p.eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
+  p.eps_report = std::sqrt(2 * o.clip_report_share * rho);
+  p.rho_left = rho * (1 - centred_share - (estimates ? o.scale_share : 0) -
+                      (p.report ? o.clip_report_share : 0));
+  return p;
+}
+
+const char* const kReportPurpose = "users with a row above the supplied feature_bound";
+
+LaplaceMechanism report_mechanism(const BoundsPlan& p, NoiseMode noise) {
+  return LaplaceMechanism(1.0, p.eps_report, 1, noise);
+}
+
+NormQuantileOptions bound_quantile_options(const BoundsPlan& p, const UserLevelOptions& o) {
+  NormQuantileOptions nq;
+  nq.comm = o.run.comm;  // every rank's users: exact counts, rank 0 draws
+  nq.loss = PrivacyLoss::pure(p.eps_each);
+  nq.q = kUserQuantile;
+  return nq;
+}
+
+// The bounds step's entries (the estimates' and the report's).
+Ledger bounds_entries(const BoundsPlan& p, const UserLevelOptions& o) {
+  if (paper_method(o) || o.method == UserLevelMethod::non_private) return {};
+  Ledger l;
+  if (p.report) l.push_back(report_mechanism(p, o.run.noise).ledger_entry(kReportPurpose));
+  for (int k = (p.estimate_A ? 1 : 0) + (p.estimate_B ? 1 : 0); k > 0; --k)
+    l.push_back(private_norm_quantile_entry(bound_quantile_options(p, o)));
+  return l;
+}
+
 Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double centred_share,
                       ReleaseBudget& account, Rng& rng) {
   Bounds b;
-  const bool estimate_A = !o.feature_bound && !data.has_feature_bound();
-  const bool estimate_B = uses_label_bound(o.loss) && !o.label_bound && !data.has_label_bound();
-  const bool report = o.feature_bound.has_value() && !paper_method(o) &&
-                      o.method != UserLevelMethod::non_private;
+  const BoundsPlan p = plan_bounds(data.has_feature_bound(), data.has_label_bound(), o, centred_share);
+  const bool estimate_A = p.estimate_A, estimate_B = p.estimate_B, report = p.report;
   b.A = o.feature_bound.value_or(data.feature_bound());
   b.B = uses_label_bound(o.loss) ? o.label_bound.value_or(data.label_bound()) : 1.0;
   if (o.method == UserLevelMethod::non_private) {
@@ -494,26 +555,17 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
     return b;
   }
   if (paper_method(o)) return b;  // validate_options required both bounds
-  const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
-  const int estimates = (estimate_A ? 1 : 0) + (estimate_B ? 1 : 0);
-  // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
-  const double eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
-  const double eps_report = std::sqrt(2 * o.clip_report_share * rho);
   std::optional<LaplaceMechanism> count;
   if (report) {
-    count.emplace(1.0, eps_report, 1, o.run.noise);
-    account.charge(count->ledger_entry("users with a row above the supplied feature_bound"));
+    count.emplace(report_mechanism(p, o.run.noise));
+    account.claim(count->ledger_entry(kReportPurpose));
   }
-  b.rho_left = rho * (1 - centred_share - (estimates ? o.scale_share : 0) -
-                      (report ? o.clip_report_share : 0));
-  // The scale layer's selection on its log grid over every double (charges its own entry).
+  b.rho_left = p.rho_left;
+  // The scale layer's selection on its log grid over every double (claims its planned entry).
   const auto estimate = [&](bool labels, const char* name) {
     const auto values = per_user_values(data, labels);  // this rank's home users
-    NormQuantileOptions nq;
-    nq.comm = o.run.comm;  // every rank's users: exact counts, rank 0 draws
-    nq.loss = PrivacyLoss::pure(eps_each);
-    nq.q = kUserQuantile;
-    const NormQuantile pb = private_value_quantile(values, nq, account, rng);
+    const NormQuantile pb =
+        private_value_quantile(values, bound_quantile_options(p, o), account, rng);
     b.diagnostics[name] = pb.diagnostics();
     b.diagnostics[name].update(
         {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
@@ -537,7 +589,7 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
     const double fraction = std::max(0.0, noisy) / static_cast<double>(data.total_users());
     b.diagnostics["feature_bound"] = {{"value", b.A}, {"estimated", false},
                                       {"clipped_users_fraction", fraction},
-                                      {"epsilon", eps_report}};
+                                      {"epsilon", p.eps_report}};
     if (fraction > kClippedWarning) {
       b.diagnostics["warnings"].push_back(fmt::format(
           "feature_bound = {} clips rows of about {:.0f}% of the users (private count): the "
@@ -580,6 +632,63 @@ struct MethodRun {
   bool certified = true;
 };
 
+// The methods' charges, planned before the bounds are released (their losses follow from ε, δ
+// and ρ alone) and claimed with the phases' mechanisms once the schedule is known.
+ParallelComposite alg1_composite(double rho) {
+  return ParallelComposite(PrivacyLoss::zcdp(rho), Accountant::zcdp,
+                           "Alg 1: phase outputs on disjoint users (parallel composition)");
+}
+ParallelComposite alg3_composite(double rho) {
+  return ParallelComposite(PrivacyLoss::zcdp(rho), Accountant::zcdp,
+                           "Alg 3: exact clipped gradient sums, T_i steps per phase (phases on "
+                           "disjoint users: parallel composition)");
+}
+const char* const kAlg1Theorem = "Thm B.1, docs/proofs/user-level.md §2.2";
+const char* const kAlg1Purpose = "Alg 1: score tests (Laplace(20/eps)) and phase outputs";
+const char* const kAlg3Theorem = "Thm C.1, docs/proofs/user-level.md §2.3–2.4";
+const char* const kAlg3Purpose = "Alg 3: concentration gates (AboveThreshold) and filtered steps";
+
+LedgerEntry alg1_proved(double eps, double delta, Ledger parts) {
+  return proved_entry(PrivacyLoss::approximate(eps, delta), kAlg1Theorem, kAlg1Purpose,
+                      std::move(parts));
+}
+LedgerEntry alg3_proved(double eps, double delta, Ledger parts) {
+  return proved_entry(PrivacyLoss::approximate(eps, delta), kAlg3Theorem, kAlg3Purpose,
+                      std::move(parts));
+}
+
+// The method's planned entries at `rho` (the practical profiles' zCDP; the paper's (ε, δ)).
+Ledger method_planned(const UserDataset& data, const UserLevelOptions& o, double rho) {
+  const double eps = o.privacy.epsilon, delta = o.privacy.delta;
+  const bool paper = o.profile == Profile::paper;
+  GradientOptions g;
+  g.steps = o.steps.value_or(20);
+  g.rho = rho;
+  FilterOptions f;
+  f.steps = o.steps.value_or(20);
+  f.rho = rho;
+  const std::int64_t n = data.total_users(), m = data.items_per_user();
+  switch (o.method) {
+    case UserLevelMethod::phased_sgd:
+      return {paper ? proved_entry(PrivacyLoss::approximate(eps, delta), kAlg1Theorem, kAlg1Purpose)
+                    : alg1_composite(rho).planned()};
+    case UserLevelMethod::accelerated:
+    case UserLevelMethod::nonsmooth:
+      return {paper ? proved_entry(PrivacyLoss::approximate(eps, delta), kAlg3Theorem, kAlg3Purpose)
+                    : alg3_composite(rho).planned()};
+    case UserLevelMethod::dp_gd_user: return {user_dp_gd_planned(g)};
+    case UserLevelMethod::dp_sgd_user:
+      require(g.steps <= n, "dp-sgd-user needs at most one batch per user (steps <= n)");
+      return {user_dp_sgd_planned(g)};
+    case UserLevelMethod::dp_sgd_group:
+      require(g.steps <= n * m, "dp-sgd-group needs at most one batch per item (steps <= n·m)");
+      return {item_dp_sgd_group_planned(g, m)};
+    case UserLevelMethod::dp_gd_filter: return filter_planned(f);
+    case UserLevelMethod::non_private: return {};
+  }
+  throw std::logic_error("method_planned: no plan for this method");
+}
+
 MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
                      double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
                      nlohmann::json& diag, UserLevelTrace* trace) {
@@ -591,31 +700,23 @@ MethodRun fit_phased(const UserDataset& data, const Setting& s, const UserLevelO
   const Alg1Plan P = plan_alg1(data.total_users(), data.items_per_user(), eps, delta, s.k, a1);
   diag["schedule"] = plan_json(P);
   if (!P.feasible) throw InvalidArgument("phased-sgd cannot run at this size: " + P.refusal);
-  const auto d = static_cast<std::size_t>(data.dim());
-  const Alg1Phase& p1 = P.phases.front();
-  Ledger planned;
-  if (paper) {
-    // Thm B.1, per phase (phases on disjoint users compose in parallel): the score test
-    // (Laplace(20/ε), sensitivity 2) is charged ε/4, the filtered Gaussian output the rest with the
-    // Lemma B.2 coupling sensitivity (docs/proofs/user-level.md §2).
-    LedgerEntry test = LaplaceMechanism(2.0, eps / 10, 1, o.run.noise)
-                           .ledger_entry("score test per phase (parallel over phases)");
-    test.loss = PrivacyLoss::pure(eps / 4);  // Thm B.1's share for the test and its coupling
-    const double coupling = p1.tau_i * std::log(10 * std::exp(eps) / delta) / static_cast<double>(P.C);
-    LedgerEntry out = GaussianMechanism::from_sigma(coupling, p1.sigma_i, d, o.run.noise)
-                          .ledger_entry("phase outputs (parallel over phases), Lemma B.2 coupling");
-    out.loss = PrivacyLoss::approximate(remainder_after(eps, eps / 4), delta);
-    planned = {test, out};
-  } else {
-    const ClippedVectorSum probe(data.dim(), p1.tau_i, p1.groups);
-    planned = {GaussianMechanism::from_rho(probe.sensitivity(), P.rho, d, o.run.noise)
-                   .ledger_entry("phase outputs on disjoint users (parallel composition over "
-                                 "phases; phase 1's mechanism)")};
+  // The phases' mechanisms (public given the plan), presented on every rank before rank 0 runs.
+  std::vector<GaussianMechanism> outputs;
+  Ledger parts;
+  ParallelComposite phases = alg1_composite(rho);
+  for (const Alg1Phase& ph : P.phases) {
+    if (paper) {
+      parts.push_back(alg1_test(eps, o.run.noise).ledger_entry("score test"));
+      parts.push_back(alg1_paper_output(ph, o, data.dim()).ledger_entry("phase output, Lemma B.2 coupling"));
+    } else {
+      outputs.push_back(alg1_practical_output(ph, P.rho, data.dim(), o.run.noise));
+      phases.add_block({outputs.back().ledger_entry("phase output")});
+    }
   }
-  account.charge(planned);
+  account.claim(paper ? alg1_proved(eps, delta, std::move(parts)) : phases.entry());
   // Several ranks: rank 0 holds every user (users_on_root) and runs; [halted, phase, x...].
   const Vector got = on_root(comm_or_single(o.run.comm), [&] {
-    const auto r = run_alg1(data, *s.loss, *s.domain, s.x0, P, o, rng, counter, trace);
+    const auto r = run_alg1(data, *s.loss, *s.domain, s.x0, P, outputs, o, rng, counter, trace);
     Vector v(2 + r.x.size());
     v[0] = r.halted ? 1 : 0;
     v[1] = static_cast<double>(r.halted_phase);
@@ -683,31 +784,22 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
   if (!P.feasible) {
     throw InvalidArgument(fmt::format("{} cannot run at this size: {}", name_of(o.method), P.refusal));
   }
-  const Alg3Phase& p1 = P.phases.front();
-  const auto d = static_cast<std::size_t>(data.dim());
-  Ledger planned;
-  if (paper) {
-    // Thm C.1 per phase (parallel over phases): the gate's pass bits are one AboveThreshold at
-    // ε/2; the filtered noisy gradients ε/2 by amplification and advanced composition over T_i
-    // steps with the Lemma C.2 coupling sensitivity (docs/proofs/user-level.md §3).
-    LedgerEntry out = GaussianMechanism::from_sigma(p1.sensitivity, p1.sigma_i, d, o.run.noise)
-                          .ledger_entry("filtered noisy gradients per phase (parallel), Lemma C.2 "
-                                        "coupling; amplification + advanced composition over T_i");
-    out.loss = PrivacyLoss::approximate(remainder_after(eps, eps / 2), delta);
-    planned = {{"above_threshold",
-                "concentration gate per phase (parallel), Lap(8/eps) threshold, Lap(16/eps) "
-                "queries, sensitivity 2",
-                2, 16 / eps, PrivacyLoss::pure(eps / 2), 1},
-               out};
-  } else {
-    LedgerEntry steps = GaussianMechanism::from_rho(p1.sensitivity * static_cast<double>(p1.K_i),
-                                                    P.rho / static_cast<double>(p1.T_i), d, o.run.noise)
-                            .ledger_entry("exact clipped gradient sums, T_i steps per phase "
-                                          "(disjoint phases: parallel composition)");
-    steps.count = static_cast<int>(p1.T_i);
-    planned = {steps};
+  // The phases' mechanisms (public given the plan), presented on every rank before rank 0 runs.
+  Ledger parts;
+  ParallelComposite phases = alg3_composite(rho);
+  for (const Alg3Phase& ph : P.phases) {
+    LedgerEntry steps = alg3_step_mechanism(P, ph, data.dim(), o.run.noise)
+                            .ledger_entry(paper ? "filtered noisy gradients, Lemma C.2 coupling"
+                                                : "exact clipped gradient sums");
+    steps.count = static_cast<int>(ph.T_i);
+    if (paper) {
+      parts.push_back(AboveThreshold::entry(2.0, eps / 2, false, "concentration gate"));
+      parts.push_back(steps);
+    } else {
+      phases.add_block({steps});
+    }
   }
-  account.charge(planned);
+  account.claim(paper ? alg3_proved(eps, delta, std::move(parts)) : phases.entry());
   const Alg3Result res = alg3_on_root(data, s, P, o, rng, counter, trace);
   diag["steps_run"] = res.steps_run;
   MethodRun out{res.x, std::nullopt, P.certified};
@@ -725,7 +817,7 @@ MethodRun fit_alg3(const UserDataset& data, const Setting& s, const UserLevelOpt
 MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLevelOptions& o,
                        double rho, ReleaseBudget& account, Rng& rng, GradientCounter& counter,
                        nlohmann::json& diag, UserLevelTrace* trace) {
-  const std::int64_t n = data.total_users(), m = data.items_per_user();
+  const std::int64_t m = data.items_per_user();
   GradientOptions g;
   g.steps = o.steps.value_or(20);
   // Default clip (B0, B1): L/(4√m), about the size of a per-user mean gradient near the optimum
@@ -740,28 +832,7 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   g.rho = rho;
   if (trace) g.hook = trace->on_user;
   g.comm = o.run.comm;  // every gradient baseline runs over ranks
-  const auto d = static_cast<std::size_t>(data.dim());
-  LedgerEntry e;
-  if (o.method == UserLevelMethod::dp_gd_user) {
-    const ClippedVectorSum probe(data.dim(), g.clip, data.total_users());
-    e = GaussianMechanism::from_rho(probe.sensitivity(), rho / g.steps, d, o.run.noise)
-            .ledger_entry("noisy gradient sums, T full-batch steps at rho/T each");
-    e.count = g.steps;
-  } else if (o.method == UserLevelMethod::dp_sgd_user) {
-    require(g.steps <= n, "dp-sgd-user needs at most one batch per user (steps <= n)");
-    const ClippedVectorSum probe(data.dim(), g.clip, n / g.steps);
-    e = GaussianMechanism::from_rho(probe.sensitivity(), rho, d, o.run.noise)
-            .ledger_entry("noisy gradient sums on disjoint user batches (parallel composition)");
-  } else {
-    require(g.steps <= n * m, "dp-sgd-group needs at most one batch per item (steps <= n·m)");
-    const ClippedVectorSum probe(data.dim(), g.clip, n * m / g.steps);
-    const double md = static_cast<double>(m);
-    e = GaussianMechanism::from_rho(probe.sensitivity(), rho / (md * md), d, o.run.noise)
-            .ledger_entry("item-level rho/m^2 per disjoint item batch; user level by zCDP group "
-                          "privacy (m^2 rho/m^2 = rho)");
-    e.loss = PrivacyLoss::zcdp(rho);  // group privacy over a user's m items (k^2 rho)
-  }
-  account.charge(e);
+  g.account = &account;  // the run presents its mechanism's entry before its first draw
   diag["steps"] = g.steps;
   diag["step_size"] = g.step_size;
   diag["clip"] = g.clip;
@@ -773,7 +844,7 @@ MethodRun fit_gradient(const UserDataset& data, const Setting& s, const UserLeve
   } else {
     run = item_dp_sgd_group(data, *s.loss, *s.domain, s.x0, g, rng, counter);
   }
-  diag["noise_sigma_sum"] = e.noise_scale;
+  diag["noise_sigma_sum"] = run.sigma;
   return {run.x, std::nullopt, true};
 }
 
@@ -792,7 +863,7 @@ MethodRun fit_filter(const UserDataset& data, const Setting& s, const UserLevelO
   f.noiseless = trace && trace->noiseless;
   if (trace) f.hook = trace->on_user;
   f.comm = o.run.comm;
-  account.charge(plan_filter(data.total_users(), data.dim(), f));
+  f.account = &account;  // the run presents plan_filter's entries before its first draw
   const GradientRun run = filtered_dp_gd(data, *s.loss, *s.domain, s.x0, f, rng, counter);
   diag["steps"] = f.steps;
   diag["step_size"] = f.step_size;
@@ -886,11 +957,36 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
   return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
+// What the centring, or the offset check run after the bounds, spends of rho (a fraction).
+double centring_spend(const CentreDecision& cd, const UserLevelOptions& o) {
+  return cd.centre ? o.scale_share : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
+}
+
+// The release's plan: every charge, from public values (the options, n, m, d and whether the data
+// state bounds), before any noise. The method's mechanisms are built once the bounds are
+// released: their entries are planned here with the same losses.
+Ledger user_level_plan(const UserDataset& data, const UserLevelOptions& o, const CentreDecision& cd) {
+  const auto d = static_cast<std::size_t>(data.dim());
+  Ledger l;
+  if (cd.centre) l = private_location_entries(centring_options(cd.share), d);
+  if (cd.check) {
+    l.push_back(offset_check_entry(data.dim() + (uses_label_bound(o.loss) ? 1 : 0),
+                                   PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
+                                   o.run.noise));
+  }
+  // The centred data state no bounds (with_features): the bounds step estimates them then.
+  const BoundsPlan b = plan_bounds(!cd.centre && data.has_feature_bound(),
+                                   !cd.centre && data.has_label_bound(), o, centring_spend(cd, o));
+  const Ledger bounds = bounds_entries(b, o), method = method_planned(data, o, b.rho_left);
+  l.insert(l.end(), bounds.begin(), bounds.end());
+  l.insert(l.end(), method.begin(), method.end());
+  return l;
+}
+
 Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
                                 std::optional<std::string> abstained, const UserLevelOptions& o,
                                 UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
-  SealFacts facts;
-  facts.certified = certified;
+  SealFacts facts(certified);
   facts.unit = PrivacyUnit::user;
   facts.noise = o.run.noise;
   facts.noiseless = trace && trace->noiseless;
@@ -914,19 +1010,23 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
                                : ReleaseBudget::non_private();
   nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
                          {"n_users", data.total_users()}, {"items_per_user", data.items_per_user()}};
-  // plan, part 0: private centring, or the offset check (decided from public values).
+  // plan and charge: the centring or the offset check (decided from public values), the bounds'
+  // estimates and the method, all at once before any noise (the budget lives on rank 0).
   const CentreDecision cd = decide_centring(data, o);
+  if (priv) {
+    const Ledger plan = user_level_plan(data, o, cd);
+    all_or_none(comm, [&] { account.charge(plan); });
+  }
+  // run, part 0: private centring, or the offset check.
   std::optional<Standardization> st;
   std::optional<UserDataset> centred;
   if (auto why = centre_if_planned(data, o, cd, account, rng, diag, st, centred)) {
     return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   }
   const UserDataset& source = centred ? *centred : data;
-  // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
-  // What the centring spent, or the offset check (run after the bounds) will: not the method's.
-  const double before_bounds = cd.centre ? o.scale_share
-                                          : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
-  const Bounds b = resolve_bounds(source, o, before_bounds, account, rng);
+  // run, part 1: the public bounds (estimated privately where absent). What the centring spent,
+  // or the offset check (run after the bounds) will: not the method's.
+  const Bounds b = resolve_bounds(source, o, centring_spend(cd, o), account, rng);
   diag["bounds"] = b.diagnostics;
   std::optional<std::string> why = b.abstained;  // only the estimates were charged
   if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
@@ -947,7 +1047,7 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   if (priv && !paper_method(o)) diag["profile"] = name_of(o.profile);
   GradientCounter counter;
   MethodRun run;
-  // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
+  // run, part 2: each method presents its mechanisms' entries before they draw.
   switch (o.method) {
     case UserLevelMethod::phased_sgd:
       run = fit_phased(all, s, o, b.rho_left, account, rng, counter, diag, trace);

@@ -72,12 +72,12 @@ TEST(EdgeValues, AnOverflowingEstimateAbstains) {
   ReleaseBudget account(PrivacyLoss::pure(1), Accountant::basic);
   SeededRng rng(1);
   const Release<Vector> r =
-      seal(Vector(Vector::Constant(2, std::numeric_limits<double>::infinity())), account, {}, rng);
+      seal(Vector(Vector::Constant(2, std::numeric_limits<double>::infinity())), account, SealFacts(true), rng);
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_EQ(r.estimate.size(), 0);
   EXPECT_NE(r.diagnostics["abstained"].get<std::string>().find("largest double"),
             std::string::npos);
-  const Release<double> ok = seal(1e308, account, {}, rng);
+  const Release<double> ok = seal(1e308, account, SealFacts(true), rng);
   EXPECT_EQ(ok.status, Status::ok);
 }
 

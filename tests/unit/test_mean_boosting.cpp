@@ -10,6 +10,7 @@
 #include "dpstats/mean/boosted.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/random/float_normal.hpp"
 #include "dpstats/seam.hpp"
 
@@ -63,13 +64,13 @@ TEST(Boosting, DisjointPartsOneEntryAndTheTarget) {
   std::multiset<double> seen;
   std::vector<Eigen::Index> sizes;
   const PrivacyTarget target{1, 1e-6};
-  auto run = [&](const ConstMatrixRef& part, Rng& g) {
+  auto run = [&](const ConstMatrixRef& part, Rng& g, Budget* b) {
     for (Eigen::Index i = 0; i < part.rows(); ++i) seen.insert(part(i, 0));
     sizes.push_back(part.rows());
-    ReleaseBudget account(target.loss(), Accountant::basic);
+    ReleaseBudget account(target.loss(), Accountant::basic, b);
     const auto m = GaussianMechanism::from_epsilon_delta(1, 1, 1e-6);
     account.charge(m.ledger_entry("part"));
-    return seal(Vector(Vector::Constant(1, m.apply(0.0, g))), account, SealFacts{}, g);
+    return seal(Vector(Vector::Constant(1, m.apply(0.0, g))), account, SealFacts(true), g);
   };
   SeededRng rng(42);
   Budget caller(PrivacyLoss::approximate(1, 1e-6), Accountant::basic);
@@ -82,6 +83,8 @@ TEST(Boosting, DisjointPartsOneEntryAndTheTarget) {
   EXPECT_EQ(seen, all);  // every row in exactly one part
   ASSERT_EQ(r.ledger.size(), 1u);
   EXPECT_EQ(r.ledger[0].mechanism, "parallel_composition");
+  EXPECT_EQ(r.ledger[0].blocks.size(), 9u);  // the parts' own ledgers
+  EXPECT_EQ(r.ledger[0].blocks[0][0].mechanism, "gaussian");
   EXPECT_DOUBLE_EQ(r.privacy.epsilon, 1);
   EXPECT_DOUBLE_EQ(r.privacy.delta, 1e-6);
   EXPECT_TRUE(r.privacy.certified);
@@ -93,9 +96,10 @@ TEST(Boosting, AbstainsWithoutAMajorityAndRefusesAnOverspendingPart) {
   RowMatrix X = RowMatrix::Zero(100, 1);
   const PrivacyTarget target{1, 1e-6};
   int calls = 0;
-  auto abstain_most = [&](const ConstMatrixRef&, Rng& g) {
+  auto abstain_most = [&](const ConstMatrixRef&, Rng& g, Budget*) {
     ReleaseBudget account(target.loss(), Accountant::basic);
-    SealFacts f;
+    account.charge(LaplaceMechanism(1, 0.5).ledger_entry("part"));
+    SealFacts f(true);
     if (calls++ % 3 != 0) f.abstained = "part abstained";
     return seal(Vector(Vector::Zero(1)), account, f, g);
   };
@@ -103,10 +107,10 @@ TEST(Boosting, AbstainsWithoutAMajorityAndRefusesAnOverspendingPart) {
   const auto r = boosted_release(X, target, 5, "test", abstain_most, NoiseMode::secure, rng);
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_EQ(r.ledger.size(), 1u);  // the abstention spent the budget
-  auto overspend = [&](const ConstMatrixRef&, Rng& g) {
-    ReleaseBudget account(PrivacyLoss::approximate(2, 1e-6), Accountant::basic);
-    account.charge(LedgerEntry{"x", "x", 1, 1, PrivacyLoss::approximate(2, 1e-6)});
-    return seal(Vector(Vector::Zero(1)), account, SealFacts{}, g);
+  auto overspend = [&](const ConstMatrixRef&, Rng& g, Budget* b) {
+    ReleaseBudget account(PrivacyLoss::approximate(2, 1e-6), Accountant::basic, b);
+    account.charge(GaussianMechanism::from_epsilon_delta(1, 2, 1e-6).ledger_entry("x"));
+    return seal(Vector(Vector::Zero(1)), account, SealFacts(true), g);
   };
   EXPECT_THROW(boosted_release(X, target, 5, "test", overspend, NoiseMode::secure, rng),
                std::logic_error);

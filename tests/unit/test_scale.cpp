@@ -279,9 +279,9 @@ TEST(AdaptiveClip, TracksTheTargetQuantileAndChargesEachStep) {
   }
   EXPECT_NEAR(clip.clip() / (10 * 0.6745), 1.0, 0.2);
   EXPECT_THROW(clip.update_prepaid(norms, 1000, rng), InvalidArgument);
-  clip.update(norms, 1000, budget, rng);
-  EXPECT_EQ(budget.budget().ledger().size(), 2u);
-  EXPECT_EQ(clip.steps(), 301u);
+  EXPECT_EQ(budget.budget().ledger().size(), 1u);
+  EXPECT_THROW(clip.prepay(1, budget), std::logic_error);  // a release is charged once
+  EXPECT_EQ(clip.steps(), 300u);
   o.target_quantile = 1;
   EXPECT_NE(error_of([&] { AdaptiveClip bad(o); }).find("target_quantile"), std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/privacy/target.hpp"
 #include "dpstats/profile.hpp"
 #include "dpstats/run_control.hpp"
@@ -22,7 +23,7 @@ TEST(Seam, SealReadsTheGuaranteeFromTheBudget) {
   ReleaseBudget account(PrivacyLoss::pure(1.0), Accountant::basic);
   account.charge({pure_entry(0.25), pure_entry(0.5)});
   SeededRng rng(1);
-  const auto r = seal(Vector::Zero(2).eval(), account, {}, rng);
+  const auto r = seal(Vector::Zero(2).eval(), account, SealFacts(true), rng);
   EXPECT_DOUBLE_EQ(r.privacy.epsilon, 0.75);
   EXPECT_EQ(r.privacy.delta, 0);
   EXPECT_TRUE(r.seeded);
@@ -39,24 +40,73 @@ TEST(Seam, ChargeIsAllOrNothing) {
   EXPECT_TRUE(caller.ledger().empty());
   account.charge(pure_entry(0.6));
   EXPECT_EQ(caller.ledger().size(), 1u);
-  // A second release against the same caller cannot spend what the first did.
+  // A second release against the same caller cannot spend what the first did; the refusal states
+  // what the caller had spent before it, and leaves it as it was.
   ReleaseBudget second(PrivacyLoss::pure(1.0), Accountant::basic, &caller);
-  EXPECT_FALSE(second.fits({pure_entry(0.6)}));
-  EXPECT_THROW(second.charge(pure_entry(0.6)), BudgetExceeded);
+  const Ledger before = caller.ledger();
+  try {
+    second.charge(pure_entry(0.6));
+    FAIL();
+  } catch (const BudgetExceeded& e) {
+    EXPECT_NE(std::string(e.what()).find("already spent epsilon=0.6 before it"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(caller.ledger().size(), before.size());
   EXPECT_TRUE(second.budget().ledger().empty());
   second.charge(pure_entry(0.4));
   EXPECT_NEAR(caller.spent().epsilon, 1.0, 1e-12);
+}
+
+TEST(Seam, AReleaseIsChargedOnceAndItsStagesClaimThePlan) {
+  Budget caller(PrivacyLoss::approximate(2, 1e-6), Accountant::zcdp);
+  ReleaseBudget account(PrivacyLoss::approximate(1, 1e-6), Accountant::zcdp, &caller);
+  const auto stage = GaussianMechanism::from_rho(3.0, 0.02, 2);  // its sensitivity: a stage's output
+  account.charge({pure_entry(0.1), GaussianMechanism::reserved_entry(0.02, "later stage", 5)});
+  EXPECT_THROW(account.charge(pure_entry(0.1)), std::logic_error);  // never stage by stage
+  EXPECT_TRUE(account.ledger()[1].reserved);
+  // Not planned: another loss, another count, another mechanism.
+  EXPECT_THROW(account.claim(GaussianMechanism::from_rho(3.0, 0.03, 2).ledger_entry("x")),
+               std::logic_error);
+  LedgerEntry e = stage.ledger_entry("later stage");
+  EXPECT_THROW(account.claim(e), std::logic_error);  // count 1, planned 5
+  e.count = 5;
+  account.claim(e);
+  EXPECT_FALSE(account.ledger()[1].reserved);
+  EXPECT_EQ(account.ledger()[1].noise_scale, stage.sigma());
+  EXPECT_THROW(account.claim(e), std::logic_error);  // claimed once
+  EXPECT_EQ(caller.ledger().size(), 2u);             // the plan, charged once
+  // An account not charged yet takes the entries as its whole plan (a one-stage release).
+  ReleaseBudget single(PrivacyLoss::pure(1.0), Accountant::basic);
+  single.claim(pure_entry(0.5));
+  EXPECT_TRUE(single.charged());
+  EXPECT_EQ(single.ledger().size(), 1u);
+}
+
+TEST(Seam, ParallelCompositeChecksEachBlockBeforeItDraws) {
+  ParallelComposite parts(PrivacyLoss::zcdp(0.1), Accountant::zcdp, "blocks");
+  ReleaseBudget account(PrivacyLoss::approximate(1, 1e-6), Accountant::zcdp);
+  account.charge(parts.planned());
+  const auto half = GaussianMechanism::from_rho(1.0, 0.05);
+  parts.add_block({half.ledger_entry("a"), half.ledger_entry("b")});
+  EXPECT_THROW(parts.add_block({half.ledger_entry("a"), half.ledger_entry("b"),
+                                half.ledger_entry("c")}),
+               std::logic_error);
+  parts.add_block({GaussianMechanism::from_rho(7.0, 0.1).ledger_entry("c")});
+  account.claim(parts.entry());
+  ASSERT_EQ(account.ledger().size(), 1u);
+  EXPECT_EQ(account.ledger()[0].blocks.size(), 2u);
+  EXPECT_NEAR(account.budget().spent().rho, 0.1, 1e-15);  // the worst block, not the sum
 }
 
 TEST(Seam, ACallerThatCannotCountZcdpIsChargedTheReleasesEpsilonDelta) {
   Budget caller(PrivacyLoss::approximate(10, 1e-5), Accountant::basic);
   ReleaseBudget account(PrivacyLoss::approximate(2, 1e-6), Accountant::zcdp, &caller);
   const auto g = GaussianMechanism::from_rho(1.0, 0.02);
-  account.charge(g.ledger_entry("first"));
-  account.charge(g.ledger_entry("second"));
+  account.charge({g.ledger_entry("first"), g.ledger_entry("second")});
   SeededRng rng(1);
-  const auto r = seal(Vector::Zero(1).eval(), account, {}, rng);
+  const auto r = seal(Vector::Zero(1).eval(), account, SealFacts(true), rng);
   const auto spent = caller.spent();
+  ASSERT_EQ(caller.ledger().size(), 1u);  // one entry: the release's own (epsilon, delta)
   EXPECT_GE(spent.epsilon, r.privacy.epsilon);
   EXPECT_NEAR(spent.epsilon, r.privacy.epsilon, 1e-12);
   EXPECT_EQ(spent.delta, r.privacy.delta);
@@ -67,7 +117,7 @@ TEST(Seam, AbstentionHasOneShape) {
   ReleaseBudget account(PrivacyLoss::pure(1.0), Accountant::basic);
   account.charge(pure_entry(0.5));
   SeededRng rng(1);
-  SealFacts facts;
+  SealFacts facts(true);
   facts.abstained = "no populated bin";
   const auto r = seal(Vector::Ones(3).eval(), account, facts, rng);
   EXPECT_EQ(r.status, Status::abstained);
@@ -78,13 +128,13 @@ TEST(Seam, AbstentionHasOneShape) {
 
 TEST(Seam, NonPrivateAndNoiselessAreNeverCertified) {
   SeededRng rng(1);
-  const auto r = seal(Vector::Zero(1).eval(), ReleaseBudget::non_private(), {}, rng);
+  const auto r = seal(Vector::Zero(1).eval(), ReleaseBudget::non_private(), SealFacts(false), rng);
   EXPECT_TRUE(std::isinf(r.privacy.epsilon));
   EXPECT_FALSE(r.privacy.certified);
   testing::expect_guarantee_from_ledger(r);
   ReleaseBudget account(PrivacyLoss::pure(1.0), Accountant::basic);
   account.charge(pure_entry(1));
-  SealFacts facts;
+  SealFacts facts(true);
   facts.noiseless = true;
   EXPECT_FALSE(seal(Vector::Zero(1).eval(), account, facts, rng).privacy.certified);
 }

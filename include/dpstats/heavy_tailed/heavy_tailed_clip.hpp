@@ -35,8 +35,11 @@ GradientNormQuantile gradient_norm_grid(std::int64_t m, std::int64_t d, double e
 
 struct PrivateClip {
   double clip = 0;
-  LedgerEntry entry;
+  LedgerEntry entry;  // = gradient_norm_clip_entry(q)
 };
+
+// The entry of the clip's selection (its epsilon; the grid does not enter it).
+LedgerEntry gradient_norm_clip_entry(const GradientNormQuantile& q);
 
 // The released clip from rows [begin, begin + m) at w (w must be public: a released value).
 PrivateClip private_gradient_norm_clip(const RowMatrix& X, const Vector& y, std::int64_t begin,

@@ -41,11 +41,14 @@ int boost_parts(double zeta, double part_success = kBoostPartSuccess);
 std::optional<std::size_t> boost_select(const std::vector<std::optional<Vector>>& estimates,
                                         double* radius = nullptr);
 
-// One part's release: the base estimator run on `part` at the target, with no caller budget.
-using BoostPartRunner = std::function<Release<Vector>(const ConstMatrixRef& part, Rng& rng)>;
+// One part's release: the base estimator run on `part` at the target, charged on `part_budget` (a
+// Budget of the target: a part whose plan exceeds it is refused before it draws).
+using BoostPartRunner =
+    std::function<Release<Vector>(const ConstMatrixRef& part, Rng& rng, Budget* part_budget)>;
 
 // Runs `run_part` on `parts` disjoint random parts of X (each at least 2 rows) and releases the
-// selected estimate, charged as one (ε, δ) entry on `caller` (when given). Abstains when no
+// selected estimate, charged as one (ε, δ) parallel composite on `caller` (when given) before any
+// part runs; the parts' own ledgers are its blocks (privacy/composite.hpp). Abstains when no
 // strict majority of the parts returned an estimate. certified iff every part is.
 // comm (not null, several ranks): X is this rank's rows; rank 0 draws the partition of the global
 // rows, and run_part gets this rank's rows of each part (it must run the base over the same

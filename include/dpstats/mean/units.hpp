@@ -25,6 +25,8 @@
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
 
+#include "dpstats/seam.hpp"
+
 namespace dpstats {
 
 class Communicator;  // dpstats/comm/communicator.hpp
@@ -53,8 +55,8 @@ Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha);
 
 // The estimate, or the abstention reason (a column whose scale the layer could not estimate:
 // nearly constant, or too few rows for the share). Draws the scale layer's noise; the caller
-// has charged units_entries(share, d, alpha) already. `diagnostics` states the estimated values
-// and what they cost.
+// has charged units_entries(share, d, alpha) with its plan on `account`, and the scale layer's
+// mechanisms claim them there. `diagnostics` states the estimated values and what they cost.
 struct UnitsEstimate {
   ColumnUnits units;
   nlohmann::json diagnostics;
@@ -63,7 +65,8 @@ struct UnitsEstimate {
 // comm: the ranks holding the rows (null: this process alone); each rank passes its own rows and
 // every rank gets the single-process estimate of the union (noise drawn on rank 0).
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
-                             double widen, int threads, Rng& rng, Communicator* comm = nullptr);
+                             double widen, int threads, ReleaseBudget& account, Rng& rng,
+                             Communicator* comm = nullptr);
 
 // z = (x − location) / scale, clamped to ±1e150 (a huge outlier stays finite), row by row (a
 // fixed per-row map), read on the fly: no copy of X (the robust means' passes read this view).

@@ -35,6 +35,9 @@ class AboveThreshold {
   bool record(const Pending& query, bool above);
   PrivacyLoss loss() const { return PrivacyLoss::pure(epsilon_); }
   LedgerEntry ledger_entry(std::string purpose) const;
+  // The ledger_entry of any AboveThreshold built with these parameters (a plan's entry, before
+  // the run builds the object, whose threshold noise is drawn at construction).
+  static LedgerEntry entry(double sensitivity, double epsilon, bool monotone, std::string purpose);
 
  private:
   double sensitivity_, epsilon_;

@@ -84,6 +84,13 @@ class GaussianMechanism {
   // s^2 <= kLatticeCouplingWidth^2.
   double coupled_noise_multiplier() const;
   LedgerEntry ledger_entry(std::string purpose) const;
+  // The same entry stated as mu-GDP with mu = 1 / coupled_noise_multiplier(): exact for the
+  // continuous Gaussian (fast_float), the coupled form of the lattice Gaussian (secure; counted by
+  // the pld and rdp accountants, docs/proofs/accounting.md §9).
+  LedgerEntry gdp_ledger_entry(std::string purpose) const;
+  // What a plan charges for `count` calls of from_rho(Δ, rho) before Δ is known (it comes from an
+  // earlier stage's release): the same mechanism and loss, `reserved` (seam.hpp).
+  static LedgerEntry reserved_entry(double rho, std::string purpose, int count = 1);
 
  private:
   GaussianMechanism() = default;

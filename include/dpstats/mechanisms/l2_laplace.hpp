@@ -73,6 +73,9 @@ class L2LaplaceMechanism {
   bool certified() const { return mode_ == NoiseMode::secure; }
   PrivacyLoss loss() const { return PrivacyLoss::pure(epsilon_); }
   LedgerEntry ledger_entry(std::string purpose) const;
+  // What a plan charges for `count` calls at `epsilon` before the sensitivity is known (an
+  // earlier stage's release): the same mechanism and loss, `reserved` (seam.hpp).
+  static LedgerEntry reserved_entry(double epsilon, std::string purpose, int count = 1);
   // Proposals drawn by the last apply() on this thread's calls (diagnostics for benchmarks).
   std::uint64_t last_proposals() const { return last_proposals_; }
 

@@ -46,6 +46,9 @@ class LaplaceMechanism {
   NoiseMode mode() const { return mode_; }
   PrivacyLoss loss() const { return PrivacyLoss::pure(epsilon_); }
   LedgerEntry ledger_entry(std::string purpose) const;
+  // What a plan charges for `count` calls of the mechanism at `epsilon` before its sensitivity is
+  // known (an earlier stage's release): the same mechanism and loss, `reserved` (seam.hpp).
+  static LedgerEntry reserved_entry(double epsilon, std::string purpose, int count = 1);
 
  private:
   double sensitivity_, epsilon_;

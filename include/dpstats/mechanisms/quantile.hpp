@@ -28,5 +28,8 @@ double private_quantile(std::span<const double> values, const QuantileOptions& o
                         Communicator& comm);
 
 LedgerEntry private_quantile_entry(const QuantileOptions& o, std::string purpose);
+// The same entry from what it depends on (epsilon; not the grid): a plan made before the grid's
+// bounds are known (estimated by an earlier stage) charges it.
+LedgerEntry private_quantile_entry(double epsilon, std::string purpose);
 
 }  // namespace dpstats

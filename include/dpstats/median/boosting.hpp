@@ -137,6 +137,7 @@ struct PhasedSgdResult {
   std::vector<double> sigma;       // σ_k actually used per phase
   std::vector<std::int64_t> phase_steps;
   std::int64_t max_index_uses = 0; // fixed order: most uses of one index (trace, public)
+  Ledger entries;                  // the phases' Gaussian mechanisms' own entries, in order
 };
 // K_for_passes: the smallest K with 2^K − 1 ≥ max(n, passes·n).
 int K_for_passes(double passes, std::int64_t n);
@@ -144,8 +145,11 @@ int K_for_passes(double passes, std::int64_t n);
 double stable_m(std::int64_t T, std::int64_t n, double delta);
 // Lemma 12: StableDPSGD with parameter ρ is (ρ + sqrt(ρ² + 4ρ ln(2/δ)), δ)-DP.
 double stable_dpsgd_epsilon(double rho, double delta);
-// What a StableDPSGD run spends: one entry for all phases, (stable_dpsgd_epsilon(ρ, δ), δ).
+// What a StableDPSGD run spends: one entry for all phases, (stable_dpsgd_epsilon(ρ, δ), δ), by
+// Lemma 12 (a proved composite, privacy/composite.hpp): planned, and with the phases' entries
+// (PhasedSgdResult::entries) once they ran.
 LedgerEntry stable_dpsgd_entry(double rho, double delta);
+LedgerEntry stable_dpsgd_entry(double rho, double delta, Ledger phases);
 // The privacy loss charged for a phased run: fixed order: zCDP Σ_k ρ_k; Stable: (ε, δ) of Lemma 12.
 PhasedSgdResult phased_dpsgd(const ConstMatrixRef& X, const Vector& start,
                              const PhasedSgdOptions& options, Budget& budget, Rng& rng);

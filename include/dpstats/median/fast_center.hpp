@@ -67,9 +67,11 @@ std::int64_t fast_center_partners(std::int64_t n, double delta);
 FastCenterPlan fast_center_plan(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
                                 double epsilon, double delta);
 
-// What fast_center spends for n rows of dimension d: (ε, δ).
+// What fast_center spends for n rows of dimension d: (ε, δ) by Lemma 9, a proved composite of its
+// Gaussian (privacy/composite.hpp); the planned form (before R and r̂ are known) without it.
 LedgerEntry fast_center_entry(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
                               double epsilon, double delta);
+LedgerEntry fast_center_entry(double epsilon, double delta);
 
 // The gate (lines 8–11) for the integer weight total W: draws ξ ~ discrete Laplace(t) conditioned
 // on |ξ| <= τ and returns whether 20(W + ξ − τ) > 11·n·(k/4). (ε/2, gate_delta)-DP in W for

@@ -7,6 +7,13 @@
 // those units is, in `output_per_unit` (in_output_units below); the JSON output then shows
 // sensitivity and noise scale in the released quantity's units and the encoding's own numbers
 // under "lattice" (docs/guide.md, "Reading a ledger").
+//
+// A release's ledger is its plan (seam.hpp): every entry it charged before any noise, each the
+// entry of the mechanism that draws it. A stage whose mechanism is built from an earlier stage's
+// release (its clip or scale) is planned by a `reserved` entry of the same loss, which that
+// mechanism's own entry replaces when the stage runs; one still reserved at seal never ran. A
+// composite (privacy/composite.hpp) lists under `blocks` the entries of the mechanisms it ran
+// (a parallel composite: one block per disjoint part of the data).
 #pragma once
 #include <string>
 #include <vector>
@@ -23,6 +30,10 @@ struct LedgerEntry {
   PrivacyLoss loss;
   int count = 1;            // identical calls folded into one entry
   double output_per_unit = 1;  // released-quantity units per unit of sensitivity / noise_scale
+  // A release's ledger only (a Budget records neither): a planned charge whose mechanism is not
+  // built yet (sensitivity and noise scale unknown); a composite's blocks (composite.hpp).
+  bool reserved = false;
+  std::vector<std::vector<LedgerEntry>> blocks;
 };
 
 // `entry` for a mechanism that runs on an encoding of the released quantity in which one unit is

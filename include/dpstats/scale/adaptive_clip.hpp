@@ -41,12 +41,12 @@ class AdaptiveClip {
   LedgerEntry step_entry() const;
   LedgerEntry plan(std::size_t steps) const;
 
-  // Charges `account` one step, then updates from this batch's norms; returns the new clip.
-  // batch_size is the public m (> 0); under replace-one norms.size() is public and may be it.
-  double update(std::span<const double> norms, double batch_size, ReleaseBudget& account,
-                Rng& rng);
-  // Charges plan(steps) now (for a stream charged up front), then update_prepaid() spends them.
+  // Presents plan(steps) on `account` (claimed from its plan, or charged as the whole plan of an
+  // account not charged yet: seam.hpp), then update_prepaid() spends the steps. A release is
+  // charged once, before any noise, so there is no pay-as-you-go step.
   void prepay(std::size_t steps, ReleaseBudget& account);
+  // Updates from this batch's norms; returns the new clip. batch_size is the public m (> 0);
+  // under replace-one norms.size() is public and may be it.
   double update_prepaid(std::span<const double> norms, double batch_size, Rng& rng);
 
   nlohmann::json diagnostics() const;

@@ -28,6 +28,8 @@ namespace dpstats {
 class Communicator;
 }
 
+#include "dpstats/seam.hpp"
+
 namespace dpstats::optimize {
 
 // Instrumentation for tests (docs/proofs/user-level.md §6.2 disjointness): called with (step or phase, group, user)
@@ -49,7 +51,18 @@ struct GradientOptions {
   // (home_rank.hpp), the per-step lattice sums are added exactly over ranks (capacity
   // data.total_users()) and rank 0 draws the noise, so the run is the one-process run.
   Communicator* comm = nullptr;
+  // A release's account (null: none): the run builds its one mechanism before the first step and
+  // claims its planned entry (the *_planned functions below) with the mechanism's own.
+  ReleaseBudget* account = nullptr;
 };
+
+// What each run charges, planned before its clip is known (the same losses; seam.hpp):
+// user_dp_gd the Gaussian at rho/T, T times; user_dp_sgd a parallel composite of T disjoint user
+// batches at rho; item_dp_sgd_group group privacy over a user's m items of a parallel composite
+// of T disjoint item batches at rho/m^2 (privacy/composite.hpp).
+LedgerEntry user_dp_gd_planned(const GradientOptions& o);
+LedgerEntry user_dp_sgd_planned(const GradientOptions& o);
+LedgerEntry item_dp_sgd_group_planned(const GradientOptions& o, std::int64_t items_per_user);
 
 // Result of a run: the iterate, the noise standard deviation on the released gradient sum, and
 // the number of noisy releases.

@@ -52,7 +52,7 @@ struct Standardization {
 LocationOptions centring_options(const PrivacyLoss& share);
 
 // Releases (mu, s) of the n x d table `rows` (one row per privacy unit: a record, or one row per
-// user) through private_location, charged on `account`. The caller has checked
+// user) through private_location (its entries claimed on `account`). The caller has checked
 // private_location_shortfall; a column whose estimate still has no guarantee gives `abstained`.
 struct Centring {
   Standardization standardization;
@@ -91,13 +91,17 @@ struct OffsetCheck {
 
 // `rows`: units x m rows, unit u's rows at u*m .. u*m + m - 1 (m = rows_per_unit; 1 for
 // records). `labels` (regression losses): one more checked column. `share`: pure epsilon or zcdp
-// rho, charged on `account` (one mechanism entry) before the noise is drawn. S_j is computed as
+// rho: the mechanism's entry claims its planned place on `account` (or is charged as the whole
+// plan of an account not charged yet) before the noise is drawn. S_j is computed as
 // the exact integer sum of 2 (1{x_j < 0} + 1/2 1{x_j = 0}) over the rows, divided by 2m once.
 // `comm` (null: one process): the ranks holding the rows, each a whole number of units; the
 // integer sums merge exactly and rank 0 draws the noise (the one-process release).
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
                          ReleaseBudget& account, Rng& rng, Communicator* comm = nullptr);
+// The check's entry on `columns` checked columns (the features, and the label when checked): what
+// a fit's plan charges, claimed by offset_check.
+LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, NoiseMode noise);
 
 // The fewest units (rows for a record-level fit) for which private_location_shortfall(o, n, d) is
 // empty: public, from the options and d only (for the abstention's advice).

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/solvers/domain.hpp"
 #include "dpstats/solvers/loss.hpp"
 #include "dpstats/user_level/user_data.hpp"
@@ -49,6 +50,12 @@ struct Alg3Result {
 
 // Runs the planned schedule (P from plan_accelerated on the same public sizes) from x0. The
 // caller has charged the privacy budget. `smoothing_radius` > 0 for the non-smooth variant.
+// The Gaussian of one noisy step of phase `ph` (paper: sigma_i on the filtered mean; practical:
+// rho/T_i on the clipped sum): public given the plan, so a release presents its entries before
+// run_alg3 draws with it.
+GaussianMechanism alg3_step_mechanism(const Alg3Plan& P, const Alg3Phase& ph, std::int64_t d,
+                                      NoiseMode noise);
+
 Alg3Result run_alg3(const UserDataset& data, const Loss& loss, const Domain& X, const Vector& x0,
                     const Alg3Plan& P, const UserLevelOptions& o, Rng& rng,
                     GradientCounter& counter, UserLevelTrace* trace = nullptr);

@@ -19,6 +19,8 @@
 #include "dpstats/solvers/loss.hpp"
 #include "dpstats/user_level/user_data.hpp"
 
+#include "dpstats/seam.hpp"
+
 namespace dpstats::optimize {
 
 // The filter's public constants (never read from the data).
@@ -39,15 +41,21 @@ struct FilterOptions {
   // per-step lattice sums are added exactly over ranks (capacity data.total_users()) and rank 0
   // draws both noises, so the run is the one-process run.
   Communicator* comm = nullptr;
+  // A release's account (null: none): the run claims plan_filter's entries, from the mechanisms
+  // it draws with, before the first step.
+  ReleaseBudget* account = nullptr;
 };
 
 // The soft weight of a clipped gradient at distance `dist` from the centre.
 double filter_weight(double dist, double radius);
 
-// The two mechanisms one step uses (each entry's count is T), planned from public values.
+// The two mechanisms one step uses (each entry's count is T), from public values.
 Ledger plan_filter(std::int64_t n, std::int64_t d, const FilterOptions& o);
+// The same charges before the clip is known (reserved: the same losses; seam.hpp).
+Ledger filter_planned(const FilterOptions& o);
 
-// Runs the T steps (the caller charges plan_filter first). Returns the tail average as DP-GD.
+// Runs the T steps (the caller charges plan_filter, or filter_planned, first). Returns the tail
+// average as DP-GD.
 GradientRun filtered_dp_gd(const UserDataset& data, const Loss& loss, const Domain& domain,
                            const Vector& x0, const FilterOptions& o, Rng& rng,
                            GradientCounter& counter);
