@@ -346,6 +346,7 @@ TEST(TrainClassifier, RejectsBadInput) {
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
   bad = o;
   bad.privacy.epsilon = 0.01;  // z = 5 does not fit in epsilon = 0.01
+  bad.feature_scale = 1;       // (else 50 rows at epsilon 0.01 abstain in the plan: no scale)
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), BudgetExceeded);
   std::vector<int> y = t.y;
   y[3] = 2;
@@ -432,7 +433,7 @@ TEST(TrainClassifier, SecureTrainingSavesNoiseWithThePld) {
 }
 
 TEST(TrainClassifier, ChargesTheCallersBudget) {
-  const Toy train = blobs(1000, 5, 3, 33);
+  const Toy train = blobs(3000, 5, 3, 33);  // enough rows for the private feature scale at eps 1
   ClassifyOptions o;
   o.optimizer = ClassifyOptimizer::dp_adam;
   o.epochs = 1;
