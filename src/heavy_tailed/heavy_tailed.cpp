@@ -22,6 +22,7 @@
 #include "dpstats/seam.hpp"
 #include "dpstats/geometry/ball.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/solvers/standardize.hpp"
 
 namespace dpstats::optimize {
@@ -258,16 +259,14 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
   } else {
     s.epsilon = remainder_after(s.epsilon, eps_s);
   }
+  Reliability r = reliability(pb, "moment_bound (--moment-bound)");
+  r.estimate = "moment_bound (" + r.estimate + ")";
   s.diagnostics["moment_bound"] = pb.diagnostics();
   s.diagnostics["moment_bound"].update(
-      {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s},
+      {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s}, {"reliability", r.json()},
        {"rule", fmt::format("private {}-quantile of sup_W |grad f(w; z)| per record (scale layer, "
                             "log grid over every double)", kMomentQuantile)}});
-  if (pb.status != ScaleStatus::ok) {
-    s.abstained = fmt::format("the moment_bound estimate has no guarantee ({}: {}); give "
-                              "moment_bound, a larger scale_share or epsilon, or more rows",
-                              to_string(pb.status), pb.reason);
-  }
+  if (!r.usable) s.abstained = r.reason();
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "checks.hpp"
 
 namespace dpstats::optimize {
@@ -335,6 +336,7 @@ constexpr double kRowQuantile = 0.9;     // a user's value: the 0.9-quantile of 
 // epsilon = 1, delta = 1e-6 and the default scale_share (docs/proofs/user-level.md).
 constexpr double kUserQuantile = 0.5;
 constexpr double kClippedWarning = 0.05; // a supplied bound that clips more users is reported
+constexpr double kClipReportBeta = 0.05;  // ... when the count's (1 - beta) lower bound says so
 
 bool uses_label_bound(GlmKind k) { return k == GlmKind::squared || k == GlmKind::huber; }
 
@@ -478,14 +480,45 @@ struct Bounds {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
-Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double centred_share,
+// A supplied feature_bound's clip report: a private count of the users with a raw row above it
+// (the bound the run clips the raw rows at), drawn once on rank 0. The warning needs the count's
+// 95% lower confidence bound above kClippedWarning, so that the Laplace noise alone (scale
+// 1 / eps, tens of users at the default share) never raises it.
+nlohmann::json clip_report(const UserDataset& raw, double A, const LaplaceMechanism& count,
+                           const UserLevelOptions& o, Rng& rng) {
+  Communicator& comm = comm_or_single(o.run.comm);  // every rank's users (exact), noise on rank 0
+  const std::int64_t clipped = allreduce_count(comm, raw.users_clipped_at(A));
+  const double noisy =
+      on_root(comm, [&] { return count.apply(static_cast<double>(clipped), rng); });
+  const double n = static_cast<double>(raw.total_users());
+  const double margin = count.scale() * std::log(1 / (2 * kClipReportBeta));  // one-sided 95%
+  const double fraction = std::clamp(noisy / n, 0.0, 1.0);
+  const double lower = std::clamp((noisy - margin) / n, 0.0, 1.0);
+  nlohmann::json j = {{"value", A}, {"estimated", false}, {"clipped_users_fraction", fraction},
+                      {"clipped_users_fraction_lower_95", lower},
+                      {"noise_scale_fraction", count.scale() / n},
+                      {"epsilon", count.loss().epsilon}};
+  if (lower > kClippedWarning) {
+    j["warning"] = fmt::format(
+        "feature_bound = {} clips rows of at least {:.0f}% of the users (private count, 95% "
+        "lower bound): the supplied bound bites; leave it out to have it estimated",
+        format_number(A), 100 * lower);
+  }
+  return j;
+}
+
+// The bounds the run uses. `raw`: the users' rows as given (the clip report's); `data`: the rows
+// the fit runs on (standardised when centred). `derived_A`: the bound of the standardised rows
+// that a supplied feature_bound implies (Standardization::bound_of), when centred.
+Bounds resolve_bounds(const UserDataset& raw, const UserDataset& data, const UserLevelOptions& o,
+                      double centred_share, std::optional<double> derived_A,
                       ReleaseBudget& account, Rng& rng) {
   Bounds b;
   const bool estimate_A = !o.feature_bound && !data.has_feature_bound();
   const bool estimate_B = uses_label_bound(o.loss) && !o.label_bound && !data.has_label_bound();
   const bool report = o.feature_bound.has_value() && !paper_method(o) &&
                       o.method != UserLevelMethod::non_private;
-  b.A = o.feature_bound.value_or(data.feature_bound());
+  b.A = derived_A ? *derived_A : o.feature_bound.value_or(data.feature_bound());
   b.B = uses_label_bound(o.loss) ? o.label_bound.value_or(data.label_bound()) : 1.0;
   if (o.method == UserLevelMethod::non_private) {
     // Not private: the data's own largest row norm and |label| (nothing is clipped).
@@ -498,10 +531,9 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
   const int estimates = (estimate_A ? 1 : 0) + (estimate_B ? 1 : 0);
   // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
   const double eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
-  const double eps_report = std::sqrt(2 * o.clip_report_share * rho);
   std::optional<LaplaceMechanism> count;
   if (report) {
-    count.emplace(1.0, eps_report, 1, o.run.noise);
+    count.emplace(1.0, std::sqrt(2 * o.clip_report_share * rho), 1, o.run.noise);
     account.charge(count->ledger_entry("users with a row above the supplied feature_bound"));
   }
   b.rho_left = rho * (1 - centred_share - (estimates ? o.scale_share : 0) -
@@ -514,35 +546,24 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
     nq.loss = PrivacyLoss::pure(eps_each);
     nq.q = kUserQuantile;
     const NormQuantile pb = private_value_quantile(values, nq, account, rng);
+    Reliability r = reliability(pb, name);
+    r.estimate = fmt::format("{} ({})", name, r.estimate);
     b.diagnostics[name] = pb.diagnostics();
     b.diagnostics[name].update(
         {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
+         {"reliability", r.json()},
          {"rule", fmt::format("private {}-quantile over users of each user's {}-quantile (scale "
                               "layer, log grid over every double)", kUserQuantile, kRowQuantile)}});
-    if (pb.status != ScaleStatus::ok && !b.abstained) {
-      b.abstained = fmt::format("the {} estimate has no guarantee ({}: {}); give {}, a larger "
-                                "scale_share or epsilon, or more users", name,
-                                to_string(pb.status), pb.reason, name);
-    }
+    if (!r.usable && !b.abstained) b.abstained = r.reason();
     return pb.value;
   };
   if (estimate_A) b.A = estimate(false, "feature_bound");
   if (estimate_B) b.B = estimate(true, "label_bound");
   if (report) {
-    // A count over every rank's users (exact), its noise drawn once on rank 0.
-    Communicator& comm = comm_or_single(o.run.comm);
-    const std::int64_t clipped = allreduce_count(comm, data.users_clipped_at(b.A));
-    const double noisy =
-        on_root(comm, [&] { return count->apply(static_cast<double>(clipped), rng); });
-    const double fraction = std::max(0.0, noisy) / static_cast<double>(data.total_users());
-    b.diagnostics["feature_bound"] = {{"value", b.A}, {"estimated", false},
-                                      {"clipped_users_fraction", fraction},
-                                      {"epsilon", eps_report}};
-    if (fraction > kClippedWarning) {
-      b.diagnostics["warnings"].push_back(fmt::format(
-          "feature_bound = {} clips rows of about {:.0f}% of the users (private count): the "
-          "supplied bound bites; leave it out to have it estimated", b.A, 100 * fraction));
-    }
+    b.diagnostics["feature_bound"] = clip_report(raw, *o.feature_bound, *count, o, rng);
+    if (b.diagnostics["feature_bound"].contains("warning"))
+      b.diagnostics["warnings"].push_back(b.diagnostics["feature_bound"]["warning"]);
+    if (derived_A) b.diagnostics["feature_bound"]["standardised_bound"] = *derived_A;
   }
   return b;
 }
@@ -814,12 +835,14 @@ struct CentreDecision {
 CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& o) {
   CentreDecision c;
   if (o.centre == false) return c.why_not = "centre = false", c;
-  const bool unknown = !o.feature_bound && !data.has_feature_bound() && !o.domain && !o.x0 &&
+  // A supplied feature_bound bounds the norms, not the location: the fit still centres (the
+  // standardised rows' bound then follows from it, Standardization::bound_of).
+  const bool unknown = !data.has_feature_bound() && !o.domain && !o.x0 &&
                        o.method != UserLevelMethod::non_private && !paper_method(o) &&
                        2 * o.scale_share + o.clip_report_share < 1;
   if (!o.centre && !unknown) {
-    return c.why_not = "the feature scale is public (feature_bound, bounded data, a custom "
-                       "domain or x0) or the method is not a private practical one", c;
+    return c.why_not = "the features' units are the caller's (bounded data, a custom domain or "
+                       "x0) or the method is not a private practical one", c;
   }
   c.share = PrivacyLoss::zcdp(o.scale_share *
                               epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
@@ -834,6 +857,16 @@ CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& 
   }
   c.centre = true;  // centre = true with a shortfall abstains after the estimate
   return c;
+}
+
+// The users' rows, each clipped to norm A (a supplied feature_bound, before centring).
+UserDataset clip_rows(const UserDataset& data, double A) {
+  RowMatrix X = data.all_features();
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double norm = X.row(i).norm();
+    if (norm > A) X.row(i) *= A / norm;
+  }
+  return data.with_features(std::move(X));
 }
 
 // One row per user (its first): the centring's table at user-level sensitivity 1.
@@ -886,6 +919,55 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
   return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
+// plan, part 2, charge and run the method on the bounded users (`rho`: what the scale step left).
+MethodRun run_method(const UserDataset& work, const UserLevelOptions& o, double rho,
+                     ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                     UserLevelTrace* trace) {
+  Communicator& comm = comm_or_single(o.run.comm);
+  const bool priv = o.method != UserLevelMethod::non_private;
+  // Several ranks, a method that walks the users in one sequential pass: rank 0 runs it on every
+  // rank's users (users_on_root: the one-process users, bit for bit); the others plan alike.
+  const bool sequential = o.method == UserLevelMethod::phased_sgd ||
+                          o.method == UserLevelMethod::accelerated ||
+                          o.method == UserLevelMethod::nonsmooth;
+  std::optional<UserDataset> stacked;
+  if (sequential && comm.size() > 1) stacked.emplace(users_on_root(comm, work));
+  const UserDataset& all = stacked ? *stacked : work;
+  const Setting s = make_setting(work, o);
+  diag["L"] = s.k.L;
+  diag["R"] = s.k.R;
+  if (s.k.beta) diag["beta"] = *s.k.beta;
+  if (priv && !paper_method(o)) diag["profile"] = name_of(o.profile);
+  GradientCounter counter;
+  MethodRun run;
+  // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
+  switch (o.method) {
+    case UserLevelMethod::phased_sgd:
+      run = fit_phased(all, s, o, rho, account, rng, counter, diag, trace);
+      break;
+    case UserLevelMethod::accelerated:
+    case UserLevelMethod::nonsmooth:
+      run = fit_alg3(all, s, o, rho, account, rng, counter, diag, trace);
+      break;
+    case UserLevelMethod::non_private: {
+      const double eta = o.step_size.value_or(
+          s.k.R / (s.k.L * std::sqrt(static_cast<double>(work.num_users() * work.items_per_user()))));
+      diag["step_size"] = eta;
+      run.x = non_private_sgd(work, *s.loss, *s.domain, s.x0, eta, rng, counter);
+      run.certified = false;
+      break;
+    }
+    case UserLevelMethod::dp_gd_filter:
+      run = fit_filter(work, s, o, rho, account, rng, counter, diag, trace);
+      break;
+    default:
+      run = fit_gradient(work, s, o, rho, account, rng, counter, diag, trace);
+  }
+  diag["profile"] = name_of(o.profile);
+  diag["gradient_evaluations"] = allreduce_count(comm, counter.evaluations);
+  return run;
+}
+
 Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
                                 std::optional<std::string> abstained, const UserLevelOptions& o,
                                 UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
@@ -916,9 +998,14 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
                          {"n_users", data.total_users()}, {"items_per_user", data.items_per_user()}};
   // plan, part 0: private centring, or the offset check (decided from public values).
   const CentreDecision cd = decide_centring(data, o);
+  // A supplied feature_bound clips the raw rows before they are centred (the bound the clip
+  // report counts against); the standardised rows' bound follows from it.
+  std::optional<UserDataset> clipped;
+  if (cd.centre && o.feature_bound) clipped.emplace(clip_rows(data, *o.feature_bound));
+  const UserDataset& raw = clipped ? *clipped : data;
   std::optional<Standardization> st;
   std::optional<UserDataset> centred;
-  if (auto why = centre_if_planned(data, o, cd, account, rng, diag, st, centred)) {
+  if (auto why = centre_if_planned(raw, o, cd, account, rng, diag, st, centred)) {
     return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   }
   const UserDataset& source = centred ? *centred : data;
@@ -926,52 +1013,15 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   // What the centring spent, or the offset check (run after the bounds) will: not the method's.
   const double before_bounds = cd.centre ? o.scale_share
                                           : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
-  const Bounds b = resolve_bounds(source, o, before_bounds, account, rng);
+  std::optional<double> derived;  // the standardised rows' bound a supplied feature_bound implies
+  if (st && o.feature_bound) derived = st->bound_of(*o.feature_bound);
+  const Bounds b = resolve_bounds(data, source, o, before_bounds, derived, account, rng);
   diag["bounds"] = b.diagnostics;
   std::optional<std::string> why = b.abstained;  // only the estimates were charged
   if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
   if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
   const UserDataset work = bounded_data(source, o, b, diag);
-  // Several ranks, a method that walks the users in one sequential pass: rank 0 runs it on every
-  // rank's users (users_on_root: the one-process users, bit for bit); the others plan alike.
-  const bool sequential = o.method == UserLevelMethod::phased_sgd ||
-                          o.method == UserLevelMethod::accelerated ||
-                          o.method == UserLevelMethod::nonsmooth;
-  std::optional<UserDataset> stacked;
-  if (sequential && comm.size() > 1) stacked.emplace(users_on_root(comm, work));
-  const UserDataset& all = stacked ? *stacked : work;
-  const Setting s = make_setting(work, o);
-  diag["L"] = s.k.L;
-  diag["R"] = s.k.R;
-  if (s.k.beta) diag["beta"] = *s.k.beta;
-  if (priv && !paper_method(o)) diag["profile"] = name_of(o.profile);
-  GradientCounter counter;
-  MethodRun run;
-  // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
-  switch (o.method) {
-    case UserLevelMethod::phased_sgd:
-      run = fit_phased(all, s, o, b.rho_left, account, rng, counter, diag, trace);
-      break;
-    case UserLevelMethod::accelerated:
-    case UserLevelMethod::nonsmooth:
-      run = fit_alg3(all, s, o, b.rho_left, account, rng, counter, diag, trace);
-      break;
-    case UserLevelMethod::non_private: {
-      const double eta = o.step_size.value_or(
-          s.k.R / (s.k.L * std::sqrt(static_cast<double>(work.num_users() * work.items_per_user()))));
-      diag["step_size"] = eta;
-      run.x = non_private_sgd(work, *s.loss, *s.domain, s.x0, eta, rng, counter);
-      run.certified = false;
-      break;
-    }
-    case UserLevelMethod::dp_gd_filter:
-      run = fit_filter(work, s, o, b.rho_left, account, rng, counter, diag, trace);
-      break;
-    default:
-      run = fit_gradient(work, s, o, b.rho_left, account, rng, counter, diag, trace);
-  }
-  diag["profile"] = name_of(o.profile);
-  diag["gradient_evaluations"] = allreduce_count(comm, counter.evaluations);
+  MethodRun run = run_method(work, o, b.rho_left, account, rng, diag, trace);
   Vector x = st ? st->to_user_units(run.x) : std::move(run.x);  // post-processing
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));
