@@ -10,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <numeric>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
@@ -21,6 +22,7 @@
 #include "dpstats/scale/norm_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
+#include "dpstats/solvers/holdout.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "feature_map.hpp"
 #include "keyed_sample.hpp"
@@ -68,6 +70,12 @@ void validate_options(const ClassifyOptions& o, int ranks) {
             fmt::format("second_moment_floor must be a finite number >= 0, got {}",
                         *o.second_moment_floor));
   check_positive(o.loss_bound, "loss_bound");
+  if (o.holdout) {
+    check_holdout(*o.holdout, o.loss_bound);
+    require(o.holdout_share > 0 && o.holdout_share <= 0.5,
+            fmt::format("holdout_share: the share of rho for the held-out loss must be in "
+                        "(0, 0.5], got {}", format_number(o.holdout_share)));
+  }
   validate_privacy(o);
 }
 
@@ -91,13 +99,13 @@ std::string fingerprint(const ClassifyOptions& o, const Classifier& m, Eigen::In
     sum = sum * 0x100000001b3ULL + std::bit_cast<std::uint64_t>(m.parameters()(j));
   return fmt::format(
       "{}|{:a}|{:a}|{:a}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|"
-      "{}|{}|{}|{}|{:x}|d={}",
+      "{}|{}|{}|{}|{:x}|d={}|holdout={:a}/{:a}",
       to_string(o.optimizer), o.privacy.epsilon, o.privacy.delta, o.noise_multiplier.value_or(-1),
       o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1), o.scale_share,
       o.beta1, o.beta2, o.adam_epsilon.value_or(-1), o.lambda, o.tau,
       o.second_moment_floor.value_or(-1), o.loss_bound, o.loss_noise_multiplier,
       static_cast<int>(o.run.noise), to_string(m.kind()), m.features(), m.hidden(), m.classes(),
-      m.num_parameters(), sum, d);
+      m.num_parameters(), sum, d, o.holdout.value_or(-1), o.holdout_share);
 }
 
 // The default learning rate: T steps of Adam move each parameter by about T lr (its update is
@@ -140,13 +148,24 @@ GaussianMechanism loss_mechanism(const ClassifyOptions& o) {
 // mu = 1 / (coupled noise multiplier): exact for the continuous Gaussian (fast_float), and the
 // coupled form of the lattice Gaussian (secure, docs/proofs/accounting.md §9), which both the
 // pld and the rdp accountants count.
-LedgerEntry loss_entry(const ClassifyOptions& o) {
-  const GaussianMechanism m = loss_mechanism(o);
-  LedgerEntry e = m.ledger_entry("clipped training-loss sum (one per epoch)");
+LedgerEntry gdp_entry(const GaussianMechanism& m, LedgerEntry e, int count) {
   const double mu = 1 / m.coupled_noise_multiplier();
   e.loss = m.mode() == NoiseMode::secure ? PrivacyLoss::discrete_gdp(mu) : PrivacyLoss::gdp(mu);
-  e.count = o.epochs;
+  e.count = count;
   return e;
+}
+
+LedgerEntry loss_entry(const ClassifyOptions& o) {
+  const GaussianMechanism m = loss_mechanism(o);
+  return gdp_entry(m, m.ledger_entry("clipped training-loss sum (one per epoch)"), o.epochs);
+}
+
+// The held-out rows' loss release (solvers/holdout.hpp): the Gaussian on the clipped-loss sum
+// (sensitivity loss_bound) at holdout_share x the target's rho, stated as mu-GDP like the epochs'.
+std::optional<HoldoutLoss> holdout_loss(const ClassifyOptions& o) {
+  if (!o.holdout || !is_private(o.optimizer)) return std::nullopt;
+  const double rho = o.holdout_share * epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  return HoldoutLoss::gaussian(o.loss_bound, rho, o.run.noise);
 }
 
 // Every entry of a run on n rows of d features (d = 0: the global feature scale) with `steps`.
@@ -157,6 +176,8 @@ Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& 
   Ledger l = feature_entries(o, source, d);
   l.push_back(steps);
   l.push_back(loss_entry(o));
+  if (const auto h = holdout_loss(o))
+    l.push_back(gdp_entry(*h->gaussian_mechanism(), h->ledger_entry(), 1));
   return l;
 }
 
@@ -199,6 +220,7 @@ struct ClassifyPlan {
   double adam_epsilon = 0, floor = 0, bias = 0;
   double learning_rate = 0;
   FeaturePlan features;  // the map u(x) the model trains on (feature_map.hpp)
+  std::optional<HoldoutLoss> holdout;  // the held-out rows' loss release (private optimizers)
 };
 
 GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, Eigen::Index p) {
@@ -276,6 +298,7 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
       o.noise_multiplier ? *o.noise_multiplier : classify_noise_multiplier(o, n, d);
   plan.release.emplace(rc);
   plan.loss.emplace(loss_mechanism(o));
+  plan.holdout = holdout_loss(o);
   const GradientRelease& rel = *plan.release;
   if (o.optimizer == ClassifyOptimizer::dp_adam_debiased)
     plan.bias = rel.first_noise_std() * rel.first_noise_std();
@@ -469,21 +492,113 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
   return d;
 }
 
+// The epochs: each one's private training loss (and test accuracy of the raw-feature model
+// when a public test set is given), then the run's diagnostics.
+void run_epochs(Trainer& trainer, const Classifier& model, const FeatureMap& f,
+                const ClassifyOptions& o, EvalSet test,
+                const std::function<void(const EpochReport&)>& on_epoch, nlohmann::json& d) {
+  std::vector<double> train_loss, test_acc;
+  double seconds = 0, examples = 0;
+  for (int e = 1; e <= o.epochs; ++e) {
+    EpochReport r = trainer.epoch(e, {});
+    if (test.X && test.y) {
+      Classifier raw = model;  // the classifier of the raw features
+      fold_feature_map(raw, f);
+      r.test_accuracy = accuracy_chunked(raw, *test.X, *test.y);
+      test_acc.push_back(*r.test_accuracy);
+    }
+    train_loss.push_back(r.train_loss);
+    seconds += r.seconds;
+    examples += static_cast<double>(r.examples);
+    if (on_epoch) on_epoch(r);
+  }
+  d["train_loss"] = train_loss;
+  if (!test_acc.empty()) {
+    d["test_accuracy"] = test_acc;
+    d["test_rows"] = test.X->rows();
+  }
+  d["examples_per_second"] = seconds > 0 ? examples / seconds : 0.0;
+  d["train_seconds"] = seconds;
+}
+
+// This rank's rows split into the training rows and the held-out rows (solvers/holdout.hpp:
+// row i is held out by its global id, offset + i, under a key drawn on rank 0). Without a
+// holdout nothing is drawn or copied.
+struct Labelled {
+  RowMatrix X;
+  std::vector<int> y;
+};
+struct HeldOut {
+  bool active = false;
+  Labelled train, held;
+};
+
+HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const ClassifyOptions& o,
+                 Rng& rng) {
+  HeldOut h;
+  if (!o.holdout) return h;
+  h.active = true;
+  Communicator& comm = comm_or_single(o.run.comm);
+  const ShardRows all = shard_rows(comm, X.rows());
+  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
+  std::vector<Eigen::Index> keep, out;
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    (split.held_out(static_cast<std::uint64_t>(all.offset + i)) ? out : keep).push_back(i);
+  auto take = [&](const std::vector<Eigen::Index>& rows, Labelled& l) {
+    l.X.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      l.X.row(static_cast<Eigen::Index>(k)) = X.row(rows[k]);
+      l.y.push_back(y[static_cast<std::size_t>(rows[k])]);
+    }
+  };
+  take(keep, h.train);
+  take(out, h.held);
+  return h;
+}
+
+// The released model's private mean clipped loss on the held-out rows (every rank's), by the
+// plan's mechanism; adam (non-private): the exact mean.
+nlohmann::json holdout_statement(const Classifier& model, const HeldOut& split,
+                                 const ClassifyPlan& plan, const ClassifyOptions& o, Rng& rng) {
+  std::vector<Eigen::Index> rows(static_cast<std::size_t>(split.held.X.rows()));
+  std::iota(rows.begin(), rows.end(), Eigen::Index{0});
+  const BatchGradients batch(model, split.held.X, split.held.y, rows, o.run.threads);
+  const std::vector<double> losses(batch.losses().data(),
+                                   batch.losses().data() + batch.losses().size());
+  nlohmann::json j;
+  if (plan.holdout) {
+    j = plan.holdout->release(losses, rng, o.run.comm);
+  } else {
+    double sum = 0;
+    for (double v : losses) sum += std::min(v, o.loss_bound);
+    j = {{"units", losses.size()}, {"loss_bound", o.loss_bound},
+         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())},
+         {"private", false}};
+  }
+  j["fraction"] = *o.holdout;
+  j["unit"] = "row";
+  j["loss_name"] = "softmax cross-entropy of the released model (nats), clipped to loss_bound";
+  return j;
+}
+
 }  // namespace
 
-Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
-                                     const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
-                                     Budget* budget, EvalSet test,
+Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_in,
+                                     const std::vector<int>& y_in, const ClassifyOptions& o,
+                                     Rng& rng, Budget* budget, EvalSet test,
                                      const std::function<void(const EpochReport&)>& on_epoch) {
   Communicator& comm = comm_or_single(o.run.comm);                              // validate
   validate_options(o, comm.size());
-  check_agreement(comm, fingerprint(o, model, X.cols()),
+  check_agreement(comm, fingerprint(o, model, X_in.cols()),
                   "the classifier's options, model and columns");
-  all_or_none(comm, [&] { validate_data(X, y, model); });
+  all_or_none(comm, [&] { validate_data(X_in, y_in, model); });
+  const HeldOut split = hold_out(X_in, y_in, o, rng);  // the rows the model does not see
+  const ConstMatrixRef X = split.active ? ConstMatrixRef(split.train.X) : X_in;
+  const std::vector<int>& y = split.active ? split.train.y : y_in;
   const ShardRows rows = shard_rows(comm, X.rows());
   require(o.batch_size >= 1 && o.batch_size <= rows.total,
-          fmt::format("batch_size must be in [1, {}] (the number of rows), got {}", rows.total,
-                      o.batch_size));
+          fmt::format("batch_size must be in [1, {}] (the number of training rows), got {}",
+                      rows.total, o.batch_size));
   const ClassifyPlan plan = plan_classify(rows.total, X.cols(), model.num_parameters(), o);  // plan
   const bool priv = is_private(o.optimizer);
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)
@@ -511,30 +626,10 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
   if (!identity)
     scaled = (X.rowwise() - f->centre.transpose()).array().rowwise() /
              f->divisor.transpose().array();
-  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng, rows);
-  std::vector<double> train_loss, test_acc;
-  double seconds = 0, examples = 0;
-  for (int e = 1; e <= o.epochs; ++e) {
-    EpochReport r = trainer.epoch(e, {});
-    if (test.X && test.y) {
-      Classifier raw = model;  // the classifier of the raw features
-      fold_feature_map(raw, *f);
-      r.test_accuracy = accuracy_chunked(raw, *test.X, *test.y);
-      test_acc.push_back(*r.test_accuracy);
-    }
-    train_loss.push_back(r.train_loss);
-    seconds += r.seconds;
-    examples += static_cast<double>(r.examples);
-    if (on_epoch) on_epoch(r);
-  }
+  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng, rows);   // run
+  run_epochs(trainer, model, *f, o, test, on_epoch, d);
   fold_feature_map(model, *f);
-  d["train_loss"] = train_loss;
-  if (!test_acc.empty()) {
-    d["test_accuracy"] = test_acc;
-    d["test_rows"] = test.X->rows();
-  }
-  d["examples_per_second"] = seconds > 0 ? examples / seconds : 0.0;
-  d["train_seconds"] = seconds;
+  if (split.active) d["holdout"] = holdout_statement(model, split, plan, o, rng);
   return seal(std::move(model), account, facts, rng, std::move(d));                // seal
 }
 

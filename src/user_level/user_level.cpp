@@ -16,6 +16,7 @@
 #include "dpstats/user_level/filter.hpp"
 #include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/solvers/holdout.hpp"
 #include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -373,14 +374,15 @@ void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
 
 // Everything the ranks must agree on before the first collective of the fit.
 std::string fingerprint(const UserDataset& data, const UserLevelOptions& o) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|m={}|n={}",
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|m={}|n={}|h={}/{}/{}",
                      name_of(o.method), name_of(o.loss), name_of(o.profile), o.privacy.epsilon,
                      o.privacy.delta, o.domain_radius, o.feature_bound.value_or(-1),
                      o.label_bound.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
                      o.clip.value_or(-1), o.scale_share, o.clip_report_share,
                      o.centre ? (*o.centre ? 1 : 0) : -1, static_cast<int>(o.run.noise),
                      o.domain || o.x0 ? 1 : 0, data.dim(), data.items_per_user(),
-                     data.total_users());
+                     data.total_users(), o.holdout.value_or(-1), o.holdout_share,
+                     o.holdout_loss_bound);
 }
 
 // checked_labels over every rank's users' labels (one process: checked_labels itself): {0, 1}
@@ -434,6 +436,15 @@ void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   check_share(o.scale_share, "scale_share");
   check_share(o.clip_report_share, "clip_report_share");
   require(o.scale_share + o.clip_report_share < 1, "scale_share + clip_report_share must be < 1");
+  if (o.holdout) {
+    check_holdout(*o.holdout, o.holdout_loss_bound);
+    check_share(o.holdout_share, "holdout_share");
+    require(!paper_method(o), "holdout applies to the practical profile and non-private (the "
+                              "paper profile's schedule takes the whole budget)");
+    require(2 * o.scale_share + o.clip_report_share + o.holdout_share < 1,
+            "with holdout, 2 scale_share + clip_report_share + holdout_share must be < 1 (the "
+            "centring and the bounds may each spend scale_share)");
+  }
   if (o.x0) require(o.x0->size() == data.dim(), "x0 must have the feature dimension");
   if (o.centre.value_or(false)) {
     require(!o.domain && !o.x0 && o.method != UserLevelMethod::non_private && !paper_method(o),
@@ -968,6 +979,110 @@ MethodRun run_method(const UserDataset& work, const UserLevelOptions& o, double 
   return run;
 }
 
+// The Gaussian on the held-out users' clipped-loss sum at holdout_share of rho (private methods).
+std::optional<HoldoutLoss> holdout_loss(const UserLevelOptions& o) {
+  if (!o.holdout || o.method == UserLevelMethod::non_private) return std::nullopt;
+  const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  return HoldoutLoss::gaussian(o.holdout_loss_bound, o.holdout_share * rho, o.run.noise);
+}
+
+// plan, parts 0 and 1: the private centring or the offset check, and the public bounds
+// (estimated privately where absent, charged before their noise). `work`: the bounded users the
+// method runs on (standardised when centred); `abstained`: why not (only the scale step charged).
+struct ScaleStep {
+  std::optional<Standardization> st;
+  std::optional<UserDataset> work;
+  Bounds bounds;
+  std::optional<std::string> abstained;
+};
+
+ScaleStep scale_step(const UserDataset& data, const UserLevelOptions& o, ReleaseBudget& account,
+                     Rng& rng, nlohmann::json& diag) {
+  ScaleStep out;
+  const CentreDecision cd = decide_centring(data, o);
+  // A supplied feature_bound clips the raw rows before they are centred (the bound the clip
+  // report counts against); the standardised rows' bound follows from it.
+  std::optional<UserDataset> clipped;
+  if (cd.centre && o.feature_bound) clipped.emplace(clip_rows(data, *o.feature_bound));
+  std::optional<UserDataset> centred;
+  out.abstained = centre_if_planned(clipped ? *clipped : data, o, cd, account, rng, diag, out.st,
+                                    centred);
+  if (out.abstained) return out;
+  const UserDataset& source = centred ? *centred : data;
+  // What the centring spent, or the offset check (run after the bounds) will, and the holdout's
+  // loss release: not the method's.
+  const double before_bounds =
+      (cd.centre ? o.scale_share : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0)) +
+      (holdout_loss(o) ? o.holdout_share : 0);
+  std::optional<double> derived;  // the standardised rows' bound a supplied feature_bound implies
+  if (out.st && o.feature_bound) derived = out.st->bound_of(*o.feature_bound);
+  out.bounds = resolve_bounds(data, source, o, before_bounds, derived, account, rng);
+  diag["bounds"] = out.bounds.diagnostics;
+  out.abstained = out.bounds.abstained;  // only the estimates were charged
+  if (!out.abstained && cd.check) out.abstained = offset_gate(data, o, cd, account, rng, diag);
+  if (!out.abstained) out.work.emplace(bounded_data(source, o, out.bounds, diag));
+  return out;
+}
+
+// The held-out users (solvers/holdout.hpp: a keyed split of the user ids) and the others.
+struct UserSplit {
+  UserDataset train;
+  std::optional<UserDataset> held;
+};
+
+UserSplit split_users(const UserDataset& all, const UserLevelOptions& o, Rng& rng) {
+  if (!o.holdout) return {all, std::nullopt};
+  Communicator& comm = comm_or_single(o.run.comm);
+  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
+  std::vector<bool> held(static_cast<std::size_t>(all.num_users()));
+  std::int64_t count = 0;
+  for (std::int64_t u = 0; u < all.num_users(); ++u) {
+    held[static_cast<std::size_t>(u)] =
+        split.held_out(static_cast<std::uint64_t>(all.ids()[static_cast<std::size_t>(u)]));
+    count += held[static_cast<std::size_t>(u)] ? 1 : 0;
+  }
+  const std::int64_t held_total = allreduce_count(comm, count);
+  std::vector<bool> kept(held.size());
+  for (std::size_t u = 0; u < held.size(); ++u) kept[u] = !held[u];
+  return {all.subset(kept, all.total_users() - held_total), all.subset(held, held_total)};
+}
+
+// Each held-out user's mean loss of the released model x . w (+ b) over its m rows as given (the
+// user's units; {0, 1} labels mapped as for the fit), released by `mechanism` (non-private: the
+// exact mean of the clipped losses).
+nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
+                                 const UserLevelOptions& o, bool mapped,
+                                 const std::optional<HoldoutLoss>& mechanism, Rng& rng) {
+  const auto loss = make_loss(o.loss);
+  const Eigen::Index d = held.dim();
+  const double b = x.size() > d ? x[d] : 0.0;
+  const Vector w = x.head(d);
+  std::vector<double> losses(static_cast<std::size_t>(held.num_users()));
+  for (std::int64_t u = 0; u < held.num_users(); ++u) {
+    double sum = 0;
+    for (std::int64_t k = 0; k < held.items_per_user(); ++k) {
+      const double y = mapped ? 2 * held.label(u, k) - 1 : held.label(u, k);
+      const Eigen::Map<const Vector> a(held.features(u, k), d);
+      sum += loss->phi(a.dot(w) + b, y);
+    }
+    losses[static_cast<std::size_t>(u)] = sum / static_cast<double>(held.items_per_user());
+  }
+  nlohmann::json j;
+  if (mechanism) {
+    j = mechanism->release(losses, rng, o.run.comm);
+  } else {
+    double sum = 0;
+    for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
+    j = {{"units", losses.size()}, {"loss_bound", o.holdout_loss_bound}, {"private", false},
+         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())}};
+  }
+  j.update({{"fraction", *o.holdout}, {"unit", "user"},
+            {"loss_name", fmt::format("the user's mean {} loss of the released model over its "
+                                      "rows (the user's units), clipped to loss_bound",
+                                      name_of(o.loss))}});
+  return j;
+}
+
 Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
                                 std::optional<std::string> abstained, const UserLevelOptions& o,
                                 UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
@@ -983,46 +1098,31 @@ Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified
 
 }  // namespace
 
-Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
+Release<Vector> fit_user_level(const UserDataset& all, const UserLevelOptions& o, Rng& rng,
                                Budget* budget, UserLevelTrace* trace) {
-  validate_options(data, o);  // validate: nothing read from the data's values yet
+  validate_options(all, o);  // validate: nothing read from the data's values yet
   Communicator& comm = comm_or_single(o.run.comm);
-  if (comm.size() > 1) check_agreement(comm, fingerprint(data, o), "the user-level fit's options");
-  if (binary_labels(o.loss)) global_checked_labels(comm, data.all_labels(), o.loss, nullptr);
+  if (comm.size() > 1) check_agreement(comm, fingerprint(all, o), "the user-level fit's options");
+  bool mapped = false;
+  if (binary_labels(o.loss)) global_checked_labels(comm, all.all_labels(), o.loss, &mapped);
   const bool priv = o.method != UserLevelMethod::non_private;
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
                                                paper_method(o) ? Accountant::basic : Accountant::zcdp,
                                                budget)
                                : ReleaseBudget::non_private();
+  const UserSplit split = split_users(all, o, rng);  // the users the fit does not see
+  const UserDataset& data = split.held ? split.train : all;
   nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
                          {"n_users", data.total_users()}, {"items_per_user", data.items_per_user()}};
-  // plan, part 0: private centring, or the offset check (decided from public values).
-  const CentreDecision cd = decide_centring(data, o);
-  // A supplied feature_bound clips the raw rows before they are centred (the bound the clip
-  // report counts against); the standardised rows' bound follows from it.
-  std::optional<UserDataset> clipped;
-  if (cd.centre && o.feature_bound) clipped.emplace(clip_rows(data, *o.feature_bound));
-  const UserDataset& raw = clipped ? *clipped : data;
-  std::optional<Standardization> st;
-  std::optional<UserDataset> centred;
-  if (auto why = centre_if_planned(raw, o, cd, account, rng, diag, st, centred)) {
-    return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
-  }
-  const UserDataset& source = centred ? *centred : data;
-  // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
-  // What the centring spent, or the offset check (run after the bounds) will: not the method's.
-  const double before_bounds = cd.centre ? o.scale_share
-                                          : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
-  std::optional<double> derived;  // the standardised rows' bound a supplied feature_bound implies
-  if (st && o.feature_bound) derived = st->bound_of(*o.feature_bound);
-  const Bounds b = resolve_bounds(data, source, o, before_bounds, derived, account, rng);
-  diag["bounds"] = b.diagnostics;
-  std::optional<std::string> why = b.abstained;  // only the estimates were charged
-  if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
-  if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
-  const UserDataset work = bounded_data(source, o, b, diag);
-  MethodRun run = run_method(work, o, b.rho_left, account, rng, diag, trace);
-  Vector x = st ? st->to_user_units(run.x) : std::move(run.x);  // post-processing
+  ScaleStep step = scale_step(data, o, account, rng, diag);  // plan, part 0 and 1
+  if (step.abstained)
+    return seal_user_level(Vector(), account, true, std::move(step.abstained), o, trace, rng, diag);
+  const std::optional<HoldoutLoss> holdout = holdout_loss(o);  // charged before the method's noise
+  if (holdout) account.charge(holdout->ledger_entry());  // (rho_left is net of it)
+  MethodRun run = run_method(*step.work, o, step.bounds.rho_left, account, rng, diag, trace);
+  Vector x = step.st ? step.st->to_user_units(run.x) : std::move(run.x);  // post-processing
+  if (split.held && !run.abstained)
+    diag["holdout"] = holdout_statement(*split.held, x, o, mapped, holdout, rng);
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));
 }

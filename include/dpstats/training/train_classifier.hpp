@@ -91,7 +91,13 @@ struct ClassifyOptions {
   // v̂ clamp γ. Default: 0 for adam / dp-adam (v̂ >= 0 already), and the variant's Adam epsilon
   // for debiased, JME, joint clip.
   std::optional<double> second_moment_floor;
-  double loss_bound = 5;             // L (nats): per-example loss clipped for the private loss
+  // Holdout (solvers/holdout.hpp): a fraction in (0, 0.5] of the rows, held out by a secret
+  // keyed split, is not trained on; the released model's mean clipped loss on them is released
+  // by a Gaussian at holdout_share x the target's rho (in the plan's ledger) and stated in
+  // diagnostics["holdout"] with its 95% intervals.
+  std::optional<double> holdout;
+  double holdout_share = 0.05;       // in (0, 0.5]
+  double loss_bound = 5;             // L (nats): per-example loss clipped for the private losses
   double loss_noise_multiplier = 200;
   // Draw the next step's (data-independent) noise on a second thread while this step's gradients
   // are computed; same distribution, from a separate Rng (seeded from `rng` when it is seeded).
