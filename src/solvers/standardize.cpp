@@ -103,7 +103,8 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
     if (!(labels && j + 1 == est.columns.size())) dropped.push_back(std::to_string(j + 1));
   }
   if (!dropped.empty()) st.diagnostics["dropped_columns"] = dropped;
-  const Reliability r = reliability(judged, "centre = false (fit x . w in the data's units)");
+  Reliability r = reliability(judged, "centre = false (fit x . w in the data's units)");
+  r.estimate = "the centring (" + r.estimate + ")";
   st.diagnostics["reliability"] = r.json();
   if (!r.usable) c.abstained = r.reason();
   return c;
