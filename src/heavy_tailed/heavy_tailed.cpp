@@ -887,7 +887,7 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
   return p.share;
 }
 
-// The held-out records (solvers/holdout.hpp: a keyed split of the global row ids, offset + i)
+// The held-out records (solvers/holdout.hpp: a keyed hash of each record's values and label)
 // and the others, labels as mapped for the fit.
 struct HeldRows {
   bool active = false;
@@ -896,14 +896,18 @@ struct HeldRows {
 };
 
 HeldRows hold_out_rows(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
-                       std::int64_t offset, Rng& rng) {
+                       Rng& rng) {
   HeldRows h;
   if (!o.holdout) return h;
   h.active = true;
   const HoldoutSplit split(*o.holdout, rng, o.run.comm);
   std::vector<Eigen::Index> keep, out;
-  for (Eigen::Index i = 0; i < X.rows(); ++i)
-    (split.held_out(static_cast<std::uint64_t>(offset + i)) ? out : keep).push_back(i);
+  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
+    row.back() = y[i];
+    (split.held_out(row) ? out : keep).push_back(i);
+  }
   auto take = [&](const std::vector<Eigen::Index>& rows, RowMatrix& A, Vector& b) {
     A.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
     b.resize(static_cast<Eigen::Index>(rows.size()));
@@ -976,7 +980,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<co
   validate_data(X_in, y_in, all.total);
   bool mapped = false;
   const Vector y_all = global_labels(comm, y_in, o.loss, &mapped);
-  const HeldRows split = hold_out_rows(X_in, y_all, o, all.offset, rng);  // rows the fit skips
+  const HeldRows split = hold_out_rows(X_in, y_all, o, rng);  // rows the fit skips
   const ConstMatrixRef X = split.active ? ConstMatrixRef(split.train_X) : X_in;
   const Vector& y = split.active ? split.train_y : y_all;
   const ShardRows rows = split.active ? shard_rows(comm, X.rows()) : all;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "dpstats/comm/communicator.hpp"
@@ -48,9 +49,15 @@ bool HoldoutSplit::held_out(std::uint64_t id) const {
   return splitmix64(key_[0] ^ splitmix64(key_[1] ^ id)) < threshold_;
 }
 
+bool HoldoutSplit::held_out(std::span<const double> values) const {
+  std::uint64_t h = key_[1];
+  for (double v : values) h = splitmix64(h ^ std::bit_cast<std::uint64_t>(v));
+  return splitmix64(key_[0] ^ h) < threshold_;
+}
+
 const char* HoldoutSplit::rule() {
-  return "each unit held out independently with probability `fraction` (a keyed hash of its id "
-         "under a secret key drawn for this release)";
+  return "a unit is held out when a keyed hash of the unit (a row's values, or a user's id) "
+         "falls below fraction x 2^64, under a secret key drawn for this release";
 }
 
 HoldoutLoss HoldoutLoss::gaussian(double L, double rho, NoiseMode mode) {

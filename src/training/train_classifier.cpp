@@ -521,9 +521,9 @@ void run_epochs(Trainer& trainer, const Classifier& model, const FeatureMap& f,
   d["train_seconds"] = seconds;
 }
 
-// This rank's rows split into the training rows and the held-out rows (solvers/holdout.hpp:
-// row i is held out by its global id, offset + i, under a key drawn on rank 0). Without a
-// holdout nothing is drawn or copied.
+// This rank's rows split into the training rows and the held-out rows (solvers/holdout.hpp: a
+// row by its values and label, under a key drawn on rank 0). Without a holdout nothing is drawn
+// or copied.
 struct Labelled {
   RowMatrix X;
   std::vector<int> y;
@@ -538,12 +538,14 @@ HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const Class
   HeldOut h;
   if (!o.holdout) return h;
   h.active = true;
-  Communicator& comm = comm_or_single(o.run.comm);
-  const ShardRows all = shard_rows(comm, X.rows());
   const HoldoutSplit split(*o.holdout, rng, o.run.comm);
   std::vector<Eigen::Index> keep, out;
-  for (Eigen::Index i = 0; i < X.rows(); ++i)
-    (split.held_out(static_cast<std::uint64_t>(all.offset + i)) ? out : keep).push_back(i);
+  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
+    row.back() = y[static_cast<std::size_t>(i)];
+    (split.held_out(row) ? out : keep).push_back(i);
+  }
   auto take = [&](const std::vector<Eigen::Index>& rows, Labelled& l) {
     l.X.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
     for (std::size_t k = 0; k < rows.size(); ++k) {

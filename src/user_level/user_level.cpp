@@ -1024,7 +1024,7 @@ ScaleStep scale_step(const UserDataset& data, const UserLevelOptions& o, Release
   return out;
 }
 
-// The held-out users (solvers/holdout.hpp: a keyed split of the user ids) and the others.
+// The held-out users (solvers/holdout.hpp: a keyed hash of each user id) and the others.
 struct UserSplit {
   UserDataset train;
   std::optional<UserDataset> held;

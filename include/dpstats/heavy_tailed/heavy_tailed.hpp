@@ -90,7 +90,7 @@ struct HeavyTailedOptions {
                                      // (and as much again on the centring, when it runs)
   std::optional<bool> centre;        // absent: centre when the feature scale is unknown
   // Holdout (solvers/holdout.hpp): a fraction in (0, 0.5] of the records, held out by a secret
-  // keyed split of the global row ids, is not fitted on; each one's loss of the released model
+  // keyed hash of each record (its values and label), is not fitted on; its loss under the model
   // (the user's units), clipped to holdout_loss_bound, is summed and released (Laplace at
   // holdout_share x epsilon; dp-sgd: Gaussian at holdout_share x rho), charged before the method
   // runs and stated in diagnostics["holdout"] with its 95% intervals.

@@ -1,12 +1,14 @@
 // A held-out share of a fit's privacy units and a private validation loss on it (issue 27 item
 // 3; docs/proofs/training.md §5, user-level.md and heavy-tailed.md "Holdout").
 //
-// Split: unit `id` (a global row id, or a user id) is held out when a keyed hash of it falls
-// below fraction · 2^64. The 128-bit key is drawn from the release's Rng (on rank 0, shared with
-// every rank) and never released: each unit is held out independently with probability
-// `fraction`, whatever the data, so the fit runs on the other units and the loss release on the
-// held-out ones, and the release composes both mechanisms (each is DP in the whole table: one
-// unit more moves one side by one unit).
+// Split: a unit is held out when a keyed hash of the unit itself falls below fraction · 2^64:
+// of its values (a row: its features and label) or of its id (a user). The 128-bit key is drawn
+// from the release's Rng (on rank 0, shared with every rank) and not released. So for every key
+// a unit's side is a function of that unit alone: adding or removing one unit moves exactly one
+// side by that unit and leaves every other unit where it was, the fit runs on one side and the
+// loss release on the other, and the release is DP by the composition of both mechanisms
+// (docs/proofs/training.md §5). Over the key, each unit is held out with probability about
+// `fraction` (identical rows land on the same side).
 //
 // Release: S = sum over the held-out units of min(max(loss_u, 0), L), one term per unit in
 // [0, L] (add/remove sensitivity L), summed exactly on the box lattice of the held-out count and
@@ -40,6 +42,8 @@ class HoldoutSplit {
   // of `comm` (null: this process) and every rank gets it.
   HoldoutSplit(double fraction, Rng& rng, Communicator* comm = nullptr);
   bool held_out(std::uint64_t id) const;
+  // A row by its values (bit patterns, in order; e.g. the features, then the label).
+  bool held_out(std::span<const double> values) const;
   double fraction() const { return fraction_; }
   // The rule, for diagnostics (the key is not in it).
   static const char* rule();

@@ -91,10 +91,10 @@ struct ClassifyOptions {
   // v̂ clamp γ. Default: 0 for adam / dp-adam (v̂ >= 0 already), and the variant's Adam epsilon
   // for debiased, JME, joint clip.
   std::optional<double> second_moment_floor;
-  // Holdout (solvers/holdout.hpp): a fraction in (0, 0.5] of the rows, held out by a secret
-  // keyed split, is not trained on; the released model's mean clipped loss on them is released
-  // by a Gaussian at holdout_share x the target's rho (in the plan's ledger) and stated in
-  // diagnostics["holdout"] with its 95% intervals.
+  // Holdout (solvers/holdout.hpp): about a fraction in (0, 0.5] of the rows, held out by a
+  // secret keyed hash of each row (its values and label), is not trained on; the released
+  // model's mean clipped loss on them is released by a Gaussian at holdout_share x the target's
+  // rho (in the plan's ledger) and stated in diagnostics["holdout"] with its 95% intervals.
   std::optional<double> holdout;
   double holdout_share = 0.05;       // in (0, 0.5]
   double loss_bound = 5;             // L (nats): per-example loss clipped for the private losses

@@ -182,7 +182,7 @@ struct UserLevelOptions {
   std::optional<bool> centre;            // absent: centre when the feature scale is unknown
   double clip_report_share = 0.01;       // share of rho for the private count of clipped users
   // Holdout (solvers/holdout.hpp; practical profile and non-private): a fraction in (0, 0.5] of
-  // the users, held out by a secret keyed split of their ids, is not fitted on; each one's mean
+  // the users, held out by a secret keyed hash of their ids, is not fitted on; each one's mean
   // loss of the released model over its rows (the user's units), clipped to holdout_loss_bound,
   // is summed and released by a Gaussian at holdout_share of rho (charged before the method
   // runs), stated in diagnostics["holdout"] with its 95% intervals.
