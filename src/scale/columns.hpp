@@ -17,6 +17,7 @@
 #include "dpstats/random/rng.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 

@@ -95,9 +95,9 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
   std::string suffice =
       room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
                : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
-  if (room > 0 && f.epsilon > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
-    suffice += fmt::format(", or epsilon >= {} for this estimate",
-                           format_number(f.epsilon * f.rank_error / (room * f.n)));
+  if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
+    suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
+                           f.rank_error / (room * f.n));
   return Reliability::unusable(
       std::move(estimate),
       fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
