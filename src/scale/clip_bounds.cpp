@@ -8,27 +8,25 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/scale/threshold_scan.hpp"
 #include "columns.hpp"
 #include "grid_select.hpp"
+#include "row_count.hpp"
 
 namespace dpstats {
 namespace {
 
 using namespace scale_detail;
 
-// A column's part of the share in units: coarse anchor 8, refined anchor 2, each scan 15; under
-// add/remove the count of the rows takes 2 units per column (about 5% of the share). The refine
-// only moves the anchor inside three coarse cells, so it needs little.
-constexpr std::size_t kCoarse = 8, kRefine = 2, kScan = 15, kColumn = 40, kCount = 2;
+// A column's part of the selections' share in units: coarse anchor 8, refined anchor 2, each scan
+// 15 (under add/remove the count of the rows takes 1/8 of the share first, row_count.hpp). The
+// refine only moves the anchor inside three coarse cells, so it needs little.
+constexpr std::size_t kCoarse = 8, kRefine = 2, kScan = 15, kColumn = 40;
 // The anchor must lie inside the data (rank error / n + alpha below 1/2, with a margin); the
 // scans' rank error must leave most rows inside the bounds.
 constexpr double kAnchorTolerance = 0.45, kTolerance = 0.3;
-
-bool add_remove(const ClipBoundsOptions& o) { return o.neighbouring == Neighbouring::add_remove; }
 
 void check_options(const ClipBoundsOptions& o) {
   check_share(o.loss);
@@ -47,7 +45,7 @@ void check_options(const ClipBoundsOptions& o) {
 // The public plan: every epsilon, the grid, and (once n is known) the threshold and rank errors.
 struct Plan {
   const ClipBoundsOptions& o;
-  double e_coarse = 0, e_refine = 0, e_scan = 0, e_count = 0;
+  double e_coarse = 0, e_refine = 0, e_scan = 0;
   std::vector<double> grid{};  // the signed log grid: anchor cells and, mirrored, scan offsets
   std::size_t zero = 0;      // grid[zero] == 0
   double n = 0;              // rows the thresholds use: n, or n_low under add/remove
@@ -58,12 +56,12 @@ struct Plan {
 Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
-  const std::size_t total = kColumn * d + (add_remove(o) ? kCount * d : 0);
+  const std::size_t total = kColumn * d;
+  const PrivacyLoss share = selection_share(o.loss, o.neighbouring);
   Plan p{.o = o};
-  p.e_coarse = units_epsilon(o.loss, kCoarse, total);
-  p.e_refine = units_epsilon(o.loss, kRefine, total);
-  p.e_scan = units_epsilon(o.loss, kScan, total);
-  if (add_remove(o)) p.e_count = units_epsilon(o.loss, kCount * d, total);
+  p.e_coarse = units_epsilon(share, kCoarse, total);
+  p.e_refine = units_epsilon(share, kRefine, total);
+  p.e_scan = units_epsilon(share, kScan, total);
   return p;
 }
 
@@ -153,16 +151,6 @@ std::string fingerprint(const ClipBoundsOptions& o, Eigen::Index d) {
                      static_cast<int>(o.neighbouring));
 }
 
-// n, or under add/remove the lower confidence bound of a Laplace count (drawn on rank 0).
-double rows_for_thresholds(std::int64_t n, const Plan& p, std::size_t d, Rng& rng) {
-  if (!add_remove(p.o)) return static_cast<double>(n);
-  const LaplaceMechanism count(1.0, p.e_count);
-  const double noisy =
-      on_root(comm_or_single(p.o.comm), [&] { return count.apply(static_cast<double>(n), rng); });
-  const double beta = p.o.beta / static_cast<double>(4 * d + 1);
-  return std::max(1.0, std::floor(noisy - count.scale() * std::log(1 / beta)));
-}
-
 }  // namespace
 
 Vector ClipBounds::lo() const {
@@ -209,10 +197,7 @@ nlohmann::json ClipBounds::diagnostics() const {
 Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
   const Plan p = make_plan(o, d);
   Ledger entries;
-  if (add_remove(o))
-    entries.push_back(LaplaceMechanism(1.0, p.e_count)
-                          .ledger_entry("clip bounds: count of the rows (n is private under "
-                                        "add/remove)"));
+  if (counts_rows(o.neighbouring)) entries.push_back(row_count_entry(o.loss, "clip bounds"));
   Ledger per_column = {
       grid_quantile_entry(p.e_coarse, "clip bounds: anchor, median cell on the log grid"),
       grid_quantile_entry(p.e_refine, "clip bounds: anchor, median on a linear grid"),
@@ -238,7 +223,8 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
 
   p.grid = log_grid(o.per_octave);
   p.zero = p.grid.size() / 2;
-  set_rows(p, d, rows_for_thresholds(n, p, d, rng));
+  set_rows(p, d, rows_for_checks(n, o.loss, o.neighbouring, o.beta / static_cast<double>(4 * d + 1),
+                                 comm, rng));
   out.coverage = o.coverage;
   out.q_lo = o.coverage / 2;
   out.q_hi = 1 - o.coverage / 2;

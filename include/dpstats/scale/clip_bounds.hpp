@@ -13,7 +13,7 @@
 // quantile it targets and cannot run far past the data's last value (Durfee 2023's unbounded
 // quantile, made scale-free by measuring offsets from a private anchor on a log grid): at most a
 // fraction coverage/2 of the rows, up to the stated rank error, lies beyond each bound.
-// Under add/remove n is private: a Laplace count of the rows (5% of the share, one for every
+// Under add/remove n is private: a Laplace count of the rows (1/8 of the share, one for every
 // column) gives n_low, a lower confidence bound, and the thresholds use it.
 //
 // Zero-inflated and discrete columns are covered: the scans count rows, not spreads, so a column
