@@ -100,6 +100,7 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
     if (est.columns[j].status != ScaleStatus::degenerate) continue;
     judged.columns[j].status = ScaleStatus::ok;
+    judged.columns[j].facts.degenerate = false;
     if (!(labels && j + 1 == est.columns.size())) dropped.push_back(std::to_string(j + 1));
   }
   if (!dropped.empty()) st.diagnostics["dropped_columns"] = dropped;

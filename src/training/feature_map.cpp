@@ -44,41 +44,54 @@ ScaleOptions column_options(const ClassifyOptions& o) {
   return s;
 }
 
-// The per-column plan at n rows: each of its 3d selections' rank error, judged by the rule.
+// The facts a planned estimate will be judged on (reliability.hpp), from the entries the scale
+// layer charges for it: each selection's epsilon from its grid entry and its rank error t at the
+// estimate's beta split over its events (the selections, and under add/remove the row count).
+// Under add/remove the rule compares t with the count's lower confidence bound, n - margin
+// (its noise at 0); t + (tolerance - alpha) x margin against n is the same test, and assess then
+// names the rows that suffice, margin included. Public values only.
+SelectionFacts planned_facts(const Ledger& entries, std::size_t grid_points,
+                             std::size_t selections, double beta, double alpha, Eigen::Index n) {
+  const LedgerEntry* count = entries.front().mechanism == "laplace" ? &entries.front() : nullptr;
+  const double events = static_cast<double>(selections + (count ? 1 : 0));
+  const double margin = count ? count->noise_scale * std::log(events / beta) : 0.0;
+  SelectionFacts f;
+  f.tolerance = kTolerance;
+  f.alpha = alpha;
+  f.rank_error = grid_quantile_rank_error(entries.back().loss.epsilon, grid_points, beta / events) +
+                 (kTolerance - alpha) * margin;
+  f.n = static_cast<double>(n);
+  return f;
+}
+
+// The per-column plan at n rows: its 3d selections, judged by the rule.
 Reliability assess_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d,
                            nlohmann::json& diag) {
   const ScaleOptions s = column_options(o);
-  const auto calls = static_cast<std::size_t>(3 * d);
   static const std::size_t cells = log_grid(ScaleOptions{}.per_octave, false).size();
-  SelectionFacts f;
-  f.rank_error = grid_quantile_rank_error(per_call_epsilon(s.loss, calls), cells,
-                                          s.beta / static_cast<double>(calls));
-  f.n = static_cast<double>(n);
-  f.tolerance = kTolerance;
-  f.alpha = s.alpha;
+  const SelectionFacts f =
+      planned_facts(private_scale_entries(s, static_cast<std::size_t>(d)), cells,
+                    static_cast<std::size_t>(3 * d), s.beta, s.alpha, n);
   diag["columns"] = {{"rank_error", f.rank_error},
                      {"rows_needed", std::ceil(f.rank_error / (kTolerance - s.alpha))}};
   return assess(f, "the per-column location and scale", kOption);
 }
 
-// The global plan: one selection at pure scale_share x epsilon. Its rank error is proportional to
-// 1 / (scale_share x epsilon), so `facts.epsilon` is the release's epsilon: assess's "epsilon >=
-// ..." is then the release's, and the share that would suffice follows the same way.
+// The global plan: one selection at pure 7/8 x scale_share x epsilon (the rest counts the rows).
+// Its rank error is proportional to 1 / (scale_share x epsilon), so `facts.epsilon` is the
+// release's epsilon: assess's "epsilon >= ..." is then the release's (the count's margin aside),
+// and the share that would suffice follows the same way.
 Reliability assess_global(const ClassifyOptions& o, Eigen::Index n, nlohmann::json& diag) {
   const NormQuantileOptions q = global_options(o);
   static const std::size_t cells = log_grid(NormQuantileOptions{}.per_octave, true).size();
-  SelectionFacts f;
-  f.rank_error = grid_quantile_rank_error(per_call_epsilon(q.loss, 1), cells, q.beta);
-  f.n = static_cast<double>(n);
-  f.tolerance = kTolerance;
-  f.alpha = q.alpha;
+  SelectionFacts f = planned_facts(private_norm_quantile_entries(q), cells, 1, q.beta, q.alpha, n);
   f.epsilon = o.privacy.epsilon;
   const double room = kTolerance - q.alpha;
   diag["global"] = {{"rank_error", f.rank_error}, {"rows_needed", std::ceil(f.rank_error / room)}};
   Reliability r = assess(f, "the feature scale (the median row norm)", kOption);
   const double share = o.scale_share * f.rank_error / (room * f.n);
   if (!r.usable && share <= 0.5)
-    r.would_suffice += fmt::format(", or scale_share >= {}", format_number(share));
+    r.would_suffice += fmt::format(", or scale_share >= {:.2g}", share);
   return r;
 }
 
@@ -105,7 +118,7 @@ FeaturePlan plan_features(const ClassifyOptions& o, Eigen::Index n, Eigen::Index
 Ledger feature_entries(const ClassifyOptions& o, FeatureSource source, Eigen::Index d) {
   if (source == FeatureSource::columns)
     return private_scale_entries(column_options(o), static_cast<std::size_t>(d));
-  if (source == FeatureSource::global) return {private_norm_quantile_entry(global_options(o))};
+  if (source == FeatureSource::global) return private_norm_quantile_entries(global_options(o));
   return {};
 }
 
@@ -151,6 +164,7 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrix
     if (est.columns[j].status == ScaleStatus::degenerate) {
       degenerate.push_back(j + 1);
       judged.columns[j].status = ScaleStatus::ok;
+      judged.columns[j].facts.degenerate = false;
     } else {
       log_sum += std::log(est.columns[j].scale);
     }
