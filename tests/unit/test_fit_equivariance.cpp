@@ -74,7 +74,7 @@ double median_norm(const RowMatrix& X) {
 // their 16-seed means moved by more than 1.5x between two seed streams.
 int user_level_seeds(UserLevelMethod m) {
   return m == UserLevelMethod::dp_sgd_group || m == UserLevelMethod::phased_sgd ||
-                 m == UserLevelMethod::dp_sgd_user
+                 m == UserLevelMethod::dp_sgd_user || m == UserLevelMethod::dp_gd_user
              ? 4 * kSeeds
              : kSeeds;
 }
