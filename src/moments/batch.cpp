@@ -261,9 +261,13 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     const Ledger loc = private_location_entries(centre_options(config, rho / 2), config.dim);
     whole.insert(whole.end(), loc.begin(), loc.end());
   }
-  whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho_clip))
-                           : GaussianMechanism::from_rho(1.0, rho, 1, config.run.noise)
-                                 .ledger_entry("count of rows above the supplied clip"));
+  if (estimate) {
+    const Ledger clip = private_norm_quantile_entries(clip_quantile_options(config, rho_clip));
+    whole.insert(whole.end(), clip.begin(), clip.end());
+  } else {
+    whole.push_back(GaussianMechanism::from_rho(1.0, rho, 1, config.run.noise)
+                        .ledger_entry("count of rows above the supplied clip"));
+  }
   if (!pre.account.fits(whole)) pre.account.charge(whole);  // throws BudgetExceeded
   RowMatrix centred;
   Vector mu;

@@ -127,7 +127,12 @@ with open(sys.argv[1], "w") as f:
         f.write(",".join([str(c)] + [f"{c * 0.5 + random.random() * 0.3:.4f}" for _ in range(4)]) + "\n")
 PYEOF
 ok "classify jme" "j['task']=='classify' and j['method']=='dp-adam-jme' and j['privacy']['certified'] and j['privacy']['epsilon']<=1 and j['privacy']['neighbouring']=='add-remove' and len(j['diagnostics']['train_loss'])==2 and len(j['diagnostics']['test_accuracy'])==2 and j['model']['parameters']==15" \
-  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --epochs 2 --batch-size 40 --seed 1
+  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --scale-share 0.5 --epochs 2 --batch-size 40 --seed 1
+ok "classify small table abstains before spending (issue 27)" "j['status']=='abstained' and j['ledger']==[] and j['privacy']['epsilon']==0 and 'rows at this epsilon' in j['diagnostics']['abstained'] and 'feature_scale' in j['diagnostics']['abstained']" \
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --seed 1
+ok "classify --holdout states a private loss" "j['status']=='ok' and j['diagnostics']['holdout']['unit']=='row' and 0 < j['diagnostics']['holdout']['units'] < 200 and 'holdout' in j['ledger'][-1]['purpose']" \
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --feature-scale 1 --holdout 0.25 --epochs 2 --batch-size 40 --seed 1
+bad "classify --holdout out of range" "holdout" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --holdout 0.8
 ok "classify adam" "j['privacy']['epsilon'] is None and not j['privacy']['certified']" \
   -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --model mlp --hidden 4 --epochs 1 --batch-size 40 --seed 1
 bad "classify needs classes" "classes" -- fit --task classify --data "$tmp/classify.csv" --epsilon 1 --delta 1e-6
@@ -203,7 +208,7 @@ np.save(sys.argv[1] + "/moments_wide.npy", rng.normal(size=(3, 40000)) / 400)
 PYEOF
 same_threads "heavy-tailed clipped-gd --threads" -- fit --task heavy-tailed --epsilon 1 --domain-radius 2 --seed 4 "$tmp/heavy_big.csv"
 same_threads "heavy-tailed lipschitz-extension --threads" -- fit --task heavy-tailed --method lipschitz-extension --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 4 "$tmp/heavy_big.csv"
-same_threads "classify --threads" -- fit --task classify --data "$tmp/classify_big.csv" --classes 3 --model mlp --hidden 8 --epsilon 1 --delta 1e-6 --epochs 1 --batch-size 200 --seed 4
+same_threads "classify --threads" -- fit --task classify --data "$tmp/classify_big.csv" --classes 3 --model mlp --hidden 8 --epsilon 4 --delta 1e-6 --epochs 1 --batch-size 200 --seed 4
 same_threads "moments d = 40000 diagonal --threads" -- moments --method jme --epsilon 1 --delta 1e-6 --clip 1 --diagonal --seed 4 "$tmp/moments_wide.npy"
 
 # ---- fit --task user-level (issue 7): user id, label, features ----
@@ -219,7 +224,7 @@ with open(sys.argv[1], "w") as f:
 PYEOF
 ok "user-level default" "j['method']=='dp-gd-user' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000" \
   -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
-ok "user-level dp-gd-filter" "j['method']=='dp-gd-filter' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000 and len(j['ledger'])==3 and j['ledger'][2]['count']==20" \
+ok "user-level dp-gd-filter" "j['method']=='dp-gd-filter' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000 and len(j['ledger'])==4 and j['ledger'][1]['purpose'].startswith('offset check') and j['ledger'][3]['count']==20" \
   -- fit --task user-level --method dp-gd-filter --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 ok "user-level accelerated" "j['method']=='accelerated' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==10*50*10 and j['diagnostics']['profile']=='practical'" \
   -- fit --task user-level --method accelerated --steps 10 --users-per-step 50 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
@@ -231,7 +236,7 @@ bad "user-level smoothing radius only for nonsmooth" "does not apply" -- fit --t
 bad "user-level needs epsilon" "epsilon" -- fit --task user-level --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 bad "user-level paper needs feature bound" "feature_bound" -- fit --task user-level --method phased-sgd --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 bad "user-level profile only where read" "does not apply" -- fit --task user-level --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-ok "user-level bound estimate without a guarantee abstains (300 users)" "j['status']=='abstained' and not j['estimate'] and 'feature_bound estimate has no guarantee' in j['diagnostics']['abstained'] and j['diagnostics']['bounds']['feature_bound']['estimated'] and j['ledger'][0]['purpose'].startswith('scale:')" \
+ok "user-level bound estimate without a guarantee abstains (300 users)" "j['status']=='abstained' and not j['estimate'] and 'the private estimate of feature_bound' in j['diagnostics']['abstained'] and j['diagnostics']['bounds']['feature_bound']['estimated'] and j['ledger'][0]['purpose'].startswith('scale:')" \
   -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
 ok "user-level biting bound reported" "j['diagnostics']['bounds']['feature_bound']['clipped_users_fraction']>0.5 and len(j['diagnostics']['bounds']['warnings'])==1" \
   -- fit --task user-level --feature-bound 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
