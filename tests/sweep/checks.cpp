@@ -67,21 +67,33 @@ std::vector<double> units(const ColumnTruth& t, double factor = 1) {
   return u;
 }
 
-void judge_stat(Outcome& o, const std::string& what, const ColumnTruth& t,
+// stat sum, mean, variance, std: the stated radius around the statistic of the column
+// winsorised at the stated range (stated_error.winsorised_at: the data themselves when no row
+// lies beyond it); the error unit is the unwinsorised column's.
+void judge_stat(Outcome& o, const std::string& what, const RealTable& table, const ColumnTruth& t,
                 const std::vector<double>& est, const nlohmann::json& d) {
   const nlohmann::json stated = d.value("stated_error", nlohmann::json::object());
   if (what == "count") {
     against_radius(o, est, Vector::Constant(1, static_cast<double>(t.n)), {static_cast<double>(t.n)}, stated);
-  } else if (what == "sum") {
-    against_radius(o, est, t.sum, units(t, static_cast<double>(t.n)), stated);
+    return;
+  }
+  RowMatrix W = table.values;
+  if (stated.contains("winsorised_at"))
+    for (Eigen::Index j = 0; j < W.cols(); ++j) {
+      const auto& r = stated["winsorised_at"][static_cast<std::size_t>(j)];
+      W.col(j) = W.col(j).cwiseMax(r[0].get<double>()).cwiseMin(r[1].get<double>());
+    }
+  const ColumnTruth w = column_truth(W);
+  if (what == "sum") {
+    against_radius(o, est, w.sum, units(t, static_cast<double>(t.n)), stated);
   } else if (what == "mean") {
-    against_radius(o, est, t.mean, units(t), stated);
+    against_radius(o, est, w.mean, units(t), stated);
   } else if (what == "variance") {
     std::vector<double> u = units(t);
     for (double& x : u) x *= x;
-    against_radius(o, est, t.variance, u, stated);
+    against_radius(o, est, w.variance, u, stated);
   } else {
-    against_radius(o, est, t.sd, units(t), stated);
+    against_radius(o, est, w.sd, units(t), stated);
   }
 }
 
@@ -99,7 +111,10 @@ void judge_quantiles(Outcome& o, const ColumnTruth& t, const std::vector<double>
     const double q = probabilities[c % k];
     o.error_units = std::max(o.error_units, std::isfinite(est[c]) ? rank_distance(col, est[c], q) : HUGE_VAL);
     const double tau = c < rank.size() ? rank[c] : NAN, h = c < res.size() ? res[c] : NAN;
-    const double lo = kth(col, std::ceil(q * n - tau)) - h, hi = kth(col, std::floor(q * n + tau) + 1) + h;
+    // a rank beyond the data: the end of the stated range
+    const auto& range = stated.contains("range") ? stated["range"][c / k] : nlohmann::json::array({-HUGE_VAL, HUGE_VAL});
+    const double lo = q * n - tau < 1 ? range[0].get<double>() : kth(col, std::ceil(q * n - tau)) - h;
+    const double hi = std::floor(q * n + tau) + 1 > n ? range[1].get<double>() : kth(col, std::floor(q * n + tau) + 1) + h;
     if (!(est[c] >= lo && est[c] <= hi)) {
       if (o.within) o.detail = fmt::format("column {} q {}: estimate {} outside [{}, {}]", c / k, q, est[c], lo, hi);
       o.within = false;
@@ -148,16 +163,31 @@ void judge_median(Outcome& o, const RealTable& table, const std::vector<double>&
 }
 
 // moments (first moment of the prefix workload: running column sums): at the last step, within
-// 4 stated noise deviations (diagnostics.first_noise_std_final) plus the clipping term the
-// release states (diagnostics.stated_error.clipping, when present). Error unit: n sd.
-void judge_moments(Outcome& o, const ColumnTruth& t, const std::vector<double>& est,
-                   const nlohmann::json& d) {
-  const double sd = d.value("first_noise_std_final", NAN);
+// 4 stated noise deviations (diagnostics.first_noise_std_final) plus the stated clipping term
+// (diagnostics.stated_error.clipping) of the same sums of the rows shrunk to norm 2 x clip about
+// the released centre (the rows themselves when none is that long). Error unit: n sd.
+void judge_moments(Outcome& o, const RealTable& table, const ColumnTruth& t,
+                   const std::vector<double>& est, const nlohmann::json& d) {
+  const double sd = d.value("first_noise_std_final", NAN), clip = d.value("clip", NAN);
   const nlohmann::json stated = d.value("stated_error", nlohmann::json::object());
-  const std::vector<double> clip = stated.contains("clipping") ? doubles(stated["clipping"]) : std::vector<double>(est.size(), 0.0);
+  const std::vector<double> clipping = stated.contains("clipping") ? doubles(stated["clipping"]) : std::vector<double>{};
+  Vector centre = Vector::Zero(table.values.cols());
+  if (d.contains("centre")) centre = Eigen::Map<const Vector>(doubles(d["centre"]).data(), centre.size());
+  Vector shrunk = Vector::Zero(centre.size());
+  for (Eigen::Index i = 0; i < table.values.rows(); ++i) {
+    const Vector x = table.values.row(i).transpose() - centre;
+    const double norm = x.norm();
+    shrunk += norm > 2 * clip ? Vector(x * (2 * clip / norm)) : x;
+  }
+  shrunk += static_cast<double>(table.values.rows()) * centre;
   nlohmann::json radius = nlohmann::json::array();
-  for (std::size_t j = 0; j < est.size(); ++j) radius.push_back(4 * sd + (j < clip.size() ? clip[j] : 0.0));
-  against_radius(o, est, t.sum, units(t, static_cast<double>(t.n)), {{"radius", radius}});
+  for (std::size_t j = 0; j < est.size(); ++j) radius.push_back(4 * sd + (j < clipping.size() ? clipping[j] : 0.0));
+  against_radius(o, est, shrunk, units(t, static_cast<double>(t.n)), {{"radius", radius}});
+  // the error reported is against the data's own sums
+  o.error_units = 0;
+  for (std::size_t j = 0; j < est.size(); ++j)
+    o.error_units = std::max(o.error_units, std::fabs(est[j] - t.sum[static_cast<Eigen::Index>(j)]) /
+                                                (static_cast<double>(t.n) * unit_of(t, static_cast<Eigen::Index>(j))));
 }
 
 void judge_mean(Outcome& o, const RealTable& table, const std::vector<double>& est,
@@ -207,10 +237,10 @@ Outcome judge(const std::string& command, const RealTable& t, double epsilon, in
   }
   const ColumnTruth all = column_truth(t.values);
   if (command.starts_with("stat quantiles")) judge_quantiles(o, all, est, d, {std::begin(kQuantiles), std::end(kQuantiles)});
-  else if (command.starts_with("stat ")) judge_stat(o, command.substr(5), all, est, d);
+  else if (command.starts_with("stat ")) judge_stat(o, command.substr(5), t, all, est, d);
   else if (command == "bounds") judge_bounds(o, all, d);
   else if (command == "median") judge_median(o, t, est);
-  else if (command == "moments") judge_moments(o, all, est, d);
+  else if (command == "moments") judge_moments(o, t, all, est, d);
   else judge_mean(o, t, est, d, command.find("alpha") != std::string::npos);
   return o;
 }
