@@ -149,7 +149,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                                  diag);
     if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
-    const auto units = mean_ranks::units_step(X, p.aux, std::nullopt, o.bound_widen,
+    const auto units = mean_ranks::units_step(X, p.aux, std::nullopt, 0, o.bound_widen,
                                               o.run.threads, comm, rng, diag, facts.abstained);
     if (!units) return seal(Vector{}, account, facts, rng, diag);
     b.lo = units->location - o.bound_widen * units->scale;
