@@ -286,7 +286,10 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     const Ledger loc = private_location_entries(centre_options(config, rho / 2), config.dim);
     whole.insert(whole.end(), loc.begin(), loc.end());
   }
-  if (estimate) whole.push_back(private_norm_quantile_entry(clip_quantile_options(config, rho_clip)));
+  if (estimate) {
+    const Ledger clip = private_norm_quantile_entries(clip_quantile_options(config, rho_clip));
+    whole.insert(whole.end(), clip.begin(), clip.end());
+  }
   if (config.clip_check_share > 0)
     whole.push_back(GaussianMechanism::from_rho(1.0, rho_count, 1, config.run.noise)
                         .ledger_entry(estimate ? "count of rows above the estimated clip"

@@ -64,7 +64,7 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.norm.threads = o.run.threads;
   p.norm.comm = o.run.comm;
   private_scale_entries(p.scale, d);
-  if (o.norm_quantile) private_norm_quantile_entry(p.norm);
+  if (o.norm_quantile) private_norm_quantile_entries(p.norm);
   return p;
 }
 

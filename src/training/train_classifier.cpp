@@ -188,7 +188,8 @@ Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& 
                                                       static_cast<std::size_t>(d)))
       l.push_back(e);
   } else if (!o.feature_scale) {
-    l.push_back(private_norm_quantile_entry(feature_scale_options(o)));
+    for (const LedgerEntry& e : private_norm_quantile_entries(feature_scale_options(o)))
+      l.push_back(e);
   }
   l.push_back(steps);
   l.push_back(loss_entry(o));
