@@ -730,7 +730,9 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   validate(o, n, d);
   require(n >= 16, fmt::format("PRIME needs n >= 16 rows, got {}", n));
   require(n < (std::int64_t{1} << 32), "PRIME needs n < 2^32 rows");
-  require(!by_tail || !o.scale, "the robust entry estimates the scale: scale does not apply");
+  require(!by_tail || (!o.scale && o.profile == Profile::practical),
+          "the robust entry runs the practical profile on the estimated scale: scale and profile "
+          "do not apply");
   if (comm.size() == 1) check_data(X);
   const bool off = trace && trace->noiseless;
   // Feasibility from public parameters only (docs/proofs/mean.md); practical falls back to DP Mean.

@@ -99,6 +99,7 @@ void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream
                 double rho, bool estimated, Rng& rng) {
   const GaussianMechanism m = GaussianMechanism::from_rho(1.0, rho, 1, c.run.noise);
   const char* which = estimated ? "the estimated clip" : "the supplied clip";
+  pre.account.charge(m.ledger_entry(fmt::format("count of rows above {}", which)));
   const auto clipped = static_cast<double>(
       std::count_if(norms.begin(), norms.end(), [&](double v) { return v > *c.clip; }));
   const double noisy = m.apply(clipped, rng), n = static_cast<double>(norms.size());
@@ -292,8 +293,8 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   }
   if (config.clip_check_share > 0)
     whole.push_back(GaussianMechanism::from_rho(1.0, rho_count, 1, config.run.noise)
-                        .ledger_entry(estimate ? "count of rows above the estimated clip"
-                                               : "count of rows above the supplied clip"));
+                        .ledger_entry(fmt::format("count of rows above the {} clip",
+                                                  estimate ? "estimated" : "supplied")));
   if (!pre.account.fits(whole)) pre.account.charge(whole);  // throws BudgetExceeded
   RowMatrix centred;
   Vector mu;

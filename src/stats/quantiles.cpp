@@ -7,10 +7,10 @@
 // counts below or above every cell, which moves the best cell's score by at most one per row),
 // h the grid step.
 //  * given bounds: the range is the bounds;
-//  * no bounds: the scale layer's bounds (location -/+ 4 robust scales, scale_share of the
-//    budget, used only when its reliability rule allows) widened kRangeWiden times about their
-//    centre, so a quantile in a heavy tail is not capped at a clipping bound (issue 27 case 3);
-//    the rows still outside widen the stated rank error instead.
+//  * no bounds: the scale layer's clipping bounds (about the 0.005- and 0.995-quantiles, from
+//    scale_share of the budget, used only when its reliability rule allows) widened kRangeWiden
+//    times about their centre, so a quantile in a heavy tail is not capped at a clipping bound
+//    (issue 27 case 3); the rows still outside widen the stated rank error instead.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,7 +27,7 @@ using detail::Noise;
 
 namespace {
 
-constexpr double kRangeWiden = 3;   // estimated range: location -/+ 12 robust scales
+constexpr double kRangeWiden = 3;   // the estimated range: 3 times the clipping bounds' width
 constexpr double kTolerance = 0.25; // the largest rank error / n a release states
 
 struct QuantilePlan {

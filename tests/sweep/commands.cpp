@@ -15,6 +15,7 @@
 #include "dpstats/random/rng.hpp"
 #include "dpstats/scale/bounds.hpp"
 #include "dpstats/stats/stats.hpp"
+#include "guarantee.hpp"
 #include "sweep.hpp"
 
 namespace dpstats::sweep {
@@ -44,6 +45,7 @@ std::pair<Estimate, nlohmann::json> stat(stats::Statistic s, const RealTable& t,
   if (s == stats::Statistic::quantiles) o.quantiles.assign(std::begin(kQuantiles), std::end(kQuantiles));
   SeededRng rng(static_cast<std::uint64_t>(seed));
   const auto r = stats::numeric(s, t.values, o, rng);
+  testing::expect_guarantee_from_ledger(r);  // the statement is what the ledger composes to
   return {to_std(r.estimate), release_fields_json(r)};
 }
 
@@ -54,6 +56,7 @@ std::pair<Estimate, nlohmann::json> mean(const RealTable& t, double epsilon, int
   if (alpha) r.alpha = kAlpha;
   SeededRng rng(static_cast<std::uint64_t>(seed));
   const auto out = run_mean(t.values, r, rng);
+  testing::expect_guarantee_from_ledger(out);  // the statement is what the ledger composes to
   return {to_std(out.estimate), release_fields_json(out)};
 }
 
@@ -62,6 +65,7 @@ std::pair<Estimate, nlohmann::json> bounds(const RealTable& t, double epsilon, i
   o.privacy = {epsilon, 0};
   SeededRng rng(static_cast<std::uint64_t>(seed));
   const auto r = private_bounds(t.values, o, rng);
+  testing::expect_guarantee_from_ledger(r);  // the statement is what the ledger composes to
   return {{}, release_fields_json(r)};
 }
 
@@ -70,6 +74,7 @@ std::pair<Estimate, nlohmann::json> median(const RealTable& t, double epsilon, i
   o.privacy = {epsilon, kDelta};
   SeededRng rng(static_cast<std::uint64_t>(seed));
   const auto r = geometric_median(t.values, o, rng);
+  testing::expect_guarantee_from_ledger(r);  // the statement is what the ledger composes to
   return {to_std(r.estimate), release_fields_json(r)};
 }
 
@@ -80,6 +85,7 @@ std::pair<Estimate, nlohmann::json> moments(const RealTable& t, double epsilon, 
   o.dim = static_cast<std::size_t>(t.values.cols());
   SeededRng rng(static_cast<std::uint64_t>(seed));
   const auto r = moments::estimate_moments(t.values, moments::make_config(o), rng);
+  testing::expect_guarantee_from_ledger(r);  // the statement is what the ledger composes to
   Estimate last;
   if (r.estimate.first.rows() > 0) last = to_std(r.estimate.first.bottomRows(1).transpose());
   return {last, release_fields_json(r)};
