@@ -38,9 +38,18 @@ enum class PldMechanism { gaussian, laplace, discrete_gaussian, discrete_laplace
 const char* to_string(PldMechanism m);
 
 struct PldOptions {
-  double discretization = 1e-4;    // grid interval h of a single mechanism's PLD
-  std::size_t max_buckets = 1 << 13;  // a longer PLD gets a grid twice as coarse
-  double tail_mass = 1e-15;        // mass cut from each tail per truncation (moved pessimistically)
+  // Grid interval h of a single mechanism's PLD, halved (down to 1e-7) until the loss's standard
+  // deviation spans cells_per_deviation cells; every grid is this times a power of two.
+  double discretization = 1e-4;
+  std::size_t max_buckets = 1 << 17;  // a longer PLD gets a grid twice as coarse
+  // A PLD longer than min_buckets also gets a grid twice as coarse while that grid still spans
+  // its loss deviation with cells_per_deviation cells (composition spreads the loss).
+  std::size_t min_buckets = 1 << 12;
+  double cells_per_deviation = 8;
+  // Mass cut from each tail per composition (moved pessimistically: the upper tail to +infinity,
+  // the lower onto the lowest kept loss); self_compose scales it so that all its levels together
+  // cut about this much, for any number of compositions.
+  double tail_mass = 1e-16;
 };
 
 // One direction of a discretised PLD: mass[i] at loss (offset + i) * h, plus mass at +infinity.
@@ -93,7 +102,7 @@ class PrivacyLossDistribution {
 
  private:
   PrivacyLossDistribution(PldPmf remove, PldPmf add, bool symmetric, PldOptions options);
-  PrivacyLossDistribution squared() const;
+  PrivacyLossDistribution composed(const PrivacyLossDistribution& other, double tail) const;
   PldPmf remove_, add_;
   bool symmetric_ = true;  // add_ == remove_ (only remove_ is composed then)
   PldOptions options_;
