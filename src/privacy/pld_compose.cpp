@@ -149,10 +149,11 @@ double sum(const std::vector<double>& v) {
 // (1 + relative) times the computed one plus a share of `absolute` (an l1 bound). The kBig
 // largest masses of each side are convolved directly (nonnegative sums: a relative error, which
 // composition does not amplify, proofs §3), the rest by FFT, whose normwise error scales with
-// the l1 and l2 norms of what is left. Numeric kernel.
+// the l1 and l2 norms of what is left (kBig = 1024 keeps it near 1e-15 after 1e7 compositions of
+// a subsampled Gaussian; 64 left 1e-11 and ruled out delta = 1e-12). Numeric kernel.
 std::vector<double> convolve_masses(const std::vector<double>& a, const std::vector<double>& b,
                                     double& relative, double& absolute) {
-  constexpr std::size_t kBig = 64;
+  constexpr std::size_t kBig = 1024;
   const std::size_t n = a.size() + b.size() - 1;
   std::vector<double> out(n, 0.0);
   absolute = 0;
