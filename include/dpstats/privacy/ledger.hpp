@@ -41,7 +41,7 @@ struct LedgerEntry {
   PrivacyLoss loss;
   int count = 1;            // identical calls folded into one entry
   double output_per_unit = 1;  // released-quantity units per unit of sensitivity / noise_scale
-  NoiseCurve curve;            // the mechanism's own curve, when it has one (above)
+  NoiseCurve curve = {};       // the mechanism's own curve, when it has one (above)
 };
 
 // `entry` for a mechanism that runs on an encoding of the released quantity in which one unit is
