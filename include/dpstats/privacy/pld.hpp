@@ -11,12 +11,14 @@
 // its Q-mass E[e^{-L}]. Each split is a chord of the convex map e^epsilon -> (1 - e^{epsilon-L})_+,
 // so delta(epsilon) of the discretised PLD is >= the true one for every epsilon, and that is kept
 // by composition (§2). Tails: upper tail mass goes to +infinity, lower tail mass is rounded up to
-// the lowest kept grid point (both only increase delta). Floating-point error of every FFT
-// convolution is bounded and added to the mass at +infinity (§3).
+// the lowest kept grid point (both only increase delta), cut in proportion to how often the PLD
+// enters the result (§2b). Rounding: the directly convolved bulk's relative error scales the
+// masses up (a measure above the PLD; not amplified by composition), the FFT's absolute error
+// bound goes to +infinity (§3). A PLD's masses may therefore add up to slightly more than 1.
 //
-// Self-composition: repeated squaring by FFT; when a PLD grows beyond max_buckets its grid is
-// coarsened by 2 (connect the dots again, pessimistic), so T = 10^6 costs ~20 squarings of a
-// bounded size.
+// Self-composition: repeated squaring; grids are refined for a concentrated loss and coarsened
+// by 2 (connect the dots again, pessimistic) once composition has spread it or a PLD exceeds
+// max_buckets (§2b), so T = 10^7 costs ~24 squarings of a bounded size.
 //
 // Mechanisms (noise parameter, l1 (Laplace) or l2 (Gaussian) sensitivity Delta):
 //   gaussian (sigma), laplace (scale b), discrete_gaussian (sigma of N_Z, integer Delta),
