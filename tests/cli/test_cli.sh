@@ -370,6 +370,7 @@ ok "heavy-tailed fit charged to the budget file (pure)" "j['privacy']['delta']==
 ok "histogram (approximate) charged to the budget file" "j['status']=='ok'" \
   -- stat histogram --columns age --epsilon 0.2 --delta 1e-6 --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 ok "the file holds all four releases' ledgers" "j['ledger_entries']>=4 and 0<j['spent']['epsilon']<=3 and {e['loss']['kind'] for e in j['ledger']}=={'pure','zcdp','approximate'}" -- budget show "$tmp/s.json"
+ok "budget show names the analysis and is the smallest" "j['spent']['analysis'] in j['analyses'] and j['spent']['epsilon']==min(v for v in j['analyses'].values() if v is not None)" -- budget show "$tmp/s.json"
 ok "bounds and moments take --budget too" "j['status']=='ok'" \
   -- bounds --epsilon 0.3 --columns age --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 "$DPSTATS" moments --method jme --epsilon 0.1 --delta 1e-7 --clip 100 --columns age --budget "$tmp/s.json" \
