@@ -199,20 +199,8 @@ double InverseColumn::next() {
 }
 
 BNorms b_norms(const Workload& A, const Parameters& p) {
-  WorkloadState st(A, 1);
   InverseColumn inverse(p);
-  double cum = 0;
-  BNorms out;
-  for (std::size_t t = 0; t < A.steps(); ++t) {
-    const double ci = inverse.next();
-    double scaled = 0;
-    st.push(&ci, &scaled);  // D_t b_t
-    const double D = A.row_scale(t), b = scaled / D;
-    cum += b * b;
-    out.frobenius_sq += D * D * cum;
-    out.last_row_sq = D * D * cum;
-  }
-  return out;
+  return stream_b_norms(A, [&] { return inverse.next(); });
 }
 
 // With r(1) = ci_0 1 and r(t+1) = (Theta - 1 omega^T) r(t), ci_t = -omega^T r(t) (t >= 1), and

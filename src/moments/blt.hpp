@@ -43,11 +43,29 @@ class InverseColumn {
   bool first_ = true;
 };
 
-// ||A C^{-1}||_F^2 by streaming C^{-1}'s coefficients through A (O(n buffers) time, O(buffers)
-// memory besides a window's ring), and the last row's squared norm.
+// ||A C^{-1}||_F^2 and the last row's squared norm, for a Toeplitz C whose inverse's coefficients
+// next() returns in order: b = T(a) c' through the workload's recursion, rows scaled by D_t
+// (O(n) calls, O(1) memory besides a window's ring).
 struct BNorms {
   double frobenius_sq = 0, last_row_sq = 0;
 };
+template <class Next>
+BNorms stream_b_norms(const Workload& A, Next next) {
+  WorkloadState st(A, 1);
+  double cum = 0;
+  BNorms out;
+  for (std::size_t t = 0; t < A.steps(); ++t) {
+    const double ci = next();
+    double scaled = 0;
+    st.push(&ci, &scaled);  // D_t b_t
+    const double D = A.row_scale(t), b = scaled / D;
+    cum += b * b;
+    out.frobenius_sq += D * D * cum;
+    out.last_row_sq = D * D * cum;
+  }
+  return out;
+}
+// The same for a BLT: O(n m) time, O(m) memory.
 BNorms b_norms(const Workload& A, const Parameters& p);
 
 // The JME error factor ||C||_{1->2}^2 ||A C^{-1}||_F^2 in closed form, for a workload whose

@@ -4,11 +4,7 @@
 
 #include <cmath>
 
-#include <Eigen/Dense>
 #include <algorithm>
-#include <functional>
-#include <limits>
-#include <numeric>
 
 #include "dpstats/error.hpp"
 #include "dpstats/moments/theory.hpp"
@@ -60,26 +56,21 @@ std::vector<double> sqrt_coefficients(const Workload& A, std::size_t m) {
   return {};
 }
 
-// ||A C^{-1}||_F^2 for a Toeplitz C with first column c: the coefficients of C^{-1} streamed by
-// forward substitution over the last c.size() - 1 of them (a ring), b = T(a) c' through the
-// workload recursion, rows scaled by D_t. O(n · c.size()) time, O(c.size()) memory.
+// ||A C^{-1}||_F^2 for a Toeplitz C with first column c, C^{-1}'s coefficients streamed by forward
+// substitution over the last c.size() - 1 of them (a ring): O(n c.size()) time, O(c.size())
+// memory.
 double toeplitz_b_frobenius_sq(const Workload& A, const std::vector<double>& c) {
-  WorkloadState st(A, 1);
   const std::size_t cap = c.size() - 1;
   std::vector<double> ring(std::max<std::size_t>(cap, 1), 0.0);
-  double cum = 0, total = 0;
-  for (std::size_t t = 0; t < A.steps(); ++t) {
+  std::size_t t = 0;
+  return blt::stream_b_norms(A, [&] {
     double acc = t == 0 ? 1.0 : 0.0;
     for (std::size_t j = 1; j <= std::min(t, cap); ++j) acc -= c[j] * ring[(t - j) % cap];
     const double ci = acc / c[0];
     if (cap > 0) ring[t % cap] = ci;
-    double out = 0;
-    st.push(&ci, &out);  // out = D_t b_t
-    const double D = A.row_scale(t), b = out / D;
-    cum += b * b;
-    total += D * D * cum;
-  }
-  return total;
+    ++t;
+    return ci;
+  }).frobenius_sq;
 }
 
 // The square root C of A's Toeplitz part T has A C^{-1} = D T C^{-1} = D C (C and T commute), so
