@@ -88,6 +88,7 @@ GeometricTrials::GeometricTrials(double q) : q_(q) {
     lo_.push_back({lo[0], lo[1]});
     hi_.push_back({hi[0], hi[1]});
     if (hi[1] < (std::uint64_t{1} << 63) || (hi[1] == std::uint64_t{1} << 63 && hi[0] == 0)) break;
+    require(lo_.size() <= 66, "GeometricTrials: no level reached 1/2 (internal)");  // K <= 64
     lo = square(lo, false);
     hi = square(hi, true);
   }
