@@ -49,6 +49,7 @@ nlohmann::json ledger_json(const Ledger& ledger) {
       entry["blocks"] = nlohmann::json::array();
       for (const auto& b : e.blocks) entry["blocks"].push_back(ledger_json(b));
     }
+    if (e.curve.kind != NoiseKind::none) entry["curve"] = curve_to_json(e.curve);
     out.push_back(std::move(entry));
   }
   return out;

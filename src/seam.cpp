@@ -81,7 +81,7 @@ Budget ReleaseBudget::caller_after(const Ledger& plan, const Budget& mine) const
     }
   } catch (const BudgetExceeded&) {
     throw BudgetExceeded(fmt::format(
-        "budget exceeded: this release ({}) does not fit in the caller's budget: total {} ({} "
+        "budget exceeded: this release {} does not fit in the caller's budget: total {} ({} "
         "accountant), already spent {} before it; nothing was charged",
         spent_text(mine), caller_->total().describe(), to_string(caller_->accountant()),
         spent_text(*caller_)));

@@ -129,7 +129,7 @@ TOOL = {
     "mean prime": ["mean", "--method", "prime", "--alpha", "0.05", "--epsilon", "1", "--delta",
                    "1e-6", "{d}/people.csv"],
     "median": ["median", "--epsilon", "1", "--delta", "1e-6", "{d}/people.csv"],
-    "moments": ["moments", "--epsilon", "1", "--delta", "1e-6", "{d}/reg.csv"],
+    "moments": ["moments", "--method", "jme", "--epsilon", "1", "--delta", "1e-6", "{d}/reg.csv"],
     "fit user-level": ["fit", "--task", "user-level", "--epsilon", "1", "--delta", "1e-6",
                        "--domain-radius", "10", "{d}/users.csv"],
     "fit heavy-tailed": ["fit", "--task", "heavy-tailed", "--epsilon", "1", "--domain-radius", "2",

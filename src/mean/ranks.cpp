@@ -184,10 +184,11 @@ std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const Rang
 
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
-                                      double widen, int threads, Communicator& comm,
-                                      ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                                      double alpha, double widen, int threads, Communicator& comm,
+                                      ReleaseBudget& account,
+                                      Rng& rng, nlohmann::json& diag,
                                       std::optional<std::string>& abstained) {
-  return prime_detail::units_step(X, aux, scale, 0, widen, threads, account, rng, diag, abstained,
+  return prime_detail::units_step(X, aux, scale, alpha, widen, threads, account, rng, diag, abstained,
                                   comm.size() > 1 ? &comm : nullptr);
 }
 

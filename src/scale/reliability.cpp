@@ -1,0 +1,115 @@
+// The one reliability rule of the scale layer (reliability.hpp; docs/proofs/scale.md §6).
+#include "dpstats/scale/reliability.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/location.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/winsorized_scale.hpp"
+
+namespace dpstats {
+namespace {
+
+std::string give(std::string_view option) {
+  return option.empty() ? std::string() : fmt::format(", or give {}", option);
+}
+
+template <class Columns>
+Reliability per_column(const Columns& columns, std::string_view what, std::string_view option) {
+  std::vector<Reliability> parts;
+  for (std::size_t j = 0; j < columns.size(); ++j)
+    parts.push_back(assess(columns[j].facts, fmt::format("{} of column {}", what, j + 1), option));
+  return first_unusable(parts, std::string(what));
+}
+
+}  // namespace
+
+Reliability Reliability::ok(std::string estimate) {
+  Reliability r;
+  r.estimate = std::move(estimate);
+  return r;
+}
+
+Reliability Reliability::unusable(std::string estimate, std::string cause,
+                                  std::string would_suffice) {
+  Reliability r;
+  r.usable = false;
+  r.estimate = std::move(estimate);
+  r.cause = std::move(cause);
+  r.would_suffice = std::move(would_suffice);
+  return r;
+}
+
+std::string Reliability::reason() const {
+  if (usable) return {};
+  return fmt::format("the private estimate of {} is not usable: {}; {}", estimate, cause,
+                     would_suffice);
+}
+
+nlohmann::json Reliability::json() const {
+  return {{"usable", usable}, {"estimate", estimate}, {"cause", cause},
+          {"would_suffice", would_suffice}};
+}
+
+Reliability first_unusable(std::span<const Reliability> parts, std::string estimate) {
+  for (const Reliability& r : parts)
+    if (!r.usable) return r;
+  return Reliability::ok(std::move(estimate));
+}
+
+Reliability assess(const SelectionFacts& f, std::string estimate, std::string_view option) {
+  require(f.rank_error >= 0 && f.n >= 0 && f.tolerance > 0 && f.alpha >= 0,
+          "assess: rank_error, n and alpha must be >= 0 and tolerance > 0");
+  // The rank error first: when it is too large for the rows, the released cell (at the grid's
+  // end, or a spread at the resolution) is noise, and "most values are equal" would name the
+  // wrong cause (issue 27: a 40-row normal column was called constant).
+  const double room = f.tolerance - f.alpha;
+  if (!(room > 0 && f.rank_error <= room * f.n)) {
+    std::string suffice =
+        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
+                 : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
+    if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
+      suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
+                             f.rank_error / (room * f.n));
+    return Reliability::unusable(
+        std::move(estimate),
+        fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
+                    format_number(room), f.n),
+        suffice + give(option));
+  }
+  if (f.at_grid_end)
+    return Reliability::unusable(std::move(estimate),
+                                 "the released cell is the end of its grid (the values lie "
+                                 "beyond the range the estimate can resolve)",
+                                 "more rows or a larger epsilon may suffice" + give(option));
+  if (f.degenerate)
+    return Reliability::unusable(std::move(estimate),
+                                 "the released spread is at or below the resolution (most values "
+                                 "are equal)",
+                                 "the estimate cannot resolve this column" + give(option));
+  return Reliability::ok(std::move(estimate));
+}
+
+Reliability reliability(const ScaleEstimate& e, std::string_view option) {
+  return per_column(e.columns, "the location and scale", option);
+}
+
+Reliability reliability(const LocationEstimate& e, std::string_view option) {
+  return per_column(e.columns, "the location", option);
+}
+
+Reliability reliability(const NormQuantile& e, std::string_view option) {
+  return assess(e.facts, fmt::format("the {} quantile of the norms", format_number(e.q)), option);
+}
+
+Reliability reliability(const WinsorizedScale& e, std::string_view option) {
+  SelectionFacts f = e.facts;
+  for (const WinsorizedColumn& c : e.columns) f.at_grid_end = f.at_grid_end || c.clip_at_end;
+  return assess(f, "the winsorised scale", option);
+}
+
+}  // namespace dpstats
