@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/draw_log.hpp"
 #include "exact_coins.hpp"
 
 namespace dpstats::scale_detail {
@@ -69,6 +70,7 @@ std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, dou
     if (best < 0 || dist[i] < best) best = dist[i];
   }
   const double rate = epsilon * kEpsilonShrink / 2 / kUnit;  // sensitivity 1, not monotone
+  DrawLog::note("exponential", 2 / epsilon);  // grid_quantile_entry's noise scale
   std::vector<double> gamma(dist.size());
   for (std::size_t i = 0; i < dist.size(); ++i) gamma[i] = to_double(dist[i] - best) * rate;
   RandomBits bits(rng);

@@ -105,6 +105,10 @@ LedgerEntry GradientRelease::ledger_entry(std::string purpose, double sampling_r
   LedgerEntry e = in_output_units(mechanism().ledger_entry(std::move(purpose)),
                                   1 / c_.expected_batch);
   e.count = steps;
+  // The mechanism's curve is that of one unsubsampled call: the accountants would count it in
+  // place of the subsampled loss below (budget.cpp: a curve wins over an (epsilon, delta)-kind
+  // loss), i.e. as if every step saw every row. The subsampled loss is the entry's loss.
+  e.curve = {};
   if (mechanism().mode() == NoiseMode::fast_float) {
     e.loss = PrivacyLoss::subsampled_gaussian(sampling_rate, noise_multiplier());
     return e;

@@ -48,7 +48,7 @@ TEST(Seam, ChargeIsAllOrNothing) {
     second.charge(pure_entry(0.6));
     FAIL();
   } catch (const BudgetExceeded& e) {
-    EXPECT_NE(std::string(e.what()).find("already spent epsilon=0.6 before it"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("already spent (epsilon=0.6, delta=0) before it"), std::string::npos)
         << e.what();
   }
   EXPECT_EQ(caller.ledger().size(), before.size());
@@ -58,8 +58,9 @@ TEST(Seam, ChargeIsAllOrNothing) {
 }
 
 TEST(Seam, AReleaseIsChargedOnceAndItsStagesClaimThePlan) {
-  Budget caller(PrivacyLoss::approximate(2, 1e-6), Accountant::zcdp);
-  ReleaseBudget account(PrivacyLoss::approximate(1, 1e-6), Accountant::zcdp, &caller);
+  // rho(5, 1e-6) = 0.385 holds the plan's 0.105.
+  Budget caller(PrivacyLoss::approximate(10, 1e-6), Accountant::zcdp);
+  ReleaseBudget account(PrivacyLoss::approximate(5, 1e-6), Accountant::zcdp, &caller);
   const auto stage = GaussianMechanism::from_rho(3.0, 0.02, 2);  // its sensitivity: a stage's output
   account.charge({pure_entry(0.1), GaussianMechanism::reserved_entry(0.02, "later stage", 5)});
   EXPECT_THROW(account.charge(pure_entry(0.1)), std::logic_error);  // never stage by stage
@@ -84,7 +85,7 @@ TEST(Seam, AReleaseIsChargedOnceAndItsStagesClaimThePlan) {
 
 TEST(Seam, ParallelCompositeChecksEachBlockBeforeItDraws) {
   ParallelComposite parts(PrivacyLoss::zcdp(0.1), Accountant::zcdp, "blocks");
-  ReleaseBudget account(PrivacyLoss::approximate(1, 1e-6), Accountant::zcdp);
+  ReleaseBudget account(PrivacyLoss::approximate(5, 1e-6), Accountant::zcdp);  // rho 0.385
   account.charge(parts.planned());
   const auto half = GaussianMechanism::from_rho(1.0, 0.05);
   parts.add_block({half.ledger_entry("a"), half.ledger_entry("b")});
