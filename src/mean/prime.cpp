@@ -722,13 +722,15 @@ constexpr const char* kChosenMethod = "the method the tail test chose (PRIME or 
 // The most either method's entries spend (zCDP rho): the robust entry's method stage, planned
 // before the tail test reads the data, so its cost does not depend on the choice.
 PrivacyLoss method_maximum(const Plan& p, const Plan& p_ht, const PrivacyLoss& target) {
-  double rho = 0;
+  PrivacyLoss most = PrivacyLoss::zcdp(0);  // rho, and the delta of approximate entries
   for (const Plan* q : {&p, &p_ht}) {
     Budget probe(target, Accountant::zcdp);
     for (const auto& e : method_entries(*q)) probe.spend(e);
-    rho = std::max(rho, probe.spent().rho);
+    const PrivacyLoss spent = probe.spent();
+    most.rho = std::max(most.rho, spent.rho);
+    most.delta = std::max(most.delta, spent.delta);
   }
-  return PrivacyLoss::zcdp(rho);
+  return most;
 }
 
 // validate -> plan -> charge -> (units) -> front end -> filter -> final mean -> seal. With
