@@ -1073,16 +1073,16 @@ Ledger user_level_plan(const UserDataset& data, const UserLevelOptions& o, const
   const auto d = static_cast<std::size_t>(data.dim());
   Ledger l;
   if (cd.centre) l = private_location_entries(centring_options(cd.share), d);
-  if (cd.check) {
-    l.push_back(offset_check_entry(data.dim() + (uses_label_bound(o.loss) ? 1 : 0),
-                                   PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
-                                   o.run.noise));
-  }
   // The centred data state no bounds (with_features): the bounds step estimates them then.
   const BoundsPlan b = plan_bounds(!cd.centre && data.has_feature_bound(),
                                    !cd.centre && data.has_label_bound(), o, before_bounds(cd, o));
   const Ledger bounds = bounds_entries(b, o), method = method_planned(data, o, b.rho_left);
   l.insert(l.end(), bounds.begin(), bounds.end());
+  if (cd.check) {  // run after the bounds' estimates (offset_gate)
+    l.push_back(offset_check_entry(data.dim() + (uses_label_bound(o.loss) ? 1 : 0),
+                                   PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
+                                   o.run.noise));
+  }
   l.insert(l.end(), method.begin(), method.end());
   if (const auto h = holdout_loss(o)) l.push_back(h->ledger_entry());
   return l;
