@@ -58,8 +58,31 @@ def test_bounds_flags_constant_and_small_inputs():
     small = dpstats.bounds(X[:40], epsilon=0.1, seed=4)
     assert small.diagnostics["scale"]["columns"][1]["status"] == "insufficient_data"
     assert small.diagnostics["all_ok"] is False
-    assert small.status == "abstained" and "insufficient data" in small.diagnostics["abstained"]
+    why = small.diagnostics["abstained"]
+    assert small.status == "abstained" and "is not usable" in why and "rows at this epsilon" in why
     assert len(small.estimate["scale"]) == 0
+
+
+def test_bounds_coverage_adds_clipping_bounds_for_skewed_and_zero_inflated_columns():
+    rng = np.random.default_rng(7)
+    n = 5000
+    income = rng.lognormal(10, 1.2, n)                                  # heavy right tail
+    visits = np.where(rng.random(n) < 0.6, 0, rng.poisson(3, n)) * 1.0  # zero-inflated counts
+    age = rng.normal(45, 15, n).round()                                 # discrete
+    X = np.column_stack([income, visits, age])
+    r = dpstats.bounds(X, epsilon=1.0, coverage=0.02, seed=1)
+    assert r.status == "ok" and r.epsilon <= 1.0
+    lo, hi = r.estimate["clip_lo"], r.estimate["clip_hi"]
+    assert np.all(lo < hi)
+    assert lo[1] <= 0 <= hi[1]  # the zeros are inside
+    outside = np.mean((X < lo) | (X > hi), axis=0)
+    assert np.all(outside < 0.08), outside  # 2% targeted; rank errors stated in diagnostics
+    assert len(r.diagnostics["clip_bounds"]["columns"]) == 3
+    assert any(e["purpose"].startswith("clip bounds") for e in r.ledger)
+    plain = dpstats.bounds(X, epsilon=1.0, seed=1)
+    assert "clip_lo" not in plain.estimate and len(plain.ledger) < len(r.ledger)
+    with pytest.raises(ValueError, match="clip_share"):
+        dpstats.bounds(X, epsilon=1.0, coverage=0.02, norm_quantile=0.9, clip_share=0.8)
 
 
 def test_bounds_refuses_bad_input():
