@@ -90,22 +90,17 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   return p;
 }
 
-// The reason to abstain: the first estimate that the one rule (reliability.hpp) finds unusable,
-// with its cause and what would suffice. Values released without their stated error would be a
-// confident wrong answer. A degenerate column (nearly constant) is not a reason: its bounds are
-// the location -/+ its resolution and its status says so.
+// The reason to abstain: the scale layer's one rule (reliability.hpp) calls a column's estimate,
+// its clipping bounds or the norm quantile unusable -- too few rows for the budget, a (nearly)
+// constant column, a cell at the grid's end. Values released without their guarantee would be a
+// confident wrong answer; the reason names the cause and what would suffice (issue 27).
 std::optional<std::string> unusable(const Bounds& b) {
-  std::vector<Reliability> parts;
-  for (std::size_t j = 0; j < b.scale.columns.size(); ++j) {
-    SelectionFacts f = b.scale.columns[j].facts;
-    f.degenerate = false;
-    parts.push_back(assess(f, fmt::format("the location and scale of column {}", j + 1), ""));
-  }
+  std::vector<Reliability> parts{reliability(b.scale, "")};
   if (b.clip) parts.push_back(reliability(*b.clip, ""));
   if (b.norm) parts.push_back(reliability(*b.norm, ""));
   const Reliability r = first_unusable(parts, "the bounds");
   if (r.usable) return std::nullopt;
-  return r.reason() + " (diagnostics say why for every estimate)";
+  return r.reason();
 }
 
 // What every rank must pass alike (the guard before the first collective): the options that shape
