@@ -469,6 +469,10 @@ ok "bounds age salary" "j['command']=='bounds' and j['columns']==['age','salary'
   -- bounds --epsilon 0.5 --seed 1 "$tmp/agesalary.csv"
 ok "bounds norm quantile zcdp" "j['estimate']['norm_quantile']>0 and j['privacy']['rho'] is not None and j['privacy']['delta']==1e-6 and len(j['ledger'])==4" \
   -- bounds --epsilon 2 --delta 1e-6 --norm-quantile 0.9 --seed 2 "$tmp/data.npy"
+ok "bounds coverage clip bounds (10% tails of a column with 5% rows at 9.9e6)" "len(j['estimate']['clip_lo'])==2 and 20<j['estimate']['clip_lo'][0]<30 and 50<j['estimate']['clip_hi'][0]<70 and 85000<j['estimate']['clip_hi'][1]<120000 and j['privacy']['epsilon']<=1 and any(e['purpose'].startswith('clip bounds') for e in j['ledger']) and 'clip_bounds' in j['diagnostics']" \
+  -- bounds --epsilon 1 --coverage 0.2 --seed 1 "$tmp/agesalary.csv"
+bad "bounds bad coverage" "coverage" -- bounds --epsilon 1 --coverage 0.7 "$tmp/good.csv"
+bad "bounds shares over one" "norm_share + clip_share" -- bounds --epsilon 1 --coverage 0.02 --clip-share 0.9 --norm-quantile 0.5 "$tmp/good.csv"
 bad "bounds no epsilon" "epsilon" -- bounds "$tmp/good.csv"
 bad "bounds bad widen" "widen must be in" -- bounds --epsilon 1 --widen -2 "$tmp/good.csv"
 bad "bounds bad norm quantile" "norm_quantile must be in" -- bounds --epsilon 1 --norm-quantile 1.5 "$tmp/good.csv"
