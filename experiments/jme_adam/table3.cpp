@@ -1,4 +1,4 @@
-// JME Table 3 / Fig. 6 analogue (docs/proofs/moments.md §5.6) on Fashion-MNIST: DP-Adam
+// JME Table 3 / Fig. 6 analogue (the JME paper's §5 CIFAR-10 runs; docs/proofs/training.md) on Fashion-MNIST: DP-Adam
 // (PP), DP-Adam-Debiased, DP-Adam-JME and DP-Adam-Clip (joint clipping), test accuracy per epoch,
 // mean ± std over seeds, at two privacy levels (δ = 1e-6), with non-private Adam as the ceiling.
 //

@@ -1,4 +1,4 @@
-// Private training on Fashion-MNIST (issue targets; docs/proofs/moments.md §5.6): a
+// Private training on Fashion-MNIST (issue targets; docs/results/jme.md): a
 // non-private model reaches >= 80% test accuracy, and DP-Adam-JME at epsilon = 1.7 (delta = 1e-6)
 // reaches >= 75% and is within 2 points of debiased DP-Adam. Seeded; skipped when the Debian
 // package dataset-fashion-mnist is missing.

@@ -1,4 +1,4 @@
-// Shared optimisation pieces (docs/proofs/user-level.md §6.1): losses, domains, the per-user
+// Shared optimisation pieces (docs/proofs/user-level.md §1, §3): losses, domains, the per-user
 // view, exact clipped sums and the SGD subroutine.
 #include <gtest/gtest.h>
 
