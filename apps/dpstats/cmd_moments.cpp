@@ -68,7 +68,8 @@ void print_step(const moments::MomentEstimator& est) {
   if (est.adaptive_clip()) line["clip"] = est.clip();  // the clip the next row runs at
   line["first"] = std::vector<double>(est.first().begin(), est.first().end());
   line["second"] = std::vector<double>(est.second().begin(), est.second().end());
-  std::cout << line.dump() << std::endl;  // one line per step, as the row arrives
+  std::cout << declared_output(std::move(line), "moments/step").dump()
+            << std::endl;  // one line per step, as the row arrives
 }
 
 // One line of at most `limit` bytes (the input layer's per-line limit), or false at the end.
@@ -161,11 +162,12 @@ void run_moments(const MomentsArgs& a) {
   o.steps = static_cast<std::size_t>(input.total);  // the stream's horizon: every rank's rows
   o.dim = static_cast<std::size_t>(X.cols());
   moments::MomentsConfig c = moments::make_config(o);
+  // Which row is not said (issue 28): the refusal is the one bit --on-norm reject reveals.
   if (c.on_norm == moments::NormPolicy::reject && c.clip)
-    for (Eigen::Index t = 0, first = comm ? shard_rows(*comm, X.rows()).offset : 0; t < X.rows(); ++t)
+    for (Eigen::Index t = 0; t < X.rows(); ++t)
       require(X.row(t).norm() <= *c.clip,
-              fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)", first + t + 1,
-                          format_number(*c.clip)));
+              fmt::format("a row has l2 norm above --clip {} (--on-norm reject; the row is not "
+                          "named); no noise was drawn", format_number(*c.clip)));
   auto rng = make_rng(a.seed);
   // The whole table is known: the batch API (a private clip when --clip is absent, a private
   // count of clipped rows when it is given), then one line per step.
@@ -175,13 +177,14 @@ void run_moments(const MomentsArgs& a) {
   if (!is_root()) return;
   nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
   const nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()}};
-  std::cout << release_output(std::move(head), release_fields_json(r), extra).dump() << std::endl;
+  std::cout << release_output(std::move(head), release_fields_json(r), extra, &a.input).dump()
+            << std::endl;
   for (Eigen::Index t = 0; t < r.estimate.first.rows(); ++t) {
     const Vector f = r.estimate.first.row(t).transpose(), s = r.estimate.second.row(t).transpose();
     nlohmann::ordered_json line = {{"step", t + 1}};
     line["first"] = std::vector<double>(f.data(), f.data() + f.size());
     line["second"] = std::vector<double>(s.data(), s.data() + s.size());
-    std::cout << line.dump() << std::endl;
+    std::cout << declared_output(std::move(line), "moments/step").dump() << std::endl;
   }
 }
 

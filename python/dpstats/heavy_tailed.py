@@ -129,4 +129,4 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
         final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget),
         _centre(centre), _opt_int(threads, "threads"), comm)
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "fit/heavy-tailed")

@@ -132,8 +132,7 @@ void validate_options(const HeavyTailedOptions& o) {
 // `n`: the rows over all ranks (X holds this rank's shard, possibly empty when n >= 1).
 void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y, std::int64_t n) {
   require(n >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
-  require(y.size() == X.rows(), fmt::format("labels have length {} but features have {} rows",
-                                            y.size(), X.rows()));
+  require(y.size() == X.rows(), "labels and features have different row counts (not shown)");
   require(X.allFinite(), "data must be finite (got a NaN or infinite entry)");
 }
 

@@ -1,7 +1,8 @@
 // Privacy audit at toy size of the scale layer's private_location (docs/proofs/scale.md §2b): the
 // released (location, scale) on two neighbouring columns, one row replaced by an enormous value
 // that moves the median by one rank. The auditor's lower bound must not exceed the share's
-// epsilon. Small grids (4 points per octave, short linear grids) keep each run cheap; the proof
+// epsilon, and the same audit must catch the mechanism when it runs at a multiple of the epsilon
+// it is audited against (the positive control: otherwise passing proves nothing). Small grids (4 points per octave, short linear grids) keep each run cheap; the proof
 // covers every grid.
 #include <gtest/gtest.h>
 
@@ -21,15 +22,16 @@ RowMatrix column(bool enormous) {
   return X;
 }
 
-audit::VectorMechanism location(const RowMatrix& X, bool final_mad) {
-  return [X, final_mad](Rng& rng) {
+// private_location at pure epsilon `eps` on X.
+audit::VectorMechanism location(const RowMatrix& X, bool final_mad, double eps = 1) {
+  return [X, final_mad, eps](Rng& rng) {
     LocationOptions o;
-    o.loss = PrivacyLoss::pure(1);
+    o.loss = PrivacyLoss::pure(eps);
     o.per_octave = 4;
     o.refine_points = 64;
     o.recentre_points = 16;
     o.final_mad = final_mad;
-    ReleaseBudget budget(PrivacyLoss::pure(1), Accountant::basic);
+    ReleaseBudget budget(PrivacyLoss::pure(eps), Accountant::basic);
     const LocationEstimate e = private_location(X, o, budget, rng);
     return std::vector<double>{e.columns[0].location, e.columns[0].scale};
   };
@@ -46,6 +48,20 @@ TEST(AuditLocation, PrivateLocationIsNotCaughtAboveEpsilon) {
     std::cout << "private_location (final_mad " << final_mad << "): lower bound "
               << r.epsilon_lower_bound << "\n";
   }
+}
+
+// The positive control: the same pair and the same audit, the mechanism run at kFactor times
+// the epsilon it is audited against.
+TEST(AuditLocation, CatchesPrivateLocationRunAboveItsEpsilon) {
+  constexpr double kFactor = 8;
+  audit::AuditOptions a;
+  a.samples = 6000;
+  a.seed = 9;
+  const auto r = audit::audit(location(column(false), true, kFactor),
+                              location(column(true), true, kFactor), 1.0, 0, a);
+  EXPECT_GT(r.epsilon_lower_bound, 1.0) << r.summary();
+  std::cout << "private_location at " << kFactor << " x epsilon: lower bound "
+            << r.epsilon_lower_bound << "\n";
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ double final_accuracy(ClassifyOptimizer opt, int epochs, std::uint64_t seed) {
   o.optimizer = opt;
   o.epochs = epochs;
   o.batch_size = 256;
+  o.n_public = 60000;  // the dataset's published size
   o.learning_rate = 1e-3;
   if (is_private(opt)) {
     o.privacy = {1.7, 1e-6};
@@ -59,6 +60,7 @@ TEST(ClassifyFashionMnist, MlpPerExampleGradientsTrainPrivately) {
   ClassifyOptions o;
   o.optimizer = ClassifyOptimizer::dp_adam_jme;
   o.epochs = 1;
+  o.n_public = 60000;
   o.privacy = {1.7, 1e-6};
   SeededRng rng(3), init(4);
   const auto r = train_classifier(Classifier::mlp(784, 64, 10, init), data().train.images,

@@ -162,7 +162,7 @@ TEST(DistributedUserLevel, NonPrivateRefusesOnEveryRank) {
       const Eigen::Index lo = n * c.rank() / 2, hi = n * (c.rank() + 1) / 2;
       const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
       const UserDataset local =
-          gather_users(c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids);
+          gather_users(c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids, 3);
       UserLevelOptions o = base;
       o.run.comm = &c;
       SeededRng rng(1);
