@@ -320,6 +320,7 @@ void fit_groups(std::vector<OutputScope>& t) {
        {"reason", P, "why not"},
        {"abstained", D, "why the fit abstained"},
        {"share", P, "the budget share"},
+       {"share_of_rho", P, "the budget share (of rho)"},
        {"labels", P, "how the label was standardised"},
        {"model", P, "what the estimate means"}},
       {{"", "column_scale"}, {"offset_check", "offset_check"}}));
