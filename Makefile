@@ -20,7 +20,9 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo needs the library and the tool only (not the tests, benchmarks or Python module).
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target dpstats_cli
 	./$(BUILD)/dpstats demo
 
 # The default suite: everything except the `slow` label (unit, stat, audit, cli, python).

@@ -3,7 +3,9 @@ package's metadata; this file only adds the CMake step).
 
 `pip install --no-build-isolation .` configures a CMake build in build/pip (Release, no tests or
 benchmarks), builds the `_dpstats` target and puts the module beside the pure-Python package.
-DPSTATS_CMAKE_BUILD_DIR names an already configured build tree to reuse instead (the tests do).
+DPSTATS_CMAKE_BUILD_DIR names an already configured build tree to reuse instead (the tests do);
+without it, the tree `make` configured (build/) is reused when it exists, so `pip install .` after
+`make demo` or `make test` compiles only the module.
 DPSTATS_BUILD_JOBS sets the parallel build jobs (default 2).
 """
 import os
@@ -18,6 +20,14 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
+def default_build_dir() -> Path:
+    made = ROOT / "build"  # the Makefile's tree, built for /usr/bin/python3
+    cache = made / "CMakeCache.txt"
+    if cache.exists() and f"PYTHON_EXECUTABLE:FILEPATH={sys.executable}" in cache.read_text():
+        return made
+    return ROOT / "build" / "pip"
+
+
 class CMakeExtension(Extension):
     def __init__(self, name: str):
         super().__init__(name, sources=[])
@@ -25,7 +35,7 @@ class CMakeExtension(Extension):
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
-        build_dir = Path(os.environ.get("DPSTATS_CMAKE_BUILD_DIR", ROOT / "build" / "pip"))
+        build_dir = Path(os.environ.get("DPSTATS_CMAKE_BUILD_DIR", default_build_dir()))
         if not (build_dir / "CMakeCache.txt").exists():
             subprocess.check_call([
                 "cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
