@@ -40,14 +40,13 @@ std::vector<std::string_view> split(std::string_view path) {
   }
 }
 
-// Whether the pattern's keys match the path's keys ('*' matches one key, "k[]" only "k[]").
+// Whether the pattern's keys match the path's keys ('*' matches one key, not an array's "k[]").
 bool matches(std::string_view pattern, std::string_view path) {
   const auto p = split(pattern), q = split(path);
   if (p.size() != q.size()) return false;
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (p[i] == q[i]) continue;
-    if (p[i] == "*" && q[i].find("[]") == std::string_view::npos) continue;
-    if (p[i] == "*[]" && q[i].ends_with("[]")) continue;
+    if (p[i] == "*" && !q[i].ends_with("[]")) continue;
     return false;
   }
   return true;
@@ -91,28 +90,6 @@ std::string component(const std::string& key) {
     else out += c;
   }
   return out;
-}
-
-template <class J>
-void leaves(const J& v, const std::string& path, std::vector<std::string>& out) {
-  auto child = [&](const std::string& key) {
-    return path.empty() ? component(key) : path + "." + component(key);
-  };
-  if (v.is_object() && !v.empty()) {
-    for (auto it = v.begin(); it != v.end(); ++it) leaves(it.value(), child(it.key()), out);
-    return;
-  }
-  const bool objects = v.is_array() && std::any_of(v.begin(), v.end(), [](const J& e) {
-                         return e.is_object();
-                       });
-  if (!objects) {
-    out.push_back(path);
-    return;
-  }
-  std::vector<std::string> inner;
-  for (const J& e : v) leaves(e, path + "[]", inner);
-  for (std::string& p : inner)
-    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(std::move(p));
 }
 
 // Removes undeclared leaves below `v` (at `path`); returns whether `v` itself is declared as a
@@ -160,12 +137,6 @@ std::optional<FieldKind> field_kind(std::string_view scope, std::string_view pat
   for (const auto& [pattern, f] : expanded(scope))
     if (matches(pattern, path)) return f->kind;
   return std::nullopt;
-}
-
-std::vector<std::string> leaf_paths(const nlohmann::json& out) {
-  std::vector<std::string> paths;
-  leaves(out, "", paths);
-  return paths;
 }
 
 std::vector<std::string> keep_declared(nlohmann::json& out, std::string_view scope) {

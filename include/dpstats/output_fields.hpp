@@ -53,9 +53,6 @@ std::string output_scope(const nlohmann::json& out);
 // The kind of the field at `path` (a leaf path as above, array elements as `[]`) in `scope`.
 std::optional<FieldKind> field_kind(std::string_view scope, std::string_view path);
 
-// Every leaf path of `out` (the paths keep_declared matches), in document order.
-std::vector<std::string> leaf_paths(const nlohmann::json& out);
-
 // Removes from `out` every field `scope` does not declare (an object left empty by that stays,
 // empty) and returns the removed paths, so a caller can report them (the tool on stderr, Python
 // as a warning; the neighbour test fails on them).

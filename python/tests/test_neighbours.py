@@ -38,7 +38,7 @@ def neighbours(X, relation):
 def matches(pattern, path):
     p, q = pattern.split("."), path.split(".")
     return len(p) == len(q) and all(
-        a == b or (a == "*" and "[]" not in b) or (a == "*[]" and b.endswith("[]"))
+        a == b or (a == "*" and not b.endswith("[]"))
         for a, b in zip(p, q))
 
 
