@@ -326,6 +326,24 @@ void fit_groups(std::vector<OutputScope>& t) {
       {{"", "column_scale"}, {"offset_check", "offset_check"}}));
 }
 
+void holdout_group(std::vector<OutputScope>& t) {
+  t.push_back(group("holdout", "A fit's private validation loss on held-out units "
+                               "(solvers/holdout.hpp; --holdout F). The split is a keyed hash "
+                               "of each unit, so the held-out count is private.",
+      {{"units_expected", P, "the public number of units x fraction (the exact count is not "
+                             "output)"},
+       {"units", N, "non-private fits only: the exact held-out count"},
+       {"private", P, "false for a non-private fit"},
+       {"loss", R, "the noisy clipped-loss sum / units_expected (non-private: the exact mean)"},
+       {"noise_sd", P, "the noise's sd per expected unit"},
+       {"interval_95", D, "loss +- the noise's 95% half-width, clamped to [0, loss_bound]"},
+       {"population_interval_95", D, "the expected clipped loss of a fresh unit: from loss, "
+                                     "the noise and public bounds on the held-out count"},
+       {"loss_bound", P, "the clip of each unit's loss"}, {"rule", P, "the split's rule"},
+       {"statement", P, "what loss and interval_95 mean"}, {"fraction", P, "the option"},
+       {"unit", P, "row, record or user"}, {"loss_name", P, "which loss"}}));
+}
+
 void user_level_scope(std::vector<OutputScope>& t) {
   t.push_back(scope("fit/user-level", "dpstats fit --task user-level / dpstats.fit(users=...). "
                                       "Neighbours replace one user's rows; n_users and m are "
@@ -367,7 +385,7 @@ void user_level_scope(std::vector<OutputScope>& t) {
             {"ledger[].noise_scale", D, "-"}}),
       {{"", "release"}, {"diagnostics.bounds.feature_bound", "norm_quantile"},
        {"diagnostics.bounds.label_bound", "norm_quantile"},
-       {"diagnostics.centring", "centring"}}));
+       {"diagnostics.centring", "centring"}, {"diagnostics.holdout", "holdout"}}));
 }
 
 void heavy_tailed_scope(std::vector<OutputScope>& t) {
@@ -413,7 +431,7 @@ void heavy_tailed_scope(std::vector<OutputScope>& t) {
             {"ledger[].sensitivity", D, "follows the moment bound and the clip"},
             {"ledger[].noise_scale", D, "-"}}),
       {{"", "release"}, {"diagnostics.scale.moment_bound", "norm_quantile"},
-       {"diagnostics.centring", "centring"}}));
+       {"diagnostics.centring", "centring"}, {"diagnostics.holdout", "holdout"}}));
 }
 
 void classify_scope(std::vector<OutputScope>& t) {
@@ -427,6 +445,8 @@ void classify_scope(std::vector<OutputScope>& t) {
             {"diagnostics.parameters", P, "-"}, {"diagnostics.epochs", P, "-"},
             {"diagnostics.n_public", P, "the public row count"},
             {"diagnostics.n_source", P, "where it came from"},
+            {"diagnostics.n_train_public", P, "with a holdout: n_public x (1 - fraction), the "
+                                              "count the plan trains on"},
             {"diagnostics.steps", P, "epochs x round(n_public / batch)"},
             {"diagnostics.expected_batch_size", P, "m"},
             {"diagnostics.sampling_rate", P, "q = m / n_public"},
@@ -450,9 +470,18 @@ void classify_scope(std::vector<OutputScope>& t) {
             {"diagnostics.test_accuracy", D, "the released model on the public test set"},
             {"diagnostics.test_rows", P, "the public test set's size"},
             {"diagnostics.test_accuracy_warning", P, "the test set is the training data "
-                                                      "(decided from public facts)"}}),
+                                                      "(decided from public facts)"},
+            {"diagnostics.learning_rate_rule", P, "the public rule of the default rate"},
+            {"diagnostics.feature_plan.*.*", P, "the planned estimate's rank error and the rows "
+                                                "it needs (from n_public, d, the budget)"},
+            {"diagnostics.feature_scale_reliability.*", D, "the reliability rule on the "
+                                                           "released estimate"},
+            {"diagnostics.feature_degenerate_columns", D, "columns whose released MAD is at its "
+                                                          "resolution"},
+            {"diagnostics.feature_degenerate_rule", P, "what they are divided by"}}),
       {{"", "release"}, {"diagnostics.feature_scale_estimate", "norm_quantile"},
-       {"diagnostics.feature_scale_estimate", "column_scale"}}));
+       {"diagnostics.feature_scale_estimate", "column_scale"},
+       {"diagnostics.holdout", "holdout"}}));
 }
 
 }  // namespace
@@ -461,7 +490,8 @@ std::span<const OutputScope> output_scopes() {
   static const std::vector<OutputScope> t = [] {
     std::vector<OutputScope> all;
     for (auto part : {common_groups, mean_scope, median_scopes, moments_scopes, stat_scopes,
-                      fit_groups, user_level_scope, heavy_tailed_scope, classify_scope})
+                      fit_groups, holdout_group, user_level_scope, heavy_tailed_scope,
+                      classify_scope})
       part(all);
     return all;
   }();

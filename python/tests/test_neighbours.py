@@ -125,6 +125,10 @@ CASES = [  # (name, scope, relation, function of a table)
      lambda X: dpstats.fit(X[:, :2] / [100, 1e5], (X[:, 2] > 0).astype(int), task="classify",
                            classes=2, epsilon=1, delta=1e-6, epochs=2, batch_size=40,
                            n_public=400, **S).release),
+    ("fit classify holdout", "fit/classify", "add-remove",
+     lambda X: dpstats.fit(X[:, :2] / [100, 1e5], (X[:, 2] > 0).astype(int), task="classify",
+                           classes=2, epsilon=1, delta=1e-6, epochs=1, batch_size=40,
+                           n_public=400, feature_scale=1, holdout=0.25, **S).release),
 ]
 
 

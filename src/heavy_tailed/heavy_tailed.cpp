@@ -952,8 +952,10 @@ nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const H
     losses[static_cast<std::size_t>(i)] = env.phi(split.held_X.row(i).dot(w.head(d)) + b,
                                                   split.held_y[i]);
   nlohmann::json j;
-  if (mechanism) {
-    j = mechanism->release(losses, rng, o.run.comm);
+  if (mechanism) {  // the held-out count is private (issue 28): n (public) x fraction
+    const std::int64_t n = allreduce_count(comm_or_single(o.run.comm),
+                                           split.train_X.rows() + split.held_X.rows());
+    j = mechanism->release(losses, rng, o.run.comm, {n, *o.holdout, n});
   } else {
     double sum = 0;
     for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);

@@ -502,7 +502,8 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
   d["model"] = to_string(model.kind());
   d["parameters"] = model.num_parameters();
   d["epochs"] = o.epochs;
-  d["n_public"] = plan.n;
+  d["n_public"] = o.n_public.value_or(plan.n);
+  if (o.n_public && o.holdout) d["n_train_public"] = plan.n;  // n_public x (1 - holdout)
   d["n_source"] = o.n_public ? "given (n_public: the sampling rate, the steps and the train "
                                "loss's divisor follow from it)"
                              : "the row count (non-private adam)";
@@ -609,8 +610,9 @@ nlohmann::json holdout_statement(const Classifier& model, const HeldOut& split,
   const std::vector<double> losses(batch.losses().data(),
                                    batch.losses().data() + batch.losses().size());
   nlohmann::json j;
-  if (plan.holdout) {
-    j = plan.holdout->release(losses, rng, o.run.comm);
+  if (plan.holdout) {  // the held-out count is private: a public expected count and lattice
+    j = plan.holdout->release(losses, rng, o.run.comm,
+                              {*o.n_public, *o.holdout, plan.lattice});
   } else {
     double sum = 0;
     for (double v : losses) sum += std::min(v, o.loss_bound);
@@ -645,10 +647,11 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_i
   require(o.batch_size >= 1 && o.batch_size <= n,
           fmt::format("batch_size must be in [1, the number of training rows], got {}",
                       o.batch_size));
-  require(rows.total <= lattice_rows(n),
-          fmt::format("the table holds more training rows than n_public allows (at most {}: "
-                      "the lattice of the gradient sums is set by n_public); give a larger "
-                      "n_public", lattice_rows(n)));
+  const std::int64_t held = split.active ? allreduce_count(comm, split.held.X.rows()) : 0;
+  require(std::max<std::int64_t>(rows.total, held) <= lattice_rows(n),
+          fmt::format("the table holds more training (or held-out) rows than n_public allows "
+                      "(at most {}: the lattices of the gradient and loss sums are set by "
+                      "n_public); give a larger n_public", lattice_rows(n)));
   const ClassifyPlan plan = plan_classify(n, X.cols(), model.num_parameters(), o);  // plan
   const bool priv = is_private(o.optimizer);
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)

@@ -183,6 +183,19 @@ def cases():
               ["fit", "--task", "classify", "--classes", "2", "--model", "mlp", "--hidden", "8",
                "--epsilon", "1", "--delta", "1e-6", "--epochs", "1", "--batch-size", "60",
                "--n-public", "600", "--feature-scale", "100"] + E))
+    # --holdout (issue 27): the split is a keyed hash of each unit, so the held-out count is
+    # private; the statement divides by a public expected count.
+    c.append(("fit classify --holdout", "add-remove", "labelled",
+              ["fit", "--task", "classify", "--classes", "2", "--epsilon", "1", "--delta", "1e-6",
+               "--epochs", "1", "--batch-size", "60", "--n-public", "600", "--feature-scale",
+               "100", "--holdout", "0.25"] + E))
+    c.append(("fit heavy-tailed --holdout", "replace-one", "regression",
+              ["fit", "--task", "heavy-tailed", "--method", "clipped-gd", "--domain-radius", "2",
+               "--epsilon", "1", "--moment-bound", "3", "--no-centre", "--holdout", "0.25"] + E))
+    c.append(("fit user-level --holdout", "replace-one", "users",
+              ["fit", "--task", "user-level", "--domain-radius", "3", "--items-per-user", "4",
+               "--feature-bound", "3", "--no-centre", "--epsilon", "2", "--delta", "1e-6",
+               "--holdout", "0.25"] + E))
     for stat, extra, rel in [("count", ["--delta", "0"], "add-remove"),
                              ("sum", ["--bounds", "0,100", "--delta", "0"], "replace-one"),
                              ("mean", ["--bounds", "0,100", "--delta", "0"], "replace-one"),
