@@ -46,7 +46,8 @@ void common_groups(std::vector<OutputScope>& t) {
        {"noise_scale", P, "its noise scale (output units)"},
        {"count", P, "how many times it ran"},
        {"loss.*", P, "its privacy loss: kind and parameters"},
-       {"lattice.*", P, "the lattice encoding's own numbers"}}));
+       {"lattice.*", P, "the lattice encoding's own numbers"},
+       {"curve.*", P, "the noise curve the accountants read: kind, noise, sensitivity, lattice"}}));
   t.push_back(group("column_scale", "The scale layer's per-column estimate (scale/column_scale.hpp, "
                                     "location.hpp): private selections on public grids.",
       {{"estimator", P, "which estimator ran"},
@@ -64,8 +65,28 @@ void common_groups(std::vector<OutputScope>& t) {
        {"columns[].resolution", D, "the grid resolution at the released location"},
        {"columns[].status", D, "ok / degenerate (from released values) / insufficient_data "
                                "(public: rank error against n)"},
-       {"columns[].reason", D, "why a column is not ok"}},
-      {{"charged[]", "ledger_entry"}}));
+       {"columns[].reason", D, "why a column is not ok"},
+       {"n_lower_bound", D, "add/remove: the private row count's lower confidence bound"}},
+      {{"charged[]", "ledger_entry"}, {"reliability", "reliability"},
+       {"columns[].reliability", "reliability"}}));
+  t.push_back(group("reliability", "The scale layer's rule on an estimate (scale/reliability.hpp): "
+                                   "applied to released facts (or, in a plan, public ones).",
+      {{"usable", D, "whether the estimate may be used"},
+       {"estimate", P, "which estimate was judged"},
+       {"cause", D, "why not usable"},
+       {"would_suffice", D, "what would make it usable (rows, epsilon, a share)"}}));
+  t.push_back(group("clip_bounds", "Per-column clipping bounds with no public range "
+                                   "(scale/clip_bounds.hpp): a private median anchor, then "
+                                   "AboveThreshold scans outwards.",
+      {{"coverage", P, "the targeted coverage"},
+       {"quantiles", P, "the targeted tail quantiles"},
+       {"anchor_rank_error", P, "the anchor's rank error bound"},
+       {"columns[].anchor", R, "the private median anchor"},
+       {"columns[].lo", R, "the released lower bound"},
+       {"columns[].hi", R, "the released upper bound"},
+       {"columns[].anchor_at_end", D, "whether the anchor is a grid end"},
+       {"columns[].lo_at_end", D, "-"}, {"columns[].hi_at_end", D, "-"}},
+      {{"columns[].reliability", "reliability"}, {"reliability", "reliability"}}));
   t.push_back(group("norm_quantile", "A private quantile of row norms (scale/norm_quantile.hpp).",
       {{"estimator", P, "which estimator ran"},
        {"value", R, "the released quantile (upper end of the selected cell)"},
@@ -75,7 +96,7 @@ void common_groups(std::vector<OutputScope>& t) {
        {"rank_error", P, "its rank error bound"},
        {"status", D, "ok or insufficient_data (public) / degenerate"},
        {"reason", D, "why not ok"}},
-      {{"charged[]", "ledger_entry"}}));
+      {{"charged[]", "ledger_entry"}, {"reliability", "reliability"}}));
 }
 
 // The head fields the tool prints before a release's fields.
@@ -102,12 +123,14 @@ void mean_scope(std::vector<OutputScope>& t) {
        {"winsorized.columns[].second_moment", R, "the private winsorised second moment"},
        {"winsorized.columns[].tail_fraction", R, "the private tail count over n"},
        {"winsorized.columns[].scale", D, "the Gaussian-calibrated scale"},
+       {"winsorized.columns[].clip_at_end", D, "whether the clip is the grid's end"},
        {"winsorized.rank_error", P, "the clip's rank error bound"},
        {"winsorized.reliable", P, "rank error against (1 - q) n / 2 (public)"},
        {"winsorized.epsilon_per_call", P, "epsilon of each selection"},
        {"winsorized.noise_scale", P, "the counts' Laplace scale"},
        {"winsorized.q", P, "the winsorising quantile"}},
-      {{"", "column_scale"}, {"winsorized.entries[]", "ledger_entry"}}));
+      {{"", "column_scale"}, {"winsorized.entries[]", "ledger_entry"},
+       {"reliability", "reliability"}}));
   t.push_back(scope("mean", "dpstats mean / dpstats.mean (every method).",
       head({{"diagnostics.profile", P, "practical or paper"},
             {"diagnostics.fallback", P, "the method released instead (a check on public values)"},
@@ -163,7 +186,9 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.candidates", P, "tukey-median: grid points"},
             {"diagnostics.grid", P, "tukey-median: grid size"},
             {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"}}),
-      {{"", "release"}, {"diagnostics.units", "mean_units"}}));
+      {{"", "release"}, {"diagnostics.units", "mean_units"},
+       {"diagnostics.bounds_estimate", "column_scale"},
+       {"diagnostics.bounds_estimate", "clip_bounds"}}));
 }
 
 void median_scopes(std::vector<OutputScope>& t) {
@@ -254,8 +279,12 @@ void moments_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.adaptive_clip.*", D, "the live stream's adaptive clip: its plan and "
                                                "state (from released values)"},
             {"diagnostics.adaptive_clip.tracker.*", D, "the clip tracker's state"},
+            {"diagnostics.stated_error.confidence", P, "the statement's confidence"},
+            {"diagnostics.stated_error.meaning", P, "what it states"},
+            {"diagnostics.stated_error.*", D, "the stated error: noise and clipping terms "
+                                              "(from the clip and the private clipped count)"},
             {"ledger[].sensitivity", D, "the stream's entry follows the clip"},
-            {"ledger[].noise_scale", D, "-"}}),
+            {"ledger[].noise_scale", D, "-"}, {"ledger[].curve.*", D, "-"}}),
       {{"", "release"}, {"diagnostics.clip_estimate", "norm_quantile"},
        {"diagnostics.centre_estimate", "column_scale"}}));
   t.push_back(scope("moments/step", "One line per step of a moments stream.",
@@ -284,10 +313,15 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.grid_step", D, "the quantile grid's step (from the bounds)"},
             {"diagnostics.selection", P, "public categories or the stability histogram"},
             {"diagnostics.threshold", P, "the stability histogram's threshold"},
+            {"diagnostics.stated_error.confidence", P, "the statement's confidence"},
+            {"diagnostics.stated_error.meaning", P, "what it states"},
+            {"diagnostics.stated_error.*", D, "the stated error and its terms (from the "
+                                              "released bounds and counts)"},
             {"ledger[].sensitivity", D, "follows the bounds when they were estimated"},
             {"ledger[].noise_scale", D, "-"},
-            {"ledger[].lattice.*", D, "-"}}),
-      {{"", "release"}, {"diagnostics.bounds_estimate", "column_scale"}}));
+            {"ledger[].lattice.*", D, "-"}, {"ledger[].curve.*", D, "-"}}),
+      {{"", "release"}, {"diagnostics.bounds_estimate", "column_scale"},
+       {"diagnostics.bounds_estimate", "clip_bounds"}}));
   t.push_back(scope("bounds", "dpstats bounds / dpstats.bounds.",
       head({{"estimate.*", R, "location, scale, lo, hi (and norm_quantile) per column"},
             {"diagnostics.all_ok", D, "every column's status is ok"},
@@ -323,7 +357,8 @@ void fit_groups(std::vector<OutputScope>& t) {
        {"share_of_rho", P, "the budget share (of rho)"},
        {"labels", P, "how the label was standardised"},
        {"model", P, "what the estimate means"}},
-      {{"", "column_scale"}, {"offset_check", "offset_check"}}));
+      {{"", "column_scale"}, {"offset_check", "offset_check"},
+       {"reliability", "reliability"}}));
 }
 
 void holdout_group(std::vector<OutputScope>& t) {
@@ -380,9 +415,11 @@ void user_level_scope(std::vector<OutputScope>& t) {
             {"diagnostics.bounds.*.clipped_users_fraction", R, "the private count of users "
                                                                "clipped by a given bound, over n"},
             {"diagnostics.bounds.warnings", D, "warnings from that count"},
+            {"diagnostics.bounds.*.clipped_users_fraction_lower_95", D, "its lower 95% bound"},
+            {"diagnostics.bounds.*.noise_scale_fraction", P, "that count's noise scale over n"},
             {"diagnostics.stated_error.*", P, "no stated error (why)"},
             {"ledger[].sensitivity", D, "follows the bounds when estimated"},
-            {"ledger[].noise_scale", D, "-"}}),
+            {"ledger[].noise_scale", D, "-"}, {"ledger[].curve.*", D, "-"}}),
       {{"", "release"}, {"diagnostics.bounds.feature_bound", "norm_quantile"},
        {"diagnostics.bounds.label_bound", "norm_quantile"},
        {"diagnostics.centring", "centring"}, {"diagnostics.holdout", "holdout"}}));
@@ -429,7 +466,7 @@ void heavy_tailed_scope(std::vector<OutputScope>& t) {
             {"diagnostics.scale.moment_bound.rule", P, "how it is estimated"},
             {"diagnostics.stated_error.*", P, "no stated error (why)"},
             {"ledger[].sensitivity", D, "follows the moment bound and the clip"},
-            {"ledger[].noise_scale", D, "-"}}),
+            {"ledger[].noise_scale", D, "-"}, {"ledger[].curve.*", D, "-"}}),
       {{"", "release"}, {"diagnostics.scale.moment_bound", "norm_quantile"},
        {"diagnostics.centring", "centring"}, {"diagnostics.holdout", "holdout"}}));
 }
@@ -472,15 +509,15 @@ void classify_scope(std::vector<OutputScope>& t) {
             {"diagnostics.test_accuracy_warning", P, "the test set is the training data "
                                                       "(decided from public facts)"},
             {"diagnostics.learning_rate_rule", P, "the public rule of the default rate"},
+            {"diagnostics.feature_plan", P, "no plan (a given scale, or adam)"},
             {"diagnostics.feature_plan.*.*", P, "the planned estimate's rank error and the rows "
                                                 "it needs (from n_public, d, the budget)"},
-            {"diagnostics.feature_scale_reliability.*", D, "the reliability rule on the "
-                                                           "released estimate"},
             {"diagnostics.feature_degenerate_columns", D, "columns whose released MAD is at its "
                                                           "resolution"},
             {"diagnostics.feature_degenerate_rule", P, "what they are divided by"}}),
       {{"", "release"}, {"diagnostics.feature_scale_estimate", "norm_quantile"},
        {"diagnostics.feature_scale_estimate", "column_scale"},
+       {"diagnostics.feature_scale_reliability", "reliability"},
        {"diagnostics.holdout", "holdout"}}));
 }
 
