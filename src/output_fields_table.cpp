@@ -308,6 +308,7 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.bounds_estimate.note", P, "how the bounds were found"},
             {"diagnostics.clipped_rows.noisy_count", R, "private count of clipped rows"},
             {"diagnostics.clipped_rows.fraction", D, "over n"},
+            {"diagnostics.clipped_rows.fraction_upper", D, "its upper confidence bound"},
             {"diagnostics.clipped_rows.*", P, "the check's plan"},
             {"diagnostics.epsilon_per_quantile", P, "epsilon per quantile"},
             {"diagnostics.grid_step", D, "the quantile grid's step (from the bounds)"},
