@@ -175,7 +175,7 @@ def cases():
         c.append((f"fit classify {opt}", "add-remove", "labelled",
                   ["fit", "--task", "classify", "--classes", "2", "--optimizer", opt,
                    "--epsilon", "1", "--delta", "1e-6", "--epochs", "2", "--batch-size", "60",
-                   "--n-public", "600"] + E))
+                   "--n-public", "600", "--scale-share", "0.5"] + E))  # 600 rows: scale planned
     c.append(("fit classify adam (non-private)", "add-remove", "labelled",
               ["fit", "--task", "classify", "--classes", "2", "--optimizer", "adam", "--epochs",
                "1", "--batch-size", "60", "--n-public", "600"] + E))
