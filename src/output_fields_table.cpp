@@ -418,6 +418,7 @@ void user_level_scope(std::vector<OutputScope>& t) {
             {"diagnostics.bounds.warnings", D, "warnings from that count"},
             {"diagnostics.bounds.*.clipped_users_fraction_lower_95", D, "its lower 95% bound"},
             {"diagnostics.bounds.*.noise_scale_fraction", P, "that count's noise scale over n"},
+            {"diagnostics.bounds.*.warning", D, "the given bound bites (from that count)"},
             {"diagnostics.stated_error.*", P, "no stated error (why)"},
             {"ledger[].sensitivity", D, "follows the bounds when estimated"},
             {"ledger[].noise_scale", D, "-"}, {"ledger[].curve.*", D, "-"}}),

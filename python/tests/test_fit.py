@@ -244,7 +244,7 @@ def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_p
 def test_holdout_states_a_private_validation_loss_for_user_level_and_heavy_tailed():
     X, y, users, _ = users_task(n=2000, m=3)
     r = dpstats.fit(X, y, users=users, epsilon=2.0, delta=1e-6, domain_radius=5, feature_bound=1.0,
-                    centre=False, holdout=0.2, seed=3)
+                    centre=False, holdout=0.2, items_per_user=3, seed=3)
     h = r.diagnostics["holdout"]
     assert r.status == "ok" and h["unit"] == "user" and h["units_expected"] == 400
     assert "units" not in h  # the exact held-out count is private (issue 28)
