@@ -137,6 +137,12 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.feasibility.*", P, "the public feasibility check behind the fallback"},
             {"diagnostics.heavy_tailed", P, "PRIME-ht"},
             {"diagnostics.robust", P, "whether the method is robust"},
+            {"diagnostics.method", D, "the robust entry's choice (prime or prime-ht, from the "
+                                      "private tail test)"},
+            {"diagnostics.robust.tail_fraction", R, "the private fraction of rows beyond "
+                                                    "tail_radius_scales, per column"},
+            {"diagnostics.robust.chosen", D, "the method that fraction chose"},
+            {"diagnostics.robust.*", P, "the rule, its radius and each model's allowance"},
             {"diagnostics.range_share", P, "the budget share of the range step"},
             {"diagnostics.mechanism", P, "laplace or gaussian"},
             {"diagnostics.noise_scale", P, "the noise scale per column (given scale or bounds)"},

@@ -128,7 +128,8 @@ def cases():
                                            "--delta", "1e-6"]),
                      ("exp-time", ["--alpha", "0.05", "--columns", "1", "--delta", "1e-6",
                                    "--scale", "15"]),
-                     ("tukey-median", ["--bounds", "0,100", "--columns", "1", "--delta", "0"])]:
+                     ("tukey-median", ["--bounds", "0,100", "--columns", "1", "--delta", "0"]),
+                     ("robust", ["--alpha", "0.05", "--delta", "1e-6"])]:
         table = ("tiny" if m == "exp-time" else
                  "people" if m == "tukey-median" or "--scale" in extra else "people_big")
         c.append((f"mean {m} {'given' if '--scale' in extra or '--bounds' in extra else 'estimated'}",
