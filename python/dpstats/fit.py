@@ -1,6 +1,6 @@
 """Private model fitting. ``fit(X, y, task=...)`` dispatches on the task:
 
-- ``task="user-level"`` (default): user-level DP convex optimisation (docs/proofs/user-level.md),
+- ``task="user-level"`` (implied by ``users=``): user-level DP convex optimisation (docs/proofs/user-level.md),
   below;
 - ``task="classify"``: private classifiers trained with DP-SGD / DP-Adam (dpstats.classify);
 - ``task="heavy-tailed"``: pure epsilon-DP convex optimisation with heavy-tailed gradients
