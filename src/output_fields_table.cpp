@@ -111,7 +111,7 @@ Fields head(Fields extra) {
   return f;
 }
 
-void mean_scope(std::vector<OutputScope>& t) {
+void mean_units_group(std::vector<OutputScope>& t) {
   t.push_back(group("mean_units", "The mean family's units (mean/units.hpp): the scale layer's "
                                   "estimate and the winsorised scale, or the given scale.",
       {{"scale", P, "estimated or given"},
@@ -131,6 +131,9 @@ void mean_scope(std::vector<OutputScope>& t) {
        {"winsorized.q", P, "the winsorising quantile"}},
       {{"", "column_scale"}, {"winsorized.entries[]", "ledger_entry"},
        {"reliability", "reliability"}}));
+}
+
+void mean_scope(std::vector<OutputScope>& t) {
   t.push_back(scope("mean", "dpstats mean / dpstats.mean (every method).",
       head({{"diagnostics.profile", P, "practical or paper"},
             {"diagnostics.fallback", P, "the method released instead (a check on public values)"},
@@ -534,9 +537,9 @@ void classify_scope(std::vector<OutputScope>& t) {
 std::span<const OutputScope> output_scopes() {
   static const std::vector<OutputScope> t = [] {
     std::vector<OutputScope> all;
-    for (auto part : {common_groups, mean_scope, median_scopes, moments_scopes, stat_scopes,
-                      fit_groups, holdout_group, user_level_scope, heavy_tailed_scope,
-                      classify_scope})
+    for (auto part : {common_groups, mean_units_group, mean_scope, median_scopes,
+                      moments_scopes, stat_scopes, fit_groups, holdout_group, user_level_scope,
+                      heavy_tailed_scope, classify_scope})
       part(all);
     return all;
   }();
