@@ -53,7 +53,7 @@ void run_bounds(BoundsArgs a) {
   if (r.estimate.norm) estimate["norm_quantile"] = r.estimate.norm->value;
   nlohmann::ordered_json head = {{"command", "bounds"}, {"method", "log-grid"}};
   head["estimate"] = estimate;
-  print_json(release_output(std::move(head), release_fields_json(r), extra));
+  print_json(release_output(std::move(head), release_fields_json(r), extra, &a.input));
 }
 
 }  // namespace

@@ -60,4 +60,4 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
         str(norm_centre), _float(widen, "widen"),
         _float(alpha, "alpha"), _float(beta, "beta"), int(per_octave), str(neighbouring),
         int(threads), _seed(seed), native(budget), comm)
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "bounds")

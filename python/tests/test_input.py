@@ -87,7 +87,7 @@ def _binding_calls(threads):
             0.0, False, "clip", "replace-one", "practical", threads),
         "fit_classify": lambda: _dpstats.fit_classify(
             X, y, "logistic", "dp-adam-jme", 2, 8, 1.0, None, 1e-5, 1.0, 0.1, 1, 10, 0.1, 1.0,
-            1.0, 0.5, None, None, None, threads, None),
+            1.0, 0.5, None, None, None, threads, None, n_public=len(X)),
     }
 
 
