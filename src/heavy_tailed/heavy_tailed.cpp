@@ -943,27 +943,19 @@ std::optional<HoldoutLoss> charge_holdout(const HeavyTailedOptions& o, Scale& sc
 
 // Each held-out record's loss of the released model x . w (+ b, when centred) in the user's
 // units, released by `mechanism` (non-private: the exact mean of the clipped losses).
-nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
-                                 const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
-                                 Rng& rng) {
+nlohmann::json held_out_loss(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
+                             const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
+                             Rng& rng) {
   const Eigen::Index d = split.held_X.cols();
   const double b = w.size() > d ? w[d] : 0.0;
   std::vector<double> losses(static_cast<std::size_t>(split.held_X.rows()));
   for (Eigen::Index i = 0; i < split.held_X.rows(); ++i)
     losses[static_cast<std::size_t>(i)] = env.phi(split.held_X.row(i).dot(w.head(d)) + b,
                                                   split.held_y[i]);
-  nlohmann::json j;
-  if (mechanism) {
-    j = mechanism->release(losses, rng, o.run.comm);
-  } else {
-    double sum = 0;
-    for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
-    j = {{"units", losses.size()}, {"loss_bound", o.holdout_loss_bound}, {"private", false},
-         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())}};
-  }
-  j.update({{"fraction", *o.holdout}, {"unit", "record"},
-            {"loss_name", fmt::format("the record's {} loss of the released model (the user's "
-                                      "units), clipped to loss_bound", name_of(o.loss))}});
+  nlohmann::json j = holdout_statement(mechanism, losses, o.holdout_loss_bound, *o.holdout,
+                                       "record", rng, o.run.comm);
+  j["loss_name"] = fmt::format("the record's {} loss of the released model (the user's units), "
+                               "clipped to loss_bound", name_of(o.loss));
   return j;
 }
 
@@ -1028,7 +1020,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<co
   }
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   if (split.active && !run.abstained)
-    diag["holdout"] = holdout_statement(split, run.w, o, env, holdout, rng);
+    diag["holdout"] = held_out_loss(split, run.w, o, env, holdout, rng);
   diag.update(run.diagnostics);
   diag["stated_error"] = fit_stated_error();
   // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not

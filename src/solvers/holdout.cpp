@@ -24,6 +24,7 @@ std::uint64_t splitmix64(std::uint64_t x) {
 // Two-sided normal and Laplace quantiles of the statement (95%, and 97.5% for the population
 // interval, whose other 2.5% go to the sampling error).
 constexpr double kNormal95 = 1.959963984540054, kNormal975 = 2.241402727604947;
+constexpr double kShrink = 1 - 0x1p-45;  // (holdout.hpp: the callers subtract the unshrunk loss)
 
 }  // namespace
 
@@ -62,12 +63,12 @@ const char* HoldoutSplit::rule() {
 
 HoldoutLoss HoldoutLoss::gaussian(double L, double rho, NoiseMode mode) {
   check_holdout(0.5, L);
-  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho, 1, mode));
+  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho * kShrink, 1, mode));
 }
 
 HoldoutLoss HoldoutLoss::laplace(double L, double epsilon, NoiseMode mode) {
   check_holdout(0.5, L);
-  return HoldoutLoss(L, LaplaceMechanism(L, epsilon, 1, mode));
+  return HoldoutLoss(L, LaplaceMechanism(L, epsilon * kShrink, 1, mode));
 }
 
 LedgerEntry HoldoutLoss::ledger_entry() const {
@@ -118,6 +119,25 @@ nlohmann::json HoldoutLoss::release(std::span<const double> losses, Rng& rng,
   out.update({{"loss", loss}, {"noise_sd", sd}, {"interval_95", interval(half95)},
               {"population_interval_95", interval(noise95 + sampling)}});
   return out;
+}
+
+nlohmann::json holdout_statement(const std::optional<HoldoutLoss>& mechanism,
+                                 std::span<const double> losses, double loss_bound,
+                                 double fraction, const char* unit, Rng& rng,
+                                 Communicator* comm) {
+  nlohmann::json j;
+  if (mechanism) {
+    j = mechanism->release(losses, rng, comm);
+  } else {  // non-private methods run on one process
+    double sum = 0;
+    for (double v : losses) sum += std::isnan(v) ? loss_bound : std::clamp(v, 0.0, loss_bound);
+    j = {{"units", losses.size()}, {"loss_bound", loss_bound}, {"private", false},
+         {"loss", losses.empty() ? nlohmann::json(nullptr)
+                                 : nlohmann::json(sum / static_cast<double>(losses.size()))}};
+  }
+  j["fraction"] = fraction;
+  j["unit"] = unit;
+  return j;
 }
 
 }  // namespace dpstats::optimize

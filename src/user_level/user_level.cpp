@@ -1050,9 +1050,8 @@ UserSplit split_users(const UserDataset& all, const UserLevelOptions& o, Rng& rn
 // Each held-out user's mean loss of the released model x . w (+ b) over its m rows as given (the
 // user's units; {0, 1} labels mapped as for the fit), released by `mechanism` (non-private: the
 // exact mean of the clipped losses).
-nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
-                                 const UserLevelOptions& o, bool mapped,
-                                 const std::optional<HoldoutLoss>& mechanism, Rng& rng) {
+nlohmann::json held_out_loss(const UserDataset& held, const Vector& x, const UserLevelOptions& o,
+                             bool mapped, const std::optional<HoldoutLoss>& mechanism, Rng& rng) {
   const auto loss = make_loss(o.loss);
   const Eigen::Index d = held.dim();
   const double b = x.size() > d ? x[d] : 0.0;
@@ -1067,19 +1066,10 @@ nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
     }
     losses[static_cast<std::size_t>(u)] = sum / static_cast<double>(held.items_per_user());
   }
-  nlohmann::json j;
-  if (mechanism) {
-    j = mechanism->release(losses, rng, o.run.comm);
-  } else {
-    double sum = 0;
-    for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
-    j = {{"units", losses.size()}, {"loss_bound", o.holdout_loss_bound}, {"private", false},
-         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())}};
-  }
-  j.update({{"fraction", *o.holdout}, {"unit", "user"},
-            {"loss_name", fmt::format("the user's mean {} loss of the released model over its "
-                                      "rows (the user's units), clipped to loss_bound",
-                                      name_of(o.loss))}});
+  nlohmann::json j = holdout_statement(mechanism, losses, o.holdout_loss_bound, *o.holdout,
+                                       "user", rng, o.run.comm);
+  j["loss_name"] = fmt::format("the user's mean {} loss of the released model over its rows (the "
+                               "user's units), clipped to loss_bound", name_of(o.loss));
   return j;
 }
 
@@ -1122,7 +1112,7 @@ Release<Vector> fit_user_level(const UserDataset& all, const UserLevelOptions& o
   MethodRun run = run_method(*step.work, o, step.bounds.rho_left, account, rng, diag, trace);
   Vector x = step.st ? step.st->to_user_units(run.x) : std::move(run.x);  // post-processing
   if (split.held && !run.abstained)
-    diag["holdout"] = holdout_statement(*split.held, x, o, mapped, holdout, rng);
+    diag["holdout"] = held_out_loss(*split.held, x, o, mapped, holdout, rng);
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));
 }

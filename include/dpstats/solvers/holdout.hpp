@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <variant>
 
@@ -60,7 +61,8 @@ void check_holdout(double fraction, double loss_bound);
 class HoldoutLoss {
  public:
   // The mechanism on the clipped-loss sum, sensitivity loss_bound L: Gaussian at rho-zCDP or
-  // Laplace at pure epsilon.
+  // Laplace at pure epsilon, each shrunk by 2^-45, so that a caller that takes the given loss off
+  // its total composes within the total whatever the rounding of its subtraction.
   static HoldoutLoss gaussian(double loss_bound, double rho, NoiseMode mode);
   static HoldoutLoss laplace(double loss_bound, double epsilon, NoiseMode mode);
   // The mechanism's own entry (the plan charges it with the rest).
@@ -80,5 +82,13 @@ class HoldoutLoss {
   double L_;
   std::variant<GaussianMechanism, LaplaceMechanism> mechanism_;
 };
+
+// The statement of a fit's held-out units: `mechanism`'s release of `losses`, or, for a
+// non-private fit (no mechanism), the exact mean of the losses clipped to [0, loss_bound] with
+// "private": false. Adds the fraction and the unit ("row", "user", "record").
+nlohmann::json holdout_statement(const std::optional<HoldoutLoss>& mechanism,
+                                 std::span<const double> losses, double loss_bound,
+                                 double fraction, const char* unit, Rng& rng,
+                                 Communicator* comm = nullptr);
 
 }  // namespace dpstats::optimize
