@@ -44,6 +44,7 @@ nlohmann::json ledger_json(const Ledger& ledger) {
       entry["lattice"] = {{"sensitivity", e.sensitivity},
                           {"noise_scale", e.noise_scale},
                           {"output_per_unit", e.output_per_unit}};
+    if (e.curve.kind != NoiseKind::none) entry["curve"] = curve_to_json(e.curve);
     out.push_back(std::move(entry));
   }
   return out;

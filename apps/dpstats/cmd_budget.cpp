@@ -2,6 +2,8 @@
 // dpstats budget show FILE
 // A budget file holds one total and the ledger of every release charged to it (--budget FILE on
 // every command that releases).
+#include <cmath>
+
 #include "budget_file.hpp"
 #include "cli.hpp"
 #include "dpstats/error.hpp"
@@ -31,6 +33,14 @@ nlohmann::ordered_json show(const std::string& command, const std::string& file,
   out["accountant"] = j["accountant"];
   out["total"] = j["total"];
   if (j.contains("spent")) out["spent"] = j["spent"];
+  const auto acc = b.accountant();
+  if ((acc == Accountant::rdp || acc == Accountant::pld) && !b.ledger().empty()) {
+    // every analysis the smallest epsilon was chosen from (null: cannot count the ledger)
+    nlohmann::ordered_json all;
+    for (const auto& a : b.analyses(b.total().delta))
+      all[to_string(a.analysis)] = std::isfinite(a.epsilon) ? nlohmann::json(a.epsilon) : nullptr;
+    out["analyses"] = all;
+  }
   out["ledger_entries"] = b.ledger().size();  // one release may charge several
   out["ledger"] = j["ledger"];
   return out;

@@ -101,7 +101,9 @@ class Budget:
 
     @property
     def spent(self) -> dict:
-        """{"epsilon", "delta"} of everything charged (zeros before the first release)."""
+        """{"epsilon", "delta"} of everything charged (zeros before the first release); for the
+        rdp and pld accountants also "analysis": which of their analyses (pld, rdp, zcdp, basic)
+        gave the smallest epsilon, the one reported (docs/proofs/accounting.md §10)."""
         return self.to_dict().get("spent", {"epsilon": 0.0, "delta": 0.0})
 
     def __repr__(self) -> str:

@@ -247,7 +247,12 @@ double GaussianMechanism::coupled_noise_multiplier() const {
 }
 
 LedgerEntry GaussianMechanism::ledger_entry(std::string purpose) const {
-  return {"gaussian", std::move(purpose), sensitivity_, sigma_, loss_, 1};
+  LedgerEntry e{"gaussian", std::move(purpose), sensitivity_, sigma_, loss_, 1};
+  // The noise itself, as the multiplier of the continuous Gaussian it is (fast_float) or couples
+  // to (secure; docs/proofs/accounting.md §9, §10): the pld accountant composes it exactly.
+  const double z = coupled_noise_multiplier();
+  if (z > 0) e.curve = {NoiseKind::gaussian, z, 1, mode_ == NoiseMode::secure};
+  return e;
 }
 
 }  // namespace dpstats

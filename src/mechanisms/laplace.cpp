@@ -92,7 +92,18 @@ Eigen::VectorXd LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>&
 }
 
 LedgerEntry LaplaceMechanism::ledger_entry(std::string purpose) const {
-  return {"laplace", std::move(purpose), sensitivity_, scale_, loss(), 1};
+  LedgerEntry e{"laplace", std::move(purpose), sensitivity_, scale_, loss(), 1};
+  // A scalar's noise itself (docs/proofs/accounting.md §10): the continuous Laplace (fast_float),
+  // or the discrete Laplace of scale t = scale / g on the lattice, with the lattice sensitivity
+  // K = floor(Δ/g) + 1 (both exact: g is a power of two). Vectors keep their pure epsilon.
+  if (dimension_ == 1) {
+    if (mode_ == NoiseMode::fast_float)
+      e.curve = {NoiseKind::laplace, scale_, sensitivity_, false};
+    else
+      e.curve = {NoiseKind::discrete_laplace, scale_ / granularity_,
+                 std::floor(sensitivity_ / granularity_) + 1, true};
+  }
+  return e;
 }
 
 }  // namespace dpstats

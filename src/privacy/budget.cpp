@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -180,33 +181,115 @@ Budget::Sums Budget::add(const Sums& sums, const LedgerEntry& entry) const {
       if (l.kind != LossKind::gdp) refuse("gdp losses");
       add_square(out.mu_squared, l.mu, c);
       break;
-    case Accountant::rdp: add_rdp(out, entry); break;
-    case Accountant::pld: add_pld(out, entry); break;
+    case Accountant::rdp:
+    case Accountant::pld:
+      add_analyses(out, entry);
+      if (!out.basic_ok && !out.zcdp_ok && !out.rdp_ok && !out.pld_ok)
+        refuse(accountant_ == Accountant::pld ? "pure, approximate, zcdp (rdp analysis), gdp, "
+                                                "subsampled_gaussian and mechanism-curve losses"
+                                              : "pure, approximate, zcdp, gdp and "
+                                                "subsampled_gaussian losses");
+      break;
   }
   return out;
 }
 
-// docs/proofs/accounting.md §6: each kind's RDP curve; deltas of approximate entries add.
-void Budget::add_rdp(Sums& out, const LedgerEntry& entry) const {
-  const auto& l = entry.loss;
-  const std::vector<double> orders = accounting_rdp_orders();
-  if (out.rdp.empty()) out.rdp.assign(orders.size(), 0.0);
-  std::vector<double> curve(orders.size());
-  for (std::size_t i = 0; i < orders.size(); ++i) curve[i] = loss_rdp(l, orders[i]);
-  if (entry.count == 0) return;  // (0 x an infinite order of a discrete entry is no spend)
-  for (std::size_t i = 0; i < orders.size(); ++i) out.rdp[i] += entry.count * curve[i];
-  if (l.kind == LossKind::approximate || l.kind == LossKind::zcdp)
-    out.delta.add_product(entry.count, l.delta);
+namespace {
+
+// Whether the zcdp and rdp analyses count an entry as its Gaussian curve, rho = 1/(2 z^2) (the
+// lattice Gaussian's own rho K^2/(2 s^2) is below it, as z_c <= s/K), rather than as its loss:
+// for an (epsilon, delta) loss (a zcdp loss states the mechanism's own rho already).
+bool rho_from_curve(const LedgerEntry& e) {
+  return e.curve.kind == NoiseKind::gaussian && e.loss.kind != LossKind::zcdp;
 }
 
-// docs/proofs/accounting.md §1-§4: the entry's PLD, self-composed count times, composed in.
+// The zCDP of one call: the curve's (above), else the loss' (BS16 Prop. 1.4 and §8; gdp
+// mu^2/2). nullopt for a loss with no zCDP bound here (subsampled_gaussian).
+std::optional<double> entry_rho(const LedgerEntry& e) {
+  if (rho_from_curve(e)) {
+    const double z = e.curve.noise / e.curve.sensitivity;
+    return 1 / (2 * z * z) * (1 + 1e-15);
+  }
+  const auto& l = e.loss;
+  switch (l.kind) {
+    case LossKind::pure:
+    case LossKind::approximate: return l.epsilon * l.epsilon / 2 * (1 + 1e-15);
+    case LossKind::zcdp: return l.rho;
+    case LossKind::gdp: return l.mu * l.mu / 2 * (1 + 1e-15);
+    case LossKind::subsampled_gaussian: break;
+  }
+  return std::nullopt;
+}
+
+// Whether the zcdp and rdp analyses count the entry's delta (delta-approximate): not when they
+// count its Gaussian curve, which has none.
+bool counts_delta(const LedgerEntry& e) {
+  return !rho_from_curve(e) &&
+         (e.loss.kind == LossKind::approximate || e.loss.kind == LossKind::zcdp);
+}
+
+}  // namespace
+
+// docs/proofs/accounting.md §10: every analysis of the rdp and pld accountants, each dropped
+// (for good) at the first entry it cannot count.
+void Budget::add_analyses(Sums& out, const LedgerEntry& entry) const {
+  const auto& l = entry.loss;
+  const double c = entry.count;
+  if (out.basic_ok && (l.kind == LossKind::pure || l.kind == LossKind::approximate)) {
+    out.epsilon.add_product(c, l.epsilon);
+    out.delta.add_product(c, l.delta);
+  } else {
+    out.basic_ok = false;
+  }
+  const std::optional<double> rho = entry_rho(entry);
+  if (out.zcdp_ok && rho) out.rho.add_product(c, *rho);
+  else out.zcdp_ok = false;
+  if (counts_delta(entry)) out.approximate_delta.add_product(c, l.delta);
+  if (out.rdp_ok) {
+    try {
+      add_rdp(out, entry);
+    } catch (const InvalidArgument&) {
+      out.rdp_ok = false;
+    }
+  }
+  if (out.pld_ok && accountant_ == Accountant::pld) {
+    try {
+      add_pld(out, entry);
+    } catch (const InvalidArgument&) {
+      out.pld_ok = false;
+    }
+  }
+  if (accountant_ != Accountant::pld) out.pld_ok = false;
+}
+
+// docs/proofs/accounting.md §6: each kind's RDP curve (a Gaussian curve as its rho, §10); the
+// deltas of approximate entries add (in approximate_delta, add_analyses).
+void Budget::add_rdp(Sums& out, const LedgerEntry& entry) const {
+  const PrivacyLoss l = rho_from_curve(entry) ? PrivacyLoss::zcdp(*entry_rho(entry)) : entry.loss;
+  const std::vector<double> orders = accounting_rdp_orders();
+  std::vector<double> curve(orders.size());
+  for (std::size_t i = 0; i < orders.size(); ++i) curve[i] = loss_rdp(l, orders[i]);
+  if (out.rdp.empty()) out.rdp.assign(orders.size(), 0.0);
+  for (std::size_t i = 0; i < orders.size(); ++i) out.rdp[i] += entry.count * curve[i];
+}
+
+// docs/proofs/accounting.md §1-§4, §10: the entry's PLD (its mechanism's own pair when it has a
+// curve), self-composed count times, composed in.
 void Budget::add_pld(Sums& out, const LedgerEntry& entry) const {
-  const PrivacyLossDistribution one = PrivacyLossDistribution::from_loss(entry.loss);
+  const NoiseCurve& c = entry.curve;
+  const PldMechanism m = c.kind == NoiseKind::gaussian  ? PldMechanism::gaussian
+                         : c.kind == NoiseKind::laplace ? PldMechanism::laplace
+                                                        : PldMechanism::discrete_laplace;
+  const PrivacyLossDistribution one =
+      c.kind == NoiseKind::none ? PrivacyLossDistribution::from_loss(entry.loss)
+                                : PrivacyLossDistribution::from_mechanism(m, c.noise, c.sensitivity);
   const PrivacyLossDistribution many =
       entry.count == 1 ? one : one.self_compose(static_cast<std::uint64_t>(entry.count));
   out.pld = std::make_shared<const PrivacyLossDistribution>(out.pld ? out.pld->compose(many)
                                                                     : many);
-  out.lattice_coupled = out.lattice_coupled || entry.loss.discrete;
+  const bool coupled = c.kind == NoiseKind::none ? entry.loss.discrete
+                                                 : c.kind == NoiseKind::gaussian && c.lattice;
+  out.lattice_coupled = out.lattice_coupled || coupled;
 }
 
 namespace {
@@ -223,15 +306,44 @@ double coupled_pld_epsilon(const PrivacyLossDistribution& pld, double delta) {
 
 }  // namespace
 
-double Budget::epsilon_at(const Sums& s, double delta) const {
+std::vector<SpentEpsilon> Budget::analyses_at(const Sums& s, double delta) const {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<SpentEpsilon> out;
+  auto add = [&](Accountant a, bool ok, auto epsilon) {
+    out.push_back({ok ? epsilon() : inf, delta, a});
+  };
+  const double approx_delta = s.approximate_delta.rounded_up();
   if (accountant_ == Accountant::pld) {
-    if (!s.pld) return 0.0;
-    return s.lattice_coupled ? coupled_pld_epsilon(*s.pld, delta) : s.pld->epsilon_for_delta(delta);
+    add(Accountant::pld, s.pld_ok, [&] {
+      if (!s.pld) return 0.0;
+      return s.lattice_coupled ? coupled_pld_epsilon(*s.pld, delta)
+                               : s.pld->epsilon_for_delta(delta);
+    });
   }
-  const double spent_delta = s.delta.rounded_up();
-  if (spent_delta >= delta) return std::numeric_limits<double>::infinity();
-  if (s.rdp.empty()) return 0.0;
-  return rdp_to_epsilon(accounting_rdp_orders(), s.rdp, subtract_down(delta, spent_delta)).epsilon;
+  add(Accountant::rdp, s.rdp_ok, [&] {
+    if (approx_delta >= delta) return inf;
+    if (s.rdp.empty()) return 0.0;
+    return rdp_to_epsilon(accounting_rdp_orders(), s.rdp, subtract_down(delta, approx_delta))
+        .epsilon;
+  });
+  add(Accountant::zcdp, s.zcdp_ok, [&] {
+    if (approx_delta > delta || (approx_delta == delta && !s.rho.is_zero())) return inf;
+    return s.rho.is_zero() ? 0.0
+                           : zcdp_to_epsilon(s.rho.rounded_up(), subtract_down(delta, approx_delta));
+  });
+  add(Accountant::basic, s.basic_ok,
+      [&] { return at_most(s.delta.rounded_up(), delta) ? s.epsilon.rounded_up() : inf; });
+  return out;
+}
+
+// The smallest epsilon among the analyses (the accountant's own on a tie): each is an upper
+// bound at delta, so the smallest is one (proofs §10).
+SpentEpsilon Budget::epsilon_at(const Sums& s, double delta) const {
+  const std::vector<SpentEpsilon> all = analyses_at(s, delta);
+  SpentEpsilon best = all.front();
+  for (const auto& a : all)
+    if (a.epsilon < best.epsilon) best = a;
+  return best;
 }
 
 PrivacyLoss Budget::compose(const Sums& s) const {
@@ -253,7 +365,7 @@ PrivacyLoss Budget::compose(const Sums& s) const {
     case Accountant::pld: {
       PrivacyLoss out;  // not validated: epsilon may be +inf when nothing meets the delta
       out.kind = LossKind::approximate;
-      out.epsilon = epsilon_at(s, total_.delta);
+      out.epsilon = epsilon_at(s, total_.delta).epsilon;
       out.delta = total_.delta;
       return out;
     }
@@ -285,15 +397,35 @@ bool Budget::fits(const LedgerEntry& entry) const { return within(compose(add(su
 void Budget::spend(const LedgerEntry& entry) {
   const Sums next = add(sums_, entry);
   if (!within(compose(next))) {
+    const std::string analysis =
+        takes_epsilon_target(accountant_)
+            ? fmt::format(", by the {} analysis", to_string(epsilon_at(next, total_.delta).analysis))
+            : "";
     throw BudgetExceeded(fmt::format(
-        "budget exceeded: spending {} would exceed the total {} ({} accountant); already spent {}",
-        describe_spend(entry), total_.describe(), to_string(accountant_), spent().describe()));
+        "budget exceeded: spending {} would exceed the total {} ({} accountant{}: {}); already "
+        "spent {}",
+        describe_spend(entry), total_.describe(), to_string(accountant_), analysis,
+        compose(next).describe(), spent().describe()));
   }
   ledger_.push_back(entry);
   sums_ = next;
 }
 
 PrivacyLoss Budget::spent() const { return compose(sums_); }
+
+SpentEpsilon Budget::spent_epsilon(std::optional<double> delta) const {
+  const PrivacyLoss s = spent_epsilon_delta(delta);
+  if (!takes_epsilon_target(accountant_)) return {s.epsilon, s.delta, accountant_};
+  return epsilon_at(sums_, s.delta);
+}
+
+std::vector<SpentEpsilon> Budget::analyses(double delta) const {
+  require(takes_epsilon_target(accountant_),
+          fmt::format("analyses: the {} accountant has one analysis; the rdp and pld accountants "
+                      "have several", to_string(accountant_)));
+  check_delta_positive(delta, "delta");
+  return analyses_at(sums_, delta);
+}
 
 PrivacyLoss Budget::spent_epsilon_delta(std::optional<double> delta) const {
   const PrivacyLoss s = spent();
@@ -311,7 +443,7 @@ PrivacyLoss Budget::spent_epsilon_delta(std::optional<double> delta) const {
   if (takes_epsilon_target(accountant_)) {
     PrivacyLoss out;
     out.kind = LossKind::approximate;
-    out.epsilon = epsilon_at(sums_, d);
+    out.epsilon = epsilon_at(sums_, d).epsilon;
     out.delta = d;
     return out;
   }

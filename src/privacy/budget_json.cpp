@@ -22,6 +22,22 @@ double number(const json& j, const char* name, const char* where) {
   return v.get<double>();
 }
 
+// The mechanism's own curve (ledger.hpp); absent in files written before it existed: none.
+NoiseCurve curve_from_json(const json& j) {
+  const json& kind = field(j, "kind", "ledger entry curve");
+  require(kind.is_string(), "a budget file's ledger entry curve.kind must be a string");
+  NoiseCurve c;
+  for (auto k : {NoiseKind::gaussian, NoiseKind::laplace, NoiseKind::discrete_laplace})
+    if (kind.get<std::string>() == to_string(k)) c.kind = k;
+  require(c.kind != NoiseKind::none, "a budget file's ledger entry curve.kind is unknown");
+  c.noise = number(j, "noise", "ledger entry curve");
+  c.sensitivity = number(j, "sensitivity", "ledger entry curve");
+  const json& lattice = field(j, "lattice", "ledger entry curve");
+  require(lattice.is_boolean(), "a budget file's ledger entry curve.lattice must be true or false");
+  c.lattice = lattice.get<bool>();
+  return c;
+}
+
 LedgerEntry entry_from_json(const json& j) {
   LedgerEntry e;
   const json& mech = field(j, "mechanism", "ledger entry");
@@ -45,6 +61,7 @@ LedgerEntry entry_from_json(const json& j) {
     e.sensitivity = number(j, "sensitivity", "ledger entry");
     e.noise_scale = number(j, "noise_scale", "ledger entry");
   }
+  if (j.contains("curve")) e.curve = curve_from_json(j.at("curve"));
   return e;
 }
 
@@ -84,6 +101,13 @@ Accountant parse_accountant(std::string_view name) {
     if (name == to_string(a)) return a;
   throw InvalidArgument(fmt::format(
       "accountant must be one of 'basic', 'zcdp', 'gdp', 'rdp', 'pld', got '{}'", name));
+}
+
+json curve_to_json(const NoiseCurve& c) {
+  return {{"kind", to_string(c.kind)},
+          {"noise", c.noise},
+          {"sensitivity", c.sensitivity},
+          {"lattice", c.lattice}};
 }
 
 json loss_to_json(const PrivacyLoss& loss) {
@@ -142,8 +166,8 @@ json budget_to_json(const Budget& budget) {
   const bool states_epsilon =
       budget.total().kind == LossKind::pure || budget.total().kind == LossKind::approximate;
   if (!budget.ledger().empty() && states_epsilon) {
-    const PrivacyLoss s = budget.spent_epsilon_delta();
-    j["spent"] = {{"epsilon", s.epsilon}, {"delta", s.delta}};
+    const SpentEpsilon s = budget.spent_epsilon();
+    j["spent"] = {{"epsilon", s.epsilon}, {"delta", s.delta}, {"analysis", to_string(s.analysis)}};
   }
   return j;
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unsupported/Eigen/FFT>
 
 #include "dpstats/error.hpp"
@@ -151,8 +152,8 @@ ContinuousNoise gaussian_noise(double sigma, double delta) {
   n.log_ratio = [=](double x) { return (2 * x - delta) * delta / (2 * sigma * sigma); };
   n.x_at = [=](double lr) { return lr * sigma * sigma / delta + delta / 2; };
   n.shift = delta;
-  n.x_lo = -9 * sigma;  // Phi(-9) = 1.1e-19
-  n.x_hi = delta + 9 * sigma;
+  n.x_lo = -11 * sigma;  // Phi(-11) = 1.9e-28
+  n.x_hi = delta + 11 * sigma;
   return n;
 }
 
@@ -172,14 +173,13 @@ ContinuousNoise laplace_noise(double b, double delta) {
   return n;
 }
 
-// Integer-valued symmetric noise: atoms x in [lo, hi] with log-probabilities, plus the P-mass of
-// each tail and whether the tail shares the end atom's loss (discrete Laplace) or not.
+// Integer-valued symmetric noise (the discrete Gaussian): atoms x in [lo, hi] with
+// log-probabilities, plus a bound on the P-mass of each tail.
 struct DiscreteNoise {
   std::int64_t lo, hi;        // atoms of P and Q are enumerated on [lo, hi + shift]
   std::vector<double> log_p;  // log B(x), x = lo - shift .. hi + shift
   double tail_mass;           // >= B(x < lo) = B(x > hi)
   std::int64_t shift;
-  bool tails_at_ends;
   double log_b(std::int64_t x) const {
     if (x < lo - shift || x > hi + shift) return -kInf;
     return log_p[static_cast<std::size_t>(x - (lo - shift))];
@@ -196,23 +196,18 @@ PldPmf discretise_discrete(const DiscreteNoise& n, const Mixture& mix, double h)
     p = std::exp(lp);
     loss = lq == -kInf ? kInf : lp - lq;
   };
-  double first_loss = 0, last_loss = 0, p = 0;
+  double first_loss = 0, p = 0;
   for (std::int64_t x = n.lo; x <= n.hi + n.shift; ++x) {
     double l = 0;
     atom(x, l, p);
     if (x == n.lo) first_loss = l;
-    last_loss = l;
     g.add_atom(l, p);
   }
   // Lower tail: P-mass of x < lo is at most B(x < lo) <= tail_mass (A's is thinner); its losses
   // are <= first_loss (r nondecreasing), so rounding it up to first_loss is pessimistic.
   g.add_atom(first_loss, n.tail_mass);
-  // Upper tail: P-mass of x > hi + shift (at most B(x > hi)): at the end atom's loss when the loss
-  // is constant there, else at +infinity.
-  if (n.tails_at_ends)
-    g.add_atom(last_loss, n.tail_mass);
-  else
-    g.add_infinity(n.tail_mass);
+  // Upper tail: P-mass of x > hi + shift (at most B(x > hi)), at +infinity.
+  g.add_infinity(n.tail_mass);
   return std::move(g).finish();
 }
 
@@ -231,24 +226,24 @@ DiscreteNoise discrete_gaussian_noise(double sigma, std::int64_t delta) {
   for (std::int64_t x = -k - delta; x <= k + delta; ++x) n.log_p.push_back(w(x) - std::log(z));
   n.tail_mass = tail / z + 1e-300;
   n.shift = delta;
-  n.tails_at_ends = false;
   return n;
 }
 
-DiscreteNoise discrete_laplace_noise(double t, std::int64_t delta) {
-  DiscreteNoise n;
-  const auto k = static_cast<std::int64_t>(std::ceil(40 * t)) + 1;
-  require(k <= 20'000'000, fmt::format("discrete laplace: scale must be <= 5e5 for the PLD "
-                                       "accountant, got {}", t));
-  const double log_c = std::log(std::tanh(1 / (2 * t)));  // P(x) = tanh(1/2t) e^{-|x|/t}
-  n.lo = -k;
-  n.hi = k;
-  for (std::int64_t x = -k - delta; x <= k + delta; ++x)
-    n.log_p.push_back(log_c - std::fabs(double(x)) / t);
-  // sum_{x > k} e^{-x/t} tanh(1/2t) = tanh(1/2t) e^{-(k+1)/t} / (1 - e^{-1/t})
-  n.tail_mass = std::exp(log_c - (k + 1) / t) / -std::expm1(-1 / t);
-  n.shift = delta;
-  n.tails_at_ends = true;
+// The discrete Laplace P(x) ~ exp(-|x| / t) on the integers, shift Delta (an integer), as a step
+// CDF: a loss cell is still an x-interval (the loss (|x| - |x - Delta|) / t of an integer x is
+// nondecreasing), holding the integers in it, so the cells' masses are exact (proofs §4) for any
+// Delta and t, without enumerating atoms. F(n) = r^-n / (1 + r) for n < 0, r = e^(-1/t).
+ContinuousNoise discrete_laplace_noise(double t, double delta) {
+  ContinuousNoise n = laplace_noise(t, delta);
+  const double inv_1r = 1 / (1 + std::exp(-1 / t));
+  n.lower = [t, inv_1r](double x) {
+    const double k = std::floor(x);
+    return k < 0 ? std::exp(k / t) * inv_1r : 1 - std::exp(-(k + 1) / t) * inv_1r;
+  };
+  n.upper = [t, inv_1r](double x) {  // P(X > floor(x))
+    const double k = std::floor(x);
+    return k >= 0 ? std::exp(-(k + 1) / t) * inv_1r : 1 - std::exp(k / t) * inv_1r;
+  };
   return n;
 }
 
@@ -266,10 +261,14 @@ const char* to_string(PldMechanism m) {
 
 // Internal steps of composition, shared with pld_compose.cpp.
 namespace pld_detail {
-PldPmf convolve(const PldPmf& a, const PldPmf& b, const PldOptions& o);
+// What a single mechanism's PLD cuts from each tail: so little that 2^24 compositions of it
+// move at most tail_mass.
+double single_step_tail(const PldOptions& o) { return o.tail_mass * 0x1p-24; }
+PldPmf convolve(const PldPmf& a, const PldPmf& b, const PldOptions& o, double tail);
 PldPmf identity_pmf(double h);
 void check_options(const PldOptions& o);
-void PldTrim(PldPmf& p, const PldOptions& o);
+void PldTrim(PldPmf& p, const PldOptions& o, double tail);
+double loss_deviation(const PldPmf& p);
 PldPmf discretise(PldMechanism m, double noise, double sensitivity, double p1, double p2,
                   double h) {
   switch (m) {
@@ -281,10 +280,28 @@ PldPmf discretise(PldMechanism m, double noise, double sensitivity, double p1, d
       return discretise_discrete(
           discrete_gaussian_noise(noise, static_cast<std::int64_t>(sensitivity)), {p1, p2}, h);
     case PldMechanism::discrete_laplace:
-      return discretise_discrete(
-          discrete_laplace_noise(noise, static_cast<std::int64_t>(sensitivity)), {p1, p2}, h);
+      return discretise_continuous(discrete_laplace_noise(noise, sensitivity), {p1, p2}, h);
   }
   return identity_pmf(h);
+}
+// The grid sized for the regime: options.discretization, halved (down to 1e-7) until the loss
+// deviation spans cells_per_deviation cells, so that a concentrated loss (a small sampling rate)
+// is resolved; then truncated (single_step_tail) and coarsened to fit (pld_compose.cpp).
+PldPmf discretise_sized(PldMechanism m, double noise, double sensitivity, double p1, double p2,
+                        const PldOptions& o) {
+  double h = o.discretization;
+  PldPmf p = discretise(m, noise, sensitivity, p1, p2, h);
+  for (int refine = 0; refine < 2; ++refine) {
+    const double deviation = loss_deviation(p);
+    if (!(deviation > 0) || h * o.cells_per_deviation <= deviation) break;
+    const double halvings = std::ceil(std::log2(h * o.cells_per_deviation / deviation));
+    const double finer = std::max(h * std::exp2(-halvings), o.discretization * 0x1p-12);
+    if (finer >= h || finer < 1e-7 || p.mass.size() * (h / finer) > (std::size_t{1} << 22)) break;
+    h = finer;
+    p = discretise(m, noise, sensitivity, p1, p2, h);
+  }
+  PldTrim(p, o, single_step_tail(o));
+  return p;
 }
 PldPmf atoms(const std::vector<std::pair<double, double>>& loss_mass, double infinity, double h) {
   GridBuilder g(h);
@@ -295,13 +312,15 @@ PldPmf atoms(const std::vector<std::pair<double, double>>& loss_mass, double inf
 }  // namespace pld_detail
 
 
-PrivacyLossDistribution::PrivacyLossDistribution()
-    : PrivacyLossDistribution(pld_detail::identity_pmf(PldOptions{}.discretization),
-                              pld_detail::identity_pmf(PldOptions{}.discretization), true, {}) {}
+PrivacyLossDistribution::PrivacyLossDistribution() : PrivacyLossDistribution({}, {}, true, {}) {}
 
 PrivacyLossDistribution::PrivacyLossDistribution(PldPmf remove, PldPmf add, bool symmetric,
                                                  PldOptions options)
-    : remove_(std::move(remove)), add_(std::move(add)), symmetric_(symmetric), options_(options) {}
+    : remove_(std::move(remove)), add_(std::move(add)), symmetric_(symmetric), options_(options) {
+  // The default PldPmf is the identity (all mass at loss 0) on the default grid.
+  if (remove_.mass.empty()) remove_ = pld_detail::identity_pmf(options_.discretization);
+  if (add_.mass.empty()) add_ = remove_;
+}
 
 PrivacyLossDistribution PrivacyLossDistribution::from_mechanism(
     PldMechanism m, double noise, double sensitivity, double q, Sampling sampling,
@@ -311,10 +330,11 @@ PrivacyLossDistribution PrivacyLossDistribution::from_mechanism(
   check_positive(sensitivity, "sensitivity");
   require(std::isfinite(q) && q > 0 && q <= 1,
           fmt::format("sampling_rate must be in (0, 1], got {}", q));
+  const double max_sensitivity = m == PldMechanism::discrete_laplace ? 0x1p52 : 1e6;
   if (m == PldMechanism::discrete_gaussian || m == PldMechanism::discrete_laplace)
-    require(sensitivity == std::floor(sensitivity) && sensitivity <= 1e6,
-            fmt::format("sensitivity of the {} mechanism must be an integer in [1, 1e6], got {}",
-                        to_string(m), sensitivity));
+    require(sensitivity == std::floor(sensitivity) && sensitivity <= max_sensitivity,
+            fmt::format("sensitivity of the {} mechanism must be an integer in [1, {}], got {}",
+                        to_string(m), max_sensitivity, sensitivity));
   if (q < 1) {
     require(sampling == Sampling::poisson,
             fmt::format("sampling: the PLD accountant covers Poisson subsampling, got {} (see "
@@ -323,12 +343,9 @@ PrivacyLossDistribution PrivacyLossDistribution::from_mechanism(
             fmt::format("neighbouring: Poisson subsampling is accounted under add-remove, got {} "
                         "(see docs/proofs/accounting.md §5)", to_string(neighbouring)));
   }
-  const double h = o.discretization;
-  PldPmf remove = pld_detail::discretise(m, noise, sensitivity, q, 0, h);
-  pld_detail::PldTrim(remove, o);
+  PldPmf remove = pld_detail::discretise_sized(m, noise, sensitivity, q, 0, o);
   if (q == 1) return {remove, remove, true, o};
-  PldPmf add = pld_detail::discretise(m, noise, sensitivity, 1, 1 - q, h);
-  pld_detail::PldTrim(add, o);
+  PldPmf add = pld_detail::discretise_sized(m, noise, sensitivity, 1, 1 - q, o);
   return {std::move(remove), std::move(add), false, o};
 }
 
@@ -386,30 +403,35 @@ PrivacyLossDistribution PrivacyLossDistribution::from_loss(const PrivacyLoss& l,
 }
 
 PrivacyLossDistribution PrivacyLossDistribution::compose(const PrivacyLossDistribution& b) const {
-  const PldPmf r = pld_detail::convolve(remove_, b.remove_, options_);
+  return composed(b, options_.tail_mass);
+}
+
+PrivacyLossDistribution PrivacyLossDistribution::composed(const PrivacyLossDistribution& b,
+                                                          double tail) const {
+  const PldPmf r = pld_detail::convolve(remove_, b.remove_, options_, tail);
   if (symmetric_ && b.symmetric_) return {r, r, true, options_};
-  const PldPmf a = pld_detail::convolve(add_, b.add_, options_);
+  const PldPmf a = pld_detail::convolve(add_, b.add_, options_, tail);
   return {r, a, false, options_};
 }
 
+// Repeated squaring. The 2^j-fold base enters the result floor(times / 2^j) times, so what a
+// squaring cuts from its tails is scaled by 2^(j+1) / times: every level together moves at most
+// about tail_mass per tail and direction, whatever the number of compositions (proofs §2b).
 PrivacyLossDistribution PrivacyLossDistribution::self_compose(std::uint64_t times) const {
-  PrivacyLossDistribution result({}, {}, true, options_);
-  result.remove_ = result.add_ = pld_detail::identity_pmf(remove_.h);
+  if (times == 0) return PrivacyLossDistribution({}, {}, true, options_);
+  const double total = static_cast<double>(times);
+  std::optional<PrivacyLossDistribution> result;
   PrivacyLossDistribution base = *this;
-  bool first = true;
+  double copies = 1;  // of the original in `base`
   while (times > 0) {
-    if (times & 1) result = first ? base : result.compose(base);
-    if (times & 1) first = false;
+    if (times & 1) result = result ? result->composed(base, options_.tail_mass) : base;
     times >>= 1;
-    if (times > 0) base = base.squared();
+    if (times > 0) {
+      copies *= 2;
+      base = base.composed(base, options_.tail_mass * copies / total);
+    }
   }
-  return result;
-}
-
-PrivacyLossDistribution PrivacyLossDistribution::squared() const {
-  const PldPmf r = pld_detail::convolve(remove_, remove_, options_);
-  if (symmetric_) return {r, r, true, options_};
-  return {r, pld_detail::convolve(add_, add_, options_), false, options_};
+  return *result;
 }
 
 double PrivacyLossDistribution::delta_for_epsilon(double epsilon) const {

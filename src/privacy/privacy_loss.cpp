@@ -1,10 +1,22 @@
 #include "dpstats/privacy/privacy_loss.hpp"
 
+#include "dpstats/privacy/ledger.hpp"
+
 #include <fmt/format.h>
 
 #include "dpstats/error.hpp"
 
 namespace dpstats {
+
+const char* to_string(NoiseKind k) {
+  switch (k) {
+    case NoiseKind::none: return "none";
+    case NoiseKind::gaussian: return "gaussian";
+    case NoiseKind::laplace: return "laplace";
+    case NoiseKind::discrete_laplace: return "discrete_laplace";
+  }
+  return "?";
+}
 
 PrivacyLoss PrivacyLoss::pure(double epsilon) {
   require(std::isfinite(epsilon) && epsilon >= 0,

@@ -64,6 +64,23 @@ Reliability first_unusable(std::span<const Reliability> parts, std::string estim
 Reliability assess(const SelectionFacts& f, std::string estimate, std::string_view option) {
   require(f.rank_error >= 0 && f.n >= 0 && f.tolerance > 0 && f.alpha >= 0,
           "assess: rank_error, n and alpha must be >= 0 and tolerance > 0");
+  // The rank error first: when it is too large for the rows, the released cell (at the grid's
+  // end, or a spread at the resolution) is noise, and "most values are equal" would name the
+  // wrong cause (issue 27: a 40-row normal column was called constant).
+  const double room = f.tolerance - f.alpha;
+  if (!(room > 0 && f.rank_error <= room * f.n)) {
+    std::string suffice =
+        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
+                 : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
+    if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
+      suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
+                             f.rank_error / (room * f.n));
+    return Reliability::unusable(
+        std::move(estimate),
+        fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
+                    format_number(room), f.n),
+        suffice + give(option));
+  }
   if (f.at_grid_end)
     return Reliability::unusable(std::move(estimate),
                                  "the released cell is the end of its grid (the values lie "
@@ -74,19 +91,7 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "the released spread is at or below the resolution (most values "
                                  "are equal)",
                                  "the estimate cannot resolve this column" + give(option));
-  const double room = f.tolerance - f.alpha;
-  if (room > 0 && f.rank_error <= room * f.n) return Reliability::ok(std::move(estimate));
-  std::string suffice =
-      room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
-               : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
-  if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
-    suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
-                           f.rank_error / (room * f.n));
-  return Reliability::unusable(
-      std::move(estimate),
-      fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
-                  format_number(room), f.n),
-      suffice + give(option));
+  return Reliability::ok(std::move(estimate));
 }
 
 Reliability reliability(const ScaleEstimate& e, std::string_view option) {

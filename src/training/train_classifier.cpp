@@ -327,7 +327,7 @@ class Trainer {
     const auto key = on_root(comm_, [&] {
       return std::vector<std::uint64_t>{rng.next_u64(), rng.next_u64()};
     });
-    sampler_ = std::make_unique<KeyedPoissonSample>(key[0], key[1], o.batch_size, rows.total);
+    sampler_ = std::make_unique<KeyedPoissonSample>(key[0], key[1], plan.sampling_rate);
     if (is_private(o.optimizer) && o.noise_thread && comm_.rank() == 0) {
       if (rng.seeded()) noise_rng_ = std::make_unique<SeededRng>(rng.next_u64());
       else noise_rng_ = std::make_unique<SecureRng>();

@@ -100,7 +100,7 @@ bad "delta negative" "delta" -- mean --method bounded --epsilon 1 --delta -0.1 -
 bad "dp-mean delta zero" "delta" -- mean --method dp-mean --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "bounds reversed" "lower < upper" -- mean --method bounded --epsilon 1 --delta 0 --bounds 2,1 "$tmp/good.csv"
 bad "bounds text" "bounds" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,x "$tmp/good.csv"
-ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'scale' in j['diagnostics']['abstained'] and len(j['ledger'])==7" \
+ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'bounds' in j['diagnostics']['abstained'] and 'rows' in j['diagnostics']['abstained'] and len(j['ledger'])==5" \
   -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"
@@ -285,6 +285,11 @@ ok "mean exp-time d=1" "j['method']=='exp-time' and j['status']=='ok' and j['pri
   -- mean --method exp-time --alpha 0.1 --epsilon 300 --delta 0.01 --scale 1 --seed 1 "$tmp/one.csv"
 ok "mean prime estimates its units" "j['status']=='ok' and j['diagnostics']['units']['scale']=='estimated' and sum(x*x for x in j['estimate'])**0.5 < 0.2" \
   -- mean --method prime --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean with --alpha and no --method is the robust entry" "j['method']=='robust' and j['status']=='ok' and j['diagnostics']['robust']['chosen']=='prime' and sum(x*x for x in j['estimate'])**0.5 < 0.2 and 'radius' in j['diagnostics']['stated_error']" \
+  -- mean --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+ok "mean without --method or --alpha is dp-mean" "j['method']=='dp-mean' and j['diagnostics']['robust'] is False" \
+  -- mean --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
+bad "robust estimates its scale" "scale" -- mean --method robust --alpha 0.05 --scale 1 --epsilon 10 --delta 0.01 "$tmp/robust.csv"
 ok "mean supplied scale that bites is reported" "'warning' in j['diagnostics']['clipped']" \
   -- mean --method dp-mean --epsilon 10 --delta 0.01 --scale 0.01 --seed 1 "$tmp/robust.csv"
 bad "mean --sigma is now --scale" "sigma" -- mean --method dp-mean --sigma 1 --epsilon 1 --delta 0.01 "$tmp/robust.csv"
@@ -365,6 +370,7 @@ ok "heavy-tailed fit charged to the budget file (pure)" "j['privacy']['delta']==
 ok "histogram (approximate) charged to the budget file" "j['status']=='ok'" \
   -- stat histogram --columns age --epsilon 0.2 --delta 1e-6 --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 ok "the file holds all four releases' ledgers" "j['ledger_entries']>=4 and 0<j['spent']['epsilon']<=3 and {e['loss']['kind'] for e in j['ledger']}=={'pure','zcdp','approximate'}" -- budget show "$tmp/s.json"
+ok "budget show names the analysis and is the smallest" "j['spent']['analysis'] in j['analyses'] and j['spent']['epsilon']==min(v for v in j['analyses'].values() if v is not None)" -- budget show "$tmp/s.json"
 ok "bounds and moments take --budget too" "j['status']=='ok'" \
   -- bounds --epsilon 0.3 --columns age --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 "$DPSTATS" moments --method jme --epsilon 0.1 --delta 1e-7 --clip 100 --columns age --budget "$tmp/s.json" \
@@ -498,7 +504,7 @@ if "$DPSTATS" moments --method jme --epsilon 1 --delta 1e-6 --seed 1 "$tmp/good.
    /usr/bin/python3 -c "
 import json
 lines = [json.loads(l) for l in open('$tmp/mom')]
-assert len(lines) == 1 and lines[0]['status'] == 'abstained' and 'private clip' in lines[0]['diagnostics']['abstained']
+assert len(lines) == 1 and lines[0]['status'] == 'abstained' and 'quantile of the norms' in lines[0]['diagnostics']['abstained']
 assert len(lines[0]['ledger']) == 1
 "; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments abstains on a tiny file"; head -3 "$tmp/mom" "$tmp/err"; fi
 /usr/bin/python3 -c "
@@ -513,7 +519,7 @@ if "$DPSTATS" moments --method jme --workload average --epsilon 1 --delta 1e-6 -
 import json
 lines = [json.loads(l) for l in open('$tmp/mom')]
 head = lines[0]
-assert head['status'] == 'ok' and len(lines) == 2001 and len(head['ledger']) == 2
+assert head['status'] == 'ok' and len(lines) == 2001 and len(head['ledger']) == 3  # quantile, count, stream
 assert 1e4 < head['diagnostics']['clip'] < 1e6 and 'clip_estimate' in head['diagnostics']
 "; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: moments estimates the clip"; head -c 600 "$tmp/mom"; cat "$tmp/err"; fi
 if "$DPSTATS" moments --method jme --workload average --epsilon 1 --delta 1e-6 --clip 1000 --seed 1 "$tmp/salary.csv" >"$tmp/mom" 2>"$tmp/err" &&

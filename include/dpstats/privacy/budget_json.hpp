@@ -6,7 +6,8 @@
 //   {"format": "dpstats-budget", "version": 1, "accountant": "zcdp",
 //    "total": {"kind": "approximate", "epsilon": 3.0, "delta": 1e-05},
 //    "ledger": [ ...entries as in a release's "ledger"... ],
-//    "spent": {"epsilon": ..., "delta": ...}}        (informational; ignored when read)
+//    "spent": {"epsilon": ..., "delta": ..., "analysis": "rdp"}}   (informational; ignored when
+//                                                                   read; budget.hpp "analyses")
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,8 @@
 namespace dpstats {
 
 nlohmann::json loss_to_json(const PrivacyLoss& loss);
+// A ledger entry's NoiseCurve (ledger.hpp): {"kind", "noise", "sensitivity", "lattice"}.
+nlohmann::json curve_to_json(const NoiseCurve& curve);
 PrivacyLoss loss_from_json(const nlohmann::json& j);  // InvalidArgument naming the bad field
 
 nlohmann::json budget_to_json(const Budget& budget);

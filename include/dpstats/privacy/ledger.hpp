@@ -15,6 +15,24 @@
 
 namespace dpstats {
 
+// The noise one mechanism call drew, when an accountant can count the mechanism itself rather
+// than its stated loss (docs/proofs/accounting.md §10). Filled only by the mechanism objects'
+// ledger_entry functions; `none` for every other entry (and for budget files written before).
+//  * gaussian: N(0, noise^2) per coordinate on a vector of l2 sensitivity `sensitivity`. With
+//    `lattice`, the noise is the lattice Gaussian and noise / sensitivity is the multiplier z_c of
+//    the continuous Gaussian it couples to (§9): counted as that Gaussian plus the coupling slack.
+//  * laplace: continuous Laplace of scale `noise` on one coordinate of sensitivity `sensitivity`.
+//  * discrete_laplace: P(x) ~ exp(-|x| / noise) on the integers, one coordinate, integer
+//    (lattice) sensitivity `sensitivity`.
+enum class NoiseKind { none, gaussian, laplace, discrete_laplace };
+struct NoiseCurve {
+  NoiseKind kind = NoiseKind::none;
+  double noise = 0;
+  double sensitivity = 0;
+  bool lattice = false;
+};
+const char* to_string(NoiseKind k);
+
 struct LedgerEntry {
   std::string mechanism;    // "laplace", "gaussian", "stability_histogram", ...
   std::string purpose;      // what the call released, in the algorithm's vocabulary
@@ -23,6 +41,7 @@ struct LedgerEntry {
   PrivacyLoss loss;
   int count = 1;            // identical calls folded into one entry
   double output_per_unit = 1;  // released-quantity units per unit of sensitivity / noise_scale
+  NoiseCurve curve = {};       // the mechanism's own curve, when it has one (above)
 };
 
 // `entry` for a mechanism that runs on an encoding of the released quantity in which one unit is

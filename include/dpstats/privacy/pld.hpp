@@ -11,12 +11,14 @@
 // its Q-mass E[e^{-L}]. Each split is a chord of the convex map e^epsilon -> (1 - e^{epsilon-L})_+,
 // so delta(epsilon) of the discretised PLD is >= the true one for every epsilon, and that is kept
 // by composition (§2). Tails: upper tail mass goes to +infinity, lower tail mass is rounded up to
-// the lowest kept grid point (both only increase delta). Floating-point error of every FFT
-// convolution is bounded and added to the mass at +infinity (§3).
+// the lowest kept grid point (both only increase delta), cut in proportion to how often the PLD
+// enters the result (§2b). Rounding: the directly convolved bulk's relative error scales the
+// masses up (a measure above the PLD; not amplified by composition), the FFT's absolute error
+// bound goes to +infinity (§3). A PLD's masses may therefore add up to slightly more than 1.
 //
-// Self-composition: repeated squaring by FFT; when a PLD grows beyond max_buckets its grid is
-// coarsened by 2 (connect the dots again, pessimistic), so T = 10^6 costs ~20 squarings of a
-// bounded size.
+// Self-composition: repeated squaring; grids are refined for a concentrated loss and coarsened
+// by 2 (connect the dots again, pessimistic) once composition has spread it or a PLD exceeds
+// max_buckets (§2b), so T = 10^7 costs ~24 squarings of a bounded size.
 //
 // Mechanisms (noise parameter, l1 (Laplace) or l2 (Gaussian) sensitivity Delta):
 //   gaussian (sigma), laplace (scale b), discrete_gaussian (sigma of N_Z, integer Delta),
@@ -38,9 +40,18 @@ enum class PldMechanism { gaussian, laplace, discrete_gaussian, discrete_laplace
 const char* to_string(PldMechanism m);
 
 struct PldOptions {
-  double discretization = 1e-4;    // grid interval h of a single mechanism's PLD
-  std::size_t max_buckets = 1 << 13;  // a longer PLD gets a grid twice as coarse
-  double tail_mass = 1e-15;        // mass cut from each tail per truncation (moved pessimistically)
+  // Grid interval h of a single mechanism's PLD, halved (down to 1e-7) until the loss's standard
+  // deviation spans cells_per_deviation cells; every grid is this times a power of two.
+  double discretization = 1e-4;
+  std::size_t max_buckets = 1 << 17;  // a longer PLD gets a grid twice as coarse
+  // A PLD longer than min_buckets also gets a grid twice as coarse while that grid still spans
+  // its loss deviation with cells_per_deviation cells (composition spreads the loss).
+  std::size_t min_buckets = 1 << 12;
+  double cells_per_deviation = 8;
+  // Mass cut from each tail per composition (moved pessimistically: the upper tail to +infinity,
+  // the lower onto the lowest kept loss); self_compose scales it so that all its levels together
+  // cut about this much, for any number of compositions.
+  double tail_mass = 1e-16;
 };
 
 // One direction of a discretised PLD: mass[i] at loss (offset + i) * h, plus mass at +infinity.
@@ -93,7 +104,7 @@ class PrivacyLossDistribution {
 
  private:
   PrivacyLossDistribution(PldPmf remove, PldPmf add, bool symmetric, PldOptions options);
-  PrivacyLossDistribution squared() const;
+  PrivacyLossDistribution composed(const PrivacyLossDistribution& other, double tail) const;
   PldPmf remove_, add_;
   bool symmetric_ = true;  // add_ == remove_ (only remove_ is composed then)
   PldOptions options_;
