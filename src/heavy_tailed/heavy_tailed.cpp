@@ -868,10 +868,8 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
         o.run.comm);
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = f * o.scale_share;
-    if (oc.far) {
-      diag["abstained"] =
-          offset_abstention(*oc.far, static_cast<std::size_t>(n), p.need, "records");
-    }
+    if (oc.blocks())
+      diag["abstained"] = offset_abstention(oc, static_cast<std::size_t>(n), p.need, "records");
     return f * p.share;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
