@@ -17,6 +17,8 @@ them for each task. ``epsilon`` (and ``delta`` where the method needs one) are r
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .fit import fit as _task_fit
@@ -122,12 +124,12 @@ class FittedModel:
                 f"status={self.release.status!r})")
 
 
-def fit(X, y, users=None, task: str = "user-level", *, columns=None, budget=None,
+def fit(X, y, users=None, task: Optional[str] = None, *, columns=None, budget=None,
         **options) -> FittedModel:
     """Private fit of a model to rows ``X`` and labels ``y``; returns a :class:`FittedModel`
     (``predict``, ``predict_proba`` where it applies, ``score``, and ``.release``).
 
-    ``task="user-level"`` (default) needs ``users`` (one integer id per row); ``"heavy-tailed"``
+    ``task`` is required, except that giving ``users`` means ``"user-level"`` (one id per row); ``"heavy-tailed"``
     and ``"classify"`` take none. ``epsilon`` is required, ``delta`` where the method needs one.
 
     Tables: ``X`` may be a pandas DataFrame; ``columns`` picks the feature columns (names, or

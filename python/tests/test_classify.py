@@ -28,7 +28,7 @@ def test_private_jme_adam_learns_and_states_its_privacy():
     assert len(r.diagnostics["test_accuracy"]) == 2
     assert r.diagnostics["test_accuracy"][-1] > 0.6
     assert r.diagnostics["optimizer"] == "dp-adam-jme"
-    assert len(r.ledger) == 3  # feature-scale quantile, steps, epoch losses
+    assert len(r.ledger) == 4  # private row count, feature-scale quantile, steps, epoch losses
     assert r.diagnostics["accountant"] == "pld"  # secure: the lattice Gaussian, coupled (§9)
     assert r.diagnostics["epsilon_pld"] <= r.diagnostics["epsilon_rdp"]
     assert r.diagnostics["feature_scale_source"].startswith("private")

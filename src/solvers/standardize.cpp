@@ -178,7 +178,7 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
   for (Eigen::Index j = 0; j < c; ++j) {
     const double f = std::clamp(noisy[j] / units, 0.0, 1.0), minority = std::min(f, 1 - f);
     const bool is_far = minority < kOffsetMinority;
-    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction < kOffsetMinority;
+    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction <= 0;
     const std::string name = labels && j == d ? "y" : std::to_string(j + 1);
     cols.push_back({{"column", name}, {"fraction_below_zero", f}, {"far", is_far},
                     {"unsure", is_unsure}});
@@ -192,7 +192,7 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
        {"rule", fmt::format("a column is far from centred when fewer than {:.0f}% of the units "
                             "lie on one side of 0 (noisy mid-rank of 0; for a Gaussian column "
                             "|mean| > 1.28 sd), unsure when the one-sided 95% noise band of that "
-                            "share reaches below {:.0f}%", 100 * kOffsetMinority, 100 * kOffsetMinority)}});
+                            "share reaches 0", 100 * kOffsetMinority)}});
   return out;
 }
 

@@ -83,9 +83,9 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
 // zcdp rho). The released fraction F_j = clamp(noisy S_j / n, 0, 1); a column is far from
 // centred when min(F_j, 1 - F_j) < kOffsetMinority: 0 lies outside its central 80% (for a
 // Gaussian column, |mean| > 1.28 sd; a constant nonzero column, e.g. a hand-made intercept, is
-// far). A column is *unsure* when it is not far but its one-sided 95% noise band reaches below
-// kOffsetMinority: min(F_j, 1 - F_j) - 1.645 sd / n < kOffsetMinority (sd: the noise's standard
-// deviation), i.e. the check's noise cannot tell it from a far column (issue 27 case 5: at 200
+// far). A column is *unsure* when it is not far but its one-sided 95% noise band reaches 0:
+// min(F_j, 1 - F_j) - 1.645 sd / n <= 0 (sd: the noise's standard deviation), i.e. the check's
+// noise cannot even rule out a column entirely on one side of 0 (issue 27 case 5: at 200
 // users and epsilon 0.3 the noise sd is half the users, and a fit in raw units released a log
 // loss of 24 with status ok). A far or unsure column blocks the uncentred fit. The decision and
 // the diagnostics are post-processing of the noisy vector.
