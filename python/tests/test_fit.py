@@ -56,8 +56,10 @@ def test_every_method_runs_and_counts_gradients(method, count):
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber"])
 def test_every_loss(loss):
     X, y, users, _ = users_task(200, 5, 3, 2)
-    r = dpstats.fit(X, y, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, loss=loss, domain_radius=2,
-                    feature_bound=1.0, label_bound=1.0, seed=2)
+    # centred by construction; at 200 users the offset check's noise (sd 0.2 of the users) may
+    # not tell, and the fit would abstain: the caller says the columns are centred
+    r = dpstats.fit(X, y, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, loss=loss,
+                    domain_radius=2, feature_bound=1.0, label_bound=1.0, centre=False, seed=2)
     assert r.status == "ok" and np.all(np.isfinite(r.estimate))
 
 

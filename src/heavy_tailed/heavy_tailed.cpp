@@ -867,10 +867,8 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
         o.run.comm);
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = f * o.scale_share;
-    if (oc.far) {
-      diag["abstained"] =
-          offset_abstention(*oc.far, static_cast<std::size_t>(n), p.need, "records");
-    }
+    if (oc.blocks())
+      diag["abstained"] = offset_abstention(oc, static_cast<std::size_t>(n), p.need, "records");
     return f * p.share;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
@@ -942,9 +940,9 @@ std::optional<HoldoutLoss> charge_holdout(const HeavyTailedOptions& o, Scale& sc
 
 // Each held-out record's loss of the released model x . w (+ b, when centred) in the user's
 // units, released by `mechanism` (non-private: the exact mean of the clipped losses).
-nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
-                                 const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
-                                 Rng& rng) {
+nlohmann::json held_out_loss(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
+                             const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
+                             Rng& rng) {
   const Eigen::Index d = split.held_X.cols();
   const double b = w.size() > d ? w[d] : 0.0;
   std::vector<double> losses(static_cast<std::size_t>(split.held_X.rows()));
@@ -1029,7 +1027,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<co
   }
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   if (split.active && !run.abstained)
-    diag["holdout"] = holdout_statement(split, run.w, o, env, holdout, rng);
+    diag["holdout"] = held_out_loss(split, run.w, o, env, holdout, rng);
   diag.update(run.diagnostics);
   diag["stated_error"] = fit_stated_error();
   // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not

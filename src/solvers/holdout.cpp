@@ -26,6 +26,7 @@ std::uint64_t splitmix64(std::uint64_t x) {
 constexpr double kNormal95 = 1.959963984540054, kNormal975 = 2.241402727604947;
 // ... and at 1 - 5%/3 (three bounds sharing 5%: the statement with a private count).
 constexpr double kThird = 0.05 / 3, kNormalThird = 2.3939797998185104;
+constexpr double kShrink = 1 - 0x1p-45;  // (holdout.hpp: the callers subtract the unshrunk loss)
 
 }  // namespace
 
@@ -64,12 +65,12 @@ const char* HoldoutSplit::rule() {
 
 HoldoutLoss HoldoutLoss::gaussian(double L, double rho, NoiseMode mode) {
   check_holdout(0.5, L);
-  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho, 1, mode));
+  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho * kShrink, 1, mode));
 }
 
 HoldoutLoss HoldoutLoss::laplace(double L, double epsilon, NoiseMode mode) {
   check_holdout(0.5, L);
-  return HoldoutLoss(L, LaplaceMechanism(L, epsilon, 1, mode));
+  return HoldoutLoss(L, LaplaceMechanism(L, epsilon * kShrink, 1, mode));
 }
 
 LedgerEntry HoldoutLoss::ledger_entry() const {

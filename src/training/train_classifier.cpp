@@ -17,10 +17,6 @@
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/random/bernoulli.hpp"
-#include "dpstats/scale/column_scale.hpp"
-#include "dpstats/scale/grid_quantile.hpp"
-#include "dpstats/scale/norm_quantile.hpp"
-#include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/solvers/holdout.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
@@ -115,7 +111,8 @@ std::string fingerprint(const ClassifyOptions& o, const Classifier& m, Eigen::In
       "{}|{:a}|{:a}|{:a}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|"
       "{}|{}|{}|{}|{:x}|d={}|n={}|holdout={:a}/{:a}",
       to_string(o.optimizer), o.privacy.epsilon, o.privacy.delta, o.noise_multiplier.value_or(-1),
-      o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1), o.scale_share,
+      o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1),
+      o.scale_share,
       o.beta1, o.beta2, o.adam_epsilon.value_or(-1), o.lambda, o.tau,
       o.second_moment_floor.value_or(-1), o.loss_bound, o.loss_noise_multiplier,
       static_cast<int>(o.run.noise), to_string(m.kind()), m.features(), m.hidden(), m.classes(),
@@ -602,8 +599,8 @@ HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const Class
 
 // The released model's private mean clipped loss on the held-out rows (every rank's), by the
 // plan's mechanism; adam (non-private): the exact mean.
-nlohmann::json holdout_statement(const Classifier& model, const HeldOut& split,
-                                 const ClassifyPlan& plan, const ClassifyOptions& o, Rng& rng) {
+nlohmann::json held_out_loss(const Classifier& model, const HeldOut& split,
+                             const ClassifyPlan& plan, const ClassifyOptions& o, Rng& rng) {
   std::vector<Eigen::Index> rows(static_cast<std::size_t>(split.held.X.rows()));
   std::iota(rows.begin(), rows.end(), Eigen::Index{0});
   const BatchGradients batch(model, split.held.X, split.held.y, rows, o.run.threads);
@@ -689,7 +686,7 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_i
     d["test_accuracy_warning"] =
         "the test set is the training data: test_accuracy is an exact statistic of the private "
         "rows, NOT covered by the privacy guarantee; evaluate on held-out public data";
-  if (split.active) d["holdout"] = holdout_statement(model, split, plan, o, rng);
+  if (split.active) d["holdout"] = held_out_loss(model, split, plan, o, rng);
   return seal(std::move(model), account, facts, rng, std::move(d));                // seal
 }
 

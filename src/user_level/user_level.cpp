@@ -926,8 +926,8 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
                                       o.run.noise, account, rng, o.run.comm);
   diag["centring"]["offset_check"] = oc.diagnostics;
   diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
-  if (!oc.far) return std::nullopt;
-  return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
+  if (!oc.blocks()) return std::nullopt;
+  return offset_abstention(oc, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
 // plan, part 2, charge and run the method on the bounded users (`rho`: what the scale step left).

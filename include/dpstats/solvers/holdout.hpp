@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <variant>
 
@@ -60,7 +61,8 @@ void check_holdout(double fraction, double loss_bound);
 class HoldoutLoss {
  public:
   // The mechanism on the clipped-loss sum, sensitivity loss_bound L: Gaussian at rho-zCDP or
-  // Laplace at pure epsilon.
+  // Laplace at pure epsilon, each shrunk by 2^-45, so that a caller that takes the given loss off
+  // its total composes within the total whatever the rounding of its subtraction.
   static HoldoutLoss gaussian(double loss_bound, double rho, NoiseMode mode);
   static HoldoutLoss laplace(double loss_bound, double epsilon, NoiseMode mode);
   // The mechanism's own entry (the plan charges it with the rest).
@@ -103,5 +105,6 @@ class HoldoutLoss {
   double L_;
   std::variant<GaussianMechanism, LaplaceMechanism> mechanism_;
 };
+
 
 }  // namespace dpstats::optimize
