@@ -51,6 +51,16 @@ void add_fit_command(CLI::App& app) {
                   "user-level squared/huber: public bound on |label| (absent: estimated privately)");
   cmd->add_option("--scale-share", a->scale_share,
                   "share of the budget spent on estimating absent public scales");
+  cmd->add_option("--holdout", a->holdout,
+                  "fraction in (0, 0.5] of the rows (users for user-level) held out by a secret "
+                  "random split: the fit does not see them, and diagnostics.holdout states the "
+                  "released model's private mean clipped loss on them with 95% intervals");
+  cmd->add_option("--holdout-share", a->holdout_share,
+                  "share of the budget for the held-out loss (default 0.05: of rho, of epsilon "
+                  "for the pure heavy-tailed methods)");
+  cmd->add_option("--holdout-loss-bound", a->holdout_loss_bound,
+                  "clip of each held-out unit's loss (default 5; classify: the per-example loss "
+                  "clip of the epoch losses too)");
   auto* centre = cmd->add_flag("--centre", a->centre,
                                "user-level, heavy-tailed: always centre the features privately "
                                "and fit an intercept (abstain when the rows are too few)");

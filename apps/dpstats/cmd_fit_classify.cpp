@@ -3,7 +3,7 @@
 //             --epsilon E --delta D [--epochs N] [--batch-size m] [--step-size lr] [--clip ζ]
 //             [--noise-multiplier z] [--hidden H] [--lambda λ] [--tau τ] [--classes K]
 //             [--second-moment-floor γ]
-//             [--test FILE.csv] [--threads T] [--save-weights FILE.npy] [--seed S]
+//             [--test FILE.csv] [--holdout F] [--threads T] [--save-weights FILE.npy] [--seed S]
 // CSV layout: label (integer 0..K-1) in the first column, features after; --classes K is
 // required for CSV (the number of classes is public). fashion-mnist reads the Debian package
 // (60000 train rows, the 10000 test rows as the public evaluation set).
@@ -120,6 +120,9 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   }
   if (c.floor) o.second_moment_floor = *c.floor;
   if (a.threads) o.run.threads = *a.threads;
+  o.holdout = a.holdout;
+  if (a.holdout_share) o.holdout_share = *a.holdout_share;
+  if (a.holdout_loss_bound) o.loss_bound = *a.holdout_loss_bound;
 
   o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
   LabelledImages train, test, fashion;
@@ -205,7 +208,8 @@ FitRunner add_fit_classify(CLI::App* cmd) {
                   "must fit within --epsilon; the epsilon spent is reported)");
   cmd->add_option("--feature-scale", c->feature_scale,
                   "classify: public scale the features are divided by before training (absent: "
-                  "the private 0.9-quantile of the row norms from --scale-share of epsilon)");
+                  "per-column private median and robust sd, or the private median row norm / "
+                  "sqrt(d), from --scale-share; abstains when neither is reliable at this size)");
   cmd->add_option("--lambda", c->lambda, "classify: JME scaling (default 1, the paper's Table 4)");
   cmd->add_option("--tau", c->tau, "classify: joint-clip scaling (default 0.5, the paper's Table 4)");
   cmd->add_option("--second-moment-floor", c->floor,

@@ -75,6 +75,9 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   o.step_size = a.step_size;
   o.clip = a.clip;
   if (a.threads) o.run.threads = *a.threads;
+  o.holdout = a.holdout;
+  if (a.holdout_share) o.holdout_share = *a.holdout_share;
+  if (a.holdout_loss_bound) o.holdout_loss_bound = *a.holdout_loss_bound;
   require(!a.input.path.empty(), "INPUT (CSV: label, features) is required for --task heavy-tailed");
   o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
   const InputShard input = read_input_shard(a.input, o.run.comm);

@@ -65,6 +65,9 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.alg3.smoothing_radius = a3.smoothing_radius;
   o.alg3.users_per_step = a3.users_per_step;
   if (a.threads) o.run.threads = *a.threads;
+  o.holdout = a.holdout;
+  if (a.holdout_share) o.holdout_share = *a.holdout_share;
+  if (a.holdout_loss_bound) o.holdout_loss_bound = *a.holdout_loss_bound;
   require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
   // Several ranks: this rank's rows (by row range or --shards); gather_users moves every row to
   // its user's home rank before any per-user clip (dpstats/user_level/home_rank.hpp).

@@ -1,5 +1,5 @@
-// dpstats mean --method prime|prime-ht|filter|dp-mean|exp-time|bounded|prime-boosted|
-//               prime-ht-boosted --epsilon E --delta D [--boost-zeta Z]
+// dpstats mean [--method robust|prime|prime-ht|filter|dp-mean|exp-time|bounded|prime-boosted|
+//               prime-ht-boosted] --epsilon E --delta D [--boost-zeta Z]
 //               [--scale S[,S...]] [--scale-share F] [--bounds LO,HI[,LO,HI...]] [--alpha A]
 //               [--profile paper|practical] [--failure-probability Z] [--topk-multiplier M]
 //               [--T1 N] [--T2 N] [--T N] [--no-fallback] [--uncertified-window] [--seed N]
@@ -41,7 +41,8 @@ void run(MeanArgs& a) {
   auto rng = make_rng(a.seed);
   BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const Release<Vector> out = run_mean(table.values, r, *rng, budget.get());
-  nlohmann::ordered_json head = {{"command", "mean"}, {"method", r.method}};
+  const std::string method = r.method.empty() ? default_mean_method(r.alpha.has_value()) : r.method;
+  nlohmann::ordered_json head = {{"command", "mean"}, {"method", method}};
   head["estimate"] =
       std::vector<double>(out.estimate.data(), out.estimate.data() + out.estimate.size());
   nlohmann::ordered_json extra = {{"n", input.total}, {"d", table.values.cols()}};
@@ -58,8 +59,8 @@ void add_mean_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("mean", "Private mean of the rows of INPUT (CSV or .npy)");
   std::string methods;
   for (const auto& m : mean_methods()) methods += fmt::format("{}: {}; ", m.name, m.summary);
-  cmd->add_option("--method", r.method, methods)
-      ->required()
+  cmd->add_option("--method", r.method,
+                  "absent: robust with --alpha, dp-mean without. " + methods)
       ->check(CLI::IsMember(method_names(mean_methods())));
   cmd->add_option("--epsilon", r.privacy.epsilon, "privacy parameter epsilon > 0")->required();
   cmd->add_option("--delta", r.privacy.delta,
@@ -71,7 +72,8 @@ void add_mean_command(CLI::App& app) {
   cmd->add_option("--scale-share", r.scale_share,
                   "share of the budget spent estimating an absent scale or bounds (default 0.1)");
   cmd->add_option("--alpha", r.alpha,
-                  "prime, prime-ht, filter, exp-time: upper bound on the corrupted fraction");
+                  "robust (the default with it), prime, prime-ht, filter, exp-time: upper bound on "
+                  "the corrupted fraction");
   cmd->add_option("--profile", a->profile, "prime, prime-ht, filter: practical (default) or paper")
       ->check(CLI::IsMember(enum_names<Profile>()));
   cmd->add_option("--failure-probability", r.failure_probability,

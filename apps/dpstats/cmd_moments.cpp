@@ -1,5 +1,5 @@
 // dpstats moments --method jme|lambda-jme|ime|cs|pp|pp-debiased --workload prefix|decay:B|window:K|
-//   average|adam:B --factorization input|output|sqrt|banded:B|blt:M [--clip Z] [--scale-share S]
+//   average|adam:B --factorization auto|input|output|sqrt|banded:B|blt:M [--clip Z] [--scale-share S]
 //   [--clip-check-share S]
 //   (--epsilon E --delta D | --rho R --delta D | --noise-multiplier S --delta D) [--diagonal]
 //   [--lambda L] [--alpha A] [--tau T] [--on-norm clip|reject] [--steps N] [--budget FILE] [--seed N] INPUT
@@ -13,10 +13,14 @@
 // Options are validated and the whole release's budget charged before the first line is printed.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <span>
 #include <sstream>
+#include <string>
 
 #include "budget_file.hpp"
 #include "cli.hpp"
@@ -49,7 +53,7 @@ bool parse_row(const std::string& line, std::vector<double>& row, std::size_t li
     const double v = std::strtod(cell.c_str(), &end);
     while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
     require(end != cell.c_str() && end && *end == '\0',
-            fmt::format("INPUT line {}: a cell is not a number", line_no));
+            "INPUT line {}: a cell is not a number", line_no);
     row.push_back(v);
   }
   return true;
@@ -63,12 +67,47 @@ void print_header(const moments::MomentEstimator& est, const MomentsArgs& a, std
             << std::endl;  // flushed: the release's fields come before the first step
 }
 
+// A step's line, {"step":t,["clip":c,]"first":[...],"second":[...]}: the text nlohmann's dump()
+// writes (its number formatter; null for a non-finite value), appended to `out` without building
+// a JSON object per step (a 10^6-step stream prints 2·10^7 numbers).
+void append_number(std::string& out, double x) {
+  if (!std::isfinite(x)) {
+    out += "null";
+    return;
+  }
+  char buffer[64];
+  out.append(buffer, nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, x));
+}
+
+void append_list(std::string& out, const char* key, std::span<const double> values) {
+  out += ",\"";
+  out += key;
+  out += "\":[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    append_number(out, values[i]);
+  }
+  out += ']';
+}
+
+void append_step(std::string& out, std::size_t step, std::optional<double> clip,
+                 std::span<const double> first, std::span<const double> second) {
+  out += "{\"step\":";
+  out += std::to_string(step);
+  if (clip) {
+    out += ",\"clip\":";
+    append_number(out, *clip);
+  }
+  append_list(out, "first", first);
+  append_list(out, "second", second);
+  out += "}\n";
+}
+
 void print_step(const moments::MomentEstimator& est) {
-  nlohmann::ordered_json line = {{"step", est.step()}};
-  if (est.adaptive_clip()) line["clip"] = est.clip();  // the clip the next row runs at
-  line["first"] = std::vector<double>(est.first().begin(), est.first().end());
-  line["second"] = std::vector<double>(est.second().begin(), est.second().end());
-  std::cout << line.dump() << std::endl;  // one line per step, as the row arrives
+  std::string line;
+  append_step(line, est.step(), est.adaptive_clip() ? std::optional(est.clip()) : std::nullopt,
+              est.first(), est.second());
+  std::cout << line << std::flush;  // one line per step, as the row arrives
 }
 
 // One line of at most `limit` bytes (the input layer's per-line limit), or false at the end.
@@ -76,8 +115,8 @@ bool bounded_getline(std::istream& in, std::string& line, std::uint64_t limit, s
   line.clear();
   for (int c; (c = in.get()) != EOF;) {
     if (c == '\n') return true;
-    require(line.size() < limit, fmt::format("INPUT line {} is longer than --max-line-bytes = {}",
-                                             line_no, limit));
+    require(line.size() < limit, "INPUT line {} is longer than --max-line-bytes = {}", line_no,
+            limit);
     line.push_back(static_cast<char>(c));
   }
   return !line.empty();
@@ -136,8 +175,8 @@ void run_live(const MomentsArgs& a) {
       print_header(*est, a, row.size());
     }
     require(row.size() == est->config().dim,
-            fmt::format("INPUT line {} has {} values, the first row {}", line_no, row.size(),
-                        est->config().dim));
+            "INPUT line {} has {} values, the first row {}", line_no, row.size(),
+            est->config().dim);
     est->push(row);
     print_step(*est);
   }
@@ -163,9 +202,9 @@ void run_moments(const MomentsArgs& a) {
   moments::MomentsConfig c = moments::make_config(o);
   if (c.on_norm == moments::NormPolicy::reject && c.clip)
     for (Eigen::Index t = 0, first = comm ? shard_rows(*comm, X.rows()).offset : 0; t < X.rows(); ++t)
-      require(X.row(t).norm() <= *c.clip,
-              fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)", first + t + 1,
-                          format_number(*c.clip)));
+      if (X.row(t).norm() > *c.clip)
+        throw InvalidArgument(fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)",
+                                          first + t + 1, format_number(*c.clip)));
   auto rng = make_rng(a.seed);
   // The whole table is known: the batch API (a private clip when --clip is absent, a private
   // count of clipped rows when it is given), then one line per step.
@@ -176,13 +215,18 @@ void run_moments(const MomentsArgs& a) {
   nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
   const nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()}};
   std::cout << release_output(std::move(head), release_fields_json(r), extra).dump() << std::endl;
-  for (Eigen::Index t = 0; t < r.estimate.first.rows(); ++t) {
-    const Vector f = r.estimate.first.row(t).transpose(), s = r.estimate.second.row(t).transpose();
-    nlohmann::ordered_json line = {{"step", t + 1}};
-    line["first"] = std::vector<double>(f.data(), f.data() + f.size());
-    line["second"] = std::vector<double>(s.data(), s.data() + s.size());
-    std::cout << line.dump() << std::endl;
+  const RowMatrix &first = r.estimate.first, &second = r.estimate.second;
+  std::string lines;
+  for (Eigen::Index t = 0; t < first.rows(); ++t) {
+    append_step(lines, static_cast<std::size_t>(t + 1), std::nullopt,
+                {first.row(t).data(), static_cast<std::size_t>(first.cols())},
+                {second.row(t).data(), static_cast<std::size_t>(second.cols())});
+    if (lines.size() >= (1 << 16) || t + 1 == first.rows()) {
+      std::cout << lines;
+      lines.clear();
+    }
   }
+  std::cout << std::flush;
 }
 
 std::string method_help() {
@@ -205,7 +249,8 @@ void add_moments_command(CLI::App& app) {
   cmd->add_option("--workload", a->o.workload,
                   "prefix, average, decay:BETA, window:K, adam:BETA (default prefix)");
   cmd->add_option("--factorization", a->o.factorization,
-                  "input, output, sqrt, banded:B or blt:M (default sqrt)");
+                  "auto (default: blt:M sized from the horizon, banded:4K for window:K), input, output, "
+                  "sqrt (the dense square root, O(t) a step), banded:B or blt:M");
   cmd->add_option("--clip", a->o.clip,
                   "l2 clip norm of one row, in the data's units (JME's zeta). Absent on a file: "
                   "estimated privately (3 x a private median of the row norms) from "

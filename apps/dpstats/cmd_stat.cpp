@@ -207,7 +207,7 @@ void add_stat_command(CLI::App& app) {
                   "histogram: 0-based position among the selected columns of the one holding the "
                   "categories (default 0; or select it with --columns NAME). Read as text");
   cmd->add_option("--scale-share", a->scale_share,
-                  "budget share for estimating absent bounds, in (0, 1) (default 0.1)");
+                  "budget share for estimating absent bounds, in (0, 1) (default 0.5)");
   add_budget_option(cmd, a->budget);
   add_seed_option(cmd, a->seed);
   cmd->add_option("--threads", a->threads, "worker threads (default: the machine's cores)");

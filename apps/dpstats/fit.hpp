@@ -18,6 +18,7 @@ struct FitArgs {
   std::optional<double> epsilon, delta, domain_radius, step_size, clip;
   std::optional<int> steps, epochs, batch_size;
   std::optional<double> feature_bound, label_bound, scale_share;
+  std::optional<double> holdout, holdout_share, holdout_loss_bound;  // every task
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;  // --budget FILE (budget_file.hpp), every task
   std::optional<int> threads;          // --threads T, every task (absent: RunControl's default)

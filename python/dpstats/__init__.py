@@ -91,7 +91,7 @@ def _floats(x, name: str):
     return [_float(v, name) for v in np.asarray(x, dtype=object).ravel()]
 
 
-def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: float = 0.0, *,
+def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta: float = 0.0, *,
          scale=None, scale_share: Optional[float] = None, bounds=None,
          alpha: Optional[float] = None, profile: Optional[str] = None,
          failure_probability: Optional[float] = None, topk_multiplier: Optional[float] = None,
@@ -106,12 +106,19 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
     Methods (``dpstats.mean_methods()``; the tool's ``dpstats mean --method`` reads the same
     registry, so options and errors agree):
 
+    method=None (default): "robust" when ``alpha`` is given, "dp-mean" otherwise.
+    method="robust": the robust mean's one entry: each column's units are estimated privately
+    and a private tail test (their count of rows beyond 3 scales) picks PRIME when the clean tail
+    fits the sub-Gaussian model, PRIME-ht when it only fits bounded covariance, and abstains
+    naming the column otherwise (``release.diagnostics["robust"]`` states the test and the
+    choice). Takes PRIME's options but ``scale`` and ``profile``.
     method="prime": robust private mean (PRIME): up to a fraction ``alpha`` (required, in
     (0, 0.25]) of the rows may be adversarial. ``profile`` is "practical" (default; private
     median + l2 ball, zCDP accounting) or "paper". ``topk_multiplier`` M sets the filter's
     candidates per round to ceil(M * alpha * n). With ``fallback`` (default) the practical
     profile releases DP Mean instead when a check on public parameters predicts a
-    noise-dominated filter; ``release.diagnostics["fallback"]`` then says so.
+    noise-dominated filter; ``release.diagnostics["fallback"]`` then says so (when DP Mean
+    abstains too, the reason says both).
     method="prime-ht": PRIME for heavy-tailed data (clean covariance only bounded).
     method="filter": the private iterative filter (``T`` rounds).
     method="exp-time": the exponential-time estimator, d = 1 only, a reference for tiny n.
@@ -154,7 +161,8 @@ def mean(X, method: str = "dp-mean", epsilon: Optional[float] = None, delta: flo
     scale = _floats(scale, "scale")
     opt = lambda x, name: None if x is None else _float(x, name)  # noqa: E731
     est, fields = _dpstats.mean(
-        X, str(method), _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
+        X, "" if method is None else str(method), _float(epsilon, "epsilon"), _float(delta, "delta"),
+        _seed(seed),
         int(threads), alpha=opt(alpha, "alpha"), profile=profile, scale=scale,
         scale_share=opt(scale_share, "scale_share"), bounds=bounds,
         failure_probability=opt(failure_probability, "failure_probability"),

@@ -5,14 +5,21 @@ variant (docs/guide.md "Private training").
 per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), "dp-adam-joint-clip",
 "dp-sgd", or "adam" (non-private; epsilon = inf, certified False). Poisson subsampling with
 expected batch ``batch_size``, per-example clipping to ``clip`` (of the model on the features
-divided by ``feature_scale``; absent, the scale is the private 0.9-quantile of the row norms from
-``scale_share`` of epsilon), secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
+divided by ``feature_scale``; absent, each column is standardised on its private median and robust
+sd when the table is long enough, else divided by the private median row norm / sqrt(d), from
+``scale_share`` of the budget; when neither estimate is reliable at this size the release abstains
+before spending anything and says how many rows, which epsilon or scale_share would do),
+secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
 add/remove of one row, accounted by the tighter of the PLD and integer-order RDP (the lattice
 Gaussian is counted through its coupling to a continuous one, docs/proofs/accounting.md §8-§9). ``epsilon`` and ``delta`` are required for a private optimizer;
 ``noise_multiplier`` fixes the noise instead of calibrating it (the run must fit in epsilon).
 ``classes`` is the public number of classes (labels are integers 0..classes-1). ``step_size`` is
-the learning rate (the tool's ``--step-size``, the name every fit uses), ``lambda_`` JME's scaling
-(``--lambda``; ``lambda`` is a Python keyword).
+the learning rate (the tool's ``--step-size``, the name every fit uses; None: max(1e-3, 0.5 / the
+planned steps)), ``lambda_`` JME's scaling (``--lambda``; ``lambda`` is a Python keyword).
+``holdout``: a fraction in (0, 0.5] of the rows held out of training by a secret random split;
+``.diagnostics["holdout"]`` states the model's private mean clipped cross-entropy on them
+(``holdout_loss_bound``, default 5, also the epoch losses' clip) with 95% intervals, from
+``holdout_share`` (0.05) of rho.
 
 ``.estimate`` is the flat parameter vector: layer 1 as a (features+1) x out row-major block (last
 row the bias), then for ``model="mlp"`` layer 2 as (hidden+1) x classes.
@@ -50,11 +57,13 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  noise_multiplier: Optional[float] = None,
                  feature_scale: Optional[float] = None, scale_share: float = 0.05,
                  epochs: int = 10,
-                 batch_size: int = 256, step_size: float = 1e-3, clip: float = 1.0,
+                 batch_size: int = 256, step_size: Optional[float] = None, clip: float = 1.0,
                  classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
                  y_test=None, threads: Optional[int] = None, seed: Optional[int] = None,
-                 budget=None, comm=None) -> Release:
+                 budget=None, comm=None, holdout: Optional[float] = None,
+                 holdout_share: Optional[float] = None,
+                 holdout_loss_bound: Optional[float] = None) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
     doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to (on rank 0 only under
     ``comm``). ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y:
@@ -104,9 +113,13 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         None if noise_multiplier is None else float(noise_multiplier),
         None if delta is None else float(delta),
         None if feature_scale is None else float(feature_scale), float(scale_share), int(epochs),
-        int(batch_size), float(step_size), float(clip), float(lambda_), float(tau),
+        int(batch_size), None if step_size is None else float(step_size), float(clip),
+        float(lambda_), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
-        None if threads is None else int(threads), _seed(seed), native(budget), comm)
+        None if threads is None else int(threads), _seed(seed), native(budget), comm,
+        None if holdout is None else float(holdout),
+        None if holdout_share is None else float(holdout_share),
+        None if holdout_loss_bound is None else float(holdout_loss_bound))
     r = Release._from_native(est, fields)
     if not private:
         r = replace(r, epsilon=math.inf)

@@ -59,7 +59,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
                     users_per_step: Optional[int] = None, budget=None,
                     centre: Optional[bool] = None, threads: Optional[int] = None,
-                    comm=None) -> Release:
+                    comm=None, holdout: Optional[float] = None,
+                    holdout_share: Optional[float] = None,
+                    holdout_loss_bound: Optional[float] = None) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y, users: this
@@ -90,9 +92,14 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     The domain is the ball of radius ``domain_radius`` around 0.
     ``budget``: a :class:`dpstats.Budget` the release is charged to.
     ``centre``: None (default) centres the features privately and fits an intercept (estimate
-    (w_1..w_d, b)) when their scale is unknown and the users suffice; below that, a private
-    offset check abstains on columns far from 0. True: always centre (abstain when the users are
-    too few); False: never (x . w in the data's units, no check).
+    (w_1..w_d, b)) when their location is unknown (a given feature_bound bounds the norms, not
+    the location: the fit still centres) and the users suffice; below that, a private offset
+    check abstains on columns far from 0. True: always centre (abstain when the users are too
+    few); False: never (x . w in the data's units, no check).
+    ``holdout``: a fraction in (0, 0.5] of the users held out of the fit by a secret random
+    split; ``.diagnostics["holdout"]`` states the released model's private mean clipped loss on
+    them (``holdout_loss_bound``, default 5) with 95% intervals, from ``holdout_share`` (0.05) of
+    rho.
     ``threads``: worker threads for the per-user gradient passes (default: the library's
     default); a seeded fit is the same for any value.
     """
@@ -149,5 +156,8 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
         None if users_per_step is None else int(users_per_step),
         None if scale_share is None else _float(scale_share, "scale_share"), native(budget),
-        _centre(centre), None if threads is None else int(threads), comm)
+        _centre(centre), None if threads is None else int(threads), comm,
+        None if holdout is None else _float(holdout, "holdout"),
+        None if holdout_share is None else _float(holdout_share, "holdout_share"),
+        None if holdout_loss_bound is None else _float(holdout_loss_bound, "holdout_loss_bound"))
     return Release._from_native(est, fields)

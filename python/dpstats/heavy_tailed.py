@@ -72,7 +72,9 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      clip: Optional[float] = None, inner: Optional[str] = None,
                      final_clip_rule: Optional[str] = None, budget=None,
                      centre: Optional[bool] = None, threads: Optional[int] = None,
-                     comm=None) -> Release:
+                     comm=None, holdout: Optional[float] = None,
+                     holdout_share: Optional[float] = None,
+                     holdout_loss_bound: Optional[float] = None) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc. ``budget``: a
     :class:`dpstats.Budget` the release is charged to. ``centre``: None (default) centres the
     features privately and fits an intercept when their scale is unknown and the records suffice;
@@ -83,7 +85,11 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     over MPI ranks (X, y: this rank's rows, in rank order); every private method gives the
     single-process release, with or without moment_bound and centring (lipschitz-extension and
     output-perturbation send the rows to rank 0 for their certified solver); non-private and
-    inner="double-output-perturbation" refuse (docs/guide.md "Running on a cluster")."""
+    inner="double-output-perturbation" refuse (docs/guide.md "Running on a cluster").
+    ``holdout``: a fraction in (0, 0.5] of the records held out of the fit by a secret random
+    split; ``.diagnostics["holdout"]`` states the released model's private mean clipped loss on
+    them (``holdout_loss_bound``, default 5) with 95% intervals, from ``holdout_share`` (0.05) of
+    epsilon (dp-sgd: of rho)."""
     from . import _required
     epsilon = _required.epsilon(epsilon)
     if method is None:
@@ -128,5 +134,6 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
         _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
         final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget),
-        _centre(centre), _opt_int(threads, "threads"), comm)
+        _centre(centre), _opt_int(threads, "threads"), comm, opt(holdout, "holdout"),
+        opt(holdout_share, "holdout_share"), opt(holdout_loss_bound, "holdout_loss_bound"))
     return Release._from_native(est, fields)

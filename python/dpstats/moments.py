@@ -8,8 +8,10 @@ estimates of the weighted first moment ``Y_t = sum_i A1[t, i] x_i`` and second m
 Methods: ``"jme"`` (joint moment estimation, the default), ``"lambda-jme"``, ``"ime"``,
 ``"cs"``, ``"pp"`` and ``"pp-debiased"`` (``lambda_``, the tool's ``--lambda``, scales
 ``"lambda-jme"``; ``lambda`` is a Python keyword). Workloads: ``"prefix"``, ``"average"``,
-``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"input"``, ``"output"``,
-``"sqrt"``, ``"banded:B"`` (bounded memory for any horizon). Rows with norm above ``clip`` (the
+``"decay:BETA"``, ``"window:K"``, ``"adam:BETA"``. Factorizations: ``"auto"`` (the default: a
+buffered-linear-Toeplitz ``"blt:M"`` sized from the horizon, O(M) a step for any horizon;
+``"banded:4K"`` for ``"window:K"``), ``"input"``, ``"output"``, ``"sqrt"`` (the dense square
+root, O(t) a step), ``"banded:B"`` and ``"blt:M"``. Rows with norm above ``clip`` (the
 l2 clip norm of one row, in the data's units) are clipped (``on_norm="clip"``) or rejected.
 Without ``clip``, ``moments(X, ...)`` estimates it privately (3 x a private median of the row
 norms) from ``scale_share`` of the budget (its cost is in the ledger, the value in
@@ -111,7 +113,7 @@ class MomentEstimator:
     """
 
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
-                 factorization: str = "sqrt", clip: Optional[float] = None,
+                 factorization: str = "auto", clip: Optional[float] = None,
                  epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
                  rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
@@ -152,7 +154,7 @@ class MomentEstimator:
         return json.loads(self._native.fields())
 
 
-def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "sqrt",
+def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
             rho: Optional[float] = None, noise_multiplier: Optional[float] = None,

@@ -12,8 +12,11 @@ array), as for every function taking a table (``columns=["age", "salary"]``).
 ``bounds``: the public clipping range of each column -- one ``(lo, hi)`` for every column or a
 list of one per column. Values outside are clipped, and a small private count of clipped rows
 (5% of the budget) is reported in ``diagnostics["clipped_rows"]`` with a warning when it is
-large. Without ``bounds`` the bounds are estimated privately from ``scale_share`` of the budget
-(stated in ``diagnostics["bounds_estimate"]``).
+large. Without ``bounds`` they are estimated privately from ``scale_share`` (default 0.5) of the budget
+(stated in ``diagnostics["bounds_estimate"]``; the release abstains, naming the cause and what
+would suffice, when the estimate is not reliable), and the rows outside them are counted the
+same way. Every release states its error in ``diagnostics["stated_error"]`` (noise plus the
+clipped rows' term, at confidence 0.99).
 
 ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (run under ``mpirun``):
 each rank passes its own rows and every rank gets the release of all of them, byte-identical to
@@ -142,9 +145,13 @@ def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
               comm=None) -> Release:
     """Private quantiles of each column of ``X``: ``estimate[j, k]`` is column j's quantile at
     probability ``quantiles[k]`` (nondecreasing in the probability). Each (column, probability)
-    is one exponential-mechanism selection (permute-and-flip) among ``grid_size`` (default 1024)
-    evenly spaced points of the column's bounds, at an equal share of epsilon; the answer's
-    resolution is ``diagnostics["grid_step"]``."""
+    is a private selection of one cell of ``grid_size`` (default 1024) evenly spaced points over
+    the column's range, at an equal share of epsilon: the ``bounds``, or without them the
+    privately estimated bounds widened three times about their centre, so that a quantile in a
+    heavy tail is not capped. ``diagnostics["stated_error"]`` states the rank error t and the
+    resolution h: with probability 0.99 each estimate lies between the (q - t/n)- and
+    (q + (t+1)/n)-quantiles, widened by h (t counts the rows outside the range, privately); the
+    release abstains when t/n would exceed 0.25."""
     return stat("quantiles", X, epsilon, delta, bounds=bounds, quantiles=quantiles,
                 grid_size=grid_size, scale_share=scale_share, budget=budget, seed=seed, columns=columns,
                 comm=comm)

@@ -31,11 +31,13 @@ py::tuple fit_classify_native(
     const std::string& model, const std::string& optimizer, int classes, int hidden,
     std::optional<double> epsilon, std::optional<double> noise_multiplier,
     std::optional<double> delta, std::optional<double> feature_scale, double scale_share,
-    int epochs, int batch_size, double learning_rate, double clip, double jme_lambda, double tau,
+    int epochs, int batch_size, std::optional<double> learning_rate, double clip,
+    double jme_lambda, double tau,
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
     std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget,
-    const py::object& comm) {
+    const py::object& comm, std::optional<double> holdout, std::optional<double> holdout_share,
+    std::optional<double> holdout_loss_bound) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
   optimize::ClassifyOptions o;
@@ -51,6 +53,9 @@ py::tuple fit_classify_native(
   o.lambda = jme_lambda;
   o.tau = tau;
   o.second_moment_floor = second_moment_floor;
+  o.holdout = holdout;
+  if (holdout_share) o.holdout_share = *holdout_share;
+  if (holdout_loss_bound) o.loss_bound = *holdout_loss_bound;
   if (threads) o.run.threads = check_threads(*threads);  // absent: RunControl's default
   const auto ranks = communicator(comm);  // comm=None: this process holds every row
   o.run.comm = ranks.get();
@@ -102,5 +107,7 @@ void bind_classify(py::module_& m) {
         py::arg("scale_share"), py::arg("epochs"), py::arg("batch_size"),
         py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
         py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
-        py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none());
+        py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none(),
+        py::arg("holdout") = py::none(), py::arg("holdout_share") = py::none(),
+        py::arg("holdout_loss_bound") = py::none());
 }

@@ -25,7 +25,9 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
                                 std::optional<std::int64_t> users_per_step,
                                 std::optional<double> scale_share, Budget* budget,
                                 std::optional<bool> centre, std::optional<int> threads,
-                                const py::object& comm) {
+                                const py::object& comm, std::optional<double> holdout,
+                                std::optional<double> holdout_share,
+                                std::optional<double> holdout_loss_bound) {
   const auto data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   require(users.ndim() == 1 && users.shape(0) == data.rows(),
@@ -45,6 +47,9 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
   o.label_bound = label_bound;
   if (scale_share) o.scale_share = *scale_share;
   o.centre = centre;
+  o.holdout = holdout;
+  if (holdout_share) o.holdout_share = *holdout_share;
+  if (holdout_loss_bound) o.holdout_loss_bound = *holdout_loss_bound;
   o.alg3.smoothing_radius = smoothing_radius;
   o.alg3.users_per_step = users_per_step;
   if (threads) o.run.threads = check_threads(*threads);
@@ -76,7 +81,9 @@ void bind_fit(py::module_& m) {
         py::arg("label_bound"), py::arg("seed"), py::arg("smoothing_radius") = py::none(),
         py::arg("users_per_step") = py::none(), py::arg("scale_share") = py::none(),
         py::arg("budget").none(true) = nullptr, py::arg("centre") = py::none(),
-        py::arg("threads") = py::none(), py::arg("comm") = py::none());
+        py::arg("threads") = py::none(), py::arg("comm") = py::none(),
+        py::arg("holdout") = py::none(), py::arg("holdout_share") = py::none(),
+        py::arg("holdout_loss_bound") = py::none());
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
   m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");

@@ -22,7 +22,9 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
                                   std::optional<std::uint64_t> seed,
                                   std::optional<double> scale_share, Budget* budget,
                                   std::optional<bool> centre, std::optional<int> threads,
-                                  const py::object& comm) {
+                                  const py::object& comm, std::optional<double> holdout,
+                                  std::optional<double> holdout_share,
+                                  std::optional<double> holdout_loss_bound) {
   const RowMatrix data = as_matrix(X);
   require(y.ndim() == 1 && y.shape(0) == data.rows(), "y must be 1-D with one label per row of X");
   const Vector yv = Eigen::Map<const Vector>(y.data(), y.shape(0));
@@ -37,6 +39,9 @@ py::tuple fit_heavy_tailed_native(const CArray& X, const CArray& y, const std::s
   o.moment_bound_2 = moment_bound_2;
   if (scale_share) o.scale_share = *scale_share;
   o.centre = centre;
+  o.holdout = holdout;
+  if (holdout_share) o.holdout_share = *holdout_share;
+  if (holdout_loss_bound) o.holdout_loss_bound = *holdout_loss_bound;
   o.phases = phases;
   o.steps = steps;
   o.step_size = step_size;
@@ -65,5 +70,6 @@ void bind_heavy_tailed(py::module_& m) {
         py::arg("clip"), py::arg("inner"), py::arg("final_clip_rule"), py::arg("seed"),
         py::arg("scale_share") = py::none(), py::arg("budget").none(true) = nullptr,
         py::arg("centre") = py::none(), py::arg("threads") = py::none(),
-        py::arg("comm") = py::none());
+        py::arg("comm") = py::none(), py::arg("holdout") = py::none(),
+        py::arg("holdout_share") = py::none(), py::arg("holdout_loss_bound") = py::none());
 }

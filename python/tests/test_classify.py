@@ -93,3 +93,24 @@ def test_comm_ranks_give_the_single_process_release(tmp_path):
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in est]
     assert got["release"] == single
+
+
+def test_small_table_abstains_before_spending_and_holdout_states_a_loss():
+    # Issue 27: 350 rows at epsilon 1 leave no reliable private feature scale: the release abstains
+    # in the plan, spends nothing and says what would suffice.
+    X, y = blobs(350, d=4, seed=5)
+    r = dpstats.fit(X, y, task="classify", classes=3, epsilon=1.0, delta=1e-6, seed=1)
+    assert r.status == "abstained" and r.epsilon == 0 and len(r.ledger) == 0
+    why = r.diagnostics["abstained"]
+    assert "rows at this epsilon" in why and "feature_scale" in why
+    # holdout: a fifth of the rows held out, the model's private loss on them stated and charged.
+    X, y = blobs(4000, d=4, seed=6)
+    r = dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.2,
+                    epochs=2, seed=2)
+    h = r.diagnostics["holdout"]
+    assert r.status == "ok" and h["unit"] == "row" and 600 < h["units"] < 1000
+    lo, hi = h["population_interval_95"]
+    assert lo <= h["loss"] <= hi
+    assert any("holdout" in e["purpose"] for e in r.ledger)
+    with pytest.raises(ValueError, match="holdout"):
+        dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.7)

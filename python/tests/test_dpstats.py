@@ -55,9 +55,27 @@ def test_dp_mean(data):
 def test_mean_needs_epsilon_and_lists_methods(data):
     with pytest.raises(ValueError, match="epsilon"):
         dpstats.mean(data, method="dp-mean", delta=1e-6)
-    assert dpstats.mean_methods() == ["prime", "prime-ht", "filter", "exp-time", "dp-mean",
-                                      "bounded", "prime-boosted", "prime-ht-boosted",
+    assert dpstats.mean_methods() == ["robust", "prime", "prime-ht", "filter", "exp-time",
+                                      "dp-mean", "bounded", "prime-boosted", "prime-ht-boosted",
                                       "tukey-median"]
+
+
+def test_mean_without_a_method_is_robust_with_alpha_and_dp_mean_without():
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.normal(40, 12, 20000), rng.standard_t(3, 20000) * 1e3 + 5e4])
+    X[:1000] = [999, 9.9e6]  # 5% corrupted rows
+    r = dpstats.mean(X, alpha=0.05, epsilon=2.0, delta=1e-6, seed=1)
+    assert r.diagnostics["method"] == "robust"
+    assert r.diagnostics["robust"]["chosen"] in ("prime", "prime-ht")
+    if r.status == "ok":  # within its stated error of the clean mean
+        clean = X[1000:].mean(axis=0)
+        assert np.all(np.abs(r.estimate - clean) <= r.diagnostics["stated_error"]["radius"])
+    else:
+        assert "prime-ht" in r.diagnostics["abstained"] or "alpha" in r.diagnostics["abstained"]
+    plain = dpstats.mean(X, epsilon=2.0, delta=1e-6, seed=1)
+    assert plain.diagnostics["robust"] is False  # dp-mean: not robust, and says so
+    with pytest.raises(ValueError, match="scale"):
+        dpstats.mean(X, method="robust", alpha=0.05, scale=[10, 1e3], epsilon=2.0, delta=1e-6)
 
 
 def test_one_dimensional_and_other_dtypes():

@@ -67,7 +67,8 @@ def test_too_few_users_for_the_estimated_bound_abstain_with_a_reason():
     X, y, users, _ = users_task()
     r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1)
     assert r.status == "abstained" and r.estimate.size == 0
-    assert "feature_bound estimate has no guarantee" in r.diagnostics["abstained"]
+    assert ("the private estimate of feature_bound" in r.diagnostics["abstained"]
+            and "is not usable" in r.diagnostics["abstained"])
     assert r.diagnostics["bounds"]["feature_bound"]["status"] == "insufficient_data"
     assert 0 < r.epsilon <= 1.0
 
@@ -234,3 +235,16 @@ def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_p
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]
     assert got["release"] == single.to_json()
+
+
+def test_holdout_states_a_private_validation_loss_for_user_level_and_heavy_tailed():
+    X, y, users, _ = users_task(n=2000, m=3)
+    r = dpstats.fit(X, y, users=users, epsilon=2.0, delta=1e-6, domain_radius=5, feature_bound=1.0,
+                    centre=False, holdout=0.2, seed=3)
+    h = r.diagnostics["holdout"]
+    assert r.status == "ok" and h["unit"] == "user" and 300 < h["units"] < 500
+    assert h["population_interval_95"][0] <= h["loss"] <= h["population_interval_95"][1]
+    t = dpstats.fit(X, y, task="heavy-tailed", loss="logistic", epsilon=2.0, domain_radius=5,
+                    moment_bound=1.0, centre=False, holdout=0.1, seed=4)
+    assert t.status == "ok" and t.diagnostics["holdout"]["unit"] == "record"
+    assert any("holdout" in e["purpose"] for e in t.ledger)

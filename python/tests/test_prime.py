@@ -43,8 +43,11 @@ def test_prime_paper_profile_and_topk(corrupted):
 def test_prime_fallback_is_reported():
     X = shifted(3000, 20)
     r = dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-5, alpha=0.05, seed=3)
-    assert r.diagnostics["fallback"] == "dp-mean"
     assert r.diagnostics["feasibility"]["feasible"] is False
+    # the fallback's units are too noisy at this n and d: nothing is released, so no fallback is
+    # claimed, and the reason says both (and the declared alpha, never 0)
+    assert r.status == "abstained" and "fallback" not in r.diagnostics
+    assert "fallback DP Mean abstained" in r.diagnostics["abstained"]
     r2 = dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-5, alpha=0.05, seed=3,
                       fallback=False)
     assert "fallback" not in r2.diagnostics

@@ -22,6 +22,8 @@
 #include "dpstats/seam.hpp"
 #include "dpstats/geometry/ball.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
+#include "dpstats/solvers/holdout.hpp"
 #include "dpstats/solvers/standardize.hpp"
 
 namespace dpstats::optimize {
@@ -119,6 +121,13 @@ void validate_options(const HeavyTailedOptions& o) {
   if (o.first_fraction) require(*o.first_fraction > 0 && *o.first_fraction < 1,
                                 fmt::format("first_fraction must be in (0, 1), got {}",
                                             *o.first_fraction));
+  if (o.holdout) {
+    check_holdout(*o.holdout, o.holdout_loss_bound);
+    require(o.holdout_share > 0 && o.holdout_share < 1 - 2 * o.scale_share,
+            fmt::format("holdout_share must be in (0, 1 - 2 scale_share) (the centring and the "
+                        "moment bound may each spend scale_share), got {}",
+                        format_number(o.holdout_share)));
+  }
   if (o.centre.value_or(false)) {
     require(o.method != HeavyTailedMethod::non_private && 2 * o.scale_share < 1,
             "centre = true needs a private method and 2 scale_share < 1 (the centring and the "
@@ -173,7 +182,9 @@ std::string fingerprint(const HeavyTailedOptions& o, Eigen::Index d) {
                      o.phases.value_or(-1), o.first_fraction.value_or(-1),
                      o.clip_budget_share.value_or(-1), o.clip_tail_constant.value_or(-1),
                      o.lambda.value_or(-1), o.kappa.value_or(-1), o.growth.value_or(-1),
-                     o.c_multiplier.value_or(-1), o.lambda_multiplier.value_or(-1));
+                     o.c_multiplier.value_or(-1), o.lambda_multiplier.value_or(-1)) +
+         fmt::format("|h={:a}/{:a}/{:a}", o.holdout.value_or(-1), o.holdout_share,
+                     o.holdout_loss_bound);
 }
 
 // checked_labels over every rank's labels: {0, 1} labels are mapped when every rank's are in
@@ -258,16 +269,14 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
   } else {
     s.epsilon = remainder_after(s.epsilon, eps_s);
   }
+  Reliability r = reliability(pb, "moment_bound (--moment-bound)");
+  r.estimate = "moment_bound (" + r.estimate + ")";
   s.diagnostics["moment_bound"] = pb.diagnostics();
   s.diagnostics["moment_bound"].update(
-      {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s},
+      {{"value", pb.value}, {"estimated", true}, {"epsilon", eps_s}, {"reliability", r.json()},
        {"rule", fmt::format("private {}-quantile of sup_W |grad f(w; z)| per record (scale layer, "
                             "log grid over every double)", kMomentQuantile)}});
-  if (pb.status != ScaleStatus::ok) {
-    s.abstained = fmt::format("the moment_bound estimate has no guarantee ({}: {}); give "
-                              "moment_bound, a larger scale_share or epsilon, or more rows",
-                              to_string(pb.status), pb.reason);
-  }
+  if (!r.usable) s.abstained = r.reason();
   return s;
 }
 
@@ -878,19 +887,104 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
   return p.share;
 }
 
+// The held-out records (solvers/holdout.hpp: a keyed hash of each record's values and label)
+// and the others, labels as mapped for the fit.
+struct HeldRows {
+  bool active = false;
+  RowMatrix train_X, held_X;
+  Vector train_y, held_y;
+};
+
+HeldRows hold_out_rows(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
+                       Rng& rng) {
+  HeldRows h;
+  if (!o.holdout) return h;
+  h.active = true;
+  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
+  std::vector<Eigen::Index> keep, out;
+  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
+    row.back() = y[i];
+    (split.held_out(row) ? out : keep).push_back(i);
+  }
+  auto take = [&](const std::vector<Eigen::Index>& rows, RowMatrix& A, Vector& b) {
+    A.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
+    b.resize(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      A.row(static_cast<Eigen::Index>(k)) = X.row(rows[k]);
+      b[static_cast<Eigen::Index>(k)] = y[rows[k]];
+    }
+  };
+  take(keep, h.train_X, h.train_y);
+  take(out, h.held_X, h.held_y);
+  return h;
+}
+
+// The held-out loss release, charged before the method runs and taken from what it has left:
+// pure methods a Laplace at holdout_share x epsilon (basic composition), dp-sgd a Gaussian at
+// holdout_share x rho. Non-private: none (the statement is then exact).
+std::optional<HoldoutLoss> charge_holdout(const HeavyTailedOptions& o, Scale& scale,
+                                          ReleaseBudget& account) {
+  if (o.method == HeavyTailedMethod::non_private) return std::nullopt;
+  std::optional<HoldoutLoss> h;
+  if (o.method == HeavyTailedMethod::dp_sgd) {
+    const double rho = o.holdout_share * epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+    h = HoldoutLoss::gaussian(o.holdout_loss_bound, rho, o.run.noise);
+    scale.rho -= rho;
+  } else {
+    const double eps = o.holdout_share * o.privacy.epsilon;
+    h = HoldoutLoss::laplace(o.holdout_loss_bound, eps, o.run.noise);
+    scale.epsilon = remainder_after(scale.epsilon, eps);
+  }
+  account.charge(h->ledger_entry());
+  return h;
+}
+
+// Each held-out record's loss of the released model x . w (+ b, when centred) in the user's
+// units, released by `mechanism` (non-private: the exact mean of the clipped losses).
+nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
+                                 const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
+                                 Rng& rng) {
+  const Eigen::Index d = split.held_X.cols();
+  const double b = w.size() > d ? w[d] : 0.0;
+  std::vector<double> losses(static_cast<std::size_t>(split.held_X.rows()));
+  for (Eigen::Index i = 0; i < split.held_X.rows(); ++i)
+    losses[static_cast<std::size_t>(i)] = env.phi(split.held_X.row(i).dot(w.head(d)) + b,
+                                                  split.held_y[i]);
+  nlohmann::json j;
+  if (mechanism) {
+    j = mechanism->release(losses, rng, o.run.comm);
+  } else {
+    double sum = 0;
+    for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
+    j = {{"units", losses.size()}, {"loss_bound", o.holdout_loss_bound}, {"private", false},
+         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())}};
+  }
+  j.update({{"fraction", *o.holdout}, {"unit", "record"},
+            {"loss_name", fmt::format("the record's {} loss of the released model (the user's "
+                                      "units), clipped to loss_bound", name_of(o.loss))}});
+  return j;
+}
+
 }  // namespace
 
-Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y_in,
+Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<const Vector>& y_in,
                                  const HeavyTailedOptions& o, Rng& rng, Budget* budget,
                                  HeavyTailedTrace* trace) {
   validate_options(o);
   Communicator& comm = comm_or_single(o.run.comm);
   check_distributed(o, comm.size());
-  check_agreement(comm, fingerprint(o, X.cols()), "the heavy-tailed fit's options and columns");
-  const ShardRows rows = shard_rows(comm, X.rows());
-  validate_data(X, y_in, rows.total);
+  check_agreement(comm, fingerprint(o, X_in.cols()), "the heavy-tailed fit's options and columns");
+  const ShardRows all = shard_rows(comm, X_in.rows());
+  validate_data(X_in, y_in, all.total);
   bool mapped = false;
-  const Vector y = global_labels(comm, y_in, o.loss, &mapped);
+  const Vector y_all = global_labels(comm, y_in, o.loss, &mapped);
+  const HeldRows split = hold_out_rows(X_in, y_all, o, rng);  // rows the fit skips
+  const ConstMatrixRef X = split.active ? ConstMatrixRef(split.train_X) : X_in;
+  const Vector& y = split.active ? split.train_y : y_all;
+  const ShardRows rows = split.active ? shard_rows(comm, X.rows()) : all;
+  require(rows.total >= 1, "holdout: no row is left to fit on");
   const bool priv = o.method != HeavyTailedMethod::non_private;
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
@@ -911,11 +1005,13 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
   Problem q{Xw, yw, o, env, centring_failed ? Scale{} : resolve_scale(Xw, yw, o, spent, account, rng),
             trace && trace->noiseless, st.has_value(), Shard{comm, rows.offset}, rows.total};
   MethodRun run;
+  std::optional<HoldoutLoss> holdout;
   if (centring_failed) {
     run.abstained = centring["abstained"].get<std::string>();  // only the centring was charged
   } else if (q.scale.abstained) {
     run.abstained = q.scale.abstained;  // nothing but the estimates was charged or run
   } else {
+    if (split.active) holdout = charge_holdout(o, q.scale, account);
     switch (o.method) {
       case HeavyTailedMethod::clipped_gd:
       case HeavyTailedMethod::dp_sgd: run = noisy_gd(q, account, rng); break;
@@ -931,6 +1027,8 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
     run.w = st->to_user_units(run.w);  // post-processing
   }
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
+  if (split.active && !run.abstained)
+    diag["holdout"] = holdout_statement(split, run.w, o, env, holdout, rng);
   diag.update(run.diagnostics);
   diag["stated_error"] = fit_stated_error();
   // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not

@@ -9,6 +9,7 @@
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/seam.hpp"
 #include "prime_internal.hpp"
 #include "ranks_internal.hpp"
@@ -37,8 +38,6 @@ void validate(const BoundedMeanOptions& o, Eigen::Index d) {
   }
   require(o.scale_share > 0 && o.scale_share <= 0.5,
           fmt::format("scale_share must be in (0, 0.5], got {}", o.scale_share));
-  require(o.bound_widen >= 1 && o.bound_widen <= 1e3,
-          fmt::format("bound_widen must be in [1, 1000], got {}", o.bound_widen));
   require(o.clip_check_share >= 0 && o.clip_check_share <= 0.1,
           fmt::format("clip_check_share must be in [0, 0.1], got {}", o.clip_check_share));
 }
@@ -47,10 +46,10 @@ void validate(const BoundedMeanOptions& o, Eigen::Index d) {
 // shape the release, in exact (hex) form, and the column count.
 std::string fingerprint(const BoundedMeanOptions& o, Eigen::Index d) {
   using mean_ranks::exact;
-  std::string f = fmt::format("bounded d={} eps={} delta={} share={} widen={} check={} noise={} "
-                              "bounds=", d, exact(o.privacy.epsilon), exact(o.privacy.delta),
-                              exact(o.scale_share), exact(o.bound_widen),
-                              exact(o.clip_check_share), static_cast<int>(o.run.noise));
+  std::string f = fmt::format("bounded d={} eps={} delta={} share={} check={} noise={} bounds=", d,
+                              exact(o.privacy.epsilon), exact(o.privacy.delta),
+                              exact(o.scale_share), exact(o.clip_check_share),
+                              static_cast<int>(o.run.noise));
   if (o.bounds)
     for (double b : *o.bounds) f += exact(b) + ",";
   return f;
@@ -73,10 +72,22 @@ struct BoundedPlan {
 };
 
 // Sensitivities in units of the quantised sum: one replaced row moves each coordinate by <= Q.
+// Absent bounds: the scale layer's clipping bounds (scale/clip_bounds.hpp) from the auxiliary share.
+ClipBoundsOptions clip_options(const PrivacyLoss& share, int threads, Communicator* comm) {
+  ClipBoundsOptions co;
+  co.loss = share;
+  co.threads = std::clamp(threads, 1, 256);
+  co.comm = comm;
+  return co;
+}
+
 BoundedPlan plan_bounded(std::int64_t n, std::int64_t d, const BoundedMeanOptions& o) {
   BoundedPlan p;
   p.aux = plan_aux(aux_share(o.bounds.has_value(), o.scale_share, o.clip_check_share), false,
                    o.privacy.epsilon, d, 0, o.run.noise);
+  if (!o.bounds)
+    p.aux.entries = private_clip_bounds_entries(clip_options(p.aux.loss, 1, nullptr),
+                                                static_cast<std::size_t>(d));
   const double epsilon = p.aux.remaining;
   const double Q = sum_quantum(n), dd = static_cast<double>(d);
   const auto ud = static_cast<std::size_t>(d);
@@ -149,14 +160,21 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                                  diag);
     if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
   } else {
-    const auto units = mean_ranks::units_step(X, p.aux, std::nullopt, o.bound_widen,
-                                              o.run.threads, comm, rng, diag, facts.abstained);
-    if (!units) return seal(Vector{}, account, facts, rng, diag);
-    b.lo = units->location - o.bound_widen * units->scale;
-    b.hi = units->location + o.bound_widen * units->scale;
-    // Rows within kTailRadius scales are not clipped when bound_widen >= kTailRadius.
-    if (o.bound_widen >= kTailRadius)
-      far = units->tail_fraction.maxCoeff() + 3 * units->tail_noise;
+    // The account holds these entries already (the plan); this Budget only lets the layer run.
+    ReleaseBudget scratch(p.aux.loss, Accountant::basic);
+    const ClipBounds est = private_clip_bounds(
+        X, clip_options(p.aux.loss, o.run.threads, comm.size() > 1 ? &comm : nullptr), scratch,
+        rng);
+    diag["bounds_estimate"] = est.diagnostics();
+    const Reliability r = reliability(est, "--bounds");
+    if (!r.usable) {
+      facts.abstained = r.reason();
+      return seal(Vector{}, account, facts, rng, diag);
+    }
+    b.lo = est.lo();
+    b.hi = est.hi();
+    // Each side leaves out at most coverage/2 of the rows plus its rank error (w.p. 1 - beta).
+    far = est.coverage + 2 * est.rank_error / est.n;
   }
   diag["bounds_lo"] = to_std(b.lo);
   diag["bounds_hi"] = to_std(b.hi);

@@ -27,6 +27,7 @@ void validate(const DpMeanOptions& o, Eigen::Index d) {
           fmt::format("range_share must be in (0, 1), got {}", o.range_share));
   require(d >= 1, fmt::format("DP Mean needs d >= 1 columns, got {}", d));
   check_units_options(o.scale, o.scale_share, o.clip_check_share, d);
+  require(o.alpha >= 0 && o.alpha <= 0.25, fmt::format("alpha must be in [0, 0.25], got {}", o.alpha));
 }
 
 // Every mechanism from public values: the units' share (or the clipped-row count), q_range with
@@ -35,10 +36,11 @@ void validate(const DpMeanOptions& o, Eigen::Index d) {
 std::string fingerprint(const DpMeanOptions& o, Eigen::Index d) {
   using mean_ranks::exact;
   std::string f = fmt::format("dp-mean d={} eps={} delta={} share={} check={} range={} beta={} "
-                              "noise={} scale=", d, exact(o.privacy.epsilon),
+                              "alpha={} noise={} scale=", d, exact(o.privacy.epsilon),
                               exact(o.privacy.delta), exact(o.scale_share),
                               exact(o.clip_check_share), exact(o.range_share),
-                              exact(o.failure_probability), static_cast<int>(o.run.noise));
+                              exact(o.failure_probability), exact(o.alpha),
+                              static_cast<int>(o.run.noise));
   if (o.scale)
     for (double s : *o.scale) f += exact(s) + ",";
   return f;
@@ -90,7 +92,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   SealFacts facts;
   facts.noise = o.run.noise;
   nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
-  const auto units = mean_ranks::units_step(X, p.aux, o.scale, 4, o.run.threads, comm, rng, diag,
+  const auto units = mean_ranks::units_step(X, p.aux, o.scale, o.alpha, 4, o.run.threads, comm, rng, diag,
                                             facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
   const RowMatrix Z = to_units(X, *units);

@@ -14,6 +14,7 @@
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/prime_ht.hpp"
 #include "dpstats/mean/private_filter.hpp"
+#include "dpstats/mean/robust.hpp"
 #include "dpstats/mean/tukey_median.hpp"
 
 namespace dpstats {
@@ -23,8 +24,12 @@ namespace {
   "alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier", "T1", "T2", \
       "fallback", "threads"
 
-const std::array<MethodInfo, 9>& registry() {
-  static const std::array<MethodInfo, 9> methods = {{
+const std::array<MethodInfo, 10>& registry() {
+  static const std::array<MethodInfo, 10> methods = {{
+      {"robust", "the robust mean's one entry (the default with alpha): PRIME, or PRIME-ht when "
+                 "a private tail test finds the clean tail heavier than sub-Gaussian",
+       {"alpha", "scale_share", "failure_probability", "topk_multiplier", "T1", "T2", "fallback",
+        "threads"}},
       {"prime", "robust private mean (PRIME): up to a fraction alpha of rows may be adversarial",
        {"alpha", "profile", "scale", "scale_share", "failure_probability", "topk_multiplier",
         "T1", "T2", "fallback", "threads"}},
@@ -55,8 +60,9 @@ const std::array<MethodInfo, 9>& registry() {
 
 // The methods whose data passes run over ranks (RunControl::comm); the others refuse P > 1.
 bool distributed(const std::string& method) {
-  static const std::array<const char*, 7> names = {
-      "bounded", "dp-mean", "filter", "prime", "prime-ht", "prime-boosted", "prime-ht-boosted"};
+  static const std::array<const char*, 8> names = {"bounded", "dp-mean", "filter", "prime",
+                                                    "prime-ht", "prime-boosted",
+                                                    "prime-ht-boosted", "robust"};
   return std::find(names.begin(), names.end(), method) != names.end();
 }
 
@@ -107,6 +113,7 @@ Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
   o.T2 = r.T2.value_or(0);
   o.fallback = r.fallback.value_or(true);
   if (r.method == "prime") return prime(X, o, rng, budget);
+  if (r.method == "robust") return robust_mean(X, o, rng, budget);
   if (r.method == "prime-ht") return prime_ht(X, o, rng, budget);
   // prime-boosted, prime-ht-boosted (mean/boosted.hpp): the base at the target on each part.
   const bool ht = r.method == "prime-ht-boosted";
@@ -163,8 +170,12 @@ Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
 
 std::span<const MethodInfo> mean_methods() { return registry(); }
 
-Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng,
+std::string default_mean_method(bool alpha_given) { return alpha_given ? "robust" : "dp-mean"; }
+
+Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rng& rng,
                          Budget* budget) {
+  MeanRequest r = request;
+  if (r.method.empty()) r.method = default_mean_method(r.alpha.has_value());
   const MethodInfo& m = find_method(mean_methods(), "mean", r.method);
   const std::vector<std::string> set = given(r);
   check_options_apply(mean_methods(), m, set);
@@ -177,9 +188,9 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& r, Rng& rng
   require(ranks == 1 || distributed(r.method),
           fmt::format("mean method '{}' does not run on several ranks yet (launched as {}); run it "
                       "in one process, or use a method that does (bounded, dp-mean, filter, prime, prime-ht, "
-                      "prime-boosted, prime-ht-boosted)",
+                      "prime-boosted, prime-ht-boosted, robust)",
                       m.name, ranks));
-  if (r.method.starts_with("prime")) return run_prime(X, r, rng, budget);
+  if (r.method.starts_with("prime") || r.method == "robust") return run_prime(X, r, rng, budget);
   return run_other(X, r, rng, budget);
 }
 

@@ -17,6 +17,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/robust.hpp"
 #include "dpstats/mean/units.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
@@ -622,66 +623,41 @@ nlohmann::json plan_diagnostics(const Plan& p, const PrimeFeasibility& feas) {
   return j;
 }
 
-// Practical fallback (not an abstention): DP Mean at the same target, units and budget.
+// Practical fallback (not an abstention): DP Mean at the same target, units and budget, its
+// units checked against the declared corrupted fraction. When DP Mean abstains too, nothing was
+// released: the reason says both, and no "fallback" is claimed.
 Release<Vector> fallback_dp_mean(const ConstMatrixRef& X, const PrimeOptions& o,
                                  const nlohmann::json& diag, Rng& rng, Budget* budget,
                                  PrimeTrace* trace) {
   DpMeanOptions dm;
   dm.privacy = o.privacy;
   dm.run = o.run;
+  dm.alpha = o.alpha;
   dm.scale = o.scale;
   dm.scale_share = o.scale_share;
   dm.clip_check_share = o.clip_check_share;
   dm.failure_probability = o.failure_probability;
   Release<Vector> fb = dp_mean(X, dm, rng, budget);
   fb.diagnostics["profile"] = diag["profile"];
-  fb.diagnostics["fallback"] = "dp-mean";
   fb.diagnostics["feasibility"] = diag["feasibility"];
+  if (fb.status == Status::ok) {
+    fb.diagnostics["fallback"] = "dp-mean";
+  } else {
+    fb.diagnostics["abstained"] = fmt::format(
+        "PRIME's filter is predicted to be noise-dominated at this n, d and budget ({}), and its "
+        "fallback DP Mean abstained: {}",
+        diag["feasibility"].value("reason", ""), fb.diagnostics["abstained"].get<std::string>());
+  }
   if (trace) trace->stop_reason = "fallback to DP Mean";
   return fb;
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------------------------------------
-// validate -> plan -> charge -> (units) -> front end -> filter -> final mean -> seal.
-Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, Budget* budget,
-                      PrimeTrace* trace) {
-  Communicator& comm = comm_or_single(o.run.comm);
-  const std::int64_t d = X.cols();
-  std::int64_t n = X.rows();
-  if (comm.size() > 1) {
-    validate_robust(o);
-    n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d), "PRIME's options and column count",
-                                 o.run.threads);
-  }
-  validate(o, n, d);
-  require(n >= 16, fmt::format("PRIME needs n >= 16 rows, got {}", n));
-  require(n < (std::int64_t{1} << 32), "PRIME needs n < 2^32 rows");
-  if (comm.size() == 1) check_data(X);
-  const bool off = trace && trace->noiseless;
-  // Feasibility from public parameters only (docs/proofs/mean.md); practical falls back to DP Mean.
-  const PrimeFeasibility feas = prime_feasibility(n, d, o);
-  const Plan p = make_plan(n, d, o);
-  nlohmann::json diag = plan_diagnostics(p, feas);
-  if (o.profile == Profile::practical && o.fallback && !feas.feasible)
-    return fallback_dp_mean(X, o, diag, rng, budget, trace);
-
-  ReleaseBudget account(o.privacy.loss(), p.profile == Profile::practical ? Accountant::zcdp
-                                                                          : Accountant::basic,
-                        budget);
-  // The planned maximum, before any noise is drawn; the budget lives on rank 0.
-  all_or_none(comm, [&] { account.charge(p.ledger()); });
-  SealFacts facts = robust_facts(o.run.noise, off, diag);
-
-  // Rows beyond the corrupted fraction clipped: the supplied scale bites (the ball keeps clean
-  // rows but for a fraction ζ/(2n) each).
-  const FrontResult fr = run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
-                                   off, rng, diag, &comm);
-  if (fr.abstained) {
-    facts.abstained = *fr.abstained;
-    return seal(Vector{}, account, facts, rng, diag);
-  }
+// The filter and the final mean on the charged account, from the front end onwards.
+Release<Vector> filter_and_seal(const ConstMatrixRef& X, const PrimeOptions& o, const Plan& p,
+                                const FrontResult& fr, ReleaseBudget& account, SealFacts facts,
+                                nlohmann::json& diag, Rng& rng, PrimeTrace* trace,
+                                Communicator& comm, bool off) {
+  const std::int64_t n = p.n;
   PrimeRun run{p, o, *fr.state, rng, off, trace, comm};
   if (comm.size() > 1) run.offset = shard_rows(comm, X.rows()).offset;
   trace_front(trace, fr, p.radius);
@@ -707,6 +683,119 @@ Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, 
                  : "sub-Gaussian (covariance scale^2 I) plus an alpha fraction of arbitrary rows",
               p.final_mean.l.has_value());
   return seal(from_units(fr.centre + mean, fr.units), account, facts, rng, diag);
+}
+
+// The robust entry's choice (mean/robust.hpp): the units step's private count of the rows beyond
+// kTailRadius scales against what each clean model allows. PRIME when the sub-Gaussian model's
+// allowance holds for every column, PRIME-ht when only the bounded-covariance one does, neither
+// (the abstention reason) otherwise. Stated in diag["robust"].
+std::optional<bool> choose_heavy_tailed(const ColumnUnits& u, double alpha, nlohmann::json& diag,
+                                        std::optional<std::string>& abstained) {
+  const auto sub = tail_check(u, CleanModel::sub_gaussian, alpha);
+  const auto ht = tail_check(u, CleanModel::bounded_covariance, alpha);
+  diag["robust"] = {
+      {"tail_fraction", to_std(u.tail_fraction)},
+      {"tail_radius_scales", kTailRadius},
+      {"allowed_sub_gaussian", tail_allowance(CleanModel::sub_gaussian, alpha, u.tail_noise)},
+      {"allowed_bounded_covariance", tail_allowance(CleanModel::bounded_covariance, alpha, u.tail_noise)},
+      {"rule", "prime when every column's private fraction of rows beyond 3 scales is within the "
+               "sub-Gaussian allowance, prime-ht when only within the bounded-covariance one"}};
+  if (!sub || !ht) diag["robust"]["chosen"] = sub ? "prime-ht" : "prime";
+  if (!sub) return false;
+  if (!ht) return true;
+  abstained = *ht;
+  return std::nullopt;
+}
+
+// The planned entries of `p` but its auxiliary step's (the units, charged before the choice).
+Ledger method_entries(const Plan& p) {
+  const Ledger all = p.ledger();
+  return Ledger(all.begin() + static_cast<std::ptrdiff_t>(p.aux.entries.size()), all.end());
+}
+
+// validate -> plan -> charge -> (units) -> front end -> filter -> final mean -> seal. With
+// `by_tail` (the robust entry): both plans are checked to fit before any noise, the units are
+// charged and estimated, the tail test picks PRIME or PRIME-ht, and that plan's entries are
+// charged before its front end draws.
+Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng, Budget* budget,
+                              PrimeTrace* trace, bool by_tail) {
+  Communicator& comm = comm_or_single(o.run.comm);
+  const std::int64_t d = X.cols();
+  std::int64_t n = X.rows();
+  if (comm.size() > 1) {
+    validate_robust(o);
+    n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d), "PRIME's options and column count",
+                                 o.run.threads);
+  }
+  validate(o, n, d);
+  require(n >= 16, fmt::format("PRIME needs n >= 16 rows, got {}", n));
+  require(n < (std::int64_t{1} << 32), "PRIME needs n < 2^32 rows");
+  require(!by_tail || (!o.scale && o.profile == Profile::practical),
+          "the robust entry runs the practical profile on the estimated scale: scale and profile "
+          "do not apply");
+  if (comm.size() == 1) check_data(X);
+  const bool off = trace && trace->noiseless;
+  // Feasibility from public parameters only (docs/proofs/mean.md); practical falls back to DP Mean.
+  const PrimeFeasibility feas = prime_feasibility(n, d, o);
+  Plan p = make_plan(n, d, o);
+  nlohmann::json diag = plan_diagnostics(p, feas);
+  if (o.profile == Profile::practical && o.fallback && !feas.feasible)
+    return fallback_dp_mean(X, o, diag, rng, budget, trace);
+
+  ReleaseBudget account(o.privacy.loss(), p.profile == Profile::practical ? Accountant::zcdp
+                                                                          : Accountant::basic,
+                        budget);
+  SealFacts facts = robust_facts(o.run.noise, off, diag);
+  const ColumnUnits* units = nullptr;
+  std::optional<ColumnUnits> chosen_units;
+  if (!by_tail) {
+    // The planned maximum, before any noise is drawn; the budget lives on rank 0.
+    all_or_none(comm, [&] { account.charge(p.ledger()); });
+  } else {
+    PrimeOptions ht = o;
+    ht.heavy_tailed = true;
+    const Plan p_ht = make_plan(n, d, ht);
+    all_or_none(comm, [&] {
+      for (const Plan* q : {static_cast<const Plan*>(&p), &p_ht})
+        if (!account.fits(q->ledger())) account.charge(q->ledger());  // throws BudgetExceeded
+      account.charge(p.aux.entries);
+    });
+    chosen_units = units_step(X, p.aux, std::nullopt, o.alpha, 4, o.run.threads, rng, diag,
+                              facts.abstained, comm.size() > 1 ? &comm : nullptr);
+    std::optional<bool> heavy;
+    if (chosen_units) heavy = choose_heavy_tailed(*chosen_units, o.alpha, diag, facts.abstained);
+    if (!heavy) return seal(Vector{}, account, facts, rng, diag);
+    if (*heavy) {
+      o = ht;
+      p = p_ht;
+      diag.update(plan_diagnostics(p, prime_feasibility(n, d, o)));
+    }
+    all_or_none(comm, [&] { account.charge(method_entries(p)); });
+    units = &*chosen_units;
+  }
+  // Rows beyond the corrupted fraction clipped: the supplied scale bites (the ball keeps clean
+  // rows but for a fraction ζ/(2n) each).
+  const FrontResult fr = run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
+                                   off, rng, diag, &comm, units);
+  if (fr.abstained) {
+    facts.abstained = *fr.abstained;
+    return seal(Vector{}, account, facts, rng, diag);
+  }
+  return filter_and_seal(X, o, p, fr, account, facts, diag, rng, trace, comm, off);
+}
+
+}  // namespace
+
+Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, Budget* budget,
+                      PrimeTrace* trace) {
+  return prime_release(X, o, rng, budget, trace, false);
+}
+
+Release<Vector> robust_mean(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng,
+                            Budget* budget) {
+  Release<Vector> r = prime_release(X, o, rng, budget, nullptr, true);
+  r.diagnostics["method"] = "robust";
+  return r;
 }
 
 }  // namespace dpstats

@@ -180,8 +180,8 @@ double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha,
   // Public bound on the median's error (σ units): half a grid step, the shift α can cause,
   // the sampling error and the exponential mechanism's error, each at level ζ/(4d).
   const double dd = static_cast<double>(d), nd = static_cast<double>(n);
-  const double shift = normal_quantile(0.5 / (1 - alpha));
-  const double z = normal_quantile(1 - zeta / (8 * dd));
+  const double shift = standard_normal_quantile(0.5 / (1 - alpha));
+  const double z = standard_normal_quantile(1 - zeta / (8 * dd));
   const double sampling = z * 1.2533 / std::sqrt(nd * (1 - alpha));
   const double em_counts =
       (2 / c.median_eps) * std::log((2 * kMedianHalfSteps + 1) * 4 * dd / zeta);
@@ -297,17 +297,21 @@ void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, dou
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
-                      Communicator* comm) {
+                      Communicator* comm, const ColumnUnits* given_units) {
   FrontResult out;
   Communicator* ranks = comm && comm->size() > 1 ? comm : nullptr;
-  const auto units =
-      units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained, ranks);
-  if (!units) return out;
-  out.units = *units;
-  const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;
-  if (auto why = tail_check(out.units, model, alpha)) {
-    out.abstained = std::move(why);
-    return out;
+  if (given_units) {
+    out.units = *given_units;
+  } else {
+    const auto units =
+        units_step(X, aux, scale, alpha, 4, threads, rng, diag, out.abstained, ranks);
+    if (!units) return out;
+    out.units = *units;
+    const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;
+    if (auto why = tail_check(out.units, model, alpha)) {
+      out.abstained = std::move(why);
+      return out;
+    }
   }
   // The front end reads the data in scale units through a view, and the filter state recomputes
   // each clipped, quantised row from it: no n x d working copy besides the caller's data.
@@ -356,15 +360,24 @@ double tail_allowance(CleanModel m, double alpha, double tail_noise) {
 std::optional<std::string> tail_check(const ColumnUnits& u, CleanModel m, double alpha) {
   if (!u.estimated || m == CleanModel::none || u.tail_fraction.size() == 0) return std::nullopt;
   const double allowed = tail_allowance(m, alpha, u.tail_noise);
+  // The advice stays robust (alpha > 0 was declared): never a method that is not.
+  const char* advice =
+      m == CleanModel::sub_gaussian
+          ? "use --method prime-ht, which assumes only a bounded covariance (or --method robust, "
+            "which chooses between the two by this test), raise alpha if more rows are corrupted, "
+            "or supply scale"
+          : "no method of the family tolerates a tail this heavy with this alpha: raise alpha if "
+            "more rows are corrupted, or supply scale (the clean rows' spread per column) if you "
+            "know it";
   for (Eigen::Index j = 0; j < u.tail_fraction.size(); ++j) {
     if (u.tail_fraction[j] > allowed)
       return fmt::format(
           "column {}: about {:.1f}% of the rows lie beyond {} estimated scales ({}), more than "
           "the {:.1f}% the {} model with alpha = {} allows: the clean tail is too heavy for this "
-          "method (its filter would remove it as corruption and bias the mean); use dp-mean or "
-          "bounded, raise alpha, or supply scale",
-          j, 100 * u.tail_fraction[j], kTailRadius, u.scale[j], 100 * allowed,
-          m == CleanModel::sub_gaussian ? "sub-Gaussian" : "bounded-covariance", alpha);
+          "method (its filter would remove it as corruption and bias the mean); {}",
+          j, 100 * u.tail_fraction[j], kTailRadius, format_number(u.scale[j]), 100 * allowed,
+          m == CleanModel::sub_gaussian ? "sub-Gaussian" : "bounded-covariance",
+          format_number(alpha), advice);
   }
   return std::nullopt;
 }
@@ -373,7 +386,7 @@ void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
                  double noise_sd_units, std::int64_t n, double beta, const char* model,
                  bool laplace) {
   const double d = static_cast<double>(u.scale.size());
-  const double z = normal_quantile(1 - beta / (4 * d));
+  const double z = standard_normal_quantile(1 - beta / (4 * d));
   // Noise and sampling each at level β/(2d): P(|Laplace(b)| > b ln(2d/β)) = β/(2d).
   const double noise = (laplace ? std::log(2 * d / beta) : z) * noise_sd_units;
   const double units = model_units + noise + z / std::sqrt(static_cast<double>(n));

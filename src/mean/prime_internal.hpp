@@ -62,14 +62,6 @@ inline int used_parts(std::int64_t count, int threads) {
 
 inline std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
-inline double normal_quantile(double p) {  // inverse of normal_cdf, by bisection (public constants only)
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (lo + hi) / 2;
-    (normal_cdf(mid) < p ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
-}
 
 struct Mech {  // a scalar or vector release: Gaussian (both profiles) or Laplace (paper)
   std::optional<GaussianMechanism> g;
@@ -359,10 +351,11 @@ struct FrontResult {
 // `tolerated`: the clipped fraction above which the release warns (the supplied scale is
 // likely too small).
 // comm (not null): X is this rank's share of the rows (supplied or estimated units).
+// given_units: units estimated (and tail-checked) by the caller; the units step is skipped.
 FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, Rng& rng, nlohmann::json& diag,
-                      Communicator* comm = nullptr);
+                      Communicator* comm = nullptr, const ColumnUnits* given_units = nullptr);
 
 // The front end's outcome in the test trace (clipping centre, radius, clipped rows).
 inline void trace_front(PrimeTrace* trace, const FrontResult& fr, double radius) {

@@ -184,9 +184,10 @@ std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const Rang
 
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
-                                      double widen, int threads, Communicator& comm, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained) {
-  return prime_detail::units_step(X, aux, scale, 0, widen, threads, rng, diag, abstained,
+                                      double alpha, double widen, int threads, Communicator& comm,
+                                      Rng& rng, nlohmann::json& diag,
+                                      std::optional<std::string>& abstained) {
+  return prime_detail::units_step(X, aux, scale, alpha, widen, threads, rng, diag, abstained,
                                   comm.size() > 1 ? &comm : nullptr);
 }
 

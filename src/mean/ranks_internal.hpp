@@ -44,14 +44,15 @@ std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
 std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const RangeHtOptions& o,
                                  Communicator& comm, Rng& rng, int threads);
 
-// prime_detail::units_step (alpha 0, as the bounded mean and DP Mean call it) on the rows of
-// every rank: with a supplied scale, or in one process,
-// exactly that; otherwise the private units estimated over every rank (estimate_units with comm),
-// the same diagnostics and abstention on every rank.
+// prime_detail::units_step (as the bounded mean and DP Mean call it: alpha 0, or the robust
+// method's alpha when DP Mean is PRIME's fallback) on the rows of every rank: with a supplied
+// scale, or in one process, exactly that; otherwise the private units estimated over every rank
+// (estimate_units with comm), the same diagnostics and abstention on every rank.
 std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
-                                      double widen, int threads, Communicator& comm, Rng& rng,
-                                      nlohmann::json& diag, std::optional<std::string>& abstained);
+                                      double alpha, double widen, int threads, Communicator& comm,
+                                      Rng& rng, nlohmann::json& diag,
+                                      std::optional<std::string>& abstained);
 
 // The filter's removal set over ranks (private_filter.cpp): exactly the rows filter_drops removes
 // from the union of every rank's set S (this rank's scores `tau`, indexed like st.S; `offset` the

@@ -11,6 +11,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/scale/winsorized_scale.hpp"
 
 namespace dpstats {
@@ -134,16 +135,12 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
       w.reliable ? "scale = max(1.4826 MAD, Gaussian-calibrated winsorised second moment)"
                  : "scale = 1.4826 MAD (the winsorising clip's rank error exceeds (1 - q) n / 2 "
                    "at this share and n: the winsorised scale is not used)";
-  for (std::size_t j = 0; j < est.columns.size(); ++j) {
-    const ColumnScale& c = est.columns[j];
-    if (c.status != ScaleStatus::ok) {
-      out.abstained = fmt::format(
-          "the scale of column {} could not be estimated privately ({}: {}); supply scale "
-          "(--scale) or give the estimate a larger scale_share",
-          j, to_string(c.status), c.reason);
-      break;
-    }
-  }
+  // The one rule of the scale layer (scale/reliability.hpp): a release never rests on units it
+  // calls unusable; the reason names the cause (a nearly constant column, too few rows for the
+  // share) and what would suffice.
+  const Reliability r = reliability(est, "--scale");
+  out.diagnostics["reliability"] = r.json();
+  if (!r.usable) out.abstained = r.reason();
   return out;
 }
 

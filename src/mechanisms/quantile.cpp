@@ -1,4 +1,5 @@
-// Private quantile: exact permute-and-flip over a public grid with quality -|#{x_i < c} - q n|.
+// Private quantile: exact permute-and-flip over a public grid with quality -|#{x_i < c} - q n|
+// (q rounded to a multiple of 2^-60; the scores computed exactly in integers).
 // Sensitivity 1: replace-one moves each count by at most 1; add/remove moves a count by 0 or 1
 // while q n moves by q, so the quality moves by at most max(q, 1 - q) <= 1. Not monotone.
 #include "dpstats/mechanisms/quantile.hpp"
@@ -12,6 +13,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
+#include "../scale/grid_select.hpp"
 
 namespace dpstats {
 namespace {
@@ -57,13 +59,24 @@ std::vector<std::int64_t> counts_below(std::span<const double> values, const Qua
   return below;
 }
 
-// The candidate chosen for the counts of n values.
+// The candidate chosen for the counts of n values. The scores are exact (docs/proofs/scale.md
+// §1b): |A_k - q n| in units of 2^-60 rows is an integer below 2^124 (q rounded to a multiple of
+// 2^-60), and each quality is minus its gap to the best, converted once, so the best quality is
+// exactly 0 and permute-and-flip's q* - q_k is that one rounding of an exact integer. (In doubles,
+// q n and A_k - q n were rounded separately and neighbours' scores could differ by more than 1.)
 double select(std::span<const std::int64_t> below, std::int64_t n, const QuantileOptions& o,
               Rng& rng) {
-  const double target = o.q * static_cast<double>(n);
+  using scale_detail::i128;
+  const i128 target = static_cast<i128>(scale_detail::quantile_units(o.q)) * n;
+  std::vector<i128> dist(o.candidates);
+  for (std::size_t k = 0; k < o.candidates; ++k) {
+    const i128 a = static_cast<i128>(below[k]) << 60;
+    dist[k] = a > target ? a - target : target - a;
+  }
+  const i128 best = *std::min_element(dist.begin(), dist.end());
   std::vector<double> quality(o.candidates);
   for (std::size_t k = 0; k < o.candidates; ++k)
-    quality[k] = -std::fabs(static_cast<double>(below[k]) - target);
+    quality[k] = -scale_detail::to_double(dist[k] - best) * 0x1p-60;
   return grid_point(o, permute_and_flip(quality, selection_options(o), rng));
 }
 

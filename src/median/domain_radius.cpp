@@ -13,6 +13,7 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "pipeline.hpp"
 
 namespace dpstats::median_detail {
@@ -102,8 +103,17 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
   nlohmann::json est = {{"location_cost", cost_json(location_share)},
                         {"norm_quantile_cost", cost_json(norm_share)},
                         {"q", kNormQuantile}, {"multiplier", kRadiusMultiplier}};
-  for (const auto& c : scale.columns)
-    if (c.status == ScaleStatus::insufficient_data) dr.abstained = "domain_radius estimate: " + c.reason;
+  // The scale layer's one rule (scale/reliability.hpp): the pipeline never runs on a centre or a
+  // radius it calls unusable; the reason names the cause and what would suffice. The centre c0
+  // only has to sit among the data's central ranks (the radius is measured about it), so a
+  // degenerate spread -- most values equal -- does not make it unusable here.
+  for (std::size_t j = 0; j < scale.columns.size() && !dr.abstained; ++j) {
+    SelectionFacts f = scale.columns[j].facts;
+    f.degenerate = false;
+    const Reliability centre =
+        assess(f, fmt::format("the location of column {}", j + 1), "--domain-radius");
+    if (!centre.usable) dr.abstained = centre.reason();
+  }
   NormQuantileOptions no;
   no.loss = norm_share;
   no.q = kNormQuantile;
@@ -112,8 +122,13 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
   no.threads = o.run.threads;
   no.comm = shard.comm;
   const NormQuantile r = private_norm_quantile(X, no, account, rng);  // charges `account` first
-  if (r.status == ScaleStatus::insufficient_data && !dr.abstained)
-    dr.abstained = "domain_radius estimate: " + r.reason;
+  // A degenerate radius (most rows at c0 up to the grid's resolution) is no failure here: when
+  // more than half the rows sit at one point, that point is the geometric median, and the
+  // pipeline then returns c0 up to the tiny R = 6r. The rank error still has to fit.
+  SelectionFacts rf = r.facts;
+  rf.degenerate = false;
+  const Reliability radius = assess(rf, "the 0.8 quantile of the norms", "--domain-radius");
+  if (!radius.usable && !dr.abstained) dr.abstained = radius.reason();
   dr.offset = scale.location();
   dr.R = std::max(kRadiusMultiplier * r.value, 0x1p-1000);
   const Vector loc = dr.offset;

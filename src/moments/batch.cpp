@@ -23,6 +23,7 @@
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/location.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/scale/share.hpp"
 
 namespace dpstats::moments {
@@ -74,7 +75,8 @@ std::optional<std::string> private_clip(std::span<const double> norms, MomentsCo
   j["share"] = c.scale_share;
   j["rho"] = rho;
   pre.diagnostics["clip_estimate"] = j;
-  if (q.status != ScaleStatus::ok) return "private clip: " + q.reason;
+  const Reliability r = reliability(q, "--clip");
+  if (!r.usable) return r.reason();
   const double clip = std::clamp(q.value * c.clip_margin, 0x1p-400, 0x1p400);
   c.clip = clip;
   pre.diagnostics["clip_source"] = fmt::format(
@@ -84,26 +86,47 @@ std::optional<std::string> private_clip(std::span<const double> norms, MomentsCo
   return std::nullopt;
 }
 
-// The private count of the rows a supplied clip clips (sensitivity 1 under both neighbourings).
+// The confidence of the stated clipping term (one-sided bound on the clipped-row count).
+constexpr double kClipBeta = 0.001;
+
+// The private count of the rows the clip (supplied or estimated) clips (sensitivity 1 under both
+// neighbourings), and the clipping term of the stated error it bounds (docs/proofs/moments.md
+// §4.4): a clipped row's contribution moves by at most `clip` between clipping at clip and at
+// 2 clip, so the last step's first moment is within (clipped rows) x clip x (the workload's
+// largest weight: 1/T for average, at most 1 otherwise) of the moments of the rows shrunk to
+// norm 2 clip -- the moments of the rows themselves when none is that long.
 void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream& pre,
-                double rho, Rng& rng) {
+                double rho, bool estimated, Rng& rng) {
   const GaussianMechanism m = GaussianMechanism::from_rho(1.0, rho, 1, c.run.noise);
-  pre.account.charge(m.ledger_entry("count of rows above the supplied clip"));
+  const char* which = estimated ? "the estimated clip" : "the supplied clip";
+  pre.account.charge(m.ledger_entry(fmt::format("count of rows above {}", which)));
   const auto clipped = static_cast<double>(
       std::count_if(norms.begin(), norms.end(), [&](double v) { return v > *c.clip; }));
   const double noisy = m.apply(clipped, rng), n = static_cast<double>(norms.size());
+  const double upper = std::clamp(noisy + standard_normal_quantile(1 - kClipBeta) * m.sigma(), 0.0, n);
   nlohmann::json j = {{"noisy_count", noisy}, {"noise_std", m.sigma()}, {"rows", norms.size()},
                       {"noisy_fraction", noisy / n}, {"share", c.clip_check_share},
-                      {"rho", rho}};
-  pre.diagnostics["clip_source"] = "supplied";
+                      {"rho", rho}, {"of", which}};
+  if (!estimated) pre.diagnostics["clip_source"] = "supplied";
   pre.diagnostics["clip_check"] = j;
+  const double weight = c.A1.kind() == WorkloadKind::average ? 1 / static_cast<double>(c.steps) : 1.0;
+  pre.diagnostics["stated_error"] = {
+      {"clipping", std::vector<double>(c.dim, upper * *c.clip * weight)},
+      {"clipped_rows_upper", upper},
+      {"confidence", 1 - kClipBeta},
+      {"noise", "first_noise_std_final: the last step's noise deviation per coordinate"},
+      {"meaning", "per coordinate, the last step's first moment lies within 4 x "
+                  "first_noise_std_final + clipping of the same moment of the rows shrunk to norm "
+                  "2 x clip (about the centre when centred; the rows themselves when none is that "
+                  "long)"}};
   if (noisy - 4 * m.sigma() > kClipBitesFraction * n)  // noise alone: below 4e-5
     pre.diagnostics["warning"] = fmt::format(
-        "the supplied clip {} bites: about {} of {} rows (noise std {}) have a larger norm and "
-        "were clipped, which biases both moments towards 0; raise the clip or omit it to have "
-        "it estimated privately",
-        format_number(*c.clip), format_number(std::round(noisy)), norms.size(),
-        format_number(m.sigma()));
+        "{} {} bites: about {} of {} rows (noise std {}) have a larger norm and were clipped, "
+        "which biases both moments towards 0 (the stated error counts them); {}",
+        which, format_number(*c.clip), format_number(std::round(noisy)), norms.size(),
+        format_number(m.sigma()),
+        estimated ? "give a larger --clip if the long rows matter"
+                  : "raise the clip or omit it to have it estimated privately");
 }
 
 LocationOptions centre_options(const MomentsConfig& c, double rho) {
@@ -242,7 +265,8 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   detail::validate_config(config, true);  // validate
   const std::vector<double> norms = checked_table_norms(X, config);
   const bool estimate = !config.clip;
-  const double share = estimate ? config.scale_share : config.clip_check_share;
+  // An estimated clip is checked too: the count's share comes on top of the estimate's.
+  const double share = estimate ? config.scale_share + config.clip_check_share : config.clip_check_share;
   if (share == 0) {
     MomentEstimator est(std::move(config), rng, budget, trace);
     return run_stream(X, est);
@@ -252,18 +276,25 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   MomentsConfig probe = config;
   if (!probe.clip) probe.clip = 1.0;
   const MomentsPlan stream = plan_moments(probe, share);
-  const double rho = detail::pre_stream_rho(config, stream, share);
+  const double rho_all = detail::pre_stream_rho(config, stream, share);
+  const double rho_count = estimate ? rho_all * config.clip_check_share / share : rho_all;
+  const double rho = estimate ? (rho_all - rho_count) * (1 - 1e-12) : rho_all;  // the estimate's
   const bool centre = estimate && plan_centre(config, norms.size(), rho / 2);
   const double rho_clip = centre ? rho / 2 : rho;
-  PreStream pre{detail::release_account(config, stream, budget, rho), share, {}};
+  PreStream pre{detail::release_account(config, stream, budget, rho_all), share, {}};
   Ledger whole = stream.ledger;  // charge: the whole must fit before anything is drawn
   if (centre) {
     const Ledger loc = private_location_entries(centre_options(config, rho / 2), config.dim);
     whole.insert(whole.end(), loc.begin(), loc.end());
   }
-  whole.push_back(estimate ? private_norm_quantile_entry(clip_quantile_options(config, rho_clip))
-                           : GaussianMechanism::from_rho(1.0, rho, 1, config.run.noise)
-                                 .ledger_entry("count of rows above the supplied clip"));
+  if (estimate) {
+    const Ledger clip = private_norm_quantile_entries(clip_quantile_options(config, rho_clip));
+    whole.insert(whole.end(), clip.begin(), clip.end());
+  }
+  if (config.clip_check_share > 0)
+    whole.push_back(GaussianMechanism::from_rho(1.0, rho_count, 1, config.run.noise)
+                        .ledger_entry(fmt::format("count of rows above the {} clip",
+                                                  estimate ? "estimated" : "supplied")));
   if (!pre.account.fits(whole)) pre.account.charge(whole);  // throws BudgetExceeded
   RowMatrix centred;
   Vector mu;
@@ -273,10 +304,12 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     centred = X.rowwise() - mu.transpose();
     centred_norms = checked_table_norms(centred, config);
   }
-  if (!estimate) {
-    clip_check(norms, config, pre, rho, rng);
-  } else if (auto reason = private_clip(centre ? centred_norms : norms, config, pre, rho_clip,
-                                        rng, trace)) {
+  const std::vector<double>& used_norms = centre ? centred_norms : norms;
+  std::optional<std::string> reason;
+  if (estimate) reason = private_clip(used_norms, config, pre, rho_clip, rng, trace);
+  if (!reason && config.clip_check_share > 0)
+    clip_check(used_norms, config, pre, rho_count, estimate, rng);
+  if (reason) {
     SealFacts f;
     f.neighbouring = config.neighbouring;
     f.noise = config.run.noise;

@@ -1,4 +1,5 @@
 #include "dpstats/moments/estimator.hpp"
+#include "blt.hpp"
 #include "detail.hpp"
 #include "dpstats/moments/theory.hpp"
 
@@ -148,7 +149,10 @@ class Channel {
 // Q_tt = (C^{-1} C^{-T})_tt streamed (docs/proofs/moments.md §5: a running sum of squared inverse coefficients).
 class QDiagStream {
  public:
-  explicit QDiagStream(const Factorization& C) : C_(C) {}
+  explicit QDiagStream(const Factorization& C) : C_(C) {
+    if (C.kind() == FactorizationKind::blt)
+      blt_.emplace(blt::Parameters{C.kappa(), C.theta(), C.omega()});
+  }
   double next() {
     double q = 1;
     switch (C_.kind()) {
@@ -162,6 +166,12 @@ class QDiagStream {
           const double v = y_[t_ - j] / A.row_scale(j);
           q += v * v;
         }
+        break;
+      }
+      case FactorizationKind::blt: {  // O(buffers) a step
+        const double y = blt_->next();
+        running_ += y * y;
+        q = running_;
         break;
       }
       default:
@@ -186,6 +196,7 @@ class QDiagStream {
     y_.push_back(-acc / c[0]);
   }
   Factorization C_;
+  std::optional<blt::InverseColumn> blt_;
   std::size_t t_ = 0;
   std::vector<double> y_;
   double running_ = 0;
@@ -367,7 +378,7 @@ double product_margin(const Factorization& C, double entry_bound, double coords)
       break;
     }
     default:
-      for (double v : C.coefficients()) l1 += std::abs(v);
+      l1 = C.column_l1();
       len = C.kind() == FactorizationKind::blt ? 2.0 * static_cast<double>(C.steps())
                                                : static_cast<double>(C.coefficients().size());
   }
@@ -581,9 +592,9 @@ MomentEstimator::MomentEstimator(MomentEstimator&&) noexcept = default;
 
 // Checks x_t and returns the factor that brings it within the clip (1 when it already is).
 double MomentEstimator::Impl::check_row(std::span<const double> x) {
-  require(t < cfg.steps,
-          fmt::format("push after the last step: the estimator was built for {} steps", cfg.steps));
-  require(x.size() == plan.d, fmt::format("x must have {} values (dim), got {}", plan.d, x.size()));
+  require(t < cfg.steps, "push after the last step: the estimator was built for {} steps",
+          cfg.steps);
+  require(x.size() == plan.d, "x must have {} values (dim), got {}", plan.d, x.size());
   // NaN first: comparisons with NaN are false and would bypass the clip.
   norm = checked_norm(x, t + 1, cfg.run.threads);
   if (live) return check_live_row(x);
@@ -847,12 +858,14 @@ nlohmann::json MomentEstimator::diagnostics() const {
   if (c.method == Method::cs) j["tau"] = c.tau;
   // The stated error of the last step's first moment: each coordinate's noise standard
   // deviation g1 ||row_n(A1 C1^{-1})|| (public; clipping bias not included: the clip and, on the
-  // batch path, the clipped-row count state that). Skipped where it is costly: above 20000 steps
-  // (O(n^2) for Toeplitz C), and above 1000 for blt (dense).
-  const bool cheap = c.steps <= (c.C1.kind() == FactorizationKind::blt ? 1000u : 20000u);
-  if (cheap && !m.live)
-    j["first_noise_std_final"] =
-        sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+  // batch path, the clipped-row count state that). O(n buffers) for blt; skipped above 20000
+  // steps for the others (O(n^2) for a Toeplitz C).
+  const bool blt = c.C1.kind() == FactorizationKind::blt, cheap = blt || c.steps <= 20000u;
+  const auto final_row_sq = [&] {
+    return blt ? blt::b_norms(c.A1, {c.C1.kappa(), c.C1.theta(), c.C1.omega()}).last_row_sq
+               : theory::b_row_norms_sq(c.A1, c.C1).back();
+  };
+  if (cheap && !m.live) j["first_noise_std_final"] = sc.g1 * std::sqrt(final_row_sq());
   if (m.live) {  // the noise scales are per unit of clip: row t's noise is c_t times them
     j["clip_source"] = "adaptive: learnt privately per block of rows (docs/proofs/moments.md "
                        "§4.2); rows of the first block(s), before a clip exists, enter as 0";
@@ -862,7 +875,7 @@ nlohmann::json MomentEstimator::diagnostics() const {
     j["adaptive_clip"]["held_rows"] = m.held_count;  // entered with the first clipped row
     j["adaptive_clip"]["rows_not_counted"] = m.dropped;  // later warm-up blocks
     if (cheap) {
-      const double per_unit = sc.g1 * std::sqrt(theory::b_row_norms_sq(c.A1, c.C1).back());
+      const double per_unit = sc.g1 * std::sqrt(final_row_sq());
       j["first_noise_std_final_per_unit_clip"] = per_unit;
       // An upper bound in data units: row k's noise is c_k times the per-unit noise, and
       // sum_k B_nk^2 c_k^2 <= max_k c_k^2 sum_k B_nk^2 (B = A1 C1^{-1}).

@@ -4,14 +4,11 @@
 
 #include <cmath>
 
-#include <Eigen/Dense>
 #include <algorithm>
-#include <functional>
-#include <limits>
-#include <numeric>
 
 #include "dpstats/error.hpp"
 #include "dpstats/moments/theory.hpp"
+#include "blt.hpp"
 
 namespace dpstats::moments {
 namespace {
@@ -59,134 +56,50 @@ std::vector<double> sqrt_coefficients(const Workload& A, std::size_t m) {
   return {};
 }
 
-// First n coefficients of a BLT C and of its inverse (the impulse response of the buffered
-// forward substitution v_t = w_t / kappa - sum_i omega_i r_i, r_i <- theta_i r_i + v_{t-1}).
-void blt_coefficients(double kappa, const std::vector<double>& theta,
-                      const std::vector<double>& omega, std::size_t n, std::vector<double>* c,
-                      std::vector<double>* ci) {
-  const std::size_t m = theta.size();
-  if (c) {
-    c->assign(n, 0.0);
-    std::vector<double> p(m, 1.0);
-    if (n > 0) (*c)[0] = kappa;
-    for (std::size_t k = 1; k < n; ++k) {
-      double v = 0;
-      for (std::size_t i = 0; i < m; ++i) {
-        v += omega[i] * p[i];
-        p[i] *= theta[i];
-      }
-      (*c)[k] = kappa * v;
-    }
-  }
-  if (ci) {
-    ci->assign(n, 0.0);
-    std::vector<double> r(m, 0.0);
-    double prev = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      double v = (k == 0 ? 1.0 / kappa : 0.0);
-      for (std::size_t i = 0; i < m; ++i) {
-        r[i] = theta[i] * r[i] + prev;
-        v -= omega[i] * r[i];
-      }
-      (*ci)[k] = v;
-      prev = v;
-    }
-  }
+// ||A C^{-1}||_F^2 for a Toeplitz C with first column c, C^{-1}'s coefficients streamed by forward
+// substitution over the last c.size() - 1 of them (a ring): O(n c.size()) time, O(c.size())
+// memory.
+double toeplitz_b_frobenius_sq(const Workload& A, const std::vector<double>& c) {
+  const std::size_t cap = c.size() - 1;
+  std::vector<double> ring(std::max<std::size_t>(cap, 1), 0.0);
+  std::size_t t = 0;
+  return blt::stream_b_norms(A, [&] {
+    double acc = t == 0 ? 1.0 : 0.0;
+    for (std::size_t j = 1; j <= std::min(t, cap); ++j) acc -= c[j] * ring[(t - j) % cap];
+    const double ci = acc / c[0];
+    if (cap > 0) ring[t % cap] = ci;
+    ++t;
+    return ci;
+  }).frobenius_sq;
 }
 
-// ||A C^{-1}||_F^2 from the inverse coefficients of a Toeplitz C: b = T(a) c' through the workload
-// recursion (O(n) except O(n k) for windows), rows scaled by D_t.
-double b_frobenius_sq(const Workload& A, const std::vector<double>& ci) {
-  WorkloadState st(A, 1);
+// The square root C of A's Toeplitz part T has A C^{-1} = D T C^{-1} = D C (C and T commute), so
+// ||A C^{-1}||_F^2 = sum_t D_t^2 sum_{k<=t} c_k^2: O(n).
+double root_b_frobenius_sq(const Workload& A, const std::vector<double>& c) {
   double cum = 0, total = 0;
-  for (std::size_t t = 0; t < ci.size(); ++t) {
-    double out = 0;
-    st.push(&ci[t], &out);  // out = D_t b_t
-    const double D = A.row_scale(t);
-    const double b = out / D;
-    cum += b * b;
-    total += D * D * cum;
+  for (std::size_t t = 0; t < A.steps(); ++t) {
+    cum += c[t] * c[t];
+    total += A.row_scale(t) * A.row_scale(t) * cum;
   }
   return total;
-}
-
-double blt_objective(const Workload& A, double kappa, const std::vector<double>& theta,
-                     const std::vector<double>& omega) {
-  std::vector<double> c, ci;
-  blt_coefficients(kappa, theta, omega, A.steps(), &c, &ci);
-  double norm2 = 0;
-  for (double v : c) norm2 += v * v;
-  const double f = norm2 * b_frobenius_sq(A, ci);
-  return std::isfinite(f) ? f : std::numeric_limits<double>::infinity();
-}
-
-// Nelder-Mead minimisation (standard coefficients), for the small BLT fits.
-std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f,
-                                std::vector<double> x0, double step, int max_evals) {
-  const std::size_t n = x0.size();
-  std::vector<std::vector<double>> simplex(n + 1, x0);
-  std::vector<double> fx(n + 1);
-  for (std::size_t i = 0; i < n; ++i) simplex[i + 1][i] += step;
-  int evals = 0;
-  for (std::size_t i = 0; i <= n; ++i) fx[i] = f(simplex[i]), ++evals;
-  std::vector<std::size_t> order(n + 1);
-  while (evals < max_evals) {
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return fx[a] < fx[b]; });
-    const std::size_t best = order[0], worst = order[n], second = order[n - 1];
-    if (std::abs(fx[worst] - fx[best]) <= 1e-12 * std::abs(fx[best])) break;
-    std::vector<double> centre(n, 0.0);
-    for (std::size_t i = 0; i <= n; ++i)
-      if (i != worst)
-        for (std::size_t j = 0; j < n; ++j) centre[j] += simplex[i][j] / static_cast<double>(n);
-    auto along = [&](double a) {
-      std::vector<double> p(n);
-      for (std::size_t j = 0; j < n; ++j) p[j] = centre[j] + a * (simplex[worst][j] - centre[j]);
-      return p;
-    };
-    const auto xr = along(-1);
-    const double fr = f(xr);
-    ++evals;
-    if (fr < fx[best]) {
-      const auto xe = along(-2);
-      const double fe = f(xe);
-      ++evals;
-      if (fe < fr) {
-        simplex[worst] = xe, fx[worst] = fe;
-      } else {
-        simplex[worst] = xr, fx[worst] = fr;
-      }
-    } else if (fr < fx[second]) {
-      simplex[worst] = xr, fx[worst] = fr;
-    } else {
-      const auto xc = along(fr < fx[worst] ? -0.5 : 0.5);
-      const double fc = f(xc);
-      ++evals;
-      if (fc < std::min(fr, fx[worst])) {
-        simplex[worst] = xc, fx[worst] = fc;
-      } else {
-        for (std::size_t i = 0; i <= n; ++i) {
-          if (i == best) continue;
-          for (std::size_t j = 0; j < n; ++j)
-            simplex[i][j] = simplex[best][j] + 0.5 * (simplex[i][j] - simplex[best][j]);
-          fx[i] = f(simplex[i]);
-          ++evals;
-        }
-      }
-    }
-  }
-  const auto it = std::min_element(fx.begin(), fx.end());
-  return simplex[static_cast<std::size_t>(it - fx.begin())];
 }
 
 }  // namespace
 
 double jme_error_factor(const Workload& A, const Factorization& C) {
   const double n2 = C.norm_1_to_2() * C.norm_1_to_2();
-  if (C.kind() == FactorizationKind::blt) {
-    std::vector<double> ci;
-    blt_coefficients(C.kappa(), C.theta(), C.omega(), A.steps(), nullptr, &ci);
-    return n2 * b_frobenius_sq(A, ci);
+  switch (C.kind()) {
+    case FactorizationKind::blt:
+      return n2 * blt::b_norms(A, {C.kappa(), C.theta(), C.omega()}).frobenius_sq;
+    case FactorizationKind::square_root:
+      if (C.coefficients().size() == A.steps() &&
+          C.coefficients() == sqrt_coefficients(A, A.steps()))  // A's own root
+        return n2 * root_b_frobenius_sq(A, C.coefficients());
+      [[fallthrough]];
+    case FactorizationKind::banded:
+    case FactorizationKind::toeplitz:
+    case FactorizationKind::input: return n2 * toeplitz_b_frobenius_sq(A, C.coefficients());
+    case FactorizationKind::output: break;
   }
   return n2 * theory::sum(theory::b_row_norms_sq(A, C));
 }
@@ -203,67 +116,29 @@ Factorization Factorization::blt(double kappa, std::vector<double> theta,
   Factorization f;
   f.kind_ = FactorizationKind::blt;
   f.n_ = n;
-  blt_coefficients(kappa, theta, omega, n, &f.c_, nullptr);
-  double s = 0;
-  for (double v : f.c_) s += v * v;  // Toeplitz: the first column has the largest norm
-  f.norm_ = std::sqrt(s);
   f.kappa_ = kappa;
   f.theta_ = std::move(theta);
   f.omega_ = std::move(omega);
+  // The first column's norms, computed from its n coefficients as the stream generates them
+  // (Toeplitz: the first column has the largest norm), in O(buffers) memory.
+  blt::Column column({f.kappa_, f.theta_, f.omega_});
+  double s = 0, l1 = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = column.next();
+    s += v * v;
+    l1 += std::abs(v);
+  }
+  f.norm_ = std::sqrt(s);
+  f.l1_ = l1;
   return f;
 }
 
 Factorization Factorization::fit_blt(const Workload& A, std::size_t buffers) {
   require(buffers >= 1 && buffers <= 12, fmt::format("blt needs 1 to 12 buffers, got {}", buffers));
-  const std::size_t n = A.steps();
-  const std::size_t fit_len = std::min<std::size_t>(n, 1 << 16);
-  const auto root = sqrt_coefficients(A, fit_len);
-  const double kappa = root[0];
-  const std::size_t m = buffers;
-  // Decays log-spaced between 1/2 and 1 - 1/n, weights by least squares on the root's tail.
-  std::vector<double> theta(m), omega(m, 0.0);
-  const double lo = std::log(0.5), hi = std::log(1.0 / static_cast<double>(std::max<std::size_t>(n, 4)));
-  for (std::size_t i = 0; i < m; ++i)
-    theta[i] = 1 - std::exp(m == 1 ? lo : lo + (hi - lo) * static_cast<double>(i) /
-                                                      static_cast<double>(m - 1));
-  if (fit_len > 1) {
-    Eigen::MatrixXd M(static_cast<Eigen::Index>(fit_len - 1), static_cast<Eigen::Index>(m));
-    Eigen::VectorXd y(static_cast<Eigen::Index>(fit_len - 1));
-    for (std::size_t k = 1; k < fit_len; ++k) {
-      // Relative weighting so that the slowly decaying tail counts.
-      const double w = 1 / std::max(std::abs(root[k]), 1e-300);
-      y[static_cast<Eigen::Index>(k - 1)] = root[k] / kappa * w;
-      for (std::size_t i = 0; i < m; ++i)
-        M(static_cast<Eigen::Index>(k - 1), static_cast<Eigen::Index>(i)) =
-            std::pow(theta[i], static_cast<double>(k - 1)) * w;
-    }
-    const Eigen::VectorXd sol = M.colPivHouseholderQr().solve(y);
-    for (std::size_t i = 0; i < m; ++i) omega[i] = std::isfinite(sol[static_cast<Eigen::Index>(i)]) ? sol[static_cast<Eigen::Index>(i)] : 0.0;
-  }
-  // Refine: theta_i = sigmoid(p_i), omega_i free.
-  auto unpack = [&](const std::vector<double>& p, std::vector<double>& th, std::vector<double>& om) {
-    th.resize(m);
-    om.resize(m);
-    for (std::size_t i = 0; i < m; ++i) {
-      th[i] = std::clamp(1 / (1 + std::exp(-p[i])), 1e-9, 1 - 1e-12);
-      om[i] = p[m + i];
-    }
-  };
-  std::vector<double> p0(2 * m);
-  for (std::size_t i = 0; i < m; ++i) {
-    p0[i] = std::log(theta[i] / (1 - theta[i]));
-    p0[m + i] = omega[i];
-  }
-  auto objective = [&](const std::vector<double>& p) {
-    std::vector<double> th, om;
-    unpack(p, th, om);
-    return blt_objective(A, kappa, th, om);
-  };
-  std::vector<double> best = p0;
-  for (int round = 0; round < 3; ++round) best = nelder_mead(objective, best, 0.3, 400 * static_cast<int>(m));
-  unpack(best, theta, omega);
-  return blt(kappa, theta, omega, n);
+  blt::Parameters p = blt::fit(A, buffers);
+  return blt(p.kappa, std::move(p.theta), std::move(p.omega), A.steps());
 }
+
 std::vector<double> prefix_sqrt_coefficients(std::size_t m) {
   std::vector<double> c(m);
   if (m == 0) return c;
@@ -308,7 +183,7 @@ Factorization Factorization::input(std::size_t n) {
   f.kind_ = FactorizationKind::input;
   f.n_ = n;
   f.c_ = {1.0};
-  f.norm_ = 1;
+  f.norm_ = f.l1_ = 1;
   return f;
 }
 
@@ -335,9 +210,10 @@ Factorization Factorization::toeplitz(std::vector<double> c, std::size_t n) {
   Factorization f;
   f.kind_ = FactorizationKind::toeplitz;
   f.n_ = n;
-  double s = 0;
-  for (double v : c) s += v * v;  // columns of a Toeplitz C are truncations of the first
+  double s = 0, l1 = 0;
+  for (double v : c) s += v * v, l1 += std::abs(v);  // other columns truncate the first
   f.norm_ = std::sqrt(s);
+  f.l1_ = l1;
   f.c_ = std::move(c);
   return f;
 }
@@ -355,7 +231,24 @@ Factorization Factorization::banded(const Workload& A, std::size_t bands) {
   return f;
 }
 
+std::size_t Factorization::automatic_buffers(std::size_t n) {
+  std::size_t m = 1;
+  for (double p = 10; p < static_cast<double>(n) && m < 8; p *= 10) ++m;  // ceil(log10 n)
+  return m;
+}
+
+std::size_t Factorization::automatic_bands(std::size_t n, std::size_t window) {
+  return std::min(n, 4 * window);
+}
+
+Factorization Factorization::automatic(const Workload& A) {
+  if (A.kind() == WorkloadKind::window)
+    return banded(A, automatic_bands(A.steps(), A.window_size()));
+  return fit_blt(A, automatic_buffers(A.steps()));
+}
+
 Factorization Factorization::parse(const std::string& spec, const Workload& A) {
+  if (spec == "auto") return automatic(A);
   if (spec == "input") return input(A.steps());
   if (spec == "output") return output(A);
   if (spec == "sqrt") return square_root(A);
@@ -386,7 +279,7 @@ Factorization Factorization::parse(const std::string& spec, const Workload& A) {
     return banded(A, static_cast<std::size_t>(b));
   }
   throw InvalidArgument(fmt::format(
-      "factorization must be input, output, sqrt, banded:B or blt:M, got '{}'", spec));
+      "factorization must be auto, input, output, sqrt, banded:B or blt:M, got '{}'", spec));
 }
 
 std::string Factorization::name() const {
@@ -410,11 +303,40 @@ std::size_t Factorization::history() const {
   }
 }
 
+std::vector<double> Factorization::column(std::size_t m) const {
+  m = std::min(m, n_);
+  if (kind_ == FactorizationKind::output) {
+    std::vector<double> c(m);
+    for (std::size_t k = 0; k < m; ++k) c[k] = A_->row_scale(k) * A_->coefficient(k);
+    return c;
+  }
+  if (kind_ == FactorizationKind::blt) {
+    blt::Column column({kappa_, theta_, omega_});
+    std::vector<double> c(m);
+    for (auto& v : c) v = column.next();
+    return c;
+  }
+  std::vector<double> c(m, 0.0);
+  std::copy_n(c_.begin(), std::min(m, c_.size()), c.begin());
+  return c;
+}
+
+std::vector<double> Factorization::inverse_column(std::size_t m) const {
+  require(kind_ != FactorizationKind::output, "inverse_column: output is not Toeplitz");
+  m = std::min(m, n_);
+  if (kind_ != FactorizationKind::blt) return toeplitz_inverse(c_, m);
+  blt::InverseColumn inverse({kappa_, theta_, omega_});
+  std::vector<double> y(m);
+  for (auto& v : y) v = inverse.next();
+  return y;
+}
+
 RowMatrix Factorization::materialize() const {
   if (kind_ == FactorizationKind::output) return A_->materialize();
+  const auto c = column(n_);
   RowMatrix C = RowMatrix::Zero(n_, n_);
   for (std::size_t t = 0; t < n_; ++t)
-    for (std::size_t j = 0; j < c_.size() && j <= t; ++j) C(t, t - j) = c_[j];
+    for (std::size_t j = 0; j <= t; ++j) C(t, t - j) = c[j];
   return C;
 }
 

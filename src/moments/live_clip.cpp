@@ -49,7 +49,7 @@ LiveClipPlan plan_live_clip(const MomentsConfig& c, double scale_rho) {
   p.count.target_quantile = c.clip_quantile;
   p.count.rho_per_step = p.rho_count;
   p.count.noise = c.run.noise;
-  LedgerEntry q = private_norm_quantile_entry(p.quantile);
+  LedgerEntry q = private_norm_quantile_entries(p.quantile).back();  // replace-one: the selection
   q.purpose = "live clip: private quantile of one warm-up block's row norms (blocks are "
               "disjoint: each row is in one block, parallel composition)";
   LedgerEntry n = AdaptiveClip(p.count).step_entry();

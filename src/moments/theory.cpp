@@ -36,7 +36,7 @@ std::vector<double> b_row_norms_sq(const Workload& A, const Factorization& C) {
   if (toeplitz_like(C)) {
     // A C^{-1} = D T(a) T(c)^{-1} = D T(a * c'), rows: D_t^2 sum_{k<=t} b_k^2.
     const auto a = A.coefficients(n);
-    const auto ci = toeplitz_inverse(C.coefficients(), n);
+    const auto ci = C.inverse_column(n);
     double acc = 0;
     for (std::size_t k = 0; k < n; ++k) {
       double b = 0;
@@ -56,7 +56,7 @@ std::vector<double> q_diag(const Factorization& C) {
   const std::size_t n = C.steps();
   std::vector<double> q(n);
   if (toeplitz_like(C)) {
-    const auto ci = toeplitz_inverse(C.coefficients(), n);
+    const auto ci = C.inverse_column(n);
     double acc = 0;
     for (std::size_t t = 0; t < n; ++t) q[t] = acc += ci[t] * ci[t];
     return q;

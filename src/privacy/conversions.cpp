@@ -90,6 +90,16 @@ double normal_cdf(double x) {
   return 0.5 * std::erfc(-x * std::numbers::sqrt2 / 2);
 }
 
+double standard_normal_quantile(double p) {
+  require(p > 0 && p < 1, "standard_normal_quantile: p must be in (0, 1), got {}", format_number(p));
+  double lo = -40, hi = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 double log_normal_cdf(double x) {
   require(!std::isnan(x), "log_normal_cdf: x must not be NaN");
   if (x > 0) return std::log1p(-0.5 * std::erfc(x * std::numbers::sqrt2 / 2));

@@ -7,6 +7,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 namespace dpstats {
 namespace {
@@ -63,23 +64,22 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.norm.threads = o.run.threads;
   p.norm.comm = o.run.comm;
   private_scale_entries(p.scale, d);
-  if (o.norm_quantile) private_norm_quantile_entry(p.norm);
+  if (o.norm_quantile) private_norm_quantile_entries(p.norm);
   return p;
 }
 
-// The reason to abstain: a column (or the norm quantile) whose budget and n give no guarantee
-// (status insufficient_data, decided from public values only). Values released without their
-// stated error would be a confident wrong answer.
+// The reason to abstain: the scale layer's one rule (reliability.hpp) calls a column's estimate
+// (or the norm quantile) unusable -- too few rows for the budget, a (nearly) constant column, a
+// cell at the grid's end. Values released without their guarantee would be a confident wrong
+// answer; the reason names the cause and what would suffice (issue 27).
 std::optional<std::string> insufficient(const Bounds& b) {
-  std::string which;
-  for (std::size_t j = 0; j < b.scale.columns.size(); ++j)
-    if (b.scale.columns[j].status == ScaleStatus::insufficient_data)
-      which += (which.empty() ? "column " : ", ") + std::to_string(j + 1);
-  if (b.norm && b.norm->status == ScaleStatus::insufficient_data)
-    which += which.empty() ? "the norm quantile" : " and the norm quantile";
-  if (which.empty()) return std::nullopt;
-  return "insufficient data for a guaranteed estimate at this budget (" + which +
-         "): raise epsilon, or give more rows; diagnostics.scale.columns say why";
+  const Reliability r = reliability(b.scale, "");
+  if (!r.usable) return r.reason();
+  if (b.norm) {
+    const Reliability q = reliability(*b.norm, "");
+    if (!q.usable) return q.reason();
+  }
+  return std::nullopt;
 }
 
 // What every rank must pass alike (the guard before the first collective): the options that shape

@@ -34,6 +34,7 @@ ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
   Communicator& comm = comm_or_single(p.o.comm);
   const GridCell coarse = grid_quantile_cell(v, p.signed_grid, 0.5, p.epsilon, rng, comm);
   const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
+  const bool at_end = i == 0 || i + 1 == last;
   const double lower = p.signed_grid[i == 0 ? 0 : i - 1];
   const double upper = p.signed_grid[std::min(i + 2, last)];
   const std::vector<double> fine = linear_grid(lower, upper, p.o.refine_points);
@@ -43,10 +44,11 @@ ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
   for (double& x : v) x = std::min(std::fabs(x - c.location), kMaxDouble);
   const GridCell mad = grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng, comm);
   c.mad = mad.midpoint();
+  const bool mad_at_end = mad.index + 2 == p.abs_grid.size();
   c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
   c.lo = clamp_finite(c.location - p.o.widen * c.scale);
   c.hi = clamp_finite(c.location + p.o.widen * c.scale);
-  set_status(c, p, "location and scale are");
+  set_status(c, p, at_end || mad_at_end, "the location and scale");
   if (c.status == ScaleStatus::degenerate) {
     c.lo = clamp_finite(c.location - c.resolution);
     c.hi = clamp_finite(c.location + c.resolution);
@@ -77,15 +79,9 @@ const char* to_string(ScaleStatus s) {
 Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
-  const double e = per_call_epsilon(o.loss, kCallsPerColumn * d);
-  Ledger entries = {grid_quantile_entry(e, "scale: coarse median cell on the log grid"),
-                    grid_quantile_entry(e, "scale: refined median on a linear grid"),
-                    grid_quantile_entry(e, "scale: MAD cell on the log grid")};
-  for (LedgerEntry& entry : entries) {
-    entry.purpose += fmt::format(" ({} columns)", d);
-    entry.count = static_cast<int>(d);
-  }
-  return entries;
+  return column_entries(o, d, "scale",
+                        {"coarse median cell on the log grid", "refined median on a linear grid",
+                         "MAD cell on the log grid"});
 }
 
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
@@ -98,9 +94,11 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   out.entries = private_scale_entries(o, d);
   all_or_none(comm, [&] { account.charge(out.entries); });
 
-  Plan p = column_plan(o, kCallsPerColumn * d, n);
-  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(),
-                                          o.beta / static_cast<double>(kCallsPerColumn * d));
+  Plan p = column_plan(o, kCallsPerColumn * d);
+  const std::size_t events = kCallsPerColumn * d + (counts_rows(o.neighbouring) ? 1 : 0);
+  const double beta = o.beta / static_cast<double>(events);
+  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(), beta);
+  p.n = rows_for_checks(n, o.loss, o.neighbouring, beta, comm, rng);
   estimate_columns(X, p, rng, out, estimate_column);
   return out;
 }

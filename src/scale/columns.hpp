@@ -1,6 +1,7 @@
 // What the per-column private estimators share (column_scale.cpp, location.cpp, scale_json.cpp):
-// the constants, the plan of log-grid selections, the column copy, the per-column generator
-// split and the diagnostics frame. Internal to src/scale.
+// the constants, the plan of log-grid selections and their entries, the column copy, the
+// per-column generator split, the facts and statuses, and the diagnostics frame. Internal to
+// src/scale.
 #pragma once
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,8 +18,11 @@
 #include "dpstats/random/rng.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/release.hpp"
+#include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/scale/share.hpp"
+#include "row_count.hpp"
 
 namespace dpstats::scale_detail {
 
@@ -42,24 +46,39 @@ void check_column_options(const Options& o) {
 }
 
 // The public plan of every selection of one estimate: `calls` selections in all, each at the
-// per-call share of o.loss, on the log grids; rank_error is the caller's (its grids differ).
+// per-call share of the selections' part of o.loss (all of it, or 7/8 under add/remove where
+// the rows are counted first, row_count.hpp), on the log grids; rank_error is the caller's (its
+// grids differ), n the rows the rank checks use (set once counted).
 template <class Options>
 struct ColumnPlan {
   const Options& o;
   double epsilon = 0;  // per selection
   std::vector<double> signed_grid, abs_grid;
   double rank_error = 0;
-  bool n_public = false;
   double n = 0;
 };
 
 template <class Options>
-ColumnPlan<Options> column_plan(const Options& o, std::size_t calls, std::int64_t rows) {
-  ColumnPlan<Options> p{o, per_call_epsilon(o.loss, calls), log_grid(o.per_octave, false),
-                        log_grid(o.per_octave, true)};
-  p.n_public = o.neighbouring == Neighbouring::replace_one;
-  p.n = static_cast<double>(rows);
-  return p;
+ColumnPlan<Options> column_plan(const Options& o, std::size_t calls) {
+  return {o, per_call_epsilon(selection_share(o.loss, o.neighbouring), calls),
+          log_grid(o.per_octave, false), log_grid(o.per_octave, true)};
+}
+
+// The entries of an estimate's selections (each a grid_quantile entry with count d), after the
+// count of the rows under add/remove. `purposes` name the selections of one column.
+template <class Options>
+Ledger column_entries(const Options& o, std::size_t d, const char* estimate,
+                      std::initializer_list<const char*> purposes) {
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), purposes.size() * d);
+  Ledger entries;
+  if (counts_rows(o.neighbouring)) entries.push_back(row_count_entry(o.loss, estimate));
+  for (const char* purpose : purposes) {
+    LedgerEntry entry = grid_quantile_entry(e, fmt::format("{}: {} ({} columns)", estimate,
+                                                           purpose, d));
+    entry.count = static_cast<int>(d);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }
 
 // The rows of every rank after the guard before the first collective: every rank's
@@ -96,6 +115,7 @@ void estimate_columns(const ConstMatrixRef& X, const Plan& p, Rng& rng, Estimate
   const auto d = static_cast<std::size_t>(X.cols());
   out.epsilon_per_call = p.epsilon;
   out.rank_error = p.rank_error;
+  out.n = p.n;
   out.beta = p.o.beta;
   out.neighbouring = p.o.neighbouring;
   out.columns.resize(d);
@@ -114,20 +134,22 @@ void estimate_columns(const ConstMatrixRef& X, const Plan& p, Rng& rng, Estimate
   });
 }
 
-// A column's status: insufficient data (public: n, epsilon, beta, alpha) takes precedence over
-// degenerate (read off the released MAD and resolution; the scale is then 0). `what` names what
-// is not guaranteed ("the location", "location and scale").
+// A column's facts (reliability.hpp) and the status read off them: a rank error too large for
+// the rows, or a coarse cell at its grid's end, is insufficient_data (it takes precedence); a
+// released MAD within 2 resolutions of 0 is degenerate (the scale is then 0). `what` names the
+// estimate ("the location", "the location and scale").
 template <class Column, class Plan>
-void set_status(Column& c, const Plan& p, const char* what) {
-  if (p.n_public && p.rank_error / p.n + p.o.alpha > 0.3) {
+void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
+  c.facts = {.rank_error = p.rank_error, .n = p.n, .tolerance = 0.3, .alpha = p.o.alpha,
+             .epsilon = p.epsilon, .at_grid_end = at_grid_end,
+             .degenerate = c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())};
+  SelectionFacts rank = c.facts;
+  rank.degenerate = false;
+  const Reliability r = assess(rank, what, "");
+  if (!r.usable) {
     c.status = ScaleStatus::insufficient_data;
-    c.reason = fmt::format(
-        "rank error t = {} (probability beta = {}) with n = {} and alpha = {}: t/n + alpha > 0.3, "
-        "so {} not guaranteed inside the central 20%..80% of the data; give this estimate a "
-        "larger share or more rows",
-        format_number(p.rank_error), format_number(p.o.beta), p.n, format_number(p.o.alpha),
-        what);
-  } else if (c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())) {
+    c.reason = r.cause + "; " + r.would_suffice;
+  } else if (c.facts.degenerate) {
     c.status = ScaleStatus::degenerate;
     c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
                            "({}): the column's values are (nearly) all equal",
@@ -149,9 +171,7 @@ nlohmann::json columns_diagnostics(const Estimate& e, const char* estimator,
                       {"beta", e.beta},
                       {"neighbouring", to_string(e.neighbouring)},
                       {"charged", ledger_json(e.entries)}};
-  if (e.neighbouring != Neighbouring::replace_one) {
-    j["insufficient_data_check"] = "not made: n is private under add/remove";
-  }
+  if (counts_rows(e.neighbouring)) j["n_lower_bound"] = e.n;
   return j;
 }
 

@@ -12,9 +12,12 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
+#include "grid_select.hpp"
 
 namespace dpstats {
 namespace {
+
+using namespace scale_detail;
 
 void check_grid(std::span<const double> grid) {
   require(grid.size() >= 2, "grid must hold at least 2 points, got {}", grid.size());
@@ -25,44 +28,11 @@ void check_grid(std::span<const double> grid) {
   }
 }
 
-ExponentialMechanismOptions selection(double epsilon) {
-  ExponentialMechanismOptions e;
-  e.epsilon = epsilon;
-  e.sensitivity = 1;
-  e.monotone = false;
-  return e;
-}
-
-// below[i] = #{values < grid[i]}, by one merge of the sorted values with the grid (O(n + N)).
-std::vector<std::int64_t> counts_below(const std::vector<double>& sorted,
-                                       std::span<const double> grid) {
-  std::vector<std::int64_t> below(grid.size());
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < grid.size(); ++i) {
-    while (k < sorted.size() && sorted[k] < grid[i]) ++k;
-    below[i] = static_cast<std::int64_t>(k);
+// The values, checked finite.
+void check_values(std::span<const double> values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    require(std::isfinite(values[i]), "values has a NaN or infinite value at index {}", i);
   }
-  return below;
-}
-
-// quality[i] = -dist(target, [A_i, A_{i+1}]) for every cell.
-std::vector<double> cell_quality(std::span<const std::int64_t> below, double target) {
-  std::vector<double> quality(below.size() - 1);
-  for (std::size_t i = 0; i + 1 < below.size(); ++i) {
-    quality[i] = -std::max({static_cast<double>(below[i]) - target,
-                            target - static_cast<double>(below[i + 1]), 0.0});
-  }
-  return quality;
-}
-
-// The values, checked finite and sorted.
-std::vector<double> sorted_values(std::span<const double> values) {
-  std::vector<double> sorted(values.begin(), values.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    require(std::isfinite(sorted[i]), "values has a NaN or infinite value at index {}", i);
-  }
-  std::sort(sorted.begin(), sorted.end());
-  return sorted;
 }
 
 }  // namespace
@@ -114,10 +84,10 @@ GridCell grid_quantile_cell(std::span<const double> values, std::span<const doub
   check_epsilon(epsilon);
   check_grid(grid);
   require(!values.empty(), "values must hold at least one value, got 0");
-  const std::vector<double> sorted = sorted_values(values);
-  const double target = q * static_cast<double>(sorted.size());
-  const std::vector<double> quality = cell_quality(counts_below(sorted, grid), target);
-  const std::size_t i = permute_and_flip(quality, selection(epsilon), rng);
+  check_values(values);
+  const auto n = static_cast<std::int64_t>(values.size());
+  const std::size_t i = select_cell(counts_below({values.begin(), values.end()}, grid), n, q,
+                                    epsilon, rng);
   return {grid[i], grid[i + 1], i};
 }
 
@@ -128,24 +98,22 @@ GridCell grid_quantile_cell(std::span<const double> values, std::span<const doub
   check_epsilon(epsilon);
   check_grid(grid);
   std::vector<std::int64_t> words;  // the counts below each grid point, then the value count
-  all_or_none(comm, [&] {
-    const std::vector<double> sorted = sorted_values(values);
-    words = counts_below(sorted, grid);
-    words.push_back(static_cast<std::int64_t>(sorted.size()));
-  });
-  comm.allreduce_sum(words);
+  all_or_none(comm, [&] { check_values(values); });
+  words = merged_counts_below(values, grid, comm);
   const std::int64_t n = words.back();
   require(n >= 1, "values must hold at least one value over the {} ranks, got 0", comm.size());
   const auto i = on_root(comm, [&] {
-    const std::span<const std::int64_t> below(words.data(), grid.size());
-    return permute_and_flip(cell_quality(below, q * static_cast<double>(n)), selection(epsilon),
-                            rng);
+    return select_cell({words.data(), grid.size()}, n, q, epsilon, rng);
   });
   return {grid[i], grid[i + 1], i};
 }
 
 LedgerEntry grid_quantile_entry(double epsilon, std::string purpose) {
-  LedgerEntry e = exponential_mechanism_entry(selection(epsilon), std::move(purpose));
+  ExponentialMechanismOptions selection;
+  selection.epsilon = epsilon;
+  selection.sensitivity = 1;
+  selection.monotone = false;
+  LedgerEntry e = exponential_mechanism_entry(selection, std::move(purpose));
   e.mechanism = "grid_quantile";
   return e;
 }

@@ -56,6 +56,7 @@ ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng&
   ColumnLocation c;
   const GridCell coarse = select(x, p.signed_grid, p, rng);
   const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
+  const bool at_end = i == 0 || i + 1 == last;
   const std::vector<double> fine = linear_grid(p.signed_grid[i == 0 ? 0 : i - 1],
                                                p.signed_grid[std::min(i + 2, last)],
                                                p.o.refine_points);
@@ -79,7 +80,7 @@ ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng&
     c.scale = c.spread;
     c.mad = c.spread / kMadToSigma;
   }
-  set_status(c, p, "the location is");
+  set_status(c, p, at_end, "the location");
   return c;
 }
 
@@ -118,25 +119,26 @@ nlohmann::json LocationEstimate::diagnostics() const {
 Ledger private_location_entries(const LocationOptions& o, std::size_t d) {
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
-  const double e = per_call_epsilon(o.loss, calls_per_column(o) * d);
-  Ledger entries = {grid_quantile_entry(e, "location: coarse median cell on the log grid"),
-                    grid_quantile_entry(e, "location: refined median on a linear grid"),
-                    grid_quantile_entry(e, "location: spread (MAD cell) for the window"),
-                    grid_quantile_entry(e, "location: re-centred median on a linear grid")};
-  if (o.final_mad) entries.push_back(grid_quantile_entry(e, "location: MAD cell around the location"));
-  for (LedgerEntry& entry : entries) {
-    entry.purpose += fmt::format(" ({} columns)", d);
-    entry.count = static_cast<int>(d);
-  }
-  return entries;
+  if (o.final_mad)
+    return column_entries(o, d, "location",
+                          {"coarse median cell on the log grid", "refined median on a linear grid",
+                           "spread (MAD cell) for the window", "re-centred median on a linear grid",
+                           "MAD cell around the location"});
+  return column_entries(o, d, "location",
+                        {"coarse median cell on the log grid", "refined median on a linear grid",
+                         "spread (MAD cell) for the window", "re-centred median on a linear grid"});
 }
 
 namespace {
 
+// The failure probability of each event: every selection and, under add/remove, the row count.
+double event_beta(const LocationOptions& o, std::size_t d) {
+  return o.beta / static_cast<double>(calls_per_column(o) * d + (counts_rows(o.neighbouring) ? 1 : 0));
+}
+
 double rank_error_of(const LocationOptions& o, std::size_t d, double epsilon, std::size_t grid) {
   const std::size_t largest = std::max({grid, o.refine_points, o.recentre_points});
-  return grid_quantile_rank_error(epsilon, largest,
-                                  o.beta / static_cast<double>(calls_per_column(o) * d));
+  return grid_quantile_rank_error(epsilon, largest, event_beta(o, d));
 }
 
 }  // namespace
@@ -146,7 +148,8 @@ std::optional<std::string> private_location_shortfall(const LocationOptions& o, 
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
   if (o.neighbouring != Neighbouring::replace_one) return std::nullopt;
-  const double e = per_call_epsilon(o.loss, calls_per_column(o) * d);
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring),
+                                    calls_per_column(o) * d);
   // The signed log grid's size, without building it: 2 (2046 m + 1) + 1 points.
   const std::size_t grid = 2 * (2046 * static_cast<std::size_t>(o.per_octave) + 1) + 1;
   const double t = rank_error_of(o, d, e, grid), rows = static_cast<double>(n);
@@ -166,8 +169,9 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
   out.entries = private_location_entries(o, d);
   all_or_none(comm, [&] { account.charge(out.entries); });
 
-  Plan p = column_plan(o, calls_per_column(o) * d, n);
+  Plan p = column_plan(o, calls_per_column(o) * d);
   p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.size());
+  p.n = rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng);
   estimate_columns(X, p, rng, out, estimate_column);
   return out;
 }

@@ -13,9 +13,12 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "row_count.hpp"
 
 namespace dpstats {
 namespace {
+
+using namespace scale_detail;
 
 constexpr double kMaxDouble = std::numeric_limits<double>::max();
 
@@ -53,44 +56,60 @@ std::vector<double> row_norms(const ConstMatrixRef& X, const std::optional<Vecto
   return norms;
 }
 
-void set_status(NormQuantile& r, const NormQuantileOptions& o, std::size_t n) {
-  if (r.cell_hi <= std::numeric_limits<double>::min()) {
+// The facts reliability() judges, and the status read off them: the released cell at the top of
+// the grid or a rank error that reaches min(q, 1 - q) of the rows (the clip may sit at an extreme
+// of the data) is insufficient_data; a cell [0, 2^-1022) is degenerate.
+void set_status(NormQuantile& r, const NormQuantileOptions& o, std::size_t grid_size, double n) {
+  r.facts = {.rank_error = r.rank_error, .n = n, .tolerance = std::min(o.q, 1 - o.q),
+             .alpha = o.alpha, .epsilon = r.epsilon,
+             .at_grid_end = r.cell_hi == kMaxDouble && grid_size > 2,
+             .degenerate = r.cell_hi <= std::numeric_limits<double>::min()};
+  SelectionFacts rank = r.facts;
+  rank.degenerate = false;
+  const Reliability check = assess(rank, "the quantile", "");
+  if (!check.usable) {
+    r.status = ScaleStatus::insufficient_data;
+    r.reason = check.cause + "; " + check.would_suffice;
+  } else if (r.facts.degenerate) {
     r.status = ScaleStatus::degenerate;
     r.reason = "the released cell is [0, 2^-1022): (nearly) every value is 0";
-  } else if (o.neighbouring == Neighbouring::replace_one &&
-             r.rank_error / static_cast<double>(n) + o.alpha >= std::min(o.q, 1 - o.q)) {
-    r.status = ScaleStatus::insufficient_data;
-    r.reason = fmt::format(
-        "rank error t = {} (beta = {}) with n = {} and alpha = {}: t/n + alpha >= min(q, 1-q), "
-        "so the clip may land at the extremes of the data; give it a larger share or more rows",
-        format_number(r.rank_error), format_number(o.beta), n, format_number(o.alpha));
   }
 }
 
-// values: this rank's; n: the values over every rank of comm.
+// The failure probability of each event: the selection and, under add/remove, the row count.
+double event_beta(const NormQuantileOptions& o) {
+  return counts_rows(o.neighbouring) ? o.beta / 2 : o.beta;
+}
+
+// values: this rank's; n: the values over every rank of comm. Charges nothing (the caller has).
 NormQuantile select(std::span<const double> values, const NormQuantileOptions& o, Rng& rng,
                     Communicator& comm, std::size_t n) {
   NormQuantile r;
   r.q = o.q;
-  r.epsilon = per_call_epsilon(o.loss, 1);
-  r.entry = private_norm_quantile_entry(o);
+  r.epsilon = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
+  r.entries = private_norm_quantile_entries(o);
   const std::vector<double> grid = log_grid(o.per_octave, true);
-  r.rank_error = grid_quantile_rank_error(r.epsilon, grid.size(), o.beta);
+  r.rank_error = grid_quantile_rank_error(r.epsilon, grid.size(), event_beta(o));
+  const double rows = rows_for_checks(static_cast<std::int64_t>(n), o.loss, o.neighbouring,
+                                      event_beta(o), comm, rng);
   const GridCell cell = grid_quantile_cell(values, grid, o.q, r.epsilon, rng, comm);
   r.cell_lo = cell.lo;
   r.cell_hi = cell.hi;
   r.value = cell.hi;
-  set_status(r, o, n);
+  set_status(r, o, grid.size(), rows);
   return r;
 }
 
 }  // namespace
 
-LedgerEntry private_norm_quantile_entry(const NormQuantileOptions& o) {
+Ledger private_norm_quantile_entries(const NormQuantileOptions& o) {
   check_options(o);
-  return grid_quantile_entry(per_call_epsilon(o.loss, 1),
-                             fmt::format("scale: {}-quantile of row norms (log-grid cell)",
-                                         format_number(o.q)));
+  Ledger entries;
+  if (counts_rows(o.neighbouring)) entries.push_back(row_count_entry(o.loss, "scale"));
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
+  entries.push_back(grid_quantile_entry(
+      e, fmt::format("scale: {}-quantile of row norms (log-grid cell)", format_number(o.q))));
+  return entries;
 }
 
 NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOptions& o,
@@ -111,7 +130,7 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
     n = static_cast<std::size_t>(allreduce_count(comm, static_cast<std::int64_t>(X.rows())));
   }
   const std::vector<double> norms = row_norms(X, o.centre, o.threads);
-  all_or_none(comm, [&] { account.charge(private_norm_quantile_entry(o)); });
+  all_or_none(comm, [&] { account.charge(private_norm_quantile_entries(o)); });
   return select(norms, o, rng, comm, n);
 }
 
@@ -131,7 +150,7 @@ NormQuantile private_value_quantile(std::span<const double> values, const NormQu
                      : static_cast<std::size_t>(
                            allreduce_count(comm, static_cast<std::int64_t>(values.size())));
   require(n > 0, "values must hold at least one value, got 0");
-  all_or_none(comm, [&] { account.charge(private_norm_quantile_entry(o)); });
+  all_or_none(comm, [&] { account.charge(private_norm_quantile_entries(o)); });
   return select(values, o, rng, comm, n);
 }
 

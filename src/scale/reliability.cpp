@@ -18,27 +18,11 @@ std::string give(std::string_view option) {
   return option.empty() ? std::string() : fmt::format(", or give {}", option);
 }
 
-// A column status of the scale layer, as a Reliability.
-Reliability from_status(ScaleStatus s, const std::string& reason, std::string estimate,
-                        std::string_view option) {
-  switch (s) {
-    case ScaleStatus::ok: return Reliability::ok(std::move(estimate));
-    case ScaleStatus::insufficient_data:
-      return Reliability::unusable(std::move(estimate), reason,
-                                   "more rows or a larger epsilon would suffice" + give(option));
-    case ScaleStatus::degenerate:
-      return Reliability::unusable(std::move(estimate), reason,
-                                   "the values are (nearly) all equal" + give(option));
-  }
-  return Reliability::unusable(std::move(estimate), "unknown status", std::string(option));
-}
-
 template <class Columns>
 Reliability per_column(const Columns& columns, std::string_view what, std::string_view option) {
   std::vector<Reliability> parts;
   for (std::size_t j = 0; j < columns.size(); ++j)
-    parts.push_back(from_status(columns[j].status, columns[j].reason,
-                                fmt::format("{} of column {}", what, j + 1), option));
+    parts.push_back(assess(columns[j].facts, fmt::format("{} of column {}", what, j + 1), option));
   return first_unusable(parts, std::string(what));
 }
 
@@ -80,6 +64,23 @@ Reliability first_unusable(std::span<const Reliability> parts, std::string estim
 Reliability assess(const SelectionFacts& f, std::string estimate, std::string_view option) {
   require(f.rank_error >= 0 && f.n >= 0 && f.tolerance > 0 && f.alpha >= 0,
           "assess: rank_error, n and alpha must be >= 0 and tolerance > 0");
+  // The rank error first: when it is too large for the rows, the released cell (at the grid's
+  // end, or a spread at the resolution) is noise, and "most values are equal" would name the
+  // wrong cause (issue 27: a 40-row normal column was called constant).
+  const double room = f.tolerance - f.alpha;
+  if (!(room > 0 && f.rank_error <= room * f.n)) {
+    std::string suffice =
+        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
+                 : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
+    if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
+      suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
+                             f.rank_error / (room * f.n));
+    return Reliability::unusable(
+        std::move(estimate),
+        fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
+                    format_number(room), f.n),
+        suffice + give(option));
+  }
   if (f.at_grid_end)
     return Reliability::unusable(std::move(estimate),
                                  "the released cell is the end of its grid (the values lie "
@@ -90,19 +91,7 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "the released spread is at or below the resolution (most values "
                                  "are equal)",
                                  "the estimate cannot resolve this column" + give(option));
-  const double room = f.tolerance - f.alpha;
-  if (room > 0 && f.rank_error <= room * f.n) return Reliability::ok(std::move(estimate));
-  std::string suffice =
-      room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
-               : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
-  if (room > 0 && f.epsilon > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
-    suffice += fmt::format(", or epsilon >= {} for this estimate",
-                           format_number(f.epsilon * f.rank_error / (room * f.n)));
-  return Reliability::unusable(
-      std::move(estimate),
-      fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
-                  format_number(room), f.n),
-      suffice + give(option));
+  return Reliability::ok(std::move(estimate));
 }
 
 Reliability reliability(const ScaleEstimate& e, std::string_view option) {
@@ -114,17 +103,13 @@ Reliability reliability(const LocationEstimate& e, std::string_view option) {
 }
 
 Reliability reliability(const NormQuantile& e, std::string_view option) {
-  return from_status(e.status, e.reason, fmt::format("the {} quantile of the norms", e.q),
-                     option);
+  return assess(e.facts, fmt::format("the {} quantile of the norms", format_number(e.q)), option);
 }
 
 Reliability reliability(const WinsorizedScale& e, std::string_view option) {
-  if (e.reliable) return Reliability::ok("the winsorised scale");
-  return Reliability::unusable(
-      "the winsorised scale",
-      fmt::format("its clip selection's rank error ({:.0f} rows) exceeds the tolerated share",
-                  e.rank_error),
-      "more rows or a larger epsilon would suffice" + give(option));
+  SelectionFacts f = e.facts;
+  for (const WinsorizedColumn& c : e.columns) f.at_grid_end = f.at_grid_end || c.clip_at_end;
+  return assess(f, "the winsorised scale", option);
 }
 
 }  // namespace dpstats

@@ -49,7 +49,7 @@ nlohmann::json NormQuantile::diagnostics() const {
                       {"epsilon", epsilon},
                       {"rank_error", rank_error},
                       {"status", to_string(status)},
-                      {"charged", ledger_json(Ledger{entry})}};
+                      {"charged", ledger_json(entries)}};
   if (!reason.empty()) j["reason"] = reason;
   return j;
 }

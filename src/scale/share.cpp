@@ -42,4 +42,12 @@ double per_call_epsilon(const PrivacyLoss& share, std::size_t calls) {
   return e;
 }
 
+double units_epsilon(const PrivacyLoss& share, std::size_t units, std::size_t total) {
+  check_share(share);
+  require(units >= 1 && units <= total, "units must be in [1, total = {}], got {}", total, units);
+  const double part = static_cast<double>(units) / static_cast<double>(total) * (1 - 0x1p-45);
+  return share.kind == LossKind::pure ? per_call_epsilon(PrivacyLoss::pure(share.epsilon * part), 1)
+                                      : per_call_epsilon(PrivacyLoss::zcdp(share.rho * part), 1);
+}
+
 }  // namespace dpstats

@@ -107,6 +107,7 @@ nlohmann::json WinsorizedScale::diagnostics() const {
   nlohmann::json cols = nlohmann::json::array();
   for (const WinsorizedColumn& c : columns)
     cols.push_back({{"clip", c.clip},
+                    {"clip_at_end", c.clip_at_end},
                     {"second_moment", c.second_moment},
                     {"scale", c.scale},
                     {"tail_fraction", c.tail_fraction}});
@@ -167,7 +168,9 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
   out.rank_error = grid_quantile_rank_error(out.epsilon_per_call, grid_points,
                                             o.beta / static_cast<double>(d));
   const double n = static_cast<double>(rows);
-  out.reliable = out.rank_error <= (1 - o.q) * n / 2;
+  out.facts = {.rank_error = out.rank_error, .n = n, .tolerance = (1 - o.q) / 2,
+               .epsilon = out.epsilon_per_call};
+  out.reliable = assess(out.facts, "the winsorised scale", "").usable;
   const double c = gaussian_winsorized_factor(o.q);
   constexpr double kMax = std::numeric_limits<double>::max();
   std::vector<double> a(static_cast<std::size_t>(X.rows()));
@@ -180,6 +183,7 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
     const GridCell cell = grid_quantile_cell(a, grid, o.q, out.epsilon_per_call, rng, comm);
     // The cell's upper end (never 0): a clip at or above the quantile's cell.
     w.clip = cell.hi;
+    w.clip_at_end = cell.index + 2 == grid.size();
     const double sum = clipped_square_sum(a, w.clip, rows, comm);
     w.second_moment = std::clamp(on_root(comm, [&] { return lap.apply(sum, rng); }) / n, 0.0, 1.0);
     w.scale = std::min(w.clip * std::sqrt(w.second_moment / c), kMax);

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 namespace dpstats::optimize {
 
@@ -44,6 +46,15 @@ Vector Standardization::to_user_units(const Vector& v) const {
   }
   out[d] = b;
   return out;
+}
+
+double Standardization::bound_of(double raw_bound) const {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (Eigen::Index j = 0; j < scale.size(); ++j)
+    if (scale[j] > 0) smallest = std::min(smallest, scale[j]);
+  if (!std::isfinite(smallest)) return 1;  // every column degenerate: z = (0, ..., 0, 1)
+  const double z = (raw_bound + location.norm()) / smallest;
+  return std::sqrt(z * z + 1);
 }
 
 LocationOptions centring_options(const PrivacyLoss& share) {
@@ -82,13 +93,21 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
     st.diagnostics["labels"] =
         "the last column is the label: the fit ran on (y - location) / scale, mapped back";
   }
+  // The rule of scale/reliability.hpp on every column; a degenerate column (most values equal:
+  // its spread is not resolved) is accepted, dropped from the fit (w_j = 0) and listed.
+  LocationEstimate judged = est;
+  std::vector<std::string> dropped;
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
-    if (est.columns[j].status == ScaleStatus::insufficient_data && !c.abstained) {
-      c.abstained = fmt::format("the private centring of column {} has no guarantee: {}",
-                                labels && j + 1 == est.columns.size() ? "y" : std::to_string(j + 1),
-                                est.columns[j].reason);
-    }
+    if (est.columns[j].status != ScaleStatus::degenerate) continue;
+    judged.columns[j].status = ScaleStatus::ok;
+    judged.columns[j].facts.degenerate = false;
+    if (!(labels && j + 1 == est.columns.size())) dropped.push_back(std::to_string(j + 1));
   }
+  if (!dropped.empty()) st.diagnostics["dropped_columns"] = dropped;
+  Reliability r = reliability(judged, "centre = false (fit x . w in the data's units)");
+  r.estimate = "the centring (" + r.estimate + ")";
+  st.diagnostics["reliability"] = r.json();
+  if (!r.usable) c.abstained = r.reason();
   return c;
 }
 
@@ -186,8 +205,7 @@ std::string offset_abstention(const std::string& far, std::size_t have, std::siz
       "are too few for a private centring: a fit without an intercept in these units has no "
       "useful guarantee. Give at least {} {} (the private centring then standardises the "
       "features and fits an intercept), or supply centred, standardised features, or pass "
-      "centre = false (or a feature scale: feature_bound / moment_bound) to fit x . w without "
-      "an intercept in the data's units anyway",
+      "centre = false to fit x . w without an intercept in the data's units anyway",
       far, have, units, need, units);
 }
 

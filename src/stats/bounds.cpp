@@ -1,43 +1,36 @@
-// Absent per-column bounds (stats/stats.hpp): estimated privately by the scale layer
-// (scale/column_scale.hpp: private median and MAD per column on a log grid) from `fraction` of
-// the release's budget, charged to the release's account before its own mechanisms.
+// Absent per-column bounds (stats/stats.hpp): estimated privately by the scale layer's clipping
+// bounds for means and sums (scale/clip_bounds.hpp: a private median anchor, then scans outwards
+// to about the 0.005- and 0.995-quantiles) from `fraction` of the release's budget, charged to the
+// release's account before its own mechanisms, and judged by the scale layer's one reliability
+// rule (scale/reliability.hpp): a statistic abstains rather than rest on bounds that rule calls
+// unusable (issue 27).
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "dpstats/error.hpp"
-#include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/clip_bounds.hpp"
 #include "internal.hpp"
 
 namespace dpstats::stats::detail {
 
-std::vector<ColumnBounds> estimate_bounds(const ConstMatrixRef& X, const StatOptions& o,
-                                          double fraction, ReleaseBudget& account, Rng& rng,
-                                          nlohmann::json& diagnostics) {
-  ScaleOptions so;
-  so.loss = o.privacy.delta == 0 ? PrivacyLoss::pure(o.privacy.epsilon * fraction)
+ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, double fraction,
+                                 ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics) {
+  ClipBoundsOptions co;
+  co.loss = o.privacy.delta == 0 ? PrivacyLoss::pure(o.privacy.epsilon * fraction)
                                  : PrivacyLoss::zcdp(total_rho(o) * fraction);
-  so.threads = std::min(o.run.threads, 256);
-  so.comm = o.run.comm;  // over ranks: the selections count every rank's rows
-  const ScaleEstimate est = private_scale(X, so, account, rng);
-  std::vector<ColumnBounds> bounds;
-  for (const auto& c : est.columns) {
-    double lo = c.lo, hi = c.hi;
-    if (!(hi > lo)) {  // degenerate column: a width of one resolution step around the location
-      const double step = std::max({c.resolution, std::fabs(c.location) * 0x1p-40, 0x1p-1000});
-      lo = c.location - step;
-      hi = c.location + step;
-    }
-    bounds.push_back({lo, hi});
-  }
+  co.threads = std::min(o.run.threads, 256);
+  co.comm = o.run.comm;  // over ranks: the counts are every rank's rows
+  const ClipBounds est = private_clip_bounds(X, co, account, rng);
+  ColumnBoundsPlan plan;
+  plan.estimated = true;
+  plan.reliability = reliability(est, "--bounds");
+  for (const auto& c : est.columns) plan.bounds.push_back({c.lo, c.hi});
   diagnostics["bounds_estimate"] = est.diagnostics();
   diagnostics["bounds_estimate"]["budget_share"] = fraction;
   diagnostics["bounds_estimate"]["note"] =
-      "bounds were not given: estimated privately as location -/+ 4 robust scales per column";
-  if (!est.all_ok())
-    diagnostics["warning"] = "the private bounds estimate is not reliable for some column "
-                             "(see bounds_estimate): give bounds, or use more data or budget";
-  return bounds;
+      "bounds were not given: estimated privately per column (a private median, then private "
+      "scans outwards to about its 0.005- and 0.995-quantiles)";
+  diagnostics["bounds_estimate"]["reliability"] = plan.reliability.json();
+  return plan;
 }
 
 }  // namespace dpstats::stats::detail

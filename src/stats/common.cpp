@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -12,15 +13,12 @@
 
 namespace dpstats::stats::detail {
 
-Shares shares(const StatOptions& o) {
+Shares shares(const StatOptions& o, bool clipped) {
   Shares s;
-  if (o.bounds.empty()) {
-    s.scale = o.scale_share;
-    s.main = remainder_after(1.0, o.scale_share);
-  } else {
-    s.clip_check = kClipCheckShare;
-    s.main = remainder_after(1.0, kClipCheckShare);
-  }
+  if (!clipped) return s;
+  s.clip_check = kClipCheckShare;
+  if (o.bounds.empty()) s.scale = o.scale_share;
+  s.main = remainder_after(remainder_after(1.0, s.scale), s.clip_check);
   return s;
 }
 
@@ -59,6 +57,11 @@ double Noise::apply(double value, Rng& rng) const {
 
 double Noise::scale() const { return laplace_ ? laplace_->scale() : gaussian_->sigma(); }
 
+double Noise::bound(double beta) const {
+  const double z = laplace_ ? std::log(1 / beta) : standard_normal_quantile(1 - beta / 2);
+  return z * scale() * unit_;
+}
+
 void validate_common(const StatOptions& o) {
   validate(o.privacy, DeltaRule::any);
   validate(o.run);
@@ -82,15 +85,41 @@ void validate_table(const ConstMatrixRef& X) {
       require(std::isfinite(X(i, j)), "X has a NaN or infinite value at row {}, column {}", i, j);
 }
 
-std::vector<ColumnBounds> column_bounds(const ConstMatrixRef& X, const StatOptions& o,
-                                        const Shares& shares, ReleaseBudget& account, Rng& rng,
-                                        nlohmann::json& diagnostics) {
+std::string fingerprint(const StatOptions& o, const char* statistic, Eigen::Index d) {
+  std::string f = fmt::format("stat {} d={} eps={:a} delta={:a} share={:a} noise={} bounds=",
+                              statistic, d, o.privacy.epsilon, o.privacy.delta, o.scale_share,
+                              static_cast<int>(o.run.noise));
+  for (const auto& b : o.bounds) f += fmt::format("{:a},{:a};", b.lower, b.upper);
+  f += fmt::format(" grid={} quantiles=", o.grid_size);
+  for (double q : o.quantiles) f += fmt::format("{:a};", q);
+  return f;
+}
+
+std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communicator& comm,
+                          const char* statistic) {
+  if (comm.size() == 1) {
+    validate_table(X);
+    return static_cast<std::int64_t>(X.rows());
+  }
+  check_agreement(comm, fingerprint(o, statistic, X.cols()), "the statistic's options and column count");
+  all_or_none(comm, [&] {
+    if (X.rows() > 0) validate_table(X);
+  });
+  const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
+  require(n > 0, "X must have at least one row and one column, got 0 x {} (over {} ranks)",
+          X.cols(), comm.size());
+  return n;
+}
+
+ColumnBoundsPlan column_bounds(const ConstMatrixRef& X, const StatOptions& o, const Shares& shares,
+                               ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics) {
   const auto d = static_cast<std::size_t>(X.cols());
   if (!o.bounds.empty()) {
     require(o.bounds.size() == 1 || o.bounds.size() == d,
             fmt::format("bounds must hold one (lower, upper) for all columns or one per column "
                         "({}), got {}", d, o.bounds.size()));
-    return o.bounds.size() == d ? o.bounds : std::vector<ColumnBounds>(d, o.bounds[0]);
+    return {o.bounds.size() == d ? o.bounds : std::vector<ColumnBounds>(d, o.bounds[0]),
+            Reliability::ok("the given bounds"), false};
   }
   return estimate_bounds(X, o, shares.scale, account, rng, diagnostics);
 }
@@ -124,23 +153,29 @@ ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& b
                    static_cast<std::int64_t>(sums[d + second])};
 }
 
-void report_clipped(const Noise& noise, std::int64_t outside, double n, Rng& rng,
-                    nlohmann::json& diagnostics) {
+double report_clipped(const Noise& noise, std::int64_t outside, double n, bool estimated,
+                      double beta, Rng& rng, nlohmann::json& diagnostics) {
   const double noisy = std::clamp(noise.apply(static_cast<double>(outside), rng), 0.0, n);
   // A warning only when even a low estimate (4 noise scales below: exceeded with probability
   // <= e^-4 / 2 for Laplace) is above 5% of the rows, so noise alone rarely raises it.
   const double low = std::max(0.0, noisy - 4 * noise.scale() * noise.unit());
+  const double upper = std::min(1.0, (noisy + noise.bound(beta)) / n);
   nlohmann::json j = {{"noisy_count", noisy},
                       {"fraction", noisy / n},
+                      {"fraction_upper", upper},
+                      {"fraction_upper_confidence", 1 - beta},
                       {"noise_scale", noise.scale()},
                       {"budget_share", kClipCheckShare}};
   diagnostics["clipped_rows"] = j;
+  const char* which = estimated ? "the privately estimated bounds" : "the given bounds";
   if (low / n > 0.05)
     diagnostics["warning"] = fmt::format(
-        "about {:.1f}% of the rows lie outside the given bounds and were clipped: the release "
-        "estimates the clipped data, not the data; widen the bounds or omit them to estimate "
-        "them privately",
-        100 * low / n);
+        "about {:.1f}% of the rows lie outside {} and were clipped: the release estimates the "
+        "clipped data (its stated error counts them); {}",
+        100 * low / n, which,
+        estimated ? "give wider bounds (--bounds) if the tail matters"
+                  : "widen the bounds or omit them to estimate them privately");
+  return upper;
 }
 
 SealFacts facts(const StatOptions& o, Neighbouring neighbouring) {
@@ -159,12 +194,6 @@ nlohmann::json bounds_json(const std::vector<ColumnBounds>& bounds) {
 nlohmann::json noise_scales(const std::vector<Noise>& noises, double factor) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& m : noises) j.push_back(m.scale() * m.unit() * factor);
-  return j;
-}
-
-nlohmann::json grid_steps(const std::vector<ColumnBounds>& bounds, std::size_t grid) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& b : bounds) j.push_back((b.upper - b.lower) / static_cast<double>(grid - 1));
   return j;
 }
 

@@ -5,19 +5,23 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/stats/stats.hpp"
 
 namespace dpstats::stats::detail {
 
-// Fractions of the release's budget: the statistic itself, the check of user-given bounds, the
-// private estimate of absent bounds. They add up to at most 1.
+// Fractions of the release's budget: the statistic itself, the private count of the rows outside
+// the bounds (given or estimated), the private estimate of absent bounds. They add up to at most 1.
 struct Shares {
   double main = 1, clip_check = 0, scale = 0;
 };
-Shares shares(const StatOptions& o);
+// `clipped`: the statistic clips to per-column bounds (sum, mean, variance, std, and quantiles
+// with given bounds), so it counts the rows outside them, and estimates them when absent.
+Shares shares(const StatOptions& o, bool clipped);
 
 // delta = 0: the basic accountant (every part pure epsilon-DP, Laplace);
 // delta > 0: zCDP, the target met through the tight conversion (Gaussian parts by rho).
@@ -38,6 +42,9 @@ class Noise {
   double apply(double value, Rng& rng) const;
   double scale() const;  // Laplace b or Gaussian sigma, in units of the noised value
   double unit() const { return unit_; }
+  // The t with P(|noise| > t) <= beta, in released units (Laplace: b ln(1/beta); Gaussian:
+  // sigma z_{1 - beta/2}).
+  double bound(double beta) const;
 
  private:
   std::optional<LaplaceMechanism> laplace_;
@@ -49,17 +56,27 @@ class Noise {
 void validate_common(const StatOptions& o);
 // At least one row and column, every value finite (before anything is charged).
 void validate_table(const ConstMatrixRef& X);
+// What every rank must pass alike (the guard before the first collective).
+std::string fingerprint(const StatOptions& o, const char* statistic, Eigen::Index d);
+// The rows of every rank after the guard (one process: validate_table and X.rows()).
+std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communicator& comm,
+                          const char* statistic);
 
-// The per-column bounds: the caller's (one for all columns or one per column), or estimated
-// privately from shares.scale of the budget (charged to `account`, stated in diagnostics).
-std::vector<ColumnBounds> column_bounds(const ConstMatrixRef& X, const StatOptions& o,
-                                        const Shares& shares, ReleaseBudget& account, Rng& rng,
-                                        nlohmann::json& diagnostics);
+// The per-column bounds, and whether a release may rest on them: the caller's (one for all
+// columns or one per column; always usable), or estimated privately from shares.scale of the
+// budget (charged to `account`, stated in diagnostics["bounds_estimate"]) and judged by the
+// scale layer's one rule (scale/reliability.hpp).
+struct ColumnBoundsPlan {
+  std::vector<ColumnBounds> bounds;
+  Reliability reliability;
+  bool estimated = false;
+};
+ColumnBoundsPlan column_bounds(const ConstMatrixRef& X, const StatOptions& o, const Shares& shares,
+                               ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics);
 
 // Absent bounds, estimated privately per column from `fraction` of the budget.
-std::vector<ColumnBounds> estimate_bounds(const ConstMatrixRef& X, const StatOptions& o,
-                                          double fraction, ReleaseBudget& account, Rng& rng,
-                                          nlohmann::json& diagnostics);
+ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, double fraction,
+                                 ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics);
 
 struct ExactSums {
   Vector first, second;            // per column, in quantum units (exact integers)
@@ -71,14 +88,18 @@ struct ExactSums {
 ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,
                      bool squares, int threads);
 
-// diagnostics["clipped_rows"]: a private count of rows outside user-given bounds.
-void report_clipped(const Noise& noise, std::int64_t outside, double n, Rng& rng,
-                    nlohmann::json& diagnostics);
+// The confidence of every stated error of the statistics (diagnostics["stated_error"]).
+inline constexpr double kStatedBeta = 0.01;
+
+// diagnostics["clipped_rows"]: a private count of the rows outside the bounds (given or
+// estimated), with a warning when even a low estimate exceeds 5% of the rows. Returns the
+// fraction's upper confidence bound at level 1 - beta (what the stated errors' clipping terms use).
+double report_clipped(const Noise& noise, std::int64_t outside, double n, bool estimated,
+                      double beta, Rng& rng, nlohmann::json& diagnostics);
 
 SealFacts facts(const StatOptions& o, Neighbouring neighbouring);
 nlohmann::json bounds_json(const std::vector<ColumnBounds>& bounds);
 nlohmann::json noise_scales(const std::vector<Noise>& noises, double factor);
-nlohmann::json grid_steps(const std::vector<ColumnBounds>& bounds, std::size_t grid);
 // Rearranges `values` so that they are nondecreasing in `probabilities` (post-processing).
 void sort_by_probability(Eigen::Ref<Vector> values, const std::vector<double>& probabilities);
 

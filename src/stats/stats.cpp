@@ -1,22 +1,20 @@
-// The everyday statistics (stats/stats.hpp). Each driver reads top-down: validate, plan (every
-// mechanism from public values: n, d, bounds, the target), charge, run, seal. Sensitivities are
-// argued in docs/proofs/stats.md.
+// The everyday statistics (stats/stats.hpp): count, sum, mean, variance, std (quantiles:
+// quantiles.cpp). Each driver reads top-down: validate, plan (every mechanism from public values:
+// n, d, bounds, the target), charge, run, seal. Sensitivities and the stated errors are argued in
+// docs/proofs/stats.md.
 #include "dpstats/stats/stats.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/json.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
-#include "dpstats/mechanisms/gaussian.hpp"
-#include "dpstats/mechanisms/laplace.hpp"
-#include "dpstats/mechanisms/quantile.hpp"
-#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "internal.hpp"
 
@@ -32,27 +30,41 @@ struct MomentPlan {
   std::vector<ColumnBounds> bounds;
   double quantum = 0;
   std::vector<Noise> first, second;  // per column; `second` only for variance / std
-  std::optional<Noise> clip_check;
+  Noise clip_check;                  // the rows outside the bounds (given or estimated)
   nlohmann::json diagnostics = nlohmann::json::object();
 };
+
+// One sum unit in the released mean's units (w / (n Q)); the squares' unit is that times w / 4.
+// Bounds so narrow or so wide that a unit is not a positive finite double cannot be summed.
+std::optional<std::string> unrepresentable(const std::vector<ColumnBounds>& bounds, double n,
+                                           double Q, bool squares) {
+  for (std::size_t j = 0; j < bounds.size(); ++j) {
+    const double w = bounds[j].upper - bounds[j].lower, unit = w / (n * Q);
+    const double u2 = squares ? unit * (w / 4) : unit;
+    if (!(std::isfinite(u2) && u2 >= std::numeric_limits<double>::min() && unit > 0))
+      return fmt::format("the bounds of column {} are {} wide, outside what the exact sum "
+                         "resolves for this statistic (widths between about 1e-290 and 1e150 "
+                         "for variance and std, 1e300 otherwise)",
+                         j + 1, format_number(w));
+  }
+  return std::nullopt;
+}
 
 // `per_mean`: released units per unit of the mean (n for a sum, 1 otherwise).
 MomentPlan plan_moments(std::int64_t n, std::size_t d, const StatOptions& o, bool squares,
                         const std::vector<ColumnBounds>& bounds, const detail::Shares& shares,
                         double per_mean) {
-  MomentPlan p;
-  p.bounds = bounds;
-  p.quantum = sum_quantum(n);
+  const double quantum = sum_quantum(n);
+  MomentPlan p{bounds, quantum, {}, {}, Noise(1, shares.clip_check, o, 1, "rows outside the bounds", 1)};
   const double parts = static_cast<double>(d) * (squares ? 2 : 1);
   for (std::size_t j = 0; j < d; ++j) {
     const double w = bounds[j].upper - bounds[j].lower;
-    const double unit = per_mean * w / (static_cast<double>(n) * p.quantum);  // one sum unit
-    p.first.push_back(Noise(p.quantum, shares.main / parts, o, 1, fmt::format("clipped sum, column {}", j), unit));
+    const double unit = per_mean * w / (static_cast<double>(n) * quantum);  // one sum unit
+    p.first.push_back(Noise(quantum, shares.main / parts, o, 1, fmt::format("clipped sum, column {}", j), unit));
     if (squares)  // (x - centre)^2 in [0, w^2 / 4], in units of (w^2 / 4) / Q
-      p.second.push_back(Noise(p.quantum, shares.main / parts, o, 1,
+      p.second.push_back(Noise(quantum, shares.main / parts, o, 1,
                                fmt::format("clipped sum of squares, column {}", j), unit * w / 4));
   }
-  if (shares.clip_check > 0) p.clip_check = Noise(1, shares.clip_check, o, 1, "rows outside the bounds", 1);
   return p;
 }
 
@@ -60,16 +72,21 @@ Ledger planned(const MomentPlan& p) {
   Ledger l;
   for (const auto& m : p.first) l.push_back(m.entry());
   for (const auto& m : p.second) l.push_back(m.entry());
-  if (p.clip_check) l.push_back(p.clip_check->entry());
+  l.push_back(p.clip_check.entry());
   return l;
 }
 
-// The noisy per-column means of the clipped values and (when planned) of the squared centred
-// values, written into `mean` and `square_mean`; the clipped-row check into diagnostics. Over
-// ranks (issue 18): the exact sums are added over ranks and rank 0 draws, every rank gets its
-// values.
-void run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& p, const StatOptions& o,
-                 Communicator& comm, Rng& rng, Vector& mean, Vector& square_mean) {
+// What run_moments releases: the noisy per-column means of the clipped values and (when planned)
+// of the squared centred values, and the upper confidence bound of the clipped fraction.
+struct MomentDraws {
+  Vector mean, square_mean;
+  double clipped_upper = 1;
+};
+
+// The clipped-row check goes into p.diagnostics. Over ranks (issue 18): the exact sums are added
+// over ranks and rank 0 draws, every rank gets its values.
+MomentDraws run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& p,
+                        const StatOptions& o, bool estimated, Communicator& comm, Rng& rng) {
   const auto n = static_cast<double>(rows);
   detail::ExactSums s = detail::exact_sums(X, p.bounds, p.quantum, !p.second.empty(), o.run.threads);
   const Eigen::Index d = X.cols(), second = s.second.size();
@@ -81,63 +98,90 @@ void run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& p, cons
     s.second = all.segment(d, second);
     s.outside_rows = static_cast<std::int64_t>(all[d + second]);
   }
+  MomentDraws out;
   auto draw = [&] {
-    mean.resize(d);
-    square_mean.resize(p.second.empty() ? 0 : d);
+    out.mean.resize(d);
+    out.square_mean.resize(second);
     for (Eigen::Index j = 0; j < d; ++j) {
       const auto& b = p.bounds[static_cast<std::size_t>(j)];
       const double w = b.upper - b.lower;
       const double noisy = std::clamp(p.first[j].apply(s.first[j], rng), 0.0, n * p.quantum);
-      mean[j] = b.lower + w * noisy / (n * p.quantum);
-      if (!p.second.empty()) {
+      out.mean[j] = b.lower + w * noisy / (n * p.quantum);
+      if (second > 0) {
         const double sq = std::clamp(p.second[j].apply(s.second[j], rng), 0.0, n * p.quantum);
-        square_mean[j] = (w * w / 4) * sq / (n * p.quantum);
+        out.square_mean[j] = (w * w / 4) * sq / (n * p.quantum);
       }
     }
-    if (p.clip_check) detail::report_clipped(*p.clip_check, s.outside_rows, n, rng, p.diagnostics);
+    out.clipped_upper = detail::report_clipped(p.clip_check, s.outside_rows, n, estimated,
+                                               detail::kStatedBeta / 2, rng, p.diagnostics);
   };
-  if (comm.size() == 1) return draw();
+  if (comm.size() == 1) {
+    draw();
+    return out;
+  }
   const nlohmann::json got = on_root_json(comm, [&] {
     draw();
-    return nlohmann::json{{"mean", std::vector<double>(mean.data(), mean.data() + mean.size())},
-                          {"square", std::vector<double>(square_mean.data(), square_mean.data() + square_mean.size())},
+    return nlohmann::json{{"mean", std::vector<double>(out.mean.data(), out.mean.data() + d)},
+                          {"square", std::vector<double>(out.square_mean.data(), out.square_mean.data() + second)},
+                          {"upper", out.clipped_upper},
                           {"diagnostics", p.diagnostics}};
   });
   const auto m = got["mean"].get<std::vector<double>>(), q = got["square"].get<std::vector<double>>();
-  mean = Eigen::Map<const Vector>(m.data(), static_cast<Eigen::Index>(m.size()));
-  square_mean = Eigen::Map<const Vector>(q.data(), static_cast<Eigen::Index>(q.size()));
+  out.mean = Eigen::Map<const Vector>(m.data(), static_cast<Eigen::Index>(m.size()));
+  out.square_mean = Eigen::Map<const Vector>(q.data(), static_cast<Eigen::Index>(q.size()));
+  out.clipped_upper = got["upper"].get<double>();
   p.diagnostics = got["diagnostics"];
-}
-
-// What every rank must pass alike (the guard before the first collective).
-std::string fingerprint(const StatOptions& o, const char* statistic, Eigen::Index d) {
-  std::string f = fmt::format("stat {} d={} eps={:a} delta={:a} share={:a} noise={} bounds=",
-                              statistic, d, o.privacy.epsilon, o.privacy.delta, o.scale_share,
-                              static_cast<int>(o.run.noise));
-  for (const auto& b : o.bounds) f += fmt::format("{:a},{:a};", b.lower, b.upper);
-  f += fmt::format(" grid={} quantiles=", o.grid_size);
-  for (double q : o.quantiles) f += fmt::format("{:a};", q);
-  return f;
-}
-
-// The rows of every rank after the guard (one process: validate_table and X.rows()).
-std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communicator& comm,
-                          const char* statistic) {
-  if (comm.size() == 1) {
-    detail::validate_table(X);
-    return static_cast<std::int64_t>(X.rows());
-  }
-  check_agreement(comm, fingerprint(o, statistic, X.cols()), "the statistic's options and column count");
-  all_or_none(comm, [&] {
-    if (X.rows() > 0) detail::validate_table(X);
-  });
-  const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
-  require(n > 0, "X must have at least one row and one column, got 0 x {} (over {} ranks)",
-          X.cols(), comm.size());
-  return n;
+  return out;
 }
 
 enum class Moment { sum, mean, variance, std };
+
+// The released estimate (post-processing of the draws).
+Vector estimate_of(const MomentDraws& r, const std::vector<ColumnBounds>& bounds, double n,
+                   Moment what) {
+  if (what == Moment::mean) return r.mean;
+  if (what == Moment::sum) return r.mean * n;
+  Vector out(r.mean.size());
+  for (Eigen::Index j = 0; j < out.size(); ++j) {
+    const auto& b = bounds[static_cast<std::size_t>(j)];
+    const double w = b.upper - b.lower, centred = r.mean[j] - (b.lower + b.upper) / 2;
+    const double var = std::clamp(r.square_mean[j] - centred * centred, 0.0, w * w / 4);
+    out[j] = what == Moment::std ? std::sqrt(var) : var;
+  }
+  return out;
+}
+
+// diagnostics["stated_error"] (docs/proofs/stats.md, "Stated error"): per column, with
+// probability >= 1 - kStatedBeta, |estimate - the statistic of the data winsorised at
+// [l - w, u + w]| <= noise term + clipping term, f the clipped fraction's upper bound:
+// mean f w (sum: n f w), variance 4 f w^2 (+ the mean's noise through the centring), std the
+// square root of the variance's radius.
+void state_error(const MomentPlan& p, double f, double n, Moment what,
+                 nlohmann::json& diagnostics) {
+  const double beta = detail::kStatedBeta / (2 * static_cast<double>(p.first.size() * (p.second.empty() ? 1 : 2)));
+  std::vector<double> radius, noise, clipping;
+  nlohmann::json range = nlohmann::json::array();
+  for (std::size_t j = 0; j < p.first.size(); ++j) {
+    const auto& b = p.bounds[j];
+    const double w = b.upper - b.lower, m = p.first[j].bound(beta);  // the mean's (or sum's)
+    double e = m, c = f * w * (what == Moment::sum ? n : 1.0);
+    if (what == Moment::variance || what == Moment::std) {
+      e = p.second[j].bound(beta) + m * (w + m);
+      c = 4 * f * w * w;
+    }
+    noise.push_back(what == Moment::std ? std::sqrt(e) : e);
+    clipping.push_back(what == Moment::std ? std::sqrt(c) : c);
+    radius.push_back(what == Moment::std ? std::sqrt(e + c) : e + c);
+    range.push_back({b.lower - w, b.upper + w});
+  }
+  diagnostics["stated_error"] = {
+      {"radius", radius}, {"confidence", 1 - detail::kStatedBeta}, {"noise_term", noise},
+      {"clipping_term", clipping}, {"clipped_fraction_upper", f}, {"winsorised_at", range},
+      {"meaning", "per column, |estimate - truth| <= radius with probability >= confidence, where "
+                  "truth is the statistic of the column with every value beyond winsorised_at "
+                  "(the bounds widened by their width on each side) counted at that end: the "
+                  "statistic of the data itself when no row lies that far"}};
+}
 
 Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget,
                         Moment what) {
@@ -145,38 +189,35 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
   detail::validate_common(o);
   Communicator& comm = comm_or_single(o.run.comm);
   static constexpr const char* kNames[] = {"sum", "mean", "variance", "std"};
-  const std::int64_t n = guarded_rows(X, o, comm, kNames[static_cast<int>(what)]);
+  const std::int64_t n = detail::guarded_rows(X, o, comm, kNames[static_cast<int>(what)]);
   const auto d = static_cast<std::size_t>(X.cols());
   const bool squares = what == Moment::variance || what == Moment::std;
-  // plan (bounds: given, or estimated privately from scale_share -- itself charged)
+  // plan (bounds: given, or estimated privately from scale_share -- itself charged -- and used
+  // only when the scale layer's rule says they may be)
   ReleaseBudget account = detail::release_budget(o, budget);
   nlohmann::json diagnostics = nlohmann::json::object();
-  const detail::Shares shares = detail::shares(o);
-  const std::vector<ColumnBounds> bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
-  const double per_mean = what == Moment::sum ? static_cast<double>(n) : 1.0;
-  MomentPlan plan = plan_moments(n, d, o, squares, bounds, shares, per_mean);
+  const detail::Shares shares = detail::shares(o, true);
+  const detail::ColumnBoundsPlan bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  SealFacts facts = detail::facts(o, Neighbouring::replace_one);
+  const auto nd = static_cast<double>(n);
+  const auto narrow = unrepresentable(bounds.bounds, nd, sum_quantum(n), squares);
+  require(!narrow || bounds.estimated, "bounds: {}", narrow.value_or(""));
+  if (!bounds.reliability.usable || narrow) {
+    facts.abstained = bounds.reliability.usable ? *narrow : bounds.reliability.reason();
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));
+  }
+  MomentPlan plan = plan_moments(n, d, o, squares, bounds.bounds, shares, what == Moment::sum ? nd : 1.0);
   // charge
   all_or_none(comm, [&] { account.charge(planned(plan)); });  // the budget lives on rank 0
   // run
-  Vector mean, square_mean;
-  run_moments(X, n, plan, o, comm, rng, mean, square_mean);
-  Vector estimate = mean;
-  if (what == Moment::sum) estimate = mean * static_cast<double>(n);
-  if (squares) {
-    estimate.resize(static_cast<Eigen::Index>(d));
-    for (std::size_t j = 0; j < d; ++j) {
-      const auto& b = bounds[j];
-      const double w = b.upper - b.lower, centred = mean[j] - (b.lower + b.upper) / 2;
-      const double var = std::clamp(square_mean[j] - centred * centred, 0.0, w * w / 4);
-      estimate[j] = what == Moment::std ? std::sqrt(var) : var;
-    }
-  }
+  const MomentDraws draws = run_moments(X, n, plan, o, bounds.estimated, comm, rng);
   // seal
   diagnostics.update(plan.diagnostics);
   diagnostics["n"] = n;
-  diagnostics["bounds"] = detail::bounds_json(bounds);
+  diagnostics["bounds"] = detail::bounds_json(bounds.bounds);
   diagnostics["noise_scale"] = detail::noise_scales(plan.first, 1.0);  // of the released mean or sum
-  return seal(std::move(estimate), account, detail::facts(o, Neighbouring::replace_one), rng,
+  state_error(plan, draws.clipped_upper, nd, what, diagnostics);
+  return seal(estimate_of(draws, bounds.bounds, nd, what), account, facts, rng,
               std::move(diagnostics));
 }
 
@@ -201,7 +242,8 @@ Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, B
   detail::validate_common(o);
   require(o.bounds.empty(), "bounds does not apply to count");
   Communicator& comm = comm_or_single(o.run.comm);
-  check_agreement(comm, fingerprint(o, "count", X.cols()), "the statistic's options and column count");
+  check_agreement(comm, detail::fingerprint(o, "count", X.cols()),
+                  "the statistic's options and column count");
   const std::int64_t rows = allreduce_count(comm, static_cast<std::int64_t>(X.rows()));
   // plan: one row added or removed moves the count by 1
   ReleaseBudget account = detail::release_budget(o, budget);
@@ -211,57 +253,14 @@ Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, B
   // run
   const double noisy =
       on_root(comm, [&] { return std::max(0.0, noise.apply(static_cast<double>(rows), rng)); });
-  // seal
-  nlohmann::json diagnostics = {{"noise_scale", noise.scale()}};
+  // seal: the clamp at 0 only moves the estimate towards the count
+  const double radius = noise.bound(detail::kStatedBeta);
+  nlohmann::json diagnostics = {
+      {"noise_scale", noise.scale()},
+      {"stated_error",
+       {{"radius", {radius}}, {"confidence", 1 - detail::kStatedBeta}, {"noise_term", {radius}},
+        {"meaning", "|estimate - the number of rows| <= radius with probability >= confidence"}}}};
   return seal(Vector(Vector::Constant(1, noisy)), account, detail::facts(o, Neighbouring::add_remove), rng,
-              std::move(diagnostics));
-}
-
-Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
-                          Budget* budget) {
-  // validate
-  detail::validate_common(o);
-  require(!o.quantiles.empty(), "quantiles needs at least one probability, got none");
-  for (double q : o.quantiles)
-    require(q >= 0 && q <= 1, fmt::format("quantiles must each be in [0, 1], got {}", q));
-  require(o.grid_size >= 2 && o.grid_size <= (std::size_t{1} << 24),
-          fmt::format("grid_size must be in [2, 2^24], got {}", o.grid_size));
-  Communicator& comm = comm_or_single(o.run.comm);
-  const std::int64_t n = guarded_rows(X, o, comm, "quantiles");
-  const auto d = static_cast<std::size_t>(X.cols());
-  const std::size_t k = o.quantiles.size();
-  // plan: each (column, probability) is one permute-and-flip selection at an equal share
-  ReleaseBudget account = detail::release_budget(o, budget);
-  nlohmann::json diagnostics = nlohmann::json::object();
-  const detail::Shares shares = detail::shares(o);
-  const auto bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
-  const double each = detail::pure_epsilon(shares.main, o) / static_cast<double>(d * k);
-  std::vector<QuantileOptions> selections;
-  Ledger ledger;
-  for (std::size_t j = 0; j < d; ++j)
-    for (double q : o.quantiles) {
-      selections.push_back({.q = q, .lower = bounds[j].lower, .upper = bounds[j].upper,
-                            .candidates = o.grid_size, .epsilon = each});
-      ledger.push_back(private_quantile_entry(selections.back(), fmt::format("quantile {} of column {}", q, j)));
-    }
-  // charge
-  all_or_none(comm, [&] { account.charge(ledger); });  // the budget lives on rank 0
-  // run: the counts below each candidate added over ranks (one process: this one), rank 0
-  // selects; post-processing sorts each column's answers so they are nondecreasing in q
-  Vector estimate(static_cast<Eigen::Index>(d * k));
-  std::vector<double> column(static_cast<std::size_t>(X.rows()));
-  for (std::size_t j = 0; j < d; ++j) {
-    for (Eigen::Index i = 0; i < X.rows(); ++i) column[static_cast<std::size_t>(i)] = X(i, static_cast<Eigen::Index>(j));
-    for (std::size_t t = 0; t < k; ++t)
-      estimate[static_cast<Eigen::Index>(j * k + t)] = private_quantile(column, selections[j * k + t], rng, comm);
-    detail::sort_by_probability(estimate.segment(static_cast<Eigen::Index>(j * k), static_cast<Eigen::Index>(k)), o.quantiles);
-  }
-  // seal
-  diagnostics["n"] = n;
-  diagnostics["bounds"] = detail::bounds_json(bounds);
-  diagnostics["epsilon_per_quantile"] = each;
-  diagnostics["grid_step"] = detail::grid_steps(bounds, o.grid_size);
-  return seal(std::move(estimate), account, detail::facts(o, Neighbouring::replace_one), rng,
               std::move(diagnostics));
 }
 

@@ -10,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <memory>
+#include <numeric>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
@@ -21,17 +22,13 @@
 #include "dpstats/scale/norm_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
+#include "dpstats/solvers/holdout.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
+#include "feature_map.hpp"
 #include "keyed_sample.hpp"
 
 namespace dpstats::optimize {
 namespace {
-
-constexpr double kFeatureQuantile = 0.9;  // s: the 0.9-quantile of ||x_i|| (training.md §3)
-// Per-column standardisation is planned when the private medians' and MADs' rank error t (public:
-// n, d, the share) leaves them inside the central ranks, t / n + alpha <= kCentralRanks (the scale
-// layer's own insufficient-data rule, column_scale.hpp); otherwise one global norm quantile.
-constexpr double kCentralRanks = 0.3;
 
 void validate_privacy(const ClassifyOptions& o) {
   if (!is_private(o.optimizer)) return;
@@ -64,7 +61,7 @@ void validate_options(const ClassifyOptions& o, int ranks) {
                       "gradient sum has no exact lattice form; run it on one rank or choose a "
                       "private optimizer", ranks));
   require(o.epochs >= 1, fmt::format("epochs must be >= 1, got {}", o.epochs));
-  check_positive(o.learning_rate, "learning_rate");
+  if (o.learning_rate) check_positive(*o.learning_rate, "learning_rate");
   require(o.beta1 >= 0 && o.beta1 < 1, fmt::format("beta1 must be in [0, 1), got {}", o.beta1));
   require(o.beta2 >= 0 && o.beta2 < 1, fmt::format("beta2 must be in [0, 1), got {}", o.beta2));
   if (o.adam_epsilon) check_positive(*o.adam_epsilon, "adam_epsilon");
@@ -73,6 +70,12 @@ void validate_options(const ClassifyOptions& o, int ranks) {
             fmt::format("second_moment_floor must be a finite number >= 0, got {}",
                         *o.second_moment_floor));
   check_positive(o.loss_bound, "loss_bound");
+  if (o.holdout) {
+    check_holdout(*o.holdout, o.loss_bound);
+    require(o.holdout_share > 0 && o.holdout_share <= 0.5,
+            fmt::format("holdout_share: the share of rho for the held-out loss must be in "
+                        "(0, 0.5], got {}", format_number(o.holdout_share)));
+  }
   validate_privacy(o);
 }
 
@@ -96,13 +99,21 @@ std::string fingerprint(const ClassifyOptions& o, const Classifier& m, Eigen::In
     sum = sum * 0x100000001b3ULL + std::bit_cast<std::uint64_t>(m.parameters()(j));
   return fmt::format(
       "{}|{:a}|{:a}|{:a}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|"
-      "{}|{}|{}|{}|{:x}|d={}",
+      "{}|{}|{}|{}|{:x}|d={}|holdout={:a}/{:a}",
       to_string(o.optimizer), o.privacy.epsilon, o.privacy.delta, o.noise_multiplier.value_or(-1),
-      o.epochs, o.batch_size, o.learning_rate, o.clip, o.feature_scale.value_or(-1), o.scale_share,
+      o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1), o.scale_share,
       o.beta1, o.beta2, o.adam_epsilon.value_or(-1), o.lambda, o.tau,
       o.second_moment_floor.value_or(-1), o.loss_bound, o.loss_noise_multiplier,
       static_cast<int>(o.run.noise), to_string(m.kind()), m.features(), m.hidden(), m.classes(),
-      m.num_parameters(), sum, d);
+      m.num_parameters(), sum, d, o.holdout.value_or(-1), o.holdout_share);
+}
+
+// The default learning rate: T steps of Adam move each parameter by about T lr (its update is
+// normalised per coordinate), so short runs (small tables) get a larger rate; a public rule.
+constexpr const char* kLearningRateRule =
+    "max(1e-3, 0.5 / steps): Adam moves each parameter about steps x lr, in unit-scale features";
+double default_learning_rate(std::size_t steps) {
+  return std::max(1e-3, 0.5 / static_cast<double>(std::max<std::size_t>(1, steps)));
 }
 
 std::size_t steps_per_epoch(int batch_size, Eigen::Index n) {
@@ -133,66 +144,40 @@ GaussianMechanism loss_mechanism(const ClassifyOptions& o) {
       o.loss_bound, 1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier), 1, o.run.noise);
 }
 
-NormQuantileOptions feature_scale_options(const ClassifyOptions& o) {
-  NormQuantileOptions q;
-  q.loss = PrivacyLoss::pure(o.scale_share * o.privacy.epsilon);
-  q.q = kFeatureQuantile;
-  q.neighbouring = Neighbouring::add_remove;
-  q.threads = o.run.threads;
-  q.comm = o.run.comm;  // every rank's row norms (the scale layer's distributed selection)
-  return q;
-}
-
-// The per-column private location and scale (docs/proofs/training.md §3): 3d pure-DP selections
-// sharing rho_s = scale_share x the zCDP rho of the (epsilon, delta) target, add/remove.
-ScaleOptions column_scale_options(const ClassifyOptions& o) {
-  ScaleOptions s;
-  s.loss = PrivacyLoss::zcdp(o.scale_share *
-                             epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
-  s.neighbouring = Neighbouring::add_remove;
-  s.threads = o.run.threads;
-  s.comm = o.run.comm;  // every rank's rows (the scale layer's distributed passes)
-  return s;
-}
-
-// Whether the plan standardises each column (public values only: n, d, the options).
-bool plan_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
-  if (o.feature_scale || !is_private(o.optimizer) || d < 1 || n < 1) return false;
-  const ScaleOptions s = column_scale_options(o);
-  const auto calls = static_cast<std::size_t>(3 * d);
-  static const std::size_t cells = log_grid(ScaleOptions{}.per_octave, false).size();
-  const double t = grid_quantile_rank_error(per_call_epsilon(s.loss, calls), cells,
-                                            s.beta / static_cast<double>(calls));
-  return t / static_cast<double>(n) + s.alpha <= kCentralRanks;
-}
-
 // The per-epoch loss releases: the mechanism's own entry, `epochs` times, stated as mu-GDP with
 // mu = 1 / (coupled noise multiplier): exact for the continuous Gaussian (fast_float), and the
 // coupled form of the lattice Gaussian (secure, docs/proofs/accounting.md §9), which both the
 // pld and the rdp accountants count.
-LedgerEntry loss_entry(const ClassifyOptions& o) {
-  const GaussianMechanism m = loss_mechanism(o);
-  LedgerEntry e = m.ledger_entry("clipped training-loss sum (one per epoch)");
+LedgerEntry gdp_entry(const GaussianMechanism& m, LedgerEntry e, int count) {
   const double mu = 1 / m.coupled_noise_multiplier();
   e.loss = m.mode() == NoiseMode::secure ? PrivacyLoss::discrete_gdp(mu) : PrivacyLoss::gdp(mu);
-  e.count = o.epochs;
+  e.count = count;
   return e;
+}
+
+LedgerEntry loss_entry(const ClassifyOptions& o) {
+  const GaussianMechanism m = loss_mechanism(o);
+  return gdp_entry(m, m.ledger_entry("clipped training-loss sum (one per epoch)"), o.epochs);
+}
+
+// The held-out rows' loss release (solvers/holdout.hpp): the Gaussian on the clipped-loss sum
+// (sensitivity loss_bound) at holdout_share x the target's rho, stated as mu-GDP like the epochs'.
+std::optional<HoldoutLoss> holdout_loss(const ClassifyOptions& o) {
+  if (!o.holdout || !is_private(o.optimizer)) return std::nullopt;
+  const double rho = o.holdout_share * epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  return HoldoutLoss::gaussian(o.loss_bound, rho, o.run.noise);
 }
 
 // Every entry of a run on n rows of d features (d = 0: the global feature scale) with `steps`.
 Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps,
                    Eigen::Index d) {
-  Ledger l;
-  if (plan_columns(o, n, d)) {
-    for (const LedgerEntry& e : private_scale_entries(column_scale_options(o),
-                                                      static_cast<std::size_t>(d)))
-      l.push_back(e);
-  } else if (!o.feature_scale) {
-    l.push_back(private_norm_quantile_entry(feature_scale_options(o)));
-  }
+  FeatureSource source = plan_features(o, n, d).source;
+  if (source == FeatureSource::unusable) source = FeatureSource::global;  // the cheaper estimate
+  Ledger l = feature_entries(o, source, d);
   l.push_back(steps);
   l.push_back(loss_entry(o));
-  (void)n;
+  if (const auto h = holdout_loss(o))
+    l.push_back(gdp_entry(*h->gaussian_mechanism(), h->ledger_entry(), 1));
   return l;
 }
 
@@ -233,7 +218,9 @@ struct ClassifyPlan {
   std::optional<GaussianMechanism> loss;   // empty for adam
   ClassifyAccount account;                 // private optimizers
   double adam_epsilon = 0, floor = 0, bias = 0;
-  bool columns = false;  // per-column private location and scale (else one global scale)
+  double learning_rate = 0;
+  FeaturePlan features;  // the map u(x) the model trains on (feature_map.hpp)
+  std::optional<HoldoutLoss> holdout;  // the held-out rows' loss release (private optimizers)
 };
 
 GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, Eigen::Index p) {
@@ -251,29 +238,6 @@ GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, E
 
 ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
                            const ClassifyOptions& o);
-
-// The map the model is trained on, u = (x - centre) / divisor per column (training.md §3).
-struct FeatureMap {
-  Vector centre, divisor;
-};
-
-// A Classifier's first layer, rewritten so that logits(u(x); W) = logits(x; W'): the feature rows
-// of the (in+1) x out block divided by the divisors, the bias row minus sum_j centre_j W'_j.
-void fold_feature_map(Classifier& model, const FeatureMap& f) {
-  const Eigen::Index in = model.layer_in(0), out = model.layer_out(0);
-  Eigen::Map<RowMatrix> W(model.parameters().data() + model.layer_offset(0), in + 1, out);
-  for (Eigen::Index j = 0; j < in; ++j) W.row(j) /= f.divisor(j);
-  W.row(in) -= f.centre.transpose() * W.topRows(in);
-}
-
-// kappa_d: the 0.9-quantile of the norm of d independent standard normals (Wilson-Hilferty's
-// chi-square quantile, within 1% for d >= 2, 4% at d = 1): standardised rows divided by it have
-// about the norms the global scale gives (90% within 1). Public, data-free.
-double chi_quantile_90(Eigen::Index d) {
-  const double k = static_cast<double>(d), z = 1.2815515655446004;
-  const double c = 1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k));
-  return std::sqrt(k * c * c * c);
-}
 
 }  // namespace
 
@@ -316,9 +280,10 @@ namespace {
 ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
                            const ClassifyOptions& o) {
   ClassifyPlan plan;
-  plan.columns = plan_columns(o, n, d);
+  plan.features = plan_features(o, n, d);
   plan.per_epoch = steps_per_epoch(o.batch_size, n);
   plan.steps = static_cast<std::size_t>(total_steps(o, n));
+  plan.learning_rate = o.learning_rate.value_or(default_learning_rate(plan.steps));
   plan.sampling_rate = static_cast<double>(o.batch_size) / static_cast<double>(n);
   const bool pp = o.optimizer == ClassifyOptimizer::adam || o.optimizer == ClassifyOptimizer::dp_adam;
   plan.adam_epsilon = o.adam_epsilon.value_or(pp ? 1e-8 : 1e-6);
@@ -328,10 +293,12 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
     plan.release.emplace(rc);
     return plan;
   }
+  if (plan.features.source == FeatureSource::unusable) return plan;  // abstains, charging nothing
   rc.noise_multiplier =
       o.noise_multiplier ? *o.noise_multiplier : classify_noise_multiplier(o, n, d);
   plan.release.emplace(rc);
   plan.loss.emplace(loss_mechanism(o));
+  plan.holdout = holdout_loss(o);
   const GradientRelease& rel = *plan.release;
   if (o.optimizer == ClassifyOptimizer::dp_adam_debiased)
     plan.bias = rel.first_noise_std() * rel.first_noise_std();
@@ -342,61 +309,6 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
       plan.sampling_rate, static_cast<int>(plan.steps));
   plan.account = account_of(o, n, run_entries(o, n, steps, d));
   return plan;
-}
-
-// The feature scale s: public, or the private 0.9-quantile of ||x_i|| on a scratch budget (the
-// plan's entry was charged on the real one). Writes what it cost to `d`.
-std::optional<FeatureMap> global_scale(const ClassifyOptions& o, const ConstMatrixRef& X,
-                                       Rng& rng, nlohmann::json& d, std::string& reason) {
-  const auto cols = X.cols();
-  if (o.feature_scale || !is_private(o.optimizer)) {
-    d["feature_scale"] = o.feature_scale.value_or(1.0);
-    d["feature_scale_source"] = o.feature_scale ? "given" : "none (non-private)";
-    return FeatureMap{Vector::Zero(cols), Vector::Constant(cols, o.feature_scale.value_or(1.0))};
-  }
-  const NormQuantileOptions qo = feature_scale_options(o);
-  ReleaseBudget scratch(qo.loss, Accountant::basic);
-  const NormQuantile q = private_norm_quantile(X, qo, scratch, rng);
-  d["feature_scale"] = q.value;
-  d["feature_scale_source"] = "private 0.9-quantile of the row norms";
-  d["feature_scale_estimate"] = q.diagnostics();
-  d["feature_scale_epsilon"] = qo.loss.epsilon;
-  if (q.status != ScaleStatus::ok) {
-    reason = "feature_scale could not be estimated: " + q.reason;
-    return std::nullopt;
-  }
-  return FeatureMap{Vector::Zero(cols), Vector::Constant(cols, q.value)};
-}
-
-// Per column: the private median and robust sd (scale layer, on a scratch budget: the plan's
-// entries were charged on the real one); divisor_j = scale_j kappa_d. A degenerate column (MAD at
-// its resolution, e.g. a binary column with a majority value) takes the geometric mean of the
-// other columns' scales: post-processing of released values. No usable column: abstain.
-std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
-                                     nlohmann::json& d, std::string& reason) {
-  const ScaleOptions so = column_scale_options(o);
-  ReleaseBudget scratch(so.loss, Accountant::zcdp);
-  const ScaleEstimate est = private_scale(X, so, scratch, rng);
-  FeatureMap f{est.location(), est.scale()};
-  double log_sum = 0, ok = 0;
-  for (const ColumnScale& c : est.columns)
-    if (c.status == ScaleStatus::ok) log_sum += std::log(c.scale), ok += 1;
-  d["feature_scale_source"] = "private per-column median and robust sd (scale layer), "
-                              "features standardised and divided by kappa_d";
-  d["feature_scale_estimate"] = est.diagnostics();
-  d["feature_scale_rho"] = so.loss.rho;
-  if (ok == 0) {
-    reason = "no column has a usable private scale (all degenerate)";
-    return std::nullopt;
-  }
-  const double fallback = std::exp(log_sum / ok), kappa = chi_quantile_90(X.cols());
-  for (Eigen::Index j = 0; j < X.cols(); ++j)
-    f.divisor(j) = (est.columns[static_cast<std::size_t>(j)].status == ScaleStatus::ok
-                        ? f.divisor(j) : fallback) * kappa;
-  d["feature_centre"] = std::vector<double>(f.centre.data(), f.centre.data() + f.centre.size());
-  d["feature_divisor"] = std::vector<double>(f.divisor.data(), f.divisor.data() + f.divisor.size());
-  d["feature_kappa"] = kappa;
-  return f;
 }
 
 // The run: Poisson batches, the gradient release, the optimizer's update, the epoch loss. On
@@ -418,7 +330,7 @@ class Trainer {
     const auto key = on_root(comm_, [&] {
       return std::vector<std::uint64_t>{rng.next_u64(), rng.next_u64()};
     });
-    sampler_ = std::make_unique<KeyedPoissonSample>(key[0], key[1], o.batch_size, rows.total);
+    sampler_ = std::make_unique<KeyedPoissonSample>(key[0], key[1], plan.sampling_rate);
     if (is_private(o.optimizer) && o.noise_thread && comm_.rank() == 0) {
       if (rng.seeded()) noise_rng_ = std::make_unique<SeededRng>(rng.next_u64());
       else noise_rng_ = std::make_unique<SecureRng>();
@@ -481,7 +393,7 @@ void Trainer::step() {
     rel.normalise(noisy, first_, second_);
   }
   if (o_.optimizer == ClassifyOptimizer::dp_sgd) {
-    model_.parameters() -= o_.learning_rate * first_;
+    model_.parameters() -= plan_.learning_rate * first_;
     return;
   }
   if (has_second_release(o_.optimizer)) u_ = second_;
@@ -491,7 +403,7 @@ void Trainer::step() {
   const double c1 = 1 - std::pow(o_.beta1, static_cast<double>(t_));
   const double c2 = 1 - std::pow(o_.beta2, static_cast<double>(t_));
   model_.parameters().array() -=
-      o_.learning_rate * (m1_.array() / c1) /
+      plan_.learning_rate * (m1_.array() / c1) /
       ((v_.array() / c2 - plan_.bias).max(plan_.floor).sqrt() + plan_.adam_epsilon);
 }
 
@@ -552,7 +464,8 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
   d["steps"] = plan.steps;
   d["expected_batch_size"] = o.batch_size;
   d["sampling_rate"] = plan.sampling_rate;
-  d["learning_rate"] = o.learning_rate;
+  d["learning_rate"] = plan.learning_rate;
+  if (!o.learning_rate) d["learning_rate_rule"] = kLearningRateRule;
   d["adam_epsilon"] = plan.adam_epsilon;
   if (o.optimizer != ClassifyOptimizer::dp_sgd) d["second_moment_floor"] = plan.floor;
   d["train_loss_clip"] = o.loss_bound;
@@ -579,34 +492,133 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
   return d;
 }
 
+// The epochs: each one's private training loss (and test accuracy of the raw-feature model
+// when a public test set is given), then the run's diagnostics.
+void run_epochs(Trainer& trainer, const Classifier& model, const FeatureMap& f,
+                const ClassifyOptions& o, EvalSet test,
+                const std::function<void(const EpochReport&)>& on_epoch, nlohmann::json& d) {
+  std::vector<double> train_loss, test_acc;
+  double seconds = 0, examples = 0;
+  for (int e = 1; e <= o.epochs; ++e) {
+    EpochReport r = trainer.epoch(e, {});
+    if (test.X && test.y) {
+      Classifier raw = model;  // the classifier of the raw features
+      fold_feature_map(raw, f);
+      r.test_accuracy = accuracy_chunked(raw, *test.X, *test.y);
+      test_acc.push_back(*r.test_accuracy);
+    }
+    train_loss.push_back(r.train_loss);
+    seconds += r.seconds;
+    examples += static_cast<double>(r.examples);
+    if (on_epoch) on_epoch(r);
+  }
+  d["train_loss"] = train_loss;
+  if (!test_acc.empty()) {
+    d["test_accuracy"] = test_acc;
+    d["test_rows"] = test.X->rows();
+  }
+  d["examples_per_second"] = seconds > 0 ? examples / seconds : 0.0;
+  d["train_seconds"] = seconds;
+}
+
+// This rank's rows split into the training rows and the held-out rows (solvers/holdout.hpp: a
+// row by its values and label, under a key drawn on rank 0). Without a holdout nothing is drawn
+// or copied.
+struct Labelled {
+  RowMatrix X;
+  std::vector<int> y;
+};
+struct HeldOut {
+  bool active = false;
+  Labelled train, held;
+};
+
+HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const ClassifyOptions& o,
+                 Rng& rng) {
+  HeldOut h;
+  if (!o.holdout) return h;
+  h.active = true;
+  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
+  std::vector<Eigen::Index> keep, out;
+  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
+    row.back() = y[static_cast<std::size_t>(i)];
+    (split.held_out(row) ? out : keep).push_back(i);
+  }
+  auto take = [&](const std::vector<Eigen::Index>& rows, Labelled& l) {
+    l.X.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      l.X.row(static_cast<Eigen::Index>(k)) = X.row(rows[k]);
+      l.y.push_back(y[static_cast<std::size_t>(rows[k])]);
+    }
+  };
+  take(keep, h.train);
+  take(out, h.held);
+  return h;
+}
+
+// The released model's private mean clipped loss on the held-out rows (every rank's), by the
+// plan's mechanism; adam (non-private): the exact mean.
+nlohmann::json holdout_statement(const Classifier& model, const HeldOut& split,
+                                 const ClassifyPlan& plan, const ClassifyOptions& o, Rng& rng) {
+  std::vector<Eigen::Index> rows(static_cast<std::size_t>(split.held.X.rows()));
+  std::iota(rows.begin(), rows.end(), Eigen::Index{0});
+  const BatchGradients batch(model, split.held.X, split.held.y, rows, o.run.threads);
+  const std::vector<double> losses(batch.losses().data(),
+                                   batch.losses().data() + batch.losses().size());
+  nlohmann::json j;
+  if (plan.holdout) {
+    j = plan.holdout->release(losses, rng, o.run.comm);
+  } else {
+    double sum = 0;
+    for (double v : losses) sum += std::min(v, o.loss_bound);
+    j = {{"units", losses.size()}, {"loss_bound", o.loss_bound},
+         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())},
+         {"private", false}};
+  }
+  j["fraction"] = *o.holdout;
+  j["unit"] = "row";
+  j["loss_name"] = "softmax cross-entropy of the released model (nats), clipped to loss_bound";
+  return j;
+}
+
 }  // namespace
 
-Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
-                                     const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
-                                     Budget* budget, EvalSet test,
+Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_in,
+                                     const std::vector<int>& y_in, const ClassifyOptions& o,
+                                     Rng& rng, Budget* budget, EvalSet test,
                                      const std::function<void(const EpochReport&)>& on_epoch) {
   Communicator& comm = comm_or_single(o.run.comm);                              // validate
   validate_options(o, comm.size());
-  check_agreement(comm, fingerprint(o, model, X.cols()),
+  check_agreement(comm, fingerprint(o, model, X_in.cols()),
                   "the classifier's options, model and columns");
-  all_or_none(comm, [&] { validate_data(X, y, model); });
+  all_or_none(comm, [&] { validate_data(X_in, y_in, model); });
+  const HeldOut split = hold_out(X_in, y_in, o, rng);  // the rows the model does not see
+  const ConstMatrixRef X = split.active ? ConstMatrixRef(split.train.X) : X_in;
+  const std::vector<int>& y = split.active ? split.train.y : y_in;
   const ShardRows rows = shard_rows(comm, X.rows());
   require(o.batch_size >= 1 && o.batch_size <= rows.total,
-          fmt::format("batch_size must be in [1, {}] (the number of rows), got {}", rows.total,
-                      o.batch_size));
+          fmt::format("batch_size must be in [1, {}] (the number of training rows), got {}",
+                      rows.total, o.batch_size));
   const ClassifyPlan plan = plan_classify(rows.total, X.cols(), model.num_parameters(), o);  // plan
-  const bool priv = plan.loss.has_value();
+  const bool priv = is_private(o.optimizer);
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)
                                : ReleaseBudget::non_private();
-  if (priv) all_or_none(comm, [&] { account.charge(plan.account.ledger); });  // charge
   nlohmann::json d = plan_diagnostics(o, plan, model);
   SealFacts facts;
   facts.neighbouring = Neighbouring::add_remove;
   facts.noise = o.run.noise;
   facts.certified = priv && o.run.noise == NoiseMode::secure;
+  if (plan.features.source == FeatureSource::unusable) {  // nothing charged, nothing drawn
+    d["feature_plan"] = plan.features.diagnostics;
+    facts.abstained = plan.features.reliability.reason() + " (decided from n, d and the budget "
+                      "before anything was spent)";
+    return seal(std::move(model), account, facts, rng, std::move(d));
+  }
+  if (priv) all_or_none(comm, [&] { account.charge(plan.account.ledger); });  // charge
   std::string reason;
-  const std::optional<FeatureMap> f = plan.columns ? column_map(o, X, rng, d, reason)  // run
-                                                   : global_scale(o, X, rng, d, reason);
+  const std::optional<FeatureMap> f = estimate_feature_map(o, plan.features, X, rng, d, reason);
   if (!f) {
     facts.abstained = reason;
     return seal(std::move(model), account, facts, rng, std::move(d));
@@ -616,30 +628,10 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
   if (!identity)
     scaled = (X.rowwise() - f->centre.transpose()).array().rowwise() /
              f->divisor.transpose().array();
-  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng, rows);
-  std::vector<double> train_loss, test_acc;
-  double seconds = 0, examples = 0;
-  for (int e = 1; e <= o.epochs; ++e) {
-    EpochReport r = trainer.epoch(e, {});
-    if (test.X && test.y) {
-      Classifier raw = model;  // the classifier of the raw features
-      fold_feature_map(raw, *f);
-      r.test_accuracy = accuracy_chunked(raw, *test.X, *test.y);
-      test_acc.push_back(*r.test_accuracy);
-    }
-    train_loss.push_back(r.train_loss);
-    seconds += r.seconds;
-    examples += static_cast<double>(r.examples);
-    if (on_epoch) on_epoch(r);
-  }
+  Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng, rows);   // run
+  run_epochs(trainer, model, *f, o, test, on_epoch, d);
   fold_feature_map(model, *f);
-  d["train_loss"] = train_loss;
-  if (!test_acc.empty()) {
-    d["test_accuracy"] = test_acc;
-    d["test_rows"] = test.X->rows();
-  }
-  d["examples_per_second"] = seconds > 0 ? examples / seconds : 0.0;
-  d["train_seconds"] = seconds;
+  if (split.active) d["holdout"] = holdout_statement(model, split, plan, o, rng);
   return seal(std::move(model), account, facts, rng, std::move(d));                // seal
 }
 

@@ -115,6 +115,25 @@ UserDataset UserDataset::with_features(RowMatrix X) const {
   return out;
 }
 
+UserDataset UserDataset::subset(const std::vector<bool>& keep, std::int64_t total) const {
+  require(static_cast<std::int64_t>(keep.size()) == n_, "subset: one flag per user");
+  UserDataset out = *this;
+  out.ids_.clear();
+  std::int64_t k = 0;
+  for (std::int64_t u = 0; u < n_; ++u) {
+    if (!keep[static_cast<std::size_t>(u)]) continue;
+    out.features_.middleRows(k * m_, m_) = features_.middleRows(u * m_, m_);
+    out.labels_.segment(k * m_, m_) = labels_.segment(u * m_, m_);
+    out.ids_.push_back(ids_[static_cast<std::size_t>(u)]);
+    ++k;
+  }
+  out.features_.conservativeResize(k * m_, Eigen::NoChange);
+  out.labels_.conservativeResize(k * m_);
+  out.n_ = k;
+  out.total_n_ = gathered() ? total : -1;
+  return out;
+}
+
 std::int64_t UserDataset::users_clipped_at(double feature_bound) const {
   std::int64_t users = 0;
   for (std::int64_t u = 0; u < n_; ++u) {

@@ -16,11 +16,13 @@
 #include "dpstats/user_level/filter.hpp"
 #include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/solvers/exact_sum.hpp"
+#include "dpstats/solvers/holdout.hpp"
 #include "dpstats/solvers/standardize.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "checks.hpp"
 
 namespace dpstats::optimize {
@@ -335,6 +337,7 @@ constexpr double kRowQuantile = 0.9;     // a user's value: the 0.9-quantile of 
 // epsilon = 1, delta = 1e-6 and the default scale_share (docs/proofs/user-level.md).
 constexpr double kUserQuantile = 0.5;
 constexpr double kClippedWarning = 0.05; // a supplied bound that clips more users is reported
+constexpr double kClipReportBeta = 0.05;  // ... when the count's (1 - beta) lower bound says so
 
 bool uses_label_bound(GlmKind k) { return k == GlmKind::squared || k == GlmKind::huber; }
 
@@ -371,14 +374,15 @@ void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
 
 // Everything the ranks must agree on before the first collective of the fit.
 std::string fingerprint(const UserDataset& data, const UserLevelOptions& o) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|m={}|n={}",
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|m={}|n={}|h={}/{}/{}",
                      name_of(o.method), name_of(o.loss), name_of(o.profile), o.privacy.epsilon,
                      o.privacy.delta, o.domain_radius, o.feature_bound.value_or(-1),
                      o.label_bound.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
                      o.clip.value_or(-1), o.scale_share, o.clip_report_share,
                      o.centre ? (*o.centre ? 1 : 0) : -1, static_cast<int>(o.run.noise),
                      o.domain || o.x0 ? 1 : 0, data.dim(), data.items_per_user(),
-                     data.total_users());
+                     data.total_users(), o.holdout.value_or(-1), o.holdout_share,
+                     o.holdout_loss_bound);
 }
 
 // checked_labels over every rank's users' labels (one process: checked_labels itself): {0, 1}
@@ -432,6 +436,15 @@ void validate_options(const UserDataset& data, const UserLevelOptions& o) {
   check_share(o.scale_share, "scale_share");
   check_share(o.clip_report_share, "clip_report_share");
   require(o.scale_share + o.clip_report_share < 1, "scale_share + clip_report_share must be < 1");
+  if (o.holdout) {
+    check_holdout(*o.holdout, o.holdout_loss_bound);
+    check_share(o.holdout_share, "holdout_share");
+    require(!paper_method(o), "holdout applies to the practical profile and non-private (the "
+                              "paper profile's schedule takes the whole budget)");
+    require(2 * o.scale_share + o.clip_report_share + o.holdout_share < 1,
+            "with holdout, 2 scale_share + clip_report_share + holdout_share must be < 1 (the "
+            "centring and the bounds may each spend scale_share)");
+  }
   if (o.x0) require(o.x0->size() == data.dim(), "x0 must have the feature dimension");
   if (o.centre.value_or(false)) {
     require(!o.domain && !o.x0 && o.method != UserLevelMethod::non_private && !paper_method(o),
@@ -478,14 +491,45 @@ struct Bounds {
   nlohmann::json diagnostics = nlohmann::json::object();
 };
 
-Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double centred_share,
+// A supplied feature_bound's clip report: a private count of the users with a raw row above it
+// (the bound the run clips the raw rows at), drawn once on rank 0. The warning needs the count's
+// 95% lower confidence bound above kClippedWarning, so that the Laplace noise alone (scale
+// 1 / eps, tens of users at the default share) never raises it.
+nlohmann::json clip_report(const UserDataset& raw, double A, const LaplaceMechanism& count,
+                           const UserLevelOptions& o, Rng& rng) {
+  Communicator& comm = comm_or_single(o.run.comm);  // every rank's users (exact), noise on rank 0
+  const std::int64_t clipped = allreduce_count(comm, raw.users_clipped_at(A));
+  const double noisy =
+      on_root(comm, [&] { return count.apply(static_cast<double>(clipped), rng); });
+  const double n = static_cast<double>(raw.total_users());
+  const double margin = count.scale() * std::log(1 / (2 * kClipReportBeta));  // one-sided 95%
+  const double fraction = std::clamp(noisy / n, 0.0, 1.0);
+  const double lower = std::clamp((noisy - margin) / n, 0.0, 1.0);
+  nlohmann::json j = {{"value", A}, {"estimated", false}, {"clipped_users_fraction", fraction},
+                      {"clipped_users_fraction_lower_95", lower},
+                      {"noise_scale_fraction", count.scale() / n},
+                      {"epsilon", count.loss().epsilon}};
+  if (lower > kClippedWarning) {
+    j["warning"] = fmt::format(
+        "feature_bound = {} clips rows of at least {:.0f}% of the users (private count, 95% "
+        "lower bound): the supplied bound bites; leave it out to have it estimated",
+        format_number(A), 100 * lower);
+  }
+  return j;
+}
+
+// The bounds the run uses. `raw`: the users' rows as given (the clip report's); `data`: the rows
+// the fit runs on (standardised when centred). `derived_A`: the bound of the standardised rows
+// that a supplied feature_bound implies (Standardization::bound_of), when centred.
+Bounds resolve_bounds(const UserDataset& raw, const UserDataset& data, const UserLevelOptions& o,
+                      double centred_share, std::optional<double> derived_A,
                       ReleaseBudget& account, Rng& rng) {
   Bounds b;
   const bool estimate_A = !o.feature_bound && !data.has_feature_bound();
   const bool estimate_B = uses_label_bound(o.loss) && !o.label_bound && !data.has_label_bound();
   const bool report = o.feature_bound.has_value() && !paper_method(o) &&
                       o.method != UserLevelMethod::non_private;
-  b.A = o.feature_bound.value_or(data.feature_bound());
+  b.A = derived_A ? *derived_A : o.feature_bound.value_or(data.feature_bound());
   b.B = uses_label_bound(o.loss) ? o.label_bound.value_or(data.label_bound()) : 1.0;
   if (o.method == UserLevelMethod::non_private) {
     // Not private: the data's own largest row norm and |label| (nothing is clipped).
@@ -498,10 +542,9 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
   const int estimates = (estimate_A ? 1 : 0) + (estimate_B ? 1 : 0);
   // Pure epsilon-DP is epsilon^2/2-zCDP: each estimate gets the epsilon whose rho is its share.
   const double eps_each = estimates ? std::sqrt(2 * o.scale_share * rho / estimates) : 0;
-  const double eps_report = std::sqrt(2 * o.clip_report_share * rho);
   std::optional<LaplaceMechanism> count;
   if (report) {
-    count.emplace(1.0, eps_report, 1, o.run.noise);
+    count.emplace(1.0, std::sqrt(2 * o.clip_report_share * rho), 1, o.run.noise);
     account.charge(count->ledger_entry("users with a row above the supplied feature_bound"));
   }
   b.rho_left = rho * (1 - centred_share - (estimates ? o.scale_share : 0) -
@@ -514,35 +557,24 @@ Bounds resolve_bounds(const UserDataset& data, const UserLevelOptions& o, double
     nq.loss = PrivacyLoss::pure(eps_each);
     nq.q = kUserQuantile;
     const NormQuantile pb = private_value_quantile(values, nq, account, rng);
+    Reliability r = reliability(pb, name);
+    r.estimate = fmt::format("{} ({})", name, r.estimate);
     b.diagnostics[name] = pb.diagnostics();
     b.diagnostics[name].update(
         {{"value", pb.value}, {"estimated", true}, {"epsilon", pb.epsilon},
+         {"reliability", r.json()},
          {"rule", fmt::format("private {}-quantile over users of each user's {}-quantile (scale "
                               "layer, log grid over every double)", kUserQuantile, kRowQuantile)}});
-    if (pb.status != ScaleStatus::ok && !b.abstained) {
-      b.abstained = fmt::format("the {} estimate has no guarantee ({}: {}); give {}, a larger "
-                                "scale_share or epsilon, or more users", name,
-                                to_string(pb.status), pb.reason, name);
-    }
+    if (!r.usable && !b.abstained) b.abstained = r.reason();
     return pb.value;
   };
   if (estimate_A) b.A = estimate(false, "feature_bound");
   if (estimate_B) b.B = estimate(true, "label_bound");
   if (report) {
-    // A count over every rank's users (exact), its noise drawn once on rank 0.
-    Communicator& comm = comm_or_single(o.run.comm);
-    const std::int64_t clipped = allreduce_count(comm, data.users_clipped_at(b.A));
-    const double noisy =
-        on_root(comm, [&] { return count->apply(static_cast<double>(clipped), rng); });
-    const double fraction = std::max(0.0, noisy) / static_cast<double>(data.total_users());
-    b.diagnostics["feature_bound"] = {{"value", b.A}, {"estimated", false},
-                                      {"clipped_users_fraction", fraction},
-                                      {"epsilon", eps_report}};
-    if (fraction > kClippedWarning) {
-      b.diagnostics["warnings"].push_back(fmt::format(
-          "feature_bound = {} clips rows of about {:.0f}% of the users (private count): the "
-          "supplied bound bites; leave it out to have it estimated", b.A, 100 * fraction));
-    }
+    b.diagnostics["feature_bound"] = clip_report(raw, *o.feature_bound, *count, o, rng);
+    if (b.diagnostics["feature_bound"].contains("warning"))
+      b.diagnostics["warnings"].push_back(b.diagnostics["feature_bound"]["warning"]);
+    if (derived_A) b.diagnostics["feature_bound"]["standardised_bound"] = *derived_A;
   }
   return b;
 }
@@ -814,12 +846,14 @@ struct CentreDecision {
 CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& o) {
   CentreDecision c;
   if (o.centre == false) return c.why_not = "centre = false", c;
-  const bool unknown = !o.feature_bound && !data.has_feature_bound() && !o.domain && !o.x0 &&
+  // A supplied feature_bound bounds the norms, not the location: the fit still centres (the
+  // standardised rows' bound then follows from it, Standardization::bound_of).
+  const bool unknown = !data.has_feature_bound() && !o.domain && !o.x0 &&
                        o.method != UserLevelMethod::non_private && !paper_method(o) &&
                        2 * o.scale_share + o.clip_report_share < 1;
   if (!o.centre && !unknown) {
-    return c.why_not = "the feature scale is public (feature_bound, bounded data, a custom "
-                       "domain or x0) or the method is not a private practical one", c;
+    return c.why_not = "the features' units are the caller's (bounded data, a custom domain or "
+                       "x0) or the method is not a private practical one", c;
   }
   c.share = PrivacyLoss::zcdp(o.scale_share *
                               epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
@@ -834,6 +868,16 @@ CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& 
   }
   c.centre = true;  // centre = true with a shortfall abstains after the estimate
   return c;
+}
+
+// The users' rows, each clipped to norm A (a supplied feature_bound, before centring).
+UserDataset clip_rows(const UserDataset& data, double A) {
+  RowMatrix X = data.all_features();
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double norm = X.row(i).norm();
+    if (norm > A) X.row(i) *= A / norm;
+  }
+  return data.with_features(std::move(X));
 }
 
 // One row per user (its first): the centring's table at user-level sensitivity 1.
@@ -886,52 +930,12 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
   return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
-Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
-                                std::optional<std::string> abstained, const UserLevelOptions& o,
-                                UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
-  SealFacts facts;
-  facts.certified = certified;
-  facts.unit = PrivacyUnit::user;
-  facts.noise = o.run.noise;
-  facts.noiseless = trace && trace->noiseless;
-  facts.abstained = std::move(abstained);
-  diag["stated_error"] = fit_stated_error();
-  return seal(std::move(x), account, facts, rng, std::move(diag));
-}
-
-}  // namespace
-
-Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& o, Rng& rng,
-                               Budget* budget, UserLevelTrace* trace) {
-  validate_options(data, o);  // validate: nothing read from the data's values yet
+// plan, part 2, charge and run the method on the bounded users (`rho`: what the scale step left).
+MethodRun run_method(const UserDataset& work, const UserLevelOptions& o, double rho,
+                     ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
+                     UserLevelTrace* trace) {
   Communicator& comm = comm_or_single(o.run.comm);
-  if (comm.size() > 1) check_agreement(comm, fingerprint(data, o), "the user-level fit's options");
-  if (binary_labels(o.loss)) global_checked_labels(comm, data.all_labels(), o.loss, nullptr);
   const bool priv = o.method != UserLevelMethod::non_private;
-  ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
-                                               paper_method(o) ? Accountant::basic : Accountant::zcdp,
-                                               budget)
-                               : ReleaseBudget::non_private();
-  nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
-                         {"n_users", data.total_users()}, {"items_per_user", data.items_per_user()}};
-  // plan, part 0: private centring, or the offset check (decided from public values).
-  const CentreDecision cd = decide_centring(data, o);
-  std::optional<Standardization> st;
-  std::optional<UserDataset> centred;
-  if (auto why = centre_if_planned(data, o, cd, account, rng, diag, st, centred)) {
-    return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
-  }
-  const UserDataset& source = centred ? *centred : data;
-  // plan, part 1: the public bounds (estimated privately where absent, charged before noise).
-  // What the centring spent, or the offset check (run after the bounds) will: not the method's.
-  const double before_bounds = cd.centre ? o.scale_share
-                                          : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0);
-  const Bounds b = resolve_bounds(source, o, before_bounds, account, rng);
-  diag["bounds"] = b.diagnostics;
-  std::optional<std::string> why = b.abstained;  // only the estimates were charged
-  if (!why && cd.check) why = offset_gate(data, o, cd, account, rng, diag);
-  if (why) return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
-  const UserDataset work = bounded_data(source, o, b, diag);
   // Several ranks, a method that walks the users in one sequential pass: rank 0 runs it on every
   // rank's users (users_on_root: the one-process users, bit for bit); the others plan alike.
   const bool sequential = o.method == UserLevelMethod::phased_sgd ||
@@ -950,11 +954,11 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
   // plan, part 2, charge and run (each method plans its mechanisms and charges them first).
   switch (o.method) {
     case UserLevelMethod::phased_sgd:
-      run = fit_phased(all, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_phased(all, s, o, rho, account, rng, counter, diag, trace);
       break;
     case UserLevelMethod::accelerated:
     case UserLevelMethod::nonsmooth:
-      run = fit_alg3(all, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_alg3(all, s, o, rho, account, rng, counter, diag, trace);
       break;
     case UserLevelMethod::non_private: {
       const double eta = o.step_size.value_or(
@@ -965,14 +969,160 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
       break;
     }
     case UserLevelMethod::dp_gd_filter:
-      run = fit_filter(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_filter(work, s, o, rho, account, rng, counter, diag, trace);
       break;
     default:
-      run = fit_gradient(work, s, o, b.rho_left, account, rng, counter, diag, trace);
+      run = fit_gradient(work, s, o, rho, account, rng, counter, diag, trace);
   }
   diag["profile"] = name_of(o.profile);
   diag["gradient_evaluations"] = allreduce_count(comm, counter.evaluations);
-  Vector x = st ? st->to_user_units(run.x) : std::move(run.x);  // post-processing
+  return run;
+}
+
+// The Gaussian on the held-out users' clipped-loss sum at holdout_share of rho (private methods).
+std::optional<HoldoutLoss> holdout_loss(const UserLevelOptions& o) {
+  if (!o.holdout || o.method == UserLevelMethod::non_private) return std::nullopt;
+  const double rho = epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
+  return HoldoutLoss::gaussian(o.holdout_loss_bound, o.holdout_share * rho, o.run.noise);
+}
+
+// plan, parts 0 and 1: the private centring or the offset check, and the public bounds
+// (estimated privately where absent, charged before their noise). `work`: the bounded users the
+// method runs on (standardised when centred); `abstained`: why not (only the scale step charged).
+struct ScaleStep {
+  std::optional<Standardization> st;
+  std::optional<UserDataset> work;
+  Bounds bounds;
+  std::optional<std::string> abstained;
+};
+
+ScaleStep scale_step(const UserDataset& data, const UserLevelOptions& o, ReleaseBudget& account,
+                     Rng& rng, nlohmann::json& diag) {
+  ScaleStep out;
+  const CentreDecision cd = decide_centring(data, o);
+  // A supplied feature_bound clips the raw rows before they are centred (the bound the clip
+  // report counts against); the standardised rows' bound follows from it.
+  std::optional<UserDataset> clipped;
+  if (cd.centre && o.feature_bound) clipped.emplace(clip_rows(data, *o.feature_bound));
+  std::optional<UserDataset> centred;
+  out.abstained = centre_if_planned(clipped ? *clipped : data, o, cd, account, rng, diag, out.st,
+                                    centred);
+  if (out.abstained) return out;
+  const UserDataset& source = centred ? *centred : data;
+  // What the centring spent, or the offset check (run after the bounds) will, and the holdout's
+  // loss release: not the method's.
+  const double before_bounds =
+      (cd.centre ? o.scale_share : (cd.check ? kOffsetCheckZcdpFraction * o.scale_share : 0)) +
+      (holdout_loss(o) ? o.holdout_share : 0);
+  std::optional<double> derived;  // the standardised rows' bound a supplied feature_bound implies
+  if (out.st && o.feature_bound) derived = out.st->bound_of(*o.feature_bound);
+  out.bounds = resolve_bounds(data, source, o, before_bounds, derived, account, rng);
+  diag["bounds"] = out.bounds.diagnostics;
+  out.abstained = out.bounds.abstained;  // only the estimates were charged
+  if (!out.abstained && cd.check) out.abstained = offset_gate(data, o, cd, account, rng, diag);
+  if (!out.abstained) out.work.emplace(bounded_data(source, o, out.bounds, diag));
+  return out;
+}
+
+// The held-out users (solvers/holdout.hpp: a keyed hash of each user id) and the others.
+struct UserSplit {
+  UserDataset train;
+  std::optional<UserDataset> held;
+};
+
+UserSplit split_users(const UserDataset& all, const UserLevelOptions& o, Rng& rng) {
+  if (!o.holdout) return {all, std::nullopt};
+  Communicator& comm = comm_or_single(o.run.comm);
+  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
+  std::vector<bool> held(static_cast<std::size_t>(all.num_users()));
+  std::int64_t count = 0;
+  for (std::int64_t u = 0; u < all.num_users(); ++u) {
+    held[static_cast<std::size_t>(u)] =
+        split.held_out(static_cast<std::uint64_t>(all.ids()[static_cast<std::size_t>(u)]));
+    count += held[static_cast<std::size_t>(u)] ? 1 : 0;
+  }
+  const std::int64_t held_total = allreduce_count(comm, count);
+  std::vector<bool> kept(held.size());
+  for (std::size_t u = 0; u < held.size(); ++u) kept[u] = !held[u];
+  return {all.subset(kept, all.total_users() - held_total), all.subset(held, held_total)};
+}
+
+// Each held-out user's mean loss of the released model x . w (+ b) over its m rows as given (the
+// user's units; {0, 1} labels mapped as for the fit), released by `mechanism` (non-private: the
+// exact mean of the clipped losses).
+nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
+                                 const UserLevelOptions& o, bool mapped,
+                                 const std::optional<HoldoutLoss>& mechanism, Rng& rng) {
+  const auto loss = make_loss(o.loss);
+  const Eigen::Index d = held.dim();
+  const double b = x.size() > d ? x[d] : 0.0;
+  const Vector w = x.head(d);
+  std::vector<double> losses(static_cast<std::size_t>(held.num_users()));
+  for (std::int64_t u = 0; u < held.num_users(); ++u) {
+    double sum = 0;
+    for (std::int64_t k = 0; k < held.items_per_user(); ++k) {
+      const double y = mapped ? 2 * held.label(u, k) - 1 : held.label(u, k);
+      const Eigen::Map<const Vector> a(held.features(u, k), d);
+      sum += loss->phi(a.dot(w) + b, y);
+    }
+    losses[static_cast<std::size_t>(u)] = sum / static_cast<double>(held.items_per_user());
+  }
+  nlohmann::json j;
+  if (mechanism) {
+    j = mechanism->release(losses, rng, o.run.comm);
+  } else {
+    double sum = 0;
+    for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
+    j = {{"units", losses.size()}, {"loss_bound", o.holdout_loss_bound}, {"private", false},
+         {"loss", losses.empty() ? nlohmann::json(nullptr) : nlohmann::json(sum / losses.size())}};
+  }
+  j.update({{"fraction", *o.holdout}, {"unit", "user"},
+            {"loss_name", fmt::format("the user's mean {} loss of the released model over its "
+                                      "rows (the user's units), clipped to loss_bound",
+                                      name_of(o.loss))}});
+  return j;
+}
+
+Release<Vector> seal_user_level(Vector x, ReleaseBudget& account, bool certified,
+                                std::optional<std::string> abstained, const UserLevelOptions& o,
+                                UserLevelTrace* trace, Rng& rng, nlohmann::json diag) {
+  SealFacts facts;
+  facts.certified = certified;
+  facts.unit = PrivacyUnit::user;
+  facts.noise = o.run.noise;
+  facts.noiseless = trace && trace->noiseless;
+  facts.abstained = std::move(abstained);
+  diag["stated_error"] = fit_stated_error();
+  return seal(std::move(x), account, facts, rng, std::move(diag));
+}
+
+}  // namespace
+
+Release<Vector> fit_user_level(const UserDataset& all, const UserLevelOptions& o, Rng& rng,
+                               Budget* budget, UserLevelTrace* trace) {
+  validate_options(all, o);  // validate: nothing read from the data's values yet
+  Communicator& comm = comm_or_single(o.run.comm);
+  if (comm.size() > 1) check_agreement(comm, fingerprint(all, o), "the user-level fit's options");
+  bool mapped = false;
+  if (binary_labels(o.loss)) global_checked_labels(comm, all.all_labels(), o.loss, &mapped);
+  const bool priv = o.method != UserLevelMethod::non_private;
+  ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(),
+                                               paper_method(o) ? Accountant::basic : Accountant::zcdp,
+                                               budget)
+                               : ReleaseBudget::non_private();
+  const UserSplit split = split_users(all, o, rng);  // the users the fit does not see
+  const UserDataset& data = split.held ? split.train : all;
+  nlohmann::json diag = {{"method", name_of(o.method)}, {"loss", name_of(o.loss)},
+                         {"n_users", data.total_users()}, {"items_per_user", data.items_per_user()}};
+  ScaleStep step = scale_step(data, o, account, rng, diag);  // plan, part 0 and 1
+  if (step.abstained)
+    return seal_user_level(Vector(), account, true, std::move(step.abstained), o, trace, rng, diag);
+  const std::optional<HoldoutLoss> holdout = holdout_loss(o);  // charged before the method's noise
+  if (holdout) account.charge(holdout->ledger_entry());  // (rho_left is net of it)
+  MethodRun run = run_method(*step.work, o, step.bounds.rho_left, account, rng, diag, trace);
+  Vector x = step.st ? step.st->to_user_units(run.x) : std::move(run.x);  // post-processing
+  if (split.held && !run.abstained)
+    diag["holdout"] = holdout_statement(*split.held, x, o, mapped, holdout, rng);
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));
 }

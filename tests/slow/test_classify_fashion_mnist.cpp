@@ -66,3 +66,32 @@ TEST(ClassifyFashionMnist, MlpPerExampleGradientsTrainPrivately) {
                                   {&data().test.images, &data().test.labels});
   EXPECT_GE(r.diagnostics["test_accuracy"].back().get<double>(), 0.7);
 }
+
+// Issue 27 item 6: the default private scale (the median row norm / sqrt(d), from 5% of epsilon)
+// costs at most one point of test accuracy against the public pixel scale (feature_scale = 1), at
+// epsilon = 1.7, the default 10 epochs, batch 256 and learning rate; mean of three seeds each,
+// measured in one run (the old default, the 0.9-quantile of the row norms, reached 76.1% against
+// 82.3-82.5%).
+TEST(ClassifyFashionMnist, DefaultPrivateScaleCostsAtMostOnePoint) {
+  if (!fashion_mnist_available()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  double accuracy[2] = {0, 0};  // default, public
+  for (int pub = 0; pub < 2; ++pub)
+    for (std::uint64_t seed : {1, 2, 3}) {
+      ClassifyOptions o;
+      o.privacy = {1.7, 1e-6};
+      if (pub) o.feature_scale = 1.0;
+      SeededRng rng(seed);
+      const auto r = train_classifier(Classifier::logistic(784, 10), data().train.images,
+                                      data().train.labels, o, rng, nullptr,
+                                      {&data().test.images, &data().test.labels});
+      ASSERT_EQ(r.status, Status::ok);
+      EXPECT_LE(r.privacy.epsilon, 1.7);
+      accuracy[pub] += r.diagnostics["test_accuracy"].back().get<double>() / 3;
+      if (!pub) std::printf("seed %llu: private feature_scale %.4f\n",
+                            static_cast<unsigned long long>(seed),
+                            r.diagnostics["feature_scale"].get<double>());
+    }
+  std::printf("Fashion-MNIST, eps 1.7, 3 seeds: default %.4f, feature_scale 1 %.4f\n",
+              accuracy[0], accuracy[1]);
+  EXPECT_GE(accuracy[0], accuracy[1] - 0.01);
+}

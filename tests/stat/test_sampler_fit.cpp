@@ -160,6 +160,36 @@ TEST(SamplerFit, Geometric) {
   }
 }
 
+TEST(SamplerFit, GeometricOfADoubleRate) {
+  SeededRng rng(110);
+  RandomBits bits(rng);
+  // P(G <= k) = 1 - (1 - q)^(k+1); the rates of Poisson samples, down to 2^-40.
+  for (const double q : {0.9, 0.5, 1.0 / 3, 256.0 / 60000, 256.0 / 1e7, 0x1.8p-40}) {
+    const GeometricTrials g(q);
+    const double l = std::log1p(-q);
+    const auto cdf = [l](std::int64_t k) {
+      return k < 0 ? 0.0 : -std::expm1(l * static_cast<double>(k + 1));
+    };
+    const auto quantile = [l](double p) { return std::log1p(-p) / l - 1; };
+    const auto v =
+        integer_fit([&] { return static_cast<std::int64_t>(g(bits)); }, cdf, quantile);
+    EXPECT_TRUE(v.passes()) << "q = " << q << ": " << v.statistic << " > " << v.threshold;
+  }
+}
+
+TEST(SamplerFit, GeometricOfADoubleRateRejectsAWrongRate) {
+  // The same test finds a gap distribution 1% off its rate.
+  SeededRng rng(111);
+  RandomBits bits(rng);
+  const GeometricTrials g(0.0101);
+  const double l = std::log1p(-0.01);
+  const auto v = integer_fit(
+      [&] { return static_cast<std::int64_t>(g(bits)); },
+      [l](std::int64_t k) { return k < 0 ? 0.0 : -std::expm1(l * static_cast<double>(k + 1)); },
+      [l](double p) { return std::log1p(-p) / l - 1; }, 2000000);
+  EXPECT_FALSE(v.passes());
+}
+
 TEST(SamplerFit, DiscreteLaplace) {
   SeededRng rng(104);
   struct Case {

@@ -285,8 +285,9 @@ TEST(TrainClassifier, PrivateVariantsMeetTheirBudgetAndLearn) {
     EXPECT_GT(r.privacy.epsilon, 1.9) << to_string(opt);
     EXPECT_EQ(r.privacy.neighbouring, Neighbouring::add_remove);
     EXPECT_TRUE(r.seeded);
-    ASSERT_EQ(r.ledger.size(), 3u);  // feature-scale quantile, steps, epoch losses
-    EXPECT_TRUE(r.ledger[1].loss.discrete);
+    // the feature scale's row count and quantile (add/remove: n is private), steps, epoch losses
+    ASSERT_EQ(r.ledger.size(), 4u);
+    EXPECT_TRUE(r.ledger[2].loss.discrete);
     EXPECT_TRUE(r.diagnostics.contains("epsilon_pld"));
     EXPECT_LE(r.diagnostics["epsilon_pld"].get<double>(),
               r.diagnostics["epsilon_rdp"].get<double>());
@@ -346,6 +347,7 @@ TEST(TrainClassifier, RejectsBadInput) {
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
   bad = o;
   bad.privacy.epsilon = 0.01;  // z = 5 does not fit in epsilon = 0.01
+  bad.feature_scale = 1;       // (else 50 rows at epsilon 0.01 abstain in the plan: no scale)
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), BudgetExceeded);
   std::vector<int> y = t.y;
   y[3] = 2;
@@ -395,8 +397,9 @@ TEST(TrainClassifier, AccountantFollowsTheNoiseMode) {
     dpstats::testing::expect_guarantee_from_ledger(r);
     EXPECT_LE(r.privacy.epsilon, 50);
     const ClassifyAccount a = classify_account(o, 2000, 1.0, 5);
-    // At epsilon 50 the plan standardises each column: 3 scale entries, the steps, the losses.
-    ASSERT_EQ(r.ledger.size(), 5u);
+    // At epsilon 50 the plan standardises each column: the row count and 3 scale entries, the
+    // steps, the losses.
+    ASSERT_EQ(r.ledger.size(), 6u);
     const LedgerEntry& steps = r.ledger[r.ledger.size() - 2];
     EXPECT_EQ(a.epsilon, std::min(a.pld_epsilon, a.rdp_epsilon));
     EXPECT_LT(a.pld_epsilon, a.rdp_epsilon);
@@ -432,7 +435,7 @@ TEST(TrainClassifier, SecureTrainingSavesNoiseWithThePld) {
 }
 
 TEST(TrainClassifier, ChargesTheCallersBudget) {
-  const Toy train = blobs(1000, 5, 3, 33);
+  const Toy train = blobs(4000, 5, 3, 33);  // enough rows for the private feature scale at eps 1
   ClassifyOptions o;
   o.optimizer = ClassifyOptimizer::dp_adam;
   o.epochs = 1;

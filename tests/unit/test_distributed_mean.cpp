@@ -120,7 +120,7 @@ TEST(DistributedMean, BoundedWithEstimatedBoundsIsTheSingleProcessRelease) {
   for (Cut cut : {even, uneven}) {
     const std::string s = expect_same_mean_on_ranks(r, 5003, cut);
     EXPECT_TRUE(released(s)) << s;
-    EXPECT_NE(s.find("second_moment"), std::string::npos) << s;
+    EXPECT_NE(s.find("private_clip_bounds"), std::string::npos) << s;
   }
   r.privacy = {6.0, 1e-6};
   EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 4099, empty_rank_1)));
@@ -235,7 +235,7 @@ TEST(DistributedStats, QuantilesAreTheSingleProcessRelease) {
   for (const double delta : {0.0, 1e-6}) {
     for (const bool given : {true, false}) {
       stats::StatOptions base;
-      base.privacy = {given ? 1.0 : 6.0, delta};
+      base.privacy = {given ? 3.0 : 6.0, delta};  // a rank error within a quarter of the rows
       base.quantiles = {0.1, 0.5, 0.9};
       base.grid_size = given ? 4096 : 1024;
       if (given) base.bounds = {{-1e-3, 1e-3}, {4.9e4, 5.1e4}, {0, 200}};

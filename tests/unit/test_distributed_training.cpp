@@ -12,6 +12,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/training/train_classifier.hpp"
+#include "../../src/training/keyed_sample.hpp"  // the keyed Poisson sample (internal)
 #include "../ranks_harness.hpp"
 
 namespace dpstats::optimize {
@@ -99,9 +100,9 @@ TEST(DistributedTraining, PrivateFeatureScalesAreTheSingleProcessOnes) {
   const Toy t = blobs(700, 4, 2, 4);
   ClassifyOptions o = options(ClassifyOptimizer::dp_adam);
   o.feature_scale.reset();
-  o.privacy = {1.0, 1e-5};  // the global norm quantile
+  o.privacy = {6.0, 1e-5};  // the global scale (the median row norm)
   o.noise_multiplier = 5;
-  EXPECT_NE(expect_same_on_ranks(t, o, Classifier::logistic(4, 2)).find("0.9-quantile"),
+  EXPECT_NE(expect_same_on_ranks(t, o, Classifier::logistic(4, 2)).find("median row norm"),
             std::string::npos);
   o.privacy = {40.0, 1e-5};  // the per-column private median and scale
   EXPECT_NE(expect_same_on_ranks(t, o, Classifier::logistic(4, 2)).find("per-column"),
@@ -123,6 +124,49 @@ TEST(DistributedTraining, BatchesHaveTheExpectedSize) {
   train_classifier(Classifier::logistic(6, 3), t.X, t.y, o, rng, nullptr, {},
                    [&](const EpochReport& r) { examples = r.examples; });
   EXPECT_EQ(examples, 600u);
+}
+
+TEST(DistributedTraining, KeyedSampleIsTheSameSetOverAnySplit) {
+  // The global ids of step t's sample do not depend on where the rows are cut; steps differ.
+  const std::int64_t N = 20000;
+  KeyedPoissonSample whole(11, 12, 256.0 / static_cast<double>(N));
+  std::vector<Eigen::Index> all, part, other;
+  whole.sample(3, 0, N, all);
+  whole.sample(4, 0, N, other);
+  EXPECT_NE(all, other);
+  for (const std::vector<std::int64_t>& cuts :
+       {std::vector<std::int64_t>{0, 1, N}, {0, 7000, 7001, 13000, N}, {0, N / 2, N}}) {
+    KeyedPoissonSample sampler(11, 12, 256.0 / static_cast<double>(N));
+    std::vector<Eigen::Index> joined;
+    for (std::size_t r = 0; r + 1 < cuts.size(); ++r) {
+      sampler.sample(3, cuts[r], cuts[r + 1] - cuts[r], part);
+      for (const Eigen::Index i : part) joined.push_back(cuts[r] + i);
+    }
+    EXPECT_EQ(joined, all);
+  }
+}
+
+TEST(DistributedTraining, KeyedSampleIncludesEachRowAtTheRate) {
+  // 4000 steps at q = 0.05 over 50 rows: each row's count is Binomial(4000, q) (sd 13.8), the
+  // total Binomial(200000, q) (sd 97); 5.3 sd bounds (two-sided 1e-7 each).
+  const std::int64_t N = 50, T = 4000;
+  const double q = 0.05;
+  KeyedPoissonSample sampler(21, 22, q);
+  std::vector<long> counts(N, 0);
+  std::vector<Eigen::Index> rows;
+  for (std::int64_t t = 1; t <= T; ++t) {
+    sampler.sample(static_cast<std::uint64_t>(t), 0, N, rows);
+    for (const Eigen::Index i : rows) ++counts[static_cast<std::size_t>(i)];
+  }
+  long total = 0;
+  for (const long c : counts) {
+    EXPECT_LE(std::abs(c - T * q), 5.3 * std::sqrt(T * q * (1 - q)));
+    total += c;
+  }
+  EXPECT_LE(std::abs(total - N * T * q), 5.3 * std::sqrt(N * T * q * (1 - q)));
+  KeyedPoissonSample every(1, 2, 1.0);
+  every.sample(1, 0, N, rows);
+  EXPECT_EQ(rows.size(), static_cast<std::size_t>(N));
 }
 
 TEST(DistributedTraining, RefusalsStopEveryRank) {

@@ -69,7 +69,8 @@ TEST(MomentsScale, MissingClipIsEstimatedAndStated) {
   ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
   dpstats::testing::expect_guarantee_from_ledger(r);
   EXPECT_LE(r.privacy.epsilon, 1 + 1e-9);
-  ASSERT_EQ(r.ledger.size(), 2u);  // the stream and the quantile, one account
+  ASSERT_EQ(r.ledger.size(), 3u);  // the quantile, the count of rows above it, the stream
+  EXPECT_TRUE(r.diagnostics.at("stated_error").contains("clipping"));
   ASSERT_TRUE(trace.private_clip.has_value());
   EXPECT_DOUBLE_EQ(r.diagnostics.at("clip").get<double>(), *trace.private_clip);
   EXPECT_TRUE(r.diagnostics.contains("clip_estimate"));
@@ -343,7 +344,7 @@ TEST(MomentsScale, DefaultIsEquivariantUnderUnitsAndShift) {
       dpstats::testing::expect_guarantee_from_ledger(r);
       ASSERT_EQ(r.status, Status::ok) << names[k];
       ASSERT_TRUE(r.diagnostics.contains("centre")) << "the plan did not centre";
-      ASSERT_EQ(r.ledger.size(), 7u);  // five location selections, the clip, the stream
+      ASSERT_EQ(r.ledger.size(), 8u);  // five location selections, the clip, its count, the stream
       const auto [e1, e2] = centred_errors(r, Xk, unit);
       err[k][0] += e1 / 3, err[k][1] += e2 / 3;
       if (k == 3) {  // before: the same call uncentred (for docs/results/real-data.md)

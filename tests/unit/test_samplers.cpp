@@ -289,6 +289,69 @@ TEST(Geometric, RejectsBadParameters) {
   expect_invalid([&] { exponential_floor(bits, 1, 0); }, "t_den must be >= 1");
 }
 
+// ---- geometric of a double rate (GeometricTrials) --------------------------------------------
+
+// (253/256)^32 = 253^32 / 2^256 = r^(2^5) for q = 3/256, as four 64-bit words, most significant
+// first (253^32 is odd, so its last word is not 0).
+std::vector<std::uint64_t> power_253_32() {
+  std::vector<std::uint64_t> w = {1, 0, 0, 0};  // least significant first
+  for (int i = 0; i < 32; ++i) {
+    u128 carry = 0;
+    for (auto& x : w) {
+      const u128 t = static_cast<u128>(x) * 253 + carry;
+      x = static_cast<std::uint64_t>(t);
+      carry = t >> 64;
+    }
+  }
+  return {w[3], w[2], w[1], w[0]};
+}
+
+TEST(GeometricTrials, PowersAreExactWhereTheBracketIsOpen) {
+  // q = 3/256: (253/256)^32 needs 256 bits, so its 128-bit bracket is open and a uniform that
+  // agrees with it on 128 bits is settled at 256 bits, exactly: U = x, x - 2^-256, x + 2^-320.
+  const GeometricTrials g(3.0 / 256);
+  ASSERT_EQ(g.levels(), 6);  // (253/256)^64 = 0.47 <= 1/2 < (253/256)^32
+  const auto x = power_253_32();
+  auto below = [&](std::vector<std::uint64_t> words) {
+    ScriptedRng rng(std::move(words));
+    RandomBits bits(rng);
+    return g.below_power(bits, 5);
+  };
+  EXPECT_FALSE(below({x[0], x[1], x[2], x[3], 0}));                    // U = x: not below
+  EXPECT_TRUE(below({x[0], x[1], x[2], x[3] - 1, ~std::uint64_t{0}}));  // just below
+  EXPECT_FALSE(below({x[0], x[1], x[2], x[3], 1}));                    // just above
+  EXPECT_TRUE(below({x[0] - 1}));                                      // on the first word
+  EXPECT_FALSE(below({x[0] + 1}));
+}
+
+TEST(GeometricTrials, SmallPowersAreDecidedOnTheirBits) {
+  // q = 1/2: r = 1/2, r^(2^j) = 2^-(2^j) exactly; U = that value is not below it.
+  const GeometricTrials g(0.5);
+  EXPECT_EQ(g.levels(), 0);
+  ScriptedRng rng({std::uint64_t{1} << 63, 0, 0, 0});
+  RandomBits bits(rng);
+  EXPECT_FALSE(g.below_power(bits, 0));
+}
+
+TEST(GeometricTrials, MeanMatchesAndRateOneIsZero) {
+  SeededRng rng(8);
+  RandomBits bits(rng);
+  for (const double q : {0.9, 1.0 / 3, 1.0 / 4000, 0x1p-30}) {
+    const GeometricTrials g(q);
+    const double mean = (1 - q) / q, sd = std::sqrt(1 - q) / q;
+    double sum = 0;
+    for (int i = 0; i < kSamples; ++i) sum += static_cast<double>(g(bits));
+    EXPECT_LE(std::abs(sum / kSamples - mean), kZ * sd / std::sqrt(kSamples)) << q;
+  }
+  const GeometricTrials one(1.0);
+  EXPECT_EQ(one(bits), 0u);
+}
+
+TEST(GeometricTrials, RejectsBadRates) {
+  for (const double q : {0.0, -0.5, 1.5, 0x1p-65, std::nan("")})
+    expect_invalid([q] { GeometricTrials g(q); }, "rate q must be in [2^-64, 1]");
+}
+
 // ---- discrete Laplace -------------------------------------------------------------------------
 
 // Sample mean and variance against the exact moments of P(y) ∝ q^|y|, q = exp(-1/t):

@@ -245,7 +245,7 @@ TEST(NormQuantile, ClipCoversTheQuantileAtEveryScale) {
     EXPECT_EQ(r.status, ScaleStatus::ok) << r.reason;
     EXPECT_NEAR(r.value / a / truth, 1.0, 0.1) << "a = " << a;
     ASSERT_EQ(budget.budget().ledger().size(), 1u);
-    EXPECT_EQ(budget.budget().ledger()[0].loss.epsilon, r.entry.loss.epsilon);
+    EXPECT_EQ(budget.budget().ledger()[0].loss.epsilon, r.entries.back().loss.epsilon);
   }
   ReleaseBudget budget(PrivacyLoss::pure(1), Accountant::basic);
   SeededRng rng(1);

@@ -89,6 +89,14 @@ struct HeavyTailedOptions {
   double scale_share = 0.1;          // share of epsilon spent on an absent moment_bound, (0, 1)
                                      // (and as much again on the centring, when it runs)
   std::optional<bool> centre;        // absent: centre when the feature scale is unknown
+  // Holdout (solvers/holdout.hpp): a fraction in (0, 0.5] of the records, held out by a secret
+  // keyed hash of each record (its values and label), is not fitted on; its loss under the model
+  // (the user's units), clipped to holdout_loss_bound, is summed and released (Laplace at
+  // holdout_share x epsilon; dp-sgd: Gaussian at holdout_share x rho), charged before the method
+  // runs and stated in diagnostics["holdout"] with its 95% intervals.
+  std::optional<double> holdout;
+  double holdout_share = 0.05;
+  double holdout_loss_bound = 5;
   // lipschitz_extension / output_perturbation
   std::optional<int> phases;         // T (practical default 3; output_perturbation 1)
   std::optional<double> growth;      // λ growth per phase (practical 4, paper 32)

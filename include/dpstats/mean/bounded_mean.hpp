@@ -4,8 +4,10 @@
 //   delta = 0: Laplace, pure ε-DP, l1 sensitivity d (in units of each column's width) / n.
 //   delta > 0: Gaussian, (ε, δ)-DP, l2 sensitivity sqrt(d) (same units) / n.
 // Bounds (kind b, docs/guide.md): `bounds` holds one (lo, hi) pair for every column or one pair
-// per column; absent, each column's bounds are estimated privately by the scale layer
-// (location ∓ bound_widen × robust scale) from `scale_share` of the budget. Supplied bounds get a
+// per column; absent, each column's bounds are estimated privately by the scale layer's clipping
+// bounds (scale/clip_bounds.hpp: about the 0.005- and 0.995-quantiles) from `scale_share` of the
+// budget, and the release abstains with their reliability() reason when they are not usable
+// (a column too short for the share, ...). Supplied bounds get a
 // private count of the rows they clip (clip_check_share of the budget), stated in
 // diagnostics["clipped"] with a warning when it exceeds 1% of the rows.
 // Neighbouring: replace-one with public n.
@@ -28,7 +30,6 @@ struct BoundedMeanOptions {
   // {lo, hi} for every column, or {lo_1, hi_1, ..., lo_d, hi_d}; lo < hi, finite.
   std::optional<std::vector<double>> bounds;
   double scale_share = 0.1;        // absent bounds: share of the budget estimating them, (0, 0.5]
-  double bound_widen = 8;          // absent bounds: location ∓ bound_widen × scale, in [1, 1e3]
   double clip_check_share = 0.01;  // supplied bounds: private clipped-row count, in [0, 0.1]
 };
 

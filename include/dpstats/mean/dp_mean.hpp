@@ -26,6 +26,9 @@ struct DpMeanOptions {
   double clip_check_share = 0.01;  // supplied scale: private count of box-clipped rows; [0, 0.1]
   double failure_probability = 0.1;  // ζ of the range step (docs/proofs/mean.md §4)
   double range_share = 0.5;  // budget share of the range step (one half, as in the paper)
+  // The corrupted fraction the estimated units' rank check must withstand, in [0, 0.25]: 0 for
+  // DP Mean itself (not robust); PRIME's fallback passes the alpha its caller declared.
+  double alpha = 0;
 };
 
 // Abstains (the seam's convention) when the range step finds no populated bin in some

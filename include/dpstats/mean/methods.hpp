@@ -18,14 +18,17 @@
 
 namespace dpstats {
 
-// prime, prime-ht, filter, exp-time, dp-mean, bounded, prime-boosted, prime-ht-boosted,
+// robust, prime, prime-ht, filter, exp-time, dp-mean, bounded, prime-boosted, prime-ht-boosted,
 // tukey-median.
 std::span<const MethodInfo> mean_methods();
+// The method of a request that names none: "robust" when alpha is given (the user declared
+// corrupted rows), "dp-mean" otherwise.
+std::string default_mean_method(bool alpha_given);
 
 // One mean request in the library's vocabulary. Unset optionals take the method's default; an
 // option set for a method that does not read it is an InvalidArgument naming both spellings.
 struct MeanRequest {
-  std::string method;
+  std::string method;  // empty: default_mean_method(alpha.has_value())
   PrivacyTarget privacy;
   std::optional<Profile> profile;
   RunControl run;

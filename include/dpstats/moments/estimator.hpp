@@ -118,7 +118,7 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
 // that the tool and the Python module build identical configs.
 struct MomentsOptions {
   std::size_t steps = 0, dim = 0;
-  std::string method = "jme", workload = "prefix", factorization = "sqrt";
+  std::string method = "jme", workload = "prefix", factorization = "auto";
   std::optional<double> clip;
   PrivacyTarget privacy;
   std::optional<double> rho, noise_multiplier, lambda;

@@ -10,9 +10,14 @@
 //             ~ sqrt(n/b)); use blt for prefix sums.
 //  * blt:m  : a buffered-linear-Toeplitz C (McMahan et al. 2024): c_0 = kappa, c_k = kappa sum_i
 //             omega_i theta_i^{k-1}, with m buffers, fitted to minimise the JME error factor
-//             ||C||_{1->2}^2 ||A C^{-1}||_F^2 at the horizon (Nelder-Mead from a least-squares fit
-//             of the square root). C·x and C^{-1}·w both run through m buffers: O(m) per step and
-//             coordinate, O(m) memory, for any horizon.
+//             ||C||_{1->2}^2 ||A C^{-1}||_F^2 at the horizon (Nelder-Mead on its closed form, in
+//             O(m^3 log n) per evaluation, from a least-squares fit of the square root). C·x and
+//             C^{-1}·w both run through m buffers: O(m) per step and coordinate, O(m) memory,
+//             for any horizon; its norms are computed from its n coefficients at construction.
+//  * auto   : the default, chosen and sized from the horizon (docs/results/jme.md "Scale"):
+//             blt:m with m = ceil(log10 n) clamped to [1, 8] (within a few percent of the dense
+//             square root's error, below it from n = 10 to 10^7 for prefix sums), banded:4k for a
+//             window of k (the workload itself keeps k rows). name() says which.
 // Every C here has non-increasing column norms (Toeplitz: each column is a truncation of the first;
 // output: A's row scale is non-increasing), so ||C||_{1->2} is the norm of the first column.
 #pragma once
@@ -62,14 +67,22 @@ class Factorization {
                            std::size_t n);
   // The m-buffer BLT fitted to A (see above).
   static Factorization fit_blt(const Workload& A, std::size_t buffers);
-  // "input", "output", "sqrt", "banded:B", "blt:M".
+  // The default for A (see above), and its sizes.
+  static Factorization automatic(const Workload& A);
+  static std::size_t automatic_buffers(std::size_t n);
+  static std::size_t automatic_bands(std::size_t n, std::size_t window);
+  // "auto", "input", "output", "sqrt", "banded:B", "blt:M".
   static Factorization parse(const std::string& spec, const Workload& A);
 
   FactorizationKind kind() const { return kind_; }
   std::size_t steps() const { return n_; }
   std::string name() const;
-  // Toeplitz first column c_0..c_{m-1} (m = the number of bands; {1} for input). Empty for output.
+  // Toeplitz first column c_0..c_{m-1} (m = the number of bands; {1} for input). Empty for output
+  // and blt (whose column is generated: column()).
   const std::vector<double>& coefficients() const { return c_; }
+  // The first min(m, steps) coefficients of C's first column, and of C^{-1}'s (not output).
+  std::vector<double> column(std::size_t m) const;
+  std::vector<double> inverse_column(std::size_t m) const;
   // The workload C equals (output only).
   const std::optional<Workload>& workload() const { return A_; }
   // BLT parameters (blt only).
@@ -78,6 +91,8 @@ class Factorization {
   const std::vector<double>& omega() const { return omega_; }
   // ||C||_{1->2}: the largest column l2 norm.
   double norm_1_to_2() const { return norm_; }
+  // sum_k |c_k| over the first column (Toeplitz kinds and blt; 0 for output).
+  double column_l1() const { return l1_; }
   // Memory the streaming path keeps per coordinate (history rows), for docs and tests.
   std::size_t history() const;
 
@@ -88,13 +103,13 @@ class Factorization {
   std::size_t n_ = 0;
   std::vector<double> c_;
   std::optional<Workload> A_;
-  double norm_ = 1;
+  double norm_ = 1, l1_ = 0;
   double kappa_ = 1;
   std::vector<double> theta_, omega_;
 };
 
-// The JME error factor ||C||_{1->2}^2 ||A C^{-1}||_F^2 of a factorization of A (O(n) for BLT and
-// input, O(n^2) for Toeplitz).
+// The JME error factor ||C||_{1->2}^2 ||A C^{-1}||_F^2 of a factorization of A: O(n) for A's own
+// square root, O(n·buffers) for BLT, O(n·bands) for banded and input, O(n^2) for output.
 double jme_error_factor(const Workload& A, const Factorization& C);
 
 }  // namespace dpstats::moments

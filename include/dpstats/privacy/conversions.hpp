@@ -34,6 +34,9 @@ double epsilon_delta_to_gdp(double epsilon, double delta);
 
 // Standard normal CDF, accurate in both tails (via erfc).
 double normal_cdf(double x);
+// Its inverse: the x with Phi(x) = p, p in (0, 1) (bisection to double precision; for public
+// constants such as a confidence level's z, never for data).
+double standard_normal_quantile(double p);
 // log Phi(x), accurate for every x (erfc down to x = -36, the asymptotic series below).
 double log_normal_cdf(double x);
 

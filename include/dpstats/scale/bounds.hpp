@@ -37,8 +37,9 @@ struct Bounds {
 };
 
 // Release<Bounds>: estimate = the two estimates; diagnostics = their diagnostics (public values
-// only) plus "all_ok"; ledger = the Budget's ledger; status ok (a column that could not be
-// estimated says so in its own status and reason).
+// only) plus "all_ok"; ledger = the Budget's ledger. Abstains (reliability.hpp's rule: the
+// reason names the column, the cause and what would suffice) when an estimate is not usable: a
+// column with too few rows for the budget, (nearly) constant, or at the grid's end.
 // `budget`: an optional caller's Budget the release is also charged against.
 Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
                                Budget* budget = nullptr);

@@ -17,9 +17,11 @@
 //  * ok;
 //  * degenerate: the released MAD is at or below the location's resolution (all values equal,
 //    or a spread below 2^-1022 or the refine spacing); scale is then reported as 0;
-//  * insufficient_data: under replace-one (n public), t / n + alpha > 0.3, where t is the rank
-//    error that all 3 d selections stay within with probability >= 1 - beta. Under add/remove n
-//    is private and this check is not made (the diagnostics say so).
+//  * insufficient_data: t / n + alpha > 0.3, where t is the rank error that all 3 d selections
+//    stay within with probability >= 1 - beta, or the coarse (MAD) cell is at its grid's end.
+//    Under add/remove n is private: the estimate first counts the rows (Laplace, 1/8 of the
+//    share; the selections share the rest) and n is that count's lower confidence bound.
+// Each column carries these facts (`facts`, reliability.hpp); the status is read off them.
 #pragma once
 #include <algorithm>
 
@@ -34,6 +36,7 @@
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 namespace dpstats {
 
@@ -63,8 +66,9 @@ struct ColumnScale {
   double lo = 0, hi = 0;  // location -/+ widen * scale (-/+ resolution when degenerate)
   double mad = 0;         // the private MAD itself
   double resolution = 0;  // spacing of the refine grid: the location's quantization
-  ScaleStatus status = ScaleStatus::ok;
+  ScaleStatus status = ScaleStatus::ok;  // read off `facts` (reliability.hpp)
   std::string reason;     // why the status is not ok (public values only)
+  SelectionFacts facts;   // what reliability() judges
 };
 
 struct ScaleEstimate {
@@ -73,6 +77,7 @@ struct ScaleEstimate {
   double epsilon_per_call = 0;  // of each of the 3 d selections
   double rank_error = 0;   // t: each selection's rank error, exceeded w.p. <= beta (union bound)
   double beta = 0;
+  double n = 0;            // the rows the checks use: n, or n_low under add/remove (row count)
   Neighbouring neighbouring = Neighbouring::replace_one;
 
   Vector location() const;
@@ -84,13 +89,14 @@ struct ScaleEstimate {
   nlohmann::json diagnostics() const;
 };
 
-// Charges `account` the 3 entries of private_scale_entries(o, X.cols()) (all or nothing) after
+// Charges `account` the entries of private_scale_entries(o, X.cols()) (all or nothing) after
 // checking every option and the data (finite, n >= 1), then draws the noise.
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng);
 
-// What private_scale charges for d columns, whatever the data: three entries (coarse median,
-// refined median, MAD), each a grid_quantile_entry with count d.
+// What private_scale charges for d columns, whatever the data: under add/remove the count of the
+// rows (count 1), then three entries (coarse median, refined median, MAD), each a
+// grid_quantile_entry with count d.
 Ledger private_scale_entries(const ScaleOptions& o, std::size_t d);
 
 }  // namespace dpstats

@@ -14,7 +14,8 @@
 //  5. scale = 1.4826 x the MAD cell of |x - m2| (final_mad = false: skipped, scale = s1, and
 //     each selection gets per_call_epsilon(loss, 4 d)).
 // Status per column as private_scale's (column_scale.hpp): ok, degenerate (the MAD is within 2
-// resolutions), insufficient_data (replace-one: rank error / n + alpha > 0.3).
+// resolutions), insufficient_data (rank error / n + alpha > 0.3, n counted privately under
+// add/remove, or the coarse cell at its grid's end); read off the column's `facts`.
 #pragma once
 #include <algorithm>
 
@@ -63,8 +64,9 @@ struct ColumnLocation {
   double mad = 0;         // the private MAD around `location`
   double resolution = 0;  // spacing of the re-centring grid: the location's quantization
   double spread = 0;      // s1, the step-3 spread that sized the re-centring window
-  ScaleStatus status = ScaleStatus::ok;
+  ScaleStatus status = ScaleStatus::ok;  // read off `facts` (reliability.hpp)
   std::string reason;     // why the status is not ok (public values only)
+  SelectionFacts facts;   // what reliability() judges
 };
 
 struct LocationEstimate {
@@ -73,6 +75,7 @@ struct LocationEstimate {
   double epsilon_per_call = 0;  // of each of the 5 d (or 4 d) selections
   double rank_error = 0;        // each selection's rank error, exceeded w.p. <= beta (union bound)
   double beta = 0;
+  double n = 0;                 // the rows the checks use: n, or n_low under add/remove
   Neighbouring neighbouring = Neighbouring::replace_one;
 
   Vector location() const;
@@ -86,13 +89,14 @@ struct LocationEstimate {
 LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions& o,
                                   ReleaseBudget& account, Rng& rng);
 
-// What private_location charges for d columns, whatever the data: five entries (four without
-// final_mad), count d each.
+// What private_location charges for d columns, whatever the data: under add/remove the count of
+// the rows, then five entries (four without final_mad), count d each.
 Ledger private_location_entries(const LocationOptions& o, std::size_t d);
 
 // The public check behind `insufficient_data`, made before anything is charged: empty when n
 // rows (replace-one) are enough for every column's rank guarantee (rank error / n + alpha <= 0.3),
-// else why not. Under add/remove n is private and the check passes (nothing to decide it on).
+// else why not. Under add/remove n is private: the check passes here (the estimate makes it on
+// its private count of the rows).
 std::optional<std::string> private_location_shortfall(const LocationOptions& o, std::size_t n,
                                                       std::size_t d);
 

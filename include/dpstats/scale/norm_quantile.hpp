@@ -20,6 +20,7 @@
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 namespace dpstats {
 
@@ -46,13 +47,14 @@ struct NormQuantile {
   double q = 0;
   double rank_error = 0;          // exceeded with probability <= beta
   double epsilon = 0;
-  ScaleStatus status = ScaleStatus::ok;
+  ScaleStatus status = ScaleStatus::ok;  // read off `facts` (reliability.hpp)
   std::string reason;
-  LedgerEntry entry;              // what was charged
+  SelectionFacts facts;           // what reliability() judges
+  Ledger entries;                 // what was charged
   nlohmann::json diagnostics() const;
 };
 
-// Checks options and data, charges private_norm_quantile_entry(o), then selects.
+// Checks options and data, charges private_norm_quantile_entries(o), then selects.
 NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOptions& o,
                                    ReleaseBudget& account, Rng& rng);
 
@@ -62,6 +64,9 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
 NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
                                     ReleaseBudget& account, Rng& rng);
 
-LedgerEntry private_norm_quantile_entry(const NormQuantileOptions& o);
+// What the quantile charges, whatever the data: under add/remove a count of the rows (n is
+// private; its lower confidence bound is the n the rank check uses; 1/8 of the share), then the
+// selection's grid_quantile entry.
+Ledger private_norm_quantile_entries(const NormQuantileOptions& o);
 
 }  // namespace dpstats

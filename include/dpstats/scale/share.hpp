@@ -23,4 +23,10 @@ void check_share(const PrivacyLoss& share, std::string_view name = "loss");
 // The per-call epsilon of k pure-DP calls that together stay within `share` (rounded down).
 double per_call_epsilon(const PrivacyLoss& share, std::size_t calls);
 
+// The pure epsilon of one call that takes `units` of `share` split into `total` equal units
+// (1 <= units <= total): pure, units/total of epsilon; zcdp, the epsilon with epsilon^2/2 =
+// units/total of rho. Each is shrunk by 2^-45 before rounding down, so calls whose units add up
+// to at most `total` compose within the share (basic or zCDP composition, docs/proofs/scale.md §0).
+double units_epsilon(const PrivacyLoss& share, std::size_t units, std::size_t total);
+
 }  // namespace dpstats

@@ -29,6 +29,7 @@
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/seam.hpp"
 
 namespace dpstats {
@@ -52,6 +53,7 @@ struct WinsorizedColumn {
   double second_moment = 0;  // m (noisy, clamped to [0, 1])
   double scale = 0;          // T sqrt(m / c(q))
   double tail_fraction = 0;  // noisy fraction beyond tail_radius final scales, clamped to [0, 1]
+  bool clip_at_end = false;  // T is the top of its grid (the q-quantile may lie beyond it)
 };
 
 struct WinsorizedScale {
@@ -61,6 +63,9 @@ struct WinsorizedScale {
   double noise_scale = 0;  // Laplace scale of the sum and of the count (before dividing by n)
   double rank_error = 0;   // the clip selection's rank error (probability beta/d)
   bool reliable = false;   // rank_error <= (1 − q) n / 2 (public: n, epsilon, grid, beta)
+  // What reliability() judges: the rank check above (n public: the mean family's replace-one);
+  // reliability() adds whether some column's clip is at the top of its grid.
+  SelectionFacts facts;
   Vector scale() const;
   nlohmann::json diagnostics() const;
 };

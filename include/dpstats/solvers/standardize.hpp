@@ -46,6 +46,10 @@ struct Standardization {
   Vector apply_labels(const Vector& y) const;
   // (v_1..v_{d+1}) on z -> (w_1..w_d, b) on x; an empty v stays empty (an abstention).
   Vector to_user_units(const Vector& v) const;
+  // A bound on ||apply(x)|| for every raw row with ||x|| <= raw_bound (the constant 1 included):
+  // sqrt(((raw_bound + ||location||) / min_{scale_j > 0} scale_j)^2 + 1), since a degenerate
+  // column's z_j is 0. Post-processing of the released (location, scale) and a public bound.
+  double bound_of(double raw_bound) const;
 };
 
 // The private location's options for a share (pure epsilon or zcdp rho) of a fit's budget.
@@ -53,7 +57,9 @@ LocationOptions centring_options(const PrivacyLoss& share);
 
 // Releases (mu, s) of the n x d table `rows` (one row per privacy unit: a record, or one row per
 // user) through private_location, charged on `account`. The caller has checked
-// private_location_shortfall; a column whose estimate still has no guarantee gives `abstained`.
+// private_location_shortfall; an estimate the reliability rule (scale/reliability.hpp) finds
+// unusable gives `abstained` with its reason; a degenerate column is dropped (w_j = 0), listed in
+// diagnostics["dropped_columns"].
 struct Centring {
   Standardization standardization;
   std::optional<std::string> abstained;

@@ -7,10 +7,16 @@
 //
 // Per-column bounds: `bounds` holds one (lower, upper) per column, or one for every column. Each
 // value is clipped to its column's bounds, so the bounds are the public scale of the release.
-// When `bounds` is empty they are estimated privately per column (dpstats/scale/) from
-// `scale_share` of the budget; the estimate and its cost are in diagnostics["bounds_estimate"].
-// When the caller gives bounds, a private count of rows outside them is released from
-// kClipCheckShare of the budget (diagnostics["clipped_rows"]), so a bound that bites is seen.
+// When `bounds` is empty they are estimated privately per column (scale/clip_bounds.hpp) from
+// `scale_share` of the budget; the estimate and its cost are in diagnostics["bounds_estimate"],
+// and the release abstains with the scale layer's reason (scale/reliability.hpp: the cause and
+// what would suffice) when the estimate is not usable. A private count of the rows outside the
+// bounds, given or estimated, is released from kClipCheckShare of the budget
+// (diagnostics["clipped_rows"], with a warning above 5% of the rows).
+// Stated error (diagnostics["stated_error"], docs/proofs/stats.md): every release but the
+// histogram states, at confidence 0.99, its noise term plus the clipped rows' term (sum, mean,
+// variance, std: around the statistic of the column winsorised at the bounds widened by their
+// width) or its rank error (quantiles: the estimate lies between two quantiles of the column).
 //
 // Noise: delta = 0 gives pure epsilon-DP (Laplace; quantiles: permute-and-flip), delta > 0
 // Gaussian noise ((epsilon, delta)-DP, basic composition of the parts). Every entry point runs
@@ -49,7 +55,10 @@ struct StatOptions {
   Profile profile = Profile::practical;  // no statistic has a paper profile; kept for the seam
   RunControl run;
   std::vector<ColumnBounds> bounds;  // one per column or one for all; empty: estimated privately
-  double scale_share = 0.1;          // (0, 1): budget share for estimating absent bounds
+  // (0, 1): budget share for estimating absent bounds. Half: on a small table the bounds decide
+  // whether anything can be released (the sweep's 3 000 ratings need it at epsilon 0.3); the
+  // statistic's own noise is then at most twice as large. Give bounds when they are public.
+  double scale_share = 0.5;
   std::vector<double> quantiles;     // quantiles: the probabilities, each in [0, 1]
   std::size_t grid_size = 1024;      // quantiles: candidates per column, evenly spaced in bounds
   std::vector<std::string> categories;  // histogram: public categories (empty: selected privately)
@@ -68,7 +77,8 @@ Release<Vector> variance(const ConstMatrixRef& X, const StatOptions& o, Rng& rng
 Release<Vector> std_dev(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
                         Budget* budget = nullptr);
 // quantiles: column j's quantiles at estimate[j * k .. j * k + k) for k = o.quantiles.size(),
-// nondecreasing in the probability.
+// nondecreasing in the probability: one grid cell per quantile over the bounds, or without them
+// over the estimated bounds widened 3 times (a quantile in a heavy tail is not capped).
 Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
                           Budget* budget = nullptr);
 

@@ -17,16 +17,20 @@
 // N rows plus Gaussian noise (add/remove sensitivity L, multiplier loss_noise_multiplier),
 // divided by N. Test accuracy is computed on the public test set.
 //
-// Unknown scale (issue #15; docs/proofs/training.md §3): the model is trained on standardised
-// features, so that the clip, the learning rate and the initialisation are unit-free:
+// Unknown scale (issues #15, 27; docs/proofs/training.md §3): the model is trained on features
+// of about unit scale per coordinate, so that the clip, the learning rate and the initialisation
+// are unit-free:
 //  * `feature_scale` given (public): x / feature_scale;
-//  * absent, and the table has enough rows for 3d private selections (a public check on n, d and
-//    the share): u_j = (x_j - m_j) / (s_j kappa_d) with m_j, s_j the private per-column median
-//    and robust sd (scale/column_scale.hpp, zCDP rho_s = scale_share x the target's rho,
-//    add/remove) and kappa_d the 0.9-quantile of a standard normal d-vector's norm: shift- and
-//    per-column unit-equivariant, with the intercept absorbing the centre;
-//  * otherwise (wide tables, e.g. pixels): x / s, s the private 0.9-quantile of the row norms
-//    (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove).
+//  * absent, and the table has enough rows for 3d private selections (the scale layer's
+//    reliability rule on their rank error at n, d and the share, scale/reliability.hpp):
+//    u_j = (x_j - m_j) / s_j with m_j, s_j the private per-column median and robust sd
+//    (scale/column_scale.hpp, zCDP rho_s = scale_share x the target's rho, add/remove):
+//    shift- and per-column unit-equivariant, with the intercept absorbing the centre;
+//  * otherwise, when the rule passes for one selection: x / s, s = the private median row norm
+//    / sqrt(d) (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove);
+//  * otherwise the release abstains before anything is charged, saying how many rows, which
+//    epsilon or scale_share would suffice, or to give feature_scale.
+// A released estimate that the rule finds unusable makes the release abstain with its reason.
 // Each is charged in the same ledger.
 //
 // Several ranks (options.run.comm; docs/proofs/training.md §4): each rank passes its rows (rank
@@ -68,14 +72,17 @@ struct ClassifyOptions {
   RunControl run;                    // threads, noise mode
   int epochs = 10;
   int batch_size = 256;              // expected Poisson batch size m (q = m / N)
-  double learning_rate = 1e-3;       // on the scaled features (unit-free)
-  // ζ: per-example gradient clip of the model on the scaled features x / s (unit-free: for the
-  // logistic model ||g_i|| <= sqrt(2 (||x_i/s||^2 + 1)), docs/proofs/training.md §3).
+  // On the scaled features (unit-free). Absent: max(1e-3, 0.5 / T), T the planned steps (Adam
+  // moves each parameter by about T lr; a short run on a small table needs a larger rate).
+  std::optional<double> learning_rate;
+  // ζ: per-example gradient clip of the model on the scaled features u (unit-free: for the
+  // logistic model ||g_i|| = sqrt(||u_i||^2 + 1) ||p_i - e_i||, and ||u_i|| is about sqrt(d), so
+  // 1 clips most examples: normalised DP-SGD; docs/proofs/training.md §3).
   double clip = 1;
   // s: the public scale the features are divided by. Absent: estimated privately (see above).
   std::optional<double> feature_scale;
   // Share of the budget for the absent scale, in (0, 0.5]: of rho for the per-column scales, of
-  // epsilon for the global norm quantile.
+  // epsilon for the global median row norm.
   double scale_share = 0.05;
   double beta1 = 0.9, beta2 = 0.999;
   std::optional<double> adam_epsilon;  // default: 1e-8 (adam, dp-adam), else 1e-6
@@ -84,7 +91,13 @@ struct ClassifyOptions {
   // v̂ clamp γ. Default: 0 for adam / dp-adam (v̂ >= 0 already), and the variant's Adam epsilon
   // for debiased, JME, joint clip.
   std::optional<double> second_moment_floor;
-  double loss_bound = 5;             // L (nats): per-example loss clipped for the private loss
+  // Holdout (solvers/holdout.hpp): about a fraction in (0, 0.5] of the rows, held out by a
+  // secret keyed hash of each row (its values and label), is not trained on; the released
+  // model's mean clipped loss on them is released by a Gaussian at holdout_share x the target's
+  // rho (in the plan's ledger) and stated in diagnostics["holdout"] with its 95% intervals.
+  std::optional<double> holdout;
+  double holdout_share = 0.05;       // in (0, 0.5]
+  double loss_bound = 5;             // L (nats): per-example loss clipped for the private losses
   double loss_noise_multiplier = 200;
   // Draw the next step's (data-independent) noise on a second thread while this step's gradients
   // are computed; same distribution, from a separate Rng (seeded from `rng` when it is seeded).

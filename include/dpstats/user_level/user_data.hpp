@@ -35,6 +35,10 @@ class UserDataset {
   // A copy with the features replaced by X (the same rows, e.g. privately standardised; any
   // column count) and no bounds: the same users, ids, m and total_users().
   UserDataset with_features(RowMatrix X) const;
+  // A copy with the users u for which keep[u] holds (this process's users, in order), with the
+  // same m and bounds; `total` is the kept users over every rank (set as total_users() when
+  // this dataset was gathered, else the kept users here).
+  UserDataset subset(const std::vector<bool>& keep, std::int64_t total) const;
   // Users with at least one row whose norm exceeds A (non-private: a private count releases it).
   std::int64_t users_clipped_at(double feature_bound) const;
 

@@ -181,6 +181,14 @@ struct UserLevelOptions {
                                          // (and as much again on the centring, when it runs)
   std::optional<bool> centre;            // absent: centre when the feature scale is unknown
   double clip_report_share = 0.01;       // share of rho for the private count of clipped users
+  // Holdout (solvers/holdout.hpp; practical profile and non-private): a fraction in (0, 0.5] of
+  // the users, held out by a secret keyed hash of their ids, is not fitted on; each one's mean
+  // loss of the released model over its rows (the user's units), clipped to holdout_loss_bound,
+  // is summed and released by a Gaussian at holdout_share of rho (charged before the method
+  // runs), stated in diagnostics["holdout"] with its 95% intervals.
+  std::optional<double> holdout;
+  double holdout_share = 0.05;
+  double holdout_loss_bound = 5;
   // Gradient methods (B0, B1, group): steps (B0) or batches (B1, group), η, clip.
   std::optional<int> steps;              // default 20 (B0), 50 (B1), ⌈nm/(n/…)⌉ (group)
   std::optional<double> step_size;       // default 4R/(c·T)

@@ -1,0 +1,105 @@
+// Per-column private clipping bounds for means and sums, with no public range (issue 27 item 2;
+// docs/proofs/scale.md §7). What `stat` and the bounded mean clip to instead of "median ± 4 MAD".
+//
+// Per column, four mechanisms on one share (fractions of the column's part):
+//  1. anchor, coarse (20%): the cell of the signed log grid holding the median (grid_quantile);
+//  2. anchor, refined (5%): the cell of a linear grid of `refine_points` over that cell and its
+//     neighbours; the anchor a is its midpoint, r its spacing;
+//  3. upper scan (37.5%): AboveThreshold (threshold_scan.hpp) over the offsets delta of the
+//     nonnegative log grid from the first one >= r upwards, on the counts #{i : x_i - a < delta}
+//     against T = ceil((1 - coverage/2) n); hi = a + the offset where it halts;
+//  4. lower scan (37.5%): the same on #{i : x_i - a >= -delta}; lo = a - that offset.
+// A scan starts inside the data (at the anchor) and walks outwards, so it halts near the tail
+// quantile it targets and cannot run far past the data's last value (Durfee 2023's unbounded
+// quantile, made scale-free by measuring offsets from a private anchor on a log grid): at most a
+// fraction coverage/2 of the rows, up to the stated rank error, lies beyond each bound.
+// Under add/remove n is private: a Laplace count of the rows (1/8 of the share, one for every
+// column) gives n_low, a lower confidence bound, and the thresholds use it.
+//
+// Zero-inflated and discrete columns are covered: the scans count rows, not spreads, so a column
+// with 98% zeros gets bounds that reach into its non-zero tail when the rank error allows it
+// (otherwise its reliability says why); values near 1e9 with a small spread get bounds at the
+// anchor's relative resolution (about 1.4e-6 |a| at the defaults), not at 1/per_octave of |a|.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/parallel.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/release.hpp"
+#include "dpstats/scale/reliability.hpp"
+#include "dpstats/seam.hpp"
+
+namespace dpstats {
+
+class Communicator;  // dpstats/comm/communicator.hpp
+
+struct ClipBoundsOptions {
+  PrivacyLoss loss = PrivacyLoss::pure(1);  // this estimate's share: pure epsilon or zcdp rho
+  // The fraction of rows the bounds are designed to leave outside, half below lo and half above
+  // hi; in (0, 0.5). A consumer states its clipping term from it (or from its own clipped count).
+  double coverage = 0.01;
+  double alpha = 0;      // the corrupted fraction the caller declared, in [0, 0.3) (reliability)
+  double beta = 0.05;    // failure probability of the stated rank errors, in (0, 1)
+  int per_octave = 32;   // log-grid points per octave (anchor grid and scan offsets), [1, 1024]
+  std::size_t refine_points = std::size_t{1} << 16;  // the anchor's linear grid, in [3, 2^24]
+  Neighbouring neighbouring = Neighbouring::replace_one;
+  int threads = std::min(default_threads(), 256);  // in [1, 256]
+  // The ranks holding the rows (null: this process alone): every count is added exactly over
+  // ranks, rank 0 draws, and the release is the single-process one on the union of the rows.
+  Communicator* comm = nullptr;
+};
+
+struct ColumnClipBounds {
+  double lo = 0, hi = 0;       // the clipping bounds
+  double anchor = 0;           // a: the private median the scans start from
+  double resolution = 0;       // r: the anchor's grid spacing
+  bool lo_at_end = false;      // the lower scan walked its whole grid without halting
+  bool hi_at_end = false;      // the upper scan walked its whole grid without halting
+  bool anchor_at_end = false;  // the anchor's coarse cell is the first or last of its grid
+  // What reliability() judges (public and released values only): the anchor's selections and
+  // the two scans, each with its rank error against the rows.
+  SelectionFacts anchor_facts, tail_facts;
+};
+
+struct ClipBounds {
+  std::vector<ColumnClipBounds> columns;
+  double coverage = 0;             // the fraction targeted outside, both sides together
+  double q_lo = 0, q_hi = 0;       // the quantiles targeted: coverage / 2 and 1 - coverage / 2
+  double rank_error = 0;           // each scan's rank error (rows), all scans within w.p. 1 - beta
+  double anchor_rank_error = 0;    // the coarse anchor selection's rank error, likewise
+  double n = 0;                    // rows: public n (replace-one) or n_low (add/remove)
+  double beta = 0;
+  Neighbouring neighbouring = Neighbouring::replace_one;
+  Ledger entries;                  // what was charged, in order
+
+  Vector lo() const;
+  Vector hi() const;
+  bool all_usable() const;  // reliability(*this, "").usable
+  // Per column values and reliability, the targets, rank errors and the entries charged.
+  nlohmann::json diagnostics() const;
+};
+
+// Checks every option and the data (finite, n >= 1), charges `account` the entries of
+// private_clip_bounds_entries(o, X.cols()) all or nothing, then draws the noise.
+ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
+                               ReleaseBudget& account, Rng& rng);
+
+// What private_clip_bounds charges for d columns, whatever the data: under add/remove a Laplace
+// count of the rows (count 1), then four entries with count d (coarse anchor, refined anchor,
+// upper scan, lower scan).
+Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d);
+
+// The bounds judged by the one rule (reliability.hpp): the first unusable column, else usable.
+Reliability reliability(const ClipBounds& b, std::string_view option);
+// One column of them (j counts from 0).
+Reliability reliability(const ClipBounds& b, std::size_t j, std::string_view option);
+
+}  // namespace dpstats

@@ -1,0 +1,84 @@
+// A held-out share of a fit's privacy units and a private validation loss on it (issue 27 item
+// 3; docs/proofs/training.md §5, user-level.md and heavy-tailed.md "Holdout").
+//
+// Split: a unit is held out when a keyed hash of the unit itself falls below fraction · 2^64:
+// of its values (a row: its features and label) or of its id (a user). The 128-bit key is drawn
+// from the release's Rng (on rank 0, shared with every rank) and not released. So for every key
+// a unit's side is a function of that unit alone: adding or removing one unit moves exactly one
+// side by that unit and leaves every other unit where it was, the fit runs on one side and the
+// loss release on the other, and the release is DP by the composition of both mechanisms
+// (docs/proofs/training.md §5). Over the key, each unit is held out with probability about
+// `fraction` (identical rows land on the same side).
+//
+// Release: S = sum over the held-out units of min(max(loss_u, 0), L), one term per unit in
+// [0, L] (add/remove sensitivity L), summed exactly on the box lattice of the held-out count and
+// noised by a mechanism planned and charged with the release's other mechanisms: Gaussian (zCDP
+// rho) or Laplace (pure epsilon). Stated: the noisy mean clipped loss S~ / m (m held-out units;
+// public, as the fits' n), its noise sd, a 95% interval for the held-out units' mean clipped loss
+// (the noise alone) and one for the expected clipped loss of a fresh unit from the same
+// population (the noise at 97.5% and Hoeffding's bound on the sampling error at 97.5%: the
+// held-out units are independent of the model they evaluate).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <variant>
+
+#include "dpstats/mechanisms/gaussian.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/privacy/ledger.hpp"
+#include "dpstats/random/rng.hpp"
+
+namespace dpstats {
+class Communicator;  // dpstats/comm/communicator.hpp
+}
+
+namespace dpstats::optimize {
+
+class HoldoutSplit {
+ public:
+  // fraction in (0, 0.5] (InvalidArgument naming `holdout` otherwise). The key is drawn on rank 0
+  // of `comm` (null: this process) and every rank gets it.
+  HoldoutSplit(double fraction, Rng& rng, Communicator* comm = nullptr);
+  bool held_out(std::uint64_t id) const;
+  // A row by its values (bit patterns, in order; e.g. the features, then the label).
+  bool held_out(std::span<const double> values) const;
+  double fraction() const { return fraction_; }
+  // The rule, for diagnostics (the key is not in it).
+  static const char* rule();
+
+ private:
+  double fraction_ = 0;
+  std::uint64_t threshold_ = 0;
+  std::array<std::uint64_t, 2> key_{};
+};
+
+// Checks a holdout fraction and loss bound before anything is drawn.
+void check_holdout(double fraction, double loss_bound);
+
+class HoldoutLoss {
+ public:
+  // The mechanism on the clipped-loss sum, sensitivity loss_bound L: Gaussian at rho-zCDP or
+  // Laplace at pure epsilon.
+  static HoldoutLoss gaussian(double loss_bound, double rho, NoiseMode mode);
+  static HoldoutLoss laplace(double loss_bound, double epsilon, NoiseMode mode);
+  // The mechanism's own entry (the plan charges it with the rest).
+  LedgerEntry ledger_entry() const;
+  const GaussianMechanism* gaussian_mechanism() const;  // null for Laplace
+  double loss_bound() const { return L_; }
+  // `losses`: this rank's held-out units' losses (any order, each clipped to [0, L] here; a NaN
+  // counts as L). Sums every rank's exactly, draws the noise on rank 0, and returns the statement:
+  // {units, loss_bound, loss, noise_sd, interval_95, population_interval_95, rule}; with no
+  // held-out unit anywhere, {units: 0, loss: null}.
+  nlohmann::json release(std::span<const double> losses, Rng& rng,
+                         Communicator* comm = nullptr) const;
+
+ private:
+  HoldoutLoss(double L, std::variant<GaussianMechanism, LaplaceMechanism> m)
+      : L_(L), mechanism_(std::move(m)) {}
+  double L_;
+  std::variant<GaussianMechanism, LaplaceMechanism> mechanism_;
+};
+
+}  // namespace dpstats::optimize

@@ -1,0 +1,268 @@
+// Per-column private clipping bounds (clip_bounds.hpp; docs/proofs/scale.md §7).
+#include "dpstats/scale/clip_bounds.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/share.hpp"
+#include "dpstats/scale/threshold_scan.hpp"
+#include "columns.hpp"
+#include "grid_select.hpp"
+#include "row_count.hpp"
+
+namespace dpstats {
+namespace {
+
+using namespace scale_detail;
+
+// A column's part of the selections' share in units: coarse anchor 8, refined anchor 2, each scan
+// 15 (under add/remove the count of the rows takes 1/8 of the share first, row_count.hpp). The
+// refine only moves the anchor inside three coarse cells, so it needs little.
+constexpr std::size_t kCoarse = 8, kRefine = 2, kScan = 15, kColumn = 40;
+// The anchor must lie inside the data (rank error / n + alpha below 1/2, with a margin); the
+// scans' rank error must leave most rows inside the bounds.
+constexpr double kAnchorTolerance = 0.45, kTolerance = 0.3;
+
+void check_options(const ClipBoundsOptions& o) {
+  check_share(o.loss);
+  require(o.coverage > 0 && o.coverage < 0.5, "coverage must be in (0, 0.5), got {}",
+          format_number(o.coverage));
+  require(o.alpha >= 0 && o.alpha < 0.3, "alpha must be in [0, 0.3), got {}",
+          format_number(o.alpha));
+  require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+  require(o.per_octave >= 1 && o.per_octave <= 1024,
+          "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
+          "refine_points must be in [3, 2^24], got {}", o.refine_points);
+  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
+}
+
+// The public plan: every epsilon, the grid, and (once n is known) the threshold and rank errors.
+struct Plan {
+  const ClipBoundsOptions& o;
+  double e_coarse = 0, e_refine = 0, e_scan = 0;
+  std::vector<double> grid{};  // the signed log grid: anchor cells and, mirrored, scan offsets
+  std::size_t zero = 0;      // grid[zero] == 0
+  double n = 0;              // rows the thresholds use: n, or n_low under add/remove
+  std::int64_t threshold = 0;
+  double anchor_rank_error = 0, scan_rank_error = 0;
+};
+
+Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
+  check_options(o);
+  require(d >= 1, "d must be >= 1, got {}", d);
+  const std::size_t total = kColumn * d;
+  const PrivacyLoss share = selection_share(o.loss, o.neighbouring);
+  Plan p{.o = o};
+  p.e_coarse = units_epsilon(share, kCoarse, total);
+  p.e_refine = units_epsilon(share, kRefine, total);
+  p.e_scan = units_epsilon(share, kScan, total);
+  return p;
+}
+
+// The thresholds and stated rank errors once the rows (or their lower bound) are known.
+void set_rows(Plan& p, std::size_t d, double n) {
+  p.n = n;
+  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
+  const double beta = p.o.beta / static_cast<double>(4 * d + 1);  // every event of the estimate
+  // The coarse selection decides where the scans start; the refine moves the anchor by at most
+  // one coarse cell either way, so only the coarse selection's rank error is judged.
+  p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.size(), beta);
+  p.scan_rank_error = ThresholdScan::rank_error(p.e_scan, p.grid.size() - p.zero, beta);
+}
+
+// The scan over offsets: counts[k] for the k-th offset from `first`; the index where it halts,
+// or counts.size() when it walks past the last one.
+std::size_t scan(std::span<const std::int64_t> counts, const Plan& p, Rng& rng) {
+  ThresholdScan s(p.threshold, p.e_scan, rng);
+  for (std::size_t k = 0; k < counts.size(); ++k)
+    if (s.above(counts[k])) return k;
+  return counts.size();
+}
+
+double up(double x) { return std::min(std::nextafter(x, kMaxDouble * 2), kMaxDouble); }
+double down(double x) { return std::max(std::nextafter(x, -kMaxDouble * 2), -kMaxDouble); }
+
+// The two scans on y = x - a (clamped): offsets are the positive grid points >= r.
+void scan_tails(std::vector<double>& x, ColumnClipBounds& c, const Plan& p, Rng& rng) {
+  for (double& v : x) v = clamp_finite(v - c.anchor);
+  Communicator& comm = comm_or_single(p.o.comm);
+  const std::vector<std::int64_t> below = merged_counts_below(x, p.grid, comm);
+  const std::int64_t n = below.back();
+  const std::size_t first = static_cast<std::size_t>(
+      std::lower_bound(p.grid.begin() + static_cast<std::ptrdiff_t>(p.zero) + 1, p.grid.end(),
+                       c.resolution) - p.grid.begin());
+  const std::size_t steps = p.grid.size() - first;
+  std::vector<std::int64_t> upper(steps), lower(steps);
+  for (std::size_t k = 0; k < steps; ++k) {
+    upper[k] = below[first + k];                          // #{y < delta_k}
+    lower[k] = n - below[2 * p.zero - (first + k)];       // #{y >= -delta_k}
+  }
+  struct Halts {
+    std::uint64_t hi, lo;
+  };
+  const Halts h = on_root(comm, [&] {
+    const std::uint64_t hi = scan(upper, p, rng);
+    return Halts{hi, scan(lower, p, rng)};
+  });
+  const std::size_t hi_k = h.hi, lo_k = h.lo;
+  c.hi_at_end = hi_k == steps;
+  c.lo_at_end = lo_k == steps;
+  c.hi = c.hi_at_end ? kMaxDouble : up(c.anchor + p.grid[first + hi_k]);
+  c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - p.grid[first + lo_k]);
+}
+
+// The facts reliability() judges: the anchor's selections, and the scans (whose grid end means
+// the bound is +/- DBL_MAX).
+void set_facts(ColumnClipBounds& c, const Plan& p) {
+  c.anchor_facts = {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
+                    .alpha = p.o.alpha, .epsilon = p.e_coarse, .at_grid_end = c.anchor_at_end};
+  c.tail_facts = {.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance,
+                  .alpha = 0, .epsilon = p.e_scan, .at_grid_end = c.lo_at_end || c.hi_at_end};
+}
+
+// One column: the anchor (two selections), then the two scans from it.
+ColumnClipBounds estimate_column(std::vector<double> x, const Plan& p, Rng& rng) {
+  ColumnClipBounds c;
+  Communicator& comm = comm_or_single(p.o.comm);
+  const GridCell coarse = grid_quantile_cell(x, p.grid, 0.5, p.e_coarse, rng, comm);
+  const std::size_t i = coarse.index, last = p.grid.size() - 1;
+  c.anchor_at_end = i == 0 || i + 2 == p.grid.size();
+  const std::vector<double> fine =
+      linear_grid(p.grid[i == 0 ? 0 : i - 1], p.grid[std::min(i + 2, last)], p.o.refine_points);
+  const GridCell refined = grid_quantile_cell(x, fine, 0.5, p.e_refine, rng, comm);
+  c.anchor = refined.midpoint();
+  c.resolution = refined.hi - refined.lo;
+  scan_tails(x, c, p, rng);
+  return c;
+}
+
+// What every rank must pass alike: the options that shape the estimate (exact floats) and d.
+std::string fingerprint(const ClipBoundsOptions& o, Eigen::Index d) {
+  return fmt::format("clip_bounds d={} loss={} {:a} {:a} {:a} coverage={:a} alpha={:a} beta={:a} "
+                     "per_octave={} refine={} neighbouring={}",
+                     d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
+                     o.coverage, o.alpha, o.beta, o.per_octave, o.refine_points,
+                     static_cast<int>(o.neighbouring));
+}
+
+}  // namespace
+
+Vector ClipBounds::lo() const {
+  Vector v(static_cast<Eigen::Index>(columns.size()));
+  for (std::size_t j = 0; j < columns.size(); ++j) v[static_cast<Eigen::Index>(j)] = columns[j].lo;
+  return v;
+}
+
+Vector ClipBounds::hi() const {
+  Vector v(static_cast<Eigen::Index>(columns.size()));
+  for (std::size_t j = 0; j < columns.size(); ++j) v[static_cast<Eigen::Index>(j)] = columns[j].hi;
+  return v;
+}
+
+bool ClipBounds::all_usable() const { return reliability(*this, "").usable; }
+
+nlohmann::json ClipBounds::diagnostics() const {
+  nlohmann::json cols = nlohmann::json::array();
+  for (std::size_t j = 0; j < columns.size(); ++j) {
+    const ColumnClipBounds& c = columns[j];
+    cols.push_back({{"lo", c.lo},
+                    {"hi", c.hi},
+                    {"anchor", c.anchor},
+                    {"resolution", c.resolution},
+                    {"lo_at_end", c.lo_at_end},
+                    {"hi_at_end", c.hi_at_end},
+                    {"anchor_at_end", c.anchor_at_end},
+                    {"reliability", reliability(*this, j, "").json()}});
+  }
+  nlohmann::json j = {
+      {"estimator", "private_clip_bounds (private median anchor, AboveThreshold scans outwards)"},
+      {"columns", cols},
+      {"coverage", coverage},
+      {"quantiles", {q_lo, q_hi}},
+      {"rank_error", rank_error},
+      {"anchor_rank_error", anchor_rank_error},
+      {"beta", beta},
+      {"neighbouring", to_string(neighbouring)},
+      {"charged", ledger_json(entries)}};
+  if (neighbouring == Neighbouring::add_remove) j["n_lower_bound"] = n;
+  return j;
+}
+
+Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
+  const Plan p = make_plan(o, d);
+  Ledger entries;
+  if (counts_rows(o.neighbouring)) entries.push_back(row_count_entry(o.loss, "clip bounds"));
+  Ledger per_column = {
+      grid_quantile_entry(p.e_coarse, "clip bounds: anchor, median cell on the log grid"),
+      grid_quantile_entry(p.e_refine, "clip bounds: anchor, median on a linear grid"),
+      ThresholdScan::entry(p.e_scan, "clip bounds: upper bound, scan of offsets upwards"),
+      ThresholdScan::entry(p.e_scan, "clip bounds: lower bound, scan of offsets downwards")};
+  for (LedgerEntry& e : per_column) {
+    e.purpose += fmt::format(" ({} columns)", d);
+    e.count = static_cast<int>(d);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
+                               ReleaseBudget& account, Rng& rng) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  Plan p = make_plan(o, std::max<std::size_t>(d, 1));
+  Communicator& comm = comm_or_single(o.comm);
+  const std::int64_t n = guarded_rows(X, comm, fingerprint(o, X.cols()));
+  ClipBounds out;
+  out.entries = private_clip_bounds_entries(o, d);
+  all_or_none(comm, [&] { account.charge(out.entries); });
+
+  p.grid = log_grid(o.per_octave);
+  p.zero = p.grid.size() / 2;
+  set_rows(p, d, rows_for_checks(n, o.loss, o.neighbouring, o.beta / static_cast<double>(4 * d + 1),
+                                 comm, rng));
+  out.coverage = o.coverage;
+  out.q_lo = o.coverage / 2;
+  out.q_hi = 1 - o.coverage / 2;
+  out.rank_error = p.scan_rank_error;
+  out.anchor_rank_error = p.anchor_rank_error;
+  out.n = p.n;
+  out.beta = o.beta;
+  out.neighbouring = o.neighbouring;
+  out.columns.resize(d);
+  std::vector<std::unique_ptr<Rng>> gens;
+  for (std::size_t j = 0; j < d; ++j) {
+    auto g = rng.split();
+    if (!g) break;
+    gens.push_back(std::move(g));
+  }
+  const bool split = gens.size() == d;
+  parallel_tasks(d, split && o.comm == nullptr ? o.threads : 1, [&](std::size_t j) {
+    ColumnClipBounds& c = out.columns[j];
+    c = estimate_column(column(X, static_cast<Eigen::Index>(j)), p, split ? *gens[j] : rng);
+    set_facts(c, p);
+  });
+  return out;
+}
+
+Reliability reliability(const ClipBounds& b, std::size_t j, std::string_view option) {
+  require(j < b.columns.size(), "column {} of {}", j, b.columns.size());
+  const ColumnClipBounds& c = b.columns[j];
+  const std::string name = fmt::format("the clipping bounds of column {}", j + 1);
+  const Reliability parts[] = {
+      assess(c.anchor_facts, name + " (their anchor, a private median)", option),
+      assess(c.tail_facts, name, option)};
+  return first_unusable(parts, name);
+}
+
+Reliability reliability(const ClipBounds& b, std::string_view option) {
+  std::vector<Reliability> parts;
+  for (std::size_t j = 0; j < b.columns.size(); ++j) parts.push_back(reliability(b, j, option));
+  return first_unusable(parts, "the clipping bounds");
+}
+
+}  // namespace dpstats

@@ -1,0 +1,78 @@
+// The grid selection's kernel (grid_select.hpp; docs/proofs/scale.md §1, §1b).
+#include "grid_select.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "exact_coins.hpp"
+
+namespace dpstats::scale_detail {
+namespace {
+
+constexpr double kUnit = 0x1p60;  // scores are integers in units of 2^-60 rows
+// permute-and-flip's shrink of epsilon (mechanisms/exponential.cpp): it absorbs the relative
+// rounding (at most 4 units of 2^-53) of the computed exponents.
+constexpr double kEpsilonShrink = 1.0 - 0x1p-40;
+
+}  // namespace
+
+std::int64_t quantile_units(double q) {
+  require(q >= 0 && q <= 1, "q must be in [0, 1], got {}", format_number(q));
+  return static_cast<std::int64_t>(std::nearbyint(q * kUnit));  // q·2^60 is exact; <= 2^60
+}
+
+double to_double(i128 x) {
+  const auto u = static_cast<u128>(x);
+  const auto high = static_cast<std::uint64_t>(u >> 64);
+  if (high == 0) return static_cast<double>(static_cast<std::uint64_t>(u));
+  const int s = 64 - std::countl_zero(high);
+  return std::ldexp(static_cast<double>(static_cast<std::uint64_t>(u >> s)), s);
+}
+
+std::vector<std::int64_t> counts_below(std::vector<double> values, std::span<const double> grid) {
+  std::sort(values.begin(), values.end());
+  std::vector<std::int64_t> below(grid.size());
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    while (k < values.size() && values[k] < grid[i]) ++k;
+    below[i] = static_cast<std::int64_t>(k);
+  }
+  return below;
+}
+
+std::vector<std::int64_t> merged_counts_below(std::span<const double> values,
+                                              std::span<const double> grid, Communicator& comm) {
+  std::vector<std::int64_t> words;
+  all_or_none(comm, [&] { words = counts_below({values.begin(), values.end()}, grid); });
+  words.push_back(static_cast<std::int64_t>(values.size()));
+  if (comm.size() > 1) comm.allreduce_sum(words);
+  return words;
+}
+
+// dist_i = max(A_i u - Q n, Q n - A_{i+1} u, 0) in units of 2^-60 (u = 2^60), exactly in 128 bits
+// (A_i, n < 2^63 and Q <= 2^60); the released cell minimises it with probability >= ...; the
+// exponent of cell i is (dist_i - min dist) 2^-60 · epsilon' / 2, one rounding of an exact integer
+// and one product (relative error below 3 units of 2^-53).
+std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
+                        double epsilon, Rng& rng) {
+  check_epsilon(epsilon);
+  require(below.size() >= 2, "the grid must have at least one cell");
+  const i128 target = static_cast<i128>(quantile_units(q)) * n;
+  const i128 unit = static_cast<i128>(1) << 60;
+  std::vector<i128> dist(below.size() - 1);
+  i128 best = -1;
+  for (std::size_t i = 0; i + 1 < below.size(); ++i) {
+    const i128 lo = below[i] * unit, hi = below[i + 1] * unit;
+    dist[i] = lo > target ? lo - target : (target > hi ? target - hi : 0);
+    if (best < 0 || dist[i] < best) best = dist[i];
+  }
+  const double rate = epsilon * kEpsilonShrink / 2 / kUnit;  // sensitivity 1, not monotone
+  std::vector<double> gamma(dist.size());
+  for (std::size_t i = 0; i < dist.size(); ++i) gamma[i] = to_double(dist[i] - best) * rate;
+  RandomBits bits(rng);
+  return permute_and_flip_gaps(gamma, bits);
+}
+
+}  // namespace dpstats::scale_detail

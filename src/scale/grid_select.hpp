@@ -1,0 +1,36 @@
+// The grid selection's kernel, shared by every selection of the scale layer: counts below each
+// grid point (merged exactly over ranks) and the cell chosen by permute-and-flip on exact integer
+// scores (docs/proofs/scale.md §1, §1b). Internal to src/scale.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/random/rng.hpp"
+
+namespace dpstats::scale_detail {
+
+__extension__ typedef __int128 i128;
+
+// q rounded to a multiple of 2^-60 (exact for every q with at most 60 fractional bits), times
+// 2^60: the scores are integers in units of 2^-60 rows.
+std::int64_t quantile_units(double q);
+
+// below[i] = #{v < grid[i]} for the values of this process (sorted: one merge, O(n + N)).
+std::vector<std::int64_t> counts_below(std::vector<double> values, std::span<const double> grid);
+// The same over every rank of `comm` (exact int64 sums; the last word is the number of values).
+std::vector<std::int64_t> merged_counts_below(std::span<const double> values,
+                                              std::span<const double> grid, Communicator& comm);
+
+// The cell (index into the grid's cells) that permute-and-flip releases for the q-quantile of n
+// values with counts `below` (size N >= 2, non-decreasing, below[N-1] <= n), quality
+// -dist(q n, [A_i, A_{i+1}]) computed exactly (integers in units of 2^-60), at epsilon.
+std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
+                        double epsilon, Rng& rng);
+
+// x >= 0 as a double, relative error at most 2^-53 + 2^-63.
+double to_double(i128 x);
+
+}  // namespace dpstats::scale_detail

@@ -1,0 +1,123 @@
+// The held-out split and the private validation loss (holdout.hpp).
+#include "dpstats/solvers/holdout.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Two-sided normal and Laplace quantiles of the statement (95%, and 97.5% for the population
+// interval, whose other 2.5% go to the sampling error).
+constexpr double kNormal95 = 1.959963984540054, kNormal975 = 2.241402727604947;
+
+}  // namespace
+
+void check_holdout(double fraction, double loss_bound) {
+  require(fraction > 0 && fraction <= 0.5,
+          fmt::format("holdout: the held-out share of the units must be in (0, 0.5], got {}",
+                      format_number(fraction)));
+  require(std::isfinite(loss_bound) && loss_bound > 0,
+          fmt::format("holdout_loss_bound: the clip of each held-out unit's loss must be a finite "
+                      "number > 0, got {}", format_number(loss_bound)));
+}
+
+HoldoutSplit::HoldoutSplit(double fraction, Rng& rng, Communicator* ranks) : fraction_(fraction) {
+  check_holdout(fraction, 1);
+  threshold_ = static_cast<std::uint64_t>(std::ldexp(fraction, 64));  // fraction <= 1/2: fits
+  const auto key = on_root(comm_or_single(ranks), [&] {
+    return std::vector<std::uint64_t>{rng.next_u64(), rng.next_u64()};
+  });
+  key_ = {key[0], key[1]};
+}
+
+bool HoldoutSplit::held_out(std::uint64_t id) const {
+  return splitmix64(key_[0] ^ splitmix64(key_[1] ^ id)) < threshold_;
+}
+
+bool HoldoutSplit::held_out(std::span<const double> values) const {
+  std::uint64_t h = key_[1];
+  for (double v : values) h = splitmix64(h ^ std::bit_cast<std::uint64_t>(v));
+  return splitmix64(key_[0] ^ h) < threshold_;
+}
+
+const char* HoldoutSplit::rule() {
+  return "a unit is held out when a keyed hash of the unit (a row's values, or a user's id) "
+         "falls below fraction x 2^64, under a secret key drawn for this release";
+}
+
+HoldoutLoss HoldoutLoss::gaussian(double L, double rho, NoiseMode mode) {
+  check_holdout(0.5, L);
+  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho, 1, mode));
+}
+
+HoldoutLoss HoldoutLoss::laplace(double L, double epsilon, NoiseMode mode) {
+  check_holdout(0.5, L);
+  return HoldoutLoss(L, LaplaceMechanism(L, epsilon, 1, mode));
+}
+
+LedgerEntry HoldoutLoss::ledger_entry() const {
+  const char* purpose = "holdout: clipped validation-loss sum over the held-out units";
+  return std::visit([&](const auto& m) { return m.ledger_entry(purpose); }, mechanism_);
+}
+
+const GaussianMechanism* HoldoutLoss::gaussian_mechanism() const {
+  return std::get_if<GaussianMechanism>(&mechanism_);
+}
+
+nlohmann::json HoldoutLoss::release(std::span<const double> losses, Rng& rng,
+                                    Communicator* ranks) const {
+  Communicator& comm = comm_or_single(ranks);
+  const auto local = static_cast<std::int64_t>(losses.size());
+  const std::int64_t m = comm.size() == 1 ? local : allreduce_count(comm, local);
+  nlohmann::json out = {{"units", m}, {"loss_bound", L_}, {"rule", HoldoutSplit::rule()}};
+  if (m == 0) return out["loss"] = nullptr, out;
+  // The exact sum on the box lattice of m terms, noised at the lattice's scale (sensitivity Q
+  // instead of L, the same loss): the plan's entry describes this release times L / Q exactly.
+  const double Q = exact::box_quantum(m), scale = Q / L_;
+  std::uint64_t word = 0;
+  for (double v : losses) exact::add(word, exact::box_value(std::isnan(v) ? L_ : v, 0, L_, scale));
+  Vector total(1);
+  total(0) = static_cast<double>(exact::total(word, local));
+  if (comm.size() > 1) allreduce_exact(comm, total);
+  double half95 = 0, noise95 = 0, sd = 0;  // in nats of the mean
+  const double noisy = on_root(comm, [&] {
+    if (const auto* g = std::get_if<GaussianMechanism>(&mechanism_))
+      return GaussianMechanism::from_rho(Q, g->rho(), 1, g->mode()).apply(total(0), rng);
+    const auto& l = std::get<LaplaceMechanism>(mechanism_);
+    return LaplaceMechanism(Q, l.loss().epsilon, 1, l.mode()).apply(total(0), rng);
+  });
+  const double md = static_cast<double>(m);
+  if (const auto* g = std::get_if<GaussianMechanism>(&mechanism_)) {
+    sd = g->sigma() / md;
+    half95 = kNormal95 * sd, noise95 = kNormal975 * sd;
+  } else {
+    const double b = std::get<LaplaceMechanism>(mechanism_).scale() / md;
+    sd = std::sqrt(2.0) * b;
+    half95 = b * std::log(20.0), noise95 = b * std::log(40.0);
+  }
+  const double loss = noisy / scale / md;
+  const double sampling = L_ * std::sqrt(std::log(2 / 0.025) / (2 * md));  // Hoeffding, 97.5%
+  auto interval = [&](double half) {
+    return std::vector<double>{std::clamp(loss - half, 0.0, L_), std::clamp(loss + half, 0.0, L_)};
+  };
+  out.update({{"loss", loss}, {"noise_sd", sd}, {"interval_95", interval(half95)},
+              {"population_interval_95", interval(noise95 + sampling)}});
+  return out;
+}
+
+}  // namespace dpstats::optimize

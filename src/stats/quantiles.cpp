@@ -1,0 +1,160 @@
+// Private quantiles of each column (stats/stats.hpp; docs/proofs/stats.md, "Quantiles").
+// Each (column, probability) selects one cell of the linear grid of grid_size points over the
+// column's range (scale/grid_quantile.hpp: cells scored by the distance of qn from their rank
+// interval), so the release states its rank error exactly: with probability >= 1 - kStatedBeta
+// every estimate lies in [Q(q - t/n) - h, Q(q + (t + 1)/n) + h] (capped to the range), t the
+// selections' rank error plus the rows outside the range (a private count: a value outside
+// counts below or above every cell, which moves the best cell's score by at most one per row),
+// h the grid step.
+//  * given bounds: the range is the bounds;
+//  * no bounds: the scale layer's clipping bounds (about the 0.005- and 0.995-quantiles, from
+//    scale_share of the budget, used only when its reliability rule allows) widened kRangeWiden
+//    times about their centre, so a quantile in a heavy tail is not capped at a clipping bound
+//    (issue 27 case 3); the rows still outside widen the stated rank error instead.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dpstats/comm/json.hpp"
+#include "dpstats/error.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "internal.hpp"
+
+namespace dpstats::stats {
+
+using detail::Noise;
+
+namespace {
+
+constexpr double kRangeWiden = 3;   // the estimated range: 3 times the clipping bounds' width
+constexpr double kTolerance = 0.25; // the largest rank error / n a release states
+
+struct QuantilePlan {
+  std::vector<ColumnBounds> range;          // per column
+  std::vector<std::vector<double>> grid;    // per column
+  double epsilon = 0, beta = 0;             // per selection
+  double rank_error = 0;                    // t of every selection
+  Noise clip_check;                         // the rows outside the range
+};
+
+std::vector<ColumnBounds> widened(std::vector<ColumnBounds> b) {
+  for (auto& c : b) {
+    const double mid = c.lower + (c.upper - c.lower) / 2, half = (c.upper - c.lower) / 2;
+    c = {std::max(mid - kRangeWiden * half, -std::numeric_limits<double>::max()),
+         std::min(mid + kRangeWiden * half, std::numeric_limits<double>::max())};
+  }
+  return b;
+}
+
+QuantilePlan plan_quantiles(const StatOptions& o, const detail::ColumnBoundsPlan& bounds,
+                            const detail::Shares& shares) {
+  const std::size_t d = bounds.bounds.size(), k = o.quantiles.size();
+  const double selections = static_cast<double>(d * k);
+  QuantilePlan p{bounds.estimated ? widened(bounds.bounds) : bounds.bounds, {},
+                 detail::pure_epsilon(shares.main, o) / selections, detail::kStatedBeta / 2 / selections,
+                 0, Noise(1, shares.clip_check, o, 1, "rows outside the quantiles' range", 1)};
+  for (const auto& r : p.range) p.grid.push_back(linear_grid(r.lower, r.upper, o.grid_size));
+  p.rank_error = grid_quantile_rank_error(p.epsilon, o.grid_size, p.beta);
+  return p;
+}
+
+Ledger planned(const QuantilePlan& p, std::size_t count) {
+  LedgerEntry e = grid_quantile_entry(p.epsilon, "quantile: a cell of the grid over the range");
+  e.count = static_cast<int>(count);
+  return {e, p.clip_check.entry()};
+}
+
+// The rows outside the range counted (over every rank), noised on rank 0; the count's upper
+// confidence bound in rows, and diagnostics["clipped_rows"] (and a warning) on every rank.
+double rows_outside(const ConstMatrixRef& X, const QuantilePlan& p, std::int64_t n, bool estimated,
+                    const StatOptions& o, Communicator& comm, Rng& rng, nlohmann::json& diagnostics) {
+  const detail::ExactSums s = detail::exact_sums(X, p.range, 1, false, o.run.threads);
+  const std::int64_t outside = allreduce_count(comm, s.outside_rows);
+  const auto nd = static_cast<double>(n);
+  const nlohmann::json got = on_root_json(comm, [&] {
+    nlohmann::json j;
+    j["upper"] = detail::report_clipped(p.clip_check, outside, nd, estimated,
+                                        detail::kStatedBeta / 2, rng, j);
+    return j;
+  });
+  diagnostics["clipped_rows"] = got["clipped_rows"];
+  if (got.contains("warning")) diagnostics["warning"] = got["warning"];
+  return got["upper"].get<double>() * nd;
+}
+
+void state_error(const QuantilePlan& p, double rank_error, std::int64_t n, std::size_t k,
+                 nlohmann::json& diagnostics) {
+  std::vector<double> resolution;
+  nlohmann::json range = nlohmann::json::array();
+  for (std::size_t j = 0; j < p.range.size(); ++j) {
+    range.push_back({p.range[j].lower, p.range[j].upper});
+    const double h = (p.range[j].upper - p.range[j].lower) / static_cast<double>(p.grid[j].size() - 1);
+    resolution.insert(resolution.end(), k, h);
+  }
+  diagnostics["stated_error"] = {
+      {"rank_error", std::vector<double>(resolution.size(), rank_error)},
+      {"rank_error_fraction", rank_error / static_cast<double>(n)},
+      {"resolution", resolution},
+      {"range", range},
+      {"confidence", 1 - detail::kStatedBeta},
+      {"meaning", "with probability >= confidence every estimate lies between the column's "
+                  "(q - rank_error/n)- and (q + (rank_error + 1)/n)-quantiles, widened by its "
+                  "resolution on each side (a rank beyond the data: the end of the range)"}};
+}
+
+}  // namespace
+
+Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+                          Budget* budget) {
+  // validate
+  detail::validate_common(o);
+  require(!o.quantiles.empty(), "quantiles needs at least one probability, got none");
+  for (double q : o.quantiles)
+    require(q >= 0 && q <= 1, fmt::format("quantiles must each be in [0, 1], got {}", q));
+  require(o.grid_size >= 2 && o.grid_size <= (std::size_t{1} << 24),
+          fmt::format("grid_size must be in [2, 2^24], got {}", o.grid_size));
+  Communicator& comm = comm_or_single(o.run.comm);
+  const std::int64_t n = detail::guarded_rows(X, o, comm, "quantiles");
+  const auto d = static_cast<std::size_t>(X.cols());
+  const std::size_t k = o.quantiles.size();
+  // plan: the range (given, or estimated -- charged -- and used only when usable), the grids
+  ReleaseBudget account = detail::release_budget(o, budget);
+  nlohmann::json diagnostics = nlohmann::json::object();
+  const detail::Shares shares = detail::shares(o, true);
+  const detail::ColumnBoundsPlan bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  SealFacts facts = detail::facts(o, Neighbouring::replace_one);
+  if (!bounds.reliability.usable) {
+    facts.abstained = bounds.reliability.reason();
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));
+  }
+  const QuantilePlan p = plan_quantiles(o, bounds, shares);
+  // charge
+  all_or_none(comm, [&] { account.charge(planned(p, d * k)); });  // the budget lives on rank 0
+  // run: each column's selections (counts over every rank, rank 0 draws); sorting each column's
+  // answers by q is post-processing
+  Vector estimate(static_cast<Eigen::Index>(d * k));
+  std::vector<double> column(static_cast<std::size_t>(X.rows()));
+  for (std::size_t j = 0; j < d; ++j) {
+    for (Eigen::Index i = 0; i < X.rows(); ++i) column[static_cast<std::size_t>(i)] = X(i, static_cast<Eigen::Index>(j));
+    for (std::size_t t = 0; t < k; ++t)
+      estimate[static_cast<Eigen::Index>(j * k + t)] =
+          grid_quantile_cell(column, p.grid[j], o.quantiles[t], p.epsilon, rng, comm).midpoint();
+    detail::sort_by_probability(estimate.segment(static_cast<Eigen::Index>(j * k), static_cast<Eigen::Index>(k)), o.quantiles);
+  }
+  const double rank_error = p.rank_error + rows_outside(X, p, n, bounds.estimated, o, comm, rng, diagnostics);
+  // seal: abstain rather than state an interval wider than kTolerance of the rows
+  diagnostics["n"] = n;
+  diagnostics["epsilon_per_quantile"] = p.epsilon;
+  const Reliability r = assess({.rank_error = rank_error, .n = static_cast<double>(n),
+                                .tolerance = kTolerance, .epsilon = p.epsilon},
+                               "the quantiles' ranks", "--bounds");
+  if (!r.usable) {
+    facts.abstained = r.reason();
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));
+  }
+  state_error(p, rank_error, n, k, diagnostics);
+  return seal(std::move(estimate), account, facts, rng, std::move(diagnostics));
+}
+
+}  // namespace dpstats::stats

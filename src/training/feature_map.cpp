@@ -1,0 +1,214 @@
+// The classifier's feature map: plan, private estimate, reliability, fold (feature_map.hpp;
+// docs/proofs/training.md §3).
+#include "feature_map.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "dpstats/error.hpp"
+#include "dpstats/privacy/conversions.hpp"
+#include "dpstats/scale/column_scale.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "dpstats/scale/norm_quantile.hpp"
+#include "dpstats/scale/share.hpp"
+#include "dpstats/seam.hpp"
+
+namespace dpstats::optimize {
+namespace {
+
+constexpr double kNormQuantile = 0.5;  // the global scale: the median row norm, / sqrt(d)
+// The largest rank error / n (+ alpha) an estimate may have: the scale layer's central-ranks
+// rule (column_scale.hpp), so that a median lands between the 0.2- and 0.8-quantiles.
+constexpr double kTolerance = 0.3;
+constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
+
+NormQuantileOptions global_options(const ClassifyOptions& o) {
+  NormQuantileOptions q;
+  q.loss = PrivacyLoss::pure(o.scale_share * o.privacy.epsilon);
+  q.q = kNormQuantile;
+  q.neighbouring = Neighbouring::add_remove;
+  q.threads = o.run.threads;
+  q.comm = o.run.comm;  // every rank's row norms (the scale layer's distributed selection)
+  return q;
+}
+
+// 3d pure-DP selections sharing rho_s = scale_share x the zCDP rho of the (epsilon, delta) target.
+ScaleOptions column_options(const ClassifyOptions& o) {
+  ScaleOptions s;
+  s.loss = PrivacyLoss::zcdp(o.scale_share *
+                             epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
+  s.neighbouring = Neighbouring::add_remove;
+  s.threads = o.run.threads;
+  s.comm = o.run.comm;
+  return s;
+}
+
+// The facts a planned estimate will be judged on (reliability.hpp), from the entries the scale
+// layer charges for it: each selection's epsilon from its grid entry and its rank error t at the
+// estimate's beta split over its events (the selections, and under add/remove the row count).
+// Under add/remove the rule compares t with the count's lower confidence bound, n - margin
+// (its noise at 0); t + (tolerance - alpha) x margin against n is the same test, and assess then
+// names the rows that suffice, margin included. Public values only.
+SelectionFacts planned_facts(const Ledger& entries, std::size_t grid_points,
+                             std::size_t selections, double beta, double alpha, Eigen::Index n) {
+  const LedgerEntry* count = entries.front().mechanism == "laplace" ? &entries.front() : nullptr;
+  const double events = static_cast<double>(selections + (count ? 1 : 0));
+  const double margin = count ? count->noise_scale * std::log(events / beta) : 0.0;
+  SelectionFacts f;
+  f.tolerance = kTolerance;
+  f.alpha = alpha;
+  f.rank_error = grid_quantile_rank_error(entries.back().loss.epsilon, grid_points, beta / events) +
+                 (kTolerance - alpha) * margin;
+  f.n = static_cast<double>(n);
+  return f;
+}
+
+// The per-column plan at n rows: its 3d selections, judged by the rule.
+Reliability assess_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d,
+                           nlohmann::json& diag) {
+  const ScaleOptions s = column_options(o);
+  static const std::size_t cells = log_grid(ScaleOptions{}.per_octave, false).size();
+  const SelectionFacts f =
+      planned_facts(private_scale_entries(s, static_cast<std::size_t>(d)), cells,
+                    static_cast<std::size_t>(3 * d), s.beta, s.alpha, n);
+  diag["columns"] = {{"rank_error", f.rank_error},
+                     {"rows_needed", std::ceil(f.rank_error / (kTolerance - s.alpha))}};
+  return assess(f, "the per-column location and scale", kOption);
+}
+
+// The global plan: one selection at pure 7/8 x scale_share x epsilon (the rest counts the rows).
+// Its rank error is proportional to 1 / (scale_share x epsilon), so `facts.epsilon` is the
+// release's epsilon: assess's "epsilon >= ..." is then the release's (the count's margin aside),
+// and the share that would suffice follows the same way.
+Reliability assess_global(const ClassifyOptions& o, Eigen::Index n, nlohmann::json& diag) {
+  const NormQuantileOptions q = global_options(o);
+  static const std::size_t cells = log_grid(NormQuantileOptions{}.per_octave, true).size();
+  SelectionFacts f = planned_facts(private_norm_quantile_entries(q), cells, 1, q.beta, q.alpha, n);
+  f.epsilon = o.privacy.epsilon;
+  const double room = kTolerance - q.alpha;
+  diag["global"] = {{"rank_error", f.rank_error}, {"rows_needed", std::ceil(f.rank_error / room)}};
+  Reliability r = assess(f, "the feature scale (the median row norm)", kOption);
+  const double share = o.scale_share * f.rank_error / (room * f.n);
+  if (!r.usable && share <= 0.5)
+    r.would_suffice += fmt::format(", or scale_share >= {:.2g}", share);
+  return r;
+}
+
+}  // namespace
+
+FeaturePlan plan_features(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p;
+  if (o.feature_scale || !is_private(o.optimizer)) {
+    p.reliability = Reliability::ok("the feature scale (given)");
+    return p;
+  }
+  if (d >= 1 && n >= 1) {  // d = 0 (classify_account's "global scale"): no columns to plan
+    p.reliability = assess_columns(o, n, d, p.diagnostics);
+    if (p.reliability.usable) {
+      p.source = FeatureSource::columns;
+      return p;
+    }
+  }
+  p.reliability = assess_global(o, n, p.diagnostics);
+  p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
+  return p;
+}
+
+Ledger feature_entries(const ClassifyOptions& o, FeatureSource source, Eigen::Index d) {
+  if (source == FeatureSource::columns)
+    return private_scale_entries(column_options(o), static_cast<std::size_t>(d));
+  if (source == FeatureSource::global) return private_norm_quantile_entries(global_options(o));
+  return {};
+}
+
+namespace {
+
+// One private scale s = the median row norm / sqrt(d): about unit scale per coordinate.
+std::optional<FeatureMap> global_map(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
+                                     nlohmann::json& d, std::string& reason) {
+  const NormQuantileOptions qo = global_options(o);
+  ReleaseBudget scratch(qo.loss, Accountant::basic);
+  const NormQuantile q = private_norm_quantile(X, qo, scratch, rng);
+  const double s = q.value / std::sqrt(static_cast<double>(X.cols()));
+  d["feature_scale"] = s;
+  d["feature_scale_source"] = "private median row norm / sqrt(d) (scale layer)";
+  d["feature_scale_estimate"] = q.diagnostics();
+  d["feature_scale_epsilon"] = qo.loss.epsilon;
+  const Reliability r = reliability(q, kOption);
+  d["feature_scale_reliability"] = r.json();
+  if (!r.usable) {
+    reason = r.reason();
+    return std::nullopt;
+  }
+  return FeatureMap{Vector::Zero(X.cols()), Vector::Constant(X.cols(), s)};
+}
+
+// Per column: the private median and robust sd. A degenerate column (MAD at its resolution, e.g.
+// a binary column with a majority value) takes the geometric mean of the other columns' scales
+// (post-processing of released values); every other column's estimate must be usable.
+std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrixRef& X, Rng& rng,
+                                     nlohmann::json& d, std::string& reason) {
+  const ScaleOptions so = column_options(o);
+  ReleaseBudget scratch(so.loss, Accountant::zcdp);
+  const ScaleEstimate est = private_scale(X, so, scratch, rng);
+  d["feature_scale_source"] = "private per-column median and robust sd (scale layer)";
+  d["feature_scale_estimate"] = est.diagnostics();
+  d["feature_scale_rho"] = so.loss.rho;
+  // The rule on every column; a degenerate column (MAD at its resolution) is accepted when some
+  // column's spread was resolved: it takes their scales' geometric mean.
+  ScaleEstimate judged = est;
+  std::vector<std::size_t> degenerate;
+  double log_sum = 0;
+  for (std::size_t j = 0; j < est.columns.size(); ++j) {
+    if (est.columns[j].status == ScaleStatus::degenerate) {
+      degenerate.push_back(j + 1);
+      judged.columns[j].status = ScaleStatus::ok;
+      judged.columns[j].facts.degenerate = false;
+    } else {
+      log_sum += std::log(est.columns[j].scale);
+    }
+  }
+  const std::size_t resolved = est.columns.size() - degenerate.size();
+  const Reliability r = reliability(resolved == 0 ? est : judged, kOption);
+  d["feature_scale_reliability"] = r.json();
+  if (!r.usable) {
+    reason = r.reason();
+    return std::nullopt;
+  }
+  FeatureMap f{est.location(), est.scale()};
+  const double fallback = std::exp(log_sum / static_cast<double>(resolved));
+  for (std::size_t j : degenerate) f.divisor(static_cast<Eigen::Index>(j - 1)) = fallback;
+  if (!degenerate.empty()) {
+    d["feature_degenerate_columns"] = degenerate;
+    d["feature_degenerate_rule"] = "most values equal (MAD at its resolution): divided by the "
+                                   "geometric mean of the other columns' scales";
+  }
+  d["feature_centre"] = std::vector<double>(f.centre.data(), f.centre.data() + f.centre.size());
+  d["feature_divisor"] = std::vector<double>(f.divisor.data(), f.divisor.data() + f.divisor.size());
+  return f;
+}
+
+}  // namespace
+
+std::optional<FeatureMap> estimate_feature_map(const ClassifyOptions& o, const FeaturePlan& p,
+                                               const ConstMatrixRef& X, Rng& rng,
+                                               nlohmann::json& d, std::string& reason) {
+  d["feature_plan"] = p.diagnostics;
+  if (p.source == FeatureSource::columns) return column_map(o, X, rng, d, reason);
+  if (p.source == FeatureSource::global) return global_map(o, X, rng, d, reason);
+  require(p.source == FeatureSource::given, "estimate_feature_map: the plan is unusable");
+  const double s = o.feature_scale.value_or(1.0);
+  d["feature_scale"] = s;
+  d["feature_scale_source"] = o.feature_scale ? "given" : "none (non-private)";
+  return FeatureMap{Vector::Zero(X.cols()), Vector::Constant(X.cols(), s)};
+}
+
+void fold_feature_map(Classifier& model, const FeatureMap& f) {
+  const Eigen::Index in = model.layer_in(0), out = model.layer_out(0);
+  Eigen::Map<RowMatrix> W(model.parameters().data() + model.layer_offset(0), in + 1, out);
+  for (Eigen::Index j = 0; j < in; ++j) W.row(j) /= f.divisor(j);
+  W.row(in) -= f.centre.transpose() * W.topRows(in);
+}
+
+}  // namespace dpstats::optimize

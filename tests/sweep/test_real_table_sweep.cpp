@@ -1,0 +1,113 @@
+// The real-table sweep (issue 27 item 7; sweep.hpp): every command's default on each table of
+// synthetic/real_tables.hpp at epsilon 0.1, 0.3, 1 and 3 over kSeeds seeds, in process, plus one
+// pass through the tool. Every `ok` must lie within its stated error (or documented tolerance),
+// every abstention must name its cause, and no valid request may throw. One test per table so
+// that ctest runs them in parallel; run the binary directly for the summary of
+// docs/results/real-data.md (printed at the end).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "sweep.hpp"
+
+namespace dpstats::sweep {
+namespace {
+
+constexpr std::uint64_t kTableSeed = 2027;
+
+Summary& summary() {
+  static Summary s;
+  return s;
+}
+
+const synthetic::RealTable& table(const std::string& name) {
+  static const std::vector<synthetic::RealTable> tables = synthetic::real_tables(kTableSeed);
+  for (const auto& t : tables)
+    if (t.name == name) return t;
+  throw std::runtime_error("no table " + name);
+}
+
+std::string scratch_dir() {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   fmt::format("dpstats_sweep_{}", ::testing::UnitTest::GetInstance()->random_seed() + ::getpid());
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// The assertions every outcome meets; the summary keeps its numbers.
+void expect_sound(const std::vector<Outcome>& outcomes) {
+  Summary local;
+  for (const Outcome& o : outcomes) {
+    add(summary(), o);
+    add(local, o);
+    const std::string where = fmt::format("{} on {} at epsilon {} seed {}", o.command, o.table,
+                                          o.epsilon, o.seed);
+    EXPECT_FALSE(o.error) << where << " threw: " << o.reason;
+    if (o.error) continue;
+    if (o.ok) {
+      EXPECT_TRUE(o.within) << where << ": ok outside its stated error: " << o.detail;
+    } else {
+      EXPECT_GE(o.reason.size(), 20u) << where << " abstained without naming a cause";
+    }
+  }
+  std::cout << markdown(local);
+}
+
+void sweep_table(const std::string& name) {
+  const synthetic::RealTable& t = table(name);
+  const std::string dir = scratch_dir();
+  std::vector<Outcome> all;
+  for (double epsilon : kEpsilons)
+    for (int seed = 1; seed <= kSeeds; ++seed) {
+      std::vector<Outcome> some = t.use == synthetic::TableUse::columns ||
+                                          t.use == synthetic::TableUse::classify
+                                      ? run_column_commands(t, epsilon, seed)
+                                      : std::vector<Outcome>{};
+      if (t.use != synthetic::TableUse::columns) {
+        const auto fits = run_fit_cli(t, epsilon, seed, dir);
+        some.insert(some.end(), fits.begin(), fits.end());
+      }
+      all.insert(all.end(), some.begin(), some.end());
+    }
+  std::filesystem::remove_all(dir);
+  expect_sound(all);
+}
+
+TEST(RealTableSweep, Ratings) { sweep_table("ratings"); }
+TEST(RealTableSweep, Survey) { sweep_table("survey"); }
+TEST(RealTableSweep, Money) { sweep_table("money"); }
+TEST(RealTableSweep, Skewed) { sweep_table("skewed"); }
+TEST(RealTableSweep, Penguins) { sweep_table("penguins"); }
+TEST(RealTableSweep, Constant) { sweep_table("constant"); }
+TEST(RealTableSweep, Epoch) { sweep_table("epoch"); }
+TEST(RealTableSweep, Corrupted) { sweep_table("corrupted"); }
+TEST(RealTableSweep, Attacked) { sweep_table("attacked"); }
+TEST(RealTableSweep, MidSize) { sweep_table("mid_size"); }
+TEST(RealTableSweep, Users) { sweep_table("users"); }
+TEST(RealTableSweep, Flights) { sweep_table("flights"); }
+
+// One pass through the tool (the CLI contract on the same tables): epsilon 1, seed 1.
+TEST(RealTableSweep, ThroughTheTool) {
+  const std::string dir = scratch_dir();
+  std::vector<Outcome> all;
+  for (const auto& t : synthetic::real_tables(kTableSeed))
+    if (t.use == synthetic::TableUse::columns || t.use == synthetic::TableUse::classify) {
+      auto some = run_column_commands_cli(t, 1.0, 1, dir);
+      for (auto& o : some) o.command = "tool: " + o.command;
+      all.insert(all.end(), some.begin(), some.end());
+    }
+  std::filesystem::remove_all(dir);
+  expect_sound(all);
+}
+
+class PrintSummary : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (summary().size() > 0) std::cout << "\nReal-table sweep, all tables:\n" << markdown(summary());
+  }
+};
+const auto* const kSummary = ::testing::AddGlobalTestEnvironment(new PrintSummary);
+
+}  // namespace
+}  // namespace dpstats::sweep

@@ -1,0 +1,137 @@
+// The classifier on small tables (issue 27 case 4; docs/proofs/training.md §3): a release whose
+// feature scale cannot be estimated reliably abstains, before anything is spent when the plan
+// already says so, and names what would suffice; a release that does not abstain is useful.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "dpstats/random/rng.hpp"
+#include "dpstats/training/train_classifier.hpp"
+#include "guarantee.hpp"
+
+using namespace dpstats;
+using namespace dpstats::optimize;
+
+namespace {
+
+struct Table {
+  RowMatrix X;
+  std::vector<int> y;
+};
+
+// Iris-like: 4 measurements in different units (a length in mm, a width in cm, a length in m, a
+// weight in g), `classes` classes that a plain logistic regression separates at about 0.98.
+Table iris_like(Eigen::Index n, int classes, std::uint64_t seed) {
+  const double mean[3][4] = {{50.1, 3.4, 0.0146, 24.6}, {59.4, 2.77, 0.0426, 132.6},
+                             {65.9, 2.97, 0.0555, 202.6}};
+  const double sd[3][4] = {{3.5, 0.38, 0.0017, 10.5}, {5.2, 0.31, 0.0047, 19.8},
+                           {6.4, 0.32, 0.0055, 27.5}};
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> label(0, classes - 1);
+  Table t{RowMatrix(n, 4), std::vector<int>(static_cast<std::size_t>(n))};
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const int c = label(gen);
+    t.y[static_cast<std::size_t>(i)] = c;
+    for (int j = 0; j < 4; ++j) t.X(i, j) = mean[c][j] + sd[c][j] * normal(gen);
+  }
+  return t;
+}
+
+ClassifyOptions at_epsilon_1() {
+  ClassifyOptions o;  // the defaults: dp-adam-jme, 10 epochs, batch 256, clip 1
+  o.privacy = {1.0, 1e-6};
+  return o;
+}
+
+}  // namespace
+
+// 350 rows at epsilon = 1: no private scale is reliable (its rank error exceeds a quarter of the
+// rows), so the release abstains in the plan with an empty ledger, saying how many rows, which
+// epsilon or scale_share would do, or to give feature_scale; never weights of 1e-260.
+TEST(ClassifySmallTables, AbstainBeforeSpendingWhenNoScaleIsReliable) {
+  for (int classes : {3, 2}) {
+    for (std::uint64_t seed : {1, 2, 3}) {
+      const Table t = iris_like(350, classes, seed);
+      SeededRng rng(seed);
+      const auto r = train_classifier(Classifier::logistic(4, classes), t.X, t.y, at_epsilon_1(),
+                                      rng);
+      ASSERT_EQ(r.status, Status::abstained);
+      EXPECT_TRUE(r.ledger.empty());
+      EXPECT_EQ(r.privacy.epsilon, 0.0);
+      const std::string why = r.diagnostics["abstained"].get<std::string>();
+      for (const char* part : {"about 3293 rows", "times this estimate's share of epsilon",
+                               "scale_share >=", "feature_scale"})
+        EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
+      EXPECT_EQ(r.diagnostics["feature_plan"]["global"]["rows_needed"].get<double>(), 3293);
+    }
+  }
+}
+
+// The rows the abstention names are enough: the global scale is planned and released, within a
+// factor 2 of the median row norm / sqrt(d) (its target).
+TEST(ClassifySmallTables, TheRowsTheAbstentionNamesSuffice) {
+  const Table t = iris_like(3293, 3, 4);
+  std::vector<double> norms;
+  for (Eigen::Index i = 0; i < t.X.rows(); ++i) norms.push_back(t.X.row(i).norm());
+  std::nth_element(norms.begin(), norms.begin() + 1646, norms.end());
+  const double target = norms[1646] / 2;  // sqrt(d) = 2
+  for (std::uint64_t seed : {5, 6, 7}) {
+    SeededRng rng(seed);
+    ClassifyOptions o = at_epsilon_1();
+    o.epochs = 2;
+    const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, o, rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    const double s = r.diagnostics["feature_scale"].get<double>();
+    EXPECT_GT(s, target / 2);
+    EXPECT_LT(s, target * 2);
+    EXPECT_TRUE(r.diagnostics["feature_scale_reliability"]["usable"].get<bool>());
+  }
+}
+
+// A released estimate the reliability rule rejects: every row is 0, so the median row norm's
+// cell is [0, 2^-1022). The release abstains with the rule's reason, having charged its plan.
+TEST(ClassifySmallTables, AnUnusableReleasedScaleAbstains) {
+  Table t = iris_like(4000, 2, 8);
+  t.X.setZero();
+  SeededRng rng(9);
+  const auto r = train_classifier(Classifier::logistic(4, 2), t.X, t.y, at_epsilon_1(), rng);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  ASSERT_EQ(r.status, Status::abstained);
+  EXPECT_FALSE(r.ledger.empty());
+  const std::string why = r.diagnostics["abstained"].get<std::string>();
+  EXPECT_NE(why.find("is not usable"), std::string::npos) << why;
+  EXPECT_NE(why.find("feature_scale"), std::string::npos) << why;
+}
+
+// With a public scale (columns standardised by hand, feature_scale = 1), the defaults train a
+// few hundred rows at epsilon = 1: the learning rate follows the short run (max(1e-3, 0.5 / T)).
+// Mean test accuracy over three seeds >= 0.8 (3 classes) and >= 0.9 (2 classes).
+TEST(ClassifySmallTables, APublicScaleTrainsAFewHundredRows) {
+  for (int classes : {3, 2}) {
+    const Table train = iris_like(350, classes, 10), test = iris_like(2000, classes, 11);
+    const Vector mean = train.X.colwise().mean();
+    const Vector sd = ((train.X.rowwise() - mean.transpose()).array().square().colwise().mean())
+                          .sqrt().transpose();
+    auto standardise = [&](const RowMatrix& X) -> RowMatrix {
+      return (X.rowwise() - mean.transpose()).array().rowwise() / sd.transpose().array();
+    };
+    const RowMatrix X = standardise(train.X), Xt = standardise(test.X);
+    double accuracy = 0;
+    for (std::uint64_t seed : {12, 13, 14}) {
+      ClassifyOptions o = at_epsilon_1();
+      o.feature_scale = 1;
+      SeededRng rng(seed);
+      const auto r = train_classifier(Classifier::logistic(4, classes), X, train.y, o, rng);
+      dpstats::testing::expect_guarantee_from_ledger(r);
+      ASSERT_EQ(r.status, Status::ok);
+      EXPECT_DOUBLE_EQ(r.diagnostics["learning_rate"].get<double>(), 0.05);  // 10 steps
+      accuracy += r.estimate.accuracy(Xt, test.y) / 3;
+    }
+    std::printf("%d classes, 350 rows, eps 1, public scale: test accuracy %.3f\n", classes,
+                accuracy);
+    EXPECT_GE(accuracy, classes == 3 ? 0.8 : 0.9);
+  }
+}

@@ -1,0 +1,164 @@
+// The held-out validation loss (issue 27 item 3; solvers/holdout.hpp): the split, the mechanism's
+// stated intervals, and each fit's statement checked against the loss of its released model on a
+// fresh sample of the same population.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/random/rng.hpp"
+#include "dpstats/solvers/holdout.hpp"
+#include "dpstats/training/train_classifier.hpp"
+#include "dpstats/user_level/user_level.hpp"
+#include "guarantee.hpp"
+
+using namespace dpstats;
+using namespace dpstats::optimize;
+
+namespace {
+
+// Whether the statement's population interval holds `truth` (the expected clipped loss of the
+// released model, measured on a fresh sample).
+void expect_covers(const nlohmann::json& h, double truth) {
+  ASSERT_TRUE(h.contains("population_interval_95")) << h.dump();
+  const auto iv = h["population_interval_95"].get<std::vector<double>>();
+  EXPECT_LE(iv[0], truth) << h.dump();
+  EXPECT_GE(iv[1], truth) << h.dump();
+  EXPECT_LE(h["interval_95"][0].get<double>(), h["loss"].get<double>());
+  EXPECT_GE(h["interval_95"][1].get<double>(), h["loss"].get<double>());
+}
+
+}  // namespace
+
+TEST(Holdout, SplitHoldsOutTheFractionIndependentlyOfTheData) {
+  SeededRng a(1), b(1), c(2);
+  const HoldoutSplit s(0.2, a), same(0.2, b), other(0.2, c);
+  int held = 0, agree = 0;
+  const int n = 100000;
+  for (std::uint64_t id = 0; id < n; ++id) {
+    held += s.held_out(id);
+    EXPECT_EQ(s.held_out(id), same.held_out(id));  // a seeded key: reproducible
+    agree += s.held_out(id) == other.held_out(id);
+  }
+  EXPECT_NEAR(held, 0.2 * n, 5 * std::sqrt(0.16 * n));
+  EXPECT_NEAR(agree, 0.68 * n, 5 * std::sqrt(0.2176 * n));  // another key: independent
+  EXPECT_THROW(HoldoutSplit(0, a), InvalidArgument);
+  EXPECT_THROW(HoldoutSplit(0.6, a), InvalidArgument);
+}
+
+// The noise-only interval holds the held-out units' mean clipped loss in about 95% of draws
+// (Gaussian and Laplace), and the ledger entry is the mechanism's at sensitivity L.
+TEST(Holdout, LossIntervalHasItsStatedCoverage) {
+  std::vector<double> losses;
+  std::mt19937_64 gen(3);
+  std::exponential_distribution<double> e(1.0);
+  for (int i = 0; i < 400; ++i) losses.push_back(e(gen));  // some above L = 5: clipped
+  double truth = 0;
+  for (double v : losses) truth += std::min(v, 5.0) / 400;
+  for (const HoldoutLoss& h : {HoldoutLoss::gaussian(5, 0.01, NoiseMode::secure),
+                               HoldoutLoss::laplace(5, 0.2, NoiseMode::secure)}) {
+    EXPECT_EQ(h.ledger_entry().sensitivity, 5);
+    SeededRng rng(4);
+    int covered = 0;
+    const int draws = 400;
+    for (int t = 0; t < draws; ++t) {
+      const auto j = h.release(losses, rng);
+      EXPECT_EQ(j["units"], 400);
+      covered += j["interval_95"][0].get<double>() <= truth &&
+                 truth <= j["interval_95"][1].get<double>();
+    }
+    EXPECT_GE(covered, 0.91 * draws);  // 95%: a correct interval falls below w.p. < 1e-4
+    EXPECT_LE(covered, 0.99 * draws);
+  }
+}
+
+// Classifier: the held-out rows are not trained on, the release is charged in the same ledger and
+// its population interval holds the released model's loss on a fresh sample.
+TEST(Holdout, ClassifierStatesItsValidationLoss) {
+  auto blobs = [](Eigen::Index n, std::uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<double> normal;
+    std::pair<RowMatrix, std::vector<int>> t{RowMatrix(n, 3), std::vector<int>()};
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const int c = static_cast<int>(gen() % 3);
+      t.second.push_back(c);
+      for (int j = 0; j < 3; ++j) t.first(i, j) = (j == c ? 2.0 : 0.0) + normal(gen);
+    }
+    return t;
+  };
+  const auto train = blobs(6000, 5), fresh = blobs(50000, 6);
+  for (std::uint64_t seed : {7, 8}) {
+    ClassifyOptions o;
+    o.privacy = {2.0, 1e-6};
+    o.epochs = 2;
+    o.holdout = 0.2;
+    SeededRng rng(seed);
+    const auto r = train_classifier(Classifier::logistic(3, 3), train.first, train.second, o, rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    EXPECT_NE(r.ledger.back().purpose.find("holdout"), std::string::npos);
+    const auto& h = r.diagnostics["holdout"];
+    EXPECT_NEAR(h["units"].get<double>(), 1200, 5 * std::sqrt(960.0));
+    EXPECT_EQ(h["unit"], "row");
+    Eigen::Index k = 0;  // the expected clipped loss, on the fresh sample
+    double truth = 0;
+    for (Eigen::Index i = 0; i < fresh.first.rows(); ++i, ++k)
+      truth += std::min(r.estimate.mean_loss(fresh.first.middleRows(i, 1),
+                                             {fresh.second[static_cast<std::size_t>(i)]}),
+                        o.loss_bound);
+    expect_covers(h, truth / static_cast<double>(k));
+  }
+}
+
+TEST(Holdout, UserLevelAndHeavyTailedStateTheirValidationLoss) {
+  std::mt19937_64 gen(9);
+  std::normal_distribution<double> normal;
+  auto draw = [&](Eigen::Index n, int m, RowMatrix& X, Vector& y, std::vector<std::int64_t>& ids) {
+    X.resize(n * m, 2);
+    y.resize(n * m);
+    for (Eigen::Index i = 0; i < n * m; ++i) {
+      X(i, 0) = normal(gen), X(i, 1) = normal(gen);
+      y[i] = X(i, 0) - 0.5 * X(i, 1) + 0.5 * normal(gen) > 0 ? 1 : -1;
+      ids.push_back(i / m);
+    }
+  };
+  RowMatrix X, Xf;
+  Vector y, yf;
+  std::vector<std::int64_t> ids, idf;
+  draw(3000, 3, X, y, ids);
+  draw(30000, 1, Xf, yf, idf);
+  auto fresh_loss = [&](const Vector& w, GlmKind kind) {  // x . w, clipped to 5, fresh rows
+    const auto loss = make_loss(kind);
+    double total = 0;
+    for (Eigen::Index i = 0; i < Xf.rows(); ++i)
+      total += std::min(loss->phi(Xf.row(i).dot(w.head(2)) + (w.size() > 2 ? w[2] : 0), yf[i]), 5.0);
+    return total / static_cast<double>(Xf.rows());
+  };
+  UserLevelOptions u;
+  u.privacy = {2.0, 1e-6};
+  u.domain_radius = 3;
+  u.feature_bound = 4;
+  u.centre = false;
+  u.holdout = 0.2;
+  SeededRng a(10);
+  const auto r = fit_user_level(UserDataset(X, y, ids, 3), u, a);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+  EXPECT_EQ(r.diagnostics["holdout"]["unit"], "user");
+  expect_covers(r.diagnostics["holdout"], fresh_loss(r.estimate, GlmKind::logistic));
+  HeavyTailedOptions h;
+  h.loss = GlmKind::logistic;
+  h.privacy = {2.0, 0};
+  h.domain_radius = 3;
+  h.moment_bound = 4;
+  h.centre = false;
+  h.holdout = 0.2;
+  SeededRng b(11);
+  const auto t = fit_heavy_tailed(X, y, h, b);
+  dpstats::testing::expect_guarantee_from_ledger(t);
+  ASSERT_EQ(t.status, Status::ok) << t.diagnostics.dump();
+  EXPECT_EQ(t.diagnostics["holdout"]["unit"], "record");
+  EXPECT_EQ(t.ledger.back().purpose.find("holdout"), std::string::npos);  // charged before the GD
+  expect_covers(t.diagnostics["holdout"], fresh_loss(t.estimate, GlmKind::logistic));
+}
