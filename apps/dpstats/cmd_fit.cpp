@@ -30,8 +30,14 @@ void add_fit_command(CLI::App& app) {
       "fit", "Private model fitting: user-level DP convex optimisation (--task user-level), "
              "private classifiers with DP-SGD/DP-Adam (--task classify), pure-DP convex "
              "optimisation with heavy-tailed gradients (--task heavy-tailed)");
-  cmd->add_option("--task", a->task, "user-level (default), classify, heavy-tailed")
+  cmd->add_option("--task", a->task,
+                  "user-level, classify, heavy-tailed (required, except that --users means "
+                  "user-level)")
       ->check(CLI::IsMember(enum_names<FitTask>()));
+  cmd->add_option("--users", a->users,
+                  "user-level: the column (name or 1-based index) holding each row's user id, "
+                  "integers or text (e.g. airport codes); the label and features are --columns, "
+                  "or every other column in order. Absent: user ids are column 1");
   cmd->add_option("--loss", a->loss, "loss function (choices depend on --task)");
   cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
   cmd->add_option("--profile", a->profile, "practical (default) or paper constants")
@@ -79,6 +85,14 @@ void add_fit_command(CLI::App& app) {
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
+    // No silent task: a table's first column is never taken for user ids unless asked.
+    if (a->task.empty()) {
+      require(a->users.has_value(),
+              "--task is required: user-level (with --users COLUMN naming the user ids), "
+              "classify or heavy-tailed");
+      a->task = "user-level";
+    }
+    if (a->task != "user-level") reject_for_task(a->users.has_value(), "users", a->task);
     // Several ranks: every task distributes its rows (docs/guide.md "Running on a cluster"; the
     // library refuses the methods that do not).
     if (a->task == "classify") return classify(*a);

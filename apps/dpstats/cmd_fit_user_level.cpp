@@ -5,6 +5,9 @@
 //             [--label-bound B] [--scale-share s] [--centre|--no-centre] [--smoothing-radius r] [--users-per-step K] [--threads T] [--seed N] INPUT
 // INPUT columns: user id, label, features. Without --method: the recommended dp-gd-user.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <unordered_map>
 #include <memory>
 
 #include "budget_file.hpp"
@@ -25,6 +28,73 @@ struct Alg3Args {
   std::optional<double> smoothing_radius;
   std::optional<std::int64_t> users_per_step;
 };
+
+// The rows as (user ids, label and features): without --users, column 1 holds integer ids and the
+// rest follow; with --users COLUMN, that column's cells (integers or text such as airport codes)
+// are mapped to integers by first appearance (only which rows share a user matters; the map is
+// never printed), and the label and features are --columns or every other column in order.
+struct UserRows {
+  std::vector<std::int64_t> users;
+  RowMatrix values;  // label, features
+};
+
+double cell_number(const std::string& cell, std::size_t row, std::size_t column) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+  require(ec == std::errc() && end == cell.data() + cell.size() && std::isfinite(v),
+          "INPUT row {}, column {}: a label or feature cell is not a finite number (content not "
+          "shown)", row + 1, column + 1);
+  return v;
+}
+
+UserRows read_named_users(const InputArgs& in, const std::string& users_column) {
+  ReadOptions ro = read_options(in);
+  ro.text = true;
+  const auto id_spec = parse_column_list(users_column);
+  require(id_spec.size() == 1, "--users names one column, got '{}'", users_column);
+  if (!ro.columns.empty()) ro.columns.insert(ro.columns.begin(), id_spec[0]);
+  Table t = read_table(in.path, ro);
+  std::size_t id_col = 0;  // with --columns: the first one read
+  if (in.columns.empty()) {
+    const auto it = std::find(t.header.begin(), t.header.end(), id_spec[0].name);
+    require(it != t.header.end() || (id_spec[0].index >= 1 && id_spec[0].index <= t.text.size()),
+            "--users: no column '{}' in INPUT", users_column);
+    id_col = it != t.header.end() ? static_cast<std::size_t>(it - t.header.begin())
+                                  : id_spec[0].index - 1;
+  }
+  const std::size_t d = t.text.size(), n = d ? t.text[0].size() : 0;
+  require(d >= 3, "INPUT needs the user id column, a label and at least one feature, got {} "
+                  "columns", d);
+  UserRows out{std::vector<std::int64_t>(n), RowMatrix(static_cast<Eigen::Index>(n),
+                                                      static_cast<Eigen::Index>(d - 1))};
+  std::unordered_map<std::string, std::int64_t> ids;
+  for (std::size_t i = 0; i < n; ++i)
+    out.users[i] = ids.try_emplace(t.text[id_col][i], static_cast<std::int64_t>(ids.size()))
+                       .first->second;
+  for (std::size_t j = 0, k = 0; j < d; ++j) {
+    if (j == id_col) continue;
+    for (std::size_t i = 0; i < n; ++i)
+      out.values(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) =
+          cell_number(t.text[j][i], i, j);
+    ++k;
+  }
+  return out;
+}
+
+UserRows read_numbered_users(const Table& table) {
+  require(table.values.cols() >= 3,
+          "INPUT needs at least 3 columns (user id, label, features), got " +
+              std::to_string(table.values.cols()));
+  UserRows out{std::vector<std::int64_t>(static_cast<std::size_t>(table.values.rows())),
+               table.values.rightCols(table.values.cols() - 1)};
+  for (Eigen::Index i = 0; i < table.values.rows(); ++i) {
+    const double u = table.values(i, 0);
+    require(u == std::floor(u) && std::abs(u) < 9e15,
+            "user ids (column 1) must be integers; text ids: name their column with --users");
+    out.users[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(u);
+  }
+  return out;
+}
 
 void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
@@ -72,22 +142,19 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   // Several ranks: this rank's rows (by row range or --shards); gather_users moves every row to
   // its user's home rank before any per-user clip (dpstats/user_level/home_rank.hpp).
   o.run.comm = ranks();
-  const InputShard input = read_input_shard(a.input, o.run.comm);
-  const Table& table = input.table;
   Communicator& comm = comm_or_single(o.run.comm);
-  std::vector<std::int64_t> users(static_cast<std::size_t>(table.values.rows()));
-  all_or_none(comm, [&] {
-    require(table.values.cols() >= 3,
-            "INPUT needs at least 3 columns (user id, label, features), got " +
-                std::to_string(table.values.cols()));
-    for (Eigen::Index i = 0; i < table.values.rows(); ++i) {
-      const double u = table.values(i, 0);
-      require(u == std::floor(u) && std::abs(u) < 9e15, "user ids (column 1) must be integers");
-      users[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(u);
-    }
-  });
-  const Vector y = table.values.col(1);
-  const RowMatrix X = table.values.rightCols(table.values.cols() - 2);
+  UserRows rows;
+  if (a.users) {
+    require(comm.size() == 1, "--users (ids read as text) runs on one process; on several ranks "
+                              "give integer ids in column 1");
+    rows = read_named_users(a.input, *a.users);
+  } else {
+    const InputShard input = read_input_shard(a.input, o.run.comm);
+    all_or_none(comm, [&] { rows = read_numbered_users(input.table); });
+  }
+  const Vector y = rows.values.col(0);
+  const RowMatrix X = rows.values.rightCols(rows.values.cols() - 1);
+  const std::vector<std::int64_t>& users = rows.users;
   const optimize::UserDataset data = optimize::gather_users(comm, X, y, users, items_per_user);
   auto rng = make_rng(a.seed);
   BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0

@@ -13,6 +13,7 @@
 // Options are validated and the whole release's budget charged before the first line is printed.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -42,21 +43,56 @@ struct MomentsArgs {
   InputArgs input;
 };
 
-// One CSV row of numbers; false for a blank line. Never echoes a value in an error.
-bool parse_row(const std::string& line, std::vector<double>& row, std::size_t line_no) {
+std::vector<std::string> split_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream ss(line);
+  for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+  return cells;
+}
+
+// One CSV row of numbers, the cells at `columns` (0-based; every cell when empty); false for a
+// blank line. The other cells are not read (dates, names). Never echoes a value in an error.
+bool parse_row(const std::string& line, std::vector<double>& row, std::size_t line_no,
+               const std::vector<std::size_t>& columns = {}) {
   row.clear();
   if (line.find_first_not_of(" \t\r") == std::string::npos) return false;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) {
+  const auto cells = split_cells(line);
+  auto number = [&](const std::string& cell) {
     char* end = nullptr;
     const double v = std::strtod(cell.c_str(), &end);
     while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
     require(end != cell.c_str() && end && *end == '\0',
             "INPUT line {}: a cell is not a number", line_no);
     row.push_back(v);
+  };
+  if (columns.empty()) {
+    for (const auto& cell : cells) number(cell);
+    return true;
+  }
+  for (const std::size_t j : columns) {
+    require(j < cells.size(), "INPUT line {} has {} cells, --columns selects cell {}", line_no,
+            cells.size(), j + 1);
+    number(cells[j]);
   }
   return true;
+}
+
+// The 0-based cells --columns selects in the live stream (empty: every cell): a name is matched
+// against the header line (when the input has one), else a positive integer is a 1-based index.
+std::vector<std::size_t> live_columns(const InputArgs& input, const std::vector<std::string>& names) {
+  std::vector<std::size_t> out;
+  if (input.columns.empty()) return out;
+  for (const ColumnSpec& c : parse_column_list(input.columns)) {
+    const auto it = std::find(names.begin(), names.end(), c.name);
+    if (it != names.end()) {
+      out.push_back(static_cast<std::size_t>(it - names.begin()));
+      continue;
+    }
+    require(c.index > 0, "--columns: no column named '{}'{}", c.name,
+            names.empty() ? " (the input has no header: give 1-based indices)" : "");
+    out.push_back(c.index - 1);
+  }
+  return out;
 }
 
 void print_header(const moments::MomentEstimator& est, const MomentsArgs& a, std::size_t d) {
@@ -155,10 +191,15 @@ void run_live(const MomentsArgs& a) {
   std::unique_ptr<moments::MomentEstimator> est;
   std::string line;
   std::vector<double> row;
+  std::vector<std::size_t> columns;  // --columns, resolved on the first line
   for (std::size_t line_no = 1; bounded_getline(in, line, a.input.max_line_bytes, line_no);
        ++line_no) {
-    if (line_no == 1 && first_line_is_header(a, line)) continue;
-    if (!parse_row(line, row, line_no)) continue;
+    if (line_no == 1) {
+      const bool header = first_line_is_header(a, line);
+      columns = live_columns(a.input, header ? split_cells(line) : std::vector<std::string>{});
+      if (header) continue;
+    }
+    if (!parse_row(line, row, line_no, columns)) continue;
     if (!est) {
       moments::MomentsOptions o = a.o;
       o.steps = *a.steps;
@@ -244,7 +285,6 @@ void add_moments_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "moments", "Continual release of first and second moments of a stream (rows of INPUT)");
   cmd->add_option("--method", a->o.method, method_help())
-      ->required()
       ->check(CLI::IsMember(method_names(moments_methods())));
   cmd->add_option("--workload", a->o.workload,
                   "prefix, average, decay:BETA, window:K, adam:BETA (default prefix)");

@@ -164,9 +164,19 @@ void run_stat(const StatArgs& a) {
   } else {
     stats::StatOptions ranked = o;
     ranked.run.comm = ranks();  // null: one process
-    const InputShard input = read_input_shard(a.input, ranked.run.comm);
-    const Table& table = input.table;
-    n = input.total;
+    // count without --columns counts rows: the cells are read as text, so a table with text
+    // columns (names, dates, codes) is fine; only the number of rows enters the count.
+    const bool rows_only = s == stats::Statistic::count && a.input.columns.empty();
+    Table table;
+    if (rows_only) {
+      const auto cells = category_column(a, comm_or_single(ranked.run.comm));
+      table.values = DataMatrix(RowMatrix(RowMatrix::Zero(static_cast<Eigen::Index>(cells.size()), 1)));
+      n = static_cast<std::int64_t>(cells.size());  // not printed: add/remove keeps n private
+    } else {
+      InputShard input = read_input_shard(a.input, ranked.run.comm);
+      table = std::move(input.table);
+      n = input.total;
+    }
     d = table.values.cols();
     BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
     const auto r = stats::numeric(s, table.values, ranked, *rng, budget.get());

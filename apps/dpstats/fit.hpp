@@ -13,7 +13,8 @@
 namespace dpstats::cli {
 
 struct FitArgs {
-  std::string task = "user-level";
+  std::string task;  // --task; absent: user-level when --users is given, else an error
+  std::optional<std::string> users;  // --users COLUMN (user-level): the column of user ids
   std::optional<std::string> loss, method, profile;
   std::optional<double> epsilon, delta, domain_radius, step_size, clip;
   std::optional<int> steps, epochs, batch_size;

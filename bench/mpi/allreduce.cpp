@@ -1,4 +1,4 @@
-// Time per allreduce on this machine (docs/benchmarks.md "MPI ranks"): the checked exact int64
+// Time per allreduce on this machine (docs/ranks-cost.md "Measured"): the checked exact int64
 // allreduce of MpiCommunicator (two 32-bit halves summed with MPI_SUM, rebuilt in 128 bits)
 // against a plain MPI_Allreduce(MPI_SUM) of the same int64 words, 8 B to 8 MB.
 // usage: mpirun -np P bench_mpi_allreduce [repeats]

@@ -47,6 +47,10 @@ def _labels(y, name):
     if y.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of integer labels")
     if y.size and not np.issubdtype(y.dtype, np.integer):
+        if y.dtype.kind not in "fb":
+            raise ValueError(f"{name} must hold integer labels 0..classes-1, got {y.dtype.kind!r} "
+                             "(text or objects; content not shown): map them to integers first, "
+                             "e.g. with pandas.factorize")
         if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)):
             raise ValueError(f"{name} must hold integer labels")
     return np.ascontiguousarray(y, dtype=np.int64)

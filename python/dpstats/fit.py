@@ -32,11 +32,32 @@ def _float(x, name: str) -> float:
         raise ValueError(f"{name} must be a number, got {x!r}") from None
 
 
-def fit(X, y, users=None, task: str = "user-level", **options) -> Release:
-    """Private fit of a model to rows ``X`` and labels ``y``; see the module doc for ``task``."""
+
+def _user_ids(users) -> np.ndarray:
+    """``users`` as int64 ids: integers as they are, text ids (airport codes, names) mapped to
+    integers. Only which rows share a user matters; the mapping is never released."""
+    ids = np.asarray(users)
+    if ids.ndim != 1:
+        raise ValueError("users must be a 1-D array of ids (integers or text)")
+    if ids.size and ids.dtype.kind in "USO":
+        _, ids = np.unique(ids.astype(str), return_inverse=True)
+    elif ids.size and not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError("users must hold integer or text ids (content not shown)")
+    return np.ascontiguousarray(ids, dtype=np.int64)
+
+def fit(X, y, users=None, task: Optional[str] = None, **options) -> Release:
+    """Private fit of a model to rows ``X`` and labels ``y``; see the module doc for ``task``.
+    ``task`` is required, except that giving ``users`` (one id per row, integers or text) means
+    task='user-level'."""
+    if task is None:
+        if users is None:
+            raise ValueError("task is required: 'user-level' (with users=, one id per row), "
+                             "'classify' or 'heavy-tailed'")
+        task = "user-level"
     if task == "user-level":
         if users is None:
-            raise ValueError("task='user-level' needs users (one integer id per row of X)")
+            raise ValueError("task='user-level' needs users (one id per row of X: integers or "
+                             "text)")
         return _fit_user_level(X, y, users, **options)
     if users is not None:
         raise ValueError(f"users applies to task='user-level' only, not {task!r}")
@@ -125,10 +146,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         raise ValueError(f"X and y must be numeric: {e}") from None
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    ids = np.asarray(users)
-    if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
-        raise ValueError("users must be a 1-D array of integer ids")
-    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    ids = _user_ids(users)
     from . import _seed
     if steps is not None and (not isinstance(steps, (int, np.integer)) or steps < 1):
         raise ValueError(f"steps must be a positive integer, got {steps!r}")

@@ -248,3 +248,25 @@ def test_holdout_states_a_private_validation_loss_for_user_level_and_heavy_taile
                     moment_bound=1.0, centre=False, holdout=0.1, seed=4)
     assert t.status == "ok" and t.diagnostics["holdout"]["unit"] == "record"
     assert any("holdout" in e["purpose"] for e in t.ledger)
+
+
+def test_task_required_unless_users_given_and_text_user_ids_accepted():
+    # issue 30: no silent task; users= decides user-level; text ids are mapped to integers
+    X, y, users, _ = users_task(200, 4, 3, 5)
+    with pytest.raises(ValueError, match="task is required"):
+        dpstats.fit(X, y, epsilon=1.0, delta=1e-6, domain_radius=5)
+    text = np.array([f"user-{u:04d}" for u in users], dtype=object)
+    a = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
+                    feature_bound=1.0, seed=3)
+    b = dpstats.fit(X, y, users=text, epsilon=1.0, delta=1e-6, domain_radius=5,
+                    feature_bound=1.0, seed=3)
+    # the same grouping (ids sorted the same way) gives the same seeded release
+    assert a.status == b.status
+    np.testing.assert_array_equal(a.estimate, b.estimate)
+
+
+def test_text_labels_are_a_value_error_naming_the_argument():
+    X = np.random.default_rng(0).standard_normal((300, 2))
+    y = np.array(["setosa", "virginica", "versicolor"] * 100)
+    with pytest.raises(ValueError, match="^y must hold integer labels"):
+        dpstats.fit(X, y, task="classify", classes=3, epsilon=1.0, delta=1e-6)

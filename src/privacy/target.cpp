@@ -24,8 +24,8 @@ PrivacyLoss PrivacyTarget::loss() const {
 }
 
 void validate(const PrivacyTarget& t, DeltaRule rule) {
-  require(t.epsilon != 0, "epsilon is required: the privacy-loss bound of this release, a number "
-                          "> 0 (smaller is more private; 0.1 to 10 is usual)");
+  require(t.epsilon != 0, "epsilon must be > 0, got 0 or none (it is required: the privacy-loss "
+                          "bound of this release; smaller is more private, 0.1 to 10 is usual)");
   check_epsilon(t.epsilon, "epsilon");
   require(t.epsilon >= kMinEpsilon && t.epsilon <= kMaxEpsilon,
           fmt::format("epsilon must be in [{}, {}], got {} (below, the noise would exceed what "

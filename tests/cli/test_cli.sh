@@ -307,8 +307,34 @@ n = 4000
 X = np.column_stack([g.uniform(18, 90, n), g.uniform(2e4, 2e5, n), g.integers(0, 3, n)])
 np.savetxt(sys.argv[1] + "/people.csv", X, delimiter=",", header="age,salary,code", comments="")
 PY
-ok "stat count" "j['statistic']=='count' and abs(j['estimate'][0]-4000)<80 and j['privacy']['neighbouring']=='add-remove' and 'n' not in j and j['d']==3" \
+ok "stat count" "j['statistic']=='count' and abs(j['estimate'][0]-4000)<80 and j['privacy']['neighbouring']=='add-remove' and 'n' not in j" \
   -- stat count --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
+# issue 30: counting rows reads no numbers (text columns are fine); --columns picks numeric ones
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys
+with open(sys.argv[1] + "/flights.csv", "w") as f:
+    f.write("date,origin,delay\n")
+    for i in range(3000):
+        f.write(f"2024-01-{i % 28 + 1:02d},{'JFK' if i % 3 else 'SFO'},{(i * 37) % 120 - 10}\n")
+PY
+ok "stat count counts rows of a table with text columns" "abs(j['estimate'][0]-3000)<100" \
+  -- stat count --epsilon 1 --delta 0 --seed 1 "$tmp/flights.csv"
+bad "stat count on a text column named in --columns" "non-numeric" -- stat count --columns origin --epsilon 1 --delta 0 "$tmp/flights.csv"
+bad "epsilon 0 says must be > 0" "must be > 0" -- stat count --epsilon 0 --delta 0 "$tmp/flights.csv"
+bad "epsilon 0 in the median" "must be > 0" -- median --epsilon 0 --delta 1e-6 --columns delay "$tmp/flights.csv"
+if "$DPSTATS" moments --epsilon 1 --delta 1e-6 --clip 200 --columns delay --seed 1 "$tmp/flights.csv" 2>"$tmp/err" |
+     head -1 | /usr/bin/python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)['method']=='jme' else 1)"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: moments defaults to jme"; head -3 "$tmp/err"
+fi
+if "$DPSTATS" moments --epsilon 1 --delta 1e-6 --clip 200 --steps 3000 --columns delay --seed 1 \
+     "$tmp/flights.csv" 2>"$tmp/err" | tail -1 >"$tmp/live_last.json" &&
+   /usr/bin/python3 -c "import json,sys; j=json.load(open('$tmp/live_last.json')); sys.exit(0 if j['step']==3000 and len(j['first'])==1 else 1)"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: the live stream reads --columns (a date and a text column beside)"; head -3 "$tmp/err"
+fi
 ok "stat mean per-column bounds" "abs(j['estimate'][0]-54)<2 and abs(j['estimate'][1]-1.1e5)<5e3 and j['privacy']['unit']=='record'" \
   -- stat mean --bounds 0,120 --bounds 0,5e5 --bounds 0,3 --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
 ok "stat sum one bound for all" "len(j['estimate'])==3" \
@@ -393,7 +419,24 @@ ok "resumed: the file gained its entry" "len(j['ledger'])==$n_before+1" -- budge
 bad "weiszfeld takes no budget" "does not apply" -- median --method weiszfeld --budget "$tmp/s.json" "$tmp/people2.csv"
 bad "fast-center needs the paper profile" "profile paper" -- median --center fast-center --epsilon 1 --delta 1e-6 --domain-radius 1000 "$tmp/people2.csv"
 bad "a non-private classifier takes no budget" "budget" -- fit --task classify --optimizer adam --classes 2 --budget "$tmp/s.json" "$tmp/depts.csv"
-bad "a non-private user-level fit takes no budget" "budget" -- fit --method non-private --domain-radius 1 --budget "$tmp/s.json" "$tmp/reg.csv"
+bad "a non-private user-level fit takes no budget" "budget" -- fit --task user-level --method non-private --domain-radius 1 --budget "$tmp/s.json" "$tmp/reg.csv"
+bad "fit without --task or --users" "--task is required" -- fit --epsilon 1 --delta 1e-6 --domain-radius 1 "$tmp/reg.csv"
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np
+g = np.random.default_rng(7)
+codes = ["JFK", "SFO", "ORD", "ATL", "LAX", "DEN", "SEA", "BOS"]
+with open(sys.argv[1] + "/airports.csv", "w") as f:
+    f.write("origin,late,distance,hour\n")
+    for i in range(4000):
+        x1, x2 = g.normal(), g.normal()
+        late = 1 if g.uniform() < 1 / (1 + np.exp(-(x1 - x2))) else -1
+        f.write(f"{codes[i % 8]}{i % 250},{late},{x1:.4f},{x2:.4f}\n")
+PY
+ok "fit --users COLUMN: text ids, user-level implied" "j['task']=='user-level' and j['status'] in ('ok','abstained')" \
+  -- fit --users origin --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 5 --seed 1 "$tmp/airports.csv"
+bad "--users applies to user-level only" "does not apply" \
+  -- fit --task heavy-tailed --users origin --epsilon 1 --domain-radius 2 "$tmp/airports.csv"
+bad "text ids without --users are refused" "non-numeric" -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/airports.csv"
 
 # ---- #16: a histogram of a text column (quoted, with commas), picked by name ----
 printf 'id,dept,age\np1,"Legal, Compliance",30\np2,Sales,41\np3,"Legal, Compliance",\n\n' >"$tmp/depts.csv"
