@@ -141,8 +141,7 @@ void validate_options(const HeavyTailedOptions& o) {
 // `n`: the rows over all ranks (X holds this rank's shard, possibly empty when n >= 1).
 void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y, std::int64_t n) {
   require(n >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
-  require(y.size() == X.rows(), fmt::format("labels have length {} but features have {} rows",
-                                            y.size(), X.rows()));
+  require(y.size() == X.rows(), "labels and features have different row counts (not shown)");
   require(X.allFinite(), "data must be finite (got a NaN or infinite entry)");
 }
 
@@ -953,8 +952,10 @@ nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const H
     losses[static_cast<std::size_t>(i)] = env.phi(split.held_X.row(i).dot(w.head(d)) + b,
                                                   split.held_y[i]);
   nlohmann::json j;
-  if (mechanism) {
-    j = mechanism->release(losses, rng, o.run.comm);
+  if (mechanism) {  // the held-out count is private (issue 28): n (public) x fraction
+    const std::int64_t n = allreduce_count(comm_or_single(o.run.comm),
+                                           split.train_X.rows() + split.held_X.rows());
+    j = mechanism->release(losses, rng, o.run.comm, {n, *o.holdout, n});
   } else {
     double sum = 0;
     for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
