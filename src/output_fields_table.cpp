@@ -311,7 +311,8 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"estimate.*", R, "histogram: the noisy count per category (the categories are "
                               "public, or selected by the stability histogram)"},
             {"diagnostics.n", P, "the row count (replace-one statistics only)"},
-            {"diagnostics.noise_scale", P, "the planned noise scale"},
+            {"diagnostics.noise_scale", D, "the noise scale (from the bounds: given, public; "
+                                           "estimated, released)"},
             {"diagnostics.bounds", D, "the bounds used (given: public; estimated: released)"},
             {"diagnostics.bounds_estimate.budget_share", P, "its share"},
             {"diagnostics.bounds_estimate.note", P, "how the bounds were found"},
@@ -353,6 +354,7 @@ void fit_groups(std::vector<OutputScope>& t) {
       {{"columns[].column", P, "the column"},
        {"columns[].fraction_below_zero", R, "the noisy fraction of units below 0"},
        {"columns[].far", D, "whether that fraction is below the threshold"},
+       {"columns[].unsure", D, "whether that fraction's one-sided noise band reaches 0"},
        {"noise_sd_fraction", P, "the noise deviation over the units"},
        {"rho", P, "its rho"}, {"epsilon", P, "its epsilon"}, {"share", P, "its share"},
        {"share_of_rho", P, "its share"}, {"rule", P, "the rule"},
