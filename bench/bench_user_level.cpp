@@ -1,4 +1,4 @@
-// User-level fits (docs/proofs/user-level.md §5.2 metrics): wall time and exact gradient
+// User-level fits (docs/results/user-level.md metrics): wall time and exact gradient
 // evaluations per fit for every method (Alg 3 practical and its smoothed variant included, at
 // their defaults) on the study's task (n = 2000 users × m = 20, d = 10,
 // (1, 1e-6), secure noise). The excess each method reaches is in docs/results/user-level.md.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dpstats/error.hpp"
+#include "dpstats/output_fields.hpp"
 #include "ranks.hpp"
 
 #include <unistd.h>
@@ -83,7 +84,7 @@ void print_json(const nlohmann::ordered_json& j) {
 }
 
 nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohmann::json& fields,
-                                      const nlohmann::ordered_json& extra) {
+                                      const nlohmann::ordered_json& extra, const InputArgs* input) {
   auto copy = [&](const char* key) {
     head[key] = nlohmann::ordered_json::parse(fields.at(key).dump());
   };
@@ -98,7 +99,31 @@ nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohman
       if (!(n_private && key == "n")) head[key] = value;
   copy("diagnostics");
   copy("ledger");
-  return head;
+  // Under replace-one the guarantee assumes the row count public; rows dropped for a missing
+  // value make it depend on the data (a replaced row may be dropped or not), so no proof covers
+  // the release and the count is not printed (issue 28). Under add/remove dropping a row is a
+  // stable per-row transformation and nothing changes.
+  if (input && input->drop_missing && !n_private) {
+    head["privacy"]["certified"] = false;
+    head.erase("n");
+    head["diagnostics"]["drop_missing"] =
+        "rows with a missing value were dropped (--drop-missing): under replace-one neighbouring "
+        "the number of rows kept depends on the data, so no proof covers this release "
+        "(certified: false) and n is not printed; impute the missing values instead";
+  }
+  return declared_output(std::move(head));
+}
+
+nlohmann::ordered_json declared_output(nlohmann::ordered_json out) {
+  return declared_output(out, output_scope(nlohmann::json::parse(out.dump())));
+}
+
+nlohmann::ordered_json declared_output(nlohmann::ordered_json out, const std::string& scope) {
+  for (const std::string& path : keep_declared(out, scope))
+    if (is_root())
+      std::cerr << "dpstats: internal: the output field '" << path << "' of '" << scope
+                << "' is not declared (dpstats/output_fields.hpp) and was left out\n";
+  return out;
 }
 
 std::vector<double> parse_numbers(const std::string& text, const char* option) {

@@ -1,5 +1,6 @@
 // dpstats bounds --epsilon E [--delta D] [--norm-quantile Q] [--norm-share S] [--norm-centre
-//                location|zero] [--widen W] [--alpha A] [--beta B] [--per-octave M]
+//                location|zero] [--coverage C] [--clip-share S] [--widen W] [--alpha A] [--beta B]
+//                [--per-octave M]
 //                [--neighbouring replace-one|add-remove] [--threads T] [--budget FILE] [--seed N] [input options] INPUT
 // Private per-column location, scale and clipping bounds with no public range (issue #15).
 #include "budget_file.hpp"
@@ -45,10 +46,14 @@ void run_bounds(BoundsArgs a) {
                                      {"scale", to_std(s.scale())},
                                      {"lo", to_std(s.lo())},
                                      {"hi", to_std(s.hi())}};
+  if (r.estimate.clip) {
+    estimate["clip_lo"] = to_std(r.estimate.clip->lo());
+    estimate["clip_hi"] = to_std(r.estimate.clip->hi());
+  }
   if (r.estimate.norm) estimate["norm_quantile"] = r.estimate.norm->value;
   nlohmann::ordered_json head = {{"command", "bounds"}, {"method", "log-grid"}};
   head["estimate"] = estimate;
-  print_json(release_output(std::move(head), release_fields_json(r), extra));
+  print_json(release_output(std::move(head), release_fields_json(r), extra, &a.input));
 }
 
 }  // namespace
@@ -67,6 +72,11 @@ void add_bounds_command(CLI::App& app) {
   cmd->add_option("--norm-centre", a->norm_centre,
                   "location (default: norms about the private location) or zero")
       ->check(CLI::IsMember({"location", "zero"}));
+  cmd->add_option("--coverage", a->o.coverage,
+                  "also release clipping bounds (clip_lo, clip_hi) designed to leave this fraction "
+                  "in (0, 0.5) of the rows outside, half on each side");
+  cmd->add_option("--clip-share", a->o.clip_share,
+                  "fraction of the budget for the clipping bounds, in (0, 1); default 0.5");
   cmd->add_option("--widen", a->o.widen, "bounds = location -/+ widen * scale; default 4");
   cmd->add_option("--alpha", a->o.alpha, "tolerated corrupted fraction in [0, 0.3); default 0.05");
   cmd->add_option("--beta", a->o.beta, "failure probability of the utility check; default 0.05");

@@ -2,12 +2,16 @@
 //             --optimizer adam|dp-sgd|dp-adam|dp-adam-debiased|dp-adam-jme|dp-adam-joint-clip
 //             --epsilon E --delta D [--epochs N] [--batch-size m] [--step-size lr] [--clip ζ]
 //             [--noise-multiplier z] [--hidden H] [--lambda λ] [--tau τ] [--classes K]
-//             [--second-moment-floor γ]
+//             [--second-moment-floor γ] [--n-public N]
 //             [--test FILE.csv] [--holdout F] [--threads T] [--save-weights FILE.npy] [--seed S]
 // CSV layout: label (integer 0..K-1) in the first column, features after; --classes K is
-// required for CSV (the number of classes is public). fashion-mnist reads the Debian package
-// (60000 train rows, the 10000 test rows as the public evaluation set).
+// required for CSV (the number of classes is public), and so is --n-public N for a private
+// optimizer (the public row count the sampling rate follows from: under add/remove the exact
+// count is private). fashion-mnist reads the Debian package (60000 train rows, a public size, the
+// 10000 test rows as the public evaluation set).
 #include <unistd.h>
+
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <memory>
@@ -30,8 +34,11 @@ struct ClassifyArgs {
   std::string data, model = "logistic", optimizer = "dp-adam-jme", test, save;
   std::optional<double> noise_multiplier, lambda, tau, floor, feature_scale;
   std::optional<int> classes;
+  std::optional<std::int64_t> n_public;
   int hidden = 128;
 };
+
+constexpr std::int64_t kFashionMnistRows = 60000;  // the package's training split (public)
 
 LabelledImages labelled(const Table& t, const std::string& path, int classes) {
   require(t.values.cols() >= 2, path + ": need a label column and at least one feature column");
@@ -39,13 +46,20 @@ LabelledImages labelled(const Table& t, const std::string& path, int classes) {
   out.images = t.values.rightCols(t.values.cols() - 1);
   out.labels.resize(static_cast<std::size_t>(t.values.rows()));
   for (Eigen::Index i = 0; i < t.values.rows(); ++i) {
-    const double v = t.values(i, 0);
+    const double v = t.values(i, 0);  // a label is data: neither it nor its row is shown
     require(v == std::floor(v) && v >= 0 && v < classes,
-            path + ": the label in row " + std::to_string(i + 1) + " is not an integer in 0.." +
-                std::to_string(classes - 1));
+            path + ": a label is not an integer in 0.." + std::to_string(classes - 1) +
+                " (--classes " + std::to_string(classes) + "; the row and value are not shown)");
     out.labels[static_cast<std::size_t>(i)] = static_cast<int>(v);
   }
   return out;
+}
+
+// Whether two paths name the same file (device and inode: public metadata, not the contents).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 LabelledImages read_labelled_csv(const std::string& path, int classes, const ReadOptions& options) {
@@ -120,6 +134,8 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   }
   if (c.floor) o.second_moment_floor = *c.floor;
   if (a.threads) o.run.threads = *a.threads;
+  o.n_public = c.n_public;
+  if (!o.n_public && data == "fashion-mnist") o.n_public = kFashionMnistRows;
   o.holdout = a.holdout;
   if (a.holdout_share) o.holdout_share = *a.holdout_share;
   if (a.holdout_loss_bound) o.loss_bound = *a.holdout_loss_bound;
@@ -157,7 +173,8 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
     std::fprintf(stderr, " (%.1f s)\n", r.seconds);
   };
   optimize::EvalSet eval;
-  if (test.images.size() > 0) eval = {&test.images, &test.labels};
+  if (test.images.size() > 0)
+    eval = {&test.images, &test.labels, data != "fashion-mnist" && same_file(c.test, data)};
   BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = optimize::train_classifier(std::move(model), train.images, train.labels, o, *rng,
                                             budget.get(), eval, progress);
@@ -177,15 +194,8 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   head["model"] = m;
   const std::int64_t n = allreduce_count(comm_or_single(o.run.comm), train.images.rows());
   nlohmann::ordered_json extra = {{"n", n}, {"d", d}, {"data", data}};
-  // The wall-clock values go to stderr: stdout is the release, the same bytes for a seeded run
-  // on one process or on any number of ranks.
-  nlohmann::json fields = release_fields_json(r);
-  for (const char* clock : {"examples_per_second", "train_seconds"}) {
-    if (is_root() && fields["diagnostics"].contains(clock))
-      std::fprintf(stderr, "%s: %g\n", clock, fields["diagnostics"][clock].get<double>());
-    fields["diagnostics"].erase(clock);
-  }
-  if (is_root()) print_json(release_output(std::move(head), std::move(fields), extra));
+  if (is_root())
+    print_json(release_output(std::move(head), release_fields_json(r), extra, &a.input));
 }
 
 }  // namespace
@@ -215,6 +225,12 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   cmd->add_option("--second-moment-floor", c->floor,
                   "classify: clamp of Adam's v-hat from below (default 0, docs/proofs/training.md)");
   cmd->add_option("--classes", c->classes, "classify: number of classes (required for CSV)");
+  cmd->add_option("--n-public", c->n_public,
+                  "classify: the public number of training rows (required for a private "
+                  "optimizer on CSV; fashion-mnist: 60000): the sampling rate is --batch-size / "
+                  "N and the steps --epochs x N / --batch-size, since under add/remove the exact "
+                  "row count is private")
+      ->check(CLI::Range(std::int64_t{1}, (std::int64_t{1} << 39) - 1));
   cmd->add_option("--test", c->test, "classify: public test CSV for diagnostics.test_accuracy");
   cmd->add_option("--save-weights", c->save, "classify: write the parameters as a 1 x P .npy");
   return [c](const FitArgs& a) { run_fit(a, *c); };

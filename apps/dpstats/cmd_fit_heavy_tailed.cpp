@@ -98,7 +98,8 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()},
                                   {"moment_order", o.moment_order}};
   budget.commit();  // before anything is printed
-  if (is_root()) print_json(release_output(std::move(head), release_fields_json(r), extra));
+  if (is_root())
+    print_json(release_output(std::move(head), release_fields_json(r), extra, &a.input));
 }
 
 }  // namespace

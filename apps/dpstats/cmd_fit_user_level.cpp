@@ -139,6 +139,10 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   if (a.holdout_share) o.holdout_share = *a.holdout_share;
   if (a.holdout_loss_bound) o.holdout_loss_bound = *a.holdout_loss_bound;
   require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
+  require(items_per_user >= 1,
+          "--items-per-user m is required for --task user-level: the public number of rows each "
+          "user contributes (each user's rows are truncated to m, or repeated); it is not taken "
+          "from the data, whose row count is private when a user's whole data may change");
   // Several ranks: this rank's rows (by row range or --shards); gather_users moves every row to
   // its user's home rank before any per-user clip (dpstats/user_level/home_rank.hpp).
   o.run.comm = ranks();
@@ -168,16 +172,19 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
                                   {"items_per_user", data.items_per_user()},
                                   {"d", data.dim()}};
   budget.commit();  // before anything is printed
-  if (is_root()) print_json(release_output(std::move(head), release_fields_json(r), extra));
+  if (is_root())
+    print_json(release_output(std::move(head), release_fields_json(r), extra, &a.input));
 }
 
 }  // namespace
 
 FitRunner add_fit_user_level(CLI::App* cmd) {
-  auto items_per_user = std::make_shared<std::int64_t>(0);
+  auto items_per_user = std::make_shared<std::int64_t>(0);  // 0: not given (refused)
   auto a3 = std::make_shared<Alg3Args>();
   cmd->add_option("--items-per-user", *items_per_user,
-                  "user-level: m, each user truncated/padded to m rows (default rows/users)");
+                  "user-level (required): m, the public number of rows per user; each user is "
+                  "truncated or padded (with its own rows) to m")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   cmd->add_option("--smoothing-radius", a3->smoothing_radius,
                   "user-level nonsmooth: smoothing radius r (default R·sqrt(d)/(eps·n·sqrt(m)))");
   cmd->add_option("--users-per-step", a3->users_per_step,

@@ -48,7 +48,8 @@ void run(MeanArgs& a) {
   nlohmann::ordered_json extra = {{"n", input.total}, {"d", table.values.cols()}};
   if (!table.header.empty()) extra["columns"] = table.header;
   budget.commit();  // before anything is printed
-  if (is_root()) print_json(release_output(std::move(head), release_fields_json(out), extra));
+  if (is_root())
+    print_json(release_output(std::move(head), release_fields_json(out), extra, &a.input));
 }
 
 }  // namespace

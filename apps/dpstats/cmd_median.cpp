@@ -90,7 +90,7 @@ void run_median(const MedianArgs& a) {
   nlohmann::ordered_json head = {{"command", "median"}, {"method", a.method}};
   head["estimate"] = to_std(r.estimate);
   if (!is_root()) return;
-  print_json(release_output(std::move(head), release_fields_json(r), extra));
+  print_json(release_output(std::move(head), release_fields_json(r), extra, &a.input));
 }
 
 std::string method_help() {

@@ -140,6 +140,8 @@ void append_step(std::string& out, std::size_t step, std::optional<double> clip,
 }
 
 void print_step(const moments::MomentEstimator& est) {
+  // The line's fields are those scope "moments/step" declares (step, clip, first, second),
+  // written directly: a 10^6-step stream prints 2·10^7 numbers.
   std::string line;
   append_step(line, est.step(), est.adaptive_clip() ? std::optional(est.clip()) : std::nullopt,
               est.first(), est.second());
@@ -241,11 +243,12 @@ void run_moments(const MomentsArgs& a) {
   o.steps = static_cast<std::size_t>(input.total);  // the stream's horizon: every rank's rows
   o.dim = static_cast<std::size_t>(X.cols());
   moments::MomentsConfig c = moments::make_config(o);
+  // Which row is not said (issue 28): the refusal is the one bit --on-norm reject reveals.
   if (c.on_norm == moments::NormPolicy::reject && c.clip)
-    for (Eigen::Index t = 0, first = comm ? shard_rows(*comm, X.rows()).offset : 0; t < X.rows(); ++t)
-      if (X.row(t).norm() > *c.clip)
-        throw InvalidArgument(fmt::format("row {} has l2 norm above --clip {} (--on-norm reject)",
-                                          first + t + 1, format_number(*c.clip)));
+    for (Eigen::Index t = 0; t < X.rows(); ++t)
+      require(X.row(t).norm() <= *c.clip,
+              fmt::format("a row has l2 norm above --clip {} (--on-norm reject; the row is not "
+                          "named); no noise was drawn", format_number(*c.clip)));
   auto rng = make_rng(a.seed);
   // The whole table is known: the batch API (a private clip when --clip is absent, a private
   // count of clipped rows when it is given), then one line per step.
@@ -255,9 +258,10 @@ void run_moments(const MomentsArgs& a) {
   if (!is_root()) return;
   nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
   const nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()}};
-  std::cout << release_output(std::move(head), release_fields_json(r), extra).dump() << std::endl;
+  std::cout << release_output(std::move(head), release_fields_json(r), extra, &a.input).dump()
+            << std::endl;
   const RowMatrix &first = r.estimate.first, &second = r.estimate.second;
-  std::string lines;
+  std::string lines;  // each line: the fields of scope "moments/step"
   for (Eigen::Index t = 0; t < first.rows(); ++t) {
     append_step(lines, static_cast<std::size_t>(t + 1), std::nullopt,
                 {first.row(t).data(), static_cast<std::size_t>(first.cols())},

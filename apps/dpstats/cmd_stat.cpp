@@ -184,7 +184,7 @@ void run_stat(const StatArgs& a) {
     fields = release_fields_json(r);
     budget.commit();  // before anything is printed
   }
-  print_json(release_output(std::move(head), fields, {{"n", n}, {"d", d}}));
+  print_json(release_output(std::move(head), fields, {{"n", n}, {"d", d}}, &a.input));
 }
 
 }  // namespace

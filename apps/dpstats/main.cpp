@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   dpstats::cli::add_stat_command(app);
   dpstats::cli::add_budget_command(app);
   dpstats::cli::add_bounds_command(app);
+  dpstats::cli::add_fields_command(app);
   app.add_subcommand("version", "Print the version")->callback([] {
     dpstats::cli::print_json({{"command", "version"}, {"version", DPSTATS_VERSION}});
   });

@@ -1,4 +1,4 @@
-// `dpstats repro heavy-tailed`: the study the paper lacks (docs/proofs/heavy-tailed.md §5,
+// `dpstats repro heavy-tailed`: the study the paper lacks (docs/results/heavy-tailed.md,
 // docs/proofs/heavy-tailed.md): excess population risk against n for k ∈ {2, 4, 8}
 // (Student-t features and noise with ν = 3, 5, 9), every method beside the predicted slope
 // −(1 − 1/k), an enormous-record row, and the clipping-bias instance (skewed, heteroscedastic,

@@ -1,4 +1,4 @@
-// user-level: the empirical study of docs/proofs/user-level.md §5 (the paper has none), on the
+// user-level: the empirical study of docs/results/user-level.md (the paper has none), on the
 // addendum's task: logistic loss, ‖w*‖ = 4 inside the ball of radius 5, per-user feature scale
 // U(0.5, 1.5), (ε, δ) = (1, 1e-6), d = 10. Every method is tuned on a separate synthetic dataset
 // and then run on fresh ones; logistic excess is the exact population form on a feature sample

@@ -31,7 +31,8 @@ __version__ = _dpstats.__version__
 __all__ = ["Release", "read_table", "mean", "mean_methods", "laplace", "gaussian", "account",
            "__version__", "MomentEstimator", "moments", "geometric_median", "median",
            "quantile_radius", "fit", "bounds", "Budget", "BudgetExceeded", "count", "sum",
-           "column_mean", "variance", "std", "quantiles", "histogram", "stat", "FittedModel"]
+           "column_mean", "variance", "std", "quantiles", "histogram", "stat", "FittedModel",
+           "output_fields"]
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
@@ -49,6 +50,16 @@ def _float(x, name: str) -> float:
         return float(x)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {x!r}") from None
+
+
+def output_fields() -> dict:
+    """What each output field is, as declared once in the library (dpstats/output_fields.hpp):
+    ``{scope: {"summary": ..., "fields": {path: {"kind": "public" | "released" | "derived" |
+    "non-private", "what": ...}}}}``. Scopes are the tool's commands ("mean", "fit/classify", ...;
+    the Python functions use the same). A Release carries only declared fields; the public ones are
+    the same on neighbouring data sets (docs/threat-model.md "What each output field is")."""
+    import json
+    return json.loads(_dpstats._output_fields())
 
 
 def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optional[bool] = None,
@@ -169,7 +180,7 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
         topk_multiplier=opt(topk_multiplier, "topk_multiplier"), T1=T1, T2=T2, T=T,
         fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget),
         boost_zeta=opt(boost_zeta, "boost_zeta"), comm=comm)
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "mean")
 
 
 def mean_methods():
@@ -187,7 +198,7 @@ def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = No
     v = _array(values, "values")
     est, fields = _dpstats.noise("laplace", v, _float(sensitivity, "sensitivity"),
                                  _float(epsilon, "epsilon"), 0.0, _seed(seed), _native(budget))
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "noise")
 
 
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
@@ -201,4 +212,4 @@ def gaussian(values, sensitivity: float, epsilon: float, delta: float,
     est, fields = _dpstats.noise("gaussian", v, _float(sensitivity, "sensitivity"),
                                  _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
                                  _native(budget))
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "noise")

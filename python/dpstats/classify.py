@@ -13,6 +13,11 @@ secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
 add/remove of one row, accounted by the tighter of the PLD and integer-order RDP (the lattice
 Gaussian is counted through its coupling to a continuous one, docs/proofs/accounting.md §8-§9). ``epsilon`` and ``delta`` are required for a private optimizer;
 ``noise_multiplier`` fixes the noise instead of calibrating it (the run must fit in epsilon).
+``n_public`` (required for a private optimizer) is the public number of training rows: the
+sampling rate is ``batch_size / n_public``, the run has ``epochs * round(n_public / batch_size)``
+steps and the train loss is divided by it, because under add/remove the exact row count is
+private (give the dataset's published size or a round number near it; X may hold up to twice
+as many rows).
 ``classes`` is the public number of classes (labels are integers 0..classes-1). ``step_size`` is
 the learning rate (the tool's ``--step-size``, the name every fit uses; None: max(1e-3, 0.5 / the
 planned steps)), ``lambda_`` JME's scaling (``--lambda``; ``lambda`` is a Python keyword).
@@ -23,7 +28,9 @@ planned steps)), ``lambda_`` JME's scaling (``--lambda``; ``lambda`` is a Python
 
 ``.estimate`` is the flat parameter vector: layer 1 as a (features+1) x out row-major block (last
 row the bias), then for ``model="mlp"`` layer 2 as (hidden+1) x classes.
-``.diagnostics["test_accuracy"]`` (one per epoch) needs ``X_test``/``y_test`` (public data);
+``.diagnostics["test_accuracy"]`` (one per epoch) needs ``X_test``/``y_test`` (public data; when
+``X_test`` is ``X`` itself, ``diagnostics["test_accuracy_warning"]`` says the accuracy is not
+private);
 ``.diagnostics["train_loss"]`` is a private per-epoch estimate (its noise is in the budget).
 """
 from __future__ import annotations
@@ -65,8 +72,8 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
                  tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
                  y_test=None, threads: Optional[int] = None, seed: Optional[int] = None,
-                 budget=None, comm=None, holdout: Optional[float] = None,
-                 holdout_share: Optional[float] = None,
+                 budget=None, comm=None, n_public: Optional[int] = None,
+                 holdout: Optional[float] = None, holdout_share: Optional[float] = None,
                  holdout_loss_bound: Optional[float] = None) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
     doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to (on rank 0 only under
@@ -74,6 +81,11 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
     this rank's rows, rank r's after those of ranks 0..r-1; every rank passes the same options
     and X_test): the private optimizers give the one-process release on every rank (docs/guide.md
     "Running on a cluster"); optimizer="adam" refuses several ranks."""
+    # Whether the test set is the training data: object identity or shared memory (public facts,
+    # never a comparison of rows, which would itself reveal membership).
+    test_is_train = X_test is not None and (X_test is X or (
+        isinstance(X_test, np.ndarray) and isinstance(X, np.ndarray)
+        and np.shares_memory(X_test, X)))
     if optimizer not in _OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
     if model not in ("logistic", "mlp"):
@@ -92,7 +104,8 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier, "
                          "feature_scale and budget do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
-                    ("hidden", hidden), ("threads", 1 if threads is None else threads)):
+                    ("hidden", hidden), ("threads", 1 if threads is None else threads),
+                    ("n_public", 1 if n_public is None else n_public)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     try:
@@ -121,10 +134,11 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         float(lambda_), float(tau),
         None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
         None if threads is None else int(threads), _seed(seed), native(budget), comm,
+        None if n_public is None else int(n_public), bool(test_is_train),
         None if holdout is None else float(holdout),
         None if holdout_share is None else float(holdout_share),
         None if holdout_loss_bound is None else float(holdout_loss_bound))
-    r = Release._from_native(est, fields)
+    r = Release._from_native(est, fields, "fit/classify")
     if not private:
         r = replace(r, epsilon=math.inf)
     return r

@@ -4,9 +4,9 @@
 
 - ``people.csv``: one row per employee, with what real exports have: an ID column (``id``,
   text), a quoted text column with embedded commas (``dept``, e.g. ``"Legal, Compliance"``),
-  ``age`` in years (about 2% of cells empty), ``salary`` in dollars (log-normal, a heavy right
-  tail; about 1% of cells ``NA``), ``tenure`` in years, ``promoted`` (0/1, more likely with
-  tenure), 2% corrupted rows (age 999, salary 9.9e6: a broken import), and a trailing blank line.
+  ``age`` in years, ``salary`` in dollars (log-normal, a heavy right tail), ``tenure`` in years
+  (about 2% of cells empty and 1% ``NA``), ``promoted`` (0/1, more likely with tenure), 2%
+  corrupted rows (age 999, salary 9.9e6: a broken import), and a trailing blank line.
 - ``years.csv``: yearly sales per shop with a numeric header (``2019,2020,2021``), which must be
   declared with ``--header`` (``header=True``) since it reads as data.
 
@@ -37,9 +37,9 @@ def people(n: int = 20000, seed: int = 0):
     rows = [["id", "dept", "age", "salary", "tenure", "promoted"]]
     for i in range(n):
         a, s = (999, 9.9e6) if corrupted[i] else (age[i], salary[i])
-        a_cell = "" if g.uniform() < 0.02 else f"{a:g}"
-        s_cell = "NA" if g.uniform() < 0.01 else f"{s:.0f}"
-        rows.append([f"p{i + 1:05d}", DEPARTMENTS[dept[i]], a_cell, s_cell, f"{tenure[i]:g}",
+        empty, na = g.uniform() < 0.02, g.uniform() < 0.01  # the missing tenure cells
+        t_cell = "" if empty else "NA" if na else f"{tenure[i]:g}"
+        rows.append([f"p{i + 1:05d}", DEPARTMENTS[dept[i]], f"{a:g}", f"{s:.0f}", t_cell,
                      str(promoted[i])])
     return rows
 

@@ -1,6 +1,6 @@
 """Private model fitting. ``fit(X, y, task=...)`` dispatches on the task:
 
-- ``task="user-level"`` (default): user-level DP convex optimisation (docs/proofs/user-level.md),
+- ``task="user-level"`` (implied by ``users=``): user-level DP convex optimisation (docs/proofs/user-level.md),
   below;
 - ``task="classify"``: private classifiers trained with DP-SGD / DP-Adam (dpstats.classify);
 - ``task="heavy-tailed"``: pure epsilon-DP convex optimisation with heavy-tailed gradients
@@ -75,7 +75,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
                     delta: Optional[float] = None, domain_radius: Optional[float] = None,
                     seed: Optional[int] = None, *, profile: str = "practical",
                     steps: Optional[int] = None, step_size: Optional[float] = None,
-                    clip: Optional[float] = None, items_per_user: int = 0,
+                    clip: Optional[float] = None, items_per_user: Optional[int] = None,
                     feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
                     scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
                     users_per_step: Optional[int] = None, budget=None,
@@ -109,7 +109,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     Rows are clipped to ``feature_bound`` and labels to ``label_bound`` (public bounds; when absent
     they are estimated privately from ``scale_share`` of the budget, and the estimates are in
     ``.diagnostics["bounds"]``; a supplied feature_bound that clips many users is reported); each user
-    is truncated or padded (with its own rows) to ``items_per_user`` rows (default rows/users).
+    is truncated or padded (with its own rows) to ``items_per_user`` rows (required: the public
+    number of rows per user; it is not taken from the data, whose row count is private when one
+    user's whole data may change).
     The domain is the ball of radius ``domain_radius`` around 0.
     ``budget``: a :class:`dpstats.Budget` the release is charged to.
     ``centre``: None (default) centres the features privately and fits an intercept (estimate
@@ -159,6 +161,13 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")
+    if items_per_user is None:
+        raise ValueError("items_per_user is required for task='user-level': the public number "
+                         "of rows each user contributes (each user's rows are truncated to it, "
+                         "or repeated); it is not taken from the data")
+    if (isinstance(items_per_user, bool) or not isinstance(items_per_user, (int, np.integer))
+            or items_per_user < 1):
+        raise ValueError(f"items_per_user must be a positive integer, got {items_per_user!r}")
     if threads is not None and (isinstance(threads, bool)
                                 or not isinstance(threads, (int, np.integer))):
         raise ValueError(f"threads must be an integer, got {threads!r}")
@@ -178,4 +187,4 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         None if holdout is None else _float(holdout, "holdout"),
         None if holdout_share is None else _float(holdout_share, "holdout_share"),
         None if holdout_loss_bound is None else _float(holdout_loss_bound, "holdout_loss_bound"))
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "fit/user-level")

@@ -136,4 +136,4 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget),
         _centre(centre), _opt_int(threads, "threads"), comm, opt(holdout, "holdout"),
         opt(holdout_share, "holdout_share"), opt(holdout_loss_bound, "holdout_loss_bound"))
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "fit/heavy-tailed")

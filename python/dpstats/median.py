@@ -123,7 +123,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
         _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
         _seed(seed), native(budget), None if center is None else str(center), _threads(threads),
         comm)
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "median")
 
 
 def _threads(threads):
@@ -154,4 +154,5 @@ def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = N
         X, str(method), _opt_float(epsilon, "epsilon") or 0.0, float(_opt_float(delta, "delta")),
         float(_opt_float(min_radius, "min_radius")),
         float(_opt_float(domain_radius, "domain_radius")), _seed(seed), native(budget))
-    return Release._from_native(np.asarray(est, dtype=np.float64), fields)
+    return Release._from_native(np.asarray(est, dtype=np.float64), fields,
+                                "quantile-radius")

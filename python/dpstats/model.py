@@ -17,6 +17,8 @@ them for each task. ``epsilon`` (and ``delta`` where the method needs one) are r
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from .fit import fit as _task_fit
@@ -122,13 +124,14 @@ class FittedModel:
                 f"status={self.release.status!r})")
 
 
-def fit(X, y, users=None, task: str = "user-level", *, columns=None, budget=None,
+def fit(X, y, users=None, task: Optional[str] = None, *, columns=None, budget=None,
         **options) -> FittedModel:
     """Private fit of a model to rows ``X`` and labels ``y``; returns a :class:`FittedModel`
     (``predict``, ``predict_proba`` where it applies, ``score``, and ``.release``).
 
-    ``task="user-level"`` (default) needs ``users`` (one integer id per row); ``"heavy-tailed"``
-    and ``"classify"`` take none. ``epsilon`` is required, ``delta`` where the method needs one.
+    ``task`` is required, except that giving ``users`` (one id per row: integers or text such
+    as airport codes) means ``task="user-level"``; ``"heavy-tailed"`` and ``"classify"`` take
+    no users. ``epsilon`` is required, ``delta`` where the method needs one.
 
     Tables: ``X`` may be a pandas DataFrame; ``columns`` picks the feature columns (names, or
     0-based indices of an array). With a DataFrame, ``y`` and ``users`` may be column names
@@ -139,6 +142,11 @@ def fit(X, y, users=None, task: str = "user-level", *, columns=None, budget=None
     The options of each task follow; worked examples are in docs/guide.md "An analyst's session"
     (in the source tree) and §9-§11 there.
     """
+    if task is None:
+        if users is None:
+            raise ValueError("task is required: 'user-level' (with users=, one id per row), "
+                             "'classify' or 'heavy-tailed'")
+        task = "user-level"
     X, y, users = _table_inputs(X, y, users, columns)
     release = _task_fit(X, y, users=users, task=task, budget=budget, **options)
     if task == "classify":

@@ -49,7 +49,8 @@ class MomentsRelease(Release):
 
     @classmethod
     def _from_parts(cls, first: np.ndarray, second: np.ndarray, fields_json: str):
-        return cls(estimate=first, first=first, second=second, **cls._fields(fields_json))
+        return cls(estimate=first, first=first, second=second,
+                   **cls._fields(fields_json, "moments"))
 
     def __repr__(self) -> str:
         return (f"MomentsRelease(first.shape={self.first.shape}, second.shape="
@@ -150,8 +151,9 @@ class MomentEstimator:
 
     @property
     def privacy(self) -> dict:
-        """The privacy fields (privacy, ledger, diagnostics) of the whole stream."""
-        return json.loads(self._native.fields())
+        """The privacy fields (privacy, ledger, diagnostics) of the whole stream: the fields the
+        declaration of "moments" keeps (docs/threat-model.md)."""
+        return json.loads(_dpstats._declared_fields(self._native.fields(), "moments")[0])
 
 
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",

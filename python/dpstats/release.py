@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import dataclass, field, fields as dc_fields
 from typing import Any, Optional
 
@@ -43,6 +44,9 @@ class Release:
 
     ``to_dict()``/``to_json()`` give the same fields as the tool's JSON output (``json.dumps``
     needs ``r.to_dict()``, since the estimate is a NumPy array).
+
+    Every field is declared once as public, released or derived (``dpstats.output_fields()``,
+    docs/threat-model.md "What each output field is"); a Release carries only declared fields.
     """
 
     estimate: np.ndarray
@@ -60,9 +64,15 @@ class Release:
     accountant: Optional[str] = None
 
     @staticmethod
-    def _fields(fields_json: str) -> dict:
-        """The keyword arguments of every Release field except ``estimate``."""
-        f: dict[str, Any] = json.loads(fields_json)
+    def _fields(fields_json: str, scope: str) -> dict:
+        """The keyword arguments of every Release field except ``estimate``: the fields the
+        declaration of ``scope`` (the tool's command, e.g. "mean", "fit/classify") keeps."""
+        from . import _dpstats
+        kept, removed = _dpstats._declared_fields(fields_json, scope)
+        if removed:  # a bug (an undeclared field); the release is still correct without it
+            warnings.warn(f"dpstats: internal: undeclared output fields of {scope!r} left out: "
+                          f"{', '.join(removed)}", RuntimeWarning, stacklevel=3)
+        f: dict[str, Any] = json.loads(kept)
         p = f["privacy"]
         return dict(epsilon=p["epsilon"], delta=p["delta"], rho=p["rho"],
                     certified=p["certified"], status=f["status"], seeded=f["seeded"],
@@ -71,8 +81,8 @@ class Release:
                     unit=p.get("unit", "record"), accountant=p.get("accountant"))
 
     @classmethod
-    def _from_native(cls, estimate: np.ndarray, fields_json: str) -> "Release":
-        return cls(estimate=estimate, **cls._fields(fields_json))
+    def _from_native(cls, estimate: np.ndarray, fields_json: str, scope: str) -> "Release":
+        return cls(estimate=estimate, **cls._fields(fields_json, scope))
 
     def to_dict(self) -> dict:
         """Plain Python values (lists, floats, str), laid out like the tool's JSON: estimate,

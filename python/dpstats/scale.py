@@ -19,6 +19,7 @@ from .release import Release
 
 def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
+           coverage: Optional[float] = None, clip_share: float = 0.5,
            norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
            beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",
            threads: int = _required.THREADS, seed: Optional[int] = None,
@@ -29,6 +30,10 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     better for many columns. ``release.estimate`` is a dict with arrays ``location``, ``scale``,
     ``lo``, ``hi`` (and the float ``norm_quantile`` when asked, which then gets ``norm_share`` of
     the budget; norms are about the private location, or about 0 with ``norm_centre="zero"``).
+    With ``coverage`` (in (0, 0.5)) it also holds ``clip_lo`` and ``clip_hi``: clipping bounds for
+    means and sums designed to leave that fraction of the rows outside (half on each side, up to
+    the rank error in ``release.diagnostics["clip_bounds"]``), from ``clip_share`` of the budget;
+    they cover zero-inflated and discrete columns (no spread needed).
     ``alpha`` is the corrupted fraction tolerated (in [0, 0.3)). Each column's status ("ok",
     "degenerate" for (nearly) constant columns, "insufficient_data" when n is too small for the
     budget) and reason are in ``release.diagnostics["scale"]["columns"]``.
@@ -48,9 +53,11 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     if not isinstance(per_octave, (int, np.integer)) or isinstance(per_octave, bool):
         raise ValueError(f"per_octave must be an integer in [1, 1024], got {per_octave!r}")
     nq = None if norm_quantile is None else _float(norm_quantile, "norm_quantile")
+    cov = None if coverage is None else _float(coverage, "coverage")
     est, fields = _dpstats.bounds(
         X, _float(epsilon, "epsilon"), _float(delta, "delta"), nq,
-        _float(norm_share, "norm_share"), str(norm_centre), _float(widen, "widen"),
+        _float(norm_share, "norm_share"), cov, _float(clip_share, "clip_share"),
+        str(norm_centre), _float(widen, "widen"),
         _float(alpha, "alpha"), _float(beta, "beta"), int(per_octave), str(neighbouring),
         int(threads), _seed(seed), native(budget), comm)
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "bounds")

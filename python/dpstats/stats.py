@@ -89,7 +89,7 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
         _threads(threads), native(budget), comm)
     if statistic == "quantiles" and est.size:
         est = est.reshape(-1, len(qs))
-    return Release._from_native(est, fields)
+    return Release._from_native(est, fields, "stat")
 
 
 def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
@@ -184,7 +184,7 @@ def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = 
     names, counts, fields = _dpstats.stat_histogram(as_text, cats, epsilon, delta, _seed(seed),
                                                     native(budget), comm)
     keys = [int(n) for n in names] if integer else list(names)
-    return Release._from_native(dict(zip(keys, counts.tolist())), fields)
+    return Release._from_native(dict(zip(keys, counts.tolist())), fields, "stat")
 
 
 registry = {name: {"summary": summary, "options": list(options)}

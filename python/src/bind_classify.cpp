@@ -36,7 +36,8 @@ py::tuple fit_classify_native(
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
     std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget,
-    const py::object& comm, std::optional<double> holdout, std::optional<double> holdout_share,
+    const py::object& comm, std::optional<std::int64_t> n_public, bool test_is_train,
+    std::optional<double> holdout, std::optional<double> holdout_share,
     std::optional<double> holdout_loss_bound) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
@@ -53,6 +54,7 @@ py::tuple fit_classify_native(
   o.lambda = jme_lambda;
   o.tau = tau;
   o.second_moment_floor = second_moment_floor;
+  o.n_public = n_public;
   o.holdout = holdout;
   if (holdout_share) o.holdout_share = *holdout_share;
   if (holdout_loss_bound) o.loss_bound = *holdout_loss_bound;
@@ -67,7 +69,7 @@ py::tuple fit_classify_native(
     require(y_test.has_value(), "X_test needs y_test");
     test_X = as_matrix(*X_test, "X_test");
     test_y = as_labels(*y_test, test_X.rows(), "y_test");
-    eval = {&test_X, &test_y};
+    eval = {&test_X, &test_y, test_is_train};
   }
   auto rng = make_rng(seed);
   SeededRng init(seed.value_or(0) ^ 0x9e3779b97f4a7c15ULL);  // public, data-independent init
@@ -108,6 +110,7 @@ void bind_classify(py::module_& m) {
         py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
         py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
         py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none(),
+        py::arg("n_public") = py::none(), py::arg("test_is_train") = false,
         py::arg("holdout") = py::none(), py::arg("holdout_share") = py::none(),
         py::arg("holdout_loss_bound") = py::none());
 }

@@ -18,6 +18,7 @@ CArray to_array(const Vector& v) {
 
 py::tuple bounds_native(const CArray& X, double epsilon, double delta,
                         std::optional<double> norm_quantile, double norm_share,
+                        std::optional<double> coverage, double clip_share,
                         const std::string& norm_centre, double widen, double alpha, double beta,
                         int per_octave, const std::string& neighbouring, int threads,
                         std::optional<std::uint64_t> seed, Budget* budget,
@@ -27,6 +28,8 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
   o.privacy = {.epsilon = epsilon, .delta = delta};
   o.norm_quantile = norm_quantile;
   o.norm_share = norm_share;
+  o.coverage = coverage;
+  o.clip_share = clip_share;
   require(norm_centre == "location" || norm_centre == "zero",
           "norm_centre must be 'location' or 'zero', got '" + norm_centre + "'");
   o.norm_about_location = norm_centre == "location";
@@ -53,6 +56,10 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
   est["scale"] = to_array(s.scale());
   est["lo"] = to_array(s.lo());
   est["hi"] = to_array(s.hi());
+  if (r.estimate.clip) {
+    est["clip_lo"] = to_array(r.estimate.clip->lo());
+    est["clip_hi"] = to_array(r.estimate.clip->hi());
+  }
   if (r.estimate.norm) est["norm_quantile"] = r.estimate.norm->value;
   return py::make_tuple(est, release_fields_json(r).dump());
 }
@@ -61,7 +68,8 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
 
 void bind_scale(py::module_& m) {
   m.def("bounds", &bounds_native, py::arg("X"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("norm_quantile"), py::arg("norm_share"), py::arg("norm_centre"), py::arg("widen"),
+        py::arg("norm_quantile"), py::arg("norm_share"), py::arg("coverage"),
+        py::arg("clip_share"), py::arg("norm_centre"), py::arg("widen"),
         py::arg("alpha"), py::arg("beta"), py::arg("per_octave"), py::arg("neighbouring"),
         py::arg("threads"), py::arg("seed"), py::arg("budget").none(true) = nullptr,
         py::arg("comm") = py::none());

@@ -6,6 +6,7 @@
 #include "common.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
+#include "dpstats/output_fields.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -99,6 +100,13 @@ PYBIND11_MODULE(_dpstats, m) {
         py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none(),
         py::arg("budget").none(true) = nullptr, py::arg("boost_zeta") = py::none(),
         py::arg("comm") = py::none());
+  // The declaration of the output fields (dpstats/output_fields.hpp): what the Release keeps.
+  m.def("_declared_fields", [](const std::string& fields_json, const std::string& scope) {
+    nlohmann::json j = nlohmann::json::parse(fields_json);
+    const std::vector<std::string> removed = keep_declared(j, scope);
+    return py::make_tuple(j.dump(), removed);
+  });
+  m.def("_output_fields", [] { return output_fields_json().dump(); });
   m.def("mean_methods", [] {
     py::list out;
     for (const auto& mi : mean_methods()) out.append(py::str(std::string(mi.name)));

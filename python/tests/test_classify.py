@@ -20,7 +20,7 @@ def test_private_jme_adam_learns_and_states_its_privacy():
     X, y = blobs(3000, seed=1)
     Xt, yt = blobs(500, seed=1)
     r = dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-5, epochs=2,
-                    batch_size=100, step_size=0.02, X_test=Xt, y_test=yt, seed=3)
+                    batch_size=100, step_size=0.02, X_test=Xt, y_test=yt, seed=3, n_public=3000)
     assert r.certified and r.seeded
     assert 1.9 < r.epsilon <= 2.0 and r.delta == 1e-5
     assert r.neighbouring == "add-remove"
@@ -28,10 +28,14 @@ def test_private_jme_adam_learns_and_states_its_privacy():
     assert len(r.diagnostics["test_accuracy"]) == 2
     assert r.diagnostics["test_accuracy"][-1] > 0.6
     assert r.diagnostics["optimizer"] == "dp-adam-jme"
-    assert len(r.ledger) == 4  # feature scale (row count under add/remove, quantile), steps, losses
+    assert len(r.ledger) == 4  # private row count, feature-scale quantile, steps, epoch losses
     assert r.diagnostics["accountant"] == "pld"  # secure: the lattice Gaussian, coupled (§9)
     assert r.diagnostics["epsilon_pld"] <= r.diagnostics["epsilon_rdp"]
     assert r.diagnostics["feature_scale_source"].startswith("private")
+    assert r.diagnostics["sampling_rate"] == 100 / 3000 and r.diagnostics["n_public"] == 3000
+    assert "test_accuracy_warning" not in r.diagnostics
+    for clock in ("examples_per_second", "train_seconds"):  # timings are not released
+        assert clock not in r.diagnostics
 
 
 def test_non_private_adam_and_mlp():
@@ -41,12 +45,15 @@ def test_non_private_adam_and_mlp():
     assert math.isinf(r.epsilon) and not r.certified
     assert r.estimate.shape == ((6 + 1) * 8 + (8 + 1) * 3,)
     assert r.diagnostics["test_accuracy"][-1] > 0.9
+    # X_test is the training data: the accuracy is an exact statistic of it, and the release says so.
+    assert "NOT covered by the privacy guarantee" in r.diagnostics["test_accuracy_warning"]
 
 
 def test_noise_multiplier_reports_epsilon():
     X, y = blobs(1000, seed=5)
     r = dpstats.fit(X, y, task="classify", optimizer="dp-sgd", classes=3, noise_multiplier=2.0,
-                    epsilon=10.0, delta=1e-5, epochs=1, batch_size=50, step_size=0.5, seed=6)
+                    epsilon=10.0, delta=1e-5, epochs=1, batch_size=50, step_size=0.5, seed=6,
+                    n_public=1000)
     assert r.certified and 0 < r.epsilon < 5
     assert r.diagnostics["noise_multiplier"] >= 2.0
 
@@ -57,11 +64,13 @@ def test_noise_multiplier_reports_epsilon():
     (dict(), "classes"),
     (dict(classes=3), "epsilon is required"),
     (dict(classes=3, epsilon=1.0), "delta is required"),
+    (dict(classes=3, epsilon=1.0, delta=1e-5), "n_public is required"),
+    (dict(classes=3, epsilon=1.0, delta=1e-5, n_public=40), "batch_size"),
     (dict(classes=3, optimizer="adam", epsilon=1.0), "not private"),
-    (dict(classes=3, epsilon=-1.0, delta=1e-5), "epsilon"),
-    (dict(classes=3, epsilon=1.0, delta=1e-5, feature_scale=-1.0), "feature_scale"),
-    (dict(classes=2, epsilon=1.0, delta=1e-5), "label"),
-    (dict(classes=3, epsilon=1.0, delta=1e-5, batch_size=0), "batch_size"),
+    (dict(classes=3, epsilon=-1.0, delta=1e-5, n_public=100), "epsilon"),
+    (dict(classes=3, epsilon=1.0, delta=1e-5, feature_scale=-1.0, n_public=100), "feature_scale"),
+    (dict(classes=2, epsilon=1.0, delta=1e-5, n_public=100), "label"),
+    (dict(classes=3, epsilon=1.0, delta=1e-5, batch_size=0, n_public=100), "batch_size"),
 ])
 def test_bad_input(kwargs, message):
     X, y = blobs(100, seed=7)
@@ -73,7 +82,8 @@ def test_nan_rejected():
     X, y = blobs(100, seed=8)
     X[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        dpstats.fit(X, y, task="classify", classes=3, epochs=1, epsilon=1.0, delta=1e-5)
+        dpstats.fit(X, y, task="classify", classes=3, epochs=1, epsilon=1.0, delta=1e-5,
+                    batch_size=50, n_public=100)
 
 
 def test_comm_ranks_give_the_single_process_release(tmp_path):
@@ -83,11 +93,10 @@ def test_comm_ranks_give_the_single_process_release(tmp_path):
     path = tmp_path / "D.npy"
     np.save(path, np.column_stack([y, X]))
     kwargs = dict(classes=3, optimizer="dp-adam-jme", epsilon=2.0, delta=1e-5,
-                  noise_multiplier=2.0, epochs=2, batch_size=60, step_size=0.02, seed=5)
+                  noise_multiplier=2.0, epochs=2, batch_size=60, step_size=0.02, seed=5,
+                  n_public=900)
     single = json.loads(dpstats.fit(X, y, task="classify", **kwargs).to_json())
     est = dpstats.fit(X, y, task="classify", **kwargs).estimate
-    for clock in ("examples_per_second", "train_seconds"):
-        single["diagnostics"].pop(clock, None)
     out = mpi_harness.mpirun(2, "mpi_classify_ranks.py", str(path), json.dumps(kwargs))
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
@@ -99,18 +108,21 @@ def test_small_table_abstains_before_spending_and_holdout_states_a_loss():
     # Issue 27: 350 rows at epsilon 1 leave no reliable private feature scale: the release abstains
     # in the plan, spends nothing and says what would suffice.
     X, y = blobs(350, d=4, seed=5)
-    r = dpstats.fit(X, y, task="classify", classes=3, epsilon=1.0, delta=1e-6, seed=1)
+    r = dpstats.fit(X, y, task="classify", classes=3, epsilon=1.0, delta=1e-6, n_public=350,
+                    seed=1)
     assert r.status == "abstained" and r.epsilon == 0 and len(r.ledger) == 0
     why = r.diagnostics["abstained"]
     assert "rows at this epsilon" in why and "feature_scale" in why
     # holdout: a fifth of the rows held out, the model's private loss on them stated and charged.
     X, y = blobs(4000, d=4, seed=6)
     r = dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.2,
-                    epochs=2, seed=2)
+                    epochs=2, n_public=4000, seed=2)
     h = r.diagnostics["holdout"]
-    assert r.status == "ok" and h["unit"] == "row" and 600 < h["units"] < 1000
+    assert r.status == "ok" and h["unit"] == "row" and h["units_expected"] == 800
+    assert "units" not in h  # the exact held-out count is private (issue 28)
     lo, hi = h["population_interval_95"]
     assert lo <= h["loss"] <= hi
     assert any("holdout" in e["purpose"] for e in r.ledger)
     with pytest.raises(ValueError, match="holdout"):
-        dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.7)
+        dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.7,
+                    n_public=4000)

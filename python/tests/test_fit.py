@@ -20,7 +20,7 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
     X, y, users, w = users_task()
     # The generator clips rows to norm 1: that is the public feature bound (without it the bound is
     # estimated privately, which at 400 users and 5% of rho is too coarse for this check).
-    r = dpstats.fit(X, y, users=users, task="user-level", epsilon=1.0, delta=1e-6,
+    r = dpstats.fit(X, y, users=users, items_per_user=10, task="user-level", epsilon=1.0, delta=1e-6,
                     domain_radius=5, feature_bound=1.0, seed=4)
     assert r.estimate.shape == (4,)
     assert r.certified and r.seeded and r.status == "ok"
@@ -29,7 +29,7 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
     # The guarantee is what the ledger (scale estimate + DP-GD, zCDP) composes to: the target, up
     # to the rounding of the conversions, never above it.
     assert 1.0 - 1e-9 < r.epsilon <= 1.0 and r.delta == 1e-6
-    again = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
+    again = dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, domain_radius=5,
                         feature_bound=1.0, seed=4)
     np.testing.assert_array_equal(r.estimate, again.estimate)
     # At this size the private fit points the right way.
@@ -43,7 +43,7 @@ def test_fit_default_is_recommended_dp_gd_and_states_user_level_privacy():
                                           ("non-private", 4000)])
 def test_every_method_runs_and_counts_gradients(method, count):
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method=method, domain_radius=5,
+    r = dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, method=method, domain_radius=5,
                     feature_bound=1.0, seed=1)
     if count is not None:
         assert r.diagnostics["gradient_evaluations"] == count
@@ -56,8 +56,10 @@ def test_every_method_runs_and_counts_gradients(method, count):
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber"])
 def test_every_loss(loss):
     X, y, users, _ = users_task(200, 5, 3, 2)
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, loss=loss, domain_radius=2,
-                    feature_bound=1.0, label_bound=1.0, seed=2)
+    # centred by construction; at 200 users the offset check's noise (sd 0.2 of the users) may
+    # not tell, and the fit would abstain: the caller says the columns are centred
+    r = dpstats.fit(X, y, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, loss=loss,
+                    domain_radius=2, feature_bound=1.0, label_bound=1.0, centre=False, seed=2)
     assert r.status == "ok" and np.all(np.isfinite(r.estimate))
 
 
@@ -65,7 +67,7 @@ def test_too_few_users_for_the_estimated_bound_abstain_with_a_reason():
     # 400 users at epsilon = 1: the scale layer's rank guarantee for the feature_bound estimate
     # does not hold (t/n + alpha >= 1/2), so the release abstains and says why (issue #15).
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1)
+    r = dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1)
     assert r.status == "abstained" and r.estimate.size == 0
     assert ("the private estimate of feature_bound" in r.diagnostics["abstained"]
             and "is not usable" in r.diagnostics["abstained"])
@@ -76,24 +78,24 @@ def test_too_few_users_for_the_estimated_bound_abstain_with_a_reason():
 def test_bad_input_raises_value_error():
     X, y, users, _ = users_task(50, 2, 2, 3)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users, epsilon=-1)
+        dpstats.fit(X, y, users=users, items_per_user=2, epsilon=-1)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="alg9")
+        dpstats.fit(X, y, users=users, items_per_user=2, epsilon=1.0, delta=1e-6, method="alg9")
     with pytest.raises(ValueError):
-        dpstats.fit(X, y[:-1], users=users, epsilon=1.0, delta=1e-6)
+        dpstats.fit(X, y[:-1], users=users, items_per_user=2, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users.astype(float) + 0.5, epsilon=1.0, delta=1e-6)
+        dpstats.fit(X, y, users=users.astype(float) + 0.5, items_per_user=2, epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, task="item-level")
+        dpstats.fit(X, y, users=users, items_per_user=2, epsilon=1.0, delta=1e-6, task="item-level")
     with pytest.raises(ValueError, match="paper constants|cannot run"):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="phased-sgd", profile="paper",
+        dpstats.fit(X, y, users=users, items_per_user=2, epsilon=1.0, delta=1e-6, method="phased-sgd", profile="paper",
                     feature_bound=1.0, domain_radius=1)
 
 
 @pytest.mark.parametrize("method,loss", [("accelerated", "logistic"), ("nonsmooth", "hinge")])
 def test_alg3_methods_run_count_gradients_and_are_certified(method, loss):
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, task="user-level", method=method, loss=loss,
+    r = dpstats.fit(X, y, users=users, items_per_user=10, task="user-level", method=method, loss=loss,
                     epsilon=1.0, delta=1e-6, domain_radius=5, seed=3, steps=10,
                     users_per_step=100, feature_bound=1.0)
     assert r.certified and r.status == "ok" and r.estimate.shape == (4,)
@@ -107,36 +109,39 @@ def test_alg3_methods_run_count_gradients_and_are_certified(method, loss):
 def test_alg3_misuse_raises_value_error():
     X, y, users, _ = users_task()
     with pytest.raises(ValueError, match="nonsmooth"):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="accelerated", loss="hinge", domain_radius=5)
+        dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, method="accelerated", loss="hinge", domain_radius=5)
     with pytest.raises(ValueError, match="cannot run at this size"):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="accelerated", profile="paper",
+        dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, method="accelerated", profile="paper",
                     feature_bound=1.0, domain_radius=5)
     with pytest.raises(ValueError, match="users_per_step"):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, method="accelerated", users_per_step=0, domain_radius=5)
+        dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, method="accelerated", users_per_step=0, domain_radius=5)
 
 
 def test_required_parameters_and_label_mapping():
     X, y, users, _ = users_task(200, 5, 3, 5)
     with pytest.raises(ValueError, match="epsilon"):
-        dpstats.fit(X, y, users=users, domain_radius=5)
+        dpstats.fit(X, y, users=users, items_per_user=5, domain_radius=5)
     with pytest.raises(ValueError, match="domain_radius"):
-        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6)
+        dpstats.fit(X, y, users=users, items_per_user=5, epsilon=1.0, delta=1e-6)
+    # The rows per user are public and required (issue 28): never taken from the row count.
+    with pytest.raises(ValueError, match="items_per_user is required"):
+        dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5)
     # 200 users are too few for an estimated bound with a guarantee: both abstain, identically.
-    a = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=9)
-    b = dpstats.fit(X, (y + 1) / 2, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=9)
+    a = dpstats.fit(X, y, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, domain_radius=5, seed=9)
+    b = dpstats.fit(X, (y + 1) / 2, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, domain_radius=5, seed=9)
     assert a.status == b.status == "abstained"
     assert a.diagnostics["bounds"]["feature_bound"]["estimated"]
     # With the generator's public bound (rows clipped to norm 1) the fits run: the mapping, nothing else.
-    a = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, feature_bound=1.0,
+    a = dpstats.fit(X, y, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, domain_radius=5, feature_bound=1.0,
                     seed=9)
-    b = dpstats.fit(X, (y + 1) / 2, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
+    b = dpstats.fit(X, (y + 1) / 2, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, domain_radius=5,
                     feature_bound=1.0, seed=9)
     np.testing.assert_array_equal(a.estimate, b.estimate)
     assert b.diagnostics["labels"] == "mapped {0, 1} -> {-1, +1}"
     bad = y.copy()
     bad[0] = 2
     with pytest.raises(ValueError, match="labels"):
-        dpstats.fit(X, bad, users=users, epsilon=1.0, delta=1e-6, domain_radius=5)
+        dpstats.fit(X, bad, users=users, items_per_user=5, epsilon=1.0, delta=1e-6, domain_radius=5)
 
 
 def test_methods_come_from_the_library_registry():
@@ -173,11 +178,11 @@ def test_heavy_tailed_raw_units_too_few_records_abstain_and_centre_false_runs():
 
 def test_user_level_centre_option():
     X, y, users, _ = users_task()
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
+    r = dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, domain_radius=5,
                     feature_bound=1.0, seed=1, centre=False)
     assert r.status == "ok" and r.diagnostics["centring"]["reason"] == "centre = false"
     assert r.diagnostics["stated_error"]["radius"] is None
-    r = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1,
+    r = dpstats.fit(X, y, users=users, items_per_user=10, epsilon=1.0, delta=1e-6, domain_radius=5, seed=1,
                     centre=True)
     assert r.status == "abstained"  # 400 users are too few for the private centring
 
@@ -186,7 +191,7 @@ def test_user_level_centre_option():
 def test_user_level_threads_give_the_same_seeded_fit(method):
     # Issue 17: the per-user gradient passes take threads=; a seeded fit does not depend on it.
     X, y, users, _ = users_task(n=600)
-    fits = [dpstats.fit(X, y, users=users, method=method, epsilon=1.0, delta=1e-6,
+    fits = [dpstats.fit(X, y, users=users, items_per_user=10, method=method, epsilon=1.0, delta=1e-6,
                         domain_radius=5, feature_bound=1.0, seed=8, threads=t) for t in (1, 2, 3)]
     for f in fits[1:]:
         np.testing.assert_array_equal(f.estimate, fits[0].estimate)
@@ -203,7 +208,8 @@ def test_user_level_comm_ranks_give_the_single_process_release(tmp_path):
     y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=users.size) > 0, 1.0, -1.0)
     path = tmp_path / "U.npy"
     np.save(path, np.column_stack([users, y, X]))
-    kwargs = dict(epsilon=1.0, delta=1e-6, domain_radius=3.0, feature_bound=2.0, steps=8, seed=5)
+    kwargs = dict(epsilon=1.0, delta=1e-6, domain_radius=3.0, feature_bound=2.0, steps=8, seed=5,
+                  items_per_user=3)
     single = dpstats.fit(X, y, users, task="user-level", **kwargs)
     assert single.status == "ok"
     out = mpi_harness.mpirun(3, "mpi_user_level_ranks.py", str(path), json.dumps(kwargs))
@@ -225,7 +231,7 @@ def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_p
     X[:, 1] = 5e4 + 1e3 * X[:, 1]
     path = tmp_path / "U.npy"
     np.save(path, np.column_stack([users, y, X]))
-    kwargs = dict(epsilon=4.0, delta=1e-6, domain_radius=3.0, steps=8, seed=5)
+    kwargs = dict(epsilon=4.0, delta=1e-6, domain_radius=3.0, steps=8, seed=5, items_per_user=2)
     single = dpstats.fit(X, y, users, task="user-level", **kwargs)
     assert single.status == "ok"
     assert single.diagnostics["intercept"] is True
@@ -240,9 +246,10 @@ def test_user_level_default_fit_on_two_ranks_is_the_single_process_release(tmp_p
 def test_holdout_states_a_private_validation_loss_for_user_level_and_heavy_tailed():
     X, y, users, _ = users_task(n=2000, m=3)
     r = dpstats.fit(X, y, users=users, epsilon=2.0, delta=1e-6, domain_radius=5, feature_bound=1.0,
-                    centre=False, holdout=0.2, seed=3)
+                    centre=False, holdout=0.2, items_per_user=3, seed=3)
     h = r.diagnostics["holdout"]
-    assert r.status == "ok" and h["unit"] == "user" and 300 < h["units"] < 500
+    assert r.status == "ok" and h["unit"] == "user" and h["units_expected"] == 400
+    assert "units" not in h  # the exact held-out count is private (issue 28)
     assert h["population_interval_95"][0] <= h["loss"] <= h["population_interval_95"][1]
     t = dpstats.fit(X, y, task="heavy-tailed", loss="logistic", epsilon=2.0, domain_radius=5,
                     moment_bound=1.0, centre=False, holdout=0.1, seed=4)
@@ -257,12 +264,12 @@ def test_task_required_unless_users_given_and_text_user_ids_accepted():
         dpstats.fit(X, y, epsilon=1.0, delta=1e-6, domain_radius=5)
     text = np.array([f"user-{u:04d}" for u in users], dtype=object)
     a = dpstats.fit(X, y, users=users, epsilon=1.0, delta=1e-6, domain_radius=5,
-                    feature_bound=1.0, seed=3)
+                    feature_bound=1.0, items_per_user=4, centre=False, seed=3)
     b = dpstats.fit(X, y, users=text, epsilon=1.0, delta=1e-6, domain_radius=5,
-                    feature_bound=1.0, seed=3)
+                    feature_bound=1.0, items_per_user=4, centre=False, seed=3)
     # the same grouping (ids sorted the same way) gives the same seeded release
-    assert a.status == b.status
-    np.testing.assert_array_equal(a.estimate, b.estimate)
+    assert a.release.status == b.release.status == "ok"
+    np.testing.assert_array_equal(a.release.estimate, b.release.estimate)
 
 
 def test_text_labels_are_a_value_error_naming_the_argument():

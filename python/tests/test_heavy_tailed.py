@@ -167,7 +167,7 @@ def test_classify_and_moments_threads_default_to_the_library():
     F = rng.normal(size=(400, 3)) + lab[:, None]
     fits = [dpstats.fit(F, lab, task="classify", classes=2, epsilon=5.0, delta=1e-5,
                         noise_multiplier=1.0, feature_scale=3.0, epochs=1, batch_size=100,
-                        seed=3, threads=t) for t in (None, 1, 3)]
+                        n_public=400, seed=3, threads=t) for t in (None, 1, 3)]
     assert all(np.array_equal(f.estimate, fits[0].estimate) for f in fits)
     M = rng.normal(size=(3, 40000)) / 400
     moms = [dpstats.moments(M, clip=1.0, epsilon=1.0, delta=1e-6, diagonal=True, seed=3,

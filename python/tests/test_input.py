@@ -78,8 +78,8 @@ def _binding_calls(threads):
     y = (X[:, 0] > 0).astype(np.int64)
     return {
         "mean": lambda: _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, threads),
-        "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, None, 0.25, "location", 4.0, 0.05, 0.05,
-                                          32, "replace-one", threads, None),
+        "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, None, 0.25, None, 0.5, "location", 4.0,
+                                          0.05, 0.05, 32, "replace-one", threads, None),
         "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, [], [], None, None, [], None,
                                       threads, None),
         "moments": lambda: _dpstats._moments_options(
@@ -87,7 +87,7 @@ def _binding_calls(threads):
             0.0, False, "clip", "replace-one", "practical", threads),
         "fit_classify": lambda: _dpstats.fit_classify(
             X, y, "logistic", "dp-adam-jme", 2, 8, 1.0, None, 1e-5, 1.0, 0.1, 1, 10, 0.1, 1.0,
-            1.0, 0.5, None, None, None, threads, None),
+            1.0, 0.5, None, None, None, threads, None, n_public=len(X)),
     }
 
 

@@ -1,4 +1,4 @@
-"""dpstats.MomentEstimator and dpstats.moments (docs/proofs/moments.md §6)."""
+"""dpstats.MomentEstimator and dpstats.moments (docs/proofs/moments.md)."""
 import numpy as np
 import pytest
 

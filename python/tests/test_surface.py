@@ -162,10 +162,13 @@ def test_every_public_function_takes_a_budget():
         lambda: dpstats.moments(X[:200, :1], clip=100, epsilon=0.5, delta=1e-6, budget=b, seed=1),
         lambda: dpstats.quantile_radius(X, epsilon=0.5, delta=1e-6, min_radius=1,
                                         domain_radius=1e8, budget=b, seed=1),
-        lambda: dpstats.fit(x, np.sign(y), users=np.arange(2000) // 4, epsilon=0.5,
-                            delta=1e-6, domain_radius=2, budget=b, seed=1),
+        lambda: dpstats.fit(x, np.sign(y), users=np.arange(2000) // 4, items_per_user=4,
+                            epsilon=0.5, delta=1e-6, domain_radius=2, budget=b, seed=1),
+        # a public feature_scale: 2000 rows at epsilon 0.5 are too few to estimate it (the
+        # classifier would abstain before spending)
         lambda: dpstats.fit(x, (y > 0).astype(int), task="classify", classes=2, epochs=1,
-                            epsilon=0.5, delta=1e-6, budget=b, seed=1),
+                            n_public=len(x), feature_scale=1.0, epsilon=0.5, delta=1e-6,
+                            budget=b, seed=1),
         lambda: dpstats.laplace([1.0, 2.0], 1.0, 0.5, budget=b, seed=1),
         lambda: dpstats.variance(X, epsilon=0.5, delta=0, bounds=BOUNDS, budget=b, seed=1),
     ]
@@ -185,8 +188,8 @@ def test_a_non_private_run_refuses_a_budget():
         dpstats.fit(x, (y > 0).astype(int), task="classify", optimizer="adam", classes=2,
                     epochs=1, budget=b)
     with pytest.raises(ValueError, match="budget"):
-        dpstats.fit(x, np.sign(y), users=np.arange(400) // 2, method="non-private",
-                    domain_radius=2, budget=b)
+        dpstats.fit(x, np.sign(y), users=np.arange(400) // 2, items_per_user=2,
+                    method="non-private", domain_radius=2, budget=b)
     with pytest.raises(ValueError, match="budget"):
         dpstats.median(x, method="weiszfeld", budget=b)
     assert b.ledger == []
@@ -251,10 +254,10 @@ def test_dataframes_and_column_names_everywhere():
     assert set(h2.estimate) == set(h.estimate)
     z = df.assign(age=(df.age - 40) / 10, salary=np.log(df.salary) - 11)
     m = dpstats.fit(z, "label", task="classify", columns=cols, classes=2, epochs=1, epsilon=1,
-                    delta=1e-6, seed=1)
+                    delta=1e-6, n_public=n, seed=1)
     assert m.coef_.size == 3 * 2 and m.predict(z[cols]).shape == (n,)
-    u = dpstats.fit(z, z.label * 2 - 1, users="user", columns=cols, epsilon=1, delta=1e-6,
-                    domain_radius=2, seed=1)
+    u = dpstats.fit(z, z.label * 2 - 1, users="user", items_per_user=3, columns=cols, epsilon=1,
+                    delta=1e-6, domain_radius=2, seed=1)
     # 6667 users are enough for the private centring: d weights and an intercept (issue #15).
     assert u.coef_.shape == (2,) and np.isfinite(u.intercept_)
     assert u.release.diagnostics["intercept"] is True

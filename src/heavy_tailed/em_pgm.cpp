@@ -31,7 +31,7 @@ Release<Vector> fit_em_pgm(const RowMatrix& X, const Vector& y, const EmPgmOptio
   env.kind = o.loss;
   const auto steps = static_cast<int>(std::ceil(o.radius / o.spacing));
   require(steps <= 2000, "spacing too small for the grid (more than 2000 points per axis)");
-  // Grid points of [−R, R]^d, projected onto the ball (docs/proofs/heavy-tailed.md §2.10 line 1).
+  // Grid points of [−R, R]^d, projected onto the ball (the paper's Alg 5, App. E, line 1).
   std::vector<Vector> grid;
   for (int i = -steps; i <= steps; ++i) {
     for (int j = (d == 2 ? -steps : 0); j <= (d == 2 ? steps : 0); ++j) {

@@ -142,8 +142,7 @@ void validate_options(const HeavyTailedOptions& o) {
 // `n`: the rows over all ranks (X holds this rank's shard, possibly empty when n >= 1).
 void validate_data(const ConstMatrixRef& X, const Eigen::Ref<const Vector>& y, std::int64_t n) {
   require(n >= 1 && X.cols() >= 1, "data must have at least one row and one feature column");
-  require(y.size() == X.rows(), fmt::format("labels have length {} but features have {} rows",
-                                            y.size(), X.rows()));
+  require(y.size() == X.rows(), "labels and features have different row counts (not shown)");
   require(X.allFinite(), "data must be finite (got a NaN or infinite entry)");
 }
 
@@ -950,10 +949,8 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
                                         account, rng, o.run.comm);
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = (gaussian ? kOffsetCheckZcdpFraction : 1.0) * o.scale_share;
-    if (oc.far) {
-      diag["abstained"] =
-          offset_abstention(*oc.far, static_cast<std::size_t>(n), p.need, "records");
-    }
+    if (oc.blocks())
+      diag["abstained"] = offset_abstention(oc, static_cast<std::size_t>(n), p.need, "records");
     return spend;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.
@@ -1005,9 +1002,9 @@ HeldRows hold_out_rows(const ConstMatrixRef& X, const Vector& y, const HeavyTail
 
 // Each held-out record's loss of the released model x . w (+ b, when centred) in the user's
 // units, released by `mechanism` (non-private: the exact mean of the clipped losses).
-nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
-                                 const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
-                                 Rng& rng) {
+nlohmann::json held_out_loss(const HeldRows& split, const Vector& w, const HeavyTailedOptions& o,
+                             const GlmEnvelope& env, const std::optional<HoldoutLoss>& mechanism,
+                             Rng& rng) {
   const Eigen::Index d = split.held_X.cols();
   const double b = w.size() > d ? w[d] : 0.0;
   std::vector<double> losses(static_cast<std::size_t>(split.held_X.rows()));
@@ -1015,8 +1012,10 @@ nlohmann::json holdout_statement(const HeldRows& split, const Vector& w, const H
     losses[static_cast<std::size_t>(i)] = env.phi(split.held_X.row(i).dot(w.head(d)) + b,
                                                   split.held_y[i]);
   nlohmann::json j;
-  if (mechanism) {
-    j = mechanism->release(losses, rng, o.run.comm);
+  if (mechanism) {  // the held-out count is private (issue 28): n (public) x fraction
+    const std::int64_t n = allreduce_count(comm_or_single(o.run.comm),
+                                           split.train_X.rows() + split.held_X.rows());
+    j = mechanism->release(losses, rng, o.run.comm, {n, *o.holdout, n});
   } else {
     double sum = 0;
     for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
@@ -1129,7 +1128,7 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<co
   }
   if (mapped) diag["labels"] = "mapped {0, 1} -> {-1, +1}";
   if (split.active && !run.abstained)
-    diag["holdout"] = holdout_statement(split, run.w, o, env, holdout, rng);
+    diag["holdout"] = held_out_loss(split, run.w, o, env, holdout, rng);
   diag.update(run.diagnostics);
   diag["stated_error"] = fit_stated_error();
   // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not

@@ -45,7 +45,7 @@ constexpr double kShareSigma = 0.85, kShareLambda = 0.05, kSharePsi = 0.045,
                  kShareCentre = 0.015, kShareHist = 0.02, kShareCount = 0.005,
                  kShareFinal = 0.015;
 constexpr double kKappaPractical = 0.75;  // shrink-to-centre mean max(|S|, κn)
-// PRIME-ht (docs/proofs/mean.md, §2.8): Alg 15's B = 50σ/√α and bin scale 40σ; the practical ball keeps
+// PRIME-ht (docs/proofs/mean.md §2): Alg 15's B = 50σ/√α and bin scale 40σ; the practical ball keeps
 // all but a fraction α/2 of the clean rows in expectation by Markov (practical_ball).
 constexpr double kHtBConst = 50, kHtBinSigma = 40;
 

@@ -1,4 +1,4 @@
-// PRIME's building blocks (docs/proofs/mean.md, §2.4, §2.7): MMW weights, value-based top-k, the filter
+// PRIME's building blocks (docs/proofs/mean.md §2, §3): MMW weights, value-based top-k, the filter
 // step and its replay, DPthreshold's rule, the non-private filter, and a χ² quantile.
 #include <fmt/format.h>
 

@@ -287,8 +287,8 @@ std::optional<RangeResult> q_range(const AffineRows& X, const RangeOptions& o,
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng) {
   check_options(o);
   require(X.rows() > 0 && X.cols() > 0,
-          fmt::format("X must have at least one row and one column, got {} x {}", X.rows(),
-                      X.cols()));
+          fmt::format("X must have at least one row and one column, got {} column(s){}",
+                      X.cols(), X.rows() == 0 ? " and no row" : ""));  // the row count: not shown
   const EpsilonDelta per = q_range_coordinate_budget(o, static_cast<std::size_t>(X.cols()));
   auto result = q_range(X, o, per, rng, 1);
   if (result) result->entry = q_range_entry(o, static_cast<std::size_t>(X.cols()));

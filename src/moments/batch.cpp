@@ -39,7 +39,7 @@ constexpr double kClipBitesFraction = 0.01;
 std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsConfig& config) {
   require(X.rows() >= 1 && X.cols() >= 1, "X must have at least one row and one column");
   require(static_cast<std::size_t>(X.rows()) <= config.steps,
-          fmt::format("X has {} rows, more than the {} steps", X.rows(), config.steps));
+          fmt::format("X has more rows than the {} steps", config.steps));
   require(static_cast<std::size_t>(X.cols()) == config.dim,
           fmt::format("X has {} columns, the estimator dim {}", X.cols(), config.dim));
   check_data(X);  // every row is checked before any noise is drawn
@@ -49,8 +49,10 @@ std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsCo
     row = X.row(t).transpose();
     const auto i = static_cast<std::size_t>(t);
     norms[i] = detail::row_norm({row.data(), static_cast<std::size_t>(row.size())}, i + 1);
+    // Which row is not said (issue 28): the refusal is the one bit reject mode reveals.
     if (config.on_norm == NormPolicy::reject && config.clip && norms[i] > *config.clip)
-      throw InvalidArgument(fmt::format("x at step {} has l2 norm above the clip norm {}", t + 1,
+      throw InvalidArgument(fmt::format("a row has l2 norm above the clip norm {} (on_norm = "
+                                        "reject; the row is not named); no noise was drawn",
                                         format_number(*config.clip)));
   }
   return norms;
@@ -231,6 +233,25 @@ RowMatrix gather_rows(Communicator& comm, const ConstMatrixRef& X) {
   return out;
 }
 
+// A digest of everything a rank returns: the bits of every released matrix and the release's
+// fields (FNV-1a, 64 bits).
+std::string release_digest(const Release<MomentSeries>& r) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&h](const void* p, std::size_t bytes) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ c[i]) * 0x100000001b3ULL;
+  };
+  const MomentSeries& m = r.estimate;
+  for (const RowMatrix* x : {&m.first, &m.second, &m.centred_first, &m.centred_second}) {
+    const std::int64_t shape[2] = {x->rows(), x->cols()};
+    mix(shape, sizeof shape);
+    mix(x->data(), static_cast<std::size_t>(x->size()) * sizeof(double));
+  }
+  const std::string fields = release_fields_json(r).dump();
+  mix(fields.data(), fields.size());
+  return fmt::format("{:016x}", h);
+}
+
 // Several ranks: a step is one row, so there is no per-step sum to merge. Every rank gathers the
 // rows (global order) and runs the single-process stream; rank 0 draws and holds the budget, the
 // others replay its draws (comm/replay.hpp), so every rank returns the single-process release.
@@ -249,9 +270,15 @@ Release<MomentSeries> estimate_on_ranks(const ConstMatrixRef& X, MomentsConfig c
   const RowMatrix rows = gather_rows(comm, X);
   config.run.comm = nullptr;
   Budget* mine = comm.rank() == 0 ? budget : nullptr;  // the ledger lives on rank 0
-  return replay_on_ranks(comm, rng, [&](Rng& r) {
-    return estimate_moments(rows, config, r, mine, comm.rank() == 0 ? trace : nullptr);
+  Release<MomentSeries> r = replay_on_ranks(comm, rng, [&](Rng& rr) {
+    return estimate_moments(rows, config, rr, mine, comm.rank() == 0 ? trace : nullptr);
   });
+  // Each rank computed its release from rank 0's noise: a libm or CPU difference between machines
+  // would make two different releases on the same noise. Every rank must hold rank 0's bytes.
+  check_agreement(comm, release_digest(r),
+                  "the moments release replayed on every rank (a rank's floating point differs "
+                  "from rank 0's; nothing is released)");
+  return r;
 }
 
 }  // namespace

@@ -26,13 +26,13 @@ constexpr auto log_add = log_space::add;
 // probability and Q-mass are kept (proofs §1).
 class GridBuilder {
  public:
-  explicit GridBuilder(double h) : h_(h) {}
+  explicit GridBuilder(double h) : h_(h), one_minus_e_h_(-std::expm1(-h)) {}
   double h() const { return h_; }
   // A cell (k h, (k+1) h] with P-mass p and Q-mass qm = E_P[e^{-L}; cell].
   void add_cell(std::int64_t k, double p, double qm) {
     if (!(p > 0)) return;
     // m_b = E_P[1 - e^{a - L}; cell] / (1 - e^{-h}), clamped to [0, p] (rounding only).
-    const double mb = std::clamp((p - qm * std::exp(k * h_)) / -std::expm1(-h_), 0.0, p);
+    const double mb = std::clamp((p - qm * std::exp(k * h_)) / one_minus_e_h_, 0.0, p);
     add_point(k, p - mb);
     add_point(k + 1, mb);
   }
@@ -45,7 +45,7 @@ class GridBuilder {
     }
     const double kf = std::floor(l / h_);
     const auto k = static_cast<std::int64_t>(kf);
-    const double mb = std::clamp(p * -std::expm1(k * h_ - l) / -std::expm1(-h_), 0.0, p);
+    const double mb = std::clamp(p * -std::expm1(k * h_ - l) / one_minus_e_h_, 0.0, p);
     add_point(k, p - mb);
     add_point(k + 1, mb);
   }
@@ -75,7 +75,7 @@ class GridBuilder {
   }
 
  private:
-  double h_;
+  double h_, one_minus_e_h_;  // 1 - e^{-h}
   std::int64_t lo_ = 0;
   std::vector<double> mass_;
   double infinity_ = 0;
@@ -118,6 +118,31 @@ struct ContinuousNoise {
   }
 };
 
+// ContinuousNoise::mass of consecutive cells (x1, x2], (x2, x3], ... under the noise centred at
+// c, the same values with each CDF evaluated once: x2's value is kept for the next cell when
+// that cell reads the same tail (it does except where the cells cross c).
+class CellMasses {
+ public:
+  CellMasses(const ContinuousNoise& n, double c) : n_(n), c_(c) {}
+  double next(double x1, double x2) {
+    x1 -= c_;
+    x2 -= c_;
+    if (x2 <= x1) return 0;
+    const bool upper = x1 >= 0;
+    const double f1 = x1 == last_x_ && upper == last_upper_ ? last_f_ : cdf(x1, upper);
+    const double f2 = cdf(x2, upper);
+    last_x_ = x2, last_upper_ = upper, last_f_ = f2;
+    return std::max(0.0, upper ? f1 - f2 : f2 - f1);
+  }
+
+ private:
+  double cdf(double x, bool upper) const { return upper ? n_.upper(x) : n_.lower(x); }
+  const ContinuousNoise& n_;
+  double c_;
+  double last_x_ = std::numeric_limits<double>::quiet_NaN(), last_f_ = 0;
+  bool last_upper_ = false;
+};
+
 PldPmf discretise_continuous(const ContinuousNoise& n, const Mixture& mix, double h) {
   GridBuilder g(h);
   const double l_lo = mix.loss(n.log_ratio(n.x_lo)), l_hi = mix.loss(n.log_ratio(n.x_hi));
@@ -129,14 +154,13 @@ PldPmf discretise_continuous(const ContinuousNoise& n, const Mixture& mix, doubl
   auto p_of = [&](double x1, double x2) {
     return mix.p1 * n.mass(x1, x2, n.shift) + (1 - mix.p1) * n.mass(x1, x2, 0);
   };
-  auto q_of = [&](double x1, double x2) {
-    return mix.p2 * n.mass(x1, x2, n.shift) + (1 - mix.p2) * n.mass(x1, x2, 0);
-  };
   double x_prev = n.x_at(mix.log_r(k_lo * h));
   g.add_point(k_lo, p_of(-kInf, x_prev));  // lower tail, rounded up to k_lo
+  CellMasses shifted(n, n.shift), centred(n, 0);
   for (std::int64_t k = k_lo; k < k_hi; ++k) {
     const double x_next = n.x_at(mix.log_r((k + 1) * h));
-    g.add_cell(k, p_of(x_prev, x_next), q_of(x_prev, x_next));
+    const double a = shifted.next(x_prev, x_next), b = centred.next(x_prev, x_next);
+    g.add_cell(k, mix.p1 * a + (1 - mix.p1) * b, mix.p2 * a + (1 - mix.p2) * b);
     x_prev = x_next;
   }
   g.add_infinity(p_of(x_prev, kInf));  // upper tail

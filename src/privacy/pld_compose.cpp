@@ -139,6 +139,48 @@ std::vector<std::pair<std::size_t, double>> take_largest(std::vector<double>& v,
   return out;
 }
 
+// out[i + j] += x d[j] for every (i, x) of `sparse` (indices ascending) and every j, blocked
+// over the output so that each block of it stays in the first-level cache while the sparse
+// entries pass over it, four entries at a time. Numeric kernel.
+__attribute__((target_clones("avx2", "default")))
+void add_sparse_times_dense(std::vector<double>& out,
+                            const std::vector<std::pair<std::size_t, double>>& sparse,
+                            const std::vector<double>& d) {
+  constexpr std::size_t kBlock = 512;
+  if (sparse.empty() || d.empty()) return;
+  const std::size_t n = d.size(), first = sparse.front().first, last = sparse.back().first + n;
+  double* o = out.data();
+  const double* dd = d.data();
+  auto one = [&](std::size_t k0, std::size_t k1, std::size_t i, double x) {
+    const std::size_t lo = std::max(k0, i), hi = std::min(k1, i + n);
+    for (std::size_t k = lo; k < hi; ++k) o[k] += x * dd[k - i];
+  };
+  for (std::size_t k0 = first; k0 < last; k0 += kBlock) {
+    const std::size_t k1 = std::min(k0 + kBlock, last);
+    std::size_t s = 0;
+    for (; s + 4 <= sparse.size(); s += 4) {
+      const auto [i0, x0] = sparse[s];
+      const auto [i1, x1] = sparse[s + 1];
+      const auto [i2, x2] = sparse[s + 2];
+      const auto [i3, x3] = sparse[s + 3];
+      // k where all four apply: [max(k0, i3), min(k1, i0 + n)); the rest one at a time
+      const std::size_t lo = std::max(k0, i3), hi = std::min(k1, i0 + n);
+      if (lo >= hi) {
+        for (int t = 0; t < 4; ++t) one(k0, k1, sparse[s + t].first, sparse[s + t].second);
+        continue;
+      }
+      one(k0, lo, i0, x0), one(k0, lo, i1, x1), one(k0, lo, i2, x2);
+      one(hi, k1, i1, x1), one(hi, k1, i2, x2), one(hi, k1, i3, x3);
+      double* ob = o + lo;
+      const double *d0 = dd + (lo - i0), *d1 = dd + (lo - i1), *d2 = dd + (lo - i2),
+                   *d3 = dd + (lo - i3);
+      for (std::size_t t = 0; t < hi - lo; ++t)
+        ob[t] += x0 * d0[t] + x1 * d1[t] + x2 * d2[t] + x3 * d3[t];
+    }
+    for (; s < sparse.size(); ++s) one(k0, k1, sparse[s].first, sparse[s].second);
+  }
+}
+
 double sum(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -166,10 +208,8 @@ std::vector<double> convolve_masses(const std::vector<double>& a, const std::vec
   std::vector<double> as(a), bs(b);
   const auto ab = take_largest(as, kBig), bb = take_largest(bs, kBig);
   // a * b = a_big * b + a_small * b_big + a_small * b_small.
-  for (const auto& [i, x] : ab)
-    for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += x * b[j];
-  for (const auto& [j, y] : bb)
-    for (std::size_t i = 0; i < as.size(); ++i) out[i + j] += as[i] * y;
+  add_sparse_times_dense(out, ab, b);
+  add_sparse_times_dense(out, bb, as);
   const double sa = sum(as), sb = sum(bs);
   if (sa > 0 && sb > 0) {
     const std::vector<double> rest = fft_convolve(as, bs, sa, sb, absolute);

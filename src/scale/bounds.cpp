@@ -21,30 +21,43 @@ void check_options(const BoundsOptions& o) {
     require(o.norm_share > 0 && o.norm_share < 1, "norm_share must be in (0, 1), got {}",
             format_number(o.norm_share));
   }
+  if (o.coverage) {
+    require(o.clip_share > 0 && o.clip_share < 1, "clip_share must be in (0, 1), got {}",
+            format_number(o.clip_share));
+  }
+  const double parts = (o.norm_quantile ? o.norm_share : 0) + (o.coverage ? o.clip_share : 0);
+  require(parts < 1, "norm_share + clip_share must be below 1 (the rest estimates the scale), "
+                     "got {}", format_number(parts));
 }
 
-// The two shares (scale, norm) in the accountant's unit: epsilon (basic) or rho (zcdp).
+// The three shares (scale, clip, norm) in the accountant's unit: epsilon (basic) or rho (zcdp);
+// when the budget is split, each is shrunk by 2^-45 so that they compose within the total
+// (units_epsilon's argument); one part alone is the total.
 struct Split {
-  PrivacyLoss scale, norm;
+  PrivacyLoss scale, clip, norm;
 };
 
 Split split(const BoundsOptions& o) {
   const bool pure = o.privacy.delta == 0;
   const double total =
       pure ? o.privacy.epsilon : epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta);
-  const double first = o.norm_quantile ? total * (1 - o.norm_share) : total;
-  const double rest = remainder_after(total, first);
-  auto loss = [&](double x) { return pure ? PrivacyLoss::pure(x) : PrivacyLoss::zcdp(x); };
-  return {loss(first), loss(rest > 0 ? rest : first)};
+  const double norm = o.norm_quantile ? o.norm_share : 0, clip = o.coverage ? o.clip_share : 0;
+  const double shrink = norm + clip > 0 ? 1 - 0x1p-45 : 1;
+  auto loss = [&](double fraction) {
+    const double x = total * (fraction > 0 ? fraction : 1) * shrink;
+    return pure ? PrivacyLoss::pure(x) : PrivacyLoss::zcdp(x);
+  };
+  return {loss(1 - norm - clip), loss(clip), loss(norm)};
 }
 
 struct Plan {
   ScaleOptions scale;
+  ClipBoundsOptions clip;
   NormQuantileOptions norm;
   Ledger entries;  // both estimators', charged at once
 };
 
-// Every option of both estimators, checked before the data are read or anything is charged.
+// Every option of the estimators, checked before the data are read or anything is charged.
 Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   const Split s = split(o);
   Plan p;
@@ -56,6 +69,14 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.scale.neighbouring = o.neighbouring;
   p.scale.threads = o.run.threads;
   p.scale.comm = o.run.comm;
+  p.clip.loss = s.clip;
+  p.clip.coverage = o.coverage.value_or(0.01);
+  p.clip.alpha = o.alpha;
+  p.clip.beta = o.beta;
+  p.clip.per_octave = o.per_octave;
+  p.clip.neighbouring = o.neighbouring;
+  p.clip.threads = o.run.threads;
+  p.clip.comm = o.run.comm;
   p.norm.loss = s.norm;
   p.norm.q = o.norm_quantile.value_or(0.5);
   p.norm.alpha = o.alpha;
@@ -65,35 +86,35 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
   p.norm.threads = o.run.threads;
   p.norm.comm = o.run.comm;
   p.entries = private_scale_entries(p.scale, d);
-  if (o.norm_quantile) {
-    const Ledger norm = private_norm_quantile_entries(p.norm);
-    p.entries.insert(p.entries.end(), norm.begin(), norm.end());
-  }
+  auto add = [&p](const Ledger& more) { p.entries.insert(p.entries.end(), more.begin(), more.end()); };
+  if (o.coverage) add(private_clip_bounds_entries(p.clip, d));
+  if (o.norm_quantile) add(private_norm_quantile_entries(p.norm));
   return p;
 }
 
-// The reason to abstain: the scale layer's one rule (reliability.hpp) calls a column's estimate
-// (or the norm quantile) unusable -- too few rows for the budget, a (nearly) constant column, a
-// cell at the grid's end. Values released without their guarantee would be a confident wrong
-// answer; the reason names the cause and what would suffice (issue 27).
-std::optional<std::string> insufficient(const Bounds& b) {
-  const Reliability r = reliability(b.scale, "");
-  if (!r.usable) return r.reason();
-  if (b.norm) {
-    const Reliability q = reliability(*b.norm, "");
-    if (!q.usable) return q.reason();
-  }
-  return std::nullopt;
+// The reason to abstain: the scale layer's one rule (reliability.hpp) calls a column's estimate,
+// its clipping bounds or the norm quantile unusable -- too few rows for the budget, a (nearly)
+// constant column, a cell at the grid's end. Values released without their guarantee would be a
+// confident wrong answer; the reason names the cause and what would suffice (issue 27).
+std::optional<std::string> unusable(const Bounds& b) {
+  std::vector<Reliability> parts{reliability(b.scale, "")};
+  if (b.clip) parts.push_back(reliability(*b.clip, ""));
+  if (b.norm) parts.push_back(reliability(*b.norm, ""));
+  const Reliability r = first_unusable(parts, "the bounds");
+  if (r.usable) return std::nullopt;
+  return r.reason();
 }
 
 // What every rank must pass alike (the guard before the first collective): the options that shape
 // the release, in exact (hex) form, and the column count.
 std::string fingerprint(const BoundsOptions& o, Eigen::Index d) {
   return fmt::format("bounds d={} eps={:a} delta={:a} norm={:a} share={:a} about={} widen={:a} "
-                     "alpha={:a} beta={:a} per_octave={} neighbouring={} noise={}",
+                     "alpha={:a} beta={:a} per_octave={} neighbouring={} noise={} coverage={:a} "
+                     "clip_share={:a}",
                      d, o.privacy.epsilon, o.privacy.delta, o.norm_quantile.value_or(-1.0),
                      o.norm_share, o.norm_about_location, o.widen, o.alpha, o.beta, o.per_octave,
-                     static_cast<int>(o.neighbouring), static_cast<int>(o.run.noise));
+                     static_cast<int>(o.neighbouring), static_cast<int>(o.run.noise),
+                     o.coverage.value_or(-1.0), o.clip_share);
 }
 
 }  // namespace
@@ -111,16 +132,21 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   Bounds b;
   b.scale = private_scale(X, p.scale, account, rng);
   nlohmann::json diagnostics = {{"scale", b.scale.diagnostics()}};
+  if (o.coverage) {
+    b.clip = private_clip_bounds(X, p.clip, account, rng);
+    diagnostics["clip_bounds"] = b.clip->diagnostics();
+  }
   if (o.norm_quantile) {
     if (o.norm_about_location) p.norm.centre = b.scale.location();
     b.norm = private_norm_quantile(X, p.norm, account, rng);
     diagnostics["norm_quantile"] = b.norm->diagnostics();
     diagnostics["norm_quantile"]["centre"] = o.norm_about_location ? "location" : "zero";
   }
-  diagnostics["all_ok"] = b.scale.all_ok() && (!b.norm || b.norm->status == ScaleStatus::ok);
+  diagnostics["all_ok"] = b.scale.all_ok() && (!b.clip || b.clip->all_usable()) &&
+                          (!b.norm || b.norm->status == ScaleStatus::ok);
   SealFacts facts(true);  // docs/proofs/scale.md
   facts.neighbouring = o.neighbouring;
-  facts.abstained = insufficient(b);
+  facts.abstained = unusable(b);
   return seal(std::move(b), account, facts, rng, std::move(diagnostics));
 }
 

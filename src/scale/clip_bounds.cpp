@@ -11,6 +11,7 @@
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/scale/threshold_scan.hpp"
+#include "column_stages.hpp"
 #include "columns.hpp"
 #include "grid_select.hpp"
 #include "row_count.hpp"
@@ -20,13 +21,15 @@ namespace {
 
 using namespace scale_detail;
 
-// A column's part of the selections' share in units: coarse anchor 8, refined anchor 2, each scan
-// 15 (under add/remove the count of the rows takes 1/8 of the share first, row_count.hpp). The
-// refine only moves the anchor inside three coarse cells, so it needs little.
-constexpr std::size_t kCoarse = 8, kRefine = 2, kScan = 15, kColumn = 40;
-// The anchor must lie inside the data (rank error / n + alpha below 1/2, with a margin); the
-// scans' rank error must leave most rows inside the bounds.
-constexpr double kAnchorTolerance = 0.45, kTolerance = 0.3;
+// A column's part of the selections' share in units: coarse anchor 6, refined anchor 6, each scan
+// 14 (under add/remove the count of the rows takes 1/8 of the share first, row_count.hpp). Both
+// anchor selections face ~2^17 cells and need about as much; a failed refine leaves bounds that
+// still hold the data but are as wide as a coarse cell (1/32 of |anchor|).
+constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kColumn = 40;
+// The anchor must lie inside the data (rank error / n + alpha <= 1/2: its rank interval is inside
+// [0, n], so the scans start between the data's extremes); the scans' rank error must leave most
+// rows inside the bounds.
+constexpr double kAnchorTolerance = 0.5, kTolerance = 0.3;
 
 void check_options(const ClipBoundsOptions& o) {
   check_share(o.loss);
@@ -37,6 +40,8 @@ void check_options(const ClipBoundsOptions& o) {
   require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
   require(o.per_octave >= 1 && o.per_octave <= 1024,
           "per_octave must be an integer in [1, 1024], got {}", o.per_octave);
+  require(o.scan_per_octave >= 1 && o.scan_per_octave <= 1024,
+          "scan_per_octave must be an integer in [1, 1024], got {}", o.scan_per_octave);
   require(o.refine_points >= 3 && o.refine_points <= (std::size_t{1} << 24),
           "refine_points must be in [3, 2^24], got {}", o.refine_points);
   require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
@@ -46,8 +51,9 @@ void check_options(const ClipBoundsOptions& o) {
 struct Plan {
   const ClipBoundsOptions& o;
   double e_coarse = 0, e_refine = 0, e_scan = 0;
-  std::vector<double> grid{};  // the signed log grid: anchor cells and, mirrored, scan offsets
-  std::size_t zero = 0;      // grid[zero] == 0
+  GridIndex grid{};          // the signed log grid of the anchor's coarse cells
+  GridIndex offsets{};       // the signed log grid of the scans' offsets (scan_per_octave)
+  std::size_t zero = 0;      // offsets[zero] == 0
   double n = 0;              // rows the thresholds use: n, or n_low under add/remove
   std::int64_t threshold = 0;
   double anchor_rank_error = 0, scan_rank_error = 0;
@@ -71,9 +77,11 @@ void set_rows(Plan& p, std::size_t d, double n) {
   p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
   const double beta = p.o.beta / static_cast<double>(4 * d + 1);  // every event of the estimate
   // The coarse selection decides where the scans start; the refine moves the anchor by at most
-  // one coarse cell either way, so only the coarse selection's rank error is judged.
-  p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.size(), beta);
-  p.scan_rank_error = ThresholdScan::rank_error(p.e_scan, p.grid.size() - p.zero, beta);
+  // one coarse cell either way (a wider pair of bounds, released as such), so only the coarse
+  // selection's rank error is judged.
+  p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.grid().size(), beta);
+  p.scan_rank_error =
+      ThresholdScan::rank_error(p.e_scan, p.offsets.grid().size() - p.zero, beta);
 }
 
 // The scan over offsets: counts[k] for the k-th offset from `first`; the index where it halts,
@@ -88,33 +96,26 @@ std::size_t scan(std::span<const std::int64_t> counts, const Plan& p, Rng& rng) 
 double up(double x) { return std::min(std::nextafter(x, kMaxDouble * 2), kMaxDouble); }
 double down(double x) { return std::max(std::nextafter(x, -kMaxDouble * 2), -kMaxDouble); }
 
-// The two scans on y = x - a (clamped): offsets are the positive grid points >= r.
-void scan_tails(std::vector<double>& x, ColumnClipBounds& c, const Plan& p, Rng& rng) {
-  for (double& v : x) v = clamp_finite(v - c.anchor);
-  Communicator& comm = comm_or_single(p.o.comm);
-  const std::vector<std::int64_t> below = merged_counts_below(x, p.grid, comm);
+// Column j's two scans from its counts of y = x - a_j on the signed log grid (below[i] =
+// #{y < p_i}, then n): the offsets are the positive grid points from the first one >= r_j.
+void scan_tails(std::span<const std::int64_t> below, ColumnClipBounds& c, const Plan& p,
+                Rng& rng) {
+  const std::span<const double> g = p.offsets.grid();
   const std::int64_t n = below.back();
-  const std::size_t first = static_cast<std::size_t>(
-      std::lower_bound(p.grid.begin() + static_cast<std::ptrdiff_t>(p.zero) + 1, p.grid.end(),
-                       c.resolution) - p.grid.begin());
-  const std::size_t steps = p.grid.size() - first;
+  const auto first = static_cast<std::size_t>(
+      std::lower_bound(g.begin() + static_cast<std::ptrdiff_t>(p.zero) + 1, g.end(),
+                       c.resolution) - g.begin());
+  const std::size_t steps = g.size() - first;
   std::vector<std::int64_t> upper(steps), lower(steps);
   for (std::size_t k = 0; k < steps; ++k) {
-    upper[k] = below[first + k];                          // #{y < delta_k}
-    lower[k] = n - below[2 * p.zero - (first + k)];       // #{y >= -delta_k}
+    upper[k] = below[first + k];                     // #{y < delta_k}
+    lower[k] = n - below[2 * p.zero - (first + k)];  // #{y >= -delta_k}
   }
-  struct Halts {
-    std::uint64_t hi, lo;
-  };
-  const Halts h = on_root(comm, [&] {
-    const std::uint64_t hi = scan(upper, p, rng);
-    return Halts{hi, scan(lower, p, rng)};
-  });
-  const std::size_t hi_k = h.hi, lo_k = h.lo;
+  const std::size_t hi_k = scan(upper, p, rng), lo_k = scan(lower, p, rng);
   c.hi_at_end = hi_k == steps;
   c.lo_at_end = lo_k == steps;
-  c.hi = c.hi_at_end ? kMaxDouble : up(c.anchor + p.grid[first + hi_k]);
-  c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - p.grid[first + lo_k]);
+  c.hi = c.hi_at_end ? kMaxDouble : up(c.anchor + g[first + hi_k]);
+  c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - g[first + lo_k]);
 }
 
 // The facts reliability() judges: the anchor's selections, and the scans (whose grid end means
@@ -126,29 +127,52 @@ void set_facts(ColumnClipBounds& c, const Plan& p) {
                   .alpha = 0, .epsilon = p.e_scan, .at_grid_end = c.lo_at_end || c.hi_at_end};
 }
 
-// One column: the anchor (two selections), then the two scans from it.
-ColumnClipBounds estimate_column(std::vector<double> x, const Plan& p, Rng& rng) {
-  ColumnClipBounds c;
+// Every column: the anchors (two passes, 2d selections), then the offsets' counts (one pass) and
+// the two scans per column, on rank 0 (columns in parallel when the generators split), given to
+// every rank.
+void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out) {
+  const auto d = static_cast<std::size_t>(X.cols());
   Communicator& comm = comm_or_single(p.o.comm);
-  const GridCell coarse = grid_quantile_cell(x, p.grid, 0.5, p.e_coarse, rng, comm);
-  const std::size_t i = coarse.index, last = p.grid.size() - 1;
-  c.anchor_at_end = i == 0 || i + 2 == p.grid.size();
-  const std::vector<double> fine =
-      linear_grid(p.grid[i == 0 ? 0 : i - 1], p.grid[std::min(i + 2, last)], p.o.refine_points);
-  const GridCell refined = grid_quantile_cell(x, fine, 0.5, p.e_refine, rng, comm);
-  c.anchor = refined.midpoint();
-  c.resolution = refined.hi - refined.lo;
-  scan_tails(x, c, p, rng);
-  return c;
+  ColumnGenerators gens(rng, d);
+  const std::vector<RefinedMedian> anchor = refined_medians(
+      X, p.grid, p.o.refine_points, p.e_coarse, p.e_refine, gens, p.o.threads, comm);
+  std::vector<double> a(d);
+  for (std::size_t j = 0; j < d; ++j) a[j] = anchor[j].location;
+  const auto counts = merged_column_counts(
+      X, same_grid(p.offsets, d), [&a](std::size_t j, double x) { return clamp_finite(x - a[j]); },
+      p.o.threads, comm);
+  const std::vector<double> bounds = on_root(comm, [&] {
+    std::vector<double> lo_hi(2 * d);
+    parallel_tasks(d, gens.split() && comm.size() == 1 ? p.o.threads : 1, [&](std::size_t j) {
+      ColumnClipBounds c;
+      c.anchor = a[j];
+      c.resolution = anchor[j].resolution;
+      scan_tails(counts[j], c, p, gens[j]);
+      lo_hi[2 * j] = c.lo;
+      lo_hi[2 * j + 1] = c.hi;
+    });
+    return lo_hi;
+  });
+  for (std::size_t j = 0; j < d; ++j) {
+    ColumnClipBounds& c = out.columns[j];
+    c.anchor = a[j];
+    c.resolution = anchor[j].resolution;
+    c.anchor_at_end = anchor[j].at_end;
+    c.lo = bounds[2 * j];
+    c.hi = bounds[2 * j + 1];
+    c.lo_at_end = c.lo == -kMaxDouble;
+    c.hi_at_end = c.hi == kMaxDouble;
+    set_facts(c, p);
+  }
 }
 
 // What every rank must pass alike: the options that shape the estimate (exact floats) and d.
 std::string fingerprint(const ClipBoundsOptions& o, Eigen::Index d) {
   return fmt::format("clip_bounds d={} loss={} {:a} {:a} {:a} coverage={:a} alpha={:a} beta={:a} "
-                     "per_octave={} refine={} neighbouring={}",
+                     "per_octave={} scan_per_octave={} refine={} neighbouring={}",
                      d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
-                     o.coverage, o.alpha, o.beta, o.per_octave, o.refine_points,
-                     static_cast<int>(o.neighbouring));
+                     o.coverage, o.alpha, o.beta, o.per_octave, o.scan_per_octave,
+                     o.refine_points, static_cast<int>(o.neighbouring));
 }
 
 }  // namespace
@@ -221,8 +245,9 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
 
-  p.grid = log_grid(o.per_octave);
-  p.zero = p.grid.size() / 2;
+  p.grid = GridIndex::log(o.per_octave, false);
+  p.offsets = GridIndex::log(o.scan_per_octave, false);
+  p.zero = p.offsets.grid().size() / 2;
   set_rows(p, d, rows_for_checks(n, o.loss, o.neighbouring, o.beta / static_cast<double>(4 * d + 1),
                                  comm, rng));
   out.coverage = o.coverage;
@@ -234,18 +259,7 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.beta = o.beta;
   out.neighbouring = o.neighbouring;
   out.columns.resize(d);
-  std::vector<std::unique_ptr<Rng>> gens;
-  for (std::size_t j = 0; j < d; ++j) {
-    auto g = rng.split();
-    if (!g) break;
-    gens.push_back(std::move(g));
-  }
-  const bool split = gens.size() == d;
-  parallel_tasks(d, split && o.comm == nullptr ? o.threads : 1, [&](std::size_t j) {
-    ColumnClipBounds& c = out.columns[j];
-    c = estimate_column(column(X, static_cast<Eigen::Index>(j)), p, split ? *gens[j] : rng);
-    set_facts(c, p);
-  });
+  estimate(X, p, rng, out);
   return out;
 }
 

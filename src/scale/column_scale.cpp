@@ -13,6 +13,7 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "column_stages.hpp"
 #include "columns.hpp"
 
 namespace dpstats {
@@ -28,27 +29,18 @@ void check_options(const ScaleOptions& o) {
           format_number(o.widen));
 }
 
-// The numeric kernel of one column: three selections, then post-processing.
-ColumnScale estimate_column(std::vector<double> v, const Plan& p, Rng& rng) {
+// Post-processing of a column's released cells: scale, bounds, facts and status.
+ColumnScale finish_column(const RefinedMedian& m, std::size_t mad_cell, const Plan& p) {
   ColumnScale c;
-  Communicator& comm = comm_or_single(p.o.comm);
-  const GridCell coarse = grid_quantile_cell(v, p.signed_grid, 0.5, p.epsilon, rng, comm);
-  const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
-  const bool at_end = i == 0 || i + 1 == last;
-  const double lower = p.signed_grid[i == 0 ? 0 : i - 1];
-  const double upper = p.signed_grid[std::min(i + 2, last)];
-  const std::vector<double> fine = linear_grid(lower, upper, p.o.refine_points);
-  const GridCell cell = grid_quantile_cell(v, fine, 0.5, p.epsilon, rng, comm);
-  c.location = cell.midpoint();
-  c.resolution = cell.hi - cell.lo;
-  for (double& x : v) x = std::min(std::fabs(x - c.location), kMaxDouble);
-  const GridCell mad = grid_quantile_cell(v, p.abs_grid, 0.5, p.epsilon, rng, comm);
-  c.mad = mad.midpoint();
-  const bool mad_at_end = mad.index + 2 == p.abs_grid.size();
+  c.location = m.location;
+  c.resolution = m.resolution;
+  const std::span<const double> g = p.abs_grid.grid();
+  c.mad = GridCell{g[mad_cell], g[mad_cell + 1], mad_cell}.midpoint();
+  const bool mad_at_end = mad_cell + 2 == g.size();
   c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
   c.lo = clamp_finite(c.location - p.o.widen * c.scale);
   c.hi = clamp_finite(c.location + p.o.widen * c.scale);
-  set_status(c, p, at_end || mad_at_end, "the location and scale");
+  set_status(c, p, m.at_end || mad_at_end, "the location and scale");
   if (c.status == ScaleStatus::degenerate) {
     c.lo = clamp_finite(c.location - c.resolution);
     c.hi = clamp_finite(c.location + c.resolution);
@@ -97,9 +89,19 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   Plan p = column_plan(o, kCallsPerColumn * d);
   const std::size_t events = kCallsPerColumn * d + (counts_rows(o.neighbouring) ? 1 : 0);
   const double beta = o.beta / static_cast<double>(events);
-  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.size(), beta);
+  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.grid().size(), beta);
   p.n = rows_for_checks(n, o.loss, o.neighbouring, beta, comm, rng);
-  estimate_columns(X, p, rng, out, estimate_column);
+  stamp(out, p, d);
+  // Three passes over the rows, each for every column at once: the coarse and refined median,
+  // then the MAD about it.
+  ColumnGenerators gens(rng, d);
+  const std::vector<RefinedMedian> median = refined_medians(
+      X, p.signed_grid, o.refine_points, p.epsilon, p.epsilon, gens, o.threads, comm);
+  std::vector<double> location(d);
+  for (std::size_t j = 0; j < d; ++j) location[j] = median[j].location;
+  const auto mad = column_quantile_cells(X, same_grid(p.abs_grid, d), distance_to(location), 0.5,
+                                         p.epsilon, gens, o.threads, comm);
+  for (std::size_t j = 0; j < d; ++j) out.columns[j] = finish_column(median[j], mad[j], p);
   return out;
 }
 

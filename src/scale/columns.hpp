@@ -22,6 +22,7 @@
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/reliability.hpp"
 #include "dpstats/scale/share.hpp"
+#include "grid_counts.hpp"
 #include "row_count.hpp"
 
 namespace dpstats::scale_detail {
@@ -53,7 +54,7 @@ template <class Options>
 struct ColumnPlan {
   const Options& o;
   double epsilon = 0;  // per selection
-  std::vector<double> signed_grid, abs_grid;
+  GridIndex signed_grid, abs_grid;
   double rank_error = 0;
   double n = 0;
 };
@@ -61,7 +62,7 @@ struct ColumnPlan {
 template <class Options>
 ColumnPlan<Options> column_plan(const Options& o, std::size_t calls) {
   return {o, per_call_epsilon(selection_share(o.loss, o.neighbouring), calls),
-          log_grid(o.per_octave, false), log_grid(o.per_octave, true)};
+          GridIndex::log(o.per_octave, false), GridIndex::log(o.per_octave, true)};
 }
 
 // The entries of an estimate's selections (each a grid_quantile entry with count d), after the
@@ -100,38 +101,15 @@ inline std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
   return n;
 }
 
-inline std::vector<double> column(const ConstMatrixRef& X, Eigen::Index j) {
-  std::vector<double> v(static_cast<std::size_t>(X.rows()));
-  for (Eigen::Index r = 0; r < X.rows(); ++r) v[static_cast<std::size_t>(r)] = X(r, j);
-  return v;
-}
-
-// out.columns[j] = estimate(column j, plan, generator j) for every column, with one generator per
-// column split in column order, so that a seeded run repeats for any `threads`; a generator that
-// cannot split serves the columns in order on this thread. Stamps the plan's public values.
-template <class Estimate, class Plan, class F>
-void estimate_columns(const ConstMatrixRef& X, const Plan& p, Rng& rng, Estimate& out,
-                      F estimate) {
-  const auto d = static_cast<std::size_t>(X.cols());
+// Stamps an estimate with its plan's public values and sizes its columns.
+template <class Estimate, class Plan>
+void stamp(Estimate& out, const Plan& p, std::size_t d) {
   out.epsilon_per_call = p.epsilon;
   out.rank_error = p.rank_error;
   out.n = p.n;
   out.beta = p.o.beta;
   out.neighbouring = p.o.neighbouring;
   out.columns.resize(d);
-  std::vector<std::unique_ptr<Rng>> gens;
-  for (std::size_t j = 0; j < d; ++j) {
-    auto g = rng.split();
-    if (!g) break;
-    gens.push_back(std::move(g));
-  }
-  const bool split = gens.size() == d;
-  // On several ranks every column's selections are collectives: the columns run in order.
-  bool ranks = false;
-  if constexpr (requires { p.o.comm; }) ranks = p.o.comm != nullptr;
-  parallel_tasks(d, split && !ranks ? p.o.threads : 1, [&](std::size_t j) {
-    out.columns[j] = estimate(column(X, static_cast<Eigen::Index>(j)), p, split ? *gens[j] : rng);
-  });
 }
 
 // A column's facts (reliability.hpp) and the status read off them: a rank error too large for

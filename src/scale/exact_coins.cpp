@@ -1,6 +1,7 @@
 // Exact coins of the scale layer (exact_coins.hpp; docs/proofs/scale.md §1c).
 #include "exact_coins.hpp"
 
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -14,11 +15,19 @@ namespace {
 
 constexpr double kFar = 44;  // e^-44 < 2^-63: its window decides a trial from about two bits
 
-// Bernoulli(e^-44), exactly, from the constant's precomputed 64-bit window.
+// Bernoulli(e^-44), exactly: true iff a uniform u in [0, 1) is below e^-44 < 2^-63. When u's
+// first 64 bits w exceed 1, u >= 2^-63 and the answer is false, read off the bits up to w's first
+// one (a stopping time: the bits after it stay unread and independent); otherwise (probability
+// 2^-63) the constant's exact comparison decides on the same bits.
 bool exp_minus_44(RandomBits& bits) {
+  const std::uint64_t w = bits.peek64();
+  if (w > 1) {
+    bits.consume(std::countl_zero(w) + 1);
+    return false;
+  }
   static const ExpConstant c{44, 1};
-  static const ExpConstant::Window w = c.window();
-  return bernoulli_exp_constant(bits, c, w);
+  static const ExpConstant::Window window = c.window();
+  return bernoulli_exp_constant(bits, c, window);
 }
 
 }  // namespace
@@ -46,10 +55,75 @@ bool bernoulli_exp_fast(RandomBits& bits, u128 num, u128 den) {
   return bernoulli_exp(bits, num, den);
 }
 
+namespace {
+
+// A coin Bernoulli(2^-k · c) (1 <= k <= 63, c = the constant, <= 1) is "the first k bits of a
+// fresh uniform are all 0, and then Bernoulli(c)": the index of the first true coin among `count`
+// such coins, or `count`. The zero-runs are read 64 bits at a time: a coin whose run of zeros
+// ends in a 1 within its first k bits is false and consumes those bits (about 2 per coin); a coin
+// whose first k bits are all 0 (probability 2^-k) takes Bernoulli(c) on fresh bits, the rest of
+// the word being dropped (dropping unread bits keeps every later bit fresh and independent).
+std::size_t first_true(RandomBits& bits, std::size_t count, int k, const ExpConstant& c,
+                       const ExpConstant::Window& window) {
+  std::size_t coin = 0;
+  int run = 0;  // zeros the current coin has read
+  while (coin < count) {
+    std::uint64_t w = bits.take(64);
+    int left = 64;
+    while (left > 0 && coin < count) {
+      const int lz = w == 0 ? 64 : std::countl_zero(w);
+      if (run + std::min(lz, left) >= k) {  // the coin's first k bits are all 0
+        if (bernoulli_exp_constant(bits, c, window)) return coin;
+        ++coin;
+        run = 0;
+        break;  // drop the rest of this word
+      }
+      if (lz >= left) {  // the rest of the word is zeros: the run goes on in the next word
+        run += left;
+        break;
+      }
+      ++coin;  // a 1 within the first k bits: false
+      run = 0;
+      left -= lz + 1;
+      w = lz + 1 >= 64 ? 0 : w << (lz + 1);
+    }
+  }
+  return count;
+}
+
+// Bernoulli(e^-44 · 2^63) = the second factor of Bernoulli(e^-44) = Bernoulli(2^-63) AND it.
+const ExpConstant& far_constant() {
+  static const ExpConstant c{44, 1, static_cast<u128>(1) << 63, 1};
+  return c;
+}
+
+const ExpConstant::Window& far_window() {
+  static const ExpConstant::Window w = far_constant().window();
+  return w;
+}
+
+constexpr std::uint32_t kFarBit = std::uint32_t{1} << 31;
+
+// The walk over candidates (index, with kFarBit when its e^-44 factor came true) in a uniformly
+// random order; the first candidate whose coin is true.
+template <class Gamma>
+std::size_t walk_in_random_order(std::vector<std::uint32_t>& walk, Gamma gamma_of,
+                                 RandomBits& bits) {
+  for (std::size_t k = 0; k < walk.size(); ++k) {
+    std::swap(walk[k], walk[k + bits.uniform_below(walk.size() - k)]);
+    const std::uint32_t i = walk[k] & ~kFarBit;
+    const bool far = (walk[k] & kFarBit) != 0;
+    const double g = gamma_of(i);
+    if (bernoulli_exp_fast(bits, far ? g - kFar : g)) return i;
+  }
+  throw std::logic_error("permute-and-flip: no candidate accepted (no gamma equal to 0)");
+}
+
+}  // namespace
+
 std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bits) {
   require(!gamma.empty() && gamma.size() < (std::size_t{1} << 31),
           "permute_and_flip_gaps: between 1 and 2^31 - 1 candidates");
-  constexpr std::uint32_t kFarBit = std::uint32_t{1} << 31;
   std::vector<std::uint32_t> walk;  // candidate index, with kFarBit when its e^-44 came true
   for (std::size_t i = 0; i < gamma.size(); ++i) {
     require(std::isfinite(gamma[i]) && gamma[i] >= 0,
@@ -60,14 +134,38 @@ std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bit
       walk.push_back(static_cast<std::uint32_t>(i) | kFarBit);
     }
   }
-  // Lazy Fisher–Yates over the walk: a uniformly random order of its candidates.
-  for (std::size_t k = 0; k < walk.size(); ++k) {
-    std::swap(walk[k], walk[k + bits.uniform_below(walk.size() - k)]);
-    const std::uint32_t i = walk[k] & ~kFarBit;
-    const bool far = (walk[k] & kFarBit) != 0;
-    if (bernoulli_exp_fast(bits, far ? gamma[i] - kFar : gamma[i])) return i;
+  // Coins are independent of the order, so the walk restricted to these candidates, in a
+  // uniformly random order, is permute-and-flip over all of them.
+  return walk_in_random_order(walk, [&](std::uint32_t i) { return gamma[i]; }, bits);
+}
+
+std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits) {
+  std::vector<std::uint32_t> walk;
+  std::vector<double> gamma_of_walk;  // gamma of each cell in the walk, by position of entry
+  std::vector<std::uint32_t> cell;    // the walk entry -> cell index
+  for (const CellRun& r : runs) {
+    require(std::isfinite(r.gamma) && r.gamma >= 0 && r.first + r.length < (std::size_t{1} << 31),
+            "permute_and_flip_runs: gamma must be finite and >= 0, cells below 2^31");
+    if (r.gamma < kFar) {
+      for (std::size_t k = 0; k < r.length; ++k) {
+        walk.push_back(static_cast<std::uint32_t>(cell.size()));
+        cell.push_back(static_cast<std::uint32_t>(r.first + k));
+        gamma_of_walk.push_back(r.gamma);
+      }
+      continue;
+    }
+    // e^-44 = 2^-63 · (e^-44 2^63): the first factor of every cell's coin in bulk.
+    for (std::size_t k = 0; k < r.length; ++k) {
+      k += first_true(bits, r.length - k, 63, far_constant(), far_window());
+      if (k == r.length) break;
+      walk.push_back(static_cast<std::uint32_t>(cell.size()) | kFarBit);
+      cell.push_back(static_cast<std::uint32_t>(r.first + k));
+      gamma_of_walk.push_back(r.gamma);
+    }
   }
-  throw std::logic_error("permute_and_flip_gaps: no candidate accepted (no gamma equal to 0)");
+  const std::size_t chosen =
+      walk_in_random_order(walk, [&](std::uint32_t e) { return gamma_of_walk[e]; }, bits);
+  return cell[chosen];
 }
 
 bool discrete_laplace_at_least(RandomBits& bits, i128 g, u128 num, u128 den) {

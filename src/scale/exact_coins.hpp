@@ -31,6 +31,16 @@ bool bernoulli_exp_fast(RandomBits& bits, u128 num, u128 den);
 // order, so this is exactly permute-and-flip (the order restricted to any subset is uniform).
 std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bits);
 
+// Permute-and-flip over cells given as runs of equal exponents: run r covers cells
+// [first, first + length) whose acceptance probabilities are all exp(-gamma). The same law as
+// permute_and_flip_gaps on the expanded cells; a long run of cells far from the data costs about
+// one random bit per 32 cells (its coins are decided in bulk, exact_coins.cpp).
+struct CellRun {
+  std::size_t first = 0, length = 0;
+  double gamma = 0;
+};
+std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits);
+
 // Whether nu >= g for nu drawn from the discrete Laplace law P(y) ∝ exp(-|y| / t),
 // t = num / den (num, den >= 1, below 2^64), exactly: the law of random/discrete_laplace.hpp (a
 // fair sign and a magnitude Y with P(Y >= y) = exp(-y/t), (negative, 0) rejected), decided from

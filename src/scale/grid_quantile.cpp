@@ -78,6 +78,26 @@ std::vector<double> linear_grid(double lower, double upper, std::size_t points) 
   return grid;
 }
 
+std::vector<double> dyadic_grid(double lower, double upper, std::size_t points) {
+  check_finite(lower, "lower");
+  check_finite(upper, "upper");
+  require(lower < upper, "lower must be < upper, got lower = {}, upper = {}", format_number(lower),
+          format_number(upper));
+  require(points >= 2, "points must be >= 2, got {}", points);
+  const double step = (upper / 2 - lower / 2) / static_cast<double>(points - 1) * 2;
+  int e = 0;
+  std::frexp(step, &e);
+  const double h = std::ldexp(1.0, e - 1);  // the largest power of two <= step
+  const double first = std::floor(lower / h), last = std::ceil(upper / h);
+  if (!(step > 0x1p-1000) || !std::isfinite(step) || !(std::fabs(first) < 0x1p52) ||
+      !(std::fabs(last) < 0x1p52))
+    return linear_grid(lower, upper, points);
+  std::vector<double> grid;
+  grid.reserve(static_cast<std::size_t>(last - first) + 1);
+  for (double k = first; k <= last; k += 1) grid.push_back(k * h);  // exact: |k| < 2^52
+  return grid;
+}
+
 GridCell grid_quantile_cell(std::span<const double> values, std::span<const double> grid, double q,
                             double epsilon, Rng& rng) {
   require(q >= 0 && q <= 1, "q must be in [0, 1], got {}", format_number(q));

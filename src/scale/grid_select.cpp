@@ -7,6 +7,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/draw_log.hpp"
+#include "dpstats/parallel.hpp"
 #include "exact_coins.hpp"
 
 namespace dpstats::scale_detail {
@@ -53,28 +54,58 @@ std::vector<std::int64_t> merged_counts_below(std::span<const double> values,
 }
 
 // dist_i = max(A_i u - Q n, Q n - A_{i+1} u, 0) in units of 2^-60 (u = 2^60), exactly in 128 bits
-// (A_i, n < 2^63 and Q <= 2^60); the released cell minimises it with probability >= ...; the
-// exponent of cell i is (dist_i - min dist) 2^-60 · epsilon' / 2, one rounding of an exact integer
-// and one product (relative error below 3 units of 2^-53).
+// (A_i, n < 2^63 and Q <= 2^60). Empty cells next to each other share A_i = A_{i+1}, hence their
+// score: they are one run. The exponent of a run is (dist - min dist) 2^-60 · epsilon' / 2, one
+// rounding of an exact integer and one product (relative error below 3 units of 2^-53, which
+// permute-and-flip's 2^-40 shrink of epsilon absorbs, mechanisms/exponential.cpp).
 std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
                         double epsilon, Rng& rng) {
   check_epsilon(epsilon);
   require(below.size() >= 2, "the grid must have at least one cell");
   const i128 target = static_cast<i128>(quantile_units(q)) * n;
   const i128 unit = static_cast<i128>(1) << 60;
-  std::vector<i128> dist(below.size() - 1);
-  i128 best = -1;
-  for (std::size_t i = 0; i + 1 < below.size(); ++i) {
+  const std::size_t cells = below.size() - 1;
+  std::vector<CellRun> runs;
+  std::vector<i128> dist;
+  for (std::size_t i = 0; i < cells;) {
+    std::size_t end = i + 1;
+    if (below[i] == below[i + 1])
+      while (end < cells && below[end + 1] == below[i]) ++end;
     const i128 lo = below[i] * unit, hi = below[i + 1] * unit;
-    dist[i] = lo > target ? lo - target : (target > hi ? target - hi : 0);
-    if (best < 0 || dist[i] < best) best = dist[i];
+    runs.push_back({i, end - i, 0});
+    dist.push_back(lo > target ? lo - target : (target > hi ? target - hi : 0));
+    i = end;
   }
+  const i128 best = *std::min_element(dist.begin(), dist.end());
   const double rate = epsilon * kEpsilonShrink / 2 / kUnit;  // sensitivity 1, not monotone
   DrawLog::note("exponential", 2 / epsilon);  // grid_quantile_entry's noise scale
-  std::vector<double> gamma(dist.size());
-  for (std::size_t i = 0; i < dist.size(); ++i) gamma[i] = to_double(dist[i] - best) * rate;
+  for (std::size_t r = 0; r < runs.size(); ++r) runs[r].gamma = to_double(dist[r] - best) * rate;
   RandomBits bits(rng);
-  return permute_and_flip_gaps(gamma, bits);
+  return permute_and_flip_runs(runs, bits);
+}
+
+ColumnGenerators::ColumnGenerators(Rng& rng, std::size_t columns) : base_(rng) {
+  for (std::size_t j = 0; j < columns; ++j) {
+    auto g = rng.split();
+    if (!g) break;
+    gens_.push_back(std::move(g));
+  }
+  split_ = gens_.size() == columns;
+}
+
+std::vector<std::size_t> select_columns(const std::vector<std::vector<std::int64_t>>& counts,
+                                        double q, double epsilon, ColumnGenerators& gens,
+                                        int threads, Communicator& comm) {
+  const std::size_t d = counts.size();
+  const auto chosen = on_root(comm, [&] {
+    std::vector<std::uint64_t> cells(d);
+    parallel_tasks(d, gens.split() && comm.size() == 1 ? threads : 1, [&](std::size_t j) {
+      const std::vector<std::int64_t>& c = counts[j];
+      cells[j] = select_cell({c.data(), c.size() - 1}, c.back(), q, epsilon, gens[j]);
+    });
+    return cells;
+  });
+  return {chosen.begin(), chosen.end()};
 }
 
 }  // namespace dpstats::scale_detail

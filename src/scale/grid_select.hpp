@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -32,5 +33,26 @@ std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, dou
 
 // x >= 0 as a double, relative error at most 2^-53 + 2^-63.
 double to_double(i128 x);
+
+// One generator per column, split from the caller's in column order, so that a seeded estimate
+// does not depend on the thread count; a generator that cannot split serves every column in order.
+class ColumnGenerators {
+ public:
+  ColumnGenerators(Rng& rng, std::size_t columns);
+  Rng& operator[](std::size_t j) { return split_ ? *gens_[j] : base_; }
+  bool split() const { return split_; }
+
+ private:
+  Rng& base_;
+  std::vector<std::unique_ptr<Rng>> gens_;
+  bool split_ = false;
+};
+
+// For every column j, the cell select_cell releases from counts[j] (its grid's counts below each
+// point, then n) for the q-quantile at epsilon, drawn with column j's generator on rank 0 (the
+// columns in parallel when the generators split and there is one rank) and given to every rank.
+std::vector<std::size_t> select_columns(const std::vector<std::vector<std::int64_t>>& counts,
+                                        double q, double epsilon, ColumnGenerators& gens,
+                                        int threads, Communicator& comm);
 
 }  // namespace dpstats::scale_detail

@@ -13,6 +13,7 @@
 #include "dpstats/release.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "column_stages.hpp"
 #include "columns.hpp"
 
 namespace dpstats {
@@ -30,18 +31,6 @@ void check_options(const LocationOptions& o) {
           "recentre_points must be in [3, 2^24], got {}", o.recentre_points);
 }
 
-// One selection over the values of every rank (one process: the plain selection).
-GridCell select(const std::vector<double>& x, std::span<const double> grid, const Plan& p,
-                Rng& rng) {
-  return grid_quantile_cell(x, grid, 0.5, p.epsilon, rng, comm_or_single(p.o.comm));
-}
-
-// The released MAD cell's midpoint of |v - centre| (v is overwritten).
-double private_mad(std::vector<double>& v, double centre, const Plan& p, Rng& rng) {
-  for (double& x : v) x = std::min(std::fabs(x - centre), kMaxDouble);
-  return select(v, p.abs_grid, p, rng).midpoint();
-}
-
 // What every rank must pass alike: the options that shape the estimate (exact floats) and d.
 std::string fingerprint(const LocationOptions& o, Eigen::Index d) {
   return fmt::format("location d={} loss={} {:a} {:a} {:a} window={:a} alpha={:a} beta={:a} "
@@ -51,37 +40,63 @@ std::string fingerprint(const LocationOptions& o, Eigen::Index d) {
                      o.final_mad ? 1 : 0, static_cast<int>(o.neighbouring));
 }
 
-// The numeric kernel of one column: five selections, each on a grid public given the earlier ones.
-ColumnLocation estimate_column(const std::vector<double>& x, const Plan& p, Rng& rng) {
-  ColumnLocation c;
-  const GridCell coarse = select(x, p.signed_grid, p, rng);
-  const std::size_t i = coarse.index, last = p.signed_grid.size() - 1;
-  const bool at_end = i == 0 || i + 1 == last;
-  const std::vector<double> fine = linear_grid(p.signed_grid[i == 0 ? 0 : i - 1],
-                                               p.signed_grid[std::min(i + 2, last)],
-                                               p.o.refine_points);
-  const GridCell refined = select(x, fine, p, rng);
-  const double m1 = refined.midpoint(), r1 = refined.hi - refined.lo;
-  std::vector<double> v = x;
-  c.spread = std::min(kMadToSigma * private_mad(v, m1, p, rng), kMaxDouble);
-  const double half = std::min(p.o.window * (c.spread + r1), kMaxDouble);
-  const double lower = clamp_finite(m1 - half), upper = clamp_finite(m1 + half);
-  GridCell centred = refined;  // a window that rounds to one point keeps the refined cell
-  if (lower < upper) {
-    centred = select(x, linear_grid(lower, upper, p.o.recentre_points), p, rng);
+// The midpoints of the released MAD cells of |x - centre_j| (one pass, d selections).
+std::vector<double> private_mads(const ConstMatrixRef& X, const std::vector<double>& centre,
+                                 const Plan& p, ColumnGenerators& gens, Communicator& comm) {
+  const std::size_t d = centre.size();
+  const auto cells = column_quantile_cells(X, same_grid(p.abs_grid, d), distance_to(centre), 0.5,
+                                           p.epsilon, gens, p.o.threads, comm);
+  const std::span<const double> g = p.abs_grid.grid();
+  std::vector<double> mad(d);
+  for (std::size_t j = 0; j < d; ++j) mad[j] = g[cells[j]] + (g[cells[j] + 1] - g[cells[j]]) / 2;
+  return mad;
+}
+
+// The five steps of location.hpp, each one pass over the rows for every column at once; every
+// grid is public given the earlier releases.
+void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, LocationEstimate& out) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  Communicator& comm = comm_or_single(p.o.comm);
+  ColumnGenerators gens(rng, d);
+  const std::vector<RefinedMedian> m1 = refined_medians(X, p.signed_grid, p.o.refine_points,
+                                                        p.epsilon, p.epsilon, gens, p.o.threads,
+                                                        comm);
+  std::vector<double> centre(d);
+  for (std::size_t j = 0; j < d; ++j) centre[j] = m1[j].location;
+  const std::vector<double> s1 = private_mads(X, centre, p, gens, comm);
+  std::vector<GridIndex> windows;
+  std::vector<bool> collapsed(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    ColumnLocation& c = out.columns[j];
+    c.spread = std::min(kMadToSigma * s1[j], kMaxDouble);
+    const double half = std::min(p.o.window * (c.spread + m1[j].resolution), kMaxDouble);
+    const double lower = clamp_finite(centre[j] - half), upper = clamp_finite(centre[j] + half);
+    // A window that rounds to one point keeps the refined cell (its selection runs on a dummy
+    // grid and is ignored: it spends no more than charged).
+    collapsed[j] = !(lower < upper);
+    windows.push_back(
+        collapsed[j]
+            ? GridIndex::points(std::vector<double>{lower, std::nextafter(lower, kMaxDouble)})
+            : GridIndex::dyadic(lower, upper, p.o.recentre_points));
   }
-  c.location = centred.midpoint();
-  c.resolution = centred.hi - centred.lo;
-  if (p.o.final_mad) {
-    v = x;
-    c.mad = private_mad(v, c.location, p, rng);
+  std::vector<const GridIndex*> grids;
+  for (const GridIndex& w : windows) grids.push_back(&w);
+  const auto m2 = column_quantile_cells(X, grids, identity(), 0.5, p.epsilon, gens, p.o.threads,
+                                        comm);
+  for (std::size_t j = 0; j < d; ++j) {
+    ColumnLocation& c = out.columns[j];
+    const std::span<const double> g = windows[j].grid();
+    c.location = collapsed[j] ? m1[j].location : g[m2[j]] + (g[m2[j] + 1] - g[m2[j]]) / 2;
+    c.resolution = collapsed[j] ? m1[j].resolution : g[m2[j] + 1] - g[m2[j]];
+    centre[j] = c.location;
+  }
+  const std::vector<double> mad = p.o.final_mad ? private_mads(X, centre, p, gens, comm) : s1;
+  for (std::size_t j = 0; j < d; ++j) {
+    ColumnLocation& c = out.columns[j];
+    c.mad = mad[j];
     c.scale = std::min(kMadToSigma * c.mad, kMaxDouble);
-  } else {
-    c.scale = c.spread;
-    c.mad = c.spread / kMadToSigma;
+    set_status(c, p, m1[j].at_end, "the location");
   }
-  set_status(c, p, at_end, "the location");
-  return c;
 }
 
 nlohmann::json column_json(const ColumnLocation& c) {
@@ -170,9 +185,10 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
   all_or_none(comm, [&] { account.claim(out.entries); });
 
   Plan p = column_plan(o, calls_per_column(o) * d);
-  p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.size());
+  p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.grid().size());
   p.n = rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng);
-  estimate_columns(X, p, rng, out, estimate_column);
+  stamp(out, p, d);
+  estimate(X, p, rng, out);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "column_stages.hpp"
 #include "row_count.hpp"
 
 namespace dpstats {
@@ -88,15 +89,21 @@ NormQuantile select(std::span<const double> values, const NormQuantileOptions& o
   r.q = o.q;
   r.epsilon = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
   r.entries = private_norm_quantile_entries(o);
-  const std::vector<double> grid = log_grid(o.per_octave, true);
-  r.rank_error = grid_quantile_rank_error(r.epsilon, grid.size(), event_beta(o));
+  const GridIndex grid = GridIndex::log(o.per_octave, true);
+  const std::size_t points = grid.grid().size();
+  r.rank_error = grid_quantile_rank_error(r.epsilon, points, event_beta(o));
   const double rows = rows_for_checks(static_cast<std::int64_t>(n), o.loss, o.neighbouring,
                                       event_beta(o), comm, rng);
-  const GridCell cell = grid_quantile_cell(values, grid, o.q, r.epsilon, rng, comm);
-  r.cell_lo = cell.lo;
-  r.cell_hi = cell.hi;
-  r.value = cell.hi;
-  set_status(r, o, grid.size(), rows);
+  // One pass over the values (no copy or sort), the selection on rank 0.
+  const Eigen::Map<const RowMatrix> column(values.data(), static_cast<Eigen::Index>(values.size()),
+                                           1);
+  ColumnGenerators gens(rng, 1);
+  const std::size_t cell = column_quantile_cells(column, same_grid(grid, 1), identity(), o.q,
+                                                 r.epsilon, gens, o.threads, comm)[0];
+  r.cell_lo = grid.grid()[cell];
+  r.cell_hi = grid.grid()[cell + 1];
+  r.value = r.cell_hi;
+  set_status(r, o, points, rows);
   return r;
 }
 

@@ -61,7 +61,7 @@ double ThresholdScan::rank_error(double epsilon, std::size_t steps, double beta)
   require(beta > 0 && beta < 1, "beta must be in (0, 1), got {}", format_number(beta));
   require(steps >= 1, "steps must be >= 1, got {}", steps);
   const double t = static_cast<double>(scale_num(epsilon)) / static_cast<double>(kDen);
-  return t * (std::log(4 / beta) + std::log(2 * static_cast<double>(steps) / beta));
+  return t * (std::log(4 / beta) + std::log(4 * static_cast<double>(steps) / beta));
 }
 
 }  // namespace dpstats

@@ -15,12 +15,16 @@
 #include "dpstats/release.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
+#include "column_stages.hpp"
 
 namespace dpstats {
 namespace {
 
+using namespace scale_detail;
+
 constexpr std::size_t kCallsPerColumn = 3;
 constexpr double kPi = 3.14159265358979323846;
+constexpr double kMax = std::numeric_limits<double>::max();
 
 void check_options(const WinsorizedScaleOptions& o) {
   check_share(o.loss);
@@ -32,6 +36,7 @@ void check_options(const WinsorizedScaleOptions& o) {
   require(o.octaves >= 1 && o.octaves <= 64, "octaves must be an integer in [1, 64], got {}",
           o.octaves);
   require(o.beta > 0 && o.beta < 1, "beta must be in (0, 1), got {}", format_number(o.beta));
+  require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
 
 // reference·2^(i/m), i = 0..octaves·m (strictly increasing, finite).
@@ -56,33 +61,79 @@ double normal_quantile(double p) {  // public constants only: bisection on norma
   return (lo + hi) / 2;
 }
 
-// The sum over every rank's values a of min(a^2/T^2, 1), as an exact lattice sum: each term
-// in [0, 1] is mapped to [0, Q] (Q = box_quantum(n), n the rows over all ranks), rounded to the
-// nearest integer and added exactly, then the ranks' integer sums are added exactly; returns the
-// integer total / Q. A rounded term stays in [0, Q], so one replaced row moves the result by at
-// most 1, the sensitivity of the real sum (docs/proofs/scale.md §3). The same value for any
-// order of the rows, any thread count and any number of ranks.
-double clipped_square_sum(const std::vector<double>& a, double clip, std::int64_t n,
-                          Communicator& comm) {
+// For every column j, the sum over every rank's rows of min(a^2/T_j^2, 1), a = |x - m_j|, as an
+// exact lattice sum: each term in [0, 1] is mapped to [0, Q] (Q = box_quantum(n), n the rows over
+// all ranks), rounded to the nearest integer and added exactly (one pass for every column, threads
+// across rows), then the ranks' integer sums are added exactly; returns the integer totals / Q. A
+// rounded term stays in [0, Q], so one replaced row moves a result by at most 1, the sensitivity
+// of the real sum (docs/proofs/scale.md §3b). The same values for any order of the rows, any
+// thread count and any number of ranks.
+Vector clipped_square_sums(const ConstMatrixRef& X, const Vector& location,
+                           const std::vector<double>& clip, std::int64_t n, int threads,
+                           Communicator& comm) {
   const double Q = exact::box_quantum(n);
-  Vector s = exact::row_sums(static_cast<std::int64_t>(a.size()), 1, Q, 1,
+  const Eigen::Index d = X.cols();
+  Vector s = exact::row_sums(X.rows(), d, Q, threads,
                              [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
-                               const double* v = a.data();
-                               const double t = clip, q = Q;
-                               std::uint64_t word = 0;
-                               for (std::int64_t i = begin; i < end; ++i)
-                                 exact::add(word, std::min((v[i] / t) * (v[i] / t), 1.0) * q);
-                               w[0] += word;
+                               const double q = Q;
+                               for (std::int64_t r = begin; r < end; ++r) {
+                                 const double* row = X.row(r).data();
+                                 for (Eigen::Index j = 0; j < d; ++j) {
+                                   const double a = std::min(std::fabs(row[j] - location[j]), kMax);
+                                   const double t = clip[static_cast<std::size_t>(j)];
+                                   exact::add(w[j], std::min((a / t) * (a / t), 1.0) * q);
+                                 }
+                               }
                              });
   allreduce_exact(comm, s);
-  return s[0] / Q;
+  return s / Q;
 }
 
-// The rows of a beyond `radius`, over every rank (an exact count).
-std::int64_t count_beyond(const std::vector<double>& a, double radius, Communicator& comm) {
-  std::int64_t beyond = 0;
-  for (double v : a) beyond += v > radius ? 1 : 0;
-  return allreduce_count(comm, beyond);
+// For every column j, the rows of every rank with |x - m_j| > radius_j (exact counts).
+std::vector<std::int64_t> counts_beyond(const ConstMatrixRef& X, const Vector& location,
+                                        const std::vector<double>& radius, int threads,
+                                        Communicator& comm) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<std::vector<std::int64_t>> parts(static_cast<std::size_t>(std::max(threads, 1)));
+  parallel_ranges(X.rows(), threads, 65536, [&](int part, std::int64_t begin, std::int64_t end) {
+    std::vector<std::int64_t>& c = parts[static_cast<std::size_t>(part)];
+    c.assign(d, 0);
+    for (std::int64_t r = begin; r < end; ++r) {
+      const double* row = X.row(r).data();
+      for (std::size_t j = 0; j < d; ++j)
+        c[j] += std::min(std::fabs(row[j] - location[static_cast<Eigen::Index>(j)]), kMax) >
+                radius[j];
+    }
+  });
+  std::vector<std::int64_t> total(d, 0);
+  for (const auto& c : parts)
+    for (std::size_t j = 0; j < c.size(); ++j) total[j] += c[j];
+  comm.allreduce_sum(total);
+  return total;
+}
+
+// The clip T_j of every column: the upper end of the cell released for the q-quantile of
+// |x - m_j| on the column's reference grid (one pass, d selections).
+void select_clips(const ConstMatrixRef& X, const Vector& location, const Vector& reference,
+                  const WinsorizedScaleOptions& o, double epsilon, ColumnGenerators& gens,
+                  Communicator& comm, std::vector<WinsorizedColumn>& columns) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<GridIndex> grids;
+  for (std::size_t j = 0; j < d; ++j) {
+    const double r = reference[static_cast<Eigen::Index>(j)];
+    grids.push_back(GridIndex::geometric(reference_grid(r, o), r, o.per_octave));
+  }
+  std::vector<const GridIndex*> g;
+  for (const GridIndex& grid : grids) g.push_back(&grid);
+  const std::vector<double> m(location.data(), location.data() + location.size());
+  const auto cells = column_quantile_cells(X, g, distance_to(m), o.q, epsilon, gens, o.threads,
+                                           comm);
+  columns.resize(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    const std::span<const double> p = grids[j].grid();
+    columns[j].clip = p[cells[j] + 1];  // the cell's upper end (never 0)
+    columns[j].clip_at_end = cells[j] + 2 == p.size();
+  }
 }
 
 }  // namespace
@@ -171,27 +222,27 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
   out.facts = {.rank_error = out.rank_error, .n = n, .tolerance = (1 - o.q) / 2,
                .epsilon = out.epsilon_per_call};
   out.reliable = assess(out.facts, "the winsorised scale", "").usable;
+  // Three passes over the rows, each for every column: the clips, the clipped second moments,
+  // the rows beyond the tail radius. The noise is drawn on rank 0, column by column.
+  ColumnGenerators gens(rng, d);
+  select_clips(X, location, reference, o, out.epsilon_per_call, gens, comm, out.columns);
+  std::vector<double> clip(d), radius(d);
+  for (std::size_t j = 0; j < d; ++j) clip[j] = out.columns[j].clip;
+  const Vector sums = clipped_square_sums(X, location, clip, rows, o.threads, comm);
   const double c = gaussian_winsorized_factor(o.q);
-  constexpr double kMax = std::numeric_limits<double>::max();
-  std::vector<double> a(static_cast<std::size_t>(X.rows()));
   for (std::size_t j = 0; j < d; ++j) {
-    const auto col = static_cast<Eigen::Index>(j);
-    for (Eigen::Index r = 0; r < X.rows(); ++r)
-      a[static_cast<std::size_t>(r)] = std::min(std::fabs(X(r, col) - location[col]), kMax);
-    WinsorizedColumn w;
-    const std::vector<double> grid = reference_grid(reference[col], o);
-    const GridCell cell = grid_quantile_cell(a, grid, o.q, out.epsilon_per_call, rng, comm);
-    // The cell's upper end (never 0): a clip at or above the quantile's cell.
-    w.clip = cell.hi;
-    w.clip_at_end = cell.index + 2 == grid.size();
-    const double sum = clipped_square_sum(a, w.clip, rows, comm);
-    w.second_moment = std::clamp(on_root(comm, [&] { return lap.apply(sum, rng); }) / n, 0.0, 1.0);
+    WinsorizedColumn& w = out.columns[j];
+    const double sum = sums[static_cast<Eigen::Index>(j)];
+    w.second_moment =
+        std::clamp(on_root(comm, [&] { return lap.apply(sum, gens[j]); }) / n, 0.0, 1.0);
     w.scale = std::min(w.clip * std::sqrt(w.second_moment / c), kMax);
-    const double radius = o.tail_radius * final_scale(j, w.scale, out.reliable);
-    const auto beyond = static_cast<double>(count_beyond(a, radius, comm));
-    w.tail_fraction =
-        std::clamp(on_root(comm, [&] { return lap.apply(beyond, rng); }) / n, 0.0, 1.0);
-    out.columns.push_back(w);
+    radius[j] = o.tail_radius * final_scale(j, w.scale, out.reliable);
+  }
+  const std::vector<std::int64_t> beyond = counts_beyond(X, location, radius, o.threads, comm);
+  for (std::size_t j = 0; j < d; ++j) {
+    const auto b = static_cast<double>(beyond[j]);
+    out.columns[j].tail_fraction =
+        std::clamp(on_root(comm, [&] { return lap.apply(b, gens[j]); }) / n, 0.0, 1.0);
   }
   return out;
 }

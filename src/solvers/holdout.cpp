@@ -24,6 +24,9 @@ std::uint64_t splitmix64(std::uint64_t x) {
 // Two-sided normal and Laplace quantiles of the statement (95%, and 97.5% for the population
 // interval, whose other 2.5% go to the sampling error).
 constexpr double kNormal95 = 1.959963984540054, kNormal975 = 2.241402727604947;
+// ... and at 1 - 5%/3 (three bounds sharing 5%: the statement with a private count).
+constexpr double kThird = 0.05 / 3, kNormalThird = 2.3939797998185104;
+constexpr double kShrink = 1 - 0x1p-45;  // (holdout.hpp: the callers subtract the unshrunk loss)
 
 }  // namespace
 
@@ -62,12 +65,12 @@ const char* HoldoutSplit::rule() {
 
 HoldoutLoss HoldoutLoss::gaussian(double L, double rho, NoiseMode mode) {
   check_holdout(0.5, L);
-  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho, 1, mode));
+  return HoldoutLoss(L, GaussianMechanism::from_rho(L, rho * kShrink, 1, mode));
 }
 
 HoldoutLoss HoldoutLoss::laplace(double L, double epsilon, NoiseMode mode) {
   check_holdout(0.5, L);
-  return HoldoutLoss(L, LaplaceMechanism(L, epsilon, 1, mode));
+  return HoldoutLoss(L, LaplaceMechanism(L, epsilon * kShrink, 1, mode));
 }
 
 LedgerEntry HoldoutLoss::ledger_entry() const {
@@ -79,6 +82,38 @@ const GaussianMechanism* HoldoutLoss::gaussian_mechanism() const {
   return std::get_if<GaussianMechanism>(&mechanism_);
 }
 
+HoldoutLoss::NoisySum HoldoutLoss::noisy_sum(std::span<const double> losses, Rng& rng,
+                                              Communicator& comm, std::int64_t capacity) const {
+  // The exact sum on the box lattice of `capacity` terms, noised at the lattice's scale
+  // (sensitivity Q instead of L, the same loss): the plan's entry describes this release times
+  // L / Q exactly.
+  const double Q = exact::box_quantum(capacity), scale = Q / L_;
+  std::uint64_t word = 0;
+  for (double v : losses) exact::add(word, exact::box_value(std::isnan(v) ? L_ : v, 0, L_, scale));
+  Vector total(1);
+  total(0) = static_cast<double>(exact::total(word, static_cast<std::int64_t>(losses.size())));
+  if (comm.size() > 1) allreduce_exact(comm, total);
+  const double noisy = on_root(comm, [&] {
+    if (const auto* g = std::get_if<GaussianMechanism>(&mechanism_))
+      return GaussianMechanism::from_rho(Q, g->rho(), 1, g->mode()).apply(total(0), rng);
+    const auto& l = std::get<LaplaceMechanism>(mechanism_);
+    return LaplaceMechanism(Q, l.loss().epsilon, 1, l.mode()).apply(total(0), rng);
+  });
+  NoisySum r;
+  r.sum = noisy / scale;
+  if (const auto* g = std::get_if<GaussianMechanism>(&mechanism_)) {
+    r.sd = g->sigma();
+    r.half95 = kNormal95 * r.sd, r.half975 = kNormal975 * r.sd;
+    r.half_third = kNormalThird * r.sd;
+  } else {
+    const double b = std::get<LaplaceMechanism>(mechanism_).scale();
+    r.sd = std::sqrt(2.0) * b;
+    r.half95 = b * std::log(20.0), r.half975 = b * std::log(40.0);
+    r.half_third = b * std::log(1 / kThird);
+  }
+  return r;
+}
+
 nlohmann::json HoldoutLoss::release(std::span<const double> losses, Rng& rng,
                                     Communicator* ranks) const {
   Communicator& comm = comm_or_single(ranks);
@@ -86,38 +121,50 @@ nlohmann::json HoldoutLoss::release(std::span<const double> losses, Rng& rng,
   const std::int64_t m = comm.size() == 1 ? local : allreduce_count(comm, local);
   nlohmann::json out = {{"units", m}, {"loss_bound", L_}, {"rule", HoldoutSplit::rule()}};
   if (m == 0) return out["loss"] = nullptr, out;
-  // The exact sum on the box lattice of m terms, noised at the lattice's scale (sensitivity Q
-  // instead of L, the same loss): the plan's entry describes this release times L / Q exactly.
-  const double Q = exact::box_quantum(m), scale = Q / L_;
-  std::uint64_t word = 0;
-  for (double v : losses) exact::add(word, exact::box_value(std::isnan(v) ? L_ : v, 0, L_, scale));
-  Vector total(1);
-  total(0) = static_cast<double>(exact::total(word, local));
-  if (comm.size() > 1) allreduce_exact(comm, total);
-  double half95 = 0, noise95 = 0, sd = 0;  // in nats of the mean
-  const double noisy = on_root(comm, [&] {
-    if (const auto* g = std::get_if<GaussianMechanism>(&mechanism_))
-      return GaussianMechanism::from_rho(Q, g->rho(), 1, g->mode()).apply(total(0), rng);
-    const auto& l = std::get<LaplaceMechanism>(mechanism_);
-    return LaplaceMechanism(Q, l.loss().epsilon, 1, l.mode()).apply(total(0), rng);
-  });
-  const double md = static_cast<double>(m);
-  if (const auto* g = std::get_if<GaussianMechanism>(&mechanism_)) {
-    sd = g->sigma() / md;
-    half95 = kNormal95 * sd, noise95 = kNormal975 * sd;
-  } else {
-    const double b = std::get<LaplaceMechanism>(mechanism_).scale() / md;
-    sd = std::sqrt(2.0) * b;
-    half95 = b * std::log(20.0), noise95 = b * std::log(40.0);
-  }
-  const double loss = noisy / scale / md;
+  const NoisySum s = noisy_sum(losses, rng, comm, m);
+  const double md = static_cast<double>(m), loss = s.sum / md;
   const double sampling = L_ * std::sqrt(std::log(2 / 0.025) / (2 * md));  // Hoeffding, 97.5%
   auto interval = [&](double half) {
     return std::vector<double>{std::clamp(loss - half, 0.0, L_), std::clamp(loss + half, 0.0, L_)};
   };
-  out.update({{"loss", loss}, {"noise_sd", sd}, {"interval_95", interval(half95)},
-              {"population_interval_95", interval(noise95 + sampling)}});
+  out.update({{"loss", loss}, {"noise_sd", s.sd / md}, {"interval_95", interval(s.half95 / md)},
+              {"population_interval_95", interval(s.half975 / md + sampling)}});
   return out;
+}
+
+nlohmann::json HoldoutLoss::release(std::span<const double> losses, Rng& rng,
+                                    Communicator* ranks, PublicCount count) const {
+  require(count.units >= 1 && count.fraction > 0 && count.fraction <= 0.5 &&
+              count.capacity >= 1,
+          fmt::format("holdout: the public count needs units >= 1, fraction in (0, 0.5] and "
+                      "capacity >= 1, got {}, {} and {}", count.units,
+                      format_number(count.fraction), count.capacity));
+  Communicator& comm = comm_or_single(ranks);
+  const auto local = static_cast<std::int64_t>(losses.size());
+  const std::int64_t m = comm.size() == 1 ? local : allreduce_count(comm, local);
+  require(m <= count.capacity, "holdout: more held-out units than the public capacity of the "
+                               "loss sum's lattice (the count is not shown)");
+  const NoisySum s = noisy_sum(losses, rng, comm, count.capacity);
+  const double N = static_cast<double>(count.units), e = count.fraction * N, loss = s.sum / e;
+  auto clamp = [&](double lo, double hi) {
+    return std::vector<double>{std::clamp(lo, 0.0, L_), std::clamp(hi, 0.0, L_)};
+  };
+  // m in [m_lo, m_hi] (Hoeffding on Binomial(N, f)); the mean of m held-out units within h of
+  // the population's (Hoeffding, m >= m_lo); the sum within the noise's half-width.
+  const double t = std::sqrt(N * std::log(2 / kThird) / 2);
+  const double m_lo = std::max(1.0, e - t), m_hi = e + t;
+  const double h = L_ * std::sqrt(std::log(2 / kThird) / (2 * m_lo));
+  const double lo = std::max(0.0, s.sum - s.half_third) / m_hi - h;
+  const double hi = (s.sum + s.half_third) / m_lo + h;
+  return {{"units_expected", e}, {"loss_bound", L_}, {"rule", HoldoutSplit::rule()},
+          {"loss", loss}, {"noise_sd", s.sd / e},
+          {"interval_95", clamp(loss - s.half95 / e, loss + s.half95 / e)},
+          {"population_interval_95", clamp(lo, hi)},
+          {"statement", "loss is the noisy clipped-loss sum over the held-out units divided by "
+                        "their public expected count (the exact count is private); interval_95: "
+                        "that ratio's noise interval; population_interval_95: the expected "
+                        "clipped loss of a fresh unit (noise, the held-out mean and the held-out "
+                        "count bounded at 5%/3 each)"}};
 }
 
 }  // namespace dpstats::optimize

@@ -196,20 +196,29 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
     out.diagnostics["epsilon"] = share.epsilon;
   }
   nlohmann::json cols = nlohmann::json::array();
-  std::string far;
+  std::string far, unsure;
+  const auto append = [](std::string& list, const std::string& name) {
+    list += (list.empty() ? "" : ", ") + name;
+  };
+  out.noise_sd_fraction = sd / units;
   for (Eigen::Index j = 0; j < c; ++j) {
-    const double f = std::clamp(noisy[j] / units, 0.0, 1.0);
-    const bool is_far = std::min(f, 1 - f) < kOffsetMinority;
+    const double f = std::clamp(noisy[j] / units, 0.0, 1.0), minority = std::min(f, 1 - f);
+    const bool is_far = minority < kOffsetMinority;
+    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction <= 0;
     const std::string name = labels && j == d ? "y" : std::to_string(j + 1);
-    cols.push_back({{"column", name}, {"fraction_below_zero", f}, {"far", is_far}});
-    if (is_far) far += (far.empty() ? "" : ", ") + name;
+    cols.push_back({{"column", name}, {"fraction_below_zero", f}, {"far", is_far},
+                    {"unsure", is_unsure}});
+    if (is_far) append(far, name);
+    if (is_unsure) append(unsure, name);
   }
   if (!far.empty()) out.far = far;
+  if (!unsure.empty()) out.unsure = unsure;
   out.diagnostics.update(
-      {{"columns", cols}, {"threshold", kOffsetMinority}, {"noise_sd_fraction", sd / units},
+      {{"columns", cols}, {"threshold", kOffsetMinority}, {"noise_sd_fraction", out.noise_sd_fraction},
        {"rule", fmt::format("a column is far from centred when fewer than {:.0f}% of the units "
                             "lie on one side of 0 (noisy mid-rank of 0; for a Gaussian column "
-                            "|mean| > 1.28 sd)", 100 * kOffsetMinority)}});
+                            "|mean| > 1.28 sd), unsure when the one-sided 95% noise band of that "
+                            "share reaches 0", 100 * kOffsetMinority)}});
   return out;
 }
 
@@ -224,15 +233,22 @@ std::size_t centring_units_needed(const LocationOptions& o, std::size_t d) {
   return hi;
 }
 
-std::string offset_abstention(const std::string& far, std::size_t have, std::size_t need,
+std::string offset_abstention(const OffsetCheck& oc, std::size_t have, std::size_t need,
                               const char* units) {
+  std::string what;
+  if (oc.far) what = fmt::format("column(s) {} lie far from 0 relative to their spread", *oc.far);
+  if (oc.unsure) {
+    what += fmt::format("{}the check's noise (sd {:.2g} of the {}) cannot tell whether column(s) "
+                        "{} lie near 0", what.empty() ? "" : "; ", oc.noise_sd_fraction, units,
+                        *oc.unsure);
+  }
   return fmt::format(
-      "column(s) {} lie far from 0 relative to their spread (private offset check), and {} {} "
-      "are too few for a private centring: a fit without an intercept in these units has no "
-      "useful guarantee. Give at least {} {} (the private centring then standardises the "
-      "features and fits an intercept), or supply centred, standardised features, or pass "
-      "centre = false to fit x . w without an intercept in the data's units anyway",
-      far, have, units, need, units);
+      "{} (private offset check), and {} {} are too few for a private centring: a fit without an "
+      "intercept in these units has no useful guarantee. Give at least {} {} (the private "
+      "centring then standardises the features and fits an intercept), or supply centred, "
+      "standardised features, or pass centre = false to fit x . w without an intercept in the "
+      "data's units anyway",
+      what, have, units, need, units);
 }
 
 nlohmann::json fit_stated_error() {

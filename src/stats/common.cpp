@@ -78,8 +78,8 @@ void validate_common(const StatOptions& o) {
 
 void validate_table(const ConstMatrixRef& X) {
   require(X.rows() >= 1 && X.cols() >= 1,
-          fmt::format("X must have at least one row and one column, got {} x {}", X.rows(),
-                      X.cols()));
+          fmt::format("X must have at least one row and one column, got {} column(s){}",
+                      X.cols(), X.rows() == 0 ? " and no row" : ""));  // the row count: not shown
   for (Eigen::Index i = 0; i < X.rows(); ++i)
     for (Eigen::Index j = 0; j < X.cols(); ++j)
       require(std::isfinite(X(i, j)), "X has a NaN or infinite value at row {}, column {}", i, j);

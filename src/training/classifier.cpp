@@ -27,7 +27,7 @@ ConstLayer layer(const Classifier& m, int l) {
 
 void check_labels(const ConstMatrixRef& X, const std::vector<int>& y, int classes) {
   require(static_cast<Eigen::Index>(y.size()) == X.rows(),
-          fmt::format("labels: need one per row of X ({}), got {}", X.rows(), y.size()));
+          "labels: need one per row of X (the counts are not shown)");
   for (std::size_t i = 0; i < y.size(); ++i)
     require(y[i] >= 0 && y[i] < classes, "label {} at row {} is outside 0..{}", y[i], i,
             classes - 1);

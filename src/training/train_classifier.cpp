@@ -17,10 +17,6 @@
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/random/bernoulli.hpp"
-#include "dpstats/scale/column_scale.hpp"
-#include "dpstats/scale/grid_quantile.hpp"
-#include "dpstats/scale/norm_quantile.hpp"
-#include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/solvers/holdout.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
@@ -70,6 +66,19 @@ void validate_options(const ClassifyOptions& o, int ranks) {
             fmt::format("second_moment_floor must be a finite number >= 0, got {}",
                         *o.second_moment_floor));
   check_positive(o.loss_bound, "loss_bound");
+  if (o.n_public)
+    require(*o.n_public >= 1 && *o.n_public < (std::int64_t{1} << 39),
+            fmt::format("n_public: the public number of training rows must be in [1, 2^39), got "
+                        "{}", *o.n_public));
+  require(!is_private(o.optimizer) || o.n_public.has_value(),
+          "n_public is required for a private optimizer: under add/remove neighbouring the "
+          "number of rows is private, so the sampling rate batch_size / n_public, the number of "
+          "steps and the train loss's divisor come from a public row count (the dataset's "
+          "published size, or a round number near it; the table may hold up to 2 x n_public rows)");
+  if (o.n_public)
+    require(o.batch_size >= 1 && o.batch_size <= *o.n_public,
+            fmt::format("batch_size must be in [1, n_public = {}], got {}", *o.n_public,
+                        o.batch_size));
   if (o.holdout) {
     check_holdout(*o.holdout, o.loss_bound);
     require(o.holdout_share > 0 && o.holdout_share <= 0.5,
@@ -83,10 +92,11 @@ void validate_options(const ClassifyOptions& o, int ranks) {
 void validate_data(const ConstMatrixRef& X, const std::vector<int>& y, const Classifier& model) {
   check_data(X, "X");
   require(static_cast<Eigen::Index>(y.size()) == X.rows(),
-          fmt::format("labels: need one per row of X ({}), got {}", X.rows(), y.size()));
-  for (std::size_t i = 0; i < y.size(); ++i)
-    require(y[i] >= 0 && y[i] < model.classes(), "label {} at row {} is outside 0..{}", y[i], i,
-            model.classes() - 1);
+          "labels: need one per row of X (the counts are not shown)");
+  for (std::size_t i = 0; i < y.size(); ++i)  // the label and its row are data: not shown
+    require(y[i] >= 0 && y[i] < model.classes(),
+            fmt::format("labels: a label is outside 0..{} (classes = {}; the row and value are "
+                        "not shown)", model.classes() - 1, model.classes()));
   require(X.cols() == model.features(),
           fmt::format("X has {} columns, the model expects {}", X.cols(), model.features()));
 }
@@ -99,13 +109,15 @@ std::string fingerprint(const ClassifyOptions& o, const Classifier& m, Eigen::In
     sum = sum * 0x100000001b3ULL + std::bit_cast<std::uint64_t>(m.parameters()(j));
   return fmt::format(
       "{}|{:a}|{:a}|{:a}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|"
-      "{}|{}|{}|{}|{:x}|d={}|holdout={:a}/{:a}",
+      "{}|{}|{}|{}|{:x}|d={}|n={}|holdout={:a}/{:a}",
       to_string(o.optimizer), o.privacy.epsilon, o.privacy.delta, o.noise_multiplier.value_or(-1),
-      o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1), o.scale_share,
+      o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1),
+      o.scale_share,
       o.beta1, o.beta2, o.adam_epsilon.value_or(-1), o.lambda, o.tau,
       o.second_moment_floor.value_or(-1), o.loss_bound, o.loss_noise_multiplier,
       static_cast<int>(o.run.noise), to_string(m.kind()), m.features(), m.hidden(), m.classes(),
-      m.num_parameters(), sum, d, o.holdout.value_or(-1), o.holdout_share);
+      m.num_parameters(), sum, d, o.n_public.value_or(-1), o.holdout.value_or(-1),
+      o.holdout_share);
 }
 
 // The default learning rate: T steps of Adam move each parameter by about T lr (its update is
@@ -114,6 +126,15 @@ constexpr const char* kLearningRateRule =
     "max(1e-3, 0.5 / steps): Adam moves each parameter about steps x lr, in unit-scale features";
 double default_learning_rate(std::size_t steps) {
   return std::max(1e-3, 0.5 / static_cast<double>(std::max<std::size_t>(1, steps)));
+}
+
+// The public count the plan trains on: n_public, less the expected held-out share when a
+// holdout is asked for (the split is a keyed hash, so the kept count is private); adam without
+// n_public: the training rows.
+Eigen::Index public_training_rows(const ClassifyOptions& o, Eigen::Index rows) {
+  if (!o.n_public) return rows;
+  const double kept = static_cast<double>(*o.n_public) * (1 - o.holdout.value_or(0));
+  return std::max<Eigen::Index>(1, static_cast<Eigen::Index>(std::llround(kept)));
 }
 
 std::size_t steps_per_epoch(int batch_size, Eigen::Index n) {
@@ -139,15 +160,16 @@ double accuracy_chunked(const Classifier& model, const RowMatrix& X, const std::
   return right / static_cast<double>(X.rows());
 }
 
-// The per-epoch loss release on the exact sum of the clipped losses, counted in steps of the box
-// quantum Q of n rows (sensitivity Q, one step L/Q of the loss sum): the mechanism that runs.
+// The per-epoch loss release on the box lattice of lattice_rows(n) rows: each example's clipped
+// loss min(loss_i, L) is an integer in [0, Q] (Q = exact::box_quantum(lattice_rows(n)), public),
+// so the integer sum has sensitivity Q under add/remove; multiplier loss_noise_multiplier.
 GaussianMechanism loss_mechanism(const ClassifyOptions& o, Eigen::Index n) {
-  return GaussianMechanism::from_rho(exact::box_quantum(n),
-                                     1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier), 1,
-                                     o.run.noise);
+  return GaussianMechanism::from_rho(exact::box_quantum(lattice_rows(n)),
+                                     1 / (2 * o.loss_noise_multiplier * o.loss_noise_multiplier),
+                                     1, o.run.noise);
 }
 
-// The per-epoch loss releases: the mechanism's own entry, `epochs` times, stated as mu-GDP with
+// A release of Gaussian mechanism `m` (its own entry `e`), `count` times, stated as mu-GDP with
 // mu = 1 / (coupled noise multiplier): exact for the continuous Gaussian (fast_float), and the
 // coupled form of the lattice Gaussian (secure, docs/proofs/accounting.md §9), which both the
 // pld and the rdp accountants count.
@@ -157,10 +179,12 @@ LedgerEntry gdp_entry(const GaussianMechanism& m, const std::string& purpose, in
   return e;
 }
 
-LedgerEntry loss_entry(const ClassifyOptions& o, Eigen::Index n) {
+// The per-epoch loss releases: the entry of the mechanism `m` that draws them, `epochs` times
+// (one lattice step, 1 of its sensitivity Q, is L / Q of the loss sum).
+LedgerEntry loss_entry(const ClassifyOptions& o, const GaussianMechanism& m) {
   return in_output_units(
-      gdp_entry(loss_mechanism(o, n), "clipped training-loss sum (one per epoch)", o.epochs),
-      o.loss_bound / exact::box_quantum(n));
+      gdp_entry(m, "clipped training-loss sum on its lattice (one per epoch)", o.epochs),
+      o.loss_bound / m.sensitivity());
 }
 
 // The held-out rows' loss release (solvers/holdout.hpp): the Gaussian on the clipped-loss sum
@@ -171,14 +195,15 @@ std::optional<HoldoutLoss> holdout_loss(const ClassifyOptions& o) {
   return HoldoutLoss::gaussian(o.loss_bound, rho, o.run.noise);
 }
 
-// Every entry of a run on n rows of d features (d = 0: the global feature scale) with `steps`.
+// Every entry of a run on n (public) rows of d features (d = 0: the global feature scale) with
+// `steps` and the loss releases `loss`.
 Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps,
-                   Eigen::Index d) {
+                   const LedgerEntry& loss, Eigen::Index d) {
   FeatureSource source = plan_features(o, n, d).source;
   if (source == FeatureSource::unusable) source = FeatureSource::global;  // the cheaper estimate
   Ledger l = feature_entries(o, source, d);
   l.push_back(steps);
-  l.push_back(loss_entry(o, n));
+  l.push_back(loss);
   if (const auto h = holdout_loss(o))
     l.push_back(gdp_entry(*h->gaussian_mechanism(), h->ledger_entry().purpose, 1));
   return l;
@@ -215,6 +240,8 @@ ClassifyAccount account_of(const ClassifyOptions& o, Eigen::Index n, const Ledge
 
 // plan: every mechanism and the ledger from public values (N, P, options) only.
 struct ClassifyPlan {
+  Eigen::Index n = 0;        // the public row count (n_public; adam without it: the rows)
+  Eigen::Index lattice = 0;  // lattice_rows(n): the most rows the sums' lattices allow
   std::size_t per_epoch = 0, steps = 0;
   double sampling_rate = 0;
   std::optional<GradientRelease> release;  // (adam: the unclipped, noiseless mean gradient)
@@ -232,7 +259,7 @@ GradientReleaseConfig release_config(const ClassifyOptions& o, Eigen::Index n, E
   rc.parameters = p;
   rc.clip = o.clip;
   rc.expected_batch = o.batch_size;
-  rc.max_batch = n;  // Poisson sampling: any subset
+  rc.max_batch = lattice_rows(n);  // Poisson sampling: any subset of a table of at most this
   rc.lambda = o.lambda;
   rc.tau = o.tau;
   rc.noise = o.run.noise;
@@ -244,10 +271,16 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
 
 }  // namespace
 
+std::int64_t lattice_rows(std::int64_t n_public) {
+  return std::min<std::int64_t>(std::max<std::int64_t>(2 * n_public, (1 << 22) - 1),
+                                (std::int64_t{1} << 40) - 1);
+}
+
 ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double z,
                                  Eigen::Index d) {
   const bool discrete = o.run.noise == NoiseMode::secure;
-  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete), d));
+  return account_of(o, n, run_entries(o, n, search_step_entry(o, n, z, discrete),
+                                      loss_entry(o, loss_mechanism(o, n)), d));
 }
 
 double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
@@ -255,8 +288,9 @@ double classify_noise_multiplier(const ClassifyOptions& o, Eigen::Index n, Eigen
   const bool discrete = o.run.noise == NoiseMode::secure;
   // The rdp account of the run (cheap) brackets from above; the tighter account (pld included)
   // then meets the target at a smaller z.
+  const LedgerEntry loss = loss_entry(o, loss_mechanism(o, n));
   auto rdp_at = [&](double z) {
-    return epsilon_of(run_entries(o, n, search_step_entry(o, n, z, discrete), d),
+    return epsilon_of(run_entries(o, n, search_step_entry(o, n, z, discrete), loss, d),
                       Accountant::rdp, o.privacy.delta);
   };
   double hi = 1;
@@ -283,6 +317,8 @@ namespace {
 ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
                            const ClassifyOptions& o) {
   ClassifyPlan plan;
+  plan.n = n;
+  plan.lattice = lattice_rows(n);
   plan.features = plan_features(o, n, d);
   plan.per_epoch = steps_per_epoch(o.batch_size, n);
   plan.steps = static_cast<std::size_t>(total_steps(o, n));
@@ -310,7 +346,7 @@ ClassifyPlan plan_classify(Eigen::Index n, Eigen::Index d, Eigen::Index p,
                   plan.sampling_rate,
                   has_second_release(o.optimizer) ? " and second-moment sum" : ""),
       plan.sampling_rate, static_cast<int>(plan.steps));
-  plan.account = account_of(o, n, run_entries(o, n, steps, d));
+  plan.account = account_of(o, n, run_entries(o, n, steps, loss_entry(o, *plan.loss), d));
   return plan;
 }
 
@@ -333,6 +369,7 @@ class Trainer {
     const auto key = on_root(comm_, [&] {
       return std::vector<std::uint64_t>{rng.next_u64(), rng.next_u64()};
     });
+    // The rate is m / n with n the public row count (issue 28), whatever the table holds.
     sampler_ = std::make_unique<KeyedPoissonSample>(key[0], key[1], plan.sampling_rate);
     if (is_private(o.optimizer) && o.noise_thread && comm_.rank() == 0) {
       if (rng.seeded()) noise_rng_ = std::make_unique<SeededRng>(rng.next_u64());
@@ -411,10 +448,11 @@ void Trainer::step() {
 }
 
 // Σ_i min(loss_i, L) over every rank's rows, exactly: each clipped loss on the box lattice of
-// the N global rows (Q = exact::box_quantum(N), a term in [0, Q]; a non-finite loss counts as L),
-// added as integers over ranks. Returns the integer sum (lattice units: times L / Q for nats).
+// at most plan.lattice rows (Q = exact::box_quantum(plan.lattice), a term in [0, Q]; a
+// non-finite loss counts as L), added as integers over ranks. Returns the integer sum (lattice
+// units: times L / Q for nats).
 double Trainer::loss_sum() {
-  const double L = o_.loss_bound, Q = exact::box_quantum(shard_.total), scale = Q / L;
+  const double L = o_.loss_bound, Q = exact::box_quantum(plan_.lattice), scale = Q / L;
   const Eigen::Index chunk = 4096, local = X_.rows();
   std::uint64_t word = 0;
   std::vector<Eigen::Index> rows;
@@ -446,10 +484,11 @@ EpochReport Trainer::epoch(int e, EvalSet test) {
   r.epoch = e;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.examples = examples;
-  const double K = loss_sum(), L = o_.loss_bound, Q = exact::box_quantum(shard_.total);
-  // The plan's loss mechanism (sensitivity Q: one step is L / Q of the loss sum).
+  const double K = loss_sum(), L = o_.loss_bound, Q = exact::box_quantum(plan_.lattice);
+  // The plan's loss mechanism (sensitivity Q on the lattice) draws the noise and wrote the
+  // ledger entry; the mean divides by the public n.
   const double noisy = plan_.loss ? on_root(comm_, [&] { return plan_.loss->apply(K, rng_); }) : K;
-  r.train_loss = noisy * (L / Q) / static_cast<double>(shard_.total);
+  r.train_loss = noisy * (L / Q) / static_cast<double>(plan_.n);
   if (test.X && test.y) r.test_accuracy = accuracy_chunked(model_, *test.X, *test.y);
   return r;
 }
@@ -461,6 +500,11 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
   d["model"] = to_string(model.kind());
   d["parameters"] = model.num_parameters();
   d["epochs"] = o.epochs;
+  d["n_public"] = o.n_public.value_or(plan.n);
+  if (o.n_public && o.holdout) d["n_train_public"] = plan.n;  // n_public x (1 - holdout)
+  d["n_source"] = o.n_public ? "given (n_public: the sampling rate, the steps and the train "
+                               "loss's divisor follow from it)"
+                             : "the row count (non-private adam)";
   d["steps"] = plan.steps;
   d["expected_batch_size"] = o.batch_size;
   d["sampling_rate"] = plan.sampling_rate;
@@ -493,12 +537,12 @@ nlohmann::json plan_diagnostics(const ClassifyOptions& o, const ClassifyPlan& pl
 }
 
 // The epochs: each one's private training loss (and test accuracy of the raw-feature model
-// when a public test set is given), then the run's diagnostics.
+// when a public test set is given), then the run's diagnostics. No timing and no batch total:
+// their product is the exact number of examples the Poisson batches held (issue 28).
 void run_epochs(Trainer& trainer, const Classifier& model, const FeatureMap& f,
                 const ClassifyOptions& o, EvalSet test,
                 const std::function<void(const EpochReport&)>& on_epoch, nlohmann::json& d) {
   std::vector<double> train_loss, test_acc;
-  double seconds = 0, examples = 0;
   for (int e = 1; e <= o.epochs; ++e) {
     EpochReport r = trainer.epoch(e, {});
     if (test.X && test.y) {
@@ -508,17 +552,13 @@ void run_epochs(Trainer& trainer, const Classifier& model, const FeatureMap& f,
       test_acc.push_back(*r.test_accuracy);
     }
     train_loss.push_back(r.train_loss);
-    seconds += r.seconds;
-    examples += static_cast<double>(r.examples);
-    if (on_epoch) on_epoch(r);
+    if (on_epoch) on_epoch(r);  // the only reader of the epoch's timing and batch total
   }
   d["train_loss"] = train_loss;
   if (!test_acc.empty()) {
     d["test_accuracy"] = test_acc;
     d["test_rows"] = test.X->rows();
   }
-  d["examples_per_second"] = seconds > 0 ? examples / seconds : 0.0;
-  d["train_seconds"] = seconds;
 }
 
 // This rank's rows split into the training rows and the held-out rows (solvers/holdout.hpp: a
@@ -560,16 +600,17 @@ HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const Class
 
 // The released model's private mean clipped loss on the held-out rows (every rank's), by the
 // plan's mechanism; adam (non-private): the exact mean.
-nlohmann::json holdout_statement(const Classifier& model, const HeldOut& split,
-                                 const ClassifyPlan& plan, const ClassifyOptions& o, Rng& rng) {
+nlohmann::json held_out_loss(const Classifier& model, const HeldOut& split,
+                             const ClassifyPlan& plan, const ClassifyOptions& o, Rng& rng) {
   std::vector<Eigen::Index> rows(static_cast<std::size_t>(split.held.X.rows()));
   std::iota(rows.begin(), rows.end(), Eigen::Index{0});
   const BatchGradients batch(model, split.held.X, split.held.y, rows, o.run.threads);
   const std::vector<double> losses(batch.losses().data(),
                                    batch.losses().data() + batch.losses().size());
   nlohmann::json j;
-  if (plan.holdout) {
-    j = plan.holdout->release(losses, rng, o.run.comm);
+  if (plan.holdout) {  // the held-out count is private: a public expected count and lattice
+    j = plan.holdout->release(losses, rng, o.run.comm,
+                              {*o.n_public, *o.holdout, plan.lattice});
   } else {
     double sum = 0;
     for (double v : losses) sum += std::min(v, o.loss_bound);
@@ -598,10 +639,18 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_i
   const ConstMatrixRef X = split.active ? ConstMatrixRef(split.train.X) : X_in;
   const std::vector<int>& y = split.active ? split.train.y : y_in;
   const ShardRows rows = shard_rows(comm, X.rows());
-  require(o.batch_size >= 1 && o.batch_size <= rows.total,
-          fmt::format("batch_size must be in [1, {}] (the number of training rows), got {}",
-                      rows.total, o.batch_size));
-  const ClassifyPlan plan = plan_classify(rows.total, X.cols(), model.num_parameters(), o);  // plan
+  // The public count of training rows (adam, non-private, may use the rows). Under add/remove
+  // the table's size is private: it is only checked against public limits, before any noise.
+  const Eigen::Index n = public_training_rows(o, rows.total);
+  require(o.batch_size >= 1 && o.batch_size <= n,
+          fmt::format("batch_size must be in [1, the number of training rows], got {}",
+                      o.batch_size));
+  const std::int64_t held = split.active ? allreduce_count(comm, split.held.X.rows()) : 0;
+  require(std::max<std::int64_t>(rows.total, held) <= lattice_rows(n),
+          fmt::format("the table holds more training (or held-out) rows than n_public allows "
+                      "(at most {}: the lattices of the gradient and loss sums are set by "
+                      "n_public); give a larger n_public", lattice_rows(n)));
+  const ClassifyPlan plan = plan_classify(n, X.cols(), model.num_parameters(), o);  // plan
   const bool priv = is_private(o.optimizer);
   ReleaseBudget account = priv ? ReleaseBudget(o.privacy.loss(), plan.account.accountant, budget)
                                : ReleaseBudget::non_private();
@@ -630,7 +679,14 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_i
   Trainer trainer(model, identity ? X : ConstMatrixRef(scaled), y, o, plan, rng, rows);   // run
   run_epochs(trainer, model, *f, o, test, on_epoch, d);
   fold_feature_map(model, *f);
-  if (split.active) d["holdout"] = holdout_statement(model, split, plan, o, rng);
+  // Whether the test set is the training data is decided from public facts (the caller's word,
+  // or the same memory), never by comparing rows (which would itself reveal membership).
+  const double* first = test.X ? test.X->data() : nullptr;
+  if (first && (test.training_rows || (first >= X_in.data() && first < X_in.data() + X_in.size())))
+    d["test_accuracy_warning"] =
+        "the test set is the training data: test_accuracy is an exact statistic of the private "
+        "rows, NOT covered by the privacy guarantee; evaluate on held-out public data";
+  if (split.active) d["holdout"] = held_out_loss(model, split, plan, o, rng);
   return seal(std::move(model), account, facts, rng, std::move(d));                // seal
 }
 

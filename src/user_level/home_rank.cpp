@@ -37,11 +37,9 @@ void put(Bytes& b, const void* p) {
 
 // Local checks before any row moves (every rank stops together on one rank's bad row).
 void check_shard(const ConstMatrixRef& X, const Vector& y, const std::vector<std::int64_t>& users) {
-  require(y.size() == X.rows(), fmt::format("y must have one label per row of X ({} labels, {} "
-                                            "rows)", y.size(), X.rows()));
+  require(y.size() == X.rows(), "y must have one label per row of X (the counts are not shown)");
   require(static_cast<Eigen::Index>(users.size()) == X.rows(),
-          fmt::format("users must have one id per row of X ({} ids, {} rows)", users.size(),
-                      X.rows()));
+          "users must have one id per row of X (the counts are not shown)");
   require(X.allFinite(), "X has a NaN or infinite value");
   require(y.allFinite(), "y must be finite");
 }
@@ -56,7 +54,8 @@ UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vect
   check_agreement(comm, fmt::format("d={}|m={}|A={}|B={}", d, m, feature_bound.value_or(-1),
                                     label_bound.value_or(-1)),
                   "the user-level rows' columns and options");
-  require(m >= 0, fmt::format("items_per_user m must be >= 0, got {}", m));
+  require(m >= 1, fmt::format("items_per_user must be >= 1, got {}: the public number of items "
+                              "per user", m));
   all_or_none(comm, [&] { check_shard(X, y, users); });
   const ShardRows rows = shard_rows(comm, X.rows());
   require(rows.total > 0, "the user-level data have no row on any rank");
@@ -92,7 +91,7 @@ UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vect
   std::set<std::int64_t> ids;
   for (const Row& r : in) ids.insert(r.id);
   const std::int64_t n = allreduce_count(comm, static_cast<std::int64_t>(ids.size()));
-  const std::int64_t items = m > 0 ? m : std::max<std::int64_t>(1, rows.total / n);
+  const std::int64_t items = m;
   if (in.empty()) {
     UserDataset none = UserDataset::none(d, items, feature_bound, label_bound);
     none.set_total_users(n);

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "dpstats/error.hpp"
 
 namespace dpstats::optimize {
@@ -21,11 +23,12 @@ UserDataset::UserDataset(const ConstMatrixRef& X, const Vector& y,
   require(static_cast<Eigen::Index>(users.size()) == X.rows(),
           "users must have one id per row of X");
   require(y.allFinite(), "y must be finite");
-  require(m >= 0, "items_per_user m must be >= 0");
+  require(m >= 1, fmt::format("items_per_user must be >= 1, got {}: the public number of items "
+                              "per user (each user's rows are truncated to it, or repeated)", m));
   std::map<std::int64_t, std::vector<Eigen::Index>> rows;
   for (Eigen::Index i = 0; i < X.rows(); ++i) rows[users[static_cast<std::size_t>(i)]].push_back(i);
   n_ = static_cast<std::int64_t>(rows.size());
-  m_ = m > 0 ? m : std::max<std::int64_t>(1, X.rows() / n_);
+  m_ = m;
   features_.resize(n_ * m_, X.cols());
   labels_.resize(n_ * m_);
   std::int64_t u = 0;

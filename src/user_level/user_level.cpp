@@ -998,8 +998,8 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
                                       o.run.noise, account, rng, o.run.comm);
   diag["centring"]["offset_check"] = oc.diagnostics;
   diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
-  if (!oc.far) return std::nullopt;
-  return offset_abstention(*oc.far, static_cast<std::size_t>(data.total_users()), cd.need, "users");
+  if (!oc.blocks()) return std::nullopt;
+  return offset_abstention(oc, static_cast<std::size_t>(data.total_users()), cd.need, "users");
 }
 
 // run, part 2: the method on the bounded users (`rho`: what the scale step left), its mechanisms'
@@ -1146,7 +1146,7 @@ UserSplit split_users(const UserDataset& all, const UserLevelOptions& o, Rng& rn
 // Each held-out user's mean loss of the released model x . w (+ b) over its m rows as given (the
 // user's units; {0, 1} labels mapped as for the fit), released by `mechanism` (non-private: the
 // exact mean of the clipped losses).
-nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
+nlohmann::json holdout_statement(const UserDataset& held, std::int64_t users, const Vector& x,
                                  const UserLevelOptions& o, bool mapped,
                                  const std::optional<HoldoutLoss>& mechanism, Rng& rng) {
   const auto loss = make_loss(o.loss);
@@ -1164,8 +1164,8 @@ nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
     losses[static_cast<std::size_t>(u)] = sum / static_cast<double>(held.items_per_user());
   }
   nlohmann::json j;
-  if (mechanism) {
-    j = mechanism->release(losses, rng, o.run.comm);
+  if (mechanism) {  // the held-out count is private (issue 28): the users (public) x fraction
+    j = mechanism->release(losses, rng, o.run.comm, {users, *o.holdout, users});
   } else {
     double sum = 0;
     for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
@@ -1224,7 +1224,7 @@ Release<Vector> fit_user_level(const UserDataset& all, const UserLevelOptions& o
   MethodRun run = run_method(*step.work, o, step.bounds.rho_left, account, rng, diag, trace);
   Vector x = step.st ? step.st->to_user_units(run.x) : std::move(run.x);  // post-processing
   if (split.held && !run.abstained)
-    diag["holdout"] = holdout_statement(*split.held, x, o, mapped, holdout, rng);
+    diag["holdout"] = holdout_statement(*split.held, all.total_users(), x, o, mapped, holdout, rng);
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));
 }

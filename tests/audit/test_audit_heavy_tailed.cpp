@@ -1,4 +1,4 @@
-// Privacy audits at toy size (docs/proofs/heavy-tailed.md §6 "Optional DP audit in d = 1"):
+// Privacy audits at toy size (docs/auditing.md):
 // the lattice l2-Laplace on neighbouring values, and fit_heavy_tailed's releases on neighbouring
 // datasets that differ in one enormous record. The auditor's lower bound must not exceed ε; a
 // mechanism with a quarter of its noise is caught.

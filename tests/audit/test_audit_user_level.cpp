@@ -1,5 +1,5 @@
 // Privacy audits of the user-level fits at toy size (Alg 3 and its smoothed variant in the
-// practical profile included: steps → T, clip → τ, step_size → 1/L_f) (docs/proofs/user-level.md §6.4): D and D'
+// practical profile included: steps → T, clip → τ, step_size → 1/L_f) (docs/auditing.md): D and D'
 // differ in the whole data of one user (labels flipped, features at the norm bound), d = 1.
 // A certified method must not be caught above its ε; the same audit catches the method run with
 // a fifth of its noise (so the audit can fail).

@@ -66,7 +66,7 @@ TEST(AuditorStatistics, ClopperPearsonCheckValues) {
 }
 
 TEST(AuditorStatistics, AnalyticGaussianHelperMatchesCheckValue) {
-  // The test's own helper must reproduce Balle–Wang (docs/proofs/moments.md §1.5).
+  // The test's own helper must reproduce Balle–Wang (privacy/calibration.hpp).
   EXPECT_NEAR(analytic_gaussian_sigma(1, 1, 1e-5), 3.730632, 1e-5);
   EXPECT_NEAR(analytic_gaussian_sigma(1, 8, 1e-3), 0.480014, 1e-5);
 }

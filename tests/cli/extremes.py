@@ -110,9 +110,9 @@ def cases(f):
         out.append(["account", "calibrate", "--mechanism", "laplace", "--sensitivity", s, "--epsilon", "1"])
     for e in eps + ["1"]:
         out.append(["fit", "--task", "user-level", "--seed", "1", "--epsilon", e, "--delta", "1e-6",
-                    "--domain-radius", "10", f["users"]])
+                    "--domain-radius", "10", "--items-per-user", "10", f["users"]])
         out.append(["fit", "--task", "classify", "--seed", "1", "--epsilon", e, "--delta", "1e-5",
-                    "--classes", "2", "--epochs", "1", "--data", f["labels"]])
+                    "--classes", "2", "--epochs", "1", "--n-public", str(N), "--data", f["labels"]])
     for data in ["xy", "bigxy"]:
         out.append(["fit", "--task", "heavy-tailed", "--seed", "1", "--epsilon", "1", "--domain-radius", "10", f[data]])
     for e in eps:

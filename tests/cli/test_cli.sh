@@ -126,21 +126,24 @@ with open(sys.argv[1], "w") as f:
         c = i % 3
         f.write(",".join([str(c)] + [f"{c * 0.5 + random.random() * 0.3:.4f}" for _ in range(4)]) + "\n")
 PYEOF
-ok "classify jme" "j['task']=='classify' and j['method']=='dp-adam-jme' and j['privacy']['certified'] and j['privacy']['epsilon']<=1 and j['privacy']['neighbouring']=='add-remove' and len(j['diagnostics']['train_loss'])==2 and len(j['diagnostics']['test_accuracy'])==2 and j['model']['parameters']==15" \
-  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --scale-share 0.5 --epochs 2 --batch-size 40 --seed 1
+ok "classify jme" "j['task']=='classify' and j['method']=='dp-adam-jme' and j['privacy']['certified'] and j['privacy']['epsilon']<=1 and j['privacy']['neighbouring']=='add-remove' and len(j['diagnostics']['train_loss'])==2 and len(j['diagnostics']['test_accuracy'])==2 and j['model']['parameters']==15 and 'NOT covered' in j['diagnostics']['test_accuracy_warning'] and j['diagnostics']['sampling_rate']==0.1 and 'n' not in j" \
+  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --scale-share 0.5 --epochs 2 --batch-size 40 --n-public 400 --seed 1
 ok "classify small table abstains before spending (issue 27)" "j['status']=='abstained' and j['ledger']==[] and j['privacy']['epsilon']==0 and 'rows at this epsilon' in j['diagnostics']['abstained'] and 'feature_scale' in j['diagnostics']['abstained']" \
-  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --seed 1
-ok "classify --holdout states a private loss" "j['status']=='ok' and j['diagnostics']['holdout']['unit']=='row' and 0 < j['diagnostics']['holdout']['units'] < 200 and 'holdout' in j['ledger'][-1]['purpose']" \
-  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --feature-scale 1 --holdout 0.25 --epochs 2 --batch-size 40 --seed 1
-bad "classify --holdout out of range" "holdout" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --holdout 0.8
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --n-public 400 --seed 1
+ok "classify --holdout states a private loss" "j['status']=='ok' and j['diagnostics']['holdout']['unit']=='row' and j['diagnostics']['holdout']['units_expected']==100 and 'holdout' in j['ledger'][-1]['purpose'] and j['diagnostics']['sampling_rate']==40/300" \
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --feature-scale 1 --holdout 0.25 --epochs 2 --batch-size 40 --n-public 400 --seed 1
+bad "classify --holdout out of range" "holdout" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --holdout 0.8 --n-public 400
 ok "classify adam" "j['privacy']['epsilon'] is None and not j['privacy']['certified']" \
   -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --model mlp --hidden 4 --epochs 1 --batch-size 40 --seed 1
 bad "classify needs classes" "classes" -- fit --task classify --data "$tmp/classify.csv" --epsilon 1 --delta 1e-6
-bad "classify bad label" "label" -- fit --task classify --data "$tmp/classify.csv" --classes 2 --epsilon 1 --delta 1e-6
+bad "classify bad label" "a label is not an integer in 0..1" -- fit --task classify --data "$tmp/classify.csv" --classes 2 --epsilon 1 --delta 1e-6 --n-public 400
 bad "classify needs epsilon" "epsilon is required" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --delta 1e-6
 bad "classify needs delta" "delta is required" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1
+# Issue 28: under add/remove the row count is private: the sampling rate needs a public one.
+bad "classify needs --n-public" "n_public is required" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6
+bad "classify batch above --n-public" "n_public = 30" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --n-public 30 --batch-size 40
 ok "classify feature scale" "j['diagnostics']['feature_scale']==2 and j['privacy']['accountant'] in ('pld','rdp') and len(j['ledger'])==2" \
-  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --feature-scale 2 --epochs 1 --batch-size 40 --seed 1
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --feature-scale 2 --epochs 1 --batch-size 40 --n-public 400 --seed 1
 bad "classify unknown optimizer" "optimizer" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer sgd
 bad "classify adam with epsilon" "not private" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --optimizer adam --epsilon 1
 bad "classify rejects --loss" "does not apply" -- fit --task classify --data "$tmp/classify.csv" --classes 3 --loss logistic
@@ -208,10 +211,10 @@ np.save(sys.argv[1] + "/moments_wide.npy", rng.normal(size=(3, 40000)) / 400)
 PYEOF
 same_threads "heavy-tailed clipped-gd --threads" -- fit --task heavy-tailed --epsilon 1 --domain-radius 2 --seed 4 "$tmp/heavy_big.csv"
 same_threads "heavy-tailed lipschitz-extension --threads" -- fit --task heavy-tailed --method lipschitz-extension --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 4 "$tmp/heavy_big.csv"
-same_threads "classify --threads" -- fit --task classify --data "$tmp/classify_big.csv" --classes 3 --model mlp --hidden 8 --epsilon 4 --delta 1e-6 --epochs 1 --batch-size 200 --seed 4
+same_threads "classify --threads" -- fit --task classify --data "$tmp/classify_big.csv" --classes 3 --model mlp --hidden 8 --epsilon 4 --delta 1e-6 --epochs 1 --batch-size 200 --n-public 2000 --seed 4
 same_threads "moments d = 40000 diagonal --threads" -- moments --method jme --epsilon 1 --delta 1e-6 --clip 1 --diagonal --seed 4 "$tmp/moments_wide.npy"
 
-# ---- fit --task user-level (issue 7): user id, label, features ----
+# ---- fit --task user-level --items-per-user 10 (issue 7): user id, label, features ----
 /usr/bin/python3 - "$tmp/users.csv" <<'PYEOF'
 import math, random, sys
 random.seed(3)
@@ -223,23 +226,24 @@ with open(sys.argv[1], "w") as f:
             f.write(",".join(str(v) for v in [u, 1 if random.random() < p else -1] + a) + "\n")
 PYEOF
 ok "user-level default" "j['method']=='dp-gd-user' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000" \
-  -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 ok "user-level dp-gd-filter" "j['method']=='dp-gd-filter' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==60000 and len(j['ledger'])==4 and j['ledger'][1]['purpose'].startswith('offset check') and j['ledger'][3]['count']==20" \
-  -- fit --task user-level --method dp-gd-filter --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --method dp-gd-filter --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 ok "user-level accelerated" "j['method']=='accelerated' and j['privacy']['certified'] and j['diagnostics']['gradient_evaluations']==10*50*10 and j['diagnostics']['profile']=='practical'" \
-  -- fit --task user-level --method accelerated --steps 10 --users-per-step 50 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --method accelerated --steps 10 --users-per-step 50 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 ok "user-level nonsmooth" "j['method']=='nonsmooth' and j['diagnostics']['schedule']['smoothing_radius']==0.01" \
-  -- fit --task user-level --method nonsmooth --loss hinge --smoothing-radius 0.01 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
-bad "user-level accelerated hinge" "nonsmooth" -- fit --task user-level --method accelerated --loss hinge --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-bad "user-level paper Alg 3 refuses" "cannot run at this size" -- fit --task user-level --method accelerated --profile paper --feature-bound 2 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-bad "user-level smoothing radius only for nonsmooth" "does not apply" -- fit --task user-level --method accelerated --smoothing-radius 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-bad "user-level needs epsilon" "epsilon" -- fit --task user-level --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-bad "user-level paper needs feature bound" "feature_bound" -- fit --task user-level --method phased-sgd --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-bad "user-level profile only where read" "does not apply" -- fit --task user-level --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --method nonsmooth --loss hinge --smoothing-radius 0.01 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+bad "user-level accelerated hinge" "nonsmooth" -- fit --task user-level --items-per-user 10 --method accelerated --loss hinge --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level paper Alg 3 refuses" "cannot run at this size" -- fit --task user-level --items-per-user 10 --method accelerated --profile paper --feature-bound 2 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level smoothing radius only for nonsmooth" "does not apply" -- fit --task user-level --items-per-user 10 --method accelerated --smoothing-radius 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level needs epsilon" "epsilon" -- fit --task user-level --items-per-user 10 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level needs --items-per-user" "items-per-user m is required" -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level paper needs feature bound" "feature_bound" -- fit --task user-level --items-per-user 10 --method phased-sgd --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level profile only where read" "does not apply" -- fit --task user-level --items-per-user 10 --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 ok "user-level bound estimate without a guarantee abstains (300 users)" "j['status']=='abstained' and not j['estimate'] and 'the private estimate of feature_bound' in j['diagnostics']['abstained'] and j['diagnostics']['bounds']['feature_bound']['estimated'] and j['ledger'][0]['purpose'].startswith('scale:')" \
-  -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
 ok "user-level biting bound reported" "j['diagnostics']['bounds']['feature_bound']['clipped_users_fraction']>0.5 and len(j['diagnostics']['bounds']['warnings'])==1" \
-  -- fit --task user-level --feature-bound 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --feature-bound 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 --seed 1 "$tmp/users.csv"
 # ---- fits below the centring threshold (issue 15): raw units far from 0 abstain; --no-centre runs ----
 /usr/bin/python3 - "$tmp/people.csv" <<'PYEOF'
 import random, sys
@@ -258,7 +262,7 @@ ok "heavy-tailed --centre with too few records abstains" "j['status']=='abstaine
 bad "fit --centre and --no-centre exclude each other" "excludes" -- fit --task heavy-tailed --centre --no-centre --epsilon 1 --domain-radius 2 "$tmp/people.csv"
 bad "classify rejects --no-centre" "does not apply" -- fit --task classify --no-centre --epsilon 1 --delta 1e-6 "$tmp/people.csv"
 ok "user-level --no-centre states no centring" "j['status']=='ok' and j['diagnostics']['centring']['reason']=='centre = false' and j['diagnostics']['stated_error']['radius'] is None" \
-  -- fit --task user-level --no-centre --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+  -- fit --task user-level --items-per-user 10 --no-centre --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 bad "heavy-tailed old --moment" "moment" -- fit --task heavy-tailed --moment 2 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 
 # ---- mean: the PRIME family (issue 3) ----
@@ -389,7 +393,7 @@ PY
 ok "budget init rdp" "j['accountant']=='rdp'" -- budget init "$tmp/s.json" --epsilon 3 --delta 1e-5 --accountant rdp
 ok "prime mean charged to the budget file (zCDP)" "j['status']=='ok' and j['method']=='prime'" \
   -- mean --method prime --alpha 0.05 --epsilon 1 --delta 1e-6 --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
-ok "median charged to the budget file" "j['status'] in ('ok','abstained') and len(j['ledger'])>0" \
+ok "median charged to the budget file" "j['status']=='ok' and abs(j['estimate'][0]-60000)<1500 and len(j['ledger'])>0" \
   -- median --epsilon 0.5 --delta 1e-6 --columns salary --budget "$tmp/s.json" --seed 1 "$tmp/people2.csv"
 ok "heavy-tailed fit charged to the budget file (pure)" "j['privacy']['delta']==0" \
   -- fit --task heavy-tailed --epsilon 0.5 --domain-radius 2 --budget "$tmp/s.json" --seed 1 "$tmp/reg.csv"
@@ -419,7 +423,7 @@ ok "resumed: the file gained its entry" "len(j['ledger'])==$n_before+1" -- budge
 bad "weiszfeld takes no budget" "does not apply" -- median --method weiszfeld --budget "$tmp/s.json" "$tmp/people2.csv"
 bad "fast-center needs the paper profile" "profile paper" -- median --center fast-center --epsilon 1 --delta 1e-6 --domain-radius 1000 "$tmp/people2.csv"
 bad "a non-private classifier takes no budget" "budget" -- fit --task classify --optimizer adam --classes 2 --budget "$tmp/s.json" "$tmp/depts.csv"
-bad "a non-private user-level fit takes no budget" "budget" -- fit --task user-level --method non-private --domain-radius 1 --budget "$tmp/s.json" "$tmp/reg.csv"
+bad "a non-private user-level fit takes no budget" "budget" -- fit --task user-level --method non-private --items-per-user 1 --domain-radius 1 --budget "$tmp/s.json" "$tmp/reg.csv"
 bad "fit without --task or --users" "--task is required" -- fit --epsilon 1 --delta 1e-6 --domain-radius 1 "$tmp/reg.csv"
 /usr/bin/python3 - "$tmp" <<'PY'
 import sys, numpy as np
@@ -433,10 +437,10 @@ with open(sys.argv[1] + "/airports.csv", "w") as f:
         f.write(f"{codes[i % 8]}{i % 250},{late},{x1:.4f},{x2:.4f}\n")
 PY
 ok "fit --users COLUMN: text ids, user-level implied" "j['task']=='user-level' and j['status'] in ('ok','abstained')" \
-  -- fit --users origin --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 5 --seed 1 "$tmp/airports.csv"
+  -- fit --users origin --items-per-user 4 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 5 --seed 1 "$tmp/airports.csv"
 bad "--users applies to user-level only" "does not apply" \
   -- fit --task heavy-tailed --users origin --epsilon 1 --domain-radius 2 "$tmp/airports.csv"
-bad "text ids without --users are refused" "non-numeric" -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/airports.csv"
+bad "text ids without --users are refused" "non-numeric" -- fit --task user-level --items-per-user 4 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/airports.csv"
 
 # ---- #16: a histogram of a text column (quoted, with commas), picked by name ----
 printf 'id,dept,age\np1,"Legal, Compliance",30\np2,Sales,41\np3,"Legal, Compliance",\n\n' >"$tmp/depts.csv"
@@ -451,7 +455,7 @@ ok "heavy-tailed private final clip" "len(j['ledger'])==1 and j['privacy']['epsi
   -- fit --task heavy-tailed --method lipschitz-extension --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
 ok "heavy-tailed public clip rule" "len(j['ledger'])==1 and j['diagnostics']['phases'][1]['clip_rule']['rule']=='public'" \
   -- fit --task heavy-tailed --method lipschitz-extension --final-clip-rule public --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
-ok "heavy-tailed inner alg 4" "j['status'] in ('ok','abstained') and j['diagnostics'].get('inner', 'double-output-perturbation')=='double-output-perturbation'" \
+ok "heavy-tailed inner alg 4" "j['status']=='ok' and j['diagnostics']['inner']=='double-output-perturbation' and all(abs(w-0.4)<0.1 for w in j['estimate'])" \
   -- fit --task heavy-tailed --method lipschitz-extension --inner double-output-perturbation --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
 bad "heavy-tailed unknown inner" "inner" -- fit --task heavy-tailed --method lipschitz-extension --inner newton --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
 bad "heavy-tailed inner only for lipschitz-extension" "does not apply" -- fit --task heavy-tailed --method clipped-gd --inner glm-one-stage --steps 4 --epsilon 1 --domain-radius 2 "$tmp/heavy.csv"
@@ -469,6 +473,10 @@ ok "bounds age salary" "j['command']=='bounds' and j['columns']==['age','salary'
   -- bounds --epsilon 0.5 --seed 1 "$tmp/agesalary.csv"
 ok "bounds norm quantile zcdp" "j['estimate']['norm_quantile']>0 and j['privacy']['rho'] is not None and j['privacy']['delta']==1e-6 and len(j['ledger'])==4" \
   -- bounds --epsilon 2 --delta 1e-6 --norm-quantile 0.9 --seed 2 "$tmp/data.npy"
+ok "bounds coverage clip bounds (10% tails of a column with 5% rows at 9.9e6)" "len(j['estimate']['clip_lo'])==2 and 20<j['estimate']['clip_lo'][0]<30 and 50<j['estimate']['clip_hi'][0]<70 and 85000<j['estimate']['clip_hi'][1]<120000 and j['privacy']['epsilon']<=1 and any(e['purpose'].startswith('clip bounds') for e in j['ledger']) and 'clip_bounds' in j['diagnostics']" \
+  -- bounds --epsilon 1 --coverage 0.2 --seed 1 "$tmp/agesalary.csv"
+bad "bounds bad coverage" "coverage" -- bounds --epsilon 1 --coverage 0.7 "$tmp/good.csv"
+bad "bounds shares over one" "norm_share + clip_share" -- bounds --epsilon 1 --coverage 0.02 --clip-share 0.9 --norm-quantile 0.5 "$tmp/good.csv"
 bad "bounds no epsilon" "epsilon" -- bounds "$tmp/good.csv"
 bad "bounds bad widen" "widen must be in" -- bounds --epsilon 1 --widen -2 "$tmp/good.csv"
 bad "bounds bad norm quantile" "norm_quantile must be in" -- bounds --epsilon 1 --norm-quantile 1.5 "$tmp/good.csv"
@@ -478,15 +486,17 @@ bad "bounds nan" "NaN" -- bounds --epsilon 1 "$tmp/nan.csv"
 /usr/bin/python3 - "$tmp/median.csv" <<'PYEOF'
 import random, sys
 random.seed(3)
-with open(sys.argv[1], "w") as f:
-    f.write("age,salary\n")
-    for i in range(3000):
-        if i < 150:
-            f.write("999,9900000\n")  # 5% corrupted rows
-        else:
-            f.write(f"{random.gauss(41, 12):.3f},{random.gauss(52000, 18000):.2f}\n")
+rows = ["999,9900000\n" if i % 20 == 0 else  # 5% corrupted rows
+        f"{random.gauss(41, 12):.3f},{random.gauss(52000, 18000):.2f}\n" for i in range(20000)]
+for path, n in ((sys.argv[1], 3000), (sys.argv[1].replace(".csv", "_big.csv"), 20000)):
+    with open(path, "w") as f:
+        f.write("age,salary\n" + "".join(rows[:n]))
 PYEOF
-ok "median default estimates domain radius" "j['command']=='median' and j['status'] in ('ok','abstained') and j['diagnostics']['domain_radius_source']=='estimated' and (j['status']=='abstained' or (abs(j['estimate'][0]-41)<10 and abs(j['estimate'][1]-52000)<3000)) and j['privacy']['epsilon']<=1" \
+# Seeded, so the outcome is fixed: 20000 rows estimate the radius and release near the clean
+# median; 3000 rows are too few at epsilon 1 (a public check: the rank error against n).
+ok "median default estimates domain radius" "j['command']=='median' and j['status']=='ok' and j['diagnostics']['domain_radius_source']=='estimated' and abs(j['estimate'][0]-41)<10 and abs(j['estimate'][1]-52000)<3000 and j['privacy']['epsilon']<=1" \
+  -- median --epsilon 1 --delta 1e-6 --seed 1 "$tmp/median_big.csv"
+ok "median default abstains on too few rows, saying why" "j['status']=='abstained' and not j['estimate'] and 'rank error' in j['diagnostics']['abstained'] and 'rows at this epsilon' in j['diagnostics']['abstained']" \
   -- median --epsilon 1 --delta 1e-6 --seed 1 "$tmp/median.csv"
 ok "median given radius checked" "j['status']=='ok' and j['diagnostics']['domain_radius_source']=='given' and 'domain_radius_warning' in j['diagnostics'] and j['diagnostics']['domain_radius']==100" \
   -- median --epsilon 1 --delta 1e-6 --domain-radius 100 --seed 1 "$tmp/median.csv"
@@ -506,7 +516,7 @@ same_for_threads() {  # same_for_threads NAME ARGS... : the output at --threads 
 }
 same_for_threads "median --threads" median --epsilon 1 --delta 1e-6 --domain-radius 100 --seed 3 "$tmp/median.csv"
 same_for_threads "median paper --threads" median --profile paper --epsilon 2 --delta 1e-6 --domain-radius 1e6 --seed 3 "$tmp/median.csv"
-same_for_threads "user-level --threads" fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
+same_for_threads "user-level --threads" fit --task user-level --items-per-user 10 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 2 --seed 1 "$tmp/users.csv"
 bad "median --threads 0" "threads" -- median --epsilon 1 --delta 1e-6 --threads 0 "$tmp/median.csv"
 bad "median needs epsilon" "epsilon" -- median --delta 1e-6 "$tmp/median.csv"
 bad "median needs delta" "delta" -- median --epsilon 1 "$tmp/median.csv"

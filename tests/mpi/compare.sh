@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # usage: DPSTATS=build/dpstats compare.sh P ARGS...
 # Runs `dpstats ARGS` in one process and `mpirun -np P dpstats ARGS` and requires the same bytes on
-# stdout and exit status 0 from both (ARGS should hold --seed: a secure run differs every time).
+# stdout and exit status 0 from both (ARGS should hold --seed: a secure run differs every time),
+# and a release with "status": "ok": two identical abstentions would compare nothing of the
+# distributed computation (issue 28).
 set -euo pipefail
 : "${DPSTATS:?set DPSTATS to the dpstats binary}"
 P=$1
@@ -22,4 +24,9 @@ if ! cmp -s "$tmp/single" "$tmp/ranks"; then
   exit 1
 fi
 [ -s "$tmp/single" ] || { echo "empty release"; exit 1; }
+if ! head -1 "$tmp/single" | /usr/bin/python3 -c 'import json, sys; sys.exit(json.load(sys.stdin).get("status") != "ok")'; then
+  echo "P = $P: the release is not status ok (an abstention compares nothing):"
+  head -c 600 "$tmp/single"; echo
+  exit 1
+fi
 echo "P = $P: byte-identical ($(wc -c <"$tmp/single") bytes)"

@@ -47,13 +47,13 @@ refused "non-private adam on ranks" 2 "does not run on 2 ranks" 2 \
   fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer adam --seed 1 "$DATA/users.csv"
 printf 'user,label,f1,f2,f3\n1,1,0.5,0.5,0.5\n2,7,0.5,0.5,0.5\n' >"$tmp/label.csv"
 refused "one rank's label out of range" 2 "rank 1: " 2 \
-  fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer dp-sgd --epsilon 1 \
+  fit --task classify --classes 2 --columns label,f1,f2,f3 --optimizer dp-sgd --n-public 4500 --epsilon 1 \
   --delta 1e-6 --seed 1 \
   --shards "$DATA/users_part_00.csv" "$tmp/label.csv"
 refused "stdin under ranks" 2 "stdin" 2 "${MEAN[@]}" - <"$DATA/table.csv"
 refused "tukey-median not distributed" 2 "does not run on several ranks" 2 \
   mean --method tukey-median --epsilon 1 --delta 0 --bounds -10,10 --seed 1 "$DATA/table.csv"
-USERS=(fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 3 --seed 1)
+USERS=(fit --task user-level --items-per-user 5 --epsilon 1 --delta 1e-6 --domain-radius 3 --seed 1)
 refused "heavy-tailed Alg 2 inner solver not distributed" 2 "inner double-output-perturbation does not run on 2 ranks" 2 \
   fit --task heavy-tailed --method lipschitz-extension --inner double-output-perturbation \
   --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 1 "$DATA/table.csv"

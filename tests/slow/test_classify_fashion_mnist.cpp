@@ -1,4 +1,4 @@
-// Private training on Fashion-MNIST (issue targets; docs/proofs/moments.md §5.6): a
+// Private training on Fashion-MNIST (issue targets; docs/results/jme.md): a
 // non-private model reaches >= 80% test accuracy, and DP-Adam-JME at epsilon = 1.7 (delta = 1e-6)
 // reaches >= 75% and is within 2 points of debiased DP-Adam. Seeded; skipped when the Debian
 // package dataset-fashion-mnist is missing.
@@ -23,6 +23,7 @@ double final_accuracy(ClassifyOptimizer opt, int epochs, std::uint64_t seed) {
   o.optimizer = opt;
   o.epochs = epochs;
   o.batch_size = 256;
+  o.n_public = 60000;  // the dataset's published size
   o.learning_rate = 1e-3;
   if (is_private(opt)) {
     o.privacy = {1.7, 1e-6};
@@ -54,11 +55,18 @@ TEST(ClassifyFashionMnist, JmeAdamAtEpsilon1_7MeetsTheIssueTargets) {
   EXPECT_GE(jme, debiased - 0.02);
 }
 
+// The MLP in the paper's units (pixels in [0, 1], feature_scale 1, as the logistic tests above and
+// docs/results/jme.md): one epoch at epsilon 1.7 reaches 0.7 (measured 0.758 through the tool,
+// hidden 64). With the default private feature scale (the 0.9-quantile of the row norms, about
+// 17.5 pixels) the features are 17.5x smaller at the same learning rate and one epoch reaches
+// only 0.62-0.64: that, not the per-example gradients, was this test's failure (issue 28).
 TEST(ClassifyFashionMnist, MlpPerExampleGradientsTrainPrivately) {
   if (!fashion_mnist_available()) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   ClassifyOptions o;
   o.optimizer = ClassifyOptimizer::dp_adam_jme;
   o.epochs = 1;
+  o.n_public = 60000;
+  o.feature_scale = 1.0;
   o.privacy = {1.7, 1e-6};
   SeededRng rng(3), init(4);
   const auto r = train_classifier(Classifier::mlp(784, 64, 10, init), data().train.images,

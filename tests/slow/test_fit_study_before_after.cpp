@@ -20,7 +20,8 @@ Vector predict(const RowMatrix& X, const Vector& w) {
 // The study's L1 Student-t task (d = 5, nu = 5, ||w*|| = 0.8, R = 2, epsilon = 1), moment bound
 // estimated: the previous default (clipped-gd, card schedule T = min(n eps / d, 1000), no
 // intercept; centre = false) against the new default (centred when n allows it, then the tuned
-// short schedule). Excess absolute risk over w* on 20000 public evaluation records.
+// short schedule; below that, the private offset check first). Excess absolute risk over w* on
+// 20000 public evaluation records.
 TEST(FitRealDataSlow, HeavyTailedStudyTaskDefaultBeforeAfter) {
   HeavyTailedTask task;
   SeededRng ge(77);
@@ -37,7 +38,7 @@ TEST(FitRealDataSlow, HeavyTailedStudyTaskDefaultBeforeAfter) {
     o.privacy.epsilon = 1;
     o.domain_radius = 2;
     double before = 0, after = 0;
-    bool centred = false;
+    bool centred = false, checked = false;
     for (int s = 0; s < 3; ++s) {
       HeavyTailedOptions old = o;
       old.centre = false;
@@ -47,6 +48,7 @@ TEST(FitRealDataSlow, HeavyTailedStudyTaskDefaultBeforeAfter) {
       dpstats::testing::expect_guarantee_from_ledger(r_new);
       ASSERT_EQ(r_new.status, Status::ok) << r_new.diagnostics.dump();
       centred = r_new.diagnostics.value("intercept", false);
+      checked = r_new.diagnostics["centring"].contains("offset_check");
       before += risk(r_old.estimate) / 3;
       after += risk(r_new.estimate) / 3;
     }
@@ -55,11 +57,12 @@ TEST(FitRealDataSlow, HeavyTailedStudyTaskDefaultBeforeAfter) {
               << (centred ? " (centred, short schedule)" : " (not centred: too few records)")
               << " |\n";
     EXPECT_EQ(centred, n == 40000);
-    if (centred) {
-      EXPECT_LT(after, before);
-    } else {
-      EXPECT_EQ(after, before);  // the same code path as before below the centring threshold
-    }
+    // Below the centring threshold the default is no longer the previous default's run: it
+    // spends scale_share of epsilon on the private offset check (issue 15, round 4), which the
+    // centred study task passes, and runs the card's schedule on the rest (measured 0.579 ->
+    // 0.310 at n = 4000; centred at 40 000: 0.0102 -> 0.00025).
+    EXPECT_EQ(checked, !centred);
+    EXPECT_LT(after, before);
   }
 }
 

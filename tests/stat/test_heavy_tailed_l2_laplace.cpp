@@ -1,4 +1,4 @@
-// The lattice l2-Laplace (mechanisms/l2_laplace.hpp; docs/proofs/heavy-tailed.md §2.1, §6):
+// The lattice l2-Laplace (mechanisms/l2_laplace.hpp; docs/proofs/heavy-tailed.md §2.1):
 // the exact integer law P(z) ∝ exp(-a⌈‖z‖⌉), the radius law at a fine lattice, the d > 32
 // fallback, and the corrected tail bound (erratum §2.1). Thresholds from stat/fit.hpp (false
 // alarm < 1e-6 per test).

@@ -1,4 +1,4 @@
-// User-level fits, statistical (docs/proofs/user-level.md §6.3, §6.4; issue 7 targets): over 12
+// User-level fits, statistical (docs/results/user-level.md; issue 7 targets): over 12
 // noise seeds, one adversarial user (labels flipped, features ×100 clipped to A) moves the default
 // DP-GD's excess by less than the privacy noise moves it, and the default beats one-pass DP-SGD and
 // item-level DP-SGD + group privacy. Thresholds leave a wide margin to the measured values

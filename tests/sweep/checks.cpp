@@ -47,6 +47,7 @@ double rank_distance(const std::vector<double>& sorted, double v, double q) {
 void against_radius(Outcome& o, const std::vector<double>& est, const Vector& truth,
                     const std::vector<double>& units, const nlohmann::json& stated) {
   const std::vector<double> radius = stated.contains("radius") ? doubles(stated["radius"]) : std::vector<double>{};
+  o.confidence = std::min(o.confidence, stated.value("confidence", 1.0));
   for (std::size_t j = 0; j < est.size(); ++j) {
     const double e = std::fabs(est[j] - truth[static_cast<Eigen::Index>(j)]);
     o.error_units = std::max(o.error_units, std::isfinite(e) ? e / units[j] : HUGE_VAL);

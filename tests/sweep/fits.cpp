@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 
 #include "sweep.hpp"
 
@@ -77,14 +78,22 @@ std::vector<Outcome> run_fit_cli(const RealTable& t, double epsilon, int seed,
   const std::string csv = write_fit_csv(t, dir);
   const std::string common = fmt::format("--epsilon {} --seed {} {}", epsilon, seed, csv);
   std::vector<std::pair<std::string, std::string>> runs;
+  // The public sizes a user declares (the generator's, as a published table's): the row count
+  // (--n-public) and the rows per user (--items-per-user, the mean rounded up).
   if (t.use == synthetic::TableUse::classify)
-    runs = {{"fit classify", fmt::format("fit --task classify --classes {} --delta {} --test {}",
-                                         t.classes, kDelta, csv)}};
-  if (t.use == synthetic::TableUse::user_level)
-    runs = {{"fit user-level", fmt::format("fit --task user-level --domain-radius 10 --delta {}", kDelta)},
+    runs = {{"fit classify",
+             fmt::format("fit --task classify --classes {} --delta {} --n-public {} --test {}",
+                         t.classes, kDelta, t.values.rows(), csv)}};
+  if (t.use == synthetic::TableUse::user_level) {
+    const std::set<std::int64_t> ids(t.users.begin(), t.users.end());
+    const auto m = (t.values.rows() + static_cast<Eigen::Index>(ids.size()) - 1) /
+                   static_cast<Eigen::Index>(ids.size());
+    const std::string base = fmt::format(
+        "fit --task user-level --domain-radius 10 --delta {} --items-per-user {}", kDelta, m);
+    runs = {{"fit user-level", base},
             {"fit user-level --feature-bound",
-             fmt::format("fit --task user-level --domain-radius 10 --delta {} --feature-bound {}",
-                         kDelta, std::ceil(max_norm(t.values)))}};
+             fmt::format("{} --feature-bound {}", base, std::ceil(max_norm(t.values)))}};
+  }
   if (t.use == synthetic::TableUse::regression)
     runs = {{"fit heavy-tailed", "fit --task heavy-tailed --domain-radius 100"}};
   std::vector<Outcome> out;

@@ -35,6 +35,7 @@ struct Outcome {
   double error_units = 0; // worst |estimate - truth| over columns, in the command's unit
   bool within = true;     // ok: every column within its stated error (or tolerance)
   double worst_ratio = 0; // ok: worst |estimate - truth| / stated error
+  double confidence = 1;  // the stated error's confidence (1: a documented tolerance)
   std::string detail;     // the first column outside, for the failure message
 };
 

@@ -4,6 +4,8 @@
 // every abstention must name its cause, and no valid request may throw. One test per table so
 // that ctest runs them in parallel; run the binary directly for the summary of
 // docs/results/real-data.md (printed at the end).
+#include <cmath>
+#include <map>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -35,9 +37,28 @@ std::string scratch_dir() {
   return dir.string();
 }
 
+// P[Binomial(n, p) >= k].
+double binomial_tail(int n, double p, int k) {
+  double tail = 0;
+  for (int i = k; i <= n; ++i)
+    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) +
+                     i * std::log(p) + (n - i) * std::log1p(-p));
+  return tail;
+}
+
+// The misses a command's stated errors allow: each `ok` is within its radius with the stated
+// confidence c, so over its n ok releases the number outside is at most Binomial(n, 1 - c); more
+// misses than that allows at the 1e-3 level, or a miss beyond twice the radius, is a broken promise.
+struct Misses {
+  int ok = 0, outside = 0;
+  double confidence = 0;  // the largest stated: the strictest allowance
+  std::string first;
+};
+
 // The assertions every outcome meets; the summary keeps its numbers.
 void expect_sound(const std::vector<Outcome>& outcomes) {
   Summary local;
+  std::map<std::string, Misses> misses;
   for (const Outcome& o : outcomes) {
     add(summary(), o);
     add(local, o);
@@ -45,12 +66,25 @@ void expect_sound(const std::vector<Outcome>& outcomes) {
                                           o.epsilon, o.seed);
     EXPECT_FALSE(o.error) << where << " threw: " << o.reason;
     if (o.error) continue;
-    if (o.ok) {
-      EXPECT_TRUE(o.within) << where << ": ok outside its stated error: " << o.detail;
-    } else {
+    if (!o.ok) {
       EXPECT_GE(o.reason.size(), 20u) << where << " abstained without naming a cause";
+      continue;
     }
+    const bool within_confidence = o.confidence < 1 && o.worst_ratio <= 2;
+    if (o.within || !within_confidence) {
+      EXPECT_TRUE(o.within) << where << ": ok outside its stated error: " << o.detail;
+      continue;
+    }
+    Misses& m = misses[o.command];
+    m.confidence = std::max(m.confidence, o.confidence);
+    if (m.outside++ == 0) m.first = where + ": " + o.detail;
   }
+  for (const Outcome& o : outcomes)
+    if (o.ok && misses.count(o.command)) ++misses[o.command].ok;
+  for (const auto& [command, m] : misses)
+    EXPECT_GE(binomial_tail(m.ok, 1 - m.confidence, m.outside), 1e-3)
+        << command << ": " << m.outside << " of " << m.ok << " ok releases outside their stated "
+        << "error at confidence " << m.confidence << ", more than it allows; first: " << m.first;
   std::cout << markdown(local);
 }
 

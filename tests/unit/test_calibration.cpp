@@ -1,4 +1,4 @@
-// Noise calibration: the analytic Gaussian check values (docs/proofs/moments.md §1.5), the
+// Noise calibration: the analytic Gaussian check values (privacy/calibration.hpp), the
 // conservative direction of every scale, and the rigorous discrete Gaussian bound against a
 // brute-force sum.
 #include <gtest/gtest.h>

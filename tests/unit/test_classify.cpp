@@ -8,6 +8,7 @@
 #include <random>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/training/classifier.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/training/train_classifier.hpp"
@@ -253,7 +254,7 @@ TEST(TrainClassifier, NonPrivateAdamLearnsSeparableBlobs) {
   o.optimizer = ClassifyOptimizer::adam;
   o.epochs = 3;
   o.batch_size = 50;
-  o.learning_rate = 0.05;
+  o.learning_rate = 0.05;  // adam (non-private) may leave n_public out: the row count
   SeededRng rng(12);
   const auto r = train_classifier(Classifier::logistic(10, 4), train.X, train.y, o, rng, nullptr,
                                   {&test.X, &test.y});
@@ -273,6 +274,7 @@ TEST(TrainClassifier, PrivateVariantsMeetTheirBudgetAndLearn) {
     o.optimizer = opt;
     o.epochs = 2;
     o.batch_size = 100;
+    o.n_public = 4000;
     o.privacy = {2.0, 1e-5};
     o.learning_rate = opt == ClassifyOptimizer::dp_sgd ? 0.5 : 0.02;
     SeededRng rng(14);
@@ -305,6 +307,7 @@ TEST(TrainClassifier, NegativeSecondMomentsNeverGiveNaN) {
     o.optimizer = opt;
     o.epochs = 2;
     o.batch_size = 1;
+    o.n_public = 200;
     o.noise_multiplier = 50;
     o.privacy = {100, 1e-5};  // the cap the fixed multiplier must fit in
     SeededRng rng(16);
@@ -321,11 +324,18 @@ TEST(TrainClassifier, RejectsBadInput) {
   o.privacy = {100, 1e-5};
   o.noise_multiplier = 5;  // fixed (no calibration: keeps the test fast)
   o.batch_size = 10;  // valid, so that each case below fails for its own reason
+  o.n_public = 50;
   o.epochs = 1;
   const auto model = Classifier::logistic(3, 2);
   EXPECT_NO_THROW(train_classifier(model, t.X, t.y, o, rng));
   auto bad = o;
   bad.batch_size = 0;
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.n_public.reset();  // private training needs the public row count
+  EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
+  bad = o;
+  bad.batch_size = 51;  // more than n_public
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), InvalidArgument);
   bad = o;
   bad.privacy.epsilon = 0;  // not given
@@ -350,8 +360,14 @@ TEST(TrainClassifier, RejectsBadInput) {
   bad.feature_scale = 1;       // (else 50 rows at epsilon 0.01 abstain in the plan: no scale)
   EXPECT_THROW(train_classifier(model, t.X, t.y, bad, rng), BudgetExceeded);
   std::vector<int> y = t.y;
-  y[3] = 2;
-  EXPECT_THROW(train_classifier(model, t.X, y, o, rng), InvalidArgument);
+  y[3] = 7;
+  try {  // the label and its row are data: the message names neither
+    train_classifier(model, t.X, y, o, rng);
+    ADD_FAILURE() << "an out-of-range label was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()).find('7'), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("row 3"), std::string::npos) << e.what();
+  }
   RowMatrix X = t.X;
   X(1, 1) = std::nan("");
   EXPECT_THROW(train_classifier(model, X, t.y, o, rng), InvalidArgument);
@@ -367,6 +383,7 @@ TEST(TrainClassifier, SeededRunsAreReproducibleWithAndWithoutTheNoiseThread) {
     o.optimizer = ClassifyOptimizer::dp_adam_jme;
     o.epochs = 1;
     o.batch_size = 50;
+    o.n_public = 1000;
     o.noise_multiplier = 1;
     o.privacy = {1e3, 1e-5};
     o.noise_thread = thread;
@@ -389,6 +406,7 @@ TEST(TrainClassifier, AccountantFollowsTheNoiseMode) {
     o.optimizer = ClassifyOptimizer::dp_sgd;
     o.epochs = 2;
     o.batch_size = 100;
+    o.n_public = 2000;
     o.privacy = {50, 1e-5};  // the cap; the fixed multiplier spends less
     o.noise_multiplier = 1.0;
     o.run.noise = mode;
@@ -419,6 +437,7 @@ TEST(TrainClassifier, SecureTrainingSavesNoiseWithThePld) {
   o.batch_size = 50;
   o.privacy = {1.0, 1e-5};
   const Eigen::Index n = 5000;
+  o.n_public = n;
   const double z = classify_noise_multiplier(o, n, 5);
   const ClassifyAccount a = classify_account(o, n, z, 5);
   EXPECT_LE(a.epsilon, 1.0);
@@ -440,6 +459,7 @@ TEST(TrainClassifier, ChargesTheCallersBudget) {
   o.optimizer = ClassifyOptimizer::dp_adam;
   o.epochs = 1;
   o.batch_size = 50;
+  o.n_public = 4000;
   o.privacy = {1.0, 1e-5};
   Budget caller(PrivacyLoss::approximate(3, 1e-5), Accountant::rdp);
   SeededRng rng(34);
@@ -459,6 +479,7 @@ TEST(TrainClassifier, DefaultIsEquivariantToFeatureUnits) {
     ClassifyOptions o;  // the default optimizer, clip and learning rate
     o.epochs = 2;
     o.batch_size = 100;
+    o.n_public = 3000;
     o.learning_rate = 0.02;
     o.privacy = {2.0, 1e-5};
     const RowMatrix X = train.X * unit, Xt = test.X * unit;
@@ -517,6 +538,7 @@ TEST(TrainClassifier, DefaultIsEquivariantToShiftAndColumnUnits) {
       ClassifyOptions o;  // the default optimizer, clip, scale
       o.epochs = 2;
       o.batch_size = 200;
+      o.n_public = 12000;
       o.learning_rate = 0.02;
       o.privacy = {2.0, 1e-5};
       const RowMatrix X = transform(train.X, k), Xt = transform(test.X, k);
@@ -593,6 +615,7 @@ TEST(TrainClassifier, RealisticTableDefaultVersusUnitScale) {
       ClassifyOptions o;
       o.epochs = 3;
       o.batch_size = 200;
+      o.n_public = 20000;
       o.learning_rate = 0.02;
       o.privacy = {1.0, 1e-6};
       if (before) o.feature_scale = 1.0;  // the old behaviour: raw units, clip 1
@@ -609,4 +632,70 @@ TEST(TrainClassifier, RealisticTableDefaultVersusUnitScale) {
   // chance.
   EXPECT_GT(acc[0], 0.85);
   EXPECT_GE(acc[0], acc[1] + 0.1);
+}
+
+// Issue 28: under add/remove the row count is private. With n_public given, the sampling rate,
+// the steps, the noise multiplier, the sensitivity and the ledger are the same whether the table
+// has one row fewer or one more, and no timing or batch total enters the release.
+TEST(TrainClassifier, PublicFieldsDoNotDependOnTheRowCount) {
+  const Toy t = blobs(601, 4, 3, 61);
+  auto run = [&](Eigen::Index rows) {
+    ClassifyOptions o;
+    o.optimizer = ClassifyOptimizer::dp_adam_jme;
+    o.epochs = 2;
+    o.batch_size = 60;
+    o.n_public = 600;
+    o.privacy = {1.0, 1e-6};
+    o.scale_share = 0.5;  // 600 rows: the private feature scale is planned (not an abstention)
+    SeededRng rng(62);
+    const std::vector<int> y(t.y.begin(), t.y.begin() + rows);
+    return train_classifier(Classifier::logistic(4, 3), t.X.topRows(rows), y, o, rng);
+  };
+  const auto a = run(599), b = run(600), c = run(601);
+  for (const auto* r : {&a, &b, &c}) ASSERT_EQ(r->status, Status::ok) << r->diagnostics.dump();
+  for (const char* key : {"sampling_rate", "steps", "noise_multiplier", "sensitivity",
+                          "first_noise_std", "n_public", "epsilon_pld", "epsilon_rdp"}) {
+    EXPECT_EQ(a.diagnostics[key], b.diagnostics[key]) << key;
+    EXPECT_EQ(b.diagnostics[key], c.diagnostics[key]) << key;
+  }
+  EXPECT_EQ(b.diagnostics["sampling_rate"].get<double>(), 0.1);
+  EXPECT_EQ(ledger_json(a.ledger), ledger_json(b.ledger));
+  EXPECT_EQ(ledger_json(b.ledger), ledger_json(c.ledger));
+  for (const auto* r : {&a, &b, &c}) {
+    EXPECT_FALSE(r->diagnostics.contains("examples_per_second"));
+    EXPECT_FALSE(r->diagnostics.contains("train_seconds"));
+  }
+  // The loss releases' entry is the mechanism that draws them: sensitivity Q on the lattice of
+  // lattice_rows(n_public) rows.
+  const LedgerEntry& loss = b.ledger.back();
+  EXPECT_EQ(loss.count, 2);
+  EXPECT_EQ(loss.sensitivity, exact::box_quantum(lattice_rows(600)));
+}
+
+// A table larger than n_public's lattice allows is refused before any noise (public limits
+// only: the message names n_public and the limit, not the row count).
+TEST(TrainClassifier, LatticeRowsFollowThePublicCount) {
+  EXPECT_EQ(lattice_rows(600), (1 << 22) - 1);
+  EXPECT_EQ(lattice_rows(3'000'000), 6'000'000);
+  EXPECT_EQ(lattice_rows(std::int64_t{1} << 39), (std::int64_t{1} << 40) - 1);
+}
+
+// Issue 28: an accuracy on the training rows is an exact statistic of the private data; the
+// release says so (decided from public facts: the same memory, or the caller's word).
+TEST(TrainClassifier, AccuracyOnTheTrainingRowsIsFlagged) {
+  const Toy t = blobs(400, 3, 2, 63), held = blobs(200, 3, 2, 64);
+  ClassifyOptions o;
+  o.epochs = 1;
+  o.batch_size = 40;
+  o.n_public = 400;
+  o.privacy = {1.0, 1e-6};
+  o.feature_scale = 2;
+  for (int k = 0; k < 3; ++k) {
+    SeededRng rng(65);
+    const EvalSet test = k == 0   ? EvalSet{&held.X, &held.y}
+                         : k == 1 ? EvalSet{&t.X, &t.y}
+                                  : EvalSet{&held.X, &held.y, true};
+    const auto r = train_classifier(Classifier::logistic(3, 2), t.X, t.y, o, rng, nullptr, test);
+    EXPECT_EQ(r.diagnostics.contains("test_accuracy_warning"), k > 0) << k;
+  }
 }

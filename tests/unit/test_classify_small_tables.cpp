@@ -39,9 +39,10 @@ Table iris_like(Eigen::Index n, int classes, std::uint64_t seed) {
   return t;
 }
 
-ClassifyOptions at_epsilon_1() {
+ClassifyOptions at_epsilon_1(std::int64_t n_public) {
   ClassifyOptions o;  // the defaults: dp-adam-jme, 10 epochs, batch 256, clip 1
   o.privacy = {1.0, 1e-6};
+  o.n_public = n_public;  // the table's size, public here
   return o;
 }
 
@@ -55,8 +56,8 @@ TEST(ClassifySmallTables, AbstainBeforeSpendingWhenNoScaleIsReliable) {
     for (std::uint64_t seed : {1, 2, 3}) {
       const Table t = iris_like(350, classes, seed);
       SeededRng rng(seed);
-      const auto r = train_classifier(Classifier::logistic(4, classes), t.X, t.y, at_epsilon_1(),
-                                      rng);
+      const auto r = train_classifier(Classifier::logistic(4, classes), t.X, t.y,
+                                      at_epsilon_1(350), rng);
       ASSERT_EQ(r.status, Status::abstained);
       EXPECT_TRUE(r.ledger.empty());
       EXPECT_EQ(r.privacy.epsilon, 0.0);
@@ -79,7 +80,7 @@ TEST(ClassifySmallTables, TheRowsTheAbstentionNamesSuffice) {
   const double target = norms[1646] / 2;  // sqrt(d) = 2
   for (std::uint64_t seed : {5, 6, 7}) {
     SeededRng rng(seed);
-    ClassifyOptions o = at_epsilon_1();
+    ClassifyOptions o = at_epsilon_1(3293);
     o.epochs = 2;
     const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, o, rng);
     dpstats::testing::expect_guarantee_from_ledger(r);
@@ -97,7 +98,7 @@ TEST(ClassifySmallTables, AnUnusableReleasedScaleAbstains) {
   Table t = iris_like(4000, 2, 8);
   t.X.setZero();
   SeededRng rng(9);
-  const auto r = train_classifier(Classifier::logistic(4, 2), t.X, t.y, at_epsilon_1(), rng);
+  const auto r = train_classifier(Classifier::logistic(4, 2), t.X, t.y, at_epsilon_1(4000), rng);
   dpstats::testing::expect_guarantee_from_ledger(r);
   ASSERT_EQ(r.status, Status::abstained);
   EXPECT_FALSE(r.ledger.empty());
@@ -121,7 +122,7 @@ TEST(ClassifySmallTables, APublicScaleTrainsAFewHundredRows) {
     const RowMatrix X = standardise(train.X), Xt = standardise(test.X);
     double accuracy = 0;
     for (std::uint64_t seed : {12, 13, 14}) {
-      ClassifyOptions o = at_epsilon_1();
+      ClassifyOptions o = at_epsilon_1(350);
       o.feature_scale = 1;
       SeededRng rng(seed);
       const auto r = train_classifier(Classifier::logistic(4, classes), X, train.y, o, rng);

@@ -49,7 +49,8 @@ Rows interleaved(int n_users, bool zero_one, double third = 0) {
 
 // Returns the single-process release (checked to be ok unless `abstains`); rank r of P holds the
 // rows [n·r/P, n·(r+1)/P), most users' rows spread over several ranks.
-std::string expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::int64_t m = 0,
+// m: the public rows per user (4: the mean of interleaved's 1..7).
+std::string expect_same_on_ranks(const Rows& rows, const UserLevelOptions& base, std::int64_t m = 4,
                                  std::optional<double> data_bound = std::nullopt,
                                  bool abstains = false) {
   const std::string single = ranks_harness::expect_same_on_ranks(
@@ -132,7 +133,7 @@ TEST(DistributedUserLevel, DpGdUserSquaredLossOnBoundedData) {
   o.loss = GlmKind::squared;
   o.feature_bound.reset();  // the data's own bound: no clipped-user count
   o.label_bound = 1;
-  expect_same_on_ranks(interleaved(120, false), o, 0, 1.5);
+  expect_same_on_ranks(interleaved(120, false), o, 4, 1.5);
 }
 
 TEST(DistributedUserLevel, DpGdFilterIsTheSingleProcessRelease) {
@@ -163,7 +164,7 @@ TEST(DistributedUserLevel, NonPrivateRefusesOnEveryRank) {
       const Eigen::Index lo = n * c.rank() / 2, hi = n * (c.rank() + 1) / 2;
       const std::vector<std::int64_t> ids(rows.users.begin() + lo, rows.users.begin() + hi);
       const UserDataset local =
-          gather_users(c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids);
+          gather_users(c, rows.X.middleRows(lo, hi - lo), rows.y.segment(lo, hi - lo), ids, 3);
       UserLevelOptions o = base;
       o.run.comm = &c;
       SeededRng rng(1);
@@ -230,7 +231,7 @@ TEST(DistributedUserLevel, OffsetCheckBelowTheCentringThresholdOnRanks) {
   const UserLevelOptions o = defaults(UserLevelMethod::dp_gd_user, 1);
   const std::string passed = expect_same_on_ranks(interleaved(1300, false, -0.5), o);
   EXPECT_NE(passed.find("offset_check"), std::string::npos) << passed;
-  const std::string far = expect_same_on_ranks(interleaved(1300, false, 30), o, 0, std::nullopt, true);
+  const std::string far = expect_same_on_ranks(interleaved(1300, false, 30), o, 4, std::nullopt, true);
   EXPECT_NE(far.find("far from 0"), std::string::npos) << far;
 }
 

@@ -73,6 +73,29 @@ TEST(Holdout, LossIntervalHasItsStatedCoverage) {
   }
 }
 
+// With a private held-out count (issue 28) the statement divides by the public f·N and states
+// no count: two neighbouring held-out sets (one unit more) give the same public fields, the
+// lattice is the public capacity's, and more units than the capacity are refused.
+TEST(Holdout, APrivateCountIsNeverStated) {
+  std::vector<double> losses(400, 1.0);
+  const HoldoutLoss h = HoldoutLoss::gaussian(5, 0.01, NoiseMode::secure);
+  const HoldoutLoss::PublicCount count{2000, 0.2, 2000};
+  SeededRng a(4), b(4);
+  const auto j = h.release(losses, a, nullptr, count);
+  losses.push_back(1.0);
+  const auto k = h.release(losses, b, nullptr, count);
+  EXPECT_FALSE(j.contains("units"));
+  EXPECT_EQ(j["units_expected"], 400.0);
+  for (const char* field : {"units_expected", "noise_sd", "loss_bound", "rule", "statement"})
+    EXPECT_EQ(j[field], k[field]) << field;
+  EXPECT_NEAR(j["loss"].get<double>(), 1.0, 5 * j["noise_sd"].get<double>());
+  const auto p = j["population_interval_95"].get<std::vector<double>>();
+  EXPECT_LE(p[0], 1.0);
+  EXPECT_GE(p[1], 1.0);
+  SeededRng c(5);
+  EXPECT_THROW(h.release(losses, c, nullptr, {2000, 0.2, 400}), InvalidArgument);
+}
+
 // Classifier: the held-out rows are not trained on, the release is charged in the same ledger and
 // its population interval holds the released model's loss on a fresh sample.
 TEST(Holdout, ClassifierStatesItsValidationLoss) {
@@ -93,13 +116,15 @@ TEST(Holdout, ClassifierStatesItsValidationLoss) {
     o.privacy = {2.0, 1e-6};
     o.epochs = 2;
     o.holdout = 0.2;
+    o.n_public = 6000;
     SeededRng rng(seed);
     const auto r = train_classifier(Classifier::logistic(3, 3), train.first, train.second, o, rng);
     dpstats::testing::expect_guarantee_from_ledger(r);
     ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
     EXPECT_NE(r.ledger.back().purpose.find("holdout"), std::string::npos);
     const auto& h = r.diagnostics["holdout"];
-    EXPECT_NEAR(h["units"].get<double>(), 1200, 5 * std::sqrt(960.0));
+    EXPECT_EQ(h["units_expected"].get<double>(), 1200);  // public: n_public x 0.2
+    EXPECT_FALSE(h.contains("units"));  // the exact held-out count is private
     EXPECT_EQ(h["unit"], "row");
     Eigen::Index k = 0;  // the expected clipped loss, on the fresh sample
     double truth = 0;

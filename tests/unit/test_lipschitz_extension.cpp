@@ -1,4 +1,4 @@
-// Lipschitz-extension evaluators (docs/proofs/heavy-tailed.md §2.2, §2.9, §6 "Lipschitz
+// Lipschitz-extension evaluators (docs/proofs/heavy-tailed.md §2.2, §2.13; "Lipschitz
 // extension"): E2 on a ball against brute force and the closed forms, the card's invariants, and
 // the dual oracle's certified bounds on ball, box, ellipsoid and polytope.
 #include <gtest/gtest.h>

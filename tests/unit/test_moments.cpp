@@ -1,4 +1,4 @@
-// Continual moments (docs/proofs/moments.md §6): factorizations, sensitivities, noise
+// Continual moments (docs/proofs/moments.md): factorizations, sensitivities, noise
 // scales, r_d, invariants of the estimator and bad inputs.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Shared optimisation pieces (docs/proofs/user-level.md §6.1): losses, domains, the per-user
+// Shared optimisation pieces (docs/proofs/user-level.md §1, §3): losses, domains, the per-user
 // view, exact clipped sums and the SGD subroutine.
 #include <gtest/gtest.h>
 
@@ -124,6 +124,8 @@ TEST(UserDataset, GroupsRowsByUserClipsAndPadsCyclically) {
   const UserDataset E(X, y, users, 3, 1.0, 1.0);
   EXPECT_DOUBLE_EQ(E.features(1, 2)[0], E.features(1, 0)[0]);  // user 7 padded with its own rows
   EXPECT_THROW(UserDataset(X, y, std::vector<std::int64_t>{1, 2}, 1), InvalidArgument);
+  // m is public and required (issue 28): never derived from the private row count.
+  EXPECT_THROW(UserDataset(X, y, users, 0), InvalidArgument);
 }
 
 TEST(ClippedVectorSum, ReplacingOneVectorMovesTheSumByAtMostItsSensitivity) {

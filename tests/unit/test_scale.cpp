@@ -307,7 +307,9 @@ TEST(Bounds, TooLittleDataAbstainsWithTheBudgetSpent) {
   const Release<Bounds> r = private_bounds(X, o, rng);
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_TRUE(r.estimate.scale.columns.empty());
-  EXPECT_NE(r.diagnostics["abstained"].get<std::string>().find("column 1, 2"), std::string::npos);
+  const std::string why = r.diagnostics["abstained"].get<std::string>();
+  EXPECT_NE(why.find("column 1 is not usable"), std::string::npos);
+  EXPECT_NE(why.find("rows at this epsilon"), std::string::npos);  // what would suffice
   testing::expect_guarantee_from_ledger(r);
   EXPECT_DOUBLE_EQ(r.privacy.epsilon, 1.0);
 }

@@ -368,7 +368,7 @@ TEST(QRange, RejectsInvalidInputs) {
   X(3, 1) = kNaN;
   EXPECT_MESSAGE_HAS(q_range(X, range_options(1, 1e-6), rng), "row 4, column 2");
   RowMatrix empty(0, 3);
-  EXPECT_MESSAGE_HAS(q_range(empty, range_options(1, 1e-6), rng), "0 x 3");
+  EXPECT_MESSAGE_HAS(q_range(empty, range_options(1, 1e-6), rng), "got 3 column(s) and no row");
   EXPECT_MESSAGE_HAS(q_range_coordinate_budget(range_options(1, 1e-6), 0), "d must");
 }
 

@@ -1,4 +1,4 @@
-// User-level SCO (docs/proofs/user-level.md §6.2, §6.4): golden Alg 1 schedule (§2.7), exact
+// User-level SCO (docs/proofs/user-level.md §2.2, §3): golden Alg 1 schedule (§2.7), exact
 // gradient counts, user disjointness, the influence of one adversarial user, refusals.
 #include <gtest/gtest.h>
 

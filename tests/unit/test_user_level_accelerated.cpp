@@ -1,4 +1,4 @@
-// Alg 2/3 and the non-smooth variant (docs/proofs/user-level.md §2.3–2.5, §6): AC-SA contraction,
+// Alg 2/3 and the non-smooth variant (docs/proofs/user-level.md §2.3–2.4, §2.5): AC-SA contraction,
 // P6 degrees, golden schedules (worked example §2.7, smoothed closed forms), exact gradient counts,
 // user disjointness, the paper filter dropping one adversarial user exactly, the practical
 // profile's per-step influence bound, refusals and the privacy report.

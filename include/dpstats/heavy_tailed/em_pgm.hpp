@@ -1,4 +1,5 @@
-// Alg 5 — EM-PGM (docs/proofs/heavy-tailed.md §2.10): the exponential mechanism on a grid of
+// Alg 5 — EM-PGM (the paper's App. E; certified false, docs/threat-model.md): the exponential
+// mechanism on a grid of
 // W = Ball(0, R) (d <= 2 only: the grid is exponential in d) with the clipped projected-gradient-
 // mapping score s_Z(w) = ‖(w − Π_W(w − γ(g_C(w) + λ(w − w0))))/γ‖, g_C = (1/n) Σ clip_C(∇f).
 // Score sensitivity 2C/n (clipping; Π_W is non-expansive and the 1/γ cancels), so sampling
@@ -23,7 +24,7 @@ struct EmPgmOptions {
   double C = 1;        // clip
   double lambda = 0;   // regularisation towards w0
   double gamma = 1;    // public step of the gradient mapping
-  double spacing = 0.05;  // grid spacing (≤ 2η/√d, docs/proofs/heavy-tailed.md §2.10)
+  double spacing = 0.05;  // grid spacing (≤ 2η/√d, the paper's App. E)
   Vector w0;           // default 0
 };
 

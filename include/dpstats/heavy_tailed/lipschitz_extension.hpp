@@ -1,5 +1,5 @@
 // Lipschitz extensions f_C(w, z) = min_{y∈W} f(y, z) + C‖w − y‖ of generalised linear losses
-// f(w; a, y) = φ(⟨a, w⟩, y) (docs/proofs/heavy-tailed.md §2.2, §2.9, §2.13).
+// f(w; a, y) = φ(⟨a, w⟩, y) (docs/proofs/heavy-tailed.md §2.2, §2.13).
 //
 //  * GlmEnvelope: the R^d extension (E3, §2.13): φ_L(·, y), the 1-D L-Lipschitz envelope of φ in
 //    u = ⟨a, w⟩ with L = C/‖a‖. Closed forms: absolute → min(1,L)|u − y|, hinge → min(1,L)·hinge,

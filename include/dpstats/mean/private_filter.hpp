@@ -1,4 +1,4 @@
-// Private iterative filtering (docs/proofs/mean.md §2.5: Alg 7 + DPfilter, Alg 8;
+// Private iterative filtering (docs/proofs/mean.md §3: Alg 7 + DPfilter, Alg 8;
 // the centralised form of Alg 1). Each round releases a noisy centre μ_t, a noisy spectral
 // statistic λ_t and a noisy covariance whose top eigenvector v_t is the filter direction; points
 // among the top k scores τ_i = (v_tᵀ(x_i − μ_t))² with τ_i >= D²·Z_t are removed, with one shared

@@ -1,4 +1,4 @@
-// Workloads of continual release (docs/proofs/moments.md §1.2): n x n lower-triangular
+// Workloads of continual release (docs/proofs/moments.md §1): n x n lower-triangular
 // matrices A = diag(row_scale) · Toeplitz(a_0, a_1, ...), never materialised beyond tests.
 // Row t of A gives the weights of the step-t release over the inputs 0..t (0-based).
 #pragma once

@@ -2,13 +2,13 @@
 // docs/proofs/scale.md §7). What `stat` and the bounded mean clip to instead of "median ± 4 MAD".
 //
 // Per column, four mechanisms on one share (fractions of the column's part):
-//  1. anchor, coarse (20%): the cell of the signed log grid holding the median (grid_quantile);
-//  2. anchor, refined (5%): the cell of a linear grid of `refine_points` over that cell and its
-//     neighbours; the anchor a is its midpoint, r its spacing;
-//  3. upper scan (37.5%): AboveThreshold (threshold_scan.hpp) over the offsets delta of the
-//     nonnegative log grid from the first one >= r upwards, on the counts #{i : x_i - a < delta}
+//  1. anchor, coarse (15%): the cell of the signed log grid holding the median (grid_quantile);
+//  2. anchor, refined (15%): the cell of a dyadic grid of at least `refine_points` over that cell
+//     and its neighbours; the anchor a is its midpoint, r its spacing;
+//  3. upper scan (35%): AboveThreshold (threshold_scan.hpp) over the offsets delta of the log grid
+//     (scan_per_octave) from the first one >= r upwards, on the counts #{i : x_i - a < delta}
 //     against T = ceil((1 - coverage/2) n); hi = a + the offset where it halts;
-//  4. lower scan (37.5%): the same on #{i : x_i - a >= -delta}; lo = a - that offset.
+//  4. lower scan (35%): the same on #{i : x_i - a >= -delta}; lo = a - that offset.
 // A scan starts inside the data (at the anchor) and walks outwards, so it halts near the tail
 // quantile it targets and cannot run far past the data's last value (Durfee 2023's unbounded
 // quantile, made scale-free by measuring offsets from a private anchor on a log grid): at most a
@@ -48,7 +48,11 @@ struct ClipBoundsOptions {
   double coverage = 0.01;
   double alpha = 0;      // the corrupted fraction the caller declared, in [0, 0.3) (reliability)
   double beta = 0.05;    // failure probability of the stated rank errors, in (0, 1)
-  int per_octave = 32;   // log-grid points per octave (anchor grid and scan offsets), [1, 1024]
+  int per_octave = 32;   // log-grid points per octave of the anchor's grid, in [1, 1024]
+  // Offsets per octave of the scans, in [1, 1024]: a bound exceeds its quantile by at most a
+  // relative 1/scan_per_octave of its distance from the anchor; fewer steps per octave means
+  // fewer chances to halt early on a plateau of a discrete column.
+  int scan_per_octave = 32;
   std::size_t refine_points = std::size_t{1} << 16;  // the anchor's linear grid, in [3, 2^24]
   Neighbouring neighbouring = Neighbouring::replace_one;
   int threads = std::min(default_threads(), 256);  // in [1, 256]

@@ -36,6 +36,14 @@ std::vector<double> log_grid(int per_octave, bool nonnegative = false);
 // increasing (it may be shorter than `points`).
 std::vector<double> linear_grid(double lower, double upper, std::size_t points);
 
+// A linear grid of exact points: the multiples of h from the largest one <= lower to the smallest
+// one >= upper, h the largest power of two <= (upper - lower) / (points - 1) (lower < upper finite,
+// points >= 2); so at least `points` and fewer than 2 points + 1 points, spacing at most that of
+// linear_grid(lower, upper, points). Every point is an exact double and a value's cell is found by
+// arithmetic alone (the scale layer's refine grids). Falls back to linear_grid when h would be
+// subnormal-limited or the multiples leave the exact range.
+std::vector<double> dyadic_grid(double lower, double upper, std::size_t points);
+
 // The released cell [lo, hi) = [p_index, p_{index+1}).
 struct GridCell {
   double lo = 0, hi = 0;

@@ -38,7 +38,7 @@ class ThresholdScan {
   static LedgerEntry entry(double epsilon, std::string purpose);
   // With probability >= 1 - beta, a scan of at most `steps` queries halts at a query whose count
   // is >= T - e, and at the latest at the first query whose count is >= T + e, where
-  // e = t (ln(4/beta) + ln(2 steps/beta)) is returned (docs/proofs/scale.md §7).
+  // e = t (ln(4/beta) + ln(4 steps/beta)) is returned (docs/proofs/scale.md §7).
   static double rank_error(double epsilon, std::size_t steps, double beta);
 
  private:

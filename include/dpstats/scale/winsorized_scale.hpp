@@ -21,11 +21,13 @@
 // epsilon_c^2/2-zCDP per call for a zcdp share).
 #pragma once
 #include <cstddef>
+#include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/parallel.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
@@ -43,6 +45,7 @@ struct WinsorizedScaleOptions {
   int per_octave = 32;      // log-grid points per octave, in [1, 1024]
   int octaves = 12;         // the grid spans reference·[1, 2^octaves], in [1, 64]
   double beta = 0.05;       // failure probability of the reliability statement, in (0, 1)
+  int threads = std::min(default_threads(), 256);  // rows in parallel, in [1, 256]
   // The ranks holding the rows (null: this process alone): counts, the clip's selection and the
   // lattice sum are added exactly over ranks, noise is drawn on rank 0.
   Communicator* comm = nullptr;

@@ -4,7 +4,7 @@
 // Alg 3 needs no Lipschitz constant: with S = Σ‖g_s‖², η_t = D_K/√S, ξ_t = min{D_K, α·η_t/(6D_K)},
 // it stops at the first t with 3·D_K·√S <= α·t and returns the average of x_1..x_t, which is then
 // α-optimal (Prop 2.9/C.5). An iteration budget (public) turns a run that has not stopped into an
-// abort (certified = false; docs/proofs/user-level.md §4.4: never release it).
+// abort (certified = false; never release it).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -1,4 +1,4 @@
-// Convex domains with Euclidean projections (docs/proofs/user-level.md §2.0, §3).
+// Convex domains with Euclidean projections (docs/proofs/user-level.md §1, §3).
 #pragma once
 #include <memory>
 

@@ -32,7 +32,7 @@ class Communicator;
 
 namespace dpstats::optimize {
 
-// Instrumentation for tests (docs/proofs/user-level.md §6.2 disjointness): called with (step or phase, group, user)
+// Instrumentation for tests (the disjointness of docs/proofs/user-level.md §3): called with (step or phase, group, user)
 // every time a user's data is read. Not part of any release.
 using UserHook = std::function<void(std::int64_t, std::int64_t, std::int64_t)>;
 

@@ -1,4 +1,4 @@
-// Exact sums of norm-clipped vectors in value units (docs/proofs/user-level.md §4.3): the ball sum
+// Exact sums of norm-clipped vectors in value units (docs/proofs/substrate.md §10): the ball sum
 // of the one exact sum (mechanisms/exact_sum.hpp, docs/proofs/substrate.md §10) with its
 // sensitivity in value units.
 //

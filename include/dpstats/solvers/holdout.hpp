@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <variant>
 
@@ -60,7 +61,8 @@ void check_holdout(double fraction, double loss_bound);
 class HoldoutLoss {
  public:
   // The mechanism on the clipped-loss sum, sensitivity loss_bound L: Gaussian at rho-zCDP or
-  // Laplace at pure epsilon.
+  // Laplace at pure epsilon, each shrunk by 2^-45, so that a caller that takes the given loss off
+  // its total composes within the total whatever the rounding of its subtraction.
   static HoldoutLoss gaussian(double loss_bound, double rho, NoiseMode mode);
   static HoldoutLoss laplace(double loss_bound, double epsilon, NoiseMode mode);
   // The mechanism's own entry (the plan charges it with the rest).
@@ -73,12 +75,36 @@ class HoldoutLoss {
   // held-out unit anywhere, {units: 0, loss: null}.
   nlohmann::json release(std::span<const double> losses, Rng& rng,
                          Communicator* comm = nullptr) const;
+  // The same release when the number of held-out units m is private (issue 28: the split is a
+  // keyed hash of each unit, so a neighbour moves m; under add/remove even the number of units
+  // is private). The sum is taken on the box lattice of `capacity` terms (a public bound on m;
+  // more is an InvalidArgument) and divided by the public expected count f·N (N `units`, f
+  // `fraction`): {units_expected, loss_bound, loss, noise_sd, interval_95,
+  // population_interval_95, rule, statement}. interval_95 is the noise's interval for the sum
+  // per expected unit; population_interval_95 holds the expected clipped loss of a fresh unit
+  // with probability >= 95% from three bounds at 5/3% each: the noise, Hoeffding's on the
+  // held-out units' mean at m >= m_lo, and Hoeffding's on m ~ Binomial(N, f) (m in [m_lo, m_hi]).
+  struct PublicCount {
+    std::int64_t units = 0;  // N, public
+    double fraction = 0;     // f
+    std::int64_t capacity = 0;
+  };
+  nlohmann::json release(std::span<const double> losses, Rng& rng, Communicator* comm,
+                         PublicCount count) const;
 
  private:
+  // The noisy clipped-loss sum (nats) of every rank's losses on the box lattice of `capacity`
+  // terms, and the noise's sd and its two-sided 95%, 97.5% and 1 - 5%/3 half-widths (nats).
+  struct NoisySum {
+    double sum = 0, sd = 0, half95 = 0, half975 = 0, half_third = 0;
+  };
+  NoisySum noisy_sum(std::span<const double> losses, Rng& rng, Communicator& comm,
+                     std::int64_t capacity) const;
   HoldoutLoss(double L, std::variant<GaussianMechanism, LaplaceMechanism> m)
       : L_(L), mechanism_(std::move(m)) {}
   double L_;
   std::variant<GaussianMechanism, LaplaceMechanism> mechanism_;
 };
+
 
 }  // namespace dpstats::optimize

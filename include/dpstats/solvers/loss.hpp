@@ -29,7 +29,7 @@ bool binary_labels(GlmKind kind);  // logistic or hinge
 
 class Domain;
 
-// Counts per-item gradient evaluations (docs/proofs/user-level.md §4.3: count exactly, only work actually done).
+// Counts per-item gradient evaluations (count exactly, only work actually done).
 struct GradientCounter {
   std::int64_t evaluations = 0;
 };

@@ -2,7 +2,7 @@
 // f_r(x, z) = E_{u ~ Unif(B(0,1))} f(x + r·u, z) is convex, L-Lipschitz and (L√d/r)-smooth when f
 // is convex and L-Lipschitz on X + B(0, r), and E_u ∇f(x + r·u, z) = ∇f_r(x, z). The gradient
 // oracle draws a fresh u per item and call; each perturbed (sub)gradient counts as one
-// evaluation (docs/proofs/user-level.md §4.3). The perturbation is a utility device, not a privacy mechanism, so it
+// evaluation. The perturbation is a utility device, not a privacy mechanism, so it
 // uses the ordinary floating-point samplers of the given Rng.
 #pragma once
 #include <cstdint>

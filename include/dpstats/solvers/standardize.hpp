@@ -83,16 +83,25 @@ Centring private_centring(const ConstMatrixRef& rows, const PrivacyLoss& share,
 // zcdp rho). The released fraction F_j = clamp(noisy S_j / n, 0, 1); a column is far from
 // centred when min(F_j, 1 - F_j) < kOffsetMinority: 0 lies outside its central 80% (for a
 // Gaussian column, |mean| > 1.28 sd; a constant nonzero column, e.g. a hand-made intercept, is
-// far). The decision and the diagnostics are post-processing of the noisy vector.
+// far). A column is *unsure* when it is not far but its one-sided 95% noise band reaches 0:
+// min(F_j, 1 - F_j) - 1.645 sd / n <= 0 (sd: the noise's standard deviation), i.e. the check's
+// noise cannot even rule out a column entirely on one side of 0 (issue 27 case 5: at 200
+// users and epsilon 0.3 the noise sd is half the users, and a fit in raw units released a log
+// loss of 24 with status ok). A far or unsure column blocks the uncentred fit. The decision and
+// the diagnostics are post-processing of the noisy vector.
 inline constexpr double kOffsetMinority = 0.1;
+inline constexpr double kOffsetBandZ = 1.6448536269514722;  // one-sided 95% normal quantile
 // What the check spends of the centring's share (scale_share): a quarter under zCDP (Gaussian,
 // l2 sensitivity sqrt(c): the noise sd is about 5% of the units at 1000 users, epsilon = 1); all
 // of it under pure epsilon (Laplace, l1 sensitivity c).
 inline constexpr double kOffsetCheckZcdpFraction = 0.25;
 
 struct OffsetCheck {
-  std::optional<std::string> far;  // the far columns' names ("2, 3, y"), empty when none
+  std::optional<std::string> far;     // the far columns' names ("2, 3, y"), empty when none
+  std::optional<std::string> unsure;  // the columns the check's noise cannot place
+  double noise_sd_fraction = 0;       // the noise's sd over the units
   nlohmann::json diagnostics = nlohmann::json::object();
+  bool blocks() const { return far.has_value() || unsure.has_value(); }
 };
 
 // `rows`: units x m rows, unit u's rows at u*m .. u*m + m - 1 (m = rows_per_unit; 1 for
@@ -113,8 +122,9 @@ LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, N
 // empty: public, from the options and d only (for the abstention's advice).
 std::size_t centring_units_needed(const LocationOptions& o, std::size_t d);
 
-// The abstention reason when the offset check finds far columns and the fit cannot centre.
-std::string offset_abstention(const std::string& far, std::size_t have, std::size_t need,
+// The abstention reason when the offset check blocks (far or unsure columns) and the fit cannot
+// centre.
+std::string offset_abstention(const OffsetCheck& oc, std::size_t have, std::size_t need,
                               const char* units);
 
 // Every fit release's diagnostics["stated_error"] (issue #15): {"radius": null, "statement": why

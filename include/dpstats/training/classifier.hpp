@@ -1,4 +1,4 @@
-// Softmax classifiers for private training (docs/proofs/moments.md §2.8, §5.6): multinomial
+// Softmax classifiers for private training (docs/proofs/training.md §1, §3): multinomial
 // logistic regression and a one-hidden-layer ReLU MLP, with per-example gradients that never
 // materialise one gradient vector per example.
 //

@@ -1,5 +1,5 @@
 // The per-step private release of DP-SGD and the DP-Adam variants of
-// docs/proofs/moments.md, §2.8 (with C = I, the trivial factorization: docs/proofs/training.md shows the
+// docs/proofs/training.md §1 (with C = I, the trivial factorization: docs/proofs/training.md shows the
 // paper's CIFAR runs used it, and only C = I composes with subsampling amplification, §4.6).
 //
 // Neighbouring relation: add/remove one training example (the relation of the Poisson-subsampled

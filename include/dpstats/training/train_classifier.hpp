@@ -71,7 +71,14 @@ struct ClassifyOptions {
   std::optional<double> noise_multiplier;
   RunControl run;                    // threads, noise mode
   int epochs = 10;
-  int batch_size = 256;              // expected Poisson batch size m (q = m / N)
+  int batch_size = 256;              // expected Poisson batch size m (q = m / n_public)
+  // The public number of training rows N (issue 28): the sampling rate is q = batch_size / N,
+  // the run has epochs · round(N / batch_size) steps and the train loss is divided by N. Required
+  // for the private optimizers: under add/remove neighbouring the exact row count is private, so
+  // nothing the release states may depend on it (a dataset's published size, or a round number
+  // near it). The table may hold any number of rows up to lattice_rows(N); adam (non-private)
+  // takes the row count when it is absent.
+  std::optional<std::int64_t> n_public;
   // On the scaled features (unit-free). Absent: max(1e-3, 0.5 / T), T the planned steps (Adam
   // moves each parameter by about T lr; a short run on a small table needs a larger rate).
   std::optional<double> learning_rate;
@@ -108,29 +115,42 @@ struct EpochReport {
   int epoch = 0;                 // 1-based
   double train_loss = 0;         // the private (noisy) mean clipped loss (exact for adam)
   std::optional<double> test_accuracy;
-  double seconds = 0;            // wall time of the epoch's training steps
-  std::size_t examples = 0;      // examples processed by the epoch's steps
+  // Not released (the caller's progress and benchmarks only): the wall time of the epoch's steps
+  // and the exact number of examples they processed (the sum of the Poisson batch sizes).
+  double seconds = 0;
+  std::size_t examples = 0;
 };
 
 // A public evaluation set (e.g. the Fashion-MNIST test split).
+// test_accuracy is then an exact statistic of it, which the guarantee covers only because the
+// set is public. `training_rows`: the caller knows the set is the training data (the tool: the
+// same file); the release then says test_accuracy is not private (so it does when X is the
+// training matrix itself, in memory).
 struct EvalSet {
   const RowMatrix* X = nullptr;
   const std::vector<int>* y = nullptr;
+  bool training_rows = false;
 };
 
+// The most rows a private run's table may hold for n_public = N: max(2N, 2^22 - 1), below 2^40.
+// Public: it sets the lattice of the gradient and loss sums (docs/proofs/training.md §4), which
+// must not depend on the exact row count. A larger table is refused before any noise is drawn.
+std::int64_t lattice_rows(std::int64_t n_public);
+
 // Trains `model` (its parameters are the start point, for the scaled features) on rows X with
-// labels y in 0..classes-1. diagnostics: optimizer, model, epochs, steps, sampling_rate,
-// noise_multiplier (z_eff), sensitivity, first/second noise std, feature_scale (and its source
-// and cost), train_loss[epoch], test_accuracy[epoch], examples_per_second, accountant,
-// epsilon_rdp, epsilon_pld.
+// labels y in 0..classes-1. diagnostics: optimizer, model, epochs, steps, n_public,
+// sampling_rate, noise_multiplier (z_eff), sensitivity, first/second noise std, feature_scale
+// (and its source and cost), train_loss[epoch], test_accuracy[epoch], accountant, epsilon_rdp,
+// epsilon_pld. No timing and no batch total enters the release (on_epoch sees them).
 // `on_epoch` (optional) sees each epoch's report. `budget`: the caller's optional Budget.
 Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X,
                                      const std::vector<int>& y, const ClassifyOptions& o, Rng& rng,
                                      Budget* budget = nullptr, EvalSet test = {},
                                      const std::function<void(const EpochReport&)>& on_epoch = {});
 
-// The account of a run of `o` on N rows at noise multiplier z (every entry the run charges: the
-// feature-scale quantile when feature_scale is absent, the steps, the per-epoch loss releases).
+// The account of a run of `o` on n rows (the public n_public) at noise multiplier z (every entry
+// the run charges: the feature-scale quantile when feature_scale is absent, the steps, the
+// per-epoch loss releases).
 // Secure noise: the rdp accountant (integer orders for the lattice steps); pld_epsilon is the
 // continuous-Gaussian analysis of the same run (a diagnostic, NOT a guarantee for the lattice
 // sampler). fast_float: the tighter of pld and rdp.

@@ -37,7 +37,7 @@ class Acsa {
   Vector x_, xag_, xmd_;
 };
 
-// Concentration degrees of P6 at radius r (docs/proofs/user-level.md §2.1): h_j = #{k : ‖q_j − q_k‖ <= r}, computed by
+// Concentration degrees of P6 at radius r (docs/proofs/user-level.md §2.3–2.4): h_j = #{k : ‖q_j − q_k‖ <= r}, computed by
 // the Gram trick with an exact recomputation of every pair within 1e−9 relative of r (§4.3).
 std::vector<std::int64_t> concentration_degrees(const RowMatrix& Q, double r);
 

@@ -7,8 +7,8 @@
 //  * gather_users: one alltoall moves each row (id, global row id, label, features) to its user's
 //    home rank; the home rank orders a user's rows by global row id (the order one process reads
 //    them in), so "the first m rows" and the cyclic padding are those of the single process.
-//    m = 0 picks max(1, ⌊global rows / global users⌋), as the one-process constructor does. The
-//    result holds this rank's home users (possibly none) and total_users() = the users of every
+//    m >= 1 is the public number of items per user (required, as for the one-process
+//    constructor: the row count is not public). The result holds this rank's home users (possibly none) and total_users() = the users of every
 //    rank (allreduce). One process (comm.size() == 1): exactly UserDataset(X, y, users, m, A, B).
 // Every rank checks the column count and the options against rank 0 first (check_agreement); a
 // bad row on one rank (NaN, a length mismatch) stops every rank before the shuffle (all_or_none).
@@ -25,7 +25,7 @@ namespace dpstats::optimize {
 int home_rank(std::int64_t user_id, int ranks);
 
 UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vector& y,
-                         const std::vector<std::int64_t>& users, std::int64_t m = 0,
+                         const std::vector<std::int64_t>& users, std::int64_t m,
                          std::optional<double> feature_bound = std::nullopt,
                          std::optional<double> label_bound = std::nullopt);
 

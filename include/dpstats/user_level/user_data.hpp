@@ -1,4 +1,4 @@
-// A per-user view of labelled data (docs/proofs/user-level.md §1.1, §3): rows (a, y) with a
+// A per-user view of labelled data (docs/proofs/user-level.md §1, §3): rows (a, y) with a
 // user-id column, regrouped user-major with exactly m items per user.
 //
 // Per-user preprocessing only (privacy-safe: each user's items are a function of that user's rows
@@ -19,9 +19,11 @@ namespace dpstats::optimize {
 
 class UserDataset {
  public:
-  // X: rows × p features, y: rows labels, users: rows ids. m = 0 picks ⌊rows / n⌋ (at least 1).
+  // X: rows × p features, y: rows labels, users: rows ids; m >= 1 the public number of items
+  // per user (required: the row count is not public under user-level neighbouring, so m is
+  // never derived from it).
   UserDataset(const ConstMatrixRef& X, const Vector& y, const std::vector<std::int64_t>& users,
-              std::int64_t m = 0, std::optional<double> feature_bound = std::nullopt,
+              std::int64_t m, std::optional<double> feature_bound = std::nullopt,
               std::optional<double> label_bound = std::nullopt);
   // Already user-major: rows u·m .. u·m+m−1 belong to user u.
   UserDataset(RowMatrix X, Vector y, std::int64_t m,

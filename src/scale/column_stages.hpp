@@ -1,0 +1,89 @@
+// The stages the per-column estimators are made of, each one pass over the rows for every column
+// at once (grid_counts.hpp) and one selection per column (grid_select.hpp): a quantile of a
+// per-column transform of the values on per-column grids, and the refined median (docs/proofs/
+// scale.md §2 steps 1-2). Internal to src/scale.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/scale/grid_quantile.hpp"
+#include "grid_counts.hpp"
+#include "grid_select.hpp"
+
+namespace dpstats::scale_detail {
+
+// For every column j, the cell of grids[j] that the grid selection releases for the q-quantile
+// of y(j, x) over the column's values (all ranks), at epsilon, with column j's generator.
+template <class Transform>
+std::vector<std::size_t> column_quantile_cells(const ConstMatrixRef& X,
+                                               std::span<const GridIndex* const> grids,
+                                               Transform y, double q, double epsilon,
+                                               ColumnGenerators& gens, int threads,
+                                               Communicator& comm) {
+  const auto counts = merged_column_counts(X, grids, y, threads, comm);
+  return select_columns(counts, q, epsilon, gens, threads, comm);
+}
+
+inline auto identity() {
+  return [](std::size_t, double x) { return x; };
+}
+
+// |x - centre_j|, clamped to the finite range.
+inline auto distance_to(const std::vector<double>& centre) {
+  return [&centre](std::size_t j, double x) {
+    return std::min(std::fabs(x - centre[j]), std::numeric_limits<double>::max());
+  };
+}
+
+// The same grid for every column.
+inline std::vector<const GridIndex*> same_grid(const GridIndex& g, std::size_t d) {
+  return std::vector<const GridIndex*>(d, &g);
+}
+
+struct RefinedMedian {
+  double location = 0;    // midpoint of the refined cell
+  double resolution = 0;  // the refine grid's spacing there
+  std::size_t coarse = 0; // the coarse cell's index on the signed log grid
+  bool at_end = false;    // the coarse cell is the first or last of its grid
+};
+
+// Steps 1-2 of docs/proofs/scale.md §2 for every column: the median's cell on the signed log grid
+// (e_coarse), then its cell on a dyadic grid of at least refine_points over that cell and its two
+// neighbours (e_refine; dyadic_grid: exact points, looked up by arithmetic). Two passes, 2d
+// selections.
+inline std::vector<RefinedMedian> refined_medians(const ConstMatrixRef& X,
+                                                  const GridIndex& signed_grid,
+                                                  std::size_t refine_points, double e_coarse,
+                                                  double e_refine, ColumnGenerators& gens,
+                                                  int threads, Communicator& comm) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  const std::span<const double> g = signed_grid.grid();
+  const std::size_t last = g.size() - 1;
+  const auto coarse = column_quantile_cells(X, same_grid(signed_grid, d), identity(), 0.5,
+                                            e_coarse, gens, threads, comm);
+  std::vector<GridIndex> fine;
+  fine.reserve(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    const std::size_t i = coarse[j];
+    fine.push_back(
+        GridIndex::dyadic(g[i == 0 ? 0 : i - 1], g[std::min(i + 2, last)], refine_points));
+  }
+  std::vector<const GridIndex*> fine_grids;
+  for (const GridIndex& f : fine) fine_grids.push_back(&f);
+  const auto refined = column_quantile_cells(X, fine_grids, identity(), 0.5, e_refine, gens,
+                                             threads, comm);
+  std::vector<RefinedMedian> out(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    const std::span<const double> f = fine[j].grid();
+    const GridCell cell{f[refined[j]], f[refined[j] + 1], refined[j]};
+    out[j] = {cell.midpoint(), cell.hi - cell.lo, coarse[j],
+              coarse[j] == 0 || coarse[j] + 1 == last};
+  }
+  return out;
+}
+
+}  // namespace dpstats::scale_detail

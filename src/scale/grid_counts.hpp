@@ -1,0 +1,227 @@
+// The scale layer's data pass: for every column at once, the counts of values below every point
+// of the column's grid, in one pass over the rows (threads across rows, one set of integer bins
+// per part, added exactly), with no per-column copy or sort (issue 27 item 6). Internal to
+// src/scale.
+//
+// A value's bin is #{grid points <= x}, so that below[i] = #{x < p_i} is a prefix sum of the bins.
+// The log grid's bin is read off the double's bits (sign, exponent, top mantissa bits; exact for
+// a power-of-two per_octave) and the linear grid's by arithmetic; both are then corrected against
+// the stored points, so the counts are exactly those of a sort and merge for any grid.
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "dpstats/comm/communicator.hpp"
+#include "dpstats/data/matrix.hpp"
+#include "dpstats/parallel.hpp"
+
+namespace dpstats::scale_detail {
+
+class GridIndex {
+ public:
+  // log_grid(per_octave, nonnegative) with its bit lookup.
+  static GridIndex log(int per_octave, bool nonnegative);
+  // Any strictly increasing finite grid (linear_grid's): arithmetic lookup between its ends.
+  static GridIndex points(std::vector<double> points);
+  // A geometric grid base·2^(i/per_octave), i = 0, 1, ... (the points as computed; base > 0):
+  // lookup from a fast approximate log2 of the value.
+  static GridIndex geometric(std::vector<double> points, double base, int per_octave);
+  // dyadic_grid(lower, upper, points): exact points p_0 + k h, looked up with no stored point.
+  static GridIndex dyadic(double lower, double upper, std::size_t points);
+
+  std::span<const double> grid() const { return points_; }
+  std::size_t bins() const { return points_.size() + 1; }
+  // #{grid points <= x}, in [0, grid().size()]: the guess corrected against the stored points.
+  [[gnu::always_inline]] std::size_t bin(double x) const {
+    if (exact_log_) return exact_log_bin(x);
+    if (dyadic_) return dyadic_bin(x);
+    std::size_t b = log_ ? log_guess(x) : (geometric_ ? geometric_guess(x) : linear_guess(x));
+    const std::size_t n = points_.size();
+    if (b > n) b = n;
+    if (b > 0 && points_[b - 1] > x) {
+      --b;
+      if (b > 0 && points_[b - 1] > x) return search(x);
+    } else if (b < n && points_[b] <= x) {
+      ++b;
+      if (b < n && points_[b] <= x) return search(x);
+    }
+    return b;
+  }
+
+ private:
+  // The log grid with per_octave m = 2^s: its points 2^k (1 + j/m) are exact doubles, so the bin
+  // is read off the bits with no correction. For a normal magnitude a, q = (bits >> (52 - s)) - m
+  // indexes the positive point p_q <= a < p_{q+1}, and a == p_q iff the low 52 - s bits are 0;
+  // DBL_MAX is the one point that is not of that form.
+  [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
+    const double a = std::fabs(x);
+    if (a < 0x1p-1022) {  // 0, -0 and the subnormals: between -p_0 and p_0
+      if (x >= 0) return zero_ + 1;
+      return nonnegative_ ? 0 : zero_;
+    }
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(a);
+    const std::uint64_t q = (b >> (52 - shift_)) - static_cast<std::uint64_t>(m_);
+    if (x > 0) return zero_ + 2 + q + (a == kTop ? 1 : 0);  // negatives, 0, p_0..p_q (, DBL_MAX)
+    if (nonnegative_) return 0;
+    const bool on_point = (b & ((std::uint64_t{1} << (52 - shift_)) - 1)) == 0;
+    return positives_ - 1 - q + (on_point ? 1 : 0);  // -p_r <= x iff p_r >= a
+  }
+  // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
+  // so a non-integer t lies strictly between the same multiples as x - p_0; an integer t = k needs
+  // one exact comparison with p_k = p_0 + k h.
+  [[gnu::always_inline]] std::size_t dyadic_bin(double x) const {
+    const double t = (x - lower_) * per_step_;
+    if (t >= 0 && t < last_index_) [[likely]] {
+      const auto k = static_cast<std::int64_t>(t);  // floor; below 2^53
+      const double kd = static_cast<double>(k);
+      return static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
+    }
+    if (!(x >= lower_)) return 0;
+    return x >= points_.back() ? points_.size() : search(x);
+  }
+  // Otherwise a guess within one point of the bin, except at the grids' edges, at points that are
+  // not exact or merged, or far outside a linear grid's range; a binary search then finds it.
+  [[gnu::always_inline]] std::size_t log_guess(double x) const {
+    const double a = std::fabs(x);
+    if (a < 0x1p-1022) {
+      if (x >= 0) return zero_ + 1;
+      return nonnegative_ ? 0 : zero_;
+    }
+    const std::uint64_t b = std::bit_cast<std::uint64_t>(a);
+    const std::uint64_t exponent = b >> 52, fraction = b & ((std::uint64_t{1} << 52) - 1);
+    const std::uint64_t q = (exponent - 1) * static_cast<std::uint64_t>(m_) +
+                            ((fraction * static_cast<std::uint64_t>(m_)) >> 52);
+    if (x > 0) return zero_ + 2 + q;
+    if (nonnegative_) return 0;
+    return positives_ - 1 - q;
+  }
+  [[gnu::always_inline]] std::size_t linear_guess(double x) const {
+    if (!(x >= lower_)) return 0;
+    const double t = (x - lower_) * per_step_ + 1;
+    return t >= static_cast<double>(points_.size()) ? points_.size()
+                                                    : static_cast<std::size_t>(t);
+  }
+  std::size_t geometric_guess(double x) const;
+  std::size_t search(double x) const;
+
+  static constexpr double kTop = 1.7976931348623157e308;  // DBL_MAX
+  std::vector<double> points_;
+  bool log_ = false, exact_log_ = false;
+  // log: per_octave m = 2^shift when exact (else multiply), zero's index, positive points P.
+  int m_ = 0, shift_ = -1;
+  std::size_t zero_ = 0, positives_ = 0;
+  bool nonnegative_ = false;
+  // linear: bin ~ (x - lower) * per_step + 1; geometric: bin ~ (log2 x - log2 base) m + 1
+  double lower_ = 0, per_step_ = 0;
+  bool geometric_ = false;
+  double log2_base_ = 0;
+  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly
+  bool dyadic_ = false;
+  double step_ = 0, last_index_ = 0;
+};
+
+// counts[j][i] = #{rows r : y(j, X(r, j)) < grid_j[i]} for i < grid_j.size(), and counts[j].back()
+// the rows, over this process's rows; `grids[j]` is column j's grid. One pass over X.
+template <class Transform>
+std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
+                                                     std::span<const GridIndex* const> grids,
+                                                     Transform y, int threads);
+
+// The same added exactly over every rank of comm (one int64 allreduce per column, in order).
+template <class Transform>
+std::vector<std::vector<std::int64_t>> merged_column_counts(const ConstMatrixRef& X,
+                                                            std::span<const GridIndex* const> grids,
+                                                            Transform y, int threads,
+                                                            Communicator& comm) {
+  auto counts = column_counts(X, grids, y, threads);
+  if (comm.size() > 1)
+    for (auto& c : counts) comm.allreduce_sum(c);
+  return counts;
+}
+
+// ---- implementation of the pass ----
+
+// Rows per part are below 2^32 (the bins are 32-bit); the parts' memory is capped by using fewer
+// parts for many wide grids.
+int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
+
+// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages.
+struct FreeBins {
+  void operator()(std::uint32_t* p) const;
+};
+using BinBuffer = std::unique_ptr<std::uint32_t[], FreeBins>;
+BinBuffer bin_buffer(std::size_t count);
+
+template <class Transform>
+std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
+                                                     std::span<const GridIndex* const> grids,
+                                                     Transform y, int threads) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<std::size_t> offset(d + 1, 0);
+  for (std::size_t j = 0; j < d; ++j) offset[j + 1] = offset[j] + grids[j]->bins();
+  const int parts = count_parts(X.rows(), offset[d], threads);
+  const bool shared = std::all_of(grids.begin(), grids.end(),
+                                  [&](const GridIndex* g) { return g == grids[0]; });
+  std::vector<BinBuffer> bins(static_cast<std::size_t>(parts));
+  // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
+  // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
+  parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
+    BinBuffer& h = bins[static_cast<std::size_t>(part)];
+    h = bin_buffer(offset[d]);
+    std::uint32_t* b = h.get();
+    const std::size_t* off = offset.data();
+    if (shared) {  // one grid for every column: its lookup kept in registers
+      const GridIndex& g = *grids[0];
+      for (std::int64_t r = begin; r < end; ++r) {
+        const double* row = X.row(r).data();
+        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + g.bin(y(j, row[j]))];
+      }
+      return;
+    }
+    // A grid per column (the refine and re-centring grids): a value's bin is anywhere in its
+    // column's fine grid, so the bins of a chunk of rows are first written per column and then
+    // counted column by column, one column's bins in cache at a time.
+    constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+    std::vector<std::uint32_t> chunk(static_cast<std::size_t>(kChunk) * d);
+    for (std::int64_t r0 = begin; r0 < end; r0 += kChunk) {
+      const std::int64_t r1 = std::min(end, r0 + kChunk);
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const double* row = X.row(r).data();
+        const auto at = static_cast<std::size_t>(r - r0);
+        for (std::size_t j = 0; j < d; ++j)
+          chunk[j * kChunk + at] = static_cast<std::uint32_t>(grids[j]->bin(y(j, row[j])));
+      }
+      const auto rows = static_cast<std::size_t>(r1 - r0);
+      for (std::size_t j = 0; j < d; ++j) {
+        std::uint32_t* bj = b + off[j];
+        const std::uint32_t* cj = chunk.data() + j * kChunk;
+        for (std::size_t k = 0; k < rows; ++k) ++bj[cj[k]];
+      }
+    }
+  });
+  std::vector<std::vector<std::int64_t>> counts(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    std::vector<std::int64_t>& c = counts[j];
+    c.assign(grids[j]->bins(), 0);
+    for (const auto& h : bins) {
+      if (!h) continue;  // a part with no rows
+      for (std::size_t b = 0; b < c.size(); ++b) c[b] += h.get()[offset[j] + b];
+    }
+    // bins -> counts below each point (prefix sums), then the total in the last word
+    std::int64_t below = 0;
+    for (std::size_t b = 0; b + 1 < c.size(); ++b) {
+      below += c[b];
+      c[b] = below;
+    }
+    c.back() += below;
+  }
+  return counts;
+}
+
+}  // namespace dpstats::scale_detail
