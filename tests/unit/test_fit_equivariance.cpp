@@ -11,10 +11,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "dpstats/error.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/mechanisms/draw_log.hpp"
 #include "dpstats/random/float_normal.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/synthetic/heavy_tailed_data.hpp"
@@ -397,6 +400,13 @@ TEST(FitEquivariance, HeavyTailedEstimatedMomentBoundIsChargedAndStated) {
   EXPECT_TRUE(r.privacy.certified);
 }
 
+// The noise drawn, by kind: (mechanism, total draws) as the DrawLog saw them.
+std::map<std::string, double> drawn(const DrawLog& log) {
+  std::map<std::string, double> out;
+  for (const auto& c : log.counts()) out[c.mechanism] += c.draws;
+  return out;
+}
+
 TEST(FitEquivariance, EstimatesWithoutAGuaranteeAbstainWithAReason) {
   // 400 users at epsilon = 1: the scale layer's rank error for the feature_bound estimate exceeds
   // what the median needs (t/n + alpha >= 1/2); the release abstains, says why, and its ledger
@@ -406,6 +416,7 @@ TEST(FitEquivariance, EstimatesWithoutAGuaranteeAbstainWithAReason) {
   o.privacy = {1, 1e-6};
   o.domain_radius = 2;
   SeededRng rng(4);
+  DrawLog log;
   const auto r = fit_user_level(UserDataset(raw.X, raw.y, raw.users, 5), o, rng);
   EXPECT_EQ(r.status, Status::abstained);
   EXPECT_EQ(r.estimate.size(), 0);
@@ -413,7 +424,10 @@ TEST(FitEquivariance, EstimatesWithoutAGuaranteeAbstainWithAReason) {
                 "the private estimate of feature_bound (the 0.5 quantile of the norms) is not "
                 "usable"), std::string::npos) << r.diagnostics["abstained"];
   EXPECT_EQ(r.diagnostics["bounds"]["feature_bound"]["status"], "insufficient_data");
-  EXPECT_EQ(r.ledger.size(), 1u);  // the estimate (the offset check would come after it)
+  // The whole plan was charged (the estimate, the offset check, the steps); only the estimate
+  // drew (the offset check would come after it).
+  EXPECT_EQ(r.ledger.size(), 3u) << ledger_json(r.ledger).dump(1);
+  EXPECT_EQ(drawn(log), (std::map<std::string, double>{{"exponential", 1}}));
   dpstats::testing::expect_guarantee_from_ledger(r);
   // Heavy-tailed: 300 records at epsilon = 1 (scale_share 0.1) leave the moment_bound estimate
   // without a guarantee either.
@@ -441,12 +455,15 @@ TEST(FitEquivariance, HeavyTailedShiftedFeaturesAbstainBelowTheCentringThreshold
   o.domain_radius = 2;
   for (int s = 0; s < 4; ++s) {
     SeededRng rng(300 + s);
+    DrawLog log;
     const auto r = fit_heavy_tailed(X, D.train.y, o, rng);
     dpstats::testing::expect_guarantee_from_ledger(r);
     ASSERT_EQ(r.status, Status::abstained) << r.diagnostics.dump();
     EXPECT_NE(r.diagnostics["abstained"].get<std::string>().find("lie far from 0"),
               std::string::npos);
-    EXPECT_EQ(r.ledger.size(), 1u);
+    // The whole plan was charged; only the offset check (one Laplace) drew.
+    EXPECT_EQ(r.ledger.size(), 3u) << ledger_json(r.ledger).dump(1);
+    EXPECT_EQ(drawn(log), (std::map<std::string, double>{{"laplace", 1}}));
     EXPECT_FALSE(r.diagnostics["centring"]["offset_check"]["columns"][5]["far"].get<bool>());
   }
 }

@@ -8,6 +8,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/moments/density.hpp"
+#include "dpstats/mechanisms/draw_log.hpp"
 #include "dpstats/moments/estimator.hpp"
 #include "dpstats/moments/theory.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -767,15 +768,20 @@ TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndEstimatesAMissingClip) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos);
   }
-  // 8 rows: the private quantile's rank error is far above n, so the batch API abstains, having
-  // spent only the quantile.
+  // 8 rows: the private quantile's rank error is far above n, so the batch API abstains. The
+  // whole plan was charged before any noise (all or nothing: the quantile, the count of clipped
+  // rows, the stream); only the quantile drew.
+  DrawLog log;
   const auto abst = estimate_moments(X, c, rng3);
   EXPECT_EQ(abst.status, Status::abstained);
   EXPECT_NE(abst.diagnostics.at("abstained").get<std::string>().find("quantile of the norms"),
             std::string::npos);
-  ASSERT_EQ(abst.ledger.size(), 1u);  // the count of clipped rows is never drawn
+  EXPECT_EQ(abst.ledger.size(), 3u) << ledger_json(abst.ledger).dump(1);
+  ASSERT_EQ(log.counts().size(), 1u);  // one draw: the quantile's selection
+  EXPECT_EQ(log.counts()[0].mechanism, "exponential");
+  EXPECT_EQ(log.counts()[0].draws, 1);
   dpstats::testing::expect_guarantee_from_ledger(abst);
-  EXPECT_LT(abst.privacy.epsilon, 0.5);
+  EXPECT_LE(abst.privacy.epsilon, 1 + 1e-9);
   c.clip = 1;
   c.privacy.epsilon = 0;  // epsilon has no default
   EXPECT_THROW(estimate_moments(X, c, rng3), InvalidArgument);

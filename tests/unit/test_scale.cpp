@@ -124,9 +124,17 @@ TEST(Scale, LedgerChargedEqualsWhatTheBudgetReports) {
   EXPECT_LE(budget.budget().spent().epsilon, 0.6);
   EXPECT_NEAR(budget.budget().spent().epsilon, sum, 1e-12);
   EXPECT_NEAR(budget.budget().spent().epsilon, 0.6, 1e-12);
-  // A share that does not fit is refused whole: nothing more is recorded.
-  EXPECT_THROW(private_scale(X, o, budget, rng), BudgetExceeded);
+  // A release is charged once: a second, unplanned call on the same account never draws.
+  EXPECT_THROW(private_scale(X, o, budget, rng), std::logic_error);
   EXPECT_EQ(budget.budget().ledger().size(), s.entries.size());
+  // A second release on its own account, against a caller's Budget it does not fit, is refused
+  // whole: nothing more is recorded there.
+  Budget caller(PrivacyLoss::pure(1), Accountant::basic);
+  ReleaseBudget first(PrivacyLoss::pure(1), Accountant::basic, &caller);
+  private_scale(X, o, first, rng);
+  ReleaseBudget second(PrivacyLoss::pure(1), Accountant::basic, &caller);
+  EXPECT_THROW(private_scale(X, o, second, rng), BudgetExceeded);
+  EXPECT_EQ(caller.ledger().size(), s.entries.size());
   // zcdp share on a zcdp budget.
   ReleaseBudget z(PrivacyLoss::zcdp(0.01), Accountant::zcdp);
   o.loss = PrivacyLoss::zcdp(0.01);
@@ -153,7 +161,8 @@ TEST(Scale, DegenerateAndInsufficientDataAreFlagged) {
   EXPECT_EQ(s.columns[1].status, ScaleStatus::ok);
   // 50 rows at epsilon 0.1: no guarantee, and the estimate says so.
   o.loss = PrivacyLoss::pure(0.1);
-  const ScaleEstimate small = private_scale(X.topRows(50), o, budget, rng);
+  ReleaseBudget own(o.loss, Accountant::basic);  // another release: its own account
+  const ScaleEstimate small = private_scale(X.topRows(50), o, own, rng);
   EXPECT_EQ(small.columns[1].status, ScaleStatus::insufficient_data);
   EXPECT_FALSE(small.columns[1].reason.empty());
   EXPECT_FALSE(small.all_ok());

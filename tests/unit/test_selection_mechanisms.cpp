@@ -390,7 +390,9 @@ TEST(QRange, ThreadsAndTheCachedBudgetGiveTheSameRelease) {
   EXPECT_EQ(plain->centre, one->centre);
   EXPECT_EQ(one->centre, four->centre);
   EXPECT_EQ(b.next_u64(), c.next_u64());  // the same number of draws
-  EXPECT_EQ(plain->entry.mechanism, "stability_histogram");
+  EXPECT_EQ(plain->entry.mechanism, "composition");  // the d histograms' composed loss
+  ASSERT_EQ(plain->entry.blocks.size(), 1u);
+  EXPECT_EQ(plain->entry.blocks[0][0].mechanism, "stability_histogram");
 }
 
 TEST(QRange, CoordinateBudgetPaperAndBestRule) {
@@ -412,16 +414,23 @@ TEST(QRange, CoordinateBudgetPaperAndBestRule) {
 }
 
 TEST(QRange, EntryFoldsTheHistogramsIntoTheComposedLoss) {
+  // One composite (counted once, at the composed loss) of the 5 histograms' own entry (count 5):
+  // the histograms' noise is the part's, so a recount of the draws finds it.
   const auto best = q_range_entry(range_options(1, 1e-6), 5);
-  EXPECT_EQ(best.mechanism, "stability_histogram");
+  EXPECT_EQ(best.mechanism, "composition");
   EXPECT_EQ(best.count, 1);
   EXPECT_EQ(best.loss.kind, LossKind::approximate);
   EXPECT_EQ(best.loss.epsilon, 1);
   EXPECT_EQ(best.loss.delta, 1e-6);
-  EXPECT_EQ(best.sensitivity, 2);
+  ASSERT_EQ(best.blocks.size(), 1u);
+  ASSERT_EQ(best.blocks[0].size(), 1u);
+  const LedgerEntry& h = best.blocks[0][0];
+  EXPECT_EQ(h.mechanism, "stability_histogram");
+  EXPECT_EQ(h.count, 5);
+  EXPECT_EQ(h.sensitivity, 2);
   const double eps_per = q_range_coordinate_budget(range_options(1, 1e-6), 5).epsilon;
-  EXPECT_GE(best.noise_scale, 2 / eps_per);
-  EXPECT_LE(best.noise_scale, 2 / eps_per * (1 + 1e-12));
+  EXPECT_GE(h.noise_scale, 2 / eps_per);
+  EXPECT_LE(h.noise_scale, 2 / eps_per * (1 + 1e-12));
   EXPECT_NE(best.purpose.find("5 histograms"), std::string::npos) << best.purpose;
   const auto paper = q_range_entry(range_options(3, 1e-6, true), 5);
   EXPECT_EQ(paper.loss.epsilon, 0.9);  // Lemma G.13 with the cap

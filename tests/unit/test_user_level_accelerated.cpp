@@ -249,11 +249,18 @@ TEST(Alg3Fit, PaperProfileRunsAtEpsilonTenAndCountsExactly) {
   ASSERT_EQ(static_cast<std::int64_t>(trace.step_kept.size()), T);
   for (auto kept : trace.step_kept) EXPECT_EQ(kept, K);
   EXPECT_TRUE(r.privacy.certified);
-  // Ledger: ε/2 (AboveThreshold) + ε/2 (Gaussian steps) per phase, phases parallel.
-  ASSERT_EQ(r.ledger.size(), 2u);
-  EXPECT_DOUBLE_EQ(r.ledger[0].loss.epsilon, 5.0);
-  EXPECT_NEAR(r.ledger[1].loss.epsilon, 5.0, 1e-12);
-  EXPECT_EQ(r.ledger[0].mechanism, "above_threshold");
+  // Ledger: the (ε, δ) Thm C.1 proves, one entry whose parts are the mechanisms that run: per
+  // phase the concentration gate (AboveThreshold at ε/2) and the T_i filtered steps' Gaussian.
+  ASSERT_EQ(r.ledger.size(), 1u) << ledger_json(r.ledger).dump(1);
+  EXPECT_EQ(r.ledger[0].mechanism, "proved");
+  EXPECT_DOUBLE_EQ(r.ledger[0].loss.epsilon, 10.0);
+  ASSERT_EQ(r.ledger[0].blocks.size(), 1u);
+  const Ledger& phase = r.ledger[0].blocks[0];
+  ASSERT_EQ(phase.size(), 2u) << ledger_json(r.ledger).dump(1);  // one phase: gate, steps
+  EXPECT_EQ(phase[0].mechanism, "above_threshold");
+  EXPECT_DOUBLE_EQ(phase[0].loss.epsilon, 5.0);
+  EXPECT_EQ(phase[1].mechanism, "gaussian");
+  EXPECT_EQ(phase[1].count, T);
   // Paper constants refuse at realistic sizes, and steps/clip do not apply to them.
   o.privacy.delta = 1e-6;
   EXPECT_THROW(fit_user_level(D, o, rng, nullptr, &trace), InvalidArgument);
