@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpstats/moments/estimator.hpp"
+#include "dpstats/privacy/composite.hpp"
 #include "dpstats/scale/adaptive_clip.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
 #include "dpstats/seam.hpp"
@@ -38,7 +39,10 @@ struct LiveClipPlan {
   double rho_quantile = 0, rho_count = 0, rank_error = 0;
   NormQuantileOptions quantile;
   AdaptiveClipOptions count;
-  Ledger ledger;  // the warm-up quantile and the block counts (count 1 each)
+  // The warm-up quantiles and the block counts: each a parallel composite over the disjoint
+  // blocks it ran on (planned: reserved; the LiveClip adds each block before it draws).
+  std::optional<ParallelComposite> warm_up, counts;
+  Ledger ledger;  // warm_up and counts planned
 };
 // `scale_rho`: the zCDP the scale mechanisms share (half each).
 LiveClipPlan plan_live_clip(const MomentsConfig& c, double scale_rho);
@@ -51,6 +55,8 @@ class LiveClip {
   // Records the next row's norm; at a block's end moves the clip (draws the block's noise).
   void record(double norm, Rng& rng);
   nlohmann::json diagnostics() const;
+  // The composites with the blocks that drew so far (each claims its planned place).
+  Ledger ran() const;
 
  private:
   void warm_up(Rng& rng);

@@ -522,6 +522,7 @@ struct MomentEstimator::Impl {
   void run_chunks(const double* xs, double factor);
   void finish_step();
   SealFacts facts() const;
+  ReleaseBudget sealed_account() const;
 };
 
 // The run's state: the channels C·Y and C^{-1}·W, the workload recursions and the buffers.
@@ -823,13 +824,21 @@ SealFacts MomentEstimator::Impl::facts() const {
   return f;
 }
 
-// seal: the guarantee and ledger are the account's, charged once at construction.
+// seal: the guarantee and ledger are the account's, charged once at construction; the live
+// clip's composites take their planned places with the blocks that drew so far.
+ReleaseBudget MomentEstimator::Impl::sealed_account() const {
+  ReleaseBudget a = account;
+  if (live) a.claim(live->ran());
+  return a;
+}
+
 Release<int> MomentEstimator::release_fields() const {
-  return seal(0, impl_->account, impl_->facts(), impl_->rng, diagnostics());
+  return seal(0, impl_->sealed_account(), impl_->facts(), impl_->rng, diagnostics());
 }
 
 Release<MomentSeries> MomentEstimator::release(MomentSeries series) const {
-  return seal(std::move(series), impl_->account, impl_->facts(), impl_->rng, diagnostics());
+  return seal(std::move(series), impl_->sealed_account(), impl_->facts(), impl_->rng,
+              diagnostics());
 }
 
 nlohmann::json MomentEstimator::diagnostics() const {

@@ -49,14 +49,17 @@ LiveClipPlan plan_live_clip(const MomentsConfig& c, double scale_rho) {
   p.count.target_quantile = c.clip_quantile;
   p.count.rho_per_step = p.rho_count;
   p.count.noise = c.run.noise;
-  LedgerEntry q = private_norm_quantile_entries(p.quantile).back();  // replace-one: the selection
-  q.purpose = "live clip: private quantile of one warm-up block's row norms (blocks are "
-              "disjoint: each row is in one block, parallel composition)";
-  LedgerEntry n = AdaptiveClip(p.count).step_entry();
-  n.purpose = fmt::format("live clip: noisy count of one block's norms below the tracked "
-                          "quantile (up to {} blocks of {} rows, disjoint: parallel composition)",
-                          p.blocks, p.block);
-  p.ledger = {q, n};
+  // Blocks are disjoint (each row is in one block): each family composes in parallel, at the
+  // loss of one block's mechanisms.
+  p.warm_up.emplace(private_norm_quantile_entries(p.quantile).back().loss, Accountant::zcdp,
+                    "live clip: private quantile of a warm-up block's row norms (disjoint "
+                    "blocks: parallel composition)");
+  p.counts.emplace(AdaptiveClip(p.count).step_entry().loss, Accountant::zcdp,
+                   fmt::format("live clip: noisy count of a block's norms below the tracked "
+                               "quantile (up to {} blocks of {} rows, disjoint: parallel "
+                               "composition)",
+                               p.blocks, p.block));
+  p.ledger = {p.warm_up->planned(), p.counts->planned()};
   return p;
 }
 
@@ -64,6 +67,7 @@ void LiveClip::record(double norm, Rng& rng) {
   norms_.push_back(norm);
   if (norms_.size() < plan_.block) return;
   if (tracker_) {
+    plan_.counts->add_block({tracker_->step_entry()});  // before the count draws
     tracker_->update_prepaid(norms_, static_cast<double>(norms_.size()), rng);
     clip_ = clamp_clip(margin_ * tracker_->clip());
   } else {
@@ -73,11 +77,15 @@ void LiveClip::record(double norm, Rng& rng) {
   ++blocks_done_;
 }
 
-// The plan charged the quantile's entry on the release's account; each warm-up block's selection
-// runs on a scratch account of that entry (a later warm-up block is disjoint from the earlier).
+// The plan charged the warm-up composite on the release's account; each warm-up block's
+// selection is added to it before it draws, and runs on an account of exactly that block's
+// entries (a later warm-up block is disjoint from the earlier).
 void LiveClip::warm_up(Rng& rng) {
   ++warm_up_blocks_;
+  const Ledger block = private_norm_quantile_entries(plan_.quantile);
+  plan_.warm_up->add_block(block);
   ReleaseBudget scratch(plan_.quantile.loss, Accountant::zcdp);
+  scratch.charge(block);
   const NormQuantile q = private_value_quantile(norms_, plan_.quantile, scratch, rng);
   if (q.status != ScaleStatus::ok || !(q.value > 0)) {
     warm_up_failures_.push_back(fmt::format("block {}: {}", blocks_done_ + 1, q.reason));
@@ -91,6 +99,13 @@ void LiveClip::warm_up(Rng& rng) {
                        Accountant::zcdp);
   tracker_->prepay(left, counts);
   clip_ = clamp_clip(margin_ * q.value);
+}
+
+Ledger LiveClip::ran() const {
+  Ledger l;
+  for (const ParallelComposite* c : {&*plan_.warm_up, &*plan_.counts})
+    if (c->blocks() > 0) l.push_back(c->entry());
+  return l;
 }
 
 nlohmann::json LiveClip::diagnostics() const {
