@@ -10,7 +10,7 @@
 #include "dpstats/privacy/composite.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
-#include "dpstats/random/discrete_laplace.hpp"
+#include "dpstats/mechanisms/bounded_laplace.hpp"
 
 namespace dpstats {
 namespace {
@@ -30,15 +30,9 @@ int lattice_bits(std::int64_t n, std::int64_t d, std::int64_t quarter) {
       quarter, d));
 }
 
-// δ of the discrete Laplace of scale t conditioned on |ξ| <= τ, for integer sensitivity Δ
-// (proofs §6, the lattice Fact 3): P(|ξ| > τ − Δ) / P(|ξ| <= τ) with P(|ξ| >= m) = 2a^m/(1+a),
-// a = e^(−1/t). Rounded up by a relative 1e-9 (exp is faithful to an ulp).
-double bounded_laplace_delta(std::int64_t t, std::int64_t tau, std::int64_t sens) {
-  const double tt = static_cast<double>(t);
-  const double a = std::exp(-1 / tt);
-  const double tail = 2 * std::exp(-static_cast<double>(tau - sens + 1) / tt) / (1 + a);
-  const double outside = 2 * std::exp(-static_cast<double>(tau + 1) / tt) / (1 + a);
-  return tail / (1 - outside) * (1 + 1e-9);
+// The gate's mechanism (lines 8–11): the bounded lattice Laplace in weight units.
+BoundedLaplaceMechanism gate_mechanism(const FastCenterPlan& plan) {
+  return BoundedLaplaceMechanism(plan.gate_scale, plan.gate_bound, plan.gate_sensitivity);
 }
 
 // Row i projected onto B(0, R), scaled by 2^-e, rounded to integers and clamped to ±2^b.
@@ -96,7 +90,7 @@ FastCenterPlan fast_center_plan(std::int64_t n, std::int64_t d, double domain_ra
   require(20 * (static_cast<double>(n) * static_cast<double>(p.quarter) +
                 2 * static_cast<double>(p.gate_bound)) < 0x1p62,
           "FastCenter: epsilon = {} is too small for the gate's 64-bit integer test", epsilon);
-  p.gate_delta = bounded_laplace_delta(p.gate_scale, p.gate_bound, p.gate_sensitivity);
+  p.gate_delta = gate_mechanism(p).delta();
   require(p.gate_bound > p.gate_sensitivity && p.gate_delta <= delta / 6,
           "FastCenter: epsilon = {} is too large for the bounded Laplace gate (its delta {} "
           "exceeds delta/6 = {}); use epsilon <= 2.5",
@@ -125,14 +119,6 @@ GaussianMechanism output_mechanism(const FastCenterPlan& p, double epsilon, doub
 
 }  // namespace
 
-LedgerEntry fast_center_entry(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
-                              double epsilon, double delta) {
-  const FastCenterPlan p = fast_center_plan(n, d, domain_radius, r_hat, epsilon, delta);
-  LedgerEntry e = fast_center_entry(epsilon, delta);
-  return proved_entry(e.loss, kTheorem, kPurpose,
-                      {output_mechanism(p, epsilon, delta, d).ledger_entry("fast_center output")});
-}
-
 LedgerEntry fast_center_entry(double epsilon, double delta) {
   check_epsilon(epsilon);
   check_delta_positive(delta);
@@ -140,11 +126,7 @@ LedgerEntry fast_center_entry(double epsilon, double delta) {
 }
 
 bool fast_center_gate(std::int64_t W, const FastCenterPlan& plan, Rng& rng) {
-  const DiscreteLaplace lap(static_cast<std::uint64_t>(plan.gate_scale), 1);
-  std::int64_t xi = 0;
-  do {  // the draw is independent of the data, so is the number of rejections
-    xi = lap(rng);
-  } while (xi > plan.gate_bound || xi < -plan.gate_bound);
+  const std::int64_t xi = gate_mechanism(plan).noise(rng);
   // |W + ξ − τ| <= n·(k/4) + 2τ < 2^62/20 (the plan checks it): exact in 64-bit integers.
   return 20 * (W + xi - plan.gate_bound) > 11 * plan.n * plan.quarter;
 }
@@ -158,7 +140,6 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, doub
   res.k = p.k;
   res.quantum = p.quantum;
   res.sensitivity = p.sensitivity;
-  res.ledger = fast_center_entry(n, d, domain_radius, r_hat, epsilon, delta);
   // The quantised rows (exact integers in doubles).
   RowMatrix Q(n, d);
   for (std::int64_t i = 0; i < n; ++i)
@@ -186,9 +167,14 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, doub
     }
   }
   // Lines 8–11: the lattice BoundedLaplace gate, in integers.
+  // The entry is the (ε, δ) Lemma 9 proves for the mechanisms that drew: the gate, then the
+  // Gaussian when the gate passed.
+  const LedgerEntry whole = fast_center_entry(epsilon, delta);
+  Ledger ran = {gate_mechanism(p).ledger_entry("fast_center gate")};
   if (!fast_center_gate(W, p, rng)) {
     res.failed = true;
     res.centre = Vector::Zero(d);
+    res.ledger = proved_entry(whole.loss, kTheorem, kPurpose, std::move(ran));
     return res;
   }
   // Lines 12–14: Σ w_i q_i exactly, divided once by W (W >= W_min > 0 here), then the Gaussian.
@@ -206,6 +192,8 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, doub
   for (std::int64_t c = 0; c < d; ++c)
     mean[c] = std::ldexp(sums[c] / static_cast<double>(W), p.exponent);
   const GaussianMechanism g = output_mechanism(p, epsilon, delta, d);
+  ran.push_back(g.ledger_entry("fast_center output"));
+  res.ledger = proved_entry(whole.loss, kTheorem, kPurpose, std::move(ran));
   res.sigma = g.sigma();
   res.centre = g.apply(mean, rng);
   return res;

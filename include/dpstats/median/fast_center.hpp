@@ -55,7 +55,7 @@ struct FastCenterResult {
   std::int64_t k = 0;     // partners per row
   double quantum = 0;     // the rows' lattice step g
   double sensitivity = 0; // the weighted mean's l2 sensitivity the Gaussian is calibrated to
-  LedgerEntry ledger;     // (ε, δ)
+  LedgerEntry ledger;     // (ε, δ), with the entries of the mechanisms that drew
 };
 
 // k: ⌈600 ln(18n/δ)⌉ rounded up to a multiple of 4.
@@ -67,10 +67,9 @@ std::int64_t fast_center_partners(std::int64_t n, double delta);
 FastCenterPlan fast_center_plan(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
                                 double epsilon, double delta);
 
-// What fast_center spends for n rows of dimension d: (ε, δ) by Lemma 9, a proved composite of its
-// Gaussian (privacy/composite.hpp); the planned form (before R and r̂ are known) without it.
-LedgerEntry fast_center_entry(std::int64_t n, std::int64_t d, double domain_radius, double r_hat,
-                              double epsilon, double delta);
+// What fast_center spends: (ε, δ) by Lemma 9, planned (before R and r̂ are known). A run's
+// FastCenterResult::ledger is this loss as a proved composite (privacy/composite.hpp) of the
+// mechanisms that drew: the gate, and the Gaussian when the gate passed.
 LedgerEntry fast_center_entry(double epsilon, double delta);
 
 // The gate (lines 8–11) for the integer weight total W: draws ξ ~ discrete Laplace(t) conditioned
