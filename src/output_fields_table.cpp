@@ -47,7 +47,11 @@ void common_groups(std::vector<OutputScope>& t) {
        {"count", P, "how many times it ran"},
        {"loss.*", P, "its privacy loss: kind and parameters"},
        {"lattice.*", P, "the lattice encoding's own numbers"},
-       {"curve.*", P, "the noise curve the accountants read: kind, noise, sensitivity, lattice"}}));
+       {"curve.*", P, "the noise curve the accountants read: kind, noise, sensitivity, lattice"},
+       {"reserved", D, "planned and charged, but its stage never ran (the run stopped on a "
+                       "released value)"},
+       {"blocks", D, "a composite's parts: the entries of the mechanisms it ran (per disjoint "
+                     "block), which follow from released values"}}));
   t.push_back(group("column_scale", "The scale layer's per-column estimate (scale/column_scale.hpp, "
                                     "location.hpp): private selections on public grids.",
       {{"estimator", P, "which estimator ran"},
