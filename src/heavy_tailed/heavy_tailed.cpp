@@ -1061,6 +1061,25 @@ Ledger heavy_tailed_plan(std::int64_t n, Eigen::Index d, const HeavyTailedOption
   return l;
 }
 
+// Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not
+// covered by the epsilon-DP statement (docs/threat-model.md; the audit measured epsilon >= 5.5):
+// those releases are not certified. clipped-gd and dp-sgd never abort on the data.
+SealFacts seal_facts(const HeavyTailedOptions& o, bool priv, bool noiseless, const MethodRun& run,
+                     nlohmann::json& diag) {
+  const bool abort_bit = o.method == HeavyTailedMethod::lipschitz_extension ||
+                         o.method == HeavyTailedMethod::output_perturbation;
+  if (priv && abort_bit) {
+    diag["certified"] = "false: whether a phase's certificate aborts depends on the data and is "
+                        "not covered by the epsilon-DP statement (docs/proofs/heavy-tailed.md "
+                        "\"Abort bit\"); the default clipped-gd has no such bit";
+  }
+  SealFacts facts(priv && !abort_bit);
+  facts.noise = o.run.noise;
+  facts.noiseless = noiseless;
+  facts.abstained = run.abstained;
+  return facts;
+}
+
 }  // namespace
 
 Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<const Vector>& y_in,
@@ -1131,21 +1150,8 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<co
     diag["holdout"] = held_out_loss(split, run.w, o, env, holdout, rng);
   diag.update(run.diagnostics);
   diag["stated_error"] = fit_stated_error();
-  // Pop-Localize's certificates decide from the data whether a phase aborts, and that bit is not
-  // covered by the epsilon-DP statement (docs/threat-model.md; the audit measured epsilon >= 5.5):
-  // those releases are not certified. clipped-gd and dp-sgd never abort on the data.
-  const bool abort_bit = o.method == HeavyTailedMethod::lipschitz_extension ||
-                         o.method == HeavyTailedMethod::output_perturbation;
-  if (priv && abort_bit) {
-    diag["certified"] = "false: whether a phase's certificate aborts depends on the data and is "
-                        "not covered by the epsilon-DP statement (docs/proofs/heavy-tailed.md "
-                        "\"Abort bit\"); the default clipped-gd has no such bit";
-  }
-  SealFacts facts(priv && !abort_bit);
-  facts.noise = o.run.noise;
-  facts.noiseless = q.noiseless;
-  facts.abstained = run.abstained;
-  return seal(std::move(run.w), account, facts, rng, std::move(diag));
+  return seal(std::move(run.w), account, seal_facts(o, priv, q.noiseless, run, diag), rng,
+              std::move(diag));
 }
 
 }  // namespace dpstats::optimize
