@@ -342,6 +342,8 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.all_ok", D, "every column's status is ok"},
             {"diagnostics.norm_quantile.centre", P, "what the norms are measured from"}}),
       {{"", "release"}, {"diagnostics.scale", "column_scale"},
+       {"diagnostics.clip_bounds", "column_scale"},
+       {"diagnostics.clip_bounds", "clip_bounds"},
        {"diagnostics.norm_quantile", "norm_quantile"}}));
   t.push_back(scope("noise", "dpstats noise / dpstats.laplace, dpstats.gaussian (the values are "
                              "the caller's; their sensitivity is the caller's claim).",

@@ -86,15 +86,17 @@ def test_private_final_clip_is_on_the_ledger_and_public_rule_is_not():
     X, y = _data()
     r = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, moment_order=4, moment_bound=3.0, seed=6,
                     method="lipschitz-extension")
-    # Blocks compose in parallel: the ledger charges one block (phase 1's release at epsilon); the
-    # final block splits the same epsilon between its clip quantile and its GD steps.
-    assert [e["mechanism"] for e in r.ledger] == ["l2_laplace"] and r.epsilon == 1.0
+    # Blocks compose in parallel: the ledger is one parallel composite at epsilon whose blocks hold
+    # each phase's releases; the final block splits the same epsilon between its clip quantile and
+    # its GD steps.
+    assert [e["mechanism"] for e in r.ledger] == ["parallel_composition"] and r.epsilon == 1.0
+    assert r.ledger[0]["blocks"][0][0]["mechanism"] == "l2_laplace"
     ph = r.diagnostics["phases"][1]
     assert ph["clip_rule"]["rule"] == "private-quantile"
     assert abs(ph["clip_rule"]["epsilon"] + ph["epsilon"] - 1.0) < 1e-12
     p = dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, moment_order=4, moment_bound=3.0, seed=6,
                     method="lipschitz-extension", final_clip_rule="public")
-    assert [e["mechanism"] for e in p.ledger] == ["l2_laplace"]
+    assert [e["mechanism"] for e in p.ledger] == ["parallel_composition"]
     assert p.diagnostics["phases"][1]["epsilon"] == 1.0
     with pytest.raises(ValueError, match="final_clip_rule"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, domain_radius=2.0, final_clip_rule="tuned",
