@@ -166,11 +166,11 @@ FastCenterResult fast_center(const ConstMatrixRef& X, double domain_radius, doub
       W += wi;
     }
   }
-  // Lines 8–11: the lattice BoundedLaplace gate, in integers.
   // The entry is the (ε, δ) Lemma 9 proves for the mechanisms that drew: the gate, then the
   // Gaussian when the gate passed.
   const LedgerEntry whole = fast_center_entry(epsilon, delta);
   Ledger ran = {gate_mechanism(p).ledger_entry("fast_center gate")};
+  // Lines 8–11: the lattice BoundedLaplace gate, in integers.
   if (!fast_center_gate(W, p, rng)) {
     res.failed = true;
     res.centre = Vector::Zero(d);
