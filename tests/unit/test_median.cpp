@@ -9,6 +9,7 @@
 #include "dpstats/synthetic/gaussian_cluster.hpp"
 #include "dpstats/synthetic/shifted_cluster.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/bounded_laplace.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/median/fast_center.hpp"
@@ -592,6 +593,22 @@ TEST(FastCenter, TheGateIsTheIntegerTestOfTheProof) {
   for (int t = 0; t < 200; ++t) EXPECT_FALSE(fast_center_gate(p.min_weight - 1, p, rng));
   ASSERT_LT(2 * p.gate_bound, 9 * 10000 * p.quarter / 20);
   for (int t = 0; t < 200; ++t) EXPECT_TRUE(fast_center_gate(10000 * p.quarter, p, rng));
+}
+
+// The gate's mechanism states its own loss: epsilon K/t (rounded up, at most the gate's epsilon/2)
+// and the plan's delta (P(|xi| > tau - K) / P(|xi| <= tau)); every draw lies within +-tau.
+TEST(FastCenter, TheGateMechanismStatesItsOwnLoss) {
+  const auto p = fast_center_plan(10000, 2, 1, 1, 1, 1e-5);
+  const BoundedLaplaceMechanism gate(p.gate_scale, p.gate_bound, p.gate_sensitivity);
+  EXPECT_EQ(gate.delta(), p.gate_delta);
+  const LedgerEntry e = gate.ledger_entry("gate");
+  EXPECT_EQ(e.mechanism, "bounded_laplace");
+  EXPECT_EQ(e.loss.delta, p.gate_delta);
+  EXPECT_GE(e.loss.epsilon, static_cast<double>(p.gate_sensitivity) / p.gate_scale);
+  EXPECT_LE(e.loss.epsilon, 0.5);
+  SeededRng rng(6);
+  for (int t = 0; t < 1000; ++t) EXPECT_LE(std::abs(gate.noise(rng)), p.gate_bound);
+  EXPECT_THROW(BoundedLaplaceMechanism(10, 5, 5), InvalidArgument);  // bound <= sensitivity
 }
 
 // The early decision (docs/proofs/median.md §2) returns what the full count would: on data where
