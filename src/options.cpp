@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <cmath>
 
 #include "dpstats/error.hpp"
@@ -17,7 +16,7 @@ using K = OptionKind;
 // The declarations. Shared ones (command "") first: every releasing command reads them through
 // apps/dpstats/options_cli.hpp (`account` and `budget`, whose --epsilon is a total or a query,
 // keep their own). A capability's own options follow under its command.
-const std::array<OptionDecl, 24> kOptions = {{
+const OptionDecl kOptions[] = {
     {.command = "", .name = "epsilon", .lo = 0, .default_text = "required",
      .help = "privacy-loss bound epsilon of this release; smaller is more private and noisier "
              "(0.1 to 10 is usual; at most 1000)"},
@@ -78,6 +77,10 @@ const std::array<OptionDecl, 24> kOptions = {{
              "noise-dominated filter (--no-fallback runs the filter anyway)",
      .cli = "--no-fallback"},
     // The median (median/geometric_median.hpp).
+    {.command = "median", .name = "center", .kind = K::text,
+     .default_text = "hsu24-localization",
+     .help = "the paper profile's centre step: hsu24-localization or fast-center (KLTY Alg. 3, "
+             "certified; needs n of about 10^4 or more)"},
     {.command = "median", .name = "domain_radius", .unit = "the data's units", .lo = 0,
      .default_text = "estimated privately from --scale-share",
      .help = "radius R of the ball around the origin holding the median"},
@@ -86,7 +89,50 @@ const std::array<OptionDecl, 24> kOptions = {{
     {.command = "median", .name = "bound_check_share", .lo = 0, .hi = 1, .lo_closed = true,
      .default_text = "0.01; 0 turns the check off",
      .help = "budget share of the private count of rows beyond a given --domain-radius"},
-}};
+    // The everyday statistics (stats/stats.hpp); which statistic reads which is its registry's.
+    {.command = "stat", .name = "bounds", .kind = K::text, .unit = "the data's units",
+     .default_text = "estimated privately from --scale-share",
+     .help = "LO,HI clipping bounds: once for every column or once per column, in order"},
+    {.command = "stat", .name = "quantiles", .kind = K::text, .default_text = "required",
+     .help = "probabilities in [0, 1], e.g. 0.25,0.5,0.75"},
+    {.command = "stat", .name = "grid_size", .kind = K::integer, .lo = 2, .hi = 16777216,
+     .lo_closed = true, .hi_closed = true, .default_text = "1024",
+     .help = "candidates per column"},
+    {.command = "stat", .name = "categories", .kind = K::text,
+     .default_text = "absent: selected privately, needs delta > 0",
+     .help = "the public categories A,B,... (--category NAME, repeated, for names with commas)"},
+    // The fits' options every task reads (the task-only ones are still added by hand in
+    // apps/dpstats/cmd_fit_<task>.cpp).
+    {.command = "fit", .name = "domain_radius", .lo = 0, .default_text = "required",
+     .help = "radius of the domain ball B(0, R) of the parameters"},
+    {.command = "fit", .name = "steps", .kind = K::integer, .lo = 1, .lo_closed = true,
+     .default_text = "the method's", .help = "optimisation steps"},
+    {.command = "fit", .name = "step_size", .lo = 0, .default_text = "the method's",
+     .help = "step size / learning rate"},
+    {.command = "fit", .name = "clip", .lo = 0, .default_text = "the method's",
+     .help = "gradient clipping norm"},
+    {.command = "fit", .name = "epochs", .kind = K::integer, .lo = 1, .lo_closed = true,
+     .default_text = "the method's", .help = "passes over the data"},
+    {.command = "fit", .name = "batch_size", .kind = K::integer, .lo = 1, .lo_closed = true,
+     .default_text = "the method's", .help = "(expected) batch size"},
+    {.command = "fit", .name = "feature_bound", .unit = "the features' units", .lo = 0,
+     .default_text = "estimated privately from --scale-share",
+     .help = "user-level: public bound on feature norms (rows clipped)"},
+    {.command = "fit", .name = "label_bound", .unit = "the labels' units", .lo = 0,
+     .default_text = "estimated privately from --scale-share",
+     .help = "user-level squared/huber: public bound on |label|"},
+    {.command = "fit", .name = "holdout", .lo = 0, .hi = 0.5, .hi_closed = true,
+     .default_text = "absent: no held-out rows",
+     .help = "fraction of the rows (users for user-level) held out by a secret random split: "
+             "the fit does not see them, and diagnostics.holdout states the released model's "
+             "private mean clipped loss on them with 95% intervals"},
+    {.command = "fit", .name = "holdout_share", .lo = 0, .hi = 1,
+     .default_text = "0.05: of rho, of epsilon for the pure heavy-tailed methods",
+     .help = "share of the budget for the held-out loss"},
+    {.command = "fit", .name = "holdout_loss_bound", .lo = 0, .default_text = "5",
+     .help = "clip of each held-out unit's loss (classify: the per-example loss clip of the "
+             "epoch losses too)"},
+};
 
 std::string number_text(double x) { return fmt::format("{}", x); }
 

@@ -45,27 +45,16 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--loss", a->loss, "loss function (choices depend on --task)");
   cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
   add_release_options(cmd, *a, kEveryRelease | kScaleShare | kProfile);
-  cmd->add_option("--domain-radius", a->domain_radius, "radius of the domain ball B(0, R)");
-  cmd->add_option("--steps", a->steps, "optimisation steps");
-  cmd->add_option("--step-size", a->step_size, "step size / learning rate");
-  cmd->add_option("--clip", a->clip, "gradient clipping norm");
-  cmd->add_option("--epochs", a->epochs, "passes over the data");
-  cmd->add_option("--batch-size", a->batch_size, "(expected) batch size");
-  cmd->add_option("--feature-bound", a->feature_bound,
-                  "user-level: public bound on feature norms (rows clipped; absent: estimated "
-                  "privately from --scale-share)");
-  cmd->add_option("--label-bound", a->label_bound,
-                  "user-level squared/huber: public bound on |label| (absent: estimated privately)");
-  cmd->add_option("--holdout", a->holdout,
-                  "fraction in (0, 0.5] of the rows (users for user-level) held out by a secret "
-                  "random split: the fit does not see them, and diagnostics.holdout states the "
-                  "released model's private mean clipped loss on them with 95% intervals");
-  cmd->add_option("--holdout-share", a->holdout_share,
-                  "share of the budget for the held-out loss (default 0.05: of rho, of epsilon "
-                  "for the pure heavy-tailed methods)");
-  cmd->add_option("--holdout-loss-bound", a->holdout_loss_bound,
-                  "clip of each held-out unit's loss (default 5; classify: the per-example loss "
-                  "clip of the epoch losses too)");
+  for (const auto& [name, target] : {std::pair{"domain_radius", &a->domain_radius},
+                                      {"step_size", &a->step_size}, {"clip", &a->clip},
+                                      {"feature_bound", &a->feature_bound},
+                                      {"label_bound", &a->label_bound}, {"holdout", &a->holdout},
+                                      {"holdout_share", &a->holdout_share},
+                                      {"holdout_loss_bound", &a->holdout_loss_bound}})
+    add_declared(cmd, "fit", name, *target);
+  for (const auto& [name, target] : {std::pair{"steps", &a->steps}, {"epochs", &a->epochs},
+                                      {"batch_size", &a->batch_size}})
+    add_declared(cmd, "fit", name, *target);
   auto* centre = cmd->add_flag("--centre", a->centre,
                                "user-level, heavy-tailed: always centre the features privately "
                                "and fit an intercept (abstain when the rows are too few)");

@@ -111,9 +111,7 @@ void add_median_command(CLI::App& app) {
   cmd->add_option("--method", a->method, method_help())
       ->check(CLI::IsMember(method_names(methods)));
   add_release_options(cmd, a->release, kEveryRelease | kScaleShare | kProfile, 0, methods);
-  cmd->add_option("--center", a->center,
-                  "the paper profile's centre step: hsu24-localization (default) or fast-center "
-                  "(KLTY Alg. 3, certified; needs n of about 10^4 or more)")
+  add_declared(cmd, "median", "center", a->center, methods)
       ->check(CLI::IsMember(enum_names<PaperCenter>()));
   add_declared(cmd, "median", "domain_radius", a->domain_radius, methods);
   add_declared(cmd, "median", "min_radius", a->min_radius, methods);

@@ -192,18 +192,14 @@ void add_stat_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("stat", "Everyday private statistics of a table's columns:" + names);
   cmd->add_option("STATISTIC", a->statistic, "count, sum, mean, variance, std, quantiles, histogram")
       ->required();
-  add_release_options(cmd, *a, kEveryRelease | kScaleShare, kEpsilon | kDelta,
-                      stats::registry());
-  cmd->add_option("--bounds", a->bounds,
-                  "LO,HI clipping bounds: once for every column or once per column, in order; "
-                  "absent: estimated privately from --scale-share of the budget")
+  const auto statistics = stats::registry();
+  add_release_options(cmd, *a, kEveryRelease | kScaleShare, kEpsilon | kDelta, statistics);
+  cmd->add_option("--bounds", a->bounds, option_help(find_option("stat", "bounds"), statistics))
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--quantiles", a->quantiles, "quantiles: probabilities in [0, 1], e.g. 0.25,0.5,0.75");
-  cmd->add_option("--grid-size", a->grid_size, "quantiles: candidates per column (default 1024)");
-  cmd->add_option("--categories", a->categories,
-                  "histogram: the public categories A,B,... (absent: selected privately, needs "
-                  "delta > 0)");
+  add_declared(cmd, "stat", "quantiles", a->quantiles, statistics);
+  add_declared(cmd, "stat", "grid_size", a->grid_size, statistics);
+  add_declared(cmd, "stat", "categories", a->categories, statistics);
   cmd->add_option("--category", a->category,
                   "histogram: one public category, verbatim (repeat it; for names with commas)")
       ->expected(1)
