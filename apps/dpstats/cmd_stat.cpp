@@ -95,9 +95,15 @@ void name_codes_by_value(std::vector<std::string>& cells) {
 
 // The histogram's column as category names of one table: read as text (a text column such as a
 // department name, or numeric codes, "3" for 3.0), picked by --columns NAME or --column J.
-std::vector<std::string> category_cells(const StatArgs& a, const std::string& path) {
+// Counting rows (`count` without --columns) keeps the first column's cells only, as written:
+// a row's cells are never parsed or named, so the read is one pass of text.
+std::vector<std::string> category_cells(const StatArgs& a, const std::string& path, bool rows_only) {
   ReadOptions ro = read_options(a.input);
   ro.text = true;
+  if (rows_only) {
+    ro.columns = {ColumnSpec{"1", 1}};
+    return std::move(read_table(path, ro).text.at(0));
+  }
   Table t = read_table(path, ro);
   const int d = static_cast<int>(t.text.size());
   const int column = a.column.value_or(0);
@@ -111,14 +117,14 @@ std::vector<std::string> category_cells(const StatArgs& a, const std::string& pa
 
 // This rank's cells (one process: all of them): one INPUT is read whole and rank r keeps its
 // block of rows; --shards: this rank's files, one after the other (one process: every file).
-std::vector<std::string> category_column(const StatArgs& a, Communicator& comm) {
+std::vector<std::string> category_column(const StatArgs& a, Communicator& comm, bool rows_only = false) {
   require(comm.size() == 1 || a.input.path != "-",
           "INPUT '-' (stdin) cannot be read on several ranks (launched as {}); give a file or "
           "--shards FILES", comm.size());
   std::vector<std::string> cells;
   all_or_none(comm, [&] {
     if (!a.input.shards) {
-      cells = category_cells(a, a.input.path);
+      cells = category_cells(a, a.input.path, rows_only);
       const auto n = cells.size(), P = static_cast<std::size_t>(comm.size());
       const auto r = static_cast<std::size_t>(comm.rank());
       cells = std::vector<std::string>(cells.begin() + static_cast<long>(n * r / P),
@@ -126,7 +132,7 @@ std::vector<std::string> category_column(const StatArgs& a, Communicator& comm) 
       return;
     }
     for (const auto& file : rank_shard_files(a.input, comm)) {
-      auto part = category_cells(a, file);
+      auto part = category_cells(a, file, rows_only);
       cells.insert(cells.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     }
   });
@@ -165,7 +171,7 @@ void run_stat(const StatArgs& a) {
     const bool rows_only = s == stats::Statistic::count && a.input.columns.empty();
     Table table;
     if (rows_only) {
-      const auto cells = category_column(a, comm_or_single(ranked.run.comm));
+      const auto cells = category_column(a, comm_or_single(ranked.run.comm), true);
       table.values = DataMatrix(RowMatrix(RowMatrix::Zero(static_cast<Eigen::Index>(cells.size()), 1)));
       n = static_cast<std::int64_t>(cells.size());  // not printed: add/remove keeps n private
     } else {
