@@ -29,11 +29,14 @@ GridIndex GridIndex::log(int per_octave, bool nonnegative) {
   g.m_ = per_octave;
   if (std::has_single_bit(static_cast<unsigned>(per_octave))) {
     g.shift_ = std::countr_zero(static_cast<unsigned>(per_octave));
+    g.exact_ = {.shift = 52 - g.shift_, .top = std::int64_t{1} << (11 + g.shift_),
+                .m = per_octave, .zero = 0, .keep_below = nonnegative ? 0 : -1};
     g.exact_log_ = true;
   }
   g.nonnegative_ = nonnegative;
   g.positives_ = nonnegative ? g.points_.size() - 1 : (g.points_.size() - 1) / 2;
   g.zero_ = nonnegative ? 0 : g.positives_;
+  g.exact_.zero = static_cast<std::int64_t>(g.zero_);
   return g;
 }
 
@@ -83,6 +86,7 @@ GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {
     g.step_ = h;
     g.per_step_ = 1 / h;
     g.last_index_ = static_cast<double>(p.size() - 1);
+    g.upper_ = p.back();
   }
   return g;
 }
@@ -102,6 +106,11 @@ BinBuffer bin_buffer(std::size_t count) {
   madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
   std::memset(p, 0, bytes);
   return BinBuffer(p);
+}
+
+bool avx2_rows() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  return avx2;
 }
 
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads) {

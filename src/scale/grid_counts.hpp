@@ -25,6 +25,7 @@ namespace dpstats::scale_detail {
 
 class GridIndex {
  public:
+  static constexpr std::uint64_t kTopBits = 0x7fefffffffffffff;  // DBL_MAX
   // log_grid(per_octave, nonnegative) with its bit lookup.
   static GridIndex log(int per_octave, bool nonnegative);
   // Any strictly increasing finite grid (linear_grid's): arithmetic lookup between its ends.
@@ -53,37 +54,54 @@ class GridIndex {
     }
     return b;
   }
-
- private:
   // The log grid with per_octave m = 2^s: its points 2^k (1 + j/m) are exact doubles, so the bin
-  // is read off the bits with no correction. For a normal magnitude a, q = (bits >> (52 - s)) - m
-  // indexes the positive point p_q <= a < p_{q+1}, and a == p_q iff the low 52 - s bits are 0;
-  // DBL_MAX is the one point that is not of that form.
-  [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
-    const double a = std::fabs(x);
-    if (a < 0x1p-1022) {  // 0, -0 and the subnormals: between -p_0 and p_0
-      if (x >= 0) return zero_ + 1;
-      return nonnegative_ ? 0 : zero_;
+  // is read off the bits, with no correction and no branch (a value's sign is as likely as not;
+  // the data pass computes a row's bins in SIMD registers, grid_counts below). With b the bits
+  // of |x| and v = 2^63 + b for x > 0, 2^63 - b for x < 0 (-0 made +0 first), the points' v are
+  // the multiples of 2^(52 - s) outside (2^63 - 2^52, 2^63 + 2^52) and 2^63 itself, so
+  // t = v >> (52 - s) counts them: for a normal x > 0, q = t - 2^(11 + s) - m indexes the point
+  // p_q <= x < p_{q+1}; for a normal x < 0, 2^(11 + s) - t = ceil(b / 2^(52 - s)) (a point's b
+  // is a multiple). A subnormal's t falls in the gap around 0 and is clamped to 0's neighbour
+  // bins; DBL_MAX is the one point that is not of that form (and +/-inf land with +/-DBL_MAX).
+  struct ExactLog {
+    std::int64_t shift = 0, top = 0, m = 0, zero = 0;  // 52 - s, 2^(11 + s), m, 0's index
+    std::int64_t keep_below = 0;                       // -1, or 0 on a nonnegative grid
+    [[gnu::always_inline]] std::int64_t operator()(double x) const {
+      const std::uint64_t u = std::bit_cast<std::uint64_t>(x + 0.0);  // -0 -> +0
+      const std::uint64_t negative = u >> 63, mask = 0 - negative;
+      const std::uint64_t b = u & ~(std::uint64_t{1} << 63);
+      const std::uint64_t v = (std::uint64_t{1} << 63) + ((b ^ mask) + negative);
+      const std::int64_t origin = static_cast<std::int64_t>(v >> shift) - top - m;
+      // x > 0: negatives, 0, p_0..p_q (, DBL_MAX); a subnormal: just above 0
+      const std::int64_t a0 = zero + 2 + origin, a1 = zero + 1;
+      const std::int64_t above = (a0 > a1 ? a0 : a1) + static_cast<std::int64_t>(u == kTopBits);
+      // x < 0: #{r : p_r >= |x|} = P - 1 - q + [x is a point]; a subnormal: just below 0
+      const std::int64_t b0 = zero + origin + 2 * m;
+      const std::int64_t below = (b0 < zero ? b0 : zero) & keep_below;
+      return above ^ ((above ^ below) & static_cast<std::int64_t>(mask));
     }
-    const std::uint64_t b = std::bit_cast<std::uint64_t>(a);
-    const std::uint64_t q = (b >> (52 - shift_)) - static_cast<std::uint64_t>(m_);
-    if (x > 0) return zero_ + 2 + q + (a == kTop ? 1 : 0);  // negatives, 0, p_0..p_q (, DBL_MAX)
-    if (nonnegative_) return 0;
-    const bool on_point = (b & ((std::uint64_t{1} << (52 - shift_)) - 1)) == 0;
-    return positives_ - 1 - q + (on_point ? 1 : 0);  // -p_r <= x iff p_r >= a
-  }
+  };
+  bool is_exact_log() const { return exact_log_; }
+  const ExactLog& exact_log() const { return exact_; }
+  bool is_dyadic() const { return dyadic_; }
   // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
   // so a non-integer t lies strictly between the same multiples as x - p_0; an integer t = k needs
-  // one exact comparison with p_k = p_0 + k h.
+  // one exact comparison with p_k = p_0 + k h. Values outside the grid (most of them: the grid is
+  // narrow) clamp t and are then set to 0 or N, with no branch.
   [[gnu::always_inline]] std::size_t dyadic_bin(double x) const {
     const double t = (x - lower_) * per_step_;
-    if (t >= 0 && t < last_index_) [[likely]] {
-      const auto k = static_cast<std::int64_t>(t);  // floor; below 2^53
-      const double kd = static_cast<double>(k);
-      return static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
-    }
-    if (!(x >= lower_)) return 0;
-    return x >= points_.back() ? points_.size() : search(x);
+    const double clamped = std::min(std::max(t, 0.0), last_index_);
+    const auto k = static_cast<std::int64_t>(clamped);  // floor; below 2^53
+    const double kd = static_cast<double>(k);
+    std::size_t b =
+        static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
+    b = x < lower_ ? 0 : b;
+    const std::size_t beyond = 0 - static_cast<std::size_t>(x >= upper_);  // as a mask: no branch
+    return b ^ ((b ^ points_.size()) & beyond);
+  }
+ private:
+  [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
+    return static_cast<std::size_t>(exact_(x));
   }
   // Otherwise a guess within one point of the bin, except at the grids' edges, at points that are
   // not exact or merged, or far outside a linear grid's range; a binary search then finds it.
@@ -110,20 +128,21 @@ class GridIndex {
   std::size_t geometric_guess(double x) const;
   std::size_t search(double x) const;
 
-  static constexpr double kTop = 1.7976931348623157e308;  // DBL_MAX
   std::vector<double> points_;
   bool log_ = false, exact_log_ = false;
   // log: per_octave m = 2^shift when exact (else multiply), zero's index, positive points P.
   int m_ = 0, shift_ = -1;
+  ExactLog exact_;
   std::size_t zero_ = 0, positives_ = 0;
   bool nonnegative_ = false;
   // linear: bin ~ (x - lower) * per_step + 1; geometric: bin ~ (log2 x - log2 base) m + 1
   double lower_ = 0, per_step_ = 0;
   bool geometric_ = false;
   double log2_base_ = 0;
-  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly
+  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly;
+  // upper_ = p_{N-1}
   bool dyadic_ = false;
-  double step_ = 0, last_index_ = 0;
+  double step_ = 0, last_index_ = 0, upper_ = 0;
 };
 
 // counts[j][i] = #{rows r : y(j, X(r, j)) < grid_j[i]} for i < grid_j.size(), and counts[j].back()
@@ -158,6 +177,34 @@ struct FreeBins {
 using BinBuffer = std::unique_ptr<std::uint32_t[], FreeBins>;
 BinBuffer bin_buffer(std::size_t count);
 
+// Rows [begin, end) on one exact log grid: each row's bins first (one loop over the columns that
+// the compiler keeps in SIMD registers: the lookup has no branch), then their counts.
+template <class Transform>
+[[gnu::always_inline]] inline void exact_log_rows(const ConstMatrixRef& X, std::int64_t begin,
+                                                  std::int64_t end, GridIndex::ExactLog g,
+                                                  Transform& y, const std::size_t* __restrict off,
+                                                  std::uint32_t* __restrict b,
+                                                  std::int64_t* __restrict idx) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    for (std::size_t j = 0; j < d; ++j)
+      idx[j] = static_cast<std::int64_t>(off[j]) + g(y(j, row[j]));
+    for (std::size_t j = 0; j < d; ++j) ++b[idx[j]];
+  }
+}
+
+// The same compiled for AVX2 (four lookups per instruction), called where the CPU has it: the
+// portable build keeps its baseline, and the counts are the same integers either way.
+template <class Transform>
+[[gnu::target("avx2"), gnu::noinline]] void exact_log_rows_avx2(
+    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end, GridIndex::ExactLog g,
+    Transform& y, const std::size_t* off, std::uint32_t* b, std::int64_t* idx) {
+  exact_log_rows(X, begin, end, g, y, off, b, idx);
+}
+
+bool avx2_rows();
+
 template <class Transform>
 std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
                                                      std::span<const GridIndex* const> grids,
@@ -168,6 +215,8 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
   const int parts = count_parts(X.rows(), offset[d], threads);
   const bool shared = std::all_of(grids.begin(), grids.end(),
                                   [&](const GridIndex* g) { return g == grids[0]; });
+  const bool dyadic = std::all_of(grids.begin(), grids.end(),
+                                  [](const GridIndex* g) { return g->is_dyadic(); });
   std::vector<BinBuffer> bins(static_cast<std::size_t>(parts));
   // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
   // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
@@ -176,6 +225,14 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
     h = bin_buffer(offset[d]);
     std::uint32_t* b = h.get();
     const std::size_t* off = offset.data();
+    if (shared && grids[0]->is_exact_log()) {
+      std::vector<std::int64_t> idx(d);
+      if (avx2_rows())
+        exact_log_rows_avx2(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+      else
+        exact_log_rows(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+      return;
+    }
     if (shared) {  // one grid for every column: its lookup kept in registers
       const GridIndex& g = *grids[0];
       for (std::int64_t r = begin; r < end; ++r) {
@@ -184,7 +241,14 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
       }
       return;
     }
-    // A grid per column (the refine and re-centring grids): a value's bin is anywhere in its
+    if (dyadic) {  // narrow dyadic grids (the refine grids): most values fall outside, in 2 bins
+      for (std::int64_t r = begin; r < end; ++r) {
+        const double* row = X.row(r).data();
+        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + grids[j]->dyadic_bin(y(j, row[j]))];
+      }
+      return;
+    }
+    // A grid per column (the re-centring and winsorising grids): a value's bin is anywhere in its
     // column's fine grid, so the bins of a chunk of rows are first written per column and then
     // counted column by column, one column's bins in cache at a time.
     constexpr std::int64_t kChunk = std::int64_t{1} << 16;
