@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include <sys/mman.h>
@@ -14,13 +15,6 @@
 #include "dpstats/scale/grid_quantile.hpp"
 
 namespace dpstats::scale_detail {
-namespace {
-
-constexpr double kSmallestNormal = 0x1p-1022;
-
-std::uint64_t bits_of(double x) { return std::bit_cast<std::uint64_t>(x); }
-
-}  // namespace
 
 GridIndex GridIndex::log(int per_octave, bool nonnegative) {
   GridIndex g;
@@ -58,21 +52,11 @@ GridIndex GridIndex::geometric(std::vector<double> points, double base, int per_
   g.lower_ = base;
   g.log2_base_ = std::log2(base);
   g.m_ = per_octave;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  g.padded_ = {-kInf, -kInf};
+  g.padded_.insert(g.padded_.end(), g.points_.begin(), g.points_.end());
+  g.padded_.insert(g.padded_.end(), {kInf, kInf});
   return g;
-}
-
-// log2 of a positive normal double within 0.004: the exponent plus f + 0.3466 f (1 - f) for the
-// fraction f in [0, 1) (log2(1 + f) to that accuracy); a guess for the correction below.
-std::size_t GridIndex::geometric_guess(double x) const {
-  if (!(x >= lower_)) return 0;
-  if (x < kSmallestNormal) return 0;
-  const std::uint64_t b = bits_of(x);
-  const double f = static_cast<double>(b & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52;
-  const double log2x = static_cast<double>(static_cast<int>(b >> 52) - 1023) + f +
-                       0.3466 * f * (1 - f);
-  const double t = (log2x - log2_base_) * m_ + 1;
-  if (t < 0) return 0;
-  return t >= static_cast<double>(points_.size()) ? points_.size() : static_cast<std::size_t>(t);
 }
 
 GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {

@@ -42,7 +42,8 @@ class GridIndex {
   [[gnu::always_inline]] std::size_t bin(double x) const {
     if (exact_log_) return exact_log_bin(x);
     if (dyadic_) return dyadic_bin(x);
-    std::size_t b = log_ ? log_guess(x) : (geometric_ ? geometric_guess(x) : linear_guess(x));
+    if (geometric_) return geometric_bin(x);
+    std::size_t b = log_ ? log_guess(x) : linear_guess(x);
     const std::size_t n = points_.size();
     if (b > n) b = n;
     if (b > 0 && points_[b - 1] > x) {
@@ -125,7 +126,30 @@ class GridIndex {
     return t >= static_cast<double>(points_.size()) ? points_.size()
                                                     : static_cast<std::size_t>(t);
   }
-  std::size_t geometric_guess(double x) const;
+  // The geometric grid (the winsorising clips, whose base is near the median distance, so that
+  // about half the values fall below it): the guess g for max(x, base) is within one point of
+  // the bin, so the bin is g - 1 + [p_{g-1} <= x] + [p_g <= x], read from the points padded with
+  // two infinities at each end (padded_[i + 2] = p_i): four independent loads and no branch but
+  // the check that p_{g-2} <= x < p_{g+1} (else a search).
+  [[gnu::always_inline]] std::size_t geometric_bin(double x) const {
+    const std::size_t g = geometric_guess(std::max(x, lower_));
+    const double* q = padded_.data() + g;  // q[k] = p_{g-2+k}
+    const std::size_t b = g - 1 + static_cast<std::size_t>(q[1] <= x) +
+                          static_cast<std::size_t>(q[2] <= x);
+    const bool exact = (q[0] <= x) & (q[3] > x);
+    return exact ? b : search(x);
+  }
+  // log2 of a normal y >= base within 0.004 (the exponent plus f + 0.3466 f (1 - f) for the
+  // fraction f), so the guess is within one point of the bin.
+  [[gnu::always_inline]] std::size_t geometric_guess(double y) const {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(y);
+    const double f = static_cast<double>(bits & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52;
+    const double log2y =
+        static_cast<double>(static_cast<int>(bits >> 52) - 1023) + f + 0.3466 * f * (1 - f);
+    const double t = std::min(std::max((log2y - log2_base_) * m_ + 1, 0.0),
+                              static_cast<double>(points_.size()));
+    return static_cast<std::size_t>(t);
+  }
   std::size_t search(double x) const;
 
   std::vector<double> points_;
@@ -139,6 +163,7 @@ class GridIndex {
   double lower_ = 0, per_step_ = 0;
   bool geometric_ = false;
   double log2_base_ = 0;
+  std::vector<double> padded_;  // geometric: -inf, -inf, the points, +inf, +inf
   // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly;
   // upper_ = p_{N-1}
   bool dyadic_ = false;
@@ -165,6 +190,9 @@ std::vector<std::vector<std::int64_t>> merged_column_counts(const ConstMatrixRef
 }
 
 // ---- implementation of the pass ----
+
+// Bins of every column that fit in a core's cache: counted as the rows are read.
+inline constexpr std::size_t kCachedBins = std::size_t{1} << 17;
 
 // Rows per part are below 2^32 (the bins are 32-bit); the parts' memory is capped by using fewer
 // parts for many wide grids.
@@ -201,6 +229,58 @@ template <class Transform>
     const ConstMatrixRef& X, std::int64_t begin, std::int64_t end, GridIndex::ExactLog g,
     Transform& y, const std::size_t* off, std::uint32_t* b, std::int64_t* idx) {
   exact_log_rows(X, begin, end, g, y, off, b, idx);
+}
+
+// Rows [begin, end) on narrow dyadic grids (the refine grids), where most values fall below or
+// above the grid: those are counted in SIMD registers, and only a value inside its column's grid
+// is looked up (a row with none is passed over at once).
+template <class Transform>
+[[gnu::always_inline]] inline void dyadic_rows(const ConstMatrixRef& X, std::int64_t begin,
+                                               std::int64_t end,
+                                               std::span<const GridIndex* const> grids,
+                                               Transform& y, const std::size_t* off,
+                                               std::uint32_t* b) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<double> lower(d), upper(d), value(d);
+  std::vector<std::int64_t> below(d, 0), above(d, 0), inside(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    lower[j] = grids[j]->grid().front();
+    upper[j] = grids[j]->grid().back();
+  }
+  const double* __restrict lo = lower.data();
+  const double* __restrict hi = upper.data();
+  double* __restrict v = value.data();
+  std::int64_t* __restrict under = below.data();
+  std::int64_t* __restrict over = above.data();
+  std::int64_t* __restrict in = inside.data();
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    std::int64_t any = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+      const double x = y(j, row[j]);
+      const std::int64_t l = x < lo[j], h = x >= hi[j];
+      v[j] = x;
+      under[j] += l;
+      over[j] += h;
+      in[j] = 1 - l - h;
+      any |= in[j];
+    }
+    if (any == 0) continue;
+    for (std::size_t j = 0; j < d; ++j)
+      if (in[j] != 0) ++b[off[j] + grids[j]->dyadic_bin(v[j])];
+  }
+  for (std::size_t j = 0; j < d; ++j) {  // a part's rows are below 2^32 (count_parts)
+    b[off[j]] += static_cast<std::uint32_t>(under[j]);
+    b[off[j] + grids[j]->grid().size()] += static_cast<std::uint32_t>(over[j]);
+  }
+}
+
+template <class Transform>
+[[gnu::target("avx2"), gnu::noinline]] void dyadic_rows_avx2(
+    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
+    std::span<const GridIndex* const> grids, Transform& y, const std::size_t* off,
+    std::uint32_t* b) {
+  dyadic_rows(X, begin, end, grids, y, off, b);
 }
 
 bool avx2_rows();
@@ -241,17 +321,26 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
       }
       return;
     }
-    if (dyadic) {  // narrow dyadic grids (the refine grids): most values fall outside, in 2 bins
+    if (offset[d] <= kCachedBins) {  // small grids (the winsorising clips'): every bin in cache
       for (std::int64_t r = begin; r < end; ++r) {
         const double* row = X.row(r).data();
-        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + grids[j]->dyadic_bin(y(j, row[j]))];
+        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + grids[j]->bin(y(j, row[j]))];
       }
+      return;
+    }
+    if (dyadic) {
+      if (avx2_rows())
+        dyadic_rows_avx2(X, begin, end, grids, y, off, b);
+      else
+        dyadic_rows(X, begin, end, grids, y, off, b);
       return;
     }
     // A grid per column (the re-centring and winsorising grids): a value's bin is anywhere in its
     // column's fine grid, so the bins of a chunk of rows are first written per column and then
     // counted column by column, one column's bins in cache at a time.
-    constexpr std::int64_t kChunk = std::int64_t{1} << 16;
+    // (A column's stretch of the chunk is not a multiple of 4 KiB: the d writes of a row then
+    // fall in different cache sets.)
+    constexpr std::int64_t kChunk = (std::int64_t{1} << 16) + 16;
     std::vector<std::uint32_t> chunk(static_cast<std::size_t>(kChunk) * d);
     for (std::int64_t r0 = begin; r0 < end; r0 += kChunk) {
       const std::int64_t r1 = std::min(end, r0 + kChunk);
