@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <utility>
 #include <new>
 
 #include <sys/mman.h>
@@ -80,16 +82,58 @@ std::size_t GridIndex::search(double x) const {
                                   points_.begin());
 }
 
-void FreeBins::operator()(std::uint32_t* p) const { std::free(p); }
+namespace {
+
+struct BinPool {
+  std::mutex mutex;
+  std::vector<std::pair<std::uint32_t*, std::size_t>> buffers;  // (buffer, bytes)
+  std::size_t bytes = 0;
+};
+
+BinPool& bin_pool() {
+  static BinPool pool;
+  return pool;
+}
+
+constexpr std::size_t kPooledBytes = std::size_t{64} << 20;
+
+}  // namespace
+
+void FreeBins::operator()(std::uint32_t* p) const {
+  BinPool& pool = bin_pool();
+  {
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    if (pool.bytes + bytes <= kPooledBytes) {
+      pool.buffers.emplace_back(p, bytes);
+      pool.bytes += bytes;
+      return;
+    }
+  }
+  std::free(p);
+}
 
 BinBuffer bin_buffer(std::size_t count) {
   constexpr std::size_t kPage = std::size_t{1} << 21;
   const std::size_t bytes = (count * sizeof(std::uint32_t) + kPage - 1) / kPage * kPage;
-  auto* p = static_cast<std::uint32_t*>(std::aligned_alloc(kPage, bytes));
-  if (p == nullptr) throw std::bad_alloc();
-  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
+  std::uint32_t* p = nullptr;
+  {
+    BinPool& pool = bin_pool();
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    const auto it = std::find_if(pool.buffers.begin(), pool.buffers.end(),
+                                 [&](const auto& b) { return b.second == bytes; });
+    if (it != pool.buffers.end()) {
+      p = it->first;
+      pool.bytes -= bytes;
+      pool.buffers.erase(it);
+    }
+  }
+  if (p == nullptr) {
+    p = static_cast<std::uint32_t*>(std::aligned_alloc(kPage, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
+  }
   std::memset(p, 0, bytes);
-  return BinBuffer(p);
+  return BinBuffer(p, FreeBins{bytes});
 }
 
 bool avx2_rows() {

@@ -198,8 +198,11 @@ inline constexpr std::size_t kCachedBins = std::size_t{1} << 17;
 // parts for many wide grids.
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
 
-// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages.
+// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages; a pass's
+// buffers go back to a small process-wide pool (at most 64 MiB kept) for the next pass, which then
+// zeroes them instead of faulting in fresh pages.
 struct FreeBins {
+  std::size_t bytes = 0;
   void operator()(std::uint32_t* p) const;
 };
 using BinBuffer = std::unique_ptr<std::uint32_t[], FreeBins>;
@@ -361,11 +364,16 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
   std::vector<std::vector<std::int64_t>> counts(d);
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<std::int64_t>& c = counts[j];
-    c.assign(grids[j]->bins(), 0);
     for (const auto& h : bins) {
-      if (!h) continue;  // a part with no rows
-      for (std::size_t b = 0; b < c.size(); ++b) c[b] += h.get()[offset[j] + b];
+      if (!h) continue;  // a part with no rows (or a rank with none)
+      const std::uint32_t* part = h.get() + offset[j];
+      if (c.empty()) {
+        c.assign(part, part + grids[j]->bins());
+        continue;
+      }
+      for (std::size_t b = 0; b < c.size(); ++b) c[b] += part[b];
     }
+    if (c.empty()) c.assign(grids[j]->bins(), 0);
     // bins -> counts below each point (prefix sums), then the total in the last word
     std::int64_t below = 0;
     for (std::size_t b = 0; b + 1 < c.size(); ++b) {
