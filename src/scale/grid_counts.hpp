@@ -84,7 +84,6 @@ class GridIndex {
   };
   bool is_exact_log() const { return exact_log_; }
   const ExactLog& exact_log() const { return exact_; }
-  bool is_dyadic() const { return dyadic_; }
   // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
   // so a non-integer t lies strictly between the same multiples as x - p_0; an integer t = k needs
   // one exact comparison with p_k = p_0 + k h. Values outside the grid (most of them: the grid is
@@ -234,15 +233,14 @@ template <class Transform>
   exact_log_rows(X, begin, end, g, y, off, b, idx);
 }
 
-// Rows [begin, end) on narrow dyadic grids (the refine grids), where most values fall below or
-// above the grid: those are counted in SIMD registers, and only a value inside its column's grid
-// is looked up (a row with none is passed over at once).
+// Rows [begin, end) on a grid per column, most of them narrow (the refine grids, over three
+// cells of the log grid): a value below or above its column's grid is counted in SIMD registers
+// (bin 0 or N), and only a value inside is looked up (a row with none is passed over at once).
 template <class Transform>
-[[gnu::always_inline]] inline void dyadic_rows(const ConstMatrixRef& X, std::int64_t begin,
-                                               std::int64_t end,
-                                               std::span<const GridIndex* const> grids,
-                                               Transform& y, const std::size_t* off,
-                                               std::uint32_t* b) {
+[[gnu::always_inline]] inline void grid_rows(const ConstMatrixRef& X, std::int64_t begin,
+                                             std::int64_t end,
+                                             std::span<const GridIndex* const> grids, Transform& y,
+                                             const std::size_t* off, std::uint32_t* b) {
   const auto d = static_cast<std::size_t>(X.cols());
   std::vector<double> lower(d), upper(d), value(d);
   std::vector<std::int64_t> below(d, 0), above(d, 0), inside(d);
@@ -270,7 +268,7 @@ template <class Transform>
     }
     if (any == 0) continue;
     for (std::size_t j = 0; j < d; ++j)
-      if (in[j] != 0) ++b[off[j] + grids[j]->dyadic_bin(v[j])];
+      if (in[j] != 0) ++b[off[j] + grids[j]->bin(v[j])];
   }
   for (std::size_t j = 0; j < d; ++j) {  // a part's rows are below 2^32 (count_parts)
     b[off[j]] += static_cast<std::uint32_t>(under[j]);
@@ -279,11 +277,11 @@ template <class Transform>
 }
 
 template <class Transform>
-[[gnu::target("avx2"), gnu::noinline]] void dyadic_rows_avx2(
+[[gnu::target("avx2"), gnu::noinline]] void grid_rows_avx2(
     const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
     std::span<const GridIndex* const> grids, Transform& y, const std::size_t* off,
     std::uint32_t* b) {
-  dyadic_rows(X, begin, end, grids, y, off, b);
+  grid_rows(X, begin, end, grids, y, off, b);
 }
 
 bool avx2_rows();
@@ -298,8 +296,6 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
   const int parts = count_parts(X.rows(), offset[d], threads);
   const bool shared = std::all_of(grids.begin(), grids.end(),
                                   [&](const GridIndex* g) { return g == grids[0]; });
-  const bool dyadic = std::all_of(grids.begin(), grids.end(),
-                                  [](const GridIndex* g) { return g->is_dyadic(); });
   std::vector<BinBuffer> bins(static_cast<std::size_t>(parts));
   // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
   // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
@@ -331,35 +327,10 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
       }
       return;
     }
-    if (dyadic) {
-      if (avx2_rows())
-        dyadic_rows_avx2(X, begin, end, grids, y, off, b);
-      else
-        dyadic_rows(X, begin, end, grids, y, off, b);
-      return;
-    }
-    // A grid per column (the re-centring and winsorising grids): a value's bin is anywhere in its
-    // column's fine grid, so the bins of a chunk of rows are first written per column and then
-    // counted column by column, one column's bins in cache at a time.
-    // (A column's stretch of the chunk is not a multiple of 4 KiB: the d writes of a row then
-    // fall in different cache sets.)
-    constexpr std::int64_t kChunk = (std::int64_t{1} << 16) + 16;
-    std::vector<std::uint32_t> chunk(static_cast<std::size_t>(kChunk) * d);
-    for (std::int64_t r0 = begin; r0 < end; r0 += kChunk) {
-      const std::int64_t r1 = std::min(end, r0 + kChunk);
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const double* row = X.row(r).data();
-        const auto at = static_cast<std::size_t>(r - r0);
-        for (std::size_t j = 0; j < d; ++j)
-          chunk[j * kChunk + at] = static_cast<std::uint32_t>(grids[j]->bin(y(j, row[j])));
-      }
-      const auto rows = static_cast<std::size_t>(r1 - r0);
-      for (std::size_t j = 0; j < d; ++j) {
-        std::uint32_t* bj = b + off[j];
-        const std::uint32_t* cj = chunk.data() + j * kChunk;
-        for (std::size_t k = 0; k < rows; ++k) ++bj[cj[k]];
-      }
-    }
+    if (avx2_rows())
+      grid_rows_avx2(X, begin, end, grids, y, off, b);
+    else
+      grid_rows(X, begin, end, grids, y, off, b);
   });
   std::vector<std::vector<std::int64_t>> counts(d);
   for (std::size_t j = 0; j < d; ++j) {
