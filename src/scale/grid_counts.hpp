@@ -84,6 +84,8 @@ class GridIndex {
   };
   bool is_exact_log() const { return exact_log_; }
   const ExactLog& exact_log() const { return exact_; }
+
+ private:
   // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
   // so a non-integer t lies strictly between the same multiples as x - p_0; an integer t = k needs
   // one exact comparison with p_k = p_0 + k h. Values outside the grid (most of them: the grid is
@@ -99,7 +101,6 @@ class GridIndex {
     const std::size_t beyond = 0 - static_cast<std::size_t>(x >= upper_);  // as a mask: no branch
     return b ^ ((b ^ points_.size()) & beyond);
   }
- private:
   [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
     return static_cast<std::size_t>(exact_(x));
   }

@@ -90,9 +90,9 @@ TEST(ScaleGridCounts, LinearAndGeometricLookupsAreExact) {
 }
 
 // The data pass's per-column paths (issue 27 item 6): a grid per column -- narrow dyadic grids
-// (values outside counted apart), small geometric grids (counted directly), and wide ones (the
-// chunked path) -- and the branch-free log lookup behind a transform, each against a sort and
-// merge of every column.
+// and wide linear ones (values outside each grid counted apart, the rest looked up), small
+// geometric grids (counted directly) -- and the branch-free log lookup behind a transform that
+// reaches +inf, each against a sort and merge of every column.
 void expect_same_columns(const std::vector<const GridIndex*>& g, const RowMatrix& X,
                          const std::function<double(std::size_t, double)>& y) {
   for (int threads : {1, 3}) {
@@ -138,7 +138,7 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   expect_same_columns(each(geometric), X, distance);  // small: counted directly
   std::vector<GridIndex> wide;
   for (int j = 0; j < 4; ++j) wide.push_back(GridIndex::points(linear_grid(-3e4, 1e4, 65536)));
-  expect_same_columns(each(wide), X, identity);  // wide: the chunked path
+  expect_same_columns(each(wide), X, identity);  // wide: most values inside
   const GridIndex abs_grid = GridIndex::log(32, true), signed_grid = GridIndex::log(32, false);
   expect_same_columns(same_grid(abs_grid, 4), X, distance);  // one log grid: the SIMD rows
   const auto offset = [](std::size_t, double x) { return clamp_magnitude(x - (-1.5e308)); };
