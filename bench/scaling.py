@@ -48,9 +48,9 @@ COMMANDS = [
     ("moments", "moments", ["moments", "--method", "jme", "--clip", "5", "--epsilon", "1", "--delta", "1e-6", "{X}"]),
     ("moments, private clip", "moments", ["moments", "--method", "jme", "--epsilon", "1", "--delta", "1e-6", "{X}"]),
     ("moments live (--steps)", "moments_csv", ["moments", "--method", "jme", "--clip", "5", "--epsilon", "1", "--delta", "1e-6", "--steps", "{n}", "{X}"]),
-    ("fit classify", "classify", ["fit", "--task", "classify", "--classes", "2", "--epsilon", "1", "--delta", "1e-6", "--epochs", "1", "--feature-scale", "30", "--data", "{X}"]),
-    ("fit classify, private scale", "classify", ["fit", "--task", "classify", "--classes", "2", "--epsilon", "1", "--delta", "1e-6", "--epochs", "1", "--data", "{X}"]),
-    ("fit user-level", "users", ["fit", "--task", "user-level", "--loss", "logistic", "--epsilon", "1", "--delta", "1e-6", "--domain-radius", "5", "{X}"]),
+    ("fit classify", "classify", ["fit", "--task", "classify", "--classes", "2", "--epsilon", "1", "--delta", "1e-6", "--epochs", "1", "--n-public", "{n}", "--feature-scale", "30", "--data", "{X}"]),
+    ("fit classify, private scale", "classify", ["fit", "--task", "classify", "--classes", "2", "--epsilon", "1", "--delta", "1e-6", "--epochs", "1", "--n-public", "{n}", "--data", "{X}"]),
+    ("fit user-level", "users", ["fit", "--task", "user-level", "--loss", "logistic", "--epsilon", "1", "--delta", "1e-6", "--domain-radius", "5", "--items-per-user", "10", "{X}"]),
     ("fit heavy-tailed", "heavy", ["fit", "--task", "heavy-tailed", "--loss", "absolute", "--epsilon", "1", "--domain-radius", "2", "{X}"]),
 ]
 

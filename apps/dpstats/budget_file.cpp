@@ -68,12 +68,6 @@ void BudgetFile::commit() {
   write_all(fd_, budget_to_json(*budget_).dump(2) + "\n", path_);
 }
 
-void add_budget_option(CLI::App* cmd, std::optional<std::string>& path) {
-  cmd->add_option("--budget", path,
-                  "budget file (dpstats budget init): this release is charged to it, refused if "
-                  "it would exceed its total; locked while in use");
-}
-
 void create_budget_file(const std::string& path, const Budget& budget) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   require(fd >= 0, fmt::format("cannot create budget file {}: {}", path, std::strerror(errno)));

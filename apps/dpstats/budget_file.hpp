@@ -28,9 +28,6 @@ class BudgetFile {
   std::optional<Budget> budget_;
 };
 
-// Adds --budget FILE to a command that releases.
-void add_budget_option(CLI::App* cmd, std::optional<std::string>& path);
-
 // Creates a budget file (refuses to overwrite one).
 void create_budget_file(const std::string& path, const Budget& budget);
 

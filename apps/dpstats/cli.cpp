@@ -11,24 +11,9 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <iostream>
 
 namespace dpstats::cli {
-
-void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed) {
-  cmd->add_option_function<std::string>(
-      "--seed",
-      [&seed](const std::string& text) {
-        std::uint64_t value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-          throw CLI::ValidationError("--seed", "must be an integer in [0, 2^64), got '" + text + "'");
-        }
-        seed = value;
-      },
-      "deterministic noise for experiments (the release says \"seeded\": true; not secure)");
-}
 
 void add_input_options(CLI::App* cmd, InputArgs& in, bool required) {
   auto* input = cmd->add_option("INPUT", in.path,

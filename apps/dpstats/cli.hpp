@@ -14,9 +14,6 @@
 
 namespace dpstats::cli {
 
-// Adds --seed: a decimal integer in [0, 2^64) (CLI11 alone would wrap "-1" into uint64).
-void add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed);
-
 // Registers the input options every data command shares (INPUT, --columns, --header/--no-header,
 // --drop-missing, --array, --max-input-bytes, --max-line-bytes); `read_input` then reads INPUT
 // through the one input layer (dpstats/data/reader.hpp, docs/guide.md "Reading tables").

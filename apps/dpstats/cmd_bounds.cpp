@@ -5,6 +5,7 @@
 // Private per-column location, scale and clipping bounds with no public range (issue #15).
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/bounds.hpp"
@@ -14,13 +15,10 @@ namespace dpstats::cli {
 
 namespace {
 
-struct BoundsArgs {
+struct BoundsArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   BoundsOptions o;
   std::optional<double> norm_quantile;
   std::string norm_centre = "location";
-  std::string neighbouring = "replace-one";
-  std::optional<std::uint64_t> seed;
-  std::optional<std::string> budget;
   InputArgs input;
 };
 
@@ -29,8 +27,9 @@ std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.siz
 void run_bounds(BoundsArgs a) {
   a.o.norm_quantile = a.norm_quantile;
   a.o.norm_about_location = a.norm_centre == "location";
-  a.o.neighbouring =
-      a.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
+  a.o.privacy = a.target();
+  a.o.neighbouring = a.neighbouring.value_or(Neighbouring::replace_one);
+  if (a.threads) a.o.run.threads = *a.threads;
   a.o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
   const InputShard input = read_input_shard(a.input, a.o.run.comm);
   const Table& table = input.table;
@@ -62,9 +61,8 @@ void add_bounds_command(CLI::App& app) {
   auto a = std::make_shared<BoundsArgs>();
   auto* cmd = app.add_subcommand(
       "bounds", "Private per-column location, scale and clipping bounds of INPUT (no public range)");
-  cmd->add_option("--epsilon", a->o.privacy.epsilon, "privacy parameter epsilon > 0")->required();
-  cmd->add_option("--delta", a->o.privacy.delta,
-                  "0 (default): pure epsilon-DP; in (0, 1): zCDP accounting of (epsilon, delta)");
+  // --delta 0 (default): pure epsilon-DP; in (0, 1): zCDP accounting of (epsilon, delta).
+  add_release_options(cmd, *a, kEveryRelease | kNeighbouring, kEpsilon);
   cmd->add_option("--norm-quantile", a->norm_quantile,
                   "also release this quantile in (0, 1) of the row norms (a clip)");
   cmd->add_option("--norm-share", a->o.norm_share,
@@ -81,11 +79,6 @@ void add_bounds_command(CLI::App& app) {
   cmd->add_option("--alpha", a->o.alpha, "tolerated corrupted fraction in [0, 0.3); default 0.05");
   cmd->add_option("--beta", a->o.beta, "failure probability of the utility check; default 0.05");
   cmd->add_option("--per-octave", a->o.per_octave, "log-grid points per octave; default 32");
-  cmd->add_option("--neighbouring", a->neighbouring, "replace-one (default) or add-remove")
-      ->check(CLI::IsMember({"replace-one", "add-remove"}));
-  cmd->add_option("--threads", a->o.run.threads, "columns estimated in parallel; default: the machine's cores");
-  add_budget_option(cmd, a->budget);
-  add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_bounds(*a); });
 }

@@ -14,8 +14,8 @@
 
 namespace dpstats::cli {
 
-void reject_for_task(bool set, const std::string& flag, const std::string& task) {
-  require(!set, "--" + flag + " does not apply to --task " + task);
+void reject_for_task(bool set, const std::string& flag, FitTask task) {
+  require(!set, fmt::format("--{} does not apply to --task {}", flag, name_of(task)));
 }
 
 std::optional<bool> centre_option(const FitArgs& a) {
@@ -30,9 +30,13 @@ void add_fit_command(CLI::App& app) {
       "fit", "Private model fitting: user-level DP convex optimisation (--task user-level), "
              "private classifiers with DP-SGD/DP-Adam (--task classify), pure-DP convex "
              "optimisation with heavy-tailed gradients (--task heavy-tailed)");
-  cmd->add_option("--task", a->task,
-                  "user-level, classify, heavy-tailed (required, except that --users means "
-                  "user-level)")
+  cmd->add_option_function<std::string>(
+         "--task",
+         [a](const std::string& name) {
+           a->task = parse_enum<FitTask>(name);
+           a->task_given = true;
+         },
+         "user-level, classify, heavy-tailed (required, except that --users means user-level)")
       ->check(CLI::IsMember(enum_names<FitTask>()));
   cmd->add_option("--users", a->users,
                   "user-level: the column (name or 1-based index) holding each row's user id, "
@@ -40,33 +44,17 @@ void add_fit_command(CLI::App& app) {
                   "or every other column in order. Absent: user ids are column 1");
   cmd->add_option("--loss", a->loss, "loss function (choices depend on --task)");
   cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
-  cmd->add_option("--profile", a->profile, "practical (default) or paper constants")
-      ->check(CLI::IsMember({"practical", "paper"}));
-  cmd->add_option("--epsilon", a->epsilon, "epsilon > 0 (required)");
-  cmd->add_option("--delta", a->delta, "delta in (0, 1) (user-level, heavy-tailed dp-sgd: required)");
-  cmd->add_option("--domain-radius", a->domain_radius, "radius of the domain ball B(0, R)");
-  cmd->add_option("--steps", a->steps, "optimisation steps");
-  cmd->add_option("--step-size", a->step_size, "step size / learning rate");
-  cmd->add_option("--clip", a->clip, "gradient clipping norm");
-  cmd->add_option("--epochs", a->epochs, "passes over the data");
-  cmd->add_option("--batch-size", a->batch_size, "(expected) batch size");
-  cmd->add_option("--feature-bound", a->feature_bound,
-                  "user-level: public bound on feature norms (rows clipped; absent: estimated "
-                  "privately from --scale-share)");
-  cmd->add_option("--label-bound", a->label_bound,
-                  "user-level squared/huber: public bound on |label| (absent: estimated privately)");
-  cmd->add_option("--scale-share", a->scale_share,
-                  "share of the budget spent on estimating absent public scales");
-  cmd->add_option("--holdout", a->holdout,
-                  "fraction in (0, 0.5] of the rows (users for user-level) held out by a secret "
-                  "random split: the fit does not see them, and diagnostics.holdout states the "
-                  "released model's private mean clipped loss on them with 95% intervals");
-  cmd->add_option("--holdout-share", a->holdout_share,
-                  "share of the budget for the held-out loss (default 0.05: of rho, of epsilon "
-                  "for the pure heavy-tailed methods)");
-  cmd->add_option("--holdout-loss-bound", a->holdout_loss_bound,
-                  "clip of each held-out unit's loss (default 5; classify: the per-example loss "
-                  "clip of the epoch losses too)");
+  add_release_options(cmd, *a, kEveryRelease | kScaleShare | kProfile);
+  for (const auto& [name, target] : {std::pair{"domain_radius", &a->domain_radius},
+                                      {"step_size", &a->step_size}, {"clip", &a->clip},
+                                      {"feature_bound", &a->feature_bound},
+                                      {"label_bound", &a->label_bound}, {"holdout", &a->holdout},
+                                      {"holdout_share", &a->holdout_share},
+                                      {"holdout_loss_bound", &a->holdout_loss_bound}})
+    add_declared(cmd, "fit", name, *target);
+  for (const auto& [name, target] : {std::pair{"steps", &a->steps}, {"epochs", &a->epochs},
+                                      {"batch_size", &a->batch_size}})
+    add_declared(cmd, "fit", name, *target);
   auto* centre = cmd->add_flag("--centre", a->centre,
                                "user-level, heavy-tailed: always centre the features privately "
                                "and fit an intercept (abstain when the rows are too few)");
@@ -74,30 +62,25 @@ void add_fit_command(CLI::App& app) {
                 "user-level, heavy-tailed: never centre (fit x . w in the data's units, no "
                 "intercept and no offset check)")
       ->excludes(centre);
-  cmd->add_option("--threads", a->threads,
-                  "worker threads for the data passes (default: the library's RunControl "
-                  "default); a seeded fit is the same for any value")
-      ->check(CLI::Range(1, 1024));
-  add_budget_option(cmd, a->budget);
-  add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
     // No silent task: a table's first column is never taken for user ids unless asked.
-    if (a->task.empty()) {
+    if (!a->task_given) {
       require(a->users.has_value(),
               "--task is required: user-level (with --users COLUMN naming the user ids), "
               "classify or heavy-tailed");
-      a->task = "user-level";
     }
-    if (a->task != "user-level") reject_for_task(a->users.has_value(), "users", a->task);
+    if (a->task != FitTask::user_level) reject_for_task(a->users.has_value(), "users", a->task);
     // Several ranks: every task distributes its rows (docs/guide.md "Running on a cluster"; the
     // library refuses the methods that do not).
-    if (a->task == "classify") return classify(*a);
-    if (a->task == "heavy-tailed") return heavy_tailed(*a);
-    user_level(*a);
+    switch (a->task) {
+      case FitTask::classify: return classify(*a);
+      case FitTask::heavy_tailed: return heavy_tailed(*a);
+      case FitTask::user_level: return user_level(*a);
+    }
   });
 }
 

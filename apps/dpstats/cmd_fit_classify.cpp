@@ -183,7 +183,7 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
     const Vector& p = r.estimate.parameters();
     write_npy(c.save, Eigen::Map<const RowMatrix>(p.data(), 1, p.size()));
   }
-  nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task},
+  nlohmann::ordered_json head = {{"command", "fit"}, {"task", name_of(a.task)},
                                  {"method", optimize::to_string(o.optimizer)}};
   nlohmann::ordered_json m = {{"kind", optimize::to_string(r.estimate.kind())},
                               {"features", r.estimate.features()},

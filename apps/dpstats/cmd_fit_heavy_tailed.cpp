@@ -52,7 +52,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
     if (set) given.emplace_back(name);
   }
   check_options_apply(fit_methods(FitTask::heavy_tailed), info, given);
-  o.profile = parse_enum<Profile>(a.profile.value_or("practical"));
+  o.profile = a.profile.value_or(Profile::practical);
   if (h.inner) o.inner = parse_enum<optimize::InnerSolver>(*h.inner);
   if (h.final_clip_rule) o.final_clip_rule = parse_enum<optimize::FinalClipRule>(*h.final_clip_rule);
   if (o.method != optimize::HeavyTailedMethod::non_private) {
@@ -89,7 +89,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   auto rng = make_rng(a.seed);
   BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = optimize::fit_heavy_tailed(X, y, o, *rng, budget.get());
-  nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task},
+  nlohmann::ordered_json head = {{"command", "fit"}, {"task", name_of(a.task)},
                                  {"method", name_of(o.method)}, {"loss", name_of(o.loss)}};
   head["estimate"] = r.status == Status::ok
                          ? nlohmann::ordered_json(std::vector<double>(

@@ -131,7 +131,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.label_bound = a.label_bound;
   if (a.scale_share) o.scale_share = *a.scale_share;
   o.centre = centre_option(a);
-  o.profile = parse_enum<Profile>(a.profile.value_or("practical"));
+  o.profile = a.profile.value_or(Profile::practical);
   o.alg3.smoothing_radius = a3.smoothing_radius;
   o.alg3.users_per_step = a3.users_per_step;
   if (a.threads) o.run.threads = *a.threads;
@@ -163,7 +163,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   auto rng = make_rng(a.seed);
   BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
   const auto r = optimize::fit_user_level(data, o, *rng, budget.get());
-  nlohmann::ordered_json head = {{"command", "fit"}, {"task", a.task}, {"method", name_of(o.method)}};
+  nlohmann::ordered_json head = {{"command", "fit"}, {"task", name_of(a.task)}, {"method", name_of(o.method)}};
   head["estimate"] = r.status == Status::ok
                          ? nlohmann::ordered_json(std::vector<double>(
                                r.estimate.data(), r.estimate.data() + r.estimate.size()))

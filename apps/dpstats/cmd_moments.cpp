@@ -25,6 +25,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
@@ -34,14 +35,24 @@ namespace dpstats::cli {
 
 namespace {
 
-struct MomentsArgs {
+struct MomentsArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   moments::MomentsOptions o;
   std::optional<std::size_t> steps;
   bool diagonal = false;
-  std::optional<std::uint64_t> seed;
-  std::optional<std::string> budget;
   InputArgs input;
 };
+
+// The moments options with the shared ones applied (the library parses its strings).
+moments::MomentsOptions options_of(const MomentsArgs& a) {
+  moments::MomentsOptions o = a.o;
+  o.privacy = a.target();
+  o.rho = a.rho;
+  if (a.scale_share) o.scale_share = *a.scale_share;
+  if (a.neighbouring) o.neighbouring = name_of(*a.neighbouring);
+  if (a.profile) o.profile = name_of(*a.profile);
+  if (a.threads) o.run.threads = *a.threads;
+  return o;
+}
 
 std::vector<std::string> split_cells(const std::string& line) {
   std::vector<std::string> cells;
@@ -203,7 +214,7 @@ void run_live(const MomentsArgs& a) {
     }
     if (!parse_row(line, row, line_no, columns)) continue;
     if (!est) {
-      moments::MomentsOptions o = a.o;
+      moments::MomentsOptions o = options_of(a);
       o.steps = *a.steps;
       o.dim = row.size();
       rng = make_rng(a.seed);
@@ -238,7 +249,7 @@ void run_moments(const MomentsArgs& a) {
   const InputShard input = read_input_shard(a.input, comm);
   const auto& X = input.table.values;
   check_data(X);
-  moments::MomentsOptions o = a.o;
+  moments::MomentsOptions o = options_of(a);
   o.run.comm = comm;
   o.steps = static_cast<std::size_t>(input.total);  // the stream's horizon: every rank's rows
   o.dim = static_cast<std::size_t>(X.cols());
@@ -290,6 +301,10 @@ void add_moments_command(CLI::App& app) {
       "moments", "Continual release of first and second moments of a stream (rows of INPUT)");
   cmd->add_option("--method", a->o.method, method_help())
       ->check(CLI::IsMember(method_names(moments_methods())));
+  // --delta is required: it states epsilon (also under --rho or --noise-multiplier); --threads
+  // splits a step of 2^15 values or more (the output does not depend on it).
+  add_release_options(cmd, *a, kEveryRelease | kRho | kNeighbouring | kScaleShare | kProfile,
+                      kDelta, moments_methods());
   cmd->add_option("--workload", a->o.workload,
                   "prefix, average, decay:BETA, window:K, adam:BETA (default prefix)");
   cmd->add_option("--factorization", a->o.factorization,
@@ -307,36 +322,19 @@ void add_moments_command(CLI::App& app) {
   cmd->add_flag("--centre,!--no-centre", a->o.centre,
                 "file input without --clip: centre the rows on a private location first when "
                 "the table is long enough (default on)");
-  cmd->add_option("--scale-share", a->o.scale_share,
-                  "budget share of the private clip when --clip is absent, in (0, 1) "
-                  "(default 0.1)");
   cmd->add_option("--clip-check-share", a->o.clip_check_share,
                   "budget share of the private count of rows above a given --clip (file input), "
                   "in [0, 0.5]; 0: no check (default 0.01)");
-  cmd->add_option("--epsilon", a->o.privacy.epsilon, "privacy parameter epsilon > 0");
-  cmd->add_option("--rho", a->o.rho, "zCDP budget rho > 0 (instead of --epsilon)");
   cmd->add_option("--noise-multiplier", a->o.noise_multiplier,
                   "noise of a sensitivity-1 query (instead of --epsilon)");
-  cmd->add_option("--delta", a->o.privacy.delta,
-                  "delta in (0, 1), always needed to state epsilon")
-      ->required();
   cmd->add_option("--lambda", a->o.lambda, "lambda-jme scaling > 0");
   cmd->add_option("--alpha", a->o.alpha, "ime first-moment budget share in (0, 1) (default 0.5)");
   cmd->add_option("--tau", a->o.tau, "cs scaling > 0 (default 1)");
   cmd->add_flag("--diagonal", a->o.diagonal, "release only the diagonal of the second moment");
   cmd->add_option("--on-norm", a->o.on_norm, "rows above --clip: clip (default) or reject")
       ->check(CLI::IsMember(enum_names<NormPolicy>()));
-  cmd->add_option("--neighbouring", a->o.neighbouring, "replace-one (default) or add-remove")
-      ->check(CLI::IsMember({"replace-one", "add-remove"}));
-  cmd->add_option("--profile", a->o.profile, "practical (default) or paper")
-      ->check(CLI::IsMember(enum_names<Profile>()));
   cmd->add_option("--steps", a->steps,
                   "the stream's horizon; read INPUT row by row as it arrives (a live stream)");
-  cmd->add_option("--threads", a->o.run.threads,
-                  "threads per step, for releases of 2^15 values or more (default: the machine's cores; the "
-                  "output does not depend on it)");
-  add_budget_option(cmd, a->budget);
-  add_seed_option(cmd, a->seed);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_moments(*a); });
 }

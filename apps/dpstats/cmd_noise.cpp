@@ -2,6 +2,7 @@
 //                VALUE...
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
 
@@ -9,13 +10,9 @@ namespace dpstats::cli {
 
 namespace {
 
-struct NoiseArgs {
+struct NoiseArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   std::string mechanism;
   double sensitivity = 0;
-  double epsilon = 0;
-  double delta = 0;
-  std::optional<std::uint64_t> seed;
-  std::optional<std::string> budget;
   std::vector<double> values;
 };
 
@@ -23,12 +20,13 @@ void run_noise(const NoiseArgs& a) {
   auto rng = make_rng(a.seed);
   const Vector values = Eigen::Map<const Vector>(a.values.data(), static_cast<Eigen::Index>(a.values.size()));
   BudgetFile budget(a.budget);
+  const PrivacyTarget t = a.target();
   Release<Vector> r;
   if (a.mechanism == "laplace") {
-    require(a.delta == 0, "--mechanism laplace is pure DP: omit --delta (or pass 0)");
-    r = laplace_release(values, a.sensitivity, a.epsilon, *rng, NoiseMode::secure, budget.get());
+    require(t.delta == 0, "--mechanism laplace is pure DP: omit --delta (or pass 0)");
+    r = laplace_release(values, a.sensitivity, t.epsilon, *rng, NoiseMode::secure, budget.get());
   } else {
-    r = gaussian_release(values, a.sensitivity, a.epsilon, a.delta, *rng, NoiseMode::secure,
+    r = gaussian_release(values, a.sensitivity, t.epsilon, t.delta, *rng, NoiseMode::secure,
                          budget.get());
   }
   nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", a.mechanism}};
@@ -49,10 +47,8 @@ void add_noise_command(CLI::App& app) {
   cmd->add_option("--sensitivity", a->sensitivity,
                   "sensitivity of the whole vector: l1 for laplace, l2 for gaussian")
       ->required();
-  cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0")->required();
-  cmd->add_option("--delta", a->delta, "privacy parameter delta in (0, 1) (gaussian)");
-  add_seed_option(cmd, a->seed);
-  add_budget_option(cmd, a->budget);
+  // --delta: gaussian only.
+  add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget, kEpsilon);
   cmd->add_option("VALUE", a->values, "the values to release")->required();
   cmd->callback([a] { run_noise(*a); });
 }

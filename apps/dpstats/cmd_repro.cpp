@@ -3,6 +3,7 @@
 
 #include "../../experiments/repro.hpp"
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats::cli {

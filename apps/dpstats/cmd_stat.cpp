@@ -11,6 +11,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "ranks.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -19,20 +20,15 @@
 namespace dpstats::cli {
 namespace {
 
-struct StatArgs {
+struct StatArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   std::string statistic;
   InputArgs input;
-  double epsilon = 0, delta = 0;
   std::vector<std::string> bounds;
   std::string quantiles;
   std::optional<std::size_t> grid_size;
   std::string categories;
   std::vector<std::string> category;  // --category NAME, repeatable, taken verbatim
-  std::optional<double> scale_share;
   std::optional<int> column;
-  std::optional<std::string> budget;
-  std::optional<std::uint64_t> seed;
-  int threads = default_threads();
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -63,8 +59,8 @@ std::vector<std::string> given_options(const StatArgs& a) {
 
 stats::StatOptions options_of(const StatArgs& a) {
   stats::StatOptions o;
-  o.privacy = {a.epsilon, a.delta};
-  o.run.threads = a.threads;
+  o.privacy = a.target();
+  if (a.threads) o.run.threads = *a.threads;
   for (const auto& b : a.bounds) o.bounds.push_back(parse_bounds(b));
   for (const auto& q : split(a.quantiles)) {
     std::size_t used = 0;
@@ -99,9 +95,15 @@ void name_codes_by_value(std::vector<std::string>& cells) {
 
 // The histogram's column as category names of one table: read as text (a text column such as a
 // department name, or numeric codes, "3" for 3.0), picked by --columns NAME or --column J.
-std::vector<std::string> category_cells(const StatArgs& a, const std::string& path) {
+// Counting rows (`count` without --columns) keeps the first column's cells only, as written:
+// a row's cells are never parsed or named, so the read is one pass of text.
+std::vector<std::string> category_cells(const StatArgs& a, const std::string& path, bool rows_only) {
   ReadOptions ro = read_options(a.input);
   ro.text = true;
+  if (rows_only) {
+    ro.columns = {ColumnSpec{"1", 1}};
+    return std::move(read_table(path, ro).text.at(0));
+  }
   Table t = read_table(path, ro);
   const int d = static_cast<int>(t.text.size());
   const int column = a.column.value_or(0);
@@ -115,14 +117,14 @@ std::vector<std::string> category_cells(const StatArgs& a, const std::string& pa
 
 // This rank's cells (one process: all of them): one INPUT is read whole and rank r keeps its
 // block of rows; --shards: this rank's files, one after the other (one process: every file).
-std::vector<std::string> category_column(const StatArgs& a, Communicator& comm) {
+std::vector<std::string> category_column(const StatArgs& a, Communicator& comm, bool rows_only = false) {
   require(comm.size() == 1 || a.input.path != "-",
           "INPUT '-' (stdin) cannot be read on several ranks (launched as {}); give a file or "
           "--shards FILES", comm.size());
   std::vector<std::string> cells;
   all_or_none(comm, [&] {
     if (!a.input.shards) {
-      cells = category_cells(a, a.input.path);
+      cells = category_cells(a, a.input.path, rows_only);
       const auto n = cells.size(), P = static_cast<std::size_t>(comm.size());
       const auto r = static_cast<std::size_t>(comm.rank());
       cells = std::vector<std::string>(cells.begin() + static_cast<long>(n * r / P),
@@ -130,7 +132,7 @@ std::vector<std::string> category_column(const StatArgs& a, Communicator& comm) 
       return;
     }
     for (const auto& file : rank_shard_files(a.input, comm)) {
-      auto part = category_cells(a, file);
+      auto part = category_cells(a, file, rows_only);
       cells.insert(cells.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     }
   });
@@ -169,7 +171,7 @@ void run_stat(const StatArgs& a) {
     const bool rows_only = s == stats::Statistic::count && a.input.columns.empty();
     Table table;
     if (rows_only) {
-      const auto cells = category_column(a, comm_or_single(ranked.run.comm));
+      const auto cells = category_column(a, comm_or_single(ranked.run.comm), true);
       table.values = DataMatrix(RowMatrix(RowMatrix::Zero(static_cast<Eigen::Index>(cells.size()), 1)));
       n = static_cast<std::int64_t>(cells.size());  // not printed: add/remove keeps n private
     } else {
@@ -196,19 +198,14 @@ void add_stat_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("stat", "Everyday private statistics of a table's columns:" + names);
   cmd->add_option("STATISTIC", a->statistic, "count, sum, mean, variance, std, quantiles, histogram")
       ->required();
-  cmd->add_option("--epsilon", a->epsilon, "privacy parameter epsilon > 0")->required();
-  cmd->add_option("--delta", a->delta, "privacy parameter delta in [0, 1); 0 gives pure DP")
-      ->required();
-  cmd->add_option("--bounds", a->bounds,
-                  "LO,HI clipping bounds: once for every column or once per column, in order; "
-                  "absent: estimated privately from --scale-share of the budget")
+  const auto statistics = stats::registry();
+  add_release_options(cmd, *a, kEveryRelease | kScaleShare, kEpsilon | kDelta, statistics);
+  cmd->add_option("--bounds", a->bounds, option_help(find_option("stat", "bounds"), statistics))
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--quantiles", a->quantiles, "quantiles: probabilities in [0, 1], e.g. 0.25,0.5,0.75");
-  cmd->add_option("--grid-size", a->grid_size, "quantiles: candidates per column (default 1024)");
-  cmd->add_option("--categories", a->categories,
-                  "histogram: the public categories A,B,... (absent: selected privately, needs "
-                  "delta > 0)");
+  add_declared(cmd, "stat", "quantiles", a->quantiles, statistics);
+  add_declared(cmd, "stat", "grid_size", a->grid_size, statistics);
+  add_declared(cmd, "stat", "categories", a->categories, statistics);
   cmd->add_option("--category", a->category,
                   "histogram: one public category, verbatim (repeat it; for names with commas)")
       ->expected(1)
@@ -216,11 +213,6 @@ void add_stat_command(CLI::App& app) {
   cmd->add_option("--column", a->column,
                   "histogram: 0-based position among the selected columns of the one holding the "
                   "categories (default 0; or select it with --columns NAME). Read as text");
-  cmd->add_option("--scale-share", a->scale_share,
-                  "budget share for estimating absent bounds, in (0, 1) (default 0.5)");
-  add_budget_option(cmd, a->budget);
-  add_seed_option(cmd, a->seed);
-  cmd->add_option("--threads", a->threads, "worker threads (default: the machine's cores)");
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_stat(*a); });
 }

@@ -9,20 +9,22 @@
 #include <string>
 
 #include "cli.hpp"
+#include "dpstats/solvers/fit_registry.hpp"
+#include "options_cli.hpp"
 
 namespace dpstats::cli {
 
-struct FitArgs {
-  std::string task;  // --task; absent: user-level when --users is given, else an error
+// The shared release options (privacy target, --profile, --scale-share, --threads, --seed,
+// --budget) are ReleaseArgs', declared once in options_cli.hpp.
+struct FitArgs : ReleaseArgs {
+  FitTask task = FitTask::user_level;  // --task (parsed by EnumNames<FitTask>)
+  bool task_given = false;  // absent: user-level when --users is given, else an error
   std::optional<std::string> users;  // --users COLUMN (user-level): the column of user ids
-  std::optional<std::string> loss, method, profile;
-  std::optional<double> epsilon, delta, domain_radius, step_size, clip;
+  std::optional<std::string> loss, method;
+  std::optional<double> domain_radius, step_size, clip;
   std::optional<int> steps, epochs, batch_size;
-  std::optional<double> feature_bound, label_bound, scale_share;
+  std::optional<double> feature_bound, label_bound;
   std::optional<double> holdout, holdout_share, holdout_loss_bound;  // every task
-  std::optional<std::uint64_t> seed;
-  std::optional<std::string> budget;  // --budget FILE (budget_file.hpp), every task
-  std::optional<int> threads;          // --threads T, every task (absent: RunControl's default)
   bool centre = false, no_centre = false;  // --centre / --no-centre (user-level, heavy-tailed)
   InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };
@@ -34,7 +36,7 @@ FitRunner add_fit_classify(CLI::App* cmd);      // cmd_fit_classify.cpp
 FitRunner add_fit_heavy_tailed(CLI::App* cmd);  // cmd_fit_heavy_tailed.cpp
 
 // Throws InvalidArgument "--<flag> does not apply to --task <task>" when `set`.
-void reject_for_task(bool set, const std::string& flag, const std::string& task);
+void reject_for_task(bool set, const std::string& flag, FitTask task);
 
 // --centre -> true, --no-centre -> false, neither -> absent (the library decides).
 std::optional<bool> centre_option(const FitArgs& a);

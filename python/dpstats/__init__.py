@@ -12,6 +12,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from . import _dpstats
+from . import _options
 from . import _required
 from . import account
 from . import _table
@@ -102,6 +103,9 @@ def _floats(x, name: str):
     return [_float(v, name) for v in np.asarray(x, dtype=object).ravel()]
 
 
+@_options.documented("mean", "epsilon", "delta", "alpha", "scale", "scale_share", "bounds",
+                     "profile", "failure_probability", "topk_multiplier", "boost_zeta", "T1",
+                     "T2", "T", "fallback", "uncertified_window", "threads", "seed")
 def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta: float = 0.0, *,
          scale=None, scale_share: Optional[float] = None, bounds=None,
          alpha: Optional[float] = None, profile: Optional[str] = None,
@@ -170,14 +174,17 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
         raise ValueError(f"threads must be an integer, got {threads!r}")
     bounds = _floats(bounds, "bounds")
     scale = _floats(scale, "scale")
-    opt = lambda x, name: None if x is None else _float(x, name)  # noqa: E731
+    def opt(x, name):  # a number checked against its declaration (dpstats/options.hpp)
+        return _options.check("mean", name, None if x is None else _float(x, name))
     est, fields = _dpstats.mean(
-        X, "" if method is None else str(method), _float(epsilon, "epsilon"), _float(delta, "delta"),
-        _seed(seed),
-        int(threads), alpha=opt(alpha, "alpha"), profile=profile, scale=scale,
+        X, "" if method is None else str(method), opt(epsilon, "epsilon"),
+        _options.check("mean", "delta", _float(delta, "delta")), _seed(seed),
+        _options.check("mean", "threads", int(threads)), alpha=opt(alpha, "alpha"), profile=profile, scale=scale,
         scale_share=opt(scale_share, "scale_share"), bounds=bounds,
         failure_probability=opt(failure_probability, "failure_probability"),
-        topk_multiplier=opt(topk_multiplier, "topk_multiplier"), T1=T1, T2=T2, T=T,
+        topk_multiplier=opt(topk_multiplier, "topk_multiplier"),
+        T1=_options.check("mean", "T1", T1), T2=_options.check("mean", "T2", T2),
+        T=_options.check("mean", "T", T),
         fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget),
         boost_zeta=opt(boost_zeta, "boost_zeta"), comm=comm)
     return Release._from_native(est, fields, "mean")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 
+from . import _options
+
 # The default `threads` of every function, as the tool's --threads: the machine's cores (capped at
-# 256, the bindings' range). A seeded release is the same for any thread count.
+# 256; the declared range is [1, 1024]). A seeded release is the same for any thread count.
 THREADS = max(1, min(os.cpu_count() or 1, 256))
 
 _EPSILON = ("epsilon is required (> 0): the privacy loss this release may cost; smaller is more "
@@ -20,9 +22,10 @@ def epsilon(value):
     if value is None:
         raise ValueError(_EPSILON)
     try:
-        return float(value)
+        x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"epsilon must be a number, got {value!r}") from None
+    return _options.check("", "epsilon", x)  # its declared range (dpstats/options.hpp)
 
 
 def delta(value, why: str = ""):
@@ -30,6 +33,7 @@ def delta(value, why: str = ""):
     if value is None:
         raise ValueError(_DELTA + (f" ({why})" if why else ""))
     try:
-        return float(value)
+        x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"delta must be a number, got {value!r}") from None
+    return _options.check("", "delta", x)

@@ -22,7 +22,6 @@ from .budget import native
 from .release import Release
 
 _METHODS = tuple(_dpstats.fit_methods("user-level"))  # the library's registry
-_TASKS = tuple(_dpstats.fit_tasks())  # the library's names, as the tool's --task
 
 
 def _float(x, name: str) -> float:
@@ -54,20 +53,19 @@ def fit(X, y, users=None, task: Optional[str] = None, **options) -> Release:
             raise ValueError("task is required: 'user-level' (with users=, one id per row), "
                              "'classify' or 'heavy-tailed'")
         task = "user-level"
-    if task == "user-level":
+    kind = _dpstats._fit_task(str(task))  # the library's names (EnumNames<FitTask>)
+    if kind == _dpstats.FitTask.user_level:
         if users is None:
             raise ValueError("task='user-level' needs users (one id per row of X: integers or "
                              "text)")
         return _fit_user_level(X, y, users, **options)
     if users is not None:
         raise ValueError(f"users applies to task='user-level' only, not {task!r}")
-    if task == "classify":
+    if kind == _dpstats.FitTask.classify:
         from .classify import fit_classify
         return fit_classify(X, y, **options)
-    if task == "heavy-tailed":
-        from .heavy_tailed import fit_heavy_tailed
-        return fit_heavy_tailed(X, y, **options)
-    raise ValueError(f"task must be one of {', '.join(repr(t) for t in _TASKS)}, got {task!r}")
+    from .heavy_tailed import fit_heavy_tailed
+    return fit_heavy_tailed(X, y, **options)
 
 
 def _fit_user_level(X, y, users, loss: str = "logistic",

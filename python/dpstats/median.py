@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats, _table
+from . import _dpstats, _options, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -44,6 +44,11 @@ def _opt_float(x, name: str) -> Optional[float]:
         raise ValueError(f"{name} must be a number, got {x!r}") from None
 
 
+def _declared(name: str, x) -> Optional[float]:
+    """``x`` as a float, checked against the option's declaration (dpstats/options.hpp)."""
+    return _options.check("median", name, _opt_float(x, name))
+
+
 def _seed(seed):
     from . import _seed as seed_check
     return seed_check(seed)
@@ -53,6 +58,8 @@ def _methods():
     return {name: (summary, options) for name, summary, options in _dpstats.median_methods()}
 
 
+@_options.documented("median", "epsilon", "delta", "domain_radius", "min_radius", "scale_share",
+                     "bound_check_share", "profile", "threads", "seed")
 def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                      delta: Optional[float] = None, domain_radius: Optional[float] = None,
                      min_radius: Optional[float] = None, seed: Optional[int] = None, *,
@@ -107,7 +114,7 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                                       ("bound_check_share", bound_check_share), ("center", center),
                                       ("seed", seed))
              if value is not None]
-    if method == "weiszfeld":
+    if not _dpstats._median_is_private(str(method)):  # weiszfeld, the non-private solver
         if budget is not None:
             given.append("budget")
         if given:
@@ -118,11 +125,11 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
                                converged=conv)
     est, fields = _dpstats.geometric_median(
         X, str(method), given, None if profile is None else str(profile),
-        _opt_float(epsilon, "epsilon") or 0.0, _opt_float(delta, "delta") or 0.0,
-        _opt_float(domain_radius, "domain_radius"), _opt_float(min_radius, "min_radius"),
-        _opt_float(scale_share, "scale_share"), _opt_float(bound_check_share, "bound_check_share"),
-        _seed(seed), native(budget), None if center is None else str(center), _threads(threads),
-        comm)
+        _declared("epsilon", epsilon) or 0.0, _declared("delta", delta) or 0.0,
+        _declared("domain_radius", domain_radius), _declared("min_radius", min_radius),
+        _declared("scale_share", scale_share), _declared("bound_check_share", bound_check_share),
+        _seed(seed), native(budget), None if center is None else str(center),
+        _options.check("median", "threads", _threads(threads)), comm)
     return Release._from_native(est, fields, "median")
 
 

@@ -21,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import _dpstats
 from .fit import fit as _task_fit
 from .release import Release
 
@@ -37,12 +38,14 @@ class FittedModel:
                  classes: int = None, hidden: int = None):
         self.release = release
         self.task = task
+        # The task parsed once (EnumNames<FitTask>): predictions dispatch on it, not on text.
+        self._classify = _dpstats._fit_task(str(task)) == _dpstats.FitTask.classify
         self.loss = loss
         self.model = model
         self.classes = classes
         self.hidden = hidden
         est = np.asarray(release.estimate, dtype=np.float64)
-        centred = task != "classify" and "intercept" in release.diagnostics and est.size > 0
+        centred = not self._classify and "intercept" in release.diagnostics and est.size > 0
         self.coef_ = est[:-1] if centred else est
         self.intercept_ = float(est[-1]) if centred else 0.0
 
@@ -59,7 +62,7 @@ class FittedModel:
     # ---- which kind of model ----
     @property
     def is_classifier(self) -> bool:
-        return self.task == "classify" or self.loss in _CLASSIFYING_LOSSES
+        return self._classify or self.loss in _CLASSIFYING_LOSSES
 
     def _X(self, X) -> np.ndarray:
         if self.release.status != "ok":
@@ -83,13 +86,13 @@ class FittedModel:
     def decision_function(self, X) -> np.ndarray:
         """``X @ coef_ + intercept_`` for the linear tasks (the intercept is 0 unless the fit
         centred privately, ``diagnostics["intercept"]``), the class scores for "classify"."""
-        if self.task == "classify":
+        if self._classify:
             return self._logits(X)
         return self._X(X) @ self.coef_ + self.intercept_
 
     def predict(self, X) -> np.ndarray:
         """Labels (+-1, or 0..classes-1 for "classify") or, for regression losses, values."""
-        if self.task == "classify":
+        if self._classify:
             return np.argmax(self._logits(X), axis=1)
         f = self.decision_function(X)
         return np.where(f >= 0, 1.0, -1.0) if self.is_classifier else f
@@ -97,7 +100,7 @@ class FittedModel:
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities: softmax for "classify", the logistic link for loss "logistic"
         (columns: P(y = -1), P(y = +1)). Other models have none (AttributeError)."""
-        if self.task == "classify":
+        if self._classify:
             z = self._logits(X)
             z = np.exp(z - z.max(axis=1, keepdims=True))
             return z / z.sum(axis=1, keepdims=True)
@@ -118,7 +121,7 @@ class FittedModel:
         return 1 - ss_res / ss_tot if ss_tot > 0 else float("nan")
 
     def __repr__(self) -> str:
-        kind = self.model if self.task == "classify" else self.loss
+        kind = self.model if self._classify else self.loss
         return (f"FittedModel(task={self.task!r}, {kind}, {self.coef_.size} parameters, "
                 f"epsilon={self.release.epsilon:g}, delta={self.release.delta:g}, "
                 f"status={self.release.status!r})")
@@ -149,10 +152,11 @@ def fit(X, y, users=None, task: Optional[str] = None, *, columns=None, budget=No
         task = "user-level"
     X, y, users = _table_inputs(X, y, users, columns)
     release = _task_fit(X, y, users=users, task=task, budget=budget, **options)
-    if task == "classify":
+    kind = _dpstats._fit_task(str(task))
+    if kind == _dpstats.FitTask.classify:
         return FittedModel(release, task, model=options.get("model", "logistic"),
                            classes=options.get("classes"), hidden=options.get("hidden", 128))
-    default_loss = "absolute" if task == "heavy-tailed" else "logistic"
+    default_loss = "absolute" if kind == _dpstats.FitTask.heavy_tailed else "logistic"
     return FittedModel(release, task, loss=options.get("loss", default_loss))
 
 

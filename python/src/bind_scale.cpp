@@ -2,6 +2,7 @@
 // row-norm quantile, with no public range; include/dpstats/scale/bounds.hpp).
 #include "comm.hpp"
 #include "common.hpp"
+#include "dpstats/privacy/neighbouring_names.hpp"
 #include "dpstats/scale/bounds.hpp"
 
 namespace py = pybind11;
@@ -37,10 +38,7 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
   o.alpha = alpha;
   o.beta = beta;
   o.per_octave = per_octave;
-  require(neighbouring == "replace-one" || neighbouring == "add-remove",
-          "neighbouring must be 'replace-one' or 'add-remove', got '" + neighbouring + "'");
-  o.neighbouring =
-      neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
+  o.neighbouring = parse_enum<Neighbouring>(neighbouring);
   o.run.threads = check_threads(threads);
   const auto ranks = communicator(comm);  // comm=None: this process holds every row
   o.run.comm = ranks.get();

@@ -10,6 +10,7 @@
 
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/options.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
@@ -24,11 +25,10 @@ inline std::unique_ptr<Rng> make_rng(std::optional<std::uint64_t> seed) {
   return std::make_unique<SecureRng>();
 }
 
-// The `threads` argument of every binding, checked here so that calls below the Python wrappers
-// are refused too (the tool's --threads has the same range).
+// The `threads` argument of every binding, checked here against its one declaration (the
+// tool's --threads reads the same) so that calls below the Python wrappers are refused too.
 inline int check_threads(int threads) {
-  require(threads >= 1 && threads <= 256,
-          "threads must be an integer in [1, 256], got " + std::to_string(threads));
+  check_option(find_option("", "threads"), threads);
   return threads;
 }
 

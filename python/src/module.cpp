@@ -79,6 +79,7 @@ void bind_classify(pybind11::module_&);
 void bind_heavy_tailed(pybind11::module_&);
 void bind_stats(pybind11::module_&);
 void bind_scale(pybind11::module_&);
+void bind_options(pybind11::module_&);
 
 PYBIND11_MODULE(_dpstats, m) {
   m.doc() = "dpstats native layer; use the `dpstats` package.";
@@ -90,6 +91,7 @@ PYBIND11_MODULE(_dpstats, m) {
   bind_heavy_tailed(m);
   bind_stats(m);
   bind_scale(m);
+  bind_options(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
         py::arg("seed"), py::arg("threads"), py::arg("alpha") = py::none(),

@@ -53,10 +53,15 @@ def test_bounds_norm_quantile_and_ledger():
 def test_bounds_flags_constant_and_small_inputs():
     X = np.column_stack([np.full(1000, 7.0), np.random.default_rng(0).normal(size=1000)])
     r = dpstats.bounds(X, epsilon=2.0, seed=4)
-    # a constant column's bounds would be an interval of one resolution step: not usable as
-    # bounds (issue 27), so the release abstains and says why
-    assert r.diagnostics["scale"]["columns"][0]["status"] == "degenerate"
-    assert r.status == "abstained" and "most values are equal" in r.diagnostics["abstained"]
+    # a constant column is released as what it is: its location, MAD and scale 0, bounds of one
+    # resolution step; the column's status and a warning say so (a consumer that divides by the
+    # scale abstains on it)
+    col = r.diagnostics["scale"]["columns"][0]
+    assert col["status"] == "degenerate" and col["scale"] == 0 and col["mad"] == 0
+    assert r.status == "ok" and abs(col["location"] - 7) <= col["resolution"]
+    assert "column(s) 1" in r.diagnostics["warning"] and r.diagnostics["all_ok"] is False
+    assert dpstats.mean(X, epsilon=2.0, delta=1e-6, method="prime", alpha=0.05,
+                        seed=4).status == "abstained"
     small = dpstats.bounds(X[:40, 1:], epsilon=0.1, seed=4)
     assert small.diagnostics["scale"]["columns"][0]["status"] == "insufficient_data"
     assert small.diagnostics["all_ok"] is False
@@ -83,12 +88,13 @@ def test_bounds_coverage_adds_clipping_bounds_for_skewed_and_zero_inflated_colum
     assert any(e["purpose"].startswith("clip bounds") for e in r.ledger)
     plain = dpstats.bounds(X, epsilon=1.0, seed=1)
     assert "clip_lo" not in plain.estimate and len(plain.ledger) < len(r.ledger)
-    # with most values 0 the column's MAD is 0: its location -/+ widen scales are no bounds, and
-    # the release abstains naming the column (the clipping bounds alone would still cover it)
+    # with most values 0 the column's MAD is 0: its location -/+ widen scales hold only the zeros,
+    # which its status and the warning say; the clipping bounds still cover the non-zero part
     X[:, 1] = np.where(rng.random(n) < 0.6, 0, rng.poisson(3, n))
     r = dpstats.bounds(X, epsilon=1.0, coverage=0.02, seed=1)
-    assert r.status == "abstained" and "column 2" in r.diagnostics["abstained"]
-    assert "most values are equal" in r.diagnostics["abstained"]
+    assert r.status == "ok" and r.diagnostics["scale"]["columns"][1]["status"] == "degenerate"
+    assert "column(s) 2" in r.diagnostics["warning"]
+    assert r.estimate["clip_lo"][1] <= 0 and r.estimate["clip_hi"][1] >= 3
     with pytest.raises(ValueError, match="clip_share"):
         dpstats.bounds(X, epsilon=1.0, coverage=0.02, norm_quantile=0.9, clip_share=0.8)
 

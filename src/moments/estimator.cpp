@@ -14,6 +14,7 @@
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/privacy/neighbouring_names.hpp"
 #include "dpstats/seam.hpp"
 
 namespace dpstats::moments {
@@ -278,11 +279,7 @@ MomentsConfig make_config(const MomentsOptions& o) {
   c.clip_block = o.clip_block;
   c.centre = o.centre;
   c.on_norm = parse_enum<NormPolicy>(o.on_norm);
-  require(o.neighbouring == "replace-one" || o.neighbouring == "add-remove",
-          fmt::format("neighbouring must be 'replace-one' or 'add-remove', got '{}'",
-                      o.neighbouring));
-  c.neighbouring =
-      o.neighbouring == "add-remove" ? Neighbouring::add_remove : Neighbouring::replace_one;
+  c.neighbouring = parse_enum<Neighbouring>(o.neighbouring);
   c.profile = parse_enum<Profile>(o.profile);
   c.run = o.run;
   validate(c.run);

@@ -2,6 +2,7 @@
 #include "dpstats/scale/bounds.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
@@ -91,16 +92,39 @@ Plan plan_bounds(const BoundsOptions& o, std::size_t d) {
 }
 
 // The reason to abstain: the scale layer's one rule (reliability.hpp) calls a column's estimate,
-// its clipping bounds or the norm quantile unusable -- too few rows for the budget, a (nearly)
-// constant column, a cell at the grid's end. Values released without their guarantee would be a
-// confident wrong answer; the reason names the cause and what would suffice (issue 27).
+// its clipping bounds or the norm quantile unusable -- too few rows for the budget, a cell at the
+// grid's end. Values released without their guarantee would be a confident wrong answer; the
+// reason names the cause and what would suffice (issue 27). A degenerate column is not a reason:
+// its rank guarantee holds, and its released location and MAD (at most 2 resolutions: the values
+// are, up to the resolution, all equal) are what the column is (docs/proofs/scale.md §2); the
+// release states it in the column's status and a warning, and a consumer that would divide by
+// the scale still abstains on it through reliability().
 std::optional<std::string> unusable(const Bounds& b) {
-  std::vector<Reliability> parts{reliability(b.scale, "")};
+  std::vector<Reliability> parts;
+  for (std::size_t j = 0; j < b.scale.columns.size(); ++j) {
+    SelectionFacts f = b.scale.columns[j].facts;
+    f.degenerate = false;
+    parts.push_back(assess(f, fmt::format("the location and scale of column {}", j + 1), ""));
+  }
   if (b.clip) parts.push_back(reliability(*b.clip, ""));
   if (b.norm) parts.push_back(reliability(*b.norm, ""));
   const Reliability r = first_unusable(parts, "the bounds");
   if (r.usable) return std::nullopt;
   return r.reason();
+}
+
+// A warning naming the degenerate columns (their scale is 0 and their bounds the location's
+// resolution), or nothing.
+void warn_degenerate(const ScaleEstimate& s, nlohmann::json& diagnostics) {
+  std::vector<std::size_t> cols;
+  for (std::size_t j = 0; j < s.columns.size(); ++j)
+    if (s.columns[j].status == ScaleStatus::degenerate) cols.push_back(j + 1);
+  if (cols.empty()) return;
+  diagnostics["warning"] = fmt::format(
+      "column(s) {}: the private MAD is within 2 resolutions of 0 (the values are, up to the "
+      "location's resolution, all equal): scale 0, bounds = location -/+ resolution; a method "
+      "that divides by the scale cannot use them",
+      fmt::join(cols, ", "));
 }
 
 // What every rank must pass alike (the guard before the first collective): the options that shape
@@ -141,6 +165,7 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   }
   diagnostics["all_ok"] = b.scale.all_ok() && (!b.clip || b.clip->all_usable()) &&
                           (!b.norm || b.norm->status == ScaleStatus::ok);
+  warn_degenerate(b.scale, diagnostics);
   SealFacts facts{.neighbouring = o.neighbouring};
   facts.abstained = unusable(b);
   return seal(std::move(b), account, facts, rng, std::move(diagnostics));

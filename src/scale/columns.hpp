@@ -114,7 +114,7 @@ void stamp(Estimate& out, const Plan& p, std::size_t d) {
 
 // A column's facts (reliability.hpp) and the status read off them: a rank error too large for
 // the rows, or a coarse cell at its grid's end, is insufficient_data (it takes precedence); a
-// released MAD within 2 resolutions of 0 is degenerate (the scale is then 0). `what` names the
+// released MAD within 2 resolutions of 0 is degenerate (the scale and MAD are then 0). `what` names the
 // estimate ("the location", "the location and scale").
 template <class Column, class Plan>
 void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
@@ -132,7 +132,8 @@ void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
     c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
                            "({}): the column's values are (nearly) all equal",
                            format_number(c.mad), format_number(c.resolution));
-    c.scale = 0;
+    c.scale = 0;  // and the MAD: the values are, up to the resolution, all equal
+    c.mad = 0;
   }
 }
 

@@ -4,8 +4,8 @@
 // interval), so the release states its rank error exactly: with probability >= 1 - kStatedBeta
 // every estimate lies in [Q(q - t/n) - h, Q(q + (t + 1)/n) + h] (capped to the range), t the
 // selections' rank error plus the rows outside the range (a private count: a value outside
-// counts below or above every cell, which moves the best cell's score by at most one per row),
-// h the grid step.
+// counts below or above every cell: only a quantile that may lie beyond the range carries those
+// rows, interior ones do not), h the grid step.
 //  * given bounds: the range is the bounds;
 //  * no bounds: the scale layer's clipping bounds (about the 0.005- and 0.995-quantiles, from
 //    scale_share of the budget, used only when its reliability rule allows) widened kRangeWiden
@@ -83,24 +83,37 @@ double rows_outside(const ConstMatrixRef& X, const QuantilePlan& p, std::int64_t
   return got["upper"].get<double>() * nd;
 }
 
-void state_error(const QuantilePlan& p, double rank_error, std::int64_t n, std::size_t k,
-                 nlohmann::json& diagnostics) {
-  std::vector<double> resolution;
+// The rank error of the estimate for probability q: the selections' t, plus -- only when the
+// q-quantile may lie beyond the range -- the rows that put it there: with R <= `outside` rows
+// outside the range, the best cell's distance from qn is at most max(0, R - qn, R - (1 - q) n)
+// (0 when qn lies between the rows below the range and those above it; docs/proofs/stats.md,
+// "Quantiles"). An interior quantile's rank error is t alone.
+double rank_error_at(double q, double t, double outside, double n) {
+  return t + std::max({0.0, outside - q * n, outside - (1 - q) * n});
+}
+
+void state_error(const QuantilePlan& p, const std::vector<double>& rank_error, std::int64_t n,
+                 std::size_t k, nlohmann::json& diagnostics) {
+  std::vector<double> resolution, ranks;
   nlohmann::json range = nlohmann::json::array();
   for (std::size_t j = 0; j < p.range.size(); ++j) {
     range.push_back({p.range[j].lower, p.range[j].upper});
     const double h = (p.range[j].upper - p.range[j].lower) / static_cast<double>(p.grid[j].size() - 1);
     resolution.insert(resolution.end(), k, h);
+    ranks.insert(ranks.end(), rank_error.begin(), rank_error.end());
   }
   diagnostics["stated_error"] = {
-      {"rank_error", std::vector<double>(resolution.size(), rank_error)},
-      {"rank_error_fraction", rank_error / static_cast<double>(n)},
+      {"rank_error", ranks},
+      {"rank_error_fraction", *std::max_element(rank_error.begin(), rank_error.end()) / static_cast<double>(n)},
+      {"selection_rank_error", p.rank_error},
       {"resolution", resolution},
       {"range", range},
       {"confidence", 1 - detail::kStatedBeta},
       {"meaning", "with probability >= confidence every estimate lies between the column's "
                   "(q - rank_error/n)- and (q + (rank_error + 1)/n)-quantiles, widened by its "
-                  "resolution on each side (a rank beyond the data: the end of the range)"}};
+                  "resolution on each side (a rank beyond the data: the end of the range); "
+                  "rank_error is the selections' own (selection_rank_error) plus, for a quantile "
+                  "that may lie beyond the range, the rows outside it"}};
 }
 
 }  // namespace
@@ -142,12 +155,15 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rn
           grid_quantile_cell(column, p.grid[j], o.quantiles[t], p.epsilon, rng, comm).midpoint();
     detail::sort_by_probability(estimate.segment(static_cast<Eigen::Index>(j * k), static_cast<Eigen::Index>(k)), o.quantiles);
   }
-  const double rank_error = p.rank_error + rows_outside(X, p, n, bounds.estimated, o, comm, rng, diagnostics);
+  const double outside = rows_outside(X, p, n, bounds.estimated, o, comm, rng, diagnostics);
+  const auto nd = static_cast<double>(n);
+  std::vector<double> rank_error;  // per probability, the same for every column
+  for (double q : o.quantiles) rank_error.push_back(rank_error_at(q, p.rank_error, outside, nd));
   // seal: abstain rather than state an interval wider than kTolerance of the rows
   diagnostics["n"] = n;
   diagnostics["epsilon_per_quantile"] = p.epsilon;
-  const Reliability r = assess({.rank_error = rank_error, .n = static_cast<double>(n),
-                                .tolerance = kTolerance, .epsilon = p.epsilon},
+  const Reliability r = assess({.rank_error = *std::max_element(rank_error.begin(), rank_error.end()),
+                                .n = nd, .tolerance = kTolerance, .epsilon = p.epsilon},
                                "the quantiles' ranks", "--bounds");
   if (!r.usable) {
     facts.abstained = r.reason();

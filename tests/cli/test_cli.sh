@@ -436,7 +436,7 @@ with open(sys.argv[1] + "/airports.csv", "w") as f:
         late = 1 if g.uniform() < 1 / (1 + np.exp(-(x1 - x2))) else -1
         f.write(f"{codes[i % 8]}{i % 250},{late},{x1:.4f},{x2:.4f}\n")
 PY
-ok "fit --users COLUMN: text ids, user-level implied" "j['task']=='user-level' and j['status'] in ('ok','abstained')" \
+ok "fit --users COLUMN: text ids, user-level implied" "j['task']=='user-level' and j['status']=='ok' and j['estimate'][0] > 0.5 and j['estimate'][1] < -0.5" \
   -- fit --users origin --items-per-user 4 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 5 --seed 1 "$tmp/airports.csv"
 bad "--users applies to user-level only" "does not apply" \
   -- fit --task heavy-tailed --users origin --epsilon 1 --domain-radius 2 "$tmp/airports.csv"

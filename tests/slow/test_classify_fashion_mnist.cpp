@@ -87,6 +87,7 @@ TEST(ClassifyFashionMnist, DefaultPrivateScaleCostsAtMostOnePoint) {
     for (std::uint64_t seed : {1, 2, 3}) {
       ClassifyOptions o;
       o.privacy = {1.7, 1e-6};
+      o.n_public = 60000;  // the dataset's published size
       if (pub) o.feature_scale = 1.0;
       SeededRng rng(seed);
       const auto r = train_classifier(Classifier::logistic(784, 10), data().train.images,

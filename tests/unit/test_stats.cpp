@@ -108,6 +108,31 @@ TEST(Stats, QuantilesSeveralAtOnceMonotone) {
   EXPECT_THROW(quantiles(X, o, rng), InvalidArgument);
 }
 
+// Given bounds that leave the lowest 10% of the rows below the range: an interior quantile's
+// stated rank error is the selections' alone; only a quantile that may lie among the rows
+// outside (q n below their count) carries them (docs/proofs/stats.md, "Quantiles").
+TEST(Stats, OnlyAQuantileBeyondTheRangeCarriesTheRowsOutside) {
+  RowMatrix X(20000, 1);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) X(i, 0) = static_cast<double>(i % 100);
+  SeededRng rng(3);
+  StatOptions o;
+  o.privacy = {2, 0};
+  o.bounds = {{10, 200}};  // 10% of the rows (0..9) lie below
+  o.quantiles = {0.5, 0.02};
+  const auto r = quantiles(X, o, rng);
+  expect_guarantee_from_ledger(r);
+  ASSERT_EQ(r.status, Status::ok);
+  const auto& stated = r.diagnostics["stated_error"];
+  const double t = stated["selection_rank_error"].get<double>();
+  const double outside = r.diagnostics["clipped_rows"]["fraction_upper"].get<double>() * 20000;
+  EXPECT_GT(outside, 1900);  // the count's upper confidence bound: at least the 2 000 rows
+  EXPECT_DOUBLE_EQ(stated["rank_error"][0].get<double>(), t);
+  EXPECT_DOUBLE_EQ(stated["rank_error"][1].get<double>(), t + outside - 0.02 * 20000);
+  // the median's interval holds the true median (49.5) with the selections' t alone
+  EXPECT_NEAR(r.estimate[0], 49.5, 1.5);
+  EXPECT_GE(r.estimate[1], 10);  // capped at the range: the 0.02-quantile (1) lies below it
+}
+
 TEST(Stats, HistogramPublicAndSelectedCategories) {
   std::vector<std::string> v;
   for (int i = 0; i < 3000; ++i) v.push_back(i % 3 == 0 ? "a" : "b");

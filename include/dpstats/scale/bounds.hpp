@@ -44,7 +44,8 @@ struct Bounds {
 // Release<Bounds>: estimate = the estimates; diagnostics = their diagnostics (public values
 // only) plus "all_ok"; ledger = the Budget's ledger. Abstains (reliability.hpp's rule: the
 // reason names the column, the cause and what would suffice) when an estimate is not usable: a
-// column with too few rows for the budget, (nearly) constant, or at the grid's end.
+// column with too few rows for the budget, or at the grid's end. A (nearly) constant column is
+// released with status "degenerate" (scale 0, bounds = location -/+ resolution) and a warning.
 // `budget`: an optional caller's Budget the release is also charged against.
 Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
                                Budget* budget = nullptr);

@@ -1,0 +1,89 @@
+// The tool's side of the declared options (dpstats/options.hpp): a flag's spelling, its help and
+// its range check come from the option's one declaration. The options every releasing command
+// shares — the privacy target, --threads, --seed, --budget, --scale-share, --profile — are added
+// here once (`account` and `budget`, whose --epsilon is a query or a total, keep their own).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "dpstats/options.hpp"
+#include "dpstats/privacy/neighbouring_names.hpp"
+#include "dpstats/privacy/target.hpp"
+#include "dpstats/profile.hpp"
+
+namespace dpstats::cli {
+
+namespace detail {
+template <class T>
+struct Unwrapped {
+  using type = T;
+};
+template <class T>
+struct Unwrapped<std::optional<T>> {
+  using type = T;
+};
+}  // namespace detail
+
+// Adds the declared option `name` of `command` to `cmd`, stored into `target` (a number, an
+// integer, a string, or an optional of one). A number outside its declared range is the
+// declaration's InvalidArgument (its name, the value, the range). `registry`: the command's
+// methods; those that read the option head its help.
+template <class T>
+CLI::Option* add_declared(CLI::App* cmd, std::string_view command, std::string_view name,
+                          T& target, std::span<const MethodInfo> registry = {}) {
+  using V = typename detail::Unwrapped<T>::type;
+  const OptionDecl& decl = find_option(command, name);
+  return cmd->add_option_function<V>(
+      cli_flag(decl),
+      [&target, &decl](const V& value) {
+        if constexpr (std::is_arithmetic_v<V>) check_option(decl, static_cast<double>(value));
+        target = value;
+      },
+      option_help(decl, registry));
+}
+
+// --seed (declared): a decimal integer in [0, 2^64) (CLI11 alone would wrap "-1" into uint64).
+CLI::Option* add_seed_option(CLI::App* cmd, std::optional<std::uint64_t>& seed);
+
+// The same for a declared flag (kind flag): sets `target` when given.
+CLI::Option* add_declared_flag(CLI::App* cmd, std::string_view command, std::string_view name,
+                               bool& target, std::span<const MethodInfo> registry = {});
+
+// The options every releasing command shares; absent means "not given" (the library's default,
+// or its "required" error).
+struct ReleaseArgs {
+  std::optional<double> epsilon, delta, rho, scale_share;
+  std::optional<Neighbouring> neighbouring;
+  std::optional<Profile> profile;
+  std::optional<int> threads;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::string> budget;
+  // {epsilon, delta}, each 0 when absent (the library refuses a missing epsilon by name).
+  PrivacyTarget target() const;
+};
+
+// Which shared options a command reads, and which of them CLI11 requires on the command line.
+enum SharedOption : unsigned {
+  kEpsilon = 1u << 0,
+  kDelta = 1u << 1,
+  kRho = 1u << 2,
+  kNeighbouring = 1u << 3,
+  kThreads = 1u << 4,
+  kSeed = 1u << 5,
+  kBudget = 1u << 6,
+  kScaleShare = 1u << 7,
+  kProfile = 1u << 8,
+};
+inline constexpr unsigned kEveryRelease = kEpsilon | kDelta | kThreads | kSeed | kBudget;
+
+// Adds the shared options in `which` to `cmd` from their declarations; those in `required` are
+// required on the command line. `registry`: the command's methods (for the help's readers).
+void add_release_options(CLI::App* cmd, ReleaseArgs& args, unsigned which, unsigned required = 0,
+                         std::span<const MethodInfo> registry = {});
+
+}  // namespace dpstats::cli

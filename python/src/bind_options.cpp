@@ -1,0 +1,72 @@
+// The declared options (dpstats/options.hpp) and the names the Python layer dispatches on: the
+// package validates its keywords and writes their docstring lines from these declarations
+// (python/dpstats/_options.py), and parses method and task names through the library's
+// EnumNames, never by comparing strings.
+#include "common.hpp"
+#include "dpstats/median/median_command.hpp"
+#include "dpstats/options.hpp"
+#include "dpstats/solvers/fit_registry.hpp"
+
+namespace py = pybind11;
+using namespace dpstats;
+
+namespace {
+
+const char* kind_name(OptionKind k) {
+  switch (k) {
+    case OptionKind::number: return "number";
+    case OptionKind::integer: return "integer";
+    case OptionKind::text: return "text";
+    case OptionKind::flag: return "flag";
+  }
+  return "?";
+}
+
+py::list declared_options_py() {
+  py::list out;
+  for (const OptionDecl& d : declared_options()) {
+    py::dict o;
+    o["command"] = std::string(d.command);
+    o["name"] = std::string(d.name);
+    o["kind"] = kind_name(d.kind);
+    o["unit"] = std::string(d.unit);
+    o["range"] = range_text(d);
+    o["default"] = std::string(d.default_text);
+    o["help"] = std::string(d.help);
+    o["cli"] = cli_flag(d);
+    out.append(o);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_options(py::module_& m) {
+  m.def("_declared_options", &declared_options_py,
+        "Every declared option: command ('' = shared), name, kind, unit, range, default, help, "
+        "cli (the tool's flag).");
+  m.def(
+      "_check_option",
+      [](const std::string& command, const std::string& name, double value) {
+        check_option(find_option(command, name), value);
+      },
+      py::arg("command"), py::arg("name"), py::arg("value"));
+  m.def(
+      "_option_help",
+      [](const std::string& command, const std::string& name) {
+        return option_help(find_option(command, name));
+      },
+      py::arg("command"), py::arg("name"));
+  py::enum_<FitTask>(m, "FitTask")
+      .value("user_level", FitTask::user_level)
+      .value("classify", FitTask::classify)
+      .value("heavy_tailed", FitTask::heavy_tailed);
+  m.def("_fit_task", [](const std::string& name) { return parse_enum<FitTask>(name); },
+        py::arg("task"));
+  m.def(
+      "_median_is_private",
+      [](const std::string& name) {
+        return private_method(parse_enum<MedianCommand>(name)).has_value();
+      },
+      py::arg("method"));
+}
