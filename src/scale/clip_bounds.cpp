@@ -139,7 +139,7 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
   std::vector<double> a(d);
   for (std::size_t j = 0; j < d; ++j) a[j] = anchor[j].location;
   const auto counts = merged_column_counts(
-      X, same_grid(p.offsets, d), [&a](std::size_t j, double x) { return clamp_finite(x - a[j]); },
+      X, same_grid(p.offsets, d), [&a](std::size_t j, double x) { return clamp_magnitude(x - a[j]); },
       p.o.threads, comm);
   const std::vector<double> bounds = on_root(comm, [&] {
     std::vector<double> lo_hi(2 * d);

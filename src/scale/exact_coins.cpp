@@ -140,9 +140,14 @@ std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bit
 }
 
 std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits) {
-  std::vector<std::uint32_t> walk;
-  std::vector<double> gamma_of_walk;  // gamma of each cell in the walk, by position of entry
-  std::vector<std::uint32_t> cell;    // the walk entry -> cell index
+  // The walk's buffers are the thread's, kept between calls: a refine grid puts ~10^5 near cells
+  // in the walk of every column, and fresh buffers cost more in page faults than the walk.
+  thread_local std::vector<std::uint32_t> walk;
+  thread_local std::vector<double> gamma_of_walk;  // gamma of each cell in the walk, by entry
+  thread_local std::vector<std::uint32_t> cell;    // the walk entry -> cell index
+  walk.clear();
+  gamma_of_walk.clear();
+  cell.clear();
   for (const CellRun& r : runs) {
     require(std::isfinite(r.gamma) && r.gamma >= 0 && r.first + r.length < (std::size_t{1} << 31),
             "permute_and_flip_runs: gamma must be finite and >= 0, cells below 2^31");

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <utility>
 #include <new>
 
 #include <sys/mman.h>
@@ -14,13 +17,6 @@
 #include "dpstats/scale/grid_quantile.hpp"
 
 namespace dpstats::scale_detail {
-namespace {
-
-constexpr double kSmallestNormal = 0x1p-1022;
-
-std::uint64_t bits_of(double x) { return std::bit_cast<std::uint64_t>(x); }
-
-}  // namespace
 
 GridIndex GridIndex::log(int per_octave, bool nonnegative) {
   GridIndex g;
@@ -29,11 +25,14 @@ GridIndex GridIndex::log(int per_octave, bool nonnegative) {
   g.m_ = per_octave;
   if (std::has_single_bit(static_cast<unsigned>(per_octave))) {
     g.shift_ = std::countr_zero(static_cast<unsigned>(per_octave));
+    g.exact_ = {.shift = 52 - g.shift_, .top = std::int64_t{1} << (11 + g.shift_),
+                .m = per_octave, .zero = 0, .keep_below = nonnegative ? 0 : -1};
     g.exact_log_ = true;
   }
   g.nonnegative_ = nonnegative;
   g.positives_ = nonnegative ? g.points_.size() - 1 : (g.points_.size() - 1) / 2;
   g.zero_ = nonnegative ? 0 : g.positives_;
+  g.exact_.zero = static_cast<std::int64_t>(g.zero_);
   return g;
 }
 
@@ -55,21 +54,11 @@ GridIndex GridIndex::geometric(std::vector<double> points, double base, int per_
   g.lower_ = base;
   g.log2_base_ = std::log2(base);
   g.m_ = per_octave;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  g.padded_ = {-kInf, -kInf};
+  g.padded_.insert(g.padded_.end(), g.points_.begin(), g.points_.end());
+  g.padded_.insert(g.padded_.end(), {kInf, kInf});
   return g;
-}
-
-// log2 of a positive normal double within 0.004: the exponent plus f + 0.3466 f (1 - f) for the
-// fraction f in [0, 1) (log2(1 + f) to that accuracy); a guess for the correction below.
-std::size_t GridIndex::geometric_guess(double x) const {
-  if (!(x >= lower_)) return 0;
-  if (x < kSmallestNormal) return 0;
-  const std::uint64_t b = bits_of(x);
-  const double f = static_cast<double>(b & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52;
-  const double log2x = static_cast<double>(static_cast<int>(b >> 52) - 1023) + f +
-                       0.3466 * f * (1 - f);
-  const double t = (log2x - log2_base_) * m_ + 1;
-  if (t < 0) return 0;
-  return t >= static_cast<double>(points_.size()) ? points_.size() : static_cast<std::size_t>(t);
 }
 
 GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {
@@ -83,6 +72,7 @@ GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {
     g.step_ = h;
     g.per_step_ = 1 / h;
     g.last_index_ = static_cast<double>(p.size() - 1);
+    g.upper_ = p.back();
   }
   return g;
 }
@@ -92,16 +82,63 @@ std::size_t GridIndex::search(double x) const {
                                   points_.begin());
 }
 
-void FreeBins::operator()(std::uint32_t* p) const { std::free(p); }
+namespace {
+
+struct BinPool {
+  std::mutex mutex;
+  std::vector<std::pair<std::uint32_t*, std::size_t>> buffers;  // (buffer, bytes)
+  std::size_t bytes = 0;
+};
+
+BinPool& bin_pool() {
+  static BinPool pool;
+  return pool;
+}
+
+constexpr std::size_t kPooledBytes = std::size_t{64} << 20;
+
+}  // namespace
+
+void FreeBins::operator()(std::uint32_t* p) const {
+  BinPool& pool = bin_pool();
+  {
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    if (pool.bytes + bytes <= kPooledBytes) {
+      pool.buffers.emplace_back(p, bytes);
+      pool.bytes += bytes;
+      return;
+    }
+  }
+  std::free(p);
+}
 
 BinBuffer bin_buffer(std::size_t count) {
   constexpr std::size_t kPage = std::size_t{1} << 21;
   const std::size_t bytes = (count * sizeof(std::uint32_t) + kPage - 1) / kPage * kPage;
-  auto* p = static_cast<std::uint32_t*>(std::aligned_alloc(kPage, bytes));
-  if (p == nullptr) throw std::bad_alloc();
-  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
+  std::uint32_t* p = nullptr;
+  {
+    BinPool& pool = bin_pool();
+    const std::lock_guard<std::mutex> lock(pool.mutex);
+    const auto it = std::find_if(pool.buffers.begin(), pool.buffers.end(),
+                                 [&](const auto& b) { return b.second == bytes; });
+    if (it != pool.buffers.end()) {
+      p = it->first;
+      pool.bytes -= bytes;
+      pool.buffers.erase(it);
+    }
+  }
+  if (p == nullptr) {
+    p = static_cast<std::uint32_t*>(std::aligned_alloc(kPage, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
+  }
   std::memset(p, 0, bytes);
-  return BinBuffer(p);
+  return BinBuffer(p, FreeBins{bytes});
+}
+
+bool avx2_rows() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  return avx2;
 }
 
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads) {

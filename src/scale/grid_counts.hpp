@@ -25,6 +25,7 @@ namespace dpstats::scale_detail {
 
 class GridIndex {
  public:
+  static constexpr std::uint64_t kTopBits = 0x7fefffffffffffff;  // DBL_MAX
   // log_grid(per_octave, nonnegative) with its bit lookup.
   static GridIndex log(int per_octave, bool nonnegative);
   // Any strictly increasing finite grid (linear_grid's): arithmetic lookup between its ends.
@@ -41,7 +42,8 @@ class GridIndex {
   [[gnu::always_inline]] std::size_t bin(double x) const {
     if (exact_log_) return exact_log_bin(x);
     if (dyadic_) return dyadic_bin(x);
-    std::size_t b = log_ ? log_guess(x) : (geometric_ ? geometric_guess(x) : linear_guess(x));
+    if (geometric_) return geometric_bin(x);
+    std::size_t b = log_ ? log_guess(x) : linear_guess(x);
     const std::size_t n = points_.size();
     if (b > n) b = n;
     if (b > 0 && points_[b - 1] > x) {
@@ -53,37 +55,54 @@ class GridIndex {
     }
     return b;
   }
+  // The log grid with per_octave m = 2^s: its points 2^k (1 + j/m) are exact doubles, so the bin
+  // is read off the bits, with no correction and no branch (a value's sign is as likely as not;
+  // the data pass computes a row's bins in SIMD registers, grid_counts below). With b the bits
+  // of |x| and v = 2^63 + b for x > 0, 2^63 - b for x < 0 (-0 made +0 first), the points' v are
+  // the multiples of 2^(52 - s) outside (2^63 - 2^52, 2^63 + 2^52) and 2^63 itself, so
+  // t = v >> (52 - s) counts them: for a normal x > 0, q = t - 2^(11 + s) - m indexes the point
+  // p_q <= x < p_{q+1}; for a normal x < 0, 2^(11 + s) - t = ceil(b / 2^(52 - s)) (a point's b
+  // is a multiple). A subnormal's t falls in the gap around 0 and is clamped to 0's neighbour
+  // bins; DBL_MAX is the one point that is not of that form (and +/-inf land with +/-DBL_MAX).
+  struct ExactLog {
+    std::int64_t shift = 0, top = 0, m = 0, zero = 0;  // 52 - s, 2^(11 + s), m, 0's index
+    std::int64_t keep_below = 0;                       // -1, or 0 on a nonnegative grid
+    [[gnu::always_inline]] std::int64_t operator()(double x) const {
+      const std::uint64_t u = std::bit_cast<std::uint64_t>(x + 0.0);  // -0 -> +0
+      const std::uint64_t negative = u >> 63, mask = 0 - negative;
+      const std::uint64_t b = u & ~(std::uint64_t{1} << 63);
+      const std::uint64_t v = (std::uint64_t{1} << 63) + ((b ^ mask) + negative);
+      const std::int64_t origin = static_cast<std::int64_t>(v >> shift) - top - m;
+      // x > 0: negatives, 0, p_0..p_q (, DBL_MAX); a subnormal: just above 0
+      const std::int64_t a0 = zero + 2 + origin, a1 = zero + 1;
+      const std::int64_t above = (a0 > a1 ? a0 : a1) + static_cast<std::int64_t>(u == kTopBits);
+      // x < 0: #{r : p_r >= |x|} = P - 1 - q + [x is a point]; a subnormal: just below 0
+      const std::int64_t b0 = zero + origin + 2 * m;
+      const std::int64_t below = (b0 < zero ? b0 : zero) & keep_below;
+      return above ^ ((above ^ below) & static_cast<std::int64_t>(mask));
+    }
+  };
+  bool is_exact_log() const { return exact_log_; }
+  const ExactLog& exact_log() const { return exact_; }
 
  private:
-  // The log grid with per_octave m = 2^s: its points 2^k (1 + j/m) are exact doubles, so the bin
-  // is read off the bits with no correction. For a normal magnitude a, q = (bits >> (52 - s)) - m
-  // indexes the positive point p_q <= a < p_{q+1}, and a == p_q iff the low 52 - s bits are 0;
-  // DBL_MAX is the one point that is not of that form.
-  [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
-    const double a = std::fabs(x);
-    if (a < 0x1p-1022) {  // 0, -0 and the subnormals: between -p_0 and p_0
-      if (x >= 0) return zero_ + 1;
-      return nonnegative_ ? 0 : zero_;
-    }
-    const std::uint64_t b = std::bit_cast<std::uint64_t>(a);
-    const std::uint64_t q = (b >> (52 - shift_)) - static_cast<std::uint64_t>(m_);
-    if (x > 0) return zero_ + 2 + q + (a == kTop ? 1 : 0);  // negatives, 0, p_0..p_q (, DBL_MAX)
-    if (nonnegative_) return 0;
-    const bool on_point = (b & ((std::uint64_t{1} << (52 - shift_)) - 1)) == 0;
-    return positives_ - 1 - q + (on_point ? 1 : 0);  // -p_r <= x iff p_r >= a
-  }
   // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
   // so a non-integer t lies strictly between the same multiples as x - p_0; an integer t = k needs
-  // one exact comparison with p_k = p_0 + k h.
+  // one exact comparison with p_k = p_0 + k h. Values outside the grid (most of them: the grid is
+  // narrow) clamp t and are then set to 0 or N, with no branch.
   [[gnu::always_inline]] std::size_t dyadic_bin(double x) const {
     const double t = (x - lower_) * per_step_;
-    if (t >= 0 && t < last_index_) [[likely]] {
-      const auto k = static_cast<std::int64_t>(t);  // floor; below 2^53
-      const double kd = static_cast<double>(k);
-      return static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
-    }
-    if (!(x >= lower_)) return 0;
-    return x >= points_.back() ? points_.size() : search(x);
+    const double clamped = std::min(std::max(t, 0.0), last_index_);
+    const auto k = static_cast<std::int64_t>(clamped);  // floor; below 2^53
+    const double kd = static_cast<double>(k);
+    std::size_t b =
+        static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
+    b = x < lower_ ? 0 : b;
+    const std::size_t beyond = 0 - static_cast<std::size_t>(x >= upper_);  // as a mask: no branch
+    return b ^ ((b ^ points_.size()) & beyond);
+  }
+  [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
+    return static_cast<std::size_t>(exact_(x));
   }
   // Otherwise a guess within one point of the bin, except at the grids' edges, at points that are
   // not exact or merged, or far outside a linear grid's range; a binary search then finds it.
@@ -107,23 +126,48 @@ class GridIndex {
     return t >= static_cast<double>(points_.size()) ? points_.size()
                                                     : static_cast<std::size_t>(t);
   }
-  std::size_t geometric_guess(double x) const;
+  // The geometric grid (the winsorising clips, whose base is near the median distance, so that
+  // about half the values fall below it): the guess g for max(x, base) is within one point of
+  // the bin, so the bin is g - 1 + [p_{g-1} <= x] + [p_g <= x], read from the points padded with
+  // two infinities at each end (padded_[i + 2] = p_i): four independent loads and no branch but
+  // the check that p_{g-2} <= x < p_{g+1} (else a search).
+  [[gnu::always_inline]] std::size_t geometric_bin(double x) const {
+    const std::size_t g = geometric_guess(std::max(x, lower_));
+    const double* q = padded_.data() + g;  // q[k] = p_{g-2+k}
+    const std::size_t b = g - 1 + static_cast<std::size_t>(q[1] <= x) +
+                          static_cast<std::size_t>(q[2] <= x);
+    const bool exact = (q[0] <= x) & (q[3] > x);
+    return exact ? b : search(x);
+  }
+  // log2 of a normal y >= base within 0.004 (the exponent plus f + 0.3466 f (1 - f) for the
+  // fraction f), so the guess is within one point of the bin.
+  [[gnu::always_inline]] std::size_t geometric_guess(double y) const {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(y);
+    const double f = static_cast<double>(bits & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52;
+    const double log2y =
+        static_cast<double>(static_cast<int>(bits >> 52) - 1023) + f + 0.3466 * f * (1 - f);
+    const double t = std::min(std::max((log2y - log2_base_) * m_ + 1, 0.0),
+                              static_cast<double>(points_.size()));
+    return static_cast<std::size_t>(t);
+  }
   std::size_t search(double x) const;
 
-  static constexpr double kTop = 1.7976931348623157e308;  // DBL_MAX
   std::vector<double> points_;
   bool log_ = false, exact_log_ = false;
   // log: per_octave m = 2^shift when exact (else multiply), zero's index, positive points P.
   int m_ = 0, shift_ = -1;
+  ExactLog exact_;
   std::size_t zero_ = 0, positives_ = 0;
   bool nonnegative_ = false;
   // linear: bin ~ (x - lower) * per_step + 1; geometric: bin ~ (log2 x - log2 base) m + 1
   double lower_ = 0, per_step_ = 0;
   bool geometric_ = false;
   double log2_base_ = 0;
-  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly
+  std::vector<double> padded_;  // geometric: -inf, -inf, the points, +inf, +inf
+  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly;
+  // upper_ = p_{N-1}
   bool dyadic_ = false;
-  double step_ = 0, last_index_ = 0;
+  double step_ = 0, last_index_ = 0, upper_ = 0;
 };
 
 // counts[j][i] = #{rows r : y(j, X(r, j)) < grid_j[i]} for i < grid_j.size(), and counts[j].back()
@@ -147,16 +191,101 @@ std::vector<std::vector<std::int64_t>> merged_column_counts(const ConstMatrixRef
 
 // ---- implementation of the pass ----
 
+// Bins of every column that fit in a core's cache: counted as the rows are read.
+inline constexpr std::size_t kCachedBins = std::size_t{1} << 17;
+
 // Rows per part are below 2^32 (the bins are 32-bit); the parts' memory is capped by using fewer
 // parts for many wide grids.
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
 
-// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages.
+// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages; a pass's
+// buffers go back to a small process-wide pool (at most 64 MiB kept) for the next pass, which then
+// zeroes them instead of faulting in fresh pages.
 struct FreeBins {
+  std::size_t bytes = 0;
   void operator()(std::uint32_t* p) const;
 };
 using BinBuffer = std::unique_ptr<std::uint32_t[], FreeBins>;
 BinBuffer bin_buffer(std::size_t count);
+
+// Rows [begin, end) on one exact log grid: each row's bins first (one loop over the columns that
+// the compiler keeps in SIMD registers: the lookup has no branch), then their counts.
+template <class Transform>
+[[gnu::always_inline]] inline void exact_log_rows(const ConstMatrixRef& X, std::int64_t begin,
+                                                  std::int64_t end, GridIndex::ExactLog g,
+                                                  Transform& y, const std::size_t* __restrict off,
+                                                  std::uint32_t* __restrict b,
+                                                  std::int64_t* __restrict idx) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    for (std::size_t j = 0; j < d; ++j)
+      idx[j] = static_cast<std::int64_t>(off[j]) + g(y(j, row[j]));
+    for (std::size_t j = 0; j < d; ++j) ++b[idx[j]];
+  }
+}
+
+// The same compiled for AVX2 (four lookups per instruction), called where the CPU has it: the
+// portable build keeps its baseline, and the counts are the same integers either way.
+template <class Transform>
+[[gnu::target("avx2"), gnu::noinline]] void exact_log_rows_avx2(
+    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end, GridIndex::ExactLog g,
+    Transform& y, const std::size_t* off, std::uint32_t* b, std::int64_t* idx) {
+  exact_log_rows(X, begin, end, g, y, off, b, idx);
+}
+
+// Rows [begin, end) on a grid per column, most of them narrow (the refine grids, over three
+// cells of the log grid): a value below or above its column's grid is counted in SIMD registers
+// (bin 0 or N), and only a value inside is looked up (a row with none is passed over at once).
+template <class Transform>
+[[gnu::always_inline]] inline void grid_rows(const ConstMatrixRef& X, std::int64_t begin,
+                                             std::int64_t end,
+                                             std::span<const GridIndex* const> grids, Transform& y,
+                                             const std::size_t* off, std::uint32_t* b) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<double> lower(d), upper(d), value(d);
+  std::vector<std::int64_t> below(d, 0), above(d, 0), inside(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    lower[j] = grids[j]->grid().front();
+    upper[j] = grids[j]->grid().back();
+  }
+  const double* __restrict lo = lower.data();
+  const double* __restrict hi = upper.data();
+  double* __restrict v = value.data();
+  std::int64_t* __restrict under = below.data();
+  std::int64_t* __restrict over = above.data();
+  std::int64_t* __restrict in = inside.data();
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    std::int64_t any = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+      const double x = y(j, row[j]);
+      const std::int64_t l = x < lo[j], h = x >= hi[j];
+      v[j] = x;
+      under[j] += l;
+      over[j] += h;
+      in[j] = 1 - l - h;
+      any |= in[j];
+    }
+    if (any == 0) continue;
+    for (std::size_t j = 0; j < d; ++j)
+      if (in[j] != 0) ++b[off[j] + grids[j]->bin(v[j])];
+  }
+  for (std::size_t j = 0; j < d; ++j) {  // a part's rows are below 2^32 (count_parts)
+    b[off[j]] += static_cast<std::uint32_t>(under[j]);
+    b[off[j] + grids[j]->grid().size()] += static_cast<std::uint32_t>(over[j]);
+  }
+}
+
+template <class Transform>
+[[gnu::target("avx2"), gnu::noinline]] void grid_rows_avx2(
+    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
+    std::span<const GridIndex* const> grids, Transform& y, const std::size_t* off,
+    std::uint32_t* b) {
+  grid_rows(X, begin, end, grids, y, off, b);
+}
+
+bool avx2_rows();
 
 template <class Transform>
 std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
@@ -176,6 +305,14 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
     h = bin_buffer(offset[d]);
     std::uint32_t* b = h.get();
     const std::size_t* off = offset.data();
+    if (shared && grids[0]->is_exact_log()) {
+      std::vector<std::int64_t> idx(d);
+      if (avx2_rows())
+        exact_log_rows_avx2(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+      else
+        exact_log_rows(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+      return;
+    }
     if (shared) {  // one grid for every column: its lookup kept in registers
       const GridIndex& g = *grids[0];
       for (std::int64_t r = begin; r < end; ++r) {
@@ -184,35 +321,31 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
       }
       return;
     }
-    // A grid per column (the refine and re-centring grids): a value's bin is anywhere in its
-    // column's fine grid, so the bins of a chunk of rows are first written per column and then
-    // counted column by column, one column's bins in cache at a time.
-    constexpr std::int64_t kChunk = std::int64_t{1} << 16;
-    std::vector<std::uint32_t> chunk(static_cast<std::size_t>(kChunk) * d);
-    for (std::int64_t r0 = begin; r0 < end; r0 += kChunk) {
-      const std::int64_t r1 = std::min(end, r0 + kChunk);
-      for (std::int64_t r = r0; r < r1; ++r) {
+    if (offset[d] <= kCachedBins) {  // small grids (the winsorising clips'): every bin in cache
+      for (std::int64_t r = begin; r < end; ++r) {
         const double* row = X.row(r).data();
-        const auto at = static_cast<std::size_t>(r - r0);
-        for (std::size_t j = 0; j < d; ++j)
-          chunk[j * kChunk + at] = static_cast<std::uint32_t>(grids[j]->bin(y(j, row[j])));
+        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + grids[j]->bin(y(j, row[j]))];
       }
-      const auto rows = static_cast<std::size_t>(r1 - r0);
-      for (std::size_t j = 0; j < d; ++j) {
-        std::uint32_t* bj = b + off[j];
-        const std::uint32_t* cj = chunk.data() + j * kChunk;
-        for (std::size_t k = 0; k < rows; ++k) ++bj[cj[k]];
-      }
+      return;
     }
+    if (avx2_rows())
+      grid_rows_avx2(X, begin, end, grids, y, off, b);
+    else
+      grid_rows(X, begin, end, grids, y, off, b);
   });
   std::vector<std::vector<std::int64_t>> counts(d);
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<std::int64_t>& c = counts[j];
-    c.assign(grids[j]->bins(), 0);
     for (const auto& h : bins) {
-      if (!h) continue;  // a part with no rows
-      for (std::size_t b = 0; b < c.size(); ++b) c[b] += h.get()[offset[j] + b];
+      if (!h) continue;  // a part with no rows (or a rank with none)
+      const std::uint32_t* part = h.get() + offset[j];
+      if (c.empty()) {
+        c.assign(part, part + grids[j]->bins());
+        continue;
+      }
+      for (std::size_t b = 0; b < c.size(); ++b) c[b] += part[b];
     }
+    if (c.empty()) c.assign(grids[j]->bins(), 0);
     // bins -> counts below each point (prefix sums), then the total in the last word
     std::int64_t below = 0;
     for (std::size_t b = 0; b + 1 < c.size(); ++b) {

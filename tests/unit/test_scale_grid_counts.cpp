@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
+#include "../../src/scale/column_stages.hpp"
 #include "../../src/scale/exact_coins.hpp"
 #include "../../src/scale/grid_counts.hpp"
 #include "../../src/scale/grid_select.hpp"
@@ -85,6 +87,62 @@ TEST(ScaleGridCounts, LinearAndGeometricLookupsAreExact) {
   std::vector<double> v = awkward_values(geometric.grid(), g);
   for (double& x : v) x = std::fabs(x);
   expect_same_counts(geometric, v);
+}
+
+// The data pass's per-column paths (issue 27 item 6): a grid per column -- narrow dyadic grids
+// and wide linear ones (values outside each grid counted apart, the rest looked up), small
+// geometric grids (counted directly) -- and the branch-free log lookup behind a transform that
+// reaches +inf, each against a sort and merge of every column.
+void expect_same_columns(const std::vector<const GridIndex*>& g, const RowMatrix& X,
+                         const std::function<double(std::size_t, double)>& y) {
+  for (int threads : {1, 3}) {
+    const auto counts = column_counts(X, std::span<const GridIndex* const>(g), y, threads);
+    for (std::size_t j = 0; j < g.size(); ++j) {
+      std::vector<double> v(static_cast<std::size_t>(X.rows()));
+      for (Eigen::Index r = 0; r < X.rows(); ++r)
+        v[static_cast<std::size_t>(r)] = y(j, X(r, static_cast<Eigen::Index>(j)));
+      const std::vector<std::int64_t> sorted = counts_below(v, g[j]->grid());
+      ASSERT_EQ(counts[j].size(), sorted.size() + 1);
+      EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), counts[j].begin())) << "column " << j;
+      EXPECT_EQ(counts[j].back(), X.rows());
+    }
+  }
+}
+
+TEST(ScaleGridCounts, PerColumnPathsAreExact) {
+  SeededRng g(3);
+  const std::vector<double> v = awkward_values(log_grid(32, false), g);
+  const auto rows = static_cast<Eigen::Index>(v.size() / 4);
+  RowMatrix X(rows, 4);
+  for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = v[static_cast<std::size_t>(i)];
+  for (Eigen::Index r = 0; r < rows; r += 3) X(r, 1) = 5.9 + 0.1 * g.uniform01();  // inside
+  const auto identity = [](std::size_t, double x) { return x; };
+  const auto each = [](const std::vector<GridIndex>& grids) {
+    std::vector<const GridIndex*> g;
+    for (const GridIndex& grid : grids) g.push_back(&grid);
+    return g;
+  };
+  std::vector<GridIndex> dyadic;
+  for (auto [lo, hi] : {std::pair{5.875, 6.0625}, {-2.5, 1e4}, {-1e300, -9e299}, {-1, 1}})
+    dyadic.push_back(GridIndex::dyadic(lo, hi, 65536));
+  expect_same_columns(each(dyadic), X, identity);
+  const auto distance = [](std::size_t j, double x) {
+    return clamp_magnitude(std::fabs(x - (static_cast<double>(j) - 1.5) * 1e308));  // +inf
+  };
+  std::vector<GridIndex> geometric;
+  for (double base : {0.37, 1e-300, 2.5e9, 0x1p-1022}) {
+    std::vector<double> points;
+    for (int i = 0; i <= 12 * 32; ++i) points.push_back(base * std::exp2(i / 32.0));
+    geometric.push_back(GridIndex::geometric(points, base, 32));
+  }
+  expect_same_columns(each(geometric), X, distance);  // small: counted directly
+  std::vector<GridIndex> wide;
+  for (int j = 0; j < 4; ++j) wide.push_back(GridIndex::points(linear_grid(-3e4, 1e4, 65536)));
+  expect_same_columns(each(wide), X, identity);  // wide: most values inside
+  const GridIndex abs_grid = GridIndex::log(32, true), signed_grid = GridIndex::log(32, false);
+  expect_same_columns(same_grid(abs_grid, 4), X, distance);  // one log grid: the SIMD rows
+  const auto offset = [](std::size_t, double x) { return clamp_magnitude(x - (-1.5e308)); };
+  expect_same_columns(same_grid(signed_grid, 4), X, offset);
 }
 
 // q = 0.1, n = 1,000,007 (issue 28 item 2): in doubles, neighbours' scores could differ by
