@@ -78,15 +78,22 @@ void common_groups(std::vector<OutputScope>& t) {
   t.push_back(group("clip_bounds", "Per-column clipping bounds with no public range "
                                    "(scale/clip_bounds.hpp): a private median anchor, then "
                                    "AboveThreshold scans outwards.",
-      {{"coverage", P, "the targeted coverage"},
+      {{"estimator", P, "which estimator ran"},
+       {"coverage", P, "the targeted coverage"},
        {"quantiles", P, "the targeted tail quantiles"},
+       {"rank_error", P, "each scan's rank error bound (from epsilon, the grid, beta)"},
        {"anchor_rank_error", P, "the anchor's rank error bound"},
+       {"beta", P, "the bounds' failure probability"},
+       {"neighbouring", P, "the relation the bounds are private under"},
+       {"n_lower_bound", D, "add/remove: the private row count's lower confidence bound"},
        {"columns[].anchor", R, "the private median anchor"},
        {"columns[].lo", R, "the released lower bound"},
        {"columns[].hi", R, "the released upper bound"},
+       {"columns[].resolution", D, "the grid spacing at the released anchor"},
        {"columns[].anchor_at_end", D, "whether the anchor is a grid end"},
        {"columns[].lo_at_end", D, "-"}, {"columns[].hi_at_end", D, "-"}},
-      {{"columns[].reliability", "reliability"}, {"reliability", "reliability"}}));
+      {{"charged[]", "ledger_entry"}, {"columns[].reliability", "reliability"},
+       {"reliability", "reliability"}}));
   t.push_back(group("norm_quantile", "A private quantile of row norms (scale/norm_quantile.hpp).",
       {{"estimator", P, "which estimator ran"},
        {"value", R, "the released quantile (upper end of the selected cell)"},
@@ -338,6 +345,7 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.all_ok", D, "every column's status is ok"},
             {"diagnostics.norm_quantile.centre", P, "what the norms are measured from"}}),
       {{"", "release"}, {"diagnostics.scale", "column_scale"},
+       {"diagnostics.clip_bounds", "clip_bounds"},
        {"diagnostics.norm_quantile", "norm_quantile"}}));
   t.push_back(scope("noise", "dpstats noise / dpstats.laplace, dpstats.gaussian (the values are "
                              "the caller's; their sensitivity is the caller's claim).",
