@@ -99,12 +99,7 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
     # delta: the library's one rule (dp-sgd requires it in (0, 1); every other method is pure DP).
-    if inner not in (None, "glm-one-stage", "double-output-perturbation"):
-        raise ValueError("inner must be 'glm-one-stage' or 'double-output-perturbation', "
-                         f"got {inner!r}")
-    if final_clip_rule not in (None, "private-quantile", "public"):
-        raise ValueError("final_clip_rule must be 'private-quantile' or 'public', "
-                         f"got {final_clip_rule!r}")
+    # inner and final_clip_rule: parsed by the binding (EnumNames<InnerSolver>, <FinalClipRule>).
     if method != "lipschitz-extension" and (inner is not None or final_clip_rule is not None):
         raise ValueError(f"inner and final_clip_rule apply to method 'lipschitz-extension' only, "
                          f"got method {method!r}")
