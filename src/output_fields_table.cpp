@@ -75,6 +75,10 @@ void common_groups(std::vector<OutputScope>& t) {
        {"estimate", P, "which estimate was judged"},
        {"cause", D, "why not usable"},
        {"would_suffice", D, "what would make it usable (rows, epsilon, a share)"}}));
+}
+
+// The scale layer's clipping bounds and norm quantile (scale/bounds.hpp's parts).
+void clip_groups(std::vector<OutputScope>& t) {
   t.push_back(group("clip_bounds", "Per-column clipping bounds with no public range "
                                    "(scale/clip_bounds.hpp): a private median anchor, then "
                                    "AboveThreshold scans outwards.",
@@ -547,7 +551,7 @@ void classify_scope(std::vector<OutputScope>& t) {
 std::span<const OutputScope> output_scopes() {
   static const std::vector<OutputScope> t = [] {
     std::vector<OutputScope> all;
-    for (auto part : {common_groups, mean_units_group, mean_scope, median_scopes,
+    for (auto part : {common_groups, clip_groups, mean_units_group, mean_scope, median_scopes,
                       moments_scopes, stat_scopes, fit_groups, holdout_group, user_level_scope,
                       heavy_tailed_scope, classify_scope})
       part(all);
