@@ -79,18 +79,29 @@ void common_groups(std::vector<OutputScope>& t) {
        {"estimate", P, "which estimate was judged"},
        {"cause", D, "why not usable"},
        {"would_suffice", D, "what would make it usable (rows, epsilon, a share)"}}));
+}
+
+// The scale layer's clipping bounds and norm quantile (scale/bounds.hpp's parts).
+void clip_groups(std::vector<OutputScope>& t) {
   t.push_back(group("clip_bounds", "Per-column clipping bounds with no public range "
                                    "(scale/clip_bounds.hpp): a private median anchor, then "
                                    "AboveThreshold scans outwards.",
-      {{"coverage", P, "the targeted coverage"},
+      {{"estimator", P, "which estimator ran"},
+       {"coverage", P, "the targeted coverage"},
        {"quantiles", P, "the targeted tail quantiles"},
+       {"rank_error", P, "each scan's rank error bound (from epsilon, the grid, beta)"},
        {"anchor_rank_error", P, "the anchor's rank error bound"},
+       {"beta", P, "the bounds' failure probability"},
+       {"neighbouring", P, "the relation the bounds are private under"},
+       {"n_lower_bound", D, "add/remove: the private row count's lower confidence bound"},
        {"columns[].anchor", R, "the private median anchor"},
        {"columns[].lo", R, "the released lower bound"},
        {"columns[].hi", R, "the released upper bound"},
+       {"columns[].resolution", D, "the grid spacing at the released anchor"},
        {"columns[].anchor_at_end", D, "whether the anchor is a grid end"},
        {"columns[].lo_at_end", D, "-"}, {"columns[].hi_at_end", D, "-"}},
-      {{"columns[].reliability", "reliability"}, {"reliability", "reliability"}}));
+      {{"charged[]", "ledger_entry"}, {"columns[].reliability", "reliability"},
+       {"reliability", "reliability"}}));
   t.push_back(group("norm_quantile", "A private quantile of row norms (scale/norm_quantile.hpp).",
       {{"estimator", P, "which estimator ran"},
        {"value", R, "the released quantile (upper end of the selected cell)"},
@@ -342,7 +353,6 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.all_ok", D, "every column's status is ok"},
             {"diagnostics.norm_quantile.centre", P, "what the norms are measured from"}}),
       {{"", "release"}, {"diagnostics.scale", "column_scale"},
-       {"diagnostics.clip_bounds", "column_scale"},
        {"diagnostics.clip_bounds", "clip_bounds"},
        {"diagnostics.norm_quantile", "norm_quantile"}}));
   t.push_back(scope("noise", "dpstats noise / dpstats.laplace, dpstats.gaussian (the values are "
@@ -545,7 +555,7 @@ void classify_scope(std::vector<OutputScope>& t) {
 std::span<const OutputScope> output_scopes() {
   static const std::vector<OutputScope> t = [] {
     std::vector<OutputScope> all;
-    for (auto part : {common_groups, mean_units_group, mean_scope, median_scopes,
+    for (auto part : {common_groups, clip_groups, mean_units_group, mean_scope, median_scopes,
                       moments_scopes, stat_scopes, fit_groups, holdout_group, user_level_scope,
                       heavy_tailed_scope, classify_scope})
       part(all);

@@ -57,10 +57,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   if (h.final_clip_rule) o.final_clip_rule = parse_enum<optimize::FinalClipRule>(*h.final_clip_rule);
   if (o.method != optimize::HeavyTailedMethod::non_private) {
     require(a.epsilon.has_value(), "--epsilon is required (> 0)");
-    if (o.method == optimize::HeavyTailedMethod::dp_sgd) {
-      require(a.delta.has_value(), "--delta D in (0, 1) is required for --method dp-sgd");
-    }
-    o.privacy = {*a.epsilon, a.delta.value_or(0)};
+    o.privacy = {*a.epsilon, a.delta.value_or(0)};  // delta: the library's rule (dp-sgd needs it)
   }
   require(a.domain_radius.has_value(),
           "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");

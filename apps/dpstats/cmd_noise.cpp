@@ -4,14 +4,14 @@
 #include "cli.hpp"
 #include "options_cli.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/noise_release.hpp"
+#include "dpstats/mechanisms/noise_mechanism.hpp"
 
 namespace dpstats::cli {
 
 namespace {
 
 struct NoiseArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
-  std::string mechanism;
+  NoiseMechanism mechanism = NoiseMechanism::laplace;  // --mechanism (required)
   double sensitivity = 0;
   std::vector<double> values;
 };
@@ -20,16 +20,9 @@ void run_noise(const NoiseArgs& a) {
   auto rng = make_rng(a.seed);
   const Vector values = Eigen::Map<const Vector>(a.values.data(), static_cast<Eigen::Index>(a.values.size()));
   BudgetFile budget(a.budget);
-  const PrivacyTarget t = a.target();
-  Release<Vector> r;
-  if (a.mechanism == "laplace") {
-    require(t.delta == 0, "--mechanism laplace is pure DP: omit --delta (or pass 0)");
-    r = laplace_release(values, a.sensitivity, t.epsilon, *rng, NoiseMode::secure, budget.get());
-  } else {
-    r = gaussian_release(values, a.sensitivity, t.epsilon, t.delta, *rng, NoiseMode::secure,
-                         budget.get());
-  }
-  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", a.mechanism}};
+  const Release<Vector> r =
+      noise_release(a.mechanism, values, a.sensitivity, a.target(), *rng, budget.get());
+  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", name_of(a.mechanism)}};
   head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
   const auto out = release_output(std::move(head), release_fields_json(r));
   budget.commit();  // before anything is printed
@@ -41,9 +34,12 @@ void run_noise(const NoiseArgs& a) {
 void add_noise_command(CLI::App& app) {
   auto a = std::make_shared<NoiseArgs>();
   auto* cmd = app.add_subcommand("noise", "Add calibrated noise to the given values");
-  cmd->add_option("--mechanism", a->mechanism, "laplace (pure DP) or gaussian")
+  cmd->add_option_function<std::string>(
+         "--mechanism",
+         [a](const std::string& name) { a->mechanism = parse_enum<NoiseMechanism>(name); },
+         "laplace (pure DP) or gaussian")
       ->required()
-      ->check(CLI::IsMember({"laplace", "gaussian"}));
+      ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
   cmd->add_option("--sensitivity", a->sensitivity,
                   "sensitivity of the whole vector: l1 for laplace, l2 for gaussian")
       ->required();

@@ -55,8 +55,7 @@ void add_repro_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "output folder (default out/NAME)");
   cmd->add_flag("--quick", a->quick, "the small size (under 2 minutes)");
   add_seed_option(cmd, a->seed);
-  cmd->add_option("--threads", a->threads, "threads for the data passes (default: the machine's cores; seeded outputs do not depend on it)")
-      ->check(CLI::Range(1, 256));
+  add_declared(cmd, "", "threads", a->threads);  // the declared range, [1, 1024]
   cmd->callback([a] { run_repro(*a); });
 }
 

@@ -98,18 +98,8 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
-    if method == "dp-sgd":
-        if delta is None:
-            raise ValueError("delta in (0, 1) is required for method 'dp-sgd'")
-    elif delta not in (None, 0, 0.0):
-        raise ValueError(f"delta applies to method 'dp-sgd' only (pure epsilon-DP, delta = 0), "
-                         f"got {delta!r}")
-    if inner not in (None, "glm-one-stage", "double-output-perturbation"):
-        raise ValueError("inner must be 'glm-one-stage' or 'double-output-perturbation', "
-                         f"got {inner!r}")
-    if final_clip_rule not in (None, "private-quantile", "public"):
-        raise ValueError("final_clip_rule must be 'private-quantile' or 'public', "
-                         f"got {final_clip_rule!r}")
+    # delta: the library's one rule (dp-sgd requires it in (0, 1); every other method is pure DP).
+    # inner and final_clip_rule: parsed by the binding (EnumNames<InnerSolver>, <FinalClipRule>).
     if method != "lipschitz-extension" and (inner is not None or final_clip_rule is not None):
         raise ValueError(f"inner and final_clip_rule apply to method 'lipschitz-extension' only, "
                          f"got method {method!r}")

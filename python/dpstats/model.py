@@ -25,8 +25,6 @@ from . import _dpstats
 from .fit import fit as _task_fit
 from .release import Release
 
-_CLASSIFYING_LOSSES = ("logistic", "hinge")
-
 
 class FittedModel:
     """A privately fitted model. ``coef_`` holds the released weights (and ``intercept_`` the
@@ -42,6 +40,9 @@ class FittedModel:
         self._classify = _dpstats._fit_task(str(task)) == _dpstats.FitTask.classify
         self.loss = loss
         self.model = model
+        # The loss and the classify model parsed once too (EnumNames<GlmKind>, <ModelKind>).
+        self._loss = None if loss is None else _dpstats._glm_kind(str(loss))
+        self._mlp = model is not None and _dpstats._model_kind(str(model)) == _dpstats.ModelKind.mlp
         self.classes = classes
         self.hidden = hidden
         est = np.asarray(release.estimate, dtype=np.float64)
@@ -62,7 +63,7 @@ class FittedModel:
     # ---- which kind of model ----
     @property
     def is_classifier(self) -> bool:
-        return self._classify or self.loss in _CLASSIFYING_LOSSES
+        return self._classify or (self._loss is not None and _dpstats._binary_labels(self._loss))
 
     def _X(self, X) -> np.ndarray:
         if self.release.status != "ok":
@@ -75,7 +76,7 @@ class FittedModel:
         X = self._X(X)
         n, d = X.shape
         w = self.coef_
-        if self.model == "mlp":
+        if self._mlp:
             h = self.hidden
             W1 = w[:(d + 1) * h].reshape(d + 1, h)
             W2 = w[(d + 1) * h:].reshape(h + 1, self.classes)
@@ -104,7 +105,7 @@ class FittedModel:
             z = self._logits(X)
             z = np.exp(z - z.max(axis=1, keepdims=True))
             return z / z.sum(axis=1, keepdims=True)
-        if self.loss == "logistic":
+        if self._loss == _dpstats.GlmKind.logistic:
             p = 1 / (1 + np.exp(-self.decision_function(X)))
             return np.column_stack([1 - p, p])
         raise AttributeError(f"loss {self.loss!r} gives no probabilities")

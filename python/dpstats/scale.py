@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import _dpstats
+from . import _options
 from . import _required
 from .release import Release
 
@@ -48,8 +49,9 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     X = _array(X, "X", columns)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    if not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
-        raise ValueError(f"threads must be an integer in [1, 256], got {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise ValueError(f"threads must be an integer, got {threads!r}")
+    _options.check("bounds", "threads", int(threads))  # the declared range, [1, 1024]
     if not isinstance(per_octave, (int, np.integer)) or isinstance(per_octave, bool):
         raise ValueError(f"per_octave must be an integer in [1, 1024], got {per_octave!r}")
     nq = None if norm_quantile is None else _float(norm_quantile, "norm_quantile")

@@ -6,6 +6,8 @@
 #include "dpstats/median/median_command.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
+#include "dpstats/solvers/loss.hpp"
+#include "dpstats/training/classifier.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -63,6 +65,22 @@ void bind_options(py::module_& m) {
       .value("heavy_tailed", FitTask::heavy_tailed);
   m.def("_fit_task", [](const std::string& name) { return parse_enum<FitTask>(name); },
         py::arg("task"));
+  // A fitted model's loss and classify model, parsed once (FittedModel, python/dpstats/model.py).
+  py::enum_<optimize::GlmKind>(m, "GlmKind")
+      .value("absolute", optimize::GlmKind::absolute)
+      .value("hinge", optimize::GlmKind::hinge)
+      .value("squared", optimize::GlmKind::squared)
+      .value("huber", optimize::GlmKind::huber)
+      .value("logistic", optimize::GlmKind::logistic);
+  m.def("_glm_kind", [](const std::string& name) { return parse_enum<optimize::GlmKind>(name); },
+        py::arg("loss"));
+  m.def("_binary_labels", &optimize::binary_labels, py::arg("loss"),
+        "Whether the loss classifies labels +-1 (logistic, hinge).");
+  py::enum_<optimize::ModelKind>(m, "ModelKind")
+      .value("logistic", optimize::ModelKind::logistic)
+      .value("mlp", optimize::ModelKind::mlp);
+  m.def("_model_kind", [](const std::string& name) { return parse_enum<optimize::ModelKind>(name); },
+        py::arg("model"));
   m.def(
       "_median_is_private",
       [](const std::string& name) {

@@ -5,7 +5,7 @@
 #include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/mean/methods.hpp"
-#include "dpstats/mechanisms/noise_release.hpp"
+#include "dpstats/mechanisms/noise_mechanism.hpp"
 #include "dpstats/output_fields.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/calibration.hpp"
@@ -61,10 +61,8 @@ py::tuple noise(const std::string& mechanism, const CArray& values, double sensi
                 Budget* budget) {
   const Vector v = Eigen::Map<const Vector>(values.data(), values.size());
   auto rng = make_rng(seed);
-  const Release<Vector> r = mechanism == "laplace"
-                                ? laplace_release(v, sensitivity, epsilon, *rng, NoiseMode::secure, budget)
-                                : gaussian_release(v, sensitivity, epsilon, delta, *rng,
-                                                   NoiseMode::secure, budget);
+  const Release<Vector> r = noise_release(parse_enum<NoiseMechanism>(mechanism), v, sensitivity,
+                                          {epsilon, delta}, *rng, budget);
   std::vector<py::ssize_t> shape(values.shape(), values.shape() + values.ndim());
   return to_python(r, shape);
 }

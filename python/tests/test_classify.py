@@ -126,3 +126,14 @@ def test_small_table_abstains_before_spending_and_holdout_states_a_loss():
     with pytest.raises(ValueError, match="holdout"):
         dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.7,
                     n_public=4000)
+
+
+def test_fitted_mlp_predicts_through_its_parsed_model():
+    # FittedModel dispatches on the parsed model (EnumNames<ModelKind>), not on its text.
+    X, y = blobs(600, seed=2, spread=0.2)
+    m = dpstats.fit(X, y, task="classify", optimizer="adam", model="mlp", hidden=4, classes=3,
+                    epochs=1, batch_size=50, seed=4)
+    assert m._mlp and m.is_classifier
+    p = m.predict_proba(X[:5])
+    assert p.shape == (5, 3) and np.allclose(p.sum(axis=1), 1)
+    assert m.predict(X).shape == (600,)

@@ -64,9 +64,9 @@ def test_seeded_reproducible():
 
 def test_errors():
     X, y = _data(200)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="delta applies to method dp-sgd only"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, delta=1e-6, domain_radius=2.0)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="delta is required for this method"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, method="dp-sgd", domain_radius=2.0)
     with pytest.raises(ValueError, match="labels must be -1 or \\+1"):
         dpstats.fit(X, y, task="heavy-tailed", epsilon=1.0, loss="hinge", domain_radius=2.0)
@@ -213,3 +213,18 @@ def test_default_fit_on_two_ranks_is_the_single_process_release(tmp_path, method
     got = json.loads(out.stdout)
     assert got["estimate"] == [float(v).hex() for v in single.estimate]
     assert got["release"] == single.to_json()
+
+
+def test_fitted_model_dispatches_on_the_parsed_loss():
+    # FittedModel parses its loss once (EnumNames<GlmKind>); the library says which classify.
+    X, y = _data(400)
+    X, y = X[1:], y[1:]
+    lab = np.where(y > 0, 1.0, -1.0)
+    kw = dict(epsilon=1.0, domain_radius=2.0, moment_bound=3.0, centre=False, seed=5)
+    logit = dpstats.fit(X, lab, task="heavy-tailed", loss="logistic", **kw)
+    assert logit.is_classifier and logit.predict_proba(X[:4]).shape == (4, 2)
+    assert set(np.unique(logit.predict(X))) <= {-1.0, 1.0}
+    reg = dpstats.fit(X, y, task="heavy-tailed", loss="squared", **kw)
+    assert not reg.is_classifier
+    with pytest.raises(AttributeError, match="squared"):
+        reg.predict_proba(X[:4])

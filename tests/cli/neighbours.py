@@ -214,7 +214,9 @@ def cases():
                   ["stat", stat, "--column" if stat == "histogram" else "--columns", cols,
                    "--epsilon", "1"] + extra + E))
     for extra, rel in [([], "replace-one"), (["--neighbouring", "add-remove"], "add-remove"),
-                       (["--delta", "1e-6", "--norm-quantile", "0.9"], "replace-one")]:
+                       (["--delta", "1e-6", "--norm-quantile", "0.9"], "replace-one"),
+                       (["--coverage", "0.1"], "replace-one"),
+                       (["--coverage", "0.1", "--neighbouring", "add-remove"], "add-remove")]:
         c.append((f"bounds {' '.join(extra[:2])}", rel, "people_big",
                   ["bounds", "--epsilon", "1"] + extra + E))
     return c

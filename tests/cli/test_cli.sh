@@ -105,6 +105,9 @@ ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status'
 bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"
 bad "noise gaussian no delta" "delta" -- noise --mechanism gaussian --sensitivity 1 --epsilon 1 5
+bad "noise laplace with delta" "delta must be 0 for mechanism laplace" -- noise --mechanism laplace --sensitivity 1 --epsilon 1 --delta 1e-6 5
+bad "noise unknown mechanism" "mechanism" -- noise --mechanism cauchy --sensitivity 1 --epsilon 1 5
+bad "repro threads above the declared range" "in \[1, 1024\]" -- repro --threads 2000 table1
 bad "noise bad sensitivity" "sensitivity" -- noise --mechanism laplace --sensitivity 0 --epsilon 1 5
 bad "noise value text" "VALUE" -- noise --mechanism laplace --sensitivity 1 --epsilon 1 5x
 bad "calibrate classic range" "delta" -- account calibrate --mechanism gaussian --sensitivity 1 --epsilon 1
