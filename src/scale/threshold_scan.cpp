@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/draw_log.hpp"
 #include "dpstats/random/discrete_laplace.hpp"
 #include "exact_coins.hpp"
 
@@ -27,6 +28,7 @@ std::uint64_t scale_num(double epsilon) {
 
 ThresholdScan::ThresholdScan(std::int64_t threshold, double epsilon, Rng& rng)
     : num_(scale_num(epsilon)), den_(kDen), epsilon_(epsilon), bits_(rng) {
+  DrawLog::note("above_threshold", noise_scale());  // one draw: the whole scan's noises
   const DiscreteLaplace noise(num_, den_);
   noisy_threshold_ = static_cast<scale_detail::i128>(threshold) + noise(bits_);
 }
