@@ -12,6 +12,8 @@
 
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 #include "dpstats/mean/methods.hpp"
+#include "dpstats/mean/exp_time_mean.hpp"
+#include "dpstats/mean/tukey_median.hpp"
 #include "dpstats/mechanisms/draw_log.hpp"
 #include "dpstats/mechanisms/noise_release.hpp"
 #include "dpstats/median/geometric_median.hpp"
@@ -153,6 +155,19 @@ TEST(DrawRecount, Bounds) {
     DrawLog log;
     SeededRng rng(6);
     expect_recount(private_bounds(X, o, rng), log, fmt::format("bounds delta {}", delta));
+  }
+  // --coverage: the clipping bounds too (with and without the norm quantile).
+  for (double delta : {0.0, 1e-6}) {
+    for (bool norm : {false, true}) {
+      BoundsOptions o;
+      o.privacy = {1, delta};
+      o.coverage = 0.05;
+      if (norm) o.norm_quantile = 0.9;
+      DrawLog log;
+      SeededRng rng(6);
+      expect_recount(private_bounds(X, o, rng), log,
+                     fmt::format("bounds coverage delta {} norm {}", delta, norm));
+    }
   }
   EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
 }
@@ -300,6 +315,129 @@ TEST(DrawRecount, HeavyTailedFits) {
   EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
 }
 
+TEST(DrawRecount, ExpTimeMeanAndTukeyMedian) {
+  g_ok = 0;
+  SeededRng data(21);
+  RowMatrix x1(20000, 1);  // exp-time: Lemma H.11's n-check asks for about 15,000 rows here
+  for (Eigen::Index i = 0; i < x1.rows(); ++i)
+    x1(i, 0) = 10 + 2 * (data.uniform01() + data.uniform01() + data.uniform01() - 1.5);
+  for (bool scale : {false, true}) {
+    ExpTimeMeanOptions o;
+    o.privacy = {1, 1e-6};
+    o.window_resilience = true;  // exact R is for n of about 20: too few rows for the n-check
+    if (scale) o.scale = std::vector<double>{1.0};
+    DrawLog log;
+    SeededRng rng(22);
+    expect_recount(exp_time_mean(x1, o, rng), log, fmt::format("exp-time scale {}", scale));
+  }
+  const RowMatrix x2 = gaussian_cluster(2, 300, 2, 0.5, 1.0, data);
+  for (int d : {1, 2}) {
+    TukeyMedianOptions o;
+    o.privacy = {1, 0};
+    o.bounds = {-20, 20};
+    o.grid = d == 1 ? 257 : 33;
+    DrawLog log;
+    SeededRng rng(23);
+    const RowMatrix X = d == 1 ? RowMatrix(x2.leftCols(1)) : x2;
+    expect_recount(tukey_median(X, o, rng), log, fmt::format("tukey median d {}", d));
+  }
+  EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
+}
+
+TEST(DrawRecount, QuantileRadius) {
+  g_ok = 0;
+  SeededRng data(24);
+  const RowMatrix X = gaussian_cluster(3, 2000, 2, 0.5, 1.0, data);
+  for (auto method : {RadiusMethod::fast_radius, RadiusMethod::fast_radius_permuted,
+                      RadiusMethod::radius_finder}) {
+    QuantileRadiusOptions o;
+    o.method = method;
+    o.privacy = {1, method == RadiusMethod::fast_radius ? 1e-6 : 0.0};
+    o.min_radius = 1e-3;
+    o.domain_radius = 100;
+    DrawLog log;
+    SeededRng rng(25);
+    expect_recount(quantile_radius_release(X, o, rng), log,
+                   fmt::format("quantile radius {}", name_of(method)));
+  }
+  EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
+}
+
+// The paper constants run only at epsilon 10 with one phase (the sizes of
+// test_user_level*.cpp's paper fits): Alg 1 on 2000 users, Alg 3 on 6000 at delta 0.5.
+TEST(DrawRecount, UserLevelPaperProfile) {
+  g_ok = 0;
+  for (auto method : {optimize::UserLevelMethod::phased_sgd, optimize::UserLevelMethod::accelerated}) {
+    const bool alg1 = method == optimize::UserLevelMethod::phased_sgd;
+    UserTask t;
+    t.n = alg1 ? 2000 : 6000;
+    t.m = 5;
+    t.d = 2;
+    SeededRng data(14);
+    const Vector w = make_w_star(t, data);
+    const UserDataset D = make_user_task(t, w, data);
+    for (bool bound : {false, true}) {
+      optimize::UserLevelOptions o;
+      o.method = method;
+      o.profile = Profile::paper;
+      o.privacy = {10, alg1 ? 1e-6 : 0.5};
+      o.domain_radius = 5;
+      o.alg1.q = o.alg3.q = 1;
+      o.alg1.num_phases = o.alg3.num_phases = 1;
+      if (bound) o.feature_bound = 3;
+      DrawLog log;
+      SeededRng rng(15);
+      expect_recount(optimize::fit_user_level(D, o, rng), log,
+                     fmt::format("user-level paper {} bound {}", name_of(method), bound));
+    }
+  }
+  EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
+}
+
+TEST(DrawRecount, HeavyTailedPaperProfileAndOutputPerturbation) {
+  g_ok = 0;
+  HeavyTailedTask t;
+  t.d = 2;
+  t.nu = 3;
+  SeededRng data(16);
+  const HeavyTailedSample s = generate_heavy_tailed(t, 2000, data);
+  struct Case {
+    const char* name;
+    optimize::HeavyTailedMethod method;
+    Profile profile;
+    std::optional<optimize::FinalSolver> final_solver;
+    std::optional<optimize::InnerSolver> inner;
+  };
+  using HM = optimize::HeavyTailedMethod;
+  const std::vector<Case> cases = {
+      {"output-perturbation", HM::output_perturbation, Profile::practical, {}, {}},
+      {"output-perturbation paper", HM::output_perturbation, Profile::paper, {}, {}},
+      {"lipschitz paper", HM::lipschitz_extension, Profile::paper, {}, {}},
+      {"lipschitz final output-perturbation", HM::lipschitz_extension, Profile::practical,
+       optimize::FinalSolver::output_perturbation, {}},
+      {"lipschitz double output perturbation", HM::lipschitz_extension, Profile::paper, {},
+       optimize::InnerSolver::double_output_perturbation},
+      {"clipped-gd paper", HM::clipped_gd, Profile::paper, {}, {}},
+  };
+  for (const auto& c : cases) {
+    for (bool bound : {false, true}) {
+      optimize::HeavyTailedOptions o;
+      o.method = c.method;
+      o.profile = c.profile;
+      o.final_solver = c.final_solver;
+      o.inner = c.inner;
+      o.privacy = {1, 0};
+      o.domain_radius = 3;
+      if (bound) o.moment_bound = 2;
+      DrawLog log;
+      SeededRng rng(17);
+      expect_recount(optimize::fit_heavy_tailed(s.X, s.y, o, rng), log,
+                     fmt::format("heavy-tailed {} bound {}", c.name, bound));
+    }
+  }
+  EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
+}
+
 TEST(DrawRecount, Training) {
   g_ok = 0;
   SeededRng data(18);
@@ -309,14 +447,24 @@ TEST(DrawRecount, Training) {
     y[static_cast<std::size_t>(i)] = static_cast<int>(data.uniform_below(2));
     for (Eigen::Index j = 0; j < 3; ++j) X(i, j) = y[static_cast<std::size_t>(i)] + data.uniform01();
   }
-  ClassifyOptions o;
-  o.epochs = 2;
-  o.batch_size = 300;
-  o.privacy = {2, 1e-5};
-  o.n_public = 3000;  // required under add/remove (the sampling rate's public n)
-  DrawLog log;
-  SeededRng rng(19);
-  expect_recount(train_classifier(Classifier::logistic(3, 2), X, y, o, rng), log, "training");
+  using optimize::ClassifyOptimizer;
+  for (auto optimizer : {ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
+                         ClassifyOptimizer::dp_adam_debiased, ClassifyOptimizer::dp_adam_jme,
+                         ClassifyOptimizer::dp_adam_joint_clip}) {
+    for (bool scale : {false, true}) {
+      ClassifyOptions o;
+      o.optimizer = optimizer;
+      o.epochs = 2;
+      o.batch_size = 300;
+      o.privacy = {2, 1e-5};
+      o.n_public = 3000;  // required under add/remove (the sampling rate's public n)
+      if (scale) o.feature_scale = 2;
+      DrawLog log;
+      SeededRng rng(19);
+      expect_recount(train_classifier(Classifier::logistic(3, 2), X, y, o, rng), log,
+                     fmt::format("training {} feature scale {}", name_of(optimizer), scale));
+    }
+  }
   EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
 }
 
