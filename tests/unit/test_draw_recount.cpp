@@ -197,9 +197,6 @@ TEST(DrawRecount, MeanFamily) {
   EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
 }
 
-// Disabled (issue 28 item 2 not finished): the paper profile's fast_center entry states a noise
-// scale (43.4) in other units than the Gaussian draws it describes (1.2e-4 .. 7.07, one per
-// radius level), so the entry is not yet the drawing mechanism's own.
 TEST(DrawRecount, GeometricMedian) {
   g_ok = 0;
   SeededRng data(9);
@@ -288,9 +285,6 @@ TEST(DrawRecount, UserLevelFits) {
   EXPECT_GT(g_ok, 0) << "no release of this family ran to the end";
 }
 
-// Disabled (issue 28 item 2 not finished): the estimated moment bound's selection is planned at
-// exponential scale 20 while the draw log notes 40 (or nothing), and the noisy-GD steps do not
-// all report to the draw log yet.
 TEST(DrawRecount, HeavyTailedFits) {
   g_ok = 0;
   HeavyTailedTask t;
