@@ -52,7 +52,8 @@ CAPABILITIES = {
     "gaussian": lambda b: dpstats.gaussian([1.0, 2.0], 1, 1, 1e-6, seed=1, budget=b),
     "median": lambda b: dpstats.geometric_median(X, epsilon=1, delta=1e-6, budget=b, seed=1),
     "quantile_radius": lambda b: dpstats.quantile_radius(Z, "fast-radius-permuted", 1,
-                                                         domain_radius=10, budget=b, seed=1),
+                                                         min_radius=1e-3, domain_radius=10,
+                                                         budget=b, seed=1),
     "moments, estimated clip": lambda b: dpstats.moments(Z, epsilon=1, delta=1e-6, budget=b,
                                                          seed=1),
     "fit user-level (issue 28's repro)": lambda b: dpstats.fit(
@@ -60,8 +61,9 @@ CAPABILITIES = {
         domain_radius=10, items_per_user=4, budget=b, seed=1),
     "fit heavy-tailed": lambda b: dpstats.fit(Z, Y_REG, task="heavy-tailed", epsilon=1,
                                               domain_radius=2, budget=b, seed=1),
-    "fit classify": lambda b: dpstats.fit(Z, LABELS, task="classify", epsilon=1, delta=1e-6,
-                                          epochs=1, batch_size=60, budget=b, seed=1),
+    "fit classify": lambda b: dpstats.fit(Z, LABELS, task="classify", classes=2, n_public=600,
+                                          feature_scale=3, epsilon=1, delta=1e-6, epochs=1,
+                                          batch_size=60, budget=b, seed=1),
 }
 
 
@@ -84,7 +86,8 @@ def _what_it_spends(run, accountant):
     big = dpstats.Budget(epsilon=1e3, delta=DELTA_TOTAL, accountant=accountant)
     try:
         run(big)
-    except ValueError:
+    except ValueError as e:
+        assert "accountant cannot count" in str(e), e  # not another error: the case must run
         return None
     return _spent(big)["epsilon"]
 
