@@ -211,7 +211,6 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.grid", P, "tukey-median: grid size"},
             {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"}}),
       {{"", "release"}, {"diagnostics.units", "mean_units"},
-       {"diagnostics.bounds_estimate", "column_scale"},
        {"diagnostics.bounds_estimate", "clip_bounds"}}));
 }
 
@@ -346,8 +345,7 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"ledger[].sensitivity", D, "follows the bounds when they were estimated"},
             {"ledger[].noise_scale", D, "-"},
             {"ledger[].lattice.*", D, "-"}, {"ledger[].curve.*", D, "-"}}),
-      {{"", "release"}, {"diagnostics.bounds_estimate", "column_scale"},
-       {"diagnostics.bounds_estimate", "clip_bounds"}}));
+      {{"", "release"}, {"diagnostics.bounds_estimate", "clip_bounds"}}));
   t.push_back(scope("bounds", "dpstats bounds / dpstats.bounds.",
       head({{"estimate.*", R, "location, scale, lo, hi (and norm_quantile) per column"},
             {"diagnostics.all_ok", D, "every column's status is ok"},
