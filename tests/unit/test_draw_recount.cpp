@@ -94,6 +94,15 @@ void expect_recount(const Release<T>& r, const DrawLog& log, const std::string& 
                                 << " scale " << k.second << "\ndraws:\n" << show(got);
 }
 
+// The heavy-tailed fits' table: 2000 records, d = 2, Student-t with 3 degrees of freedom.
+HeavyTailedSample heavy_tailed_sample() {
+  HeavyTailedTask t;
+  t.d = 2;
+  t.nu = 3;
+  SeededRng data(16);
+  return generate_heavy_tailed(t, 2000, data);
+}
+
 RowMatrix table(std::int64_t n, std::int64_t d, std::uint64_t seed, double scale = 3) {
   SeededRng rng(seed);
   RowMatrix X(n, d);
@@ -287,11 +296,7 @@ TEST(DrawRecount, UserLevelFits) {
 
 TEST(DrawRecount, HeavyTailedFits) {
   g_ok = 0;
-  HeavyTailedTask t;
-  t.d = 2;
-  t.nu = 3;
-  SeededRng data(16);
-  const HeavyTailedSample s = generate_heavy_tailed(t, 2000, data);
+  const HeavyTailedSample s = heavy_tailed_sample();
   for (auto method : {optimize::HeavyTailedMethod::clipped_gd, optimize::HeavyTailedMethod::dp_sgd,
                       optimize::HeavyTailedMethod::lipschitz_extension}) {
     for (bool bound : {false, true}) {
@@ -390,11 +395,7 @@ TEST(DrawRecount, UserLevelPaperProfile) {
 
 TEST(DrawRecount, HeavyTailedPaperProfileAndOutputPerturbation) {
   g_ok = 0;
-  HeavyTailedTask t;
-  t.d = 2;
-  t.nu = 3;
-  SeededRng data(16);
-  const HeavyTailedSample s = generate_heavy_tailed(t, 2000, data);
+  const HeavyTailedSample s = heavy_tailed_sample();
   struct Case {
     const char* name;
     optimize::HeavyTailedMethod method;
