@@ -1,3 +1,4 @@
+// fit_heavy_tailed's centring: the private centring or the offset check, decided from public values.
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>
@@ -30,9 +31,6 @@
 #include "heavy_tailed_internal.hpp"
 
 namespace dpstats::optimize::heavy_tailed_detail {
-
-// fit_heavy_tailed's centring: the private centring or the offset check, decided from public values.
-
 
 CentrePlan plan_centring(const ConstMatrixRef& X, std::int64_t n, const HeavyTailedOptions& o) {
   CentrePlan p;

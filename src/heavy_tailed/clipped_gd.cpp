@@ -1,3 +1,5 @@
+// Clipped noisy GD (docs/proofs/heavy-tailed.md §3): its schedule, mechanism and steps; also
+// Pop-Localize's final phase.
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>
@@ -31,9 +33,6 @@
 
 namespace dpstats::optimize::heavy_tailed_detail {
 
-// Clipped noisy GD (docs/proofs/heavy-tailed.md §3): its schedule, mechanism and steps; also
-// Pop-Localize's final phase.
-
 // Clipped GD: docs/proofs/heavy-tailed.md §3 theory defaults (profile paper; T capped for run time,
 // documented in the guide).
 constexpr int kMaxDefaultSteps = 1000;
@@ -51,7 +50,6 @@ constexpr int kPracticalGdSteps = 16;
 constexpr double kPracticalGdClip = 1.09;
 constexpr double kPracticalGdStep = 1.45;
 constexpr double kPracticalGdStepDomain = 4;
-
 
 // `standardized`: the features were centred and scaled privately (the short schedule needs a
 // well-conditioned problem; in the data's raw units, e.g. miles against hours, it stops far from
@@ -88,7 +86,6 @@ GdSchedule gd_schedule(std::int64_t n, std::int64_t d, const HeavyTailedOptions&
   return s;
 }
 
-
 GdMechanism gd_mechanism(std::int64_t m, std::int64_t d, const GdSchedule& s, double epsilon,
                          double rho, bool gaussian, NoiseMode noise) {
   const double sens = ClippedVectorSum(d, s.C, m).sensitivity() / static_cast<double>(m);
@@ -106,8 +103,6 @@ LedgerEntry gd_reserved_entry(int steps, double epsilon, double rho, bool gaussi
   return gaussian ? GaussianMechanism::reserved_entry(rho / steps, purpose, steps)
                   : L2LaplaceMechanism::reserved_entry(epsilon / steps, purpose, steps);
 }
-
-
 
 // The exact lattice sum (ClippedVectorSum) of the clipped per-record gradients at w over the
 // global rows [begin, begin + m), from this rank's rows among them: cut into parts on `threads`,
@@ -163,7 +158,6 @@ GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std:
   out.w = avg / s.T;
   return out;
 }
-
 
 MethodRun noisy_gd(const Problem& p, ReleaseBudget& account, Rng& rng) {
   const std::int64_t n = p.n, d = p.X.cols();

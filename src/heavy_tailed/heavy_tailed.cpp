@@ -1,3 +1,4 @@
+// fit_heavy_tailed: validate -> plan -> charge -> run -> seal (the steps in the files beside it).
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>
@@ -57,7 +58,6 @@ MethodRun non_private(const Problem& q) {
   return {solve_glm_erm_reference(p), std::nullopt, {{"private", false}}};
 }
 
-
 // The release's plan: every charge, from public values (options, n, d), before any noise. The
 // method's mechanisms are built once the moment bound (and the centring) are released: their
 // entries are reserved here with the same losses.
@@ -111,7 +111,6 @@ SealFacts seal_facts(const HeavyTailedOptions& o, bool priv, bool noiseless, con
 }
 
 }  // namespace
-
 
 Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<const Vector>& y_in,
                                  const HeavyTailedOptions& o, Rng& rng, Budget* budget,

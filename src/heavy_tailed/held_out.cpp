@@ -1,3 +1,4 @@
+// fit_heavy_tailed's held-out records and the held-out loss statement.
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Pop-Localize (docs/proofs/heavy-tailed.md §2): its phases' plan and the localized run.
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>
@@ -60,7 +61,6 @@ constexpr double kFinalStepMultiplierHinge = 1.5;
 constexpr double kFinalClipMultiplier = 0.375;
 constexpr double kClipTailConstant = 4;
 constexpr double kClipBudgetShare = 0.0625;
-
 
 // Block sizes of Pop-Localize (public: n, d, the options and the resolved moment bound).
 std::vector<std::int64_t> block_sizes(std::int64_t n, std::int64_t d, const HeavyTailedOptions& o,
@@ -150,7 +150,6 @@ std::vector<HeavyTailedPhase> plan_heavy_tailed(std::int64_t n, std::int64_t d,
   }
   return plan;
 }
-
 
 namespace heavy_tailed_detail {
 

@@ -1,3 +1,5 @@
+// fit_heavy_tailed's scale step: the moment bound G_k (given, or estimated privately) and the
+// budget's shares.
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>
@@ -31,9 +33,6 @@
 
 namespace dpstats::optimize::heavy_tailed_detail {
 
-// fit_heavy_tailed's scale step: the moment bound G_k (given, or estimated privately) and the
-// budget's shares.
-
 constexpr double kMomentQuantile = 0.75;  // an absent G_k: private 0.75-quantile of the record bounds
 
 // sup_W ‖∇f(w; a, y)‖ for one record (W = Ball(0, R)): |φ'| <= 1 (absolute, hinge, logistic),
@@ -45,7 +44,6 @@ double record_bound(GlmKind kind, double kappa, double norm, double y, double R)
     default: return norm;
   }
 }
-
 
 // The held-out loss release (solvers/holdout.hpp), planned with the rest and taken from what the
 // method has left: pure methods a Laplace at holdout_share x epsilon (basic composition), dp-sgd

@@ -1,3 +1,4 @@
+// fit_heavy_tailed's validate step: the options, the data, the ranks' agreement and the labels.
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 
 #include <fmt/format.h>
@@ -30,8 +31,6 @@
 #include "heavy_tailed_internal.hpp"
 
 namespace dpstats::optimize::heavy_tailed_detail {
-
-// fit_heavy_tailed's validate step: the options, the data, the ranks' agreement and the labels.
 
 bool final_gd(const HeavyTailedOptions& o) {
   return o.profile == Profile::practical && o.method == HeavyTailedMethod::lipschitz_extension &&

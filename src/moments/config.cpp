@@ -1,3 +1,5 @@
+// The moments methods' names and the config: built from the options, validated before anything is
+// planned or drawn.
 #include "dpstats/moments/estimator.hpp"
 #include "blt.hpp"
 #include "detail.hpp"
@@ -18,10 +20,6 @@
 #include "dpstats/seam.hpp"
 
 namespace dpstats::moments {
-
-// The moments methods' names and the config: built from the options, validated before anything is
-// planned or drawn.
-
 
 const MethodInfo kMethods[] = {
     {"jme", "joint moment estimation: one mechanism, the second moment nearly free (default)",

@@ -1,3 +1,4 @@
+// MomentEstimator: the streaming release, row by row (its channels in streams.hpp).
 #include "dpstats/moments/estimator.hpp"
 #include "blt.hpp"
 #include "detail.hpp"

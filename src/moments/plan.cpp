@@ -1,3 +1,4 @@
+// plan_moments (the mechanisms from public values) and the release's account.
 #include "dpstats/moments/estimator.hpp"
 #include "blt.hpp"
 #include "detail.hpp"
@@ -20,7 +21,6 @@
 namespace dpstats::moments {
 
 namespace {
-
 
 // The floating-point margin of C·X (docs/proofs/moments.md §3): C·X is computed in doubles, so
 // neighbouring streams' computed values can differ by more than the exact sensitivity. Each

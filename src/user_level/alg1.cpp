@@ -1,3 +1,4 @@
+// Alg 1 of the user-level fit: its schedule (plan_alg1) and phases, and the run.
 #include "dpstats/user_level/user_level.hpp"
 
 #include <fmt/format.h>
@@ -191,7 +192,6 @@ nlohmann::json plan_json(const Alg3Plan& P) {
   if (P.nonsmooth) j["smoothing_radius"] = P.smoothing_radius;
   return j;
 }
-
 
 // One phase's groups: C group iterates by one-pass SGD from `start` on disjoint user groups. The
 // groups' item orders are drawn first, in group order (the same draws as one group at a time:

@@ -1,3 +1,4 @@
+// fit_user_level's bounds: the feature and label bounds, estimated privately where absent.
 #include "dpstats/user_level/user_level.hpp"
 
 #include <fmt/format.h>
@@ -32,8 +33,6 @@
 
 namespace dpstats::optimize::user_level_detail {
 
-// fit_user_level's bounds: the feature and label bounds, estimated privately where absent.
-
 constexpr double kRowQuantile = 0.9;     // a user's value: the 0.9-quantile of its row norms
 // The bound: the private median of those values. The median is the quantile the scale layer's
 // rank guarantee reaches with the fewest users (t/n + alpha < min(q, 1 - q)): about 900 users at
@@ -58,7 +57,6 @@ std::vector<double> per_user_values(const UserDataset& data, bool labels) {
   }
   return out;
 }
-
 
 BoundsPlan plan_bounds(bool has_A, bool has_B, const UserLevelOptions& o, double centred_share) {
   BoundsPlan p;

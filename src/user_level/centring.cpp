@@ -1,3 +1,4 @@
+// fit_user_level's centring: the private centring or the offset check, decided from public values.
 #include "dpstats/user_level/user_level.hpp"
 
 #include <fmt/format.h>
@@ -31,9 +32,6 @@
 #include "user_level_internal.hpp"
 
 namespace dpstats::optimize::user_level_detail {
-
-// fit_user_level's centring: the private centring or the offset check, decided from public values.
-
 
 CentreDecision decide_centring(const UserDataset& data, const UserLevelOptions& o) {
   CentreDecision c;

@@ -1,3 +1,4 @@
+// fit_user_level's runners: each method's plan, charges and run on the bounded users.
 #include "dpstats/user_level/user_level.hpp"
 
 #include <fmt/format.h>
@@ -32,9 +33,6 @@
 
 namespace dpstats::optimize::user_level_detail {
 
-// fit_user_level's runners: each method's plan, charges and run on the bounded users.
-
-
 struct Setting {  // the resolved, public problem
   std::unique_ptr<Loss> loss;
   std::shared_ptr<const Domain> domain;
@@ -50,7 +48,6 @@ Setting make_setting(const UserDataset& data, const UserLevelOptions& o) {
   s.k = problem_constants(data, *s.loss, *s.domain);
   return s;
 }
-
 
 // The methods' charges, planned before the bounds are released (their losses follow from ε, δ
 // and ρ alone) and claimed with the phases' mechanisms once the schedule is known.
@@ -292,7 +289,6 @@ MethodRun fit_filter(const UserDataset& data, const Setting& s, const UserLevelO
   diag["filter_centre_share"] = f.centre_share;
   return {run.x, std::nullopt, true};
 }
-
 
 // run, part 2: the method on the bounded users (`rho`: what the scale step left), its mechanisms'
 // entries claiming their planned places before they draw.

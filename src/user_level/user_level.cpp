@@ -1,3 +1,4 @@
+// fit_user_level: validate -> plan -> charge -> run -> seal (the steps in the files beside it).
 #include "dpstats/user_level/user_level.hpp"
 
 #include <fmt/format.h>

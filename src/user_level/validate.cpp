@@ -1,3 +1,4 @@
+// fit_user_level's validate step: the options, the ranks' agreement and the labels.
 #include "dpstats/user_level/user_level.hpp"
 
 #include <fmt/format.h>
@@ -31,8 +32,6 @@
 #include "user_level_internal.hpp"
 
 namespace dpstats::optimize::user_level_detail {
-
-// fit_user_level's validate step: the options, the ranks' agreement and the labels.
 
 bool uses_label_bound(GlmKind k) { return k == GlmKind::squared || k == GlmKind::huber; }
 
