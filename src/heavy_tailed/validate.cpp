@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -127,22 +128,7 @@ void check_distributed(const HeavyTailedOptions& o, int ranks) {
 
 // Everything the ranks must agree on before the first collective.
 std::string fingerprint(const HeavyTailedOptions& o, Eigen::Index d) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|centre={}|share={:a}",
-                     name_of(o.method), name_of(o.profile), name_of(o.loss), o.huber_kappa,
-                     o.privacy.epsilon, o.privacy.delta, o.domain_radius, o.moment_order,
-                     o.moment_bound.value_or(-1), o.moment_bound_2.value_or(-1),
-                     o.clip.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
-                     static_cast<int>(o.run.noise), d, o.centre ? (*o.centre ? 1 : 0) : -1,
-                     o.scale_share) +
-         fmt::format("|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", o.inner ? static_cast<int>(*o.inner) : -1,
-                     o.final_solver ? static_cast<int>(*o.final_solver) : -1,
-                     o.final_clip_rule ? static_cast<int>(*o.final_clip_rule) : -1,
-                     o.phases.value_or(-1), o.first_fraction.value_or(-1),
-                     o.clip_budget_share.value_or(-1), o.clip_tail_constant.value_or(-1),
-                     o.lambda.value_or(-1), o.kappa.value_or(-1), o.growth.value_or(-1),
-                     o.c_multiplier.value_or(-1), o.lambda_multiplier.value_or(-1)) +
-         fmt::format("|h={:a}/{:a}/{:a}", o.holdout.value_or(-1), o.holdout_share,
-                     o.holdout_loss_bound);
+  return fingerprint_of("heavy-tailed", o, d);
 }
 
 // checked_labels over every rank's labels: {0, 1} labels are mapped when every rank's are in

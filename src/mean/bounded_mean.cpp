@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -40,19 +41,6 @@ void validate(const BoundedMeanOptions& o, Eigen::Index d) {
           fmt::format("scale_share must be in (0, 0.5], got {}", o.scale_share));
   require(o.clip_check_share >= 0 && o.clip_check_share <= 0.1,
           fmt::format("clip_check_share must be in [0, 0.1], got {}", o.clip_check_share));
-}
-
-// What every rank must pass alike (the guard before the first collective): the options that
-// shape the release, in exact (hex) form, and the column count.
-std::string fingerprint(const BoundedMeanOptions& o, Eigen::Index d) {
-  using mean_ranks::exact;
-  std::string f = fmt::format("bounded d={} eps={} delta={} share={} check={} noise={} bounds=", d,
-                              exact(o.privacy.epsilon), exact(o.privacy.delta),
-                              exact(o.scale_share), exact(o.clip_check_share),
-                              static_cast<int>(o.run.noise));
-  if (o.bounds)
-    for (double b : *o.bounds) f += exact(b) + ",";
-  return f;
 }
 
 struct BoundedPlan {
@@ -142,8 +130,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   validate(o, X.cols());
   Communicator& comm = comm_or_single(o.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint(o, X.cols()), "the bounded mean's options and column count",
-      o.run.threads);
+      X, comm, fingerprint_of("bounded", o, X.cols()),
+      "the bounded mean's options and column count", o.run.threads);
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   all_or_none(comm, [&] { account.charge(p.ledger()); });  // the budget lives on rank 0

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -32,20 +33,6 @@ void validate(const DpMeanOptions& o, Eigen::Index d) {
 
 // Every mechanism from public values: the units' share (or the clipped-row count), q_range with
 // range_share of the rest, the Gaussian mean with what remains (basic composition).
-// What every rank must pass alike (the guard before the first collective).
-std::string fingerprint(const DpMeanOptions& o, Eigen::Index d) {
-  using mean_ranks::exact;
-  std::string f = fmt::format("dp-mean d={} eps={} delta={} share={} check={} range={} beta={} "
-                              "alpha={} noise={} scale=", d, exact(o.privacy.epsilon),
-                              exact(o.privacy.delta), exact(o.scale_share),
-                              exact(o.clip_check_share), exact(o.range_share),
-                              exact(o.failure_probability), exact(o.alpha),
-                              static_cast<int>(o.run.noise));
-  if (o.scale)
-    for (double s : *o.scale) f += exact(s) + ",";
-  return f;
-}
-
 struct DpMeanPlan {
   AuxPlan aux;
   RangeOptions range;
@@ -84,7 +71,8 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rn
   validate(o, X.cols());
   Communicator& comm = comm_or_single(o.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint(o, X.cols()), "DP Mean's options and column count", o.run.threads);
+      X, comm, fingerprint_of("dp-mean", o, X.cols()), "DP Mean's options and column count",
+      o.run.threads);
   const DpMeanPlan p = plan_dp_mean(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   // Whatever the range step returns; the budget lives on rank 0.

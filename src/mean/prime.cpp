@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/robust.hpp"
@@ -276,21 +277,6 @@ double lambda_stat(const Matrix& M, Profile profile, bool ht) {
   const Vector ev = es.eigenvalues().array() - (ht ? 0.0 : 1.0);
   if (profile == Profile::practical) return ev[d - 1];  // one-sided (docs/proofs/mean.md)
   return std::max(std::abs(ev[0]), std::abs(ev[d - 1]));      // paper: ‖M − I‖₂
-}
-
-// The options that shape the release and the column count, exactly: every rank must agree.
-std::string fingerprint(const PrimeOptions& o, Eigen::Index d) {
-  using mean_ranks::exact;
-  std::string f = fmt::format(
-      "prime d={} eps={} delta={} profile={} noise={} ht={} alpha={} beta={} T1={} T2={} C={} "
-      "topk={} fallback={} share={} check={} scale=",
-      d, exact(o.privacy.epsilon), exact(o.privacy.delta), static_cast<int>(o.profile),
-      static_cast<int>(o.run.noise), o.heavy_tailed, exact(o.alpha), exact(o.failure_probability),
-      o.T1, o.T2, exact(o.C), exact(o.topk_multiplier), o.fallback, exact(o.scale_share),
-      exact(o.clip_check_share));
-  if (o.scale)
-    for (double x : *o.scale) f += exact(x) + ",";
-  return f;
 }
 
 }  // namespace
@@ -745,8 +731,8 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
     validate_robust(o);
-    n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d), "PRIME's options and column count",
-                                 o.run.threads);
+    n = mean_ranks::guarded_rows(X, comm, fingerprint_of("prime", o, d),
+                                 "PRIME's options and column count", o.run.threads);
   }
   validate(o, n, d);
   require(n >= 16, fmt::format("PRIME needs n >= 16 rows, got {}", n));

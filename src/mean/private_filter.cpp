@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -138,20 +139,6 @@ FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions&
                                    o.clip_check_share, o.failure_probability, o.T, o.C,
                                    o.topk_multiplier);
   return cached_plan<FilterPlan>(key, [&] { return build_plan(n, d, o); });
-}
-
-// The options that shape the release and the column count, exactly: every rank must agree.
-std::string fingerprint(const PrivateFilterOptions& o, Eigen::Index d) {
-  using mean_ranks::exact;
-  std::string f = fmt::format(
-      "filter d={} eps={} delta={} profile={} noise={} alpha={} beta={} T={} C={} topk={} "
-      "share={} check={} scale=",
-      d, exact(o.privacy.epsilon), exact(o.privacy.delta), static_cast<int>(o.profile),
-      static_cast<int>(o.run.noise), exact(o.alpha), exact(o.failure_probability), o.T, exact(o.C),
-      exact(o.topk_multiplier), exact(o.scale_share), exact(o.clip_check_share));
-  if (o.scale)
-    for (double x : *o.scale) f += exact(x) + ",";
-  return f;
 }
 
 }  // namespace
@@ -358,7 +345,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
     validate_robust(o);
-    n = mean_ranks::guarded_rows(X, comm, fingerprint(o, d),
+    n = mean_ranks::guarded_rows(X, comm, fingerprint_of("filter", o, d),
                                  "the private filter's options and column count", o.run.threads);
   }
   validate(o, n, d);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -97,13 +98,7 @@ RowShard distributed_shard(const ConstMatrixRef& X, const GeometricMedianOptions
           "method hsu24: the paper profile's FastRadius (Alg. 2) draws each row's partners from "
           "every rank in blocks whose count is decided by the noise as it goes, and its phased "
           "DP-SGD walks the rows one at a time in one global order; neither is a sum over shards");
-  check_agreement(*comm,
-                  fmt::format("median|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|{}|{}|{}|{}",
-                              name_of(o.method), o.privacy.epsilon, o.privacy.delta,
-                              o.domain_radius.value_or(-1), o.min_radius.value_or(-1),
-                              o.scale_share, o.bound_check_share, o.radius_share,
-                              o.localization_share, o.dpgd_steps, o.weiszfeld_step, o.subsample,
-                              o.localization_steps, static_cast<int>(o.run.noise), X.cols()),
+  check_agreement(*comm, fingerprint_of("median", o, X.cols()),
                   "the median's parameters and column count");
   const ShardRows rows = shard_rows(*comm, X.rows());
   return {comm, rows.offset, rows.total};

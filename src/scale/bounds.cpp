@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -131,18 +132,6 @@ void warn_degenerate(const ScaleEstimate& s, nlohmann::json& diagnostics) {
       fmt::join(cols, ", "));
 }
 
-// What every rank must pass alike (the guard before the first collective): the options that shape
-// the release, in exact (hex) form, and the column count.
-std::string fingerprint(const BoundsOptions& o, Eigen::Index d) {
-  return fmt::format("bounds d={} eps={:a} delta={:a} norm={:a} share={:a} about={} widen={:a} "
-                     "alpha={:a} beta={:a} per_octave={} neighbouring={} noise={} coverage={:a} "
-                     "clip_share={:a}",
-                     d, o.privacy.epsilon, o.privacy.delta, o.norm_quantile.value_or(-1.0),
-                     o.norm_share, o.norm_about_location, o.widen, o.alpha, o.beta, o.per_octave,
-                     static_cast<int>(o.neighbouring), static_cast<int>(o.run.noise),
-                     o.coverage.value_or(-1.0), o.clip_share);
-}
-
 }  // namespace
 
 Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
@@ -150,7 +139,8 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   check_options(o);
   Communicator& comm = comm_or_single(o.run.comm);
   if (comm.size() > 1)
-    check_agreement(comm, fingerprint(o, X.cols()), "the bounds' options and column count");
+    check_agreement(comm, fingerprint_of("bounds", o, X.cols()),
+                    "the bounds' options and column count");
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
@@ -166,15 +167,6 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
   }
 }
 
-// What every rank must pass alike: the options that shape the estimate (exact floats) and d.
-std::string fingerprint(const ClipBoundsOptions& o, Eigen::Index d) {
-  return fmt::format("clip_bounds d={} loss={} {:a} {:a} {:a} coverage={:a} alpha={:a} beta={:a} "
-                     "per_octave={} scan_per_octave={} refine={} neighbouring={}",
-                     d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
-                     o.coverage, o.alpha, o.beta, o.per_octave, o.scan_per_octave,
-                     o.refine_points, static_cast<int>(o.neighbouring));
-}
-
 }  // namespace
 
 Vector ClipBounds::lo() const {
@@ -240,7 +232,7 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   const auto d = static_cast<std::size_t>(X.cols());
   Plan p = make_plan(o, std::max<std::size_t>(d, 1));
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint(o, X.cols()));
+  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()));
   ClipBounds out;
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });

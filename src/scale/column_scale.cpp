@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
@@ -48,15 +49,6 @@ ColumnScale finish_column(const RefinedMedian& m, std::size_t mad_cell, const Pl
   return c;
 }
 
-// What every rank must pass alike: the options that shape the estimate (exact floats) and d.
-std::string fingerprint(const ScaleOptions& o, Eigen::Index d) {
-  return fmt::format("scale d={} loss={} {:a} {:a} {:a} widen={:a} alpha={:a} beta={:a} "
-                     "per_octave={} refine={} neighbouring={}",
-                     d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
-                     o.widen, o.alpha, o.beta, o.per_octave, o.refine_points,
-                     static_cast<int>(o.neighbouring));
-}
-
 }  // namespace
 
 const char* to_string(ScaleStatus s) {
@@ -80,7 +72,7 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
                             Rng& rng) {
   check_options(o);
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint(o, X.cols()));
+  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("scale", o, X.cols()));
   const auto d = static_cast<std::size_t>(X.cols());
   ScaleEstimate out;
   out.entries = private_scale_entries(o, d);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/release.hpp"
@@ -29,15 +30,6 @@ void check_options(const LocationOptions& o) {
           format_number(o.window));
   require(o.recentre_points >= 3 && o.recentre_points <= (std::size_t{1} << 24),
           "recentre_points must be in [3, 2^24], got {}", o.recentre_points);
-}
-
-// What every rank must pass alike: the options that shape the estimate (exact floats) and d.
-std::string fingerprint(const LocationOptions& o, Eigen::Index d) {
-  return fmt::format("location d={} loss={} {:a} {:a} {:a} window={:a} alpha={:a} beta={:a} "
-                     "per_octave={} refine={} recentre={} final_mad={} neighbouring={}",
-                     d, static_cast<int>(o.loss.kind), o.loss.epsilon, o.loss.delta, o.loss.rho,
-                     o.window, o.alpha, o.beta, o.per_octave, o.refine_points, o.recentre_points,
-                     o.final_mad ? 1 : 0, static_cast<int>(o.neighbouring));
 }
 
 // The midpoints of the released MAD cells of |x - centre_j| (one pass, d selections).
@@ -178,7 +170,7 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
                                   ReleaseBudget& account, Rng& rng) {
   check_options(o);
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint(o, X.cols()));
+  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("location", o, X.cols()));
   const auto d = static_cast<std::size_t>(X.cols());
   LocationEstimate out;
   out.entries = private_location_entries(o, d);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exact_sum.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -86,13 +87,7 @@ void validate_table(const ConstMatrixRef& X) {
 }
 
 std::string fingerprint(const StatOptions& o, const char* statistic, Eigen::Index d) {
-  std::string f = fmt::format("stat {} d={} eps={:a} delta={:a} share={:a} noise={} bounds=",
-                              statistic, d, o.privacy.epsilon, o.privacy.delta, o.scale_share,
-                              static_cast<int>(o.run.noise));
-  for (const auto& b : o.bounds) f += fmt::format("{:a},{:a};", b.lower, b.upper);
-  f += fmt::format(" grid={} quantiles=", o.grid_size);
-  for (double q : o.quantiles) f += fmt::format("{:a};", q);
-  return f;
+  return fingerprint_of(std::string("stat ") + statistic, o, d);
 }
 
 std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communicator& comm,

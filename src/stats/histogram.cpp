@@ -13,6 +13,7 @@
 #include <map>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
 #include "internal.hpp"
@@ -169,10 +170,7 @@ Release<Histogram> histogram(std::span<const std::string> values, const StatOpti
   Communicator& comm = comm_or_single(o.run.comm);
   auto n = static_cast<std::int64_t>(values.size());
   if (comm.size() > 1) {  // ranks (issue 18): every rank passes its own values
-    std::string f = fmt::format("histogram eps={:a} delta={:a} noise={} categories=",
-                                o.privacy.epsilon, o.privacy.delta, static_cast<int>(o.run.noise));
-    for (const auto& c : o.categories) f += fmt::format("{}:{};", c.size(), c);
-    check_agreement(comm, f, "the histogram's options");
+    check_agreement(comm, fingerprint_of("histogram", o, 1), "the histogram's options");
     n = allreduce_count(comm, n);
   }
   require(n > 0, "histogram needs at least one value, got none");

@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -107,17 +108,16 @@ std::string fingerprint(const ClassifyOptions& o, const Classifier& m, Eigen::In
   std::uint64_t sum = 0;
   for (Eigen::Index j = 0; j < m.num_parameters(); ++j)
     sum = sum * 0x100000001b3ULL + std::bit_cast<std::uint64_t>(m.parameters()(j));
-  return fmt::format(
-      "{}|{:a}|{:a}|{:a}|{}|{}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{:a}|{}|{}|"
-      "{}|{}|{}|{}|{:x}|d={}|n={}|holdout={:a}/{:a}",
-      to_string(o.optimizer), o.privacy.epsilon, o.privacy.delta, o.noise_multiplier.value_or(-1),
-      o.epochs, o.batch_size, o.learning_rate.value_or(-1), o.clip, o.feature_scale.value_or(-1),
-      o.scale_share,
-      o.beta1, o.beta2, o.adam_epsilon.value_or(-1), o.lambda, o.tau,
-      o.second_moment_floor.value_or(-1), o.loss_bound, o.loss_noise_multiplier,
-      static_cast<int>(o.run.noise), to_string(m.kind()), m.features(), m.hidden(), m.classes(),
-      m.num_parameters(), sum, d, o.n_public.value_or(-1), o.holdout.value_or(-1),
-      o.holdout_share);
+  Fingerprint f("classify");
+  visit_fields(o, f);
+  f("model", m.kind());
+  f("features", m.features());
+  f("hidden", m.hidden());
+  f("classes", m.classes());
+  f("parameters", m.num_parameters());
+  f("start_checksum", sum);
+  f("d", d);
+  return f.text();
 }
 
 // The default learning rate: T steps of Adam move each parameter by about T lr (its update is

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/above_threshold.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -68,15 +69,12 @@ void check_distributed(const UserDataset& data, const UserLevelOptions& o) {
 
 // Everything the ranks must agree on before the first collective of the fit.
 std::string fingerprint(const UserDataset& data, const UserLevelOptions& o) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|d={}|m={}|n={}|h={}/{}/{}",
-                     name_of(o.method), name_of(o.loss), name_of(o.profile), o.privacy.epsilon,
-                     o.privacy.delta, o.domain_radius, o.feature_bound.value_or(-1),
-                     o.label_bound.value_or(-1), o.steps.value_or(-1), o.step_size.value_or(-1),
-                     o.clip.value_or(-1), o.scale_share, o.clip_report_share,
-                     o.centre ? (*o.centre ? 1 : 0) : -1, static_cast<int>(o.run.noise),
-                     o.domain || o.x0 ? 1 : 0, data.dim(), data.items_per_user(),
-                     data.total_users(), o.holdout.value_or(-1), o.holdout_share,
-                     o.holdout_loss_bound);
+  Fingerprint f("user-level");
+  visit_fields(o, f);
+  f("d", data.dim());
+  f("m", data.items_per_user());
+  f("n", data.total_users());
+  return f.text();
 }
 
 // checked_labels over every rank's users' labels (one process: checked_labels itself): {0, 1}

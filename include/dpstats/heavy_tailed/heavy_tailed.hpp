@@ -129,6 +129,42 @@ struct HeavyTailedOptions {
   std::optional<double> step_size;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const HeavyTailedOptions& o, V& v) {
+  v("method", o.method);
+  v("profile", o.profile);
+  v("loss", o.loss);
+  v("huber_kappa", o.huber_kappa);
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("noise", o.run.noise);
+  v("domain_radius", o.domain_radius);
+  v("moment_order", o.moment_order);
+  v("moment_bound", o.moment_bound);
+  v("moment_bound_2", o.moment_bound_2);
+  v("scale_share", o.scale_share);
+  v("centre", o.centre);
+  v("holdout", o.holdout);
+  v("holdout_share", o.holdout_share);
+  v("holdout_loss_bound", o.holdout_loss_bound);
+  v("phases", o.phases);
+  v("growth", o.growth);
+  v("c_multiplier", o.c_multiplier);
+  v("lambda_multiplier", o.lambda_multiplier);
+  v("kappa", o.kappa);
+  v("clip", o.clip);
+  v("lambda", o.lambda);
+  v("final_solver", o.final_solver);
+  v("final_clip_rule", o.final_clip_rule);
+  v("clip_tail_constant", o.clip_tail_constant);
+  v("clip_budget_share", o.clip_budget_share);
+  v("first_fraction", o.first_fraction);
+  v("inner", o.inner);
+  v("steps", o.steps);
+  v("step_size", o.step_size);
+}
+
 // Sets moment_order, moment_bound and moment_bound_2 from a resolved bound (experiments, tests).
 inline void set_moment(HeavyTailedOptions& o, const MomentBound& mb) {
   o.moment_order = mb.k;

@@ -33,6 +33,17 @@ struct BoundedMeanOptions {
   double clip_check_share = 0.01;  // supplied bounds: private clipped-row count, in [0, 0.1]
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const BoundedMeanOptions& o, V& v) {
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("noise", o.run.noise);
+  v("bounds", o.bounds);
+  v("scale_share", o.scale_share);
+  v("clip_check_share", o.clip_check_share);
+}
+
 Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& options, Rng& rng,
                              Budget* budget = nullptr);
 

@@ -31,6 +31,20 @@ struct DpMeanOptions {
   double alpha = 0;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const DpMeanOptions& o, V& v) {
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("noise", o.run.noise);
+  v("scale", o.scale);
+  v("scale_share", o.scale_share);
+  v("clip_check_share", o.clip_check_share);
+  v("failure_probability", o.failure_probability);
+  v("range_share", o.range_share);
+  v("alpha", o.alpha);
+}
+
 // Abstains (the seam's convention) when the range step finds no populated bin in some
 // coordinate or the scale layer cannot estimate a column's scale; the abstention is itself a
 // private output. Not robust: diagnostics["robust"] is false and diagnostics state the most a

@@ -68,6 +68,26 @@ struct PrimeOptions {
   bool heavy_tailed = false;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const PrimeOptions& o, V& v) {
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("profile", o.profile);
+  v("noise", o.run.noise);
+  v("alpha", o.alpha);
+  v("scale", o.scale);
+  v("scale_share", o.scale_share);
+  v("clip_check_share", o.clip_check_share);
+  v("failure_probability", o.failure_probability);
+  v("topk_multiplier", o.topk_multiplier);
+  v("T1", o.T1);
+  v("T2", o.T2);
+  v("C", o.C);
+  v("fallback", o.fallback);
+  v("heavy_tailed", o.heavy_tailed);
+}
+
 // What the feasibility check predicts from public parameters only (docs/proofs/mean.md, addendum).
 struct PrimeFeasibility {
   double radius = 0;            // practical: ball radius r (scale units); paper: box half-diagonal

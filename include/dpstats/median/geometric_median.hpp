@@ -120,6 +120,31 @@ struct GeometricMedianOptions {
   int localization_steps = 1000;         // HSU24 inner T (paper profile and hsu24 method)
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const GeometricMedianOptions& o, V& v) {
+  v("method", o.method);
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("profile", o.profile);
+  v("noise", o.run.noise);
+  v("domain_radius", o.domain_radius);
+  v("scale_share", o.scale_share);
+  v("bound_check_share", o.bound_check_share);
+  v("min_radius", o.min_radius);
+  v("radius_share", o.radius_share);
+  v("localization_share", o.localization_share);
+  v("dpgd_steps", o.dpgd_steps);
+  v("weiszfeld_step", o.weiszfeld_step);
+  v("subsample", o.subsample);
+  v("boosting", o.boosting);
+  v("center", o.center);
+  v("center_radius_multiplier", o.center_radius_multiplier);
+  v("passes", o.passes);
+  v("eta_multiplier", o.eta_multiplier);
+  v("localization_steps", o.localization_steps);
+}
+
 struct GeometricMedianTrace : TestHooks {
   double domain_radius = 0;  // the R the pipeline ran with (given or estimated)
   Vector offset;             // c0 subtracted before the pipeline (zero when R was given)

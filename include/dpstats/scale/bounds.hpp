@@ -35,6 +35,24 @@ struct BoundsOptions {
   RunControl run;                       // threads: columns estimated in parallel
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const BoundsOptions& o, V& v) {
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("norm_quantile", o.norm_quantile);
+  v("norm_share", o.norm_share);
+  v("coverage", o.coverage);
+  v("clip_share", o.clip_share);
+  v("norm_centre", o.norm_about_location);
+  v("widen", o.widen);
+  v("alpha", o.alpha);
+  v("beta", o.beta);
+  v("per_octave", o.per_octave);
+  v("neighbouring", o.neighbouring);
+  v("noise", o.run.noise);
+}
+
 struct Bounds {
   ScaleEstimate scale;
   std::optional<ClipBounds> clip;

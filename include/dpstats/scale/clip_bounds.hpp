@@ -61,6 +61,22 @@ struct ClipBoundsOptions {
   Communicator* comm = nullptr;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const ClipBoundsOptions& o, V& v) {
+  v("loss_kind", o.loss.kind);
+  v("loss_epsilon", o.loss.epsilon);
+  v("loss_delta", o.loss.delta);
+  v("loss_rho", o.loss.rho);
+  v("coverage", o.coverage);
+  v("alpha", o.alpha);
+  v("beta", o.beta);
+  v("per_octave", o.per_octave);
+  v("scan_per_octave", o.scan_per_octave);
+  v("refine_points", o.refine_points);
+  v("neighbouring", o.neighbouring);
+}
+
 struct ColumnClipBounds {
   double lo = 0, hi = 0;       // the clipping bounds
   double anchor = 0;           // a: the private median the scans start from

@@ -57,6 +57,21 @@ struct ScaleOptions {
   Communicator* comm = nullptr;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const ScaleOptions& o, V& v) {
+  v("loss_kind", o.loss.kind);
+  v("loss_epsilon", o.loss.epsilon);
+  v("loss_delta", o.loss.delta);
+  v("loss_rho", o.loss.rho);
+  v("widen", o.widen);
+  v("alpha", o.alpha);
+  v("beta", o.beta);
+  v("per_octave", o.per_octave);
+  v("refine_points", o.refine_points);
+  v("neighbouring", o.neighbouring);
+}
+
 enum class ScaleStatus { ok, degenerate, insufficient_data };
 const char* to_string(ScaleStatus s);
 

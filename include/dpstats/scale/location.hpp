@@ -58,6 +58,23 @@ struct LocationOptions {
   Communicator* comm = nullptr;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const LocationOptions& o, V& v) {
+  v("loss_kind", o.loss.kind);
+  v("loss_epsilon", o.loss.epsilon);
+  v("loss_delta", o.loss.delta);
+  v("loss_rho", o.loss.rho);
+  v("window", o.window);
+  v("alpha", o.alpha);
+  v("beta", o.beta);
+  v("per_octave", o.per_octave);
+  v("refine_points", o.refine_points);
+  v("recentre_points", o.recentre_points);
+  v("final_mad", o.final_mad);
+  v("neighbouring", o.neighbouring);
+}
+
 struct ColumnLocation {
   double location = 0;    // m2: the private median, re-centred
   double scale = 0;       // 1.4826 x the private MAD around `location` (0 when degenerate)

@@ -47,6 +47,12 @@ struct ColumnBounds {
   double lower = 0, upper = 0;  // lower < upper, finite
 };
 
+template <class V>
+void visit_fields(const ColumnBounds& b, V& v) {
+  v("lower", b.lower);
+  v("upper", b.upper);
+}
+
 // The share of epsilon (and delta) that checks whether user-given bounds bite.
 inline constexpr double kClipCheckShare = 0.05;
 
@@ -63,6 +69,20 @@ struct StatOptions {
   std::size_t grid_size = 1024;      // quantiles: candidates per column, evenly spaced in bounds
   std::vector<std::string> categories;  // histogram: public categories (empty: selected privately)
 };
+
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const StatOptions& o, V& v) {
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("profile", o.profile);
+  v("noise", o.run.noise);
+  v("bounds", o.bounds);
+  v("scale_share", o.scale_share);
+  v("quantiles", o.quantiles);
+  v("grid_size", o.grid_size);
+  v("categories", o.categories);
+}
 
 // count: the number of rows (estimate of length 1), add/remove.
 Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,

@@ -111,6 +111,34 @@ struct ClassifyOptions {
   bool noise_thread = true;
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+// The model's shape and start point are the caller's (train_classifier.cpp adds them).
+template <class V>
+void visit_fields(const ClassifyOptions& o, V& v) {
+  v("optimizer", o.optimizer);
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("noise_multiplier", o.noise_multiplier);
+  v("noise", o.run.noise);
+  v("epochs", o.epochs);
+  v("batch_size", o.batch_size);
+  v("n_public", o.n_public);
+  v("learning_rate", o.learning_rate);
+  v("clip", o.clip);
+  v("feature_scale", o.feature_scale);
+  v("scale_share", o.scale_share);
+  v("beta1", o.beta1);
+  v("beta2", o.beta2);
+  v("adam_epsilon", o.adam_epsilon);
+  v("lambda", o.lambda);
+  v("tau", o.tau);
+  v("second_moment_floor", o.second_moment_floor);
+  v("holdout", o.holdout);
+  v("holdout_share", o.holdout_share);
+  v("holdout_loss_bound", o.loss_bound);
+  v("loss_noise_multiplier", o.loss_noise_multiplier);
+}
+
 struct EpochReport {
   int epoch = 0;                 // 1-based
   double train_loss = 0;         // the private (noisy) mean clipped loss (exact for adam)

@@ -58,6 +58,19 @@ struct Alg1Options {
                                     // fit_user_level passes what the scale estimates left
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const Alg1Options& o, V& v) {
+  v("profile", o.profile);
+  v("q", o.q);
+  v("p", o.p);
+  v("eta", o.eta);
+  v("num_phases", o.num_phases);
+  v("groups", o.groups);
+  v("c_tau", o.c_tau);
+  v("rho", o.rho);
+}
+
 struct Alg1Phase {
   std::int64_t n_i = 0, groups = 0, N_i = 0, T_i = 0;
   double eta_i = 0, tau_i = 0, sigma_i = 0;
@@ -103,6 +116,23 @@ struct Alg3Options {
   std::optional<double> smoothing_radius; // nonsmooth: r (default R√d/(εn√m), Thm D.3)
   std::optional<double> rho;              // practical: zCDP of each phase (default: from (ε, δ))
 };
+
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const Alg3Options& o, V& v) {
+  v("profile", o.profile);
+  v("q", o.q);
+  v("p", o.p);
+  v("lambda", o.lambda);
+  v("num_phases", o.num_phases);
+  v("c_tau", o.c_tau);
+  v("steps", o.steps);
+  v("clip", o.clip);
+  v("smoothness", o.smoothness);
+  v("users_per_step", o.users_per_step);
+  v("smoothing_radius", o.smoothing_radius);
+  v("rho", o.rho);
+}
 
 struct Alg3Phase {
   std::int64_t n_i = 0, T_i = 0, K_i = 0, K_laplace = 0;
@@ -196,6 +226,33 @@ struct UserLevelOptions {
   Alg1Options alg1;                      // alg1.profile is set from `profile`
   Alg3Options alg3;                      // accelerated and nonsmooth; alg3.profile from `profile`
 };
+
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+// A `domain` or `x0` object enters as whether one is given.
+template <class V>
+void visit_fields(const UserLevelOptions& o, V& v) {
+  v("method", o.method);
+  v("loss", o.loss);
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("profile", o.profile);
+  v("noise", o.run.noise);
+  v("domain_radius", o.domain_radius);
+  v("domain_or_x0_given", o.domain || o.x0);
+  v("feature_bound", o.feature_bound);
+  v("label_bound", o.label_bound);
+  v("scale_share", o.scale_share);
+  v("centre", o.centre);
+  v("clip_report_share", o.clip_report_share);
+  v("holdout", o.holdout);
+  v("holdout_share", o.holdout_share);
+  v("holdout_loss_bound", o.holdout_loss_bound);
+  v("steps", o.steps);
+  v("step_size", o.step_size);
+  v("clip", o.clip);
+  v("alg1", o.alg1);
+  v("alg3", o.alg3);
+}
 
 // The defaults above resolved for this data (public sizes and constants only).
 ProblemConstants problem_constants(const UserDataset& data, const Loss& loss,
