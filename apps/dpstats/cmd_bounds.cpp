@@ -63,22 +63,16 @@ void add_bounds_command(CLI::App& app) {
       "bounds", "Private per-column location, scale and clipping bounds of INPUT (no public range)");
   // --delta 0 (default): pure epsilon-DP; in (0, 1): zCDP accounting of (epsilon, delta).
   add_release_options(cmd, *a, kEveryRelease | kNeighbouring, kEpsilon);
-  cmd->add_option("--norm-quantile", a->norm_quantile,
-                  "also release this quantile in (0, 1) of the row norms (a clip)");
-  cmd->add_option("--norm-share", a->o.norm_share,
-                  "fraction of the budget for the norm quantile, in (0, 1); default 0.25");
-  cmd->add_option("--norm-centre", a->norm_centre,
-                  "location (default: norms about the private location) or zero")
+  add_declared(cmd, "bounds", "norm_quantile", a->norm_quantile);
+  add_declared(cmd, "bounds", "norm_share", a->o.norm_share);
+  add_declared(cmd, "bounds", "norm_centre", a->norm_centre)
       ->check(CLI::IsMember({"location", "zero"}));
-  cmd->add_option("--coverage", a->o.coverage,
-                  "also release clipping bounds (clip_lo, clip_hi) designed to leave this fraction "
-                  "in (0, 0.5) of the rows outside, half on each side");
-  cmd->add_option("--clip-share", a->o.clip_share,
-                  "fraction of the budget for the clipping bounds, in (0, 1); default 0.5");
-  cmd->add_option("--widen", a->o.widen, "bounds = location -/+ widen * scale; default 4");
-  cmd->add_option("--alpha", a->o.alpha, "tolerated corrupted fraction in [0, 0.3); default 0.05");
-  cmd->add_option("--beta", a->o.beta, "failure probability of the utility check; default 0.05");
-  cmd->add_option("--per-octave", a->o.per_octave, "log-grid points per octave; default 32");
+  add_declared(cmd, "bounds", "coverage", a->o.coverage);
+  add_declared(cmd, "bounds", "clip_share", a->o.clip_share);
+  add_declared(cmd, "bounds", "widen", a->o.widen);
+  add_declared(cmd, "bounds", "alpha", a->o.alpha);
+  add_declared(cmd, "bounds", "beta", a->o.beta);
+  add_declared(cmd, "bounds", "per_octave", a->o.per_octave);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_bounds(*a); });
 }

@@ -203,34 +203,22 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
 FitRunner add_fit_classify(CLI::App* cmd) {
   auto c = std::make_shared<ClassifyArgs>();
   cmd->add_option("--data", c->data, "classify: fashion-mnist or a CSV (label, features...)");
-  cmd->add_option("--model", c->model, "classify: logistic (default) or mlp")
+  add_declared(cmd, "fit", "model", c->model)
       ->check(CLI::IsMember(enum_names<optimize::ModelKind>()));
   std::string optimizers;
   for (const auto& m : optimize::classify_optimizers())
     optimizers += fmt::format("{}{}: {}", optimizers.empty() ? "" : "; ", m.name, m.summary);
-  cmd->add_option("--optimizer", c->optimizer,
-                  "classify (default dp-adam-jme): " + optimizers)
+  auto* optimizer = add_declared(cmd, "fit", "optimizer", c->optimizer);
+  optimizer->description(optimizer->get_description() + ": " + optimizers)
       ->check(CLI::IsMember(method_names(optimize::classify_optimizers())));
-  cmd->add_option("--hidden", c->hidden, "classify: hidden units of the mlp (default 128)")
-      ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--noise-multiplier", c->noise_multiplier,
-                  "classify: noise multiplier z instead of calibrating to --epsilon (the run "
-                  "must fit within --epsilon; the epsilon spent is reported)");
-  cmd->add_option("--feature-scale", c->feature_scale,
-                  "classify: public scale the features are divided by before training (absent: "
-                  "per-column private median and robust sd, or the private median row norm / "
-                  "sqrt(d), from --scale-share; abstains when neither is reliable at this size)");
-  cmd->add_option("--lambda", c->lambda, "classify: JME scaling (default 1, the paper's Table 4)");
-  cmd->add_option("--tau", c->tau, "classify: joint-clip scaling (default 0.5, the paper's Table 4)");
-  cmd->add_option("--second-moment-floor", c->floor,
-                  "classify: clamp of Adam's v-hat from below (default 0, docs/proofs/training.md)");
-  cmd->add_option("--classes", c->classes, "classify: number of classes (required for CSV)");
-  cmd->add_option("--n-public", c->n_public,
-                  "classify: the public number of training rows (required for a private "
-                  "optimizer on CSV; fashion-mnist: 60000): the sampling rate is --batch-size / "
-                  "N and the steps --epochs x N / --batch-size, since under add/remove the exact "
-                  "row count is private")
-      ->check(CLI::Range(std::int64_t{1}, (std::int64_t{1} << 39) - 1));
+  add_declared(cmd, "fit", "hidden", c->hidden);
+  add_declared(cmd, "fit", "noise_multiplier", c->noise_multiplier);
+  add_declared(cmd, "fit", "feature_scale", c->feature_scale);
+  add_declared(cmd, "fit", "lambda", c->lambda);
+  add_declared(cmd, "fit", "tau", c->tau);
+  add_declared(cmd, "fit", "second_moment_floor", c->floor);
+  add_declared(cmd, "fit", "classes", c->classes);
+  add_declared(cmd, "fit", "n_public", c->n_public);
   cmd->add_option("--test", c->test, "classify: public test CSV for diagnostics.test_accuracy");
   cmd->add_option("--save-weights", c->save, "classify: write the parameters as a 1 x P .npy");
   return [c](const FitArgs& a) { run_fit(a, *c); };

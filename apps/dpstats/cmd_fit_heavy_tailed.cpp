@@ -103,19 +103,12 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
 
 FitRunner add_fit_heavy_tailed(CLI::App* cmd) {
   auto h = std::make_shared<HeavyArgs>();
-  cmd->add_option("--moment-order", h->moment_order, "heavy-tailed: moment order k >= 2 (default 4)");
-  cmd->add_option("--moment-bound", h->moment_bound,
-                  "heavy-tailed: public G_k with E[sup_W |grad f|^k] <= G_k^k (absent: estimated "
-                  "privately from --scale-share of epsilon)");
-  cmd->add_option("--moment-bound-2", h->moment_bound_2,
-                  "heavy-tailed: public G_2 (default G_k)");
-  cmd->add_option("--phases", h->phases, "heavy-tailed: Pop-Localize phases (practical default 3)");
-  cmd->add_option("--inner", h->inner,
-                  "heavy-tailed: per-phase solver, glm-one-stage (default, docs/proofs/heavy-tailed.md §2.13) or "
-                  "double-output-perturbation (Alg 4 with Alg 2, the paper's main algorithm)");
-  cmd->add_option("--final-clip-rule", h->final_clip_rule,
-                  "heavy-tailed practical: clip of the final GD phase, private-quantile (default; "
-                  "1/16 of that block's epsilon) or public (moment bound only)");
+  add_declared(cmd, "fit", "moment_order", h->moment_order);
+  add_declared(cmd, "fit", "moment_bound", h->moment_bound);
+  add_declared(cmd, "fit", "moment_bound_2", h->moment_bound_2);
+  add_declared(cmd, "fit", "phases", h->phases);
+  add_declared(cmd, "fit", "inner", h->inner);
+  add_declared(cmd, "fit", "final_clip_rule", h->final_clip_rule);
   return [h](const FitArgs& a) { run_fit(a, *h); };
 }
 

@@ -181,14 +181,9 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
 FitRunner add_fit_user_level(CLI::App* cmd) {
   auto items_per_user = std::make_shared<std::int64_t>(0);  // 0: not given (refused)
   auto a3 = std::make_shared<Alg3Args>();
-  cmd->add_option("--items-per-user", *items_per_user,
-                  "user-level (required): m, the public number of rows per user; each user is "
-                  "truncated or padded (with its own rows) to m")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  cmd->add_option("--smoothing-radius", a3->smoothing_radius,
-                  "user-level nonsmooth: smoothing radius r (default R·sqrt(d)/(eps·n·sqrt(m)))");
-  cmd->add_option("--users-per-step", a3->users_per_step,
-                  "user-level accelerated/nonsmooth practical: users per step K (default all)");
+  add_declared(cmd, "fit", "items_per_user", *items_per_user);
+  add_declared(cmd, "fit", "smoothing_radius", a3->smoothing_radius);
+  add_declared(cmd, "fit", "users_per_step", a3->users_per_step);
   return [items_per_user, a3](const FitArgs& a) { run_fit(a, *items_per_user, *a3); };
 }
 

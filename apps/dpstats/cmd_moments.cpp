@@ -299,22 +299,16 @@ void add_moments_command(CLI::App& app) {
   auto a = std::make_shared<MomentsArgs>();
   auto* cmd = app.add_subcommand(
       "moments", "Continual release of first and second moments of a stream (rows of INPUT)");
-  cmd->add_option("--method", a->o.method, method_help())
+  auto* method = add_declared(cmd, "moments", "method", a->o.method);
+  method->description(method->get_description() + ": " + method_help())
       ->check(CLI::IsMember(method_names(moments_methods())));
   // --delta is required: it states epsilon (also under --rho or --noise-multiplier); --threads
   // splits a step of 2^15 values or more (the output does not depend on it).
   add_release_options(cmd, *a, kEveryRelease | kRho | kNeighbouring | kScaleShare | kProfile,
                       kDelta, moments_methods());
-  cmd->add_option("--workload", a->o.workload,
-                  "prefix, average, decay:BETA, window:K, adam:BETA (default prefix)");
-  cmd->add_option("--factorization", a->o.factorization,
-                  "auto (default: blt:M sized from the horizon, banded:4K for window:K), input, output, "
-                  "sqrt (the dense square root, O(t) a step), banded:B or blt:M");
-  cmd->add_option("--clip", a->o.clip,
-                  "l2 clip norm of one row, in the data's units (JME's zeta). Absent on a file: "
-                  "estimated privately (3 x a private median of the row norms) from "
-                  "--scale-share; absent with --steps (a live stream): learnt privately per "
-                  "block of --clip-block rows (adaptive clip, stated on each line)");
+  add_declared(cmd, "moments", "workload", a->o.workload);
+  add_declared(cmd, "moments", "factorization", a->o.factorization);
+  add_declared(cmd, "moments", "clip", a->o.clip);
   cmd->add_option("--clip-block", a->o.clip_block,
                   "live stream without --clip: rows per adaptive-clip block (default 0: the "
                   "smallest block the budget supports; the first block is held and entered "
@@ -322,16 +316,13 @@ void add_moments_command(CLI::App& app) {
   cmd->add_flag("--centre,!--no-centre", a->o.centre,
                 "file input without --clip: centre the rows on a private location first when "
                 "the table is long enough (default on)");
-  cmd->add_option("--clip-check-share", a->o.clip_check_share,
-                  "budget share of the private count of rows above a given --clip (file input), "
-                  "in [0, 0.5]; 0: no check (default 0.01)");
-  cmd->add_option("--noise-multiplier", a->o.noise_multiplier,
-                  "noise of a sensitivity-1 query (instead of --epsilon)");
-  cmd->add_option("--lambda", a->o.lambda, "lambda-jme scaling > 0");
-  cmd->add_option("--alpha", a->o.alpha, "ime first-moment budget share in (0, 1) (default 0.5)");
-  cmd->add_option("--tau", a->o.tau, "cs scaling > 0 (default 1)");
-  cmd->add_flag("--diagonal", a->o.diagonal, "release only the diagonal of the second moment");
-  cmd->add_option("--on-norm", a->o.on_norm, "rows above --clip: clip (default) or reject")
+  add_declared(cmd, "moments", "clip_check_share", a->o.clip_check_share);
+  add_declared(cmd, "moments", "noise_multiplier", a->o.noise_multiplier);
+  add_declared(cmd, "moments", "lambda", a->o.lambda, moments_methods());
+  add_declared(cmd, "moments", "alpha", a->o.alpha, moments_methods());
+  add_declared(cmd, "moments", "tau", a->o.tau, moments_methods());
+  add_declared_flag(cmd, "moments", "diagonal", a->o.diagonal);
+  add_declared(cmd, "moments", "on_norm", a->o.on_norm)
       ->check(CLI::IsMember(enum_names<NormPolicy>()));
   cmd->add_option("--steps", a->steps,
                   "the stream's horizon; read INPUT row by row as it arrives (a live stream)");

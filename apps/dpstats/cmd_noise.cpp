@@ -40,9 +40,7 @@ void add_noise_command(CLI::App& app) {
          "laplace (pure DP) or gaussian")
       ->required()
       ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
-  cmd->add_option("--sensitivity", a->sensitivity,
-                  "sensitivity of the whole vector: l1 for laplace, l2 for gaussian")
-      ->required();
+  add_declared(cmd, "noise", "sensitivity", a->sensitivity)->required();
   // --delta: gaussian only.
   add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget, kEpsilon);
   cmd->add_option("VALUE", a->values, "the values to release")->required();

@@ -195,6 +195,7 @@ def mean_methods():
     return list(_dpstats.mean_methods())
 
 
+@_options.documented("noise", "sensitivity")
 def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,
             budget: Optional[Budget] = None) -> Release:
     """Adds Laplace noise to every entry of ``values`` (pure epsilon-DP).
@@ -203,11 +204,13 @@ def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = No
     entries between neighbouring datasets. The estimate has the shape of ``values``.
     """
     v = _array(values, "values")
+    _options.check("noise", "sensitivity", _float(sensitivity, "sensitivity"))
     est, fields = _dpstats.noise("laplace", v, _float(sensitivity, "sensitivity"),
                                  _float(epsilon, "epsilon"), 0.0, _seed(seed), _native(budget))
     return Release._from_native(est, fields, "noise")
 
 
+@_options.documented("noise", "sensitivity")
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
              seed: Optional[int] = None, *, budget: Optional[Budget] = None) -> Release:
     """Adds Gaussian noise to every entry of ``values`` ((epsilon, delta)-DP).
@@ -216,6 +219,7 @@ def gaussian(values, sensitivity: float, epsilon: float, delta: float,
     ``values``.
     """
     v = _array(values, "values")
+    _options.check("noise", "sensitivity", _float(sensitivity, "sensitivity"))
     est, fields = _dpstats.noise("gaussian", v, _float(sensitivity, "sensitivity"),
                                  _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
                                  _native(budget))

@@ -42,7 +42,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
-from . import _required
+from . import _options, _required
 from .budget import native
 from .release import Release
 
@@ -63,6 +63,8 @@ def _labels(y, name):
     return np.ascontiguousarray(y, dtype=np.int64)
 
 
+@_options.documented("fit", "model", "optimizer", "hidden", "classes", "noise_multiplier",
+                     "feature_scale", "lambda", "tau", "second_moment_floor", "n_public")
 def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  epsilon: Optional[float] = None, delta: Optional[float] = None,
                  noise_multiplier: Optional[float] = None,
@@ -108,6 +110,11 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                     ("n_public", 1 if n_public is None else n_public)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    for name, value in (("hidden", hidden), ("classes", classes),
+                        ("noise_multiplier", noise_multiplier), ("feature_scale", feature_scale),
+                        ("lambda", lambda_), ("tau", tau),
+                        ("second_moment_floor", second_moment_floor), ("n_public", n_public)):
+        _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
     try:
         X = np.ascontiguousarray(X, dtype=np.float64)
     except (TypeError, ValueError) as e:

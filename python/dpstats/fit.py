@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _dpstats
+from . import _dpstats, _options
 from .budget import native
 from .release import Release
 
@@ -68,6 +68,7 @@ def fit(X, y, users=None, task: Optional[str] = None, **options) -> Release:
     return fit_heavy_tailed(X, y, **options)
 
 
+@_options.documented("fit", "items_per_user", "smoothing_radius", "users_per_step")
 def _fit_user_level(X, y, users, loss: str = "logistic",
                     method: Optional[str] = None, epsilon: Optional[float] = None,
                     delta: Optional[float] = None, domain_radius: Optional[float] = None,
@@ -150,9 +151,9 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     from . import _seed
     if steps is not None and (not isinstance(steps, (int, np.integer)) or steps < 1):
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    if users_per_step is not None and (not isinstance(users_per_step, (int, np.integer))
-                                       or users_per_step < 1):
-        raise ValueError(f"users_per_step must be a positive integer, got {users_per_step!r}")
+    for name, value in (("smoothing_radius", smoothing_radius),
+                        ("users_per_step", users_per_step)):
+        _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
     if method != "non-private" and (epsilon is None or delta is None):
         raise ValueError("epsilon and delta are required for task='user-level' "
                          "(epsilon > 0, delta in (0, 1))")
@@ -166,6 +167,7 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     if (isinstance(items_per_user, bool) or not isinstance(items_per_user, (int, np.integer))
             or items_per_user < 1):
         raise ValueError(f"items_per_user must be a positive integer, got {items_per_user!r}")
+    _options.check("fit", "items_per_user", items_per_user)
     if threads is not None and (isinstance(threads, bool)
                                 or not isinstance(threads, (int, np.integer))):
         raise ValueError(f"threads must be an integer, got {threads!r}")

@@ -33,7 +33,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _dpstats
+from . import _dpstats, _options
 from .budget import native
 from .release import Release
 
@@ -62,6 +62,8 @@ def _centre(centre):
     raise ValueError(f"centre must be True, False or None, got {centre!r}")
 
 
+@_options.documented("fit", "moment_order", "moment_bound", "moment_bound_2", "phases", "inner",
+                     "final_clip_rule")
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      epsilon: Optional[float] = None, domain_radius: Optional[float] = None,
                      seed: Optional[int] = None, *, delta: Optional[float] = None,
@@ -116,6 +118,9 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")
+    for name, value in (("moment_order", moment_order), ("moment_bound", moment_bound),
+                        ("moment_bound_2", moment_bound_2), ("phases", phases)):
+        _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
     opt = lambda v, name: None if v is None else _float(v, name)  # noqa: E731
     est, fields = _dpstats.fit_heavy_tailed(
         X, y, loss, method, str(profile), 0.0 if epsilon is None else _float(epsilon, "epsilon"),

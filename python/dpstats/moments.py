@@ -33,6 +33,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _dpstats, _required, _table
+from ._options import check as _check, documented as _documented
 from .budget import Budget, native
 from .release import Release
 
@@ -86,6 +87,10 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
     from . import _required
     delta = _required.delta(delta, "it states the release's epsilon")
+    for name, value in (("clip", clip), ("clip_check_share", clip_check_share),
+                        ("noise_multiplier", noise_multiplier), ("lambda", lambda_),
+                        ("alpha", alpha), ("tau", tau)):
+        _check("moments", name, value)  # the declared range (dpstats/options.hpp)
     return _dpstats._moments_options(
         steps, dim, str(method), str(workload), str(factorization), _opt_float(clip, "clip"),
         float(_opt_float(epsilon, "epsilon") or 0.0), float(_opt_float(delta, "delta")),
@@ -156,6 +161,8 @@ class MomentEstimator:
         return json.loads(_dpstats._declared_fields(self._native.fields(), "moments")[0])
 
 
+@_documented("moments", "method", "workload", "factorization", "clip", "clip_check_share",
+             "noise_multiplier", "lambda", "alpha", "tau", "diagonal", "on_norm")
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,

@@ -18,6 +18,8 @@ from . import _required
 from .release import Release
 
 
+@_options.documented("bounds", "norm_quantile", "norm_share", "norm_centre", "coverage",
+                     "clip_share", "widen", "alpha", "beta", "per_octave")
 def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
            coverage: Optional[float] = None, clip_share: float = 0.5,
@@ -54,6 +56,10 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     _options.check("bounds", "threads", int(threads))  # the declared range, [1, 1024]
     if not isinstance(per_octave, (int, np.integer)) or isinstance(per_octave, bool):
         raise ValueError(f"per_octave must be an integer in [1, 1024], got {per_octave!r}")
+    for name, value in (("norm_quantile", norm_quantile), ("norm_share", norm_share),
+                        ("coverage", coverage), ("clip_share", clip_share), ("widen", widen),
+                        ("alpha", alpha), ("beta", beta), ("per_octave", per_octave)):
+        _options.check("bounds", name, value)  # the declared range (dpstats/options.hpp)
     nq = None if norm_quantile is None else _float(norm_quantile, "norm_quantile")
     cov = None if coverage is None else _float(coverage, "coverage")
     est, fields = _dpstats.bounds(

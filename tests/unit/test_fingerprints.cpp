@@ -3,6 +3,7 @@
 // ones it reads and the options its registry lines name are fields its options struct's
 // visit_fields walks, so they enter the fingerprint every rank compares with rank 0's. A declared
 // option left out of visit_fields fails here.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,6 +58,7 @@ const Names kNotFields = {
     "method",          // the mean's: which options struct runs (the fingerprint's first word)
     "items_per_user",  // the data's shape: the user-level fingerprint's m
     "boost_zeta",      // boosting's own guard states its part count
+    "model", "hidden", "classes",  // the classifier's shape: its own fields in the classify one
 };
 
 void expect_covered(const Names& readable, const Names& fields, std::string_view what) {
