@@ -7,19 +7,11 @@
 #pragma once
 #include <fmt/format.h>
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
 namespace dpstats {
-
-namespace fingerprint_detail {
-template <class T>
-inline constexpr bool is_optional = false;
-template <class T>
-inline constexpr bool is_optional<std::optional<T>> = true;
-}  // namespace fingerprint_detail
 
 class Fingerprint {
  public:
@@ -52,7 +44,7 @@ class Fingerprint {
     } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
       const std::string_view s = x;
       text_ += fmt::format("{}:{}", s.size(), s);
-    } else if constexpr (fingerprint_detail::is_optional<T>) {
+    } else if constexpr (requires { x.has_value(); *x; }) {  // std::optional
       if (x) append(*x);
       else text_ += '-';
     } else if constexpr (requires(Fingerprint& f) { visit_fields(x, f); }) {
