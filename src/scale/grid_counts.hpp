@@ -319,6 +319,7 @@ template <class Transform>
   std::vector<double> base_v(d), log2_v(d), m_v(d), points_v(d), value_v(d);
   std::vector<const double*> padded_v(d);
   std::vector<std::int32_t> guess_v(d);
+  std::vector<std::size_t> idx_v(d);
   for (std::size_t j = 0; j < d; ++j) {
     base_v[j] = grids[j]->geometric_base();
     log2_v[j] = grids[j]->geometric_log2_base();
@@ -333,6 +334,7 @@ template <class Transform>
   const double* const* __restrict padded = padded_v.data();
   double* __restrict v = value_v.data();
   std::int32_t* __restrict guess = guess_v.data();
+  std::size_t* __restrict idx = idx_v.data();
   for (std::int64_t r = begin; r < end; ++r) {
     const double* __restrict row = X.row(r).data();
     for (std::size_t j = 0; j < d; ++j) {
@@ -341,8 +343,9 @@ template <class Transform>
       guess[j] = GridIndex::geometric_guess(x > base[j] ? x : base[j], log2_base[j], m[j],
                                             points[j]);
     }
-    for (std::size_t j = 0; j < d; ++j)
-      ++b[off[j] + grids[j]->geometric_fix(padded[j], v[j], static_cast<std::size_t>(guess[j]))];
+    for (std::size_t j = 0; j < d; ++j)  // the loads of the points, apart from the counts' stores
+      idx[j] = off[j] + grids[j]->geometric_fix(padded[j], v[j], static_cast<std::size_t>(guess[j]));
+    for (std::size_t j = 0; j < d; ++j) ++b[idx[j]];
   }
 }
 
