@@ -142,6 +142,46 @@ std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bit
   return walk_in_random_order(walk, [&](std::uint32_t i) { return gamma[i]; }, bits);
 }
 
+// The positions a Fisher-Yates walk over `entries` candidates has moved: position -> candidate,
+// the position itself where never written. Up to 2^22 candidates a thread's array (kept between
+// calls and cleared where written: a walk writes a few positions of ~10^5), else a hash map.
+class Moved {
+ public:
+  explicit Moved(std::size_t entries) : dense_(entries <= (std::size_t{1} << 22)) {
+    if (dense_ && slots().size() < entries) slots().resize(entries, 0);
+  }
+  ~Moved() {
+    for (std::size_t p : written_) slots()[p] = 0;
+  }
+  Moved(const Moved&) = delete;
+  Moved& operator=(const Moved&) = delete;
+  std::size_t at(std::size_t position) const {
+    if (dense_) {
+      const std::uint32_t c = slots()[position];
+      return c == 0 ? position : c - 1;
+    }
+    const auto it = sparse_.find(position);
+    return it == sparse_.end() ? position : it->second;
+  }
+  void set(std::size_t position, std::size_t candidate) {
+    if (!dense_) {
+      sparse_[position] = candidate;
+      return;
+    }
+    if (slots()[position] == 0) written_.push_back(position);
+    slots()[position] = static_cast<std::uint32_t>(candidate + 1);
+  }
+
+ private:
+  static std::vector<std::uint32_t>& slots() {  // candidate + 1, or 0
+    thread_local std::vector<std::uint32_t> s;
+    return s;
+  }
+  bool dense_;
+  std::vector<std::size_t> written_;
+  std::unordered_map<std::size_t, std::size_t> sparse_;
+};
+
 std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits) {
   // The walk's candidates, in order: every cell of a run near the data (a refine grid puts ~10^5
   // of them in the walk of every column), then a far run's cells whose e^-44 factor came true.
@@ -173,15 +213,11 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
       entries += 1;
     }
   }
-  std::unordered_map<std::size_t, std::size_t> moved;  // position -> candidate, where not itself
-  auto at = [&moved](std::size_t position) {
-    const auto it = moved.find(position);
-    return it == moved.end() ? position : it->second;
-  };
+  Moved moved(entries);
   for (std::size_t k = 0; k < entries; ++k) {
     const std::size_t j = k + bits.uniform_below(entries - k);
-    const std::size_t e = at(j);
-    if (j != k) moved[j] = at(k);
+    const std::size_t e = moved.at(j);
+    if (j != k) moved.set(j, moved.at(k));
     const auto s = std::prev(std::upper_bound(
         segments.begin(), segments.end(), e,
         [](std::size_t x, const Segment& seg) { return x < seg.entry; }));
