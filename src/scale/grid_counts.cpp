@@ -109,30 +109,40 @@ void FreeBins::operator()(std::uint32_t* p) const {
       return;
     }
   }
-  std::free(p);
+  munmap(p, bytes);
 }
 
 BinBuffer bin_buffer(std::size_t count) {
   constexpr std::size_t kPage = std::size_t{1} << 21;
-  const std::size_t bytes = (count * sizeof(std::uint32_t) + kPage - 1) / kPage * kPage;
-  std::uint32_t* p = nullptr;
+  const std::size_t used = count * sizeof(std::uint32_t);
+  const std::size_t bytes = (used + kPage - 1) / kPage * kPage;
   {
+    // The smallest pooled buffer that holds the bins: zeroed where they lie (the next passes'
+    // grids are smaller than the first's, and a fresh buffer's pages cost a fault each).
     BinPool& pool = bin_pool();
     const std::lock_guard<std::mutex> lock(pool.mutex);
-    const auto it = std::find_if(pool.buffers.begin(), pool.buffers.end(),
-                                 [&](const auto& b) { return b.second == bytes; });
-    if (it != pool.buffers.end()) {
-      p = it->first;
-      pool.bytes -= bytes;
-      pool.buffers.erase(it);
+    auto best = pool.buffers.end();
+    for (auto it = pool.buffers.begin(); it != pool.buffers.end(); ++it)
+      if (it->second >= bytes && (best == pool.buffers.end() || it->second < best->second))
+        best = it;
+    if (best != pool.buffers.end()) {
+      const auto [p, capacity] = *best;
+      pool.bytes -= capacity;
+      pool.buffers.erase(best);
+      std::memset(p, 0, used);
+      return BinBuffer(p, FreeBins{capacity});
     }
   }
-  if (p == nullptr) {
-    p = static_cast<std::uint32_t*>(std::aligned_alloc(kPage, bytes));
-    if (p == nullptr) throw std::bad_alloc();
-    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
-  }
-  std::memset(p, 0, bytes);
+  // Fresh anonymous pages are zero: no memset. One huge page more, to start on a 2 MiB boundary.
+  void* m = mmap(nullptr, bytes + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  const auto start = reinterpret_cast<std::uintptr_t>(m);
+  const std::uintptr_t aligned = (start + kPage - 1) / kPage * kPage;
+  if (aligned > start) munmap(m, aligned - start);
+  if (aligned + bytes < start + bytes + kPage)
+    munmap(reinterpret_cast<void*>(aligned + bytes), start + kPage - aligned);
+  auto* p = reinterpret_cast<std::uint32_t*>(aligned);
+  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
   return BinBuffer(p, FreeBins{bytes});
 }
 

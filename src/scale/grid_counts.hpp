@@ -218,9 +218,10 @@ inline constexpr std::size_t kCachedBins = std::size_t{1} << 17;
 // parts for many wide grids.
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
 
-// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages; a pass's
-// buffers go back to a small process-wide pool (at most 64 MiB kept) for the next pass, which then
-// zeroes them instead of faulting in fresh pages.
+// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages (fresh
+// anonymous pages, zero as mapped); a pass's buffers go back to a small process-wide pool (at most
+// 64 MiB kept), from which a later pass takes the smallest that holds its bins and zeroes those
+// instead of faulting in fresh pages.
 struct FreeBins {
   std::size_t bytes = 0;
   void operator()(std::uint32_t* p) const;
