@@ -88,8 +88,8 @@ inline std::vector<RefinedMedian> refined_medians(const ConstMatrixRef& X,
                                              threads, comm);
   std::vector<RefinedMedian> out(d);
   for (std::size_t j = 0; j < d; ++j) {
-    const std::span<const double> f = fine[j].grid();
-    const GridCell cell{f[refined[j]], f[refined[j] + 1], refined[j]};
+    const GridIndex& f = fine[j];
+    const GridCell cell{f.point(refined[j]), f.point(refined[j] + 1), refined[j]};
     out[j] = {cell.midpoint(), cell.hi - cell.lo, coarse[j],
               coarse[j] == 0 || coarse[j] + 1 == last};
   }

@@ -23,6 +23,15 @@
 
 namespace dpstats::scale_detail {
 
+// dyadic_grid's plan: h the largest power of two <= the step (upper - lower) / (points - 1), and
+// the points k h for k = first..last (first = floor(lower / h), last = ceil(upper / h)), exact
+// when |k| < 2^52 and h > 2^-1000; otherwise (exact false) dyadic_grid is linear_grid's.
+struct DyadicSteps {
+  double h = 0, first = 0, last = 0;
+  bool exact = false;
+};
+DyadicSteps dyadic_steps(double lower, double upper, std::size_t points);
+
 class GridIndex {
  public:
   static constexpr std::uint64_t kTopBits = 0x7fefffffffffffff;  // DBL_MAX
@@ -33,11 +42,19 @@ class GridIndex {
   // A geometric grid base·2^(i/per_octave), i = 0, 1, ... (the points as computed; base > 0):
   // lookup from a fast approximate log2 of the value.
   static GridIndex geometric(std::vector<double> points, double base, int per_octave);
-  // dyadic_grid(lower, upper, points): exact points p_0 + k h, looked up with no stored point.
+  // dyadic_grid(lower, upper, points): exact points p_0 + k h, looked up and read with no stored
+  // point (a refine grid holds ~2^16 of them per column; grid() is not available).
   static GridIndex dyadic(double lower, double upper, std::size_t points);
 
-  std::span<const double> grid() const { return points_; }
-  std::size_t bins() const { return points_.size() + 1; }
+  // The stored points (every grid but a dyadic one).
+  std::span<const double> grid() const;
+  std::size_t size() const { return size_; }
+  std::size_t bins() const { return size_ + 1; }
+  double point(std::size_t i) const {
+    return points_.empty() ? (first_ + static_cast<double>(i)) * step_ : points_[i];
+  }
+  double front() const { return point(0); }
+  double back() const { return point(size_ - 1); }
   // #{grid points <= x}, in [0, grid().size()]: the guess corrected against the stored points.
   [[gnu::always_inline]] std::size_t bin(double x) const {
     if (exact_log_) return exact_log_bin(x);
@@ -133,7 +150,7 @@ class GridIndex {
         static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
     b = x < lower_ ? 0 : b;
     const std::size_t beyond = 0 - static_cast<std::size_t>(x >= upper_);  // as a mask: no branch
-    return b ^ ((b ^ points_.size()) & beyond);
+    return b ^ ((b ^ size_) & beyond);
   }
   [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
     return static_cast<std::size_t>(exact_(x));
@@ -173,6 +190,7 @@ class GridIndex {
   std::size_t search(double x) const;
 
   std::vector<double> points_;
+  std::size_t size_ = 0;  // the points, stored or not
   bool log_ = false, exact_log_ = false;
   // log: per_octave m = 2^shift when exact (else multiply), zero's index, positive points P.
   int m_ = 0, shift_ = -1;
@@ -184,10 +202,10 @@ class GridIndex {
   bool geometric_ = false;
   double log2_base_ = 0;
   std::vector<double> padded_;  // geometric: -inf, -inf, the points, +inf, +inf
-  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly;
-  // upper_ = p_{N-1}
+  // dyadic: p_k = lower_ + k step_ = (first_ + k) step_, step_ a power of two, per_step_ =
+  // 1 / step_ exactly; upper_ = p_{N-1}
   bool dyadic_ = false;
-  double step_ = 0, last_index_ = 0, upper_ = 0;
+  double step_ = 0, last_index_ = 0, upper_ = 0, first_ = 0;
 };
 
 // counts[j][i] = #{rows r : y(j, X(r, j)) < grid_j[i]} for i < grid_j.size(), and counts[j].back()
@@ -267,8 +285,8 @@ template <class Transform>
   std::vector<double> lower(d), upper(d), value(d);
   std::vector<std::int64_t> below(d, 0), above(d, 0), inside(d);
   for (std::size_t j = 0; j < d; ++j) {
-    lower[j] = grids[j]->grid().front();
-    upper[j] = grids[j]->grid().back();
+    lower[j] = grids[j]->front();
+    upper[j] = grids[j]->back();
   }
   const double* __restrict lo = lower.data();
   const double* __restrict hi = upper.data();
@@ -294,7 +312,7 @@ template <class Transform>
   }
   for (std::size_t j = 0; j < d; ++j) {  // a part's rows are below 2^32 (count_parts)
     b[off[j]] += static_cast<std::uint32_t>(under[j]);
-    b[off[j] + grids[j]->grid().size()] += static_cast<std::uint32_t>(over[j]);
+    b[off[j] + grids[j]->size()] += static_cast<std::uint32_t>(over[j]);
   }
 }
 
@@ -325,7 +343,7 @@ template <class Transform>
     base_v[j] = grids[j]->geometric_base();
     log2_v[j] = grids[j]->geometric_log2_base();
     m_v[j] = grids[j]->geometric_per_octave();
-    points_v[j] = static_cast<double>(grids[j]->grid().size());
+    points_v[j] = static_cast<double>(grids[j]->size());
     padded_v[j] = grids[j]->geometric_padded();
   }
   const double* __restrict base = base_v.data();
