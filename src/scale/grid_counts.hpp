@@ -378,17 +378,29 @@ template <class Transform>
 
 bool avx2_rows();
 
+// A pass's bins: part k's bins of column j at parts[k].get() + offset[j] (grids[j]->bins() of
+// them; a part with no rows has no buffer).
+struct ColumnBins {
+  std::vector<BinBuffer> parts;
+  std::vector<std::size_t> offset;
+};
 template <class Transform>
-std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
-                                                     std::span<const GridIndex* const> grids,
-                                                     Transform y, int threads) {
+ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const> grids,
+                       Transform y, int threads);
+
+template <class Transform>
+ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const> grids,
+                       Transform y, int threads) {
   const auto d = static_cast<std::size_t>(X.cols());
-  std::vector<std::size_t> offset(d + 1, 0);
+  ColumnBins out;
+  std::vector<std::size_t>& offset = out.offset;
+  offset.assign(d + 1, 0);
   for (std::size_t j = 0; j < d; ++j) offset[j + 1] = offset[j] + grids[j]->bins();
   const int parts = count_parts(X.rows(), offset[d], threads);
   const bool shared = std::all_of(grids.begin(), grids.end(),
                                   [&](const GridIndex* g) { return g == grids[0]; });
-  std::vector<BinBuffer> bins(static_cast<std::size_t>(parts));
+  std::vector<BinBuffer>& bins = out.parts;
+  bins.resize(static_cast<std::size_t>(parts));
   // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
   // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
   parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
@@ -432,6 +444,17 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
     else
       grid_rows(X, begin, end, grids, y, off, b);
   });
+  return out;
+}
+
+template <class Transform>
+std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
+                                                     std::span<const GridIndex* const> grids,
+                                                     Transform y, int threads) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  const ColumnBins pass = column_bins(X, grids, y, threads);
+  const std::vector<BinBuffer>& bins = pass.parts;
+  const std::vector<std::size_t>& offset = pass.offset;
   std::vector<std::vector<std::int64_t>> counts(d);
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<std::int64_t>& c = counts[j];
