@@ -1,9 +1,9 @@
 // Exact coins of the scale layer (exact_coins.hpp; docs/proofs/scale.md §1c).
 #include "exact_coins.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
-#include <algorithm>
 #include <iterator>
 #include <stdexcept>
 #include <unordered_map>
@@ -186,9 +186,9 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
   // The walk's candidates, in order: every cell of a run near the data (a refine grid puts ~10^5
   // of them in the walk of every column), then a far run's cells whose e^-44 factor came true.
   // They are kept as segments of consecutive cells, and the walk's random order (Fisher-Yates,
-  // one uniform per step) as the few positions it has moved: the walk ends after a few steps, so
-  // a candidate costs nothing until it is visited. The same draws, hence the same cell, as the
-  // walk over the expanded candidates.
+  // one uniform per step) as the positions it has moved: a walk visits a few hundred candidates
+  // at most, and the others cost nothing. The same draws, hence the same cell, as the walk over
+  // the expanded candidates.
   struct Segment {
     std::size_t entry, first;  // the segment's first candidate, and its cell
     double gamma;

@@ -78,7 +78,7 @@ std::size_t select_runs(std::size_t cells, Below below, std::int64_t n, double q
     const i128 lo = start * unit, hi = next * unit;
     runs.push_back({i, end - i, 0});
     dist.push_back(lo > target ? lo - target : (target > hi ? target - hi : 0));
-    start = start == next ? start : next;  // A_end: the empty run's, or the cell's upper count
+    start = next;  // A_end (an empty run's counts are all equal)
     i = end;
   }
   const i128 best = *std::min_element(dist.begin(), dist.end());

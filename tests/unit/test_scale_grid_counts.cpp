@@ -153,6 +153,37 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   expect_same_columns(same_grid(signed_grid, 4), X, offset);
 }
 
+// The selection from a pass's bins (one process) reads the counts as it builds the runs: the same
+// cell, from the same draws, as from the counts below each point, on counts with long empty runs,
+// single rows and one or three parts.
+TEST(ScaleGridCounts, SelectionFromBinsIsTheSame) {
+  SeededRng g(4);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t points = 2 + g.uniform_below(3000);
+    std::vector<std::vector<std::uint32_t>> parts(1 + 2 * (trial % 2),
+                                                  std::vector<std::uint32_t>(points + 1, 0));
+    for (int k = 0; k < 200; ++k) {
+      const std::size_t bin = g.bit() ? g.uniform_below(points + 1)
+                                      : (points + 1) / 2 + g.uniform_below(8);
+      parts[g.uniform_below(parts.size())][std::min(bin, points)] += 1 + g.uniform_below(3);
+    }
+    std::vector<std::int64_t> below(points + 1, 0);  // counts below each point, then n
+    std::int64_t sum = 0;
+    for (std::size_t b = 0; b <= points; ++b) {
+      for (const auto& p : parts) sum += p[b];
+      below[b] = sum;
+    }
+    const std::int64_t n = below[points];
+    std::vector<const std::uint32_t*> ptrs;
+    for (const auto& p : parts) ptrs.push_back(p.data());
+    const double q = 0.05 + 0.9 * g.uniform01(), epsilon = 0.01 + g.uniform01();
+    SeededRng a(100 + trial), b(100 + trial);
+    EXPECT_EQ(select_cell({below.data(), points}, n, q, epsilon, a),
+              select_cell_bins(ptrs, points, n, q, epsilon, b));
+    EXPECT_EQ(a.next_u64(), b.next_u64());  // the same draws
+  }
+}
+
 // q = 0.1, n = 1,000,007 (issue 28 item 2): in doubles, neighbours' scores could differ by
 // 1 + 2^-34; the integer scores of any two neighbouring count vectors differ by at most one row.
 TEST(ScaleGridCounts, ScoresAreExact) {
