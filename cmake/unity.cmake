@@ -1,8 +1,9 @@
 # Unity build of the library (issue 30 item 1: build time). The library's translation units are
 # small and each compiled the same inline code of Eigen, nlohmann::json, fmt and the ledger again;
 # compiled eight to a unit they share it: a batch of eight small files takes ~55% of their CPU
-# apart. DPSTATS_UNITY=OFF compiles one file per unit (the objects are the same code: no flag
-# changes, so a seeded release is byte for byte the same).
+# apart (312.6 -> 169.5 CPU s over the 96 files, docs/benchmarks.md "Build time"). DPSTATS_UNITY=OFF
+# compiles one file per unit. No compiler flag changes; scripts/seeded_outputs.sh compares two
+# builds' seeded releases byte for byte.
 #
 # Left out of the batches: files of ≥ 10 CPU seconds (a batch would only make them a longer unit
 # that the second core waits for), and files whose file-local names collide with a neighbour's
