@@ -33,7 +33,7 @@ with open(d + "/classify.csv", "w") as f:
 PY
 fi
 i=0
-run() { i=$((i+1)); "$D" "$@" 2>&1 | sed -E 's/"(seconds|time|wall|elapsed|runtime)[a-z_]*":[0-9.e+-]+/"\1":T/g' > "$out/$i.json"; }
+run() { i=$((i+1)); "$D" "$@" 2>&1 | sed -E -e 's/"(seconds|time|wall|elapsed|runtime)[a-z_]*":[0-9.e+-]+/"\1":T/g' -e 's/"data":"[^"]*"/"data":D/' > "$out/$i.json"; }
 run mean --method prime --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 1 $dat/robust.csv
 run mean --method prime-ht --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 2 $dat/robust.csv
 run mean --method filter --alpha 0.05 --epsilon 1 --delta 1e-6 --seed 3 $dat/robust.csv
@@ -51,6 +51,6 @@ run fit --task user-level --items-per-user 10 --method dp-gd-filter --epsilon 1 
 run fit --task heavy-tailed --epsilon 1 --domain-radius 2 --seed 15 $dat/heavy.csv
 run fit --task heavy-tailed --method lipschitz-extension --epsilon 1 --domain-radius 2 --moment-bound 3 --seed 16 $dat/heavy.csv
 run fit --task classify --data $dat/classify.csv --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --epochs 2 --batch-size 100 --n-public 2000 --feature-scale 1 --seed 17
-run mean --method tukey-median --epsilon 1 --delta 1e-6 --columns a,b --seed 18 $dat/robust.csv
+run mean --method tukey-median --bounds -4,4 --epsilon 1 --delta 1e-6 --columns a,b --seed 18 $dat/robust.csv
 run noise --mechanism gaussian --sensitivity 1 --epsilon 0.5 --delta 1e-6 --seed 19 1 2 3
 echo "seeded: $i commands -> $out"
