@@ -91,6 +91,7 @@ void clip_groups(std::vector<OutputScope>& t) {
        {"quantiles", P, "the targeted tail quantiles"},
        {"rank_error", P, "each scan's rank error bound (from epsilon, the grid, beta)"},
        {"anchor_rank_error", P, "the anchor's rank error bound"},
+       {"rows_beyond_noise", P, "the side counts' noise bound (from epsilon, beta)"},
        {"beta", P, "the bounds' failure probability"},
        {"neighbouring", P, "the relation the bounds are private under"},
        {"n_lower_bound", D, "add/remove: the private row count's lower confidence bound"},
@@ -99,6 +100,8 @@ void clip_groups(std::vector<OutputScope>& t) {
        {"columns[].hi", R, "the released upper bound"},
        {"columns[].resolution", D, "the grid spacing at the released anchor"},
        {"columns[].anchor_at_end", D, "whether the anchor is a grid end"},
+       {"columns[].rows_beyond_anchor", R, "private counts of the rows below and above the "
+                                            "anchor's cell"},
        {"columns[].lo_at_end", D, "-"}, {"columns[].hi_at_end", D, "-"}},
       {{"charged[]", "ledger_entry"}, {"columns[].reliability", "reliability"},
        {"reliability", "reliability"}}));
@@ -175,6 +178,12 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.stated_error.radius", D, "the stated error (from released scales)"},
             {"diagnostics.stated_error.model_term_scale_units", D, "its model term"},
             {"diagnostics.stated_error.noise_term_scale_units", P, "its noise term"},
+            {"diagnostics.stated_error.noise_term", D, "bounded: its noise term (from the bounds)"},
+            {"diagnostics.stated_error.clipping_term", D, "bounded: a fraction of rows times "
+                                                          "the bounds' width"},
+            {"diagnostics.stated_error.clipped_fraction_upper", D, "bounded: that fraction"},
+            {"diagnostics.stated_error.winsorised_at", D, "bounded: the range the stated mean "
+                                                          "is winsorised at (from the bounds)"},
             {"diagnostics.stated_error.*", P, "what the statement means"},
             {"diagnostics.T", P, "filter rounds (public schedule)"},
             {"diagnostics.T1", P, "PRIME outer rounds"},
@@ -333,6 +342,7 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.clipped_rows.noisy_count", R, "private count of clipped rows"},
             {"diagnostics.clipped_rows.fraction", D, "over n"},
             {"diagnostics.clipped_rows.fraction_upper", D, "its upper confidence bound"},
+            {"diagnostics.clipped_rows.fraction_low", D, "a low estimate (2 noise scales down)"},
             {"diagnostics.clipped_rows.*", P, "the check's plan"},
             {"diagnostics.epsilon_per_quantile", P, "epsilon per quantile"},
             {"diagnostics.grid_step", D, "the quantile grid's step (from the bounds)"},
@@ -340,6 +350,9 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.threshold", P, "the stability histogram's threshold"},
             {"diagnostics.stated_error.confidence", P, "the statement's confidence"},
             {"diagnostics.stated_error.meaning", P, "what it states"},
+            {"diagnostics.stated_error.clipped_fraction_threshold", P, "estimated bounds: the "
+                                                                       "clipped fraction above "
+                                                                       "which it abstains"},
             {"diagnostics.stated_error.*", D, "the stated error and its terms (from the "
                                               "released bounds and counts)"},
             {"ledger[].sensitivity", D, "follows the bounds when they were estimated"},

@@ -9,6 +9,7 @@
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/seam.hpp"
 #include "robust_mean_core.hpp"
@@ -134,6 +135,39 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, std::int64_t n, const Bounds&
   return from_units(qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n), u);
 }
 
+// The stated error's failure probabilities: the noise (split over columns), and the clipped
+// fraction (the private count's upper bound, or the estimated bounds' rank guarantee).
+constexpr double kNoiseBeta = 0.05, kClipBeta = 0.05;  // kClipBeta: ClipBoundsOptions::beta
+
+// diagnostics["stated_error"] (docs/proofs/mean.md §5): per column, with probability >= 1 -
+// kNoiseBeta - kClipBeta, |estimate - the mean of the column winsorised at [lo - w, hi + w]| <=
+// noise + far w. A row outside [lo, hi] moves that mean by at most w / n; a row beyond the
+// widened range is counted at its end, so this bounds no distance to the column's own mean.
+void state_winsorised_error(nlohmann::json& diag, const Bounds& b, double far, double noise_unit,
+                            bool laplace) {
+  const auto d = static_cast<double>(b.lo.size());
+  const double z = laplace ? std::log(d / kNoiseBeta) : standard_normal_quantile(1 - kNoiseBeta / (2 * d));
+  std::vector<double> radius, noise, clipping;
+  nlohmann::json range = nlohmann::json::array();
+  for (Eigen::Index j = 0; j < b.lo.size(); ++j) {
+    const double w = b.hi[j] - b.lo[j];
+    noise.push_back(z * noise_unit * w);
+    clipping.push_back(far * w);
+    radius.push_back(noise.back() + clipping.back());
+    range.push_back({b.lo[j] - w, b.hi[j] + w});
+  }
+  diag["stated_error"] = {
+      {"radius", radius}, {"confidence", 1 - kNoiseBeta - kClipBeta}, {"noise_term", noise},
+      {"clipping_term", clipping}, {"clipped_fraction_upper", far}, {"winsorised_at", range},
+      {"model", "none (not robust)"},
+      {"meaning", "per column, |estimate - truth| <= radius with probability >= confidence, where "
+                  "truth is the mean of the column with every value beyond winsorised_at (the "
+                  "bounds widened by their width on each side) counted at that end: the column's "
+                  "own mean only when no row lies that far. The clipping term is a fraction of "
+                  "rows (clipped_fraction_upper) times the width: it does not bound how far the "
+                  "rows beyond winsorised_at are"}};
+}
+
 }  // namespace
 
 // validate -> plan -> charge -> (bounds) -> clipped sum -> noise -> seal.
@@ -158,7 +192,11 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
     if (p.aux.clip_count)
       mean_ranks::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
                                  diag);
-    if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
+    if (diag.contains("clipped")) {  // its upper confidence bound at 1 - kClipBeta
+      const auto& c = diag["clipped"];
+      far = (c["rows_noisy"].get<double>() +
+             c["noise_scale"].get<double>() * std::log(1 / kClipBeta)) / static_cast<double>(n);
+    }
   } else {
     // The layer's entries claim their planned places (the plan charged them with the sum's).
     const ClipBounds est = private_clip_bounds(
@@ -172,7 +210,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
     }
     b.lo = est.lo();
     b.hi = est.hi();
-    // Each side leaves out at most coverage/2 of the rows plus its rank error (w.p. 1 - beta).
+    // Each side leaves out at most coverage/2 of the rows plus its rank error (w.p. 1 - beta,
+    // the default kClipBeta).
     far = est.coverage + 2 * est.rank_error / est.n;
   }
   diag["bounds_lo"] = to_std(b.lo);
@@ -180,14 +219,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   double noise_unit = 0;
   const Vector mean = noisy_clipped_mean(X, n, b, p, o.run.threads, comm, rng, noise_unit);
   diag["noise_scale"] = to_std(noise_unit * (b.hi - b.lo));
-  // In units of the bounds' width: each clipped row moves the mean by at most (hi − lo)/n.
-  ColumnUnits width;
-  width.location = Vector::Zero(X.cols());
-  width.scale = b.hi - b.lo;
-  prime_detail::state_error(diag, width, std::min(far, 1.0), noise_unit, n, 0.1,
-                            "none (not robust): the rows outside the bounds (counted privately) "
-                            "may each move the mean by the bounds' width",
-                            o.privacy.delta == 0);
+  state_winsorised_error(diag, b, std::min(far, 1.0), noise_unit, o.privacy.delta == 0);
   return seal(mean, account, facts, rng, diag);
 }
 

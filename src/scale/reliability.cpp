@@ -26,6 +26,33 @@ Reliability per_column(const Columns& columns, std::string_view what, std::strin
   return first_unusable(parts, std::string(what));
 }
 
+// A bound's side (§7b) when the anchor's cell holds most rows: resolved, nearly empty, or
+// unusable because the rows beyond that value on this side are too few for the scan's rank error.
+Reliability assess_side(const SelectionFacts& f, std::string estimate, std::string_view option) {
+  const double low = f.beyond - f.beyond_noise, high = f.beyond + f.beyond_noise;
+  const double out = f.designed_out + f.rank_error;
+  if (!f.atom || low >= 2 * out || high <= 2 * f.designed_out)
+    return Reliability::ok(std::move(estimate));
+  // n (p - coverage) >= 2 t + noise with p = beyond / n, coverage = 2 designed_out / n: the rows
+  // that would resolve the side at this epsilon, the share of rows off the value kept. An empty
+  // side needs the count's noise bound (1 / epsilon) below 2 designed_out.
+  const double n = std::max(f.n, 1.0), p = std::max(f.beyond, 0.0) / n;
+  const double need = p - 2 * f.designed_out / n;
+  std::string suffice =
+      need > 0 ? fmt::format("about {:.0f} rows with the same share of other values",
+                             std::ceil((2 * f.rank_error + f.beyond_noise) / need))
+               : fmt::format("about {:.2g} times this estimate's share of epsilon to tell so few "
+                             "rows from none",
+                             std::max(1.0, f.beyond_noise / std::max(2 * f.designed_out - std::max(f.beyond, 0.0), 1.0)));
+  return Reliability::unusable(
+      std::move(estimate),
+      fmt::format("most rows equal one value: about {:.0f} rows lie beyond it on this side, "
+                  "fewer than twice the {:.0f} rows the bound may leave out (it may stop short "
+                  "of all of them)",
+                  std::max(f.beyond, 0.0), out),
+      suffice + give(option));
+}
+
 }  // namespace
 
 Reliability Reliability::ok(std::string estimate) {
@@ -91,6 +118,7 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "the released spread is at or below the resolution (most values "
                                  "are equal)",
                                  "the estimate cannot resolve this column" + give(option));
+  if (f.beyond >= 0) return assess_side(f, std::move(estimate), option);
   return Reliability::ok(std::move(estimate));
 }
 

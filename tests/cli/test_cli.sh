@@ -100,7 +100,7 @@ bad "delta negative" "delta" -- mean --method bounded --epsilon 1 --delta -0.1 -
 bad "dp-mean delta zero" "delta" -- mean --method dp-mean --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "bounds reversed" "lower < upper" -- mean --method bounded --epsilon 1 --delta 0 --bounds 2,1 "$tmp/good.csv"
 bad "bounds text" "bounds" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,x "$tmp/good.csv"
-ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'bounds' in j['diagnostics']['abstained'] and 'rows' in j['diagnostics']['abstained'] and len(j['ledger'])==5" \
+ok "bounds estimated when absent (3 rows: abstains with the reason)" "j['status']=='abstained' and 'bounds' in j['diagnostics']['abstained'] and 'rows' in j['diagnostics']['abstained'] and len(j['ledger'])==7" \
   -- mean --method bounded --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "unknown method" "method" -- mean --method median --epsilon 1 --delta 0 "$tmp/good.csv"
 bad "seed negative" "seed" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 --seed -1 "$tmp/good.csv"
