@@ -5,8 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/output_fields.hpp"
+#include "dry_run_cli.hpp"
 #include "ranks.hpp"
 
 #include <unistd.h>
@@ -57,6 +59,7 @@ ReadOptions read_options(const InputArgs& in) {
 Table read_input(const InputArgs& in) { return read_table(in.path, read_options(in)); }
 
 std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed) {
+  if (dry_run_open()) return std::make_unique<NoDrawRng>();  // a dry run draws nothing
   if (seed) return std::make_unique<SeededRng>(*seed);
   return std::make_unique<SecureRng>();
 }
@@ -70,6 +73,13 @@ void print_json(const nlohmann::ordered_json& j) {
 
 nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohmann::json& fields,
                                       const nlohmann::ordered_json& extra, const InputArgs* input) {
+  // A dry run that got here charged nothing: it abstained on its plan (public values), or it is
+  // a method that charges nothing (a non-private reference).
+  if (dry_run_open()) {
+    if (fields.value("status", "") == "abstained")
+      dry_run_abstained(fields.at("diagnostics").value("abstained", "(no reason stated)"));
+    dry_run_stop({}, std::nullopt);
+  }
   auto copy = [&](const char* key) {
     head[key] = nlohmann::ordered_json::parse(fields.at(key).dump());
   };

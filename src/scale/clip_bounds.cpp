@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
@@ -47,7 +48,12 @@ void check_options(const ClipBoundsOptions& o) {
   require(o.threads >= 1 && o.threads <= 256, "threads must be in [1, 256], got {}", o.threads);
 }
 
-// The public plan: every epsilon, the grid, and (once n is known) the threshold and rank errors.
+// The failure probability of each event of the estimate: 4 per column and the row count.
+double event_beta(const ClipBoundsOptions& o, std::size_t d) {
+  return o.beta / static_cast<double>(4 * d + 1);
+}
+
+// The public plan: every epsilon, the grids, the rank errors and (once n is known) the threshold.
 struct Plan {
   const ClipBoundsOptions& o;
   double e_coarse = 0, e_refine = 0, e_scan = 0;
@@ -68,20 +74,35 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   p.e_coarse = units_epsilon(share, kCoarse, total);
   p.e_refine = units_epsilon(share, kRefine, total);
   p.e_scan = units_epsilon(share, kScan, total);
-  return p;
-}
-
-// The thresholds and stated rank errors once the rows (or their lower bound) are known.
-void set_rows(Plan& p, std::size_t d, double n) {
-  p.n = n;
-  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
-  const double beta = p.o.beta / static_cast<double>(4 * d + 1);  // every event of the estimate
+  p.grid = GridIndex::log(o.per_octave, false);
+  p.offsets = GridIndex::log(o.scan_per_octave, false);
+  p.zero = p.offsets.grid().size() / 2;
   // The coarse selection decides where the scans start; the refine moves the anchor by at most
   // one coarse cell either way (a wider pair of bounds, released as such), so only the coarse
   // selection's rank error is judged.
+  const double beta = event_beta(o, d);
   p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.grid().size(), beta);
   p.scan_rank_error =
       ThresholdScan::rank_error(p.e_scan, p.offsets.grid().size() - p.zero, beta);
+  return p;
+}
+
+// The thresholds once the rows (or their lower bound) are known.
+void set_rows(Plan& p, double n) {
+  p.n = n;
+  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
+}
+
+// What reliability() judges of the anchor and of the scans, from the plan alone (n and the
+// grid-end flags are the run's): the run's facts (set_facts) and a dry run's (the entries' note)
+// both come from here.
+SelectionFacts anchor_facts(const Plan& p) {
+  return {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
+          .alpha = p.o.alpha, .epsilon = p.e_coarse};
+}
+SelectionFacts tail_facts(const Plan& p) {
+  return {.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance, .alpha = 0,
+          .epsilon = p.e_scan};
 }
 
 // The scan over offsets: counts[k] for the k-th offset from `first`; the index where it halts,
@@ -121,10 +142,10 @@ void scan_tails(std::span<const std::int64_t> below, ColumnClipBounds& c, const 
 // The facts reliability() judges: the anchor's selections, and the scans (whose grid end means
 // the bound is +/- DBL_MAX).
 void set_facts(ColumnClipBounds& c, const Plan& p) {
-  c.anchor_facts = {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
-                    .alpha = p.o.alpha, .epsilon = p.e_coarse, .at_grid_end = c.anchor_at_end};
-  c.tail_facts = {.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance,
-                  .alpha = 0, .epsilon = p.e_scan, .at_grid_end = c.lo_at_end || c.hi_at_end};
+  c.anchor_facts = anchor_facts(p);
+  c.anchor_facts.at_grid_end = c.anchor_at_end;
+  c.tail_facts = tail_facts(p);
+  c.tail_facts.at_grid_end = c.lo_at_end || c.hi_at_end;
 }
 
 // Every column: the anchors (two passes, 2d selections), then the offsets' counts (one pass) and
@@ -232,6 +253,12 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
     e.count = static_cast<int>(d);
     entries.push_back(std::move(e));
   }
+  const double margin = count_margin(o.loss, o.neighbouring, event_beta(o, d));
+  const std::size_t first = entries.size() - 4;  // the coarse anchor's entry, then the scans'
+  note_planned_check({fmt::format("the clipping bounds' anchor (a private median; {} columns)", d),
+                      anchor_facts(p), margin, entries[first].purpose});
+  note_planned_check({fmt::format("the clipping bounds ({} columns)", d), tail_facts(p), margin,
+                      entries[first + 2].purpose});
   return entries;
 }
 
@@ -245,11 +272,7 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
 
-  p.grid = GridIndex::log(o.per_octave, false);
-  p.offsets = GridIndex::log(o.scan_per_octave, false);
-  p.zero = p.offsets.grid().size() / 2;
-  set_rows(p, d, rows_for_checks(n, o.loss, o.neighbouring, o.beta / static_cast<double>(4 * d + 1),
-                                 comm, rng));
+  set_rows(p, rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng));
   out.coverage = o.coverage;
   out.q_lo = o.coverage / 2;
   out.q_hi = 1 - o.coverage / 2;
