@@ -105,8 +105,9 @@ nlohmann::json DryRun::json(std::optional<std::int64_t> n_hint, const std::strin
   out["spends"] = spend_ ? spend_json(*spend_) : nlohmann::json(nullptr);
   out["rows_needed"] = checks_.empty() ? nlohmann::json(nullptr) : nlohmann::json(most);
   const std::string give = remedy.empty() ? "" : fmt::format("give {}, or ", remedy);
-  if (abstained_) {
+  if (abstained_) {  // its own plan-time rule decided; the reason names what would suffice
     out["private"] = true;
+    out["rows_needed"] = nullptr;
     out["verdict"] = "would abstain before spending anything: " + *abstained_;
   } else if (checks_.empty()) {
     out["verdict"] = "would release: no planned estimate depends on the number of rows";

@@ -560,6 +560,7 @@ void dry_run_scope(std::vector<OutputScope>& t) {
        {"verdict", P, "would release, would abstain (needs >= N rows; what else would suffice), "
                       "or the rows needed when no n_hint is given"},
        {"rows_needed", P, "the most rows any planned estimate needs at this epsilon"},
+       {"checks", P, "an empty list: no planned estimate depends on the rows"},
        {"checks[].estimate", P, "a planned private estimate whose usability depends on the rows"},
        {"checks[].rank_error", P, "its rank error at its failure probability"},
        {"checks[].tolerance", P, "the largest rank error / n (+ alpha) its use tolerates"},
@@ -569,6 +570,8 @@ void dry_run_scope(std::vector<OutputScope>& t) {
        {"checks[].count_margin", P, "add/remove: the private row count's confidence margin"},
        {"checks[].usable", P, "whether n_hint rows pass its rank check"},
        {"private", P, "whether the release is private (a non-private method plans no stage)"},
+       {"spends", P, "null: a non-private method spends nothing"},
+       {"stages", P, "an empty list: a non-private method, or a plan that abstains first"},
        {"spends.epsilon", P, "the epsilon the release would spend"},
        {"spends.delta", P, "its delta"}, {"spends.rho", P, "its rho (zCDP accounting)"},
        {"spends.accountant", P, "how it is counted"},
