@@ -65,6 +65,9 @@ std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed) {
 }
 
 void print_json(const nlohmann::ordered_json& j) {
+  // A dry run prints its plan only: a method that charges nothing (a non-private reference)
+  // reaches here with an output computed on the stand-in table, which is never printed.
+  if (dry_run_open()) dry_run_stop({}, std::nullopt);
   if (!is_root()) return;  // under mpirun only rank 0 prints
   // Under mpirun a rank's stdout is a pseudo-terminal whatever mpirun's own stdout is: one line.
   const bool terminal = isatty(STDOUT_FILENO) && ranks() == nullptr;

@@ -28,6 +28,7 @@
 #include "dry_run_cli.hpp"
 #include "options_cli.hpp"
 #include "dpstats/data/reader.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
 #include "ranks.hpp"
@@ -200,7 +201,8 @@ void run_live(const MomentsArgs& a) {
     o.dim = static_cast<std::size_t>(dry_run_table(a.input).values.cols());
     auto rng = make_rng(a.seed);
     BudgetFile budget(a.budget);
-    moments::MomentEstimator(moments::make_config(o), *rng, budget.get());
+    moments::MomentEstimator(moments::make_config(o), *rng, budget.get());  // stops at its charge
+    dry_run_stop({}, std::nullopt);  // (charged nothing: plans no stage)
   }
   std::ifstream file;
   const std::string& path = a.input.path;

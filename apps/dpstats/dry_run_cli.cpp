@@ -84,7 +84,7 @@ void begin_dry_run(const CLI::App& cmd, std::optional<std::int64_t> n_hint) {
   s.remedy = remedy_of(cmd.get_name());
 }
 
-bool dry_run_open() { return state().run != nullptr; }
+bool dry_run_open() { return state().run != nullptr && !state().run->stopped(); }
 
 std::int64_t dry_run_rows() { return state().n_hint.value_or(kPlannedRows); }
 
@@ -107,6 +107,11 @@ Table dry_run_table(const InputArgs& in) {
   const Table shape = read_csv(framed, in.path, ro);
   Open& s = state();
   s.d = shape.values.cols();
+  // The stand-in is held in memory as the real table would be: within --max-input-bytes.
+  const double bytes = 8.0 * static_cast<double>(dry_run_rows()) * static_cast<double>(*s.d);
+  require(bytes <= static_cast<double>(in.max_bytes),
+          fmt::format("--n-hint {} rows x {} columns is {:.3g} bytes of values, above "
+                      "--max-input-bytes {}", dry_run_rows(), *s.d, bytes, in.max_bytes));
   Table out;
   out.header = shape.header;
   out.values = DataMatrix(RowMatrix::Zero(dry_run_rows(), shape.values.cols()));
@@ -115,7 +120,7 @@ Table dry_run_table(const InputArgs& in) {
 
 nlohmann::ordered_json dry_run_output() {
   Open& s = state();
-  if (!s.run || !s.run->stopped())
+  if (!s.run || !s.run->stopped())  // (a stopped run is no longer open: its plan prints)
     throw std::logic_error("the dry run's release did not reach its charge");
   const nlohmann::json plan = s.run->json(s.n_hint, s.remedy);
   nlohmann::ordered_json out = {{"command", "dry-run"},

@@ -17,6 +17,7 @@ namespace dpstats::cli {
 
 // Opens the dry run of `cmd` (the command being run). A std::logic_error when one is open.
 void begin_dry_run(const CLI::App& cmd, std::optional<std::int64_t> n_hint);
+// Whether a dry run is open and its release has not stopped yet.
 bool dry_run_open();
 
 // The stand-in table: the input's selected columns (names when it has a header) from its first

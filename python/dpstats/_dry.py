@@ -112,6 +112,15 @@ def category_stand_in(values="values"):
     return stand_in
 
 
+def _with_keywords(sig):
+    """``sig`` with the keyword-only ``dry_run`` and ``n_hint`` (before any ``**options``)."""
+    params = list(sig.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    extra = [inspect.Parameter("dry_run", inspect.Parameter.KEYWORD_ONLY, default=False),
+             inspect.Parameter("n_hint", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    return sig.replace(parameters=params[:at] + extra + params[at:])
+
+
 def dry_runnable(release: str, remedy: str = "", stand_in=None):
     """Adds ``dry_run`` and ``n_hint`` to a releasing function (see the module doc)."""
     stand_in = stand_in or table_stand_in()
@@ -128,5 +137,6 @@ def dry_runnable(release: str, remedy: str = "", stand_in=None):
             bound = sig.bind_partial(*args, **kwargs)
             return _plan(f, bound, release, remedy, _n_hint(n_hint), stand_in)
         g.__doc__ = (f.__doc__ or "").rstrip() + _DOC + "\n"
+        g.__signature__ = _with_keywords(sig)
         return g
     return wrap

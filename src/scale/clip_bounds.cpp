@@ -253,12 +253,14 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
     e.count = static_cast<int>(d);
     entries.push_back(std::move(e));
   }
-  const double margin = count_margin(o.loss, o.neighbouring, event_beta(o, d));
-  const std::size_t first = entries.size() - 4;  // the coarse anchor's entry, then the scans'
-  note_planned_check({fmt::format("the clipping bounds' anchor (a private median; {} columns)", d),
-                      anchor_facts(p), margin, entries[first].purpose});
-  note_planned_check({fmt::format("the clipping bounds ({} columns)", d), tail_facts(p), margin,
-                      entries[first + 2].purpose});
+  if (dry_run_active()) {  // the checks the run will make (dry_run.hpp)
+    const double margin = count_margin(o.loss, o.neighbouring, event_beta(o, d));
+    const std::size_t first = entries.size() - 4;  // the coarse anchor's entry, then the scans'
+    note_planned_check({fmt::format("the clipping bounds' anchor (a private median; {} columns)",
+                                    d), anchor_facts(p), margin, entries[first].purpose});
+    note_planned_check({fmt::format("the clipping bounds ({} columns)", d), tail_facts(p), margin,
+                        entries[first + 2].purpose});
+  }
   return entries;
 }
 

@@ -58,9 +58,16 @@ COMMANDS = [
     ["fit", "--task", "classify", "--classes", "2", "--epsilon", "1", "--delta", "1e-6",
      "--n-public", "500"],
     ["fit", "--task", "heavy-tailed", "--epsilon", "1", "--domain-radius", "10"],
+    ["fit", "--task", "user-level", "--epsilon", "1", "--delta", "1e-6", "--domain-radius", "10",
+     "--items-per-user", "5"],
+    ["mean", "--method", "exp-time", "--alpha", "0.05", "--epsilon", "1", "--delta", "1e-6",
+     "--columns", "a"],
+    ["mean", "--method", "tukey-median", "--bounds", "-5,5", "--epsilon", "1", "--delta", "0",
+     "--columns", "a,b"],
+    ["mean", "--method", "prime-ht-boosted", "--alpha", "0.05", "--epsilon", "1", "--delta",
+     "1e-6"],
 ] + [["mean", "--method", m, "--epsilon", "1", "--delta", "1e-6"]
-     + (["--alpha", "0.05"] if m not in ("dp-mean", "bounded") else [])
-     + (["--bounds", "-5,5"] if m == "tukey-median" else []) for m in
+     + (["--alpha", "0.05"] if m not in ("dp-mean", "bounded") else []) for m in
      ["dp-mean", "bounded", "prime", "prime-ht", "filter", "robust", "prime-boosted"]]
 
 
@@ -68,14 +75,17 @@ def part_a(tmp):
     garbage = os.path.join(tmp, "garbage.csv")
     with open(garbage, "w") as f:
         f.write("a,b,c\n\x01\x02 this is not a table ,,,\"\n")
-    for args in COMMANDS:
-        out = plan(args, garbage, n_hint=500)
+    for args in COMMANDS:  # exp-time enumerates subsets: a reference for tiny n only
+        out = plan(args, garbage, n_hint=30 if "exp-time" in args else 500)
         # Stages, or an abstention on public values before any charge (the classifier's
         # feature scale at 500 rows), which the verdict states.
         staged = len(out.get("stages", [])) > 0 or \
             out.get("verdict", "").startswith("would abstain before spending anything")
         check(out.get("private") is True and staged and "estimate" not in out and
               "status" not in out, f"{' '.join(args[:3])}: a private plan and no estimate")
+    out = plan(["median", "--method", "weiszfeld"], garbage, n_hint=100)
+    check(out.get("private") is False and out.get("stages") == [] and "estimate" not in out,
+          "a non-private method plans no stage and prints no estimate")
     rc, out, err = run(["noise", "--mechanism", "laplace", "--sensitivity", "1", "--epsilon",
                         "0.5", "--dry-run", "1", "2"])
     check(rc == 0 and out["stages"][0]["mechanism"] == "laplace", "noise --dry-run plans")
