@@ -30,6 +30,13 @@
 
 namespace dpstats {
 
+// The reliability rule's rank part (scale/reliability.hpp) solved for n: the fewest rows for which
+// t <= (tolerance - alpha) n, i.e. ceil(t / (tolerance - alpha)); +infinity when alpha >=
+// tolerance (f.n is not read). `assess` judges the rank error by it and a dry run prints it, so
+// the two cannot disagree. (Declared here rather than in reliability.hpp, which every consumer
+// includes; defined in src/scale/reliability.cpp.)
+double rows_needed(const SelectionFacts& f);
+
 // A planned estimate whose usability depends on the rows (facts.n is not set).
 struct PlannedCheck {
   std::string estimate;  // "clip bounds (3 columns)", "the 0.5 quantile of the row norms", ...

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/location.hpp"

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/reliability.hpp"

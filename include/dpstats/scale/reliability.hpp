@@ -51,12 +51,6 @@ struct SelectionFacts {
   bool degenerate = false;   // the released spread is at or below the resolution
 };
 
-// The rule's rank part solved for n: the fewest rows for which t <= (tolerance - alpha) n, i.e.
-// ceil(t / (tolerance - alpha)); +infinity when alpha >= tolerance. `assess` judges the rank error
-// by it, and a dry run (dpstats/dry_run.hpp) prints it from the plan, so the two cannot disagree.
-// (f.n is not read.)
-double rows_needed(const SelectionFacts& f);
-
 // The one rule: usable iff the cell is not at the grid's end, the spread is not degenerate and
 // t / n + alpha <= tolerance. `option` names the public parameter that replaces the estimate
 // ("--bounds", "--feature-scale", ...), quoted in would_suffice.
