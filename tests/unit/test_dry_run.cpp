@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "dpstats/dry_run.hpp"
+#include "dpstats/error.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/seam.hpp"
