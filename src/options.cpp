@@ -43,6 +43,14 @@ const OptionDecl kOptions[] = {
              "and the median take at most 0.5)"},
     {.command = "", .name = "profile", .kind = K::text, .default_text = "practical",
      .help = "practical (measured best, proven) or paper (the paper's constants as printed)"},
+    {.command = "", .name = "dry_run", .kind = K::flag, .default_text = "off",
+     .help = "print the release's plan -- its stages, mechanisms and budget shares, and the rows "
+             "each private estimate needs at this epsilon -- without reading a data row, "
+             "drawing noise or charging anything (docs/guide.md \"Before you spend epsilon\")"},
+    {.command = "", .name = "n_hint", .kind = K::integer, .lo = 1, .hi = 1e15, .lo_closed = true,
+     .hi_closed = true, .default_text = "absent: rows needed only, no verdict",
+     .help = "with --dry-run: the number of rows (users for a user-level fit) you declare the "
+             "table has; the plan then says whether the release would abstain"},
     // The mean (mean/methods.hpp): which method reads which option is its registry's.
     {.command = "mean", .name = "method", .kind = K::text,
      .default_text = "robust with --alpha, dp-mean without", .help = "the mean's method"},

@@ -561,6 +561,37 @@ void classify_scope(std::vector<OutputScope>& t) {
        {"diagnostics.holdout", "holdout"}}));
 }
 
+// A dry run's plan (dry_run.hpp): every field follows from the options, the header and the
+// declared rows; no data row is read and nothing is released.
+void dry_run_scope(std::vector<OutputScope>& t) {
+  t.push_back(scope("dry-run", "dpstats <command> --dry-run / dry_run=True: a release's plan, "
+                               "before any epsilon is spent.",
+      {{"command", P, "dry-run"}, {"release", P, "the command planned (and its method or task)"},
+       {"n_hint", P, "the rows declared (--n-hint), or null"},
+       {"n_planned", P, "the rows the plan was made for (n_hint, else 10000)"},
+       {"d", P, "the input's selected columns (from its header line)"},
+       {"verdict", P, "would release, would abstain (needs >= N rows; what else would suffice), "
+                      "or the rows needed when no n_hint is given"},
+       {"rows_needed", P, "the most rows any planned estimate needs at this epsilon"},
+       {"checks", P, "an empty list: no planned estimate depends on the rows"},
+       {"checks[].estimate", P, "a planned private estimate whose usability depends on the rows"},
+       {"checks[].rank_error", P, "its rank error at its failure probability"},
+       {"checks[].tolerance", P, "the largest rank error / n (+ alpha) its use tolerates"},
+       {"checks[].alpha", P, "the corrupted fraction declared"},
+       {"checks[].epsilon", P, "its selection's epsilon"},
+       {"checks[].rows_needed", P, "the rows for which it passes the rank check"},
+       {"checks[].count_margin", P, "add/remove: the private row count's confidence margin"},
+       {"checks[].usable", P, "whether n_hint rows pass its rank check"},
+       {"private", P, "whether the release is private (a non-private method plans no stage)"},
+       {"spends", P, "null: a non-private method spends nothing"},
+       {"stages", P, "an empty list: a non-private method, or a plan that abstains first"},
+       {"spends.epsilon", P, "the epsilon the release would spend"},
+       {"spends.delta", P, "its delta"}, {"spends.rho", P, "its rho (zCDP accounting)"},
+       {"spends.accountant", P, "how it is counted"},
+       {"caveat", P, "what a dry run cannot see"}},
+      {{"stages[]", "ledger_entry"}}));
+}
+
 }  // namespace
 
 std::span<const OutputScope> output_scopes() {
@@ -568,7 +599,7 @@ std::span<const OutputScope> output_scopes() {
     std::vector<OutputScope> all;
     for (auto part : {common_groups, clip_groups, mean_units_group, mean_scope, median_scopes,
                       moments_scopes, stat_scopes, fit_groups, holdout_group, user_level_scope,
-                      heavy_tailed_scope, classify_scope})
+                      heavy_tailed_scope, classify_scope, dry_run_scope})
       part(all);
     return all;
   }();

@@ -44,7 +44,7 @@ void add_noise_command(CLI::App& app) {
                   "sensitivity of the whole vector: l1 for laplace, l2 for gaussian")
       ->required();
   // --delta: gaussian only.
-  add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget, kEpsilon);
+  add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget | kDryRun, kEpsilon);
   cmd->add_option("VALUE", a->values, "the values to release")->required();
   cmd->callback([a] { run_noise(*a); });
 }

@@ -16,6 +16,7 @@ from . import _options
 from . import _required
 from . import account
 from . import _table
+from . import _dry
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
@@ -103,6 +104,7 @@ def _floats(x, name: str):
     return [_float(v, name) for v in np.asarray(x, dtype=object).ravel()]
 
 
+@_dry.dry_runnable("mean", "bounds= (bounded) or scale=")
 @_options.documented("mean", "epsilon", "delta", "alpha", "scale", "scale_share", "bounds",
                      "profile", "failure_probability", "topk_multiplier", "boost_zeta", "T1",
                      "T2", "T", "fallback", "uncertified_window", "threads", "seed")
@@ -195,6 +197,7 @@ def mean_methods():
     return list(_dpstats.mean_methods())
 
 
+@_dry.dry_runnable("noise laplace", stand_in=_dry.table_stand_in(None))
 def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,
             budget: Optional[Budget] = None) -> Release:
     """Adds Laplace noise to every entry of ``values`` (pure epsilon-DP).
@@ -208,6 +211,7 @@ def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = No
     return Release._from_native(est, fields, "noise")
 
 
+@_dry.dry_runnable("noise gaussian", stand_in=_dry.table_stand_in(None))
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
              seed: Optional[int] = None, *, budget: Optional[Budget] = None) -> Release:
     """Adds Gaussian noise to every entry of ``values`` ((epsilon, delta)-DP).

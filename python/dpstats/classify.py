@@ -42,6 +42,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from . import _dry
 from . import _required
 from .budget import native
 from .release import Release
@@ -63,6 +64,7 @@ def _labels(y, name):
     return np.ascontiguousarray(y, dtype=np.int64)
 
 
+@_dry.dry_runnable("fit classify", "feature_scale=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
 def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  epsilon: Optional[float] = None, delta: Optional[float] = None,
                  noise_multiplier: Optional[float] = None,

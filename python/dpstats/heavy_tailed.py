@@ -33,7 +33,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _dpstats, _table
+from . import _dpstats, _dry, _table
 from .budget import native
 from .release import Release
 
@@ -62,6 +62,7 @@ def _centre(centre):
     raise ValueError(f"centre must be True, False or None, got {centre!r}")
 
 
+@_dry.dry_runnable("fit heavy-tailed", "moment_bound=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      epsilon: Optional[float] = None, domain_radius: Optional[float] = None,
                      seed: Optional[int] = None, *, delta: Optional[float] = None,

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats, _options, _table
+from . import _dpstats, _dry, _options, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -58,6 +58,7 @@ def _methods():
     return {name: (summary, options) for name, summary, options in _dpstats.median_methods()}
 
 
+@_dry.dry_runnable("median", "domain_radius=")
 @_options.documented("median", "epsilon", "delta", "domain_radius", "min_radius", "scale_share",
                      "bound_check_share", "profile", "threads", "seed")
 def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
@@ -141,6 +142,7 @@ def _threads(threads):
     return int(threads)
 
 
+@_dry.dry_runnable("median quantile_radius", "domain_radius=")
 def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = None,
                     delta: float = 0.0, min_radius: Optional[float] = None,
                     domain_radius: Optional[float] = None,

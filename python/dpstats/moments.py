@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _dpstats, _required, _table
+from . import _dpstats, _dry, _required, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -156,6 +156,7 @@ class MomentEstimator:
         return json.loads(_dpstats._declared_fields(self._native.fields(), "moments")[0])
 
 
+@_dry.dry_runnable("moments", "clip=")
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,

@@ -13,11 +13,13 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import _dpstats
+from . import _dry
 from . import _options
 from . import _required
 from .release import Release
 
 
+@_dry.dry_runnable("bounds")
 def bounds(X, epsilon: float, delta: float = 0.0, *,
            norm_quantile: Optional[float] = None, norm_share: float = 0.25,
            coverage: Optional[float] = None, clip_share: float = 0.5,

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
@@ -81,14 +82,10 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   p.e_refine = units_epsilon(share, kRefine, total);
   p.e_scan = units_epsilon(share, kScan, total);
   p.e_beyond = units_epsilon(share, kBeyond, total);
-  return p;
-}
-
-// The thresholds and stated rank errors once the rows (or their lower bound) are known.
-void set_rows(Plan& p, std::size_t d, double n) {
-  p.n = n;
-  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
-  const double beta = event_beta(p.o, d);
+  p.grid = GridIndex::log(o.per_octave, false);
+  p.offsets = GridIndex::log(o.scan_per_octave, false);
+  p.zero = p.offsets.grid().size() / 2;
+  const double beta = event_beta(o, d);
   // The coarse selection decides where the scans start; the refine moves the anchor by at most
   // one coarse cell either way (a wider pair of bounds, released as such), so only the coarse
   // selection's rank error is judged.
@@ -97,6 +94,25 @@ void set_rows(Plan& p, std::size_t d, double n) {
       ThresholdScan::rank_error(p.e_scan, p.offsets.grid().size() - p.zero, beta);
   // Laplace(b): P(|noise| > b ln(1/beta)) = beta.
   p.beyond_noise = std::log(1 / beta) / p.e_beyond;
+  return p;
+}
+
+// The thresholds once the rows (or their lower bound) are known.
+void set_rows(Plan& p, double n) {
+  p.n = n;
+  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
+}
+
+// What reliability() judges of the anchor and of the scans, from the plan alone (n, the grid-end
+// flags and the side counts are the run's): the run's facts (set_facts) and a dry run's (the
+// entries' note) both come from here.
+SelectionFacts anchor_facts(const Plan& p) {
+  return {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
+          .alpha = p.o.alpha, .epsilon = p.e_coarse};
+}
+SelectionFacts tail_facts(const Plan& p) {
+  return {.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance, .alpha = 0,
+          .epsilon = p.e_scan};
 }
 
 // The scan over offsets: counts[k] for the k-th offset from `first`; the index where it halts,
@@ -140,16 +156,19 @@ void scan_tails(std::span<const std::int64_t> below, ColumnClipBounds& c, const 
 // The facts reliability() judges: the anchor's selections, and the scans (whose grid end means
 // the bound is +/- DBL_MAX).
 void set_facts(ColumnClipBounds& c, const Plan& p) {
-  c.anchor_facts = {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
-                    .alpha = p.o.alpha, .epsilon = p.e_coarse, .at_grid_end = c.anchor_at_end};
+  c.anchor_facts = anchor_facts(p);
+  c.anchor_facts.at_grid_end = c.anchor_at_end;
   const double designed_out = p.o.coverage / 2 * p.n;
   // The anchor's cell surely holds more than half of the rows: an atom (§7b).
   const bool atom = c.beyond_lo + c.beyond_hi + 2 * p.beyond_noise < p.n / 2;
   auto side = [&](bool at_end, double beyond) {
-    return SelectionFacts{.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance,
-                          .alpha = 0, .epsilon = p.e_scan, .at_grid_end = at_end,
-                          .beyond = beyond, .beyond_noise = p.beyond_noise,
-                          .designed_out = designed_out, .atom = atom};
+    SelectionFacts f = tail_facts(p);
+    f.at_grid_end = at_end;
+    f.beyond = beyond;
+    f.beyond_noise = p.beyond_noise;
+    f.designed_out = designed_out;
+    f.atom = atom;
+    return f;
   };
   c.lo_facts = side(c.lo_at_end, c.beyond_lo);
   c.hi_facts = side(c.hi_at_end, c.beyond_hi);
@@ -270,6 +289,14 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
     e.count = static_cast<int>(d);
     entries.push_back(std::move(e));
   }
+  if (dry_run_active()) {  // the checks the run will make (dry_run.hpp)
+    const double margin = count_margin(o.loss, o.neighbouring, event_beta(o, d));
+    const std::size_t first = entries.size() - per_column.size();  // the coarse anchor's entry
+    note_planned_check({fmt::format("the clipping bounds' anchor (a private median; {} columns)",
+                                    d), anchor_facts(p), margin, entries[first].purpose});
+    note_planned_check({fmt::format("the clipping bounds ({} columns)", d), tail_facts(p), margin,
+                        entries[first + 2].purpose});
+  }
   return entries;
 }
 
@@ -283,10 +310,7 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
 
-  p.grid = GridIndex::log(o.per_octave, false);
-  p.offsets = GridIndex::log(o.scan_per_octave, false);
-  p.zero = p.offsets.grid().size() / 2;
-  set_rows(p, d, rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng));
+  set_rows(p, rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng));
   out.coverage = o.coverage;
   out.q_lo = o.coverage / 2;
   out.q_hi = 1 - o.coverage / 2;

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/location.hpp"
@@ -88,16 +90,28 @@ Reliability first_unusable(std::span<const Reliability> parts, std::string estim
   return Reliability::ok(std::move(estimate));
 }
 
+double rows_needed(const SelectionFacts& f) {
+  require(f.rank_error >= 0 && f.tolerance > 0 && f.alpha >= 0,
+          "rows_needed: rank_error and alpha must be >= 0 and tolerance > 0");
+  const double room = f.tolerance - f.alpha;
+  if (!(room > 0)) return std::numeric_limits<double>::infinity();
+  // The least integer n with t <= room * n, exactly as the comparison rounds.
+  double n = std::ceil(f.rank_error / room);
+  while (f.rank_error > room * n) n += 1;
+  while (n >= 1 && f.rank_error <= room * (n - 1)) n -= 1;
+  return n;
+}
+
 Reliability assess(const SelectionFacts& f, std::string estimate, std::string_view option) {
   require(f.rank_error >= 0 && f.n >= 0 && f.tolerance > 0 && f.alpha >= 0,
           "assess: rank_error, n and alpha must be >= 0 and tolerance > 0");
   // The rank error first: when it is too large for the rows, the released cell (at the grid's
   // end, or a spread at the resolution) is noise, and "most values are equal" would name the
   // wrong cause (issue 27: a 40-row normal column was called constant).
-  const double room = f.tolerance - f.alpha;
-  if (!(room > 0 && f.rank_error <= room * f.n)) {
+  const double room = f.tolerance - f.alpha, needed = rows_needed(f);
+  if (!(f.n >= needed)) {
     std::string suffice =
-        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
+        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", needed)
                  : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
     if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
       suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
