@@ -209,7 +209,9 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.resilience", P, "exp-time: how R(S) is computed"},
             {"diagnostics.candidates", P, "tukey-median: grid points"},
             {"diagnostics.grid", P, "tukey-median: grid size"},
-            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"}}),
+            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"},
+            {"diagnostics.scale_share.*", P, "the estimate's budget share: given, or planned from "
+                                            "n, d and the budget (docs/proofs/scale.md §9)"}}),
       {{"", "release"}, {"diagnostics.units", "mean_units"},
        {"diagnostics.bounds_estimate", "clip_bounds"}}));
 }
@@ -233,6 +235,8 @@ void median_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.boosting_radius", D, "its radius (from the released radius)"},
             {"diagnostics.budget_shares.*", P, "the budget split"},
             {"diagnostics.domain_radius_source", P, "given or estimated"},
+            {"diagnostics.scale_share.*", P, "the radius estimate's budget share: given, or "
+                                            "planned from n, d and the budget"},
             {"diagnostics.domain_radius", D, "the radius used (given: public; estimated: "
                                              "released)"},
             {"diagnostics.domain_radius_estimate.domain_radius", R, "the private radius"},

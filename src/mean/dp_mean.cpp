@@ -37,7 +37,7 @@ std::string fingerprint(const DpMeanOptions& o, Eigen::Index d) {
   using mean_ranks::exact;
   std::string f = fmt::format("dp-mean d={} eps={} delta={} share={} check={} range={} beta={} "
                               "alpha={} noise={} scale=", d, exact(o.privacy.epsilon),
-                              exact(o.privacy.delta), exact(o.scale_share),
+                              exact(o.privacy.delta), exact(o.scale_share.value_or(0)),
                               exact(o.clip_check_share), exact(o.range_share),
                               exact(o.failure_probability), exact(o.alpha),
                               static_cast<int>(o.run.noise));
@@ -79,19 +79,29 @@ DpMeanPlan plan_dp_mean(std::int64_t n, std::int64_t d, const DpMeanOptions& o) 
 }  // namespace
 
 // validate -> plan -> charge -> (units) -> range -> clipped sum -> noise -> seal.
-Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rng,
+Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng& rng,
                         Budget* budget) {
-  validate(o, X.cols());
-  Communicator& comm = comm_or_single(o.run.comm);
+  validate(given, X.cols());
+  Communicator& comm = comm_or_single(given.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint(o, X.cols()), "DP Mean's options and column count", o.run.threads);
+      X, comm, fingerprint(given, X.cols()), "DP Mean's options and column count",
+      given.run.threads);
+  nlohmann::json diag = {{"range_share", given.range_share}, {"robust", false}};
+  DpMeanOptions o = given;
+  if (!o.scale) {  // the units' share: given, or planned from n, d and the target
+    const ShareChoice share = resolve_share(
+        o, [&](const DpMeanOptions& at) { return robust_units_plan(n, X.cols(), at, false); });
+    diag["scale_share"] = share.stated;
+    if (share.abstain)
+      return abstain_before_charging(o.privacy, Accountant::basic, o.run.noise, budget, rng,
+                                     *share.abstain, diag);
+  }
   const DpMeanPlan p = plan_dp_mean(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   // Whatever the range step returns; the budget lives on rank 0.
   all_or_none(comm, [&] { account.charge(p.ledger()); });
   SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
-  nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
   const auto units = mean_ranks::units_step(X, p.aux, o.scale, o.alpha, 4, o.run.threads, comm,
                                             account, rng, diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);

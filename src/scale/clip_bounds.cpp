@@ -79,9 +79,9 @@ void set_rows(Plan& p, std::size_t d, double n) {
   // The coarse selection decides where the scans start; the refine moves the anchor by at most
   // one coarse cell either way (a wider pair of bounds, released as such), so only the coarse
   // selection's rank error is judged.
-  p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.grid().size(), beta);
-  p.scan_rank_error =
-      ThresholdScan::rank_error(p.e_scan, p.offsets.grid().size() - p.zero, beta);
+  const std::size_t offsets = log_grid_points(p.o.scan_per_octave);  // offsets[size / 2] == 0
+  p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, log_grid_points(p.o.per_octave), beta);
+  p.scan_rank_error = ThresholdScan::rank_error(p.e_scan, offsets - offsets / 2, beta);
 }
 
 // The scan over offsets: counts[k] for the k-th offset from `first`; the index where it halts,
@@ -261,6 +261,18 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.columns.resize(d);
   estimate(X, p, rng, out);
   return out;
+}
+
+Reliability planned_reliability(const ClipBoundsOptions& o, std::size_t d, double n,
+                                std::string_view option) {
+  require(n >= 1, "n must be >= 1, got {}", format_number(n));
+  Plan p = make_plan(o, d);
+  const double beta = o.beta / static_cast<double>(4 * d + 1);
+  set_rows(p, d, rows_for_plan(n, o.loss, o.neighbouring, beta));
+  ClipBounds planned;
+  planned.columns.resize(d);
+  for (ColumnClipBounds& c : planned.columns) set_facts(c, p);
+  return reliability(planned, option);
 }
 
 Reliability reliability(const ClipBounds& b, std::size_t j, std::string_view option) {

@@ -57,6 +57,17 @@ std::string fingerprint(const ScaleOptions& o, Eigen::Index d) {
                      static_cast<int>(o.neighbouring));
 }
 
+// The failure probability of each event: the 3 d selections and, under add/remove, the count.
+double event_beta(const ScaleOptions& o, std::size_t d) {
+  const std::size_t events = kCallsPerColumn * d + (counts_rows(o.neighbouring) ? 1 : 0);
+  return o.beta / static_cast<double>(events);
+}
+
+// Each selection's stated rank error (the coarse median's grid is the largest).
+double rank_error_of(const ScaleOptions& o, std::size_t d, double epsilon) {
+  return grid_quantile_rank_error(epsilon, log_grid_points(o.per_octave), event_beta(o, d));
+}
+
 }  // namespace
 
 const char* to_string(ScaleStatus s) {
@@ -76,6 +87,15 @@ Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
                          "MAD cell on the log grid"});
 }
 
+SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double n) {
+  check_options(o);
+  require(d >= 1 && n >= 1, "d and n must be >= 1, got d = {}, n = {}", d, format_number(n));
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), kCallsPerColumn * d);
+  return {.rank_error = rank_error_of(o, d, e),
+          .n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d)),
+          .tolerance = kColumnTolerance, .alpha = o.alpha, .epsilon = e};
+}
+
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng) {
   check_options(o);
@@ -87,10 +107,8 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   all_or_none(comm, [&] { account.claim(out.entries); });
 
   Plan p = column_plan(o, kCallsPerColumn * d);
-  const std::size_t events = kCallsPerColumn * d + (counts_rows(o.neighbouring) ? 1 : 0);
-  const double beta = o.beta / static_cast<double>(events);
-  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.grid().size(), beta);
-  p.n = rows_for_checks(n, o.loss, o.neighbouring, beta, comm, rng);
+  p.rank_error = rank_error_of(o, d, p.epsilon);
+  p.n = rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng);
   stamp(out, p, d);
   // Three passes over the rows, each for every column at once: the coarse and refined median,
   // then the MAD about it.

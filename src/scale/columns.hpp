@@ -116,10 +116,14 @@ void stamp(Estimate& out, const Plan& p, std::size_t d) {
 // the rows, or a coarse cell at its grid's end, is insufficient_data (it takes precedence); a
 // released MAD within 2 resolutions of 0 is degenerate (the scale and MAD are then 0). `what` names the
 // estimate ("the location", "the location and scale").
+// The largest rank error / n (+ alpha) a column's location and scale tolerate: their ranks stay
+// within the central 20%..80% (docs/proofs/scale.md §6).
+constexpr double kColumnTolerance = 0.3;
+
 template <class Column, class Plan>
 void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
-  c.facts = {.rank_error = p.rank_error, .n = p.n, .tolerance = 0.3, .alpha = p.o.alpha,
-             .epsilon = p.epsilon, .at_grid_end = at_grid_end,
+  c.facts = {.rank_error = p.rank_error, .n = p.n, .tolerance = kColumnTolerance,
+             .alpha = p.o.alpha, .epsilon = p.epsilon, .at_grid_end = at_grid_end,
              .degenerate = c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())};
   SelectionFacts rank = c.facts;
   rank.degenerate = false;
