@@ -151,7 +151,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
       X, comm, fingerprint(given, X.cols()), "the bounded mean's options and column count",
       given.run.threads);
   nlohmann::json diag = {{"mechanism", given.privacy.delta == 0 ? "laplace" : "gaussian"},
-                         {"sum_quantum", sum_quantum(n)}};
+                         {"sum_quantum", sum_quantum(n)}, {"robust", false}};
   BoundedMeanOptions o = given;
   if (!o.bounds) {  // the bounds' share: given, or planned from n, d and the target
     const ShareChoice share = resolve_share(o, [&](const BoundedMeanOptions& at) {

@@ -7,6 +7,7 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/random/float_normal.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/scale/column_scale.hpp"
@@ -22,7 +23,7 @@ RowMatrix normal_rows(Eigen::Index n, Eigen::Index d, std::uint64_t seed) {
   SeededRng g(seed);
   RowMatrix X(n, d);
   for (Eigen::Index i = 0; i < n; ++i)
-    for (Eigen::Index j = 0; j < d; ++j) X(i, j) = 10 + 3 * g.normal();
+    for (Eigen::Index j = 0; j < d; ++j) X(i, j) = 10 + 3 * standard_normal(g);
   return X;
 }
 
