@@ -76,26 +76,25 @@ DpMeanPlan plan_dp_mean(std::int64_t n, std::int64_t d, const DpMeanOptions& o) 
   return p;
 }
 
-// A scale that describes a column leaves at most a quarter of its rows beyond kTailRadius
-// estimated scales (a Gaussian 0.3%, a Pareto(1) column 18%). More than that (the private count,
-// beyond the declared corrupted fraction and its noise) means the scale describes a spike of
-// equal values -- e.g. 60% zeros, whose MAD the selection may put anywhere in the empty gap below
-// the non-zero values -- and the box and the stated error, in those units, would be nothing
-// (issue 27; the zero-inflated table of docs/results/real-data.md).
-constexpr double kMisfitFraction = 0.25;
-
-std::optional<std::string> scale_misfit(const ColumnUnits& u, double alpha) {
+// DP Mean is the PRIME paper's baseline for sub-Gaussian rows, and its stated error covers the
+// rows beyond kTailRadius scales only while they are as few as that model allows: a clipped row
+// far outside the box moves the true mean by its distance to the box, not by B. So a column whose
+// private fraction of rows beyond kTailRadius estimated scales exceeds the sub-Gaussian allowance
+// (tail_allowance: 0.27% + 1% + the declared alpha + 3 noise deviations) abstains: corrupted rows
+// (not robust), a heavy tail, or a spike of equal values whose MAD the selection may put anywhere
+// in the empty gap below the other values (issue 27; docs/results/real-data.md).
+std::optional<std::string> outside_model(const ColumnUnits& u, double alpha) {
   if (!u.estimated || u.tail_fraction.size() == 0) return std::nullopt;
-  const double allowed = kMisfitFraction + alpha + 3 * u.tail_noise;
+  const double allowed = tail_allowance(CleanModel::sub_gaussian, alpha, u.tail_noise);
   for (Eigen::Index j = 0; j < u.tail_fraction.size(); ++j)
     if (u.tail_fraction[j] > allowed)
       return fmt::format(
           "column {}: about {:.1f}% of the rows lie beyond {} estimated scales ({}), more than "
-          "the {:.0f}% a scale that describes the column leaves out: the private scale describes "
-          "a spike of equal values (or a tail this heavy), not the column; give --scale, or use "
-          "--method bounded",
+          "the {:.1f}% DP Mean's sub-Gaussian model allows, and its stated error would not cover "
+          "them (a heavy tail, corrupted rows, or most values equal); use --method bounded, or "
+          "--alpha for the robust mean, or give --scale",
           j + 1, 100 * u.tail_fraction[j], kTailRadius, format_number(u.scale[j]),
-          100 * kMisfitFraction);
+          100 * allowed);
   return std::nullopt;
 }
 
@@ -128,7 +127,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng
   const auto units = mean_ranks::units_step(X, p.aux, o.scale, o.alpha, 4, o.run.threads, comm,
                                             account, rng, diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
-  if (auto why = scale_misfit(*units, o.alpha)) {
+  if (auto why = outside_model(*units, o.alpha)) {
     facts.abstained = std::move(why);
     return seal(Vector{}, account, facts, rng, diag);
   }
