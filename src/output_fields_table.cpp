@@ -163,7 +163,8 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.robust.*", P, "the rule, its radius and each model's allowance"},
             {"diagnostics.range_share", P, "the budget share of the range step"},
             {"diagnostics.mechanism", P, "laplace or gaussian"},
-            {"diagnostics.noise_scale", P, "the noise scale per column (given scale or bounds)"},
+            {"diagnostics.noise_scale", D, "the noise scale per column (given scale or bounds: "
+                                           "public; estimated: from the released ones)"},
             {"diagnostics.sum_quantum", P, "the exact sum's lattice quantum (from n)"},
             {"diagnostics.bounds_lo", D, "the clipping bounds (given: public; estimated: "
                                          "post-processing of the private scale)"},
