@@ -50,7 +50,7 @@ class ByteSource {
     pos_ = 0;
     end_ = got > 0 ? static_cast<std::size_t>(got) : 0;
     total_ += end_;
-    if (total_ > max_) input::too_large(name_, max_);
+    if (total_ > max_) input_detail::too_large(name_, max_);
     return end_ > 0;
   }
   std::streambuf* sb_;
@@ -159,14 +159,14 @@ class RecordReader {
       int c = take();
       if (c == ByteSource::kEof)
         throw InvalidArgument(fmt::format("{}: a quoted field is not closed",
-                                          input::where(name_, start_line, r.ends.size() + 1)));
+                                          input_detail::where(name_, start_line, r.ends.size() + 1)));
       if (c == '"') {
         c = take();
         if (c != '"') {
           while (c == ' ' || c == '\t') c = take();
           if (c != ',' && c != '\n' && c != '\r' && c != ByteSource::kEof)
             throw InvalidArgument(fmt::format("{}: text after the closing quote of a field",
-                                              input::where(name_, line_, r.ends.size() + 1)));
+                                              input_detail::where(name_, line_, r.ends.size() + 1)));
           return c;
         }
       } else if (c == '\n') {
@@ -224,7 +224,7 @@ class ValueStore {
  public:
   explicit ValueStore(std::uint64_t max_cells) : max_cells_(max_cells) {}
   void push_row(std::span<const double> row, const std::string& name) {
-    if (count_ + row.size() > max_cells_) input::too_large(name, max_cells_ * 8);
+    if (count_ + row.size() > max_cells_) input_detail::too_large(name, max_cells_ * 8);
     for (double v : row) {
       if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
         blocks_.emplace_back();
@@ -354,7 +354,7 @@ class CsvTable {
     const bool header = has_header(first, have_second ? &second : nullptr);
     std::vector<std::string> names;
     if (header) names = header_names(first);
-    selected_ = input::resolve_columns(o_, header ? &names : nullptr, first.ends.size(), name_);
+    selected_ = input_detail::resolve_columns(o_, header ? &names : nullptr, first.ends.size(), name_);
     columns_ = first.ends.size();
     columns_line_ = first.line;
     Table table;
@@ -362,7 +362,7 @@ class CsvTable {
       if (!header) break;
       require(!names[j].empty(),
               fmt::format("{}: empty header cell (every selected column needs a name)",
-                          input::where(name_, first.line, j + 1)));
+                          input_detail::where(name_, first.line, j + 1)));
       table.header.push_back(names[j]);
     }
     if (!header) add(first);
@@ -475,7 +475,7 @@ void CsvTable::flush() {
                  } else if (out.kind == CellKind::missing && o_.missing == MissingPolicy::drop) {
                    ++dropped_;
                  } else {
-                   throw_cell(out.kind, input::where(name_, line, out.column + 1));
+                   throw_cell(out.kind, input_detail::where(name_, line, out.column + 1));
                  }
                });
 }
@@ -518,10 +518,10 @@ void CsvTable::add_text_row(const Record& r) {
       throw InvalidArgument(fmt::format(
           "{}: missing value (empty, NA or NaN); drop such rows with --drop-missing (Python: "
           "drop_missing=True)",
-          input::where(name_, r.line, j + 1)));
+          input_detail::where(name_, r.line, j + 1)));
     }
     text_bytes_ += cell.size() + sizeof(std::string);
-    if (text_bytes_ > o_.limits.max_bytes) input::too_large(name_, o_.limits.max_bytes);
+    if (text_bytes_ > o_.limits.max_bytes) input_detail::too_large(name_, o_.limits.max_bytes);
     text_[k].emplace_back(cell);
   }
   ++rows_;

@@ -14,7 +14,7 @@
 #include "dpstats/parallel.hpp"
 #include "input_internal.hpp"
 
-namespace dpstats::input {
+namespace dpstats::input_detail {
 
 std::string where(const std::string& name, std::size_t line, std::size_t column) {
   return fmt::format("input file '{}', line {}, column {}", name, line, column);
@@ -178,4 +178,4 @@ DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
   return out;
 }
 
-}  // namespace dpstats::input
+}  // namespace dpstats::input_detail

@@ -8,7 +8,7 @@
 
 #include "dpstats/data/reader.hpp"
 
-namespace dpstats::input {
+namespace dpstats::input_detail {
 
 // "input file 'NAME', line L, column C" (1-based), the position every reader error starts with.
 std::string where(const std::string& name, std::size_t line, std::size_t column);
@@ -37,4 +37,4 @@ Table read_npy_file(const std::string& path, std::uint64_t size, const ReadOptio
 // Message for a total over the --max-input-bytes limit.
 [[noreturn]] void too_large(const std::string& name, std::uint64_t limit);
 
-}  // namespace dpstats::input
+}  // namespace dpstats::input_detail

@@ -278,7 +278,7 @@ void check_payload(const Layout& l, std::int64_t size_hint, const ReadLimits& li
   const std::uint64_t values_bytes = l.n * l.d * 8;
   if (size_hint >= 0) check_size(l, static_cast<std::uint64_t>(size_hint), name);
   if (l.payload_bytes > limits.max_bytes || values_bytes > limits.max_bytes)
-    input::too_large(name, limits.max_bytes);
+    input_detail::too_large(name, limits.max_bytes);
 }
 
 void check_size(const Layout& l, std::uint64_t size, const std::string& name) {
@@ -430,16 +430,16 @@ Table read_npy(std::istream& in, const std::string& name, const ReadOptions& opt
   const Layout l = read_layout(in, name);
   check_payload(l, size_hint, options.limits, name);
   const std::vector<std::size_t> selected =
-      input::resolve_columns(options, nullptr, static_cast<std::size_t>(l.d), name);
+      input_detail::resolve_columns(options, nullptr, static_cast<std::size_t>(l.d), name);
   Table table;
   RowMatrix X = size_hint >= 0 ? read_known(in, l, name) : read_stream(in, l, name);
   require(size_hint >= 0 || in.rdbuf()->sgetc() == std::char_traits<char>::eof(),
           fmt::format("input file '{}' has extra bytes after the {} x {} array", name, l.n, l.d));
-  table.values = input::finish_dense(std::move(X), selected, options, name);
+  table.values = input_detail::finish_dense(std::move(X), selected, options, name);
   return table;
 }
 
-namespace input {
+namespace input_detail {
 
 Table read_npy_file(const std::string& path, std::uint64_t size, const ReadOptions& options) {
   std::shared_ptr<const Mapping> map = Mapping::open(path, size);
@@ -479,7 +479,7 @@ Table read_npy_file(const std::string& path, std::uint64_t size, const ReadOptio
   return table;
 }
 
-}  // namespace input
+}  // namespace input_detail
 
 void write_npy(const std::string& path, const ConstMatrixRef& X) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -93,7 +93,7 @@ const Member& choose(const std::vector<Member>& members, const std::string& arra
   for (const Member& m : members)
     if (m.name == array || m.name == array + ".npy") return m;
   throw InvalidArgument(fmt::format("--array: input file '{}' has no array named '{}'", path,
-                                    input::quote_param(array)));
+                                    input_detail::quote_param(array)));
 }
 
 // Serves at most `left` bytes of the underlying buffer, raw (stored) or inflated (deflate).
@@ -173,7 +173,7 @@ Table read_npz(const std::string& path, const ReadOptions& options) {
   in.seekg(static_cast<std::streamoff>(data));
   MemberBuffer member(in.rdbuf(), m.compressed, m.method == 8, path);
   std::istream member_in(&member);
-  const std::string name = options.array.empty() ? path : path + ":" + input::quote_param(options.array);
+  const std::string name = options.array.empty() ? path : path + ":" + input_detail::quote_param(options.array);
   return read_npy(member_in, name, options,
                   m.method == 0 ? static_cast<std::int64_t>(m.compressed) : -1);
 }

@@ -90,10 +90,10 @@ Table read_pulled(PullBuffer& buffer, const std::string& name, const ReadOptions
 }
 
 Table read_regular(const std::string& path, std::uint64_t size, const ReadOptions& options) {
-  if (size > options.limits.max_bytes) input::too_large(path, options.limits.max_bytes);
+  if (size > options.limits.max_bytes) input_detail::too_large(path, options.limits.max_bytes);
   const std::string ext = lower_extension(path);
   if (ext == ".npz") return read_npz(path, options);
-  if (ext == ".npy") return input::read_npy_file(path, size, options);
+  if (ext == ".npy") return input_detail::read_npy_file(path, size, options);
   std::ifstream in(path, std::ios::binary);
   require(in.is_open(), fmt::format("cannot open input file '{}'", path));
   char magic[6] = {};
@@ -102,7 +102,7 @@ Table read_regular(const std::string& path, std::uint64_t size, const ReadOption
   in.clear();
   in.seekg(0);
   require(in.good(), fmt::format("cannot read input file '{}'", path));
-  if (head == kNpyMagic) return input::read_npy_file(path, size, options);
+  if (head == kNpyMagic) return input_detail::read_npy_file(path, size, options);
   if (head.substr(0, kZipMagic.size()) == kZipMagic) return read_npz(path, options);
   return read_csv(in, path, options);
 }

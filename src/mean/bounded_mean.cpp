@@ -11,7 +11,7 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/seam.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 #include "ranks_internal.hpp"
 
 namespace dpstats {

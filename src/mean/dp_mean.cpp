@@ -10,7 +10,7 @@
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/seam.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 #include "ranks_internal.hpp"
 
 namespace dpstats {

@@ -15,7 +15,7 @@
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/seam.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 
 namespace dpstats {
 namespace {

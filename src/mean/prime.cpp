@@ -29,7 +29,7 @@
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/composite.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
 

@@ -1,5 +1,5 @@
 // The robust means' front end (docs/proofs/mean.md, addendum correction 1): private range, private
-// coordinate medians, clipping and quantisation; see prime_internal.hpp.
+// coordinate medians, clipping and quantisation; see robust_mean_core.hpp.
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -8,7 +8,7 @@
 #include "dpstats/mechanisms/exponential.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
 #include "dpstats/mean/units.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
 

@@ -14,7 +14,7 @@
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/privacy/composite.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
 
@@ -23,7 +23,7 @@ namespace {
 
 using namespace prime_detail;
 
-// The front end's shares are shared with PRIME (plan_practical_front, prime_internal.hpp).
+// The front end's shares are shared with PRIME (plan_practical_front, robust_mean_core.hpp).
 // Shares of the filter's ρ: the covariance dominates (its noise must stay below the signal
 // along v), the rest is small (per round: λ_t, μ_t; once: the final mean).
 constexpr double kShareSigma = 0.8, kShareLambda = 0.08, kShareCentre = 0.07, kShareFinal = 0.05;

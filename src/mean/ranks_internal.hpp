@@ -10,7 +10,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/mechanisms/range_ht.hpp"
-#include "prime_internal.hpp"
+#include "robust_mean_core.hpp"
 
 namespace dpstats::mean_ranks {
 

@@ -15,6 +15,9 @@
 
 namespace dpstats::moments::detail {
 
+// The PP methods (their second moment squares the released first moment).
+inline bool is_pp(Method m) { return m == Method::pp || m == Method::pp_debiased; }
+
 // validate: every option; `batch` (estimate_moments) accepts a missing clip.
 void validate_config(const MomentsConfig& c, bool batch);
 // The release's own account (target and accountant). `pre_rho`: the zCDP spent before the stream,

@@ -1,3 +1,4 @@
+// MomentEstimator: the streaming release, row by row (its channels in streams.hpp).
 #include "dpstats/moments/estimator.hpp"
 #include "blt.hpp"
 #include "detail.hpp"
@@ -17,191 +18,13 @@
 #include "dpstats/privacy/neighbouring_names.hpp"
 #include "dpstats/seam.hpp"
 
+#include "streams.hpp"
+
 namespace dpstats::moments {
+
 namespace {
 
 using Index = Eigen::Index;
-
-// One block of coordinates sharing a strategy C: computes row t of C·Y from the inputs, and row t
-// of C^{-1}·W from the released rows, in O(history · dim) per step. Each call works on the
-// coordinates [b, e) of dim-long rows, so disjoint ranges may run on different threads; advance()
-// once all of them have.
-class Channel {
- public:
-  Channel(const Factorization& C, std::size_t dim, bool need_inverse)
-      : C_(C), need_inverse_(need_inverse) {
-    const auto D = static_cast<Index>(dim);
-    if (C.kind() == FactorizationKind::output) {
-      out_state_.emplace(*C.workload(), dim);
-      if (need_inverse) {
-        a_ = C.workload()->coefficients(C.steps());
-        hist_v_ = RowMatrix::Zero(static_cast<Index>(C.steps()), D);
-      }
-    } else if (C.kind() == FactorizationKind::blt) {
-      const auto m = static_cast<Index>(C.theta().size());
-      buf_s_ = RowMatrix::Zero(m, D);
-      buf_r_ = RowMatrix::Zero(m, D);
-      y_prev_ = v_prev_ = Vector::Zero(D);
-    } else if (C.kind() != FactorizationKind::input) {
-      cap_ = C.coefficients().size() - 1;
-      if (cap_ > 0) {
-        hist_y_ = RowMatrix::Zero(static_cast<Index>(cap_), D);
-        hist_v_ = RowMatrix::Zero(static_cast<Index>(cap_), D);
-      }
-    }
-    p_ = Vector::Zero(D);
-  }
-
-  // Writes (C Y)_t for the input row y_t, on [b, e).
-  void transform(const double* y, double* cy, Index b, Index e) {
-    const Index len = e - b;
-    Eigen::Map<const Vector> yt(y + b, len);
-    Eigen::Map<Vector> out(cy + b, len);
-    switch (C_.kind()) {
-      case FactorizationKind::input: out = yt; return;
-      case FactorizationKind::output:
-        out_state_->push(y, cy, static_cast<std::size_t>(b), static_cast<std::size_t>(e));
-        return;
-      case FactorizationKind::blt: {
-        // s_i <- theta_i s_i + y_{t-1};  (C y)_t = kappa (y_t + sum_i omega_i s_i).
-        out = yt;
-        for (Index i = 0; i < buf_s_.rows(); ++i) {
-          const auto k = static_cast<std::size_t>(i);
-          auto s = buf_s_.row(i).segment(b, len);
-          s = C_.theta()[k] * s + y_prev_.segment(b, len).transpose();
-          out += C_.omega()[k] * s.transpose();
-        }
-        out *= C_.kappa();
-        y_prev_.segment(b, len) = yt;
-        return;
-      }
-      default: {
-        const auto& c = C_.coefficients();
-        out = c[0] * yt;
-        const std::size_t top = std::min(t_, cap_);
-        for (std::size_t j = 1; j <= top; ++j)
-          out += c[j] * hist_y_.row(static_cast<Index>((t_ - j) % cap_)).segment(b, len).transpose();
-        if (cap_ > 0) hist_y_.row(static_cast<Index>(t_ % cap_)).segment(b, len) = yt.transpose();
-      }
-    }
-  }
-
-  // Writes v_t = (C^{-1} W)_t for the released row w_t, on [b, e).
-  void invert(const double* w, double* v, Index b, Index e) {
-    const Index len = e - b;
-    Eigen::Map<const Vector> wt(w + b, len);
-    Eigen::Map<Vector> out(v + b, len);
-    auto p = p_.segment(b, len);
-    switch (C_.kind()) {
-      case FactorizationKind::input: out = wt; break;
-      case FactorizationKind::output: {
-        require(need_inverse_, "internal: output factorization inverted without history");
-        // C = D T(a): v = T(a)^{-1} D^{-1} w by forward substitution over the full history.
-        p = wt / C_.workload()->row_scale(t_);
-        for (std::size_t j = 1; j <= t_; ++j)
-          if (a_[j] != 0)
-            p -= a_[j] * hist_v_.row(static_cast<Index>(t_ - j)).segment(b, len).transpose();
-        out = p / a_[0];
-        hist_v_.row(static_cast<Index>(t_)).segment(b, len) = out.transpose();
-        break;
-      }
-      case FactorizationKind::blt: {
-        // r_i <- theta_i r_i + v_{t-1};  v_t = w_t / kappa - sum_i omega_i r_i.
-        p = wt / C_.kappa();
-        for (Index i = 0; i < buf_r_.rows(); ++i) {
-          const auto k = static_cast<std::size_t>(i);
-          auto r = buf_r_.row(i).segment(b, len);
-          r = C_.theta()[k] * r + v_prev_.segment(b, len).transpose();
-          p -= C_.omega()[k] * r.transpose();
-        }
-        out = p;
-        v_prev_.segment(b, len) = out;
-        break;
-      }
-      default: {
-        const auto& c = C_.coefficients();
-        p = wt;
-        const std::size_t top = std::min(t_, cap_);
-        for (std::size_t j = 1; j <= top; ++j)
-          p -= c[j] * hist_v_.row(static_cast<Index>((t_ - j) % cap_)).segment(b, len).transpose();
-        out = p / c[0];
-        if (cap_ > 0) hist_v_.row(static_cast<Index>(t_ % cap_)).segment(b, len) = out.transpose();
-      }
-    }
-  }
-
-  void advance() {
-    if (out_state_) out_state_->advance();
-    ++t_;
-  }
-
- private:
-  Factorization C_;
-  std::size_t t_ = 0, cap_ = 0;
-  bool need_inverse_;
-  std::optional<WorkloadState> out_state_;
-  std::vector<double> a_;
-  RowMatrix hist_y_, hist_v_;
-  RowMatrix buf_s_, buf_r_;  // BLT buffers of C·Y and C^{-1}·W
-  Vector y_prev_, v_prev_;
-  Vector p_;
-};
-
-// Q_tt = (C^{-1} C^{-T})_tt streamed (docs/proofs/moments.md §5: a running sum of squared inverse coefficients).
-class QDiagStream {
- public:
-  explicit QDiagStream(const Factorization& C) : C_(C) {
-    if (C.kind() == FactorizationKind::blt)
-      blt_.emplace(blt::Parameters{C.kappa(), C.theta(), C.omega()});
-  }
-  double next() {
-    double q = 1;
-    switch (C_.kind()) {
-      case FactorizationKind::input: break;
-      case FactorizationKind::output: {
-        // C^{-1} = T(a)^{-1} D^{-1}: row t = (a'_{t-j} / D_j)_j.
-        const auto& A = *C_.workload();
-        push_inverse(A.coefficients(std::min(t_ + 1, A.steps())));
-        q = 0;
-        for (std::size_t j = 0; j <= t_; ++j) {
-          const double v = y_[t_ - j] / A.row_scale(j);
-          q += v * v;
-        }
-        break;
-      }
-      case FactorizationKind::blt: {  // O(buffers) a step
-        const double y = blt_->next();
-        running_ += y * y;
-        q = running_;
-        break;
-      }
-      default:
-        push_inverse(C_.coefficients());
-        running_ += y_[t_] * y_[t_];
-        q = running_;
-    }
-    ++t_;
-    return q;
-  }
-
- private:
-  // Appends y_t, the next coefficient of the inverse Toeplitz, from c.
-  void push_inverse(const std::vector<double>& c) {
-    if (t_ == 0) {
-      y_.push_back(1 / c[0]);
-      return;
-    }
-    double acc = 0;
-    const std::size_t top = std::min(t_, c.size() - 1);
-    for (std::size_t j = 1; j <= top; ++j) acc += c[j] * y_[t_ - j];
-    y_.push_back(-acc / c[0]);
-  }
-  Factorization C_;
-  std::optional<blt::InverseColumn> blt_;
-  std::size_t t_ = 0;
-  std::vector<double> y_;
-  double running_ = 0;
-};
 
 // The l2 norm of x, after checking that every value is finite (a NaN or infinity makes the sum
 // of squares non-finite). Summed in kChunk pieces in order, so the value never depends on
@@ -235,248 +58,10 @@ double clip_factor(double norm, double zeta, std::size_t d) {
   return norm > zeta * (1 - margin) ? zeta / norm * (1 - margin) : 1.0;
 }
 
-bool is_pp(Method m) { return m == Method::pp || m == Method::pp_debiased; }
-
 // The step's output is the released row itself when B = A C^{-1} = I (output factorization of
 // the same workload).
 bool direct(const Factorization& C, const Workload& A) {
   return C.kind() == FactorizationKind::output && *C.workload() == A;
-}
-
-}  // namespace
-
-const MethodInfo kMethods[] = {
-    {"jme", "joint moment estimation: one mechanism, the second moment nearly free (default)",
-     {"lambda"}},
-    {"lambda-jme", "JME with a chosen scaling lambda of the second moment", {"lambda"}},
-    {"ime", "independent mechanisms, a share alpha of the budget on the first moment", {"alpha"}},
-    {"cs", "one strategy on the concatenation, second moment scaled by tau", {"tau"}},
-    {"pp", "first moment only; the second by squaring it (biased)", {}},
-    {"pp-debiased", "PP with the noise bias subtracted", {}},
-};
-
-std::span<const MethodInfo> moments_methods() { return kMethods; }
-
-MomentsConfig make_config(const MomentsOptions& o) {
-  const MethodInfo& method = find_method(kMethods, "moments", o.method);
-  std::vector<std::string> given;
-  if (o.lambda) given.emplace_back("lambda");
-  if (o.alpha != 0.5) given.emplace_back("alpha");
-  if (o.tau != 1) given.emplace_back("tau");
-  check_options_apply(kMethods, method, given);
-  MomentsConfig c = make_config(o.steps, o.dim, o.method, o.workload, o.factorization, o.diagonal);
-  c.clip = o.clip;
-  c.privacy = o.privacy;
-  c.rho = o.rho;
-  c.noise_multiplier = o.noise_multiplier;
-  c.lambda = o.lambda;
-  c.alpha = o.alpha;
-  c.tau = o.tau;
-  c.scale_share = o.scale_share;
-  c.clip_quantile = o.clip_quantile;
-  c.clip_margin = o.clip_margin;
-  c.clip_check_share = o.clip_check_share;
-  c.clip_block = o.clip_block;
-  c.centre = o.centre;
-  c.on_norm = parse_enum<NormPolicy>(o.on_norm);
-  c.neighbouring = parse_enum<Neighbouring>(o.neighbouring);
-  c.profile = parse_enum<Profile>(o.profile);
-  c.run = o.run;
-  validate(c.run);
-  return c;
-}
-
-MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string& method,
-                          const std::string& workload, const std::string& factorization,
-                          bool diagonal) {
-  require(steps >= 1, "steps must be >= 1, got 0");
-  require(dim >= 1, "dim must be >= 1, got 0");
-  MomentsConfig c;
-  c.steps = steps;
-  c.dim = dim;
-  c.method = parse_enum<Method>(method);
-  c.form = diagonal ? SecondMomentForm::diagonal : SecondMomentForm::full;
-  c.A1 = c.A2 = Workload::parse(workload, steps);
-  c.C1 = c.C2 = Factorization::parse(factorization, c.A1);
-  return c;
-}
-
-namespace {
-
-// validate: every option of the config, before anything is planned or drawn. No silent unit
-// clip: a missing clip is estimated privately, from the whole table (batch) or per block (live,
-// where plan_live_clip refuses a stream too short for it).
-void check_config(const MomentsConfig& c, bool /*batch*/) {
-  // The live stream (rows pushed one at a time) runs in one process (docs/guide.md "Moments on
-  // several ranks"); the batch API gathers the rows and replays rank 0's draws (batch.cpp).
-  const int ranks = comm_or_single(c.run.comm).size();
-  require(ranks == 1, fmt::format("the live moments stream does not run on {} ranks: each step is "
-                                  "one pushed row; give the whole table to estimate_moments (the "
-                                  "tool without --steps), which runs on ranks",
-                                  ranks));
-  require(c.steps >= 1, "steps must be >= 1, got 0");
-  require(c.dim >= 1, "dim must be >= 1, got 0");
-  // A row above a private clip must not throw: that would release a data-dependent bit.
-  require(c.clip.has_value() || c.on_norm == NormPolicy::clip,
-          "on_norm = reject needs a given clip (rows above an estimated clip are clipped)");
-  require(c.clip_block <= c.steps,
-          fmt::format("clip_block must be in [0, steps = {}], got {}", c.steps, c.clip_block));
-  if (c.clip) {
-    check_positive(*c.clip, "clip");
-    require(*c.clip >= 0x1p-400 && *c.clip <= 0x1p400,
-            fmt::format("clip must be in [2^-400, 2^400], got {}", format_number(*c.clip)));
-  }
-  for (const auto* w : {&c.A1, &c.A2})
-    require(w->steps() == c.steps,
-            fmt::format("workload {} has {} steps, the estimator {}", w->name(), w->steps(),
-                        c.steps));
-  for (const auto* f : {&c.C1, &c.C2})
-    require(f->steps() == c.steps,
-            fmt::format("factorization {} has {} steps, the estimator {}", f->name(), f->steps(),
-                        c.steps));
-  const int budgets =
-      (c.privacy.epsilon != 0) + c.rho.has_value() + c.noise_multiplier.has_value();
-  require(budgets == 1,
-          "give exactly one of epsilon (with delta), rho or noise_multiplier (epsilon has no "
-          "default)");
-  if (c.privacy.epsilon != 0) validate(c.privacy, DeltaRule::positive);
-  else check_delta_positive(c.privacy.delta);
-  if (c.rho) check_positive(*c.rho, "rho");
-  if (c.noise_multiplier) check_positive(*c.noise_multiplier, "noise_multiplier");
-  require(c.scale_share > 0 && c.scale_share < 1,
-          fmt::format("scale_share must be in (0, 1), got {}", format_number(c.scale_share)));
-  require(c.clip_quantile > 0 && c.clip_quantile < 1,
-          fmt::format("clip_quantile must be in (0, 1), got {}", format_number(c.clip_quantile)));
-  require(c.clip_margin >= 1 && c.clip_margin <= 1e6,
-          fmt::format("clip_margin must be in [1, 1e6], got {}", format_number(c.clip_margin)));
-  require(c.clip_check_share >= 0 && c.clip_check_share <= 0.5,
-          fmt::format("clip_check_share must be in [0, 0.5], got {}",
-                      format_number(c.clip_check_share)));
-  if (c.method != Method::lambda_jme)
-    require(!c.lambda.has_value(), "lambda applies to method lambda-jme only");
-  validate(c.run);
-}
-
-// The floating-point margin of C·X (docs/proofs/moments.md §3): C·X is computed in doubles, so
-// neighbouring streams' computed values can differ by more than the exact sensitivity. Each
-// computed coordinate is within (len + 2) 2^-53 L1 B of the exact one (a sum of len products,
-// L1 = sum |c_k| or A's largest row sum, B the entry bound); the l2 sensitivity handed to the
-// lattice mechanism is enlarged by twice that over all n·D coordinates of the block (about 1e-4
-// relative at n = 10^5, d = 100 with blt; far less at small n).
-double product_margin(const Factorization& C, double entry_bound, double coords) {
-  double l1 = 0, len = 1;
-  switch (C.kind()) {
-    case FactorizationKind::input: return 0.0;  // C·x = x exactly
-    case FactorizationKind::output: {
-      const Workload& A = *C.workload();
-      for (std::size_t k = 0; k < A.steps(); ++k) l1 += std::abs(A.coefficient(k));
-      l1 *= A.row_scale(0);  // the row scale is non-increasing
-      len = 2.0 * static_cast<double>(A.steps());  // running sums and EMAs
-      break;
-    }
-    default:
-      l1 = C.column_l1();
-      len = C.kind() == FactorizationKind::blt ? 2.0 * static_cast<double>(C.steps())
-                                               : static_cast<double>(C.coefficients().size());
-  }
-  return 2 * std::sqrt(coords) * (len + 2) * 0x1p-53 * l1 * entry_bound;
-}
-
-}  // namespace
-
-// plan: the mechanisms, calibrated from public values only (steps, dim, the clip the mechanism
-// sees, the factorizations and the budget), and the ledger they will be charged.
-MomentsPlan plan_moments(const MomentsConfig& c, double pre_share, std::size_t held_rows) {
-  require(c.clip.has_value(), "plan_moments needs a clip (given or privately estimated)");
-  require(pre_share >= 0 && pre_share < 1,
-          fmt::format("pre_share must be in [0, 1), got {}", format_number(pre_share)));
-  MomentsPlan p;
-  const bool cs = c.method == Method::cs, pp = is_pp(c.method);
-  p.d = c.dim;
-  p.D2 = c.form == SecondMomentForm::full ? c.dim * c.dim : c.dim;
-  p.mech_clip = *c.clip;
-  p.np = {.method = c.method, .d = c.dim, .form = c.form, .clip = p.mech_clip,
-          .c1_norm = c.C1.norm_1_to_2(), .c2_norm = (cs || pp ? c.C1 : c.C2).norm_1_to_2(),
-          .lambda = c.lambda, .alpha = c.alpha, .tau = c.tau, .neighbouring = c.neighbouring};
-  const NoiseScales unit = noise_scales(p.np, 1.0);  // sensitivities; validates alpha, tau, lambda
-  p.scale2 = second_input_scale(p.np, unit);
-  p.rho_share = 1 - pre_share;
-  const NoiseMode noise = c.run.noise;
-  auto make = [&](double sens, double share, double dim) {
-    const auto dims = static_cast<std::size_t>(dim);
-    if (c.noise_multiplier)
-      return GaussianMechanism::from_sigma(sens, *c.noise_multiplier / std::sqrt(share) * sens,
-                                           dims, noise);
-    const double rho = c.rho ? *c.rho : epsilon_delta_to_zcdp(c.privacy.epsilon, c.privacy.delta);
-    if (!c.rho && share == 1.0 && p.rho_share == 1.0)
-      return GaussianMechanism::from_epsilon_delta(sens, c.privacy.epsilon, c.privacy.delta,
-                                                   dims, noise);
-    return GaussianMechanism::from_rho(sens, rho * p.rho_share * share, dims, noise);
-  };
-  const double n = static_cast<double>(c.steps), d = static_cast<double>(p.d),
-               D2 = static_cast<double>(p.D2);
-  const double second_bound = pp ? 0.0 : p.scale2 * p.mech_clip * p.mech_clip;
-  // A row that carries h held rows has entries up to h + 1 (C·X's rounding scales with them) and
-  // is itself a sum of h + 1 terms of magnitude <= 1 (first) or scale2 (second): neighbouring
-  // computed sums differ by one term plus twice gamma_{h+1} (h + 1) per coordinate, which the
-  // largest column of C carries to the output (docs/proofs/moments.md §4.2).
-  const double h = static_cast<double>(held_rows) + 1;
-  const double gamma = held_rows ? h * 0x1p-53 / (1 - h * 0x1p-53) : 0.0;
-  const Factorization& C2 = cs ? c.C1 : c.C2;
-  const double margin1 = product_margin(c.C1, p.mech_clip * h, n * d) +
-                         c.C1.norm_1_to_2() * 2 * gamma * h * p.mech_clip * std::sqrt(d);
-  const double margin2 =
-      pp ? 0.0
-         : product_margin(C2, second_bound * h, n * D2) +
-               C2.norm_1_to_2() * 2 * gamma * h * second_bound * std::sqrt(D2);
-  if (c.method == Method::ime) {
-    p.mech1 = make(unit.s1 + margin1, c.alpha, n * d);
-    p.mech2 = make(unit.s2 + margin2, 1 - c.alpha, n * D2);
-  } else {
-    p.mech1 = make(unit.s1 + std::hypot(margin1, margin2), 1.0, n * (pp ? d : d + D2));
-  }
-  const char* purpose = c.method == Method::ime ? "first moment stream"
-                        : pp                    ? "first moment stream (second by post-processing)"
-                                                : "joint first and second moment stream";
-  p.ledger.push_back(p.mech1->ledger_entry(purpose));
-  if (p.mech2) p.ledger.push_back(p.mech2->ledger_entry("second moment stream"));
-  // The noise as it runs: the mechanisms' own sigma (>= the requested one).
-  p.sc = unit;
-  p.sigma = p.mech1->sigma() / unit.s1 * (c.method == Method::ime ? std::sqrt(c.alpha) : 1.0);
-  p.sc.sigma1 = p.mech1->sigma() / unit.s1;
-  p.sc.g1 = p.mech1->sigma();
-  if (c.method == Method::ime) {
-    p.sc.sigma2 = p.mech2->sigma() / unit.s2;
-    p.sc.g2 = p.mech2->sigma();
-  } else if (!pp) {
-    p.sc.sigma2 = p.sc.sigma1;
-    p.sc.g2 = p.mech1->sigma() / p.scale2;
-  }
-  return p;
-}
-
-namespace {
-
-// The release's own account: its target and accountant, from the budget option and the plan.
-// `pre_rho`: what the batch API spends before the stream (counted in the target of a noise
-// multiplier; an epsilon or rho target already includes it).
-ReleaseBudget make_account(const MomentsConfig& c, const MomentsPlan& p, Budget* caller,
-                           double pre_rho = 0) {
-  const bool approximate_entry = p.mech1->loss().kind == LossKind::approximate;
-  if (approximate_entry)  // one (epsilon, delta) Gaussian at the whole target
-    return ReleaseBudget(c.privacy.loss(), Accountant::basic, caller);
-  if (c.privacy.epsilon != 0) return ReleaseBudget(c.privacy.loss(), Accountant::zcdp, caller);
-  // rho or a noise multiplier: the target is the (epsilon, delta) that rho converts to.
-  double rho = 0;
-  if (c.rho) {
-    rho = *c.rho;
-  } else {
-    for (const auto& e : p.ledger) rho += e.loss.rho * e.count;
-    rho += pre_rho;
-  }
-  return ReleaseBudget(
-      PrivacyLoss::approximate(zcdp_to_epsilon(rho, c.privacy.delta), c.privacy.delta),
-      Accountant::zcdp, caller);
 }
 
 }  // namespace
@@ -486,9 +71,9 @@ struct MomentEstimator::Impl {
   Rng& rng;
   MomentsPlan plan;
   ReleaseBudget account;
-  std::optional<Channel> ch1, ch2;
+  std::optional<detail::Channel> ch1, ch2;
   std::optional<WorkloadState> A1s, A2s, debias_state;
-  std::optional<QDiagStream> qdiag;
+  std::optional<detail::QDiagStream> qdiag;
   bool direct1 = false, direct2 = false;
   Vector x, sec, cy1, cy2, w1, w2, v1, v2, first, second;
   std::size_t t = 0;
@@ -525,7 +110,7 @@ struct MomentEstimator::Impl {
 // The run's state: the channels C·Y and C^{-1}·W, the workload recursions and the buffers.
 void MomentEstimator::Impl::build_streams() {
   const MomentsConfig& c = cfg;
-  const bool cs = c.method == Method::cs, pp = is_pp(c.method);
+  const bool cs = c.method == Method::cs, pp = detail::is_pp(c.method);
   const Factorization& C2 = cs ? c.C1 : c.C2;
   direct1 = !live && direct(c.C1, c.A1);  // the adaptive clip rescales before A
   direct2 = !live && !pp && direct(C2, c.A2);
@@ -544,7 +129,7 @@ void MomentEstimator::Impl::build_streams() {
 
 MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
                                  MomentsTrace* trace) {
-  check_config(config, false);  // validate
+  detail::validate_config(config, false);  // validate
   if (!config.clip) {  // the adaptive clip: the stream on rows of norm <= 1 at the rest
     MomentsConfig unit = config;
     unit.clip = 1.0;
@@ -552,7 +137,7 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
         config, plan_moments(unit, config.scale_share), config.scale_share);
     detail::LiveClipPlan clip_plan = detail::plan_live_clip(config, scale_rho);
     MomentsPlan plan = plan_moments(unit, config.scale_share, clip_plan.block);
-    ReleaseBudget account = make_account(config, plan, budget, scale_rho);
+    ReleaseBudget account = detail::release_account(config, plan, budget, scale_rho);
     Ledger whole = plan.ledger;
     whole.insert(whole.end(), clip_plan.ledger.begin(), clip_plan.ledger.end());
     account.charge(whole);  // charge: the stream and its clip, before any noise is drawn
@@ -565,7 +150,7 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
     return;
   }
   MomentsPlan plan = plan_moments(config);  // plan
-  ReleaseBudget account = make_account(config, plan, budget);
+  ReleaseBudget account = detail::release_account(config, plan, budget, 0);
   account.charge(plan.ledger);  // charge: the whole stream, before any noise is drawn
   impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(account),
                                  trace);
@@ -577,7 +162,7 @@ MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, Budget* budget,
 // depend on the clip's value).
 MomentEstimator::MomentEstimator(MomentsConfig config, Rng& rng, PreStream pre,
                                  MomentsTrace* trace) {
-  check_config(config, false);  // the clip is set by now
+  detail::validate_config(config, false);  // the clip is set by now
   MomentsPlan plan = plan_moments(config, pre.share);
   pre.account.claim(plan.ledger);
   impl_ = std::make_unique<Impl>(std::move(config), rng, std::move(plan), std::move(pre.account),
@@ -615,7 +200,7 @@ double MomentEstimator::Impl::check_live_row(std::span<const double> x) {
   unit = live->clip();
   carrier = false;
   if (unit == 0) {
-    if (t < live->block() && !is_pp(cfg.method)) {  // PP squares x̂: a sum cannot carry rows
+    if (t < live->block() && !detail::is_pp(cfg.method)) {  // PP squares x̂: a sum cannot carry rows
       if (held.rows() == 0) held.resize(static_cast<Index>(live->block()), static_cast<Index>(plan.d));
       held.row(static_cast<Index>(held_count++)) =
           Eigen::Map<const Vector>(x.data(), static_cast<Index>(plan.d)).transpose();
@@ -664,7 +249,7 @@ void MomentEstimator::Impl::fold_held(std::span<const double> x, double factor) 
 // One chunk of the first moment: clipped input, C·Y row, noise, C^{-1} and the workload on [b, e).
 void MomentEstimator::Impl::first_block(const double* xs, double factor, Index b, Index e,
                                         RandomBits& bits) {
-  const bool full = cfg.form == SecondMomentForm::full, pp = is_pp(cfg.method);
+  const bool full = cfg.form == SecondMomentForm::full, pp = detail::is_pp(cfg.method);
   if (!full) x.segment(b, e - b) = Eigen::Map<const Vector>(xs + b, e - b) * factor;
   ch1->transform(x.data(), cy1.data(), b, e);
   const auto n = static_cast<std::size_t>(e - b);
@@ -738,7 +323,7 @@ void MomentEstimator::Impl::run_chunks(const double* xs, double factor) {
   std::vector<Chunk> chunks;
   constexpr auto kChunk = static_cast<Index>(GaussianMechanism::kChunk);
   for (const bool second_moment : {false, true}) {
-    if (second_moment && is_pp(cfg.method)) break;
+    if (second_moment && detail::is_pp(cfg.method)) break;
     const auto n = static_cast<Index>(second_moment ? plan.D2 : plan.d);
     auto generators = GaussianMechanism::chunk_generators(static_cast<std::size_t>(n), rng);
     if (generators.empty()) {
@@ -758,7 +343,7 @@ void MomentEstimator::Impl::run_chunks(const double* xs, double factor) {
 
 // After the chunks: advance the streams; PP squares the first moment (and debiases it).
 void MomentEstimator::Impl::finish_step() {
-  const bool pp = is_pp(cfg.method), full = cfg.form == SecondMomentForm::full;
+  const bool pp = detail::is_pp(cfg.method), full = cfg.form == SecondMomentForm::full;
   ch1->advance();
   if (!direct1) A1s->advance();
   if (!pp) {
@@ -897,12 +482,8 @@ nlohmann::json MomentEstimator::diagnostics() const {
 
 namespace detail {
 
-void validate_config(const MomentsConfig& c, bool batch) { check_config(c, batch); }
-ReleaseBudget release_account(const MomentsConfig& c, const MomentsPlan& p, Budget* caller,
-                              double pre_rho) {
-  return make_account(c, p, caller, pre_rho);
-}
 double row_norm(std::span<const double> x, std::size_t step) { return checked_norm(x, step, 1); }
 
 }  // namespace detail
+
 }  // namespace dpstats::moments

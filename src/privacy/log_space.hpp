@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace dpstats::log_space {
+namespace dpstats::privacy_detail {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -24,4 +24,4 @@ inline double subtract(double a, double b) {
   return a + std::log1p(-std::exp(b - a));
 }
 
-}  // namespace dpstats::log_space
+}  // namespace dpstats::privacy_detail

@@ -19,8 +19,8 @@
 namespace dpstats {
 namespace {
 
-using log_space::kInf;
-constexpr auto log_add = log_space::add;
+using privacy_detail::kInf;
+constexpr auto log_add = privacy_detail::add;
 
 // Accumulates masses on the grid k * h: atoms are split between neighbouring grid points so that
 // probability and Q-mass are kept (proofs §1).
@@ -284,7 +284,7 @@ const char* to_string(PldMechanism m) {
 }
 
 // Internal steps of composition, shared with pld_compose.cpp.
-namespace pld_detail {
+namespace privacy_detail {
 // What a single mechanism's PLD cuts from each tail: so little that 2^24 compositions of it
 // move at most tail_mass.
 double single_step_tail(const PldOptions& o) { return o.tail_mass * 0x1p-24; }
@@ -333,7 +333,7 @@ PldPmf atoms(const std::vector<std::pair<double, double>>& loss_mass, double inf
   g.add_infinity(infinity);
   return std::move(g).finish();
 }
-}  // namespace pld_detail
+}  // namespace privacy_detail
 
 
 PrivacyLossDistribution::PrivacyLossDistribution() : PrivacyLossDistribution({}, {}, true, {}) {}
@@ -342,14 +342,14 @@ PrivacyLossDistribution::PrivacyLossDistribution(PldPmf remove, PldPmf add, bool
                                                  PldOptions options)
     : remove_(std::move(remove)), add_(std::move(add)), symmetric_(symmetric), options_(options) {
   // The default PldPmf is the identity (all mass at loss 0) on the default grid.
-  if (remove_.mass.empty()) remove_ = pld_detail::identity_pmf(options_.discretization);
+  if (remove_.mass.empty()) remove_ = privacy_detail::identity_pmf(options_.discretization);
   if (add_.mass.empty()) add_ = remove_;
 }
 
 PrivacyLossDistribution PrivacyLossDistribution::from_mechanism(
     PldMechanism m, double noise, double sensitivity, double q, Sampling sampling,
     Neighbouring neighbouring, const PldOptions& o) {
-  pld_detail::check_options(o);
+  privacy_detail::check_options(o);
   check_positive(noise, "noise");
   check_positive(sensitivity, "sensitivity");
   require(std::isfinite(q) && q > 0 && q <= 1,
@@ -367,9 +367,9 @@ PrivacyLossDistribution PrivacyLossDistribution::from_mechanism(
             fmt::format("neighbouring: Poisson subsampling is accounted under add-remove, got {} "
                         "(see docs/proofs/accounting.md §5)", to_string(neighbouring)));
   }
-  PldPmf remove = pld_detail::discretise_sized(m, noise, sensitivity, q, 0, o);
+  PldPmf remove = privacy_detail::discretise_sized(m, noise, sensitivity, q, 0, o);
   if (q == 1) return {remove, remove, true, o};
-  PldPmf add = pld_detail::discretise_sized(m, noise, sensitivity, 1, 1 - q, o);
+  PldPmf add = privacy_detail::discretise_sized(m, noise, sensitivity, 1, 1 - q, o);
   return {std::move(remove), std::move(add), false, o};
 }
 
@@ -386,14 +386,14 @@ PrivacyLossDistribution PrivacyLossDistribution::from_pure(double epsilon, const
 
 PrivacyLossDistribution PrivacyLossDistribution::from_approximate(double epsilon, double delta,
                                                                   const PldOptions& o) {
-  pld_detail::check_options(o);
+  privacy_detail::check_options(o);
   require(std::isfinite(epsilon) && epsilon >= 0,
           fmt::format("epsilon must be a finite number >= 0, got {}", epsilon));
   require(std::isfinite(delta) && delta >= 0 && delta <= 1,
           fmt::format("delta must be in [0, 1], got {}", delta));
   // KOV15: P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0), Q mirrored.
   const double up = (1 - delta) / (1 + std::exp(-epsilon));
-  const PldPmf p = pld_detail::atoms({{epsilon, up}, {-epsilon, 1 - delta - up}}, delta,
+  const PldPmf p = privacy_detail::atoms({{epsilon, up}, {-epsilon, 1 - delta - up}}, delta,
                                      o.discretization);
   return {p, p, true, o};
 }
@@ -432,9 +432,9 @@ PrivacyLossDistribution PrivacyLossDistribution::compose(const PrivacyLossDistri
 
 PrivacyLossDistribution PrivacyLossDistribution::composed(const PrivacyLossDistribution& b,
                                                           double tail) const {
-  const PldPmf r = pld_detail::convolve(remove_, b.remove_, options_, tail);
+  const PldPmf r = privacy_detail::convolve(remove_, b.remove_, options_, tail);
   if (symmetric_ && b.symmetric_) return {r, r, true, options_};
-  const PldPmf a = pld_detail::convolve(add_, b.add_, options_, tail);
+  const PldPmf a = privacy_detail::convolve(add_, b.add_, options_, tail);
   return {r, a, false, options_};
 }
 

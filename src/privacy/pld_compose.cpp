@@ -13,11 +13,11 @@
 
 namespace dpstats {
 
-namespace pld_detail {
+namespace privacy_detail {
 PldPmf discretise(PldMechanism m, double noise, double sensitivity, double p1, double p2, double h);
 PldPmf atoms(const std::vector<std::pair<double, double>>& loss_mass, double infinity, double h);
 double loss_deviation(const PldPmf& p);
-}  // namespace pld_detail
+}  // namespace privacy_detail
 
 namespace {
 
@@ -77,7 +77,7 @@ void coarsen(PldPmf& p) {
 // fine while the loss is concentrated, coarse once composition has spread it).
 void coarsen_to_fit(PldPmf& p, const PldOptions& o) {
   while (p.mass.size() > o.max_buckets) coarsen(p);
-  while (p.mass.size() > o.min_buckets && 2 * p.h * o.cells_per_deviation <= pld_detail::loss_deviation(p))
+  while (p.mass.size() > o.min_buckets && 2 * p.h * o.cells_per_deviation <= privacy_detail::loss_deviation(p))
     coarsen(p);
 }
 
@@ -222,7 +222,7 @@ std::vector<double> convolve_masses(const std::vector<double>& a, const std::vec
 
 }  // namespace
 
-namespace pld_detail {
+namespace privacy_detail {
 
 // The loss's standard deviation under P (finite part; 0 for a point mass).
 double loss_deviation(const PldPmf& p) {
@@ -292,7 +292,7 @@ PldPmf convolve(const PldPmf& a0, const PldPmf& b0, const PldOptions& o, double 
   return out;
 }
 
-}  // namespace pld_detail
+}  // namespace privacy_detail
 
 double PldPmf::delta_for_epsilon(double epsilon) const {
   require(!std::isnan(epsilon), "epsilon must be a number, got nan");

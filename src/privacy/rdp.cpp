@@ -16,9 +16,9 @@
 namespace dpstats {
 namespace {
 
-using log_space::kInf;
-constexpr auto log_add = log_space::add;
-constexpr auto log_sub = log_space::subtract;
+using privacy_detail::kInf;
+constexpr auto log_add = privacy_detail::add;
+constexpr auto log_sub = privacy_detail::subtract;
 
 // log erfc(x) = log 2 + log Phi(-x sqrt 2), accurate in both tails.
 double log_erfc(double x) { return std::log(2.0) + log_normal_cdf(-x * std::sqrt(2.0)); }

@@ -22,9 +22,9 @@
 namespace dpstats {
 namespace {
 
-using lazy::bits_above;
-using lazy::bits_below;
-using lazy::less_lazy;
+using random_detail::bits_above;
+using random_detail::bits_below;
+using random_detail::less_lazy;
 
 constexpr std::uint64_t kMax64 = ~std::uint64_t{0};
 constexpr u128 kTwo64 = static_cast<u128>(1) << 64;

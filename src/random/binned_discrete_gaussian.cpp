@@ -152,7 +152,7 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
     ensure(lo <= two64, "a bin constant exceeds 1");  // C_0 = 1 exactly
     // A lower bound of exactly 2^64 (C_0 = 1) is kept as 2^64 - 1, still a lower bound.
-    bin.window = {lo == two64 ? lazy::kMax64 : static_cast<std::uint64_t>(lo),
+    bin.window = {lo == two64 ? random_detail::kMax64 : static_cast<std::uint64_t>(lo),
                   exact::to_u128(hi)};
     // Every m in the bin has f(m) >= E_{j+1}, so its acceptance is at least E_{j+1} D / P_j.
     floors_[j] = static_cast<std::uint64_t>(
@@ -224,7 +224,7 @@ bool BinnedDiscreteGaussian::accept_above_floor(RandomBits& bits, std::size_t j,
   // Past the floor, every decision below also consumes the bits that certified u >= floor: the
   // count read must depend on the bits read only (a stopping time), or the bits left for the
   // next draw would be conditioned on u >= floor.
-  const int above_floor = lazy::bits_above(w, floors_[j]);
+  const int above_floor = random_detail::bits_above(w, floors_[j]);
   const auto exact = [&] {
     bits.consume(64);
     const u128 m = low + r;
@@ -241,18 +241,18 @@ bool BinnedDiscreteGaussian::accept_above_floor(RandomBits& bits, std::size_t j,
   constexpr std::uint64_t kMargin = std::uint64_t{1} << 17;
   // x 2^63 < 2^63 converts with the signed instruction (truncating); doubling loses one unit.
   std::uint64_t lo =
-      lower >= 1.0 ? lazy::kMax64
+      lower >= 1.0 ? random_detail::kMax64
                    : static_cast<std::uint64_t>(static_cast<std::int64_t>(lower * 0x1p63)) << 1;
   lo = lo > kMargin ? lo - kMargin : 0;
   if (w < lo) {
-    bits.consume(std::max(above_floor, lazy::bits_below(w, lo)));
+    bits.consume(std::max(above_floor, random_detail::bits_below(w, lo)));
     return true;
   }
   if (upper < 1.0) {
     const std::uint64_t hi =
         (static_cast<std::uint64_t>(static_cast<std::int64_t>(upper * 0x1p63)) << 1) + 2 * kMargin;
     if (w >= hi) {
-      bits.consume(std::max(above_floor, lazy::bits_above(w, hi)));
+      bits.consume(std::max(above_floor, random_detail::bits_above(w, hi)));
       return false;
     }
   }
@@ -291,7 +291,7 @@ std::int64_t BinnedDiscreteGaussian::operator()(RandomBits& bits) const {
       // the bin (about 95% at m ~ sigma): accepted from their leading bits, with no arithmetic.
       const std::uint64_t w = bits.peek64();
       if (w < floors_[outcome]) {
-        bits.consume(lazy::bits_below(w, floors_[outcome]));
+        bits.consume(random_detail::bits_below(w, floors_[outcome]));
       } else if (!accept_above_floor(bits, outcome, r, w)) {
         continue;
       }

@@ -98,7 +98,7 @@ Interval scaled_bounds(const ExpConstant& c, unsigned bits) {
 void to_words(Big x, std::size_t n, std::vector<std::uint64_t>& out) {
   out.assign(n, 0);
   for (std::size_t i = n; i-- > 0;) {
-    out[i] = static_cast<std::uint64_t>(x & Big(lazy::kMax64));
+    out[i] = static_cast<std::uint64_t>(x & Big(random_detail::kMax64));
     x >>= 64;
   }
 }
@@ -123,7 +123,7 @@ ExpConstant::Window ExpConstant::window() const {
   }
   const Big cap = Big(1) << 100;  // any hi >= 2^64 means "not below every w"
   // A lower bound of exactly 2^64 (c = 1) is stored as 2^64 - 1, still a lower bound.
-  return {x.lo > Big(lazy::kMax64) ? lazy::kMax64 : static_cast<std::uint64_t>(x.lo),
+  return {x.lo > Big(random_detail::kMax64) ? random_detail::kMax64 : static_cast<std::uint64_t>(x.lo),
           x.hi >= cap ? (static_cast<u128>(1) << 100) : exact::to_u128(x.hi)};
 }
 
@@ -145,7 +145,7 @@ bool exp_constant_less(RandomBits& bits, std::uint64_t w, const ExpConstant& c) 
 
 bool bernoulli_exp_constant(RandomBits& bits, const ExpConstant& c,
                             const ExpConstant::Window& window) {
-  return lazy::less_lazy(bits, window.lo, window.hi,
+  return random_detail::less_lazy(bits, window.lo, window.hi,
                          [&](std::uint64_t w) { return exp_constant_less(bits, w, c); });
 }
 

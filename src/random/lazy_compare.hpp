@@ -8,7 +8,7 @@
 
 #include "dpstats/random/rng.hpp"
 
-namespace dpstats::lazy {
+namespace dpstats::random_detail {
 
 constexpr std::uint64_t kMax64 = ~std::uint64_t{0};
 
@@ -42,4 +42,4 @@ bool less_lazy(RandomBits& bits, std::uint64_t lo, u128 hi, Exact&& exact) {
   return exact(w);
 }
 
-}  // namespace dpstats::lazy
+}  // namespace dpstats::random_detail

@@ -1,4 +1,4 @@
-// Internal: the problem checks shared by Alg 1 (user_level.cpp) and Alg 2/3 (accelerated.cpp).
+// Internal: the problem checks shared by Alg 1 (alg1.cpp) and Alg 2/3 (accelerated.cpp).
 #pragma once
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "../../src/mean/prime_internal.hpp"
+#include "../../src/mean/robust_mean_core.hpp"
 #include "../../src/mean/prime_kernels.hpp"
 #include "dpstats/mean/units.hpp"
 #include "dpstats/random/float_normal.hpp"
