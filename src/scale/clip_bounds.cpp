@@ -80,7 +80,8 @@ void set_rows(Plan& p, std::size_t d, double n) {
   // one coarse cell either way (a wider pair of bounds, released as such), so only the coarse
   // selection's rank error is judged.
   const std::size_t offsets = log_grid_points(p.o.scan_per_octave);  // offsets[size / 2] == 0
-  p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, log_grid_points(p.o.per_octave), beta);
+  p.anchor_rank_error =
+      grid_quantile_rank_error(p.e_coarse, log_grid_points(p.o.per_octave), beta);
   p.scan_rank_error = ThresholdScan::rank_error(p.e_scan, offsets - offsets / 2, beta);
 }
 

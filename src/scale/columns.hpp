@@ -112,14 +112,14 @@ void stamp(Estimate& out, const Plan& p, std::size_t d) {
   out.columns.resize(d);
 }
 
-// A column's facts (reliability.hpp) and the status read off them: a rank error too large for
-// the rows, or a coarse cell at its grid's end, is insufficient_data (it takes precedence); a
-// released MAD within 2 resolutions of 0 is degenerate (the scale and MAD are then 0). `what` names the
-// estimate ("the location", "the location and scale").
 // The largest rank error / n (+ alpha) a column's location and scale tolerate: their ranks stay
 // within the central 20%..80% (docs/proofs/scale.md §6).
 constexpr double kColumnTolerance = 0.3;
 
+// A column's facts (reliability.hpp) and the status read off them: a rank error too large for
+// the rows, or a coarse cell at its grid's end, is insufficient_data (it takes precedence); a
+// released MAD within 2 resolutions of 0 is degenerate (the scale and MAD are then 0). `what` names the
+// estimate ("the location", "the location and scale").
 template <class Column, class Plan>
 void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
   c.facts = {.rank_error = p.rank_error, .n = p.n, .tolerance = kColumnTolerance,

@@ -30,7 +30,8 @@ struct BoundedMeanOptions {
   RunControl run;
   // {lo, hi} for every column, or {lo_1, hi_1, ..., lo_d, hi_d}; lo < hi, finite.
   std::optional<std::vector<double>> bounds;
-  // Absent bounds: the share of the budget estimating them; absent: planned from n, d and the target (docs/proofs/scale.md §9); given: in (0, 0.5].
+  // Absent bounds: the share of the budget estimating them; absent, planned from n, d and the
+  // target (docs/proofs/scale.md §9); given, in (0, 0.5].
   std::optional<double> scale_share;
   double clip_check_share = 0.01;  // supplied bounds: private clipped-row count, in [0, 0.1]
 };
