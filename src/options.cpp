@@ -38,7 +38,8 @@ const OptionDecl kOptions[] = {
      .help = "budget file (dpstats budget init): this release is charged to it, refused if it "
              "would exceed its total; locked while in use"},
     {.command = "", .name = "scale_share", .lo = 0, .hi = 1,
-     .default_text = "0.1 where a scale is estimated",
+     .default_text = "mean, median: planned from n, d and the budget (0.1 to 0.5; abstains "
+                     "before charging when 0.5 is not enough); stat: 0.5; others: 0.1",
      .help = "share of the budget spent estimating an absent scale, bounds or radius (the mean "
              "and the median take at most 0.5)"},
     {.command = "", .name = "profile", .kind = K::text, .default_text = "practical",

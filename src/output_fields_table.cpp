@@ -166,7 +166,8 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.robust.*", P, "the rule, its radius and each model's allowance"},
             {"diagnostics.range_share", P, "the budget share of the range step"},
             {"diagnostics.mechanism", P, "laplace or gaussian"},
-            {"diagnostics.noise_scale", P, "the noise scale per column (given scale or bounds)"},
+            {"diagnostics.noise_scale", D, "the noise scale per column (given scale or bounds: "
+                                           "public; estimated: from the released ones)"},
             {"diagnostics.sum_quantum", P, "the exact sum's lattice quantum (from n)"},
             {"diagnostics.bounds_lo", D, "the clipping bounds (given: public; estimated: "
                                          "post-processing of the private scale)"},
@@ -218,7 +219,9 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.resilience", P, "exp-time: how R(S) is computed"},
             {"diagnostics.candidates", P, "tukey-median: grid points"},
             {"diagnostics.grid", P, "tukey-median: grid size"},
-            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"}}),
+            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"},
+            {"diagnostics.scale_share.*", P, "the estimate's budget share: given, or planned from "
+                                            "n, d and the budget (docs/proofs/scale.md §9)"}}),
       {{"", "release"}, {"diagnostics.units", "mean_units"},
        {"diagnostics.bounds_estimate", "clip_bounds"}}));
 }
@@ -242,6 +245,8 @@ void median_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.boosting_radius", D, "its radius (from the released radius)"},
             {"diagnostics.budget_shares.*", P, "the budget split"},
             {"diagnostics.domain_radius_source", P, "given or estimated"},
+            {"diagnostics.scale_share.*", P, "the radius estimate's budget share: given, or "
+                                            "planned from n, d and the budget"},
             {"diagnostics.domain_radius", D, "the radius used (given: public; estimated: "
                                              "released)"},
             {"diagnostics.domain_radius_estimate.domain_radius", R, "the private radius"},

@@ -153,9 +153,13 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
 
     Units: ``scale`` (one value, or one per column: each column's spread, e.g. its standard
     deviation) sets the data's units; when absent, every method but "bounded" estimates each
-    column's location and scale privately from ``scale_share`` (default 0.1) of the budget and
-    runs in standard units (``release.diagnostics["units"]`` states the estimate and its cost);
-    "bounded" estimates absent ``bounds`` the same way. A supplied scale or bounds that clips
+    column's location and scale privately from ``scale_share`` of the budget and runs in
+    standard units (``release.diagnostics["units"]`` states the estimate and its cost); "bounded"
+    estimates absent ``bounds`` the same way. Without ``scale_share`` the share is planned from
+    n, d and the budget only (twice the smallest share whose rank errors meet the scale layer's
+    reliability rule, within [0.1, 0.5]; stated in ``diagnostics["scale_share"]``); when 0.5 is
+    not enough the release abstains before anything is read, drawn or charged, saying how many
+    rows would suffice (docs/proofs/scale.md §9). A supplied scale or bounds that clips
     more rows than expected is reported in ``release.diagnostics["clipped"]``.
     Neighbouring datasets differ in one replaced row (n is public).
     ``X`` may be a pandas DataFrame; ``columns`` picks columns by name (DataFrame) or 0-based

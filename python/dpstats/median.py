@@ -89,7 +89,9 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     method="weiszfeld": the non-private solver; returns a :class:`WeiszfeldResult` (no privacy).
 
     ``domain_radius``: radius of the ball around the origin that holds the median. When absent
-    it is estimated privately from ``scale_share`` (default 0.1) of the budget: a private
+    it is estimated privately from ``scale_share`` of the budget (absent: planned from n, d and
+    the budget within [0.1, 0.5], stated in ``diagnostics["scale_share"]``; when 0.5 is not
+    enough the release abstains before anything is charged): a private
     per-coordinate median c0 and a private 0.8-quantile of ||x_i - c0||; the estimate and its
     cost are in ``release.diagnostics["domain_radius_estimate"]``. When given, a private count
     of the rows beyond it (share ``bound_check_share``, default 0.01; 0 turns it off) is in

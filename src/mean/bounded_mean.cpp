@@ -37,8 +37,7 @@ void validate(const BoundedMeanOptions& o, Eigen::Index d) {
                                            b[k], b[k + 1]));
     }
   }
-  require(o.scale_share > 0 && o.scale_share <= 0.5,
-          fmt::format("scale_share must be in (0, 0.5], got {}", o.scale_share));
+  if (o.scale_share) check_scale_share(*o.scale_share);
   require(o.clip_check_share >= 0 && o.clip_check_share <= 0.1,
           fmt::format("clip_check_share must be in [0, 0.1], got {}", o.clip_check_share));
 }
@@ -49,7 +48,7 @@ std::string fingerprint(const BoundedMeanOptions& o, Eigen::Index d) {
   using mean_ranks::exact;
   std::string f = fmt::format("bounded d={} eps={} delta={} share={} check={} noise={} bounds=", d,
                               exact(o.privacy.epsilon), exact(o.privacy.delta),
-                              exact(o.scale_share), exact(o.clip_check_share),
+                              exact(o.scale_share.value_or(0)), exact(o.clip_check_share),
                               static_cast<int>(o.run.noise));
   if (o.bounds)
     for (double b : *o.bounds) f += exact(b) + ",";
@@ -170,21 +169,38 @@ void state_winsorised_error(nlohmann::json& diag, const Bounds& b, double far, d
 
 }  // namespace
 
+Reliability planned_bounds_reliability(std::int64_t n, std::int64_t d,
+                                       const BoundedMeanOptions& o) {
+  const BoundedPlan p = plan_bounded(n, d, o);
+  return planned_reliability(clip_options(p.aux.loss, 1, nullptr), static_cast<std::size_t>(d),
+                             static_cast<double>(n), "--bounds");
+}
+
 // validate -> plan -> charge -> (bounds) -> clipped sum -> noise -> seal.
-Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& o, Rng& rng,
+Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& given, Rng& rng,
                              Budget* budget) {
-  validate(o, X.cols());
-  Communicator& comm = comm_or_single(o.run.comm);
+  validate(given, X.cols());
+  Communicator& comm = comm_or_single(given.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint(o, X.cols()), "the bounded mean's options and column count",
-      o.run.threads);
+      X, comm, fingerprint(given, X.cols()), "the bounded mean's options and column count",
+      given.run.threads);
+  nlohmann::json diag = {{"mechanism", given.privacy.delta == 0 ? "laplace" : "gaussian"},
+                         {"sum_quantum", sum_quantum(n)}, {"robust", false}};
+  BoundedMeanOptions o = given;
+  if (!o.bounds) {  // the bounds' share: given, or planned from n, d and the target
+    const ShareChoice share = resolve_share(o, [&](const BoundedMeanOptions& at) {
+      return planned_bounds_reliability(n, X.cols(), at);
+    });
+    diag["scale_share"] = share.stated;
+    if (share.abstain)
+      return abstain_before_charging(o.privacy, Accountant::basic, o.run.noise, budget, rng,
+                                     *share.abstain, diag);
+  }
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   all_or_none(comm, [&] { account.charge(p.ledger()); });  // the budget lives on rank 0
   SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
-  nlohmann::json diag = {{"mechanism", o.privacy.delta == 0 ? "laplace" : "gaussian"},
-                         {"sum_quantum", sum_quantum(n)}};
   Bounds b;
   double far = 1;  // the fraction of rows the bounds may clip (1 when nothing says otherwise)
   if (o.bounds) {

@@ -325,6 +325,22 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   return out;
 }
 
+Reliability planned_reliability(const ClipBoundsOptions& o, std::size_t d, double n,
+                                std::string_view option) {
+  require(n >= 1, "n must be >= 1, got {}", format_number(n));
+  Plan p = make_plan(o, d);
+  set_rows(p, rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d)));
+  ClipBounds planned;
+  planned.columns.resize(d);
+  for (ColumnClipBounds& c : planned.columns) {
+    // The side counts are the data's (§7b): the plan judges the rank errors alone, as for a
+    // column whose anchor's cell holds no atom.
+    c.beyond_lo = c.beyond_hi = p.n / 2;
+    set_facts(c, p);
+  }
+  return reliability(planned, option);
+}
+
 Reliability reliability(const ClipBounds& b, std::size_t j, std::string_view option) {
   require(j < b.columns.size(), "column {} of {}", j, b.columns.size());
   const ColumnClipBounds& c = b.columns[j];

@@ -95,6 +95,14 @@ Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
   return entries;
 }
 
+SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double n) {
+  check_options(o);
+  require(d >= 1 && n >= 1, "d and n must be >= 1, got d = {}, n = {}", d, format_number(n));
+  Plan p = scale_plan(o, d);
+  p.n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d));
+  return planned_column_facts(p);
+}
+
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng) {
   check_options(o);

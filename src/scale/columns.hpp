@@ -112,11 +112,15 @@ void stamp(Estimate& out, const Plan& p, std::size_t d) {
   out.columns.resize(d);
 }
 
+// The largest rank error / n (+ alpha) a column's location and scale tolerate: their ranks stay
+// within the central 20%..80% (docs/proofs/scale.md §6).
+constexpr double kColumnTolerance = 0.3;
+
 // What reliability() judges of a column from the plan alone (n once counted; the grid end and the
 // spread are the run's): the run's facts (set_status) and a dry run's (dry_run.hpp) come from here.
 template <class Plan>
 SelectionFacts planned_column_facts(const Plan& p) {
-  return {.rank_error = p.rank_error, .n = p.n, .tolerance = 0.3, .alpha = p.o.alpha,
+  return {.rank_error = p.rank_error, .n = p.n, .tolerance = kColumnTolerance, .alpha = p.o.alpha,
           .epsilon = p.epsilon};
 }
 

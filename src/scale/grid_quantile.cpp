@@ -38,6 +38,13 @@ void check_values(std::span<const double> values) {
 
 }  // namespace
 
+std::size_t log_grid_points(int per_octave, bool nonnegative) {
+  require(per_octave >= 1 && per_octave <= 1024,
+          "per_octave must be an integer in [1, 1024], got {}", per_octave);
+  const std::size_t positive = 2046 * static_cast<std::size_t>(per_octave) + 1;
+  return nonnegative ? positive + 1 : 2 * positive + 1;
+}
+
 std::vector<double> log_grid(int per_octave, bool nonnegative) {
   require(per_octave >= 1 && per_octave <= 1024,
           "per_octave must be an integer in [1, 1024], got {}", per_octave);

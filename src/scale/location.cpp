@@ -181,8 +181,7 @@ std::optional<std::string> private_location_shortfall(const LocationOptions& o, 
   if (o.neighbouring != Neighbouring::replace_one) return std::nullopt;
   const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring),
                                     calls_per_column(o) * d);
-  // The signed log grid's size, without building it: 2 (2046 m + 1) + 1 points.
-  const std::size_t grid = 2 * (2046 * static_cast<std::size_t>(o.per_octave) + 1) + 1;
+  const std::size_t grid = log_grid_points(o.per_octave);
   const double t = rank_error_of(o, d, e, grid);
   const SelectionFacts f{.rank_error = t, .tolerance = 0.3, .alpha = o.alpha, .epsilon = e};
   if (n >= 1 && static_cast<double>(n) >= rows_needed(f)) return std::nullopt;  // the one rule

@@ -119,6 +119,16 @@ NormQuantile select(std::span<const double> values, const NormQuantileOptions& o
 
 }  // namespace
 
+SelectionFacts planned_norm_quantile_facts(const NormQuantileOptions& o, double n) {
+  check_options(o);
+  require(n >= 1, "n must be >= 1, got {}", format_number(n));
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
+  return {.rank_error = grid_quantile_rank_error(e, log_grid_points(o.per_octave, true),
+                                                 event_beta(o)),
+          .n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o)),
+          .tolerance = std::min(o.q, 1 - o.q), .alpha = o.alpha, .epsilon = e};
+}
+
 Ledger private_norm_quantile_entries(const NormQuantileOptions& o) {
   check_options(o);
   Ledger entries;

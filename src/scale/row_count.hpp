@@ -55,4 +55,13 @@ inline double rows_for_checks(std::int64_t n, const PrivacyLoss& share, Neighbou
   return std::max(1.0, std::floor(noisy - count_margin(share, nb, beta)));
 }
 
+// The rows a plan judges its rank errors against before anything is drawn: n under replace-one;
+// under add/remove, n being a caller's declared (or lower-bound) row count, the count's lower
+// confidence bound with its noise at 0 (floor(n - b ln(1/beta)), at least 1).
+inline double rows_for_plan(double n, const PrivacyLoss& share, Neighbouring nb, double beta) {
+  if (!counts_rows(nb)) return n;
+  const double b = row_count_mechanism(share).scale();
+  return std::max(1.0, std::floor(n - b * std::log(1 / beta)));
+}
+
 }  // namespace dpstats::scale_detail

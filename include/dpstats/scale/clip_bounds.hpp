@@ -110,6 +110,13 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
 // upper scan, lower scan, the counts of the rows above and below the anchor's cell).
 Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d);
 
+// The rule's verdict on the rank errors of private_clip_bounds(X, o) with d columns and n rows,
+// from public values only (a plan's, before any data: the data decide only the grid ends; under
+// add/remove n is the declared row count, its count's lower bound taken with the noise at 0).
+// docs/proofs/scale.md §9.
+Reliability planned_reliability(const ClipBoundsOptions& o, std::size_t d, double n,
+                                std::string_view option);
+
 // The bounds judged by the one rule (reliability.hpp): the first unusable column, else usable.
 Reliability reliability(const ClipBounds& b, std::string_view option);
 // One column of them (j counts from 0).
