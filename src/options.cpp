@@ -38,11 +38,20 @@ const OptionDecl kOptions[] = {
      .help = "budget file (dpstats budget init): this release is charged to it, refused if it "
              "would exceed its total; locked while in use"},
     {.command = "", .name = "scale_share", .lo = 0, .hi = 1,
-     .default_text = "0.1 where a scale is estimated",
+     .default_text = "mean, median: planned from n, d and the budget (0.1 to 0.5; abstains "
+                     "before charging when 0.5 is not enough); stat: 0.5; others: 0.1",
      .help = "share of the budget spent estimating an absent scale, bounds or radius (the mean "
              "and the median take at most 0.5)"},
     {.command = "", .name = "profile", .kind = K::text, .default_text = "practical",
      .help = "practical (measured best, proven) or paper (the paper's constants as printed)"},
+    {.command = "", .name = "dry_run", .kind = K::flag, .default_text = "off",
+     .help = "print the release's plan -- its stages, mechanisms and budget shares, and the rows "
+             "each private estimate needs at this epsilon -- without reading a data row, "
+             "drawing noise or charging anything (docs/guide.md \"Before you spend epsilon\")"},
+    {.command = "", .name = "n_hint", .kind = K::integer, .lo = 1, .hi = 1e15, .lo_closed = true,
+     .hi_closed = true, .default_text = "absent: rows needed only, no verdict",
+     .help = "with --dry-run: the number of rows (users for a user-level fit) you declare the "
+             "table has; the plan then says whether the release would abstain"},
     // The mean (mean/methods.hpp): which method reads which option is its registry's.
     {.command = "mean", .name = "method", .kind = K::text,
      .default_text = "robust with --alpha, dp-mean without", .help = "the mean's method"},

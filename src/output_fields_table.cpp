@@ -91,6 +91,7 @@ void clip_groups(std::vector<OutputScope>& t) {
        {"quantiles", P, "the targeted tail quantiles"},
        {"rank_error", P, "each scan's rank error bound (from epsilon, the grid, beta)"},
        {"anchor_rank_error", P, "the anchor's rank error bound"},
+       {"rows_beyond_noise", P, "the side counts' noise bound (from epsilon, beta)"},
        {"beta", P, "the bounds' failure probability"},
        {"neighbouring", P, "the relation the bounds are private under"},
        {"n_lower_bound", D, "add/remove: the private row count's lower confidence bound"},
@@ -99,6 +100,8 @@ void clip_groups(std::vector<OutputScope>& t) {
        {"columns[].hi", R, "the released upper bound"},
        {"columns[].resolution", D, "the grid spacing at the released anchor"},
        {"columns[].anchor_at_end", D, "whether the anchor is a grid end"},
+       {"columns[].rows_beyond_anchor", R, "private counts of the rows below and above the "
+                                            "anchor's cell"},
        {"columns[].lo_at_end", D, "-"}, {"columns[].hi_at_end", D, "-"}},
       {{"charged[]", "ledger_entry"}, {"columns[].reliability", "reliability"},
        {"reliability", "reliability"}}));
@@ -163,7 +166,8 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.robust.*", P, "the rule, its radius and each model's allowance"},
             {"diagnostics.range_share", P, "the budget share of the range step"},
             {"diagnostics.mechanism", P, "laplace or gaussian"},
-            {"diagnostics.noise_scale", P, "the noise scale per column (given scale or bounds)"},
+            {"diagnostics.noise_scale", D, "the noise scale per column (given scale or bounds: "
+                                           "public; estimated: from the released ones)"},
             {"diagnostics.sum_quantum", P, "the exact sum's lattice quantum (from n)"},
             {"diagnostics.bounds_lo", D, "the clipping bounds (given: public; estimated: "
                                          "post-processing of the private scale)"},
@@ -175,6 +179,12 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.stated_error.radius", D, "the stated error (from released scales)"},
             {"diagnostics.stated_error.model_term_scale_units", D, "its model term"},
             {"diagnostics.stated_error.noise_term_scale_units", P, "its noise term"},
+            {"diagnostics.stated_error.noise_term", D, "bounded: its noise term (from the bounds)"},
+            {"diagnostics.stated_error.clipping_term", D, "bounded: a fraction of rows times "
+                                                          "the bounds' width"},
+            {"diagnostics.stated_error.clipped_fraction_upper", D, "bounded: that fraction"},
+            {"diagnostics.stated_error.winsorised_at", D, "bounded: the range the stated mean "
+                                                          "is winsorised at (from the bounds)"},
             {"diagnostics.stated_error.*", P, "what the statement means"},
             {"diagnostics.T", P, "filter rounds (public schedule)"},
             {"diagnostics.T1", P, "PRIME outer rounds"},
@@ -209,7 +219,9 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.resilience", P, "exp-time: how R(S) is computed"},
             {"diagnostics.candidates", P, "tukey-median: grid points"},
             {"diagnostics.grid", P, "tukey-median: grid size"},
-            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"}}),
+            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"},
+            {"diagnostics.scale_share.*", P, "the estimate's budget share: given, or planned from "
+                                            "n, d and the budget (docs/proofs/scale.md §9)"}}),
       {{"", "release"}, {"diagnostics.units", "mean_units"},
        {"diagnostics.bounds_estimate", "clip_bounds"}}));
 }
@@ -233,6 +245,8 @@ void median_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.boosting_radius", D, "its radius (from the released radius)"},
             {"diagnostics.budget_shares.*", P, "the budget split"},
             {"diagnostics.domain_radius_source", P, "given or estimated"},
+            {"diagnostics.scale_share.*", P, "the radius estimate's budget share: given, or "
+                                            "planned from n, d and the budget"},
             {"diagnostics.domain_radius", D, "the radius used (given: public; estimated: "
                                              "released)"},
             {"diagnostics.domain_radius_estimate.domain_radius", R, "the private radius"},
@@ -333,6 +347,7 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.clipped_rows.noisy_count", R, "private count of clipped rows"},
             {"diagnostics.clipped_rows.fraction", D, "over n"},
             {"diagnostics.clipped_rows.fraction_upper", D, "its upper confidence bound"},
+            {"diagnostics.clipped_rows.fraction_low", D, "a low estimate (2 noise scales down)"},
             {"diagnostics.clipped_rows.*", P, "the check's plan"},
             {"diagnostics.epsilon_per_quantile", P, "epsilon per quantile"},
             {"diagnostics.grid_step", D, "the quantile grid's step (from the bounds)"},
@@ -340,6 +355,9 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.threshold", P, "the stability histogram's threshold"},
             {"diagnostics.stated_error.confidence", P, "the statement's confidence"},
             {"diagnostics.stated_error.meaning", P, "what it states"},
+            {"diagnostics.stated_error.clipped_fraction_threshold", P, "estimated bounds: the "
+                                                                       "clipped fraction above "
+                                                                       "which it abstains"},
             {"diagnostics.stated_error.*", D, "the stated error and its terms (from the "
                                               "released bounds and counts)"},
             {"ledger[].sensitivity", D, "follows the bounds when they were estimated"},
@@ -548,6 +566,37 @@ void classify_scope(std::vector<OutputScope>& t) {
        {"diagnostics.holdout", "holdout"}}));
 }
 
+// A dry run's plan (dry_run.hpp): every field follows from the options, the header and the
+// declared rows; no data row is read and nothing is released.
+void dry_run_scope(std::vector<OutputScope>& t) {
+  t.push_back(scope("dry-run", "dpstats <command> --dry-run / dry_run=True: a release's plan, "
+                               "before any epsilon is spent.",
+      {{"command", P, "dry-run"}, {"release", P, "the command planned (and its method or task)"},
+       {"n_hint", P, "the rows declared (--n-hint), or null"},
+       {"n_planned", P, "the rows the plan was made for (n_hint, else 10000)"},
+       {"d", P, "the input's selected columns (from its header line)"},
+       {"verdict", P, "would release, would abstain (needs >= N rows; what else would suffice), "
+                      "or the rows needed when no n_hint is given"},
+       {"rows_needed", P, "the most rows any planned estimate needs at this epsilon"},
+       {"checks", P, "an empty list: no planned estimate depends on the rows"},
+       {"checks[].estimate", P, "a planned private estimate whose usability depends on the rows"},
+       {"checks[].rank_error", P, "its rank error at its failure probability"},
+       {"checks[].tolerance", P, "the largest rank error / n (+ alpha) its use tolerates"},
+       {"checks[].alpha", P, "the corrupted fraction declared"},
+       {"checks[].epsilon", P, "its selection's epsilon"},
+       {"checks[].rows_needed", P, "the rows for which it passes the rank check"},
+       {"checks[].count_margin", P, "add/remove: the private row count's confidence margin"},
+       {"checks[].usable", P, "whether n_hint rows pass its rank check"},
+       {"private", P, "whether the release is private (a non-private method plans no stage)"},
+       {"spends", P, "null: a non-private method spends nothing"},
+       {"stages", P, "an empty list: a non-private method, or a plan that abstains first"},
+       {"spends.epsilon", P, "the epsilon the release would spend"},
+       {"spends.delta", P, "its delta"}, {"spends.rho", P, "its rho (zCDP accounting)"},
+       {"spends.accountant", P, "how it is counted"},
+       {"caveat", P, "what a dry run cannot see"}},
+      {{"stages[]", "ledger_entry"}}));
+}
+
 }  // namespace
 
 std::span<const OutputScope> output_scopes() {
@@ -555,7 +604,7 @@ std::span<const OutputScope> output_scopes() {
     std::vector<OutputScope> all;
     for (auto part : {common_groups, clip_groups, mean_units_group, mean_scope, median_scopes,
                       moments_scopes, stat_scopes, fit_groups, holdout_group, user_level_scope,
-                      heavy_tailed_scope, classify_scope})
+                      heavy_tailed_scope, classify_scope, dry_run_scope})
       part(all);
     return all;
   }();

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/composite.hpp"
 
@@ -61,7 +62,10 @@ std::string spent_text(const Budget& b) {
 ReleaseBudget::ReleaseBudget(PrivacyLoss target, Accountant accountant, Budget* caller)
     : own_(Budget(target, accountant)), caller_(caller) {}
 
-ReleaseBudget ReleaseBudget::non_private() { return ReleaseBudget(); }
+ReleaseBudget ReleaseBudget::non_private() {
+  if (dry_run_active()) dry_run_stop({}, std::nullopt);  // a dry run of a non-private method
+  return ReleaseBudget();
+}
 
 const Budget& ReleaseBudget::budget() const {
   require(own_.has_value(), "a non-private release has no budget");
@@ -97,7 +101,9 @@ void ReleaseBudget::charge(const Ledger& plan) {
   }
   Budget mine = *own_;
   for (const auto& e : plan) mine.spend(charge_of(e));  // throws BudgetExceeded: nothing recorded
-  if (caller_) *caller_ = caller_after(plan, mine);
+  const Budget caller = caller_ ? caller_after(plan, mine) : mine;  // a refusal throws here
+  if (dry_run_active()) dry_run_stop(plan, std::move(mine));  // nothing recorded, nothing drawn
+  if (caller_) *caller_ = caller;
   own_ = std::move(mine);
   ledger_ = plan;
   claimed_.assign(plan.size(), false);

@@ -21,7 +21,12 @@ void expect_guarantee_from_ledger(const Release<T>& r) {
     EXPECT_TRUE(r.ledger.empty());
     return;
   }
-  ASSERT_FALSE(r.ledger.empty()) << "a private release with an empty ledger";
+  if (r.ledger.empty()) {  // an abstention its plan decided before anything was charged
+    EXPECT_EQ(r.status, Status::abstained) << "a private release with an empty ledger";
+    EXPECT_EQ(p.epsilon, 0);
+    EXPECT_EQ(p.delta, 0);
+    return;
+  }
   // A total no ledger reaches, with the release's delta where the accountant converts at it.
   const bool converts = *p.accountant != Accountant::basic;
   Budget b(PrivacyLoss::approximate(1e300, converts ? p.delta : 0.999999), *p.accountant);

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/output_fields.hpp"
+#include "dry_run_cli.hpp"
 #include "ranks.hpp"
 
 #include <unistd.h>
@@ -57,11 +59,15 @@ ReadOptions read_options(const InputArgs& in) {
 Table read_input(const InputArgs& in) { return read_table(in.path, read_options(in)); }
 
 std::unique_ptr<Rng> make_rng(const std::optional<std::uint64_t>& seed) {
+  if (dry_run_open()) return std::make_unique<NoDrawRng>();  // a dry run draws nothing
   if (seed) return std::make_unique<SeededRng>(*seed);
   return std::make_unique<SecureRng>();
 }
 
 void print_json(const nlohmann::ordered_json& j) {
+  // A dry run prints its plan only: a method that charges nothing (a non-private reference)
+  // reaches here with an output computed on the stand-in table, which is never printed.
+  if (dry_run_open()) dry_run_stop({}, std::nullopt);
   if (!is_root()) return;  // under mpirun only rank 0 prints
   // Under mpirun a rank's stdout is a pseudo-terminal whatever mpirun's own stdout is: one line.
   const bool terminal = isatty(STDOUT_FILENO) && ranks() == nullptr;
@@ -70,6 +76,13 @@ void print_json(const nlohmann::ordered_json& j) {
 
 nlohmann::ordered_json release_output(nlohmann::ordered_json head, const nlohmann::json& fields,
                                       const nlohmann::ordered_json& extra, const InputArgs* input) {
+  // A dry run that got here charged nothing: it abstained on its plan (public values), or it is
+  // a method that charges nothing (a non-private reference).
+  if (dry_run_open()) {
+    if (fields.value("status", "") == "abstained")
+      dry_run_abstained(fields.at("diagnostics").value("abstained", "(no reason stated)"));
+    dry_run_stop({}, std::nullopt);
+  }
   auto copy = [&](const char* key) {
     head[key] = nlohmann::ordered_json::parse(fields.at(key).dump());
   };

@@ -18,6 +18,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "dry_run_cli.hpp"
 #include "dpstats/data/fashion_mnist.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
@@ -151,7 +152,7 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   } else {
     require(c.classes.has_value(), "--classes K (the public number of classes) is required for CSV data");
     require(*c.classes >= 2, "--classes must be >= 2");
-    if (!c.test.empty()) test = read_labelled_csv(c.test, *c.classes, read_options(a.input));
+    if (!c.test.empty() && !dry_run_open()) test = read_labelled_csv(c.test, *c.classes, read_options(a.input));
   }
   train = train_shard(a, data, c.classes.value_or(10), fashion);
   fashion = LabelledImages{};

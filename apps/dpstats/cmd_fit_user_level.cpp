@@ -12,6 +12,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "dry_run_cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
@@ -96,6 +97,18 @@ UserRows read_numbered_users(const Table& table) {
   return out;
 }
 
+// --dry-run: the header alone gives the label and feature columns; the --n-hint users declared
+// hold items_per_user rows of zeros each (dry_run_cli.hpp).
+UserRows dry_run_users(const FitArgs& a, std::int64_t items_per_user) {
+  const Eigen::Index all = dry_run_table(a.input).values.cols();
+  const Eigen::Index cols = a.users && !a.input.columns.empty() ? all : all - 1;  // less the ids
+  require(cols >= 2, "INPUT needs the user id column, a label and at least one feature");
+  const std::int64_t rows = dry_run_rows() * items_per_user;
+  UserRows out{std::vector<std::int64_t>(static_cast<std::size_t>(rows)), RowMatrix::Zero(rows, cols)};
+  for (std::int64_t i = 0; i < rows; ++i) out.users[static_cast<std::size_t>(i)] = i / items_per_user;
+  return out;
+}
+
 void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
@@ -148,7 +161,9 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   o.run.comm = ranks();
   Communicator& comm = comm_or_single(o.run.comm);
   UserRows rows;
-  if (a.users) {
+  if (dry_run_open()) {
+    rows = dry_run_users(a, items_per_user);
+  } else if (a.users) {
     require(comm.size() == 1, "--users (ids read as text) runs on one process; on several ranks "
                               "give integer ids in column 1");
     rows = read_named_users(a.input, *a.users);

@@ -25,8 +25,10 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "dry_run_cli.hpp"
 #include "options_cli.hpp"
 #include "dpstats/data/reader.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
 #include "ranks.hpp"
@@ -193,6 +195,15 @@ bool first_line_is_header(const MomentsArgs& a, const std::string& line) {
 
 // The live stream: rows read one at a time; the horizon is --steps.
 void run_live(const MomentsArgs& a) {
+  if (dry_run_open()) {  // the header alone: the estimator charges the stream when it is built
+    moments::MomentsOptions o = options_of(a);
+    o.steps = *a.steps;
+    o.dim = static_cast<std::size_t>(dry_run_table(a.input).values.cols());
+    auto rng = make_rng(a.seed);
+    BudgetFile budget(a.budget);
+    moments::MomentEstimator(moments::make_config(o), *rng, budget.get());  // stops at its charge
+    dry_run_stop({}, std::nullopt);  // (charged nothing: plans no stage)
+  }
   std::ifstream file;
   const std::string& path = a.input.path;
   if (path != "-") {

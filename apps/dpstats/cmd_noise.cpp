@@ -42,7 +42,7 @@ void add_noise_command(CLI::App& app) {
       ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
   add_declared(cmd, "noise", "sensitivity", a->sensitivity)->required();
   // --delta: gaussian only.
-  add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget, kEpsilon);
+  add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget | kDryRun, kEpsilon);
   cmd->add_option("VALUE", a->values, "the values to release")->required();
   cmd->callback([a] { run_noise(*a); });
 }

@@ -11,6 +11,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "dry_run_cli.hpp"
 #include "options_cli.hpp"
 #include "ranks.hpp"
 #include "dpstats/data/reader.hpp"
@@ -118,6 +119,10 @@ std::vector<std::string> category_cells(const StatArgs& a, const std::string& pa
 // This rank's cells (one process: all of them): one INPUT is read whole and rank r keeps its
 // block of rows; --shards: this rank's files, one after the other (one process: every file).
 std::vector<std::string> category_column(const StatArgs& a, Communicator& comm, bool rows_only = false) {
+  if (dry_run_open()) {  // the header alone (the columns must exist), and the declared rows
+    dry_run_table(a.input);
+    return std::vector<std::string>(static_cast<std::size_t>(dry_run_rows()), "0");
+  }
   require(comm.size() == 1 || a.input.path != "-",
           "INPUT '-' (stdin) cannot be read on several ranks (launched as {}); give a file or "
           "--shards FILES", comm.size());

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cli.hpp"
+#include "dry_run_cli.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats::cli {
@@ -89,6 +90,14 @@ std::vector<std::string> rank_shard_files(const InputArgs& in, Communicator& c) 
 }
 
 InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
+  if (dry_run_open()) {  // the first file's header alone, and the declared rows of zeros
+    InputArgs first = in;
+    if (in.shards) first.path = shard_files(in).front();
+    InputShard out;
+    out.table = dry_run_table(first);
+    out.total = out.table.values.rows();
+    return out;
+  }
   require(in.shards || in.more.empty(),
           "one INPUT expected, got {} (pass --shards to read several files as one table)",
           in.more.size() + 1);

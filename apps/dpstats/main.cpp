@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
+#include "dry_run_cli.hpp"
 #include "ranks.hpp"
 
 int main(int argc, char** argv) {
@@ -42,6 +44,13 @@ int main(int argc, char** argv) {
     } else {
       code = 2;
       message = e.what();
+    }
+  } catch (const dpstats::DryRunStop&) {  // --dry-run: the release stopped at its charge
+    try {
+      dpstats::cli::print_json(dpstats::cli::dry_run_output());
+    } catch (const std::exception& e) {
+      code = 1;
+      message = std::string("internal failure: ") + e.what();
     }
   } catch (const dpstats::InvalidArgument& e) {
     code = 2;

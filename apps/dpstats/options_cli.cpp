@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "dpstats/error.hpp"
+#include "dry_run_cli.hpp"
 
 namespace dpstats::cli {
 namespace {
@@ -66,6 +67,15 @@ void add_release_options(CLI::App* cmd, ReleaseArgs& a, unsigned which, unsigned
   add(kThreads, [&] { return add_declared(cmd, "", "threads", a.threads, registry); });
   add(kBudget, [&] { return add_declared(cmd, "", "budget", a.budget); });
   add(kSeed, [&] { return add_seed_option(cmd, a.seed); });
+  if (which & kDryRun) {
+    add_declared_flag(cmd, "", "dry_run", a.dry_run);
+    add_declared(cmd, "", "n_hint", a.n_hint);
+    // Before the command runs: its input is then read as a header alone (dry_run_cli.hpp).
+    cmd->parse_complete_callback([cmd, &a] {
+      require(a.dry_run || !a.n_hint, "--n-hint applies with --dry-run only");
+      if (a.dry_run) begin_dry_run(*cmd, a.n_hint);
+    });
+  }
 }
 
 }  // namespace dpstats::cli

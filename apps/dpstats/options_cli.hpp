@@ -63,6 +63,8 @@ struct ReleaseArgs {
   std::optional<int> threads;
   std::optional<std::uint64_t> seed;
   std::optional<std::string> budget;
+  bool dry_run = false;                // --dry-run: print the plan (dry_run_cli.hpp)
+  std::optional<std::int64_t> n_hint;  // --n-hint N: the rows declared for the dry run's verdict
   // {epsilon, delta}, each 0 when absent (the library refuses a missing epsilon by name).
   PrivacyTarget target() const;
 };
@@ -78,8 +80,9 @@ enum SharedOption : unsigned {
   kBudget = 1u << 6,
   kScaleShare = 1u << 7,
   kProfile = 1u << 8,
+  kDryRun = 1u << 9,  // --dry-run and --n-hint
 };
-inline constexpr unsigned kEveryRelease = kEpsilon | kDelta | kThreads | kSeed | kBudget;
+inline constexpr unsigned kEveryRelease = kEpsilon | kDelta | kThreads | kSeed | kBudget | kDryRun;
 
 // Adds the shared options in `which` to `cmd` from their declarations; those in `required` are
 // required on the command line. `registry`: the command's methods (for the help's readers).

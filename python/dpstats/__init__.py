@@ -16,6 +16,7 @@ from . import _options
 from . import _required
 from . import account
 from . import _table
+from . import _dry
 from .release import Release
 from .moments import MomentEstimator, moments
 from .median import geometric_median, quantile_radius
@@ -103,6 +104,7 @@ def _floats(x, name: str):
     return [_float(v, name) for v in np.asarray(x, dtype=object).ravel()]
 
 
+@_dry.dry_runnable("mean", "bounds= (bounded) or scale=")
 @_options.documented("mean", "epsilon", "delta", "alpha", "scale", "scale_share", "bounds",
                      "profile", "failure_probability", "topk_multiplier", "boost_zeta", "T1",
                      "T2", "T", "fallback", "uncertified_window", "threads", "seed")
@@ -151,9 +153,13 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
 
     Units: ``scale`` (one value, or one per column: each column's spread, e.g. its standard
     deviation) sets the data's units; when absent, every method but "bounded" estimates each
-    column's location and scale privately from ``scale_share`` (default 0.1) of the budget and
-    runs in standard units (``release.diagnostics["units"]`` states the estimate and its cost);
-    "bounded" estimates absent ``bounds`` the same way. A supplied scale or bounds that clips
+    column's location and scale privately from ``scale_share`` of the budget and runs in
+    standard units (``release.diagnostics["units"]`` states the estimate and its cost); "bounded"
+    estimates absent ``bounds`` the same way. Without ``scale_share`` the share is planned from
+    n, d and the budget only (twice the smallest share whose rank errors meet the scale layer's
+    reliability rule, within [0.1, 0.5]; stated in ``diagnostics["scale_share"]``); when 0.5 is
+    not enough the release abstains before anything is read, drawn or charged, saying how many
+    rows would suffice (docs/proofs/scale.md §9). A supplied scale or bounds that clips
     more rows than expected is reported in ``release.diagnostics["clipped"]``.
     Neighbouring datasets differ in one replaced row (n is public).
     ``X`` may be a pandas DataFrame; ``columns`` picks columns by name (DataFrame) or 0-based
@@ -195,6 +201,7 @@ def mean_methods():
     return list(_dpstats.mean_methods())
 
 
+@_dry.dry_runnable("noise laplace", stand_in=_dry.table_stand_in(None))
 @_options.documented("noise", "sensitivity")
 def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,
             budget: Optional[Budget] = None) -> Release:
@@ -210,6 +217,7 @@ def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = No
     return Release._from_native(est, fields, "noise")
 
 
+@_dry.dry_runnable("noise gaussian", stand_in=_dry.table_stand_in(None))
 @_options.documented("noise", "sensitivity")
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
              seed: Optional[int] = None, *, budget: Optional[Budget] = None) -> Release:

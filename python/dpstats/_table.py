@@ -30,6 +30,20 @@ def _column_list(columns, name: str) -> list:
                          f"got {columns!r}") from None
 
 
+def _text_column(X) -> str:
+    """": column j" (1-based) for the first column of a 2-D X that is not numeric, else ""."""
+    try:
+        a = np.asarray(X, dtype=object)
+    except ValueError:  # ragged rows: no columns to name
+        return ""
+    for j in range(a.shape[1] if a.ndim == 2 else 0):
+        try:
+            a[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            return f": column {j + 1}"
+    return ""
+
+
 def _frame(X, columns, name: str) -> np.ndarray:
     """A DataFrame's selected columns as float64 (unselected columns may hold text)."""
     if columns is not None:
@@ -70,8 +84,8 @@ def table(X, columns: Optional[Sequence] = None, name: str = "X", two_d: bool = 
         try:
             out = np.asarray(X, dtype=np.float64, order="C")
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be numeric (content not shown); a table with text "
-                             "columns needs columns= to pick the numeric ones") from None
+            raise ValueError(f"{name}{_text_column(X)} is not numeric (content not shown); a "
+                             "table with text columns needs columns= to pick the numeric ones") from None
         if columns is not None:
             if out.ndim != 2:
                 raise ValueError(f"columns= needs a 2-D {name} (or a DataFrame)")

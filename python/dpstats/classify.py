@@ -42,7 +42,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
-from . import _options, _required
+from . import _dry, _options, _required
 from .budget import native
 from .release import Release
 
@@ -63,6 +63,7 @@ def _labels(y, name):
     return np.ascontiguousarray(y, dtype=np.int64)
 
 
+@_dry.dry_runnable("fit classify", "feature_scale=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
 @_options.documented("fit", "model", "optimizer", "hidden", "classes", "noise_multiplier",
                      "feature_scale", "lambda", "tau", "second_moment_floor", "n_public")
 def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",

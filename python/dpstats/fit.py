@@ -17,7 +17,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _dpstats, _options
+from . import _dpstats, _options, _table
 from .budget import native
 from .release import Release
 
@@ -140,11 +140,11 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
         method = "dp-gd-user"
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
+    X = _table.table(X, None, "X")  # a text column: ValueError naming it, not its content
     try:
-        X = np.asarray(X, dtype=np.float64, order="C")
         y = np.asarray(y, dtype=np.float64, order="C")
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"X and y must be numeric: {e}") from None
+    except (TypeError, ValueError):
+        raise ValueError("y must be numeric (content not shown)") from None
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     ids = _user_ids(users)

@@ -33,7 +33,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import _dpstats, _options
+from . import _dpstats, _dry, _options, _table
 from .budget import native
 from .release import Release
 
@@ -62,6 +62,7 @@ def _centre(centre):
     raise ValueError(f"centre must be True, False or None, got {centre!r}")
 
 
+@_dry.dry_runnable("fit heavy-tailed", "moment_bound=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
 @_options.documented("fit", "moment_order", "moment_bound", "moment_bound_2", "phases", "inner",
                      "final_clip_rule")
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
@@ -105,11 +106,11 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     if method != "lipschitz-extension" and (inner is not None or final_clip_rule is not None):
         raise ValueError(f"inner and final_clip_rule apply to method 'lipschitz-extension' only, "
                          f"got method {method!r}")
+    X = _table.table(X, None, "X")  # a text column: ValueError naming it, not its content
     try:
-        X = np.asarray(X, dtype=np.float64, order="C")
         y = np.asarray(y, dtype=np.float64, order="C")
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"X and y must be numeric: {e}") from None
+    except (TypeError, ValueError):
+        raise ValueError("y must be numeric (content not shown)") from None
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     from . import _seed

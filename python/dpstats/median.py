@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats, _options, _table
+from . import _dpstats, _dry, _options, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -58,6 +58,7 @@ def _methods():
     return {name: (summary, options) for name, summary, options in _dpstats.median_methods()}
 
 
+@_dry.dry_runnable("median", "domain_radius=")
 @_options.documented("median", "epsilon", "delta", "domain_radius", "min_radius", "scale_share",
                      "bound_check_share", "profile", "threads", "seed")
 def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
@@ -88,7 +89,9 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     method="weiszfeld": the non-private solver; returns a :class:`WeiszfeldResult` (no privacy).
 
     ``domain_radius``: radius of the ball around the origin that holds the median. When absent
-    it is estimated privately from ``scale_share`` (default 0.1) of the budget: a private
+    it is estimated privately from ``scale_share`` of the budget (absent: planned from n, d and
+    the budget within [0.1, 0.5], stated in ``diagnostics["scale_share"]``; when 0.5 is not
+    enough the release abstains before anything is charged): a private
     per-coordinate median c0 and a private 0.8-quantile of ||x_i - c0||; the estimate and its
     cost are in ``release.diagnostics["domain_radius_estimate"]``. When given, a private count
     of the rows beyond it (share ``bound_check_share``, default 0.01; 0 turns it off) is in
@@ -141,6 +144,7 @@ def _threads(threads):
     return int(threads)
 
 
+@_dry.dry_runnable("median quantile_radius", "domain_radius=")
 def quantile_radius(X, method: str = "fast-radius", epsilon: Optional[float] = None,
                     delta: float = 0.0, min_radius: Optional[float] = None,
                     domain_radius: Optional[float] = None,

@@ -22,6 +22,7 @@ from typing import Optional
 import numpy as np
 
 from . import _dpstats
+from . import _dry
 from .fit import fit as _task_fit
 from .release import Release
 
@@ -128,6 +129,8 @@ class FittedModel:
                 f"status={self.release.status!r})")
 
 
+@_dry.dry_runnable("fit", "the task's public scale (feature_scale=, feature_bound=)",
+                    _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
 def fit(X, y, users=None, task: Optional[str] = None, *, columns=None, budget=None,
         **options) -> FittedModel:
     """Private fit of a model to rows ``X`` and labels ``y``; returns a :class:`FittedModel`

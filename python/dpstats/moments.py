@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _dpstats, _required, _table
+from . import _dpstats, _dry, _required, _table
 from ._options import check as _check, documented as _documented
 from .budget import Budget, native
 from .release import Release
@@ -161,6 +161,7 @@ class MomentEstimator:
         return json.loads(_dpstats._declared_fields(self._native.fields(), "moments")[0])
 
 
+@_dry.dry_runnable("moments", "clip=")
 @_documented("moments", "method", "workload", "factorization", "clip", "clip_check_share",
              "noise_multiplier", "lambda", "alpha", "tau", "diagonal", "on_norm")
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",

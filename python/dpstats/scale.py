@@ -13,11 +13,13 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import _dpstats
+from . import _dry
 from . import _options
 from . import _required
 from .release import Release
 
 
+@_dry.dry_runnable("bounds")
 @_options.documented("bounds", "norm_quantile", "norm_share", "norm_centre", "coverage",
                      "clip_share", "widen", "alpha", "beta", "per_octave")
 def bounds(X, epsilon: float, delta: float = 0.0, *,

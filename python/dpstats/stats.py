@@ -12,7 +12,7 @@ array), as for every function taking a table (``columns=["age", "salary"]``).
 ``bounds``: the public clipping range of each column -- one ``(lo, hi)`` for every column or a
 list of one per column. Values outside are clipped, and a small private count of clipped rows
 (5% of the budget) is reported in ``diagnostics["clipped_rows"]`` with a warning when it is
-large. Without ``bounds`` they are estimated privately from ``scale_share`` (default 0.5) of the budget
+large. Without ``bounds`` they are estimated privately from ``scale_share`` (default 0.55) of the budget
 (stated in ``diagnostics["bounds_estimate"]``; the release abstains, naming the cause and what
 would suffice, when the estimate is not reliable), and the rows outside them are counted the
 same way. Every release states its error in ``diagnostics["stated_error"]`` (noise plus the
@@ -31,7 +31,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats, _required, _table
+from . import _dpstats, _dry, _required, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -65,6 +65,7 @@ def _threads(threads) -> int:
     return int(threads)
 
 
+@_dry.dry_runnable("stat stat", "bounds=")
 def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
          bounds=None, quantiles: Optional[Sequence[float]] = None,
          grid_size: Optional[int] = None, scale_share: Optional[float] = None,
@@ -92,6 +93,7 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
     return Release._from_native(est, fields, "stat")
 
 
+@_dry.dry_runnable("stat count", "bounds=")
 def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
           budget: Optional[Budget] = None, seed: Optional[int] = None,
           columns: Optional[Sequence] = None, comm=None) -> Release:
@@ -99,6 +101,7 @@ def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
     return stat("count", X, epsilon, delta, budget=budget, seed=seed, columns=columns, comm=comm)
 
 
+@_dry.dry_runnable("stat sum", "bounds=")
 def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
         seed: Optional[int] = None, threads: int = _required.THREADS,
@@ -108,6 +111,7 @@ def sum(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bo
                 seed=seed, threads=threads, columns=columns, comm=comm)
 
 
+@_dry.dry_runnable("stat column_mean", "bounds=")
 def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
                 bounds=None, scale_share: Optional[float] = None,
                 budget: Optional[Budget] = None, seed: Optional[int] = None,
@@ -119,6 +123,7 @@ def column_mean(X, epsilon: Optional[float] = None, delta: Optional[float] = Non
                 seed=seed, threads=threads, columns=columns, comm=comm)
 
 
+@_dry.dry_runnable("stat variance", "bounds=")
 def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
              scale_share: Optional[float] = None, budget: Optional[Budget] = None,
              seed: Optional[int] = None, threads: int = _required.THREADS,
@@ -129,6 +134,7 @@ def variance(X, epsilon: Optional[float] = None, delta: Optional[float] = None, 
                 budget=budget, seed=seed, threads=threads, columns=columns, comm=comm)
 
 
+@_dry.dry_runnable("stat std", "bounds=")
 def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bounds=None,
         scale_share: Optional[float] = None, budget: Optional[Budget] = None,
         seed: Optional[int] = None, threads: int = _required.THREADS,
@@ -138,6 +144,7 @@ def std(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *, bo
                 seed=seed, threads=threads, columns=columns, comm=comm)
 
 
+@_dry.dry_runnable("stat quantiles", "bounds=")
 def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
               delta: Optional[float] = None, *, bounds=None, grid_size: Optional[int] = None,
               scale_share: Optional[float] = None, budget: Optional[Budget] = None,
@@ -157,6 +164,7 @@ def quantiles(X, quantiles: Sequence[float], epsilon: Optional[float] = None,
                 comm=comm)
 
 
+@_dry.dry_runnable("stat histogram", stand_in=_dry.category_stand_in())
 def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
               categories: Optional[Sequence] = None, budget: Optional[Budget] = None,
               seed: Optional[int] = None, columns: Optional[Sequence] = None,

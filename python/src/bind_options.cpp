@@ -3,6 +3,7 @@
 // (python/dpstats/_options.py), and parses method and task names through the library's
 // EnumNames, never by comparing strings.
 #include "common.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/median/median_command.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
@@ -41,9 +42,46 @@ py::list declared_options_py() {
   return out;
 }
 
+// dry_run=True (python/dpstats/_dry.py): the library's DryRun, and its stop as the Python
+// exception _DryRunStopped (not an error: the release reached its charge and went no further).
+void bind_dry_run(py::module_& m) {
+  static PyObject* stopped =
+      PyErr_NewException("dpstats._dpstats._DryRunStopped", PyExc_Exception, nullptr);
+  m.attr("_DryRunStopped") = py::handle(stopped);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const DryRunStop&) {
+      PyErr_SetString(stopped, "the dry run's release stopped at its charge");
+    }
+  });
+  py::class_<DryRun>(m, "_DryRun")
+      .def(py::init<>())
+      .def("close", &DryRun::close)
+      .def("stopped", &DryRun::stopped)
+      .def("json",
+           [](const DryRun& r, std::optional<std::int64_t> n_hint, const std::string& remedy) {
+             return r.json(n_hint, remedy).dump();
+           })
+      // A release that reached Python abstained on its plan, or a method charging nothing.
+      .def("abstained", [](DryRun&, const std::string& reason) {
+        try {
+          dry_run_abstained(reason);
+        } catch (const DryRunStop&) {
+        }
+      })
+      .def("non_private", [](DryRun&) {
+        try {
+          dry_run_stop({}, std::nullopt);
+        } catch (const DryRunStop&) {
+        }
+      });
+}
+
 }  // namespace
 
 void bind_options(py::module_& m) {
+  bind_dry_run(m);
   m.def("_declared_options", &declared_options_py,
         "Every declared option: command ('' = shared), name, kind, unit, range, default, help, "
         "cli (the tool's flag).");

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "dpstats/data/matrix.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -21,6 +22,7 @@ namespace py = pybind11;
 using CArray = py::array_t<double, py::array::c_style>;
 
 inline std::unique_ptr<Rng> make_rng(std::optional<std::uint64_t> seed) {
+  if (dry_run_active()) return std::make_unique<NoDrawRng>();  // dry_run=True draws nothing
   if (seed) return std::make_unique<SeededRng>(*seed);
   return std::make_unique<SecureRng>();
 }

@@ -71,6 +71,19 @@ def test_dataframe_and_columns():
     assert r.estimate.shape == (2,)
 
 
+
+def test_text_in_an_array_names_the_column_not_the_content():
+    # issue 30: text features were a TypeError from numpy's isfinite; now a ValueError naming the
+    # column (1-based), for the features of every function that takes a table
+    X = np.array([[1.5, "JFK", 3.0]] * 50 + [[2.5, "SFO", 4.0]] * 50, dtype=object)
+    y = np.ones(100)
+    for call in (lambda: dpstats.mean(X, method="bounded", epsilon=1, delta=0, bounds=(0, 5)),
+                 lambda: dpstats.fit(X, y, task="heavy-tailed", epsilon=1, domain_radius=2)):
+        with pytest.raises(ValueError, match="^X: column 2 is not numeric") as e:
+            call()
+        assert "JFK" not in str(e.value)
+
+
 # Every binding that takes `threads` checks it itself (issue #21, threat-model row `threads`):
 # called directly, below the wrappers' own checks, -5 and 100000 raise ValueError naming it.
 def _binding_calls(threads):

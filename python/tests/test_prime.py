@@ -42,14 +42,21 @@ def test_prime_paper_profile_and_topk(corrupted):
 
 def test_prime_fallback_is_reported():
     X = shifted(3000, 20)
-    r = dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-5, alpha=0.05, seed=3)
+    # The planned units' share finds 3000 rows too few at d = 20 for any share up to 0.5: an
+    # abstention before anything is charged (docs/proofs/scale.md §9).
+    planned = dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-5, alpha=0.05, seed=3)
+    assert planned.status == "abstained" and planned.ledger == [] and planned.epsilon == 0
+    assert planned.diagnostics["scale_share"]["usable"] is False
+    # At the old fixed share the release runs, and PRIME's feasibility check falls back.
+    r = dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-5, alpha=0.05, seed=3,
+                     scale_share=0.1)
     assert r.diagnostics["feasibility"]["feasible"] is False
     # the fallback's units are too noisy at this n and d: nothing is released, so no fallback is
     # claimed, and the reason says both (and the declared alpha, never 0)
     assert r.status == "abstained" and "fallback" not in r.diagnostics
     assert "fallback DP Mean abstained" in r.diagnostics["abstained"]
     r2 = dpstats.mean(X, method="prime", epsilon=1.0, delta=1e-5, alpha=0.05, seed=3,
-                      fallback=False)
+                      fallback=False, scale_share=0.1)
     assert "fallback" not in r2.diagnostics
 
 

@@ -10,6 +10,7 @@
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/seam.hpp"
 #include "robust_mean_core.hpp"
@@ -37,8 +38,7 @@ void validate(const BoundedMeanOptions& o, Eigen::Index d) {
                                            b[k], b[k + 1]));
     }
   }
-  require(o.scale_share > 0 && o.scale_share <= 0.5,
-          fmt::format("scale_share must be in (0, 0.5], got {}", o.scale_share));
+  if (o.scale_share) check_scale_share(*o.scale_share);
   require(o.clip_check_share >= 0 && o.clip_check_share <= 0.1,
           fmt::format("clip_check_share must be in [0, 0.1], got {}", o.clip_check_share));
 }
@@ -122,23 +122,73 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, std::int64_t n, const Bounds&
   return from_units(qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n), u);
 }
 
+// The stated error's failure probabilities: the noise (split over columns), and the clipped
+// fraction (the private count's upper bound, or the estimated bounds' rank guarantee).
+constexpr double kNoiseBeta = 0.05, kClipBeta = 0.05;  // kClipBeta: ClipBoundsOptions::beta
+
+// diagnostics["stated_error"] (docs/proofs/mean.md §5): per column, with probability >= 1 -
+// kNoiseBeta - kClipBeta, |estimate - the mean of the column winsorised at [lo - w, hi + w]| <=
+// noise + far w. A row outside [lo, hi] moves that mean by at most w / n; a row beyond the
+// widened range is counted at its end, so this bounds no distance to the column's own mean.
+void state_winsorised_error(nlohmann::json& diag, const Bounds& b, double far, double noise_unit,
+                            bool laplace) {
+  const auto d = static_cast<double>(b.lo.size());
+  const double z = laplace ? std::log(d / kNoiseBeta) : standard_normal_quantile(1 - kNoiseBeta / (2 * d));
+  std::vector<double> radius, noise, clipping;
+  nlohmann::json range = nlohmann::json::array();
+  for (Eigen::Index j = 0; j < b.lo.size(); ++j) {
+    const double w = b.hi[j] - b.lo[j];
+    noise.push_back(z * noise_unit * w);
+    clipping.push_back(far * w);
+    radius.push_back(noise.back() + clipping.back());
+    range.push_back({b.lo[j] - w, b.hi[j] + w});
+  }
+  diag["stated_error"] = {
+      {"radius", radius}, {"confidence", 1 - kNoiseBeta - kClipBeta}, {"noise_term", noise},
+      {"clipping_term", clipping}, {"clipped_fraction_upper", far}, {"winsorised_at", range},
+      {"model", "none (not robust)"},
+      {"meaning", "per column, |estimate - truth| <= radius with probability >= confidence, where "
+                  "truth is the mean of the column with every value beyond winsorised_at (the "
+                  "bounds widened by their width on each side) counted at that end: the column's "
+                  "own mean only when no row lies that far. The clipping term is a fraction of "
+                  "rows (clipped_fraction_upper) times the width: it does not bound how far the "
+                  "rows beyond winsorised_at are"}};
+}
+
 }  // namespace
 
+Reliability planned_bounds_reliability(std::int64_t n, std::int64_t d,
+                                       const BoundedMeanOptions& o) {
+  const BoundedPlan p = plan_bounded(n, d, o);
+  return planned_reliability(clip_options(p.aux.loss, 1, nullptr), static_cast<std::size_t>(d),
+                             static_cast<double>(n), "--bounds");
+}
+
 // validate -> plan -> charge -> (bounds) -> clipped sum -> noise -> seal.
-Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& o, Rng& rng,
+Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& given, Rng& rng,
                              Budget* budget) {
-  validate(o, X.cols());
-  Communicator& comm = comm_or_single(o.run.comm);
+  validate(given, X.cols());
+  Communicator& comm = comm_or_single(given.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint_of("bounded", o, X.cols()),
-      "the bounded mean's options and column count", o.run.threads);
+      X, comm, fingerprint_of("bounded", given, X.cols()), "the bounded mean's options and column count",
+      given.run.threads);
+  nlohmann::json diag = {{"mechanism", given.privacy.delta == 0 ? "laplace" : "gaussian"},
+                         {"sum_quantum", sum_quantum(n)}, {"robust", false}};
+  BoundedMeanOptions o = given;
+  if (!o.bounds) {  // the bounds' share: given, or planned from n, d and the target
+    const ShareChoice share = resolve_share(o, [&](const BoundedMeanOptions& at) {
+      return planned_bounds_reliability(n, X.cols(), at);
+    });
+    diag["scale_share"] = share.stated;
+    if (share.abstain)
+      return abstain_before_charging(o.privacy, Accountant::basic, o.run.noise, budget, rng,
+                                     *share.abstain, diag);
+  }
   const BoundedPlan p = plan_bounded(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   all_or_none(comm, [&] { account.charge(p.ledger()); });  // the budget lives on rank 0
   SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
-  nlohmann::json diag = {{"mechanism", o.privacy.delta == 0 ? "laplace" : "gaussian"},
-                         {"sum_quantum", sum_quantum(n)}};
   Bounds b;
   double far = 1;  // the fraction of rows the bounds may clip (1 when nothing says otherwise)
   if (o.bounds) {
@@ -146,7 +196,11 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
     if (p.aux.clip_count)
       mean_ranks::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
                                  diag);
-    if (diag.contains("clipped")) far = diag["clipped"]["fraction"].get<double>();
+    if (diag.contains("clipped")) {  // its upper confidence bound at 1 - kClipBeta
+      const auto& c = diag["clipped"];
+      far = (c["rows_noisy"].get<double>() +
+             c["noise_scale"].get<double>() * std::log(1 / kClipBeta)) / static_cast<double>(n);
+    }
   } else {
     // The layer's entries claim their planned places (the plan charged them with the sum's).
     const ClipBounds est = private_clip_bounds(
@@ -160,7 +214,8 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
     }
     b.lo = est.lo();
     b.hi = est.hi();
-    // Each side leaves out at most coverage/2 of the rows plus its rank error (w.p. 1 - beta).
+    // Each side leaves out at most coverage/2 of the rows plus its rank error (w.p. 1 - beta,
+    // the default kClipBeta).
     far = est.coverage + 2 * est.rank_error / est.n;
   }
   diag["bounds_lo"] = to_std(b.lo);
@@ -168,14 +223,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   double noise_unit = 0;
   const Vector mean = noisy_clipped_mean(X, n, b, p, o.run.threads, comm, rng, noise_unit);
   diag["noise_scale"] = to_std(noise_unit * (b.hi - b.lo));
-  // In units of the bounds' width: each clipped row moves the mean by at most (hi − lo)/n.
-  ColumnUnits width;
-  width.location = Vector::Zero(X.cols());
-  width.scale = b.hi - b.lo;
-  prime_detail::state_error(diag, width, std::min(far, 1.0), noise_unit, n, 0.1,
-                            "none (not robust): the rows outside the bounds (counted privately) "
-                            "may each move the mean by the bounds' width",
-                            o.privacy.delta == 0);
+  state_winsorised_error(diag, b, std::min(far, 1.0), noise_unit, o.privacy.delta == 0);
   return seal(mean, account, facts, rng, diag);
 }
 

@@ -63,26 +63,61 @@ DpMeanPlan plan_dp_mean(std::int64_t n, std::int64_t d, const DpMeanOptions& o) 
   return p;
 }
 
+// DP Mean is the PRIME paper's baseline for sub-Gaussian rows, and its stated error covers the
+// rows beyond kTailRadius scales only while they are as few as that model allows: a clipped row
+// far outside the box moves the true mean by its distance to the box, not by B. So a column whose
+// private fraction of rows beyond kTailRadius estimated scales exceeds the sub-Gaussian allowance
+// (tail_allowance: 0.27% + 1% + the declared alpha + 3 noise deviations) abstains: corrupted rows
+// (not robust), a heavy tail, or a spike of equal values whose MAD the selection may put anywhere
+// in the empty gap below the other values (issue 27; docs/results/real-data.md).
+std::optional<std::string> outside_model(const ColumnUnits& u, double alpha) {
+  if (!u.estimated || u.tail_fraction.size() == 0) return std::nullopt;
+  const double allowed = tail_allowance(CleanModel::sub_gaussian, alpha, u.tail_noise);
+  for (Eigen::Index j = 0; j < u.tail_fraction.size(); ++j)
+    if (u.tail_fraction[j] > allowed)
+      return fmt::format(
+          "column {}: about {:.1f}% of the rows lie beyond {} estimated scales ({}), more than "
+          "the {:.1f}% DP Mean's sub-Gaussian model allows, and its stated error would not cover "
+          "them (a heavy tail, corrupted rows, or most values equal); use --method bounded, or "
+          "--alpha for the robust mean, or give --scale",
+          j + 1, 100 * u.tail_fraction[j], kTailRadius, format_number(u.scale[j]),
+          100 * allowed);
+  return std::nullopt;
+}
+
 }  // namespace
 
 // validate -> plan -> charge -> (units) -> range -> clipped sum -> noise -> seal.
-Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& o, Rng& rng,
+Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng& rng,
                         Budget* budget) {
-  validate(o, X.cols());
-  Communicator& comm = comm_or_single(o.run.comm);
+  validate(given, X.cols());
+  Communicator& comm = comm_or_single(given.run.comm);
   const std::int64_t n = mean_ranks::guarded_rows(
-      X, comm, fingerprint_of("dp-mean", o, X.cols()), "DP Mean's options and column count",
-      o.run.threads);
+      X, comm, fingerprint_of("dp-mean", given, X.cols()), "DP Mean's options and column count",
+      given.run.threads);
+  nlohmann::json diag = {{"range_share", given.range_share}, {"robust", false}};
+  DpMeanOptions o = given;
+  if (!o.scale) {  // the units' share: given, or planned from n, d and the target
+    const ShareChoice share = resolve_share(
+        o, [&](const DpMeanOptions& at) { return robust_units_plan(n, X.cols(), at, false); });
+    diag["scale_share"] = share.stated;
+    if (share.abstain)
+      return abstain_before_charging(o.privacy, Accountant::basic, o.run.noise, budget, rng,
+                                     *share.abstain, diag);
+  }
   const DpMeanPlan p = plan_dp_mean(n, X.cols(), o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   // Whatever the range step returns; the budget lives on rank 0.
   all_or_none(comm, [&] { account.charge(p.ledger()); });
   SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
-  nlohmann::json diag = {{"range_share", o.range_share}, {"robust", false}};
   const auto units = mean_ranks::units_step(X, p.aux, o.scale, o.alpha, 4, o.run.threads, comm,
                                             account, rng, diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
+  if (auto why = outside_model(*units, o.alpha)) {
+    facts.abstained = std::move(why);
+    return seal(Vector{}, account, facts, rng, diag);
+  }
   const RowMatrix Z = to_units(X, *units);
   const auto range = mean_ranks::q_range(Z, n, p.range, comm, rng, o.run.threads);
   if (!range) {

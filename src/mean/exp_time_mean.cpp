@@ -198,9 +198,10 @@ std::optional<double> ptr_and_select(const std::vector<double>& x, double lo, do
 }  // namespace
 
 // validate -> plan -> charge -> n-check -> (units) -> range -> PTR -> selection -> seal.
-Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions& o, Rng& rng,
+Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions& given, Rng& rng,
                               Budget* budget) {
-  validate(o, X.cols());
+  validate(given, X.cols());
+  ExpTimeMeanOptions o = given;
   check_data(X);
   const std::int64_t n = X.rows();
   require(n >= 4, fmt::format("exp-time needs n >= 4 rows, got {}", n));
@@ -212,13 +213,23 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
                         "exp-time is a reference for tiny n only (docs/errata.md)",
                         n, z.removed, count, o.max_subsets));
   }
+  nlohmann::json diag = {{"reference_only", true},
+                         {"resilience", o.window_resilience ? "window (uncertified)" : "exact"}};
+  if (!o.scale) {  // the units' share: given, or planned from n and the target
+    const prime_detail::ShareChoice share = prime_detail::resolve_share(
+        o, [&](const ExpTimeMeanOptions& at) {
+          return prime_detail::robust_units_plan(n, 1, at, false);
+        });
+    diag["scale_share"] = share.stated;
+    if (share.abstain)
+      return prime_detail::abstain_before_charging(o.privacy, Accountant::basic, o.run.noise,
+                                                   budget, rng, *share.abstain, diag);
+  }
   const ExpTimePlan p = plan_exp_time(n, o);
   ReleaseBudget account(o.privacy.loss(), Accountant::basic, budget);
   account.charge(p.ledger(o.privacy.delta));
   SealFacts facts(!o.window_resilience);
   facts.noise = o.run.noise;
-  nlohmann::json diag = {{"reference_only", true},
-                         {"resilience", o.window_resilience ? "window (uncertified)" : "exact"}};
   auto abstain = [&](std::string why) {
     facts.abstained = std::move(why);
     return seal(Vector{}, account, facts, rng, diag);

@@ -92,7 +92,7 @@ template <class O>
 void common(O& o, const MeanRequest& r) {
   o.privacy = r.privacy;
   o.run = r.run;
-  if (r.scale_share) o.scale_share = *r.scale_share;
+  o.scale_share = r.scale_share;  // absent: the method plans it from n, d and the target
 }
 
 template <class O>

@@ -279,6 +279,13 @@ double lambda_stat(const Matrix& M, Profile profile, bool ht) {
   return std::max(std::abs(ev[0]), std::abs(ev[d - 1]));      // paper: ‖M − I‖₂
 }
 
+// The verdict on PRIME's units at a share (public values only), for resolve_share.
+auto units_verdict(std::int64_t n, std::int64_t d) {
+  return [n, d](const PrimeOptions& at) {
+    return robust_units_plan(n, d, at, at.profile == Profile::practical);
+  };
+}
+
 }  // namespace
 
 Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool goe, Rng& rng,
@@ -306,8 +313,10 @@ Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool
 }
 
 // ---------------------------------------------------------------------------------------------
-PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
-  validate(o, n, d);
+PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& given) {
+  validate(given, n, d);
+  PrimeOptions o = given;
+  if (!o.scale) resolve_share(o, units_verdict(n, d));  // (a planned share's verdict aside)
   const Plan p = make_plan(n, d, o);
   PrimeFeasibility f;
   f.radius = p.shape == ClipShape::ball ? p.radius : p.radius * std::sqrt(double(d));
@@ -742,10 +751,17 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
           "do not apply");
   if (comm.size() == 1) check_data(X);
   const bool off = trace && trace->noiseless;
+  std::optional<ShareChoice> share;  // the units' share: given, or planned from n, d, the target
+  if (!o.scale) share = resolve_share(o, units_verdict(n, d));
+  if (share && share->abstain)
+    return abstain_before_charging(
+        o.privacy, o.profile == Profile::practical ? Accountant::zcdp : Accountant::basic,
+        o.run.noise, budget, rng, *share->abstain, {{"scale_share", share->stated}});
   // Feasibility from public parameters only (docs/proofs/mean.md); practical falls back to DP Mean.
   const PrimeFeasibility feas = prime_feasibility(n, d, o);
   Plan p = make_plan(n, d, o);
   nlohmann::json diag = plan_diagnostics(p, feas);
+  if (share) diag["scale_share"] = share->stated;
   if (o.profile == Profile::practical && o.fallback && !feas.feasible)
     return fallback_dp_mean(X, o, diag, rng, budget, trace);
 

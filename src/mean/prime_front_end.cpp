@@ -401,13 +401,28 @@ void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
                   "when the clean rows follow the model in the stated units"}};
 }
 
-void check_units_options(const std::optional<std::vector<double>>& scale, double scale_share,
-                         double clip_check_share, Eigen::Index d) {
+void check_units_options(const std::optional<std::vector<double>>& scale,
+                         const std::optional<double>& scale_share, double clip_check_share,
+                         Eigen::Index d) {
   if (scale) check_supplied_scale(*scale, d);
-  require(scale_share > 0 && scale_share <= 0.5,
-          fmt::format("scale_share must be in (0, 0.5], got {}", scale_share));
+  if (scale_share) check_scale_share(*scale_share);
   require(clip_check_share >= 0 && clip_check_share <= 0.1,
           fmt::format("clip_check_share must be in [0, 0.1], got {}", clip_check_share));
+}
+
+void check_scale_share(double scale_share) {
+  require(scale_share > 0 && scale_share <= 0.5,
+          fmt::format("scale_share must be in (0, 0.5], got {}", scale_share));
+}
+
+Release<Vector> abstain_before_charging(const PrivacyTarget& target, Accountant accountant,
+                                        NoiseMode noise, Budget* budget, Rng& rng,
+                                        std::string reason, nlohmann::json diag) {
+  ReleaseBudget account(target.loss(), accountant, budget);  // never charged
+  SealFacts facts(true);
+  facts.noise = noise;
+  facts.abstained = std::move(reason);
+  return seal(Vector{}, account, facts, rng, std::move(diag));
 }
 
 }  // namespace dpstats::prime_detail

@@ -338,8 +338,9 @@ nlohmann::json plan_diagnostics(const FilterPlan& p) {
 }  // namespace
 
 // validate -> plan -> charge -> (units) -> front end -> rounds -> final mean -> seal.
-Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptions& o, Rng& rng,
-                               Budget* budget, PrimeTrace* trace) {
+Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptions& given,
+                               Rng& rng, Budget* budget, PrimeTrace* trace) {
+  PrivateFilterOptions o = given;
   Communicator& comm = comm_or_single(o.run.comm);
   const std::int64_t d = X.cols();
   std::int64_t n = X.rows();
@@ -351,8 +352,18 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   validate(o, n, d);
   if (comm.size() == 1) check_data(X);
   const bool off = trace && trace->noiseless;
+  std::optional<ShareChoice> share;  // the units' share: given, or planned from n, d, the target
+  if (!o.scale)
+    share = resolve_share(o, [&](const PrivateFilterOptions& at) {
+      return robust_units_plan(n, d, at, at.profile == Profile::practical);
+    });
+  if (share && share->abstain)
+    return abstain_before_charging(
+        o.privacy, o.profile == Profile::practical ? Accountant::zcdp : Accountant::basic,
+        o.run.noise, budget, rng, *share->abstain, {{"scale_share", share->stated}});
   const FilterPlan p = make_plan(n, d, o);
   nlohmann::json diag = plan_diagnostics(p);
+  if (share) diag["scale_share"] = share->stated;
   ReleaseBudget account(o.privacy.loss(), p.practical ? Accountant::zcdp : Accountant::basic,
                         budget);
   // The planned maximum, before any noise is drawn; the budget lives on rank 0.

@@ -27,6 +27,7 @@
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/ledger.hpp"
+#include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
 #include "clipped_rows.hpp"
 
@@ -225,9 +226,42 @@ struct AuxShare {
   bool estimate_units = false;
   double share = 0;  // 0: no auxiliary step
 };
-inline AuxShare aux_share(bool scale_supplied, double scale_share, double clip_check_share) {
-  return scale_supplied ? AuxShare{false, clip_check_share} : AuxShare{true, scale_share};
+// An estimated scale needs its share resolved first (resolve_share): given or planned.
+inline AuxShare aux_share(bool scale_supplied, const std::optional<double>& scale_share,
+                          double clip_check_share) {
+  if (scale_supplied) return AuxShare{false, clip_check_share};
+  if (!scale_share) throw std::logic_error("aux_share: the scale share was not resolved");
+  return AuxShare{true, *scale_share};
 }
+
+// The scale share of a release that estimates its scale or bounds (issue 27 finding 2;
+// docs/proofs/scale.md §9): the caller's, or planned (scale/share.hpp) from public values only
+// by `verdict(options)`, the rule's verdict on the estimate's rank errors at options.scale_share.
+// Sets o.scale_share; `stated` is diagnostics.scale_share; `abstain` is set when the plan finds
+// no usable share (the release then abstains before anything is charged or drawn).
+struct ShareChoice {
+  nlohmann::json stated;
+  std::optional<std::string> abstain;
+};
+template <class Options, class Verdict>
+ShareChoice resolve_share(Options& o, Verdict verdict) {
+  if (o.scale_share) return {{{"value", *o.scale_share}, {"source", "given"}}, std::nullopt};
+  const PlannedShare p = plan_share([&](double share) {
+    Options at = o;
+    at.scale_share = share;
+    return verdict(at);
+  });
+  o.scale_share = p.share;
+  ShareChoice c{p.json(), std::nullopt};
+  if (!p.usable)
+    c.abstain = planned_abstention(p);
+  return c;
+}
+
+// The release of an abstention decided by the plan: nothing charged, nothing drawn.
+Release<Vector> abstain_before_charging(const PrivacyTarget& target, Accountant accountant,
+                                        NoiseMode noise, Budget* budget, Rng& rng,
+                                        std::string reason, nlohmann::json diag);
 
 // The auxiliary step's mechanism and entries: the scale layer's (units) or one count.
 struct AuxPlan {
@@ -281,11 +315,15 @@ void merge_gram(FilterState& st, std::span<const std::uint32_t> rows, bool all_r
 // the auxiliary share; returns the filter's ρ, shrunk by 1e-9 so that rounding never pushes the
 // sum over.
 constexpr double kRangeRhoShare = 0.02, kMedianRhoShare = 0.01, kRangeDeltaShare = 0.1;
+// The rho the practical front splits (the auxiliary share first): all of (epsilon, delta) but
+// q_range's part of delta.
+inline double practical_rho_all(const PrivacyTarget& t) {
+  return epsilon_delta_to_zcdp(t.epsilon, remainder_after(t.delta, t.delta * kRangeDeltaShare));
+}
 template <class Plan, class Options>
 double plan_practical_front(Plan& p, const Options& o) {
   const double delta_range = o.privacy.delta * kRangeDeltaShare;
-  const double rho_all =
-      epsilon_delta_to_zcdp(o.privacy.epsilon, remainder_after(o.privacy.delta, delta_range));
+  const double rho_all = practical_rho_all(o.privacy);
   p.aux = plan_aux(aux_share(o.scale.has_value(), o.scale_share, o.clip_check_share), true,
                    rho_all, p.d, o.alpha, o.run.noise);
   const double rho_total = p.aux.remaining;
@@ -311,6 +349,16 @@ PaperRest plan_paper_front(Plan& p, const Options& o) {
   p.range.delta = 0.01 * delta;
   p.range.paper_cap = true;
   return {remainder_after(epsilon, p.range.epsilon), remainder_after(delta, p.range.delta)};
+}
+
+// The verdict on a robust mean's units (no scale given) at o.scale_share, n rows and d columns
+// (public values only): the units' share is the practical front's rho or the paper's epsilon.
+template <class Options>
+Reliability robust_units_plan(std::int64_t n, std::int64_t d, const Options& o, bool practical) {
+  const double total = practical ? practical_rho_all(o.privacy) : o.privacy.epsilon;
+  const AuxPlan aux = plan_aux(aux_share(false, o.scale_share, 0), practical, total, d, o.alpha,
+                               o.run.noise);
+  return planned_units_reliability(aux.loss, d, o.alpha, n);
 }
 
 // Everything a robust mean charges, in order: auxiliary step, range, (practical) medians, then
@@ -395,8 +443,11 @@ std::int64_t rows_outside(const ConstMatrixRef& X, const Vector& lower, const Ve
 void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, double tolerated,
                     const char* what, bool off, Rng& rng, nlohmann::json& diag);
 
-// Checks the units options shared by the robust means.
-void check_units_options(const std::optional<std::vector<double>>& scale, double scale_share,
-                         double clip_check_share, Eigen::Index d);
+// Checks the units options shared by the robust means (a scale share only when given).
+void check_units_options(const std::optional<std::vector<double>>& scale,
+                         const std::optional<double>& scale_share, double clip_check_share,
+                         Eigen::Index d);
+// A given scale share: in (0, 0.5].
+void check_scale_share(double scale_share);
 
 }  // namespace dpstats::prime_detail

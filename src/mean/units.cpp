@@ -85,6 +85,13 @@ Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha) {
   return l;
 }
 
+Reliability planned_units_reliability(const PrivacyLoss& share, Eigen::Index d, double alpha,
+                                      std::int64_t n) {
+  const ScaleOptions so = scale_options(split_share(share).mad, alpha, 4, 1);
+  return assess(planned_scale_facts(so, static_cast<std::size_t>(d), static_cast<double>(n)),
+                "the location and scale of each column", "--scale");
+}
+
 UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
                              double widen, int threads, ReleaseBudget& account, Rng& rng,
                              Communicator* comm) {

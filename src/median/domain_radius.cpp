@@ -90,6 +90,21 @@ DomainRadius check_given(const ConstMatrixRef& X, const GeometricMedianOptions& 
 }
 
 
+// The centre only has to sit among the data's central ranks (the radius is measured about it),
+// so a degenerate spread -- most values equal -- does not make it unusable here.
+Reliability centre_reliability(SelectionFacts f, std::size_t j) {
+  f.degenerate = false;
+  return assess(f, fmt::format("the location of column {}", j + 1), "--domain-radius");
+}
+
+// A degenerate radius (most rows at c0 up to the grid's resolution) is no failure here: when
+// more than half the rows sit at one point, that point is the geometric median, and the
+// pipeline then returns c0 up to the tiny R = 6r. The rank error still has to fit.
+Reliability radius_reliability(SelectionFacts f) {
+  f.degenerate = false;
+  return assess(f, "the 0.8 quantile of the norms", "--domain-radius");
+}
+
 // The pre-stage share split over the 3d + 1 selections: 3d for the per-coordinate location
 // (private_scale), one for the norm quantile.
 std::pair<PrivacyLoss, PrivacyLoss> split_share(const PrivacyLoss& share, std::int64_t d) {
@@ -137,25 +152,15 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
                         {"norm_quantile_cost", cost_json(eo.norm.loss)},
                         {"q", kNormQuantile}, {"multiplier", kRadiusMultiplier}};
   // The scale layer's one rule (scale/reliability.hpp): the pipeline never runs on a centre or a
-  // radius it calls unusable; the reason names the cause and what would suffice. The centre c0
-  // only has to sit among the data's central ranks (the radius is measured about it), so a
-  // degenerate spread -- most values equal -- does not make it unusable here.
+  // radius it calls unusable; the reason names the cause and what would suffice.
   for (std::size_t j = 0; j < scale.columns.size() && !dr.abstained; ++j) {
-    SelectionFacts f = scale.columns[j].facts;
-    f.degenerate = false;
-    const Reliability centre =
-        assess(f, fmt::format("the location of column {}", j + 1), "--domain-radius");
+    const Reliability centre = centre_reliability(scale.columns[j].facts, j);
     if (!centre.usable) dr.abstained = centre.reason();
   }
   NormQuantileOptions& no = eo.norm;
   no.centre = scale.location();
   const NormQuantile r = private_norm_quantile(X, no, account, rng);  // claims its planned entries
-  // A degenerate radius (most rows at c0 up to the grid's resolution) is no failure here: when
-  // more than half the rows sit at one point, that point is the geometric median, and the
-  // pipeline then returns c0 up to the tiny R = 6r. The rank error still has to fit.
-  SelectionFacts rf = r.facts;
-  rf.degenerate = false;
-  const Reliability radius = assess(rf, "the 0.8 quantile of the norms", "--domain-radius");
+  const Reliability radius = radius_reliability(r.facts);
   if (!radius.usable && !dr.abstained) dr.abstained = radius.reason();
   dr.offset = scale.location();
   dr.R = std::max(kRadiusMultiplier * r.value, 0x1p-1000);
@@ -168,6 +173,16 @@ DomainRadius estimate(const ConstMatrixRef& X, const GeometricMedianOptions& o,
 }
 
 }  // namespace
+
+Reliability planned_radius_reliability(const GeometricMedianOptions& o, const MedianPlan& plan,
+                                       std::int64_t n, std::int64_t d) {
+  const EstimateOptions e = estimate_options(o, plan, d, nullptr);
+  const double rows = static_cast<double>(n);
+  const Reliability parts[] = {
+      centre_reliability(planned_scale_facts(e.scale, static_cast<std::size_t>(d), rows), 0),
+      radius_reliability(planned_norm_quantile_facts(e.norm, rows))};
+  return first_unusable(parts, "the domain radius");
+}
 
 Ledger domain_radius_entries(const GeometricMedianOptions& o, const MedianPlan& plan,
                              std::int64_t d) {

@@ -11,6 +11,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/median/radius.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
 #include "pipeline.hpp"
 
@@ -57,7 +58,7 @@ void validate(const ConstMatrixRef& X, const GeometricMedianOptions& o, const Ge
     require(*o.domain_radius > 0 && *o.domain_radius <= 1e300,
             "domain_radius must be in (0, 1e300], got {}", format_number(*o.domain_radius));
   }
-  check_share(o.scale_share, 0, true, 0.5, false, "scale_share");
+  if (o.scale_share) check_share(*o.scale_share, 0, true, 0.5, false, "scale_share");
   check_share(o.bound_check_share, 0, false, 0.5, true, "bound_check_share");
   if (o.min_radius) check_positive(*o.min_radius, "min_radius");
   require(o.radius_share > 0 && o.localization_share > 0 &&
@@ -110,10 +111,11 @@ namespace median_detail {
 
 namespace {
 
-void fill_shares(MedianPlan& p, const GeometricMedianOptions& o) {
+// `scale_share`: the estimate's share, resolved (given or planned).
+void fill_shares(MedianPlan& p, const GeometricMedianOptions& o, double scale_share) {
   p.estimate_radius = !o.domain_radius.has_value();
   p.check_radius = o.domain_radius.has_value() && o.bound_check_share > 0;
-  const double share = p.estimate_radius ? o.scale_share : p.check_radius ? o.bound_check_share : 0;
+  const double share = p.estimate_radius ? scale_share : p.check_radius ? o.bound_check_share : 0;
   if (o.method == MedianMethod::fast && o.profile == Profile::paper) {
     p.accountant = Accountant::basic;
     p.epsilon_pre = o.privacy.epsilon * share;
@@ -131,7 +133,21 @@ void fill_shares(MedianPlan& p, const GeometricMedianOptions& o) {
 // only their mechanisms' sensitivities and step counts do (docs/proofs/median.md §0).
 MedianPlan plan_median(const GeometricMedianOptions& o, std::int64_t n, std::int64_t d) {
   MedianPlan p;
-  fill_shares(p, o);
+  double share = o.scale_share.value_or(0);
+  if (!o.domain_radius && o.scale_share) {
+    p.scale_share = {{"value", share}, {"source", "given"}};
+  } else if (!o.domain_radius) {  // planned from n, d and the target (docs/proofs/scale.md §9)
+    const PlannedShare planned = plan_share([&](double s) {
+      MedianPlan at;
+      fill_shares(at, o, s);
+      return planned_radius_reliability(o, at, n, d);
+    });
+    share = planned.share;
+    p.scale_share = planned.json();
+    if (!planned.usable)
+      p.abstained = planned_abstention(planned);
+  }
+  fill_shares(p, o, share);
   p.entries = domain_radius_entries(o, p, d);
   const Ledger pipeline = o.method == MedianMethod::hsu24 ? hsu24_entries(p)
                           : o.profile == Profile::paper  ? paper_entries(o, p, n)
@@ -157,6 +173,14 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   const RowShard shard = distributed_shard(X, o);
   const MedianPlan plan = plan_median(o, total_rows(X, shard), X.cols());
   ReleaseBudget account(o.privacy.loss(), plan.accountant, caller);
+  if (plan.abstained) {  // decided by the plan: nothing charged, nothing drawn
+    SealFacts facts(true);
+    facts.noise = o.run.noise;
+    facts.abstained = plan.abstained;
+    return seal(Vector{}, account, facts, rng,
+                {{"method", name_of(o.method)}, {"profile", name_of(o.profile)},
+                 {"scale_share", plan.scale_share}});
+  }
   all_or_none(comm_or_single(shard.comm), [&] { account.charge(plan.entries); });
   SealFacts facts(true);  // every stage is proved (docs/proofs/median.md); a pipeline may say otherwise
   facts.noise = o.run.noise;
@@ -165,6 +189,7 @@ Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianO
   if (trace) trace->domain_radius = dr.R, trace->offset = dr.offset;
   const double r_min = o.min_radius.value_or(std::ldexp(dr.R, -20));
   nlohmann::json diagnostics = plan_diagnostics(o, dr, r_min);
+  if (!plan.scale_share.is_null()) diagnostics["scale_share"] = plan.scale_share;
   if (dr.abstained) {
     facts.abstained = dr.abstained;
     return seal(Vector{}, account, facts, rng, std::move(diagnostics));

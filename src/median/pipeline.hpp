@@ -9,6 +9,7 @@
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/row_shard.hpp"
 #include "dpstats/privacy/composite.hpp"
+#include "dpstats/scale/reliability.hpp"
 #include "dpstats/seam.hpp"
 
 namespace dpstats::median_detail {
@@ -25,10 +26,17 @@ struct MedianPlan {
   bool estimate_radius = false;
   bool check_radius = false;
   Ledger entries;            // every charge of the release: the domain radius's, the pipeline's
+  nlohmann::json scale_share;  // the estimated radius's share: given, or planned (else null)
+  std::optional<std::string> abstained;  // planned: no share <= the cap makes the estimate usable
 };
 
 // `n`, `d`: the rows over every rank and the columns (public).
 MedianPlan plan_median(const GeometricMedianOptions& o, std::int64_t n, std::int64_t d);
+
+// The rule's verdict on the rank errors of the domain radius's estimate (its centre's
+// selections and its norm quantile) under `plan`'s pre-stage share, from n, d and the options only.
+Reliability planned_radius_reliability(const GeometricMedianOptions& o, const MedianPlan& plan,
+                                       std::int64_t n, std::int64_t d);
 
 // The privacy loss of the pre-stage share (pure epsilon or zCDP rho, as the scale layer takes it).
 PrivacyLoss pre_share(const MedianPlan& plan);

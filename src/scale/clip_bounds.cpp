@@ -8,7 +8,9 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/fingerprint.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/scale/threshold_scan.hpp"
@@ -23,13 +25,17 @@ namespace {
 using namespace scale_detail;
 
 // A column's part of the selections' share in units: coarse anchor 6, refined anchor 6, each scan
-// 14 (under add/remove the count of the rows takes 1/8 of the share first, row_count.hpp). Both
-// anchor selections face ~2^17 cells and need about as much; a failed refine leaves bounds that
-// still hold the data but are as wide as a coarse cell (1/32 of |anchor|).
-constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kColumn = 40;
-// The anchor must lie inside the data (rank error / n + alpha <= 1/2: its rank interval is inside
-// [0, n], so the scans start between the data's extremes); the scans' rank error must leave most
-// rows inside the bounds.
+// 14, each side's count of the rows beyond the anchor's cell 2 (under add/remove the count of the
+// rows takes 1/8 of the share first, row_count.hpp). Both anchor selections face ~2^17 cells and
+// need about as much; a failed refine leaves bounds that still hold the data but are as wide as a
+// coarse cell (1/32 of |anchor|). The side counts only need to tell a cell holding most rows (an
+// atom: 98% zeros) from one holding a minority (§7b): with 2 units that is sure wherever the
+// scans' rank error passes its rule and the atom holds at least 95% of the rows.
+constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kBeyond = 2, kColumn = 44;
+// The anchor should lie inside the data (rank error / n + alpha <= 1/2: its rank interval is
+// inside [0, n], so the scans start between the data's extremes and the width stays near the
+// data's); the scans' rank error must leave most rows inside the bounds. The coverage rests on
+// the scans alone (§7b): the anchor's rule keeps the width useful, not the coverage valid.
 constexpr double kAnchorTolerance = 0.5, kTolerance = 0.3;
 
 void check_options(const ClipBoundsOptions& o) {
@@ -51,14 +57,21 @@ void check_options(const ClipBoundsOptions& o) {
 // The public plan: every epsilon, the grid, and (once n is known) the threshold and rank errors.
 struct Plan {
   const ClipBoundsOptions& o;
-  double e_coarse = 0, e_refine = 0, e_scan = 0;
+  double e_coarse = 0, e_refine = 0, e_scan = 0, e_beyond = 0;
   GridIndex grid{};          // the signed log grid of the anchor's coarse cells
   GridIndex offsets{};       // the signed log grid of the scans' offsets (scan_per_octave)
   std::size_t zero = 0;      // offsets[zero] == 0
   double n = 0;              // rows the thresholds use: n, or n_low under add/remove
   std::int64_t threshold = 0;
   double anchor_rank_error = 0, scan_rank_error = 0;
+  double beyond_noise = 0;  // the side counts' noise bound (each exceeds it w.p. <= its beta)
 };
+
+// Every event the estimate's guarantees rest on: 2d scans, 2d side counts and the row count (the
+// anchors' rank errors, stated at the same level, move only the width: §7b).
+double event_beta(const ClipBoundsOptions& o, std::size_t d) {
+  return o.beta / static_cast<double>(4 * d + 1);
+}
 
 Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   check_options(o);
@@ -69,20 +82,38 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   p.e_coarse = units_epsilon(share, kCoarse, total);
   p.e_refine = units_epsilon(share, kRefine, total);
   p.e_scan = units_epsilon(share, kScan, total);
-  return p;
-}
-
-// The thresholds and stated rank errors once the rows (or their lower bound) are known.
-void set_rows(Plan& p, std::size_t d, double n) {
-  p.n = n;
-  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
-  const double beta = p.o.beta / static_cast<double>(4 * d + 1);  // every event of the estimate
+  p.e_beyond = units_epsilon(share, kBeyond, total);
+  p.grid = GridIndex::log(o.per_octave, false);
+  p.offsets = GridIndex::log(o.scan_per_octave, false);
+  p.zero = p.offsets.grid().size() / 2;
+  const double beta = event_beta(o, d);
   // The coarse selection decides where the scans start; the refine moves the anchor by at most
   // one coarse cell either way (a wider pair of bounds, released as such), so only the coarse
   // selection's rank error is judged.
   p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.grid().size(), beta);
   p.scan_rank_error =
       ThresholdScan::rank_error(p.e_scan, p.offsets.grid().size() - p.zero, beta);
+  // Laplace(b): P(|noise| > b ln(1/beta)) = beta.
+  p.beyond_noise = std::log(1 / beta) / p.e_beyond;
+  return p;
+}
+
+// The thresholds once the rows (or their lower bound) are known.
+void set_rows(Plan& p, double n) {
+  p.n = n;
+  p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
+}
+
+// What reliability() judges of the anchor and of the scans, from the plan alone (n, the grid-end
+// flags and the side counts are the run's): the run's facts (set_facts) and a dry run's (the
+// entries' note) both come from here.
+SelectionFacts anchor_facts(const Plan& p) {
+  return {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
+          .alpha = p.o.alpha, .epsilon = p.e_coarse};
+}
+SelectionFacts tail_facts(const Plan& p) {
+  return {.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance, .alpha = 0,
+          .epsilon = p.e_scan};
 }
 
 // The scan over offsets: counts[k] for the k-th offset from `first`; the index where it halts,
@@ -117,15 +148,31 @@ void scan_tails(std::span<const std::int64_t> below, ColumnClipBounds& c, const 
   c.lo_at_end = lo_k == steps;
   c.hi = c.hi_at_end ? kMaxDouble : up(c.anchor + g[first + hi_k]);
   c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - g[first + lo_k]);
+  // The rows beyond the anchor's cell on each side: #{y >= delta_0} and #{y < -delta_0}.
+  const LaplaceMechanism count(1.0, p.e_beyond);
+  c.beyond_hi = count.apply(static_cast<double>(n - upper[0]), rng);
+  c.beyond_lo = count.apply(static_cast<double>(n - lower[0]), rng);
 }
 
 // The facts reliability() judges: the anchor's selections, and the scans (whose grid end means
 // the bound is +/- DBL_MAX).
 void set_facts(ColumnClipBounds& c, const Plan& p) {
-  c.anchor_facts = {.rank_error = p.anchor_rank_error, .n = p.n, .tolerance = kAnchorTolerance,
-                    .alpha = p.o.alpha, .epsilon = p.e_coarse, .at_grid_end = c.anchor_at_end};
-  c.tail_facts = {.rank_error = p.scan_rank_error, .n = p.n, .tolerance = kTolerance,
-                  .alpha = 0, .epsilon = p.e_scan, .at_grid_end = c.lo_at_end || c.hi_at_end};
+  c.anchor_facts = anchor_facts(p);
+  c.anchor_facts.at_grid_end = c.anchor_at_end;
+  const double designed_out = p.o.coverage / 2 * p.n;
+  // The anchor's cell surely holds more than half of the rows: an atom (§7b).
+  const bool atom = c.beyond_lo + c.beyond_hi + 2 * p.beyond_noise < p.n / 2;
+  auto side = [&](bool at_end, double beyond) {
+    SelectionFacts f = tail_facts(p);
+    f.at_grid_end = at_end;
+    f.beyond = beyond;
+    f.beyond_noise = p.beyond_noise;
+    f.designed_out = designed_out;
+    f.atom = atom;
+    return f;
+  };
+  c.lo_facts = side(c.lo_at_end, c.beyond_lo);
+  c.hi_facts = side(c.hi_at_end, c.beyond_hi);
 }
 
 // Every column: the anchors (two passes, 2d selections), then the offsets' counts (one pass) and
@@ -143,14 +190,16 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
       X, same_grid(p.offsets, d), [&a](std::size_t j, double x) { return clamp_magnitude(x - a[j]); },
       p.o.threads, comm);
   const std::vector<double> bounds = on_root(comm, [&] {
-    std::vector<double> lo_hi(2 * d);
+    std::vector<double> lo_hi(4 * d);  // lo, hi, rows beyond below, rows beyond above
     parallel_tasks(d, gens.split() && comm.size() == 1 ? p.o.threads : 1, [&](std::size_t j) {
       ColumnClipBounds c;
       c.anchor = a[j];
       c.resolution = anchor[j].resolution;
       scan_tails(counts[j], c, p, gens[j]);
-      lo_hi[2 * j] = c.lo;
-      lo_hi[2 * j + 1] = c.hi;
+      lo_hi[4 * j] = c.lo;
+      lo_hi[4 * j + 1] = c.hi;
+      lo_hi[4 * j + 2] = c.beyond_lo;
+      lo_hi[4 * j + 3] = c.beyond_hi;
     });
     return lo_hi;
   });
@@ -159,8 +208,10 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
     c.anchor = a[j];
     c.resolution = anchor[j].resolution;
     c.anchor_at_end = anchor[j].at_end;
-    c.lo = bounds[2 * j];
-    c.hi = bounds[2 * j + 1];
+    c.lo = bounds[4 * j];
+    c.hi = bounds[4 * j + 1];
+    c.beyond_lo = bounds[4 * j + 2];
+    c.beyond_hi = bounds[4 * j + 3];
     c.lo_at_end = c.lo == -kMaxDouble;
     c.hi_at_end = c.hi == kMaxDouble;
     set_facts(c, p);
@@ -194,6 +245,7 @@ nlohmann::json ClipBounds::diagnostics() const {
                     {"lo_at_end", c.lo_at_end},
                     {"hi_at_end", c.hi_at_end},
                     {"anchor_at_end", c.anchor_at_end},
+                    {"rows_beyond_anchor", {c.beyond_lo, c.beyond_hi}},
                     {"reliability", reliability(*this, j, "").json()}});
   }
   nlohmann::json j = {
@@ -203,6 +255,7 @@ nlohmann::json ClipBounds::diagnostics() const {
       {"quantiles", {q_lo, q_hi}},
       {"rank_error", rank_error},
       {"anchor_rank_error", anchor_rank_error},
+      {"rows_beyond_noise", beyond_noise},
       {"beta", beta},
       {"neighbouring", to_string(neighbouring)},
       {"charged", ledger_json(entries)}};
@@ -218,11 +271,23 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
       grid_quantile_entry(p.e_coarse, "clip bounds: anchor, median cell on the log grid"),
       grid_quantile_entry(p.e_refine, "clip bounds: anchor, median on a linear grid"),
       ThresholdScan::entry(p.e_scan, "clip bounds: upper bound, scan of offsets upwards"),
-      ThresholdScan::entry(p.e_scan, "clip bounds: lower bound, scan of offsets downwards")};
+      ThresholdScan::entry(p.e_scan, "clip bounds: lower bound, scan of offsets downwards"),
+      LaplaceMechanism(1.0, p.e_beyond)
+          .ledger_entry("clip bounds: count of the rows above the anchor's cell"),
+      LaplaceMechanism(1.0, p.e_beyond)
+          .ledger_entry("clip bounds: count of the rows below the anchor's cell")};
   for (LedgerEntry& e : per_column) {
     e.purpose += fmt::format(" ({} columns)", d);
     e.count = static_cast<int>(d);
     entries.push_back(std::move(e));
+  }
+  if (dry_run_active()) {  // the checks the run will make (dry_run.hpp)
+    const double margin = count_margin(o.loss, o.neighbouring, event_beta(o, d));
+    const std::size_t first = entries.size() - per_column.size();  // the coarse anchor's entry
+    note_planned_check({fmt::format("the clipping bounds' anchor (a private median; {} columns)",
+                                    d), anchor_facts(p), margin, entries[first].purpose});
+    note_planned_check({fmt::format("the clipping bounds ({} columns)", d), tail_facts(p), margin,
+                        entries[first + 2].purpose});
   }
   return entries;
 }
@@ -237,16 +302,13 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
 
-  p.grid = GridIndex::log(o.per_octave, false);
-  p.offsets = GridIndex::log(o.scan_per_octave, false);
-  p.zero = p.offsets.grid().size() / 2;
-  set_rows(p, d, rows_for_checks(n, o.loss, o.neighbouring, o.beta / static_cast<double>(4 * d + 1),
-                                 comm, rng));
+  set_rows(p, rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng));
   out.coverage = o.coverage;
   out.q_lo = o.coverage / 2;
   out.q_hi = 1 - o.coverage / 2;
   out.rank_error = p.scan_rank_error;
   out.anchor_rank_error = p.anchor_rank_error;
+  out.beyond_noise = p.beyond_noise;
   out.n = p.n;
   out.beta = o.beta;
   out.neighbouring = o.neighbouring;
@@ -255,13 +317,30 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   return out;
 }
 
+Reliability planned_reliability(const ClipBoundsOptions& o, std::size_t d, double n,
+                                std::string_view option) {
+  require(n >= 1, "n must be >= 1, got {}", format_number(n));
+  Plan p = make_plan(o, d);
+  set_rows(p, rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d)));
+  ClipBounds planned;
+  planned.columns.resize(d);
+  for (ColumnClipBounds& c : planned.columns) {
+    // The side counts are the data's (§7b): the plan judges the rank errors alone, as for a
+    // column whose anchor's cell holds no atom.
+    c.beyond_lo = c.beyond_hi = p.n / 2;
+    set_facts(c, p);
+  }
+  return reliability(planned, option);
+}
+
 Reliability reliability(const ClipBounds& b, std::size_t j, std::string_view option) {
   require(j < b.columns.size(), "column {} of {}", j, b.columns.size());
   const ColumnClipBounds& c = b.columns[j];
   const std::string name = fmt::format("the clipping bounds of column {}", j + 1);
   const Reliability parts[] = {
       assess(c.anchor_facts, name + " (their anchor, a private median)", option),
-      assess(c.tail_facts, name, option)};
+      assess(c.lo_facts, name + " (lower side)", option),
+                               assess(c.hi_facts, name + " (upper side)", option)};
   return first_unusable(parts, name);
 }
 

@@ -10,6 +10,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/fingerprint.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
@@ -49,6 +50,18 @@ ColumnScale finish_column(const RefinedMedian& m, std::size_t mad_cell, const Pl
   return c;
 }
 
+// The failure probability of each event: every selection and, under add/remove, the row count.
+double event_beta(const ScaleOptions& o, std::size_t d) {
+  return o.beta / static_cast<double>(kCallsPerColumn * d + (counts_rows(o.neighbouring) ? 1 : 0));
+}
+
+// The public plan of d columns (n unset): the run's and a dry run's.
+Plan scale_plan(const ScaleOptions& o, std::size_t d) {
+  Plan p = column_plan(o, kCallsPerColumn * d);
+  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.grid().size(), event_beta(o, d));
+  return p;
+}
+
 }  // namespace
 
 const char* to_string(ScaleStatus s) {
@@ -63,9 +76,23 @@ const char* to_string(ScaleStatus s) {
 Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
-  return column_entries(o, d, "scale",
-                        {"coarse median cell on the log grid", "refined median on a linear grid",
-                         "MAD cell on the log grid"});
+  Ledger entries = column_entries(o, d, "scale",
+                                  {"coarse median cell on the log grid",
+                                   "refined median on a linear grid", "MAD cell on the log grid"});
+  if (dry_run_active())
+    note_planned_check({fmt::format("the location and scale ({} columns)", d),
+                        planned_column_facts(scale_plan(o, d)),
+                        count_margin(o.loss, o.neighbouring, event_beta(o, d)),
+                        entries.back().purpose});
+  return entries;
+}
+
+SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double n) {
+  check_options(o);
+  require(d >= 1 && n >= 1, "d and n must be >= 1, got d = {}, n = {}", d, format_number(n));
+  Plan p = scale_plan(o, d);
+  p.n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d));
+  return planned_column_facts(p);
 }
 
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
@@ -78,11 +105,8 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   out.entries = private_scale_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
 
-  Plan p = column_plan(o, kCallsPerColumn * d);
-  const std::size_t events = kCallsPerColumn * d + (counts_rows(o.neighbouring) ? 1 : 0);
-  const double beta = o.beta / static_cast<double>(events);
-  p.rank_error = grid_quantile_rank_error(p.epsilon, p.signed_grid.grid().size(), beta);
-  p.n = rows_for_checks(n, o.loss, o.neighbouring, beta, comm, rng);
+  Plan p = scale_plan(o, d);
+  p.n = rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng);
   stamp(out, p, d);
   // Three passes over the rows, each for every column at once: the coarse and refined median,
   // then the MAD about it.

@@ -112,15 +112,27 @@ void stamp(Estimate& out, const Plan& p, std::size_t d) {
   out.columns.resize(d);
 }
 
+// The largest rank error / n (+ alpha) a column's location and scale tolerate: their ranks stay
+// within the central 20%..80% (docs/proofs/scale.md §6).
+constexpr double kColumnTolerance = 0.3;
+
+// What reliability() judges of a column from the plan alone (n once counted; the grid end and the
+// spread are the run's): the run's facts (set_status) and a dry run's (dry_run.hpp) come from here.
+template <class Plan>
+SelectionFacts planned_column_facts(const Plan& p) {
+  return {.rank_error = p.rank_error, .n = p.n, .tolerance = kColumnTolerance, .alpha = p.o.alpha,
+          .epsilon = p.epsilon};
+}
+
 // A column's facts (reliability.hpp) and the status read off them: a rank error too large for
 // the rows, or a coarse cell at its grid's end, is insufficient_data (it takes precedence); a
 // released MAD within 2 resolutions of 0 is degenerate (the scale and MAD are then 0). `what` names the
 // estimate ("the location", "the location and scale").
 template <class Column, class Plan>
 void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
-  c.facts = {.rank_error = p.rank_error, .n = p.n, .tolerance = 0.3, .alpha = p.o.alpha,
-             .epsilon = p.epsilon, .at_grid_end = at_grid_end,
-             .degenerate = c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min())};
+  c.facts = planned_column_facts(p);
+  c.facts.at_grid_end = at_grid_end;
+  c.facts.degenerate = c.mad <= 2 * std::max(c.resolution, std::numeric_limits<double>::min());
   SelectionFacts rank = c.facts;
   rank.degenerate = false;
   const Reliability r = assess(rank, what, "");

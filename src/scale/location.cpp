@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "dpstats/comm/fingerprint.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/release.hpp"
@@ -77,9 +78,9 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, LocationEstimate
                                         comm);
   for (std::size_t j = 0; j < d; ++j) {
     ColumnLocation& c = out.columns[j];
-    const std::span<const double> g = windows[j].grid();
-    c.location = collapsed[j] ? m1[j].location : g[m2[j]] + (g[m2[j] + 1] - g[m2[j]]) / 2;
-    c.resolution = collapsed[j] ? m1[j].resolution : g[m2[j] + 1] - g[m2[j]];
+    const double lo = windows[j].point(m2[j]), hi = windows[j].point(m2[j] + 1);
+    c.location = collapsed[j] ? m1[j].location : lo + (hi - lo) / 2;
+    c.resolution = collapsed[j] ? m1[j].resolution : hi - lo;
     centre[j] = c.location;
   }
   const std::vector<double> mad = p.o.final_mad ? private_mads(X, centre, p, gens, comm) : s1;
@@ -123,19 +124,6 @@ nlohmann::json LocationEstimate::diagnostics() const {
       *this, "private_location (log-grid median, refined, spread, re-centred, MAD)", column_json);
 }
 
-Ledger private_location_entries(const LocationOptions& o, std::size_t d) {
-  check_options(o);
-  require(d >= 1, "d must be >= 1, got {}", d);
-  if (o.final_mad)
-    return column_entries(o, d, "location",
-                          {"coarse median cell on the log grid", "refined median on a linear grid",
-                           "spread (MAD cell) for the window", "re-centred median on a linear grid",
-                           "MAD cell around the location"});
-  return column_entries(o, d, "location",
-                        {"coarse median cell on the log grid", "refined median on a linear grid",
-                         "spread (MAD cell) for the window", "re-centred median on a linear grid"});
-}
-
 namespace {
 
 // The failure probability of each event: every selection and, under add/remove, the row count.
@@ -148,7 +136,35 @@ double rank_error_of(const LocationOptions& o, std::size_t d, double epsilon, st
   return grid_quantile_rank_error(epsilon, largest, event_beta(o, d));
 }
 
+// The public plan of d columns (n unset): the run's and a dry run's.
+Plan location_plan(const LocationOptions& o, std::size_t d) {
+  Plan p = column_plan(o, calls_per_column(o) * d);
+  p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.grid().size());
+  return p;
+}
+
 }  // namespace
+
+Ledger private_location_entries(const LocationOptions& o, std::size_t d) {
+  check_options(o);
+  require(d >= 1, "d must be >= 1, got {}", d);
+  Ledger entries =
+      o.final_mad
+          ? column_entries(o, d, "location",
+                           {"coarse median cell on the log grid", "refined median on a linear grid",
+                            "spread (MAD cell) for the window",
+                            "re-centred median on a linear grid", "MAD cell around the location"})
+          : column_entries(o, d, "location",
+                           {"coarse median cell on the log grid", "refined median on a linear grid",
+                            "spread (MAD cell) for the window",
+                            "re-centred median on a linear grid"});
+  if (dry_run_active())
+    note_planned_check({fmt::format("the location ({} columns)", d),
+                        planned_column_facts(location_plan(o, d)),
+                        count_margin(o.loss, o.neighbouring, event_beta(o, d)),
+                        entries.back().purpose});
+  return entries;
+}
 
 std::optional<std::string> private_location_shortfall(const LocationOptions& o, std::size_t n,
                                                       std::size_t d) {
@@ -157,10 +173,10 @@ std::optional<std::string> private_location_shortfall(const LocationOptions& o, 
   if (o.neighbouring != Neighbouring::replace_one) return std::nullopt;
   const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring),
                                     calls_per_column(o) * d);
-  // The signed log grid's size, without building it: 2 (2046 m + 1) + 1 points.
-  const std::size_t grid = 2 * (2046 * static_cast<std::size_t>(o.per_octave) + 1) + 1;
-  const double t = rank_error_of(o, d, e, grid), rows = static_cast<double>(n);
-  if (n >= 1 && t / rows + o.alpha <= 0.3) return std::nullopt;
+  const std::size_t grid = log_grid_points(o.per_octave);
+  const double t = rank_error_of(o, d, e, grid);
+  const SelectionFacts f{.rank_error = t, .tolerance = 0.3, .alpha = o.alpha, .epsilon = e};
+  if (n >= 1 && static_cast<double>(n) >= rows_needed(f)) return std::nullopt;  // the one rule
   return fmt::format("a private location of {} columns from {} rows at {} per selection has rank "
                      "error t = {} (probability beta = {}): t/n + alpha > 0.3",
                      d, n, format_number(e), format_number(t), format_number(o.beta));
@@ -176,8 +192,7 @@ LocationEstimate private_location(const ConstMatrixRef& X, const LocationOptions
   out.entries = private_location_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
 
-  Plan p = column_plan(o, calls_per_column(o) * d);
-  p.rank_error = rank_error_of(o, d, p.epsilon, p.signed_grid.grid().size());
+  Plan p = location_plan(o, d);
   p.n = rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng);
   stamp(out, p, d);
   estimate(X, p, rng, out);

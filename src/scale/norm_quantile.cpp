@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
@@ -57,14 +58,28 @@ std::vector<double> row_norms(const ConstMatrixRef& X, const std::optional<Vecto
   return norms;
 }
 
+// The failure probability of each event: the selection and, under add/remove, the row count.
+double event_beta(const NormQuantileOptions& o) {
+  return counts_rows(o.neighbouring) ? o.beta / 2 : o.beta;
+}
+
+// What reliability() judges, from the options alone (n, the grid end and the spread are the
+// run's): the run's facts (set_status) and a dry run's (the entries' note) come from here.
+SelectionFacts planned_facts(const NormQuantileOptions& o) {
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
+  const std::size_t points = GridIndex::log(o.per_octave, true).grid().size();
+  return {.rank_error = grid_quantile_rank_error(e, points, event_beta(o)),
+          .tolerance = std::min(o.q, 1 - o.q), .alpha = o.alpha, .epsilon = e};
+}
+
 // The facts reliability() judges, and the status read off them: the released cell at the top of
 // the grid or a rank error that reaches min(q, 1 - q) of the rows (the clip may sit at an extreme
 // of the data) is insufficient_data; a cell [0, 2^-1022) is degenerate.
 void set_status(NormQuantile& r, const NormQuantileOptions& o, std::size_t grid_size, double n) {
-  r.facts = {.rank_error = r.rank_error, .n = n, .tolerance = std::min(o.q, 1 - o.q),
-             .alpha = o.alpha, .epsilon = r.epsilon,
-             .at_grid_end = r.cell_hi == kMaxDouble && grid_size > 2,
-             .degenerate = r.cell_hi <= std::numeric_limits<double>::min()};
+  r.facts = planned_facts(o);
+  r.facts.n = n;
+  r.facts.at_grid_end = r.cell_hi == kMaxDouble && grid_size > 2;
+  r.facts.degenerate = r.cell_hi <= std::numeric_limits<double>::min();
   SelectionFacts rank = r.facts;
   rank.degenerate = false;
   const Reliability check = assess(rank, "the quantile", "");
@@ -77,11 +92,6 @@ void set_status(NormQuantile& r, const NormQuantileOptions& o, std::size_t grid_
   }
 }
 
-// The failure probability of each event: the selection and, under add/remove, the row count.
-double event_beta(const NormQuantileOptions& o) {
-  return counts_rows(o.neighbouring) ? o.beta / 2 : o.beta;
-}
-
 // values: this rank's; n: the values over every rank of comm. Charges nothing (the caller has).
 NormQuantile select(std::span<const double> values, const NormQuantileOptions& o, Rng& rng,
                     Communicator& comm, std::size_t n) {
@@ -91,7 +101,7 @@ NormQuantile select(std::span<const double> values, const NormQuantileOptions& o
   r.entries = private_norm_quantile_entries(o);
   const GridIndex grid = GridIndex::log(o.per_octave, true);
   const std::size_t points = grid.grid().size();
-  r.rank_error = grid_quantile_rank_error(r.epsilon, points, event_beta(o));
+  r.rank_error = planned_facts(o).rank_error;
   const double rows = rows_for_checks(static_cast<std::int64_t>(n), o.loss, o.neighbouring,
                                       event_beta(o), comm, rng);
   // One pass over the values (no copy or sort), the selection on rank 0.
@@ -109,6 +119,16 @@ NormQuantile select(std::span<const double> values, const NormQuantileOptions& o
 
 }  // namespace
 
+SelectionFacts planned_norm_quantile_facts(const NormQuantileOptions& o, double n) {
+  check_options(o);
+  require(n >= 1, "n must be >= 1, got {}", format_number(n));
+  const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
+  return {.rank_error = grid_quantile_rank_error(e, log_grid_points(o.per_octave, true),
+                                                 event_beta(o)),
+          .n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o)),
+          .tolerance = std::min(o.q, 1 - o.q), .alpha = o.alpha, .epsilon = e};
+}
+
 Ledger private_norm_quantile_entries(const NormQuantileOptions& o) {
   check_options(o);
   Ledger entries;
@@ -116,6 +136,10 @@ Ledger private_norm_quantile_entries(const NormQuantileOptions& o) {
   const double e = per_call_epsilon(selection_share(o.loss, o.neighbouring), 1);
   entries.push_back(grid_quantile_entry(
       e, fmt::format("scale: {}-quantile of row norms (log-grid cell)", format_number(o.q))));
+  if (dry_run_active())
+    note_planned_check({fmt::format("the {} quantile of the row norms", format_number(o.q)),
+                        planned_facts(o), count_margin(o.loss, o.neighbouring, event_beta(o)),
+                        entries.back().purpose});
   return entries;
 }
 

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/location.hpp"
@@ -24,6 +26,33 @@ Reliability per_column(const Columns& columns, std::string_view what, std::strin
   for (std::size_t j = 0; j < columns.size(); ++j)
     parts.push_back(assess(columns[j].facts, fmt::format("{} of column {}", what, j + 1), option));
   return first_unusable(parts, std::string(what));
+}
+
+// A bound's side (§7b) when the anchor's cell holds most rows: resolved, nearly empty, or
+// unusable because the rows beyond that value on this side are too few for the scan's rank error.
+Reliability assess_side(const SelectionFacts& f, std::string estimate, std::string_view option) {
+  const double low = f.beyond - f.beyond_noise, high = f.beyond + f.beyond_noise;
+  const double out = f.designed_out + f.rank_error;
+  if (!f.atom || low >= 2 * out || high <= 2 * f.designed_out)
+    return Reliability::ok(std::move(estimate));
+  // n (p - coverage) >= 2 t + noise with p = beyond / n, coverage = 2 designed_out / n: the rows
+  // that would resolve the side at this epsilon, the share of rows off the value kept. An empty
+  // side needs the count's noise bound (1 / epsilon) below 2 designed_out.
+  const double n = std::max(f.n, 1.0), p = std::max(f.beyond, 0.0) / n;
+  const double need = p - 2 * f.designed_out / n;
+  std::string suffice =
+      need > 0 ? fmt::format("about {:.0f} rows with the same share of other values",
+                             std::ceil((2 * f.rank_error + f.beyond_noise) / need))
+               : fmt::format("about {:.2g} times this estimate's share of epsilon to tell so few "
+                             "rows from none",
+                             std::max(1.0, f.beyond_noise / std::max(2 * f.designed_out - std::max(f.beyond, 0.0), 1.0)));
+  return Reliability::unusable(
+      std::move(estimate),
+      fmt::format("most rows equal one value: about {:.0f} rows lie beyond it on this side, "
+                  "fewer than twice the {:.0f} rows the bound may leave out (it may stop short "
+                  "of all of them)",
+                  std::max(f.beyond, 0.0), out),
+      suffice + give(option));
 }
 
 }  // namespace
@@ -61,16 +90,28 @@ Reliability first_unusable(std::span<const Reliability> parts, std::string estim
   return Reliability::ok(std::move(estimate));
 }
 
+double rows_needed(const SelectionFacts& f) {
+  require(f.rank_error >= 0 && f.tolerance > 0 && f.alpha >= 0,
+          "rows_needed: rank_error and alpha must be >= 0 and tolerance > 0");
+  const double room = f.tolerance - f.alpha;
+  if (!(room > 0)) return std::numeric_limits<double>::infinity();
+  // The least integer n with t <= room * n, exactly as the comparison rounds.
+  double n = std::ceil(f.rank_error / room);
+  while (f.rank_error > room * n) n += 1;
+  while (n >= 1 && f.rank_error <= room * (n - 1)) n -= 1;
+  return n;
+}
+
 Reliability assess(const SelectionFacts& f, std::string estimate, std::string_view option) {
   require(f.rank_error >= 0 && f.n >= 0 && f.tolerance > 0 && f.alpha >= 0,
           "assess: rank_error, n and alpha must be >= 0 and tolerance > 0");
   // The rank error first: when it is too large for the rows, the released cell (at the grid's
   // end, or a spread at the resolution) is noise, and "most values are equal" would name the
   // wrong cause (issue 27: a 40-row normal column was called constant).
-  const double room = f.tolerance - f.alpha;
-  if (!(room > 0 && f.rank_error <= room * f.n)) {
+  const double room = f.tolerance - f.alpha, needed = rows_needed(f);
+  if (!(f.n >= needed)) {
     std::string suffice =
-        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", std::ceil(f.rank_error / room))
+        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", needed)
                  : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
     if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
       suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
@@ -91,6 +132,7 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "the released spread is at or below the resolution (most values "
                                  "are equal)",
                                  "the estimate cannot resolve this column" + give(option));
+  if (f.beyond >= 0) return assess_side(f, std::move(estimate), option);
   return Reliability::ok(std::move(estimate));
 }
 

@@ -39,6 +39,12 @@ inline LedgerEntry row_count_entry(const PrivacyLoss& share, const std::string& 
       fmt::format("{}: count of the rows (n is private under add/remove)", estimate));
 }
 
+// How far below the count its lower confidence bound lies: b ln(1/beta) under add/remove, 0 under
+// replace-one (a dry run adds it to the rows an estimate needs, dry_run.hpp).
+inline double count_margin(const PrivacyLoss& share, Neighbouring nb, double beta) {
+  return counts_rows(nb) ? row_count_mechanism(share).scale() * std::log(1 / beta) : 0.0;
+}
+
 // n, or under add/remove floor(n~ - b ln(1/beta)) (at least 1) for the count n~ drawn on rank 0:
 // below n with probability >= 1 - beta (the Laplace tail P(n~ - n >= b x) <= e^-x).
 inline double rows_for_checks(std::int64_t n, const PrivacyLoss& share, Neighbouring nb,
@@ -46,7 +52,16 @@ inline double rows_for_checks(std::int64_t n, const PrivacyLoss& share, Neighbou
   if (!counts_rows(nb)) return static_cast<double>(n);
   const LaplaceMechanism count = row_count_mechanism(share);
   const double noisy = on_root(comm, [&] { return count.apply(static_cast<double>(n), rng); });
-  return std::max(1.0, std::floor(noisy - count.scale() * std::log(1 / beta)));
+  return std::max(1.0, std::floor(noisy - count_margin(share, nb, beta)));
+}
+
+// The rows a plan judges its rank errors against before anything is drawn: n under replace-one;
+// under add/remove, n being a caller's declared (or lower-bound) row count, the count's lower
+// confidence bound with its noise at 0 (floor(n - b ln(1/beta)), at least 1).
+inline double rows_for_plan(double n, const PrivacyLoss& share, Neighbouring nb, double beta) {
+  if (!counts_rows(nb)) return n;
+  const double b = row_count_mechanism(share).scale();
+  return std::max(1.0, std::floor(n - b * std::log(1 / beta)));
 }
 
 }  // namespace dpstats::scale_detail

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dpstats/error.hpp"
@@ -48,6 +49,49 @@ double units_epsilon(const PrivacyLoss& share, std::size_t units, std::size_t to
   const double part = static_cast<double>(units) / static_cast<double>(total) * (1 - 0x1p-45);
   return share.kind == LossKind::pure ? per_call_epsilon(PrivacyLoss::pure(share.epsilon * part), 1)
                                       : per_call_epsilon(PrivacyLoss::zcdp(share.rho * part), 1);
+}
+
+PlannedShare plan_share(const std::function<Reliability(double share)>& usable_at,
+                        const SharePolicy& policy) {
+  require(policy.floor > 0 && policy.floor <= policy.cap && policy.cap <= 1 && policy.margin >= 1,
+          "share policy: need 0 < floor <= cap <= 1 and margin >= 1, got floor {}, cap {}, "
+          "margin {}", format_number(policy.floor), format_number(policy.cap),
+          format_number(policy.margin));
+  PlannedShare out;
+  out.policy = policy;
+  out.reliability = usable_at(policy.cap);
+  out.share = policy.cap;
+  if (!out.reliability.usable) return out;
+  // Bisection for the smallest usable share in (0, cap]: `hi` is usable, `lo` is not (or 0).
+  double lo = 0, hi = policy.cap;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (usable_at(mid).usable ? hi : lo) = mid;
+  }
+  out.usable = true;
+  out.needed = hi;
+  out.share = std::clamp(policy.margin * hi, policy.floor, policy.cap);
+  out.reliability = usable_at(out.share);
+  return out;
+}
+
+std::string planned_abstention(const PlannedShare& p) {
+  return fmt::format("{} (at scale_share {}, the largest a plan gives; decided from n, d and the "
+                     "budget before any row was read: nothing was charged)",
+                     p.reliability.reason(), format_number(p.share));
+}
+
+nlohmann::json PlannedShare::json() const {
+  nlohmann::json j = {
+      {"value", share},
+      {"source", "planned"},
+      {"usable", usable},
+      {"rule", fmt::format("from n, d and the budget only: {} x the smallest share whose rank "
+                           "errors meet the reliability rule, within [{}, {}]",
+                           format_number(policy.margin), format_number(policy.floor),
+                           format_number(policy.cap))}};
+  if (usable) j["smallest_usable"] = needed;
+  return j;
 }
 
 }  // namespace dpstats

@@ -148,17 +148,22 @@ ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& b
                    static_cast<std::int64_t>(sums[d + second])};
 }
 
-double report_clipped(const Noise& noise, std::int64_t outside, double n, bool estimated,
-                      double beta, Rng& rng, nlohmann::json& diagnostics) {
+double clipped_threshold(std::size_t d) { return std::min(0.5, 0.1 * static_cast<double>(d)); }
+
+ClippedFraction report_clipped(const Noise& noise, std::int64_t outside, double n, bool estimated,
+                               double beta, Rng& rng, nlohmann::json& diagnostics) {
   const double noisy = std::clamp(noise.apply(static_cast<double>(outside), rng), 0.0, n);
   // A warning only when even a low estimate (4 noise scales below: exceeded with probability
   // <= e^-4 / 2 for Laplace) is above 5% of the rows, so noise alone rarely raises it.
-  const double low = std::max(0.0, noisy - 4 * noise.scale() * noise.unit());
-  const double upper = std::min(1.0, (noisy + noise.bound(beta)) / n);
+  const double scale = noise.scale() * noise.unit();
+  const double low = std::max(0.0, noisy - 4 * scale);
+  const ClippedFraction f{std::min(1.0, (noisy + noise.bound(beta)) / n),
+                          std::max(0.0, noisy - 2 * scale) / n};
   nlohmann::json j = {{"noisy_count", noisy},
                       {"fraction", noisy / n},
-                      {"fraction_upper", upper},
+                      {"fraction_upper", f.upper},
                       {"fraction_upper_confidence", 1 - beta},
+                      {"fraction_low", f.low},
                       {"noise_scale", noise.scale()},
                       {"budget_share", kClipCheckShare}};
   diagnostics["clipped_rows"] = j;
@@ -170,7 +175,7 @@ double report_clipped(const Noise& noise, std::int64_t outside, double n, bool e
         100 * low / n, which,
         estimated ? "give wider bounds (--bounds) if the tail matters"
                   : "widen the bounds or omit them to estimate them privately");
-  return upper;
+  return f;
 }
 
 SealFacts facts(const StatOptions& o, Neighbouring neighbouring) {

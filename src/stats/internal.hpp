@@ -101,11 +101,22 @@ ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& b
 // The confidence of every stated error of the statistics (diagnostics["stated_error"]).
 inline constexpr double kStatedBeta = 0.01;
 
+// Estimated bounds are designed to leave out 1% of each column's rows (scale/clip_bounds.hpp);
+// a release warns when a low estimate of the rows they clipped exceeds 5% of the rows (as with
+// given bounds) and abstains when it exceeds 10% per column: the tail the bounds were meant to
+// hold lies beyond them (issue 27 case 3; docs/proofs/stats.md, "Stated error").
+double clipped_threshold(std::size_t d);
+
+// What the private count of the clipped rows says, as fractions of n: the upper confidence bound
+// at 1 - beta (what the stated errors' clipping terms use) and a low estimate (2 noise scales
+// below the count: the true fraction is below it with probability <= e^-2 / 2).
+struct ClippedFraction {
+  double upper = 1, low = 0;
+};
 // diagnostics["clipped_rows"]: a private count of the rows outside the bounds (given or
-// estimated), with a warning when even a low estimate exceeds 5% of the rows. Returns the
-// fraction's upper confidence bound at level 1 - beta (what the stated errors' clipping terms use).
-double report_clipped(const Noise& noise, std::int64_t outside, double n, bool estimated,
-                      double beta, Rng& rng, nlohmann::json& diagnostics);
+// estimated), with a warning when even a low estimate (4 scales below) exceeds 5% of the rows.
+ClippedFraction report_clipped(const Noise& noise, std::int64_t outside, double n, bool estimated,
+                               double beta, Rng& rng, nlohmann::json& diagnostics);
 
 SealFacts facts(const StatOptions& o, Neighbouring neighbouring);
 nlohmann::json bounds_json(const std::vector<ColumnBounds>& bounds);

@@ -85,7 +85,7 @@ double rows_outside(const ConstMatrixRef& X, const QuantilePlan& p, std::int64_t
   const nlohmann::json got = on_root_json(comm, [&] {
     nlohmann::json j;
     j["upper"] = detail::report_clipped(p.clip_check, outside, nd, estimated,
-                                        detail::kStatedBeta / 2, rng, j);
+                                        detail::kStatedBeta / 2, rng, j).upper;
     return j;
   });
   diagnostics["clipped_rows"] = got["clipped_rows"];

@@ -91,7 +91,7 @@ Ledger planned(const MomentPlan& p, Ledger l = {}) {
 // of the squared centred values, and the upper confidence bound of the clipped fraction.
 struct MomentDraws {
   Vector mean, square_mean;
-  double clipped_upper = 1;
+  detail::ClippedFraction clipped;
 };
 
 // The clipped-row check goes into p.diagnostics. Over ranks (issue 18): the exact sums are added
@@ -125,7 +125,7 @@ MomentDraws run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& 
         out.square_mean[j] = (w * w / 4) * sq / (n * p.quantum);
       }
     }
-    out.clipped_upper = detail::report_clipped(p.clip_check, s.outside_rows, n, estimated,
+    out.clipped = detail::report_clipped(p.clip_check, s.outside_rows, n, estimated,
                                                detail::kStatedBeta / 2, rng, p.diagnostics);
   };
   if (comm.size() == 1) {
@@ -136,13 +136,14 @@ MomentDraws run_moments(const ConstMatrixRef& X, std::int64_t rows, MomentPlan& 
     draw();
     return nlohmann::json{{"mean", std::vector<double>(out.mean.data(), out.mean.data() + d)},
                           {"square", std::vector<double>(out.square_mean.data(), out.square_mean.data() + second)},
-                          {"upper", out.clipped_upper},
+                          {"upper", out.clipped.upper},
+                          {"low", out.clipped.low},
                           {"diagnostics", p.diagnostics}};
   });
   const auto m = got["mean"].get<std::vector<double>>(), q = got["square"].get<std::vector<double>>();
   out.mean = Eigen::Map<const Vector>(m.data(), static_cast<Eigen::Index>(m.size()));
   out.square_mean = Eigen::Map<const Vector>(q.data(), static_cast<Eigen::Index>(q.size()));
-  out.clipped_upper = got["upper"].get<double>();
+  out.clipped = {got["upper"].get<double>(), got["low"].get<double>()};
   p.diagnostics = got["diagnostics"];
   return out;
 }
@@ -193,7 +194,11 @@ void state_error(const MomentPlan& p, double f, double n, Moment what,
       {"meaning", "per column, |estimate - truth| <= radius with probability >= confidence, where "
                   "truth is the statistic of the column with every value beyond winsorised_at "
                   "(the bounds widened by their width on each side) counted at that end: the "
-                  "statistic of the data itself when no row lies that far"}};
+                  "statistic of the data itself only when no row lies that far. The clipping term "
+                  "is a fraction of rows (clipped_fraction_upper, counted privately) times the "
+                  "width: it does not bound how far the rows beyond winsorised_at are, so with "
+                  "estimated bounds the release abstains when a low estimate of that fraction "
+                  "exceeds clipped_fraction_threshold"}};
 }
 
 Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, Budget* budget,
@@ -236,7 +241,18 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
   diagnostics["n"] = n;
   diagnostics["bounds"] = detail::bounds_json(bounds.bounds);
   diagnostics["noise_scale"] = detail::noise_scales(plan.first, 1.0);  // of the released mean or sum
-  state_error(plan, draws.clipped_upper, nd, what, diagnostics);
+  const double threshold = detail::clipped_threshold(d);
+  state_error(plan, draws.clipped.upper, nd, what, diagnostics);
+  diagnostics["stated_error"]["clipped_fraction_threshold"] = threshold;
+  if (bounds.estimated && draws.clipped.low > threshold) {
+    facts.abstained = fmt::format(
+        "the privately estimated bounds clip at least about {:.1f}% of the rows (a low estimate), "
+        "more than the {:.1f}% they may leave out: the tail lies beyond them and the statistic "
+        "of the clipped column would be far from the column's own; give --bounds that hold the "
+        "tail, or a larger epsilon",
+        100 * draws.clipped.low, 100 * threshold);
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));
+  }
   return seal(estimate_of(draws, bounds.bounds, nd, what), account, facts, rng,
               std::move(diagnostics));
 }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/scale/column_scale.hpp"
@@ -69,9 +70,12 @@ Reliability assess_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Inde
                            nlohmann::json& diag) {
   const ScaleOptions s = column_options(o);
   static const std::size_t cells = log_grid(ScaleOptions{}.per_octave, false).size();
+  const Ledger entries = private_scale_entries(s, static_cast<std::size_t>(d));
   const SelectionFacts f =
-      planned_facts(private_scale_entries(s, static_cast<std::size_t>(d)), cells,
-                    static_cast<std::size_t>(3 * d), s.beta, s.alpha, n);
+      planned_facts(entries, cells, static_cast<std::size_t>(3 * d), s.beta, s.alpha, n);
+  // A dry run reports this plan's rule (its margin is inside f.rank_error).
+  note_planned_check({"the per-column feature scale (the classifier's plan)", f, 0,
+                      entries.back().purpose});
   diag["columns"] = {{"rank_error", f.rank_error},
                      {"rows_needed", std::ceil(f.rank_error / (kTolerance - s.alpha))}};
   return assess(f, "the per-column location and scale", kOption);
@@ -84,8 +88,11 @@ Reliability assess_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Inde
 Reliability assess_global(const ClassifyOptions& o, Eigen::Index n, nlohmann::json& diag) {
   const NormQuantileOptions q = global_options(o);
   static const std::size_t cells = log_grid(NormQuantileOptions{}.per_octave, true).size();
-  SelectionFacts f = planned_facts(private_norm_quantile_entries(q), cells, 1, q.beta, q.alpha, n);
+  const Ledger entries = private_norm_quantile_entries(q);
+  SelectionFacts f = planned_facts(entries, cells, 1, q.beta, q.alpha, n);
   f.epsilon = o.privacy.epsilon;
+  note_planned_check({"the global feature scale (the classifier's plan)", f, 0,
+                      entries.back().purpose});
   const double room = kTolerance - q.alpha;
   diag["global"] = {{"rank_error", f.rank_error}, {"rows_needed", std::ceil(f.rank_error / room)}};
   Reliability r = assess(f, "the feature scale (the median row norm)", kOption);

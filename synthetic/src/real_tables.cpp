@@ -63,6 +63,14 @@ RealTable money(Rng& g) {
   return t;
 }
 
+RealTable money90(Rng& g) {
+  RealTable t = table("money90", "case 2: zero-inflated money (90% zeros, heavy tail)", 5000,
+                      {"amount_usd"});
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i)
+    t.values(i, 0) = g.uniform01() < 0.1 ? std::round(100 * std::exp(normal(g, 11, 1.5))) / 100 : 0.0;
+  return t;
+}
+
 RealTable skewed(Rng& g) {
   RealTable t = table("skewed", "case 3: heavy right tail", 10000, {"value"});
   for (Eigen::Index i = 0; i < t.values.rows(); ++i) t.values(i, 0) = 1000 * std::exp(normal(g, 0, 1));
@@ -180,7 +188,7 @@ std::vector<RealTable> real_tables(std::uint64_t seed) {
   SeededRng g(seed);
   std::vector<RealTable> out;
   for (auto make : {ratings, survey, money, skewed, penguins, constant, epoch, corrupted, attacked,
-                    mid_size, users, flights})
+                    mid_size, users, flights, money90})
     out.push_back(make(g));
   return out;
 }

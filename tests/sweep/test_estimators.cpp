@@ -186,12 +186,17 @@ TEST(Estimators, StatMeanBeatsThePlainSketchOnRatings) {
   std::sort(up.begin(), up.end());
   std::transform(up.rbegin(), up.rend(), down.begin(), [](double v) { return -v; });
   std::vector<double> ours, sketch, ratio;
+  int abstained = 0;
   for (int run = 1; run <= kBenchRuns; ++run) {
     SeededRng rng(static_cast<std::uint64_t>(run));
     stats::StatOptions o;
     o.privacy = {kEpsilon, 0};
     const auto r = stats::mean(X, o, rng);
-    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    if (r.status != Status::ok) {  // abstained: it names its cause (the sweep counts them)
+      EXPECT_GE(r.diagnostics.value("abstained", "").size(), 20u);
+      ++abstained;
+      continue;
+    }
     ours.push_back(std::fabs(r.estimate[0] - truth));
     ratio.push_back(ours.back() / r.diagnostics["stated_error"]["radius"][0].get<double>());
     const double hi = sketch_quantile(up, kEpsilon / 8, rng), lo = -sketch_quantile(down, kEpsilon / 8, rng);
@@ -202,9 +207,12 @@ TEST(Estimators, StatMeanBeatsThePlainSketchOnRatings) {
   const double worst_sketch = *std::max_element(sketch.begin(), sketch.end());
   std::cout << fmt::format("\nratings, epsilon 0.3, {} runs each: stat mean |error| median {:.4f} "
                            "worst {:.4f} (worst / stated radius {:.3f}); plain sketch median {:.4f} "
-                           "worst {:.4f}\n",
+                           "worst {:.4f}; stat mean abstained in {} runs\n",
                            kBenchRuns, median(ours), worst_ours,
-                           *std::max_element(ratio.begin(), ratio.end()), median(sketch), worst_sketch);
+                           *std::max_element(ratio.begin(), ratio.end()), median(sketch), worst_sketch,
+                           abstained);
+  // Abstentions (bounds that clip more than 10% of the rows) are few: at most 1 run in 10.
+  EXPECT_LE(abstained, kBenchRuns / 10);
   // The median beats the sketch's; the worst does not (a scan that walks past the data's end
   // now and then widens the bounds: stated, within the radius, docs/results/real-data.md).
   EXPECT_LT(median(ours), median(sketch));

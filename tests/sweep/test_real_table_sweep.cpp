@@ -120,6 +120,7 @@ TEST(RealTableSweep, Attacked) { sweep_table("attacked"); }
 TEST(RealTableSweep, MidSize) { sweep_table("mid_size"); }
 TEST(RealTableSweep, Users) { sweep_table("users"); }
 TEST(RealTableSweep, Flights) { sweep_table("flights"); }
+TEST(RealTableSweep, Money90) { sweep_table("money90"); }
 
 // One pass through the tool (the CLI contract on the same tables): epsilon 1, seed 1.
 TEST(RealTableSweep, ThroughTheTool) {

@@ -3,6 +3,9 @@
 // cause and what would suffice; each estimate of the scale layer is judged by it.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "dpstats/dry_run.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/reliability.hpp"
@@ -22,6 +25,22 @@ TEST(ScaleReliability, RankErrorAgainstRows) {
   EXPECT_NE(r.would_suffice.find("--bounds"), std::string::npos);
   // nothing left for the rank error when alpha takes the whole tolerance
   EXPECT_FALSE(assess({.rank_error = 0, .n = 1e9, .alpha = 0.3}, "x", "").usable);
+}
+
+// A dry run's rows needed (dpstats/dry_run.hpp) are exactly where the rule turns usable.
+TEST(ScaleReliability, RowsNeededIsTheRuleSolvedForN) {
+  for (double t : {0.0, 1.0, 299.9, 300.0, 1234.5678, 1e7 / 3})
+    for (double tolerance : {0.25, 0.3, 0.5})
+      for (double alpha : {0.0, 0.05}) {
+        SelectionFacts f{.rank_error = t, .tolerance = tolerance, .alpha = alpha};
+        const double n = rows_needed(f);
+        f.n = n;
+        EXPECT_TRUE(assess(f, "x", "").usable) << t << " " << tolerance << " " << alpha;
+        if (n < 1) continue;
+        f.n = n - 1;
+        EXPECT_FALSE(assess(f, "x", "").usable) << t << " " << tolerance << " " << alpha;
+      }
+  EXPECT_TRUE(std::isinf(rows_needed({.rank_error = 1, .tolerance = 0.3, .alpha = 0.3})));
 }
 
 TEST(ScaleReliability, GridEndAndDegenerateAreUnusable) {

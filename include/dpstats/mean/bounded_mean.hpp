@@ -21,6 +21,7 @@
 #include "dpstats/random/rng.hpp"
 #include "dpstats/release.hpp"
 #include "dpstats/run_control.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 namespace dpstats {
 
@@ -29,7 +30,9 @@ struct BoundedMeanOptions {
   RunControl run;
   // {lo, hi} for every column, or {lo_1, hi_1, ..., lo_d, hi_d}; lo < hi, finite.
   std::optional<std::vector<double>> bounds;
-  double scale_share = 0.1;        // absent bounds: share of the budget estimating them, (0, 0.5]
+  // Absent bounds: the share of the budget estimating them; absent, planned from n, d and the
+  // target (docs/proofs/scale.md §9); given, in (0, 0.5].
+  std::optional<double> scale_share;
   double clip_check_share = 0.01;  // supplied bounds: private clipped-row count, in [0, 0.1]
 };
 
@@ -46,5 +49,11 @@ void visit_fields(const BoundedMeanOptions& o, V& v) {
 
 Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& options, Rng& rng,
                              Budget* budget = nullptr);
+
+// The rule's verdict on the rank errors of the private bounds planned at options.scale_share for
+// n rows and d columns (public values only; the bounds' estimate abstains on the same rule), for a
+// plan that chooses the share (scale/share.hpp; docs/proofs/scale.md §9).
+Reliability planned_bounds_reliability(std::int64_t n, std::int64_t d,
+                                       const BoundedMeanOptions& options);
 
 }  // namespace dpstats

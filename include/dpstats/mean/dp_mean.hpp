@@ -22,7 +22,8 @@ struct DpMeanOptions {
   // Absent: estimated privately from scale_share of epsilon (kind b), and the data are run in
   // standard units z = (x − location)/scale.
   std::optional<std::vector<double>> scale;
-  double scale_share = 0.1;        // in (0, 0.5]
+  // Absent: planned from n, d and the target (docs/proofs/scale.md §9); given: in (0, 0.5].
+  std::optional<double> scale_share;
   double clip_check_share = 0.01;  // supplied scale: private count of box-clipped rows; [0, 0.1]
   double failure_probability = 0.1;  // ζ of the range step (docs/proofs/mean.md §4)
   double range_share = 0.5;  // budget share of the range step (one half, as in the paper)

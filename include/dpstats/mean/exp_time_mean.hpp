@@ -32,7 +32,8 @@ struct ExpTimeMeanOptions {
   double alpha = 0.05;               // corrupted fraction bound, in (0, 1/6)
   // Data scale (one value): absent, estimated privately from scale_share of epsilon (kind b).
   std::optional<std::vector<double>> scale;
-  double scale_share = 0.1;          // in (0, 0.5]
+  // Absent: planned from n, d and the target (docs/proofs/scale.md §9); given: in (0, 0.5].
+  std::optional<double> scale_share;
   double failure_probability = 0.1;  // q_range failure probability
   double resilience_threshold = 2;   // τ_R in R̂ <= τ_R α√ln(1/α) (D18)
   int grid = 4096;                   // exponential-mechanism candidates on the interval

@@ -54,7 +54,9 @@ struct PrimeOptions {
   // Data scale per column (one value = every column), > 0: clean covariance ⪯ diag(scale²).
   // Absent: estimated privately from scale_share of the budget (kind b, docs/guide.md).
   std::optional<std::vector<double>> scale;
-  double scale_share = 0.1;   // of the budget (ρ: practical, ε: paper), in (0, 0.5]
+  // Of the budget (ρ: practical, ε: paper); absent, planned from n, d and the target
+  // (docs/proofs/scale.md §9); given, in (0, 0.5].
+  std::optional<double> scale_share;
   // Supplied scale only: share spent on a private count of the rows the front end clips, so a
   // scale that is too small is reported (diagnostics["clipped"]); 0 switches the count off.
   double clip_check_share = 0.01;  // in [0, 0.1]

@@ -22,6 +22,7 @@
 // in PrimeTrace as FilterRound{centre μ_t, U = v vᵀ, ρ = D², Z_t, k} so that replay_filter
 // reproduces the run (docs/proofs/mean.md).
 #pragma once
+#include <optional>
 #include "dpstats/mean/prime.hpp"
 
 namespace dpstats {
@@ -32,7 +33,7 @@ struct PrivateFilterOptions {
   RunControl run;
   double alpha = 0.05;        // upper bound on the corrupted fraction, in (0, 0.25]
   std::optional<std::vector<double>> scale;  // as PrimeOptions::scale
-  double scale_share = 0.1;                  // as PrimeOptions::scale_share
+  std::optional<double> scale_share;         // as PrimeOptions::scale_share
   double clip_check_share = 0.01;            // as PrimeOptions::clip_check_share
   double failure_probability = 0.1;          // ζ of the range step, in (0, 1)
   int T = 0;                  // rounds; 0 = min(200, 2d + 20) (the theory's Θ̃(B²d) is unusable)

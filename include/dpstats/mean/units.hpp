@@ -24,6 +24,7 @@
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
 #include "dpstats/random/rng.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 #include "dpstats/seam.hpp"
 
@@ -52,6 +53,12 @@ ColumnUnits supplied_units(const std::vector<double>& scale, Eigen::Index d);
 
 // What estimating d columns' units from `share` (pure epsilon or zcdp rho) charges.
 Ledger units_entries(const PrivacyLoss& share, Eigen::Index d, double alpha);
+
+// The rule's verdict (scale/reliability.hpp) on the rank errors of estimate_units at `share`, d
+// columns and n rows, from public values only: the units abstain on it, and a plan that gives no
+// scale_share chooses its share by it (scale/share.hpp; docs/proofs/scale.md §9).
+Reliability planned_units_reliability(const PrivacyLoss& share, Eigen::Index d, double alpha,
+                                      std::int64_t n);
 
 // The estimate, or the abstention reason (a column whose scale the layer could not estimate:
 // nearly constant, or too few rows for the share). Draws the scale layer's noise; the caller

@@ -100,7 +100,9 @@ struct GeometricMedianOptions {
   // R: the public radius of the ball around the origin holding the median (and most rows).
   // Absent: estimated privately from scale_share of the budget (see above).
   std::optional<double> domain_radius;
-  double scale_share = 0.1;          // (0, 0.5]: budget share of the estimated domain_radius
+  // The budget share of the estimated domain_radius: absent, planned from n, d and the target
+  // (docs/proofs/scale.md §9); given, in (0, 0.5].
+  std::optional<double> scale_share;
   double bound_check_share = 0.01;   // [0, 0.5): share of the count beyond a given R (0: off)
   std::optional<double> min_radius;  // r: start of the radius grid; default R·2^-20
   // practical profile

@@ -109,6 +109,12 @@ struct ScaleEstimate {
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng);
 
+// The facts every column of private_scale(X, o) on d columns and n rows is judged on for its rank
+// error, from public values only (a plan's, before any data; under add/remove n is the declared
+// row count and the check uses its count's lower bound with the noise at 0). The data decide only
+// at_grid_end and degenerate (false here). docs/proofs/scale.md §9.
+SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double n);
+
 // What private_scale charges for d columns, whatever the data: under add/remove the count of the
 // rows (count 1), then three entries (coarse median, refined median, MAD), each a
 // grid_quantile_entry with count d.

@@ -31,6 +31,10 @@ namespace dpstats {
 // 0 and the positive half only (for norms and absolute deviations).
 std::vector<double> log_grid(int per_octave, bool nonnegative = false);
 
+// log_grid(per_octave, nonnegative).size() without building it: 2046 m + 1 positive points
+// (with DBL_MAX), then 0, then (signed) their negatives; for plans (rank errors, public values).
+std::size_t log_grid_points(int per_octave, bool nonnegative = false);
+
 // `points` evenly spaced points from lower to upper (both included, lower < upper finite,
 // points >= 2); points that coincide in floating point are merged, so the result is strictly
 // increasing (it may be shorter than `points`).

@@ -64,6 +64,10 @@ NormQuantile private_norm_quantile(const ConstMatrixRef& X, const NormQuantileOp
 NormQuantile private_value_quantile(std::span<const double> values, const NormQuantileOptions& o,
                                     ReleaseBudget& account, Rng& rng);
 
+// The facts the quantile over n rows is judged on for its rank error, from public values only
+// (as planned_scale_facts, column_scale.hpp). docs/proofs/scale.md §9.
+SelectionFacts planned_norm_quantile_facts(const NormQuantileOptions& o, double n);
+
 // What the quantile charges, whatever the data: under add/remove a count of the rows (n is
 // private; its lower confidence bound is the n the rank check uses; 1/8 of the share), then the
 // selection's grid_quantile entry.

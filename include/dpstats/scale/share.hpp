@@ -9,11 +9,14 @@
 // share first (privacy/conversions.hpp).
 #pragma once
 #include <cstddef>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
+#include "dpstats/scale/reliability.hpp"
 
 namespace dpstats {
 
@@ -28,5 +31,36 @@ double per_call_epsilon(const PrivacyLoss& share, std::size_t calls);
 // units/total of rho. Each is shrunk by 2^-45 before rounding down, so calls whose units add up
 // to at most `total` compose within the share (basic or zCDP composition, docs/proofs/scale.md §0).
 double units_epsilon(const PrivacyLoss& share, std::size_t units, std::size_t total);
+
+// The share an estimate of a public parameter takes when the caller gives none (issue 27 finding
+// 2; docs/proofs/scale.md §9). `usable_at(s)` is the rule's verdict (reliability.hpp) on the
+// estimate's rank errors when it is planned with share s of the budget: a function of public
+// values only (n, d, epsilon, delta, the method), never of the data, and monotone (a larger share
+// never has a larger rank error). The share is the smallest one whose verdict is usable, times
+// `margin`, within [floor, cap]; when even `cap` is not usable the release abstains before
+// anything is charged, with the cap's reason (the rows, the epsilon or the public option that
+// would suffice).
+struct SharePolicy {
+  double floor = 0.1;   // never below this (the fixed default before plans: large tables keep it)
+  double cap = 0.5;     // never above this (the rest of the budget is the release's own)
+  double margin = 2;    // the share chosen is margin x the smallest usable one (rank errors halved)
+};
+
+struct PlannedShare {
+  double share = 0;         // the share to use (the cap when not usable)
+  bool usable = false;      // false: abstain before charging (reliability says why)
+  double needed = 0;        // the smallest usable share (0 when not usable)
+  Reliability reliability;  // the verdict at `share`
+  SharePolicy policy;
+  // {"value", "source": "planned", "usable", "smallest_usable", "rule"}.
+  nlohmann::json json() const;
+};
+
+PlannedShare plan_share(const std::function<Reliability(double share)>& usable_at,
+                        const SharePolicy& policy = {});
+
+// The abstention reason of a plan that found no usable share: the rule's reason at the cap, and
+// that nothing was read, drawn or charged.
+std::string planned_abstention(const PlannedShare& p);
 
 }  // namespace dpstats

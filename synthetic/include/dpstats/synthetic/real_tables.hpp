@@ -16,6 +16,7 @@
 //   mid_size       1 000 Gaussian rows in mm, g and years (case 7)
 //   users          about 200 users with 4 to 16 rows each: features, a +-1 label (user level)
 //   flights        4 000 flights: delay in minutes = f(distance, hour) + Student-t(3) noise
+//   money90        5 000 amounts, 90% exactly 0, the rest log-normal around e^11 (case 2)
 #pragma once
 #include <cstdint>
 #include <string>
