@@ -54,7 +54,7 @@ const OptionDecl kOptions[] = {
              "table has; the plan then says whether the release would abstain"},
     // The mean (mean/methods.hpp): which method reads which option is its registry's.
     {.command = "mean", .name = "method", .kind = K::text,
-     .default_text = "robust with --alpha, dp-mean without", .help = "the mean's method"},
+     .default_text = "robust with --alpha, bounded (private bounds) without", .help = "the mean's method"},
     {.command = "mean", .name = "alpha", .lo = 0, .hi = 0.5,
      .default_text = "absent (required by the robust methods)",
      .help = "upper bound on the corrupted fraction of rows (prime and the filter: at most 0.25)"},

@@ -123,7 +123,8 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
     Methods (``dpstats.mean_methods()``; the tool's ``dpstats mean --method`` reads the same
     registry, so options and errors agree):
 
-    method=None (default): "robust" when ``alpha`` is given, "dp-mean" otherwise.
+    method=None (default): "robust" when ``alpha`` is given, otherwise "bounded" (the clipped
+    mean on private clipping bounds when ``bounds`` is not given).
     method="robust": the robust mean's one entry: each column's units are estimated privately
     and a private tail test (their count of rows beyond 3 scales) picks PRIME when the clean tail
     fits the sub-Gaussian model, PRIME-ht when it only fits bounded covariance, and abstains

@@ -73,7 +73,8 @@ def test_mean_without_a_method_is_robust_with_alpha_and_dp_mean_without():
     else:
         assert "prime-ht" in r.diagnostics["abstained"] or "alpha" in r.diagnostics["abstained"]
     plain = dpstats.mean(X, epsilon=2.0, delta=1e-6, seed=1)
-    assert plain.diagnostics["robust"] is False  # dp-mean: not robust, and says so
+    assert "bounds_estimate" in plain.diagnostics  # the default without alpha: bounded
+    assert plain.diagnostics["robust"] is False  # not robust, and says so
     with pytest.raises(ValueError, match="scale"):
         dpstats.mean(X, method="robust", alpha=0.05, scale=[10, 1e3], epsilon=2.0, delta=1e-6)
 

@@ -170,7 +170,7 @@ Release<Vector> run_other(const ConstMatrixRef& X, const MeanRequest& r, Rng& rn
 
 std::span<const MethodInfo> mean_methods() { return registry(); }
 
-std::string default_mean_method(bool alpha_given) { return alpha_given ? "robust" : "dp-mean"; }
+std::string default_mean_method(bool alpha_given) { return alpha_given ? "robust" : "bounded"; }
 
 Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rng& rng,
                          Budget* budget) {

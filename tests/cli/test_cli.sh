@@ -294,7 +294,7 @@ ok "mean prime estimates its units" "j['status']=='ok' and j['diagnostics']['uni
   -- mean --method prime --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
 ok "mean with --alpha and no --method is the robust entry" "j['method']=='robust' and j['status']=='ok' and j['diagnostics']['robust']['chosen']=='prime' and sum(x*x for x in j['estimate'])**0.5 < 0.2 and 'radius' in j['diagnostics']['stated_error']" \
   -- mean --alpha 0.05 --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
-ok "mean without --method or --alpha is dp-mean" "j['method']=='dp-mean' and j['diagnostics']['robust'] is False" \
+ok "mean without --method or --alpha is bounded (private bounds)" "j['method']=='bounded' and j['diagnostics']['robust'] is False and 'bounds_estimate' in j['diagnostics']" \
   -- mean --epsilon 10 --delta 0.01 --seed 1 "$tmp/robust.csv"
 bad "robust estimates its scale" "scale" -- mean --method robust --alpha 0.05 --scale 1 --epsilon 10 --delta 0.01 "$tmp/robust.csv"
 ok "mean supplied scale that bites is reported" "'warning' in j['diagnostics']['clipped']" \

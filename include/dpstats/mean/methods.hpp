@@ -22,7 +22,8 @@ namespace dpstats {
 // tukey-median.
 std::span<const MethodInfo> mean_methods();
 // The method of a request that names none: "robust" when alpha is given (the user declared
-// corrupted rows), "dp-mean" otherwise.
+// corrupted rows), otherwise "bounded" (the clipped mean on private clipping bounds when none
+// are given; issue 30).
 std::string default_mean_method(bool alpha_given);
 
 // One mean request in the library's vocabulary. Unset optionals take the method's default; an
