@@ -1,5 +1,5 @@
 """``dry_run=True`` on every releasing function (the tool's ``--dry-run``; include/dpstats/dry_run.hpp,
-docs/guide.md "Before you spend epsilon").
+docs/guide.md "Before you spend ε").
 
 A dry run returns the release's plan as a dict -- its stages (mechanisms, budget shares), what
 it would spend, and for each private estimate the rows it needs at this epsilon, with a verdict
@@ -24,8 +24,8 @@ _DOC = """
 
     ``dry_run=True``: return the plan (a dict) instead of a release, reading nothing of the data
     but its number of columns (``X`` may be None with ``columns=`` naming them or giving their
-    count); ``n_hint``: the rows you declare, for a verdict (docs/guide.md "Before you spend
-    epsilon")."""
+    count); ``n_hint``: the rows you declare, for a verdict (see docs/guide.md
+    "Before you spend ε")."""
 
 
 def _columns_of(X, columns) -> int:
