@@ -122,12 +122,18 @@ TEST(MeanRealData, CorruptedAgeSalaryTable) {
       EXPECT_NEAR(rel.estimate[j], clean[j], 0.05 * clean[j]) << method << rel.diagnostics.dump();
     }
   }
-  // DP Mean is not robust, but its shift is bounded by what it states, far from 9.9e6.
+  // DP Mean is not robust: it abstains when the 5% corrupted rows lie beyond 3 private scales
+  // (its sub-Gaussian model allows fewer); were it to release, its shift is bounded by what it
+  // states, far from 9.9e6.
   SeededRng rng(13);
   MeanRequest r = request("dp-mean");
   r.privacy = {1, 1e-6};
   const auto dm = run_mean(X, r, rng);
-  ASSERT_EQ(dm.status, Status::ok);
+  if (dm.status != Status::ok) {
+    EXPECT_NE(dm.diagnostics["abstained"].get<std::string>().find("beyond 3 estimated scales"),
+              std::string::npos) << dm.diagnostics.dump();
+    return;
+  }
   const auto shift = dm.diagnostics["corruption_shift_per_fraction"];
   for (int j = 0; j < 2; ++j)
     EXPECT_LE(std::abs(dm.estimate[j] - clean[j]), 0.06 * shift[j].get<double>()) << j;
@@ -246,7 +252,12 @@ TEST(MeanUnits, EstimatedScaleIsStandardDeviationLike) {
   r.privacy.epsilon = 1;
   SeededRng rng(42);
   const auto rel = run_mean(X, r, rng);
-  ASSERT_EQ(rel.status, Status::ok) << rel.diagnostics.dump();
+  // DP Mean abstains on the skewed delays (more rows beyond 3 scales than its sub-Gaussian model
+  // allows) and still states the units it estimated, which is what this test reads.
+  if (rel.status != Status::ok)
+    EXPECT_NE(rel.diagnostics["abstained"].get<std::string>().find("beyond 3 estimated scales"),
+              std::string::npos) << rel.diagnostics.dump();
+  ASSERT_TRUE(rel.diagnostics.contains("units")) << rel.diagnostics.dump();
   const auto& u = rel.diagnostics["units"];
   for (int j = 0; j < 2; ++j)
     EXPECT_GE(u["values"][j].get<double>(), u["mad_scale"][j].get<double>()) << u.dump();
