@@ -65,9 +65,10 @@ std::string expect_same_release_on_ranks(const RowMatrix& X, Run run, Cut cut) {
       });
 }
 
-std::string expect_same_mean_on_ranks(const MeanRequest& base, Eigen::Index n, Cut cut) {
+std::string expect_same_mean_on_ranks(const MeanRequest& base, Eigen::Index n, Cut cut,
+                                      Eigen::Index columns = 3) {
   return expect_same_release_on_ranks(
-      odd_units(n),
+      RowMatrix(odd_units(n).leftCols(columns)),
       [&](const ConstMatrixRef& X, Communicator* c, Rng& rng) {
         MeanRequest r = base;
         r.run.comm = c;
@@ -130,8 +131,10 @@ TEST(DistributedMean, DpMeanWithEstimatedScaleIsTheSingleProcessRelease) {
   MeanRequest r;
   r.method = "dp-mean";
   r.privacy = {8.0, 1e-6};
-  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 6007, uneven)));
-  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 6007, empty_rank_1)));
+  // The two light-tailed columns: on the third DP Mean's tail check (rows beyond 3 private
+  // scales) rightly abstains, and an abstention would compare little.
+  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 6007, uneven, 2)));
+  EXPECT_TRUE(released(expect_same_mean_on_ranks(r, 6007, empty_rank_1, 2)));
 }
 
 TEST(DistributedMean, PrivateBoundsAreTheSingleProcessRelease) {
