@@ -103,8 +103,13 @@ def test_robust_family_beats_dp_mean(method, shift):
         assert r.status == "ok" and r.certified
         assert r.epsilon <= 10.0 and r.delta <= 0.01
         errors.append(np.linalg.norm(r.estimate))
-        baseline.append(np.linalg.norm(b.estimate))
-    assert np.median(errors) < np.median(baseline) / 2
+        if b.status == "ok":
+            baseline.append(np.linalg.norm(b.estimate))
+        else:  # DP Mean's tail check: the shifted 5% lie beyond 3 private scales
+            assert "beyond 3 estimated scales" in b.diagnostics["abstained"]
+    # DP Mean either abstains on the attack or is at least twice as far off
+    if baseline:
+        assert np.median(errors) < np.median(baseline) / 2
 
 
 def test_prime_ht_on_heavy_tails():
