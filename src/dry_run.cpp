@@ -51,10 +51,33 @@ void DryRun::close() {
 bool dry_run_active() { return open_run != nullptr; }
 
 void note_planned_check(PlannedCheck check) {
-  if (!open_run) return;
+  if (!open_run || open_run->quiet_ > 0 ||
+      std::ranges::find(open_run->settled_, check.estimate) != open_run->settled_.end())
+    return;
   for (const PlannedCheck& c : open_run->checks_)
     if (same(c, check)) return;
   open_run->checks_.push_back(std::move(check));
+}
+
+void note_checks_quietly(const std::function<void()>& f) {
+  if (!open_run) return f();
+  DryRun& run = *open_run;
+  ++run.quiet_;
+  try {
+    f();
+  } catch (...) {
+    --run.quiet_;
+    throw;
+  }
+  --run.quiet_;
+}
+
+void note_checks_settled(const std::function<void()>& f) {
+  if (!open_run) return f();
+  const std::size_t before = open_run->checks_.size();
+  f();
+  for (std::size_t i = before; i < open_run->checks_.size(); ++i)
+    open_run->settled_.push_back(open_run->checks_[i].estimate);
 }
 
 void dry_run_stop(const Ledger& plan, std::optional<Budget> spend) {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,15 @@ struct DryRunStop {};
 // Records a planned check in this thread's DryRun (once per distinct check); nothing outside one.
 void note_planned_check(PlannedCheck check);
 
+// A share planned from n (scale/share.hpp) sets the n at which a release's estimates pass: the
+// real run at n finds a usable share exactly when the estimates pass at the cap, the largest
+// share a plan gives (docs/proofs/scale.md §9). So the plan's trial verdicts note nothing
+// (`quietly`), its estimates are noted once at the cap (`settled`), and later notes of those
+// estimates (at the share chosen for the declared rows) are ignored. Both run `f` as is outside
+// a DryRun.
+void note_checks_quietly(const std::function<void()>& f);
+void note_checks_settled(const std::function<void()>& f);
+
 // A release that abstains on public values before it charges anything (its plan finds an estimate
 // unusable at these rows): records the reason and throws DryRunStop. The tool and Python call it
 // when a dry-run release reaches them abstained. A std::logic_error outside a DryRun.
@@ -93,7 +103,11 @@ class DryRun {
   friend void dry_run_stop(const Ledger&, std::optional<Budget>);
   friend void dry_run_abstained(const std::string&);
   friend void note_planned_check(PlannedCheck);
+  friend void note_checks_quietly(const std::function<void()>&);
+  friend void note_checks_settled(const std::function<void()>&);
   bool stopped_ = false;
+  int quiet_ = 0;                     // > 0 inside note_checks_quietly
+  std::vector<std::string> settled_;  // estimates noted by note_checks_settled
   Ledger plan_;
   std::vector<PlannedCheck> checks_;
   std::optional<Budget> spend_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats {
@@ -59,19 +60,21 @@ PlannedShare plan_share(const std::function<Reliability(double share)>& usable_a
           format_number(policy.margin));
   PlannedShare out;
   out.policy = policy;
-  out.reliability = usable_at(policy.cap);
+  note_checks_settled([&] { out.reliability = usable_at(policy.cap); });
   out.share = policy.cap;
   if (!out.reliability.usable) return out;
-  // Bisection for the smallest usable share in (0, cap]: `hi` is usable, `lo` is not (or 0).
-  double lo = 0, hi = policy.cap;
-  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
-    const double mid = (lo + hi) / 2;
-    (usable_at(mid).usable ? hi : lo) = mid;
-  }
+  note_checks_quietly([&] {
+    // Bisection for the smallest usable share in (0, cap]: `hi` is usable, `lo` is not (or 0).
+    double lo = 0, hi = policy.cap;
+    for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+      const double mid = (lo + hi) / 2;
+      (usable_at(mid).usable ? hi : lo) = mid;
+    }
+    out.needed = hi;
+    out.share = std::clamp(policy.margin * hi, policy.floor, policy.cap);
+    out.reliability = usable_at(out.share);
+  });
   out.usable = true;
-  out.needed = hi;
-  out.share = std::clamp(policy.margin * hi, policy.floor, policy.cap);
-  out.reliability = usable_at(out.share);
   return out;
 }
 

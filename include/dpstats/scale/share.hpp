@@ -39,7 +39,8 @@ double units_epsilon(const PrivacyLoss& share, std::size_t units, std::size_t to
 // never has a larger rank error). The share is the smallest one whose verdict is usable, times
 // `margin`, within [floor, cap]; when even `cap` is not usable the release abstains before
 // anything is charged, with the cap's reason (the rows, the epsilon or the public option that
-// would suffice).
+// would suffice). In a dry run the estimates are noted at the cap: the n at which the plan finds a
+// usable share is the release's threshold (dry_run.hpp, note_checks_settled).
 struct SharePolicy {
   double floor = 0.1;   // never below this (the fixed default before plans: large tables keep it)
   double cap = 0.5;     // never above this (the rest of the budget is the release's own)
