@@ -25,18 +25,28 @@ namespace {
 using namespace scale_detail;
 
 // A column's part of the selections' share in units: coarse anchor 6, refined anchor 6, each scan
-// 14, each side's count of the rows beyond the anchor's cell 2 (under add/remove the count of the
-// rows takes 1/8 of the share first, row_count.hpp). Both anchor selections face ~2^17 cells and
-// need about as much; a failed refine leaves bounds that still hold the data but are as wide as a
-// coarse cell (1/32 of |anchor|). The side counts only need to tell a cell holding most rows (an
-// atom: 98% zeros) from one holding a minority (§7b): with 2 units that is sure wherever the
-// scans' rank error passes its rule and the atom holds at least 95% of the rows.
-constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kBeyond = 2, kColumn = 44;
+// 14, the anchor's cell refined once more for the side counts 4, each side's count of the rows
+// beyond that cell 2 (under add/remove the count of the rows takes 1/8 of the share first,
+// row_count.hpp). Both anchor selections face ~2^17 cells and need about as much; a failed refine
+// leaves bounds that still hold the data but are as wide as a coarse cell (1/32 of |anchor|). The
+// side counts only need to tell a cell holding most rows (an atom: 98% zeros) from one holding a
+// minority (§7b): with 2 units that is sure wherever the scans' rank error passes its rule and the
+// atom holds at least 95% of the rows. The fine cell (kFinePoints over [a - r, a + r]) tells an
+// atom from values that spread inside the anchor's cell (1e9 + N(0, 100^2) in a cell 1 400 wide);
+// with 4 units its rank error is at most 0.45 n wherever the scans' rule passes.
+constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kFine = 4, kBeyond = 2, kColumn = 48;
+constexpr std::size_t kFinePoints = 64;
+// A dyadic grid of kFinePoints has at most 2 kFinePoints points (its step is the power of two at
+// most the requested one): the fine selection's rank error is stated for that many.
+constexpr std::size_t kFineGridBound = 2 * kFinePoints;
 // The anchor should lie inside the data (rank error / n + alpha <= 1/2: its rank interval is
 // inside [0, n], so the scans start between the data's extremes and the width stays near the
 // data's); the scans' rank error must leave most rows inside the bounds. The coverage rests on
 // the scans alone (§7b): the anchor's rule keeps the width useful, not the coverage valid.
 constexpr double kAnchorTolerance = 0.5, kTolerance = 0.3;
+// The fine cell is used only when its selection lands inside an atom of 95% of the rows: its rank
+// interval [n/2 - t_f, n/2 + t_f] then lies inside the atom's ranks (§7b).
+constexpr double kFineTolerance = 0.45;
 
 void check_options(const ClipBoundsOptions& o) {
   check_share(o.loss);
@@ -57,14 +67,15 @@ void check_options(const ClipBoundsOptions& o) {
 // The public plan: every epsilon, the grid, and (once n is known) the threshold and rank errors.
 struct Plan {
   const ClipBoundsOptions& o;
-  double e_coarse = 0, e_refine = 0, e_scan = 0, e_beyond = 0;
+  double e_coarse = 0, e_refine = 0, e_scan = 0, e_fine = 0, e_beyond = 0;
   GridIndex grid{};          // the signed log grid of the anchor's coarse cells
   GridIndex offsets{};       // the signed log grid of the scans' offsets (scan_per_octave)
   std::size_t zero = 0;      // offsets[zero] == 0
   double n = 0;              // rows the thresholds use: n, or n_low under add/remove
   std::int64_t threshold = 0;
-  double anchor_rank_error = 0, scan_rank_error = 0;
+  double anchor_rank_error = 0, scan_rank_error = 0, fine_rank_error = 0;
   double beyond_noise = 0;  // the side counts' noise bound (each exceeds it w.p. <= its beta)
+  bool fine = false;        // the side counts look beyond the fine cell (fine_rank_error small)
 };
 
 // Every event the estimate's guarantees rest on: 2d scans, 2d side counts and the row count (the
@@ -82,6 +93,7 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   p.e_coarse = units_epsilon(share, kCoarse, total);
   p.e_refine = units_epsilon(share, kRefine, total);
   p.e_scan = units_epsilon(share, kScan, total);
+  p.e_fine = units_epsilon(share, kFine, total);
   p.e_beyond = units_epsilon(share, kBeyond, total);
   p.grid = GridIndex::log(o.per_octave, false);
   p.offsets = GridIndex::log(o.scan_per_octave, false);
@@ -93,6 +105,7 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   p.anchor_rank_error = grid_quantile_rank_error(p.e_coarse, p.grid.grid().size(), beta);
   p.scan_rank_error =
       ThresholdScan::rank_error(p.e_scan, p.offsets.grid().size() - p.zero, beta);
+  p.fine_rank_error = grid_quantile_rank_error(p.e_fine, kFineGridBound, beta);
   // Laplace(b): P(|noise| > b ln(1/beta)) = beta.
   p.beyond_noise = std::log(1 / beta) / p.e_beyond;
   return p;
@@ -102,6 +115,7 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
 void set_rows(Plan& p, double n) {
   p.n = n;
   p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
+  p.fine = p.fine_rank_error <= kFineTolerance * n;
 }
 
 // What reliability() judges of the anchor and of the scans, from the plan alone (n, the grid-end
@@ -128,10 +142,51 @@ std::size_t scan(std::span<const std::int64_t> counts, const Plan& p, Rng& rng) 
 double up(double x) { return std::min(std::nextafter(x, kMaxDouble * 2), kMaxDouble); }
 double down(double x) { return std::max(std::nextafter(x, -kMaxDouble * 2), -kMaxDouble); }
 
+// The cell the side counts look beyond (§7b): the anchor's cell refined once more, or (no fine
+// cell) the anchor's cell up to the scans' first offset.
+struct SideCell {
+  bool fine = false;
+  double lo = 0, hi = 0;              // the fine cell [lo, hi)
+  std::int64_t below = 0, above = 0;  // #{x < lo} and #{x >= hi}
+};
+
+// Per column, the median's cell on a dyadic grid of kFinePoints over [a - r, a + r] (one pass, d
+// selections) when the plan trusts the fine selection (p.fine); a column whose a +/- r is not
+// finite draws its selection on a public stand-in grid and keeps the anchor's cell. Everything it
+// reads of the data is the selection and the two counts the side counts add noise to.
+std::vector<SideCell> side_cells(const ConstMatrixRef& X, const Plan& p,
+                                 const std::vector<RefinedMedian>& anchor, ColumnGenerators& gens,
+                                 Communicator& comm) {
+  const std::size_t d = anchor.size();
+  std::vector<SideCell> out(d);
+  if (!p.fine) return out;
+  std::vector<GridIndex> grids;
+  grids.reserve(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    const double lo = anchor[j].location - anchor[j].resolution;
+    const double hi = anchor[j].location + anchor[j].resolution;
+    out[j].fine = std::isfinite(lo) && std::isfinite(hi) && lo < hi;
+    grids.push_back(GridIndex::dyadic(out[j].fine ? lo : -1, out[j].fine ? hi : 1, kFinePoints));
+  }
+  std::vector<const GridIndex*> ptrs;
+  for (const GridIndex& g : grids) ptrs.push_back(&g);
+  const auto counts = merged_column_counts(X, ptrs, identity(), p.o.threads, comm);
+  const auto cells = select_columns(counts, 0.5, p.e_fine, gens, p.o.threads, comm);
+  for (std::size_t j = 0; j < d; ++j) {
+    const std::span<const double> g = grids[j].grid();
+    const std::size_t k = cells[j];
+    out[j].lo = g[k];
+    out[j].hi = g[k + 1];
+    out[j].below = counts[j][k];
+    out[j].above = counts[j].back() - counts[j][k + 1];
+  }
+  return out;
+}
+
 // Column j's two scans from its counts of y = x - a_j on the signed log grid (below[i] =
 // #{y < p_i}, then n): the offsets are the positive grid points from the first one >= r_j.
-void scan_tails(std::span<const std::int64_t> below, ColumnClipBounds& c, const Plan& p,
-                Rng& rng) {
+void scan_tails(std::span<const std::int64_t> below, const SideCell& cell, ColumnClipBounds& c,
+                const Plan& p, Rng& rng) {
   const std::span<const double> g = p.offsets.grid();
   const std::int64_t n = below.back();
   const auto first = static_cast<std::size_t>(
@@ -148,10 +203,11 @@ void scan_tails(std::span<const std::int64_t> below, ColumnClipBounds& c, const 
   c.lo_at_end = lo_k == steps;
   c.hi = c.hi_at_end ? kMaxDouble : up(c.anchor + g[first + hi_k]);
   c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - g[first + lo_k]);
-  // The rows beyond the anchor's cell on each side: #{y >= delta_0} and #{y < -delta_0}.
+  // The rows beyond the fine cell on each side, else beyond the anchor's cell: #{y >= delta_0}
+  // and #{y < -delta_0}. The fine cell lies inside [a - r, a + r], inside the scans' first offset.
   const LaplaceMechanism count(1.0, p.e_beyond);
-  c.beyond_hi = count.apply(static_cast<double>(n - upper[0]), rng);
-  c.beyond_lo = count.apply(static_cast<double>(n - lower[0]), rng);
+  c.beyond_hi = count.apply(static_cast<double>(cell.fine ? cell.above : n - upper[0]), rng);
+  c.beyond_lo = count.apply(static_cast<double>(cell.fine ? cell.below : n - lower[0]), rng);
 }
 
 // The facts reliability() judges: the anchor's selections, and the scans (whose grid end means
@@ -186,6 +242,7 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
       X, p.grid, p.o.refine_points, p.e_coarse, p.e_refine, gens, p.o.threads, comm);
   std::vector<double> a(d);
   for (std::size_t j = 0; j < d; ++j) a[j] = anchor[j].location;
+  const std::vector<SideCell> cells = side_cells(X, p, anchor, gens, comm);
   const auto counts = merged_column_counts(
       X, same_grid(p.offsets, d), [&a](std::size_t j, double x) { return clamp_magnitude(x - a[j]); },
       p.o.threads, comm);
@@ -195,7 +252,7 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
       ColumnClipBounds c;
       c.anchor = a[j];
       c.resolution = anchor[j].resolution;
-      scan_tails(counts[j], c, p, gens[j]);
+      scan_tails(counts[j], cells[j], c, p, gens[j]);
       lo_hi[4 * j] = c.lo;
       lo_hi[4 * j + 1] = c.hi;
       lo_hi[4 * j + 2] = c.beyond_lo;
@@ -212,6 +269,8 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out)
     c.hi = bounds[4 * j + 1];
     c.beyond_lo = bounds[4 * j + 2];
     c.beyond_hi = bounds[4 * j + 3];
+    c.fine_cell = cells[j].fine;
+    if (c.fine_cell) c.cell = {cells[j].lo, cells[j].hi};
     c.lo_at_end = c.lo == -kMaxDouble;
     c.hi_at_end = c.hi == kMaxDouble;
     set_facts(c, p);
@@ -246,6 +305,8 @@ nlohmann::json ClipBounds::diagnostics() const {
                     {"hi_at_end", c.hi_at_end},
                     {"anchor_at_end", c.anchor_at_end},
                     {"rows_beyond_anchor", {c.beyond_lo, c.beyond_hi}},
+                    {"rows_beyond_cell", c.fine_cell ? nlohmann::json(c.cell)
+                                                     : nlohmann::json("the anchor's cell")},
                     {"reliability", reliability(*this, j, "").json()}});
   }
   nlohmann::json j = {
@@ -256,6 +317,7 @@ nlohmann::json ClipBounds::diagnostics() const {
       {"rank_error", rank_error},
       {"anchor_rank_error", anchor_rank_error},
       {"rows_beyond_noise", beyond_noise},
+      {"fine_cell_rank_error", fine_rank_error},
       {"beta", beta},
       {"neighbouring", to_string(neighbouring)},
       {"charged", ledger_json(entries)}};
@@ -272,6 +334,7 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
       grid_quantile_entry(p.e_refine, "clip bounds: anchor, median on a linear grid"),
       ThresholdScan::entry(p.e_scan, "clip bounds: upper bound, scan of offsets upwards"),
       ThresholdScan::entry(p.e_scan, "clip bounds: lower bound, scan of offsets downwards"),
+      grid_quantile_entry(p.e_fine, "clip bounds: the anchor's cell refined for the side counts"),
       LaplaceMechanism(1.0, p.e_beyond)
           .ledger_entry("clip bounds: count of the rows above the anchor's cell"),
       LaplaceMechanism(1.0, p.e_beyond)
@@ -309,6 +372,7 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.rank_error = p.scan_rank_error;
   out.anchor_rank_error = p.anchor_rank_error;
   out.beyond_noise = p.beyond_noise;
+  out.fine_rank_error = p.fine_rank_error;
   out.n = p.n;
   out.beta = o.beta;
   out.neighbouring = o.neighbouring;

@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "sweep.hpp"
 
@@ -55,8 +57,22 @@ struct Misses {
   std::string first;
 };
 
+// With DPSTATS_SWEEP_OUTCOMES=<file>, one line per release appended to it (command, table,
+// epsilon, seed, ok, within, error, reason): what docs/results/real-data.md's lists of releases
+// won and lost between two builds are made from (`join` the files of the two builds).
+void record(const std::vector<Outcome>& outcomes) {
+  const char* path = std::getenv("DPSTATS_SWEEP_OUTCOMES");
+  if (path == nullptr) return;
+  std::ofstream out(path, std::ios::app);
+  for (const Outcome& o : outcomes)
+    out << fmt::format("{}|{}|{}|{}\t{}\t{}\t{:.3g}\t{}\n", o.command, o.table, o.epsilon, o.seed,
+                       o.ok ? "ok" : "abstained", o.within ? "within" : "outside",
+                       o.error_units, o.reason.substr(0, 160));
+}
+
 // The assertions every outcome meets; the summary keeps its numbers.
 void expect_sound(const std::vector<Outcome>& outcomes) {
+  record(outcomes);
   Summary local;
   std::map<std::string, Misses> misses;
   for (const Outcome& o : outcomes) {

@@ -1,18 +1,20 @@
 // Per-column private clipping bounds for means and sums, with no public range (issue 27 item 2;
 // docs/proofs/scale.md §7). What `stat` and the bounded mean clip to instead of "median ± 4 MAD".
 //
-// Per column, six mechanisms on one share (units of the column's 44):
+// Per column, seven mechanisms on one share (units of the column's 48):
 //  1. anchor, coarse (6): the cell of the signed log grid holding the median (grid_quantile);
 //  2. anchor, refined (6): the cell of a dyadic grid of at least `refine_points` over that cell
 //     and its neighbours; the anchor a is its midpoint, r its spacing;
-//  3. upper scan (12): AboveThreshold (threshold_scan.hpp) over the offsets delta of the log grid
+//  3. upper scan (14): AboveThreshold (threshold_scan.hpp) over the offsets delta of the log grid
 //     (scan_per_octave) from the first one >= r upwards, on the counts #{i : x_i - a < delta}
 //     against T = ceil((1 - coverage/2) n); hi = a + the offset where it halts;
-//  4. lower scan (12): the same on #{i : x_i - a >= -delta}; lo = a - that offset;
-//  5-6. side counts (4 each): Laplace counts of the rows beyond the anchor's cell above and below
-//     it. A side is usable only when the scan resolved it (the bound holds at least half of those
-//     rows) or it is nearly empty (at most `coverage` n rows): otherwise most rows equal the
-//     anchor's value and the bound may stop short of all the others (scale.md §7b).
+//  4. lower scan (14): the same on #{i : x_i - a >= -delta}; lo = a - that offset;
+//  5. fine cell (4): the median's cell on a dyadic grid of 64 points over [a - r, a + r], where
+//     the side counts look when the rows are enough for it to land inside an atom (scale.md §7b);
+//  6-7. side counts (2 each): Laplace counts of the rows beyond the fine cell (else the anchor's)
+//     above and below it. A side is usable only when the scan resolved it (the bound holds at
+//     least half of those rows) or it is nearly empty (at most `coverage` n rows): otherwise most
+//     rows equal one value and the bound may stop short of all the others (scale.md §7b).
 // A scan starts inside the data (at the anchor) and walks outwards, so it halts near the tail
 // quantile it targets and cannot run far past the data's last value (Durfee 2023's unbounded
 // quantile, made scale-free by measuring offsets from a private anchor on a log grid): at most a
@@ -25,13 +27,15 @@
 // are too few for the scans' rank error (98% zeros at n = 5000, epsilon 1) the side counts make
 // the bounds unusable with "most rows equal one value" and the rows that would suffice. Values
 // near 1e9 with a small spread get bounds at the anchor's relative resolution (about 1.4e-6 |a|
-// at the defaults), not at 1/per_octave of |a|.
+// at the defaults), not at 1/per_octave of |a|; they are not an atom when they spread over the
+// fine cells (1/32 of that resolution).
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
@@ -90,8 +94,11 @@ struct ColumnClipBounds {
   bool lo_at_end = false;      // the lower scan walked its whole grid without halting
   bool hi_at_end = false;      // the upper scan walked its whole grid without halting
   bool anchor_at_end = false;  // the anchor's coarse cell is the first or last of its grid
-  // Noisy counts of the rows beyond the anchor's cell below and above it (Laplace, §7b).
+  // Noisy counts of the rows beyond the side counts' cell below and above it (Laplace, §7b): the
+  // anchor's cell refined once more (fine_cell; cell = its [lo, hi)), else the anchor's cell.
   double beyond_lo = 0, beyond_hi = 0;
+  bool fine_cell = false;
+  std::pair<double, double> cell{0, 0};
   // What reliability() judges (public and released values only): the anchor's selections, and
   // per side the scan's rank error against the rows, its grid end and the side's count (§7b).
   SelectionFacts anchor_facts, lo_facts, hi_facts;
@@ -104,6 +111,7 @@ struct ClipBounds {
   double rank_error = 0;           // each scan's rank error (rows), all scans within w.p. 1 - beta
   double anchor_rank_error = 0;    // the coarse anchor selection's rank error, likewise
   double beyond_noise = 0;         // the side counts' noise bound, likewise
+  double fine_rank_error = 0;      // the fine cell's selection's rank error, likewise
   double n = 0;                    // rows: public n (replace-one) or n_low (add/remove)
   double beta = 0;
   Neighbouring neighbouring = Neighbouring::replace_one;
@@ -122,8 +130,8 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
                                ReleaseBudget& account, Rng& rng);
 
 // What private_clip_bounds charges for d columns, whatever the data: under add/remove a Laplace
-// count of the rows (count 1), then four entries with count d (coarse anchor, refined anchor,
-// upper scan, lower scan, the counts of the rows above and below the anchor's cell).
+// count of the rows (count 1), then seven entries with count d (coarse anchor, refined anchor,
+// upper scan, lower scan, fine cell, the counts of the rows above and below the side counts' cell).
 Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d);
 
 // The rule's verdict on the rank errors of private_clip_bounds(X, o) with d columns and n rows,

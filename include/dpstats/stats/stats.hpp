@@ -64,9 +64,10 @@ struct StatOptions {
   // (0, 1): budget share for estimating absent bounds. Half: on a small table the bounds decide
   // whether anything can be released (the sweep's 3 000 ratings need it at epsilon 0.3); the
   // statistic's own noise is then at most twice as large. Give bounds when they are public.
-  // 0.55: half for the bounds' selections and scans (40 of their 44 units, as before issue 27's
-  // side counts), 5% for the side counts that catch a column whose rows mostly equal one value.
-  double scale_share = 0.55;
+  // 0.6: half for the bounds' selections and scans (40 of their 48 units, as before issue 27's
+  // side counts), 10% for the fine cell and the side counts that catch a column whose rows mostly
+  // equal one value (docs/proofs/scale.md §7b).
+  double scale_share = 0.6;
   std::vector<double> quantiles;     // quantiles: the probabilities, each in [0, 1]
   std::size_t grid_size = 1024;      // quantiles: candidates per column, evenly spaced in bounds
   std::vector<std::string> categories;  // histogram: public categories (empty: selected privately)
