@@ -31,7 +31,7 @@ using namespace scale_detail;
 // leaves bounds that still hold the data but are as wide as a coarse cell (1/32 of |anchor|). The
 // side counts only need to tell a cell holding most rows (an atom: 98% zeros) from one holding a
 // minority (§7b): with 2 units that is sure wherever the scans' rank error passes its rule and the
-// atom holds at least 95% of the rows. The fine cell (kFinePoints over [a - r, a + r]) tells an
+// atom holds at least 95% of the rows. The fine cell (kFinePoints over the anchor's cell) tells an
 // atom from values that spread inside the anchor's cell (1e9 + N(0, 100^2) in a cell 1 400 wide);
 // with 4 units its rank error is at most 0.45 n wherever the scans' rule passes.
 constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kFine = 4, kBeyond = 2, kColumn = 48;
@@ -150,10 +150,12 @@ struct SideCell {
   std::int64_t below = 0, above = 0;  // #{x < lo} and #{x >= hi}
 };
 
-// Per column, the median's cell on a dyadic grid of kFinePoints over [a - r, a + r] (one pass, d
-// selections) when the plan trusts the fine selection (p.fine); a column whose a +/- r is not
-// finite draws its selection on a public stand-in grid and keeps the anchor's cell. Everything it
-// reads of the data is the selection and the two counts the side counts add noise to.
+// Per column, the median's cell on a dyadic grid of kFinePoints over the anchor's cell
+// [a - r/2, a + r/2] (one pass, d selections) when the plan trusts the fine selection (p.fine); the
+// grid reaches at most one step (<= r/63) past that cell, so the fine cell stays below the scans'
+// first offset (>= r). A column whose cell is not finite draws its selection on a public stand-in
+// grid and keeps the anchor's cell. Everything it reads of the data is the selection and the two
+// counts the side counts add noise to.
 std::vector<SideCell> side_cells(const ConstMatrixRef& X, const Plan& p,
                                  const std::vector<RefinedMedian>& anchor, ColumnGenerators& gens,
                                  Communicator& comm) {
@@ -163,8 +165,8 @@ std::vector<SideCell> side_cells(const ConstMatrixRef& X, const Plan& p,
   std::vector<GridIndex> grids;
   grids.reserve(d);
   for (std::size_t j = 0; j < d; ++j) {
-    const double lo = anchor[j].location - anchor[j].resolution;
-    const double hi = anchor[j].location + anchor[j].resolution;
+    const double lo = anchor[j].location - anchor[j].resolution / 2;
+    const double hi = anchor[j].location + anchor[j].resolution / 2;
     out[j].fine = std::isfinite(lo) && std::isfinite(hi) && lo < hi;
     grids.push_back(GridIndex::dyadic(out[j].fine ? lo : -1, out[j].fine ? hi : 1, kFinePoints));
   }
@@ -204,7 +206,7 @@ void scan_tails(std::span<const std::int64_t> below, const SideCell& cell, Colum
   c.hi = c.hi_at_end ? kMaxDouble : up(c.anchor + g[first + hi_k]);
   c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - g[first + lo_k]);
   // The rows beyond the fine cell on each side, else beyond the anchor's cell: #{y >= delta_0}
-  // and #{y < -delta_0}. The fine cell lies inside [a - r, a + r], inside the scans' first offset.
+  // and #{y < -delta_0}. The fine cell lies inside (a - r, a + r), inside the scans' first offset.
   const LaplaceMechanism count(1.0, p.e_beyond);
   c.beyond_hi = count.apply(static_cast<double>(cell.fine ? cell.above : n - upper[0]), rng);
   c.beyond_lo = count.apply(static_cast<double>(cell.fine ? cell.below : n - lower[0]), rng);

@@ -9,7 +9,7 @@
 //     (scan_per_octave) from the first one >= r upwards, on the counts #{i : x_i - a < delta}
 //     against T = ceil((1 - coverage/2) n); hi = a + the offset where it halts;
 //  4. lower scan (14): the same on #{i : x_i - a >= -delta}; lo = a - that offset;
-//  5. fine cell (4): the median's cell on a dyadic grid of 64 points over [a - r, a + r], where
+//  5. fine cell (4): the median's cell on a dyadic grid of 64 points over [a - r/2, a + r/2], where
 //     the side counts look when the rows are enough for it to land inside an atom (scale.md §7b);
 //  6-7. side counts (2 each): Laplace counts of the rows beyond the fine cell (else the anchor's)
 //     above and below it. A side is usable only when the scan resolved it (the bound holds at
