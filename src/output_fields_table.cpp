@@ -92,6 +92,7 @@ void clip_groups(std::vector<OutputScope>& t) {
        {"rank_error", P, "each scan's rank error bound (from epsilon, the grid, beta)"},
        {"anchor_rank_error", P, "the anchor's rank error bound"},
        {"rows_beyond_noise", P, "the side counts' noise bound (from epsilon, beta)"},
+       {"fine_cell_rank_error", P, "the fine cell selection's rank error bound"},
        {"beta", P, "the bounds' failure probability"},
        {"neighbouring", P, "the relation the bounds are private under"},
        {"n_lower_bound", D, "add/remove: the private row count's lower confidence bound"},
@@ -101,7 +102,9 @@ void clip_groups(std::vector<OutputScope>& t) {
        {"columns[].resolution", D, "the grid spacing at the released anchor"},
        {"columns[].anchor_at_end", D, "whether the anchor is a grid end"},
        {"columns[].rows_beyond_anchor", R, "private counts of the rows below and above the "
-                                            "anchor's cell"},
+                                            "fine cell (else the anchor's cell)"},
+       {"columns[].rows_beyond_cell", R, "the fine cell the side counts look beyond (a private "
+                                         "median cell), or the anchor's cell"},
        {"columns[].lo_at_end", D, "-"}, {"columns[].hi_at_end", D, "-"}},
       {{"charged[]", "ledger_entry"}, {"columns[].reliability", "reliability"},
        {"reliability", "reliability"}}));
