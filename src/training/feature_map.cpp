@@ -123,8 +123,6 @@ FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index
     if (c.usable) {
       p.share = c.share;
       p.scale_share = c.json();
-    } else {
-      p.scale_share["per_column_plan"] = c.json();
     }
   }
   if (columns) {

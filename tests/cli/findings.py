@@ -189,6 +189,21 @@ def f4(tmp):
                 out = ("ok" if acc >= 0.8 else "WRONG",
                        f"accuracy {acc:.3f}, share {j['diagnostics'].get('scale_share', {}).get('value')}")
             record("F4", args, seed, *out)
+        # 9 such tables (3,078 rows) at epsilon 3: the per-column plan passes at a planned share
+        # (0.16); at the old fixed 0.05 it did not, and one global scale trained the majority class.
+        big = f"{tmp}/penguins3k.csv"
+        np.savetxt(big, np.concatenate([penguins(np.random.default_rng(40 * seed + k)) for k in range(9)]),
+                   delimiter=",", fmt="%.10g")
+        args = ["fit", "--task", "classify", "--classes", "3", "--epsilon", "3", "--delta", "1e-6",
+                "--n-public", "3078", "--test", big, "--seed", str(seed), big]
+        j, err = run(args)
+        if j is None or abstained(j):
+            out = ("WRONG", err if j is None else "abstained: " + reason(j)[:150])
+        else:
+            acc = j["diagnostics"]["test_accuracy"][-1]
+            out = ("ok" if acc >= 0.8 else "WRONG", f"accuracy {acc:.3f}, "
+                   f"{j['diagnostics'].get('feature_scale_source')}, share {j['diagnostics'].get('scale_share', {}).get('value')}")
+        record("F4", args, seed, *out)
 
 
 def users_table(g):
@@ -283,6 +298,8 @@ def f7(tmp):
                         out = ("WRONG", "the reason does not print the given alpha: " + r[:150])
                     elif j["ledger"] and j["diagnostics"].get("scale_share", {}).get("usable") is False:
                         out = ("WRONG", "the plan said unusable but the release charged")
+                    elif j["privacy"]["epsilon"] > 0 and "rank error" in r:
+                        out = ("WRONG", "charged, then abstained on a rank error the plan knew: " + r[:150])
                     else:
                         out = judge_abstain(j, ["rows", "epsilon", "scale"])
                         out = (out[0], f"eps {j['privacy']['epsilon']}: " + out[1])
