@@ -24,7 +24,7 @@ constexpr double kNormQuantile = 0.5;  // the global scale: the median row norm,
 constexpr double kTolerance = 0.3;
 constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
 constexpr double kGlobalShare = 0.05;  // the global plan's share when scale_share is absent
-constexpr double kShareCap = SharePolicy{}.cap;
+constexpr double kColumnsFirst = 0.15;  // the per-column plan's share before the global one
 
 NormQuantileOptions global_options(const ClassifyOptions& o, double share) {
   NormQuantileOptions q;
@@ -105,38 +105,52 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
   return r;
 }
 
-// The share given (scale_share), or, absent, planned for the per-column plan from n, d and the
-// budget (share.hpp plan_share; docs/proofs/scale.md §9): the smallest share whose rank errors
-// pass the rule (x the margin, within [floor, cap]) when one up to the cap does. Otherwise the
-// global plan at kGlobalShare: one scale for every column standardises nothing when the columns
-// are in different units (mm and g: a classifier on them stays at the majority class, issue 27
-// case 4), so no larger share is planned for it; it suits columns in one unit (pixels), where
-// the per-column plan is the costlier one. Public values only.
+// The plan at a given scale_share: per-column when its rank errors pass the rule, else global.
+// Absent, in order (public values only; share.hpp plan_share, docs/proofs/scale.md §9):
+//  1. per-column at a planned share up to kColumnsFirst (twice the smallest that passes, within
+//     [0.1, 0.15]): most of the budget stays with training;
+//  2. else the global scale at kGlobalShare, when it passes: the cheap plan for many columns in
+//     one unit (Fashion-MNIST's 784 pixels would need 0.19 for the per-column plan);
+//  3. else per-column at a planned share up to 0.5;
+//  4. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
+//     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
 FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
   const bool columns = d >= 1 && n >= 1;  // d = 0 (classify_account's "global scale"): none
   p.share = o.scale_share.value_or(kGlobalShare);
   p.scale_share = {{"value", p.share}, {"source", o.scale_share ? "given" : "default"}};
-  if (columns && !o.scale_share) {
-    nlohmann::json scratch;
-    const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); });
-    if (c.usable) {
-      p.share = c.share;
-      p.scale_share = c.json();
-    }
-  }
-  if (columns) {
-    const double at = p.scale_share.value("source", "") == "default" ? kShareCap : p.share;
-    p.reliability = assess_columns(o, at, n, d, p.diagnostics);
+  nlohmann::json scratch;
+  auto planned_columns = [&](double cap) {
+    const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
+                                      SharePolicy{.cap = cap});
+    if (!c.usable) return false;
+    p.share = c.share;
+    p.scale_share = c.json();
+    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+    p.source = FeatureSource::columns;
+    return true;
+  };
+  if (o.scale_share && columns) {
+    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
     p.source = FeatureSource::columns;
     if (p.reliability.usable) return p;
   }
+  bool first = false;  // a dry run notes the plans that decide the threshold (the last two)
+  if (!o.scale_share && columns) note_checks_quietly([&] { first = planned_columns(kColumnsFirst); });
+  if (first) return p;
   p.reliability = assess_global(o, p.share, n, p.diagnostics);
   p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
-  if (p.source == FeatureSource::unusable && columns)
-    p.reliability.would_suffice += fmt::format(
-        "; standardising each column privately (columns in different units) needs about {} "
-        "rows at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
+  if (p.reliability.usable || !columns) return p;
+  if (!o.scale_share) {
+    const Reliability global = p.reliability;
+    if (planned_columns(SharePolicy{}.cap)) return p;
+    p.reliability = global;
+    p.source = FeatureSource::unusable;
+    assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
+  }
+  p.reliability.would_suffice += fmt::format(
+      "; standardising each column privately (columns in different units) needs about {} rows "
+      "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
   return p;
 }
 

@@ -43,9 +43,9 @@ struct FeaturePlan {
 
 // From public values only (n rows, d columns, the options), before anything is charged: the
 // per-column plan when its 3d selections' rank error passes the reliability rule, else the global
-// plan when its one selection's does, else `unusable`. With scale_share absent the share is
-// planned (scale/share.hpp plan_share): the per-column plan at the smallest usable share when one
-// up to the cap exists, else the global plan's.
+// plan when its one selection's does, else `unusable`. With scale_share absent: per-column at a
+// planned share up to 0.15 (scale/share.hpp plan_share), else global at 0.05, else per-column at
+// a planned share up to 0.5, else `unusable`.
 FeaturePlan plan_features(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d);
 
 // What the plan's estimate charges (nothing when the scale is given or the plan is unusable).
