@@ -557,6 +557,8 @@ void classify_scope(std::vector<OutputScope>& t) {
             {"diagnostics.test_accuracy_warning", P, "the test set is the training data "
                                                       "(decided from public facts)"},
             {"diagnostics.learning_rate_rule", P, "the public rule of the default rate"},
+            {"diagnostics.scale_share.*", P, "the feature scale's budget share: given, planned from "
+                                            "n, d and the budget (per-column), or the global 0.05"},
             {"diagnostics.feature_plan", P, "no plan (a given scale, or adam)"},
             {"diagnostics.feature_plan.*.*", P, "the planned estimate's rank error and the rows "
                                                 "it needs (from n_public, d, the budget)"},

@@ -30,7 +30,7 @@ py::tuple fit_classify_native(
     const CArray& X, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
     const std::string& model, const std::string& optimizer, int classes, int hidden,
     std::optional<double> epsilon, std::optional<double> noise_multiplier,
-    std::optional<double> delta, std::optional<double> feature_scale, double scale_share,
+    std::optional<double> delta, std::optional<double> feature_scale, std::optional<double> scale_share,
     int epochs, int batch_size, std::optional<double> learning_rate, double clip,
     double jme_lambda, double tau,
     std::optional<double> second_moment_floor, std::optional<CArray> X_test,

@@ -623,17 +623,19 @@ nlohmann::json plan_diagnostics(const Plan& p, const PrimeFeasibility& feas) {
 }
 
 // Practical fallback (not an abstention): DP Mean at the same target, units and budget, its
-// units checked against the declared corrupted fraction. When DP Mean abstains too, nothing was
-// released: the reason says both, and no "fallback" is claimed.
+// units checked against the declared corrupted fraction. Its share is the caller's (`given`), or
+// planned by DP Mean itself: PRIME's planned share is not DP Mean's, and DP Mean's own plan
+// abstains before charging when no share makes its units usable (issue 27 case 7). When DP Mean
+// abstains too, nothing was released: the reason says both, and no "fallback" is claimed.
 Release<Vector> fallback_dp_mean(const ConstMatrixRef& X, const PrimeOptions& o,
-                                 const nlohmann::json& diag, Rng& rng, Budget* budget,
-                                 PrimeTrace* trace) {
+                                 std::optional<double> given, const nlohmann::json& diag, Rng& rng,
+                                 Budget* budget, PrimeTrace* trace) {
   DpMeanOptions dm;
   dm.privacy = o.privacy;
   dm.run = o.run;
   dm.alpha = o.alpha;
   dm.scale = o.scale;
-  dm.scale_share = o.scale_share;
+  dm.scale_share = given;
   dm.clip_check_share = o.clip_check_share;
   dm.failure_probability = o.failure_probability;
   Release<Vector> fb = dp_mean(X, dm, rng, budget);
@@ -752,6 +754,7 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   if (comm.size() == 1) check_data(X);
   const bool off = trace && trace->noiseless;
   std::optional<ShareChoice> share;  // the units' share: given, or planned from n, d, the target
+  const std::optional<double> given_share = o.scale_share;
   if (!o.scale) share = resolve_share(o, units_verdict(n, d));
   if (share && share->abstain)
     return abstain_before_charging(
@@ -763,7 +766,7 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   nlohmann::json diag = plan_diagnostics(p, feas);
   if (share) diag["scale_share"] = share->stated;
   if (o.profile == Profile::practical && o.fallback && !feas.feasible)
-    return fallback_dp_mean(X, o, diag, rng, budget, trace);
+    return fallback_dp_mean(X, o, given_share, diag, rng, budget, trace);
 
   ReleaseBudget account(o.privacy.loss(), p.profile == Profile::practical ? Accountant::zcdp
                                                                           : Accountant::basic,

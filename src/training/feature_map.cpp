@@ -23,10 +23,12 @@ constexpr double kNormQuantile = 0.5;  // the global scale: the median row norm,
 // rule (column_scale.hpp), so that a median lands between the 0.2- and 0.8-quantiles.
 constexpr double kTolerance = 0.3;
 constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
+constexpr double kGlobalShare = 0.05;  // the global plan's share when scale_share is absent
+constexpr double kColumnsFirst = 0.15;  // the per-column plan's share before the global one
 
-NormQuantileOptions global_options(const ClassifyOptions& o) {
+NormQuantileOptions global_options(const ClassifyOptions& o, double share) {
   NormQuantileOptions q;
-  q.loss = PrivacyLoss::pure(o.scale_share * o.privacy.epsilon);
+  q.loss = PrivacyLoss::pure(share * o.privacy.epsilon);
   q.q = kNormQuantile;
   q.neighbouring = Neighbouring::add_remove;
   q.threads = o.run.threads;
@@ -34,11 +36,10 @@ NormQuantileOptions global_options(const ClassifyOptions& o) {
   return q;
 }
 
-// 3d pure-DP selections sharing rho_s = scale_share x the zCDP rho of the (epsilon, delta) target.
-ScaleOptions column_options(const ClassifyOptions& o) {
+// 3d pure-DP selections sharing rho_s = share x the zCDP rho of the (epsilon, delta) target.
+ScaleOptions column_options(const ClassifyOptions& o, double share) {
   ScaleOptions s;
-  s.loss = PrivacyLoss::zcdp(o.scale_share *
-                             epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
+  s.loss = PrivacyLoss::zcdp(share * epsilon_delta_to_zcdp(o.privacy.epsilon, o.privacy.delta));
   s.neighbouring = Neighbouring::add_remove;
   s.threads = o.run.threads;
   s.comm = o.run.comm;
@@ -66,9 +67,9 @@ SelectionFacts planned_facts(const Ledger& entries, std::size_t grid_points,
 }
 
 // The per-column plan at n rows: its 3d selections, judged by the rule.
-Reliability assess_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d,
+Reliability assess_columns(const ClassifyOptions& o, double share, Eigen::Index n, Eigen::Index d,
                            nlohmann::json& diag) {
-  const ScaleOptions s = column_options(o);
+  const ScaleOptions s = column_options(o, share);
   static const std::size_t cells = log_grid(ScaleOptions{}.per_octave, false).size();
   const Ledger entries = private_scale_entries(s, static_cast<std::size_t>(d));
   const SelectionFacts f =
@@ -85,8 +86,9 @@ Reliability assess_columns(const ClassifyOptions& o, Eigen::Index n, Eigen::Inde
 // Its rank error is proportional to 1 / (scale_share x epsilon), so `facts.epsilon` is the
 // release's epsilon: assess's "epsilon >= ..." is then the release's (the count's margin aside),
 // and the share that would suffice follows the same way.
-Reliability assess_global(const ClassifyOptions& o, Eigen::Index n, nlohmann::json& diag) {
-  const NormQuantileOptions q = global_options(o);
+Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n,
+                          nlohmann::json& diag) {
+  const NormQuantileOptions q = global_options(o, share);
   static const std::size_t cells = log_grid(NormQuantileOptions{}.per_octave, true).size();
   const Ledger entries = private_norm_quantile_entries(q);
   SelectionFacts f = planned_facts(entries, cells, 1, q.beta, q.alpha, n);
@@ -96,10 +98,60 @@ Reliability assess_global(const ClassifyOptions& o, Eigen::Index n, nlohmann::js
   const double room = kTolerance - q.alpha;
   diag["global"] = {{"rank_error", f.rank_error}, {"rows_needed", std::ceil(f.rank_error / room)}};
   Reliability r = assess(f, "the feature scale (the median row norm)", kOption);
-  const double share = o.scale_share * f.rank_error / (room * f.n);
-  if (!r.usable && share <= 0.5)
-    r.would_suffice += fmt::format(", or scale_share >= {:.2g}", share);
+  const double needed = share * f.rank_error / (room * f.n);
+  if (!r.usable && needed <= 0.5)
+    r.would_suffice += fmt::format(", or scale_share >= {:.2g} (one scale for every column: "
+                                   "for columns in one unit only)", needed);
   return r;
+}
+
+// The plan at a given scale_share: per-column when its rank errors pass the rule, else global.
+// Absent, in order (public values only; share.hpp plan_share, docs/proofs/scale.md §9):
+//  1. per-column at a planned share up to kColumnsFirst (twice the smallest that passes, within
+//     [0.1, 0.15]): most of the budget stays with training;
+//  2. else the global scale at kGlobalShare, when it passes: the cheap plan for many columns in
+//     one unit (Fashion-MNIST's 784 pixels would need 0.19 for the per-column plan);
+//  3. else per-column at a planned share up to 0.5;
+//  4. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
+//     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
+FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p;
+  const bool columns = d >= 1 && n >= 1;  // d = 0 (classify_account's "global scale"): none
+  p.share = o.scale_share.value_or(kGlobalShare);
+  p.scale_share = {{"value", p.share}, {"source", o.scale_share ? "given" : "default"}};
+  nlohmann::json scratch;
+  auto planned_columns = [&](double cap) {
+    const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
+                                      SharePolicy{.cap = cap});
+    if (!c.usable) return false;
+    p.share = c.share;
+    p.scale_share = c.json();
+    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+    p.source = FeatureSource::columns;
+    return true;
+  };
+  if (o.scale_share && columns) {
+    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+    p.source = FeatureSource::columns;
+    if (p.reliability.usable) return p;
+  }
+  bool first = false;  // a dry run notes the plans that decide the threshold (the last two)
+  if (!o.scale_share && columns) note_checks_quietly([&] { first = planned_columns(kColumnsFirst); });
+  if (first) return p;
+  p.reliability = assess_global(o, p.share, n, p.diagnostics);
+  p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
+  if (p.reliability.usable || !columns) return p;
+  if (!o.scale_share) {
+    const Reliability global = p.reliability;
+    if (planned_columns(SharePolicy{}.cap)) return p;
+    p.reliability = global;
+    p.source = FeatureSource::unusable;
+    assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
+  }
+  p.reliability.would_suffice += fmt::format(
+      "; standardising each column privately (columns in different units) needs about {} rows "
+      "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
+  return p;
 }
 
 }  // namespace
@@ -110,32 +162,24 @@ FeaturePlan plan_features(const ClassifyOptions& o, Eigen::Index n, Eigen::Index
     p.reliability = Reliability::ok("the feature scale (given)");
     return p;
   }
-  if (d >= 1 && n >= 1) {  // d = 0 (classify_account's "global scale"): no columns to plan
-    p.reliability = assess_columns(o, n, d, p.diagnostics);
-    if (p.reliability.usable) {
-      p.source = FeatureSource::columns;
-      return p;
-    }
-  }
-  p.reliability = assess_global(o, n, p.diagnostics);
-  p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
-  return p;
+  return plan_estimate(o, n, d);
 }
 
-Ledger feature_entries(const ClassifyOptions& o, FeatureSource source, Eigen::Index d) {
-  if (source == FeatureSource::columns)
-    return private_scale_entries(column_options(o), static_cast<std::size_t>(d));
-  if (source == FeatureSource::global) return private_norm_quantile_entries(global_options(o));
+Ledger feature_entries(const ClassifyOptions& o, const FeaturePlan& p, Eigen::Index d) {
+  if (p.source == FeatureSource::columns)
+    return private_scale_entries(column_options(o, p.share), static_cast<std::size_t>(d));
+  if (p.source == FeatureSource::global)
+    return private_norm_quantile_entries(global_options(o, p.share));
   return {};
 }
 
 namespace {
 
 // One private scale s = the median row norm / sqrt(d): about unit scale per coordinate.
-std::optional<FeatureMap> global_map(const ClassifyOptions& o, const ConstMatrixRef& X,
-                                     ReleaseBudget& account, Rng& rng, nlohmann::json& d,
-                                     std::string& reason) {
-  const NormQuantileOptions qo = global_options(o);
+std::optional<FeatureMap> global_map(const ClassifyOptions& o, double share,
+                                     const ConstMatrixRef& X, ReleaseBudget& account, Rng& rng,
+                                     nlohmann::json& d, std::string& reason) {
+  const NormQuantileOptions qo = global_options(o, share);
   const NormQuantile q = private_norm_quantile(X, qo, account, rng);
   const double s = q.value / std::sqrt(static_cast<double>(X.cols()));
   d["feature_scale"] = s;
@@ -154,10 +198,10 @@ std::optional<FeatureMap> global_map(const ClassifyOptions& o, const ConstMatrix
 // Per column: the private median and robust sd. A degenerate column (MAD at its resolution, e.g.
 // a binary column with a majority value) takes the geometric mean of the other columns' scales
 // (post-processing of released values); every other column's estimate must be usable.
-std::optional<FeatureMap> column_map(const ClassifyOptions& o, const ConstMatrixRef& X,
-                                     ReleaseBudget& account, Rng& rng, nlohmann::json& d,
-                                     std::string& reason) {
-  const ScaleOptions so = column_options(o);
+std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
+                                     const ConstMatrixRef& X, ReleaseBudget& account, Rng& rng,
+                                     nlohmann::json& d, std::string& reason) {
+  const ScaleOptions so = column_options(o, share);
   const ScaleEstimate est = private_scale(X, so, account, rng);
   d["feature_scale_source"] = "private per-column median and robust sd (scale layer)";
   d["feature_scale_estimate"] = est.diagnostics();
@@ -202,8 +246,9 @@ std::optional<FeatureMap> estimate_feature_map(const ClassifyOptions& o, const F
                                                const ConstMatrixRef& X, ReleaseBudget& account,
                                                Rng& rng, nlohmann::json& d, std::string& reason) {
   d["feature_plan"] = p.diagnostics;
-  if (p.source == FeatureSource::columns) return column_map(o, X, account, rng, d, reason);
-  if (p.source == FeatureSource::global) return global_map(o, X, account, rng, d, reason);
+  if (!p.scale_share.is_null()) d["scale_share"] = p.scale_share;
+  if (p.source == FeatureSource::columns) return column_map(o, p.share, X, account, rng, d, reason);
+  if (p.source == FeatureSource::global) return global_map(o, p.share, X, account, rng, d, reason);
   require(p.source == FeatureSource::given, "estimate_feature_map: the plan is unusable");
   const double s = o.feature_scale.value_or(1.0);
   d["feature_scale"] = s;

@@ -36,16 +36,20 @@ enum class FeatureSource {
 struct FeaturePlan {
   FeatureSource source = FeatureSource::given;
   Reliability reliability;  // the plan's judgement (unusable: the cause and what would suffice)
+  double share = 0;         // of the budget, for the estimate (given, or planned: plan_share)
+  nlohmann::json scale_share;  // diagnostics.scale_share: {"value", "source", ...}; null: none
   nlohmann::json diagnostics = nlohmann::json::object();  // each estimate's rank error and need
 };
 
 // From public values only (n rows, d columns, the options), before anything is charged: the
 // per-column plan when its 3d selections' rank error passes the reliability rule, else the global
-// plan when its one selection's does, else `unusable`.
+// plan when its one selection's does, else `unusable`. With scale_share absent: per-column at a
+// planned share up to 0.15 (scale/share.hpp plan_share), else global at 0.05, else per-column at
+// a planned share up to 0.5, else `unusable`.
 FeaturePlan plan_features(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d);
 
 // What the plan's estimate charges (nothing when the scale is given or the plan is unusable).
-Ledger feature_entries(const ClassifyOptions& o, FeatureSource source, Eigen::Index d);
+Ledger feature_entries(const ClassifyOptions& o, const FeaturePlan& p, Eigen::Index d);
 
 // Runs the planned estimate, its mechanisms' entries claiming their places in the plan charged on
 // `account` (feature_entries), writes what it released and cost to `d`, and returns the map, or nullopt with `reason`

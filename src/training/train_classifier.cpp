@@ -42,10 +42,10 @@ void validate_privacy(const ClassifyOptions& o) {
             fmt::format("feature_scale: the public scale the features are divided by must be a "
                         "finite number > 0 (e.g. the largest plausible row norm), got {}",
                         *o.feature_scale));
-  } else {
-    require(o.scale_share > 0 && o.scale_share <= 0.5,
+  } else if (o.scale_share) {
+    require(*o.scale_share > 0 && *o.scale_share <= 0.5,
             fmt::format("scale_share: the fraction of epsilon spent on estimating "
-                        "feature_scale must be in (0, 0.5], got {}", o.scale_share));
+                        "feature_scale must be in (0, 0.5], got {}", *o.scale_share));
   }
 }
 
@@ -199,9 +199,10 @@ std::optional<HoldoutLoss> holdout_loss(const ClassifyOptions& o) {
 // `steps` and the loss releases `loss`.
 Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps,
                    const LedgerEntry& loss, Eigen::Index d) {
-  FeatureSource source = plan_features(o, n, d).source;
-  if (source == FeatureSource::unusable) source = FeatureSource::global;  // the cheaper estimate
-  Ledger l = feature_entries(o, source, d);
+  FeaturePlan features = plan_features(o, n, d);
+  if (features.source == FeatureSource::unusable)  // the cheaper estimate
+    features.source = FeatureSource::global;
+  Ledger l = feature_entries(o, features, d);
   l.push_back(steps);
   l.push_back(loss);
   if (const auto h = holdout_loss(o))
@@ -660,6 +661,7 @@ Release<Classifier> train_classifier(Classifier model, const ConstMatrixRef& X_i
   facts.noise = o.run.noise;
   if (plan.features.source == FeatureSource::unusable) {  // nothing charged, nothing drawn
     d["feature_plan"] = plan.features.diagnostics;
+    d["scale_share"] = plan.features.scale_share;
     facts.abstained = plan.features.reliability.reason() + " (decided from n, d and the budget "
                       "before anything was spent)";
     return seal(std::move(model), account, facts, rng, std::move(d));
