@@ -270,4 +270,28 @@ double chi_square_upper_quantile(double d, double p) {
   return hi;
 }
 
+Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool goe, Rng& rng,
+                               bool noiseless) {
+  const auto d = M.rows();
+  require(M.cols() == d, "symmetric_noise_release: M must be square");
+  require(g.dimension() == static_cast<std::size_t>(d * (d + 1) / 2),
+          fmt::format("symmetric_noise_release: mechanism dimension {} != d(d+1)/2 = {}",
+                      g.dimension(), d * (d + 1) / 2));
+  const double w = goe ? std::sqrt(2.0) : 1.0;
+  Vector packed(d * (d + 1) / 2);
+  Eigen::Index c = 0;
+  for (Eigen::Index a = 0; a < d; ++a)
+    for (Eigen::Index b = a; b < d; ++b) packed[c++] = (a == b ? 1 : w) * M(a, b);
+  const Vector noisy = noiseless ? packed : g.apply(packed, rng);
+  Matrix out(d, d);
+  c = 0;
+  for (Eigen::Index a = 0; a < d; ++a)
+    for (Eigen::Index b = a; b < d; ++b) {
+      const double v = noisy[c++] / (a == b ? 1 : w);
+      out(a, b) = v;
+      out(b, a) = v;
+    }
+  return out;
+}
+
 }  // namespace dpstats
