@@ -68,7 +68,7 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
 }
 
 std::vector<std::string> fit_method_names(const std::string& task) {
-  return method_names(fit_methods(parse_enum<FitTask>(task)));
+  return method_names(optimize::fit_methods(parse_enum<optimize::FitTask>(task)));
 }
 
 }  // namespace
@@ -86,7 +86,7 @@ void bind_fit(py::module_& m) {
         py::arg("holdout_loss_bound") = py::none());
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
-  m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");
+  m.def("fit_tasks", [] { return enum_names<optimize::FitTask>(); }, "The fit tasks (the library's names).");
   m.def("glm_losses", [] { return enum_names<optimize::GlmKind>(); },
         "The losses of the linear fits (the library's names).");
 }

@@ -19,7 +19,7 @@
 namespace dpstats {
 namespace {
 
-using namespace prime_detail;
+using namespace mean_detail;
 
 void validate(const BoundedMeanOptions& o, Eigen::Index d) {
   validate(o.privacy, DeltaRule::any);
@@ -169,7 +169,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                              Budget* budget) {
   validate(given, X.cols());
   Communicator& comm = comm_or_single(given.run.comm);
-  const std::int64_t n = mean_ranks::guarded_rows(
+  const std::int64_t n = mean_detail::guarded_rows(
       X, comm, fingerprint_of("bounded", given, X.cols()), "the bounded mean's options and column count",
       given.run.threads);
   nlohmann::json diag = {{"mechanism", given.privacy.delta == 0 ? "laplace" : "gaussian"},
@@ -194,7 +194,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   if (o.bounds) {
     b = supplied_bounds(*o.bounds, X.cols());
     if (p.aux.clip_count)
-      mean_ranks::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
+      mean_detail::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
                                  diag);
     if (diag.contains("clipped")) {  // its upper confidence bound at 1 - kClipBeta
       const auto& c = diag["clipped"];

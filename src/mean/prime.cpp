@@ -38,7 +38,7 @@
 namespace dpstats {
 namespace {
 
-using namespace prime_detail;
+using namespace mean_detail;
 
 // Practical fallback (not an abstention): DP Mean at the same target, units and budget, its
 // units checked against the declared corrupted fraction. When DP Mean abstains too, nothing was
@@ -125,7 +125,7 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
     validate_robust(o);
-    n = mean_ranks::guarded_rows(X, comm, fingerprint_of("prime", o, d),
+    n = mean_detail::guarded_rows(X, comm, fingerprint_of("prime", o, d),
                                  "PRIME's options and column count", o.run.threads);
   }
   validate(o, n, d);

@@ -12,7 +12,7 @@
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 namespace {
 
@@ -120,11 +120,11 @@ std::optional<Vector> front_end(const AffineRows& X, const ClipPlan& c, Rng& rng
   const std::int64_t n_all = st.comm ? allreduce_count(comm, n) : n;
   Vector centre;
   if (comm.size() > 1 && c.range_ht) {
-    const auto range = mean_ranks::q_range_ht(X, n_all, *c.range_ht, comm, rng, threads);
+    const auto range = mean_detail::q_range_ht(X, n_all, *c.range_ht, comm, rng, threads);
     if (!range) return std::nullopt;
     centre = *range;
   } else if (comm.size() > 1) {
-    const auto range = mean_ranks::q_range(X, n_all, c.range, comm, rng, threads);
+    const auto range = mean_detail::q_range(X, n_all, c.range, comm, rng, threads);
     if (!range) return std::nullopt;
     centre = range->centre;
   } else if (c.range_ht) {
@@ -206,9 +206,9 @@ double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha,
   return e_med;
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, double alpha,
                  NoiseMode mode) {
@@ -425,4 +425,4 @@ Release<Vector> abstain_before_charging(const PrivacyTarget& target, Accountant 
   return seal(Vector{}, account, facts, rng, std::move(diag));
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

@@ -35,7 +35,7 @@
 #include "ranks_internal.hpp"
 
 namespace dpstats {
-namespace prime_detail {
+namespace mean_detail {
 namespace {
 // ---- public constants (docs/proofs/mean.md, addendum) ----
 // Practical shares of the filter's ρ (addendum "Share of μ²": Σ_t 87%, λ 5%, ψ 4.4%, mean 1.5%).
@@ -261,9 +261,9 @@ nlohmann::json plan_diagnostics(const Plan& p, const PrimeFeasibility& feas) {
   return j;
 }
 
-}  // namespace prime_detail
+}  // namespace mean_detail
 
-using namespace prime_detail;
+using namespace mean_detail;
 
 // ---------------------------------------------------------------------------------------------
 PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOptions& given) {

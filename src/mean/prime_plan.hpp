@@ -10,7 +10,7 @@
 #include "dpstats/mechanisms/exponential.hpp"
 #include "robust_mean_core.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 // ---------------------------------------------------------------------------------------------
 // The plan: every mechanism and its public noise scale, fixed from (n, d, options) before any
@@ -66,4 +66,4 @@ Release<Vector> filter_and_seal(const ConstMatrixRef& X, const PrimeOptions& o, 
                                 nlohmann::json& diag, Rng& rng, PrimeTrace* trace,
                                 Communicator& comm, bool off);
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

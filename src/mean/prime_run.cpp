@@ -34,7 +34,7 @@
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 namespace {
 
 // λ: λ_max(M − I) (practical), ‖M − I‖₂ (paper); PRIME-ht drops the −I (Alg 16).
@@ -143,11 +143,11 @@ struct PrimeRun {
     for (Eigen::Index k = 0; k < d; ++k)
       for (Eigen::Index j = 0; j < d; ++j) P[k * d + j] = Q(k, j) * std::sqrt(w[j]);
     tau.resize(st.S.size());
-    prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads);
+    mean_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads);
     const double rho_t = dp_threshold(psi);
     const std::vector<char> drop =
-        comm.size() > 1 ? mean_ranks::drops_over_ranks(comm, tau, rho_t * Z, st, p.k, offset)
-                        : prime_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
+        comm.size() > 1 ? mean_detail::drops_over_ranks(comm, tau, rho_t * Z, st, p.k, offset)
+                        : mean_detail::filter_drops(tau, rho_t * Z, st.Z, st.S, p.k);
     const double before = st.set_size();
     drop_rows(st, drop, o.run.threads);
     ++filter_rounds;
@@ -309,4 +309,4 @@ Release<Vector> filter_and_seal(const ConstMatrixRef& X, const PrimeOptions& o, 
   return seal(from_units(fr.centre + mean, fr.units), account, facts, rng, diag);
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

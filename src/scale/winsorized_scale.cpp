@@ -9,7 +9,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/release.hpp"

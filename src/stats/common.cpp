@@ -8,7 +8,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "internal.hpp"
 

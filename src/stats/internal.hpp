@@ -94,7 +94,7 @@ struct ExactSums {
 };
 // Column j: clip to bounds[j], map [lower, upper] to [0, Q] (first) and (x - centre)^2 in
 // [0, w^2/4] to [0, Q] (second, when `squares`), round, add in the one exact sum
-// (mechanisms/exact_sum.hpp; n Q < 2^53).
+// (exact/exact_sum.hpp; n Q < 2^53).
 ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,
                      bool squares, int threads);
 
