@@ -56,7 +56,7 @@ struct BoundedPlan {
   Vector apply(const Vector& sums, Rng& rng) const {
     return laplace ? laplace->apply(sums, rng) : gaussian->apply(sums, rng);
   }
-  double scale() const { return laplace ? laplace->scale() : gaussian->sigma(); }
+  double noise_scale() const { return laplace ? laplace->noise_scale() : gaussian->sigma(); }
 };
 
 // Sensitivities in units of the quantised sum: one replaced row moves each coordinate by <= Q.
@@ -112,13 +112,13 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, std::int64_t n, const Bounds&
   const Vector width = b.hi - b.lo;
   if ((width.array() == width[0]).all()) {
     const QuantisedSum qs = quantised_clipped_sum(X, b.lo, width[0], threads, comm, n);
-    noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
+    noise_unit = p.noise_scale() / (static_cast<double>(n) * qs.quantum);
     return qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n);
   }
   ColumnUnits u{b.lo, width, false, Vector(), 0};
   const RowMatrix W = to_units(X, u);
   const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads, comm, n);
-  noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
+  noise_unit = p.noise_scale() / (static_cast<double>(n) * qs.quantum);
   return from_units(qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n), u);
 }
 

@@ -284,10 +284,10 @@ void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, dou
                     const char* what, bool off, Rng& rng, nlohmann::json& diag) {
   const double noisy = count.apply(static_cast<double>(clipped), rng, off);
   const double fraction = std::clamp(noisy / static_cast<double>(n), 0.0, 1.0);
-  diag["clipped"] = {{"rows_noisy", noisy}, {"fraction", fraction}, {"noise_scale", count.scale()}};
+  diag["clipped"] = {{"rows_noisy", noisy}, {"fraction", fraction}, {"noise_scale", count.noise_scale()}};
   // Warn only beyond 5 noise scales of margin, so that noise alone rarely raises it (Laplace:
   // probability e^-5 / 2 = 0.3%; Gaussian: below 1e-6).
-  if (noisy - 5 * count.scale() > tolerated * static_cast<double>(n))
+  if (noisy - 5 * count.noise_scale() > tolerated * static_cast<double>(n))
     diag["clipped"]["warning"] = fmt::format(
         "the supplied {} clips about {:.1f}% of the rows (more than {:.1f}%): it is probably too "
         "small for these data, and the estimate is biased towards the clipping region",

@@ -102,9 +102,9 @@ void plan_practical(Plan& p, const PrimeOptions& o) {
   // Stop when λ <= max(Cα ln(1/α), MP edge + 2σ_λ) (docs/proofs/mean.md, addendum correction 8);
   // PRIME-ht: λ_max(M) <= max(C, 1 + MP edge + 2σ_λ) (Alg 16 stops at the constant C).
   const double edge = 2 * std::sqrt(dd / nd) + dd / nd;
-  p.stop_threshold = o.heavy_tailed ? std::max(o.C, 1 + edge + 2 * p.lambda_outer.scale())
+  p.stop_threshold = o.heavy_tailed ? std::max(o.C, 1 + edge + 2 * p.lambda_outer.noise_scale())
                                     : std::max(o.C * o.alpha * std::log(1 / o.alpha),
-                                               edge + 2 * p.lambda_outer.scale());
+                                               edge + 2 * p.lambda_outer.noise_scale());
 }
 
 // Paper: the clipping region. PRIME-ht (Alg 3): q_range-ht (Alg 15: m parts at (ε/m, δ/m), bins
@@ -247,11 +247,11 @@ nlohmann::json plan_diagnostics(const Plan& p, const PrimeFeasibility& feas) {
                       {"reference_signal", feas.reference_signal},
                       {"range_margin", feas.range_margin}};
   if (!feas.feasible) j["feasibility"]["reason"] = feas.reason;
-  j["noise"] = {{"sigma_entry", p.sigma.scale()},
-                {"lambda", p.lambda_outer.scale()},
-                {"psi", p.psi.scale()},
-                {"centre", p.centre.scale()},
-                {"final_mean", p.final_mean.scale()}};
+  j["noise"] = {{"sigma_entry", p.sigma.noise_scale()},
+                {"lambda", p.lambda_outer.noise_scale()},
+                {"psi", p.psi.noise_scale()},
+                {"centre", p.centre.noise_scale()},
+                {"final_mean", p.final_mean.noise_scale()}};
   if (p.profile == Profile::paper) {
     j["eps1"] = p.eps1;
     j["delta1"] = p.delta1;
@@ -276,10 +276,10 @@ PrimeFeasibility prime_feasibility(std::int64_t n, std::int64_t d, const PrimeOp
   f.diameter_sq = p.D * p.D;
   // Spectral norm of one Σ_t noise matrix: GOE-shaped (diagonal s², off-diagonal s²/2) ≈ √2·s·2√d/√2
   // = 2 s √d·(1/√2)·√2; iid upper triangle (paper) ≈ 2 s √d.
-  const double s = p.sigma.scale();
+  const double s = p.sigma.noise_scale();
   f.sigma_noise_norm = (p.profile == Profile::practical ? std::sqrt(2.0) : 2.0) * s *
                        std::sqrt(static_cast<double>(d));
-  f.lambda_noise = p.lambda_outer.scale();
+  f.lambda_noise = p.lambda_outer.noise_scale();
   f.stop_threshold = p.stop_threshold;
   // The smallest signal worth filtering: twice the stopping floor Cα ln(1/α); PRIME-ht: the
   // excess of the stopping threshold over the clean level λ_max(M) ≈ 1.

@@ -297,12 +297,12 @@ Release<Vector> filter_and_seal(const ConstMatrixRef& X, const PrimeOptions& o, 
   const Vector mean = on_root(comm, [&] {
     return Vector(p.final_mean.apply(fr.state->shrink_mean(p.kappa * n), rng, off));
   });
-  diag["final_noise_scale_units"] = p.final_mean.scale();
+  diag["final_noise_scale_units"] = p.final_mean.noise_scale();
   const bool ht = p.ht;
   state_error(diag, fr.units,
               model_error_units(ht ? CleanModel::bounded_covariance : CleanModel::sub_gaussian,
                                 o.alpha),
-              p.final_mean.scale(), n, o.failure_probability,
+              p.final_mean.noise_scale(), n, o.failure_probability,
               ht ? "bounded covariance (Sigma <= scale^2 I) plus an alpha fraction of arbitrary rows"
                  : "sub-Gaussian (covariance scale^2 I) plus an alpha fraction of arbitrary rows",
               p.final_mean.l.has_value());

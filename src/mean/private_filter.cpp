@@ -77,7 +77,7 @@ void plan_practical(FilterPlan& p, const PrivateFilterOptions& o) {
                p.sigma.entry("M_t with GOE-shaped symmetric noise (PCA direction)", p.T),
                p.final_mean.entry("final mean (shrink-to-centre)", 1)};
   const double edge = 2 * std::sqrt(dd / nd) + dd / nd;
-  p.stop_threshold = std::max(o.C * o.alpha * std::log(1 / o.alpha), edge + 2 * p.lambda.scale());
+  p.stop_threshold = std::max(o.C * o.alpha * std::log(1 / o.alpha), edge + 2 * p.lambda.noise_scale());
 }
 
 void plan_paper(FilterPlan& p, const PrivateFilterOptions& o) {
@@ -323,9 +323,9 @@ struct FilterRun {
 nlohmann::json plan_diagnostics(const FilterPlan& p) {
   nlohmann::json j = {{"profile", p.practical ? "practical" : "paper"}, {"T", p.T}, {"k", p.k},
                       {"stop_threshold", p.stop_threshold}, {"diameter_scale_units", p.D}};
-  j["noise"] = {{"sigma_entry", p.sigma.scale()},
-                {"lambda", p.lambda.scale()},
-                {"centre", p.centre.scale()}};
+  j["noise"] = {{"sigma_entry", p.sigma.noise_scale()},
+                {"lambda", p.lambda.noise_scale()},
+                {"centre", p.centre.noise_scale()}};
   if (!p.practical) {
     j["eps1"] = p.eps1;
     j["delta1"] = p.delta1;
@@ -395,7 +395,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
                                  : run.mu;
   // Paper: μ_t's noise is that of the last centre release.
   state_error(diag, fr.units, model_error_units(CleanModel::sub_gaussian, o.alpha),
-              p.practical ? p.final_mean.scale() : p.centre.scale(), n, o.failure_probability,
+              p.practical ? p.final_mean.noise_scale() : p.centre.noise_scale(), n, o.failure_probability,
               "sub-Gaussian (covariance scale^2 I) plus an alpha fraction of arbitrary rows",
               (p.practical ? p.final_mean : p.centre).l.has_value());
   return seal(from_units(fr.centre + out, fr.units), account, facts, rng, diag);

@@ -67,7 +67,7 @@ inline std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() 
 struct Mech {  // a scalar or vector release: Gaussian (both profiles) or Laplace (paper)
   std::optional<GaussianMechanism> g;
   std::optional<LaplaceMechanism> l;
-  double scale() const { return g ? g->sigma() : l->scale(); }
+  double noise_scale() const { return g ? g->sigma() : l->noise_scale(); }
   double apply(double v, Rng& rng, bool off) const {
     if (off) return v;
     return g ? g->apply(v, rng) : l->apply(v, rng);

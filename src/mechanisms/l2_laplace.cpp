@@ -139,7 +139,7 @@ L2LaplaceMechanism::L2LaplaceMechanism(double l2_sensitivity, double epsilon, st
     // l1 sensitivity of an l2-bounded change: ‖v‖₁ <= √d‖v‖₂ (inflated past sqrt's rounding).
     const double l1 = std::sqrt(static_cast<double>(dimension)) * l2_sensitivity * (1 + 0x1p-48);
     coordinate_.emplace(l1, epsilon, dimension);
-    beta_ = coordinate_->scale();
+    beta_ = coordinate_->noise_scale();
     granularity_ = coordinate_->granularity();
     return;
   }

@@ -44,7 +44,7 @@ class Noise {
   // bounds that fix it (the mechanism, and so its charge, does not depend on them).
   void set_unit(double unit) { unit_ = unit; }
   double apply(double value, Rng& rng) const;
-  double scale() const;  // Laplace b or Gaussian sigma, in units of the noised value
+  double noise_scale() const;  // Laplace b or Gaussian sigma, in units of the noised value
   double unit() const { return unit_; }
   // The t with P(|noise| > t) <= beta, in released units (Laplace: b ln(1/beta); Gaussian:
   // sigma z_{1 - beta/2}).
