@@ -14,7 +14,8 @@ option(DPSTATS_UNITY "Compile the library's small translation units in batches o
 
 set(DPSTATS_UNITY_ALONE
   # heavy (≥ 10 s each at -O3)
-  mean/prime.cpp mean/private_filter.cpp mean/prime_primitives.cpp heavy_tailed/certificate.cpp
+  mean/prime.cpp mean/prime_plan.cpp mean/prime_run.cpp mean/private_filter.cpp
+  mean/prime_primitives.cpp heavy_tailed/certificate.cpp
   heavy_tailed/heavy_tailed.cpp moments/density.cpp moments/blt.cpp moments/estimator.cpp
   # file-local names that collide with another file's
   heavy_tailed/lipschitz_extension.cpp mechanisms/laplace.cpp random/bernoulli.cpp

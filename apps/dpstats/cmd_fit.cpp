@@ -14,7 +14,7 @@
 
 namespace dpstats::cli {
 
-void reject_for_task(bool set, const std::string& flag, FitTask task) {
+void reject_for_task(bool set, const std::string& flag, optimize::FitTask task) {
   require(!set, fmt::format("--{} does not apply to --task {}", flag, name_of(task)));
 }
 
@@ -33,11 +33,11 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option_function<std::string>(
          "--task",
          [a](const std::string& name) {
-           a->task = parse_enum<FitTask>(name);
+           a->task = parse_enum<optimize::FitTask>(name);
            a->task_given = true;
          },
          "user-level, classify, heavy-tailed (required, except that --users means user-level)")
-      ->check(CLI::IsMember(enum_names<FitTask>()));
+      ->check(CLI::IsMember(enum_names<optimize::FitTask>()));
   cmd->add_option("--users", a->users,
                   "user-level: the column (name or 1-based index) holding each row's user id, "
                   "integers or text (e.g. airport codes); the label and features are --columns, "
@@ -73,13 +73,13 @@ void add_fit_command(CLI::App& app) {
               "--task is required: user-level (with --users COLUMN naming the user ids), "
               "classify or heavy-tailed");
     }
-    if (a->task != FitTask::user_level) reject_for_task(a->users.has_value(), "users", a->task);
+    if (a->task != optimize::FitTask::user_level) reject_for_task(a->users.has_value(), "users", a->task);
     // Several ranks: every task distributes its rows (docs/guide.md "Running on a cluster"; the
     // library refuses the methods that do not).
     switch (a->task) {
-      case FitTask::classify: return classify(*a);
-      case FitTask::heavy_tailed: return heavy_tailed(*a);
-      case FitTask::user_level: return user_level(*a);
+      case optimize::FitTask::classify: return classify(*a);
+      case optimize::FitTask::heavy_tailed: return heavy_tailed(*a);
+      case optimize::FitTask::user_level: return user_level(*a);
     }
   });
 }

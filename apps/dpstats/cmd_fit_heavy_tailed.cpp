@@ -39,7 +39,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   optimize::HeavyTailedOptions o;
   o.method = parse_enum<optimize::HeavyTailedMethod>(a.method.value_or("clipped-gd"));
   o.loss = parse_enum<optimize::GlmKind>(a.loss.value_or("absolute"));
-  const auto& info = find_method(fit_methods(FitTask::heavy_tailed), "fit --task heavy-tailed",
+  const auto& info = find_method(optimize::fit_methods(optimize::FitTask::heavy_tailed), "fit --task heavy-tailed",
                                  name_of(o.method));
   std::vector<std::string> given;
   for (const auto& [set, name] : {std::pair{a.steps.has_value(), "steps"},
@@ -51,7 +51,7 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
                                   std::pair{h.final_clip_rule.has_value(), "final_clip_rule"}}) {
     if (set) given.emplace_back(name);
   }
-  check_options_apply(fit_methods(FitTask::heavy_tailed), info, given);
+  check_options_apply(optimize::fit_methods(optimize::FitTask::heavy_tailed), info, given);
   o.profile = a.profile.value_or(Profile::practical);
   if (h.inner) o.inner = parse_enum<optimize::InnerSolver>(*h.inner);
   if (h.final_clip_rule) o.final_clip_rule = parse_enum<optimize::FinalClipRule>(*h.final_clip_rule);

@@ -115,7 +115,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
   optimize::UserLevelOptions o;
   o.method = parse_enum<optimize::UserLevelMethod>(a.method.value_or("dp-gd-user"));
   o.loss = parse_enum<optimize::GlmKind>(a.loss.value_or("logistic"));
-  const auto& info = find_method(fit_methods(FitTask::user_level), "fit --task user-level",
+  const auto& info = find_method(optimize::fit_methods(optimize::FitTask::user_level), "fit --task user-level",
                                  name_of(o.method));
   std::vector<std::string> given;
   for (const auto& [set, name] : {std::pair{a.steps.has_value(), "steps"},
@@ -126,7 +126,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
                                   std::pair{a3.users_per_step.has_value(), "users_per_step"}}) {
     if (set) given.emplace_back(name);
   }
-  check_options_apply(fit_methods(FitTask::user_level), info, given);
+  check_options_apply(optimize::fit_methods(optimize::FitTask::user_level), info, given);
   require(a.domain_radius.has_value(),
           "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");
   require(!a.budget || o.method != optimize::UserLevelMethod::non_private,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <utility>
 #include <iostream>
 
 #include "demo.hpp"
@@ -67,7 +68,11 @@ void moments_section(Rng& rng) {
       "6. Continual release of moments: a stream of {} vectors in R^{} (norm <= 1); after every\n"
       "   step the running mean and second moment are released, (eps=1, delta=1e-6) for the whole\n"
       "   stream. Error: Frobenius norm of the last second-moment release.\n", T, d);
-  for (const std::string method : {"pp", "pp-debiased", "jme"}) {
+  const std::pair<const char*, const char*> methods[] = {
+      {"pp", "PP (square the noisy vectors)"},
+      {"pp-debiased", "PP, debiased"},
+      {"jme", "JME (joint moment estimation)"}};
+  for (const auto& [method, name] : methods) {
     const auto t0 = std::chrono::steady_clock::now();
     MomentsOptions o;
     o.steps = T;
@@ -81,9 +86,6 @@ void moments_section(Rng& rng) {
     const auto r = estimate_moments(X, make_config(o), rng);
     const RowMatrix last =
         Eigen::Map<const RowMatrix>(r.estimate.second.row(T - 1).data(), d, d);
-    const std::string name = method == "jme" ? "JME (joint moment estimation)"
-                             : method == "pp" ? "PP (square the noisy vectors)"
-                                              : "PP, debiased";
     std::cout << fmt::format("   {:<34} {:<36} {:>9.3g} {:>7.1f}ms\n", name,
                              privacy_text(r.privacy), (last - truth).norm(), elapsed_ms(t0));
   }

@@ -17,7 +17,7 @@ namespace dpstats::cli {
 // The shared release options (privacy target, --profile, --scale-share, --threads, --seed,
 // --budget) are ReleaseArgs', declared once in options_cli.hpp.
 struct FitArgs : ReleaseArgs {
-  FitTask task = FitTask::user_level;  // --task (parsed by EnumNames<FitTask>)
+  optimize::FitTask task = optimize::FitTask::user_level;  // --task (parsed by its EnumNames)
   bool task_given = false;  // absent: user-level when --users is given, else an error
   std::optional<std::string> users;  // --users COLUMN (user-level): the column of user ids
   std::optional<std::string> loss, method;
@@ -36,7 +36,7 @@ FitRunner add_fit_classify(CLI::App* cmd);      // cmd_fit_classify.cpp
 FitRunner add_fit_heavy_tailed(CLI::App* cmd);  // cmd_fit_heavy_tailed.cpp
 
 // Throws InvalidArgument "--<flag> does not apply to --task <task>" when `set`.
-void reject_for_task(bool set, const std::string& flag, FitTask task);
+void reject_for_task(bool set, const std::string& flag, optimize::FitTask task);
 
 // --centre -> true, --no-centre -> false, neither -> absent (the library decides).
 std::optional<bool> centre_option(const FitArgs& a);

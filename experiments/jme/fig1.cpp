@@ -80,8 +80,8 @@ void run_fig1(const repro::ReproOptions& o) {
      << "|---|---|---|---|---|---|---|---|\n";
   auto theory_point = [&](Method m, double param, double sigma) {
     NoiseParameters p{.method = m, .d = d, .lambda = param, .alpha = param, .tau = param};
-    const auto e = theory::expected_errors(p, sigma, A, A, I, I);
-    return std::pair{theory::sum(e.first), theory::sum(e.second)};
+    const auto e = moments::expected_errors(p, sigma, A, A, I, I);
+    return std::pair{moments::sum(e.first), moments::sum(e.second)};
   };
   const std::pair<Method, std::vector<double>> grids[] = {
       {Method::lambda_jme, {0.05, 0.1, 0.2, 0.5, 0.75, 1, 2, 5, 10, 30, 100}},

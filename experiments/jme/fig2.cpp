@@ -27,9 +27,9 @@ struct PpParts {
 PpParts pp_parts(const Workload& A, const Factorization& C, std::size_t d) {
   const RowMatrix X = constant_stream(A.steps(), d);
   const SecondMomentForm full = SecondMomentForm::full;
-  const double e1 = theory::sum(theory::pp_sq_error(A, C, X, 1, true, full));
-  const double e2 = theory::sum(theory::pp_sq_error(A, C, X, 2, true, full));
-  const double b1 = theory::sum(theory::pp_sq_error(A, C, X, 1, false, full));
+  const double e1 = moments::sum(moments::pp_sq_error(A, C, X, 1, true, full));
+  const double e2 = moments::sum(moments::pp_sq_error(A, C, X, 2, true, full));
+  const double b1 = moments::sum(moments::pp_sq_error(A, C, X, 1, false, full));
   PpParts p;
   p.quart = (e2 - 4 * e1) / 12;
   p.lin = e1 - p.quart;
@@ -87,7 +87,7 @@ void run_panel(const repro::ReproOptions& o, const std::string& tag, const std::
     const double sigma = sb / 2;  // sigma_bar = 2 zeta sigma, zeta = 1
     auto jme_at = [&](double s) {
       NoiseParameters p{.method = Method::jme, .d = d};
-      return theory::sum(theory::expected_errors(p, s, A, A, C, C).second);
+      return moments::sum(moments::expected_errors(p, s, A, A, C, C).second);
     };
     auto pp_at = [&](double s, bool biased, bool upper) {
       const double g = 2 * s * cn;
@@ -164,7 +164,7 @@ void streamed_panel(const repro::ReproOptions& o, const std::string& tag, const 
       NoiseParameters p{.method = Method::jme, .d = d};
       const double g = 2 * sigma * C.norm_1_to_2(), g2 = g * g;
       const double closed =
-          m == Method::jme ? theory::sum(theory::expected_errors(p, sigma, A, A, C, C).second)
+          m == Method::jme ? moments::sum(moments::expected_errors(p, sigma, A, A, C, C).second)
                            : pp.lin * g2 + (pp.quart + (m == Method::pp ? pp.bias : 0)) * g2 * g2;
       t.add_row({sb, static_cast<double>(static_cast<int>(m)), static_cast<double>(runs), mean,
                  se, closed});

@@ -56,9 +56,9 @@ void run_fig4(const repro::ReproOptions& o) {
     // diagonal formula, so a d = 1 stream gives every coefficient.
     const RowMatrix X1 = constant_stream(n, 1);
     const auto diag = SecondMomentForm::diagonal;
-    const double e1 = theory::sum(theory::pp_sq_error(A2, C1, X1, 1, true, diag));
-    const double e2 = theory::sum(theory::pp_sq_error(A2, C1, X1, 2, true, diag));
-    const double b1 = theory::sum(theory::pp_sq_error(A2, C1, X1, 1, false, diag));
+    const double e1 = moments::sum(moments::pp_sq_error(A2, C1, X1, 1, true, diag));
+    const double e2 = moments::sum(moments::pp_sq_error(A2, C1, X1, 2, true, diag));
+    const double b1 = moments::sum(moments::pp_sq_error(A2, C1, X1, 1, false, diag));
     const double quart1 = (e2 - 4 * e1) / 12, lin = e1 - quart1, bias1 = b1 - e1;
     const std::string tag = sqrt ? "fig4b" : "fig4a";
     repro::CsvTable t({"sigma_bar", "jme", "pp_debiased", "pp_biased"});
@@ -67,7 +67,7 @@ void run_fig4(const repro::ReproOptions& o) {
     for (double sb : kSigmaBarGrid) {
       NoiseParameters p{.method = Method::jme, .d = d, .form = diag};
       const double jme =
-          theory::sum(theory::expected_errors(p, sb / 2, A1, A2, C1, C2).second);
+          moments::sum(moments::expected_errors(p, sb / 2, A1, A2, C1, C2).second);
       const double g = sb * C1.norm_1_to_2(), g2 = g * g;
       const double dd = static_cast<double>(d);
       const double ppd = lin * g2 + dd * quart1 * g2 * g2;
@@ -105,8 +105,8 @@ void streamed_runs(const repro::ReproOptions& o, bool sqrt, const std::vector<Me
   repro::CsvTable runs({"sigma_bar", "method", "run", "closed_form"});
   const RowMatrix X1 = constant_stream(n, 1);
   const auto diag = SecondMomentForm::diagonal;
-  const double e1 = theory::sum(theory::pp_sq_error(A2, C1, X1, 1, true, diag));
-  const double e2 = theory::sum(theory::pp_sq_error(A2, C1, X1, 2, true, diag));
+  const double e1 = moments::sum(moments::pp_sq_error(A2, C1, X1, 1, true, diag));
+  const double e2 = moments::sum(moments::pp_sq_error(A2, C1, X1, 2, true, diag));
   const double quart1 = (e2 - 4 * e1) / 12, lin = e1 - quart1;
   for (const double sb : sigma_bars) {
     for (const Method m : methods) {
@@ -116,7 +116,7 @@ void streamed_runs(const repro::ReproOptions& o, bool sqrt, const std::vector<Me
       NoiseParameters p{.method = Method::jme, .d = d_run, .form = diag};
       const double g = 2 * sigma * C1.norm_1_to_2(), g2 = g * g;
       const double closed =
-          m == Method::jme ? theory::sum(theory::expected_errors(p, sigma, A1, A2, C1, C2).second)
+          m == Method::jme ? moments::sum(moments::expected_errors(p, sigma, A1, A2, C1, C2).second)
                            : lin * g2 + static_cast<double>(d_run) * quart1 * g2 * g2;
       runs.add_row({sb, static_cast<double>(static_cast<int>(m)), run, closed});
       md << fmt::format("| {:.3g} | {} | {:.4g} | {:.4g} | {:.4f} |\n", sb, to_string(m), run,

@@ -127,19 +127,19 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     """
     from . import _required
     from .heavy_tailed import _centre
-    if method != "non-private":
-        epsilon = _required.epsilon(epsilon)
-        delta = _required.delta(delta)
-    else:
-        epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
-        delta = 0.5 if delta is None else delta  # unused: the run is not private
-    if method == "non-private" and budget is not None:
-        raise ValueError("budget does not apply to method 'non-private' (its output is not "
-                         "private)")
     if method is None:
         method = "dp-gd-user"
     if method not in _METHODS:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
+    if "epsilon" in _dpstats.fit_method_options("user-level", method):  # its registry line
+        epsilon = _required.epsilon(epsilon)
+        delta = _required.delta(delta)
+    else:  # a reference run, not private
+        epsilon = 1.0 if epsilon is None else epsilon  # unused: the run is not private
+        delta = 0.5 if delta is None else delta  # unused: the run is not private
+        if budget is not None:
+            raise ValueError(f"budget does not apply to method {method!r} (its output is not "
+                             "private)")
     X = _table.table(X, None, "X")  # a text column: ValueError naming it, not its content
     try:
         y = np.asarray(y, dtype=np.float64, order="C")
@@ -154,9 +154,6 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     for name, value in (("smoothing_radius", smoothing_radius),
                         ("users_per_step", users_per_step)):
         _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
-    if method != "non-private" and (epsilon is None or delta is None):
-        raise ValueError("epsilon and delta are required for task='user-level' "
-                         "(epsilon > 0, delta in (0, 1))")
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")

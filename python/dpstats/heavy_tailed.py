@@ -103,9 +103,9 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
     # delta: the library's one rule (dp-sgd requires it in (0, 1); every other method is pure DP).
     # inner and final_clip_rule: parsed by the binding (EnumNames<InnerSolver>, <FinalClipRule>).
-    if method != "lipschitz-extension" and (inner is not None or final_clip_rule is not None):
-        raise ValueError(f"inner and final_clip_rule apply to method 'lipschitz-extension' only, "
-                         f"got method {method!r}")
+    _dpstats.check_fit_options("heavy-tailed", method, [
+        name for name, v in (("inner", inner), ("final_clip_rule", final_clip_rule))
+        if v is not None])
     X = _table.table(X, None, "X")  # a text column: ValueError naming it, not its content
     try:
         y = np.asarray(y, dtype=np.float64, order="C")
@@ -114,8 +114,6 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     from . import _seed
-    if method != "non-private" and epsilon is None:
-        raise ValueError("epsilon is required (> 0)")
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")

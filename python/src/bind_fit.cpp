@@ -68,7 +68,22 @@ py::tuple fit_user_level_native(const CArray& X, const CArray& y,
 }
 
 std::vector<std::string> fit_method_names(const std::string& task) {
-  return method_names(fit_methods(parse_enum<FitTask>(task)));
+  return method_names(optimize::fit_methods(parse_enum<optimize::FitTask>(task)));
+}
+
+// The options `method` of `task` reads (its registry line): Python asks this, never compares a
+// method's name, to know whether the privacy target applies.
+std::vector<std::string> fit_method_options(const std::string& task, const std::string& method) {
+  const auto registry = optimize::fit_methods(parse_enum<optimize::FitTask>(task));
+  const MethodInfo& m = find_method(registry, "fit --task " + task, method);
+  return {m.options.begin(), m.options.end()};
+}
+
+// The tool's "does not apply to method X" check (check_options_apply) for the options set.
+void check_fit_options(const std::string& task, const std::string& method,
+                       const std::vector<std::string>& given) {
+  const auto registry = optimize::fit_methods(parse_enum<optimize::FitTask>(task));
+  check_options_apply(registry, find_method(registry, "fit --task " + task, method), given);
 }
 
 }  // namespace
@@ -86,7 +101,11 @@ void bind_fit(py::module_& m) {
         py::arg("holdout_loss_bound") = py::none());
   m.def("fit_methods", &fit_method_names, py::arg("task"),
         "The method names of a fit task (the library's registry).");
-  m.def("fit_tasks", [] { return enum_names<FitTask>(); }, "The fit tasks (the library's names).");
+  m.def("fit_method_options", &fit_method_options, py::arg("task"), py::arg("method"),
+        "The options a fit method reads (its registry line, snake_case).");
+  m.def("check_fit_options", &check_fit_options, py::arg("task"), py::arg("method"),
+        py::arg("given"), "ValueError for the first option of `given` the method does not read.");
+  m.def("fit_tasks", [] { return enum_names<optimize::FitTask>(); }, "The fit tasks (the library's names).");
   m.def("glm_losses", [] { return enum_names<optimize::GlmKind>(); },
         "The losses of the linear fits (the library's names).");
 }

@@ -97,11 +97,11 @@ void bind_options(py::module_& m) {
         return option_help(find_option(command, name));
       },
       py::arg("command"), py::arg("name"));
-  py::enum_<FitTask>(m, "FitTask")
-      .value("user_level", FitTask::user_level)
-      .value("classify", FitTask::classify)
-      .value("heavy_tailed", FitTask::heavy_tailed);
-  m.def("_fit_task", [](const std::string& name) { return parse_enum<FitTask>(name); },
+  py::enum_<optimize::FitTask>(m, "FitTask")
+      .value("user_level", optimize::FitTask::user_level)
+      .value("classify", optimize::FitTask::classify)
+      .value("heavy_tailed", optimize::FitTask::heavy_tailed);
+  m.def("_fit_task", [](const std::string& name) { return parse_enum<optimize::FitTask>(name); },
         py::arg("task"));
   // A fitted model's loss and classify model, parsed once (FittedModel, python/dpstats/model.py).
   py::enum_<optimize::GlmKind>(m, "GlmKind")

@@ -133,3 +133,12 @@ def test_the_worked_example_of_docs_architecture():
     assert re.search(r"--topk-multiplier\b[^-]*prime, prime-ht, filter", text) or \
         "prime, prime-ht, filter: " + decl["help"] in text
     assert "topk_multiplier" in inspect.signature(dpstats.mean).parameters
+    # The code each step names is where the page says (a rename must update the example).
+    for path, fragment in (
+            ("src/options.cpp", '.command = "mean", .name = "topk_multiplier", .lo = 1, .hi = 4'),
+            ("src/mean/methods.cpp", 'add(r.topk_multiplier.has_value(), "topk_multiplier")'),
+            ("src/mean/methods.cpp", "o.topk_multiplier = *r.topk_multiplier"),
+            ("include/dpstats/mean/prime.hpp", 'v("topk_multiplier", o.topk_multiplier)'),
+            ("apps/dpstats/cmd_mean.cpp",
+             'add_declared(cmd, "mean", "topk_multiplier", r.topk_multiplier, methods)')):
+        assert fragment in (ROOT / path).read_text(), (path, fragment)

@@ -146,7 +146,7 @@ GdRun gd_core(const ConstMatrixRef& X, const Vector& y, std::int64_t begin, std:
   ClippedVectorSum probe(d, s.C, m);
   const double dn = static_cast<double>(m);
   out.sensitivity = probe.sensitivity() / dn;
-  out.scale = mech.scale();
+  out.scale = mech.noise_scale();
   for (int t = 0; t < s.T; ++t) {
     Vector noisy =
         clipped_gradient_sum(X, y, begin, m, env, w, s.C, run.threads, shard, probe) / dn;

@@ -54,7 +54,7 @@ struct GdMechanism {
     e.count = steps;
     return e;
   }
-  double scale() const { return gaussian ? gaussian->sigma() : laplace->beta(); }
+  double noise_scale() const { return gaussian ? gaussian->sigma() : laplace->beta(); }
   Vector apply(const Vector& v, Rng& rng) const {
     return gaussian ? Vector(gaussian->apply(v, rng)) : Vector(laplace->apply(v, rng));
   }

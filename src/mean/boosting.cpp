@@ -67,10 +67,10 @@ Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& ta
   validate(target);
   Communicator& ranks = comm_or_single(comm);
   const Eigen::Index d = X.cols();
-  const std::int64_t n = mean_ranks::guarded_rows(
+  const std::int64_t n = mean_detail::guarded_rows(
       X, ranks,
       fmt::format("boosting d={} base={} parts={} eps={} delta={}", d, base_method, parts,
-                  mean_ranks::exact(target.epsilon), mean_ranks::exact(target.delta)),
+                  mean_detail::exact_text(target.epsilon), mean_detail::exact_text(target.delta)),
       "boosting's options and column count", 1);
   require(parts >= 1 && n >= 2 * static_cast<std::int64_t>(parts),
           "boosting needs n >= 2 x parts = {} rows ({} parts), got n = {}", 2 * parts, parts, n);

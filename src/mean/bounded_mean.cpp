@@ -19,7 +19,7 @@
 namespace dpstats {
 namespace {
 
-using namespace prime_detail;
+using namespace mean_detail;
 
 void validate(const BoundedMeanOptions& o, Eigen::Index d) {
   validate(o.privacy, DeltaRule::any);
@@ -56,7 +56,7 @@ struct BoundedPlan {
   Vector apply(const Vector& sums, Rng& rng) const {
     return laplace ? laplace->apply(sums, rng) : gaussian->apply(sums, rng);
   }
-  double scale() const { return laplace ? laplace->scale() : gaussian->sigma(); }
+  double noise_scale() const { return laplace ? laplace->noise_scale() : gaussian->sigma(); }
 };
 
 // Sensitivities in units of the quantised sum: one replaced row moves each coordinate by <= Q.
@@ -112,13 +112,13 @@ Vector noisy_clipped_mean(const ConstMatrixRef& X, std::int64_t n, const Bounds&
   const Vector width = b.hi - b.lo;
   if ((width.array() == width[0]).all()) {
     const QuantisedSum qs = quantised_clipped_sum(X, b.lo, width[0], threads, comm, n);
-    noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
+    noise_unit = p.noise_scale() / (static_cast<double>(n) * qs.quantum);
     return qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n);
   }
   ColumnUnits u{b.lo, width, false, Vector(), 0};
   const RowMatrix W = to_units(X, u);
   const QuantisedSum qs = quantised_clipped_sum(W, Vector::Zero(X.cols()), 1.0, threads, comm, n);
-  noise_unit = p.scale() / (static_cast<double>(n) * qs.quantum);
+  noise_unit = p.noise_scale() / (static_cast<double>(n) * qs.quantum);
   return from_units(qs.to_mean(on_root(comm, [&] { return p.apply(qs.sums, rng); }), n), u);
 }
 
@@ -169,7 +169,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
                              Budget* budget) {
   validate(given, X.cols());
   Communicator& comm = comm_or_single(given.run.comm);
-  const std::int64_t n = mean_ranks::guarded_rows(
+  const std::int64_t n = mean_detail::guarded_rows(
       X, comm, fingerprint_of("bounded", given, X.cols()), "the bounded mean's options and column count",
       given.run.threads);
   nlohmann::json diag = {{"mechanism", given.privacy.delta == 0 ? "laplace" : "gaussian"},
@@ -194,7 +194,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   if (o.bounds) {
     b = supplied_bounds(*o.bounds, X.cols());
     if (p.aux.clip_count)
-      mean_ranks::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
+      mean_detail::report_clipped(*p.aux.clip_count, X, b.lo, b.hi, n, 0.01, "bounds", comm, rng,
                                  diag);
     if (diag.contains("clipped")) {  // its upper confidence bound at 1 - kClipBeta
       const auto& c = diag["clipped"];

@@ -7,7 +7,7 @@
 
 #include "dpstats/error.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 ClippedRows::ClippedRows(AffineRows units, Vector centre, bool ball, double radius, double q,
                          std::vector<double> factor, bool within_bound)
@@ -44,4 +44,4 @@ RowMatrix ClippedRows::materialise() const {
   return Z;
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

@@ -15,9 +15,9 @@
 
 #include "dpstats/data/affine_rows.hpp"
 #include "dpstats/data/matrix.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 class ClippedRows {
  public:
@@ -76,4 +76,4 @@ class ClippedRows {
   std::vector<double> factor_;
 };
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 
 namespace dpstats {
 

@@ -17,7 +17,7 @@
 namespace dpstats {
 namespace {
 
-using namespace prime_detail;
+using namespace mean_detail;
 
 void validate(const DpMeanOptions& o, Eigen::Index d) {
   validate(o.privacy, DeltaRule::positive);
@@ -92,7 +92,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng
                         Budget* budget) {
   validate(given, X.cols());
   Communicator& comm = comm_or_single(given.run.comm);
-  const std::int64_t n = mean_ranks::guarded_rows(
+  const std::int64_t n = mean_detail::guarded_rows(
       X, comm, fingerprint_of("dp-mean", given, X.cols()), "DP Mean's options and column count",
       given.run.threads);
   nlohmann::json diag = {{"range_share", given.range_share}, {"robust", false}};
@@ -111,7 +111,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng
   all_or_none(comm, [&] { account.charge(p.ledger()); });
   SealFacts facts(true);  // docs/proofs/mean.md
   facts.noise = o.run.noise;
-  const auto units = mean_ranks::units_step(X, p.aux, o.scale, o.alpha, 4, o.run.threads, comm,
+  const auto units = mean_detail::units_step(X, p.aux, o.scale, o.alpha, 4, o.run.threads, comm,
                                             account, rng, diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
   if (auto why = outside_model(*units, o.alpha)) {
@@ -119,7 +119,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng
     return seal(Vector{}, account, facts, rng, diag);
   }
   const RowMatrix Z = to_units(X, *units);
-  const auto range = mean_ranks::q_range(Z, n, p.range, comm, rng, o.run.threads);
+  const auto range = mean_detail::q_range(Z, n, p.range, comm, rng, o.run.threads);
   if (!range) {
     facts.abstained = "q_range found no populated bin in some coordinate";
     return seal(Vector{}, account, facts, rng, diag);
@@ -132,7 +132,7 @@ Release<Vector> dp_mean(const ConstMatrixRef& X, const DpMeanOptions& given, Rng
   const Vector lower = range->centre.array() - range->side / 2;
   if (p.aux.clip_count) {
     const Vector upper = lower.array() + range->side;
-    mean_ranks::report_clipped(*p.aux.clip_count, Z, lower, upper, n, 0.01, "scale", comm, rng,
+    mean_detail::report_clipped(*p.aux.clip_count, Z, lower, upper, n, 0.01, "scale", comm, rng,
                                diag);
   }
   const QuantisedSum qs = quantised_clipped_sum(Z, lower, range->side, o.run.threads, comm, n);

@@ -128,13 +128,13 @@ void validate(const ExpTimeMeanOptions& o, Eigen::Index d) {
   require(d == 1, fmt::format("exp-time is implemented for d = 1 only (the exponential "
                               "mechanism over R^d is exponential in d), got d = {}",
                               d));
-  prime_detail::check_units_options(o.scale, o.scale_share, 0, d);
+  mean_detail::check_units_options(o.scale, o.scale_share, 0, d);
 }
 
 // Every mechanism from public values (scale units): the units' share of ε (scale absent), then
 // q_range, the PTR test and the exponential mechanism at a third of the rest each.
 struct ExpTimePlan {
-  prime_detail::AuxPlan aux;
+  mean_detail::AuxPlan aux;
   RangeOptions range;
   double B = 0;  // q_range's side for d = 1
   std::optional<LaplaceMechanism> test;
@@ -156,7 +156,7 @@ struct ExpTimePlan {
 
 ExpTimePlan plan_exp_time(std::int64_t n, const ExpTimeMeanOptions& o) {
   ExpTimePlan p;
-  p.aux = prime_detail::plan_aux(prime_detail::aux_share(o.scale.has_value(), o.scale_share, 0),
+  p.aux = mean_detail::plan_aux(mean_detail::aux_share(o.scale.has_value(), o.scale_share, 0),
                                  false, o.privacy.epsilon, 1, o.alpha, o.run.noise);
   const double epsilon = p.aux.remaining;
   const double nd = static_cast<double>(n), la = std::sqrt(std::log(1 / o.alpha));
@@ -216,13 +216,13 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   nlohmann::json diag = {{"reference_only", true},
                          {"resilience", o.window_resilience ? "window (uncertified)" : "exact"}};
   if (!o.scale) {  // the units' share: given, or planned from n and the target
-    const prime_detail::ShareChoice share = prime_detail::resolve_share(
+    const mean_detail::ShareChoice share = mean_detail::resolve_share(
         o, [&](const ExpTimeMeanOptions& at) {
-          return prime_detail::robust_units_plan(n, 1, at, false);
+          return mean_detail::robust_units_plan(n, 1, at, false);
         });
     diag["scale_share"] = share.stated;
     if (share.abstain)
-      return prime_detail::abstain_before_charging(o.privacy, Accountant::basic, o.run.noise,
+      return mean_detail::abstain_before_charging(o.privacy, Accountant::basic, o.run.noise,
                                                    budget, rng, *share.abstain, diag);
   }
   const ExpTimePlan p = plan_exp_time(n, o);
@@ -241,10 +241,10 @@ Release<Vector> exp_time_mean(const ConstMatrixRef& X, const ExpTimeMeanOptions&
   if (static_cast<double>(n) < n_min)
     return abstain(fmt::format(
         "n = {} < 3B ln(3/delta)/(eps alpha sqrt(ln(1/alpha))) = {:.4g} (Lemma H.11)", n, n_min));
-  const auto units = prime_detail::units_step(X, p.aux, o.scale, o.alpha, 4, 1, account, rng,
+  const auto units = mean_detail::units_step(X, p.aux, o.scale, o.alpha, 4, 1, account, rng,
                                               diag, facts.abstained);
   if (!units) return seal(Vector{}, account, facts, rng, diag);
-  if (auto why = prime_detail::tail_check(*units, prime_detail::CleanModel::sub_gaussian, o.alpha))
+  if (auto why = mean_detail::tail_check(*units, mean_detail::CleanModel::sub_gaussian, o.alpha))
     return abstain(*why);
   const RowMatrix Z = to_units(X, *units);
   const auto range = q_range(Z, p.range, rng);

@@ -12,7 +12,7 @@
 #include "prime_kernels.hpp"
 #include "ranks_internal.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 namespace {
 
@@ -120,11 +120,11 @@ std::optional<Vector> front_end(const AffineRows& X, const ClipPlan& c, Rng& rng
   const std::int64_t n_all = st.comm ? allreduce_count(comm, n) : n;
   Vector centre;
   if (comm.size() > 1 && c.range_ht) {
-    const auto range = mean_ranks::q_range_ht(X, n_all, *c.range_ht, comm, rng, threads);
+    const auto range = mean_detail::q_range_ht(X, n_all, *c.range_ht, comm, rng, threads);
     if (!range) return std::nullopt;
     centre = *range;
   } else if (comm.size() > 1) {
-    const auto range = mean_ranks::q_range(X, n_all, c.range, comm, rng, threads);
+    const auto range = mean_detail::q_range(X, n_all, c.range, comm, rng, threads);
     if (!range) return std::nullopt;
     centre = range->centre;
   } else if (c.range_ht) {
@@ -206,9 +206,9 @@ double practical_ball(ClipPlan& c, std::int64_t n, std::int64_t d, double alpha,
   return e_med;
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, double alpha,
                  NoiseMode mode) {
@@ -284,10 +284,10 @@ void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, dou
                     const char* what, bool off, Rng& rng, nlohmann::json& diag) {
   const double noisy = count.apply(static_cast<double>(clipped), rng, off);
   const double fraction = std::clamp(noisy / static_cast<double>(n), 0.0, 1.0);
-  diag["clipped"] = {{"rows_noisy", noisy}, {"fraction", fraction}, {"noise_scale", count.scale()}};
+  diag["clipped"] = {{"rows_noisy", noisy}, {"fraction", fraction}, {"noise_scale", count.noise_scale()}};
   // Warn only beyond 5 noise scales of margin, so that noise alone rarely raises it (Laplace:
   // probability e^-5 / 2 = 0.3%; Gaussian: below 1e-6).
-  if (noisy - 5 * count.scale() > tolerated * static_cast<double>(n))
+  if (noisy - 5 * count.noise_scale() > tolerated * static_cast<double>(n))
     diag["clipped"]["warning"] = fmt::format(
         "the supplied {} clips about {:.1f}% of the rows (more than {:.1f}%): it is probably too "
         "small for these data, and the estimate is biased towards the clipping region",
@@ -425,4 +425,4 @@ Release<Vector> abstain_before_charging(const PrivacyTarget& target, Accountant 
   return seal(Vector{}, account, facts, rng, std::move(diag));
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

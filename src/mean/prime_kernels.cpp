@@ -7,7 +7,7 @@
 #include "dpstats/parallel.hpp"
 #include <vector>
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 namespace {
 
 // Rows [b, e) of the list (or of X when rows is empty): G += Σ x xᵀ (upper triangle), s += Σ x.
@@ -249,4 +249,4 @@ void scores(const ClippedRows& Z, std::span<const std::uint32_t> rows, const dou
                 });
 }
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

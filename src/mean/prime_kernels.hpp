@@ -13,7 +13,7 @@
 #include "clipped_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 // G (d x d, row-major, upper triangle used) += sign · Σ_{i in rows} x_i x_iᵀ; s += sign · Σ x_i.
 // rows == empty span with all_rows = true means every row.
@@ -43,4 +43,4 @@ std::vector<char> filter_drops(std::span<const double> tau, double cut, const Co
 std::vector<char> filter_drops(std::span<const double> tau, double cut, const ClippedRows& Z,
                                std::span<const std::uint32_t> S, std::int64_t k);
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

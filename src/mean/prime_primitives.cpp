@@ -41,7 +41,7 @@ namespace {
 // smaller index (only identical rows reach it).
 // One cell of a matrix, or of the filter's processed rows (recomputed).
 double cell(const ConstMatrixRef& X, Eigen::Index i, Eigen::Index j) { return X(i, j); }
-double cell(const prime_detail::ClippedRows& Z, Eigen::Index i, Eigen::Index j) {
+double cell(const mean_detail::ClippedRows& Z, Eigen::Index i, Eigen::Index j) {
   return Z.at(i, j);
 }
 
@@ -103,13 +103,13 @@ std::vector<char> drops(std::span<const double> tau, double cut, const Rows& X,
 
 }  // namespace
 
-std::vector<char> prime_detail::filter_drops(std::span<const double> tau, double cut,
+std::vector<char> mean_detail::filter_drops(std::span<const double> tau, double cut,
                                              const ConstMatrixRef& X,
                                              std::span<const std::uint32_t> S, std::int64_t k) {
   return drops(tau, cut, X, S, k);
 }
 
-std::vector<char> prime_detail::filter_drops(std::span<const double> tau, double cut,
+std::vector<char> mean_detail::filter_drops(std::span<const double> tau, double cut,
                                              const ClippedRows& Z,
                                              std::span<const std::uint32_t> S, std::int64_t k) {
   return drops(tau, cut, Z, S, k);
@@ -120,7 +120,7 @@ namespace {
 std::vector<std::uint32_t> filter_with_scores(std::span<const double> tau, double cut,
                                               const ConstMatrixRef& X,
                                               std::span<const std::uint32_t> S, std::int64_t k) {
-  const auto drop = prime_detail::filter_drops(tau, cut, X, S, k);
+  const auto drop = mean_detail::filter_drops(tau, cut, X, S, k);
   std::vector<std::uint32_t> kept;
   kept.reserve(S.size());
   for (std::size_t p = 0; p < S.size(); ++p)
@@ -148,7 +148,7 @@ std::vector<std::uint32_t> filter_step(const FilterRound& p, const ConstMatrixRe
                                        std::span<const std::uint32_t> S) {
   const auto P = p.factor.empty() ? score_factor(p.U) : p.factor;
   std::vector<double> tau(S.size());
-  prime_detail::scores(X, S, P.data(), p.centre.data(), tau.data(), 1);
+  mean_detail::scores(X, S, P.data(), p.centre.data(), tau.data(), 1);
   return filter_with_scores(tau, p.rho * p.Z, X, S, p.k);
 }
 
@@ -268,6 +268,30 @@ double chi_square_upper_quantile(double d, double p) {
     (log_gamma_q(d / 2, mid / 2) > target ? lo : hi) = mid;
   }
   return hi;
+}
+
+Matrix symmetric_noise_release(const Matrix& M, const GaussianMechanism& g, bool goe, Rng& rng,
+                               bool noiseless) {
+  const auto d = M.rows();
+  require(M.cols() == d, "symmetric_noise_release: M must be square");
+  require(g.dimension() == static_cast<std::size_t>(d * (d + 1) / 2),
+          fmt::format("symmetric_noise_release: mechanism dimension {} != d(d+1)/2 = {}",
+                      g.dimension(), d * (d + 1) / 2));
+  const double w = goe ? std::sqrt(2.0) : 1.0;
+  Vector packed(d * (d + 1) / 2);
+  Eigen::Index c = 0;
+  for (Eigen::Index a = 0; a < d; ++a)
+    for (Eigen::Index b = a; b < d; ++b) packed[c++] = (a == b ? 1 : w) * M(a, b);
+  const Vector noisy = noiseless ? packed : g.apply(packed, rng);
+  Matrix out(d, d);
+  c = 0;
+  for (Eigen::Index a = 0; a < d; ++a)
+    for (Eigen::Index b = a; b < d; ++b) {
+      const double v = noisy[c++] / (a == b ? 1 : w);
+      out(a, b) = v;
+      out(b, a) = v;
+    }
+  return out;
 }
 
 }  // namespace dpstats

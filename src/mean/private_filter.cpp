@@ -22,7 +22,7 @@
 namespace dpstats {
 namespace {
 
-using namespace prime_detail;
+using namespace mean_detail;
 
 // The front end's shares are shared with PRIME (plan_practical_front, robust_mean_core.hpp).
 // Shares of the filter's ρ: the covariance dominates (its noise must stay below the signal
@@ -77,7 +77,7 @@ void plan_practical(FilterPlan& p, const PrivateFilterOptions& o) {
                p.sigma.entry("M_t with GOE-shaped symmetric noise (PCA direction)", p.T),
                p.final_mean.entry("final mean (shrink-to-centre)", 1)};
   const double edge = 2 * std::sqrt(dd / nd) + dd / nd;
-  p.stop_threshold = std::max(o.C * o.alpha * std::log(1 / o.alpha), edge + 2 * p.lambda.scale());
+  p.stop_threshold = std::max(o.C * o.alpha * std::log(1 / o.alpha), edge + 2 * p.lambda.noise_scale());
 }
 
 void plan_paper(FilterPlan& p, const PrivateFilterOptions& o) {
@@ -143,9 +143,7 @@ FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions&
 
 }  // namespace
 
-namespace mean_ranks {
-
-using namespace prime_detail;
+namespace mean_detail {
 
 // The filter's removal set over ranks: exactly the rows filter_drops removes from the union of
 // the ranks' sets. At most k rows with τ >= cut over all ranks: all of them. Otherwise the k best
@@ -200,11 +198,11 @@ std::vector<char> drops_over_ranks(Communicator& comm, std::span<const double> t
   return drop;
 }
 
-}  // namespace mean_ranks
+}  // namespace mean_detail
 
 namespace {
 
-using mean_ranks::drops_over_ranks;
+using mean_detail::drops_over_ranks;
 
 // M_t = (1/n) Σ_S (x − μ)(x − μ)ᵀ from the exact Gram matrix G and sum s of S.
 Matrix centred_second_moment(const FilterState& st, const Vector& mu, std::int64_t n) {
@@ -243,7 +241,7 @@ struct FilterRun {
     std::vector<double> P(static_cast<std::size_t>(d * d), 0.0);
     for (Eigen::Index a = 0; a < d; ++a) P[static_cast<std::size_t>(a * d)] = v[a];
     tau.resize(st.S.size());
-    prime_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads, 1);
+    mean_detail::scores(st.Z, st.S, P.data(), mu.data(), tau.data(), o.run.threads, 1);
     const double cut_scale = p.D * p.D;  // the threshold d·B²·Z_t (= D² Z_t)
     const std::vector<char> drop =
         comm.size() > 1 ? drops_over_ranks(comm, tau, cut_scale * Z, st, p.k, offset)
@@ -325,9 +323,9 @@ struct FilterRun {
 nlohmann::json plan_diagnostics(const FilterPlan& p) {
   nlohmann::json j = {{"profile", p.practical ? "practical" : "paper"}, {"T", p.T}, {"k", p.k},
                       {"stop_threshold", p.stop_threshold}, {"diameter_scale_units", p.D}};
-  j["noise"] = {{"sigma_entry", p.sigma.scale()},
-                {"lambda", p.lambda.scale()},
-                {"centre", p.centre.scale()}};
+  j["noise"] = {{"sigma_entry", p.sigma.noise_scale()},
+                {"lambda", p.lambda.noise_scale()},
+                {"centre", p.centre.noise_scale()}};
   if (!p.practical) {
     j["eps1"] = p.eps1;
     j["delta1"] = p.delta1;
@@ -346,7 +344,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
   std::int64_t n = X.rows();
   if (comm.size() > 1) {
     validate_robust(o);
-    n = mean_ranks::guarded_rows(X, comm, fingerprint_of("filter", o, d),
+    n = mean_detail::guarded_rows(X, comm, fingerprint_of("filter", o, d),
                                  "the private filter's options and column count", o.run.threads);
   }
   validate(o, n, d);
@@ -397,7 +395,7 @@ Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptio
                                  : run.mu;
   // Paper: μ_t's noise is that of the last centre release.
   state_error(diag, fr.units, model_error_units(CleanModel::sub_gaussian, o.alpha),
-              p.practical ? p.final_mean.scale() : p.centre.scale(), n, o.failure_probability,
+              p.practical ? p.final_mean.noise_scale() : p.centre.noise_scale(), n, o.failure_probability,
               "sub-Gaussian (covariance scale^2 I) plus an alpha fraction of arbitrary rows",
               (p.practical ? p.final_mean : p.centre).l.has_value());
   return seal(from_units(fr.centre + out, fr.units), account, facts, rng, diag);

@@ -7,7 +7,7 @@
 #include "dpstats/random/partition.hpp"
 #include "ranks_internal.hpp"
 
-namespace dpstats::mean_ranks {
+namespace dpstats::mean_detail {
 namespace {
 
 // Every rank's bins, added bin by bin (exact integer counts): the bins one process would count.
@@ -54,13 +54,13 @@ std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
   return n;
 }
 
-void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, const Vector& lower,
+void report_clipped(const mean_detail::Mech& count, const ConstMatrixRef& X, const Vector& lower,
                     const Vector& upper, std::int64_t n, double tolerated, const char* what,
                     Communicator& comm, Rng& rng, nlohmann::json& diag) {
-  const std::int64_t outside = allreduce_count(comm, prime_detail::rows_outside(X, lower, upper));
+  const std::int64_t outside = allreduce_count(comm, mean_detail::rows_outside(X, lower, upper));
   diag["clipped"] = on_root_json(comm, [&] {
     nlohmann::json d;
-    prime_detail::report_clipped(count, outside, n, tolerated, what, false, rng, d);
+    mean_detail::report_clipped(count, outside, n, tolerated, what, false, rng, d);
     return d["clipped"];
   });
 }
@@ -182,14 +182,14 @@ std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const Rang
   return ranked_q_range_ht(X, copy_row, n, o, comm, rng, threads);
 }
 
-std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
+std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const mean_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads, Communicator& comm,
                                       ReleaseBudget& account,
                                       Rng& rng, nlohmann::json& diag,
                                       std::optional<std::string>& abstained) {
-  return prime_detail::units_step(X, aux, scale, alpha, widen, threads, account, rng, diag, abstained,
+  return mean_detail::units_step(X, aux, scale, alpha, widen, threads, account, rng, diag, abstained,
                                   comm.size() > 1 ? &comm : nullptr);
 }
 
-}  // namespace dpstats::mean_ranks
+}  // namespace dpstats::mean_detail

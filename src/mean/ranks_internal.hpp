@@ -12,7 +12,7 @@
 #include "dpstats/mechanisms/range_ht.hpp"
 #include "robust_mean_core.hpp"
 
-namespace dpstats::mean_ranks {
+namespace dpstats::mean_detail {
 
 // The rows of every rank, after the guard: every rank's `fingerprint` (the options that shape the
 // release and the column count) equals rank 0's, every rank's cells are finite (a rank may hold
@@ -22,7 +22,7 @@ std::int64_t guarded_rows(const ConstMatrixRef& X, Communicator& comm,
 
 // diag["clipped"] (report_clipped) from every rank's count of rows outside [lower, upper]; the
 // noisy count is drawn on rank 0 and every rank gets the same diagnostics.
-void report_clipped(const prime_detail::Mech& count, const ConstMatrixRef& X, const Vector& lower,
+void report_clipped(const mean_detail::Mech& count, const ConstMatrixRef& X, const Vector& lower,
                     const Vector& upper, std::int64_t n, double tolerated, const char* what,
                     Communicator& comm, Rng& rng, nlohmann::json& diag);
 
@@ -44,11 +44,11 @@ std::optional<Vector> q_range_ht(const ConstMatrixRef& X, std::int64_t n,
 std::optional<Vector> q_range_ht(const AffineRows& X, std::int64_t n, const RangeHtOptions& o,
                                  Communicator& comm, Rng& rng, int threads);
 
-// prime_detail::units_step (as the bounded mean and DP Mean call it: alpha 0, or the robust
+// mean_detail::units_step (as the bounded mean and DP Mean call it: alpha 0, or the robust
 // method's alpha when DP Mean is PRIME's fallback) on the rows of every rank: with a supplied
 // scale, or in one process, exactly that; otherwise the private units estimated over every rank
 // (estimate_units with comm), the same diagnostics and abstention on every rank.
-std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detail::AuxPlan& aux,
+std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const mean_detail::AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads, Communicator& comm,
                                       ReleaseBudget& account,
@@ -59,10 +59,10 @@ std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const prime_detai
 // from the union of every rank's set S (this rank's scores `tau`, indexed like st.S; `offset` the
 // global id of this rank's row 0), decided from gathered scores and tied rows.
 std::vector<char> drops_over_ranks(Communicator& comm, std::span<const double> tau, double cut,
-                                   const prime_detail::FilterState& st, std::int64_t k,
+                                   const mean_detail::FilterState& st, std::int64_t k,
                                    std::int64_t offset);
 
 // A double in exact form, for fingerprints.
-inline std::string exact(double x) { return fmt::format("{:a}", x); }
+inline std::string exact_text(double x) { return fmt::format("{:a}", x); }
 
-}  // namespace dpstats::mean_ranks
+}  // namespace dpstats::mean_detail

@@ -18,7 +18,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/units.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/mechanisms/range.hpp"
@@ -31,7 +31,7 @@
 #include "dpstats/seam.hpp"
 #include "clipped_rows.hpp"
 
-namespace dpstats::prime_detail {
+namespace dpstats::mean_detail {
 
 constexpr double kUnit = 0x1p-53;  // unit roundoff
 constexpr int kMedianHalfSteps = 40;   // private median grid x̄ ± 4σ in steps of 0.1σ
@@ -67,7 +67,7 @@ inline std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() 
 struct Mech {  // a scalar or vector release: Gaussian (both profiles) or Laplace (paper)
   std::optional<GaussianMechanism> g;
   std::optional<LaplaceMechanism> l;
-  double scale() const { return g ? g->sigma() : l->scale(); }
+  double noise_scale() const { return g ? g->sigma() : l->noise_scale(); }
   double apply(double v, Rng& rng, bool off) const {
     if (off) return v;
     return g ? g->apply(v, rng) : l->apply(v, rng);
@@ -450,4 +450,4 @@ void check_units_options(const std::optional<std::vector<double>>& scale,
 // A given scale share: in (0, 0.5].
 void check_scale_share(double scale_share);
 
-}  // namespace dpstats::prime_detail
+}  // namespace dpstats::mean_detail

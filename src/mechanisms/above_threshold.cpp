@@ -70,7 +70,7 @@ AboveThreshold::AboveThreshold(double threshold, double sensitivity, double epsi
         "AboveThreshold: threshold and query noise use different lattices ({} vs {})",
         threshold_noise_.granularity(), query_noise_.granularity()));
   }
-  DrawLog::note("above_threshold", query_noise_.scale());  // one draw: the whole run's queries
+  DrawLog::note("above_threshold", query_noise_.noise_scale());  // one draw: the whole run's queries
   const DrawLog::Inner inner;
   noisy_threshold_ = threshold_noise_.apply(
       clamp_to_lattice_range(threshold, threshold_noise_.granularity()), *rng_);
@@ -124,7 +124,7 @@ LedgerEntry AboveThreshold::ledger_entry(std::string purpose) const {
   e.mechanism = "above_threshold";
   e.purpose = std::move(purpose);
   e.sensitivity = sensitivity_;
-  e.noise_scale = query_noise_.scale();
+  e.noise_scale = query_noise_.noise_scale();
   e.loss = loss();
   return e;
 }
@@ -138,7 +138,7 @@ LedgerEntry AboveThreshold::entry(double sensitivity, double epsilon, bool monot
   e.mechanism = "above_threshold";
   e.purpose = std::move(purpose);
   e.sensitivity = sensitivity;
-  e.noise_scale = query.scale();
+  e.noise_scale = query.noise_scale();
   e.loss = PrivacyLoss::pure(epsilon);
   return e;
 }

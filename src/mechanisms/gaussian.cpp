@@ -19,8 +19,8 @@
 namespace dpstats {
 namespace {
 
-using lattice::check_dimension;
-using lattice::power_of_two_floor;
+using mechanisms_detail::check_dimension;
+using mechanisms_detail::power_of_two_floor;
 
 constexpr double kMaxLatticeSigma = 0x1p30;  // keeps s^2 below the sampler's 2^62
 constexpr double kMaxLatticeVariance = 0x1p62;
@@ -184,19 +184,19 @@ GaussianMechanism GaussianMechanism::from_sigma(double l2_sensitivity, double si
 }
 
 double GaussianMechanism::apply(double value, RandomBits& bits) const {
-  lattice::check_value(value);
+  mechanisms_detail::check_value(value);
   DrawLog::note("gaussian", sigma_, 1, dimension_);
   if (mode_ == NoiseMode::fast_float) return value + sigma_ * standard_normal(bits.rng());
-  return lattice::release(value, granularity_, (*lattice_noise_)(bits));
+  return mechanisms_detail::release(value, granularity_, (*lattice_noise_)(bits));
 }
 
 double GaussianMechanism::apply(double value, Rng& rng) const {
-  return lattice::apply_scalar(*this, value, rng);
+  return mechanisms_detail::apply_scalar(*this, value, rng);
 }
 
 Eigen::VectorXd GaussianMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                          Rng& rng) const {
-  return lattice::apply_vector(*this, value, rng);
+  return mechanisms_detail::apply_vector(*this, value, rng);
 }
 
 std::vector<std::unique_ptr<Rng>> GaussianMechanism::chunk_generators(std::size_t n, Rng& rng) {
@@ -219,8 +219,8 @@ void GaussianMechanism::apply_each(std::span<const double> values, std::span<dou
   DrawLog::note("gaussian", sigma_, values.size(), dimension_);
   const DiscreteGaussian& noise = *lattice_noise_;
   for (std::size_t i = 0; i < values.size(); ++i) {
-    lattice::check_value(values[i]);
-    out[i] = lattice::release(values[i], granularity_, noise(bits));
+    mechanisms_detail::check_value(values[i]);
+    out[i] = mechanisms_detail::release(values[i], granularity_, noise(bits));
   }
 }
 

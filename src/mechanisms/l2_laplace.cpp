@@ -62,7 +62,7 @@ u128 isqrt_ceil(u128 x) {
 // In polar coordinates the density exp(-r/beta) on R^d has radius density ∝ r^(d-1) exp(-r/beta),
 // i.e. Gamma(d, beta), and a uniform direction (a normalised standard normal vector).
 Eigen::VectorXd sample_l2_laplace(std::size_t dimension, double beta, Rng& rng) {
-  lattice::check_dimension(dimension);
+  mechanisms_detail::check_dimension(dimension);
   check_positive(beta, "beta");
   const auto d = static_cast<Eigen::Index>(dimension);
   Eigen::VectorXd direction(d);
@@ -125,21 +125,21 @@ L2LaplaceMechanism::L2LaplaceMechanism(double l2_sensitivity, double epsilon, st
     : sensitivity_(l2_sensitivity), epsilon_(epsilon), dimension_(dimension), mode_(mode) {
   check_positive(l2_sensitivity, "l2_sensitivity");
   check_epsilon(epsilon);
-  lattice::check_dimension(dimension);
+  mechanisms_detail::check_dimension(dimension);
   const double continuous = l2_sensitivity / epsilon;
   require(std::isfinite(continuous) && continuous >= 0x1p-900 && continuous <= 0x1p900,
           fmt::format("l2_sensitivity / epsilon must be in [2^-900, 2^900], got {} / {}",
                       l2_sensitivity, epsilon));
   if (mode == NoiseMode::fast_float) {
     beta_ = continuous;
-    granularity_ = lattice::power_of_two_floor(beta_ * 0x1p-30);
+    granularity_ = mechanisms_detail::power_of_two_floor(beta_ * 0x1p-30);
     return;
   }
   if (dimension > kExactMaxDimension) {
     // l1 sensitivity of an l2-bounded change: ‖v‖₁ <= √d‖v‖₂ (inflated past sqrt's rounding).
     const double l1 = std::sqrt(static_cast<double>(dimension)) * l2_sensitivity * (1 + 0x1p-48);
     coordinate_.emplace(l1, epsilon, dimension);
-    beta_ = coordinate_->scale();
+    beta_ = coordinate_->noise_scale();
     granularity_ = coordinate_->granularity();
     return;
   }
@@ -147,7 +147,7 @@ L2LaplaceMechanism::L2LaplaceMechanism(double l2_sensitivity, double epsilon, st
   const double unit = l2_sensitivity / (root_d * 0x1p20);
   require(unit >= 0x1p-1000, fmt::format("l2_sensitivity / (√d·2^20) must be >= 2^-1000, got {}",
                                          unit));
-  granularity_ = lattice::power_of_two_floor(unit);
+  granularity_ = mechanisms_detail::power_of_two_floor(unit);
   // K + 1 = Δ/g + √d + 1 (Δ/g is exact: a power-of-two scaling); the proposal scale is
   // ≈ √d (K + 1)/ε, kept below 2^43 by a coarser lattice when d/ε is huge.
   auto lattice_norm_bound = [&] { return (l2_sensitivity / granularity_ + root_d + 1) * (1 + 0x1p-48); };
@@ -176,7 +176,7 @@ std::string L2LaplaceMechanism::sampler() const {
 
 Eigen::VectorXd L2LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                           Rng& rng) const {
-  lattice::check_vector(value, dimension_);
+  mechanisms_detail::check_vector(value, dimension_);
   DrawLog::note("l2_laplace", beta_);
   const DrawLog::Inner inner;  // the per-coordinate fallback's Laplace draws are this one
   if (mode_ == NoiseMode::fast_float) {
@@ -195,7 +195,7 @@ Eigen::VectorXd L2LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd
   exact_->sample(bits, z.data(), &last_proposals_);
   Eigen::VectorXd out(value.size());
   for (Eigen::Index i = 0; i < value.size(); ++i) {
-    out[i] = lattice::release(value[i], granularity_, z[static_cast<std::size_t>(i)]);
+    out[i] = mechanisms_detail::release(value[i], granularity_, z[static_cast<std::size_t>(i)]);
   }
   return out;
 }

@@ -13,7 +13,7 @@
 namespace dpstats {
 namespace {
 
-using lattice::power_of_two_floor;
+using mechanisms_detail::power_of_two_floor;
 
 constexpr std::uint64_t kMaxScaleNum = std::uint64_t{1} << 56;
 constexpr double kMaxLatticeScale = 0x1p50;
@@ -79,19 +79,19 @@ LaplaceMechanism::LaplaceMechanism(double l1_sensitivity, double epsilon, std::s
 }
 
 double LaplaceMechanism::apply(double value, RandomBits& bits) const {
-  lattice::check_value(value);
+  mechanisms_detail::check_value(value);
   DrawLog::note("laplace", scale_, 1, dimension_);
   if (mode_ == NoiseMode::fast_float) return value + float_laplace(scale_, bits.rng());
-  return lattice::release(value, granularity_, (*lattice_noise_)(bits));
+  return mechanisms_detail::release(value, granularity_, (*lattice_noise_)(bits));
 }
 
 double LaplaceMechanism::apply(double value, Rng& rng) const {
-  return lattice::apply_scalar(*this, value, rng);
+  return mechanisms_detail::apply_scalar(*this, value, rng);
 }
 
 Eigen::VectorXd LaplaceMechanism::apply(const Eigen::Ref<const Eigen::VectorXd>& value,
                                         Rng& rng) const {
-  return lattice::apply_vector(*this, value, rng);
+  return mechanisms_detail::apply_vector(*this, value, rng);
 }
 
 LedgerEntry LaplaceMechanism::reserved_entry(double epsilon, std::string purpose, int count) {

@@ -11,7 +11,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/random/rng.hpp"
 
-namespace dpstats::lattice {
+namespace dpstats::mechanisms_detail {
 
 __extension__ typedef __int128 i128;
 
@@ -90,4 +90,4 @@ Eigen::VectorXd apply_vector(const Mechanism& m, const Eigen::Ref<const Eigen::V
   return out;
 }
 
-}  // namespace dpstats::lattice
+}  // namespace dpstats::mechanisms_detail

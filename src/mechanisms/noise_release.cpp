@@ -51,7 +51,7 @@ Release<Vector> laplace_release(const Vector& values, double l1_sensitivity, dou
   check_values(values, l1_sensitivity, epsilon);
   LaplaceMechanism m(l1_sensitivity, epsilon, static_cast<std::size_t>(values.size()), noise);
   Release<Vector> r = noisy_release(values, m, PrivacyLoss::pure(epsilon), rng, budget);
-  r.diagnostics["scale"] = m.scale();
+  r.diagnostics["scale"] = m.noise_scale();
   return r;
 }
 

@@ -9,7 +9,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/composite.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 
 namespace dpstats {

@@ -8,7 +8,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/composite.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/bounded_laplace.hpp"
 

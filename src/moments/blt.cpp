@@ -11,7 +11,7 @@
 
 #include "dpstats/moments/factorization.hpp"
 
-namespace dpstats::moments::blt {
+namespace dpstats::moments::detail {
 namespace {
 
 using Matrix = Eigen::MatrixXd;
@@ -45,7 +45,7 @@ PowerSums power_sums(const Matrix& P, const Matrix& X, std::uint64_t L) {
 }
 
 // ||C||_{1->2}^2 / kappa^2 = 1 + sum_{i,j} omega_i omega_j sum_{k < n-1} (theta_i theta_j)^k.
-double norm_sq_closed(const Parameters& p, std::size_t n) {
+double norm_sq_closed(const BltParameters& p, std::size_t n) {
   double s = 1;
   const std::size_t m = p.theta.size();
   const auto terms = static_cast<double>(n) - 1;
@@ -119,10 +119,10 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
 
 // The start: decays log-spaced between 1/2 and 1 - 1/n, weights by least squares on the root's
 // tail (relative weighting, so that the slowly decaying tail counts).
-Parameters start(const Workload& A, std::size_t m) {
+BltParameters start(const Workload& A, std::size_t m) {
   const std::size_t n = A.steps(), fit_len = std::min<std::size_t>(n, 1 << 16);
   const auto root = Factorization::banded(A, fit_len).coefficients();  // the root's head
-  Parameters p{root[0], std::vector<double>(m), std::vector<double>(m, 0.0)};
+  BltParameters p{root[0], std::vector<double>(m), std::vector<double>(m, 0.0)};
   const double lo = std::log(0.5);
   const double hi = std::log(1.0 / static_cast<double>(std::max<std::size_t>(n, 4)));
   for (std::size_t i = 0; i < m; ++i)
@@ -146,35 +146,35 @@ Parameters start(const Workload& A, std::size_t m) {
 
 // The objective the fit minimises for A: the closed form where A's Toeplitz part is
 // s/(1 - beta x) (row scales left out for average and bias-corrected adam), else the streamed one.
-std::function<double(const Parameters&)> objective(const Workload& A) {
+std::function<double(const BltParameters&)> objective(const Workload& A) {
   const std::size_t n = A.steps();
   switch (A.kind()) {
     case WorkloadKind::prefix:
     case WorkloadKind::average:
-      return [n](const Parameters& p) { return error_factor_closed(p, 1.0, 1.0, n); };
+      return [n](const BltParameters& p) { return blt_error_factor_closed(p, 1.0, 1.0, n); };
     case WorkloadKind::decay:
-      return [n, b = A.beta()](const Parameters& p) { return error_factor_closed(p, b, 1.0, n); };
+      return [n, b = A.beta()](const BltParameters& p) { return blt_error_factor_closed(p, b, 1.0, n); };
     case WorkloadKind::adam:
-      return [n, b = A.beta()](const Parameters& p) {
-        return error_factor_closed(p, b, 1 - b, n);
+      return [n, b = A.beta()](const BltParameters& p) {
+        return blt_error_factor_closed(p, b, 1 - b, n);
       };
     case WorkloadKind::window: break;
   }
-  return [A](const Parameters& p) {
-    Column c(p);
+  return [A](const BltParameters& p) {
+    BltColumn c(p);
     double norm = 0;
     for (std::size_t k = 0; k < A.steps(); ++k) {
       const double v = c.next();
       norm += v * v;
     }
-    const double f = norm * b_norms(A, p).frobenius_sq;
+    const double f = norm * blt_b_norms(A, p).frobenius_sq;
     return std::isfinite(f) ? f : kInf;
   };
 }
 
 }  // namespace
 
-double Column::next() {
+double BltColumn::next() {
   if (first_) {
     first_ = false;
     return p_.kappa;
@@ -187,7 +187,7 @@ double Column::next() {
   return p_.kappa * v;
 }
 
-double InverseColumn::next() {
+double BltInverseColumn::next() {
   double v = first_ ? 1.0 / p_.kappa : 0.0;
   first_ = false;
   for (std::size_t i = 0; i < r_.size(); ++i) {
@@ -198,8 +198,8 @@ double InverseColumn::next() {
   return v;
 }
 
-BNorms b_norms(const Workload& A, const Parameters& p) {
-  InverseColumn inverse(p);
+BNorms blt_b_norms(const Workload& A, const BltParameters& p) {
+  BltInverseColumn inverse(p);
   return stream_b_norms(A, [&] { return inverse.next(); });
 }
 
@@ -207,7 +207,7 @@ BNorms b_norms(const Workload& A, const Parameters& p) {
 // b_t = beta b_{t-1} + s ci_t: the state z_t = (r(t), b_{t-1}) runs through
 // P = [[Theta - 1 omega^T, 0], [-s omega^T, beta]], b_t = (-s omega, beta)^T z_t, so
 // ||B||_F^2 = sum_t (n - t) b_t^2 = n b_0^2 + h^T K_{n-1} h over X = z_1 z_1^T.
-double error_factor_closed(const Parameters& p, double beta, double scale, std::size_t n) {
+double blt_error_factor_closed(const BltParameters& p, double beta, double scale, std::size_t n) {
   const auto m = static_cast<Eigen::Index>(p.theta.size());
   Matrix P = Matrix::Zero(m + 1, m + 1);
   Eigen::VectorXd h(m + 1), z(m + 1);
@@ -229,12 +229,12 @@ double error_factor_closed(const Parameters& p, double beta, double scale, std::
 }
 
 
-Parameters fit(const Workload& A, std::size_t buffers) {
+BltParameters fit_blt(const Workload& A, std::size_t buffers) {
   const std::size_t m = buffers;
-  const Parameters initial = start(A, m);
+  const BltParameters initial = start(A, m);
   // Refine: theta_i = sigmoid(x_i), omega_i free; the log of the factor.
   auto unpack = [&](const std::vector<double>& x) {
-    Parameters p{initial.kappa, std::vector<double>(m), std::vector<double>(m)};
+    BltParameters p{initial.kappa, std::vector<double>(m), std::vector<double>(m)};
     for (std::size_t i = 0; i < m; ++i) {
       p.theta[i] = std::clamp(1 / (1 + std::exp(-x[i])), 1e-9, 1 - 1e-12);
       p.omega[i] = x[m + i];
@@ -256,4 +256,4 @@ Parameters fit(const Workload& A, std::size_t buffers) {
   return unpack(x);
 }
 
-}  // namespace dpstats::moments::blt
+}  // namespace dpstats::moments::detail

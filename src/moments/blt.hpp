@@ -8,22 +8,22 @@
 
 #include "dpstats/moments/workload.hpp"
 
-namespace dpstats::moments::blt {
+namespace dpstats::moments::detail {
 
-struct Parameters {
+struct BltParameters {
   double kappa = 1;
   std::vector<double> theta, omega;  // decays in (0, 1) and weights, one per buffer
 };
 
 // The Toeplitz coefficients of C, one per call: c_0 = kappa, c_k = kappa sum_i omega_i
 // theta_i^(k-1).
-class Column {
+class BltColumn {
  public:
-  explicit Column(Parameters p) : p_(std::move(p)), power_(p_.theta.size(), 1.0) {}
+  explicit BltColumn(BltParameters p) : p_(std::move(p)), power_(p_.theta.size(), 1.0) {}
   double next();
 
  private:
-  Parameters p_;
+  BltParameters p_;
   std::vector<double> power_;
   bool first_ = true;
 };
@@ -31,13 +31,13 @@ class Column {
 // The coefficients of C^{-1}, one per call: the impulse response of the buffered forward
 // substitution v_t = w_t / kappa - sum_i omega_i r_i, r_i <- theta_i r_i + v_{t-1}, the same
 // recursion the stream runs.
-class InverseColumn {
+class BltInverseColumn {
  public:
-  explicit InverseColumn(Parameters p) : p_(std::move(p)), r_(p_.theta.size(), 0.0) {}
+  explicit BltInverseColumn(BltParameters p) : p_(std::move(p)), r_(p_.theta.size(), 0.0) {}
   double next();
 
  private:
-  Parameters p_;
+  BltParameters p_;
   std::vector<double> r_;
   double previous_ = 0;
   bool first_ = true;
@@ -66,15 +66,15 @@ BNorms stream_b_norms(const Workload& A, Next next) {
   return out;
 }
 // The same for a BLT: O(n m) time, O(m) memory.
-BNorms b_norms(const Workload& A, const Parameters& p);
+BNorms blt_b_norms(const Workload& A, const BltParameters& p);
 
 // The JME error factor ||C||_{1->2}^2 ||A C^{-1}||_F^2 in closed form, for a workload whose
 // Toeplitz part is s/(1 - beta x) with unit row scale (prefix, decay, adam-plain): O(m^3 log n).
-double error_factor_closed(const Parameters& p, double beta, double scale, std::size_t n);
+double blt_error_factor_closed(const BltParameters& p, double beta, double scale, std::size_t n);
 
 // The m-buffer BLT minimising the error factor at A's horizon: Nelder-Mead on the closed form of
 // the nearest such workload (A itself for prefix, decay and adam-plain; prefix for average, adam
 // without the bias correction for adam), from a least-squares fit of the square root.
-Parameters fit(const Workload& A, std::size_t buffers);
+BltParameters fit_blt(const Workload& A, std::size_t buffers);
 
-}  // namespace dpstats::moments::blt
+}  // namespace dpstats::moments::detail

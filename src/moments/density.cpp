@@ -47,7 +47,7 @@ MomentsConfig with_average(MomentsConfig c) {
 
 GaussianDensityEstimator::GaussianDensityEstimator(MomentsConfig config, Rng& rng, Budget* budget)
     : est_(with_average(std::move(config)), rng, budget) {
-  b1_ = theory::b_row_norms_sq(est_.config().A1, est_.config().C1);
+  b1_ = moments::b_row_norms_sq(est_.config().A1, est_.config().C1);
 }
 
 void GaussianDensityEstimator::push(std::span<const double> x) { est_.push(x); }

@@ -454,8 +454,8 @@ nlohmann::json MomentEstimator::diagnostics() const {
   // steps for the others (O(n^2) for a Toeplitz C).
   const bool blt = c.C1.kind() == FactorizationKind::blt, cheap = blt || c.steps <= 20000u;
   const auto final_row_sq = [&] {
-    return blt ? blt::b_norms(c.A1, {c.C1.kappa(), c.C1.theta(), c.C1.omega()}).last_row_sq
-               : theory::b_row_norms_sq(c.A1, c.C1).back();
+    return blt ? detail::blt_b_norms(c.A1, {c.C1.kappa(), c.C1.theta(), c.C1.omega()}).last_row_sq
+               : moments::b_row_norms_sq(c.A1, c.C1).back();
   };
   if (cheap && !m.live) j["first_noise_std_final"] = sc.g1 * std::sqrt(final_row_sq());
   if (m.live) {  // the noise scales are per unit of clip: row t's noise is c_t times them

@@ -63,7 +63,7 @@ double toeplitz_b_frobenius_sq(const Workload& A, const std::vector<double>& c) 
   const std::size_t cap = c.size() - 1;
   std::vector<double> ring(std::max<std::size_t>(cap, 1), 0.0);
   std::size_t t = 0;
-  return blt::stream_b_norms(A, [&] {
+  return detail::stream_b_norms(A, [&] {
     double acc = t == 0 ? 1.0 : 0.0;
     for (std::size_t j = 1; j <= std::min(t, cap); ++j) acc -= c[j] * ring[(t - j) % cap];
     const double ci = acc / c[0];
@@ -90,7 +90,7 @@ double jme_error_factor(const Workload& A, const Factorization& C) {
   const double n2 = C.norm_1_to_2() * C.norm_1_to_2();
   switch (C.kind()) {
     case FactorizationKind::blt:
-      return n2 * blt::b_norms(A, {C.kappa(), C.theta(), C.omega()}).frobenius_sq;
+      return n2 * detail::blt_b_norms(A, {C.kappa(), C.theta(), C.omega()}).frobenius_sq;
     case FactorizationKind::square_root:
       if (C.coefficients().size() == A.steps() &&
           C.coefficients() == sqrt_coefficients(A, A.steps()))  // A's own root
@@ -101,7 +101,7 @@ double jme_error_factor(const Workload& A, const Factorization& C) {
     case FactorizationKind::input: return n2 * toeplitz_b_frobenius_sq(A, C.coefficients());
     case FactorizationKind::output: break;
   }
-  return n2 * theory::sum(theory::b_row_norms_sq(A, C));
+  return n2 * moments::sum(moments::b_row_norms_sq(A, C));
 }
 
 Factorization Factorization::blt(double kappa, std::vector<double> theta,
@@ -121,7 +121,7 @@ Factorization Factorization::blt(double kappa, std::vector<double> theta,
   f.omega_ = std::move(omega);
   // The first column's norms, computed from its n coefficients as the stream generates them
   // (Toeplitz: the first column has the largest norm), in O(buffers) memory.
-  blt::Column column({f.kappa_, f.theta_, f.omega_});
+  detail::BltColumn column({f.kappa_, f.theta_, f.omega_});
   double s = 0, l1 = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const double v = column.next();
@@ -135,7 +135,7 @@ Factorization Factorization::blt(double kappa, std::vector<double> theta,
 
 Factorization Factorization::fit_blt(const Workload& A, std::size_t buffers) {
   require(buffers >= 1 && buffers <= 12, fmt::format("blt needs 1 to 12 buffers, got {}", buffers));
-  blt::Parameters p = blt::fit(A, buffers);
+  detail::BltParameters p = detail::fit_blt(A, buffers);
   return blt(p.kappa, std::move(p.theta), std::move(p.omega), A.steps());
 }
 
@@ -311,7 +311,7 @@ std::vector<double> Factorization::column(std::size_t m) const {
     return c;
   }
   if (kind_ == FactorizationKind::blt) {
-    blt::Column column({kappa_, theta_, omega_});
+    detail::BltColumn column({kappa_, theta_, omega_});
     std::vector<double> c(m);
     for (auto& v : c) v = column.next();
     return c;
@@ -325,7 +325,7 @@ std::vector<double> Factorization::inverse_column(std::size_t m) const {
   require(kind_ != FactorizationKind::output, "inverse_column: output is not Toeplitz");
   m = std::min(m, n_);
   if (kind_ != FactorizationKind::blt) return toeplitz_inverse(c_, m);
-  blt::InverseColumn inverse({kappa_, theta_, omega_});
+  detail::BltInverseColumn inverse({kappa_, theta_, omega_});
   std::vector<double> y(m);
   for (auto& v : y) v = inverse.next();
   return y;

@@ -154,7 +154,7 @@ class QDiagStream {
  public:
   explicit QDiagStream(const Factorization& C) : C_(C) {
     if (C.kind() == FactorizationKind::blt)
-      blt_.emplace(blt::Parameters{C.kappa(), C.theta(), C.omega()});
+      blt_.emplace(detail::BltParameters{C.kappa(), C.theta(), C.omega()});
   }
   double next() {
     double q = 1;
@@ -199,7 +199,7 @@ class QDiagStream {
     y_.push_back(-acc / c[0]);
   }
   Factorization C_;
-  std::optional<blt::InverseColumn> blt_;
+  std::optional<detail::BltInverseColumn> blt_;
   std::size_t t_ = 0;
   std::vector<double> y_;
   double running_ = 0;

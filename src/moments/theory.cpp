@@ -5,7 +5,7 @@
 
 #include "dpstats/error.hpp"
 
-namespace dpstats::moments::theory {
+namespace dpstats::moments {
 namespace {
 
 using Index = Eigen::Index;
@@ -147,4 +147,4 @@ double pp_sup_sq_error_identity(const Workload& A2, std::size_t dim, double g, d
   return e;
 }
 
-}  // namespace dpstats::moments::theory
+}  // namespace dpstats::moments

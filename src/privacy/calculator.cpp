@@ -24,7 +24,7 @@ nlohmann::json account_calibrate(const std::string& mechanism, double sensitivit
     const LaplaceMechanism secure(sensitivity, epsilon);
     out["delta"] = 0.0;
     out["scale"] = laplace_scale(sensitivity, epsilon);
-    out["secure_scale"] = secure.scale();
+    out["secure_scale"] = secure.noise_scale();
     out["granularity"] = secure.granularity();
   } else if (mechanism == "gaussian") {
     check_delta_positive(delta);

@@ -17,8 +17,8 @@
 namespace dpstats {
 namespace {
 
-using exact::Big;
-using exact::Interval;
+using random_detail::Big;
+using random_detail::Interval;
 
 constexpr unsigned kScale = 192;  // working precision of the bin bounds (2^-192)
 constexpr std::uint64_t kMaxMagnitude = std::uint64_t{1} << 62;
@@ -60,15 +60,15 @@ void build_alias(std::vector<u128> weight, u128 capacity, std::vector<std::uint6
 // E_j = x^(j^2) for j = 0..K, x = exp(-B^2/(2 sigma^2)), bracketed at 2^-192:
 // E_{j+1} = E_j · x^(2j+1).
 std::vector<Interval> envelopes(std::size_t bins, u128 width2_den, std::uint64_t num) {
-  const Big q = exact::to_big(2 * static_cast<u128>(num));
-  const Interval x = exact::exp_minus(exact::to_big(width2_den), q, kScale);
-  const Interval x2 = exact::multiply(x, x, kScale);
+  const Big q = random_detail::to_big(2 * static_cast<u128>(num));
+  const Interval x = random_detail::exp_minus(random_detail::to_big(width2_den), q, kScale);
+  const Interval x2 = random_detail::multiply(x, x, kScale);
   std::vector<Interval> envelope(bins + 1);
   envelope[0] = {Big(1) << kScale, Big(1) << kScale};
   Interval odd_power = x;  // x^(2j+1)
   for (std::size_t j = 0; j < bins; ++j) {
-    envelope[j + 1] = exact::multiply(envelope[j], odd_power, kScale);
-    odd_power = exact::multiply(odd_power, x2, kScale);
+    envelope[j + 1] = random_detail::multiply(envelope[j], odd_power, kScale);
+    odd_power = random_detail::multiply(odd_power, x2, kScale);
   }
   return envelope;
 }
@@ -77,7 +77,7 @@ std::vector<Interval> envelopes(std::size_t bins, u128 width2_den, std::uint64_t
 std::vector<Big> upper_units(const std::vector<Interval>& envelope) {
   const Big down = Big(1) << (kScale - 64);
   std::vector<Big> e(envelope.size());
-  for (std::size_t j = 0; j < envelope.size(); ++j) e[j] = exact::ceil_div(envelope[j].hi, down);
+  for (std::size_t j = 0; j < envelope.size(); ++j) e[j] = random_detail::ceil_div(envelope[j].hi, down);
   return e;
 }
 
@@ -138,22 +138,22 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
   const std::vector<Big> e = upper_units(envelope);
   const Big down = Big(1) << (kScale - 64), two64 = Big(1) << 64;
   const Big scale_d = proposal_scale(e);  // D < 2^64
-  scale_d_ = exact::to_u128(scale_d);
+  scale_d_ = random_detail::to_u128(scale_d);
   Big used = 0;
   bins_.resize(bins);
   floors_.resize(bins);
   for (std::size_t j = 0; j < bins; ++j) {
-    const Big weight = exact::ceil_div(scale_d * e[j], two64);  // P_j >= D E_j: C_j <= 1
+    const Big weight = random_detail::ceil_div(scale_d * e[j], two64);  // P_j >= D E_j: C_j <= 1
     used += weight;
     Bin& bin = bins_[j];
     bin.weight = static_cast<std::uint64_t>(weight);
     // C_j = E_j D / P_j at 2^-64 from E_j's bracket.
     const Big lo = (envelope[j].lo * scale_d) / (weight * down);
-    const Big hi = exact::ceil_div(envelope[j].hi * scale_d, weight * down);
+    const Big hi = random_detail::ceil_div(envelope[j].hi * scale_d, weight * down);
     ensure(lo <= two64, "a bin constant exceeds 1");  // C_0 = 1 exactly
     // A lower bound of exactly 2^64 (C_0 = 1) is kept as 2^64 - 1, still a lower bound.
     bin.window = {lo == two64 ? random_detail::kMax64 : static_cast<std::uint64_t>(lo),
-                  exact::to_u128(hi)};
+                  random_detail::to_u128(hi)};
     // Every m in the bin has f(m) >= E_{j+1}, so its acceptance is at least E_{j+1} D / P_j.
     floors_[j] = static_cast<std::uint64_t>(
         std::min<Big>((envelope[j + 1].lo * scale_d) / (weight * down), two64 - 1));
@@ -162,15 +162,15 @@ BinnedDiscreteGaussian::BinnedDiscreteGaussian(std::uint64_t sigma2_num, std::ui
     bin.c_hi = std::ldexp(static_cast<double>(static_cast<std::uint64_t>((hi + 2047) >> 11)), -53);
   }
   // P_tail >= 2 D E_K >= D E_K / (1 - e^-1): C_tail <= 1.
-  const Big tail = exact::ceil_div(2 * scale_d * e[bins], two64);
+  const Big tail = random_detail::ceil_div(2 * scale_d * e[bins], two64);
   used += tail;
   ensure(used <= two64, "proposal weights exceed 2^64");
   tail_weight_ = static_cast<std::uint64_t>(tail);
   reject_weight_ = static_cast<std::uint64_t>(two64 - used);  // < 2^64 since every P_j >= 1
   const Big kk = bins;
-  tail_constant_ = ExpConstant{exact::to_u128(kk * kk * exact::to_big(width2_den)),
-                               2 * static_cast<u128>(num_), exact::to_u128(scale_d),
-                               exact::to_u128(tail), true};
+  tail_constant_ = ExpConstant{random_detail::to_u128(kk * kk * random_detail::to_big(width2_den)),
+                               2 * static_cast<u128>(num_), random_detail::to_u128(scale_d),
+                               random_detail::to_u128(tail), true};
   tail_window_ = tail_constant_.window();
 
   // The proposal over outcomes 0..K-1 (core bins), K (tail), K+1 (reject) as an alias table of
@@ -199,7 +199,7 @@ std::int64_t BinnedDiscreteGaussian::tail(RandomBits& bits, std::uint64_t r) con
   for (Big whole = exponent / q; whole != 0; --whole) {
     if (!bernoulli_exp_minus_one(bits)) return 0;
   }
-  if (!accept_(bits, exact::to_u128(exponent % q))) return 0;
+  if (!accept_(bits, random_detail::to_u128(exponent % q))) return 0;
   if (!bernoulli_exp_constant(bits, tail_constant_, tail_window_)) return 0;
   return static_cast<std::int64_t>(m);
 }

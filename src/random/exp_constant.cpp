@@ -10,7 +10,7 @@
 
 namespace dpstats {
 
-namespace exact {
+namespace random_detail {
 
 Big to_big(u128 x) {
   Big r = static_cast<std::uint64_t>(x >> 64);
@@ -68,12 +68,12 @@ Interval exp_minus(const Big& p, const Big& q, unsigned scale) {
   return multiply(out, power, scale);
 }
 
-}  // namespace exact
+}  // namespace random_detail
 
 namespace {
 
-using exact::Big;
-using exact::Interval;
+using random_detail::Big;
+using random_detail::Interval;
 
 // Bounds at scale 2^bits, computed at 2^(bits + guard) and rounded outwards. The guard covers the
 // ~log2(n) + 70 ulps the series, the powering and the divisions lose.
@@ -81,18 +81,18 @@ Interval scaled_bounds(const ExpConstant& c, unsigned bits) {
   if (c.q == 0 || c.b == 0 || c.a == 0) {
     throw InvalidArgument("ExpConstant: q, a and b must be >= 1");
   }
-  const Big p = exact::to_big(c.p), q = exact::to_big(c.q);
+  const Big p = random_detail::to_big(c.p), q = random_detail::to_big(c.q);
   const unsigned guard = 96 + static_cast<unsigned>(boost::multiprecision::msb(p / q + 1));
   const unsigned scale = bits + guard;
   const Big one = Big(1) << scale;
-  Interval x = exact::exp_minus(p, q, scale);
-  const Big a = exact::to_big(c.a), b = exact::to_big(c.b);
-  x = {(x.lo * a) / b, exact::ceil_div(x.hi * a, b)};
+  Interval x = random_detail::exp_minus(p, q, scale);
+  const Big a = random_detail::to_big(c.a), b = random_detail::to_big(c.b);
+  x = {(x.lo * a) / b, random_detail::ceil_div(x.hi * a, b)};
   if (c.over_one_minus_inv_e) {
-    const Interval e1 = exact::exp_series(1, 1, scale);
-    x = {(x.lo << scale) / (one - e1.lo), exact::ceil_div(x.hi << scale, one - e1.hi)};
+    const Interval e1 = random_detail::exp_series(1, 1, scale);
+    x = {(x.lo << scale) / (one - e1.lo), random_detail::ceil_div(x.hi << scale, one - e1.hi)};
   }
-  return {x.lo >> guard, exact::ceil_div(x.hi, Big(1) << guard)};
+  return {x.lo >> guard, random_detail::ceil_div(x.hi, Big(1) << guard)};
 }
 
 void to_words(Big x, std::size_t n, std::vector<std::uint64_t>& out) {
@@ -124,7 +124,7 @@ ExpConstant::Window ExpConstant::window() const {
   const Big cap = Big(1) << 100;  // any hi >= 2^64 means "not below every w"
   // A lower bound of exactly 2^64 (c = 1) is stored as 2^64 - 1, still a lower bound.
   return {x.lo > Big(random_detail::kMax64) ? random_detail::kMax64 : static_cast<std::uint64_t>(x.lo),
-          x.hi >= cap ? (static_cast<u128>(1) << 100) : exact::to_u128(x.hi)};
+          x.hi >= cap ? (static_cast<u128>(1) << 100) : random_detail::to_u128(x.hi)};
 }
 
 bool exp_constant_less(RandomBits& bits, std::uint64_t w, const ExpConstant& c) {

@@ -9,7 +9,7 @@
 
 #include "dpstats/random/rng.hpp"
 
-namespace dpstats::exact {
+namespace dpstats::random_detail {
 
 using Big = boost::multiprecision::cpp_int;
 
@@ -30,4 +30,4 @@ Interval exp_series(const Big& r, const Big& q, unsigned scale);
 // exp(-p/q) for p >= 0, q >= 1, at scale 2^scale.
 Interval exp_minus(const Big& p, const Big& q, unsigned scale);
 
-}  // namespace dpstats::exact
+}  // namespace dpstats::random_detail

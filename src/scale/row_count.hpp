@@ -42,7 +42,7 @@ inline LedgerEntry row_count_entry(const PrivacyLoss& share, const std::string& 
 // How far below the count its lower confidence bound lies: b ln(1/beta) under add/remove, 0 under
 // replace-one (a dry run adds it to the rows an estimate needs, dry_run.hpp).
 inline double count_margin(const PrivacyLoss& share, Neighbouring nb, double beta) {
-  return counts_rows(nb) ? row_count_mechanism(share).scale() * std::log(1 / beta) : 0.0;
+  return counts_rows(nb) ? row_count_mechanism(share).noise_scale() * std::log(1 / beta) : 0.0;
 }
 
 // n, or under add/remove floor(n~ - b ln(1/beta)) (at least 1) for the count n~ drawn on rank 0:
@@ -60,7 +60,7 @@ inline double rows_for_checks(std::int64_t n, const PrivacyLoss& share, Neighbou
 // confidence bound with its noise at 0 (floor(n - b ln(1/beta)), at least 1).
 inline double rows_for_plan(double n, const PrivacyLoss& share, Neighbouring nb, double beta) {
   if (!counts_rows(nb)) return n;
-  const double b = row_count_mechanism(share).scale();
+  const double b = row_count_mechanism(share).noise_scale();
   return std::max(1.0, std::floor(n - b * std::log(1 / beta)));
 }
 

@@ -9,7 +9,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/release.hpp"
@@ -214,7 +214,7 @@ WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location
   all_or_none(comm, [&] { account.claim(out.entries); });
   out.epsilon_per_call = per_call_epsilon(o.loss, kCallsPerColumn * d);
   const LaplaceMechanism lap(1.0, out.epsilon_per_call);
-  out.noise_scale = lap.scale();
+  out.noise_scale = lap.noise_scale();
   const std::size_t grid_points = static_cast<std::size_t>(o.octaves * o.per_octave) + 1;
   out.rank_error = grid_quantile_rank_error(out.epsilon_per_call, grid_points,
                                             o.beta / static_cast<double>(d));

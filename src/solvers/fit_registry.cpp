@@ -2,7 +2,7 @@
 
 #include "dpstats/error.hpp"
 
-namespace dpstats {
+namespace dpstats::optimize {
 namespace {
 
 #define DPSTATS_UL_COMMON "loss", "epsilon", "delta", "domain_radius", "feature_bound", \
@@ -57,4 +57,4 @@ std::span<const MethodInfo> fit_methods(FitTask task) {
   throw InvalidArgument("fit_methods: the classify task's methods live with the training code");
 }
 
-}  // namespace dpstats
+}  // namespace dpstats::optimize

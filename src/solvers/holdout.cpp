@@ -9,7 +9,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 
 namespace dpstats::optimize {
 namespace {
@@ -106,7 +106,7 @@ HoldoutLoss::NoisySum HoldoutLoss::noisy_sum(std::span<const double> losses, Rng
     r.half95 = kNormal95 * r.sd, r.half975 = kNormal975 * r.sd;
     r.half_third = kNormalThird * r.sd;
   } else {
-    const double b = std::get<LaplaceMechanism>(mechanism_).scale();
+    const double b = std::get<LaplaceMechanism>(mechanism_).noise_scale();
     r.sd = std::sqrt(2.0) * b;
     r.half95 = b * std::log(20.0), r.half975 = b * std::log(40.0);
     r.half_third = b * std::log(1 / kThird);

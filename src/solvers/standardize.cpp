@@ -192,7 +192,7 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
     out.diagnostics["rho"] = share.rho;
   } else {
     noisy = on_root(comm, [&] { return Vector(mech.laplace->apply(S, rng)); });
-    sd = std::sqrt(2.0) * mech.laplace->scale();
+    sd = std::sqrt(2.0) * mech.laplace->noise_scale();
     out.diagnostics["epsilon"] = share.epsilon;
   }
   nlohmann::json cols = nlohmann::json::array();

@@ -8,7 +8,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "internal.hpp"
 
@@ -56,11 +56,11 @@ double Noise::apply(double value, Rng& rng) const {
   return laplace_ ? laplace_->apply(value, rng) : gaussian_->apply(value, rng);
 }
 
-double Noise::scale() const { return laplace_ ? laplace_->scale() : gaussian_->sigma(); }
+double Noise::noise_scale() const { return laplace_ ? laplace_->noise_scale() : gaussian_->sigma(); }
 
 double Noise::bound(double beta) const {
   const double z = laplace_ ? std::log(1 / beta) : standard_normal_quantile(1 - beta / 2);
-  return z * scale() * unit_;
+  return z * noise_scale() * unit_;
 }
 
 void validate_common(const StatOptions& o) {
@@ -155,7 +155,7 @@ ClippedFraction report_clipped(const Noise& noise, std::int64_t outside, double 
   const double noisy = std::clamp(noise.apply(static_cast<double>(outside), rng), 0.0, n);
   // A warning only when even a low estimate (4 noise scales below: exceeded with probability
   // <= e^-4 / 2 for Laplace) is above 5% of the rows, so noise alone rarely raises it.
-  const double scale = noise.scale() * noise.unit();
+  const double scale = noise.noise_scale() * noise.unit();
   const double low = std::max(0.0, noisy - 4 * scale);
   const ClippedFraction f{std::min(1.0, (noisy + noise.bound(beta)) / n),
                           std::max(0.0, noisy - 2 * scale) / n};
@@ -164,7 +164,7 @@ ClippedFraction report_clipped(const Noise& noise, std::int64_t outside, double 
                       {"fraction_upper", f.upper},
                       {"fraction_upper_confidence", 1 - beta},
                       {"fraction_low", f.low},
-                      {"noise_scale", noise.scale()},
+                      {"noise_scale", noise.noise_scale()},
                       {"budget_share", kClipCheckShare}};
   diagnostics["clipped_rows"] = j;
   const char* which = estimated ? "the privately estimated bounds" : "the given bounds";
@@ -193,7 +193,7 @@ nlohmann::json bounds_json(const std::vector<ColumnBounds>& bounds) {
 
 nlohmann::json noise_scales(const std::vector<Noise>& noises, double factor) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& m : noises) j.push_back(m.scale() * m.unit() * factor);
+  for (const auto& m : noises) j.push_back(m.noise_scale() * m.unit() * factor);
   return j;
 }
 

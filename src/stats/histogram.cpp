@@ -111,7 +111,7 @@ Release<Histogram> public_categories(std::span<const std::string> values, const 
     return out;
   });
   // seal
-  nlohmann::json diagnostics = {{"noise_scale", noise.scale()}, {"selection", "public categories"}};
+  nlohmann::json diagnostics = {{"noise_scale", noise.noise_scale()}, {"selection", "public categories"}};
   return seal(std::move(h), account, detail::facts(o, Neighbouring::add_remove), rng,
               std::move(diagnostics));
 }

@@ -44,7 +44,7 @@ class Noise {
   // bounds that fix it (the mechanism, and so its charge, does not depend on them).
   void set_unit(double unit) { unit_ = unit; }
   double apply(double value, Rng& rng) const;
-  double scale() const;  // Laplace b or Gaussian sigma, in units of the noised value
+  double noise_scale() const;  // Laplace b or Gaussian sigma, in units of the noised value
   double unit() const { return unit_; }
   // The t with P(|noise| > t) <= beta, in released units (Laplace: b ln(1/beta); Gaussian:
   // sigma z_{1 - beta/2}).
@@ -94,7 +94,7 @@ struct ExactSums {
 };
 // Column j: clip to bounds[j], map [lower, upper] to [0, Q] (first) and (x - centre)^2 in
 // [0, w^2/4] to [0, Q] (second, when `squares`), round, add in the one exact sum
-// (mechanisms/exact_sum.hpp; n Q < 2^53).
+// (exact/exact_sum.hpp; n Q < 2^53).
 ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,
                      bool squares, int threads);
 

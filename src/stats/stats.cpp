@@ -292,7 +292,7 @@ Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng, B
   // seal: the clamp at 0 only moves the estimate towards the count
   const double radius = noise.bound(detail::kStatedBeta);
   nlohmann::json diagnostics = {
-      {"noise_scale", noise.scale()},
+      {"noise_scale", noise.noise_scale()},
       {"stated_error",
        {{"radius", {radius}}, {"confidence", 1 - detail::kStatedBeta}, {"noise_term", {radius}},
         {"meaning", "|estimate - the number of rows| <= radius with probability >= confidence"}}}};

@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/ordered_chunks.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/random/float_normal.hpp"

@@ -9,7 +9,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/moments/sensitivity.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "../mechanisms/lattice.hpp"
 
 namespace dpstats::optimize {
@@ -172,12 +172,12 @@ Vector GradientRelease::draw_noise(Rng& rng) const {
 namespace {
 // mechanism().apply(value) with the given noise (lattice units in secure mode).
 void add_noise(const GaussianMechanism& mech, const Vector& value, const Vector& noise, Vector& out) {
-  lattice::check_vector(value, mech.dimension());
+  mechanisms_detail::check_vector(value, mech.dimension());
   require(noise.size() == value.size(), "GradientRelease: noise of the wrong dimension");
   out.resize(value.size());
   const double g = mech.granularity();
   for (Eigen::Index i = 0; i < value.size(); ++i)
-    out(i) = g > 0 ? lattice::release(value(i), g, static_cast<std::int64_t>(noise(i)))
+    out(i) = g > 0 ? mechanisms_detail::release(value(i), g, static_cast<std::int64_t>(noise(i)))
                    : value(i) + noise(i);
 }
 }  // namespace

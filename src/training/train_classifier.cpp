@@ -20,7 +20,7 @@
 #include "dpstats/random/bernoulli.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/solvers/holdout.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "feature_map.hpp"
 #include "keyed_sample.hpp"
 

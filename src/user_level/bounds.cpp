@@ -110,12 +110,12 @@ nlohmann::json clip_report(const UserDataset& raw, double A, const LaplaceMechan
   const double noisy =
       on_root(comm, [&] { return count.apply(static_cast<double>(clipped), rng); });
   const double n = static_cast<double>(raw.total_users());
-  const double margin = count.scale() * std::log(1 / (2 * kClipReportBeta));  // one-sided 95%
+  const double margin = count.noise_scale() * std::log(1 / (2 * kClipReportBeta));  // one-sided 95%
   const double fraction = std::clamp(noisy / n, 0.0, 1.0);
   const double lower = std::clamp((noisy - margin) / n, 0.0, 1.0);
   nlohmann::json j = {{"value", A}, {"estimated", false}, {"clipped_users_fraction", fraction},
                       {"clipped_users_fraction_lower_95", lower},
-                      {"noise_scale_fraction", count.scale() / n},
+                      {"noise_scale_fraction", count.noise_scale() / n},
                       {"epsilon", count.loss().epsilon}};
   if (lower > kClippedWarning) {
     j["warning"] = fmt::format(

@@ -71,14 +71,14 @@ std::vector<double> vector_noise(const Mechanism& m, Eigen::Index d, Rng& rng) {
 TEST(LargeFit, SecureLaplaceScalar) {
   SeededRng rng(301);
   const LaplaceMechanism m(1, 1);
-  const Fit f = laplace_fit(draws(m, 0.25, rng), 0.25, m.scale());
+  const Fit f = laplace_fit(draws(m, 0.25, rng), 0.25, m.noise_scale());
   EXPECT_TRUE(f.passes()) << f.describe();
 }
 
 TEST(LargeFit, SecureLaplaceVectorFromTheCsprng) {
   SecureRng rng;
   const LaplaceMechanism m(3, 0.5, 10);
-  const Fit f = laplace_fit(vector_noise(m, 10, rng), 0, m.scale());
+  const Fit f = laplace_fit(vector_noise(m, 10, rng), 0, m.noise_scale());
   EXPECT_TRUE(f.passes()) << f.describe();
 }
 
@@ -114,8 +114,8 @@ TEST(LargeFit, DiscreteGaussianAtLatticeScale) {
 TEST(LargeFit, RejectsHalfTheNoiseAndAShift) {
   SeededRng rng(304);
   const LaplaceMechanism lap(1, 1), half(0.5, 1);
-  EXPECT_FALSE(laplace_fit(draws(half, 0, rng), 0, lap.scale()).ks.passes());
-  EXPECT_FALSE(laplace_fit(draws(lap, 0.05, rng), 0, lap.scale()).ks.passes());
+  EXPECT_FALSE(laplace_fit(draws(half, 0, rng), 0, lap.noise_scale()).ks.passes());
+  EXPECT_FALSE(laplace_fit(draws(lap, 0.05, rng), 0, lap.noise_scale()).ks.passes());
   const auto gauss = GaussianMechanism::from_rho(1, 0.5), thin = GaussianMechanism::from_rho(1, 2);
   EXPECT_FALSE(normal_fit(draws(thin, 0, rng), 0, gauss.sigma()).chi2.passes());
   EXPECT_FALSE(normal_fit(draws(gauss, 0.05, rng), 0, gauss.sigma()).ks.passes());

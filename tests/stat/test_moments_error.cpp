@@ -115,8 +115,8 @@ TEST(MomentsStat, JmeImeCsMatchTheClosedForms) {
       const Mc mc = monte_carlo(c, X, 6000, 1000);
       NoiseParameters p{.method = m, .d = kD, .form = form, .clip = kZeta, .lambda = c.lambda,
                         .alpha = c.alpha, .tau = c.tau};
-      const auto e = theory::expected_errors(p, mc.sigma_eff, c.A1, c.A2, c.C1, c.C2);
-      const double first = theory::sum(e.first), second = theory::sum(e.second);
+      const auto e = moments::expected_errors(p, mc.sigma_eff, c.A1, c.A2, c.C1, c.C2);
+      const double first = moments::sum(e.first), second = moments::sum(e.second);
       const double z1 = (mc.first_mean - first) / mc.first_se;
       const double z2 = (mc.second_mean - second) / mc.second_se;
       EXPECT_LT(std::abs(z1), kZ) << to_string(m) << " first " << mc.first_mean << " vs " << first;
@@ -139,14 +139,14 @@ TEST(MomentsStat, PostProcessingMatchesThePerDataFormulaWithRowNormQ) {
       // 6000 runs, too close to the detection threshold to be detected reliably.
       const Mc mc = monte_carlo(c, X, debiased ? 24000 : 6000, 5000);
       const double g = mc.sigma_eff * 2 * kZeta * c.C1.norm_1_to_2();
-      const double want = theory::sum(theory::pp_sq_error(c.A2, c.C1, X, g, debiased, form));
+      const double want = moments::sum(moments::pp_sq_error(c.A2, c.C1, X, g, debiased, form));
       const double z = (mc.second_mean - want) / mc.second_se;
       EXPECT_LT(std::abs(z), kZ) << to_string(m) << " " << mc.second_mean << " vs " << want;
       // The first moment is JME's.
-      const double first = theory::sum(theory::b_row_norms_sq(c.A1, c.C1)) * kD * g * g;
+      const double first = moments::sum(moments::b_row_norms_sq(c.A1, c.C1)) * kD * g * g;
       EXPECT_LT(std::abs(mc.first_mean - first) / mc.first_se, kZ) << to_string(m);
       // Debiased PP is unbiased on the diagonal; biased PP is off by b_t = g^2 sum A_tk Q_kk.
-      const auto q = theory::q_diag(c.C1);
+      const auto q = moments::q_diag(c.C1);
       double bt = 0;
       for (std::size_t k = 0; k < kN; ++k) bt += c.A2.at(kN - 1, k) * q[k];
       bt *= g * g;

@@ -376,7 +376,7 @@ TEST(MechanismFit, SecureLaplace) {
   SeededRng rng(201);
   for (const double sensitivity : {1.0, 0.37, 3e5}) {
     const LaplaceMechanism m(sensitivity, 0.8);
-    const auto f = laplace_fit(scalar_draws(m, 0.3, rng), 0.3, m.scale());
+    const auto f = laplace_fit(scalar_draws(m, 0.3, rng), 0.3, m.noise_scale());
     EXPECT_TRUE(f.passes()) << sensitivity << ": " << describe(f);
   }
 }
@@ -391,7 +391,7 @@ TEST(MechanismFit, SecureLaplaceVector) {
     const Eigen::VectorXd y = m.apply(x, rng) - x;
     noise.insert(noise.end(), y.data(), y.data() + 4);
   }
-  const auto f = laplace_fit(noise, 0, m.scale());
+  const auto f = laplace_fit(noise, 0, m.noise_scale());
   EXPECT_TRUE(f.passes()) << describe(f);
 }
 
@@ -425,7 +425,7 @@ TEST(MechanismFit, SecureGaussianVector) {
 TEST(MechanismFit, FastFloatPathsFitToo) {
   SeededRng rng(205);
   const LaplaceMechanism lap(1, 1, 1, NoiseMode::fast_float);
-  const auto fl = laplace_fit(scalar_draws(lap, 0, rng), 0, lap.scale());
+  const auto fl = laplace_fit(scalar_draws(lap, 0, rng), 0, lap.noise_scale());
   EXPECT_TRUE(fl.passes()) << describe(fl);
   const auto gauss = GaussianMechanism::from_rho(1, 0.5, 1, NoiseMode::fast_float);
   const auto fg = normal_fit(scalar_draws(gauss, 0, rng), 0, gauss.sigma());
@@ -437,10 +437,10 @@ TEST(MechanismFit, RejectsBrokenMechanisms) {
   const LaplaceMechanism lap(1, 1);
   // Half the noise (sensitivity halved), tested against the correct scale.
   const LaplaceMechanism half(0.5, 1);
-  EXPECT_FALSE(laplace_fit(scalar_draws(half, 0, rng), 0, lap.scale()).ks.passes());
-  EXPECT_FALSE(laplace_fit(scalar_draws(half, 0, rng), 0, lap.scale()).chi2.passes());
+  EXPECT_FALSE(laplace_fit(scalar_draws(half, 0, rng), 0, lap.noise_scale()).ks.passes());
+  EXPECT_FALSE(laplace_fit(scalar_draws(half, 0, rng), 0, lap.noise_scale()).chi2.passes());
   // A mean shifted by a tenth of the scale.
-  EXPECT_FALSE(laplace_fit(scalar_draws(lap, 0.1, rng), 0, lap.scale()).ks.passes());
+  EXPECT_FALSE(laplace_fit(scalar_draws(lap, 0.1, rng), 0, lap.noise_scale()).ks.passes());
   const auto gauss = GaussianMechanism::from_rho(1, 0.5);
   // Missing factor sqrt(2) in sigma.
   const auto thin = GaussianMechanism::from_rho(1, 1);

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "dpstats/error.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/training/classifier.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/training/train_classifier.hpp"

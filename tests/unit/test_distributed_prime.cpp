@@ -7,7 +7,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/range_ht.hpp"
-#include "../../src/mean/ranks_internal.hpp"  // mean_ranks::q_range_ht (internal)
+#include "../../src/mean/ranks_internal.hpp"  // mean_detail::q_range_ht (internal)
 #include "robust_ranks.hpp"
 
 namespace dpstats {
@@ -95,7 +95,7 @@ TEST(DistributedPrime, QRangeHtCentreIsTheSingleProcessCentre) {
     run_local_ranks(P, [&](Communicator& c) {
       const Eigen::Index lo = cut(c.rank(), P, X.rows()), hi = cut(c.rank() + 1, P, X.rows());
       CountingRng rng(3);
-      auto centre = mean_ranks::q_range_ht(X.middleRows(lo, hi - lo), X.rows(), o, c, rng, 2);
+      auto centre = mean_detail::q_range_ht(X.middleRows(lo, hi - lo), X.rows(), o, c, rng, 2);
       const std::lock_guard lock(m);
       got[static_cast<std::size_t>(c.rank())] = std::move(centre);
       draws[static_cast<std::size_t>(c.rank())] = rng.draws;

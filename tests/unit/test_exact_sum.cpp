@@ -1,4 +1,4 @@
-// The one exact sum (mechanisms/exact_sum.hpp): exactness, order and thread-count independence,
+// The one exact sum (exact/exact_sum.hpp): exactness, order and thread-count independence,
 // the overflow refusal, and equality with the four separate implementations it replaced (copied
 // below, as they were, as references: the mean's fused box kernel, the statistics' loop, the
 // median's unit-gradient kernel and the solvers' ClippedVectorSum), on seeded data.
@@ -12,7 +12,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 #include "dpstats/median/boosting.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/random/float_normal.hpp"

@@ -132,9 +132,9 @@ TEST(Fingerprints, TheFitTasksCoverTheirOptions) {
   const Names user_level = visited<optimize::UserLevelOptions>();
   const Names heavy = visited<optimize::HeavyTailedOptions>();
   const Names classify = visited<optimize::ClassifyOptions>();
-  for (const auto& m : fit_methods(FitTask::user_level))
+  for (const auto& m : optimize::fit_methods(optimize::FitTask::user_level))
     expect_covered(Names(m.options.begin(), m.options.end()), user_level, m.name);
-  for (const auto& m : fit_methods(FitTask::heavy_tailed))
+  for (const auto& m : optimize::fit_methods(optimize::FitTask::heavy_tailed))
     expect_covered(Names(m.options.begin(), m.options.end()), heavy, m.name);
   for (const auto& m : optimize::classify_optimizers())
     expect_covered(Names(m.options.begin(), m.options.end()), classify, m.name);

@@ -9,6 +9,8 @@
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/mean/dp_mean.hpp"
+#include "dpstats/mean/mean_method.hpp"
+#include "dpstats/mean/methods.hpp"
 #include "../guarantee.hpp"
 
 using namespace dpstats;
@@ -24,6 +26,15 @@ RowMatrix gaussian_data(std::int64_t n, std::int64_t d, double mean, std::uint64
 }
 
 }  // namespace
+
+// The registry's names are MeanMethod's, in order: run_mean parses a method once and dispatches
+// on the enum, so a registry line without its enum value (or the reverse) would be unreachable.
+TEST(MeanMethods, RegistryNamesAreTheEnumsNames) {
+  EXPECT_EQ(method_names(mean_methods()), enum_names<MeanMethod>());
+  EXPECT_EQ(default_mean_method(true), "robust");
+  EXPECT_EQ(default_mean_method(false), "bounded");
+  EXPECT_THROW(parse_enum<MeanMethod>("Prime"), InvalidArgument);
+}
 
 TEST(ClippedSum, QuantumKeepsSumsExactDoubles) {
   EXPECT_EQ(sum_quantum(1), std::ldexp(1.0, 40));

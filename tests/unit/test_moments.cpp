@@ -134,31 +134,31 @@ TEST(MomentsFactorization, CardCoefficientsAndNorms) {
     const Workload A = Workload::prefix(n);
     const Factorization C = Factorization::square_root(A);
     EXPECT_NEAR(C.norm_1_to_2() * C.norm_1_to_2(), v.first, 1e-6 * v.first);
-    EXPECT_NEAR(theory::sum(theory::b_row_norms_sq(A, C)), v.second, 5e-5);  // printed to 4 dp
+    EXPECT_NEAR(moments::sum(moments::b_row_norms_sq(A, C)), v.second, 5e-5);  // printed to 4 dp
   }
   EXPECT_NEAR(std::pow(Factorization::square_root(Workload::prefix(10000)).norm_1_to_2(), 2),
               3.998010, 1e-6 * 4);
   EXPECT_DOUBLE_EQ(Factorization::output(Workload::prefix(100)).norm_1_to_2(), 10.0);
-  EXPECT_DOUBLE_EQ(theory::frobenius_sq(Workload::prefix(1000)), 500500.0);
+  EXPECT_DOUBLE_EQ(moments::frobenius_sq(Workload::prefix(1000)), 500500.0);
 }
 
 TEST(MomentsFactorization, WorkloadConstantsOfTheCard) {
-  EXPECT_NEAR(theory::frobenius_sq(Workload::adam(1000, 0.999, true)), 7.526877, 1e-6);
-  EXPECT_NEAR(theory::row_sums_sq(Workload::adam(1000, 0.999, true)), 1000, 1e-6);
-  EXPECT_NEAR(theory::frobenius_sq(Workload::adam(1000, 0.999, false)), 0.284266, 1e-6);
-  EXPECT_NEAR(theory::row_sums_sq(Workload::adam(1000, 0.999, false)), 168.407004, 1e-6);
-  EXPECT_NEAR(theory::frobenius_sq(Workload::decay(1000, 0.9)), 5240.720222, 1e-6);
-  EXPECT_NEAR(theory::row_sums_sq(Workload::decay(1000, 0.9)), 98626.315789, 1e-5);
-  EXPECT_NEAR(theory::frobenius_sq(Workload::window(1000, 10)), 99.55, 1e-9);
-  EXPECT_NEAR(theory::row_sums_sq(Workload::window(1000, 10)), 993.85, 1e-9);
+  EXPECT_NEAR(moments::frobenius_sq(Workload::adam(1000, 0.999, true)), 7.526877, 1e-6);
+  EXPECT_NEAR(moments::row_sums_sq(Workload::adam(1000, 0.999, true)), 1000, 1e-6);
+  EXPECT_NEAR(moments::frobenius_sq(Workload::adam(1000, 0.999, false)), 0.284266, 1e-6);
+  EXPECT_NEAR(moments::row_sums_sq(Workload::adam(1000, 0.999, false)), 168.407004, 1e-6);
+  EXPECT_NEAR(moments::frobenius_sq(Workload::decay(1000, 0.9)), 5240.720222, 1e-6);
+  EXPECT_NEAR(moments::row_sums_sq(Workload::decay(1000, 0.9)), 98626.315789, 1e-5);
+  EXPECT_NEAR(moments::frobenius_sq(Workload::window(1000, 10)), 99.55, 1e-9);
+  EXPECT_NEAR(moments::row_sums_sq(Workload::window(1000, 10)), 993.85, 1e-9);
   const Workload W = Workload::window(1000, 10);
   const Factorization Cw = Factorization::square_root(W);
   EXPECT_NEAR(std::pow(Cw.norm_1_to_2(), 2), 0.192275, 1e-6);
-  EXPECT_NEAR(theory::sum(theory::b_row_norms_sq(W, Cw)), 191.843047, 1e-5);
+  EXPECT_NEAR(moments::sum(moments::b_row_norms_sq(W, Cw)), 191.843047, 1e-5);
   const Workload E = Workload::decay(1000, 0.9);
   const Factorization Ce = Factorization::square_root(E);
   EXPECT_NEAR(std::pow(Ce.norm_1_to_2(), 2), 1.451843, 1e-6);
-  EXPECT_NEAR(theory::sum(theory::b_row_norms_sq(E, Ce)), 1450.605633, 1e-5);
+  EXPECT_NEAR(moments::sum(moments::b_row_norms_sq(E, Ce)), 1450.605633, 1e-5);
 }
 
 TEST(MomentsSensitivity, RdValuesThresholdsAndCd) {
@@ -418,7 +418,7 @@ TEST(MomentsEstimator, FirstMomentOfJmeAndPpAgreeAndDiagonalMatchesShapes) {
   EXPECT_EQ(diag.estimate.second.cols(), 4);
   EXPECT_EQ(diag.estimate.first.rows(), 10);
   // PP debiased = PP biased - b_t I, with b_t = g^2 sum_k A_tk Q_kk.
-  const auto q = theory::q_diag(Factorization::square_root(Workload::prefix(10)));
+  const auto q = moments::q_diag(Factorization::square_root(Workload::prefix(10)));
   MomentsConfig cfg = config(10, 4, Method::pp, "sqrt", false);
   SeededRng e(3);
   MomentEstimator est(cfg, e);
@@ -565,10 +565,10 @@ TEST(MomentsEstimator, BadInputs) {
 TEST(MomentsTheory, RegimeClaimsFromTheClosedForms) {
   // d = 1, C = I: JME beats (debiased) PP for every noise level (c_1 < 1).
   const Workload A = Workload::prefix(1000);
-  const double F = theory::frobenius_sq(A);
+  const double F = moments::frobenius_sq(A);
   for (double sb : {0.1, 0.5, 1.0, 2.0, 10.0}) {
     const double jme = cd(1) * sb * sb * F;
-    EXPECT_LT(jme, theory::pp_sup_sq_error_identity(A, 1, sb, 1, true, SecondMomentForm::full));
+    EXPECT_LT(jme, moments::pp_sup_sq_error_identity(A, 1, sb, 1, true, SecondMomentForm::full));
   }
   // Full, C = I: JME beats debiased PP iff sigma_bar > sqrt((c_d d^2 - 2(d+1))/(d(d+1))).
   const std::pair<std::size_t, double> cross[] = {{10, 1.2721}, {100, 1.4001}, {1000, 1.4128}};
@@ -578,19 +578,19 @@ TEST(MomentsTheory, RegimeClaimsFromTheClosedForms) {
     for (double sb : {x * 0.97, x * 1.03}) {
       const double jme = 2 * dd * dd * sb * sb * F;
       const double pp =
-          theory::pp_sup_sq_error_identity(A, d, sb, 1, true, SecondMomentForm::full);
+          moments::pp_sup_sq_error_identity(A, d, sb, 1, true, SecondMomentForm::full);
       EXPECT_EQ(jme < pp, sb > x) << d << " " << sb;
     }
   }
   // Adam diagonal at d = 10^6: JME beats PP for sigma_bar >= 1.
   const Workload adam = Workload::adam(1000, 0.999, true);
   for (double sb : {1.0, 2.0, 5.0}) {
-    const double jme = 2 * 1e6 * sb * sb * theory::frobenius_sq(adam);
-    EXPECT_LT(jme, theory::pp_sup_sq_error_identity(adam, 1000000, sb, 1, true,
+    const double jme = 2 * 1e6 * sb * sb * moments::frobenius_sq(adam);
+    EXPECT_LT(jme, moments::pp_sup_sq_error_identity(adam, 1000000, sb, 1, true,
                                                     SecondMomentForm::diagonal));
   }
   // Card §5.2 reference values (n = 1000, E1, C = I, d = 1000, sigma_bar = 1).
-  EXPECT_NEAR(theory::pp_sup_sq_error_identity(A, 1000, 1, 1, true, SecondMomentForm::full),
+  EXPECT_NEAR(moments::pp_sup_sq_error_identity(A, 1000, 1, 1, true, SecondMomentForm::full),
               5.020025e11, 1e5);
   // lambda-JME Pareto-dominates IME and CS at equal first-moment error (docs/proofs/moments.md).
   const double table[][4] = {{0.75, 2805556, 25250000, 50500000},
@@ -601,17 +601,17 @@ TEST(MomentsTheory, RegimeClaimsFromTheClosedForms) {
   const Factorization I = Factorization::input(100);
   for (const auto& row : table) {
     NoiseParameters p{.method = Method::lambda_jme, .d = 10, .lambda = row[0]};
-    const auto jme = theory::expected_errors(p, 1, E, E, I, I);
-    const double first = theory::sum(jme.first);
-    EXPECT_NEAR(theory::sum(jme.second), row[1], 1);
+    const auto jme = moments::expected_errors(p, 1, E, E, I, I);
+    const double first = moments::sum(jme.first);
+    EXPECT_NEAR(moments::sum(jme.second), row[1], 1);
     // IME with alpha chosen for the same first-moment error; CS with the same tau scaling.
     NoiseParameters pi{.method = Method::ime, .d = 10, .alpha = 4 * 10 * 5050 / first};
-    EXPECT_NEAR(theory::sum(theory::expected_errors(pi, 1, E, E, I, I).second), row[2], 1);
+    EXPECT_NEAR(moments::sum(moments::expected_errors(pi, 1, E, E, I, I).second), row[2], 1);
     const double tau = first / (4 * 10 * 5050) - 1;
     NoiseParameters pc{.method = Method::cs, .d = 10, .tau = tau};
-    const auto cs = theory::expected_errors(pc, 1, E, E, I, I);
-    EXPECT_NEAR(theory::sum(cs.first), first, 1e-6 * first);
-    EXPECT_NEAR(theory::sum(cs.second), row[3], 1);
+    const auto cs = moments::expected_errors(pc, 1, E, E, I, I);
+    EXPECT_NEAR(moments::sum(cs.first), first, 1e-6 * first);
+    EXPECT_NEAR(moments::sum(cs.second), row[3], 1);
     EXPECT_LT(row[1], row[2]);
   }
 }
@@ -686,7 +686,7 @@ TEST(MomentsFactorization, BltClosedFormIsTheStreamedErrorFactor) {
     for (const Workload& A : {Workload::prefix(n), Workload::decay(n, 0.9),
                               Workload::adam(n, 0.99, false)}) {
       for (int trial = 0; trial < 3; ++trial) {
-        blt::Parameters p{0.5 + rng.uniform01(), {}, {}};
+        moments::detail::BltParameters p{0.5 + rng.uniform01(), {}, {}};
         for (int i = 0; i < 3; ++i) {
           p.theta.push_back(0.2 + 0.79 * rng.uniform01());
           p.omega.push_back(0.4 * rng.uniform01() - 0.25);
@@ -695,7 +695,7 @@ TEST(MomentsFactorization, BltClosedFormIsTheStreamedErrorFactor) {
         const double beta = A.kind() == WorkloadKind::prefix ? 1.0 : A.beta();
         const double scale = A.kind() == WorkloadKind::adam ? 1 - A.beta() : 1.0;
         const double direct = jme_error_factor(A, F);
-        const double closed = blt::error_factor_closed(p, beta, scale, n);
+        const double closed = moments::detail::blt_error_factor_closed(p, beta, scale, n);
         if (!std::isfinite(direct)) {  // an inverse that blows up: the fit sees infinity too
           EXPECT_EQ(closed, std::numeric_limits<double>::infinity()) << A.name() << " n = " << n;
           continue;
@@ -738,11 +738,11 @@ TEST(MomentsFactorization, RootErrorFactorInLinearTimeIsTheDenseOne) {
   for (const Workload& A : workloads(500)) {
     const Factorization F = Factorization::square_root(A);
     const double dense =
-        F.norm_1_to_2() * F.norm_1_to_2() * theory::sum(theory::b_row_norms_sq(A, F));
+        F.norm_1_to_2() * F.norm_1_to_2() * moments::sum(moments::b_row_norms_sq(A, F));
     EXPECT_NEAR(jme_error_factor(A, F), dense, 1e-10 * dense) << A.name();
     const Factorization B = Factorization::banded(A, 7);
     const double banded =
-        B.norm_1_to_2() * B.norm_1_to_2() * theory::sum(theory::b_row_norms_sq(A, B));
+        B.norm_1_to_2() * B.norm_1_to_2() * moments::sum(moments::b_row_norms_sq(A, B));
     EXPECT_NEAR(jme_error_factor(A, B), banded, 1e-10 * banded) << A.name();
   }
 }

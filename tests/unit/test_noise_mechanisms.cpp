@@ -49,10 +49,10 @@ TEST(LaplaceMechanism, LatticeAndScale) {
     const LaplaceMechanism m(c.sensitivity, c.epsilon, c.d);
     const double g = m.granularity();
     EXPECT_TRUE(is_power_of_two(g)) << g;
-    EXPECT_GE(m.scale(), c.sensitivity / c.epsilon);
+    EXPECT_GE(m.noise_scale(), c.sensitivity / c.epsilon);
     // Rounding to the lattice costs at most d extra steps of sensitivity, plus the rounding up
     // of the scale: below 2^-19 relative for d <= 100 at these parameters.
-    EXPECT_LE(m.scale(), c.sensitivity / c.epsilon * (1 + 1.1 * c.d * g / c.sensitivity + 1e-9))
+    EXPECT_LE(m.noise_scale(), c.sensitivity / c.epsilon * (1 + 1.1 * c.d * g / c.sensitivity + 1e-9))
         << c.sensitivity << " " << c.epsilon << " " << c.d;
     if (c.epsilon >= 1e-3) EXPECT_LE(g, c.sensitivity / (static_cast<double>(c.d) * 0x1p20));
     EXPECT_EQ(m.mode(), NoiseMode::secure);
@@ -66,8 +66,8 @@ TEST(LaplaceMechanism, LatticeAndScale) {
 
 TEST(LaplaceMechanism, ScaleIsWithinTwoToMinusNineteenForScalars) {
   const LaplaceMechanism m(1, 1);
-  EXPECT_GE(m.scale(), 1.0);
-  EXPECT_LE(m.scale(), 1 + 0x1p-19);
+  EXPECT_GE(m.noise_scale(), 1.0);
+  EXPECT_LE(m.noise_scale(), 1 + 0x1p-19);
   EXPECT_EQ(m.granularity(), 0x1p-20);
 }
 
@@ -77,9 +77,9 @@ TEST(LaplaceMechanism, ClampsHugeInputsToTheLatticeRange) {
   SeededRng rng(2);
   for (int i = 0; i < 100; ++i) {
     const double y = m.apply(1e300, rng);
-    EXPECT_LE(std::abs(y - bound), 60 * m.scale());
+    EXPECT_LE(std::abs(y - bound), 60 * m.noise_scale());
     const double z = m.apply(-1e300, rng);
-    EXPECT_LE(std::abs(z + bound), 60 * m.scale());
+    EXPECT_LE(std::abs(z + bound), 60 * m.noise_scale());
   }
 }
 
@@ -93,7 +93,7 @@ TEST(LaplaceMechanism, NoiseIsCentredWithTheRightVariance) {
     sum += e;
     sum2 += e * e;
   }
-  const double b = m.scale(), var = 2 * b * b, m4 = 24 * b * b * b * b;
+  const double b = m.noise_scale(), var = 2 * b * b, m4 = 24 * b * b * b * b;
   EXPECT_LE(std::abs(sum / n), kZ * std::sqrt(var / n));
   EXPECT_LE(std::abs(sum2 / n - var), kZ * std::sqrt((m4 - var * var) / n));
 }
@@ -118,7 +118,7 @@ TEST(LaplaceMechanism, FastFloatIsOptIn) {
   const LaplaceMechanism m(1, 2, 1, NoiseMode::fast_float);
   EXPECT_EQ(m.mode(), NoiseMode::fast_float);
   EXPECT_EQ(m.granularity(), 0);
-  EXPECT_EQ(m.scale(), 0.5);
+  EXPECT_EQ(m.noise_scale(), 0.5);
   SeededRng rng(5);
   int off_lattice = 0;
   for (int i = 0; i < 100; ++i) off_lattice += !on_lattice(m.apply(0.1, rng), 0x1p-20);
@@ -131,7 +131,7 @@ TEST(LaplaceMechanism, LedgerEntry) {
   EXPECT_EQ(e.mechanism, "laplace");
   EXPECT_EQ(e.purpose, "sums");
   EXPECT_EQ(e.sensitivity, 2);
-  EXPECT_EQ(e.noise_scale, m.scale());
+  EXPECT_EQ(e.noise_scale, m.noise_scale());
   EXPECT_EQ(e.loss.kind, LossKind::pure);
   EXPECT_EQ(e.loss.epsilon, 0.5);
   EXPECT_EQ(e.count, 1);

@@ -14,7 +14,7 @@
 #include "dpstats/random/float_normal.hpp"
 
 using namespace dpstats;
-using namespace dpstats::prime_detail;
+using namespace dpstats::mean_detail;
 
 namespace {
 

@@ -3,7 +3,7 @@
 // the single-process path runs, so a seeded release does not depend on the number of ranks.
 //
 // Rules every distributed algorithm follows (docs/architecture.md, "Ranks"):
-//  * Merges are exact: integer sums (the lattice sums of dpstats/mechanisms/exact_sum.hpp,
+//  * Merges are exact: integer sums (the lattice sums of dpstats/exact/exact_sum.hpp,
 //    counts, histograms) added with allreduce_sum. Never a floating-point allreduce.
 //  * Noise once: rank 0 draws every noise sample and holds the ledger; the noisy values the
 //    other ranks need to continue are broadcast as bytes (`on_root`). Other ranks never draw.

@@ -1,5 +1,5 @@
 // The exact clipped sum behind every private mean: the box sum of the one exact sum
-// (mechanisms/exact_sum.hpp, docs/proofs/substrate.md §10) with the mean's checks.
+// (exact/exact_sum.hpp, docs/proofs/substrate.md §10) with the mean's checks.
 //
 // Summing doubles is not exact, so the floating-point sum of clipped values can move by more than
 // its nominal sensitivity when one row changes (Casacuberta et al. 2022). Here each clipped value

@@ -20,7 +20,7 @@ class BoundedLaplaceMechanism {
   // One draw of xi (rejection: the number of tries does not depend on the data).
   std::int64_t noise(Rng& rng) const;
 
-  std::int64_t scale() const { return scale_; }
+  std::int64_t noise_scale() const { return scale_; }
   std::int64_t bound() const { return bound_; }
   std::int64_t sensitivity() const { return sensitivity_; }
   // delta, rounded up by a relative 1e-9 (exp is faithful to an ulp).

@@ -39,7 +39,7 @@ class LaplaceMechanism {
   // The same, reading bits from a reader shared with other draws (no bits wasted between calls).
   double apply(double value, RandomBits& bits) const;
 
-  double scale() const { return scale_; }              // effective Laplace scale b >= Δ/ε
+  double noise_scale() const { return scale_; }              // effective Laplace scale b >= Δ/ε
   double granularity() const { return granularity_; }  // lattice step g (0 in fast_float mode)
   double sensitivity() const { return sensitivity_; }
   std::size_t dimension() const { return dimension_; }

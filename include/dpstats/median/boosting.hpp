@@ -7,7 +7,7 @@
 // a stage on its ReleaseBudget before running it (geometric_median.cpp).
 //
 // Floating point. The noisy full gradient (DPGD, localizations) is released from the one exact
-// integer sum (mechanisms/exact_sum.hpp, its ball convention): each unit subgradient coordinate is
+// integer sum (exact/exact_sum.hpp, its ball convention): each unit subgradient coordinate is
 // rounded to a multiple of 2^-b (b = min(30, 52 − ⌈log2(n+1)⌉)) and the integers are added
 // exactly (|sum| < 2^53). Replacing one row moves the
 // integer sum by at most 2·(1 + (d+4)·2^-52)·2^b + sqrt(d) in l2 (two unit vectors, their

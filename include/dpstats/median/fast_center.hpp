@@ -10,7 +10,7 @@
 //   * Z·(k/4) = W = Σ w_i, an integer; the gate adds a discrete Laplace of scale t >= 24(k/4)/ε
 //     conditioned on |ξ| <= τ (the lattice BoundedLaplace) and passes iff
 //     20(W + ξ − τ) > 11·n·(k/4) — the paper's Z + ξ − L > 0.55 n in integers;
-//   * the weighted sum Σ w_i q_i is one exact integer sum (mechanisms/exact_sum.hpp), divided once
+//   * the weighted sum Σ w_i q_i is one exact integer sum (exact/exact_sum.hpp), divided once
 //     by W (one rounding, covered by the sensitivity's slack);
 //   * the centre noise: the secure Gaussian calibrated to (ε/2, δ/6) for the l2 sensitivity
 //     19·(k/4)·8 r_eff / W_min + slack, W_min the least W a pass admits (the data-dependent

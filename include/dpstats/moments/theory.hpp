@@ -8,7 +8,7 @@
 #include "dpstats/moments/sensitivity.hpp"
 #include "dpstats/moments/workload.hpp"
 
-namespace dpstats::moments::theory {
+namespace dpstats::moments {
 
 // ||row_t(A C^{-1})||^2 for t = 0..n-1 (Toeplitz convolution when C is Toeplitz; dense otherwise).
 std::vector<double> b_row_norms_sq(const Workload& A, const Factorization& C);
@@ -37,4 +37,4 @@ double pp_sup_sq_error_identity(const Workload& A2, std::size_t d, double g, dou
 double frobenius_sq(const Workload& A);
 double row_sums_sq(const Workload& A);
 
-}  // namespace dpstats::moments::theory
+}  // namespace dpstats::moments

@@ -1,5 +1,5 @@
 // Exact sums of norm-clipped vectors in value units (docs/proofs/substrate.md §10): the ball sum
-// of the one exact sum (mechanisms/exact_sum.hpp, docs/proofs/substrate.md §10) with its
+// of the one exact sum (exact/exact_sum.hpp, docs/proofs/substrate.md §10) with its
 // sensitivity in value units.
 //
 // Floating-point sums are not exact, so the computed sum of clipped vectors can move by more
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 
 namespace dpstats::optimize {
 

@@ -9,12 +9,18 @@
 #include "dpstats/names.hpp"
 #include "dpstats/registry.hpp"
 
-namespace dpstats {
+namespace dpstats::optimize {
 
 enum class FitTask { user_level, classify, heavy_tailed };
 
+// The methods of `task` (user-level, heavy-tailed), the recommended one first.
+std::span<const MethodInfo> fit_methods(FitTask task);
+
+}  // namespace dpstats::optimize
+
 template <>
-struct EnumNames<FitTask> {
+struct dpstats::EnumNames<dpstats::optimize::FitTask> {
+  using FitTask = dpstats::optimize::FitTask;
   static constexpr std::string_view parameter = "task";
   static constexpr std::array<std::pair<FitTask, std::string_view>, 3> names = {{
       {FitTask::user_level, "user-level"},
@@ -22,8 +28,3 @@ struct EnumNames<FitTask> {
       {FitTask::heavy_tailed, "heavy-tailed"},
   }};
 };
-
-// The methods of `task` (user-level, heavy-tailed), the recommended one first.
-std::span<const MethodInfo> fit_methods(FitTask task);
-
-}  // namespace dpstats

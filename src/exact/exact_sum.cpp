@@ -1,4 +1,4 @@
-#include "dpstats/mechanisms/exact_sum.hpp"
+#include "dpstats/exact/exact_sum.hpp"
 
 #include <fmt/format.h>
 
