@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <unordered_map>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "budget_file.hpp"
 #include "cli.hpp"
@@ -80,6 +82,18 @@ UserRows read_named_users(const InputArgs& in, const std::string& users_column) 
     ++k;
   }
   return out;
+}
+
+// Without --users every column is read as a number; a text cell there is most often a text user
+// id (an airport code), so the input layer's message says where those go.
+InputShard read_numbered_input(const InputArgs& in, Communicator* comm) {
+  try {
+    return read_input_shard(in, comm);
+  } catch (const InvalidArgument& e) {
+    if (std::string_view(e.what()).find("non-numeric") == std::string_view::npos) throw;
+    throw InvalidArgument(std::string(e.what()) +
+                          "; text user ids: name their column with --users COLUMN");
+  }
 }
 
 UserRows read_numbered_users(const Table& table) {
@@ -168,7 +182,7 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
                               "give integer ids in column 1");
     rows = read_named_users(a.input, *a.users);
   } else {
-    const InputShard input = read_input_shard(a.input, o.run.comm);
+    const InputShard input = read_numbered_input(a.input, o.run.comm);
     all_or_none(comm, [&] { rows = read_numbered_users(input.table); });
   }
   const Vector y = rows.values.col(0);

@@ -242,6 +242,10 @@ void run_live(const MomentsArgs& a) {
     require(row.size() == est->config().dim,
             "INPUT line {} has {} values, the first row {}", line_no, row.size(),
             est->config().dim);
+    require(est->step() < est->config().steps,
+            "INPUT has more rows than --steps = {}, the horizon the stream was charged for: the "
+            "steps above are released, later rows are not; give --steps at least the rows to come",
+            est->config().steps);
     est->push(row);
     print_step(*est);
   }

@@ -86,6 +86,8 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
     if epsilon is None and rho is None and noise_multiplier is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
     from . import _required
+    if epsilon is not None:  # 0 is out of its range ("must be > 0"), not an absent epsilon
+        epsilon = _required.epsilon(epsilon)
     delta = _required.delta(delta, "it states the release's epsilon")
     for name, value in (("clip", clip), ("clip_check_share", clip_check_share),
                         ("noise_multiplier", noise_multiplier), ("lambda", lambda_),

@@ -43,6 +43,15 @@ def _matrix(X, columns=None) -> np.ndarray:
     return X
 
 
+def _rows(X) -> np.ndarray:
+    """Counting rows reads no cell (the tool's ``stat count`` without ``--columns``): a table with
+    text columns (names, dates, codes) is fine; only its number of rows enters the count."""
+    shape = np.shape(X) if isinstance(X, np.ndarray) else (len(X),) if hasattr(X, "__len__") else ()
+    if len(shape) not in (1, 2):
+        raise ValueError(f"X must be 1-D or 2-D, got shape {shape}")
+    return np.zeros((shape[0], 1))
+
+
 def _bounds(bounds) -> list:
     if bounds is None:
         return []
@@ -83,8 +92,9 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
     if grid_size is not None and (isinstance(grid_size, bool) or
                                   not isinstance(grid_size, (int, np.integer)) or grid_size < 2):
         raise ValueError(f"grid_size must be an integer >= 2, got {grid_size!r}")
+    table = _rows(X) if statistic == "count" and columns is None else _matrix(X, columns)
     est, fields = _dpstats.stat(
-        str(statistic), _matrix(X, columns), epsilon, delta, _bounds(bounds), qs,
+        str(statistic), table, epsilon, delta, _bounds(bounds), qs,
         None if grid_size is None else int(grid_size),
         None if scale_share is None else float(scale_share), given, _seed(seed),
         _threads(threads), native(budget), comm)
@@ -97,7 +107,9 @@ def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[flo
 def count(X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
           budget: Optional[Budget] = None, seed: Optional[int] = None,
           columns: Optional[Sequence] = None, comm=None) -> Release:
-    """Private number of rows of ``X`` (add/remove one row; estimate of shape (1,))."""
+    """Private number of rows of ``X`` (add/remove one row; estimate of shape (1,)). Without
+    ``columns`` no cell is read, so text columns are fine; with ``columns`` the rows of those
+    (numeric) columns are counted."""
     return stat("count", X, epsilon, delta, budget=budget, seed=seed, columns=columns, comm=comm)
 
 

@@ -17,7 +17,7 @@ def test_read_table_csv_columns_header_missing(tmp_path):
     assert names == ["y", "x"] and X.shape == (2, 2) and X[1, 1] == 5
     X, names = dpstats.read_table(str(p), columns=[3])  # 0-based index
     assert names == ["y"] and X[:, 0].tolist() == [2, 4, 6]
-    with pytest.raises(ValueError, match="line 3, column 3: missing value") as e:
+    with pytest.raises(ValueError, match=r"line 3, column 3 \('x'\): missing value") as e:
         dpstats.read_table(str(p), columns=["x"])
     with pytest.raises(ValueError, match="line 2, column 2") as e:
         dpstats.read_table(str(p), columns=["name"])

@@ -99,6 +99,13 @@ def test_range_errors_come_from_the_declaration_on_both_surfaces():
     X = np.random.default_rng(0).normal(size=(200, 2))
     with pytest.raises(ValueError, match=r"epsilon must be > 0, got 0"):
         dpstats.mean(X, method="bounded", epsilon=0, delta=0, bounds=(-3, 3))
+    for zero in (lambda: dpstats.count(X, 0, 0),  # issue 30: 0 is out of range, not "required"
+                 lambda: dpstats.moments(X, clip=1, epsilon=0, delta=1e-6),
+                 lambda: dpstats.MomentEstimator(2, clip=1, epsilon=0, delta=1e-6, steps=10),
+                 lambda: dpstats.fit(X[:, :1], X[:, 1], task="heavy-tailed", epsilon=0,
+                                     domain_radius=1)):
+        with pytest.raises(ValueError, match=r"epsilon must be > 0, got 0"):
+            zero()
     with pytest.raises(ValueError, match=r"topk_multiplier must be in \[1, 4\], got 9"):
         dpstats.mean(X, method="prime", alpha=0.05, epsilon=1, delta=1e-6, topk_multiplier=9)
     with pytest.raises(ValueError, match=r"threads must be an integer in \[1, 1024\], got 0"):

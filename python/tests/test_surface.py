@@ -267,6 +267,22 @@ def test_dataframes_and_column_names_everywhere():
         dpstats.median(df, epsilon=1, delta=1e-6, columns=["height"])
 
 
+def test_count_counts_rows_of_a_table_with_text_columns():
+    # issue 30: counting rows reads no cell (the tool's `stat count` without --columns), so a
+    # table with dates and airport codes is fine; columns= still picks numeric columns
+    rows = [[f"2024-01-{i % 28 + 1:02d}", "SFO" if i % 3 else "JFK", (i * 37) % 120 - 10]
+            for i in range(3000)]
+    r = dpstats.count(np.array(rows, dtype=object), epsilon=1, delta=0, seed=1)
+    assert r.status == "ok" and abs(r.estimate[0] - 3000) < 100
+    assert dpstats.count(rows, epsilon=1, delta=0, seed=1).estimate[0] == r.estimate[0]
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(rows, columns=["date", "origin", "delay"])
+    assert dpstats.count(df, epsilon=1, delta=0, seed=1).estimate[0] == r.estimate[0]
+    assert dpstats.count(df, epsilon=1, delta=0, columns=["delay"], seed=1).status == "ok"
+    with pytest.raises(ValueError, match="column 2 is not numeric \\(named 'origin'"):
+        dpstats.count(df, epsilon=1, delta=0, columns=["delay", "origin"])
+
+
 def test_help_shows_docstrings_without_unreachable_pointers():
     for name in dpstats.__all__:
         obj = getattr(dpstats, name)

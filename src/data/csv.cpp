@@ -354,6 +354,7 @@ class CsvTable {
     const bool header = has_header(first, have_second ? &second : nullptr);
     std::vector<std::string> names;
     if (header) names = header_names(first);
+    names_ = names;
     selected_ = input_detail::resolve_columns(o_, header ? &names : nullptr, first.ends.size(), name_);
     columns_ = first.ends.size();
     columns_line_ = first.line;
@@ -435,12 +436,17 @@ class CsvTable {
   void flush();
   std::string ragged_message(std::size_t line, std::size_t cells) const;
   [[noreturn]] static void throw_cell(CellKind kind, const std::string& at);
+  // " ('NAME')" for file column j when the first line was names (a header is not data), else "".
+  std::string column_name(std::size_t j) const {
+    return j < names_.size() ? fmt::format(" ('{}')", names_[j]) : std::string();
+  }
 
   RecordReader reader_;
   const std::string& name_;
   const ReadOptions& o_;
   ValueStore store_;
   std::vector<std::size_t> selected_;
+  std::vector<std::string> names_;  // the header's names (empty without a header)
   std::vector<std::size_t> pending_blank_lines_;
   RowBatch batch_;
   std::vector<std::vector<std::string>> text_;
@@ -475,7 +481,8 @@ void CsvTable::flush() {
                  } else if (out.kind == CellKind::missing && o_.missing == MissingPolicy::drop) {
                    ++dropped_;
                  } else {
-                   throw_cell(out.kind, input_detail::where(name_, line, out.column + 1));
+                   throw_cell(out.kind, input_detail::where(name_, line, out.column + 1) +
+                                        column_name(out.column));
                  }
                });
 }
@@ -495,7 +502,7 @@ void CsvTable::throw_cell(CellKind kind, const std::string& at) {
     default:
       throw InvalidArgument(fmt::format(
           "{}: non-numeric cell in a selected column (content not shown), expected a finite "
-          "number",
+          "number; pick the numeric columns with --columns (Python: columns=)",
           at));
   }
 }

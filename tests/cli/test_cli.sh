@@ -89,6 +89,7 @@ bad "ragged rows" "line 3" -- mean --method bounded --epsilon 1 --delta 0 --boun
 bad "NaN cell" "nan" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/nan.csv"
 bad "Inf cell" "inf" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/inf.csv"
 bad "text cell" "number" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/text.csv"
+bad "a text cell names its column and --columns (issue 30)" "('b').*pick the numeric columns with --columns" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/text.csv"
 bad "overflow cell" "line 2" -- mean --method bounded --epsilon 1 --delta 0 --bounds 0,1 "$tmp/overflow.csv"
 bad "NaN in npy" "nan" -- mean --method dp-mean --epsilon 1 --delta 1e-6 "$tmp/nan.npy"
 bad "epsilon zero" "epsilon" -- mean --method bounded --epsilon 0 --delta 0 --bounds 0,1 "$tmp/good.csv"
@@ -342,6 +343,14 @@ if "$DPSTATS" moments --epsilon 1 --delta 1e-6 --clip 200 --steps 3000 --columns
 else
   fail=$((fail + 1)); echo "FAIL: the live stream reads --columns (a date and a text column beside)"; head -3 "$tmp/err"
 fi
+# issue 30: rows past the live stream's horizon are refused naming --steps (the steps before stand)
+"$DPSTATS" moments --epsilon 1 --delta 1e-6 --clip 200 --steps 100 --columns delay --seed 1 \
+  "$tmp/flights.csv" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 2 ] && [ "$(wc -l <"$tmp/out")" -eq 101 ] && grep -q "more rows than --steps = 100" "$tmp/err"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: a live stream longer than --steps names --steps"; head -3 "$tmp/err"
+fi
 ok "stat mean per-column bounds" "abs(j['estimate'][0]-54)<2 and abs(j['estimate'][1]-1.1e5)<5e3 and j['privacy']['unit']=='record'" \
   -- stat mean --bounds 0,120 --bounds 0,5e5 --bounds 0,3 --epsilon 1 --delta 0 --seed 1 "$tmp/people.csv"
 ok "stat sum one bound for all" "len(j['estimate'])==3" \
@@ -443,7 +452,19 @@ ok "fit --users COLUMN: text ids, user-level implied" "j['task']=='user-level' a
   -- fit --users origin --items-per-user 4 --epsilon 1 --delta 1e-6 --domain-radius 5 --feature-bound 5 --seed 1 "$tmp/airports.csv"
 bad "--users applies to user-level only" "does not apply" \
   -- fit --task heavy-tailed --users origin --epsilon 1 --domain-radius 2 "$tmp/airports.csv"
-bad "text ids without --users are refused" "non-numeric" -- fit --task user-level --items-per-user 4 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/airports.csv"
+bad "text ids without --users are refused, naming --users" "name their column with --users" -- fit --task user-level --items-per-user 4 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/airports.csv"
+
+# issue 30: --columns in every command that reads a table, beside text columns (a release or a
+# named abstention, never "a cell is not a number")
+for args in "mean --epsilon 1 --delta 0 --columns distance,hour" \
+            "mean --alpha 0.05 --epsilon 1 --delta 1e-6 --columns distance,hour" \
+            "median --epsilon 1 --delta 1e-6 --columns distance,hour" \
+            "bounds --epsilon 1 --columns distance" \
+            "stat quantiles --quantiles 0.5 --epsilon 1 --delta 0 --columns hour" \
+            "fit --task heavy-tailed --epsilon 1 --domain-radius 2 --columns late,distance,hour"; do
+  # shellcheck disable=SC2086
+  ok "--columns: $args" "j['status'] in ('ok', 'abstained')" -- $args --seed 1 "$tmp/airports.csv"
+done
 
 # ---- #16: a histogram of a text column (quoted, with commas), picked by name ----
 printf 'id,dept,age\np1,"Legal, Compliance",30\np2,Sales,41\np3,"Legal, Compliance",\n\n' >"$tmp/depts.csv"

@@ -55,7 +55,7 @@ check long-line "a 20 MB line of 1,1,1,..." 2 "'--max-line-bytes' in err" -- "${
 printf '1,2\n3,4e5x\n' >"$tmp/typo.csv"
 check cell-in-error "an error names the row and column, not the cell" 2 "'4e5x' not in err and 'line 2, column 2' in err" -- "${M[@]}" "$tmp/typo.csv"
 printf '1,2\n3,\0SECRET\n' >"$tmp/nul.csv"
-check nul-in-cell "a NUL byte in a cell" 2 "$noleak and 'line 2, column 2' in err and err.endswith('number\n')" -- "${M[@]}" "$tmp/nul.csv"
+check nul-in-cell "a NUL byte in a cell" 2 "$noleak and 'line 2, column 2' in err and err.endswith('(Python: columns=)\n')" -- "${M[@]}" "$tmp/nul.csv"
 check threads "--threads is range-checked" 2 "'threads' in err.lower()" -- mean --method dp-mean --epsilon 1 --delta 1e-6 --threads 100000 "$tmp/years.csv"
 
 /usr/bin/python3 -c "

@@ -65,7 +65,7 @@ TEST(ReadCsvColumns, ByNameOrIndexTextColumnsMayStayUnselected) {
   EXPECT_EQ(by_name.values(1, 1), 3);
   EXPECT_EQ(csv(text, with_columns("3")).values(0, 0), 1);
   const std::string selected_text = csv_error(text, with_columns("name,x"));
-  EXPECT_NE(selected_text.find("line 2, column 2: non-numeric"), std::string::npos) << selected_text;
+  EXPECT_NE(selected_text.find("line 2, column 2 ('name'): non-numeric"), std::string::npos) << selected_text;
   EXPECT_EQ(selected_text.find("alice"), std::string::npos) << selected_text;
   EXPECT_NE(csv_error(text, with_columns("zz")).find("no column named 'zz'"), std::string::npos);
   EXPECT_NE(csv_error(text, with_columns("9")).find("out of range"), std::string::npos);
