@@ -41,13 +41,20 @@ std::vector<double> awkward_values(std::span<const double> grid, SeededRng& g) {
   return v;
 }
 
+// Every point of a grid (a dyadic grid's are not stored).
+std::vector<double> points_of(const GridIndex& index) {
+  std::vector<double> p(index.size());
+  for (std::size_t i = 0; i < p.size(); ++i) p[i] = index.point(i);
+  return p;
+}
+
 void expect_same_counts(const GridIndex& index, const std::vector<double>& values) {
   const Eigen::Map<const RowMatrix> X(values.data(), static_cast<Eigen::Index>(values.size()), 1);
   for (int threads : {1, 3}) {
     const GridIndex* g = &index;
     const auto counts = column_counts(X, std::span(&g, 1), [](std::size_t, double x) { return x; },
                                       threads)[0];
-    const std::vector<std::int64_t> sorted = counts_below(values, index.grid());
+    const std::vector<std::int64_t> sorted = counts_below(values, points_of(index));
     ASSERT_EQ(counts.size(), sorted.size() + 1);
     EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), counts.begin()));
     EXPECT_EQ(counts.back(), static_cast<std::int64_t>(values.size()));
@@ -76,10 +83,11 @@ TEST(ScaleGridCounts, LinearAndGeometricLookupsAreExact) {
   for (auto [lo, hi] : {std::pair{-2.5, 1e4}, {1e9 - 3e7, 1e9 + 1e7}, {-0x1p-1021, 0x1p-1021},
                         {5.875, 6.0625}, {-1e300, -9e299}}) {
     const GridIndex dyadic = GridIndex::dyadic(lo, hi, 65536);
-    EXPECT_GE(dyadic.grid().size(), 65536u);
-    EXPECT_LE(dyadic.grid().front(), lo);
-    EXPECT_GE(dyadic.grid().back(), hi);
-    expect_same_counts(dyadic, awkward_values(dyadic.grid(), g));
+    EXPECT_EQ(points_of(dyadic), dyadic_grid(lo, hi, 65536));  // the points, not stored
+    EXPECT_GE(dyadic.size(), 65536u);
+    EXPECT_LE(dyadic.front(), lo);
+    EXPECT_GE(dyadic.back(), hi);
+    expect_same_counts(dyadic, awkward_values(points_of(dyadic), g));
   }
   std::vector<double> geo;
   for (int i = 0; i <= 12 * 32; ++i) geo.push_back(0.37 * std::exp2(i / 32.0));
@@ -101,7 +109,7 @@ void expect_same_columns(const std::vector<const GridIndex*>& g, const RowMatrix
       std::vector<double> v(static_cast<std::size_t>(X.rows()));
       for (Eigen::Index r = 0; r < X.rows(); ++r)
         v[static_cast<std::size_t>(r)] = y(j, X(r, static_cast<Eigen::Index>(j)));
-      const std::vector<std::int64_t> sorted = counts_below(v, g[j]->grid());
+      const std::vector<std::int64_t> sorted = counts_below(v, points_of(*g[j]));
       ASSERT_EQ(counts[j].size(), sorted.size() + 1);
       EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), counts[j].begin())) << "column " << j;
       EXPECT_EQ(counts[j].back(), X.rows());
@@ -143,6 +151,37 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   expect_same_columns(same_grid(abs_grid, 4), X, distance);  // one log grid: the SIMD rows
   const auto offset = [](std::size_t, double x) { return clamp_magnitude(x - (-1.5e308)); };
   expect_same_columns(same_grid(signed_grid, 4), X, offset);
+}
+
+// The selection from a pass's bins (one process) reads the counts as it builds the runs: the same
+// cell, from the same draws, as from the counts below each point, on counts with long empty runs,
+// single rows and one or three parts.
+TEST(ScaleGridCounts, SelectionFromBinsIsTheSame) {
+  SeededRng g(4);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t points = 2 + g.uniform_below(3000);
+    std::vector<std::vector<std::uint32_t>> parts(1 + 2 * (trial % 2),
+                                                  std::vector<std::uint32_t>(points + 1, 0));
+    for (int k = 0; k < 200; ++k) {
+      const std::size_t bin = g.bit() ? g.uniform_below(points + 1)
+                                      : (points + 1) / 2 + g.uniform_below(8);
+      parts[g.uniform_below(parts.size())][std::min(bin, points)] += 1 + g.uniform_below(3);
+    }
+    std::vector<std::int64_t> below(points + 1, 0);  // counts below each point, then n
+    std::int64_t sum = 0;
+    for (std::size_t b = 0; b <= points; ++b) {
+      for (const auto& p : parts) sum += p[b];
+      below[b] = sum;
+    }
+    const std::int64_t n = below[points];
+    std::vector<const std::uint32_t*> ptrs;
+    for (const auto& p : parts) ptrs.push_back(p.data());
+    const double q = 0.05 + 0.9 * g.uniform01(), epsilon = 0.01 + g.uniform01();
+    SeededRng a(100 + trial), b(100 + trial);
+    EXPECT_EQ(select_cell({below.data(), points}, n, q, epsilon, a),
+              select_cell_bins(ptrs, points, n, q, epsilon, b));
+    EXPECT_EQ(a.next_u64(), b.next_u64());  // the same draws
+  }
 }
 
 // q = 0.1, n = 1,000,007 (issue 28 item 2): in doubles, neighbours' scores could differ by
