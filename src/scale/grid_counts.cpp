@@ -31,8 +31,11 @@ DyadicSteps dyadic_steps(double lower, double upper, std::size_t points) {
   s.h = std::ldexp(1.0, e - 1);  // the largest power of two <= step
   s.first = std::floor(lower / s.h);
   s.last = std::ceil(upper / s.h);
+  // The ends first·h and last·h must be finite: next to ±DBL_MAX the multiples that cover
+  // [lower, upper] reach ±2^1024 (an infinite point, a cell of infinite width).
   s.exact = step > 0x1p-1000 && std::isfinite(step) && std::fabs(s.first) < 0x1p52 &&
-            std::fabs(s.last) < 0x1p52;
+            std::fabs(s.last) < 0x1p52 && std::isfinite(s.first * s.h) &&
+            std::isfinite(s.last * s.h);
   return s;
 }
 
@@ -91,7 +94,7 @@ GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {
     const std::span<const double> p = g.grid();
     const double h = p[1] - p[0];
     int e = 0;
-    if (std::frexp(h, &e) == 0.5 &&
+    if (std::frexp(h, &e) == 0.5 && std::isfinite(p.back() - p.front()) &&
         p.back() == p.front() + static_cast<double>(p.size() - 1) * h) {
       g.dyadic_ = true;
       g.step_ = h;
@@ -101,6 +104,10 @@ GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {
     }
     return g;
   }
+  // The arithmetic lookup reads x - p_0, finite for x in [p_0, p_{N-1}] only when the span is:
+  // a wider grid (about ±DBL_MAX) is stored and searched.
+  if (!std::isfinite(s.last * s.h - s.first * s.h))
+    return GridIndex::points(dyadic_grid(lower, upper, points));
   GridIndex g;
   g.size_ = static_cast<std::size_t>(s.last - s.first) + 1;
   g.dyadic_ = true;

@@ -173,9 +173,9 @@ class GridIndex {
   }
   [[gnu::always_inline]] std::size_t linear_guess(double x) const {
     if (!(x >= lower_)) return 0;
-    const double t = (x - lower_) * per_step_ + 1;
-    return t >= static_cast<double>(points_.size()) ? points_.size()
-                                                    : static_cast<std::size_t>(t);
+    const double t = (x - lower_) * per_step_ + 1;  // NaN for an overflowing span (inf · 0)
+    return !(t < static_cast<double>(points_.size())) ? points_.size()
+                                                      : static_cast<std::size_t>(t);
   }
   // The geometric grid (the winsorising clips', whose base is near the median distance, so that
   // about half the values fall below it): the guess g for max(x, base) is within one point of

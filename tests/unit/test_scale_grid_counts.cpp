@@ -184,6 +184,99 @@ TEST(ScaleGridCounts, SelectionFromBinsIsTheSame) {
   }
 }
 
+// Windows next to the ends of the doubles (a location's recentring window of half-width DBL_MAX,
+// a refine grid over the signed log grid's first or last cells): the multiples of h that cover
+// them would reach +/-2^1024, so dyadic_grid falls back to linear_grid and every point is finite;
+// GridIndex::dyadic has the same points and counts as a sort and merge (its arithmetic lookup
+// reads x - p_0, which overflows on a span wider than DBL_MAX: that grid is stored and searched).
+TEST(ScaleGridCounts, DyadicGridsNearTheEndsOfTheDoublesAreFinite) {
+  SeededRng g(5);
+  const std::vector<double> signed_log = log_grid(32, false);
+  const std::size_t last = signed_log.size() - 1;
+  for (auto [lo, hi] : {std::pair{-kMax, kMax}, {-kMax, -1e300}, {1e300, kMax}, {-kMax, 0.0},
+                        {-0x1p1023, 0x1p1023}, {signed_log[0], signed_log[2]},
+                        {signed_log[last - 2], signed_log[last]}, {-kMax, signed_log[1]}}) {
+    for (std::size_t points : {16, 64, 65536}) {
+      const std::vector<double> grid = dyadic_grid(lo, hi, points);
+      EXPECT_TRUE(std::all_of(grid.begin(), grid.end(), [](double p) { return std::isfinite(p); }))
+          << lo << " " << hi << " " << points;
+      EXPECT_TRUE(std::is_sorted(grid.begin(), grid.end()) &&
+                  std::adjacent_find(grid.begin(), grid.end()) == grid.end());
+      EXPECT_LE(grid.front(), lo);
+      EXPECT_GE(grid.back(), hi);
+      const GridIndex index = GridIndex::dyadic(lo, hi, points);
+      EXPECT_EQ(points_of(index), grid);
+      expect_same_counts(index, awkward_values(grid, g));
+    }
+  }
+}
+
+// The bins path of a pass (one process: column_quantile_cells) against the dense path (counts
+// below each stored point of dyadic_grid by a sort and merge, then select_columns), from the same
+// generators: the same cells, over random windows of every width (next to +/-DBL_MAX too), values
+// inside, beyond either end and at the points, quantiles whose best cell is the first or the last.
+TEST(ScaleGridCounts, BinsAndDenseSelectionsAgree) {
+  SeededRng g(6);
+  const std::vector<double> signed_log = log_grid(32, false);
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::size_t d = 3, rows = 50 + g.uniform_below(400);
+    std::vector<std::pair<double, double>> windows;
+    for (std::size_t j = 0; j < d; ++j) {
+      const std::size_t i = g.uniform_below(signed_log.size() - 2);
+      const double centre = std::ldexp(g.uniform01() - 0.5, static_cast<int>(g.uniform_below(60)));
+      const double half = std::ldexp(1 + g.uniform01(), static_cast<int>(g.uniform_below(30)) - 20);
+      windows.push_back(trial % 4 == 0   ? std::pair{-kMax, kMax}
+                        : trial % 4 == 1 ? std::pair{signed_log[i], signed_log[i + 2]}
+                                         : std::pair{centre - half, centre + half});
+    }
+    const std::size_t points = trial % 3 == 0 ? 16 : 64 + g.uniform_below(4000);
+    std::vector<GridIndex> grids;
+    std::vector<std::vector<double>> stored;
+    for (auto [lo, hi] : windows) {
+      grids.push_back(GridIndex::dyadic(lo, hi, points));
+      stored.push_back(dyadic_grid(lo, hi, points));
+    }
+    RowMatrix X(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(d));
+    for (std::size_t j = 0; j < d; ++j) {
+      const std::vector<double>& p = stored[j];
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t kind = g.uniform_below(6);
+        const double x = kind == 0   ? p[g.uniform_below(p.size())]
+                         : kind == 1 ? (g.bit() ? kMax : -kMax)
+                         : kind == 2 ? p.back() + (p.back() - p.front()) * g.uniform01() / 4
+                         : kind == 3 ? p.front() - (p.back() - p.front()) * g.uniform01() / 4
+                                     : p.front() + (p.back() - p.front()) * g.uniform01();
+        X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j)) = clamp_magnitude(x);
+      }
+    }
+    std::vector<std::vector<std::int64_t>> dense(d);
+    for (std::size_t j = 0; j < d; ++j) {
+      std::vector<double> v(rows);
+      for (std::size_t r = 0; r < rows; ++r)
+        v[r] = X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j));
+      dense[j] = counts_below(v, stored[j]);
+      dense[j].push_back(static_cast<std::int64_t>(rows));
+    }
+    std::vector<const GridIndex*> ptrs;
+    for (const GridIndex& grid : grids) ptrs.push_back(&grid);
+    const double q = trial % 5 == 0 ? 0.01 : trial % 5 == 1 ? 0.99 : g.uniform01();
+    const double epsilon = trial % 2 == 0 ? 50.0 : 0.05 + g.uniform01();
+    for (int threads : {1, 2}) {
+      SeededRng a(1000 + trial), b(1000 + trial);
+      ColumnGenerators ga(a, d), gb(b, d);
+      const auto bins = column_quantile_cells(X, std::span<const GridIndex* const>(ptrs),
+                                              identity(), q, epsilon, ga, threads,
+                                              single_process());
+      const auto cells = select_columns(dense, q, epsilon, gb, threads, single_process());
+      EXPECT_EQ(bins, cells) << "trial " << trial;
+      for (std::size_t j = 0; j < d; ++j) {
+        ASSERT_LT(cells[j] + 1, stored[j].size());
+        EXPECT_TRUE(std::isfinite(grids[j].point(bins[j] + 1) - grids[j].point(bins[j])));
+      }
+    }
+  }
+}
+
 // q = 0.1, n = 1,000,007 (issue 28 item 2): in doubles, neighbours' scores could differ by
 // 1 + 2^-34; the integer scores of any two neighbouring count vectors differ by at most one row.
 TEST(ScaleGridCounts, ScoresAreExact) {
