@@ -224,7 +224,8 @@ TEST(ScaleGridCounts, BinsAndDenseSelectionsAgree) {
     for (std::size_t j = 0; j < d; ++j) {
       const std::size_t i = g.uniform_below(signed_log.size() - 2);
       const double centre = std::ldexp(g.uniform01() - 0.5, static_cast<int>(g.uniform_below(60)));
-      const double half = std::ldexp(1 + g.uniform01(), static_cast<int>(g.uniform_below(30)) - 20);
+      const double half = (1 + std::fabs(centre)) *
+                          std::ldexp(1 + g.uniform01(), -static_cast<int>(g.uniform_below(40)));
       windows.push_back(trial % 4 == 0   ? std::pair{-kMax, kMax}
                         : trial % 4 == 1 ? std::pair{signed_log[i], signed_log[i + 2]}
                                          : std::pair{centre - half, centre + half});
