@@ -25,7 +25,8 @@ namespace dpstats::scale_detail {
 
 // dyadic_grid's plan: h the largest power of two <= the step (upper - lower) / (points - 1), and
 // the points k h for k = first..last (first = floor(lower / h), last = ceil(upper / h)), exact
-// when |k| < 2^52 and h > 2^-1000; otherwise (exact false) dyadic_grid is linear_grid's.
+// when |k| < 2^52, h > 2^-1000 and first h, last h are finite; otherwise (exact false)
+// dyadic_grid is linear_grid's.
 struct DyadicSteps {
   double h = 0, first = 0, last = 0;
   bool exact = false;
