@@ -27,6 +27,16 @@ std::vector<std::size_t> column_quantile_cells(const ConstMatrixRef& X,
                                                Transform y, double q, double epsilon,
                                                ColumnGenerators& gens, int threads,
                                                Communicator& comm) {
+  if (comm.size() == 1 && X.rows() > 0) {  // the selections read the pass's bins as they are
+    const ColumnBins pass = column_bins(X, grids, y, threads);
+    std::vector<const std::uint32_t*> parts;
+    for (const BinBuffer& b : pass.parts)
+      if (b) parts.push_back(b.get());
+    std::vector<std::size_t> points(grids.size());
+    for (std::size_t j = 0; j < grids.size(); ++j) points[j] = grids[j]->size();
+    return select_columns_bins(parts, pass.offset, points, static_cast<std::int64_t>(X.rows()), q,
+                               epsilon, gens, threads);
+  }
   const auto counts = merged_column_counts(X, grids, y, threads, comm);
   return select_columns(counts, q, epsilon, gens, threads, comm);
 }
@@ -88,8 +98,8 @@ inline std::vector<RefinedMedian> refined_medians(const ConstMatrixRef& X,
                                              threads, comm);
   std::vector<RefinedMedian> out(d);
   for (std::size_t j = 0; j < d; ++j) {
-    const std::span<const double> f = fine[j].grid();
-    const GridCell cell{f[refined[j]], f[refined[j] + 1], refined[j]};
+    const GridIndex& f = fine[j];
+    const GridCell cell{f.point(refined[j]), f.point(refined[j] + 1), refined[j]};
     out[j] = {cell.midpoint(), cell.hi - cell.lo, coarse[j],
               coarse[j] == 0 || coarse[j] + 1 == last};
   }

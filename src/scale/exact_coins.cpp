@@ -1,9 +1,12 @@
 // Exact coins of the scale layer (exact_coins.hpp; docs/proofs/scale.md §1c).
 #include "exact_coins.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "dpstats/error.hpp"
@@ -139,38 +142,89 @@ std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bit
   return walk_in_random_order(walk, [&](std::uint32_t i) { return gamma[i]; }, bits);
 }
 
+// The positions a Fisher-Yates walk over `entries` candidates has moved: position -> candidate,
+// the position itself where never written. Up to 2^22 candidates a thread's array (kept between
+// calls and cleared where written: a walk writes a few positions of ~10^5), else a hash map.
+class Moved {
+ public:
+  explicit Moved(std::size_t entries) : dense_(entries <= (std::size_t{1} << 22)) {
+    if (dense_ && slots().size() < entries) slots().resize(entries, 0);
+  }
+  ~Moved() {
+    for (std::size_t p : written_) slots()[p] = 0;
+  }
+  Moved(const Moved&) = delete;
+  Moved& operator=(const Moved&) = delete;
+  std::size_t at(std::size_t position) const {
+    if (dense_) {
+      const std::uint32_t c = slots()[position];
+      return c == 0 ? position : c - 1;
+    }
+    const auto it = sparse_.find(position);
+    return it == sparse_.end() ? position : it->second;
+  }
+  void set(std::size_t position, std::size_t candidate) {
+    if (!dense_) {
+      sparse_[position] = candidate;
+      return;
+    }
+    if (slots()[position] == 0) written_.push_back(position);
+    slots()[position] = static_cast<std::uint32_t>(candidate + 1);
+  }
+
+ private:
+  static std::vector<std::uint32_t>& slots() {  // candidate + 1, or 0
+    thread_local std::vector<std::uint32_t> s;
+    return s;
+  }
+  bool dense_;
+  std::vector<std::size_t> written_;
+  std::unordered_map<std::size_t, std::size_t> sparse_;
+};
+
 std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits) {
-  // The walk's buffers are the thread's, kept between calls: a refine grid puts ~10^5 near cells
-  // in the walk of every column, and fresh buffers cost more in page faults than the walk.
-  thread_local std::vector<std::uint32_t> walk;
-  thread_local std::vector<double> gamma_of_walk;  // gamma of each cell in the walk, by entry
-  thread_local std::vector<std::uint32_t> cell;    // the walk entry -> cell index
-  walk.clear();
-  gamma_of_walk.clear();
-  cell.clear();
+  // The walk's candidates, in order: every cell of a run near the data (a refine grid puts ~10^5
+  // of them in the walk of every column), then a far run's cells whose e^-44 factor came true.
+  // They are kept as segments of consecutive cells, and the walk's random order (Fisher-Yates,
+  // one uniform per step) as the positions it has moved: a walk visits a few hundred candidates
+  // at most, and the others cost nothing. The same draws, hence the same cell, as the walk over
+  // the expanded candidates.
+  struct Segment {
+    std::size_t entry, first;  // the segment's first candidate, and its cell
+    double gamma;
+    bool far;
+  };
+  std::vector<Segment> segments;
+  std::size_t entries = 0;
   for (const CellRun& r : runs) {
     require(std::isfinite(r.gamma) && r.gamma >= 0 && r.first + r.length < (std::size_t{1} << 31),
             "permute_and_flip_runs: gamma must be finite and >= 0, cells below 2^31");
     if (r.gamma < kFar) {
-      for (std::size_t k = 0; k < r.length; ++k) {
-        walk.push_back(static_cast<std::uint32_t>(cell.size()));
-        cell.push_back(static_cast<std::uint32_t>(r.first + k));
-        gamma_of_walk.push_back(r.gamma);
-      }
+      if (r.length == 0) continue;
+      segments.push_back({entries, r.first, r.gamma, false});
+      entries += r.length;
       continue;
     }
     // e^-44 = 2^-63 · (e^-44 2^63): the first factor of every cell's coin in bulk.
     for (std::size_t k = 0; k < r.length; ++k) {
       k += first_true(bits, r.length - k, 63, far_constant(), far_window());
       if (k == r.length) break;
-      walk.push_back(static_cast<std::uint32_t>(cell.size()) | kFarBit);
-      cell.push_back(static_cast<std::uint32_t>(r.first + k));
-      gamma_of_walk.push_back(r.gamma);
+      segments.push_back({entries, r.first + k, r.gamma, true});
+      entries += 1;
     }
   }
-  const std::size_t chosen =
-      walk_in_random_order(walk, [&](std::uint32_t e) { return gamma_of_walk[e]; }, bits);
-  return cell[chosen];
+  Moved moved(entries);
+  for (std::size_t k = 0; k < entries; ++k) {
+    const std::size_t j = k + bits.uniform_below(entries - k);
+    const std::size_t e = moved.at(j);
+    if (j != k) moved.set(j, moved.at(k));
+    const auto s = std::prev(std::upper_bound(
+        segments.begin(), segments.end(), e,
+        [](std::size_t x, const Segment& seg) { return x < seg.entry; }));
+    if (bernoulli_exp_fast(bits, s->far ? s->gamma - kFar : s->gamma))
+      return s->first + (e - s->entry);
+  }
+  throw std::logic_error("permute-and-flip: no candidate accepted (no gamma equal to 0)");
 }
 
 bool discrete_laplace_at_least(RandomBits& bits, i128 g, u128 num, u128 den) {

@@ -18,9 +18,31 @@
 
 namespace dpstats::scale_detail {
 
+DyadicSteps dyadic_steps(double lower, double upper, std::size_t points) {
+  check_finite(lower, "lower");
+  check_finite(upper, "upper");
+  require(lower < upper, "lower must be < upper, got lower = {}, upper = {}", format_number(lower),
+          format_number(upper));
+  require(points >= 2, "points must be >= 2, got {}", points);
+  const double step = (upper / 2 - lower / 2) / static_cast<double>(points - 1) * 2;
+  int e = 0;
+  std::frexp(step, &e);
+  DyadicSteps s;
+  s.h = std::ldexp(1.0, e - 1);  // the largest power of two <= step
+  s.first = std::floor(lower / s.h);
+  s.last = std::ceil(upper / s.h);
+  // The ends first·h and last·h must be finite: next to ±DBL_MAX the multiples that cover
+  // [lower, upper] reach ±2^1024 (an infinite point, a cell of infinite width).
+  s.exact = step > 0x1p-1000 && std::isfinite(step) && std::fabs(s.first) < 0x1p52 &&
+            std::fabs(s.last) < 0x1p52 && std::isfinite(s.first * s.h) &&
+            std::isfinite(s.last * s.h);
+  return s;
+}
+
 GridIndex GridIndex::log(int per_octave, bool nonnegative) {
   GridIndex g;
   g.points_ = log_grid(per_octave, nonnegative);
+  g.size_ = g.points_.size();
   g.log_ = true;
   g.m_ = per_octave;
   if (std::has_single_bit(static_cast<unsigned>(per_octave))) {
@@ -40,6 +62,7 @@ GridIndex GridIndex::points(std::vector<double> points) {
   require(points.size() >= 2, "a grid needs at least 2 points, got {}", points.size());
   GridIndex g;
   g.points_ = std::move(points);
+  g.size_ = g.points_.size();
   g.lower_ = g.points_.front();
   const double span = g.points_.back() - g.points_.front();
   g.per_step_ = std::isfinite(span) && span > 0
@@ -62,19 +85,44 @@ GridIndex GridIndex::geometric(std::vector<double> points, double base, int per_
 }
 
 GridIndex GridIndex::dyadic(double lower, double upper, std::size_t points) {
-  GridIndex g = GridIndex::points(dyadic_grid(lower, upper, points));
-  const std::span<const double> p = g.grid();
-  const double h = p[1] - p[0];
-  // dyadic_grid's own points (not its linear_grid fallback): equal power-of-two steps
-  int e = 0;
-  if (std::frexp(h, &e) == 0.5 && p.back() == p.front() + static_cast<double>(p.size() - 1) * h) {
-    g.dyadic_ = true;
-    g.step_ = h;
-    g.per_step_ = 1 / h;
-    g.last_index_ = static_cast<double>(p.size() - 1);
-    g.upper_ = p.back();
+  // dyadic_grid's points k h, k = first..last, with no vector of them; where it falls back to
+  // linear_grid, that grid (stored), looked up as below when its steps happen to be equal powers
+  // of two.
+  const DyadicSteps s = dyadic_steps(lower, upper, points);
+  if (!s.exact) {
+    GridIndex g = GridIndex::points(linear_grid(lower, upper, points));
+    const std::span<const double> p = g.grid();
+    const double h = p[1] - p[0];
+    int e = 0;
+    if (std::frexp(h, &e) == 0.5 && std::isfinite(p.back() - p.front()) &&
+        p.back() == p.front() + static_cast<double>(p.size() - 1) * h) {
+      g.dyadic_ = true;
+      g.step_ = h;
+      g.per_step_ = 1 / h;
+      g.last_index_ = static_cast<double>(p.size() - 1);
+      g.upper_ = p.back();
+    }
+    return g;
   }
+  // The arithmetic lookup reads x - p_0, finite for x in [p_0, p_{N-1}] only when the span is:
+  // a wider grid (about ±DBL_MAX) is stored and searched.
+  if (!std::isfinite(s.last * s.h - s.first * s.h))
+    return GridIndex::points(dyadic_grid(lower, upper, points));
+  GridIndex g;
+  g.size_ = static_cast<std::size_t>(s.last - s.first) + 1;
+  g.dyadic_ = true;
+  g.first_ = s.first;
+  g.step_ = s.h;
+  g.per_step_ = 1 / s.h;
+  g.lower_ = s.first * s.h;  // exact: |k| < 2^52
+  g.upper_ = s.last * s.h;
+  g.last_index_ = static_cast<double>(g.size_ - 1);
   return g;
+}
+
+std::span<const double> GridIndex::grid() const {
+  require(size_ == points_.size(), "GridIndex::grid: a dyadic grid's points are not stored");
+  return points_;
 }
 
 std::size_t GridIndex::search(double x) const {
@@ -109,30 +157,40 @@ void FreeBins::operator()(std::uint32_t* p) const {
       return;
     }
   }
-  std::free(p);
+  munmap(p, bytes);
 }
 
 BinBuffer bin_buffer(std::size_t count) {
   constexpr std::size_t kPage = std::size_t{1} << 21;
-  const std::size_t bytes = (count * sizeof(std::uint32_t) + kPage - 1) / kPage * kPage;
-  std::uint32_t* p = nullptr;
+  const std::size_t used = count * sizeof(std::uint32_t);
+  const std::size_t bytes = (used + kPage - 1) / kPage * kPage;
   {
+    // The smallest pooled buffer that holds the bins: zeroed where they lie (the next passes'
+    // grids are smaller than the first's, and a fresh buffer's pages cost a fault each).
     BinPool& pool = bin_pool();
     const std::lock_guard<std::mutex> lock(pool.mutex);
-    const auto it = std::find_if(pool.buffers.begin(), pool.buffers.end(),
-                                 [&](const auto& b) { return b.second == bytes; });
-    if (it != pool.buffers.end()) {
-      p = it->first;
-      pool.bytes -= bytes;
-      pool.buffers.erase(it);
+    auto best = pool.buffers.end();
+    for (auto it = pool.buffers.begin(); it != pool.buffers.end(); ++it)
+      if (it->second >= bytes && (best == pool.buffers.end() || it->second < best->second))
+        best = it;
+    if (best != pool.buffers.end()) {
+      const auto [p, capacity] = *best;
+      pool.bytes -= capacity;
+      pool.buffers.erase(best);
+      std::memset(p, 0, used);
+      return BinBuffer(p, FreeBins{capacity});
     }
   }
-  if (p == nullptr) {
-    p = static_cast<std::uint32_t*>(std::aligned_alloc(kPage, bytes));
-    if (p == nullptr) throw std::bad_alloc();
-    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
-  }
-  std::memset(p, 0, bytes);
+  // Fresh anonymous pages are zero: no memset. One huge page more, to start on a 2 MiB boundary.
+  void* m = mmap(nullptr, bytes + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  const auto start = reinterpret_cast<std::uintptr_t>(m);
+  const std::uintptr_t aligned = (start + kPage - 1) / kPage * kPage;
+  if (aligned > start) munmap(m, aligned - start);
+  if (aligned + bytes < start + bytes + kPage)
+    munmap(reinterpret_cast<void*>(aligned + bytes), start + kPage - aligned);
+  auto* p = reinterpret_cast<std::uint32_t*>(aligned);
+  madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without huge pages the bins still work
   return BinBuffer(p, FreeBins{bytes});
 }
 

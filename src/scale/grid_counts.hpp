@@ -23,6 +23,16 @@
 
 namespace dpstats::scale_detail {
 
+// dyadic_grid's plan: h the largest power of two <= the step (upper - lower) / (points - 1), and
+// the points k h for k = first..last (first = floor(lower / h), last = ceil(upper / h)), exact
+// when |k| < 2^52, h > 2^-1000 and first h, last h are finite; otherwise (exact false)
+// dyadic_grid is linear_grid's.
+struct DyadicSteps {
+  double h = 0, first = 0, last = 0;
+  bool exact = false;
+};
+DyadicSteps dyadic_steps(double lower, double upper, std::size_t points);
+
 class GridIndex {
  public:
   static constexpr std::uint64_t kTopBits = 0x7fefffffffffffff;  // DBL_MAX
@@ -33,11 +43,19 @@ class GridIndex {
   // A geometric grid base·2^(i/per_octave), i = 0, 1, ... (the points as computed; base > 0):
   // lookup from a fast approximate log2 of the value.
   static GridIndex geometric(std::vector<double> points, double base, int per_octave);
-  // dyadic_grid(lower, upper, points): exact points p_0 + k h, looked up with no stored point.
+  // dyadic_grid(lower, upper, points): exact points p_0 + k h, looked up and read with no stored
+  // point (a refine grid holds ~2^16 of them per column; grid() is not available).
   static GridIndex dyadic(double lower, double upper, std::size_t points);
 
-  std::span<const double> grid() const { return points_; }
-  std::size_t bins() const { return points_.size() + 1; }
+  // The stored points (every grid but a dyadic one).
+  std::span<const double> grid() const;
+  std::size_t size() const { return size_; }
+  std::size_t bins() const { return size_ + 1; }
+  double point(std::size_t i) const {
+    return points_.empty() ? (first_ + static_cast<double>(i)) * step_ : points_[i];
+  }
+  double front() const { return point(0); }
+  double back() const { return point(size_ - 1); }
   // #{grid points <= x}, in [0, grid().size()]: the guess corrected against the stored points.
   [[gnu::always_inline]] std::size_t bin(double x) const {
     if (exact_log_) return exact_log_bin(x);
@@ -84,6 +102,40 @@ class GridIndex {
   };
   bool is_exact_log() const { return exact_log_; }
   const ExactLog& exact_log() const { return exact_; }
+  // The geometric grid's lookup in two halves, for a pass that computes a row's guesses in SIMD
+  // registers first (geometric_rows below): bin(x) == geometric_fix(x, geometric_guess(
+  // std::max(x, geometric_base()), ...)) for a geometric grid.
+  bool is_geometric() const { return geometric_; }
+  double geometric_base() const { return lower_; }
+  const double* geometric_padded() const { return padded_.data(); }
+  [[gnu::always_inline]] std::size_t geometric_fix(double x, std::size_t g) const {
+    return geometric_fix(padded_.data(), x, g);
+  }
+  [[gnu::always_inline]] std::size_t geometric_fix(const double* padded, double x,
+                                                   std::size_t g) const {
+    const double* q = padded + g;  // q[k] = p_{g-2+k}
+    const std::size_t b = g - 1 + static_cast<std::size_t>(q[1] <= x) +
+                          static_cast<std::size_t>(q[2] <= x);
+    const bool exact = (q[0] <= x) & (q[3] > x);
+    return exact ? b : search(x);
+  }
+  // log2 of a normal y >= base within 0.004 (the exponent plus f + 0.3466 f (1 - f) for the
+  // fraction f), so the guess is within one point of the bin. The exponent and the fraction are
+  // made doubles by their bits (exact, and with no integer conversion, so that a loop of them is
+  // kept in SIMD registers); the guess is below 2^31.
+  [[gnu::always_inline]] static std::int32_t geometric_guess(double y, double log2_base,
+                                                             double m, double points) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(y);
+    const double f =
+        std::bit_cast<double>((bits & ((std::uint64_t{1} << 52) - 1)) | 0x3ff0000000000000) - 1;
+    const double exponent =
+        std::bit_cast<double>((bits >> 52) | 0x4330000000000000) - (0x1p52 + 1023);
+    const double log2y = exponent + f + 0.3466 * f * (1 - f);
+    const double t = std::min(std::max((log2y - log2_base) * m + 1, 0.0), points);
+    return static_cast<std::int32_t>(t);
+  }
+  double geometric_log2_base() const { return log2_base_; }
+  int geometric_per_octave() const { return m_; }
 
  private:
   // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
@@ -99,7 +151,7 @@ class GridIndex {
         static_cast<std::size_t>(k + 1) - (t == kd && x < lower_ + kd * step_ ? 1 : 0);
     b = x < lower_ ? 0 : b;
     const std::size_t beyond = 0 - static_cast<std::size_t>(x >= upper_);  // as a mask: no branch
-    return b ^ ((b ^ points_.size()) & beyond);
+    return b ^ ((b ^ size_) & beyond);
   }
   [[gnu::always_inline]] std::size_t exact_log_bin(double x) const {
     return static_cast<std::size_t>(exact_(x));
@@ -122,37 +174,24 @@ class GridIndex {
   }
   [[gnu::always_inline]] std::size_t linear_guess(double x) const {
     if (!(x >= lower_)) return 0;
-    const double t = (x - lower_) * per_step_ + 1;
-    return t >= static_cast<double>(points_.size()) ? points_.size()
-                                                    : static_cast<std::size_t>(t);
+    const double t = (x - lower_) * per_step_ + 1;  // NaN for an overflowing span (inf · 0)
+    return !(t < static_cast<double>(points_.size())) ? points_.size()
+                                                      : static_cast<std::size_t>(t);
   }
-  // The geometric grid (the winsorising clips, whose base is near the median distance, so that
+  // The geometric grid (the winsorising clips', whose base is near the median distance, so that
   // about half the values fall below it): the guess g for max(x, base) is within one point of
   // the bin, so the bin is g - 1 + [p_{g-1} <= x] + [p_g <= x], read from the points padded with
   // two infinities at each end (padded_[i + 2] = p_i): four independent loads and no branch but
   // the check that p_{g-2} <= x < p_{g+1} (else a search).
   [[gnu::always_inline]] std::size_t geometric_bin(double x) const {
-    const std::size_t g = geometric_guess(std::max(x, lower_));
-    const double* q = padded_.data() + g;  // q[k] = p_{g-2+k}
-    const std::size_t b = g - 1 + static_cast<std::size_t>(q[1] <= x) +
-                          static_cast<std::size_t>(q[2] <= x);
-    const bool exact = (q[0] <= x) & (q[3] > x);
-    return exact ? b : search(x);
-  }
-  // log2 of a normal y >= base within 0.004 (the exponent plus f + 0.3466 f (1 - f) for the
-  // fraction f), so the guess is within one point of the bin.
-  [[gnu::always_inline]] std::size_t geometric_guess(double y) const {
-    const std::uint64_t bits = std::bit_cast<std::uint64_t>(y);
-    const double f = static_cast<double>(bits & ((std::uint64_t{1} << 52) - 1)) * 0x1p-52;
-    const double log2y =
-        static_cast<double>(static_cast<int>(bits >> 52) - 1023) + f + 0.3466 * f * (1 - f);
-    const double t = std::min(std::max((log2y - log2_base_) * m_ + 1, 0.0),
-                              static_cast<double>(points_.size()));
-    return static_cast<std::size_t>(t);
+    return geometric_fix(x, static_cast<std::size_t>(geometric_guess(
+                                std::max(x, lower_), log2_base_, m_,
+                                static_cast<double>(points_.size()))));
   }
   std::size_t search(double x) const;
 
   std::vector<double> points_;
+  std::size_t size_ = 0;  // the points, stored or not
   bool log_ = false, exact_log_ = false;
   // log: per_octave m = 2^shift when exact (else multiply), zero's index, positive points P.
   int m_ = 0, shift_ = -1;
@@ -164,10 +203,10 @@ class GridIndex {
   bool geometric_ = false;
   double log2_base_ = 0;
   std::vector<double> padded_;  // geometric: -inf, -inf, the points, +inf, +inf
-  // dyadic: p_k = lower_ + k step_, step_ a power of two, per_step_ = 1 / step_ exactly;
-  // upper_ = p_{N-1}
+  // dyadic: p_k = lower_ + k step_ = (first_ + k) step_, step_ a power of two, per_step_ =
+  // 1 / step_ exactly; upper_ = p_{N-1}
   bool dyadic_ = false;
-  double step_ = 0, last_index_ = 0, upper_ = 0;
+  double step_ = 0, last_index_ = 0, upper_ = 0, first_ = 0;
 };
 
 // counts[j][i] = #{rows r : y(j, X(r, j)) < grid_j[i]} for i < grid_j.size(), and counts[j].back()
@@ -198,9 +237,10 @@ inline constexpr std::size_t kCachedBins = std::size_t{1} << 17;
 // parts for many wide grids.
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
 
-// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages; a pass's
-// buffers go back to a small process-wide pool (at most 64 MiB kept) for the next pass, which then
-// zeroes them instead of faulting in fresh pages.
+// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages (fresh
+// anonymous pages, zero as mapped); a pass's buffers go back to a small process-wide pool (at most
+// 64 MiB kept), from which a later pass takes the smallest that holds its bins and zeroes those
+// instead of faulting in fresh pages.
 struct FreeBins {
   std::size_t bytes = 0;
   void operator()(std::uint32_t* p) const;
@@ -246,8 +286,8 @@ template <class Transform>
   std::vector<double> lower(d), upper(d), value(d);
   std::vector<std::int64_t> below(d, 0), above(d, 0), inside(d);
   for (std::size_t j = 0; j < d; ++j) {
-    lower[j] = grids[j]->grid().front();
-    upper[j] = grids[j]->grid().back();
+    lower[j] = grids[j]->front();
+    upper[j] = grids[j]->back();
   }
   const double* __restrict lo = lower.data();
   const double* __restrict hi = upper.data();
@@ -273,7 +313,7 @@ template <class Transform>
   }
   for (std::size_t j = 0; j < d; ++j) {  // a part's rows are below 2^32 (count_parts)
     b[off[j]] += static_cast<std::uint32_t>(under[j]);
-    b[off[j] + grids[j]->grid().size()] += static_cast<std::uint32_t>(over[j]);
+    b[off[j] + grids[j]->size()] += static_cast<std::uint32_t>(over[j]);
   }
 }
 
@@ -285,19 +325,83 @@ template <class Transform>
   grid_rows(X, begin, end, grids, y, off, b);
 }
 
-bool avx2_rows();
+// Rows [begin, end) on a geometric grid per column (the winsorising clips'): each row's guesses
+// first (one loop over the columns with no branch and no load but the column's constants, which
+// the compiler keeps in SIMD registers), then each guess corrected against the column's points
+// and counted.
+template <class Transform>
+[[gnu::always_inline]] inline void geometric_rows(const ConstMatrixRef& X, std::int64_t begin,
+                                                  std::int64_t end,
+                                                  std::span<const GridIndex* const> grids,
+                                                  Transform& y, const std::size_t* off,
+                                                  std::uint32_t* b) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<double> base_v(d), log2_v(d), m_v(d), points_v(d), value_v(d);
+  std::vector<const double*> padded_v(d);
+  std::vector<std::int32_t> guess_v(d);
+  std::vector<std::size_t> idx_v(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    base_v[j] = grids[j]->geometric_base();
+    log2_v[j] = grids[j]->geometric_log2_base();
+    m_v[j] = grids[j]->geometric_per_octave();
+    points_v[j] = static_cast<double>(grids[j]->size());
+    padded_v[j] = grids[j]->geometric_padded();
+  }
+  const double* __restrict base = base_v.data();
+  const double* __restrict log2_base = log2_v.data();
+  const double* __restrict m = m_v.data();
+  const double* __restrict points = points_v.data();
+  const double* const* __restrict padded = padded_v.data();
+  double* __restrict v = value_v.data();
+  std::int32_t* __restrict guess = guess_v.data();
+  std::size_t* __restrict idx = idx_v.data();
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    for (std::size_t j = 0; j < d; ++j) {
+      const double x = y(j, row[j]);
+      v[j] = x;
+      guess[j] = GridIndex::geometric_guess(x > base[j] ? x : base[j], log2_base[j], m[j],
+                                            points[j]);
+    }
+    for (std::size_t j = 0; j < d; ++j)  // the loads of the points, apart from the counts' stores
+      idx[j] = off[j] + grids[j]->geometric_fix(padded[j], v[j], static_cast<std::size_t>(guess[j]));
+    for (std::size_t j = 0; j < d; ++j) ++b[idx[j]];
+  }
+}
 
 template <class Transform>
-std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
-                                                     std::span<const GridIndex* const> grids,
-                                                     Transform y, int threads) {
+[[gnu::target("avx2"), gnu::noinline]] void geometric_rows_avx2(
+    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
+    std::span<const GridIndex* const> grids, Transform& y, const std::size_t* off,
+    std::uint32_t* b) {
+  geometric_rows(X, begin, end, grids, y, off, b);
+}
+
+bool avx2_rows();
+
+// A pass's bins: part k's bins of column j at parts[k].get() + offset[j] (grids[j]->bins() of
+// them; a part with no rows has no buffer).
+struct ColumnBins {
+  std::vector<BinBuffer> parts;
+  std::vector<std::size_t> offset;
+};
+template <class Transform>
+ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const> grids,
+                       Transform y, int threads);
+
+template <class Transform>
+ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const> grids,
+                       Transform y, int threads) {
   const auto d = static_cast<std::size_t>(X.cols());
-  std::vector<std::size_t> offset(d + 1, 0);
+  ColumnBins out;
+  std::vector<std::size_t>& offset = out.offset;
+  offset.assign(d + 1, 0);
   for (std::size_t j = 0; j < d; ++j) offset[j + 1] = offset[j] + grids[j]->bins();
   const int parts = count_parts(X.rows(), offset[d], threads);
   const bool shared = std::all_of(grids.begin(), grids.end(),
                                   [&](const GridIndex* g) { return g == grids[0]; });
-  std::vector<BinBuffer> bins(static_cast<std::size_t>(parts));
+  std::vector<BinBuffer>& bins = out.parts;
+  bins.resize(static_cast<std::size_t>(parts));
   // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
   // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
   parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
@@ -321,7 +425,15 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
       }
       return;
     }
-    if (offset[d] <= kCachedBins) {  // small grids (the winsorising clips'): every bin in cache
+    if (std::all_of(grids.begin(), grids.end(),
+                    [](const GridIndex* g) { return g->is_geometric(); })) {
+      if (avx2_rows())
+        geometric_rows_avx2(X, begin, end, grids, y, off, b);
+      else
+        geometric_rows(X, begin, end, grids, y, off, b);
+      return;
+    }
+    if (offset[d] <= kCachedBins) {  // small grids: every bin in cache
       for (std::int64_t r = begin; r < end; ++r) {
         const double* row = X.row(r).data();
         for (std::size_t j = 0; j < d; ++j) ++b[off[j] + grids[j]->bin(y(j, row[j]))];
@@ -333,6 +445,17 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
     else
       grid_rows(X, begin, end, grids, y, off, b);
   });
+  return out;
+}
+
+template <class Transform>
+std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
+                                                     std::span<const GridIndex* const> grids,
+                                                     Transform y, int threads) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  const ColumnBins pass = column_bins(X, grids, y, threads);
+  const std::vector<BinBuffer>& bins = pass.parts;
+  const std::vector<std::size_t>& offset = pass.offset;
   std::vector<std::vector<std::int64_t>> counts(d);
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<std::int64_t>& c = counts[j];

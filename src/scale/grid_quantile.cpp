@@ -12,6 +12,7 @@
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/exponential.hpp"
+#include "grid_counts.hpp"
 #include "grid_select.hpp"
 
 namespace dpstats {
@@ -86,22 +87,11 @@ std::vector<double> linear_grid(double lower, double upper, std::size_t points) 
 }
 
 std::vector<double> dyadic_grid(double lower, double upper, std::size_t points) {
-  check_finite(lower, "lower");
-  check_finite(upper, "upper");
-  require(lower < upper, "lower must be < upper, got lower = {}, upper = {}", format_number(lower),
-          format_number(upper));
-  require(points >= 2, "points must be >= 2, got {}", points);
-  const double step = (upper / 2 - lower / 2) / static_cast<double>(points - 1) * 2;
-  int e = 0;
-  std::frexp(step, &e);
-  const double h = std::ldexp(1.0, e - 1);  // the largest power of two <= step
-  const double first = std::floor(lower / h), last = std::ceil(upper / h);
-  if (!(step > 0x1p-1000) || !std::isfinite(step) || !(std::fabs(first) < 0x1p52) ||
-      !(std::fabs(last) < 0x1p52))
-    return linear_grid(lower, upper, points);
+  const DyadicSteps s = dyadic_steps(lower, upper, points);
+  if (!s.exact) return linear_grid(lower, upper, points);
   std::vector<double> grid;
-  grid.reserve(static_cast<std::size_t>(last - first) + 1);
-  for (double k = first; k <= last; k += 1) grid.push_back(k * h);  // exact: |k| < 2^52
+  grid.reserve(static_cast<std::size_t>(s.last - s.first) + 1);
+  for (double k = s.first; k <= s.last; k += 1) grid.push_back(k * s.h);  // exact: |k| < 2^52
   return grid;
 }
 

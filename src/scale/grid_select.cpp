@@ -58,22 +58,27 @@ std::vector<std::int64_t> merged_counts_below(std::span<const double> values,
 // score: they are one run. The exponent of a run is (dist - min dist) 2^-60 · epsilon' / 2, one
 // rounding of an exact integer and one product (relative error below 3 units of 2^-53, which
 // permute-and-flip's 2^-40 shrink of epsilon absorbs, mechanisms/exponential.cpp).
-std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
-                        double epsilon, Rng& rng) {
+// `below(k)` gives A_k for k = 0..cells, read in non-decreasing order (a repeat allowed), so that
+// the counts may be summed as they are read.
+template <class Below>
+std::size_t select_runs(std::size_t cells, Below below, std::int64_t n, double q, double epsilon,
+                        Rng& rng) {
   check_epsilon(epsilon);
-  require(below.size() >= 2, "the grid must have at least one cell");
+  require(cells >= 1, "the grid must have at least one cell");
   const i128 target = static_cast<i128>(quantile_units(q)) * n;
   const i128 unit = static_cast<i128>(1) << 60;
-  const std::size_t cells = below.size() - 1;
   std::vector<CellRun> runs;
   std::vector<i128> dist;
+  std::int64_t start = below(0);  // A_i of the run that starts at cell i
   for (std::size_t i = 0; i < cells;) {
     std::size_t end = i + 1;
-    if (below[i] == below[i + 1])
-      while (end < cells && below[end + 1] == below[i]) ++end;
-    const i128 lo = below[i] * unit, hi = below[i + 1] * unit;
+    const std::int64_t next = below(i + 1);
+    if (start == next)
+      while (end < cells && below(end + 1) == start) ++end;
+    const i128 lo = start * unit, hi = next * unit;
     runs.push_back({i, end - i, 0});
     dist.push_back(lo > target ? lo - target : (target > hi ? target - hi : 0));
+    start = next;  // A_end (an empty run's counts are all equal)
     i = end;
   }
   const i128 best = *std::min_element(dist.begin(), dist.end());
@@ -82,6 +87,29 @@ std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, dou
   for (std::size_t r = 0; r < runs.size(); ++r) runs[r].gamma = to_double(dist[r] - best) * rate;
   RandomBits bits(rng);
   return permute_and_flip_runs(runs, bits);
+}
+
+std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
+                        double epsilon, Rng& rng) {
+  require(below.size() >= 2, "the grid must have at least one cell");
+  return select_runs(below.size() - 1, [below](std::size_t k) { return below[k]; }, n, q,
+                     epsilon, rng);
+}
+
+std::size_t select_cell_bins(std::span<const std::uint32_t* const> parts, std::size_t points,
+                             std::int64_t n, double q, double epsilon, Rng& rng) {
+  require(points >= 2, "the grid must have at least one cell");
+  std::size_t read = 0;  // A_k = the bins 0..k added over the parts: A_read held in `sum`
+  std::int64_t sum = 0;
+  for (const std::uint32_t* p : parts) sum += p[0];
+  auto below = [&](std::size_t k) {
+    for (; read < k;) {
+      ++read;
+      for (const std::uint32_t* p : parts) sum += p[read];
+    }
+    return sum;
+  };
+  return select_runs(points - 1, below, n, q, epsilon, rng);
 }
 
 ColumnGenerators::ColumnGenerators(Rng& rng, std::size_t columns) : base_(rng) {
@@ -106,6 +134,21 @@ std::vector<std::size_t> select_columns(const std::vector<std::vector<std::int64
     return cells;
   });
   return {chosen.begin(), chosen.end()};
+}
+
+std::vector<std::size_t> select_columns_bins(std::span<const std::uint32_t* const> parts,
+                                             std::span<const std::size_t> offset,
+                                             std::span<const std::size_t> points, std::int64_t n,
+                                             double q, double epsilon, ColumnGenerators& gens,
+                                             int threads) {
+  const std::size_t d = points.size();
+  std::vector<std::size_t> cells(d);
+  parallel_tasks(d, gens.split() ? threads : 1, [&](std::size_t j) {
+    std::vector<const std::uint32_t*> column(parts.size());
+    for (std::size_t k = 0; k < parts.size(); ++k) column[k] = parts[k] + offset[j];
+    cells[j] = select_cell_bins(column, points[j], n, q, epsilon, gens[j]);
+  });
+  return cells;
 }
 
 }  // namespace dpstats::scale_detail

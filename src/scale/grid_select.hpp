@@ -31,6 +31,12 @@ std::vector<std::int64_t> merged_counts_below(std::span<const double> values,
 std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
                         double epsilon, Rng& rng);
 
+// The same from a pass's 32-bit bins (grid_counts.hpp): A_k is the sum of bins 0..k over the
+// parts, added as the selection reads them (no vector of counts); `points` the grid's size, n the
+// rows (every row is in one bin).
+std::size_t select_cell_bins(std::span<const std::uint32_t* const> parts, std::size_t points,
+                             std::int64_t n, double q, double epsilon, Rng& rng);
+
 // x >= 0 as a double, relative error at most 2^-53 + 2^-63.
 double to_double(i128 x);
 
@@ -54,5 +60,13 @@ class ColumnGenerators {
 std::vector<std::size_t> select_columns(const std::vector<std::vector<std::int64_t>>& counts,
                                         double q, double epsilon, ColumnGenerators& gens,
                                         int threads, Communicator& comm);
+
+// select_columns for one process from a pass's bins: column j's bins start at offset[j] in every
+// part, its grid has points[j] points; the columns in parallel when the generators split.
+std::vector<std::size_t> select_columns_bins(std::span<const std::uint32_t* const> parts,
+                                             std::span<const std::size_t> offset,
+                                             std::span<const std::size_t> points, std::int64_t n,
+                                             double q, double epsilon, ColumnGenerators& gens,
+                                             int threads);
 
 }  // namespace dpstats::scale_detail

@@ -78,9 +78,9 @@ void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, LocationEstimate
                                         comm);
   for (std::size_t j = 0; j < d; ++j) {
     ColumnLocation& c = out.columns[j];
-    const std::span<const double> g = windows[j].grid();
-    c.location = collapsed[j] ? m1[j].location : g[m2[j]] + (g[m2[j] + 1] - g[m2[j]]) / 2;
-    c.resolution = collapsed[j] ? m1[j].resolution : g[m2[j] + 1] - g[m2[j]];
+    const double lo = windows[j].point(m2[j]), hi = windows[j].point(m2[j] + 1);
+    c.location = collapsed[j] ? m1[j].location : lo + (hi - lo) / 2;
+    c.resolution = collapsed[j] ? m1[j].resolution : hi - lo;
     centre[j] = c.location;
   }
   const std::vector<double> mad = p.o.final_mad ? private_mads(X, centre, p, gens, comm) : s1;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -61,6 +62,30 @@ double normal_quantile(double p) {  // public constants only: bisection on norma
   return (lo + hi) / 2;
 }
 
+// min(a, b) for a, b >= 0 (+inf allowed, not NaN): their bits order as they do, and an integer
+// minimum keeps the columns' loop in SIMD registers (a double min is a branch to the compiler).
+inline double min_nonnegative(double a, double b) {
+  const auto x = std::bit_cast<std::int64_t>(a), y = std::bit_cast<std::int64_t>(b);
+  return std::bit_cast<double>(x < y ? x : y);
+}
+
+// Rows [begin, end) of the sums of min(a^2/T_j^2, 1)·Q, a = |x - m_j| (clamped to DBL_MAX),
+// added to w[j] (exact::add). Plain arrays and no branch, so that the columns' loop is kept in
+// SIMD registers (cloned for AVX2, which has no fused multiply-add: the same terms on every CPU).
+__attribute__((target_clones("avx2", "default")))
+void clipped_square_rows(const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
+                         const double* __restrict m, const double* __restrict t, double q,
+                         std::uint64_t* __restrict w) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    for (std::size_t j = 0; j < d; ++j) {
+      const double a = clamp_magnitude(std::fabs(row[j] - m[j]));
+      exact::add(w[j], min_nonnegative((a / t[j]) * (a / t[j]), 1.0) * q);
+    }
+  }
+}
+
 // For every column j, the sum over every rank's rows of min(a^2/T_j^2, 1), a = |x - m_j|, as an
 // exact lattice sum: each term in [0, 1] is mapped to [0, Q] (Q = box_quantum(n), n the rows over
 // all ranks), rounded to the nearest integer and added exactly (one pass for every column, threads
@@ -72,21 +97,25 @@ Vector clipped_square_sums(const ConstMatrixRef& X, const Vector& location,
                            const std::vector<double>& clip, std::int64_t n, int threads,
                            Communicator& comm) {
   const double Q = exact::box_quantum(n);
-  const Eigen::Index d = X.cols();
-  Vector s = exact::row_sums(X.rows(), d, Q, threads,
+  Vector s = exact::row_sums(X.rows(), X.cols(), Q, threads,
                              [&](int, std::int64_t begin, std::int64_t end, std::uint64_t* w) {
-                               const double q = Q;
-                               for (std::int64_t r = begin; r < end; ++r) {
-                                 const double* row = X.row(r).data();
-                                 for (Eigen::Index j = 0; j < d; ++j) {
-                                   const double a = std::min(std::fabs(row[j] - location[j]), kMax);
-                                   const double t = clip[static_cast<std::size_t>(j)];
-                                   exact::add(w[j], std::min((a / t) * (a / t), 1.0) * q);
-                                 }
-                               }
+                               clipped_square_rows(X, begin, end, location.data(), clip.data(),
+                                                   Q, w);
                              });
   allreduce_exact(comm, s);
   return s / Q;
+}
+
+// Rows [begin, end): c[j] += #{rows with |x - m_j| > radius_j} (plain arrays, as above).
+__attribute__((target_clones("avx2", "default")))
+void beyond_rows(const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
+                 const double* __restrict m, const double* __restrict radius,
+                 std::int64_t* __restrict c) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  for (std::int64_t r = begin; r < end; ++r) {
+    const double* __restrict row = X.row(r).data();
+    for (std::size_t j = 0; j < d; ++j) c[j] += clamp_magnitude(std::fabs(row[j] - m[j])) > radius[j];
+  }
 }
 
 // For every column j, the rows of every rank with |x - m_j| > radius_j (exact counts).
@@ -98,12 +127,7 @@ std::vector<std::int64_t> counts_beyond(const ConstMatrixRef& X, const Vector& l
   parallel_ranges(X.rows(), threads, 65536, [&](int part, std::int64_t begin, std::int64_t end) {
     std::vector<std::int64_t>& c = parts[static_cast<std::size_t>(part)];
     c.assign(d, 0);
-    for (std::int64_t r = begin; r < end; ++r) {
-      const double* row = X.row(r).data();
-      for (std::size_t j = 0; j < d; ++j)
-        c[j] += std::min(std::fabs(row[j] - location[static_cast<Eigen::Index>(j)]), kMax) >
-                radius[j];
-    }
+    beyond_rows(X, begin, end, location.data(), radius.data(), c.data());
   });
   std::vector<std::int64_t> total(d, 0);
   for (const auto& c : parts)

@@ -41,13 +41,20 @@ std::vector<double> awkward_values(std::span<const double> grid, SeededRng& g) {
   return v;
 }
 
+// Every point of a grid (a dyadic grid's are not stored).
+std::vector<double> points_of(const GridIndex& index) {
+  std::vector<double> p(index.size());
+  for (std::size_t i = 0; i < p.size(); ++i) p[i] = index.point(i);
+  return p;
+}
+
 void expect_same_counts(const GridIndex& index, const std::vector<double>& values) {
   const Eigen::Map<const RowMatrix> X(values.data(), static_cast<Eigen::Index>(values.size()), 1);
   for (int threads : {1, 3}) {
     const GridIndex* g = &index;
     const auto counts = column_counts(X, std::span(&g, 1), [](std::size_t, double x) { return x; },
                                       threads)[0];
-    const std::vector<std::int64_t> sorted = counts_below(values, index.grid());
+    const std::vector<std::int64_t> sorted = counts_below(values, points_of(index));
     ASSERT_EQ(counts.size(), sorted.size() + 1);
     EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), counts.begin()));
     EXPECT_EQ(counts.back(), static_cast<std::int64_t>(values.size()));
@@ -76,10 +83,11 @@ TEST(ScaleGridCounts, LinearAndGeometricLookupsAreExact) {
   for (auto [lo, hi] : {std::pair{-2.5, 1e4}, {1e9 - 3e7, 1e9 + 1e7}, {-0x1p-1021, 0x1p-1021},
                         {5.875, 6.0625}, {-1e300, -9e299}}) {
     const GridIndex dyadic = GridIndex::dyadic(lo, hi, 65536);
-    EXPECT_GE(dyadic.grid().size(), 65536u);
-    EXPECT_LE(dyadic.grid().front(), lo);
-    EXPECT_GE(dyadic.grid().back(), hi);
-    expect_same_counts(dyadic, awkward_values(dyadic.grid(), g));
+    EXPECT_EQ(points_of(dyadic), dyadic_grid(lo, hi, 65536));  // the points, not stored
+    EXPECT_GE(dyadic.size(), 65536u);
+    EXPECT_LE(dyadic.front(), lo);
+    EXPECT_GE(dyadic.back(), hi);
+    expect_same_counts(dyadic, awkward_values(points_of(dyadic), g));
   }
   std::vector<double> geo;
   for (int i = 0; i <= 12 * 32; ++i) geo.push_back(0.37 * std::exp2(i / 32.0));
@@ -101,7 +109,7 @@ void expect_same_columns(const std::vector<const GridIndex*>& g, const RowMatrix
       std::vector<double> v(static_cast<std::size_t>(X.rows()));
       for (Eigen::Index r = 0; r < X.rows(); ++r)
         v[static_cast<std::size_t>(r)] = y(j, X(r, static_cast<Eigen::Index>(j)));
-      const std::vector<std::int64_t> sorted = counts_below(v, g[j]->grid());
+      const std::vector<std::int64_t> sorted = counts_below(v, points_of(*g[j]));
       ASSERT_EQ(counts[j].size(), sorted.size() + 1);
       EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), counts[j].begin())) << "column " << j;
       EXPECT_EQ(counts[j].back(), X.rows());
@@ -143,6 +151,131 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   expect_same_columns(same_grid(abs_grid, 4), X, distance);  // one log grid: the SIMD rows
   const auto offset = [](std::size_t, double x) { return clamp_magnitude(x - (-1.5e308)); };
   expect_same_columns(same_grid(signed_grid, 4), X, offset);
+}
+
+// The selection from a pass's bins (one process) reads the counts as it builds the runs: the same
+// cell, from the same draws, as from the counts below each point, on counts with long empty runs,
+// single rows and one or three parts.
+TEST(ScaleGridCounts, SelectionFromBinsIsTheSame) {
+  SeededRng g(4);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t points = 2 + g.uniform_below(3000);
+    std::vector<std::vector<std::uint32_t>> parts(1 + 2 * (trial % 2),
+                                                  std::vector<std::uint32_t>(points + 1, 0));
+    for (int k = 0; k < 200; ++k) {
+      const std::size_t bin = g.bit() ? g.uniform_below(points + 1)
+                                      : (points + 1) / 2 + g.uniform_below(8);
+      parts[g.uniform_below(parts.size())][std::min(bin, points)] += 1 + g.uniform_below(3);
+    }
+    std::vector<std::int64_t> below(points + 1, 0);  // counts below each point, then n
+    std::int64_t sum = 0;
+    for (std::size_t b = 0; b <= points; ++b) {
+      for (const auto& p : parts) sum += p[b];
+      below[b] = sum;
+    }
+    const std::int64_t n = below[points];
+    std::vector<const std::uint32_t*> ptrs;
+    for (const auto& p : parts) ptrs.push_back(p.data());
+    const double q = 0.05 + 0.9 * g.uniform01(), epsilon = 0.01 + g.uniform01();
+    SeededRng a(100 + trial), b(100 + trial);
+    EXPECT_EQ(select_cell({below.data(), points}, n, q, epsilon, a),
+              select_cell_bins(ptrs, points, n, q, epsilon, b));
+    EXPECT_EQ(a.next_u64(), b.next_u64());  // the same draws
+  }
+}
+
+// Windows next to the ends of the doubles (a location's recentring window of half-width DBL_MAX,
+// a refine grid over the signed log grid's first or last cells): the multiples of h that cover
+// them would reach +/-2^1024, so dyadic_grid falls back to linear_grid and every point is finite;
+// GridIndex::dyadic has the same points and counts as a sort and merge (its arithmetic lookup
+// reads x - p_0, which overflows on a span wider than DBL_MAX: that grid is stored and searched).
+TEST(ScaleGridCounts, DyadicGridsNearTheEndsOfTheDoublesAreFinite) {
+  SeededRng g(5);
+  const std::vector<double> signed_log = log_grid(32, false);
+  const std::size_t last = signed_log.size() - 1;
+  for (auto [lo, hi] : {std::pair{-kMax, kMax}, {-kMax, -1e300}, {1e300, kMax}, {-kMax, 0.0},
+                        {-0x1p1023, 0x1p1023}, {signed_log[0], signed_log[2]},
+                        {signed_log[last - 2], signed_log[last]}, {-kMax, signed_log[1]}}) {
+    for (std::size_t points : {16, 64, 65536}) {
+      const std::vector<double> grid = dyadic_grid(lo, hi, points);
+      EXPECT_TRUE(std::all_of(grid.begin(), grid.end(), [](double p) { return std::isfinite(p); }))
+          << lo << " " << hi << " " << points;
+      EXPECT_TRUE(std::is_sorted(grid.begin(), grid.end()) &&
+                  std::adjacent_find(grid.begin(), grid.end()) == grid.end());
+      EXPECT_LE(grid.front(), lo);
+      EXPECT_GE(grid.back(), hi);
+      const GridIndex index = GridIndex::dyadic(lo, hi, points);
+      EXPECT_EQ(points_of(index), grid);
+      expect_same_counts(index, awkward_values(grid, g));
+    }
+  }
+}
+
+// The bins path of a pass (one process: column_quantile_cells) against the dense path (counts
+// below each stored point of dyadic_grid by a sort and merge, then select_columns), from the same
+// generators: the same cells, over random windows of every width (next to +/-DBL_MAX too), values
+// inside, beyond either end and at the points, quantiles whose best cell is the first or the last.
+TEST(ScaleGridCounts, BinsAndDenseSelectionsAgree) {
+  SeededRng g(6);
+  const std::vector<double> signed_log = log_grid(32, false);
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::size_t d = 3, rows = 50 + g.uniform_below(400);
+    std::vector<std::pair<double, double>> windows;
+    for (std::size_t j = 0; j < d; ++j) {
+      const std::size_t i = g.uniform_below(signed_log.size() - 2);
+      const double centre = std::ldexp(g.uniform01() - 0.5, static_cast<int>(g.uniform_below(60)));
+      const double half = (1 + std::fabs(centre)) *
+                          std::ldexp(1 + g.uniform01(), -static_cast<int>(g.uniform_below(40)));
+      windows.push_back(trial % 4 == 0   ? std::pair{-kMax, kMax}
+                        : trial % 4 == 1 ? std::pair{signed_log[i], signed_log[i + 2]}
+                                         : std::pair{centre - half, centre + half});
+    }
+    const std::size_t points = trial % 3 == 0 ? 16 : 64 + g.uniform_below(4000);
+    std::vector<GridIndex> grids;
+    std::vector<std::vector<double>> stored;
+    for (auto [lo, hi] : windows) {
+      grids.push_back(GridIndex::dyadic(lo, hi, points));
+      stored.push_back(dyadic_grid(lo, hi, points));
+    }
+    RowMatrix X(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(d));
+    for (std::size_t j = 0; j < d; ++j) {
+      const std::vector<double>& p = stored[j];
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t kind = g.uniform_below(6);
+        const double x = kind == 0   ? p[g.uniform_below(p.size())]
+                         : kind == 1 ? (g.bit() ? kMax : -kMax)
+                         : kind == 2 ? p.back() + (p.back() - p.front()) * g.uniform01() / 4
+                         : kind == 3 ? p.front() - (p.back() - p.front()) * g.uniform01() / 4
+                                     : p.front() + (p.back() - p.front()) * g.uniform01();
+        X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j)) = clamp_magnitude(x);
+      }
+    }
+    std::vector<std::vector<std::int64_t>> dense(d);
+    for (std::size_t j = 0; j < d; ++j) {
+      std::vector<double> v(rows);
+      for (std::size_t r = 0; r < rows; ++r)
+        v[r] = X(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(j));
+      dense[j] = counts_below(v, stored[j]);
+      dense[j].push_back(static_cast<std::int64_t>(rows));
+    }
+    std::vector<const GridIndex*> ptrs;
+    for (const GridIndex& grid : grids) ptrs.push_back(&grid);
+    const double q = trial % 5 == 0 ? 0.01 : trial % 5 == 1 ? 0.99 : g.uniform01();
+    const double epsilon = trial % 2 == 0 ? 50.0 : 0.05 + g.uniform01();
+    for (int threads : {1, 2}) {
+      SeededRng a(1000 + trial), b(1000 + trial);
+      ColumnGenerators ga(a, d), gb(b, d);
+      const auto bins = column_quantile_cells(X, std::span<const GridIndex* const>(ptrs),
+                                              identity(), q, epsilon, ga, threads,
+                                              single_process());
+      const auto cells = select_columns(dense, q, epsilon, gb, threads, single_process());
+      EXPECT_EQ(bins, cells) << "trial " << trial;
+      for (std::size_t j = 0; j < d; ++j) {
+        ASSERT_LT(cells[j] + 1, stored[j].size());
+        EXPECT_TRUE(std::isfinite(grids[j].point(bins[j] + 1) - grids[j].point(bins[j])));
+      }
+    }
+  }
 }
 
 // q = 0.1, n = 1,000,007 (issue 28 item 2): in doubles, neighbours' scores could differ by
