@@ -175,10 +175,9 @@ std::vector<SideCell> side_cells(const ConstMatrixRef& X, const Plan& p,
   const auto counts = merged_column_counts(X, ptrs, identity(), p.o.threads, comm);
   const auto cells = select_columns(counts, 0.5, p.e_fine, gens, p.o.threads, comm);
   for (std::size_t j = 0; j < d; ++j) {
-    const std::span<const double> g = grids[j].grid();
     const std::size_t k = cells[j];
-    out[j].lo = g[k];
-    out[j].hi = g[k + 1];
+    out[j].lo = grids[j].point(k);
+    out[j].hi = grids[j].point(k + 1);
     out[j].below = counts[j][k];
     out[j].above = counts[j].back() - counts[j][k + 1];
   }
