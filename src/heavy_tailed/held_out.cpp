@@ -37,14 +37,8 @@ HeldRows hold_out_rows(const ConstMatrixRef& X, const Vector& y, const HeavyTail
   HeldRows h;
   if (!o.holdout) return h;
   h.active = true;
-  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
-  std::vector<Eigen::Index> keep, out;
-  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
-    row.back() = y[i];
-    (split.held_out(row) ? out : keep).push_back(i);
-  }
+  const HoldoutSplit::Rows split =
+      HoldoutSplit(*o.holdout, rng, o.run.comm).rows(X, [&y](Eigen::Index i) { return y[i]; });
   auto take = [&](const std::vector<Eigen::Index>& rows, RowMatrix& A, Vector& b) {
     A.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
     b.resize(static_cast<Eigen::Index>(rows.size()));
@@ -53,8 +47,8 @@ HeldRows hold_out_rows(const ConstMatrixRef& X, const Vector& y, const HeavyTail
       b[static_cast<Eigen::Index>(k)] = y[rows[k]];
     }
   };
-  take(keep, h.train_X, h.train_y);
-  take(out, h.held_X, h.held_y);
+  take(split.keep, h.train_X, h.train_y);
+  take(split.held, h.held_X, h.held_y);
   return h;
 }
 

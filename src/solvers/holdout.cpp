@@ -58,6 +58,18 @@ bool HoldoutSplit::held_out(std::span<const double> values) const {
   return splitmix64(key_[0] ^ h) < threshold_;
 }
 
+HoldoutSplit::Rows HoldoutSplit::rows(const ConstMatrixRef& X,
+                                      const std::function<double(Eigen::Index)>& label) const {
+  Rows out;
+  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
+    row.back() = label(i);
+    (held_out(row) ? out.held : out.keep).push_back(i);
+  }
+  return out;
+}
+
 const char* HoldoutSplit::rule() {
   return "a unit is held out when a keyed hash of the unit (a row's values, or a user's id) "
          "falls below fraction x 2^64, under a secret key drawn for this release";

@@ -579,14 +579,8 @@ HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const Class
   HeldOut h;
   if (!o.holdout) return h;
   h.active = true;
-  const HoldoutSplit split(*o.holdout, rng, o.run.comm);
-  std::vector<Eigen::Index> keep, out;
-  std::vector<double> row(static_cast<std::size_t>(X.cols() + 1));
-  for (Eigen::Index i = 0; i < X.rows(); ++i) {
-    for (Eigen::Index j = 0; j < X.cols(); ++j) row[static_cast<std::size_t>(j)] = X(i, j);
-    row.back() = y[static_cast<std::size_t>(i)];
-    (split.held_out(row) ? out : keep).push_back(i);
-  }
+  const HoldoutSplit::Rows split = HoldoutSplit(*o.holdout, rng, o.run.comm).rows(
+      X, [&y](Eigen::Index i) { return y[static_cast<std::size_t>(i)]; });
   auto take = [&](const std::vector<Eigen::Index>& rows, Labelled& l) {
     l.X.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -594,8 +588,8 @@ HeldOut hold_out(const ConstMatrixRef& X, const std::vector<int>& y, const Class
       l.y.push_back(y[static_cast<std::size_t>(rows[k])]);
     }
   };
-  take(keep, h.train);
-  take(out, h.held);
+  take(split.keep, h.train);
+  take(split.held, h.held);
   return h;
 }
 

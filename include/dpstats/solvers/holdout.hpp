@@ -21,11 +21,14 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <variant>
+#include <vector>
 
+#include "dpstats/data/matrix.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/privacy/ledger.hpp"
@@ -45,6 +48,12 @@ class HoldoutSplit {
   bool held_out(std::uint64_t id) const;
   // A row by its values (bit patterns, in order; e.g. the features, then the label).
   bool held_out(std::span<const double> values) const;
+  // The indices of the rows of X it keeps and holds out, in order; row i is judged by its values
+  // followed by label(i) (a fit's rows: the features, then the label).
+  struct Rows {
+    std::vector<Eigen::Index> keep, held;
+  };
+  Rows rows(const ConstMatrixRef& X, const std::function<double(Eigen::Index)>& label) const;
   double fraction() const { return fraction_; }
   // The rule, for diagnostics (the key is not in it).
   static const char* rule();
