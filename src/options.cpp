@@ -257,6 +257,52 @@ const OptionDecl kOptions[] = {
     {.command = "noise", .name = "sensitivity", .lo = 1e-280, .hi = 1e250, .lo_closed = true,
      .hi_closed = true, .default_text = "required",
      .help = "sensitivity of the whole vector: l1 for laplace, l2 for gaussian"},
+    {.command = "noise", .name = "mechanism", .kind = K::text, .default_text = "required",
+     .help = "laplace (pure DP) or gaussian (Python: the function dpstats.laplace or "
+             "dpstats.gaussian)"},
+    // The fit's task, loss, method, centring and paths (fit.hpp; the task's own options above).
+    {.command = "fit", .name = "task", .kind = K::text,
+     .default_text = "required, except that --users means user-level",
+     .help = "user-level, classify or heavy-tailed"},
+    {.command = "fit", .name = "loss", .kind = K::text,
+     .default_text = "the task's: logistic (user-level), absolute (heavy-tailed)",
+     .help = "loss function (choices depend on --task)"},
+    {.command = "fit", .name = "method", .kind = K::text,
+     .default_text = "the task's recommended method",
+     .help = "algorithm (choices depend on --task)"},
+    {.command = "fit", .name = "centre", .kind = K::flag,
+     .default_text = "absent: centre when the scale is estimated and the rows suffice",
+     .help = "user-level, heavy-tailed: always centre the features privately and fit an "
+             "intercept (abstain when the rows are too few)"},
+    {.command = "fit", .name = "no_centre", .kind = K::flag, .default_text = "off",
+     .help = "user-level, heavy-tailed: never centre (fit x . w in the data's units, no "
+             "intercept and no offset check; Python: centre=False)"},
+    {.command = "fit", .name = "users", .kind = K::text,
+     .default_text = "absent: user ids are column 1",
+     .help = "user-level: the column (name or 1-based index) holding each row's user id, "
+             "integers or text (e.g. airport codes); the label and features are --columns, or "
+             "every other column in order (Python: users=, one id per row)"},
+    {.command = "fit", .name = "data", .kind = K::text, .default_text = "absent: INPUT",
+     .help = "classify: fashion-mnist or a CSV (label, features...) (Python: X, y)"},
+    {.command = "fit", .name = "test", .kind = K::text, .default_text = "absent: no test set",
+     .help = "classify: public test CSV for diagnostics.test_accuracy (Python: X_test, y_test)"},
+    {.command = "fit", .name = "save_weights", .kind = K::text,
+     .default_text = "absent: not written",
+     .help = "classify: write the parameters as a 1 x P .npy (Python: the release's estimate)"},
+    // The moments' centring and live stream (moments/estimator.hpp; Python's MomentEstimator).
+    {.command = "moments", .name = "centre", .kind = K::flag, .default_text = "on",
+     .help = "file input without --clip: centre the rows on a private location first when the "
+             "table is long enough"},
+    {.command = "moments", .name = "no_centre", .kind = K::flag, .default_text = "off",
+     .help = "file input without --clip: do not centre the rows (Python: centre=False)"},
+    {.command = "moments", .name = "steps", .kind = K::integer, .lo = 1, .lo_closed = true,
+     .default_text = "absent: the rows of INPUT, read whole",
+     .help = "the stream's horizon; read INPUT row by row as it arrives (a live stream; "
+             "Python: MomentEstimator)"},
+    {.command = "moments", .name = "clip_block", .kind = K::integer, .lo = 0, .lo_closed = true,
+     .default_text = "0: the smallest block the budget supports",
+     .help = "live stream without --clip: rows per adaptive-clip block (the first block is held "
+             "and entered with the first clipped row)"},
 };
 
 std::string number_text(double x) { return fmt::format("{}", x); }

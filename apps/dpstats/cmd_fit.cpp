@@ -30,20 +30,11 @@ void add_fit_command(CLI::App& app) {
       "fit", "Private model fitting: user-level DP convex optimisation (--task user-level), "
              "private classifiers with DP-SGD/DP-Adam (--task classify), pure-DP convex "
              "optimisation with heavy-tailed gradients (--task heavy-tailed)");
-  cmd->add_option_function<std::string>(
-         "--task",
-         [a](const std::string& name) {
-           a->task = parse_enum<optimize::FitTask>(name);
-           a->task_given = true;
-         },
-         "user-level, classify, heavy-tailed (required, except that --users means user-level)")
+  add_declared(cmd, "fit", "task", a->task_name)
       ->check(CLI::IsMember(enum_names<optimize::FitTask>()));
-  cmd->add_option("--users", a->users,
-                  "user-level: the column (name or 1-based index) holding each row's user id, "
-                  "integers or text (e.g. airport codes); the label and features are --columns, "
-                  "or every other column in order. Absent: user ids are column 1");
-  cmd->add_option("--loss", a->loss, "loss function (choices depend on --task)");
-  cmd->add_option("--method", a->method, "algorithm (choices depend on --task)");
+  add_declared(cmd, "fit", "users", a->users);
+  add_declared(cmd, "fit", "loss", a->loss);
+  add_declared(cmd, "fit", "method", a->method);
   add_release_options(cmd, *a, kEveryRelease | kScaleShare | kProfile);
   for (const auto& [name, target] : {std::pair{"domain_radius", &a->domain_radius},
                                       {"step_size", &a->step_size}, {"clip", &a->clip},
@@ -55,20 +46,17 @@ void add_fit_command(CLI::App& app) {
   for (const auto& [name, target] : {std::pair{"steps", &a->steps}, {"epochs", &a->epochs},
                                       {"batch_size", &a->batch_size}})
     add_declared(cmd, "fit", name, *target);
-  auto* centre = cmd->add_flag("--centre", a->centre,
-                               "user-level, heavy-tailed: always centre the features privately "
-                               "and fit an intercept (abstain when the rows are too few)");
-  cmd->add_flag("--no-centre", a->no_centre,
-                "user-level, heavy-tailed: never centre (fit x . w in the data's units, no "
-                "intercept and no offset check)")
-      ->excludes(centre);
+  auto* centre = add_declared_flag(cmd, "fit", "centre", a->centre);
+  add_declared_flag(cmd, "fit", "no_centre", a->no_centre)->excludes(centre);
   add_input_options(cmd, a->input, /*required=*/false);
   const FitRunner user_level = add_fit_user_level(cmd);
   const FitRunner classify = add_fit_classify(cmd);
   const FitRunner heavy_tailed = add_fit_heavy_tailed(cmd);
   cmd->callback([a, user_level, classify, heavy_tailed] {
     // No silent task: a table's first column is never taken for user ids unless asked.
-    if (!a->task_given) {
+    if (a->task_name) {
+      a->task = parse_enum<optimize::FitTask>(*a->task_name);
+    } else {
       require(a->users.has_value(),
               "--task is required: user-level (with --users COLUMN naming the user ids), "
               "classify or heavy-tailed");

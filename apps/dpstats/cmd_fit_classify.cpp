@@ -203,7 +203,7 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
 
 FitRunner add_fit_classify(CLI::App* cmd) {
   auto c = std::make_shared<ClassifyArgs>();
-  cmd->add_option("--data", c->data, "classify: fashion-mnist or a CSV (label, features...)");
+  add_declared(cmd, "fit", "data", c->data);
   add_declared(cmd, "fit", "model", c->model)
       ->check(CLI::IsMember(enum_names<optimize::ModelKind>()));
   std::string optimizers;
@@ -220,8 +220,8 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   add_declared(cmd, "fit", "second_moment_floor", c->floor);
   add_declared(cmd, "fit", "classes", c->classes);
   add_declared(cmd, "fit", "n_public", c->n_public);
-  cmd->add_option("--test", c->test, "classify: public test CSV for diagnostics.test_accuracy");
-  cmd->add_option("--save-weights", c->save, "classify: write the parameters as a 1 x P .npy");
+  add_declared(cmd, "fit", "test", c->test);
+  add_declared(cmd, "fit", "save_weights", c->save);
   return [c](const FitArgs& a) { run_fit(a, *c); };
 }
 

@@ -40,7 +40,7 @@ namespace {
 struct MomentsArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   moments::MomentsOptions o;
   std::optional<std::size_t> steps;
-  bool diagonal = false;
+  bool no_centre = false;  // --no-centre: o.centre = false
   InputArgs input;
 };
 
@@ -53,6 +53,7 @@ moments::MomentsOptions options_of(const MomentsArgs& a) {
   if (a.neighbouring) o.neighbouring = name_of(*a.neighbouring);
   if (a.profile) o.profile = name_of(*a.profile);
   if (a.threads) o.run.threads = *a.threads;
+  if (a.no_centre) o.centre = false;
   return o;
 }
 
@@ -324,13 +325,9 @@ void add_moments_command(CLI::App& app) {
   add_declared(cmd, "moments", "workload", a->o.workload);
   add_declared(cmd, "moments", "factorization", a->o.factorization);
   add_declared(cmd, "moments", "clip", a->o.clip);
-  cmd->add_option("--clip-block", a->o.clip_block,
-                  "live stream without --clip: rows per adaptive-clip block (default 0: the "
-                  "smallest block the budget supports; the first block is held and entered "
-                  "with the first clipped row)");
-  cmd->add_flag("--centre,!--no-centre", a->o.centre,
-                "file input without --clip: centre the rows on a private location first when "
-                "the table is long enough (default on)");
+  add_declared(cmd, "moments", "clip_block", a->o.clip_block);
+  auto* centre = add_declared_flag(cmd, "moments", "centre", a->o.centre);
+  add_declared_flag(cmd, "moments", "no_centre", a->no_centre)->excludes(centre);
   add_declared(cmd, "moments", "clip_check_share", a->o.clip_check_share);
   add_declared(cmd, "moments", "noise_multiplier", a->o.noise_multiplier);
   add_declared(cmd, "moments", "lambda", a->o.lambda, moments_methods());
@@ -339,8 +336,7 @@ void add_moments_command(CLI::App& app) {
   add_declared_flag(cmd, "moments", "diagonal", a->o.diagonal);
   add_declared(cmd, "moments", "on_norm", a->o.on_norm)
       ->check(CLI::IsMember(enum_names<NormPolicy>()));
-  cmd->add_option("--steps", a->steps,
-                  "the stream's horizon; read INPUT row by row as it arrives (a live stream)");
+  add_declared(cmd, "moments", "steps", a->steps);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_moments(*a); });
 }

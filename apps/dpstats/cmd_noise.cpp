@@ -11,7 +11,7 @@ namespace dpstats::cli {
 namespace {
 
 struct NoiseArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
-  NoiseMechanism mechanism = NoiseMechanism::laplace;  // --mechanism (required)
+  std::string mechanism_name;  // --mechanism (required), parsed by EnumNames<NoiseMechanism>
   double sensitivity = 0;
   std::vector<double> values;
 };
@@ -20,9 +20,10 @@ void run_noise(const NoiseArgs& a) {
   auto rng = make_rng(a.seed);
   const Vector values = Eigen::Map<const Vector>(a.values.data(), static_cast<Eigen::Index>(a.values.size()));
   BudgetFile budget(a.budget);
+  const NoiseMechanism mechanism = parse_enum<NoiseMechanism>(a.mechanism_name);
   const Release<Vector> r =
-      noise_release(a.mechanism, values, a.sensitivity, a.target(), *rng, budget.get());
-  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", name_of(a.mechanism)}};
+      noise_release(mechanism, values, a.sensitivity, a.target(), *rng, budget.get());
+  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", name_of(mechanism)}};
   head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
   const auto out = release_output(std::move(head), release_fields_json(r));
   budget.commit();  // before anything is printed
@@ -34,10 +35,7 @@ void run_noise(const NoiseArgs& a) {
 void add_noise_command(CLI::App& app) {
   auto a = std::make_shared<NoiseArgs>();
   auto* cmd = app.add_subcommand("noise", "Add calibrated noise to the given values");
-  cmd->add_option_function<std::string>(
-         "--mechanism",
-         [a](const std::string& name) { a->mechanism = parse_enum<NoiseMechanism>(name); },
-         "laplace (pure DP) or gaussian")
+  add_declared(cmd, "noise", "mechanism", a->mechanism_name)
       ->required()
       ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
   add_declared(cmd, "noise", "sensitivity", a->sensitivity)->required();

@@ -17,8 +17,8 @@ namespace dpstats::cli {
 // The shared release options (privacy target, --profile, --scale-share, --threads, --seed,
 // --budget) are ReleaseArgs', declared once in options_cli.hpp.
 struct FitArgs : ReleaseArgs {
-  optimize::FitTask task = optimize::FitTask::user_level;  // --task (parsed by its EnumNames)
-  bool task_given = false;  // absent: user-level when --users is given, else an error
+  std::optional<std::string> task_name;  // --task; absent: user-level when --users is given
+  optimize::FitTask task = optimize::FitTask::user_level;  // task_name parsed by its EnumNames
   std::optional<std::string> users;  // --users COLUMN (user-level): the column of user ids
   std::optional<std::string> loss, method;
   std::optional<double> domain_radius, step_size, clip;

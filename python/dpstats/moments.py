@@ -104,11 +104,12 @@ def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, 
 
 
 def _block(x) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 0:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
         raise ValueError(f"clip_block must be an integer >= 0 (0: automatic), got {x!r}")
-    return int(x)
+    return int(_check("moments", "clip_block", x))  # the declared range (dpstats/options.hpp)
 
 
+@_documented("moments", "steps", "clip_block")
 class MomentEstimator:
     """Streaming continual release: ``push(x)`` returns this step's ``(first, second)``.
 
@@ -131,7 +132,8 @@ class MomentEstimator:
                  scale_share: float = 0.1, clip_check_share: float = 0.01,
                  profile: str = "practical", clip_block: int = 0,
                  budget: Optional[Budget] = None):
-        opts = _options(_int(steps, "steps"), _int(dim, "dim"), method, workload, factorization,
+        steps = _int(_check("moments", "steps", steps), "steps")  # the declared range
+        opts = _options(steps, _int(dim, "dim"), method, workload, factorization,
                         clip, epsilon, delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal,
                         on_norm, neighbouring, threads, scale_share, clip_check_share, profile,
                         clip_block)
@@ -165,7 +167,7 @@ class MomentEstimator:
 
 @_dry.dry_runnable("moments", "clip=")
 @_documented("moments", "method", "workload", "factorization", "clip", "clip_check_share",
-             "noise_multiplier", "lambda", "alpha", "tau", "diagonal", "on_norm")
+             "noise_multiplier", "lambda", "alpha", "tau", "diagonal", "on_norm", "centre")
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,

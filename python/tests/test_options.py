@@ -26,15 +26,34 @@ CLI = os.environ.get("DPSTATS_CLI", str(ROOT / "build" / "dpstats"))
 PYTHON = {
     "mean": [dpstats.mean],
     "median": [dpstats.geometric_median],
-    "fit": [fit_module._fit_user_level, classify.fit_classify, heavy_tailed.fit_heavy_tailed],
+    "fit": [fit_module.fit, fit_module._fit_user_level, classify.fit_classify,
+            heavy_tailed.fit_heavy_tailed],
     "stat": [stats.stat, stats.count, stats.sum, stats.column_mean, stats.variance, stats.std,
              stats.quantiles, stats.histogram],
     "bounds": [dpstats.bounds],
-    "moments": [dpstats.moments],
+    "moments": [dpstats.moments, dpstats.MomentEstimator],  # a file; a live stream (--steps)
     "noise": [dpstats.laplace, dpstats.gaussian],
 }
 # (command, option) pairs where the surfaces differ on purpose.
 EXEMPT = set()
+
+
+def _noise_functions():
+    """--mechanism's names (the tool's choices, EnumNames<NoiseMechanism>) are Python functions."""
+    names = re.search(r"--mechanism TEXT:\{([^}]*)\}", _help("noise")).group(1).split(",")
+    return len(names) == 2 and all(callable(getattr(dpstats, n.strip(), None)) for n in names)
+
+
+# Declared options whose Python form is not a keyword of the same name, each with the check that
+# the form exists (the declaration's help names it).
+ELSEWHERE = {
+    ("fit", "no_centre"): lambda: "centre" in _keywords("fit"),  # centre=False
+    ("moments", "no_centre"): lambda: "centre" in _keywords("moments"),
+    ("fit", "data"): lambda: {"X", "y"} <= _keywords("fit"),
+    ("fit", "test"): lambda: {"X_test", "y_test"} <= _keywords("fit"),
+    ("fit", "save_weights"): lambda: "estimate" in dpstats.Release.__dataclass_fields__,
+    ("noise", "mechanism"): _noise_functions,
+}
 
 
 def _help(command):
@@ -67,6 +86,9 @@ def test_every_command_option_is_on_the_cli_and_in_python():
         text = _help(command)
         assert _on_cli(text, decl), f"{decl['cli']} is declared for {command} but not a flag"
         assert decl["help"][:40] in text, f"{decl['cli']}'s help is not its declaration's"
+        if (command, decl["name"]) in ELSEWHERE:
+            assert ELSEWHERE[command, decl["name"]](), f"{command} {decl['cli']}: no Python form"
+            continue
         assert _keyword(decl["name"]) in _keywords(command), \
             f"{decl['name']} is declared for {command} but no Python keyword"
 
@@ -110,13 +132,17 @@ def test_range_errors_come_from_the_declaration_on_both_surfaces():
         dpstats.mean(X, method="prime", alpha=0.05, epsilon=1, delta=1e-6, topk_multiplier=9)
     with pytest.raises(ValueError, match=r"threads must be an integer in \[1, 1024\], got 0"):
         dpstats.geometric_median(X, epsilon=1, delta=1e-6, threads=0)
+    with pytest.raises(ValueError, match=r"steps must be an integer >= 1, got 0"):
+        dpstats.MomentEstimator(2, clip=1, epsilon=1, delta=1e-6, steps=0)
     for args, message in (
             (["mean", "--method", "bounded", "--epsilon", "0", "--delta", "0"],
              "epsilon must be > 0, got 0"),
             (["mean", "--method", "prime", "--alpha", "0.05", "--topk-multiplier", "9",
               "--epsilon", "1", "--delta", "1e-6"], "topk_multiplier must be in [1, 4], got 9"),
             (["median", "--threads", "0", "--epsilon", "1", "--delta", "1e-6"],
-             "threads must be an integer in [1, 1024], got 0")):
+             "threads must be an integer in [1, 1024], got 0"),
+            (["moments", "--steps", "0", "--clip", "1", "--epsilon", "1", "--delta", "1e-6"],
+             "steps must be an integer >= 1, got 0")):
         out = subprocess.run([CLI, *args, "-"], input="1,2\n3,4\n", capture_output=True,
                              text=True)
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)

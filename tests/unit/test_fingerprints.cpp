@@ -59,6 +59,9 @@ const Names kNotFields = {
     "items_per_user",  // the data's shape: the user-level fingerprint's m
     "boost_zeta",      // boosting's own guard states its part count
     "model", "hidden", "classes",  // the classifier's shape: its own fields in the classify one
+    "task",                        // the fit's: which options struct runs (the first word)
+    "no_centre",                   // centre = false: the field centre
+    "users", "data", "test", "save_weights",  // where the rows come from and the weights go
 };
 
 void expect_covered(const Names& readable, const Names& fields, std::string_view what) {
