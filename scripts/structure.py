@@ -7,9 +7,10 @@ method") that the compiler does not check. Exit 1 on any breach, so CTest can ru
     root) declare at most one public namespace (`dpstats`, `dpstats::stats`, ...) and at most one
     internal one, whose last name ends in `detail`. Anonymous namespaces do not count, nor does
     `struct dpstats::EnumNames<...>` (a specialisation, not a namespace).
-  * No dispatch on a user's name: comparing a method, task, profile or loss (`method == "prime"`,
-    `task.starts_with("dp-")`) with a string literal in src/, apps/ or python/ is a breach; users'
-    names are parsed once into an enum (EnumNames, names.hpp) and code switches on the enum.
+  * No dispatch on a user's name: comparing a method, task, profile, loss, accountant or a spec
+    and its head word (`method == "prime"`, `task.starts_with("dp-")`, `spec.rfind("blt:", 0)`,
+    `head == "decay"`) with a string literal in src/, apps/ or python/ is a breach; users' names
+    are parsed once into an enum (EnumNames, names.hpp) and code switches on the enum.
 """
 import pathlib
 import re
@@ -17,10 +18,13 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MAX_LINES = 700
+# The names users type: a method, task, profile or loss; an accountant; a spec ("decay:0.9",
+# "blt:4") or its head word.
+NAMED = r"(method|task|profile|loss|accountant|spec|head)"
 DISPATCH = re.compile(
-    r"""\b(method|task|profile|loss)\b(\.value\(\))?\s*(==|!=|\.starts_with\(|\.ends_with\()\s*["']"""
-    r"""|["'][a-z][a-z0-9-]*["']\s*(==|!=)\s*(\w+\.)*(method|task|profile|loss)\b"""
-    r"""|\b(method|task|profile|loss)\s+(not\s+)?in\s+[\(\[{]\s*["']""")
+    rf"""\b{NAMED}\b(\.value\(\))?\s*(==|!=|\.starts_with\(|\.ends_with\(|\.rfind\()\s*["']"""
+    rf"""|["'][a-z][a-z0-9-]*["']\s*(==|!=)\s*(\w+\.)*{NAMED}\b"""
+    rf"""|\b{NAMED}\s+(not\s+)?in\s+[\(\[{{]\s*["']""")
 
 
 def strip(text):

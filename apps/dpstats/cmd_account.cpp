@@ -16,8 +16,17 @@ struct AccountArgs {
   std::optional<double> noise_multiplier, target_epsilon;
   long long steps = 0;
   std::vector<std::string> losses;
-  std::string accountant = "best";
+  CalculatorAccountant accountant = CalculatorAccountant::best;
 };
+
+// --accountant best|pld|rdp, parsed by its EnumNames.
+void add_accountant(CLI::App* sub, CalculatorAccountant& target, const std::string& help) {
+  sub->add_option_function<std::string>(
+         "--accountant",
+         [&target](const std::string& name) { target = parse_enum<CalculatorAccountant>(name); },
+         help)
+      ->check(CLI::IsMember(enum_names<CalculatorAccountant>()));
+}
 
 nlohmann::ordered_json with_command(const char* sub, const nlohmann::json& j) {
   nlohmann::ordered_json out = {{"command", std::string("account ") + sub}};
@@ -35,14 +44,14 @@ void add_account_command(CLI::App& app) {
   auto* cal = account->add_subcommand("calibrate", "Noise scale for a mechanism and a target loss");
   cal->add_option("--mechanism", a->mechanism, "laplace or gaussian")
       ->required()
-      ->check(CLI::IsMember({"laplace", "gaussian"}));
+      ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
   cal->add_option("--sensitivity", a->sensitivity, "l1 (laplace) or l2 (gaussian) sensitivity")
       ->required();
   cal->add_option("--epsilon", a->epsilon, "epsilon > 0")->required();
   cal->add_option("--delta", a->delta, "delta in (0, 1) (gaussian)");
   cal->callback([a] {
-    print_json(with_command("calibrate",
-                            account_calibrate(a->mechanism, a->sensitivity, a->epsilon, a->delta)));
+    print_json(with_command("calibrate", account_calibrate(parse_enum<NoiseMechanism>(a->mechanism),
+                                                           a->sensitivity, a->epsilon, a->delta)));
   });
 
   auto* conv = account->add_subcommand("convert", "rho-zCDP or mu-GDP to (epsilon, delta)");
@@ -66,8 +75,7 @@ void add_account_command(CLI::App& app) {
   auto* ct = comp->add_option("--times", a->times, "number of mechanisms k >= 1 (k-fold mode)");
   auto* cs = comp->add_option("--delta-slack", a->delta_slack,
                               "extra delta of advanced composition (k-fold mode)");
-  comp->add_option("--accountant", a->accountant, "with --loss: best (default), pld or rdp")
-      ->check(CLI::IsMember({"best", "pld", "rdp"}));
+  add_accountant(comp, a->accountant, "with --loss: best (default), pld or rdp");
   loss->excludes(ce)->excludes(ct)->excludes(cs);
   comp->callback([a, ce, ct, cs] {
     if (!a->losses.empty()) {
@@ -92,8 +100,7 @@ void add_account_command(CLI::App& app) {
   nm->excludes(se);
   sgd->add_option("--steps", a->steps, "number of steps T >= 1")->required();
   sgd->add_option("--delta", a->delta, "delta in (0, 1)")->required();
-  sgd->add_option("--accountant", a->accountant, "best (default: the tighter), pld or rdp")
-      ->check(CLI::IsMember({"best", "pld", "rdp"}));
+  add_accountant(sgd, a->accountant, "best (default: the tighter), pld or rdp");
   sgd->callback([a] {
     print_json(with_command("dp-sgd",
                             account_dp_sgd(a->sampling_rate, a->noise_multiplier,

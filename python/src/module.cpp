@@ -116,7 +116,7 @@ PYBIND11_MODULE(_dpstats, m) {
         py::arg("epsilon"), py::arg("delta"), py::arg("seed"),
         py::arg("budget").none(true) = nullptr);
   m.def("account_calibrate", [](const std::string& mech, double s, double e, double d) {
-    return account_calibrate(mech, s, e, d).dump();
+    return account_calibrate(parse_enum<NoiseMechanism>(mech), s, e, d).dump();
   });
   m.def("account_convert", [](std::optional<double> rho, std::optional<double> mu, double delta) {
     return account_convert(rho, mu, delta).dump();
@@ -126,11 +126,12 @@ PYBIND11_MODULE(_dpstats, m) {
   });
   m.def("account_dp_sgd", [](double q, std::optional<double> z, std::optional<double> eps,
                              long long steps, double delta, const std::string& acc) {
-    return account_dp_sgd(q, z, eps, steps, delta, acc).dump();
+    return account_dp_sgd(q, z, eps, steps, delta, parse_enum<CalculatorAccountant>(acc)).dump();
   });
   m.def("account_compose_losses",
         [](const std::vector<std::string>& losses, double delta, const std::string& acc) {
-          return account_compose_losses(losses, delta, acc).dump();
+          return account_compose_losses(losses, delta, parse_enum<CalculatorAccountant>(acc))
+              .dump();
         });
   m.def("zcdp_to_epsilon", &zcdp_to_epsilon, py::arg("rho"), py::arg("delta"));
   m.def("zcdp_to_delta", &zcdp_to_delta, py::arg("rho"), py::arg("epsilon"));

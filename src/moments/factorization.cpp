@@ -9,9 +9,49 @@
 #include "dpstats/error.hpp"
 #include "dpstats/moments/theory.hpp"
 #include "blt.hpp"
+#include "spec_head.hpp"
 
 namespace dpstats::moments {
 namespace {
+
+// The head word of a factorization spec, parsed once; blt and banded take a number (blt:M,
+// banded:B), the others none.
+enum class FactorizationHead { automatic, input, output, sqrt, blt, banded };
+
+constexpr std::string_view kFactorizationSyntax =
+    "factorization must be auto, input, output, sqrt, banded:B or blt:M";
+
+}  // namespace
+}  // namespace dpstats::moments
+
+template <>
+struct dpstats::EnumNames<dpstats::moments::FactorizationHead> {
+  using F = dpstats::moments::FactorizationHead;
+  static constexpr std::string_view parameter = "factorization";
+  static constexpr std::array<std::pair<F, std::string_view>, 6> names = {
+      {{F::automatic, "auto"}, {F::input, "input"}, {F::output, "output"}, {F::sqrt, "sqrt"},
+       {F::blt, "blt"}, {F::banded, "banded"}}};
+};
+
+namespace dpstats::moments {
+namespace {
+
+// The integer after "blt:" or "banded:" in `spec`, in [1, hi]; InvalidArgument naming `form`
+// ("blt:M needs an integer M in [1, 12]") otherwise.
+std::size_t spec_count(const std::string& spec, std::size_t colon, long long hi,
+                       std::string_view form) {
+  const std::string text = spec.substr(colon + 1);
+  std::size_t used = 0;
+  long long m = 0;
+  try {
+    m = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  require(used == text.size() && !text.empty() && m >= 1 && m <= hi,
+          fmt::format("{}, got '{}'", form, spec));
+  return static_cast<std::size_t>(m);
+}
 
 // Squared norm of the first column of D·T(a) over n rows (the output factorization).
 double output_norm_sq(const Workload& A) {
@@ -248,38 +288,22 @@ Factorization Factorization::automatic(const Workload& A) {
 }
 
 Factorization Factorization::parse(const std::string& spec, const Workload& A) {
-  if (spec == "auto") return automatic(A);
-  if (spec == "input") return input(A.steps());
-  if (spec == "output") return output(A);
-  if (spec == "sqrt") return square_root(A);
-  if (spec.rfind("blt:", 0) == 0) {
-    const std::string text = spec.substr(4);
-    std::size_t used = 0;
-    long long m = 0;
-    try {
-      m = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == text.size() && !text.empty() && m >= 1 && m <= 12,
-            fmt::format("blt:M needs an integer M in [1, 12], got '{}'", spec));
-    return fit_blt(A, static_cast<std::size_t>(m));
+  const auto colon = spec.find(':');
+  const auto head =
+      detail::spec_head<FactorizationHead>(spec.substr(0, colon), spec, kFactorizationSyntax);
+  const bool numbered = head == FactorizationHead::blt || head == FactorizationHead::banded;
+  require(numbered == (colon != std::string::npos),
+          fmt::format("{}, got '{}'", kFactorizationSyntax, spec));
+  switch (head) {
+    case FactorizationHead::automatic: return automatic(A);
+    case FactorizationHead::input: return input(A.steps());
+    case FactorizationHead::output: return output(A);
+    case FactorizationHead::sqrt: return square_root(A);
+    case FactorizationHead::blt:
+      return fit_blt(A, spec_count(spec, colon, 12, "blt:M needs an integer M in [1, 12]"));
+    case FactorizationHead::banded: break;
   }
-  if (spec.rfind("banded:", 0) == 0) {
-    const std::string text = spec.substr(7);
-    std::size_t used = 0;
-    long long b = 0;
-    try {
-      b = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == text.size() && !text.empty() && b >= 1 && b <= 100000000,
-            fmt::format("banded:B needs an integer B in [1, 10^8], got '{}'", spec));
-    return banded(A, static_cast<std::size_t>(b));
-  }
-  throw InvalidArgument(fmt::format(
-      "factorization must be auto, input, output, sqrt, banded:B or blt:M, got '{}'", spec));
+  return banded(A, spec_count(spec, colon, 100000000, "banded:B needs an integer B in [1, 10^8]"));
 }
 
 std::string Factorization::name() const {

@@ -5,6 +5,29 @@
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "spec_head.hpp"
+
+namespace dpstats::moments {
+namespace {
+
+// The head word of a workload spec, parsed once ("decay" of "decay:0.9"; adam-plain is adam
+// without bias correction); the heads that take a number are decay, adam, adam-plain, window.
+enum class WorkloadHead { prefix, average, decay, adam, adam_plain, window };
+
+constexpr std::string_view kWorkloadSyntax =
+    "workload must be prefix, average, decay:BETA, window:K, adam:BETA or adam-plain:BETA";
+
+}  // namespace
+}  // namespace dpstats::moments
+
+template <>
+struct dpstats::EnumNames<dpstats::moments::WorkloadHead> {
+  using W = dpstats::moments::WorkloadHead;
+  static constexpr std::string_view parameter = "workload";
+  static constexpr std::array<std::pair<W, std::string_view>, 6> names = {
+      {{W::prefix, "prefix"}, {W::average, "average"}, {W::decay, "decay"}, {W::adam, "adam"},
+       {W::adam_plain, "adam-plain"}, {W::window, "window"}}};
+};
 
 namespace dpstats::moments {
 namespace {
@@ -82,24 +105,23 @@ Workload Workload::adam(std::size_t n, double beta, bool bias_correction) {
 
 Workload Workload::parse(const std::string& spec, std::size_t n) {
   const auto colon = spec.find(':');
-  const std::string head = spec.substr(0, colon);
-  if (colon == std::string::npos) {
-    if (spec == "prefix") return prefix(n);
-    if (spec == "average") return average(n);
-  } else if (head == "decay") {
-    return decay(n, spec_number(spec, colon, "decay"));
-  } else if (head == "adam" || head == "adam-plain") {
-    return adam(n, spec_number(spec, colon, "adam"), head == "adam");
-  } else if (head == "window") {
-    const double k = spec_number(spec, colon, "window");
-    require(k >= 1 && k == std::floor(k) && k <= 1e9,
-            fmt::format("window size must be an integer >= 1, got '{}'", spec));
-    return window(n, static_cast<std::size_t>(k));
+  const auto head = detail::spec_head<WorkloadHead>(spec.substr(0, colon), spec, kWorkloadSyntax);
+  const bool numbered = head != WorkloadHead::prefix && head != WorkloadHead::average;
+  require(numbered == (colon != std::string::npos),
+          fmt::format("{}, got '{}'", kWorkloadSyntax, spec));
+  switch (head) {
+    case WorkloadHead::prefix: return prefix(n);
+    case WorkloadHead::average: return average(n);
+    case WorkloadHead::decay: return decay(n, spec_number(spec, colon, "decay"));
+    case WorkloadHead::adam:
+    case WorkloadHead::adam_plain:
+      return adam(n, spec_number(spec, colon, "adam"), head == WorkloadHead::adam);
+    case WorkloadHead::window: break;
   }
-  throw InvalidArgument(fmt::format(
-      "workload must be prefix, average, decay:BETA, window:K, adam:BETA or adam-plain:BETA, "
-      "got '{}'",
-      spec));
+  const double k = spec_number(spec, colon, "window");
+  require(k >= 1 && k == std::floor(k) && k <= 1e9,
+          fmt::format("window size must be an integer >= 1, got '{}'", spec));
+  return window(n, static_cast<std::size_t>(k));
 }
 
 std::string Workload::name() const {

@@ -12,21 +12,21 @@
 
 namespace dpstats {
 
-nlohmann::json account_calibrate(const std::string& mechanism, double sensitivity, double epsilon,
+nlohmann::json account_calibrate(NoiseMechanism mechanism, double sensitivity, double epsilon,
                                  double delta) {
   check_positive(sensitivity, "sensitivity");
   check_epsilon(epsilon);
   check_noise_parameters(sensitivity, epsilon);  // the ranges `dpstats noise` takes (issue #21)
-  nlohmann::json out = {{"mechanism", mechanism}, {"sensitivity", sensitivity},
+  nlohmann::json out = {{"mechanism", name_of(mechanism)}, {"sensitivity", sensitivity},
                         {"epsilon", epsilon}};
-  if (mechanism == "laplace") {
+  if (mechanism == NoiseMechanism::laplace) {
     require(delta == 0, fmt::format("laplace is pure DP: delta must be 0, got {}", delta));
     const LaplaceMechanism secure(sensitivity, epsilon);
     out["delta"] = 0.0;
     out["scale"] = laplace_scale(sensitivity, epsilon);
     out["secure_scale"] = secure.noise_scale();
     out["granularity"] = secure.granularity();
-  } else if (mechanism == "gaussian") {
+  } else {
     check_delta_positive(delta);
     const auto secure = GaussianMechanism::from_epsilon_delta(sensitivity, epsilon, delta);
     out["delta"] = delta;
@@ -35,9 +35,6 @@ nlohmann::json account_calibrate(const std::string& mechanism, double sensitivit
     out["granularity"] = secure.granularity();
     out["rho"] = secure.rho();
     if (epsilon < 1) out["classic_sigma"] = classic_gaussian_sigma(sensitivity, epsilon, delta);
-  } else {
-    throw InvalidArgument(
-        fmt::format("mechanism must be 'laplace' or 'gaussian', got '{}'", mechanism));
   }
   return out;
 }

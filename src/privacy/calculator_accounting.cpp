@@ -7,6 +7,7 @@
 #include <map>
 
 #include "dpstats/error.hpp"
+#include "dpstats/names.hpp"
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/pld.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
@@ -15,11 +16,44 @@
 namespace dpstats {
 namespace {
 
+// The kinds of a `--loss` item (docs/guide.md "account compose").
+enum class LossItemKind { pure, approx, zcdp, gdp, gaussian, laplace, subsampled_gaussian };
+
+}  // namespace
+
+template <>
+struct EnumNames<LossItemKind> {
+  static constexpr std::string_view parameter = "loss kind";
+  static constexpr std::array<std::pair<LossItemKind, std::string_view>, 7> names = {{
+      {LossItemKind::pure, "pure"},
+      {LossItemKind::approx, "approx"},
+      {LossItemKind::zcdp, "zcdp"},
+      {LossItemKind::gdp, "gdp"},
+      {LossItemKind::gaussian, "gaussian"},
+      {LossItemKind::laplace, "laplace"},
+      {LossItemKind::subsampled_gaussian, "subsampled-gaussian"},
+  }};
+};
+
+namespace {
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-void check_accountant(const std::string& a) {
-  require(a == "best" || a == "pld" || a == "rdp",
-          fmt::format("accountant must be 'best', 'pld' or 'rdp', got '{}'", a));
+// The kind of a `--loss` item ("pure" of "pure:1"), parsed once.
+LossItemKind loss_kind(const std::string& kind, const std::string& item) {
+  try {
+    return parse_enum<LossItemKind>(kind);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument(fmt::format(
+        "loss '{}': kind must be pure, approx, zcdp, gdp, gaussian, laplace or "
+        "subsampled-gaussian, got '{}'", item, kind));
+  }
+}
+
+// pure, approx, zcdp and gdp take their values by position; the others by key.
+bool takes_value(LossItemKind k) {
+  return k == LossItemKind::pure || k == LossItemKind::approx || k == LossItemKind::zcdp ||
+         k == LossItemKind::gdp;
 }
 
 // One parsed `--loss` item: a ledger loss (for both accountants), or a Laplace mechanism (exact
@@ -91,36 +125,37 @@ Item parse_item(const std::string& s) {
     require(pos.size() == n, fmt::format("loss '{}': {} takes {} value(s), got {}", s, kind, n,
                                          pos.size()));
   };
-  if (kind == "pure" || kind == "approx" || kind == "zcdp" || kind == "gdp") {
-    positional(kind == "approx" ? 2 : 1);
-    const double a = parse_number(s, "value", pos[0]);
-    if (kind == "pure") it.loss = PrivacyLoss::pure(a);
-    if (kind == "approx") it.loss = PrivacyLoss::approximate(a, parse_number(s, "delta", pos[1]));
-    if (kind == "zcdp") it.loss = PrivacyLoss::zcdp(a);
-    if (kind == "gdp") it.loss = PrivacyLoss::gdp(a);
-  } else if (kind == "gaussian") {
-    positional(0);
-    const double sigma = take("sigma", std::nullopt), sens = take("sensitivity", 1.0);
-    check_positive(sigma, "sigma");
-    check_positive(sens, "sensitivity");
-    it.loss = PrivacyLoss::gdp(sens / sigma);
-  } else if (kind == "laplace") {
-    positional(0);
-    it.laplace = true;
-    it.scale = take("scale", std::nullopt);
-    it.sensitivity = take("sensitivity", 1.0);
-    check_positive(it.scale, "scale");
-    check_positive(it.sensitivity, "sensitivity");
-    it.loss = PrivacyLoss::pure(it.sensitivity / it.scale);
-  } else if (kind == "subsampled-gaussian") {
-    positional(0);
-    const double q = take("q", std::nullopt), sigma = take("sigma", std::nullopt);
-    it.loss = PrivacyLoss::subsampled_gaussian(q, sigma);
-    it.times = static_cast<long long>(take("steps", 1.0));
-  } else {
-    throw InvalidArgument(fmt::format(
-        "loss '{}': kind must be pure, approx, zcdp, gdp, gaussian, laplace or "
-        "subsampled-gaussian, got '{}'", s, kind));
+  const LossItemKind head = loss_kind(kind, s);
+  positional(head == LossItemKind::approx ? 2 : takes_value(head) ? 1 : 0);
+  const double a = takes_value(head) ? parse_number(s, "value", pos[0]) : 0;
+  switch (head) {
+    case LossItemKind::pure: it.loss = PrivacyLoss::pure(a); break;
+    case LossItemKind::approx:
+      it.loss = PrivacyLoss::approximate(a, parse_number(s, "delta", pos[1]));
+      break;
+    case LossItemKind::zcdp: it.loss = PrivacyLoss::zcdp(a); break;
+    case LossItemKind::gdp: it.loss = PrivacyLoss::gdp(a); break;
+    case LossItemKind::gaussian: {
+      const double sigma = take("sigma", std::nullopt), sens = take("sensitivity", 1.0);
+      check_positive(sigma, "sigma");
+      check_positive(sens, "sensitivity");
+      it.loss = PrivacyLoss::gdp(sens / sigma);
+      break;
+    }
+    case LossItemKind::laplace:
+      it.laplace = true;
+      it.scale = take("scale", std::nullopt);
+      it.sensitivity = take("sensitivity", 1.0);
+      check_positive(it.scale, "scale");
+      check_positive(it.sensitivity, "sensitivity");
+      it.loss = PrivacyLoss::pure(it.sensitivity / it.scale);
+      break;
+    case LossItemKind::subsampled_gaussian: {
+      const double q = take("q", std::nullopt), sigma = take("sigma", std::nullopt);
+      it.loss = PrivacyLoss::subsampled_gaussian(q, sigma);
+      it.times = static_cast<long long>(take("steps", 1.0));
+      break;
+    }
   }
   const double times = take("times", 1.0);
   require(times >= 1 && times == std::floor(times) && times <= 1e9,
@@ -175,30 +210,32 @@ std::optional<RdpEpsilon> rdp_epsilon(const std::vector<Item>& items, double del
 
 // Both accountants' answers and the tighter one, into `out`.
 void pick(nlohmann::json& out, std::optional<double> pld, std::optional<RdpEpsilon> rdp,
-          const std::string& accountant, const std::string& pld_why, const std::string& rdp_why) {
+          CalculatorAccountant accountant, const std::string& pld_why, const std::string& rdp_why) {
   out["pld"] = pld ? nlohmann::json{{"epsilon", *pld}} : nlohmann::json{{"refused", pld_why}};
   out["rdp"] = rdp ? nlohmann::json{{"epsilon", rdp->epsilon}, {"order", rdp->order}}
                    : nlohmann::json{{"refused", rdp_why}};
-  const bool use_pld = pld && (accountant == "pld" || !rdp || *pld <= rdp->epsilon) &&
-                       accountant != "rdp";
+  const bool use_pld = pld &&
+                       (accountant == CalculatorAccountant::pld || !rdp || *pld <= rdp->epsilon) &&
+                       accountant != CalculatorAccountant::rdp;
   require(use_pld || rdp, fmt::format("no accountant can count these losses: {}",
-                                      accountant == "rdp" ? rdp_why : pld_why));
+                                      accountant == CalculatorAccountant::rdp ? rdp_why : pld_why));
   out["epsilon"] = use_pld ? *pld : rdp->epsilon;
   out["accountant"] = use_pld ? "pld" : "rdp";
   out["upper_bound"] = true;
 }
 
-double dp_sgd_epsilon(double q, double z, long long steps, double delta, const std::string& acc,
+double dp_sgd_epsilon(double q, double z, long long steps, double delta, CalculatorAccountant acc,
                       nlohmann::json* out) {
+  using enum CalculatorAccountant;
   const std::vector<Item> items{
       Item{"", PrivacyLoss::subsampled_gaussian(q, z), false, 0, 1, steps}};
   std::string pw, rw;
-  const auto pld = acc == "rdp" ? std::nullopt : pld_epsilon(items, delta, pw);
-  const auto rdp = acc == "pld" ? std::nullopt : rdp_epsilon(items, delta, rw);
-  if (acc == "rdp") pw = "not asked for";
-  if (acc == "pld") rw = "not asked for";
+  const auto pld_eps = acc == rdp ? std::nullopt : pld_epsilon(items, delta, pw);
+  const auto rdp_eps = acc == pld ? std::nullopt : rdp_epsilon(items, delta, rw);
+  if (acc == rdp) pw = "not asked for";
+  if (acc == pld) rw = "not asked for";
   nlohmann::json j;
-  pick(j, pld, rdp, acc, pw, rw);
+  pick(j, pld_eps, rdp_eps, acc, pw, rw);
   if (out) *out = j;
   return j["epsilon"].get<double>();
 }
@@ -207,8 +244,7 @@ double dp_sgd_epsilon(double q, double z, long long steps, double delta, const s
 
 nlohmann::json account_dp_sgd(double q, std::optional<double> noise_multiplier,
                               std::optional<double> epsilon, long long steps, double delta,
-                              const std::string& accountant) {
-  check_accountant(accountant);
+                              CalculatorAccountant accountant) {
   require(std::isfinite(q) && q > 0 && q <= 1,
           fmt::format("sampling-rate must be in (0, 1], got {}", q));
   require(steps >= 1 && steps <= 1'000'000'000,
@@ -223,7 +259,8 @@ nlohmann::json account_dp_sgd(double q, std::optional<double> noise_multiplier,
     // Bisection on z: epsilon(z) is nonincreasing in z for both accountants. The RDP account
     // alone (cheap) brackets from above when it is part of the answer.
     auto eps_at = [&](double x) { return dp_sgd_epsilon(q, x, steps, delta, accountant, nullptr); };
-    const std::string coarse = accountant == "pld" ? "pld" : "rdp";
+    const auto coarse = accountant == CalculatorAccountant::pld ? CalculatorAccountant::pld
+                                                                : CalculatorAccountant::rdp;
     auto coarse_at = [&](double x) { return dp_sgd_epsilon(q, x, steps, delta, coarse, nullptr); };
     double hi = 1;
     while (coarse_at(hi) > *epsilon) {
@@ -255,8 +292,7 @@ nlohmann::json account_dp_sgd(double q, std::optional<double> noise_multiplier,
 }
 
 nlohmann::json account_compose_losses(const std::vector<std::string>& losses, double delta,
-                                      const std::string& accountant) {
-  check_accountant(accountant);
+                                      CalculatorAccountant accountant) {
   check_delta_positive(delta, "delta");
   require(!losses.empty(), "losses: give at least one loss");
   std::vector<Item> items;
@@ -266,10 +302,11 @@ nlohmann::json account_compose_losses(const std::vector<std::string>& losses, do
     listed.push_back({{"loss", s}, {"times", items.back().times}});
   }
   std::string pw = "not asked for", rw = "not asked for";
-  const auto pld = accountant == "rdp" ? std::nullopt : pld_epsilon(items, delta, pw);
-  const auto rdp = accountant == "pld" ? std::nullopt : rdp_epsilon(items, delta, rw);
+  using enum CalculatorAccountant;
+  const auto pld_eps = accountant == rdp ? std::nullopt : pld_epsilon(items, delta, pw);
+  const auto rdp_eps = accountant == pld ? std::nullopt : rdp_epsilon(items, delta, rw);
   nlohmann::json out;
-  pick(out, pld, rdp, accountant, pw, rw);
+  pick(out, pld_eps, rdp_eps, accountant, pw, rw);
   out["delta"] = delta;
   out["losses"] = listed;
   if (out["epsilon"].get<double>() == kInf) out["epsilon"] = nullptr;

@@ -677,6 +677,40 @@ TEST(MomentsFactorization, BufferedLinearToeplitzStreamsAndNearlyMatchesTheRoot)
   EXPECT_THROW(Factorization::blt(1, {1.5}, {0.1}, 10), InvalidArgument);
 }
 
+TEST(MomentsFactorization, SpecHeadsAreParsedOnce) {
+  // Each spec's head word is one enum (EnumNames); the number after ':' only where the head
+  // takes one; anything else is the syntax message, naming every form and the whole spec.
+  for (const char* w : {"prefix", "average", "decay:0.9", "window:5", "adam:0.9", "adam-plain:0.9"})
+    EXPECT_EQ(Workload::parse(w, 10).name(), w);
+  for (const char* w : {"prefix:3", "decay", "adam-plain", "nope", "nope:1", "Prefix"}) {
+    try {
+      Workload::parse(w, 10);
+      ADD_FAILURE() << w;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("workload must be prefix, average, decay:BETA"),
+                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("got '") + w + "'"), std::string::npos);
+    }
+  }
+  EXPECT_THROW(Workload::parse("decay:x", 10), InvalidArgument);
+  EXPECT_THROW(Workload::parse("window:2.5", 10), InvalidArgument);
+  const Workload A = Workload::prefix(10);
+  for (const char* f : {"input", "output", "sqrt", "banded:3", "blt:2"})
+    EXPECT_EQ(Factorization::parse(f, A).name(), f);
+  EXPECT_EQ(Factorization::parse("auto", A).name(), Factorization::automatic(A).name());
+  for (const char* f : {"auto:2", "blt", "sqrt:1", "nope", "BLT:2"}) {
+    try {
+      Factorization::parse(f, A);
+      ADD_FAILURE() << f;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("factorization must be auto, input, output, sqrt"),
+                std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(Factorization::parse("blt:13", A), InvalidArgument);
+  EXPECT_THROW(Factorization::parse("banded:x", A), InvalidArgument);
+}
+
 TEST(MomentsFactorization, BltClosedFormIsTheStreamedErrorFactor) {
   // The fit's closed form (O(m^3 log n)) against the factor streamed from the n coefficients,
   // for the workloads it covers, at horizons 1, 2, 7, 1000 and 4097, and random BLTs.
