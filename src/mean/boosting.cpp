@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/boosted.hpp"
 #include "dpstats/privacy/composite.hpp"
@@ -68,9 +69,7 @@ Release<Vector> boosted_release(const ConstMatrixRef& X, const PrivacyTarget& ta
   Communicator& ranks = comm_or_single(comm);
   const Eigen::Index d = X.cols();
   const std::int64_t n = mean_detail::guarded_rows(
-      X, ranks,
-      fmt::format("boosting d={} base={} parts={} eps={} delta={}", d, base_method, parts,
-                  mean_detail::exact_text(target.epsilon), mean_detail::exact_text(target.delta)),
+      X, ranks, fingerprint_of("boosting", BoostingFacts{base_method, parts, target, noise}, d),
       "boosting's options and column count", 1);
   require(parts >= 1 && n >= 2 * static_cast<std::int64_t>(parts),
           "boosting needs n >= 2 x parts = {} rows ({} parts), got n = {}", 2 * parts, parts, n);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "detail.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/comm/replay.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -258,14 +259,7 @@ std::string release_digest(const Release<MomentSeries>& r) {
 Release<MomentSeries> estimate_on_ranks(const ConstMatrixRef& X, MomentsConfig config, Rng& rng,
                                         Budget* budget, MomentsTrace* trace) {
   Communicator& comm = *config.run.comm;
-  check_agreement(comm,
-                  fmt::format("moments|{}|{}|{}|{}|{}|{:a}|{:a}|{}|{}|{:a}|{:a}|{}|{}|{}",
-                              config.steps, config.dim, X.cols(), static_cast<int>(config.method),
-                              static_cast<int>(config.form), config.clip.value_or(-1),
-                              config.privacy.epsilon, config.privacy.delta,
-                              config.rho.value_or(-1), config.scale_share,
-                              config.clip_check_share, config.centre,
-                              static_cast<int>(config.profile), static_cast<int>(config.run.noise)),
+  check_agreement(comm, fingerprint_of("moments", config, X.cols()),
                   "the moments stream's options and column count");
   const RowMatrix rows = gather_rows(comm, X);
   config.run.comm = nullptr;

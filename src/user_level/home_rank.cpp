@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 
 namespace dpstats::optimize {
@@ -51,8 +52,8 @@ UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vect
                          std::optional<double> feature_bound, std::optional<double> label_bound) {
   if (comm.size() == 1) return UserDataset(X, y, users, m, feature_bound, label_bound);
   const std::int64_t d = X.cols();
-  check_agreement(comm, fmt::format("d={}|m={}|A={}|B={}", d, m, feature_bound.value_or(-1),
-                                    label_bound.value_or(-1)),
+  const HomeRankOptions guarded{m, feature_bound, label_bound};
+  check_agreement(comm, fingerprint_of("user-level rows", guarded, d),
                   "the user-level rows' columns and options");
   require(m >= 1, fmt::format("items_per_user must be >= 1, got {}: the public number of items "
                               "per user", m));

@@ -13,18 +13,21 @@
 
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/mean/boosted.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/private_filter.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/moments/estimator.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/scale/bounds.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "dpstats/stats/stats.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/training/train_classifier.hpp"
+#include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/user_level/user_level.hpp"
 
 namespace dpstats {
@@ -155,6 +158,37 @@ TEST(Fingerprints, TheBoundsCoverTheirOptions) {
   expect_covered(with(declared("bounds"), kTarget), visited<BoundsOptions>(), "bounds");
 }
 
+TEST(Fingerprints, TheMomentsCoverTheirOptions) {
+  const Names fields = visited<moments::MomentsConfig>();
+  expect_covered(registry_options(moments::moments_methods()), fields, "moments (registry)");
+  expect_covered(declared("moments"), fields, "moments (declared)");
+  expect_covered(with({}, {"epsilon", "delta", "rho", "neighbouring", "scale_share", "profile"}),
+                 fields, "moments (shared)");
+}
+
+TEST(Fingerprints, BoostingAndTheHomeRankGuardCoverWhatTheyRead) {
+  // Boosting checks its base, part count (from boost_zeta) and target; each part's base run
+  // checks the base's own options (PrimeOptions above).
+  expect_covered(with({"parts", "base_method"}, kTarget), visited<BoostingFacts>(), "boosting");
+  // gather_users moves the rows by the declared items per user and clips to the bounds.
+  expect_covered({"items_per_user", "feature_bound", "label_bound"},
+                 visited<optimize::HomeRankOptions>(), "home rank");
+  for (const char* name : {"items_per_user", "feature_bound", "label_bound"})
+    EXPECT_EQ(find_option("fit", name).command, "fit") << name << " is a declared fit option";
+}
+
+TEST(Fingerprints, TheRobustMeansShareOneFieldList) {
+  // PrimeOptions and PrivateFilterOptions list their common fields once (visit_robust_fields).
+  FieldNames prime, filter;
+  visit_robust_fields(PrimeOptions{}, prime);
+  visit_robust_fields(PrivateFilterOptions{}, filter);
+  EXPECT_EQ(prime.names, filter.names);
+  for (const auto& name : prime.names) {
+    EXPECT_TRUE(visited<PrimeOptions>().contains(name)) << name;
+    EXPECT_TRUE(visited<PrivateFilterOptions>().contains(name)) << name;
+  }
+}
+
 TEST(Fingerprints, AFieldLeftOutFailsTheCheck) {
   // expect_covered itself: an option missing from the fields is reported.
   ::testing::TestPartResultArray failures;
@@ -182,6 +216,15 @@ TEST(Fingerprints, EveryFieldChangesTheText) {
   optimize::UserLevelOptions u0, u1;
   u1.alg3.users_per_step = 10;
   EXPECT_NE(fingerprint_of("user-level", u0, 2), fingerprint_of("user-level", u1, 2));
+  // The moments: a workload or factorization enters as its spec.
+  moments::MomentsConfig c0 = moments::make_config(10, 2, "jme", "prefix", "auto", false);
+  moments::MomentsConfig c1 = moments::make_config(10, 2, "jme", "decay:0.9", "auto", false);
+  moments::MomentsConfig c2 = moments::make_config(10, 2, "jme", "prefix", "blt:2", false);
+  EXPECT_NE(fingerprint_of("moments", c0, 2), fingerprint_of("moments", c1, 2));
+  EXPECT_NE(fingerprint_of("moments", c0, 2), fingerprint_of("moments", c2, 2));
+  // The home-rank guard: an absent bound is not a bound of -1.
+  const optimize::HomeRankOptions h0{4, std::nullopt, 1.0}, h1{4, -1.0, 1.0};
+  EXPECT_NE(fingerprint_of("user-level rows", h0, 2), fingerprint_of("user-level rows", h1, 2));
 }
 
 }  // namespace

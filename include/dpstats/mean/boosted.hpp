@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
@@ -45,6 +46,24 @@ std::optional<std::size_t> boost_select(const std::vector<std::optional<Vector>>
 // Budget of the target: a part whose plan exceeds it is refused before it draws).
 using BoostPartRunner =
     std::function<Release<Vector>(const ConstMatrixRef& part, Rng& rng, Budget* part_budget)>;
+
+// What every rank checks before boosting splits the rows (comm/fingerprint.hpp): the base, the
+// part count and the target; each part's base run then checks its own options.
+struct BoostingFacts {
+  std::string_view base_method;
+  int parts = 1;
+  PrivacyTarget target;
+  NoiseMode noise = NoiseMode::secure;
+};
+
+template <class V>
+void visit_fields(const BoostingFacts& o, V& v) {
+  v("base_method", o.base_method);
+  v("parts", o.parts);
+  v("epsilon", o.target.epsilon);
+  v("delta", o.target.delta);
+  v("noise", o.noise);
+}
 
 // Runs `run_part` on `parts` disjoint random parts of X (each at least 2 rows) and releases the
 // selected estimate, charged as one (ε, δ) parallel composite on `caller` (when given) before any

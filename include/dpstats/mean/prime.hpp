@@ -70,9 +70,9 @@ struct PrimeOptions {
   bool heavy_tailed = false;
 };
 
-// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const PrimeOptions& o, V& v) {
+// The fields the robust means' options share (PrimeOptions, PrivateFilterOptions), listed once.
+template <class RobustOptions, class V>
+void visit_robust_fields(const RobustOptions& o, V& v) {
   v("epsilon", o.privacy.epsilon);
   v("delta", o.privacy.delta);
   v("profile", o.profile);
@@ -83,9 +83,15 @@ void visit_fields(const PrimeOptions& o, V& v) {
   v("clip_check_share", o.clip_check_share);
   v("failure_probability", o.failure_probability);
   v("topk_multiplier", o.topk_multiplier);
+  v("C", o.C);
+}
+
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
+template <class V>
+void visit_fields(const PrimeOptions& o, V& v) {
+  visit_robust_fields(o, v);
   v("T1", o.T1);
   v("T2", o.T2);
-  v("C", o.C);
   v("fallback", o.fallback);
   v("heavy_tailed", o.heavy_tailed);
 }

@@ -44,18 +44,8 @@ struct PrivateFilterOptions {
 // The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
 template <class V>
 void visit_fields(const PrivateFilterOptions& o, V& v) {
-  v("epsilon", o.privacy.epsilon);
-  v("delta", o.privacy.delta);
-  v("profile", o.profile);
-  v("noise", o.run.noise);
-  v("alpha", o.alpha);
-  v("scale", o.scale);
-  v("scale_share", o.scale_share);
-  v("clip_check_share", o.clip_check_share);
-  v("failure_probability", o.failure_probability);
+  visit_robust_fields(o, v);  // mean/prime.hpp
   v("T", o.T);
-  v("C", o.C);
-  v("topk_multiplier", o.topk_multiplier);
 }
 
 Release<Vector> private_filter(const ConstMatrixRef& X, const PrivateFilterOptions& o, Rng& rng,

@@ -108,6 +108,38 @@ struct MomentsConfig {
   RunControl run;  // threads: per step, output independent of it; noise: secure or fast_float
 };
 
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp); a
+// workload and a factorization enter as their spec ("decay:0.9", "blt:3").
+template <class V>
+void visit_fields(const MomentsConfig& o, V& v) {
+  v("steps", o.steps);
+  v("dim", o.dim);
+  v("method", o.method);
+  v("diagonal", o.form);
+  v("workload", o.A1.name());
+  v("workload_second", o.A2.name());
+  v("factorization", o.C1.name());
+  v("factorization_second", o.C2.name());
+  v("clip", o.clip);
+  v("on_norm", o.on_norm);
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("rho", o.rho);
+  v("noise_multiplier", o.noise_multiplier);
+  v("lambda", o.lambda);
+  v("alpha", o.alpha);
+  v("tau", o.tau);
+  v("scale_share", o.scale_share);
+  v("clip_quantile", o.clip_quantile);
+  v("clip_margin", o.clip_margin);
+  v("clip_check_share", o.clip_check_share);
+  v("clip_block", o.clip_block);
+  v("centre", o.centre);
+  v("neighbouring", o.neighbouring);
+  v("profile", o.profile);
+  v("noise", o.run.noise);
+}
+
 // Builds a config from the tool's/Python's strings: workload "prefix|decay:B|window:K|average|
 // adam:B", factorization "input|output|sqrt|banded:B|blt:M" (applied to each workload).
 MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string& method,

@@ -24,6 +24,20 @@ namespace dpstats::optimize {
 
 int home_rank(std::int64_t user_id, int ranks);
 
+// What every rank checks before gather_users moves a row (comm/fingerprint.hpp, with the column
+// count): the public items per user and the bounds each user's rows are clipped to.
+struct HomeRankOptions {
+  std::int64_t items_per_user = 1;
+  std::optional<double> feature_bound, label_bound;
+};
+
+template <class V>
+void visit_fields(const HomeRankOptions& o, V& v) {
+  v("items_per_user", o.items_per_user);
+  v("feature_bound", o.feature_bound);
+  v("label_bound", o.label_bound);
+}
+
 UserDataset gather_users(Communicator& comm, const ConstMatrixRef& X, const Vector& y,
                          const std::vector<std::int64_t>& users, std::int64_t m,
                          std::optional<double> feature_bound = std::nullopt,
