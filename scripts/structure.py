@@ -6,7 +6,9 @@ method") that the compiler does not check. Exit 1 on any breach, so CTest can ru
   * Namespaces per folder of src/: a folder's files (src/<folder>/*.cpp, *.hpp; src/*.cpp for the
     root) declare at most one public namespace (`dpstats`, `dpstats::stats`, ...) and at most one
     internal one, whose last name ends in `detail`. Anonymous namespaces do not count, nor does
-    `struct dpstats::EnumNames<...>` (a specialisation, not a namespace).
+    `struct dpstats::EnumNames<...>` (a specialisation, not a namespace), nor a block of forward
+    declarations only (`namespace dpstats { class Communicator; }`). The public headers of a
+    folder of include/dpstats/ declare at most one public namespace, by the same counting.
   * No dispatch on a user's name: comparing a method, task, profile, loss, accountant or a spec
     and its head word (`method == "prime"`, `task.starts_with("dp-")`, `spec.rfind("blt:", 0)`,
     `head == "decay"`) with a string literal in src/, apps/ or python/ is a breach; users' names
@@ -33,10 +35,16 @@ def strip(text):
     return pattern.sub(lambda m: '""' if m.group(0)[0] in "\"'" else " ", text)
 
 
+# `namespace dpstats { class Communicator; }`: a block of forward declarations only.
+FORWARD_ONLY = re.compile(r"\bnamespace\s+[\w:]+\s*\{(\s*(class|struct)\s+\w+\s*;)+\s*\}")
+
+
 def namespaces(text):
-    """Every fully qualified named namespace a file opens."""
+    """Every fully qualified named namespace a file opens (a block of forward declarations
+    only does not count)."""
     out, stack = set(), []
-    tokens = re.finditer(r"\bnamespace\s+([A-Za-z_][\w:]*)?\s*\{|\{|\}", strip(text))
+    tokens = re.finditer(r"\bnamespace\s+([A-Za-z_][\w:]*)?\s*\{|\{|\}",
+                         FORWARD_ONLY.sub(" ", strip(text)))
     for t in tokens:
         if t.group(0) == "{":
             stack.append(None)
@@ -51,9 +59,9 @@ def namespaces(text):
     return out
 
 
-def folder_of(path):
-    rel = path.relative_to(ROOT / "src")
-    return rel.parts[0] if len(rel.parts) > 1 else "(src/ root)"
+def folder_of(path, base="src"):
+    rel = path.relative_to(ROOT / base)
+    return rel.parts[0] if len(rel.parts) > 1 else f"({base}/ root)"
 
 
 def check_sizes(files):
@@ -65,19 +73,20 @@ def check_sizes(files):
     return bad
 
 
-def check_namespaces(files):
+def check_namespaces(files, base="src", kinds=("public", "internal (…detail)")):
+    """At most one namespace of each of `kinds` per folder of `base`."""
     by_folder = {}
     for f in files:
         for ns in namespaces(f.read_text()):
-            by_folder.setdefault(folder_of(f), {}).setdefault(ns, []).append(f.name)
+            by_folder.setdefault(folder_of(f, base), {}).setdefault(ns, []).append(f.name)
     bad = []
     for folder, found in sorted(by_folder.items()):
         internal = [n for n in found if n.split("::")[-1].endswith("detail")]
         public = [n for n in found if n not in internal]
         for kind, names in (("public", public), ("internal (…detail)", internal)):
-            if len(names) > 1:
+            if kind in kinds and len(names) > 1:
                 where = "; ".join(f"{n} ({', '.join(sorted(found[n]))})" for n in sorted(names))
-                bad.append(f"src/{folder}: {len(names)} {kind} namespaces, at most one: {where}")
+                bad.append(f"{base}/{folder}: {len(names)} {kind} namespaces, at most one: {where}")
     return bad
 
 
@@ -97,7 +106,9 @@ def check_dispatch():
 
 def main():
     files = sorted(ROOT.glob("src/**/*.[ch]pp"))
-    bad = check_sizes(files) + check_namespaces(files) + check_dispatch()
+    headers = sorted(ROOT.glob("include/dpstats/**/*.hpp"))
+    bad = (check_sizes(files) + check_namespaces(files)
+           + check_namespaces(headers, "include/dpstats", kinds=("public",)) + check_dispatch())
     for b in bad:
         print(b)
     if bad:

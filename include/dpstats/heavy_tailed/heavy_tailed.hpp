@@ -202,40 +202,42 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X, const Eigen::Ref<const
 
 }  // namespace dpstats::optimize
 
-namespace dpstats {
 template <>
-struct EnumNames<optimize::HeavyTailedMethod> {
+struct dpstats::EnumNames<dpstats::optimize::HeavyTailedMethod> {
+  using E = dpstats::optimize::HeavyTailedMethod;
   static constexpr std::string_view parameter = "method";
-  static constexpr std::array<std::pair<optimize::HeavyTailedMethod, std::string_view>, 5> names = {{
-      {optimize::HeavyTailedMethod::lipschitz_extension, "lipschitz-extension"},
-      {optimize::HeavyTailedMethod::output_perturbation, "output-perturbation"},
-      {optimize::HeavyTailedMethod::clipped_gd, "clipped-gd"},
-      {optimize::HeavyTailedMethod::dp_sgd, "dp-sgd"},
-      {optimize::HeavyTailedMethod::non_private, "non-private"},
+  static constexpr std::array<std::pair<E, std::string_view>, 5> names = {{
+      {E::lipschitz_extension, "lipschitz-extension"},
+      {E::output_perturbation, "output-perturbation"},
+      {E::clipped_gd, "clipped-gd"},
+      {E::dp_sgd, "dp-sgd"},
+      {E::non_private, "non-private"},
   }};
 };
 template <>
-struct EnumNames<optimize::FinalSolver> {
+struct dpstats::EnumNames<dpstats::optimize::FinalSolver> {
+  using E = dpstats::optimize::FinalSolver;
   static constexpr std::string_view parameter = "final_solver";
-  static constexpr std::array<std::pair<optimize::FinalSolver, std::string_view>, 2> names = {{
-      {optimize::FinalSolver::clipped_gd, "clipped-gd"},
-      {optimize::FinalSolver::output_perturbation, "output-perturbation"},
+  static constexpr std::array<std::pair<E, std::string_view>, 2> names = {{
+      {E::clipped_gd, "clipped-gd"},
+      {E::output_perturbation, "output-perturbation"},
   }};
 };
 template <>
-struct EnumNames<optimize::FinalClipRule> {
+struct dpstats::EnumNames<dpstats::optimize::FinalClipRule> {
+  using E = dpstats::optimize::FinalClipRule;
   static constexpr std::string_view parameter = "final_clip_rule";
-  static constexpr std::array<std::pair<optimize::FinalClipRule, std::string_view>, 2> names = {{
-      {optimize::FinalClipRule::private_quantile, "private-quantile"},
-      {optimize::FinalClipRule::public_bound, "public"},
+  static constexpr std::array<std::pair<E, std::string_view>, 2> names = {{
+      {E::private_quantile, "private-quantile"},
+      {E::public_bound, "public"},
   }};
 };
 template <>
-struct EnumNames<optimize::InnerSolver> {
+struct dpstats::EnumNames<dpstats::optimize::InnerSolver> {
+  using E = dpstats::optimize::InnerSolver;
   static constexpr std::string_view parameter = "inner";
-  static constexpr std::array<std::pair<optimize::InnerSolver, std::string_view>, 2> names = {{
-      {optimize::InnerSolver::glm_one_stage, "glm-one-stage"},
-      {optimize::InnerSolver::double_output_perturbation, "double-output-perturbation"},
+  static constexpr std::array<std::pair<E, std::string_view>, 2> names = {{
+      {E::glm_one_stage, "glm-one-stage"},
+      {E::double_output_perturbation, "double-output-perturbation"},
   }};
 };
-}  // namespace dpstats

@@ -115,16 +115,15 @@ std::unique_ptr<Loss> make_loss(const std::string& name);
 
 }  // namespace dpstats::optimize
 
-namespace dpstats {
 template <>
-struct EnumNames<optimize::GlmKind> {
+struct dpstats::EnumNames<dpstats::optimize::GlmKind> {
+  using E = dpstats::optimize::GlmKind;
   static constexpr std::string_view parameter = "loss";
-  static constexpr std::array<std::pair<optimize::GlmKind, std::string_view>, 5> names = {{
-      {optimize::GlmKind::absolute, "absolute"},
-      {optimize::GlmKind::hinge, "hinge"},
-      {optimize::GlmKind::huber, "huber"},
-      {optimize::GlmKind::logistic, "logistic"},
-      {optimize::GlmKind::squared, "squared"},
+  static constexpr std::array<std::pair<E, std::string_view>, 5> names = {{
+      {E::absolute, "absolute"},
+      {E::hinge, "hinge"},
+      {E::huber, "huber"},
+      {E::logistic, "logistic"},
+      {E::squared, "squared"},
   }};
 };
-}  // namespace dpstats

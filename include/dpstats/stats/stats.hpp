@@ -124,17 +124,16 @@ std::span<const MethodInfo> registry();
 
 }  // namespace dpstats::stats
 
-namespace dpstats {
 template <>
-struct EnumNames<stats::Statistic> {
+struct dpstats::EnumNames<dpstats::stats::Statistic> {
+  using E = dpstats::stats::Statistic;
   static constexpr std::string_view parameter = "statistic";
-  static constexpr std::array<std::pair<stats::Statistic, std::string_view>, 7> names = {
-      {{stats::Statistic::count, "count"},
-       {stats::Statistic::sum, "sum"},
-       {stats::Statistic::mean, "mean"},
-       {stats::Statistic::variance, "variance"},
-       {stats::Statistic::std, "std"},
-       {stats::Statistic::quantiles, "quantiles"},
-       {stats::Statistic::histogram, "histogram"}}};
+  static constexpr std::array<std::pair<E, std::string_view>, 7> names = {
+      {{E::count, "count"},
+       {E::sum, "sum"},
+       {E::mean, "mean"},
+       {E::variance, "variance"},
+       {E::std, "std"},
+       {E::quantiles, "quantiles"},
+       {E::histogram, "histogram"}}};
 };
-}  // namespace dpstats

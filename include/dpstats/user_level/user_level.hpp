@@ -266,19 +266,18 @@ Release<Vector> fit_user_level(const UserDataset& data, const UserLevelOptions& 
 
 }  // namespace dpstats::optimize
 
-namespace dpstats {
 template <>
-struct EnumNames<optimize::UserLevelMethod> {
+struct dpstats::EnumNames<dpstats::optimize::UserLevelMethod> {
+  using E = dpstats::optimize::UserLevelMethod;
   static constexpr std::string_view parameter = "method";
-  static constexpr std::array<std::pair<optimize::UserLevelMethod, std::string_view>, 8> names = {{
-      {optimize::UserLevelMethod::dp_gd_user, "dp-gd-user"},
-      {optimize::UserLevelMethod::dp_gd_filter, "dp-gd-filter"},
-      {optimize::UserLevelMethod::dp_sgd_user, "dp-sgd-user"},
-      {optimize::UserLevelMethod::dp_sgd_group, "dp-sgd-group"},
-      {optimize::UserLevelMethod::phased_sgd, "phased-sgd"},
-      {optimize::UserLevelMethod::accelerated, "accelerated"},
-      {optimize::UserLevelMethod::nonsmooth, "nonsmooth"},
-      {optimize::UserLevelMethod::non_private, "non-private"},
+  static constexpr std::array<std::pair<E, std::string_view>, 8> names = {{
+      {E::dp_gd_user, "dp-gd-user"},
+      {E::dp_gd_filter, "dp-gd-filter"},
+      {E::dp_sgd_user, "dp-sgd-user"},
+      {E::dp_sgd_group, "dp-sgd-group"},
+      {E::phased_sgd, "phased-sgd"},
+      {E::accelerated, "accelerated"},
+      {E::nonsmooth, "nonsmooth"},
+      {E::non_private, "non-private"},
   }};
 };
-}  // namespace dpstats
