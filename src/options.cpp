@@ -271,7 +271,8 @@ const OptionDecl kOptions[] = {
      .default_text = "the task's recommended method",
      .help = "algorithm (choices depend on --task)"},
     {.command = "fit", .name = "centre", .kind = K::flag,
-     .default_text = "absent: centre when the scale is estimated and the rows suffice",
+     .default_text = "absent: centre when the features' scale is unknown and the rows suffice, "
+                     "else a private offset check",
      .help = "user-level, heavy-tailed: always centre the features privately and fit an "
              "intercept (abstain when the rows are too few)"},
     {.command = "fit", .name = "no_centre", .kind = K::flag, .default_text = "off",
