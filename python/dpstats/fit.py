@@ -44,6 +44,7 @@ def _user_ids(users) -> np.ndarray:
         raise ValueError("users must hold integer or text ids (content not shown)")
     return np.ascontiguousarray(ids, dtype=np.int64)
 
+
 @_options.documented("fit", "task", "users", "loss", "method", "centre")
 def fit(X, y, users=None, task: Optional[str] = None, **options) -> Release:
     """Private fit of a model to rows ``X`` and labels ``y``; see the module doc for ``task``.
