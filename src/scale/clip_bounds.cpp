@@ -80,8 +80,9 @@ struct Plan {
   bool fine = false;        // the side counts look beyond the fine cell (fine_rank_error small)
 };
 
-// Every event the estimate's guarantees rest on: 2d scans, 2d side counts and the row count (the
-// anchors' rank errors, stated at the same level, move only the width: §7b).
+// Every event the estimate's guarantees rest on: 2d scans, 2d side counts (when the sides are
+// judged) and the row count (the anchors' rank errors, stated at the same level, move only the
+// width: §7b).
 double event_beta(const ClipBoundsOptions& o, std::size_t d) {
   return o.beta / static_cast<double>((o.judge_sides ? 4 : 2) * d + 1);
 }
@@ -208,7 +209,7 @@ void scan_tails(std::span<const std::int64_t> below, const SideCell& cell, Colum
   c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - g[first + lo_k]);
   // The rows beyond the fine cell on each side, else beyond the anchor's cell: #{y >= delta_0}
   // and #{y < -delta_0}. The fine cell lies inside (a - r, a + r), inside the scans' first offset.
-  if (!p.o.judge_sides) return;  // no side counts (beyond stays < 0: no side to judge)
+  if (!p.o.judge_sides) return;  // no side counts (set_facts leaves the sides unjudged)
   const LaplaceMechanism count(1.0, p.e_beyond);
   c.beyond_hi = count.apply(static_cast<double>(cell.fine ? cell.above : n - upper[0]), rng);
   c.beyond_lo = count.apply(static_cast<double>(cell.fine ? cell.below : n - lower[0]), rng);
