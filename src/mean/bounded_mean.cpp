@@ -21,10 +21,9 @@ namespace {
 
 using namespace mean_detail;
 
-// The planned bounds' share is capped at stat's default share for the same clipping bounds
-// (stats.hpp: 0.6 of the budget, 40 of their 48 units for the anchor and scans as 0.55 of 44
-// gave before the fine cell; docs/proofs/scale.md §9), not at the mean family's 0.5: the mean's
-// own Laplace noise then keeps 40% of epsilon.
+// The planned bounds' share is capped at what stat spends on the same clipping bounds (0.6: their
+// anchor and scans, 40 of 48 units, get what 0.55 of 44 gave before the fine cell), not at the
+// mean family's 0.5; the mean's own noise keeps 40% of epsilon (docs/proofs/scale.md §9).
 constexpr double kBoundsShareCap = 0.6;
 
 void validate(const BoundedMeanOptions& o, Eigen::Index d) {
