@@ -353,6 +353,9 @@ void stat_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.clipped_rows.fraction_low", D, "a low estimate (2 noise scales down)"},
             {"diagnostics.clipped_rows.*", P, "the check's plan"},
             {"diagnostics.epsilon_per_quantile", P, "epsilon per quantile"},
+            {"diagnostics.scale_share.*", P, "quantiles without bounds: the bounds' budget share, "
+                                            "given or planned from n, d, k and the budget "
+                                            "(docs/proofs/scale.md §9)"},
             {"diagnostics.grid_step", D, "the quantile grid's step (from the bounds)"},
             {"diagnostics.selection", P, "public categories or the stability histogram"},
             {"diagnostics.threshold", P, "the stability histogram's threshold"},

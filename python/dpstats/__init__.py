@@ -158,8 +158,8 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
     standard units (``release.diagnostics["units"]`` states the estimate and its cost); "bounded"
     estimates absent ``bounds`` the same way. Without ``scale_share`` the share is planned from
     n, d and the budget only (twice the smallest share whose rank errors meet the scale layer's
-    reliability rule, within [0.1, 0.5]; stated in ``diagnostics["scale_share"]``); when 0.5 is
-    not enough the release abstains before anything is read, drawn or charged, saying how many
+    reliability rule, within [0.1, 0.5], "bounded" within [0.1, 0.6]; stated in
+    ``diagnostics["scale_share"]``); when the cap is not enough the release abstains before anything is read, drawn or charged, saying how many
     rows would suffice (docs/proofs/scale.md §9). A supplied scale or bounds that clips
     more rows than expected is reported in ``release.diagnostics["clipped"]``.
     Neighbouring datasets differ in one replaced row (n is public).

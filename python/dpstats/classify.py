@@ -7,8 +7,10 @@ per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), 
 expected batch ``batch_size``, per-example clipping to ``clip`` (of the model on the features
 divided by ``feature_scale``; absent, each column is standardised on its private median and robust
 sd when the table is long enough, else divided by the private median row norm / sqrt(d), from
-``scale_share`` of the budget; when neither estimate is reliable at this size the release abstains
-before spending anything and says how many rows, which epsilon or scale_share would do),
+a planned share of the budget; a given ``scale_share`` is the per-column standardisation's only,
+since one scale for columns in different units trains the majority class; when no estimate is
+reliable at this size the release abstains before spending anything and says how many rows,
+which epsilon or scale_share would do),
 secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
 add/remove of one row, accounted by the tighter of the PLD and integer-order RDP (the lattice
 Gaussian is counted through its coupling to a continuous one, docs/proofs/accounting.md §8-§9). ``epsilon`` and ``delta`` are required for a private optimizer;

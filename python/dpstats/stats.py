@@ -12,7 +12,8 @@ array), as for every function taking a table (``columns=["age", "salary"]``).
 ``bounds``: the public clipping range of each column -- one ``(lo, hi)`` for every column or a
 list of one per column. Values outside are clipped, and a small private count of clipped rows
 (5% of the budget) is reported in ``diagnostics["clipped_rows"]`` with a warning when it is
-large. Without ``bounds`` they are estimated privately from ``scale_share`` (default 0.6) of the budget
+large. Without ``bounds`` they are estimated privately from ``scale_share`` (default 0.6; quantiles:
+planned from n, d, the probabilities and the budget, stated in ``diagnostics["scale_share"]``) of the budget
 (stated in ``diagnostics["bounds_estimate"]``; the release abstains, naming the cause and what
 would suffice, when the estimate is not reliable), and the rows outside them are counted the
 same way. Every release states its error in ``diagnostics["stated_error"]`` (noise plus the

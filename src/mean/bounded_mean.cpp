@@ -21,6 +21,11 @@ namespace {
 
 using namespace mean_detail;
 
+// The planned bounds' share is capped at what stat spends on the same clipping bounds (0.6: their
+// anchor and scans, 40 of 48 units, get what 0.55 of 44 gave before the fine cell), not at the
+// mean family's 0.5; the mean's own noise keeps 40% of epsilon (docs/proofs/scale.md §9).
+constexpr double kBoundsShareCap = 0.6;
+
 void validate(const BoundedMeanOptions& o, Eigen::Index d) {
   validate(o.privacy, DeltaRule::any);
   validate(o.run);
@@ -178,7 +183,7 @@ Release<Vector> bounded_mean(const ConstMatrixRef& X, const BoundedMeanOptions& 
   if (!o.bounds) {  // the bounds' share: given, or planned from n, d and the target
     const ShareChoice share = resolve_share(o, [&](const BoundedMeanOptions& at) {
       return planned_bounds_reliability(n, X.cols(), at);
-    });
+    }, SharePolicy{.cap = kBoundsShareCap});
     diag["scale_share"] = share.stated;
     if (share.abstain)
       return abstain_before_charging(o.privacy, Accountant::basic, o.run.noise, budget, rng,

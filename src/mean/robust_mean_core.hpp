@@ -238,19 +238,20 @@ inline AuxShare aux_share(bool scale_supplied, const std::optional<double>& scal
 // docs/proofs/scale.md §9): the caller's, or planned (scale/share.hpp) from public values only
 // by `verdict(options)`, the rule's verdict on the estimate's rank errors at options.scale_share.
 // Sets o.scale_share; `stated` is diagnostics.scale_share; `abstain` is set when the plan finds
-// no usable share (the release then abstains before anything is charged or drawn).
+// no usable share (the release then abstains before anything is charged or drawn). `policy`: the
+// plan's floor, cap and margin (the bounded mean caps at stat's 0.6: the same clipping bounds).
 struct ShareChoice {
   nlohmann::json stated;
   std::optional<std::string> abstain;
 };
 template <class Options, class Verdict>
-ShareChoice resolve_share(Options& o, Verdict verdict) {
+ShareChoice resolve_share(Options& o, Verdict verdict, const SharePolicy& policy = {}) {
   if (o.scale_share) return {{{"value", *o.scale_share}, {"source", "given"}}, std::nullopt};
   const PlannedShare p = plan_share([&](double share) {
     Options at = o;
     at.scale_share = share;
     return verdict(at);
-  });
+  }, policy);
   o.scale_share = p.share;
   ShareChoice c{p.json(), std::nullopt};
   if (!p.usable)

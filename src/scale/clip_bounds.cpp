@@ -35,6 +35,8 @@ using namespace scale_detail;
 // atom from values that spread inside the anchor's cell (1e9 + N(0, 100^2) in a cell 1 400 wide);
 // with 4 units its rank error is at most 0.45 n wherever the scans' rule passes.
 constexpr std::size_t kCoarse = 6, kRefine = 6, kScan = 14, kFine = 4, kBeyond = 2, kColumn = 48;
+// Without the sides' parts (ClipBoundsOptions::judge_sides false): the anchor and the scans alone.
+constexpr std::size_t kColumnNoSides = kColumn - kFine - 2 * kBeyond;
 constexpr std::size_t kFinePoints = 64;
 // A dyadic grid of kFinePoints has at most 2 kFinePoints points (its step is the power of two at
 // most the requested one): the fine selection's rank error is stated for that many.
@@ -78,16 +80,17 @@ struct Plan {
   bool fine = false;        // the side counts look beyond the fine cell (fine_rank_error small)
 };
 
-// Every event the estimate's guarantees rest on: 2d scans, 2d side counts and the row count (the
-// anchors' rank errors, stated at the same level, move only the width: §7b).
+// Every event the estimate's guarantees rest on: 2d scans, 2d side counts (when the sides are
+// judged) and the row count (the anchors' rank errors, stated at the same level, move only the
+// width: §7b).
 double event_beta(const ClipBoundsOptions& o, std::size_t d) {
-  return o.beta / static_cast<double>(4 * d + 1);
+  return o.beta / static_cast<double>((o.judge_sides ? 4 : 2) * d + 1);
 }
 
 Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
   check_options(o);
   require(d >= 1, "d must be >= 1, got {}", d);
-  const std::size_t total = kColumn * d;
+  const std::size_t total = (o.judge_sides ? kColumn : kColumnNoSides) * d;
   const PrivacyLoss share = selection_share(o.loss, o.neighbouring);
   Plan p{.o = o};
   p.e_coarse = units_epsilon(share, kCoarse, total);
@@ -115,7 +118,7 @@ Plan make_plan(const ClipBoundsOptions& o, std::size_t d) {
 void set_rows(Plan& p, double n) {
   p.n = n;
   p.threshold = static_cast<std::int64_t>(std::ceil((1 - p.o.coverage / 2) * n));
-  p.fine = p.fine_rank_error <= kFineTolerance * n;
+  p.fine = p.o.judge_sides && p.fine_rank_error <= kFineTolerance * n;
 }
 
 // What reliability() judges of the anchor and of the scans, from the plan alone (n, the grid-end
@@ -206,6 +209,7 @@ void scan_tails(std::span<const std::int64_t> below, const SideCell& cell, Colum
   c.lo = c.lo_at_end ? -kMaxDouble : down(c.anchor - g[first + lo_k]);
   // The rows beyond the fine cell on each side, else beyond the anchor's cell: #{y >= delta_0}
   // and #{y < -delta_0}. The fine cell lies inside (a - r, a + r), inside the scans' first offset.
+  if (!p.o.judge_sides) return;  // no side counts (set_facts leaves the sides unjudged)
   const LaplaceMechanism count(1.0, p.e_beyond);
   c.beyond_hi = count.apply(static_cast<double>(cell.fine ? cell.above : n - upper[0]), rng);
   c.beyond_lo = count.apply(static_cast<double>(cell.fine ? cell.below : n - lower[0]), rng);
@@ -222,6 +226,7 @@ void set_facts(ColumnClipBounds& c, const Plan& p) {
   auto side = [&](bool at_end, double beyond) {
     SelectionFacts f = tail_facts(p);
     f.at_grid_end = at_end;
+    if (!p.o.judge_sides) return f;  // §6's rules alone
     f.beyond = beyond;
     f.beyond_noise = p.beyond_noise;
     f.designed_out = designed_out;
@@ -305,7 +310,9 @@ nlohmann::json ClipBounds::diagnostics() const {
                     {"lo_at_end", c.lo_at_end},
                     {"hi_at_end", c.hi_at_end},
                     {"anchor_at_end", c.anchor_at_end},
-                    {"rows_beyond_anchor", {c.beyond_lo, c.beyond_hi}},
+                    {"rows_beyond_anchor", c.lo_facts.beyond < 0 && c.hi_facts.beyond < 0
+                                               ? nlohmann::json(nullptr)
+                                               : nlohmann::json({c.beyond_lo, c.beyond_hi})},
                     {"rows_beyond_cell", c.fine_cell ? nlohmann::json(c.cell)
                                                      : nlohmann::json("the anchor's cell")},
                     {"reliability", reliability(*this, j, "").json()}});
@@ -334,12 +341,15 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
       grid_quantile_entry(p.e_coarse, "clip bounds: anchor, median cell on the log grid"),
       grid_quantile_entry(p.e_refine, "clip bounds: anchor, median on a linear grid"),
       ThresholdScan::entry(p.e_scan, "clip bounds: upper bound, scan of offsets upwards"),
-      ThresholdScan::entry(p.e_scan, "clip bounds: lower bound, scan of offsets downwards"),
-      grid_quantile_entry(p.e_fine, "clip bounds: the anchor's cell refined for the side counts"),
-      LaplaceMechanism(1.0, p.e_beyond)
-          .ledger_entry("clip bounds: count of the rows above the anchor's cell"),
-      LaplaceMechanism(1.0, p.e_beyond)
-          .ledger_entry("clip bounds: count of the rows below the anchor's cell")};
+      ThresholdScan::entry(p.e_scan, "clip bounds: lower bound, scan of offsets downwards")};
+  if (o.judge_sides) {
+    per_column.push_back(
+        grid_quantile_entry(p.e_fine, "clip bounds: the anchor's cell refined for the side counts"));
+    per_column.push_back(LaplaceMechanism(1.0, p.e_beyond)
+                             .ledger_entry("clip bounds: count of the rows above the anchor's cell"));
+    per_column.push_back(LaplaceMechanism(1.0, p.e_beyond)
+                             .ledger_entry("clip bounds: count of the rows below the anchor's cell"));
+  }
   for (LedgerEntry& e : per_column) {
     e.purpose += fmt::format(" ({} columns)", d);
     e.count = static_cast<int>(d);

@@ -12,8 +12,10 @@
 
 namespace dpstats::stats::detail {
 
-ClipBoundsOptions bounds_clip_options(const StatOptions& o, double fraction) {
+ClipBoundsOptions bounds_clip_options(const StatOptions& o, const Shares& shares) {
+  const double fraction = shares.scale;
   ClipBoundsOptions co;
+  co.judge_sides = shares.judge_sides;
   co.loss = o.privacy.delta == 0 ? PrivacyLoss::pure(o.privacy.epsilon * fraction)
                                  : PrivacyLoss::zcdp(total_rho(o) * fraction);
   co.threads = std::min(o.run.threads, 256);
@@ -23,12 +25,13 @@ ClipBoundsOptions bounds_clip_options(const StatOptions& o, double fraction) {
 
 Ledger bounds_plan(const StatOptions& o, const Shares& shares, std::size_t d) {
   if (!o.bounds.empty()) return {};
-  return private_clip_bounds_entries(bounds_clip_options(o, shares.scale), d);
+  return private_clip_bounds_entries(bounds_clip_options(o, shares), d);
 }
 
-ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, double fraction,
+ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, const Shares& shares,
                                  ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics) {
-  const ClipBounds est = private_clip_bounds(X, bounds_clip_options(o, fraction), account, rng);
+  const double fraction = shares.scale;
+  const ClipBounds est = private_clip_bounds(X, bounds_clip_options(o, shares), account, rng);
   ColumnBoundsPlan plan;
   plan.estimated = true;
   plan.reliability = reliability(est, "--bounds");

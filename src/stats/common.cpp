@@ -18,7 +18,7 @@ Shares shares(const StatOptions& o, bool clipped) {
   Shares s;
   if (!clipped) return s;
   s.clip_check = kClipCheckShare;
-  if (o.bounds.empty()) s.scale = o.scale_share;
+  if (o.bounds.empty()) s.scale = o.scale_share.value_or(kDefaultScaleShare);
   s.main = remainder_after(remainder_after(1.0, s.scale), s.clip_check);
   return s;
 }
@@ -66,8 +66,9 @@ double Noise::bound(double beta) const {
 void validate_common(const StatOptions& o) {
   validate(o.privacy, DeltaRule::any);
   validate(o.run);
-  require(o.scale_share > 0 && o.scale_share < 1,
-          fmt::format("scale_share must be in (0, 1), got {}", o.scale_share));
+  if (o.scale_share)
+    require(*o.scale_share > 0 && *o.scale_share < 1,
+            fmt::format("scale_share must be in (0, 1), got {}", *o.scale_share));
   for (const auto& b : o.bounds) {
     check_finite(b.lower, "bounds lower");
     check_finite(b.upper, "bounds upper");
@@ -116,7 +117,7 @@ ColumnBoundsPlan column_bounds(const ConstMatrixRef& X, const StatOptions& o, co
     return {o.bounds.size() == d ? o.bounds : std::vector<ColumnBounds>(d, o.bounds[0]),
             Reliability::ok("the given bounds"), false};
   }
-  return estimate_bounds(X, o, shares.scale, account, rng, diagnostics);
+  return estimate_bounds(X, o, shares, account, rng, diagnostics);
 }
 
 ExactSums exact_sums(const ConstMatrixRef& X, const std::vector<ColumnBounds>& bounds, double Q,

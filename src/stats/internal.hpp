@@ -19,6 +19,9 @@ namespace dpstats::stats::detail {
 // the bounds (given or estimated), the private estimate of absent bounds. They add up to at most 1.
 struct Shares {
   double main = 1, clip_check = 0, scale = 0;
+  // The estimated bounds judge the sides an atom hides (docs/proofs/scale.md §7b); quantiles do
+  // not need it: their stated rank error carries every row outside their range.
+  bool judge_sides = true;
 };
 // `clipped`: the statistic clips to per-column bounds (sum, mean, variance, std, and quantiles
 // with given bounds), so it counts the rows outside them, and estimates them when absent.
@@ -82,10 +85,10 @@ struct ColumnBoundsPlan {
 ColumnBoundsPlan column_bounds(const ConstMatrixRef& X, const StatOptions& o, const Shares& shares,
                                ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics);
 
-// Absent bounds, estimated privately per column from `fraction` of the budget (the scale layer's
-// private_clip_bounds with these options).
-ClipBoundsOptions bounds_clip_options(const StatOptions& o, double fraction);
-ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, double fraction,
+// Absent bounds, estimated privately per column from shares.scale of the budget (the scale
+// layer's private_clip_bounds with these options; judge_sides as shares says).
+ClipBoundsOptions bounds_clip_options(const StatOptions& o, const Shares& shares);
+ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, const Shares& shares,
                                  ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics);
 
 struct ExactSums {

@@ -19,6 +19,7 @@
 
 #include "dpstats/comm/json.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
 #include "internal.hpp"
 
@@ -30,6 +31,9 @@ namespace {
 
 constexpr double kRangeWiden = 3;   // the estimated range: 3 times the clipping bounds' width
 constexpr double kTolerance = 0.25; // the largest rank error / n a release states
+// The bounds' share by default: their anchor and scans (40 units without the sides' 8) then get
+// what kDefaultScaleShare gives them in sum and mean (0.6 x 40/48); the selections keep 0.45.
+constexpr double kDefaultQuantileShare = 0.5;
 
 struct QuantilePlan {
   std::vector<ColumnBounds> range;          // per column
@@ -58,6 +62,84 @@ QuantilePlan plan_quantiles(const StatOptions& o, const detail::ColumnBoundsPlan
   for (const auto& r : p.range) p.grid.push_back(linear_grid(r.lower, r.upper, o.grid_size));
   p.rank_error = grid_quantile_rank_error(p.epsilon, o.grid_size, p.beta);
   return p;
+}
+
+// The rank error of the estimate for probability q: the selections' t, plus -- only when the
+// q-quantile may lie beyond the range -- the rows that put it there: with R <= `outside` rows
+// outside the range, the best cell's distance from qn is at most max(0, R - qn, R - (1 - q) n)
+// (0 when qn lies between the rows below the range and those above it; docs/proofs/stats.md,
+// "Quantiles"). An interior quantile's rank error is t alone.
+double rank_error_at(double q, double t, double outside, double n) {
+  return t + std::max({0.0, outside - q * n, outside - (1 - q) * n});
+}
+
+// The release's shares at the bounds' share s: the bounds without the sides' parts (§7b: the rows
+// an atom hides beyond a collapsed range are carried by the extreme quantiles' rank error).
+detail::Shares quantile_shares(const StatOptions& o, std::optional<double> s) {
+  StatOptions at = o;
+  if (s) at.scale_share = *s;
+  detail::Shares shares = detail::shares(at, true);
+  shares.judge_sides = false;
+  return shares;
+}
+
+// The largest stated rank error the plan can foresee at the bounds' share s (public values only):
+// the selections' t as plan_quantiles computes it, and for an extreme quantile the rows outside
+// the range at the count's noise bound alone (the count's upper bound when no row is outside).
+double planned_rank_error(const StatOptions& o, double s, std::size_t d, double n) {
+  const detail::Shares shares = quantile_shares(o, s);
+  const double selections = static_cast<double>(d * o.quantiles.size());
+  const double t = grid_quantile_rank_error(detail::pure_epsilon(shares.main, o) / selections,
+                                            o.grid_size, detail::kStatedBeta / 2 / selections);
+  const double outside = Noise(1, shares.clip_check, o, 1, "rows outside the quantiles' range", 1)
+                             .bound(detail::kStatedBeta / 2);
+  double worst = t;
+  for (double q : o.quantiles) worst = std::max(worst, rank_error_at(q, t, outside, n));
+  return worst;
+}
+
+// The smallest s in (lo, hi] with usable(s) (monotone: false below it, true from it), when
+// usable(hi); else nullopt.
+template <class F>
+std::optional<double> smallest(F usable, double lo, double hi) {
+  if (!usable(hi)) return std::nullopt;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (usable(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// The bounds' share without bounds (docs/proofs/scale.md §9, "stat quantiles"): given, used as
+// is; absent, from n, d, k and the target only. The bounds' rule needs s >= s_b and the
+// selections' (planned_rank_error <= kTolerance n) s < s_q:
+// kDefaultQuantileShare when it lies in [s_b, s_q), else the middle of that interval, else the
+// default (the release then abstains with the rule's reason, as any release whose plan fails).
+nlohmann::json plan_scale_share(StatOptions& o, std::int64_t n, std::size_t d) {
+  if (o.scale_share) return {{"value", *o.scale_share}, {"source", "given"}};
+  const auto nd = static_cast<double>(n);
+  const double top = 1 - 2 * kClipCheckShare;
+  const auto bounds_ok = [&](double s) {
+    return planned_reliability(detail::bounds_clip_options(o, quantile_shares(o, s)), d, nd,
+                               "--bounds").usable;
+  };
+  const auto selections_ok = [&](double s) {
+    return planned_rank_error(o, s, d, nd) <= kTolerance * nd;
+  };
+  // selections_ok is true below s_q: the smallest share at which it fails, from the top down.
+  const auto s_b = smallest(bounds_ok, 0, top);
+  const auto s_q_fails = smallest([&](double s) { return !selections_ok(s); }, 0, top);
+  const double s_q = s_q_fails ? *s_q_fails : top;
+  double s = kDefaultQuantileShare;
+  const bool fits = s_b && selections_ok(*s_b) && *s_b <= s_q;
+  if (fits && !(bounds_ok(s) && selections_ok(s))) s = (*s_b + s_q) / 2;
+  o.scale_share = s;
+  return {{"value", s},
+          {"source", "planned"},
+          {"usable", fits},
+          {"rule", "from n, d, k and the budget only: the default 0.5 when both the bounds' and "
+                   "the selections' rank errors meet their rules there, else the middle of the "
+                   "shares where both do"}};
 }
 
 // The release's plan: the range's estimate (when absent), then one selection per (column,
@@ -93,14 +175,6 @@ double rows_outside(const ConstMatrixRef& X, const QuantilePlan& p, std::int64_t
   return got["upper"].get<double>() * nd;
 }
 
-// The rank error of the estimate for probability q: the selections' t, plus -- only when the
-// q-quantile may lie beyond the range -- the rows that put it there: with R <= `outside` rows
-// outside the range, the best cell's distance from qn is at most max(0, R - qn, R - (1 - q) n)
-// (0 when qn lies between the rows below the range and those above it; docs/proofs/stats.md,
-// "Quantiles"). An interior quantile's rank error is t alone.
-double rank_error_at(double q, double t, double outside, double n) {
-  return t + std::max({0.0, outside - q * n, outside - (1 - q) * n});
-}
 
 void state_error(const QuantilePlan& p, const std::vector<double>& rank_error, std::int64_t n,
                  std::size_t k, nlohmann::json& diagnostics) {
@@ -128,9 +202,10 @@ void state_error(const QuantilePlan& p, const std::vector<double>& rank_error, s
 
 }  // namespace
 
-Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
+Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& given, Rng& rng,
                           Budget* budget) {
   // validate
+  StatOptions o = given;
   detail::validate_common(o);
   require(!o.quantiles.empty(), "quantiles needs at least one probability, got none");
   for (double q : o.quantiles)
@@ -145,13 +220,15 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& o, Rng& rn
   // the grids
   ReleaseBudget account = detail::release_budget(o, budget);
   nlohmann::json diagnostics = nlohmann::json::object();
-  const detail::Shares shares = detail::shares(o, true);
-  std::optional<detail::ColumnBoundsPlan> given;  // public: checked before anything is charged
-  if (!o.bounds.empty()) given = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  if (o.bounds.empty()) diagnostics["scale_share"] = plan_scale_share(o, n, d);
+  const detail::Shares shares = quantile_shares(o, std::nullopt);
+  std::optional<detail::ColumnBoundsPlan> public_bounds;  // checked before anything is charged
+  if (!o.bounds.empty())
+    public_bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
   // charge: the whole plan (the budget lives on rank 0)
   all_or_none(comm, [&] { account.charge(planned(o, shares, d)); });
   const detail::ColumnBoundsPlan bounds =
-      given ? *given : detail::column_bounds(X, o, shares, account, rng, diagnostics);
+      public_bounds ? *public_bounds : detail::column_bounds(X, o, shares, account, rng, diagnostics);
   SealFacts facts = detail::facts(o, Neighbouring::replace_one);
   if (!bounds.reliability.usable) {
     facts.abstained = bounds.reliability.reason();

@@ -97,16 +97,15 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
                       entries.back().purpose});
   const double room = kTolerance - q.alpha;
   diag["global"] = {{"rank_error", f.rank_error}, {"rows_needed", std::ceil(f.rank_error / room)}};
-  Reliability r = assess(f, "the feature scale (the median row norm)", kOption);
-  const double needed = share * f.rank_error / (room * f.n);
-  if (!r.usable && needed <= 0.5)
-    r.would_suffice += fmt::format(", or scale_share >= {:.2g} (one scale for every column: "
-                                   "for columns in one unit only)", needed);
-  return r;
+  return assess(f, "the feature scale (the median row norm)", kOption);
 }
 
-// The plan at a given scale_share: per-column when its rank errors pass the rule, else global.
-// Absent, in order (public values only; share.hpp plan_share, docs/proofs/scale.md §9):
+// A given scale_share is the per-column plan's, never the global scale's: one scale for columns
+// in mm and g trains the majority class however reliable it is (issue 27 case 4: 0.44 `ok` at
+// --scale-share 0.5), and nothing public tells one unit from several. When the per-column plan
+// does not pass at the given share the release abstains, naming the share that would pass (up to
+// the cap) or the rows. Absent, in order (public values only; share.hpp plan_share,
+// docs/proofs/scale.md §9):
 //  1. per-column at a planned share up to kColumnsFirst (twice the smallest that passes, within
 //     [0.1, 0.15]): most of the budget stays with training;
 //  2. else the global scale at kGlobalShare, when it passes: the cheap plan for many columns in
@@ -114,6 +113,27 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 //  3. else per-column at a planned share up to 0.5;
 //  4. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
 //     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
+FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p;
+  p.share = *o.scale_share;
+  p.scale_share = {{"value", p.share}, {"source", "given"}};
+  p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+  p.source = p.reliability.usable ? FeatureSource::columns : FeatureSource::unusable;
+  if (p.reliability.usable) return p;
+  nlohmann::json scratch;
+  PlannedShare c;  // the smallest share that passes (a dry run keeps the given share's check)
+  note_checks_quietly([&] {
+    c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); });
+  });
+  p.reliability.would_suffice +=
+      c.usable ? fmt::format(", or scale_share >= {:.2g}", c.needed)
+               : fmt::format("; at scale_share {} about {} rows", format_number(c.share),
+                             scratch["columns"]["rows_needed"].get<double>());
+  p.reliability.would_suffice += " (a given scale_share standardises each column: the one-scale "
+                                 "plan, for columns in one unit, is the default's, at 0.05)";
+  return p;
+}
+
 FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
   const bool columns = d >= 1 && n >= 1;  // d = 0 (classify_account's "global scale"): none
@@ -130,11 +150,7 @@ FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index
     p.source = FeatureSource::columns;
     return true;
   };
-  if (o.scale_share && columns) {
-    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
-    p.source = FeatureSource::columns;
-    if (p.reliability.usable) return p;
-  }
+  if (o.scale_share && columns) return given_share(o, n, d);
   bool first = false;  // a dry run notes the plans that decide the threshold (the last two)
   if (!o.scale_share && columns) note_checks_quietly([&] { first = planned_columns(kColumnsFirst); });
   if (first) return p;

@@ -131,7 +131,7 @@ with open(sys.argv[1], "w") as f:
         f.write(",".join([str(c)] + [f"{c * 0.5 + random.random() * 0.3:.4f}" for _ in range(4)]) + "\n")
 PYEOF
 ok "classify jme" "j['task']=='classify' and j['method']=='dp-adam-jme' and j['privacy']['certified'] and j['privacy']['epsilon']<=1 and j['privacy']['neighbouring']=='add-remove' and len(j['diagnostics']['train_loss'])==2 and len(j['diagnostics']['test_accuracy'])==2 and j['model']['parameters']==15 and 'NOT covered' in j['diagnostics']['test_accuracy_warning'] and j['diagnostics']['sampling_rate']==0.1 and 'n' not in j" \
-  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --scale-share 0.5 --epochs 2 --batch-size 40 --n-public 400 --seed 1
+  -- fit --task classify --data "$tmp/classify.csv" --test "$tmp/classify.csv" --classes 3 --optimizer dp-adam-jme --epsilon 1 --delta 1e-6 --feature-scale 1 --epochs 2 --batch-size 40 --n-public 400 --seed 1
 ok "classify small table abstains before spending (issue 27)" "j['status']=='abstained' and j['ledger']==[] and j['privacy']['epsilon']==0 and 'rows at this epsilon' in j['diagnostics']['abstained'] and 'feature_scale' in j['diagnostics']['abstained']" \
   -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --n-public 400 --seed 1
 ok "classify --holdout states a private loss" "j['status']=='ok' and j['diagnostics']['holdout']['unit']=='row' and j['diagnostics']['holdout']['units_expected']==100 and 'holdout' in j['ledger'][-1]['purpose'] and j['diagnostics']['sampling_rate']==40/300" \

@@ -25,7 +25,7 @@ namespace dpstats::sweep {
 namespace {
 
 constexpr int kRuns = 3;
-constexpr double kShare = 0.5;  // stat's scale_share: what the bounds estimate spends
+constexpr double kShare = stats::kDefaultScaleShare;  // what stat's bounds estimate spends
 
 struct Column {
   const char* table;
@@ -162,7 +162,7 @@ TEST(Estimators, OldAndNewBoundsAndQuantilesOnTheSweepColumns) {
       for (double w : bn.out) EXPECT_LE(w, 0.01 + 2 * bn.stated) << name << " at " << epsilon;
     }
   }
-  std::cout << "\nBounds (scale_share 0.5 of epsilon):\n" << b << "\nQuantiles 0.5, 0.95, 0.99:\n" << q;
+  std::cout << fmt::format("\nBounds (scale_share {} of epsilon):\n", kShare) << b << "\nQuantiles 0.5, 0.95, 0.99:\n" << q;
 }
 
 // The plain sketch: the 0.99 quantile of x by AboveThreshold over 1.01^i, i >= 0.

@@ -39,6 +39,22 @@ Table iris_like(Eigen::Index n, int classes, std::uint64_t seed) {
   return t;
 }
 
+// Penguin-like (issue 27 case 4; tests/cli/findings.py penguins): bill length and depth, flipper
+// length in mm, body mass in g; 152, 68 and the rest of the rows in 3 classes.
+Table penguins(Eigen::Index n, std::uint64_t seed) {
+  const double mean[3][4] = {{38.8, 18.3, 190, 3700}, {48.8, 18.4, 196, 3733}, {47.5, 15.0, 217, 5076}};
+  const double sd[3][4] = {{2.7, 1.2, 6.5, 460}, {3.3, 1.1, 7.1, 384}, {3.1, 1.0, 6.5, 504}};
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> normal;
+  Table t{RowMatrix(n, 4), std::vector<int>(static_cast<std::size_t>(n))};
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const int c = i % 342 < 152 ? 0 : (i % 342 < 220 ? 1 : 2);
+    t.y[static_cast<std::size_t>(i)] = c;
+    for (int j = 0; j < 4; ++j) t.X(i, j) = std::round(10 * (mean[c][j] + sd[c][j] * normal(gen))) / 10;
+  }
+  return t;
+}
+
 ClassifyOptions at_epsilon_1(std::int64_t n_public) {
   ClassifyOptions o;  // the defaults: dp-adam-jme, 10 epochs, batch 256, clip 1
   o.privacy = {1.0, 1e-6};
@@ -63,7 +79,7 @@ TEST(ClassifySmallTables, AbstainBeforeSpendingWhenNoScaleIsReliable) {
       EXPECT_EQ(r.privacy.epsilon, 0.0);
       const std::string why = r.diagnostics["abstained"].get<std::string>();
       for (const char* part : {"about 3293 rows", "times this estimate's share of epsilon",
-                               "scale_share >=", "feature_scale"})
+                               "standardising each column", "feature_scale"})
         EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
       EXPECT_EQ(r.diagnostics["feature_plan"]["global"]["rows_needed"].get<double>(), 3293);
     }
@@ -135,4 +151,38 @@ TEST(ClassifySmallTables, APublicScaleTrainsAFewHundredRows) {
                 accuracy);
     EXPECT_GE(accuracy, classes == 3 ? 0.8 : 0.9);
   }
+}
+
+// An explicit scale_share is the per-column plan's only (issue 27): on 342 penguins in mm and g it
+// had bought one global scale (it passes at share 0.5 and epsilon 3 or 8) and trained the majority
+// class (accuracy 0.44) with status ok. Now the per-column plan does not pass at that share, so the
+// release abstains before spending, naming the rows it needs; with 9 times the rows it
+// standardises each column and separates the classes.
+TEST(ClassifySmallTables, AGivenShareNeverBuysOneScaleForMixedUnits) {
+  for (double epsilon : {3.0, 8.0}) {
+    const Table t = penguins(342, 400);
+    SeededRng rng(1);
+    ClassifyOptions o = at_epsilon_1(342);
+    o.privacy = {epsilon, 1e-6};
+    o.scale_share = 0.5;
+    const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, o, rng);
+    ASSERT_EQ(r.status, Status::abstained) << r.diagnostics.dump();
+    EXPECT_TRUE(r.ledger.empty());
+    EXPECT_EQ(r.privacy.epsilon, 0.0);
+    const std::string why = r.diagnostics["abstained"].get<std::string>();
+    for (const char* part : {"per-column location and scale", "rows", "standardises each column",
+                             "feature_scale"})
+      EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
+  }
+  const Table big = penguins(3078, 401);
+  SeededRng rng(2);
+  ClassifyOptions o = at_epsilon_1(3078);
+  o.privacy = {3.0, 1e-6};
+  o.scale_share = 0.5;
+  const auto r = train_classifier(Classifier::logistic(4, 3), big.X, big.y, o, rng);
+  dpstats::testing::expect_guarantee_from_ledger(r);
+  ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+  EXPECT_EQ(r.diagnostics["feature_scale_source"].get<std::string>(),
+            "private per-column median and robust sd (scale layer)");
+  EXPECT_GE(r.estimate.accuracy(big.X, big.y), 0.8);
 }

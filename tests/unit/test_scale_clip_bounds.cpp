@@ -242,6 +242,30 @@ TEST(ClipBounds, EntriesAndCharging) {
   EXPECT_THROW(private_clip_bounds_entries(o, 1), InvalidArgument);
 }
 
+// Without the sides' parts (judge_sides false, stat quantiles' bounds: scale.md §9): 4 entries per
+// column that spend the whole share (40 units), no side counts drawn, and the sides are judged by
+// §6's rules alone, so a 98%-zero column's bounds are usable where the atom rule would refuse them
+// (the quantiles' stated rank error carries the rows outside their range instead).
+TEST(ClipBounds, WithoutTheSidesOnlyTheAnchorAndScansAreChargedAndJudged) {
+  ClipBoundsOptions o;
+  o.loss = PrivacyLoss::pure(1);
+  o.judge_sides = false;
+  const Ledger l = private_clip_bounds_entries(o, 2);
+  ASSERT_EQ(l.size(), 4u);  // two anchors, two scans
+  double total = 0;
+  for (const LedgerEntry& e : l) total += e.loss.epsilon * e.count;
+  EXPECT_LE(total, 1.0);
+  EXPECT_GT(total, 0.999);
+  int usable = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const ClipBounds b = estimate(zero_inflated(5000, seed), o, seed);
+    EXPECT_LT(b.columns[0].lo_facts.beyond, 0);
+    EXPECT_LT(b.columns[0].hi_facts.beyond, 0);
+    usable += reliability(b, "--bounds").usable;
+  }
+  EXPECT_EQ(usable, 4);
+}
+
 // A seeded estimate does not depend on the thread count, and over ranks it is the
 // single-process estimate on the union of the rows, drawn on rank 0 only.
 TEST(ClipBounds, ThreadsAndRanksGiveTheSameBounds) {

@@ -142,6 +142,36 @@ TEST(Stats, OnlyAQuantileBeyondTheRangeCarriesTheRowsOutside) {
 // above the range would carry the rows outside in its stated rank error. Each seed: either an
 // abstention naming its cause, or both quantiles inside their stated rank intervals -- not the same
 // capped value -- and the 0.99 estimate below the range's upper end (not capped at it).
+// Quantiles without bounds plan their bounds' share (docs/proofs/scale.md §9): 1 000 rows of 3
+// columns at epsilon 3 (the sweep's mid_size) pass both the bounds' rule and the selections' at a
+// planned share, where a given 0.6 leaves the selections too little (rank error > 0.25 n); the
+// share is stated and the bounds run without the atom sides (4 entries per column).
+TEST(Stats, QuantilesPlanTheirBoundsShare) {
+  RowMatrix X(1000, 3);
+  SeededRng g(31);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    X(i, 0) = 250 + 20 * standard_normal(g);
+    X(i, 1) = 4200 + 450 * standard_normal(g);
+    X(i, 2) = 38 + 9 * standard_normal(g);
+  }
+  StatOptions o;
+  o.privacy = {3, 0};
+  o.quantiles = {0.5, 0.95, 0.99};
+  SeededRng rng(32);
+  const auto r = quantiles(X, o, rng);
+  expect_guarantee_from_ledger(r);
+  ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+  EXPECT_EQ(r.diagnostics["scale_share"]["source"].get<std::string>(), "planned");
+  EXPECT_TRUE(r.diagnostics["scale_share"]["usable"].get<bool>());
+  const double share = r.diagnostics["scale_share"]["value"].get<double>();
+  EXPECT_GT(share, 0.4);
+  EXPECT_LT(share, 0.6);
+  EXPECT_EQ(r.ledger.size(), 4u + 2u);  // the bounds' 4 entries, the selections, the count
+  o.scale_share = 0.6;
+  SeededRng again(32);
+  EXPECT_EQ(quantiles(X, o, again).status, Status::abstained);
+}
+
 TEST(Stats, HeavyTailQuantilesAboveTheClipBoundAreNotCapped) {
   RowMatrix X(200000, 1);
   SeededRng g(27);

@@ -65,6 +65,11 @@ struct ClipBoundsOptions {
   int scan_per_octave = 32;
   std::size_t refine_points = std::size_t{1} << 16;  // the anchor's linear grid, in [3, 2^24]
   Neighbouring neighbouring = Neighbouring::replace_one;
+  // The sides most rows' value hides (docs/proofs/scale.md §7b): the fine cell and the side counts
+  // (8 of a column's 48 units), and the rule on them. false: neither is drawn nor charged (40
+  // units) and the bounds are judged by §6/§7's rules alone -- for a consumer whose stated error
+  // carries every row beyond its range itself (stat quantiles), never for a clipped statistic.
+  bool judge_sides = true;
   int threads = std::min(default_threads(), 256);  // in [1, 256]
   // The ranks holding the rows (null: this process alone): every count is added exactly over
   // ranks, rank 0 draws, and the release is the single-process one on the union of the rows.
@@ -85,6 +90,7 @@ void visit_fields(const ClipBoundsOptions& o, V& v) {
   v("scan_per_octave", o.scan_per_octave);
   v("refine_points", o.refine_points);
   v("neighbouring", o.neighbouring);
+  v("judge_sides", o.judge_sides);
 }
 
 struct ColumnClipBounds {

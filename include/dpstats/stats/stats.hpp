@@ -25,6 +25,7 @@
 // (values) and gives every rank the one-process seeded release; rank 0 draws the noise.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -55,19 +56,24 @@ void visit_fields(const ColumnBounds& b, V& v) {
 
 // The share of epsilon (and delta) that checks whether user-given bounds bite.
 inline constexpr double kClipCheckShare = 0.05;
+// sum, mean, variance, std without bounds and without a given scale_share: the bounds' share.
+// 0.6: half for the bounds' selections and scans (40 of their 48 units, as before issue 27's
+// side counts), 10% for the fine cell and the side counts that catch a column whose rows mostly
+// equal one value (docs/proofs/scale.md §7b).
+inline constexpr double kDefaultScaleShare = 0.6;
 
 struct StatOptions {
   PrivacyTarget privacy;
   Profile profile = Profile::practical;  // no statistic has a paper profile; kept for the seam
   RunControl run;
   std::vector<ColumnBounds> bounds;  // one per column or one for all; empty: estimated privately
-  // (0, 1): budget share for estimating absent bounds. Half: on a small table the bounds decide
-  // whether anything can be released (the sweep's 3 000 ratings need it at epsilon 0.3); the
-  // statistic's own noise is then at most twice as large. Give bounds when they are public.
-  // 0.6: half for the bounds' selections and scans (40 of their 48 units, as before issue 27's
-  // side counts), 10% for the fine cell and the side counts that catch a column whose rows mostly
-  // equal one value (docs/proofs/scale.md §7b).
-  double scale_share = 0.6;
+  // (0, 1): budget share for estimating absent bounds; given, used as is. Absent: sum, mean,
+  // variance, std take kDefaultScaleShare (on a small table the bounds decide whether anything
+  // can be released: the sweep's 3 000 ratings need it at epsilon 0.3; the statistic's own noise
+  // is then at most 2.5 times as large); quantiles plan it from n, d, k and the target so that
+  // both the bounds' and the selections' rank errors pass, 0.5 when they do there (their bounds
+  // skip the atom sides' 8 units: docs/proofs/scale.md §9). Give bounds when they are public.
+  std::optional<double> scale_share;
   std::vector<double> quantiles;     // quantiles: the probabilities, each in [0, 1]
   std::size_t grid_size = 1024;      // quantiles: candidates per column, evenly spaced in bounds
   std::vector<std::string> categories;  // histogram: public categories (empty: selected privately)
