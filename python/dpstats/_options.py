@@ -60,8 +60,14 @@ def _number(name: str, x) -> float:
 
 def _converted(name: str, kind: str, x):
     """A keyword's value as its request field takes it (the binding checks the range)."""
-    if x is None or kind in ("flag", "name"):
+    if x is None:
         return x
+    if kind == "name":  # the library parses it (its error lists the names)
+        return str(x)
+    if kind == "flag":
+        if not isinstance(x, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {x!r}")
+        return bool(x)
     if kind == "number":
         return _number(name, x)
     if kind == "integer":

@@ -77,7 +77,7 @@ PYBIND11_MODULE(_dpstats, m) {
   bind_options(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("seed"), py::arg("threads"), py::arg("options"),
+        py::arg("seed"), py::arg("threads"), py::arg("options") = py::dict(),
         py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none());
   m.def("_mean_options", &request_fields<MeanRequest>,
         "The mean's declared options as [(name, kind)]: the keywords of dpstats.mean.");
