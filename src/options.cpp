@@ -78,6 +78,11 @@ const OptionDecl kOptions[] = {
      .hi_closed = true, .default_text = "2",
      .help = "candidates per round k = ceil(M alpha n)",
      .methods = "robust prime prime-ht filter prime-boosted prime-ht-boosted"},
+    {.command = "mean", .name = "clip_check_share", .lo = 0, .hi = 0.1, .lo_closed = true,
+     .hi_closed = true, .default_text = "0.01; 0 turns the check off",
+     .help = "budget share of the private count of the rows a supplied --scale or --bounds clips "
+             "(diagnostics.clipped)",
+     .methods = "prime prime-ht filter dp-mean bounded prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "boost_zeta", .lo = 0, .hi = 1, .default_text = "0.05",
      .help = "failure probability after boosting (parts m = the least odd m with "
              "P(Bin(m, 3/4) <= m/2) <= zeta)",

@@ -40,6 +40,7 @@ struct MeanRequest {
   std::optional<std::vector<double>> bounds;
   std::optional<double> failure_probability;
   std::optional<double> topk_multiplier;
+  std::optional<double> clip_check_share;  // supplied scale or bounds: the clipped-row count
   std::optional<int> T1, T2, T;
   std::optional<bool> fallback;
   std::optional<bool> uncertified_window;
@@ -59,6 +60,7 @@ void visit_fields(R&& r, V&& v) {
   v("bounds", r.bounds);
   v("failure_probability", r.failure_probability);
   v("topk_multiplier", r.topk_multiplier);
+  v("clip_check_share", r.clip_check_share);
   v("T1", r.T1);
   v("T2", r.T2);
   v("T", r.T);
