@@ -105,19 +105,23 @@ const OptionDecl kOptions[] = {
              "noise-dominated filter (--no-fallback runs the filter anyway)",
      .cli = "--no-fallback",
      .methods = "robust prime prime-ht prime-boosted prime-ht-boosted"},
-    // The median (median/geometric_median.hpp).
+    // The median (median/geometric_median.hpp); `methods` as the mean's.
     {.command = "median", .name = "center", .kind = K::text,
      .default_text = "hsu24-localization",
      .help = "the paper profile's centre step: hsu24-localization or fast-center (KLTY Alg. 3, "
-             "certified; needs n of about 10^4 or more)"},
+             "certified; needs n of about 10^4 or more)",
+     .methods = "fast"},
     {.command = "median", .name = "domain_radius", .unit = "the data's units", .lo = 0,
      .default_text = "estimated privately from --scale-share",
-     .help = "radius R of the ball around the origin holding the median"},
+     .help = "radius R of the ball around the origin holding the median",
+     .methods = "fast hsu24"},
     {.command = "median", .name = "min_radius", .unit = "the data's units", .lo = 0,
-     .default_text = "R/2^20", .help = "start r of the radius grid"},
+     .default_text = "R/2^20", .help = "start r of the radius grid",
+     .methods = "fast hsu24"},
     {.command = "median", .name = "bound_check_share", .lo = 0, .hi = 1, .lo_closed = true,
      .default_text = "0.01; 0 turns the check off",
-     .help = "budget share of the private count of rows beyond a given --domain-radius"},
+     .help = "budget share of the private count of rows beyond a given --domain-radius",
+     .methods = "fast hsu24"},
     // The everyday statistics (stats/stats.hpp); which statistic reads which is its registry's.
     {.command = "stat", .name = "bounds", .kind = K::text, .unit = "the data's units",
      .default_text = "estimated privately from --scale-share",
@@ -291,13 +295,14 @@ const OptionDecl& find_option(std::string_view command, std::string_view name) {
   throw InvalidArgument(fmt::format("no option '{}' is declared for '{}'", name, command));
 }
 
-std::vector<std::string_view> options_read_by(std::string_view command, std::string_view method) {
-  std::vector<std::string_view> out;
+MethodInfo declared_method(std::string_view command, std::string_view name,
+                           std::string_view summary, std::vector<std::string_view> shared) {
+  MethodInfo out{name, summary, std::move(shared)};
   for (const auto& d : kOptions) {
     if (d.command != command || command.empty()) continue;
     for (std::size_t at = 0; at < d.methods.size();) {
       const std::size_t end = std::min(d.methods.find(' ', at), d.methods.size());
-      if (d.methods.substr(at, end - at) == method) out.push_back(d.name);
+      if (d.methods.substr(at, end - at) == name) out.options.push_back(d.name);
       at = end + 1;
     }
   }

@@ -33,7 +33,7 @@ struct OptionDecl {
   std::string_view help = {};
   std::string_view cli = {};  // the tool's spelling when not --kebab-case of name
   // The command's methods that read it, space-separated ("prime filter"): their registry lines
-  // take it from here (options_read_by). "" for a command without methods, and for a shared
+  // take it from here (declared_method). "" for a command without methods, and for a shared
   // option, whose readers are named in the registry lines.
   std::string_view methods = {};
 };
@@ -45,9 +45,10 @@ std::span<const OptionDecl> declared_options();
 // InvalidArgument when neither exists (a bug in the caller).
 const OptionDecl& find_option(std::string_view command, std::string_view name);
 
-// The names of `command`'s own options whose declaration lists `method` among its readers, in
-// declaration order (a registry line's options: options.hpp's `methods`).
-std::vector<std::string_view> options_read_by(std::string_view command, std::string_view method);
+// A registry line: the method `name` of `command`, its summary and the options it reads: the
+// shared ones named in `shared`, then the command's own whose declaration lists it in `methods`.
+MethodInfo declared_method(std::string_view command, std::string_view name,
+                           std::string_view summary, std::vector<std::string_view> shared);
 
 // The tool's spelling: decl.cli, or "--" + name with '_' as '-'.
 std::string cli_flag(const OptionDecl& decl);

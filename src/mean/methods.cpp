@@ -23,13 +23,11 @@
 namespace dpstats {
 namespace {
 
-// A registry line: the method, its summary and the options it reads: the mean's own from their
-// declarations (options.hpp's `methods`), the shared ones named here.
+// A registry line: the method, its summary, the shared options it reads (its own: their
+// declarations' `methods`, options.hpp).
 MethodInfo line(MeanMethod method, std::string_view summary,
                 std::vector<std::string_view> shared) {
-  MethodInfo out{name_of(method), summary, std::move(shared)};
-  for (std::string_view option : options_read_by("mean", out.name)) out.options.push_back(option);
-  return out;
+  return declared_method("mean", name_of(method), summary, std::move(shared));
 }
 
 const std::array<MethodInfo, 10>& registry() {

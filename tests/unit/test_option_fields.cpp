@@ -15,6 +15,7 @@
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/private_filter.hpp"
+#include "dpstats/median/geometric_median.hpp"
 #include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
 
@@ -82,12 +83,14 @@ TEST(OptionFields, ADeclarationNoRequestCarriesFails) {
 TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   for (const auto& d : declared_options()) {
     if (d.methods.empty()) continue;
-    ASSERT_EQ(d.command, "mean") << d.name << ": readers of a command without a derived registry";
+    ASSERT_TRUE(d.command == "mean" || d.command == "median")
+        << d.name << ": readers of a command whose registry does not read them";
+    const auto registry = d.command == "mean" ? mean_methods() : median_methods();
     std::string_view rest = d.methods;
     while (!rest.empty()) {
       const auto space = rest.find(' ');
       const std::string_view method = rest.substr(0, space);
-      EXPECT_NO_THROW(find_method(mean_methods(), "mean", method)) << d.name << ": " << method;
+      EXPECT_NO_THROW(find_method(registry, d.command, method)) << d.name << ": " << method;
       rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
     }
   }
@@ -99,6 +102,10 @@ TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   const MethodInfo& bounded = find_method(mean_methods(), "mean", "bounded");
   EXPECT_EQ(std::find(bounded.options.begin(), bounded.options.end(), "topk_multiplier"),
             bounded.options.end());
+  const MethodInfo& hsu24 = find_method(median_methods(), "median", "hsu24");
+  EXPECT_NE(std::find(hsu24.options.begin(), hsu24.options.end(), "min_radius"),
+            hsu24.options.end());
+  EXPECT_EQ(std::find(hsu24.options.begin(), hsu24.options.end(), "center"), hsu24.options.end());
 }
 
 TEST(OptionFields, GivenOptionsAreTheSetFieldsInOrder) {
