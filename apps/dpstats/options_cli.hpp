@@ -68,9 +68,12 @@ void add_request_options(CLI::App* cmd, std::string_view command, Request& reque
     const OptionDecl& decl = find_option(command, name);
     if (decl.command.empty()) return;
     using V = typename std::remove_reference_t<decltype(field)>::value_type;
-    if constexpr (std::is_same_v<V, bool>) add_switch(cmd, decl, field, registry);
-    else if constexpr (std::is_same_v<V, std::vector<double>>) add_numbers(cmd, decl, field, registry);
-    else add_declared(cmd, command, name, field, registry);
+    if constexpr (std::is_same_v<V, bool>)
+      add_switch(cmd, decl, field, registry);
+    else if constexpr (std::is_same_v<V, std::vector<double>>)
+      add_numbers(cmd, decl, field, registry);
+    else
+      add_declared(cmd, command, name, field, registry);
   });
 }
 
