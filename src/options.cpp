@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "dpstats/error.hpp"
@@ -54,52 +55,73 @@ const OptionDecl kOptions[] = {
      .hi_closed = true, .default_text = "absent: rows needed only, no verdict",
      .help = "with --dry-run: the number of rows (users for a user-level fit) you declare the "
              "table has; the plan then says whether the release would abstain"},
-    // The mean (mean/methods.hpp): which method reads which option is its registry's.
+    // The mean (mean/methods.hpp): `methods` names the methods that read each (their registry
+    // lines take it from here; the shared options they read are named in those lines).
     {.command = "mean", .name = "method", .kind = K::text,
      .default_text = "robust with --alpha, bounded (private bounds) without", .help = "the mean's method"},
     {.command = "mean", .name = "alpha", .lo = 0, .hi = 0.5,
      .default_text = "absent (required by the robust methods)",
-     .help = "upper bound on the corrupted fraction of rows (prime and the filter: at most 0.25)"},
+     .help = "upper bound on the corrupted fraction of rows (prime and the filter: at most 0.25)",
+     .methods = "robust prime prime-ht filter exp-time prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "scale", .kind = K::text, .unit = "the data's units",
      .default_text = "estimated privately from --scale-share",
-     .help = "data scale per column S or S1,...,Sd (e.g. each column's standard deviation)"},
+     .help = "data scale per column S or S1,...,Sd (e.g. each column's standard deviation)",
+     .methods = "prime prime-ht filter exp-time dp-mean prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "bounds", .kind = K::text, .unit = "the data's units",
      .default_text = "estimated privately from --scale-share",
-     .help = "LO,HI for every column or LO1,HI1,...,LOd,HId"},
+     .help = "LO,HI for every column or LO1,HI1,...,LOd,HId",
+     .methods = "bounded tukey-median"},
     {.command = "mean", .name = "failure_probability", .lo = 0, .hi = 1, .default_text = "0.1",
-     .help = "failure probability of the range steps"},
+     .help = "failure probability of the range steps",
+     .methods = "robust prime prime-ht filter exp-time dp-mean prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "topk_multiplier", .lo = 1, .hi = 4, .lo_closed = true,
      .hi_closed = true, .default_text = "2",
-     .help = "candidates per round k = ceil(M alpha n)"},
+     .help = "candidates per round k = ceil(M alpha n)",
+     .methods = "robust prime prime-ht filter prime-boosted prime-ht-boosted"},
+    {.command = "mean", .name = "clip_check_share", .lo = 0, .hi = 0.1, .lo_closed = true,
+     .hi_closed = true, .default_text = "0.01; 0 turns the check off",
+     .help = "budget share of the private count of the rows a supplied --scale or --bounds clips "
+             "(diagnostics.clipped)",
+     .methods = "prime prime-ht filter dp-mean bounded prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "boost_zeta", .lo = 0, .hi = 1, .default_text = "0.05",
      .help = "failure probability after boosting (parts m = the least odd m with "
-             "P(Bin(m, 3/4) <= m/2) <= zeta)"},
+             "P(Bin(m, 3/4) <= m/2) <= zeta)",
+     .methods = "prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "T1", .kind = K::integer, .lo = 0, .hi = 20, .lo_closed = true,
-     .hi_closed = true, .default_text = "0 = the profile's", .help = "epochs"},
+     .hi_closed = true, .default_text = "0 = the profile's", .help = "epochs",
+     .methods = "robust prime prime-ht prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "T2", .kind = K::integer, .lo = 0, .hi = 20, .lo_closed = true,
-     .hi_closed = true, .default_text = "0 = the profile's", .help = "inner iterations per epoch"},
+     .hi_closed = true, .default_text = "0 = the profile's", .help = "inner iterations per epoch",
+     .methods = "robust prime prime-ht prime-boosted prime-ht-boosted"},
     {.command = "mean", .name = "T", .kind = K::integer, .lo = 0, .lo_closed = true,
-     .default_text = "0 = min(200, 2d + 20)", .help = "rounds of the filter"},
+     .default_text = "0 = min(200, 2d + 20)", .help = "rounds of the filter",
+     .methods = "filter"},
     {.command = "mean", .name = "uncertified_window", .kind = K::flag, .default_text = "off",
      .help = "contiguous-window resilience instead of the exact enumeration (runs at any n; the "
-             "release is certified: false)"},
+             "release is certified: false)",
+     .methods = "exp-time"},
     {.command = "mean", .name = "fallback", .kind = K::flag, .default_text = "on",
      .help = "practical profile: release DP Mean when the feasibility check predicts a "
              "noise-dominated filter (--no-fallback runs the filter anyway)",
-     .cli = "--no-fallback"},
-    // The median (median/geometric_median.hpp).
+     .cli = "--no-fallback",
+     .methods = "robust prime prime-ht prime-boosted prime-ht-boosted"},
+    // The median (median/geometric_median.hpp); `methods` as the mean's.
     {.command = "median", .name = "center", .kind = K::text,
      .default_text = "hsu24-localization",
      .help = "the paper profile's centre step: hsu24-localization or fast-center (KLTY Alg. 3, "
-             "certified; needs n of about 10^4 or more)"},
+             "certified; needs n of about 10^4 or more)",
+     .methods = "fast"},
     {.command = "median", .name = "domain_radius", .unit = "the data's units", .lo = 0,
      .default_text = "estimated privately from --scale-share",
-     .help = "radius R of the ball around the origin holding the median"},
+     .help = "radius R of the ball around the origin holding the median",
+     .methods = "fast hsu24"},
     {.command = "median", .name = "min_radius", .unit = "the data's units", .lo = 0,
-     .default_text = "R/2^20", .help = "start r of the radius grid"},
+     .default_text = "R/2^20", .help = "start r of the radius grid",
+     .methods = "fast hsu24"},
     {.command = "median", .name = "bound_check_share", .lo = 0, .hi = 1, .lo_closed = true,
      .default_text = "0.01; 0 turns the check off",
-     .help = "budget share of the private count of rows beyond a given --domain-radius"},
+     .help = "budget share of the private count of rows beyond a given --domain-radius",
+     .methods = "fast hsu24"},
     // The everyday statistics (stats/stats.hpp); which statistic reads which is its registry's.
     {.command = "stat", .name = "bounds", .kind = K::text, .unit = "the data's units",
      .default_text = "estimated privately from --scale-share",
@@ -318,6 +340,20 @@ const OptionDecl& find_option(std::string_view command, std::string_view name) {
   for (const auto& d : kOptions)
     if (d.command.empty() && d.name == name) return d;
   throw InvalidArgument(fmt::format("no option '{}' is declared for '{}'", name, command));
+}
+
+MethodInfo declared_method(std::string_view command, std::string_view name,
+                           std::string_view summary, std::vector<std::string_view> shared) {
+  MethodInfo out{name, summary, std::move(shared)};
+  for (const auto& d : kOptions) {
+    if (d.command != command || command.empty()) continue;
+    for (std::size_t at = 0; at < d.methods.size();) {
+      const std::size_t end = std::min(d.methods.find(' ', at), d.methods.size());
+      if (d.methods.substr(at, end - at) == name) out.options.push_back(d.name);
+      at = end + 1;
+    }
+  }
+  return out;
 }
 
 std::string cli_flag(const OptionDecl& d) {

@@ -23,8 +23,6 @@ namespace {
 struct MeanArgs {
   MeanRequest request;
   ReleaseArgs release;
-  std::string scale, bounds;
-  bool no_fallback = false, window = false;
   InputArgs input;
 };
 
@@ -34,10 +32,6 @@ void run(MeanArgs& a) {
   r.profile = a.release.profile;
   r.scale_share = a.release.scale_share;
   if (a.release.threads) r.run.threads = *a.release.threads;
-  if (!a.scale.empty()) r.scale = parse_numbers(a.scale, "--scale");
-  if (!a.bounds.empty()) r.bounds = parse_numbers(a.bounds, "--bounds");
-  if (a.no_fallback) r.fallback = false;
-  if (a.window) r.uncertified_window = true;
   r.run.comm = ranks();  // null: one process
   const InputShard input = read_input_shard(a.input, r.run.comm);
   const Table& table = input.table;
@@ -67,17 +61,7 @@ void add_mean_command(CLI::App& app) {
   cmd->add_option("--method", r.method, help)->check(CLI::IsMember(method_names(methods)));
   add_release_options(cmd, a->release, kEveryRelease | kScaleShare | kProfile,
                       kEpsilon | kDelta, methods);
-  add_declared(cmd, "mean", "scale", a->scale, methods);
-  add_declared(cmd, "mean", "bounds", a->bounds, methods);
-  add_declared(cmd, "mean", "alpha", r.alpha, methods);
-  add_declared(cmd, "mean", "failure_probability", r.failure_probability, methods);
-  add_declared(cmd, "mean", "topk_multiplier", r.topk_multiplier, methods);
-  add_declared(cmd, "mean", "boost_zeta", r.boost_zeta, methods);
-  add_declared(cmd, "mean", "T1", r.T1, methods);
-  add_declared(cmd, "mean", "T2", r.T2, methods);
-  add_declared(cmd, "mean", "T", r.T, methods);
-  add_declared_flag(cmd, "mean", "uncertified_window", a->window, methods);
-  add_declared_flag(cmd, "mean", "fallback", a->no_fallback, methods);
+  add_request_options(cmd, "mean", r, methods);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run(*a); });
 }

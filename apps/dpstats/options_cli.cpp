@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "cli.hpp"
 #include "dpstats/error.hpp"
 #include "dry_run_cli.hpp"
 
@@ -47,6 +48,25 @@ CLI::Option* add_declared_flag(CLI::App* cmd, std::string_view command, std::str
                                bool& target, std::span<const MethodInfo> registry) {
   const OptionDecl& decl = find_option(command, name);
   return cmd->add_flag(cli_flag(decl), target, option_help(decl, registry));
+}
+
+CLI::Option* add_numbers(CLI::App* cmd, const OptionDecl& decl,
+                         std::optional<std::vector<double>>& target,
+                         std::span<const MethodInfo> registry) {
+  return cmd->add_option_function<std::string>(
+      cli_flag(decl),
+      [&target, flag = cli_flag(decl)](const std::string& text) {
+        target = parse_numbers(text, flag.c_str());
+      },
+      option_help(decl, registry));
+}
+
+CLI::Option* add_switch(CLI::App* cmd, const OptionDecl& decl, std::optional<bool>& target,
+                        std::span<const MethodInfo> registry) {
+  const std::string flag = cli_flag(decl);
+  const bool value = !flag.starts_with("--no-");
+  return cmd->add_flag_function(
+      flag, [&target, value](std::int64_t) { target = value; }, option_help(decl, registry));
 }
 
 PrivacyTarget ReleaseArgs::target() const { return {epsilon.value_or(0), delta.value_or(0)}; }

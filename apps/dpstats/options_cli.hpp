@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "dpstats/options.hpp"
 #include "dpstats/privacy/neighbouring_names.hpp"
@@ -45,6 +46,35 @@ CLI::Option* add_declared(CLI::App* cmd, std::string_view command, std::string_v
         target = value;
       },
       option_help(decl, registry));
+}
+
+// A declared option of kind text holding numbers ("a,b,c", parse_numbers' error naming the
+// flag), and a flag: given, it sets `target` to true, or to false when its spelling is --no-X.
+CLI::Option* add_numbers(CLI::App* cmd, const OptionDecl& decl,
+                         std::optional<std::vector<double>>& target,
+                         std::span<const MethodInfo> registry);
+CLI::Option* add_switch(CLI::App* cmd, const OptionDecl& decl, std::optional<bool>& target,
+                        std::span<const MethodInfo> registry);
+
+// Every option `request` lists (its visit_fields, dpstats/option_fields.hpp) that is declared
+// for `command` itself, as a flag bound to its field by type: a number or integer (checked
+// against its range), numbers "a,b,c", or a flag. The shared options a request lists (profile,
+// scale_share) are add_release_options'. A new option of the command is then a declaration and
+// a field of its request: no line here or in the command's file.
+template <class Request>
+void add_request_options(CLI::App* cmd, std::string_view command, Request& request,
+                         std::span<const MethodInfo> registry) {
+  visit_fields(request, [&](std::string_view name, auto& field) {
+    const OptionDecl& decl = find_option(command, name);
+    if (decl.command.empty()) return;
+    using V = typename std::remove_reference_t<decltype(field)>::value_type;
+    if constexpr (std::is_same_v<V, bool>)
+      add_switch(cmd, decl, field, registry);
+    else if constexpr (std::is_same_v<V, std::vector<double>>)
+      add_numbers(cmd, decl, field, registry);
+    else
+      add_declared(cmd, command, name, field, registry);
+  });
 }
 
 // --seed (declared): a decimal integer in [0, 2^64) (CLI11 alone would wrap "-1" into uint64).

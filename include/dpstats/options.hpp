@@ -1,6 +1,6 @@
 // Options declared once. Each option a user sets is one OptionDecl: its name, type, unit, valid
-// range, default (or "required" / "estimated privately from a share"), where it applies and its
-// help. The tool's flags and their help (apps/dpstats/options_cli.hpp), the Python keywords'
+// range, default (or "required" / "estimated privately from a share"), the methods that read it
+// and its help. The tool's flags and their help (apps/dpstats/options_cli.hpp), the Python keywords'
 // validation and docstring lines (python/dpstats/_options.py, through the binding) and the
 // InvalidArgument naming the option, its value and its range all come from the declaration
 // (docs/architecture.md "Adding an option or a method").
@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dpstats/registry.hpp"
 
@@ -31,6 +32,10 @@ struct OptionDecl {
   std::string_view default_text = {};  // "required", "0.1", "estimated privately from --scale-share"
   std::string_view help = {};
   std::string_view cli = {};  // the tool's spelling when not --kebab-case of name
+  // The command's methods that read it, space-separated ("prime filter"): their registry lines
+  // take it from here (declared_method). "" for a command without methods, and for a shared
+  // option, whose readers are named in the registry lines.
+  std::string_view methods = {};
 };
 
 // Every declared option, shared ones first.
@@ -39,6 +44,11 @@ std::span<const OptionDecl> declared_options();
 // The declaration of `name` for `command`: the command's own, else the shared one;
 // InvalidArgument when neither exists (a bug in the caller).
 const OptionDecl& find_option(std::string_view command, std::string_view name);
+
+// A registry line: the method `name` of `command`, its summary and the options it reads: the
+// shared ones named in `shared`, then the command's own whose declaration lists it in `methods`.
+MethodInfo declared_method(std::string_view command, std::string_view name,
+                           std::string_view summary, std::vector<std::string_view> shared);
 
 // The tool's spelling: decl.cli, or "--" + name with '_' as '-'.
 std::string cli_flag(const OptionDecl& decl);

@@ -13,7 +13,7 @@ namespace dpstats {
 struct MethodInfo {
   std::string_view name;     // as the user types it: "prime", "dp-gd-user", ...
   std::string_view summary;  // one line for --help and docstrings
-  // Options this method reads, in the library's snake_case ("alpha", "topk_multiplier"); the
+  // Options this method reads, in the library's snake_case ("alpha", "failure_probability"); the
   // tool spells them --kebab-case, Python as keyword arguments of the same name.
   std::vector<std::string_view> options;
 };
@@ -30,7 +30,7 @@ void check_options_apply(std::span<const MethodInfo> registry, const MethodInfo&
 // Every method name of a registry (for CLI11's IsMember and help texts).
 std::vector<std::string> method_names(std::span<const MethodInfo> registry);
 
-// "topk_multiplier" -> "--topk-multiplier".
+// "failure_probability" -> "--failure-probability".
 std::string cli_spelling(std::string_view option);
 
 }  // namespace dpstats

@@ -96,27 +96,13 @@ def _array(X, name: str, columns: Optional[Sequence] = None) -> np.ndarray:
     return _table.table(X, columns, name)
 
 
-def _floats(x, name: str):
-    if x is None:
-        return None
-    if np.ndim(x) == 0:
-        return [_float(x, name)]
-    return [_float(v, name) for v in np.asarray(x, dtype=object).ravel()]
-
-
 @_dry.dry_runnable("mean", "bounds= (bounded) or scale=")
-@_options.documented("mean", "epsilon", "delta", "alpha", "scale", "scale_share", "bounds",
-                     "profile", "failure_probability", "topk_multiplier", "boost_zeta", "T1",
-                     "T2", "T", "fallback", "uncertified_window", "threads", "seed")
+@_options.request_keywords("mean", _dpstats._mean_options(),
+                           shared=("epsilon", "delta", "threads", "seed"))
 def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta: float = 0.0, *,
-         scale=None, scale_share: Optional[float] = None, bounds=None,
-         alpha: Optional[float] = None, profile: Optional[str] = None,
-         failure_probability: Optional[float] = None, topk_multiplier: Optional[float] = None,
-         T1: Optional[int] = None, T2: Optional[int] = None, T: Optional[int] = None,
-         fallback: Optional[bool] = None, uncertified_window: Optional[bool] = None,
-         boost_zeta: Optional[float] = None, seed: Optional[int] = None,
-         threads: int = _required.THREADS, columns: Optional[Sequence] = None,
-         budget: Optional[Budget] = None, comm=None) -> Release:
+         seed: Optional[int] = None, threads: int = _required.THREADS,
+         columns: Optional[Sequence] = None, budget: Optional[Budget] = None, comm=None,
+         **options) -> Release:
     """Private mean of the rows of ``X`` (n x d; a 1-D array is one column).
 
     ``epsilon`` is required (no default); ``delta`` > 0 for every method but "bounded".
@@ -132,8 +118,7 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
     choice). Takes PRIME's options but ``scale`` and ``profile``.
     method="prime": robust private mean (PRIME): up to a fraction ``alpha`` (required, in
     (0, 0.25]) of the rows may be adversarial. ``profile`` is "practical" (default; private
-    median + l2 ball, zCDP accounting) or "paper". ``topk_multiplier`` M sets the filter's
-    candidates per round to ceil(M * alpha * n). With ``fallback`` (default) the practical
+    median + l2 ball, zCDP accounting) or "paper". With ``fallback`` (default) the practical
     profile releases DP Mean instead when a check on public parameters predicts a
     noise-dominated filter; ``release.diagnostics["fallback"]`` then says so (when DP Mean
     abstains too, the reason says both).
@@ -179,21 +164,12 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
         raise ValueError("epsilon is required (> 0): the privacy loss this release may spend")
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
         raise ValueError(f"threads must be an integer, got {threads!r}")
-    bounds = _floats(bounds, "bounds")
-    scale = _floats(scale, "scale")
-    def opt(x, name):  # a number checked against its declaration (dpstats/options.hpp)
-        return _options.check("mean", name, None if x is None else _float(x, name))
     est, fields = _dpstats.mean(
-        X, "" if method is None else str(method), opt(epsilon, "epsilon"),
+        X, "" if method is None else str(method),
+        _options.check("mean", "epsilon", _float(epsilon, "epsilon")),
         _options.check("mean", "delta", _float(delta, "delta")), _seed(seed),
-        _options.check("mean", "threads", int(threads)), alpha=opt(alpha, "alpha"), profile=profile, scale=scale,
-        scale_share=opt(scale_share, "scale_share"), bounds=bounds,
-        failure_probability=opt(failure_probability, "failure_probability"),
-        topk_multiplier=opt(topk_multiplier, "topk_multiplier"),
-        T1=_options.check("mean", "T1", T1), T2=_options.check("mean", "T2", T2),
-        T=_options.check("mean", "T", T),
-        fallback=fallback, uncertified_window=uncertified_window, budget=_native(budget),
-        boost_zeta=opt(boost_zeta, "boost_zeta"), comm=comm)
+        _options.check("mean", "threads", int(threads)), options, budget=_native(budget),
+        comm=comm)
     return Release._from_native(est, fields, "mean")
 
 

@@ -3,6 +3,11 @@ validation (the library's InvalidArgument naming the option, its value and its r
 ValueError) and its docstring line come from the one declaration the tool's flags come from."""
 from __future__ import annotations
 
+import functools
+import inspect
+
+import numpy as np
+
 from . import _dpstats
 
 DECLARED = tuple(_dpstats._declared_options())
@@ -43,4 +48,61 @@ def documented(command: str, *names):
             "\n\n    Declared options (one declaration each, shared with the tool's --flags):\n"
             + doc(command, names) + "\n")
         return f
+    return wrap
+
+
+def _number(name: str, x) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {x!r}") from None
+
+
+def _converted(name: str, kind: str, x):
+    """A keyword's value as its request field takes it (the binding checks the range)."""
+    if x is None:
+        return x
+    if kind == "name":  # the library parses it (its error lists the names)
+        return str(x)
+    if kind == "flag":
+        if not isinstance(x, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {x!r}")
+        return bool(x)
+    if kind == "number":
+        return _number(name, x)
+    if kind == "integer":
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {x!r}")
+        return int(x)
+    # numbers: one value, or a sequence of them
+    if np.ndim(x) == 0:
+        return [_number(name, x)]
+    return [_number(name, v) for v in np.asarray(x, dtype=object).ravel()]
+
+
+def request_keywords(command: str, fields, shared=()):
+    """Gives a function the keywords of its command's request: ``fields`` is the binding's
+    [(name, kind)] (the request's one field list, e.g. ``_dpstats._mean_options()``). The
+    function takes them as ``**options`` and receives them converted by kind; its signature
+    lists each as a keyword-only argument (default None) and its docstring carries each one's
+    declared line, after those of the ``shared`` options it names itself. A new option of the
+    command is then its declaration and a field of its request, with no edit here."""
+    fields = tuple(fields)
+    kinds = dict(fields)
+
+    def wrap(f):
+        sig = inspect.signature(f)
+        params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
+                   for n, _ in fields]
+        signature = sig.replace(parameters=params)
+
+        @functools.wraps(f)
+        def g(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)  # TypeError for a keyword not declared
+            options = {n: _converted(n, kinds[n], bound.arguments.pop(n))
+                       for n in list(bound.arguments) if n in kinds}
+            return f(*bound.args, **bound.kwargs, **options)
+        g.__signature__ = signature
+        return documented(command, *shared, *(n for n, _ in fields))(g)
     return wrap

@@ -10,6 +10,7 @@
 #include "dpstats/privacy/calculator.hpp"
 #include "dpstats/privacy/calibration.hpp"
 #include "dpstats/privacy/conversions.hpp"
+#include "request.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -17,37 +18,21 @@ using namespace dpstats::python;
 
 namespace {
 
-// The mean command: the library's one dispatcher (mean/methods.hpp) does every check.
+// The mean command: the library's one dispatcher (mean/methods.hpp) does every check; the
+// request's declared options come as one dict, filled by the request's field list.
 py::tuple mean(const CArray& X, const std::string& method, double epsilon, double delta,
-               std::optional<std::uint64_t> seed, int threads, std::optional<double> alpha,
-               std::optional<std::string> profile, std::optional<std::vector<double>> scale,
-               std::optional<double> scale_share, std::optional<std::vector<double>> bounds,
-               std::optional<double> failure_probability, std::optional<double> topk_multiplier,
-               std::optional<int> T1, std::optional<int> T2, std::optional<int> T,
-               std::optional<bool> fallback, std::optional<bool> uncertified_window,
-               Budget* budget, std::optional<double> boost_zeta, const py::object& comm) {
+               std::optional<std::uint64_t> seed, int threads, const py::dict& options,
+               Budget* budget, const py::object& comm) {
   check_threads(threads);
+  MeanRequest req;
+  fill_request(req, "mean", options);
   const auto ranks = communicator(comm);
   const auto data = as_matrix(X);
   auto rng = make_rng(seed);
-  MeanRequest req;
   req.method = method;
   req.privacy = {epsilon, delta};
   req.run.threads = threads;
   req.run.comm = ranks.get();
-  req.alpha = alpha;
-  if (profile) req.profile = parse_enum<Profile>(*profile);
-  req.scale = std::move(scale);
-  req.scale_share = scale_share;
-  req.bounds = std::move(bounds);
-  req.failure_probability = failure_probability;
-  req.topk_multiplier = topk_multiplier;
-  req.T1 = T1;
-  req.T2 = T2;
-  req.T = T;
-  req.fallback = fallback;
-  req.uncertified_window = uncertified_window;
-  req.boost_zeta = boost_zeta;
   Release<Vector> r;
   {
     GilRelease release(budget);
@@ -92,14 +77,10 @@ PYBIND11_MODULE(_dpstats, m) {
   bind_options(m);
   m.attr("__version__") = DPSTATS_VERSION;
   m.def("mean", &mean, py::arg("X"), py::arg("method"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("seed"), py::arg("threads"), py::arg("alpha") = py::none(),
-        py::arg("profile") = py::none(), py::arg("scale") = py::none(),
-        py::arg("scale_share") = py::none(), py::arg("bounds") = py::none(),
-        py::arg("failure_probability") = py::none(), py::arg("topk_multiplier") = py::none(),
-        py::arg("T1") = py::none(), py::arg("T2") = py::none(), py::arg("T") = py::none(),
-        py::arg("fallback") = py::none(), py::arg("uncertified_window") = py::none(),
-        py::arg("budget").none(true) = nullptr, py::arg("boost_zeta") = py::none(),
-        py::arg("comm") = py::none());
+        py::arg("seed"), py::arg("threads"), py::arg("options") = py::dict(),
+        py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none());
+  m.def("_mean_options", &request_fields<MeanRequest>,
+        "The mean's declared options as [(name, kind)]: the keywords of dpstats.mean.");
   // The declaration of the output fields (dpstats/output_fields.hpp): what the Release keeps.
   m.def("_declared_fields", [](const std::string& fields_json, const std::string& scope) {
     nlohmann::json j = nlohmann::json::parse(fields_json);

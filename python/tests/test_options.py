@@ -78,19 +78,62 @@ def _on_cli(help_text, decl):
     return re.search(re.escape(decl["cli"]) + r"\b", help_text) is not None
 
 
-def test_every_command_option_is_on_the_cli_and_in_python():
-    for decl in _options.DECLARED:
+def _surface_problems(declarations):
+    """What is missing of each command option of ``declarations``: its flag, its declared help
+    on the tool, its Python keyword."""
+    problems = []
+    for decl in declarations:
         command = decl["command"]
         if not command:
             continue
         text = _help(command)
-        assert _on_cli(text, decl), f"{decl['cli']} is declared for {command} but not a flag"
-        assert decl["help"][:40] in text, f"{decl['cli']}'s help is not its declaration's"
+        if not _on_cli(text, decl):
+            problems.append(f"{decl['cli']} is declared for {command} but not a flag")
+        elif decl["help"][:40] not in text:
+            problems.append(f"{decl['cli']}'s help is not its declaration's")
         if (command, decl["name"]) in ELSEWHERE:
-            assert ELSEWHERE[command, decl["name"]](), f"{command} {decl['cli']}: no Python form"
+            if not ELSEWHERE[command, decl["name"]]():
+                problems.append(f"{command} {decl['cli']}: no Python form")
+        elif _keyword(decl["name"]) not in _keywords(command):
+            problems.append(f"{decl['name']} is declared for {command} but no Python keyword")
+    return problems
+
+
+def test_every_command_option_is_on_the_cli_and_in_python():
+    assert _surface_problems(_options.DECLARED) == []
+
+
+def test_a_declaration_on_no_surface_fails():
+    """The check above fails for a declaration that no request field or flag carries (this
+    test's own declaration; the product declares none such)."""
+    new = {"command": "mean", "name": "new_option", "cli": "--new-option",
+           "help": "an option declared and used nowhere"}
+    assert _surface_problems([new]) == [
+        "--new-option is declared for mean but not a flag",
+        "new_option is declared for mean but no Python keyword"]
+
+
+def test_the_means_keywords_are_its_declarations():
+    """dpstats.mean's keywords come from the request's field list: each is in its signature
+    and documented by its declared line in help(); an undeclared keyword is a TypeError."""
+    import pydoc
+    params = inspect.signature(dpstats.mean).parameters
+    page = re.sub(r"\s+", " ", pydoc.render_doc(dpstats.mean))
+    for decl in _options.DECLARED:
+        if decl["command"] != "mean" or decl["name"] == "method":
             continue
-        assert _keyword(decl["name"]) in _keywords(command), \
-            f"{decl['name']} is declared for {command} but no Python keyword"
+        assert params[decl["name"]].kind is inspect.Parameter.KEYWORD_ONLY, decl["name"]
+        assert f"``{decl['name']}``: " + decl["help"][:40] in page, decl["name"]
+    X = np.random.default_rng(0).normal(size=(200, 1))
+    with pytest.raises(TypeError, match="topk"):
+        dpstats.mean(X, method="prime", alpha=0.05, epsilon=1, delta=1e-6, topk=3)
+    with pytest.raises(ValueError, match=r"T1 must be an integer, got 2.5"):
+        dpstats.mean(X, method="prime", alpha=0.05, epsilon=1, delta=1e-6, T1=2.5)
+    with pytest.raises(ValueError, match=r"boost_zeta \(--boost-zeta\) does not apply"):
+        dpstats.mean(X, method="prime", alpha=0.05, epsilon=1, delta=1e-6, boost_zeta=0.1)
+    a = dpstats.mean(X, method="bounded", epsilon=1, bounds=(-3, 3), seed=1)
+    b = dpstats.mean(X, method="bounded", epsilon=1, bounds=np.array([-3.0, 3.0]), seed=1)
+    assert a.estimate.tolist() == b.estimate.tolist()
 
 
 def test_shared_options_are_on_both_surfaces_or_neither():
@@ -154,24 +197,46 @@ def test_the_docstrings_carry_the_declared_lines():
         assert f"``{name}``: " + _options.declaration(command, name)["help"][:40] in f.__doc__
 
 
+# The worked example's files: its declaration, its request field, the options structs that
+# carry it into the algorithm (and the ranks' fingerprint) and the code that reads it.
+WORKED_EXAMPLE_FILES = {
+    "src/options.cpp", "include/dpstats/mean/methods.hpp", "include/dpstats/mean/prime.hpp",
+    "include/dpstats/mean/private_filter.hpp", "src/mean/prime_plan.cpp",
+    "src/mean/private_filter.cpp", "src/mean/robust_mean_core.hpp"}
+
+
 def test_the_worked_example_of_docs_architecture():
     """docs/architecture.md "Adding an option or a method" walks through the mean's
-    --topk-multiplier: its declaration, the registry line naming its readers, the tool's flag and
-    the Python keyword. This keeps the example true."""
+    --topk-multiplier: adding it touches its declaration and the code that uses it, nothing
+    else. This keeps the example true: those are exactly the files that name it, and the tool's
+    flag, the Python keyword and the registry lines come from them."""
     page = (ROOT / "docs" / "architecture.md").read_text()
-    assert "## Adding an option or a method" in page
+    section = page[page.index("## Adding an option or a method"):page.index("## Testing")]
+    for path in WORKED_EXAMPLE_FILES:
+        assert path in section, f"{path} is not in the worked example"
+    named = {str(p.relative_to(ROOT)) for top in ("src", "include", "apps", "python/src",
+                                                  "python/dpstats")
+             for p in (ROOT / top).rglob("*") if p.suffix in (".cpp", ".hpp", ".py")
+             and "topk_multiplier" in p.read_text()}
+    assert named == WORKED_EXAMPLE_FILES, \
+        f"named outside the example: {named - WORKED_EXAMPLE_FILES}; " \
+        f"no longer: {WORKED_EXAMPLE_FILES - named}"
     decl = _options.declaration("mean", "topk_multiplier")
     assert decl["command"] == "mean" and decl["range"] == "in [1, 4]"
     text = _help("mean")
-    assert re.search(r"--topk-multiplier\b[^-]*prime, prime-ht, filter", text) or \
-        "prime, prime-ht, filter: " + decl["help"] in text
+    assert "robust, prime, prime-ht, filter, prime-boosted, prime-ht-boosted: " + \
+        decl["help"] in text
     assert "topk_multiplier" in inspect.signature(dpstats.mean).parameters
-    # The code each step names is where the page says (a rename must update the example).
+    assert f"``topk_multiplier``: {decl['help']}" in dpstats.mean.__doc__
+    # The lines the page quotes are where it says (a rename must update the example).
     for path, fragment in (
             ("src/options.cpp", '.command = "mean", .name = "topk_multiplier", .lo = 1, .hi = 4'),
-            ("src/mean/methods.cpp", 'add(r.topk_multiplier.has_value(), "topk_multiplier")'),
-            ("src/mean/methods.cpp", "o.topk_multiplier = *r.topk_multiplier"),
+            ("src/options.cpp",
+             '.methods = "robust prime prime-ht filter prime-boosted prime-ht-boosted"'),
+            ("include/dpstats/mean/methods.hpp", "std::optional<double> topk_multiplier;"),
+            ("include/dpstats/mean/methods.hpp", 'v("topk_multiplier", r.topk_multiplier)'),
             ("include/dpstats/mean/prime.hpp", 'v("topk_multiplier", o.topk_multiplier)'),
-            ("apps/dpstats/cmd_mean.cpp",
-             'add_declared(cmd, "mean", "topk_multiplier", r.topk_multiplier, methods)')):
+            ("include/dpstats/mean/private_filter.hpp",
+             'v("topk_multiplier", o.topk_multiplier)')):
         assert fragment in (ROOT / path).read_text(), (path, fragment)
+        assert fragment.split(", .lo")[0] in section.replace("\n   ", " "), fragment

@@ -10,6 +10,7 @@
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/median/radius.hpp"
+#include "dpstats/options.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/scale/share.hpp"
 #include "dpstats/seam.hpp"
@@ -19,18 +20,23 @@ namespace dpstats {
 
 namespace {
 
-// Options every private method reads (the tool's --seed is a RunControl of the tool, not listed).
-#define DPSTATS_MEDIAN_COMMON "epsilon", "delta", "domain_radius", "min_radius", "scale_share", \
-                              "bound_check_share"
-const std::array<MethodInfo, 3> kMedianMethods{{
-    {"fast",
-     "KLTY's pipeline: private radius, localization and boosting (profile practical or paper)",
-     {DPSTATS_MEDIAN_COMMON, "profile", "center", "seed"}},
-    {"hsu24", "the HSU24 baseline: RadiusFinder, localization, DP-GD fine-tuning (O(n^2 d))",
-     {DPSTATS_MEDIAN_COMMON, "seed"}},
-    {"weiszfeld", "the non-private solver (no privacy; a reference)", {}},
-}};
-#undef DPSTATS_MEDIAN_COMMON
+// The median's methods: the shared options each reads named here, its own from their
+// declarations' `methods` (options.hpp).
+const std::array<MethodInfo, 3>& median_registry() {
+  static const std::array<MethodInfo, 3> methods{{
+      declared_method("median", "fast",
+                      "KLTY's pipeline: private radius, localization and boosting (profile "
+                      "practical or paper)",
+                      {"epsilon", "delta", "scale_share", "profile", "seed"}),
+      declared_method("median", "hsu24",
+                      "the HSU24 baseline: RadiusFinder, localization, DP-GD fine-tuning "
+                      "(O(n^2 d))",
+                      {"epsilon", "delta", "scale_share", "seed"}),
+      declared_method("median", "weiszfeld", "the non-private solver (no privacy; a reference)",
+                      {}),
+  }};
+  return methods;
+}
 
 const std::array<MethodInfo, 3> kQuantileRadiusMethods{{
     {"fast-radius", "KLTY Alg. 2 ((epsilon, delta)-DP)",
@@ -163,7 +169,7 @@ PrivacyLoss pre_share(const MedianPlan& plan) {
 
 }  // namespace median_detail
 
-std::span<const MethodInfo> median_methods() { return kMedianMethods; }
+std::span<const MethodInfo> median_methods() { return median_registry(); }
 std::span<const MethodInfo> quantile_radius_methods() { return kQuantileRadiusMethods; }
 
 Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianOptions& o,

@@ -12,6 +12,7 @@
 // diagnostics["clipped"] with a warning when it exceeds 1% of the rows.
 // Neighbouring: replace-one with public n.
 #pragma once
+#include <concepts>
 #include <optional>
 #include <vector>
 
@@ -37,8 +38,9 @@ struct BoundedMeanOptions {
 };
 
 // The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const BoundedMeanOptions& o, V& v) {
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, BoundedMeanOptions>
+void visit_fields(O&& o, V&& v) {
   v("epsilon", o.privacy.epsilon);
   v("delta", o.privacy.delta);
   v("noise", o.run.noise);

@@ -3,6 +3,7 @@
 // sensitivity B·sqrt(d)/n (replace-one). Not robust: under an α-fraction of corruption its error
 // is about α·‖μ_bad − μ‖.
 #pragma once
+#include <concepts>
 #include <optional>
 #include <vector>
 
@@ -33,8 +34,9 @@ struct DpMeanOptions {
 };
 
 // The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const DpMeanOptions& o, V& v) {
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, DpMeanOptions>
+void visit_fields(O&& o, V&& v) {
   v("epsilon", o.privacy.epsilon);
   v("delta", o.privacy.delta);
   v("noise", o.run.noise);

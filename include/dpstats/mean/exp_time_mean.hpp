@@ -14,6 +14,7 @@
 // by the minimum over contiguous windows of the sorted data (an upper bound; its sensitivity is
 // not proven), so such a release is certified: false — for accuracy comparisons only.
 #pragma once
+#include <concepts>
 #include <optional>
 #include <vector>
 
@@ -40,6 +41,24 @@ struct ExpTimeMeanOptions {
   bool window_resilience = false;    // uncertified fast R (see above)
   double max_subsets = 2e6;          // exact R: at most this many removed sets
 };
+
+// The fields that shape the release, under the declared options' names where they are one
+// (the mean's request is copied in by name, dpstats/option_fields.hpp).
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, ExpTimeMeanOptions>
+void visit_fields(O&& o, V&& v) {
+  v("epsilon", o.privacy.epsilon);
+  v("delta", o.privacy.delta);
+  v("noise", o.run.noise);
+  v("alpha", o.alpha);
+  v("scale", o.scale);
+  v("scale_share", o.scale_share);
+  v("failure_probability", o.failure_probability);
+  v("resilience_threshold", o.resilience_threshold);
+  v("grid", o.grid);
+  v("uncertified_window", o.window_resilience);
+  v("max_subsets", o.max_subsets);
+}
 
 // The exact resilience score R(S) of 1-D data (enumeration; throws when C(n, n − |S'|) exceeds
 // max_subsets), and the contiguous-window upper bound.

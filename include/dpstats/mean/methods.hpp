@@ -2,6 +2,7 @@
 // and the Python module (python/src/module.cpp) both call run_mean, so a method name, the
 // options it reads and the "does not apply" errors are written once.
 #pragma once
+#include <concepts>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,11 +40,34 @@ struct MeanRequest {
   std::optional<std::vector<double>> bounds;
   std::optional<double> failure_probability;
   std::optional<double> topk_multiplier;
+  std::optional<double> clip_check_share;  // supplied scale or bounds: the clipped-row count
   std::optional<int> T1, T2, T;
   std::optional<bool> fallback;
   std::optional<bool> uncertified_window;
   std::optional<double> boost_zeta;  // *-boosted: target failure probability, in (0, 1)
 };
+
+// The request's options under their declared names (dpstats/option_fields.hpp): the options it
+// sets, the tool's flags, the Python keywords and the copy into each method's options struct
+// all walk this list.
+template <class R, class V>
+  requires std::same_as<std::remove_cvref_t<R>, MeanRequest>
+void visit_fields(R&& r, V&& v) {
+  v("alpha", r.alpha);
+  v("profile", r.profile);
+  v("scale", r.scale);
+  v("scale_share", r.scale_share);
+  v("bounds", r.bounds);
+  v("failure_probability", r.failure_probability);
+  v("topk_multiplier", r.topk_multiplier);
+  v("clip_check_share", r.clip_check_share);
+  v("T1", r.T1);
+  v("T2", r.T2);
+  v("T", r.T);
+  v("fallback", r.fallback);
+  v("uncertified_window", r.uncertified_window);
+  v("boost_zeta", r.boost_zeta);
+}
 
 inline constexpr double kDefaultBoostZeta = 0.05;
 

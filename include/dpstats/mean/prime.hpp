@@ -26,6 +26,7 @@
 // docs/proofs/mean.md states how the two parts compose. Neighbouring: replace-one with public n.
 // Non-private internals go to an optional PrimeTrace (tests only).
 #pragma once
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -71,8 +72,8 @@ struct PrimeOptions {
 };
 
 // The fields the robust means' options share (PrimeOptions, PrivateFilterOptions), listed once.
-template <class RobustOptions, class V>
-void visit_robust_fields(const RobustOptions& o, V& v) {
+template <class O, class V>
+void visit_robust_fields(O&& o, V&& v) {
   v("epsilon", o.privacy.epsilon);
   v("delta", o.privacy.delta);
   v("profile", o.profile);
@@ -87,8 +88,9 @@ void visit_robust_fields(const RobustOptions& o, V& v) {
 }
 
 // The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const PrimeOptions& o, V& v) {
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, PrimeOptions>
+void visit_fields(O&& o, V&& v) {
   visit_robust_fields(o, v);
   v("T1", o.T1);
   v("T2", o.T2);

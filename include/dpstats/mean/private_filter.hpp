@@ -22,6 +22,7 @@
 // in PrimeTrace as FilterRound{centre μ_t, U = v vᵀ, ρ = D², Z_t, k} so that replay_filter
 // reproduces the run (docs/proofs/mean.md).
 #pragma once
+#include <concepts>
 #include <optional>
 #include "dpstats/mean/prime.hpp"
 
@@ -42,8 +43,9 @@ struct PrivateFilterOptions {
 };
 
 // The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const PrivateFilterOptions& o, V& v) {
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, PrivateFilterOptions>
+void visit_fields(O&& o, V&& v) {
   visit_robust_fields(o, v);  // mean/prime.hpp
   v("T", o.T);
 }
