@@ -18,6 +18,7 @@
 #include "columns.hpp"
 #include "grid_select.hpp"
 #include "row_count.hpp"
+#include "shared_pass.hpp"
 
 namespace dpstats {
 namespace {
@@ -254,12 +255,13 @@ void set_facts(ColumnClipBounds& c, const Plan& p) {
 // Every column: the anchors (two passes, 2d selections), then the fine cells' and the offsets'
 // counts (one pass, d selections) and the two scans per column, on rank 0 (columns in parallel
 // when the generators split), given to every rank.
-void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out) {
+void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out,
+              ColumnBins* kept) {
   const auto d = static_cast<std::size_t>(X.cols());
   Communicator& comm = comm_or_single(p.o.comm);
   ColumnGenerators gens(rng, d);
   const std::vector<RefinedMedian> anchor = refined_medians(
-      X, p.grid, p.o.refine_points, p.e_coarse, p.e_refine, gens, p.o.threads, comm);
+      X, p.grid, p.o.refine_points, p.e_coarse, p.e_refine, gens, p.o.threads, comm, kept);
   std::vector<double> a(d);
   for (std::size_t j = 0; j < d; ++j) a[j] = anchor[j].location;
   std::vector<SideCell> cells(d);
@@ -375,10 +377,18 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
 
 ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
                                ReleaseBudget& account, Rng& rng) {
+  return scale_detail::private_clip_bounds(X, o, account, rng, nullptr);
+}
+
+ClipBounds scale_detail::private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
+                                             ReleaseBudget& account, Rng& rng,
+                                             SharedPass* shared) {
   const auto d = static_cast<std::size_t>(X.cols());
   Plan p = make_plan(o, std::max<std::size_t>(d, 1));
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()));
+  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()),
+                                      shared != nullptr && shared->checked);
+  if (shared != nullptr) shared->checked = true;
   ClipBounds out;
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
@@ -395,7 +405,10 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.beta = o.beta;
   out.neighbouring = o.neighbouring;
   out.columns.resize(d);
-  estimate(X, p, rng, out);
+  const bool same_grid = shared != nullptr &&
+                         (shared->per_octave == 0 || shared->per_octave == o.per_octave);
+  if (same_grid) shared->per_octave = o.per_octave;
+  estimate(X, p, rng, out, same_grid ? &shared->coarse : nullptr);
   return out;
 }
 
