@@ -386,9 +386,8 @@ ClipBounds scale_detail::private_clip_bounds(const ConstMatrixRef& X, const Clip
   const auto d = static_cast<std::size_t>(X.cols());
   Plan p = make_plan(o, std::max<std::size_t>(d, 1));
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()),
-                                      shared != nullptr && shared->checked);
-  if (shared != nullptr) shared->checked = true;
+  const std::int64_t n =
+      guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()), was_checked(shared));
   ClipBounds out;
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
@@ -405,10 +404,7 @@ ClipBounds scale_detail::private_clip_bounds(const ConstMatrixRef& X, const Clip
   out.beta = o.beta;
   out.neighbouring = o.neighbouring;
   out.columns.resize(d);
-  const bool same_grid = shared != nullptr &&
-                         (shared->per_octave == 0 || shared->per_octave == o.per_octave);
-  if (same_grid) shared->per_octave = o.per_octave;
-  estimate(X, p, rng, out, same_grid ? &shared->coarse : nullptr);
+  estimate(X, p, rng, out, coarse_pass(shared, o.per_octave));
   return out;
 }
 

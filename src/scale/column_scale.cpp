@@ -105,9 +105,8 @@ ScaleEstimate scale_detail::private_scale(const ConstMatrixRef& X, const ScaleOp
                                           ReleaseBudget& account, Rng& rng, SharedPass* shared) {
   check_options(o);
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("scale", o, X.cols()),
-                                      shared != nullptr && shared->checked);
-  if (shared != nullptr) shared->checked = true;
+  const std::int64_t n =
+      guarded_rows(X, comm, fingerprint_of("scale", o, X.cols()), was_checked(shared));
   const auto d = static_cast<std::size_t>(X.cols());
   ScaleEstimate out;
   out.entries = private_scale_entries(o, d);
@@ -119,13 +118,9 @@ ScaleEstimate scale_detail::private_scale(const ConstMatrixRef& X, const ScaleOp
   // Three passes over the rows, each for every column at once: the coarse and refined median,
   // then the MAD about it.
   ColumnGenerators gens(rng, d);
-  ColumnBins* kept = nullptr;  // the signed log grid's pass, kept for the next estimate
-  if (shared != nullptr && (shared->per_octave == 0 || shared->per_octave == o.per_octave)) {
-    shared->per_octave = o.per_octave;
-    kept = &shared->coarse;
-  }
-  const std::vector<RefinedMedian> median = refined_medians(
-      X, p.signed_grid, o.refine_points, p.epsilon, p.epsilon, gens, o.threads, comm, kept);
+  const std::vector<RefinedMedian> median =
+      refined_medians(X, p.signed_grid, o.refine_points, p.epsilon, p.epsilon, gens, o.threads,
+                      comm, coarse_pass(shared, o.per_octave));
   std::vector<double> location(d);
   for (std::size_t j = 0; j < d; ++j) location[j] = median[j].location;
   const auto mad = column_quantile_cells(X, same_grid(p.abs_grid, d), distance_to(location), 0.5,
