@@ -10,6 +10,7 @@
 #include "dpstats/seam.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/scale/reliability.hpp"
+#include "shared_pass.hpp"
 
 namespace dpstats {
 namespace {
@@ -146,10 +147,11 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
   all_or_none(comm, [&] { account.charge(p.entries); });  // the whole plan (the budget: rank 0)
   Bounds b;
-  b.scale = private_scale(X, p.scale, account, rng);
+  scale_detail::SharedPass shared;  // the rows' check and the signed log grid's pass, made once
+  b.scale = scale_detail::private_scale(X, p.scale, account, rng, &shared);
   nlohmann::json diagnostics = {{"scale", b.scale.diagnostics()}};
   if (o.coverage) {
-    b.clip = private_clip_bounds(X, p.clip, account, rng);
+    b.clip = scale_detail::private_clip_bounds(X, p.clip, account, rng, &shared);
     diagnostics["clip_bounds"] = b.clip->diagnostics();
   }
   if (o.norm_quantile) {

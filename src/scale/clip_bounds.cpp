@@ -18,6 +18,7 @@
 #include "columns.hpp"
 #include "grid_select.hpp"
 #include "row_count.hpp"
+#include "shared_pass.hpp"
 
 namespace dpstats {
 namespace {
@@ -153,38 +154,57 @@ struct SideCell {
   std::int64_t below = 0, above = 0;  // #{x < lo} and #{x >= hi}
 };
 
-// Per column, the median's cell on a dyadic grid of kFinePoints over the anchor's cell
-// [a - r/2, a + r/2] (one pass, d selections) when the plan trusts the fine selection (p.fine); the
-// grid reaches at most one step (<= r/63) past that cell, so the fine cell stays below the scans'
-// first offset (>= r). A column whose cell is not finite draws its selection on a public stand-in
-// grid and keeps the anchor's cell. Everything it reads of the data is the selection and the two
-// counts the side counts add noise to.
-std::vector<SideCell> side_cells(const ConstMatrixRef& X, const Plan& p,
-                                 const std::vector<RefinedMedian>& anchor, ColumnGenerators& gens,
-                                 Communicator& comm) {
-  const std::size_t d = anchor.size();
-  std::vector<SideCell> out(d);
-  if (!p.fine) return out;
+// Per column, the dyadic grid of kFinePoints over the anchor's cell [a - r/2, a + r/2] on which
+// the median's cell is selected when the plan trusts the fine selection (p.fine; else no grid);
+// the grid reaches at most one step (<= r/63) past that cell, so the fine cell stays below the
+// scans' first offset (>= r). A column whose cell is not finite draws its selection on a public
+// stand-in grid and keeps the anchor's cell (cells[j].fine false).
+std::vector<GridIndex> fine_grids(const Plan& p, const std::vector<RefinedMedian>& anchor,
+                                  std::vector<SideCell>& cells) {
   std::vector<GridIndex> grids;
-  grids.reserve(d);
-  for (std::size_t j = 0; j < d; ++j) {
+  if (!p.fine) return grids;
+  grids.reserve(anchor.size());
+  for (std::size_t j = 0; j < anchor.size(); ++j) {
     const double lo = anchor[j].location - anchor[j].resolution / 2;
     const double hi = anchor[j].location + anchor[j].resolution / 2;
-    out[j].fine = std::isfinite(lo) && std::isfinite(hi) && lo < hi;
-    grids.push_back(GridIndex::dyadic(out[j].fine ? lo : -1, out[j].fine ? hi : 1, kFinePoints));
+    cells[j].fine = std::isfinite(lo) && std::isfinite(hi) && lo < hi;
+    grids.push_back(GridIndex::dyadic(cells[j].fine ? lo : -1, cells[j].fine ? hi : 1, kFinePoints));
   }
+  return grids;
+}
+
+// The fine cells from their grids' counts (d selections). Everything it reads of the data is the
+// selection and the two counts the side counts add noise to.
+void select_fine_cells(const std::vector<std::vector<std::int64_t>>& counts,
+                       const std::vector<GridIndex>& grids, const Plan& p, ColumnGenerators& gens,
+                       Communicator& comm, std::vector<SideCell>& cells) {
+  const auto selected = select_columns(counts, 0.5, p.e_fine, gens, p.o.threads, comm);
+  for (std::size_t j = 0; j < cells.size(); ++j) {
+    const std::size_t k = selected[j];
+    cells[j].lo = grids[j].point(k);
+    cells[j].hi = grids[j].point(k + 1);
+    cells[j].below = counts[j][k];
+    cells[j].above = counts[j].back() - counts[j][k + 1];
+  }
+}
+
+// The fine cells (when planned) and the counts of y = x - a_j on the offsets' grid, both from one
+// read of the rows: the fine grids and the offsets depend on the anchor alone.
+std::vector<std::vector<std::int64_t>> side_cells_and_offsets(
+    const ConstMatrixRef& X, const Plan& p, const std::vector<RefinedMedian>& anchor,
+    const std::vector<double>& a, ColumnGenerators& gens, Communicator& comm,
+    std::vector<SideCell>& cells) {
+  const std::size_t d = anchor.size();
+  const auto offset = [&a](std::size_t j, double x) { return clamp_magnitude(x - a[j]); };
+  const std::vector<const GridIndex*> offsets = same_grid(p.offsets, d);
+  const std::vector<GridIndex> grids = fine_grids(p, anchor, cells);
+  if (grids.empty()) return merged_column_counts(X, offsets, offset, p.o.threads, comm);
   std::vector<const GridIndex*> ptrs;
   for (const GridIndex& g : grids) ptrs.push_back(&g);
-  const auto counts = merged_column_counts(X, ptrs, identity(), p.o.threads, comm);
-  const auto cells = select_columns(counts, 0.5, p.e_fine, gens, p.o.threads, comm);
-  for (std::size_t j = 0; j < d; ++j) {
-    const std::size_t k = cells[j];
-    out[j].lo = grids[j].point(k);
-    out[j].hi = grids[j].point(k + 1);
-    out[j].below = counts[j][k];
-    out[j].above = counts[j].back() - counts[j][k + 1];
-  }
-  return out;
+  auto [fine, counts] =
+      merged_column_counts_pair(X, ptrs, identity(), offsets, offset, p.o.threads, comm);
+  select_fine_cells(fine, grids, p, gens, comm, cells);
+  return std::move(counts);
 }
 
 // Column j's two scans from its counts of y = x - a_j on the signed log grid (below[i] =
@@ -237,21 +257,20 @@ void set_facts(ColumnClipBounds& c, const Plan& p) {
   c.hi_facts = side(c.hi_at_end, c.beyond_hi);
 }
 
-// Every column: the anchors (two passes, 2d selections), then the offsets' counts (one pass) and
-// the two scans per column, on rank 0 (columns in parallel when the generators split), given to
-// every rank.
-void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out) {
+// Every column: the anchors (two passes, 2d selections), then the fine cells' and the offsets'
+// counts (one pass, d selections) and the two scans per column, on rank 0 (columns in parallel
+// when the generators split), given to every rank.
+void estimate(const ConstMatrixRef& X, const Plan& p, Rng& rng, ClipBounds& out,
+              ColumnBins* kept) {
   const auto d = static_cast<std::size_t>(X.cols());
   Communicator& comm = comm_or_single(p.o.comm);
   ColumnGenerators gens(rng, d);
   const std::vector<RefinedMedian> anchor = refined_medians(
-      X, p.grid, p.o.refine_points, p.e_coarse, p.e_refine, gens, p.o.threads, comm);
+      X, p.grid, p.o.refine_points, p.e_coarse, p.e_refine, gens, p.o.threads, comm, kept);
   std::vector<double> a(d);
   for (std::size_t j = 0; j < d; ++j) a[j] = anchor[j].location;
-  const std::vector<SideCell> cells = side_cells(X, p, anchor, gens, comm);
-  const auto counts = merged_column_counts(
-      X, same_grid(p.offsets, d), [&a](std::size_t j, double x) { return clamp_magnitude(x - a[j]); },
-      p.o.threads, comm);
+  std::vector<SideCell> cells(d);
+  const auto counts = side_cells_and_offsets(X, p, anchor, a, gens, comm, cells);
   const std::vector<double> bounds = on_root(comm, [&] {
     std::vector<double> lo_hi(4 * d);  // lo, hi, rows beyond below, rows beyond above
     parallel_tasks(d, gens.split() && comm.size() == 1 ? p.o.threads : 1, [&](std::size_t j) {
@@ -368,10 +387,17 @@ Ledger private_clip_bounds_entries(const ClipBoundsOptions& o, std::size_t d) {
 
 ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
                                ReleaseBudget& account, Rng& rng) {
+  return scale_detail::private_clip_bounds(X, o, account, rng, nullptr);
+}
+
+ClipBounds scale_detail::private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
+                                             ReleaseBudget& account, Rng& rng,
+                                             SharedPass* shared) {
   const auto d = static_cast<std::size_t>(X.cols());
   Plan p = make_plan(o, std::max<std::size_t>(d, 1));
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()));
+  const std::int64_t n =
+      guarded_rows(X, comm, fingerprint_of("clip_bounds", o, X.cols()), was_checked(shared));
   ClipBounds out;
   out.entries = private_clip_bounds_entries(o, d);
   all_or_none(comm, [&] { account.claim(out.entries); });
@@ -388,7 +414,7 @@ ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions&
   out.beta = o.beta;
   out.neighbouring = o.neighbouring;
   out.columns.resize(d);
-  estimate(X, p, rng, out);
+  estimate(X, p, rng, out, coarse_pass(shared, o.per_octave));
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "dpstats/scale/share.hpp"
 #include "column_stages.hpp"
 #include "columns.hpp"
+#include "shared_pass.hpp"
 
 namespace dpstats {
 namespace {
@@ -97,9 +98,15 @@ SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double 
 
 ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng) {
+  return scale_detail::private_scale(X, o, account, rng, nullptr);
+}
+
+ScaleEstimate scale_detail::private_scale(const ConstMatrixRef& X, const ScaleOptions& o,
+                                          ReleaseBudget& account, Rng& rng, SharedPass* shared) {
   check_options(o);
   Communicator& comm = comm_or_single(o.comm);
-  const std::int64_t n = guarded_rows(X, comm, fingerprint_of("scale", o, X.cols()));
+  const std::int64_t n =
+      guarded_rows(X, comm, fingerprint_of("scale", o, X.cols()), was_checked(shared));
   const auto d = static_cast<std::size_t>(X.cols());
   ScaleEstimate out;
   out.entries = private_scale_entries(o, d);
@@ -111,8 +118,9 @@ ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, Rele
   // Three passes over the rows, each for every column at once: the coarse and refined median,
   // then the MAD about it.
   ColumnGenerators gens(rng, d);
-  const std::vector<RefinedMedian> median = refined_medians(
-      X, p.signed_grid, o.refine_points, p.epsilon, p.epsilon, gens, o.threads, comm);
+  const std::vector<RefinedMedian> median =
+      refined_medians(X, p.signed_grid, o.refine_points, p.epsilon, p.epsilon, gens, o.threads,
+                      comm, coarse_pass(shared, o.per_octave));
   std::vector<double> location(d);
   for (std::size_t j = 0; j < d; ++j) location[j] = median[j].location;
   const auto mad = column_quantile_cells(X, same_grid(p.abs_grid, d), distance_to(location), 0.5,

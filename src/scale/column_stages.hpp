@@ -19,6 +19,20 @@
 
 namespace dpstats::scale_detail {
 
+// For every column j, the cell of grids[j] released for the q-quantile from one process's pass
+// over its `rows` rows.
+inline std::vector<std::size_t> select_pass_cells(const ColumnBins& pass,
+                                                  std::span<const GridIndex* const> grids,
+                                                  std::int64_t rows, double q, double epsilon,
+                                                  ColumnGenerators& gens, int threads) {
+  std::vector<const std::uint32_t*> parts;
+  for (const BinBuffer& b : pass.parts)
+    if (b) parts.push_back(b.get());
+  std::vector<std::size_t> points(grids.size());
+  for (std::size_t j = 0; j < grids.size(); ++j) points[j] = grids[j]->size();
+  return select_columns_bins(parts, pass.offset, points, rows, q, epsilon, gens, threads);
+}
+
 // For every column j, the cell of grids[j] that the grid selection releases for the q-quantile
 // of y(j, x) over the column's values (all ranks), at epsilon, with column j's generator.
 template <class Transform>
@@ -27,16 +41,9 @@ std::vector<std::size_t> column_quantile_cells(const ConstMatrixRef& X,
                                                Transform y, double q, double epsilon,
                                                ColumnGenerators& gens, int threads,
                                                Communicator& comm) {
-  if (comm.size() == 1 && X.rows() > 0) {  // the selections read the pass's bins as they are
-    const ColumnBins pass = column_bins(X, grids, y, threads);
-    std::vector<const std::uint32_t*> parts;
-    for (const BinBuffer& b : pass.parts)
-      if (b) parts.push_back(b.get());
-    std::vector<std::size_t> points(grids.size());
-    for (std::size_t j = 0; j < grids.size(); ++j) points[j] = grids[j]->size();
-    return select_columns_bins(parts, pass.offset, points, static_cast<std::int64_t>(X.rows()), q,
-                               epsilon, gens, threads);
-  }
+  if (comm.size() == 1 && X.rows() > 0)  // the selections read the pass's bins as they are
+    return select_pass_cells(column_bins(X, grids, y, threads), grids, X.rows(), q, epsilon, gens,
+                             threads);
   const auto counts = merged_column_counts(X, grids, y, threads, comm);
   return select_columns(counts, q, epsilon, gens, threads, comm);
 }
@@ -74,17 +81,26 @@ struct RefinedMedian {
 // Steps 1-2 of docs/proofs/scale.md §2 for every column: the median's cell on the signed log grid
 // (e_coarse), then its cell on a dyadic grid of at least refine_points over that cell and its two
 // neighbours (e_refine; dyadic_grid: exact points, looked up by arithmetic). Two passes, 2d
-// selections.
+// selections. With `kept` (one process), the signed log grid's pass is read from *kept when it
+// holds one (an earlier estimate's on the same rows and grid), else counted and left there.
 inline std::vector<RefinedMedian> refined_medians(const ConstMatrixRef& X,
                                                   const GridIndex& signed_grid,
                                                   std::size_t refine_points, double e_coarse,
                                                   double e_refine, ColumnGenerators& gens,
-                                                  int threads, Communicator& comm) {
+                                                  int threads, Communicator& comm,
+                                                  ColumnBins* kept = nullptr) {
   const auto d = static_cast<std::size_t>(X.cols());
   const std::span<const double> g = signed_grid.grid();
   const std::size_t last = g.size() - 1;
-  const auto coarse = column_quantile_cells(X, same_grid(signed_grid, d), identity(), 0.5,
-                                            e_coarse, gens, threads, comm);
+  const std::vector<const GridIndex*> signed_grids = same_grid(signed_grid, d);
+  std::vector<std::size_t> coarse;
+  if (kept != nullptr && comm.size() == 1 && X.rows() > 0) {
+    if (kept->parts.empty()) *kept = column_bins(X, signed_grids, identity(), threads);
+    coarse = select_pass_cells(*kept, signed_grids, X.rows(), 0.5, e_coarse, gens, threads);
+  } else {
+    coarse = column_quantile_cells(X, signed_grids, identity(), 0.5, e_coarse, gens, threads,
+                                   comm);
+  }
   std::vector<GridIndex> fine;
   fine.reserve(d);
   for (std::size_t j = 0; j < d; ++j) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "dpstats/comm/communicator.hpp"
@@ -228,10 +229,15 @@ std::vector<std::vector<std::int64_t>> merged_column_counts(const ConstMatrixRef
   return counts;
 }
 
-// ---- implementation of the pass ----
+// Two independent passes' counts from one read of the rows (column_bins_pair below), each added
+// exactly over every rank of comm.
+template <class T1, class T2>
+std::pair<std::vector<std::vector<std::int64_t>>, std::vector<std::vector<std::int64_t>>>
+merged_column_counts_pair(const ConstMatrixRef& X, std::span<const GridIndex* const> grids1, T1 y1,
+                          std::span<const GridIndex* const> grids2, T2 y2, int threads,
+                          Communicator& comm);
 
-// Bins of every column that fit in a core's cache: counted as the rows are read.
-inline constexpr std::size_t kCachedBins = std::size_t{1} << 17;
+// ---- implementation of the pass ----
 
 // Rows per part are below 2^32 (the bins are 32-bit); the parts' memory is capped by using fewer
 // parts for many wide grids.
@@ -379,89 +385,121 @@ template <class Transform>
 
 bool avx2_rows();
 
+// Rows [begin, end) counted into one part's bins (column j's at b + off[j]) by the lookup that
+// fits the grids: one shared exact log grid in SIMD registers, one shared grid of another kind,
+// a geometric grid per column, or any grid per column (grid_rows).
+template <class Transform>
+void count_rows(const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
+                std::span<const GridIndex* const> grids, Transform& y, const std::size_t* off,
+                std::uint32_t* b) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  const bool shared = std::all_of(grids.begin(), grids.end(),
+                                  [&](const GridIndex* g) { return g == grids[0]; });
+  if (shared && grids[0]->is_exact_log()) {
+    std::vector<std::int64_t> idx(d);
+    if (avx2_rows())
+      exact_log_rows_avx2(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+    else
+      exact_log_rows(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+    return;
+  }
+  if (shared) {  // one grid for every column: its lookup kept in registers
+    const GridIndex& g = *grids[0];
+    for (std::int64_t r = begin; r < end; ++r) {
+      const double* row = X.row(r).data();
+      for (std::size_t j = 0; j < d; ++j) ++b[off[j] + g.bin(y(j, row[j]))];
+    }
+    return;
+  }
+  if (std::all_of(grids.begin(), grids.end(),
+                  [](const GridIndex* g) { return g->is_geometric(); })) {
+    if (avx2_rows())
+      geometric_rows_avx2(X, begin, end, grids, y, off, b);
+    else
+      geometric_rows(X, begin, end, grids, y, off, b);
+    return;
+  }
+  // A grid per column (small or not): the values outside their column's grid, most of them on
+  // the narrow refine and fine grids, are counted in SIMD registers, the rest looked up.
+  if (avx2_rows())
+    grid_rows_avx2(X, begin, end, grids, y, off, b);
+  else
+    grid_rows(X, begin, end, grids, y, off, b);
+}
+
 // A pass's bins: part k's bins of column j at parts[k].get() + offset[j] (grids[j]->bins() of
 // them; a part with no rows has no buffer).
 struct ColumnBins {
   std::vector<BinBuffer> parts;
   std::vector<std::size_t> offset;
 };
-template <class Transform>
-ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const> grids,
-                       Transform y, int threads);
+
+inline std::vector<std::size_t> bin_offsets(std::span<const GridIndex* const> grids) {
+  std::vector<std::size_t> offset(grids.size() + 1, 0);
+  for (std::size_t j = 0; j < grids.size(); ++j) offset[j + 1] = offset[j] + grids[j]->bins();
+  return offset;
+}
 
 template <class Transform>
 ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const> grids,
                        Transform y, int threads) {
-  const auto d = static_cast<std::size_t>(X.cols());
   ColumnBins out;
-  std::vector<std::size_t>& offset = out.offset;
-  offset.assign(d + 1, 0);
-  for (std::size_t j = 0; j < d; ++j) offset[j + 1] = offset[j] + grids[j]->bins();
-  const int parts = count_parts(X.rows(), offset[d], threads);
-  const bool shared = std::all_of(grids.begin(), grids.end(),
-                                  [&](const GridIndex* g) { return g == grids[0]; });
-  std::vector<BinBuffer>& bins = out.parts;
-  bins.resize(static_cast<std::size_t>(parts));
+  out.offset = bin_offsets(grids);
+  const std::size_t total = out.offset.back();
+  const int parts = count_parts(X.rows(), total, threads);
+  out.parts.resize(static_cast<std::size_t>(parts));
   // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
   // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
   parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
-    BinBuffer& h = bins[static_cast<std::size_t>(part)];
-    h = bin_buffer(offset[d]);
-    std::uint32_t* b = h.get();
-    const std::size_t* off = offset.data();
-    if (shared && grids[0]->is_exact_log()) {
-      std::vector<std::int64_t> idx(d);
-      if (avx2_rows())
-        exact_log_rows_avx2(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
-      else
-        exact_log_rows(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
-      return;
-    }
-    if (shared) {  // one grid for every column: its lookup kept in registers
-      const GridIndex& g = *grids[0];
-      for (std::int64_t r = begin; r < end; ++r) {
-        const double* row = X.row(r).data();
-        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + g.bin(y(j, row[j]))];
-      }
-      return;
-    }
-    if (std::all_of(grids.begin(), grids.end(),
-                    [](const GridIndex* g) { return g->is_geometric(); })) {
-      if (avx2_rows())
-        geometric_rows_avx2(X, begin, end, grids, y, off, b);
-      else
-        geometric_rows(X, begin, end, grids, y, off, b);
-      return;
-    }
-    if (offset[d] <= kCachedBins) {  // small grids: every bin in cache
-      for (std::int64_t r = begin; r < end; ++r) {
-        const double* row = X.row(r).data();
-        for (std::size_t j = 0; j < d; ++j) ++b[off[j] + grids[j]->bin(y(j, row[j]))];
-      }
-      return;
-    }
-    if (avx2_rows())
-      grid_rows_avx2(X, begin, end, grids, y, off, b);
-    else
-      grid_rows(X, begin, end, grids, y, off, b);
+    BinBuffer& h = out.parts[static_cast<std::size_t>(part)];
+    h = bin_buffer(total);
+    count_rows(X, begin, end, grids, y, out.offset.data(), h.get());
   });
   return out;
 }
 
-template <class Transform>
-std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
-                                                     std::span<const GridIndex* const> grids,
-                                                     Transform y, int threads) {
-  const auto d = static_cast<std::size_t>(X.cols());
-  const ColumnBins pass = column_bins(X, grids, y, threads);
-  const std::vector<BinBuffer>& bins = pass.parts;
-  const std::vector<std::size_t>& offset = pass.offset;
+// Two independent passes' bins from one read of the rows (the second pass's grids or transform
+// may not depend on the first's counts): each block of rows, while in cache, is counted on
+// grids1 with y1 and on grids2 with y2. The same bins as column_bins(X, grids1, y1) and
+// column_bins(X, grids2, y2).
+template <class T1, class T2>
+std::pair<ColumnBins, ColumnBins> column_bins_pair(const ConstMatrixRef& X,
+                                                   std::span<const GridIndex* const> grids1,
+                                                   T1 y1,
+                                                   std::span<const GridIndex* const> grids2,
+                                                   T2 y2, int threads) {
+  constexpr std::int64_t kBlock = 512;  // rows of 100 doubles: 400 KiB, in L2
+  std::pair<ColumnBins, ColumnBins> out;
+  out.first.offset = bin_offsets(grids1);
+  out.second.offset = bin_offsets(grids2);
+  const std::size_t total1 = out.first.offset.back(), total2 = out.second.offset.back();
+  const int parts = count_parts(X.rows(), total1 + total2, threads);
+  out.first.parts.resize(static_cast<std::size_t>(parts));
+  out.second.parts.resize(static_cast<std::size_t>(parts));
+  parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
+    BinBuffer& h1 = out.first.parts[static_cast<std::size_t>(part)];
+    BinBuffer& h2 = out.second.parts[static_cast<std::size_t>(part)];
+    h1 = bin_buffer(total1);
+    h2 = bin_buffer(total2);
+    for (std::int64_t b = begin; b < end; b += kBlock) {
+      const std::int64_t e = std::min(end, b + kBlock);
+      count_rows(X, b, e, grids1, y1, out.first.offset.data(), h1.get());
+      count_rows(X, b, e, grids2, y2, out.second.offset.data(), h2.get());
+    }
+  });
+  return out;
+}
+
+// A pass's counts: counts[j][i] = #{rows with a value below grid_j[i]}, counts[j].back() the rows.
+inline std::vector<std::vector<std::int64_t>> bin_counts(const ColumnBins& pass,
+                                                         std::span<const GridIndex* const> grids) {
+  const std::size_t d = grids.size();
   std::vector<std::vector<std::int64_t>> counts(d);
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<std::int64_t>& c = counts[j];
-    for (const auto& h : bins) {
+    for (const auto& h : pass.parts) {
       if (!h) continue;  // a part with no rows (or a rank with none)
-      const std::uint32_t* part = h.get() + offset[j];
+      const std::uint32_t* part = h.get() + pass.offset[j];
       if (c.empty()) {
         c.assign(part, part + grids[j]->bins());
         continue;
@@ -476,6 +514,27 @@ std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
       c[b] = below;
     }
     c.back() += below;
+  }
+  return counts;
+}
+
+template <class Transform>
+std::vector<std::vector<std::int64_t>> column_counts(const ConstMatrixRef& X,
+                                                     std::span<const GridIndex* const> grids,
+                                                     Transform y, int threads) {
+  return bin_counts(column_bins(X, grids, y, threads), grids);
+}
+
+template <class T1, class T2>
+std::pair<std::vector<std::vector<std::int64_t>>, std::vector<std::vector<std::int64_t>>>
+merged_column_counts_pair(const ConstMatrixRef& X, std::span<const GridIndex* const> grids1, T1 y1,
+                          std::span<const GridIndex* const> grids2, T2 y2, int threads,
+                          Communicator& comm) {
+  const auto pass = column_bins_pair(X, grids1, y1, grids2, y2, threads);
+  auto counts = std::make_pair(bin_counts(pass.first, grids1), bin_counts(pass.second, grids2));
+  if (comm.size() > 1) {
+    for (auto& c : counts.first) comm.allreduce_sum(c);
+    for (auto& c : counts.second) comm.allreduce_sum(c);
   }
   return counts;
 }

@@ -153,6 +153,38 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   expect_same_columns(same_grid(signed_grid, 4), X, offset);
 }
 
+// Two passes from one read of the rows (the clipping bounds' fine grids and offsets, issue 27
+// item 6): small per-column dyadic grids of 64 points, narrow and wide, and a shared log grid
+// behind a transform, each pass's counts equal to its own pass's, on more rows than one block
+// and 1 or 3 threads.
+TEST(ScaleGridCounts, TwoPassesFromOneReadAreEachPass) {
+  SeededRng g(5);
+  RowMatrix X(1500, 3);
+  for (Eigen::Index r = 0; r < X.rows(); ++r) {
+    X(r, 0) = r % 5 == 0 ? 0.0 : standard_normal(g);       // an atom inside its fine grid
+    X(r, 1) = 1e9 + 100 * standard_normal(g);                // spread over a narrow grid
+    X(r, 2) = std::ldexp(standard_normal(g), -1000);         // around a tiny cell at 0
+  }
+  std::vector<GridIndex> fine;
+  for (auto [lo, hi] : {std::pair{-1e-3, 1e-3}, {1e9 - 64, 1e9 + 64}, {-1e-300, 1e-300}})
+    fine.push_back(GridIndex::dyadic(lo, hi, 64));
+  std::vector<const GridIndex*> fine_ptrs;
+  for (const GridIndex& f : fine) fine_ptrs.push_back(&f);
+  const GridIndex offsets = GridIndex::log(64, false);
+  const auto identity = [](std::size_t, double x) { return x; };
+  const auto offset = [](std::size_t j, double x) {
+    return clamp_magnitude(x - static_cast<double>(j) * 0.25);
+  };
+  const auto shared = same_grid(offsets, 3);
+  for (int threads : {1, 3}) {
+    const auto pass = column_bins_pair(X, std::span<const GridIndex* const>(fine_ptrs), identity,
+                                       std::span<const GridIndex* const>(shared), offset, threads);
+    EXPECT_EQ(bin_counts(pass.first, fine_ptrs), column_counts(X, fine_ptrs, identity, threads));
+    EXPECT_EQ(bin_counts(pass.second, shared), column_counts(X, shared, offset, threads));
+  }
+  expect_same_columns(fine_ptrs, X, identity);  // the small grids against a sort and merge
+}
+
 // The selection from a pass's bins (one process) reads the counts as it builds the runs: the same
 // cell, from the same draws, as from the counts below each point, on counts with long empty runs,
 // single rows and one or three parts.

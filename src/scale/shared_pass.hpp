@@ -1,0 +1,40 @@
+// What one release's estimates on the same rows share (private_bounds: the location and scale,
+// then the clipping bounds), in one process: the rows' finiteness check, made once, and the
+// signed log grid's pass (the scale's median and the clipping bounds' anchor count the same grid
+// with the same transform: the same counts, so each selection is the one its own pass gives).
+// Internal to src/scale.
+#pragma once
+#include <utility>
+
+#include "dpstats/scale/clip_bounds.hpp"
+#include "dpstats/scale/column_scale.hpp"
+#include "grid_counts.hpp"
+
+namespace dpstats::scale_detail {
+
+struct SharedPass {
+  bool checked = false;  // check_data was made on these rows
+  int per_octave = 0;    // the signed log grid of `coarse` (0: no pass kept)
+  ColumnBins coarse;
+};
+
+// Whether an earlier estimate checked the rows; from now on they count as checked (the caller
+// checks them or throws).
+inline bool was_checked(SharedPass* s) { return s != nullptr && std::exchange(s->checked, true); }
+
+// The pass to read, or to fill, on the signed log grid of per_octave points an octave; null
+// without `s` or where another grid's pass is kept.
+inline ColumnBins* coarse_pass(SharedPass* s, int per_octave) {
+  if (s == nullptr || (s->per_octave != 0 && s->per_octave != per_octave)) return nullptr;
+  s->per_octave = per_octave;
+  return &s->coarse;
+}
+
+// private_scale and private_clip_bounds reading and filling `shared` (one process; with more
+// ranks it is not used).
+ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o,
+                            ReleaseBudget& account, Rng& rng, SharedPass* shared);
+ClipBounds private_clip_bounds(const ConstMatrixRef& X, const ClipBoundsOptions& o,
+                               ReleaseBudget& account, Rng& rng, SharedPass* shared);
+
+}  // namespace dpstats::scale_detail
