@@ -136,7 +136,11 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   require(!by_tail || (!o.scale && o.profile == Profile::practical),
           "the robust entry runs the practical profile on the estimated scale: scale and profile "
           "do not apply");
-  if (comm.size() == 1) check_data(X);
+  // The one finiteness check of the release (one process; with more ranks guarded_rows made it):
+  // the units and the front end read the rows through a view that carries it.
+  std::optional<CheckedRows> checked;
+  if (comm.size() == 1) checked.emplace(X);
+  const RowsView rows = checked ? RowsView(*checked) : RowsView(X);
   const bool off = trace && trace->noiseless;
   std::optional<ShareChoice> share;  // the units' share: given, or planned from n, d, the target
   const std::optional<double> given_share = o.scale_share;
@@ -170,7 +174,7 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
     Ledger plan = p.aux.entries;
     plan.push_back(stage_entry(stage, kChosenMethod));
     all_or_none(comm, [&] { account.charge(plan); });
-    chosen_units = units_step(X, p.aux, std::nullopt, o.alpha, 4, o.run.threads, account, rng,
+    chosen_units = units_step(rows, p.aux, std::nullopt, o.alpha, 4, o.run.threads, account, rng,
                               diag, facts.abstained, comm.size() > 1 ? &comm : nullptr);
     std::optional<bool> heavy;
     if (chosen_units) heavy = choose_heavy_tailed(*chosen_units, o.alpha, diag, facts.abstained);
@@ -187,7 +191,7 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   }
   // Rows beyond the corrupted fraction clipped: the supplied scale bites (the ball keeps clean
   // rows but for a fraction ζ/(2n) each).
-  const FrontResult fr = run_front(X, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
+  const FrontResult fr = run_front(rows, p, p.aux, o.scale, o.alpha, o.alpha + 0.01, o.run.threads,
                                    off, account, rng, diag, &comm, units);
   if (fr.abstained) {
     facts.abstained = *fr.abstained;

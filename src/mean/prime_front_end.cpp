@@ -231,13 +231,13 @@ AuxPlan plan_aux(const AuxShare& a, bool zcdp, double total, std::int64_t d, dou
   return p;
 }
 
-std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
+std::optional<ColumnUnits> units_step(const RowsView& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads,
                                       ReleaseBudget& account, Rng& rng, nlohmann::json& diag,
                                       std::optional<std::string>& abstained, Communicator* comm) {
   if (scale) {
-    const ColumnUnits u = supplied_units(*scale, X.cols());
+    const ColumnUnits u = supplied_units(*scale, X.matrix().cols());
     diag["units"] = {{"scale", "supplied"},
                      {"values", to_std(u.scale)}};
     return u;
@@ -294,18 +294,19 @@ void report_clipped(const Mech& count, std::int64_t clipped, std::int64_t n, dou
         what, 100 * fraction, 100 * tolerated);
 }
 
-FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
+FrontResult run_front(const RowsView& rows, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, ReleaseBudget& account, Rng& rng,
                       nlohmann::json& diag,
                       Communicator* comm, const ColumnUnits* given_units) {
+  const ConstMatrixRef& X = rows.matrix();
   FrontResult out;
   Communicator* ranks = comm && comm->size() > 1 ? comm : nullptr;
   if (given_units) {
     out.units = *given_units;
   } else {
     const auto units =
-        units_step(X, aux, scale, alpha, 4, threads, account, rng, diag, out.abstained, ranks);
+        units_step(rows, aux, scale, alpha, 4, threads, account, rng, diag, out.abstained, ranks);
     if (!units) return out;
     out.units = *units;
     const CleanModel model = c.bounded_covariance ? CleanModel::bounded_covariance : CleanModel::sub_gaussian;

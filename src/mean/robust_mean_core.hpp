@@ -392,7 +392,7 @@ struct FrontResult {
 // likely too small).
 // comm (not null): X is this rank's share of the rows (supplied or estimated units).
 // given_units: units estimated (and tail-checked) by the caller; the units step is skipped.
-FrontResult run_front(const ConstMatrixRef& X, const ClipPlan& c, const AuxPlan& aux,
+FrontResult run_front(const RowsView& X, const ClipPlan& c, const AuxPlan& aux,
                       const std::optional<std::vector<double>>& scale, double alpha,
                       double tolerated, int threads, bool off, ReleaseBudget& account, Rng& rng,
                       nlohmann::json& diag,
@@ -428,7 +428,7 @@ void state_error(nlohmann::json& diag, const ColumnUnits& u, double model_units,
 // estimated with `aux.loss` (claiming aux.entries on `account`); on abstention the reason, with
 // diag["units"] stating what ran.
 // comm (not null): X is this rank's share of the rows; the estimate runs over every rank.
-std::optional<ColumnUnits> units_step(const ConstMatrixRef& X, const AuxPlan& aux,
+std::optional<ColumnUnits> units_step(const RowsView& X, const AuxPlan& aux,
                                       const std::optional<std::vector<double>>& scale,
                                       double alpha, double widen, int threads,
                                       ReleaseBudget& account, Rng& rng, nlohmann::json& diag,

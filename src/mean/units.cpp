@@ -92,14 +92,15 @@ Reliability planned_units_reliability(const PrivacyLoss& share, Eigen::Index d, 
                 "the location and scale of each column", "--scale");
 }
 
-UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
+UnitsEstimate estimate_units(const RowsView& rows, const PrivacyLoss& share, double alpha,
                              double widen, int threads, ReleaseBudget& account, Rng& rng,
                              Communicator* comm) {
+  const ConstMatrixRef& X = rows.matrix();
   const SplitShare s = split_share(share);
   ScaleOptions so = scale_options(s.mad, alpha, widen, threads);
   so.comm = comm;
   // The release's plan charged units_entries: the layer's mechanisms claim them.
-  const ScaleEstimate est = private_scale(X, so, account, rng);
+  const ScaleEstimate est = private_scale(rows, so, account, rng);
   UnitsEstimate out;
   out.diagnostics = est.diagnostics();
   out.diagnostics["share"] = share.describe();
@@ -114,7 +115,7 @@ UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, 
   WinsorizedScaleOptions wo = winsorized_options(s.winsorized, alpha);
   wo.comm = comm;
   const WinsorizedScale w = winsorized_scale(
-      X, out.units.location, reference, wo, account, rng,
+      rows, out.units.location, reference, wo, account, rng,
       [&](std::size_t j, double ws, bool reliable) {
         const double mad = mad_scale[static_cast<Eigen::Index>(j)];
         return reliable ? std::max(mad, ws) : mad;

@@ -29,13 +29,6 @@ void check_options(const RangeOptions& o) {
   require(o.zeta > 0 && o.zeta < 1, fmt::format("zeta must be in (0, 1), got {}", o.zeta));
 }
 
-// ℓ with x in (2σℓ, 2σ(ℓ+1)] (PRIME Alg 5 step 2.1). A per-record function of x alone, so any
-// rounding in it is harmless to privacy.
-std::int64_t bin_of(double x, double sigma) {
-  const double l = std::ceil(x / (2 * sigma)) - 1;
-  return static_cast<std::int64_t>(std::clamp(l, -kMaxBinIndex, kMaxBinIndex));
-}
-
 // The composed guarantee of the d histograms (what the entry states).
 EpsilonDelta composed_loss(const RangeOptions& o) {
   // Paper: Lemma G.13 gives (min(ε, 0.9), δ); otherwise per_step_epsilon meets (ε, δ).
@@ -118,6 +111,28 @@ struct ViewRows {
   }
 };
 
+// Row `x`'s bins: ℓ with x_j in (2σℓ, 2σ(ℓ+1)] (PRIME Alg 5 step 2.1), clamped to ±2^62 (public)
+// so that they fit an int64 whatever the data, as doubles (integral; NaN for a NaN cell), every
+// column at once in SIMD registers. A per-record function of x alone, so any rounding in it is
+// harmless to privacy. row_extent: the same bins' running minimum and maximum, and the NaN/Inf
+// check (`bad` turns NaN), in the same loop.
+__attribute__((target_clones("avx2", "default")))
+void row_bins(const double* __restrict x, Eigen::Index d, double two_sigma,
+              double* __restrict l) {
+  for (Eigen::Index j = 0; j < d; ++j)
+    l[j] = std::clamp(std::ceil(x[j] / two_sigma) - 1, -kMaxBinIndex, kMaxBinIndex);
+}
+__attribute__((target_clones("avx2", "default")))
+void row_extent(const double* __restrict x, Eigen::Index d, double two_sigma,
+                double* __restrict lo, double* __restrict hi, double* __restrict bad) {
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const double l = std::clamp(std::ceil(x[j] / two_sigma) - 1, -kMaxBinIndex, kMaxBinIndex);
+    bad[j] += x[j] * 0.0;  // NaN once any cell is NaN or infinite
+    lo[j] = l < lo[j] ? l : lo[j];
+    hi[j] = l > hi[j] ? l : hi[j];
+  }
+}
+
 // Pass 1 (per part, merged): each coordinate's smallest and largest bin (used only to enumerate
 // the bins, PRIME Alg 5 step 2.1), and the NaN/Inf check in the same pass.
 template <class Rows>
@@ -126,33 +141,26 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> bin_extent(const
                                                                            int parts) {
   const Eigen::Index n = X.rows(), d = X.cols();
   const auto pd = static_cast<std::size_t>(parts * d);
-  std::vector<std::int64_t> lo_t(pd, std::numeric_limits<std::int64_t>::max());
-  std::vector<std::int64_t> hi_t(pd, std::numeric_limits<std::int64_t>::min());
-  std::vector<double> poison(static_cast<std::size_t>(parts), 0.0);
+  std::vector<double> lo_t(pd, kMaxBinIndex), hi_t(pd, -kMaxBinIndex), bad_t(pd, 0.0);
   parallel_ranges(n, parts, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
-    std::int64_t* lo = lo_t.data() + t * d;
-    std::int64_t* hi = hi_t.data() + t * d;
-    double bad = 0;
     std::vector<double> buf(static_cast<std::size_t>(d));
-    for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i, buf.data());
-      for (Eigen::Index j = 0; j < d; ++j) {
-        bad += row[j] * 0.0;  // NaN once any cell is NaN or infinite
-        const std::int64_t v = bin_of(row[j], sigma);
-        lo[j] = std::min(lo[j], v);
-        hi[j] = std::max(hi[j], v);
-      }
-    }
-    poison[static_cast<std::size_t>(t)] = bad;
+    for (Eigen::Index i = b; i < e; ++i)
+      row_extent(X.row(i, buf.data()), d, 2 * sigma, lo_t.data() + t * d, hi_t.data() + t * d,
+                 bad_t.data() + t * d);
   });
-  for (double p : poison)
+  for (double p : bad_t)
     if (!std::isfinite(p)) X.check();
-  std::vector<std::int64_t> lo(lo_t.begin(), lo_t.begin() + d), hi(hi_t.begin(), hi_t.begin() + d);
-  for (int t = 1; t < parts; ++t)
-    for (Eigen::Index j = 0; j < d; ++j) {
-      lo[j] = std::min(lo[j], lo_t[t * d + j]);
-      hi[j] = std::max(hi[j], hi_t[t * d + j]);
+  // Integral doubles within ±2^62: the conversions are exact, the extents those of the bins.
+  std::vector<std::int64_t> lo(static_cast<std::size_t>(d)), hi(static_cast<std::size_t>(d));
+  for (Eigen::Index j = 0; j < d; ++j) {
+    double a = lo_t[j], z = hi_t[j];
+    for (int t = 1; t < parts; ++t) {
+      a = std::min(a, lo_t[t * d + j]);
+      z = std::max(z, hi_t[t * d + j]);
     }
+    lo[j] = static_cast<std::int64_t>(a);
+    hi[j] = static_cast<std::int64_t>(z);
+  }
   return {lo, hi};
 }
 
@@ -162,7 +170,7 @@ struct BinCounts {
   std::vector<std::unordered_map<std::int64_t, std::int64_t>> sparse;
 };
 
-// Pass 2 (per part, merged by exact integer addition).
+// Pass 2 (per part, merged by exact integer addition): a row's bins in SIMD, then the counts.
 template <class Rows>
 BinCounts bin_counts(const Rows& X, double sigma, const std::vector<std::int64_t>& lo,
                      const std::vector<std::int64_t>& hi, int parts) {
@@ -173,17 +181,21 @@ BinCounts bin_counts(const Rows& X, double sigma, const std::vector<std::int64_t
     auto& sparse = part[static_cast<std::size_t>(t)].sparse;
     dense.resize(d);
     sparse.resize(d);
+    std::vector<std::int64_t*> cell(static_cast<std::size_t>(d), nullptr);
     for (Eigen::Index j = 0; j < d; ++j) {
       const auto span = static_cast<std::uint64_t>(hi[j]) - static_cast<std::uint64_t>(lo[j]);
-      if (span < kDenseSpan) dense[j].assign(span + 1, 0);
+      if (span < kDenseSpan) {
+        dense[j].assign(span + 1, 0);
+        cell[j] = dense[j].data();
+      }
     }
-    std::vector<double> buf(static_cast<std::size_t>(d));
+    std::vector<double> buf(static_cast<std::size_t>(d)), l(static_cast<std::size_t>(d));
     for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i, buf.data());
+      row_bins(X.row(i, buf.data()), d, 2 * sigma, l.data());
       for (Eigen::Index j = 0; j < d; ++j) {
-        const std::int64_t v = bin_of(row[j], sigma);
-        if (!dense[j].empty()) {
-          ++dense[j][static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo[j])];
+        const auto v = static_cast<std::int64_t>(l[j]);
+        if (cell[j] != nullptr) {
+          ++cell[j][static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(lo[j])];
         } else {
           ++sparse[j][v];
         }

@@ -96,9 +96,13 @@ SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double 
   return planned_column_facts(p);
 }
 
-ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
+ScaleEstimate private_scale(const RowsView& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng) {
-  return scale_detail::private_scale(X, o, account, rng, nullptr);
+  // Checked rows (one process): the shared pass says so, and nothing else is kept across calls.
+  scale_detail::SharedPass checked;
+  checked.checked = true;
+  return scale_detail::private_scale(X.matrix(), o, account, rng,
+                                     X.checked() ? &checked : nullptr);
 }
 
 ScaleEstimate scale_detail::private_scale(const ConstMatrixRef& X, const ScaleOptions& o,

@@ -210,14 +210,15 @@ Ledger winsorized_scale_entries(const WinsorizedScaleOptions& o, std::size_t d) 
   return entries;
 }
 
-WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location,
+WinsorizedScale winsorized_scale(const RowsView& view, const Vector& location,
                                  const Vector& reference, const WinsorizedScaleOptions& o, ReleaseBudget& account,
                                  Rng& rng,
                                  const std::function<double(std::size_t, double, bool)>& final_scale) {
   check_options(o);
+  const ConstMatrixRef& X = view.matrix();
   Communicator& comm = comm_or_single(o.comm);
   if (comm.size() == 1) {
-    check_data(X);
+    if (!view.checked()) check_data(X);
   } else {
     all_or_none(comm, [&] {
       if (X.rows() > 0) check_data(X);

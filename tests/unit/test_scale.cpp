@@ -107,6 +107,26 @@ TEST(Scale, OptionsAreCheckedBeforeAnything) {
   EXPECT_TRUE(budget.budget().ledger().empty());
 }
 
+// The finiteness check travels with the rows: a CheckedRows is made only by the check (a NaN
+// throws, naming its cell), and an estimate on it gives the plain call's estimate, seed for seed.
+TEST(Scale, CheckedRowsAreTheCheckAndChangeNoEstimate) {
+  RowMatrix X = gaussian_t_table(1000, 0, 0, 5);
+  ScaleOptions o;
+  o.loss = PrivacyLoss::pure(1);
+  ReleaseBudget plain_budget(PrivacyLoss::pure(1), Accountant::basic);
+  ReleaseBudget checked_budget(PrivacyLoss::pure(1), Accountant::basic);
+  SeededRng a(9), b(9);
+  const ScaleEstimate plain = private_scale(X, o, plain_budget, a);
+  const CheckedRows rows(X);
+  const ScaleEstimate checked = private_scale(rows, o, checked_budget, b);
+  EXPECT_EQ(plain.diagnostics().dump(), checked.diagnostics().dump());
+  X(7, 0) = std::numeric_limits<double>::infinity();
+  EXPECT_NE(error_of([&] { CheckedRows bad(X); }).find("row 8, column 1"), std::string::npos);
+  ReleaseBudget unchecked(PrivacyLoss::pure(1), Accountant::basic);
+  EXPECT_NE(error_of([&] { private_scale(RowsView(X), o, unchecked, a); }).find("row 8, column 1"),
+            std::string::npos);
+}
+
 TEST(Scale, LedgerChargedEqualsWhatTheBudgetReports) {
   const RowMatrix X = gaussian_t_table(1000, 0, 0, 2);
   ReleaseBudget budget(PrivacyLoss::pure(1), Accountant::basic);

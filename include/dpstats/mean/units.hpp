@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dpstats/data/affine_rows.hpp"
+#include "dpstats/data/checked_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/ledger.hpp"
 #include "dpstats/privacy/privacy_loss.hpp"
@@ -70,8 +71,9 @@ struct UnitsEstimate {
   std::optional<std::string> abstained;
 };
 // comm: the ranks holding the rows (null: this process alone); each rank passes its own rows and
-// every rank gets the single-process estimate of the union (noise drawn on rank 0).
-UnitsEstimate estimate_units(const ConstMatrixRef& X, const PrivacyLoss& share, double alpha,
+// every rank gets the single-process estimate of the union (noise drawn on rank 0). Rows a
+// CheckedRows vouches for are not checked again.
+UnitsEstimate estimate_units(const RowsView& X, const PrivacyLoss& share, double alpha,
                              double widen, int threads, ReleaseBudget& account, Rng& rng,
                              Communicator* comm = nullptr);
 

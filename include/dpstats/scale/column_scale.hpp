@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/data/checked_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/seam.hpp"
 #include "dpstats/privacy/ledger.hpp"
@@ -105,8 +106,9 @@ struct ScaleEstimate {
 };
 
 // Charges `account` the entries of private_scale_entries(o, X.cols()) (all or nothing) after
-// checking every option and the data (finite, n >= 1), then draws the noise.
-ScaleEstimate private_scale(const ConstMatrixRef& X, const ScaleOptions& o, ReleaseBudget& account,
+// checking every option and the data (finite, n >= 1; rows a CheckedRows vouches for are not
+// checked again), then draws the noise.
+ScaleEstimate private_scale(const RowsView& X, const ScaleOptions& o, ReleaseBudget& account,
                             Rng& rng);
 
 // The facts every column of private_scale(X, o) on d columns and n rows is judged on for its rank

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "dpstats/data/checked_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/privacy/ledger.hpp"
@@ -81,8 +82,9 @@ Ledger winsorized_scale_entries(const WinsorizedScaleOptions& o, std::size_t d);
 
 // `final_scale(j, winsorised scale_j, reliable)` gives the caller's scale of column j (e.g. the max with
 // the MAD scale), from which the tail count's radius is set. Charges `account` the entries of
-// winsorized_scale_entries first (all or nothing), then draws the noise.
-WinsorizedScale winsorized_scale(const ConstMatrixRef& X, const Vector& location,
+// winsorized_scale_entries first (all or nothing), then draws the noise. The rows are checked
+// finite unless a CheckedRows vouches for them.
+WinsorizedScale winsorized_scale(const RowsView& X, const Vector& location,
                                  const Vector& reference,
                                  const WinsorizedScaleOptions& o, ReleaseBudget& account,
                                  Rng& rng,
