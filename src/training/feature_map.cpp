@@ -258,7 +258,8 @@ Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatr
   for (Eigen::Index i = 0; i < X.rows(); ++i)
     for (Eigen::Index j = 0; j < X.cols(); ++j) {
       const double r = std::abs(X(i, j) - loc(j));
-      counts[static_cast<std::size_t>(j)] += r <= mad(j) / 2 || std::abs(r - mad(j)) <= kAtomBand * mad(j);
+      const bool at = r <= mad(j) / 2 || std::abs(r - mad(j)) <= kAtomBand * mad(j);
+      counts[static_cast<std::size_t>(j)] += at;
     }
   Communicator& comm = comm_or_single(o.run.comm);
   comm.allreduce_sum(counts);
@@ -278,8 +279,8 @@ void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
                 ReleaseBudget& account, Rng& rng, nlohmann::json& d) {
   const Vector noisy = noisy_atom_counts(o, share, X, est, account, rng);
   const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
-  const double bound = noise.sigma() * std::sqrt(2 * std::log(static_cast<double>(X.cols()) / est.beta)) +
-                       noise.granularity();
+  const double d_over_beta = static_cast<double>(X.cols()) / est.beta;
+  const double bound = noise.sigma() * std::sqrt(2 * std::log(d_over_beta)) + noise.granularity();
   const double threshold = kAtomFraction * est.n + bound;
   for (Eigen::Index j = 0; j < X.cols(); ++j) {
     ColumnScale& c = est.columns[static_cast<std::size_t>(j)];
@@ -292,7 +293,8 @@ void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
     c.scale = 0;
     c.mad = 0;
   }
-  d["feature_atom_counts"] = {{"noisy", std::vector<double>(noisy.data(), noisy.data() + noisy.size())},
+  const std::vector<double> counts(noisy.data(), noisy.data() + noisy.size());
+  d["feature_atom_counts"] = {{"noisy", counts},
                               {"threshold", threshold},
                               {"noise_bound", bound},
                               {"rule", fmt::format("degenerate when above {} x n_lower_bound + "
