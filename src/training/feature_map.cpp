@@ -27,17 +27,17 @@ constexpr double kTolerance = 0.3;
 constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
 constexpr double kGlobalShare = 0.05;  // the global plan's share when scale_share is absent
 constexpr double kColumnsFirst = 0.15;  // the per-column plan's share before the global one
-// The per-column plan's slice for the count of the rows at the released location or MAD (one
-// Gaussian vector, docs/proofs/training.md §3); the selections share the rest.
-constexpr double kAtomSlice = 1.0 / 16;
-// A column is degenerate when more than this fraction of the rows (beyond the count's noise bound)
-// lies within MAD / 2 of the location or within MAD / 16 of the distance MAD: 0.28-0.34 for a
-// continuous column (normal 0.31, Laplace 0.33, uniform 0.31), at least the atom's share when the
-// location or the MAD sits in an atom (docs/proofs/training.md §3).
-constexpr double kAtomFraction = 3.0 / 8;
-constexpr double kAtomBand = 1.0 / 16;
+// The per-column plan's slice for the count of the rows within MAD / 2 of the released location
+// (one Gaussian vector, docs/proofs/training.md §3); the selections share the rest.
+constexpr double kAtomSlice = 1.0 / 8;
+// A column is degenerate when that count, beyond its noise bound, is above kAtomMost of the rows
+// (most values at the location: an atom) or below kAtomFew (no values near the location: it sits
+// in a gap, one MAD from an atom). A continuous column has 0.25-0.3 (normal 0.26, Laplace 0.29,
+// uniform 0.25); docs/proofs/training.md §3.
+constexpr double kAtomMost = 3.0 / 8;
+constexpr double kAtomFew = 1.0 / 16;
 constexpr const char* kAtomPurpose =
-    "feature scale: per column, the rows within MAD/2 of the location or MAD/16 of the MAD";
+    "feature scale: per column, the rows within MAD/2 of the location";
 
 NormQuantileOptions global_options(const ClassifyOptions& o, double share) {
   NormQuantileOptions q;
@@ -246,8 +246,8 @@ std::optional<FeatureMap> global_map(const ClassifyOptions& o, double share,
   return FeatureMap{Vector::Zero(X.cols()), Vector::Constant(X.cols(), s)};
 }
 
-// Per column j, the rows with |x - loc_j| <= mad_j / 2 or ||x - loc_j| - mad_j| <= mad_j / 16
-// (loc, mad: released), summed over the ranks, then one Gaussian vector drawn on rank 0.
+// Per column j, the rows with |x - loc_j| <= mad_j / 2 (loc, mad: released), summed over the
+// ranks, then one Gaussian vector drawn on rank 0.
 Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
                          const ScaleEstimate& est, ReleaseBudget& account, Rng& rng) {
   const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
@@ -257,9 +257,7 @@ Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatr
   std::vector<std::int64_t> counts(static_cast<std::size_t>(X.cols()), 0);
   for (Eigen::Index i = 0; i < X.rows(); ++i)
     for (Eigen::Index j = 0; j < X.cols(); ++j) {
-      const double r = std::abs(X(i, j) - loc(j));
-      const bool at = r <= mad(j) / 2 || std::abs(r - mad(j)) <= kAtomBand * mad(j);
-      counts[static_cast<std::size_t>(j)] += at;
+      counts[static_cast<std::size_t>(j)] += std::abs(X(i, j) - loc(j)) <= mad(j) / 2;
     }
   Communicator& comm = comm_or_single(o.run.comm);
   comm.allreduce_sum(counts);
@@ -272,37 +270,40 @@ Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatr
   });
 }
 
-// Marks degenerate every column whose noisy count exceeds kAtomFraction x n (the released row
-// count's lower bound) + the noise bound at beta / d (each column's count exceeds its own by more
-// w.p. <= beta / d): most of its values sit at one point, so its MAD is no spread.
+// Marks degenerate every column whose noisy count is above kAtomMost x n + the noise bound, or
+// below kAtomFew x n - the noise bound (n: the released row count's lower bound; the bound at
+// beta / d per column and side): its location and MAD describe an atom, not a spread.
 void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X, ScaleEstimate& est,
                 ReleaseBudget& account, Rng& rng, nlohmann::json& d) {
   const Vector noisy = noisy_atom_counts(o, share, X, est, account, rng);
   const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
   const double d_over_beta = static_cast<double>(X.cols()) / est.beta;
   const double bound = noise.sigma() * std::sqrt(2 * std::log(d_over_beta)) + noise.granularity();
-  const double threshold = kAtomFraction * est.n + bound;
+  const double most = kAtomMost * est.n + bound, few = kAtomFew * est.n - bound;
   for (Eigen::Index j = 0; j < X.cols(); ++j) {
     ColumnScale& c = est.columns[static_cast<std::size_t>(j)];
-    if (c.status != ScaleStatus::ok || noisy(j) <= threshold) continue;
+    if (c.status != ScaleStatus::ok || (noisy(j) <= most && noisy(j) >= few)) continue;
     c.status = ScaleStatus::degenerate;
     c.facts.degenerate = true;
-    c.reason = fmt::format("more than {} of the rows lie at the private location or at the "
-                           "private MAD from it: most of the column's values are equal",
-                           kAtomFraction);
+    c.reason = fmt::format("{} {} of the rows lie within half the private MAD of the private "
+                           "location: the MAD measures an atom, not a spread",
+                           noisy(j) > most ? "more than" : "fewer than",
+                           noisy(j) > most ? kAtomMost : kAtomFew);
     c.scale = 0;
     c.mad = 0;
   }
   const std::vector<double> counts(noisy.data(), noisy.data() + noisy.size());
   d["feature_atom_counts"] = {{"noisy", counts},
-                              {"threshold", threshold},
+                              {"above", most},
+                              {"below", few},
                               {"noise_bound", bound},
                               {"rule", fmt::format("degenerate when above {} x n_lower_bound + "
-                                                   "noise_bound", kAtomFraction)}};
+                                                   "noise_bound or below {} x n_lower_bound - "
+                                                   "noise_bound", kAtomMost, kAtomFew)}};
 }
 
 // Per column: the private median and robust sd. A degenerate column (MAD at its resolution, e.g.
-// a binary column with a majority value, or most rows at the location or the MAD: flag_atoms)
+// a binary column with a majority value, or a location and MAD that describe an atom: flag_atoms)
 // takes the geometric mean of the resolved columns' scales (post-processing of released values);
 // every other column's estimate must be usable.
 std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
@@ -340,8 +341,8 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   for (std::size_t j : degenerate) f.divisor(static_cast<Eigen::Index>(j - 1)) = fallback;
   if (!degenerate.empty()) {
     d["feature_degenerate_columns"] = degenerate;
-    d["feature_degenerate_rule"] = "most values equal (MAD at its resolution, or the count at the "
-                                   "location or the MAD above the threshold): divided by the "
+    d["feature_degenerate_rule"] = "most values equal (MAD at its resolution, or the count within "
+                                   "MAD/2 of the location out of bounds): divided by the "
                                    "geometric mean of the resolved columns' scales";
   }
   d["feature_centre"] = std::vector<double>(f.centre.data(), f.centre.data() + f.centre.size());
