@@ -64,8 +64,8 @@ ScaleOptions column_options(const ClassifyOptions& o, double share) {
   return s;
 }
 
-// The d counts of the rows at the location or the MAD, one Gaussian vector at kAtomSlice of the
-// plan's rho: a row moves each count by at most 1, so the l2 sensitivity is sqrt(d) (add/remove
+// The d counts of the rows within MAD / 2 of the location, one Gaussian vector at kAtomSlice of
+// the plan's rho: a row moves each count by at most 1, so the l2 sensitivity is sqrt(d) (add/remove
 // and replace-one alike).
 GaussianMechanism atom_count_mechanism(const ClassifyOptions& o, double share, Eigen::Index d) {
   return GaussianMechanism::from_rho(std::sqrt(static_cast<double>(d)),
@@ -138,10 +138,9 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 //  2. else the global scale at kGlobalShare, when it passes: the cheap plan for many columns in
 //     one unit (Fashion-MNIST's 784 pixels would need 0.19 for the per-column plan). It cannot
 //     yet follow step 3 (which would standardise 5,130 penguin-like rows at epsilon 1: 0.97, not
-//     the majority class): a column with about half its values equal (border pixels) gets a
-//     spurious MAD cell far below its values' spacing, which the rule does not see, and the
-//     degenerate columns' geometric mean inherits it: Fashion-MNIST per-column at 0.23 trains
-//     to 0.02 with status ok (issue 27);
+//     the majority class) until Fashion-MNIST is re-measured with the count that flags a column
+//     with about half its values equal (border pixels) and a spurious MAD cell far below its
+//     values' spacing (flag_atoms; before it, per-column at 0.23 trained to 0.02, status ok);
 //  3. else per-column at a planned share up to 0.5;
 //  4. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
 //     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
@@ -253,12 +252,12 @@ Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatr
   const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
   const Vector loc = est.location();
   Vector mad(X.cols());
-  for (Eigen::Index j = 0; j < X.cols(); ++j) mad(j) = est.columns[static_cast<std::size_t>(j)].mad;
+  for (Eigen::Index j = 0; j < X.cols(); ++j)
+    mad(j) = est.columns[static_cast<std::size_t>(j)].mad;
   std::vector<std::int64_t> counts(static_cast<std::size_t>(X.cols()), 0);
   for (Eigen::Index i = 0; i < X.rows(); ++i)
-    for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j)
       counts[static_cast<std::size_t>(j)] += std::abs(X(i, j) - loc(j)) <= mad(j) / 2;
-    }
   Communicator& comm = comm_or_single(o.run.comm);
   comm.allreduce_sum(counts);
   all_or_none(comm, [&] { account.claim(noise.ledger_entry(kAtomPurpose)); });
