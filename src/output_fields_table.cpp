@@ -566,7 +566,16 @@ void classify_scope(std::vector<OutputScope>& t) {
             {"diagnostics.feature_plan.*.*", P, "the planned estimate's rank error and the rows "
                                                 "it needs (from n_public, d, the budget)"},
             {"diagnostics.feature_degenerate_columns", D, "columns whose released MAD is at its "
-                                                          "resolution"},
+                                                          "resolution, or whose released count "
+                                                          "within MAD/2 is out of bounds"},
+            {"diagnostics.feature_atom_counts.noisy", R, "per column, the rows within MAD/2 of the "
+                                                         "location (Gaussian)"},
+            {"diagnostics.feature_atom_counts.above", D, "3/8 x the released row count's lower "
+                                                         "bound + noise_bound"},
+            {"diagnostics.feature_atom_counts.below", D, "1/16 x the released row count's lower "
+                                                         "bound - noise_bound"},
+            {"diagnostics.feature_atom_counts.noise_bound", P, "from the mechanism's public noise"},
+            {"diagnostics.feature_atom_counts.rule", P, "the public rule"},
             {"diagnostics.feature_degenerate_rule", P, "what they are divided by"}}),
       {{"", "release"}, {"diagnostics.feature_scale_estimate", "norm_quantile"},
        {"diagnostics.feature_scale_estimate", "column_scale"},

@@ -415,9 +415,9 @@ TEST(TrainClassifier, AccountantFollowsTheNoiseMode) {
     dpstats::testing::expect_guarantee_from_ledger(r);
     EXPECT_LE(r.privacy.epsilon, 50);
     const ClassifyAccount a = classify_account(o, 2000, 1.0, 5);
-    // At epsilon 50 the plan standardises each column: the row count and 3 scale entries, the
-    // steps, the losses.
-    ASSERT_EQ(r.ledger.size(), 6u);
+    // At epsilon 50 the plan standardises each column: the row count, 3 scale entries and the
+    // atom counts, the steps, the losses.
+    ASSERT_EQ(r.ledger.size(), 7u);
     const LedgerEntry& steps = r.ledger[r.ledger.size() - 2];
     EXPECT_EQ(a.epsilon, std::min(a.pld_epsilon, a.rdp_epsilon));
     EXPECT_LT(a.pld_epsilon, a.rdp_epsilon);
