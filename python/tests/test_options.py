@@ -236,7 +236,8 @@ def test_the_worked_example_of_docs_architecture():
             ("include/dpstats/mean/methods.hpp", "std::optional<double> topk_multiplier;"),
             ("include/dpstats/mean/methods.hpp", 'v("topk_multiplier", r.topk_multiplier)'),
             ("include/dpstats/mean/prime.hpp", 'v("topk_multiplier", o.topk_multiplier)'),
-            ("include/dpstats/mean/private_filter.hpp",
-             'v("topk_multiplier", o.topk_multiplier)')):
+            ("include/dpstats/mean/private_filter.hpp", "visit_robust_fields"),
+            ("src/mean/robust_mean_core.hpp",
+             'check_option(find_option("mean", "topk_multiplier")')):
         assert fragment in (ROOT / path).read_text(), (path, fragment)
         assert fragment.split(", .lo")[0] in section.replace("\n   ", " "), fragment
