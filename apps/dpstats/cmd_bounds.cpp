@@ -8,6 +8,7 @@
 #include "options_cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/option_fields.hpp"
 #include "dpstats/scale/bounds.hpp"
 #include "ranks.hpp"
 
@@ -17,16 +18,14 @@ namespace {
 
 struct BoundsArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   BoundsOptions o;
-  std::optional<double> norm_quantile;
-  std::string norm_centre = "location";
+  BoundsRequest request;  // the bounds' own options (scale/bounds.hpp)
   InputArgs input;
 };
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
 void run_bounds(BoundsArgs a) {
-  a.o.norm_quantile = a.norm_quantile;
-  a.o.norm_about_location = a.norm_centre == "location";
+  copy_given(a.request, a.o);
   a.o.privacy = a.target();
   a.o.neighbouring = a.neighbouring.value_or(Neighbouring::replace_one);
   if (a.threads) a.o.run.threads = *a.threads;
@@ -63,16 +62,7 @@ void add_bounds_command(CLI::App& app) {
       "bounds", "Private per-column location, scale and clipping bounds of INPUT (no public range)");
   // --delta 0 (default): pure epsilon-DP; in (0, 1): zCDP accounting of (epsilon, delta).
   add_release_options(cmd, *a, kEveryRelease | kNeighbouring, kEpsilon);
-  add_declared(cmd, "bounds", "norm_quantile", a->norm_quantile);
-  add_declared(cmd, "bounds", "norm_share", a->o.norm_share);
-  add_declared(cmd, "bounds", "norm_centre", a->norm_centre)
-      ->check(CLI::IsMember({"location", "zero"}));
-  add_declared(cmd, "bounds", "coverage", a->o.coverage);
-  add_declared(cmd, "bounds", "clip_share", a->o.clip_share);
-  add_declared(cmd, "bounds", "widen", a->o.widen);
-  add_declared(cmd, "bounds", "alpha", a->o.alpha);
-  add_declared(cmd, "bounds", "beta", a->o.beta);
-  add_declared(cmd, "bounds", "per_octave", a->o.per_octave);
+  add_request_options(cmd, "bounds", a->request, {});
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_bounds(*a); });
 }

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dpstats/names.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/privacy/neighbouring_names.hpp"
 #include "dpstats/privacy/target.hpp"
@@ -56,9 +57,20 @@ CLI::Option* add_numbers(CLI::App* cmd, const OptionDecl& decl,
 CLI::Option* add_switch(CLI::App* cmd, const OptionDecl& decl, std::optional<bool>& target,
                         std::span<const MethodInfo> registry);
 
+// A declared option naming a value of the enum E (EnumNames): one of its names.
+template <class E>
+CLI::Option* add_enum(CLI::App* cmd, const OptionDecl& decl, std::optional<E>& target,
+                      std::span<const MethodInfo> registry) {
+  return cmd
+      ->add_option_function<std::string>(
+          cli_flag(decl), [&target](const std::string& name) { target = parse_enum<E>(name); },
+          option_help(decl, registry))
+      ->check(CLI::IsMember(enum_names<E>()));
+}
+
 // Every option `request` lists (its visit_fields, dpstats/option_fields.hpp) that is declared
 // for `command` itself, as a flag bound to its field by type: a number or integer (checked
-// against its range), numbers "a,b,c", or a flag. The shared options a request lists (profile,
+// against its range), numbers "a,b,c", a flag, or an enum's name. The shared options a request lists (profile,
 // scale_share) are add_release_options'. A new option of the command is then a declaration and
 // a field of its request: no line here or in the command's file.
 template <class Request>
@@ -72,6 +84,8 @@ void add_request_options(CLI::App* cmd, std::string_view command, Request& reque
       add_switch(cmd, decl, field, registry);
     else if constexpr (std::is_same_v<V, std::vector<double>>)
       add_numbers(cmd, decl, field, registry);
+    else if constexpr (std::is_enum_v<V>)
+      add_enum(cmd, decl, field, registry);
     else
       add_declared(cmd, command, name, field, registry);
   });

@@ -20,15 +20,10 @@ from .release import Release
 
 
 @_dry.dry_runnable("bounds")
-@_options.documented("bounds", "norm_quantile", "norm_share", "norm_centre", "coverage",
-                     "clip_share", "widen", "alpha", "beta", "per_octave")
-def bounds(X, epsilon: float, delta: float = 0.0, *,
-           norm_quantile: Optional[float] = None, norm_share: float = 0.25,
-           coverage: Optional[float] = None, clip_share: float = 0.5,
-           norm_centre: str = "location", widen: float = 4.0, alpha: float = 0.05,
-           beta: float = 0.05, per_octave: int = 32, neighbouring: str = "replace-one",
+@_options.request_keywords("bounds", _dpstats._bounds_options())
+def bounds(X, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace-one",
            threads: int = _required.THREADS, seed: Optional[int] = None,
-           columns: Optional[Sequence] = None, budget=None, comm=None) -> Release:
+           columns: Optional[Sequence] = None, budget=None, comm=None, **options) -> Release:
     """Private per-column location, scale and clipping bounds of ``X`` (n x d; 1-D: one column).
 
     ``delta=0`` (default): pure epsilon-DP; ``delta>0``: zCDP accounting of (epsilon, delta),
@@ -56,18 +51,7 @@ def bounds(X, epsilon: float, delta: float = 0.0, *,
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
         raise ValueError(f"threads must be an integer, got {threads!r}")
     _options.check("bounds", "threads", int(threads))  # the declared range, [1, 1024]
-    if not isinstance(per_octave, (int, np.integer)) or isinstance(per_octave, bool):
-        raise ValueError(f"per_octave must be an integer in [1, 1024], got {per_octave!r}")
-    for name, value in (("norm_quantile", norm_quantile), ("norm_share", norm_share),
-                        ("coverage", coverage), ("clip_share", clip_share), ("widen", widen),
-                        ("alpha", alpha), ("beta", beta), ("per_octave", per_octave)):
-        _options.check("bounds", name, value)  # the declared range (dpstats/options.hpp)
-    nq = None if norm_quantile is None else _float(norm_quantile, "norm_quantile")
-    cov = None if coverage is None else _float(coverage, "coverage")
     est, fields = _dpstats.bounds(
-        X, _float(epsilon, "epsilon"), _float(delta, "delta"), nq,
-        _float(norm_share, "norm_share"), cov, _float(clip_share, "clip_share"),
-        str(norm_centre), _float(widen, "widen"),
-        _float(alpha, "alpha"), _float(beta, "beta"), int(per_octave), str(neighbouring),
-        int(threads), _seed(seed), native(budget), comm)
+        X, _float(epsilon, "epsilon"), _float(delta, "delta"), str(neighbouring), int(threads),
+        _seed(seed), options, native(budget), comm)
     return Release._from_native(est, fields, "bounds")

@@ -2,8 +2,10 @@
 // row-norm quantile, with no public range; include/dpstats/scale/bounds.hpp).
 #include "comm.hpp"
 #include "common.hpp"
+#include "dpstats/option_fields.hpp"
 #include "dpstats/privacy/neighbouring_names.hpp"
 #include "dpstats/scale/bounds.hpp"
+#include "request.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -17,27 +19,17 @@ CArray to_array(const Vector& v) {
   return a;
 }
 
+// The bounds' own options come as one dict, filled by the request's field list (request.hpp).
 py::tuple bounds_native(const CArray& X, double epsilon, double delta,
-                        std::optional<double> norm_quantile, double norm_share,
-                        std::optional<double> coverage, double clip_share,
-                        const std::string& norm_centre, double widen, double alpha, double beta,
-                        int per_octave, const std::string& neighbouring, int threads,
-                        std::optional<std::uint64_t> seed, Budget* budget,
-                        const py::object& comm) {
+                        const std::string& neighbouring, int threads,
+                        std::optional<std::uint64_t> seed, const py::dict& options,
+                        Budget* budget, const py::object& comm) {
   const auto data = as_matrix(X);
+  BoundsRequest request;
+  fill_request(request, "bounds", options);
   BoundsOptions o;
+  copy_given(request, o);
   o.privacy = {.epsilon = epsilon, .delta = delta};
-  o.norm_quantile = norm_quantile;
-  o.norm_share = norm_share;
-  o.coverage = coverage;
-  o.clip_share = clip_share;
-  require(norm_centre == "location" || norm_centre == "zero",
-          "norm_centre must be 'location' or 'zero', got '" + norm_centre + "'");
-  o.norm_about_location = norm_centre == "location";
-  o.widen = widen;
-  o.alpha = alpha;
-  o.beta = beta;
-  o.per_octave = per_octave;
   o.neighbouring = parse_enum<Neighbouring>(neighbouring);
   o.run.threads = check_threads(threads);
   const auto ranks = communicator(comm);  // comm=None: this process holds every row
@@ -66,9 +58,9 @@ py::tuple bounds_native(const CArray& X, double epsilon, double delta,
 
 void bind_scale(py::module_& m) {
   m.def("bounds", &bounds_native, py::arg("X"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("norm_quantile"), py::arg("norm_share"), py::arg("coverage"),
-        py::arg("clip_share"), py::arg("norm_centre"), py::arg("widen"),
-        py::arg("alpha"), py::arg("beta"), py::arg("per_octave"), py::arg("neighbouring"),
-        py::arg("threads"), py::arg("seed"), py::arg("budget").none(true) = nullptr,
+        py::arg("neighbouring"), py::arg("threads"), py::arg("seed"),
+        py::arg("options") = py::dict(), py::arg("budget").none(true) = nullptr,
         py::arg("comm") = py::none());
+  m.def("_bounds_options", &request_fields<BoundsRequest>,
+        "The bounds' declared options as [(name, kind)]: the keywords of dpstats.bounds.");
 }

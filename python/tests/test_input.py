@@ -91,8 +91,7 @@ def _binding_calls(threads):
     y = (X[:, 0] > 0).astype(np.int64)
     return {
         "mean": lambda: _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, threads),
-        "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, None, 0.25, None, 0.5, "location", 4.0,
-                                          0.05, 0.05, 32, "replace-one", threads, None),
+        "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, "replace-one", threads, None),
         "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, [], [], None, None, [], None,
                                       threads, None),
         "moments": lambda: _dpstats._moments_options(

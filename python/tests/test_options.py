@@ -235,7 +235,9 @@ def test_the_worked_example_of_docs_architecture():
              '.methods = "robust prime prime-ht filter prime-boosted prime-ht-boosted"'),
             ("include/dpstats/mean/methods.hpp", "std::optional<double> topk_multiplier;"),
             ("include/dpstats/mean/methods.hpp", 'v("topk_multiplier", r.topk_multiplier)'),
-            # visit_robust_fields: PrimeOptions' and PrivateFilterOptions' one line
-            ("include/dpstats/mean/prime.hpp", 'v("topk_multiplier", o.topk_multiplier)')):
+            ("include/dpstats/mean/prime.hpp", 'v("topk_multiplier", o.topk_multiplier)'),
+            ("include/dpstats/mean/private_filter.hpp", "visit_robust_fields"),
+            ("src/mean/robust_mean_core.hpp",
+             'check_option(find_option("mean", "topk_multiplier")')):
         assert fragment in (ROOT / path).read_text(), (path, fragment)
         assert fragment.split(", .lo")[0] in section.replace("\n   ", " "), fragment

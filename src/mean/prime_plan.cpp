@@ -227,14 +227,8 @@ void validate(const PrimeOptions& o, std::int64_t n, std::int64_t d) {
   check_units_options(o.scale, o.scale_share, o.clip_check_share, d);
 }
 
-// Every public value the plan reads (the scale's values do not enter it, only whether one is
-// supplied).
 Plan make_plan(std::int64_t n, std::int64_t d, const PrimeOptions& o) {
-  const auto key = std::make_tuple(
-      n, d, o.privacy.epsilon, o.privacy.delta, o.profile, o.run.noise, o.alpha,
-      o.scale.has_value(), o.scale_share, o.clip_check_share, o.failure_probability,
-      o.topk_multiplier, o.T1, o.T2, o.C, o.heavy_tailed);
-  return cached_plan<Plan>(key, [&] { return build_plan(n, d, o); });
+  return cached_plan<Plan>(n, d, o, [&] { return build_plan(n, d, o); });
 }
 
 nlohmann::json plan_diagnostics(const Plan& p, const PrimeFeasibility& feas) {

@@ -134,11 +134,7 @@ FilterPlan build_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions
 }
 
 FilterPlan make_plan(std::int64_t n, std::int64_t d, const PrivateFilterOptions& o) {
-  const auto key = std::make_tuple(n, d, o.privacy.epsilon, o.privacy.delta, o.profile,
-                                   o.run.noise, o.alpha, o.scale.has_value(), o.scale_share,
-                                   o.clip_check_share, o.failure_probability, o.T, o.C,
-                                   o.topk_multiplier);
-  return cached_plan<FilterPlan>(key, [&] { return build_plan(n, d, o); });
+  return cached_plan<FilterPlan>(n, d, o, [&] { return build_plan(n, d, o); });
 }
 
 }  // namespace

@@ -11,10 +11,13 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <tuple>
+#include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/units.hpp"
@@ -23,6 +26,7 @@
 #include "dpstats/mechanisms/laplace.hpp"
 #include "dpstats/mechanisms/range.hpp"
 #include "dpstats/mechanisms/range_ht.hpp"
+#include "dpstats/options.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/privacy/composition.hpp"
 #include "dpstats/privacy/conversions.hpp"
@@ -205,16 +209,36 @@ inline Vector clamp_region(Vector v, const ClipPlan& c) {
   return v;
 }
 
+// The plan cache's key: n, d and every field the options' visit_fields lists (the ranks'
+// fingerprint), so a field added there cannot be left out of the key; a per-column data scale
+// enters only as supplied or not (the plan reads the scale units, never the values). A field
+// the plan does not read only costs a rebuild.
+template <class Options>
+std::string plan_key(std::int64_t n, std::int64_t d, const Options& o) {
+  Fingerprint key("plan");
+  key("n", n);
+  key("d", d);
+  visit_fields(o, [&](std::string_view name, const auto& value) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>,
+                                 std::optional<std::vector<double>>>)
+      key(name, value.has_value());
+    else
+      key(name, value);
+  });
+  return key.text();
+}
+
 // The plans of PRIME and the filter depend on public parameters only and cost ~1 ms
 // (calibrations, a χ² quantile); audits and experiments repeat them with the same (n, d, options),
-// so the last one is kept per thread. `key` holds every public value the plan reads.
-template <class Plan, class Key, class Build>
-Plan cached_plan(const Key& key, Build build) {
-  thread_local std::optional<Key> last;
+// so the last one is kept per thread, under plan_key.
+template <class Plan, class Options, class Build>
+Plan cached_plan(std::int64_t n, std::int64_t d, const Options& o, Build build) {
+  thread_local std::string last;
   thread_local std::optional<Plan> plan;
-  if (!plan || !(*last == key)) {
+  std::string key = plan_key(n, d, o);
+  if (!plan || last != key) {
     plan = build();
-    last = key;
+    last = std::move(key);
   }
   return *plan;
 }
@@ -287,8 +311,7 @@ void validate_robust(const Options& o) {
           fmt::format("alpha must be in (0, 0.25], got {}", o.alpha));
   require(o.failure_probability > 0 && o.failure_probability < 1,
           fmt::format("failure_probability must be in (0, 1), got {}", o.failure_probability));
-  require(o.topk_multiplier >= 1 && o.topk_multiplier <= 4,
-          fmt::format("topk_multiplier must be in [1, 4], got {}", o.topk_multiplier));
+  check_option(find_option("mean", "topk_multiplier"), o.topk_multiplier);  // declared range
   require(o.C > 0 && std::isfinite(o.C), fmt::format("C must be > 0, got {}", o.C));
 }
 

@@ -155,10 +155,10 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
     diagnostics["clip_bounds"] = b.clip->diagnostics();
   }
   if (o.norm_quantile) {
-    if (o.norm_about_location) p.norm.centre = b.scale.location();
+    if (o.norm_centre == NormCentre::location) p.norm.centre = b.scale.location();
     b.norm = private_norm_quantile(X, p.norm, account, rng);
     diagnostics["norm_quantile"] = b.norm->diagnostics();
-    diagnostics["norm_quantile"]["centre"] = o.norm_about_location ? "location" : "zero";
+    diagnostics["norm_quantile"]["centre"] = name_of(o.norm_centre);
   }
   diagnostics["all_ok"] = b.scale.all_ok() && (!b.clip || b.clip->all_usable()) &&
                           (!b.norm || b.norm->status == ScaleStatus::ok);
