@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/dry_run.hpp"
@@ -301,6 +303,32 @@ void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
                                                    "noise_bound", kAtomMost, kAtomFew)}};
 }
 
+// A spread this far below the median column's is not a scale of the column but a MAD cell in an
+// atom at 0, where the log grid's cells are arbitrarily fine (the atom count's noise bound can let
+// a column with ~40% of its rows at 0 through: Fashion-MNIST at share 0.27, a divisor of 3e-43).
+constexpr double kSpreadFloor = 1e-6;
+
+// The columns (1-based) whose released spread cannot divide them: the degenerate ones, and those
+// whose scale is below kSpreadFloor x the median scale of the others. Post-processing of released
+// scales (docs/proofs/training.md §3).
+std::vector<std::size_t> unresolved_columns(const ScaleEstimate& est) {
+  std::vector<double> logs;
+  for (const auto& c : est.columns)
+    if (c.status != ScaleStatus::degenerate) logs.push_back(std::log(c.scale));
+  double floor = -std::numeric_limits<double>::infinity();
+  if (!logs.empty()) {
+    const auto mid = logs.begin() + static_cast<std::ptrdiff_t>(logs.size() / 2);
+    std::nth_element(logs.begin(), mid, logs.end());
+    floor = *mid + std::log(kSpreadFloor);
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t j = 0; j < est.columns.size(); ++j) {
+    const auto& c = est.columns[j];
+    if (c.status == ScaleStatus::degenerate || std::log(c.scale) < floor) out.push_back(j + 1);
+  }
+  return out;
+}
+
 // Per column: the private median and robust sd. A degenerate column (MAD at its resolution, e.g.
 // a binary column with a majority value, or a location and MAD that describe an atom: flag_atoms)
 // takes the geometric mean of the resolved columns' scales (post-processing of released values);
@@ -314,19 +342,19 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   d["feature_scale_source"] = "private per-column median and robust sd (scale layer)";
   d["feature_scale_estimate"] = est.diagnostics();
   d["feature_scale_rho"] = so.loss.rho;
-  // The rule on every column; a degenerate column is accepted when some column's spread was
+  // The rule on every column; an unresolved column is accepted when some column's spread was
   // resolved: it takes their scales' geometric mean.
+  const std::vector<std::size_t> degenerate = unresolved_columns(est);
   ScaleEstimate judged = est;
-  std::vector<std::size_t> degenerate;
   double log_sum = 0;
+  std::vector<bool> unresolved(est.columns.size(), false);
+  for (std::size_t j : degenerate) unresolved[j - 1] = true;
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
     if (est.columns[j].status == ScaleStatus::degenerate) {
-      degenerate.push_back(j + 1);
       judged.columns[j].status = ScaleStatus::ok;
       judged.columns[j].facts.degenerate = false;
-    } else {
-      log_sum += std::log(est.columns[j].scale);
     }
+    if (!unresolved[j]) log_sum += std::log(est.columns[j].scale);
   }
   const std::size_t resolved = est.columns.size() - degenerate.size();
   const Reliability r = reliability(resolved == 0 ? est : judged, kOption);
@@ -341,7 +369,8 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   if (!degenerate.empty()) {
     d["feature_degenerate_columns"] = degenerate;
     d["feature_degenerate_rule"] = "most values equal (MAD at its resolution, or the count within "
-                                   "MAD/2 of the location out of bounds): divided by the "
+                                   "MAD/2 of the location out of bounds), or a spread over 1e6 "
+                                   "times below the median column's: divided by the "
                                    "geometric mean of the resolved columns' scales";
   }
   d["feature_centre"] = std::vector<double>(f.centre.data(), f.centre.data() + f.centre.size());
