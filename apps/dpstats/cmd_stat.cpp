@@ -24,61 +24,22 @@ namespace {
 struct StatArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
   std::string statistic;
   InputArgs input;
-  std::vector<std::string> bounds;
-  std::string quantiles;
-  std::optional<std::size_t> grid_size;
-  std::string categories;
+  stats::StatRequest request;         // the statistics' own options (stats/stats.hpp)
   std::vector<std::string> category;  // --category NAME, repeatable, taken verbatim
   std::optional<int> column;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  if (text.empty()) return out;
-  std::size_t start = 0;
-  for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
-    out.push_back(text.substr(start, comma - start));
-  out.push_back(text.substr(start));
-  return out;
-}
-
-stats::ColumnBounds parse_bounds(const std::string& text) {
-  const auto v = parse_numbers(text, "--bounds");
-  require(v.size() == 2, fmt::format("--bounds must be LO,HI (two numbers), got '{}'", text));
-  return {v[0], v[1]};
-}
-
-std::vector<std::string> given_options(const StatArgs& a) {
-  std::vector<std::string> g;
-  if (!a.bounds.empty()) g.emplace_back("bounds");
-  if (!a.quantiles.empty()) g.emplace_back("quantiles");
-  if (a.grid_size) g.emplace_back("grid_size");
-  if (!a.categories.empty() || !a.category.empty()) g.emplace_back("categories");
-  if (a.scale_share) g.emplace_back("scale_share");
-  return g;
-}
-
-stats::StatOptions options_of(const StatArgs& a) {
+stats::StatOptions options_of(stats::Statistic s, const StatArgs& a) {
+  stats::StatRequest request = a.request;
+  request.scale_share = a.scale_share;
+  if (!a.category.empty()) {
+    if (!request.categories) request.categories.emplace();
+    request.categories->insert(request.categories->end(), a.category.begin(), a.category.end());
+  }
   stats::StatOptions o;
   o.privacy = a.target();
   if (a.threads) o.run.threads = *a.threads;
-  for (const auto& b : a.bounds) o.bounds.push_back(parse_bounds(b));
-  for (const auto& q : split(a.quantiles)) {
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(q, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    require(used == q.size() && !q.empty(),
-            fmt::format("--quantiles must be numbers separated by commas, got '{}'", a.quantiles));
-    o.quantiles.push_back(x);
-  }
-  if (a.grid_size) o.grid_size = *a.grid_size;
-  o.categories = split(a.categories);
-  o.categories.insert(o.categories.end(), a.category.begin(), a.category.end());
-  if (a.scale_share) o.scale_share = *a.scale_share;
+  stats::apply_request(s, request, o);
   return o;
 }
 
@@ -145,12 +106,9 @@ std::vector<std::string> category_column(const StatArgs& a, Communicator& comm, 
 }
 
 void run_stat(const StatArgs& a) {
-  const auto& info = find_method(stats::registry(), "stat", a.statistic);
-  const auto given = given_options(a);
-  check_options_apply(stats::registry(), info, given);
   const auto s = parse_enum<stats::Statistic>(a.statistic);
+  const stats::StatOptions o = options_of(s, a);
   require(!a.column || s == stats::Statistic::histogram, "--column applies to histogram only");
-  const stats::StatOptions o = options_of(a);
   auto rng = make_rng(a.seed);
   nlohmann::ordered_json head = {{"command", "stat"}, {"statistic", a.statistic}};
   nlohmann::json fields;
@@ -205,12 +163,7 @@ void add_stat_command(CLI::App& app) {
       ->required();
   const auto statistics = stats::registry();
   add_release_options(cmd, *a, kEveryRelease | kScaleShare, kEpsilon | kDelta, statistics);
-  cmd->add_option("--bounds", a->bounds, option_help(find_option("stat", "bounds"), statistics))
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  add_declared(cmd, "stat", "quantiles", a->quantiles, statistics);
-  add_declared(cmd, "stat", "grid_size", a->grid_size, statistics);
-  add_declared(cmd, "stat", "categories", a->categories, statistics);
+  add_request_options(cmd, "stat", a->request, statistics);
   cmd->add_option("--category", a->category,
                   "histogram: one public category, verbatim (repeat it; for names with commas)")
       ->expected(1)

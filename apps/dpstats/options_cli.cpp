@@ -53,12 +53,40 @@ CLI::Option* add_declared_flag(CLI::App* cmd, std::string_view command, std::str
 CLI::Option* add_numbers(CLI::App* cmd, const OptionDecl& decl,
                          std::optional<std::vector<double>>& target,
                          std::span<const MethodInfo> registry) {
-  return cmd->add_option_function<std::string>(
-      cli_flag(decl),
-      [&target, flag = cli_flag(decl)](const std::string& text) {
-        target = parse_numbers(text, flag.c_str());
-      },
-      option_help(decl, registry));
+  return cmd
+      ->add_option_function<std::vector<std::string>>(
+          cli_flag(decl),
+          [&target, flag = cli_flag(decl)](const std::vector<std::string>& texts) {
+            target.emplace();
+            for (const auto& text : texts) {
+              const auto part = parse_numbers(text, flag.c_str());
+              target->insert(target->end(), part.begin(), part.end());
+            }
+          },
+          option_help(decl, registry))
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+CLI::Option* add_texts(CLI::App* cmd, const OptionDecl& decl,
+                       std::optional<std::vector<std::string>>& target,
+                       std::span<const MethodInfo> registry) {
+  return cmd
+      ->add_option_function<std::vector<std::string>>(
+          cli_flag(decl),
+          [&target](const std::vector<std::string>& texts) {
+            target.emplace();
+            for (const auto& text : texts)
+              for (std::size_t at = 0; !text.empty();) {
+                const std::size_t comma = text.find(',', at);
+                target->push_back(text.substr(at, comma - at));
+                if (comma == std::string::npos) break;
+                at = comma + 1;
+              }
+          },
+          option_help(decl, registry))
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 CLI::Option* add_switch(CLI::App* cmd, const OptionDecl& decl, std::optional<bool>& target,

@@ -56,6 +56,11 @@ CLI::Option* add_numbers(CLI::App* cmd, const OptionDecl& decl,
                          std::span<const MethodInfo> registry);
 CLI::Option* add_switch(CLI::App* cmd, const OptionDecl& decl, std::optional<bool>& target,
                         std::span<const MethodInfo> registry);
+// A declared option of kind text holding names "A,B,C" (split at the commas, kept verbatim).
+// Numbers and names may be repeated: each occurrence appends ("--bounds 0,1 --bounds 2,5").
+CLI::Option* add_texts(CLI::App* cmd, const OptionDecl& decl,
+                       std::optional<std::vector<std::string>>& target,
+                       std::span<const MethodInfo> registry);
 
 // A declared option naming a value of the enum E (EnumNames): one of its names.
 template <class E>
@@ -70,7 +75,7 @@ CLI::Option* add_enum(CLI::App* cmd, const OptionDecl& decl, std::optional<E>& t
 
 // Every option `request` lists (its visit_fields, dpstats/option_fields.hpp) that is declared
 // for `command` itself, as a flag bound to its field by type: a number or integer (checked
-// against its range), numbers "a,b,c", a flag, or an enum's name. The shared options a request lists (profile,
+// against its range), numbers "a,b,c", names "A,B", a flag, or an enum's name. The shared options a request lists (profile,
 // scale_share) are add_release_options'. A new option of the command is then a declaration and
 // a field of its request: no line here or in the command's file.
 template <class Request>
@@ -84,6 +89,8 @@ void add_request_options(CLI::App* cmd, std::string_view command, Request& reque
       add_switch(cmd, decl, field, registry);
     else if constexpr (std::is_same_v<V, std::vector<double>>)
       add_numbers(cmd, decl, field, registry);
+    else if constexpr (std::is_same_v<V, std::vector<std::string>>)
+      add_texts(cmd, decl, field, registry);
     else if constexpr (std::is_enum_v<V>)
       add_enum(cmd, decl, field, registry);
     else

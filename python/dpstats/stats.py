@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from . import _dpstats, _dry, _required, _table
+from . import _dpstats, _dry, _options, _required, _table
 from .budget import Budget, native
 from .release import Release
 
@@ -53,17 +53,6 @@ def _rows(X) -> np.ndarray:
     return np.zeros((shape[0], 1))
 
 
-def _bounds(bounds) -> list:
-    if bounds is None:
-        return []
-    b = np.asarray(bounds, dtype=np.float64)
-    if b.shape == (2,):
-        b = b.reshape(1, 2)
-    if b.ndim != 2 or b.shape[1] != 2:
-        raise ValueError(f"bounds must be (lo, hi) or a list of (lo, hi) per column, got {bounds!r}")
-    return [(float(lo), float(hi)) for lo, hi in b]
-
-
 def _seed(seed):
     from . import _seed as check
     return check(seed)
@@ -76,31 +65,22 @@ def _threads(threads) -> int:
 
 
 @_dry.dry_runnable("stat stat", "bounds=")
+@_options.request_keywords("stat", _dpstats._stat_options(),
+                           shared=("epsilon", "delta", "threads", "seed"))
 def stat(statistic: str, X, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
-         bounds=None, quantiles: Optional[Sequence[float]] = None,
-         grid_size: Optional[int] = None, scale_share: Optional[float] = None,
          budget: Optional[Budget] = None, seed: Optional[int] = None,
          threads: int = _required.THREADS, columns: Optional[Sequence] = None,
-         comm=None) -> Release:
+         comm=None, **options) -> Release:
     """One statistic by name ("count", "sum", "mean", "variance", "std", "quantiles"); the
-    functions below call it. Options a statistic does not read raise ValueError."""
+    functions below call it. The keywords are the statistics' declared options (a statistic's
+    own are those whose declaration names it); one a statistic does not read raises ValueError."""
     epsilon = _required.epsilon(epsilon)
     delta = _required.delta(delta)
-    given = [name for name, v in (("bounds", bounds), ("quantiles", quantiles),
-                                  ("grid_size", grid_size), ("scale_share", scale_share))
-             if v is not None]
-    qs = [] if quantiles is None else [float(q) for q in np.atleast_1d(quantiles)]
-    if grid_size is not None and (isinstance(grid_size, bool) or
-                                  not isinstance(grid_size, (int, np.integer)) or grid_size < 2):
-        raise ValueError(f"grid_size must be an integer >= 2, got {grid_size!r}")
     table = _rows(X) if statistic == "count" and columns is None else _matrix(X, columns)
-    est, fields = _dpstats.stat(
-        str(statistic), table, epsilon, delta, _bounds(bounds), qs,
-        None if grid_size is None else int(grid_size),
-        None if scale_share is None else float(scale_share), given, _seed(seed),
-        _threads(threads), native(budget), comm)
+    est, fields = _dpstats.stat(str(statistic), table, epsilon, delta, options, _seed(seed),
+                                _threads(threads), native(budget), comm)
     if statistic == "quantiles" and est.size:
-        est = est.reshape(-1, len(qs))
+        est = est.reshape(-1, len(options["quantiles"]))
     return Release._from_native(est, fields, "stat")
 
 
@@ -201,8 +181,8 @@ def histogram(values, epsilon: Optional[float] = None, delta: Optional[float] = 
     # from the dtype alone: a rank holding no values (comm=) names the categories like the others
     integer = np.issubdtype(arr.dtype, np.integer)
     as_text = [str(v) for v in arr.tolist()]
-    cats = [] if categories is None else [str(c) for c in categories]
-    names, counts, fields = _dpstats.stat_histogram(as_text, cats, epsilon, delta, _seed(seed),
+    given = {"categories": _options._converted("categories", "texts", categories)}
+    names, counts, fields = _dpstats.stat_histogram(as_text, given, epsilon, delta, _seed(seed),
                                                     native(budget), comm)
     keys = [int(n) for n in names] if integer else list(names)
     return Release._from_native(dict(zip(keys, counts.tolist())), fields, "stat")

@@ -4,6 +4,7 @@
 
 #include "comm.hpp"
 #include "common.hpp"
+#include "request.hpp"
 #include "dpstats/privacy/budget_json.hpp"
 #include "dpstats/stats/stats.hpp"
 
@@ -13,31 +14,25 @@ using namespace dpstats::python;
 
 namespace {
 
-stats::StatOptions options(double epsilon, double delta,
-                           const std::vector<std::pair<double, double>>& bounds,
-                           const std::vector<double>& quantiles, std::optional<std::size_t> grid,
-                           std::optional<double> scale_share, int threads) {
+// The statistics' own options come as one dict, filled by the request's field list (request.hpp);
+// the statistic's registry line refuses those it does not read (stats::apply_request).
+stats::StatOptions options(stats::Statistic s, double epsilon, double delta, const py::dict& given,
+                           int threads) {
+  stats::StatRequest request;
+  fill_request(request, "stat", given);
   stats::StatOptions o;
   o.privacy = {epsilon, delta};
-  for (const auto& [lo, hi] : bounds) o.bounds.push_back({lo, hi});
-  o.quantiles = quantiles;
-  if (grid) o.grid_size = *grid;
-  if (scale_share) o.scale_share = *scale_share;
   o.run.threads = check_threads(threads);
+  stats::apply_request(s, request, o);
   return o;
 }
 
 py::tuple stat_release(const std::string& name, const CArray& X, double epsilon, double delta,
-               const std::vector<std::pair<double, double>>& bounds,
-               const std::vector<double>& quantiles, std::optional<std::size_t> grid,
-               std::optional<double> scale_share, const std::vector<std::string>& given,
-               std::optional<std::uint64_t> seed, int threads, Budget* budget,
-               const py::object& comm) {
-  const auto& info = find_method(stats::registry(), "stat", name);
-  check_options_apply(stats::registry(), info, given);
+                       const py::dict& given, std::optional<std::uint64_t> seed, int threads,
+                       Budget* budget, const py::object& comm) {
   const auto s = parse_enum<stats::Statistic>(name);
+  auto o = options(s, epsilon, delta, given, threads);
   const auto data = as_matrix(X);
-  auto o = options(epsilon, delta, bounds, quantiles, grid, scale_share, threads);
   const auto ranks = communicator(comm);  // comm=None: this process holds every row
   o.run.comm = ranks.get();
   auto rng = make_rng(seed);
@@ -49,11 +44,10 @@ py::tuple stat_release(const std::string& name, const CArray& X, double epsilon,
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
 }
 
-py::tuple histogram(const std::vector<std::string>& values, const std::vector<std::string>& categories,
-                    double epsilon, double delta, std::optional<std::uint64_t> seed,
-                    Budget* budget, const py::object& comm) {
-  stats::StatOptions o = options(epsilon, delta, {}, {}, std::nullopt, std::nullopt, 1);
-  o.categories = categories;
+py::tuple histogram(const std::vector<std::string>& values, const py::dict& given, double epsilon,
+                    double delta, std::optional<std::uint64_t> seed, Budget* budget,
+                    const py::object& comm) {
+  stats::StatOptions o = options(stats::Statistic::histogram, epsilon, delta, given, 1);
   const auto ranks = communicator(comm);  // comm=None: this process holds every value
   o.run.comm = ranks.get();
   auto rng = make_rng(seed);
@@ -74,12 +68,13 @@ void bind_stats(py::module_& m) {
   // A spend over the total: dpstats.BudgetExceeded, a ValueError like every refused input.
   py::register_exception<BudgetExceeded>(m, "BudgetExceeded", PyExc_ValueError);
   m.def("stat", &stat_release, py::arg("name"), py::arg("X"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("bounds"), py::arg("quantiles"), py::arg("grid_size"), py::arg("scale_share"),
-        py::arg("given"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true),
+        py::arg("options"), py::arg("seed"), py::arg("threads"), py::arg("budget").none(true),
         py::arg("comm") = py::none());
-  m.def("stat_histogram", &histogram, py::arg("values"), py::arg("categories"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("seed"), py::arg("budget").none(true),
+  m.def("stat_histogram", &histogram, py::arg("values"), py::arg("options"), py::arg("epsilon"),
+        py::arg("delta"), py::arg("seed"), py::arg("budget").none(true),
         py::arg("comm") = py::none());
+  m.def("_stat_options", &request_fields<stats::StatRequest>,
+        "The statistics' declared options as [(name, kind)]: the keywords of dpstats.stat.");
   m.def("stat_registry", [] {
     py::list out;
     for (const auto& e : stats::registry()) {

@@ -92,8 +92,7 @@ def _binding_calls(threads):
     return {
         "mean": lambda: _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, threads),
         "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, "replace-one", threads, None),
-        "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, [], [], None, None, [], None,
-                                      threads, None),
+        "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, {}, None, threads, None),
         "moments": lambda: _dpstats._moments_options(
             40, 2, "jme", "prefix", "sqrt", 1.0, 1.0, 1e-6, None, None, None, 0.5, 1.0, 0.1,
             0.0, False, "clip", "replace-one", "practical", threads),

@@ -16,6 +16,7 @@
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/histogram.hpp"
+#include "dpstats/options.hpp"
 #include "internal.hpp"
 
 namespace dpstats::stats {
@@ -179,17 +180,22 @@ Release<Histogram> histogram(std::span<const std::string> values, const StatOpti
 }
 
 std::span<const MethodInfo> registry() {
+  // Each statistic's own options are those whose declaration names it (src/options.cpp).
   static const std::vector<MethodInfo> table = {
-      {"count", "number of rows (add/remove one row)", {}},
-      {"sum", "per-column sum of values clipped to bounds", {"bounds", "scale_share"}},
-      {"mean", "per-column mean of values clipped to bounds", {"bounds", "scale_share"}},
-      {"variance", "per-column variance of values clipped to bounds", {"bounds", "scale_share"}},
-      {"std", "per-column standard deviation of values clipped to bounds",
-       {"bounds", "scale_share"}},
-      {"quantiles", "per-column quantiles (several at once) on a grid within bounds",
-       {"bounds", "scale_share", "quantiles", "grid_size"}},
-      {"histogram", "counts of a categorical column; categories public or selected privately",
-       {"categories"}},
+      declared_method("stat", "count", "number of rows (add/remove one row)", {}),
+      declared_method("stat", "sum", "per-column sum of values clipped to bounds", {"scale_share"}),
+      declared_method("stat", "mean", "per-column mean of values clipped to bounds",
+                      {"scale_share"}),
+      declared_method("stat", "variance", "per-column variance of values clipped to bounds",
+                      {"scale_share"}),
+      declared_method("stat", "std", "per-column standard deviation of values clipped to bounds",
+                      {"scale_share"}),
+      declared_method("stat", "quantiles",
+                      "per-column quantiles (several at once) on a grid within bounds",
+                      {"scale_share"}),
+      declared_method("stat", "histogram",
+                      "counts of a categorical column; categories public or selected privately",
+                      {}),
   };
   return table;
 }

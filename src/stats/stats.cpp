@@ -14,6 +14,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/json.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/option_fields.hpp"
 #include "dpstats/mean/clipped_sum.hpp"
 #include "dpstats/seam.hpp"
 #include "internal.hpp"
@@ -312,6 +313,23 @@ Release<Vector> numeric(Statistic s, const ConstMatrixRef& X, const StatOptions&
     case Statistic::histogram: break;
   }
   throw InvalidArgument("histogram reads a categorical column: call stats::histogram");
+}
+
+void apply_request(Statistic s, const StatRequest& request, StatOptions& o) {
+  check_options_apply(registry(), find_method(registry(), "stat", name_of(s)),
+                      given_options(request));
+  if (request.bounds) {
+    const std::vector<double>& b = *request.bounds;
+    require(b.size() % 2 == 0 && !b.empty(),
+            fmt::format("bounds must be LO,HI pairs (once for every column or once per column), "
+                        "got {} numbers", b.size()));
+    o.bounds.clear();
+    for (std::size_t k = 0; k < b.size(); k += 2) o.bounds.push_back({b[k], b[k + 1]});
+  }
+  if (request.scale_share) o.scale_share = *request.scale_share;
+  if (request.quantiles) o.quantiles = *request.quantiles;
+  if (request.grid_size) o.grid_size = static_cast<std::size_t>(*request.grid_size);
+  if (request.categories) o.categories = *request.categories;
 }
 
 }  // namespace dpstats::stats

@@ -12,12 +12,14 @@
 #include <string>
 #include <string_view>
 
+#include "dpstats/error.hpp"
 #include "dpstats/mean/methods.hpp"
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/private_filter.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
+#include "dpstats/stats/stats.hpp"
 
 namespace dpstats {
 namespace {
@@ -57,6 +59,13 @@ TEST(OptionFields, EveryDeclaredMeanOptionIsAFieldOfTheRequest) {
   expect_same(declared("mean"), own_fields<MeanRequest>("mean"), "mean");
 }
 
+TEST(OptionFields, EveryDeclaredStatOptionIsAFieldOfTheRequest) {
+  expect_same(declared("stat"), own_fields<stats::StatRequest>("stat"), "stat");
+  visit_fields(stats::StatRequest{}, [](std::string_view name, const auto&) {
+    EXPECT_NO_THROW(find_option("stat", name)) << name;
+  });
+}
+
 TEST(OptionFields, EveryFieldOfTheRequestIsDeclared) {
   // find_option throws for a name that is declared neither for the mean nor shared.
   visit_fields(MeanRequest{}, [](std::string_view name, const auto&) {
@@ -83,9 +92,11 @@ TEST(OptionFields, ADeclarationNoRequestCarriesFails) {
 TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   for (const auto& d : declared_options()) {
     if (d.methods.empty()) continue;
-    ASSERT_TRUE(d.command == "mean" || d.command == "median")
+    ASSERT_TRUE(d.command == "mean" || d.command == "median" || d.command == "stat")
         << d.name << ": readers of a command whose registry does not read them";
-    const auto registry = d.command == "mean" ? mean_methods() : median_methods();
+    const auto registry = d.command == "mean"     ? mean_methods()
+                          : d.command == "median" ? median_methods()
+                                                  : stats::registry();
     std::string_view rest = d.methods;
     while (!rest.empty()) {
       const auto space = rest.find(' ');
@@ -106,6 +117,24 @@ TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   EXPECT_NE(std::find(hsu24.options.begin(), hsu24.options.end(), "min_radius"),
             hsu24.options.end());
   EXPECT_EQ(std::find(hsu24.options.begin(), hsu24.options.end(), "center"), hsu24.options.end());
+  const MethodInfo& q = find_method(stats::registry(), "stat", "quantiles");
+  EXPECT_EQ(q.options, (std::vector<std::string_view>{"scale_share", "bounds", "quantiles",
+                                                      "grid_size"}));
+}
+
+TEST(OptionFields, AStatisticRefusesTheOptionsItDoesNotRead) {
+  stats::StatRequest r;
+  r.bounds = std::vector<double>{0, 1, 2, 5};
+  r.grid_size = 64;
+  stats::StatOptions o;
+  EXPECT_THROW(stats::apply_request(stats::Statistic::mean, r, o), InvalidArgument);
+  r.grid_size.reset();
+  stats::apply_request(stats::Statistic::mean, r, o);
+  ASSERT_EQ(o.bounds.size(), 2u);
+  EXPECT_EQ(o.bounds[1].lower, 2);
+  EXPECT_EQ(o.bounds[1].upper, 5);
+  r.bounds = std::vector<double>{0, 1, 2};
+  EXPECT_THROW(stats::apply_request(stats::Statistic::mean, r, o), InvalidArgument);
 }
 
 TEST(OptionFields, GivenOptionsAreTheSetFieldsInOrder) {

@@ -24,6 +24,7 @@
 // Ranks (issue 18; o.run.comm): every statistic, histogram included, takes each rank's own rows
 // (values) and gives every rank the one-process seeded release; rank 0 draws the noise.
 #pragma once
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -92,6 +93,32 @@ void visit_fields(const StatOptions& o, V& v) {
   v("grid_size", o.grid_size);
   v("categories", o.categories);
 }
+
+// The statistics' declared options as a user gives them (absent: StatOptions' default). Listed
+// once in visit_fields (dpstats/option_fields.hpp): the tool's flags, the Python keywords and
+// the options a request sets walk it; which statistic reads which is each declaration's
+// `methods` (src/options.cpp), read by the registry below.
+struct StatRequest {
+  std::optional<std::vector<double>> bounds;  // LO,HI once for every column, or per column
+  std::optional<double> scale_share;          // shared (--scale-share); listed for Python
+  std::optional<std::vector<double>> quantiles;
+  std::optional<int> grid_size;
+  std::optional<std::vector<std::string>> categories;
+};
+
+template <class R, class V>
+  requires std::same_as<std::remove_cvref_t<R>, StatRequest>
+void visit_fields(R&& r, V&& v) {
+  v("bounds", r.bounds);
+  v("scale_share", r.scale_share);
+  v("quantiles", r.quantiles);
+  v("grid_size", r.grid_size);
+  v("categories", r.categories);
+}
+
+// `o` with the options `request` sets for statistic `s`: an option `s` does not read is the
+// registry's InvalidArgument naming it, bounds that are not LO,HI pairs name the count.
+void apply_request(Statistic s, const StatRequest& request, StatOptions& o);
 
 // count: the number of rows (estimate of length 1), add/remove.
 Release<Vector> count(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
