@@ -23,27 +23,20 @@ namespace {
 struct MedianArgs {
   std::string method = "fast";
   ReleaseArgs release;
-  std::optional<std::string> center;
-  std::optional<double> domain_radius, min_radius, bound_check_share;
+  MedianRequest request;  // the median's own options (median/median_command.hpp)
   InputArgs input;
 };
 
 std::vector<double> to_std(const Vector& v) { return {v.data(), v.data() + v.size()}; }
 
-// The options the user set, in the library's snake_case (for check_options_apply).
-std::vector<std::string> given(const MedianArgs& a) {
+// The shared options the user set that a method may not read (the registry says which do).
+std::vector<std::string> shared_given(const ReleaseArgs& r) {
   std::vector<std::string> g;
   auto add = [&](bool set, const char* name) { if (set) g.emplace_back(name); };
-  const ReleaseArgs& r = a.release;
   add(r.epsilon.has_value(), "epsilon");
   add(r.delta.has_value(), "delta");
-  add(r.profile.has_value(), "profile");
-  add(a.center.has_value(), "center");
-  add(a.domain_radius.has_value(), "domain_radius");
-  add(a.min_radius.has_value(), "min_radius");
-  add(r.scale_share.has_value(), "scale_share");
-  add(a.bound_check_share.has_value(), "bound_check_share");
   add(r.seed.has_value(), "seed");
+  add(r.budget.has_value(), "budget");
   return g;
 }
 
@@ -58,25 +51,15 @@ void run_weiszfeld(const Table& table, nlohmann::ordered_json extra) {
 }
 
 void run_median(const MedianArgs& a) {
-  const MethodInfo& method = find_method(median_methods(), "median", a.method);
-  const auto set = given(a);
-  check_options_apply(median_methods(), method, set);
-  const std::optional<MedianMethod> pipeline = private_method(parse_enum<MedianCommand>(a.method));
-  require(pipeline || !a.release.budget,
-          "--budget does not apply to --method weiszfeld (the non-private solver)");
   const ReleaseArgs& r = a.release;
-  GeometricMedianOptions o;
-  if (pipeline) {
-    o.method = *pipeline;
-    if (r.profile) o.profile = *r.profile;
-    if (a.center) o.center = parse_enum<PaperCenter>(*a.center);
-    o.privacy = r.target();
-    o.domain_radius = a.domain_radius;
-    o.min_radius = a.min_radius;
-    if (r.scale_share) o.scale_share = *r.scale_share;
-    if (a.bound_check_share) o.bound_check_share = *a.bound_check_share;
-    if (r.threads) o.run.threads = *r.threads;
-  }
+  const auto command = parse_enum<MedianCommand>(a.method);
+  MedianRequest request = a.request;
+  request.profile = r.profile;
+  request.scale_share = r.scale_share;
+  GeometricMedianOptions o = median_options(command, request, shared_given(r));
+  const bool pipeline = private_method(command).has_value();
+  o.privacy = r.target();
+  if (r.threads) o.run.threads = *r.threads;
   o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
   require(!o.run.comm || pipeline,
           "median --method weiszfeld does not run on several ranks (the non-private solver's "
@@ -111,11 +94,7 @@ void add_median_command(CLI::App& app) {
   cmd->add_option("--method", a->method, method_help())
       ->check(CLI::IsMember(method_names(methods)));
   add_release_options(cmd, a->release, kEveryRelease | kScaleShare | kProfile, 0, methods);
-  add_declared(cmd, "median", "center", a->center, methods)
-      ->check(CLI::IsMember(enum_names<PaperCenter>()));
-  add_declared(cmd, "median", "domain_radius", a->domain_radius, methods);
-  add_declared(cmd, "median", "min_radius", a->min_radius, methods);
-  add_declared(cmd, "median", "bound_check_share", a->bound_check_share, methods);
+  add_request_options(cmd, "median", a->request, methods);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_median(*a); });
 }

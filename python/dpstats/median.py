@@ -59,15 +59,12 @@ def _methods():
 
 
 @_dry.dry_runnable("median", "domain_radius=")
-@_options.documented("median", "epsilon", "delta", "domain_radius", "min_radius", "scale_share",
-                     "bound_check_share", "profile", "threads", "seed")
+@_options.request_keywords("median", _dpstats._median_options(),
+                           shared=("epsilon", "delta", "threads", "seed"))
 def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
-                     delta: Optional[float] = None, domain_radius: Optional[float] = None,
-                     min_radius: Optional[float] = None, seed: Optional[int] = None, *,
-                     profile: Optional[str] = None, scale_share: Optional[float] = None,
-                     bound_check_share: Optional[float] = None, center: Optional[str] = None,
+                     delta: Optional[float] = None, *, seed: Optional[int] = None,
                      columns: Optional[Sequence] = None, budget: Optional[Budget] = None,
-                     threads: Optional[int] = None, comm=None):
+                     threads: Optional[int] = None, comm=None, **options):
     """Private geometric median argmin_x (1/n) sum_i ||x - x_i|| of the rows of ``X``.
 
     ``X`` is n x d (a 1-D array is one column), or a pandas DataFrame; ``columns`` picks
@@ -111,27 +108,16 @@ def geometric_median(X, method: str = "fast", epsilon: Optional[float] = None,
     if method not in methods:
         raise ValueError(f"method for median must be one of "
                          f"{', '.join(repr(m) for m in methods)}, got {method!r}")
-    given = [name for name, value in (("epsilon", epsilon), ("delta", delta),
-                                      ("profile", profile), ("domain_radius", domain_radius),
-                                      ("min_radius", min_radius), ("scale_share", scale_share),
-                                      ("bound_check_share", bound_check_share), ("center", center),
-                                      ("seed", seed))
-             if value is not None]
+    shared = [name for name, value in (("epsilon", epsilon), ("delta", delta), ("seed", seed),
+                                       ("budget", budget)) if value is not None]
     if not _dpstats._median_is_private(str(method)):  # weiszfeld, the non-private solver
-        if budget is not None:
-            given.append("budget")
-        if given:
-            raise ValueError(f"{given[0]} does not apply to method 'weiszfeld' (the non-private "
-                             f"solver takes no privacy or seed options)")
+        _dpstats._median_check(str(method), options, shared)  # it takes no privacy options
         est, f, it, gap, conv = _dpstats.weiszfeld(X, 1e-10, 10000)
         return WeiszfeldResult(estimate=est, objective=f, iterations=it, rel_gap_bound=gap,
                                converged=conv)
     est, fields = _dpstats.geometric_median(
-        X, str(method), given, None if profile is None else str(profile),
-        _declared("epsilon", epsilon) or 0.0, _declared("delta", delta) or 0.0,
-        _declared("domain_radius", domain_radius), _declared("min_radius", min_radius),
-        _declared("scale_share", scale_share), _declared("bound_check_share", bound_check_share),
-        _seed(seed), native(budget), None if center is None else str(center),
+        X, str(method), options, shared, _declared("epsilon", epsilon) or 0.0,
+        _declared("delta", delta) or 0.0, _seed(seed), native(budget),
         _options.check("median", "threads", _threads(threads)), comm)
     return Release._from_native(est, fields, "median")
 

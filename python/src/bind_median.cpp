@@ -2,8 +2,11 @@
 // method registries (names, summaries, the options each method reads) for the Python layer.
 #include "comm.hpp"
 #include "common.hpp"
+#include "dpstats/error.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/median/median_command.hpp"
 #include "dpstats/median/weiszfeld.hpp"
+#include "request.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -11,27 +14,25 @@ using namespace dpstats::python;
 
 namespace {
 
+// The median's own options come as one dict, filled by the request's field list (request.hpp);
+// `shared`: the shared options the caller set, which the method's registry line may refuse.
+GeometricMedianOptions options_of(const std::string& method, const py::dict& options,
+                                  const std::vector<std::string>& shared) {
+  MedianRequest request;
+  fill_request(request, "median", options);
+  return median_options(parse_enum<MedianCommand>(method), request, shared);
+}
+
 py::tuple geometric_median_native(const CArray& X, const std::string& method,
-                                  const std::vector<std::string>& given,
-                                  const std::optional<std::string>& profile, double epsilon,
-                                  double delta, std::optional<double> domain_radius,
-                                  std::optional<double> min_radius,
-                                  std::optional<double> scale_share,
-                                  std::optional<double> bound_check_share,
+                                  const py::dict& options, const std::vector<std::string>& shared,
+                                  double epsilon, double delta,
                                   std::optional<std::uint64_t> seed, Budget* budget,
-                                  const std::optional<std::string>& center,
                                   std::optional<int> threads, const py::object& comm) {
-  check_options_apply(median_methods(), find_method(median_methods(), "median", method), given);
-  GeometricMedianOptions o;
+  GeometricMedianOptions o = options_of(method, options, shared);
+  require(private_method(parse_enum<MedianCommand>(method)).has_value(),
+          "geometric_median_native runs a private method; weiszfeld is dpstats.weiszfeld");
   if (threads) o.run.threads = check_threads(*threads);
-  o.method = parse_enum<MedianMethod>(method);
-  if (profile) o.profile = parse_enum<Profile>(*profile);
-  if (center) o.center = parse_enum<PaperCenter>(*center);
   o.privacy = {epsilon, delta};
-  o.domain_radius = domain_radius;
-  o.min_radius = min_radius;
-  if (scale_share) o.scale_share = *scale_share;
-  if (bound_check_share) o.bound_check_share = *bound_check_share;
   const auto ranks = communicator(comm);  // comm=None: this process holds every row
   o.run.comm = ranks.get();
   const auto data = as_matrix(X);
@@ -91,11 +92,17 @@ py::list registry(std::span<const MethodInfo> methods) {
 
 void bind_median(py::module_& m) {
   m.def("geometric_median", &geometric_median_native, py::arg("X"), py::arg("method"),
-        py::arg("given"), py::arg("profile"), py::arg("epsilon"), py::arg("delta"),
-        py::arg("domain_radius"), py::arg("min_radius"), py::arg("scale_share"),
-        py::arg("bound_check_share"), py::arg("seed"), py::arg("budget").none(true) = nullptr,
-        py::arg("center") = std::nullopt, py::arg("threads") = py::none(),
+        py::arg("options"), py::arg("shared"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("threads") = py::none(),
         py::arg("comm") = py::none());
+  m.def(
+      "_median_check",
+      [](const std::string& method, const py::dict& options,
+         const std::vector<std::string>& shared) { options_of(method, options, shared); },
+      py::arg("method"), py::arg("options"), py::arg("shared"),
+      "The median's \"does not apply\" check of a method's options (weiszfeld's, run in Python).");
+  m.def("_median_options", &request_fields<MedianRequest>,
+        "The median's declared options as [(name, kind)]: the keywords of dpstats.geometric_median.");
   m.def("weiszfeld", &weiszfeld_native, py::arg("X"), py::arg("rel_tol"),
         py::arg("max_iterations"));
   m.def("quantile_radius", &quantile_radius_native, py::arg("X"), py::arg("method"),

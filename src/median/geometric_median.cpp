@@ -9,7 +9,9 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/median/median_command.hpp"
 #include "dpstats/median/radius.hpp"
+#include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/privacy/conversions.hpp"
 #include "dpstats/scale/share.hpp"
@@ -27,11 +29,11 @@ const std::array<MethodInfo, 3>& median_registry() {
       declared_method("median", "fast",
                       "KLTY's pipeline: private radius, localization and boosting (profile "
                       "practical or paper)",
-                      {"epsilon", "delta", "scale_share", "profile", "seed"}),
+                      {"epsilon", "delta", "scale_share", "profile", "seed", "budget"}),
       declared_method("median", "hsu24",
                       "the HSU24 baseline: RadiusFinder, localization, DP-GD fine-tuning "
                       "(O(n^2 d))",
-                      {"epsilon", "delta", "scale_share", "seed"}),
+                      {"epsilon", "delta", "scale_share", "seed", "budget"}),
       declared_method("median", "weiszfeld", "the non-private solver (no privacy; a reference)",
                       {}),
   }};
@@ -171,6 +173,19 @@ PrivacyLoss pre_share(const MedianPlan& plan) {
 
 std::span<const MethodInfo> median_methods() { return median_registry(); }
 std::span<const MethodInfo> quantile_radius_methods() { return kQuantileRadiusMethods; }
+
+GeometricMedianOptions median_options(MedianCommand method, const MedianRequest& request,
+                                      std::span<const std::string> shared) {
+  std::vector<std::string> given(shared.begin(), shared.end());
+  const std::vector<std::string> own = given_options(request);
+  given.insert(given.end(), own.begin(), own.end());
+  check_options_apply(median_methods(), find_method(median_methods(), "median", name_of(method)),
+                      given);
+  GeometricMedianOptions o;
+  if (const auto pipeline = private_method(method)) o.method = *pipeline;
+  copy_given(request, o);
+  return o;
+}
 
 Release<Vector> geometric_median(const ConstMatrixRef& X, const GeometricMedianOptions& o,
                                  Rng& rng, Budget* caller, GeometricMedianTrace* trace) {

@@ -17,6 +17,7 @@
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/private_filter.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/median/median_command.hpp"
 #include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/stats/stats.hpp"
@@ -135,6 +136,31 @@ TEST(OptionFields, AStatisticRefusesTheOptionsItDoesNotRead) {
   EXPECT_EQ(o.bounds[1].upper, 5);
   r.bounds = std::vector<double>{0, 1, 2};
   EXPECT_THROW(stats::apply_request(stats::Statistic::mean, r, o), InvalidArgument);
+}
+
+TEST(OptionFields, EveryDeclaredMedianOptionIsAFieldOfTheRequest) {
+  expect_same(declared("median"), own_fields<MedianRequest>("median"), "median");
+}
+
+TEST(OptionFields, TheMediansOptionsAreCheckedAndCopiedByName) {
+  MedianRequest r;
+  r.center = PaperCenter::fast_center;
+  r.domain_radius = 20;
+  r.profile = Profile::paper;
+  const std::vector<std::string> target = {"epsilon", "delta", "budget"};
+  const GeometricMedianOptions o = median_options(MedianCommand::fast, r, target);
+  EXPECT_EQ(o.method, MedianMethod::fast);
+  EXPECT_EQ(o.center, PaperCenter::fast_center);
+  EXPECT_EQ(o.profile, Profile::paper);
+  ASSERT_TRUE(o.domain_radius.has_value());
+  EXPECT_EQ(*o.domain_radius, 20);
+  EXPECT_EQ(o.bound_check_share, GeometricMedianOptions{}.bound_check_share);
+  // center and profile are the fast pipeline's; the non-private solver reads nothing.
+  EXPECT_THROW(median_options(MedianCommand::hsu24, r, target), InvalidArgument);
+  EXPECT_THROW(median_options(MedianCommand::weiszfeld, MedianRequest{},
+                              std::vector<std::string>{"budget"}),
+               InvalidArgument);
+  EXPECT_NO_THROW(median_options(MedianCommand::weiszfeld, MedianRequest{}, {}));
 }
 
 TEST(OptionFields, GivenOptionsAreTheSetFieldsInOrder) {

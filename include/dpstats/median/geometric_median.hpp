@@ -35,6 +35,7 @@
 // practical (R given or estimated) and method hsu24 give the one-process seeded release on every
 // rank. The paper profile refuses several ranks before any collective (docs/architecture.md).
 #pragma once
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -122,9 +123,11 @@ struct GeometricMedianOptions {
   int localization_steps = 1000;         // HSU24 inner T (paper profile and hsu24 method)
 };
 
-// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const GeometricMedianOptions& o, V& v) {
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp),
+// under the declared options' names (MedianRequest's copy, median_command.hpp, walks it too).
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, GeometricMedianOptions>
+void visit_fields(O&& o, V&& v) {
   v("method", o.method);
   v("epsilon", o.privacy.epsilon);
   v("delta", o.privacy.delta);
