@@ -4,6 +4,7 @@ of the same command; a shared option is on both surfaces of a command or on neit
 check and its message are the declaration's on both surfaces."""
 import importlib
 import inspect
+import json
 import keyword
 import os
 import re
@@ -134,6 +135,45 @@ def test_the_means_keywords_are_its_declarations():
     a = dpstats.mean(X, method="bounded", epsilon=1, bounds=(-3, 3), seed=1)
     b = dpstats.mean(X, method="bounded", epsilon=1, bounds=np.array([-3.0, 3.0]), seed=1)
     assert a.estimate.tolist() == b.estimate.tolist()
+
+
+def test_the_statistics_and_the_medians_keywords_are_their_declarations(tmp_path):
+    """dpstats.stat's and dpstats.geometric_median's keywords come from their requests' field
+    lists (StatRequest, MedianRequest), and the "does not apply to method X" error is the
+    declaration's on both surfaces; a repeated --bounds is the Python list of (lo, hi) pairs."""
+    import pydoc
+    for f, command in ((stats.stat, "stat"), (dpstats.geometric_median, "median")):
+        params = inspect.signature(f).parameters
+        page = re.sub(r"\s+", " ", pydoc.render_doc(f))
+        for decl in _options.DECLARED:
+            if decl["command"] != command:
+                continue
+            assert params[decl["name"]].kind is inspect.Parameter.KEYWORD_ONLY, decl["name"]
+            assert f"``{decl['name']}``: " + decl["help"][:40] in page, decl["name"]
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    with pytest.raises(ValueError, match=r"grid_size \(--grid-size\) does not apply to method "
+                                         r"'mean'; it applies to 'quantiles'"):
+        stats.stat("mean", X, 1, 0, grid_size=64)
+    with pytest.raises(ValueError, match=r"center \(--center\) does not apply to method 'hsu24'"):
+        dpstats.geometric_median(X, method="hsu24", epsilon=1, delta=1e-6, center="fast-center")
+    with pytest.raises(ValueError, match=r"budget \(--budget\) does not apply to method "
+                                         r"'weiszfeld'"):
+        dpstats.geometric_median(X, method="weiszfeld", budget=dpstats.Budget(epsilon=1, delta=0))
+    for args, message in (
+            (["stat", "mean", "--grid-size", "64", "--delta", "0"],
+             "grid_size (--grid-size) does not apply to method 'mean'; it applies to 'quantiles'"),
+            (["median", "--method", "hsu24", "--center", "fast-center", "--delta", "1e-6"],
+             "center (--center) does not apply to method 'hsu24'")):
+        out = subprocess.run([CLI, *args, "--epsilon", "1", "-"], input="1,2\n3,4\n",
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",", fmt="%.17g")
+    cli = subprocess.run([CLI, "stat", "mean", "--bounds", "-3,3", "--bounds", "-2,2",
+                          "--epsilon", "1", "--delta", "0", "--seed", "5", str(path)],
+                         capture_output=True, text=True, check=True)
+    py = stats.column_mean(X, 1, 0, bounds=[(-3, 3), (-2, 2)], seed=5)
+    assert json.loads(cli.stdout)["estimate"] == py.estimate.tolist()
 
 
 def test_shared_options_are_on_both_surfaces_or_neither():
