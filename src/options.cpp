@@ -248,7 +248,8 @@ const OptionDecl kOptions[] = {
     {.command = "bounds", .name = "per_octave", .kind = K::integer, .lo = 1, .hi = 1024,
      .lo_closed = true, .hi_closed = true, .default_text = "32",
      .help = "log-grid points per octave"},
-    // The moments (moments/estimator.hpp); which method reads which is its registry's.
+    // The moments (moments/estimator.hpp); `methods` as the mean's (those without read by every
+    // method).
     {.command = "moments", .name = "method", .kind = K::text, .default_text = "jme",
      .help = "the moments' method"},
     {.command = "moments", .name = "workload", .kind = K::text, .default_text = "prefix",
@@ -268,11 +269,11 @@ const OptionDecl kOptions[] = {
      .default_text = "absent (--epsilon instead)",
      .help = "noise of a sensitivity-1 query (instead of --epsilon)"},
     {.command = "moments", .name = "lambda", .lo = 0, .default_text = "required by lambda-jme",
-     .help = "scaling of the second moment"},
+     .help = "scaling of the second moment", .methods = "jme lambda-jme"},
     {.command = "moments", .name = "alpha", .lo = 0, .hi = 1, .default_text = "0.5",
-     .help = "first-moment budget share"},
+     .help = "first-moment budget share", .methods = "ime"},
     {.command = "moments", .name = "tau", .lo = 0, .default_text = "1",
-     .help = "scaling of the second moment in the concatenation"},
+     .help = "scaling of the second moment in the concatenation", .methods = "cs"},
     {.command = "moments", .name = "diagonal", .kind = K::flag, .default_text = "off",
      .help = "release only the diagonal of the second moment"},
     {.command = "moments", .name = "on_norm", .kind = K::text, .default_text = "clip",

@@ -81,7 +81,8 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
                 const std::string& workload, const std::string& factorization,
                 std::optional<double> clip, double epsilon, double delta,
                 std::optional<double> rho, std::optional<double> noise_multiplier,
-                std::optional<double> lambda, double alpha, double tau, double scale_share,
+                std::optional<double> lambda, std::optional<double> alpha,
+                std::optional<double> tau, double scale_share,
                 double clip_check_share, bool diagonal, const std::string& on_norm, const std::string& neighbouring,
                 const std::string& profile, std::optional<int> threads, std::size_t clip_block, bool centre) {
   Options o;

@@ -94,7 +94,7 @@ def _binding_calls(threads):
         "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, "replace-one", threads, None),
         "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, {}, None, threads, None),
         "moments": lambda: _dpstats._moments_options(
-            40, 2, "jme", "prefix", "sqrt", 1.0, 1.0, 1e-6, None, None, None, 0.5, 1.0, 0.1,
+            40, 2, "jme", "prefix", "sqrt", 1.0, 1.0, 1e-6, None, None, None, None, None, 0.1,
             0.0, False, "clip", "replace-one", "practical", threads),
         "fit_classify": lambda: _dpstats.fit_classify(
             X, y, "logistic", "dp-adam-jme", 2, 8, 1.0, None, 1e-5, 1.0, 0.1, 1, 10, 0.1, 1.0,

@@ -12,6 +12,7 @@
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/options.hpp"
 #include "dpstats/parallel.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -21,33 +22,42 @@
 
 namespace dpstats::moments {
 
-const MethodInfo kMethods[] = {
-    {"jme", "joint moment estimation: one mechanism, the second moment nearly free (default)",
-     {"lambda"}},
-    {"lambda-jme", "JME with a chosen scaling lambda of the second moment", {"lambda"}},
-    {"ime", "independent mechanisms, a share alpha of the budget on the first moment", {"alpha"}},
-    {"cs", "one strategy on the concatenation, second moment scaled by tau", {"tau"}},
-    {"pp", "first moment only; the second by squaring it (biased)", {}},
-    {"pp-debiased", "PP with the noise bias subtracted", {}},
-};
-
-std::span<const MethodInfo> moments_methods() { return kMethods; }
+// Each method's own options are those whose declaration names it (src/options.cpp).
+std::span<const MethodInfo> moments_methods() {
+  static const MethodInfo methods[] = {
+      declared_method("moments", "jme",
+                      "joint moment estimation: one mechanism, the second moment nearly free "
+                      "(default)",
+                      {}),
+      declared_method("moments", "lambda-jme",
+                      "JME with a chosen scaling lambda of the second moment", {}),
+      declared_method("moments", "ime",
+                      "independent mechanisms, a share alpha of the budget on the first moment",
+                      {}),
+      declared_method("moments", "cs",
+                      "one strategy on the concatenation, second moment scaled by tau", {}),
+      declared_method("moments", "pp", "first moment only; the second by squaring it (biased)",
+                      {}),
+      declared_method("moments", "pp-debiased", "PP with the noise bias subtracted", {}),
+  };
+  return methods;
+}
 
 MomentsConfig make_config(const MomentsOptions& o) {
-  const MethodInfo& method = find_method(kMethods, "moments", o.method);
+  const MethodInfo& method = find_method(moments_methods(), "moments", o.method);
   std::vector<std::string> given;
   if (o.lambda) given.emplace_back("lambda");
-  if (o.alpha != 0.5) given.emplace_back("alpha");
-  if (o.tau != 1) given.emplace_back("tau");
-  check_options_apply(kMethods, method, given);
+  if (o.alpha) given.emplace_back("alpha");
+  if (o.tau) given.emplace_back("tau");
+  check_options_apply(moments_methods(), method, given);
   MomentsConfig c = make_config(o.steps, o.dim, o.method, o.workload, o.factorization, o.diagonal);
   c.clip = o.clip;
   c.privacy = o.privacy;
   c.rho = o.rho;
   c.noise_multiplier = o.noise_multiplier;
   c.lambda = o.lambda;
-  c.alpha = o.alpha;
-  c.tau = o.tau;
+  c.alpha = o.alpha.value_or(c.alpha);
+  c.tau = o.tau.value_or(c.tau);
   c.scale_share = o.scale_share;
   c.clip_quantile = o.clip_quantile;
   c.clip_margin = o.clip_margin;

@@ -18,6 +18,7 @@
 #include "dpstats/mean/private_filter.hpp"
 #include "dpstats/median/geometric_median.hpp"
 #include "dpstats/median/median_command.hpp"
+#include "dpstats/moments/estimator.hpp"
 #include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/stats/stats.hpp"
@@ -93,11 +94,13 @@ TEST(OptionFields, ADeclarationNoRequestCarriesFails) {
 TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   for (const auto& d : declared_options()) {
     if (d.methods.empty()) continue;
-    ASSERT_TRUE(d.command == "mean" || d.command == "median" || d.command == "stat")
+    ASSERT_TRUE(d.command == "mean" || d.command == "median" || d.command == "stat" ||
+                d.command == "moments")
         << d.name << ": readers of a command whose registry does not read them";
     const auto registry = d.command == "mean"     ? mean_methods()
                           : d.command == "median" ? median_methods()
-                                                  : stats::registry();
+                          : d.command == "stat"   ? stats::registry()
+                                                  : moments::moments_methods();
     std::string_view rest = d.methods;
     while (!rest.empty()) {
       const auto space = rest.find(' ');
@@ -118,6 +121,8 @@ TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   EXPECT_NE(std::find(hsu24.options.begin(), hsu24.options.end(), "min_radius"),
             hsu24.options.end());
   EXPECT_EQ(std::find(hsu24.options.begin(), hsu24.options.end(), "center"), hsu24.options.end());
+  const MethodInfo& ime = find_method(moments::moments_methods(), "moments", "ime");
+  EXPECT_EQ(ime.options, std::vector<std::string_view>{"alpha"});
   const MethodInfo& q = find_method(stats::registry(), "stat", "quantiles");
   EXPECT_EQ(q.options, (std::vector<std::string_view>{"scale_share", "bounds", "quantiles",
                                                       "grid_size"}));

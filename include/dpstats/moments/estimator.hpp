@@ -153,9 +153,10 @@ struct MomentsOptions {
   std::string method = "jme", workload = "prefix", factorization = "auto";
   std::optional<double> clip;
   PrivacyTarget privacy;
-  std::optional<double> rho, noise_multiplier, lambda;
-  double alpha = 0.5, tau = 1, scale_share = 0.1, clip_quantile = 0.5, clip_margin = 3,
-         clip_check_share = 0.01;
+  // lambda (jme, lambda-jme), alpha (ime), tau (cs): absent, MomentsConfig's default; given to
+  // a method that does not read it, the registry's InvalidArgument (make_config).
+  std::optional<double> rho, noise_multiplier, lambda, alpha, tau;
+  double scale_share = 0.1, clip_quantile = 0.5, clip_margin = 3, clip_check_share = 0.01;
   std::size_t clip_block = 0;
   bool centre = true;
   bool diagonal = false;
