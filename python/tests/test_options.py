@@ -241,3 +241,45 @@ def test_the_worked_example_of_docs_architecture():
              'check_option(find_option("mean", "topk_multiplier")')):
         assert fragment in (ROOT / path).read_text(), (path, fragment)
         assert fragment.split(", .lo")[0] in section.replace("\n   ", " "), fragment
+
+def test_the_fit_tasks_keywords_are_their_declarations():
+    """Each fit task's own options come from its request's field list (ClassifyRequest,
+    HeavyTailedRequest, UserLevelRequest): keyword-only arguments documented by their declared
+    lines; the "does not apply to method X" error is the library's, the same on both surfaces."""
+    for f, fields in ((classify.fit_classify, dpstats._dpstats._classify_options()),
+                      (heavy_tailed.fit_heavy_tailed, dpstats._dpstats._heavy_tailed_options()),
+                      (fit_module._fit_user_level, dpstats._dpstats._user_level_options())):
+        params = inspect.signature(f).parameters
+        for name, _ in fields:
+            assert params[_keyword(name)].kind is inspect.Parameter.KEYWORD_ONLY, name
+            help_line = _options.declaration("fit", name)["help"][:40]
+            assert f"``{name}``: " in f.__doc__ and help_line in f.__doc__, name
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(np.int64)
+    users = np.repeat(np.arange(100), 2)
+    cases = (
+        (lambda: dpstats.fit(X, y, task="classify", optimizer="dp-sgd", lambda_=2.0, classes=2,
+                             n_public=200, epsilon=1, delta=1e-6),
+         ["--task", "classify", "--optimizer", "dp-sgd", "--lambda", "2", "--classes", "2",
+          "--n-public", "200", "--delta", "1e-6"],
+         r"lambda \(--lambda\) does not apply to method 'dp-sgd'"),
+        (lambda: dpstats.fit(X, y, task="heavy-tailed", method="clipped-gd", phases=2,
+                             epsilon=1, domain_radius=1),
+         ["--task", "heavy-tailed", "--method", "clipped-gd", "--phases", "2",
+          "--domain-radius", "1"],
+         r"phases \(--phases\) does not apply to method 'clipped-gd'"),
+        (lambda: dpstats.fit(X, y, users=users, method="accelerated", smoothing_radius=0.1,
+                             items_per_user=2, epsilon=1, delta=1e-6, domain_radius=1),
+         ["--task", "user-level", "--method", "accelerated", "--smoothing-radius", "0.1",
+          "--items-per-user", "2", "--delta", "1e-6", "--domain-radius", "1"],
+         r"smoothing_radius \(--smoothing-radius\) does not apply to method 'accelerated'"))
+    for python, flags, message in cases:
+        with pytest.raises(ValueError, match=message):
+            python()
+        out = subprocess.run([CLI, "fit", *flags, "--epsilon", "1", "-"], input="0,1,2\n1,3,4\n",
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and re.search(message, out.stderr), (flags, out.stderr)
+    with pytest.raises(ValueError, match=r"phases must be an integer in \[1, 30\], got 0"):
+        dpstats.fit(X, y, task="heavy-tailed", phases=0, epsilon=1, domain_radius=1)
+
