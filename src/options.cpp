@@ -326,6 +326,40 @@ const OptionDecl kOptions[] = {
      .default_text = "0: the smallest block the budget supports",
      .help = "live stream without --clip: rows per adaptive-clip block (the first block is held "
              "and entered with the first clipped row)"},
+    // The input layer every command that reads a table shares (apps/dpstats/cli.cpp;
+    // Python: dpstats.read_table, whose path is INPUT).
+    {.command = "input", .name = "input", .kind = K::text,
+     .default_text = "required (fit --task classify: INPUT or --data)",
+     .help = "CSV (RFC 4180), .npy or .npz file, or - for stdin (see docs/guide.md \"Reading "
+             "tables\")",
+     .cli = "INPUT"},
+    {.command = "input", .name = "columns", .kind = K::text, .default_text = "all",
+     .help = "columns to use, comma-separated: header names or 1-based indices (other columns "
+             "may hold text; Python: names or 0-based indices)"},
+    {.command = "input", .name = "header", .kind = K::flag, .default_text = "detected",
+     .help = "the first line is column names (even if numeric)"},
+    {.command = "input", .name = "no_header", .kind = K::flag, .default_text = "detected",
+     .help = "the first line is data (Python: header=False)"},
+    {.command = "input", .name = "drop_missing", .kind = K::flag,
+     .default_text = "off: a missing value is an error",
+     .help = "drop rows with a missing value (empty, NA, NaN) in a used column; n counts the "
+             "rows kept"},
+    {.command = "input", .name = "array", .kind = K::text, .default_text = "the only one",
+     .help = ".npz input: the array to read"},
+    {.command = "input", .name = "max_bytes", .kind = K::integer, .lo = 1, .hi = 1e18,
+     .lo_closed = true, .hi_closed = true, .default_text = "4 GiB",
+     .help = "limit on the input's bytes and on the parsed values' bytes",
+     .cli = "--max-input-bytes"},
+    {.command = "input", .name = "max_line_bytes", .kind = K::integer, .lo = 1,
+     .hi = 4294967295.0, .lo_closed = true, .hi_closed = true, .default_text = "16 MiB",
+     .help = "CSV: limit on one record's bytes"},
+    {.command = "input", .name = "shards", .kind = K::flag, .default_text = "off",
+     .help = "INPUT and the files after it are shards of one table, in order (a quoted glob "
+             "such as 'part_*.csv' expands in sorted order); under mpirun each rank reads a "
+             "contiguous block of them (docs/guide.md \"Running on a cluster\"; Python: each "
+             "rank's rows with comm=)"},
+    {.command = "input", .name = "more", .kind = K::text, .default_text = "none",
+     .help = "--shards: further shard files or globs", .cli = "MORE"},
 };
 
 std::string number_text(double x) { return fmt::format("{}", x); }

@@ -36,6 +36,10 @@ PYTHON = {
 }
 # (command, option) pairs where the surfaces differ on purpose.
 EXEMPT = set()
+# Declared commands that release nothing (no privacy target of their own): the input layer every
+# reading command shares (its flags shown on `mean`).
+OTHER = {"input": [dpstats.read_table]}
+HELP_OF = {"input": "mean"}
 
 
 def _noise_functions():
@@ -53,17 +57,22 @@ ELSEWHERE = {
     ("fit", "test"): lambda: {"X_test", "y_test"} <= _keywords("fit"),
     ("fit", "save_weights"): lambda: "estimate" in dpstats.Release.__dataclass_fields__,
     ("noise", "mechanism"): _noise_functions,
+    ("input", "input"): lambda: "path" in _keywords("input"),
+    ("input", "no_header"): lambda: "header" in _keywords("input"),
+    ("input", "shards"): lambda: "comm" in _keywords("mean"),  # each rank's rows
+    ("input", "more"): lambda: "comm" in _keywords("mean"),
 }
 
 
 def _help(command):
-    out = subprocess.run([CLI, command, "--help"], capture_output=True, text=True, check=True)
+    out = subprocess.run([CLI, *HELP_OF.get(command, command).split(), "--help"],
+                         capture_output=True, text=True, check=True)
     return re.sub(r"\s+", " ", out.stdout)
 
 
 def _keywords(command):
     names = set()
-    for f in PYTHON[command]:
+    for f in {**PYTHON, **OTHER}[command]:
         names |= set(inspect.signature(f).parameters)
     return names
 
