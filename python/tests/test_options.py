@@ -37,8 +37,15 @@ PYTHON = {
 # (command, option) pairs where the surfaces differ on purpose.
 EXEMPT = set()
 # Declared commands that release nothing (no privacy target of their own): the input layer every
-# reading command shares (its flags shown on `mean`).
-OTHER = {"input": [dpstats.read_table]}
+# reading command shares (its flags shown on `mean`), the calculator and the budget file.
+OTHER = {
+    "input": [dpstats.read_table],
+    "account calibrate": [dpstats.account.calibrate],
+    "account convert": [dpstats.account.convert],
+    "account compose": [dpstats.account.compose],
+    "account dp-sgd": [dpstats.account.dp_sgd],
+    "budget init": [dpstats.Budget],
+}
 HELP_OF = {"input": "mean"}
 
 
@@ -61,6 +68,8 @@ ELSEWHERE = {
     ("input", "no_header"): lambda: "header" in _keywords("input"),
     ("input", "shards"): lambda: "comm" in _keywords("mean"),  # each rank's rows
     ("input", "more"): lambda: "comm" in _keywords("mean"),
+    ("account compose", "loss"): lambda: "epsilon" in _keywords("account compose"),
+    ("budget init", "file"): lambda: callable(dpstats.Budget.save),
 }
 
 
@@ -251,6 +260,7 @@ def test_the_worked_example_of_docs_architecture():
         assert fragment in (ROOT / path).read_text(), (path, fragment)
         assert fragment.split(", .lo")[0] in section.replace("\n   ", " "), fragment
 
+
 def test_the_fit_tasks_keywords_are_their_declarations():
     """Each fit task's own options come from its request's field list (ClassifyRequest,
     HeavyTailedRequest, UserLevelRequest): keyword-only arguments documented by their declared
@@ -292,3 +302,21 @@ def test_the_fit_tasks_keywords_are_their_declarations():
     with pytest.raises(ValueError, match=r"phases must be an integer in \[1, 30\], got 0"):
         dpstats.fit(X, y, task="heavy-tailed", phases=0, epsilon=1, domain_radius=1)
 
+
+def test_the_calculators_and_the_input_layer_check_their_declared_ranges():
+    """`account`, `budget init` and the input options: each flag's range is its declaration's,
+    on the tool and in Python alike."""
+    with pytest.raises(ValueError, match=r"sampling_rate must be in \(0, 1\], got 2"):
+        dpstats.account.dp_sgd(2, 10, 1e-5, noise_multiplier=1)
+    with pytest.raises(ValueError, match=r"epsilon must be > 0, got -1"):
+        dpstats.Budget(epsilon=-1, delta=0)
+    with pytest.raises(ValueError, match=r"max_line_bytes must be an integer in \[1, 4294967295\]"):
+        dpstats.read_table("-", max_line_bytes=0)
+    for args, message in (
+            (["account", "dp-sgd", "--sampling-rate", "2", "--noise-multiplier", "1", "--steps",
+              "10", "--delta", "1e-5"], "sampling_rate must be in (0, 1], got 2"),
+            (["budget", "init", "unused.json", "--epsilon", "-1"], "epsilon must be > 0, got -1"),
+            (["mean", "--max-line-bytes", "4294967296", "--epsilon", "1", "-"],
+             "max_line_bytes must be an integer in [1, 4294967295]")):
+        out = subprocess.run([CLI, *args], input="1\n", capture_output=True, text=True)
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)

@@ -117,7 +117,7 @@ bad "compose times" "times" -- account compose --epsilon 1 --delta 0 --times 0 -
 bad "compose loss kind" "kind" -- account compose --delta 1e-6 --loss gauss:1
 bad "compose loss value" "sigma" -- account compose --delta 1e-6 --loss gaussian:sigma=abc
 bad "dp-sgd both" "excludes" -- account dp-sgd --sampling-rate 0.01 --noise-multiplier 1 --epsilon 1 --steps 10 --delta 1e-5
-bad "dp-sgd rate" "sampling-rate" -- account dp-sgd --sampling-rate 2 --noise-multiplier 1 --steps 10 --delta 1e-5
+bad "dp-sgd rate" "sampling_rate" -- account dp-sgd --sampling-rate 2 --noise-multiplier 1 --steps 10 --delta 1e-5
 bad "no command" "subcommand" --
 bad "unknown command" "" -- frobnicate
 
