@@ -9,6 +9,7 @@
 #include "dpstats/error.hpp"
 #include "dpstats/output_fields.hpp"
 #include "dry_run_cli.hpp"
+#include "options_cli.hpp"
 #include "ranks.hpp"
 
 #include <unistd.h>
@@ -17,32 +18,20 @@
 
 namespace dpstats::cli {
 
+// The input options from their declarations (command "input", src/options.cpp).
 void add_input_options(CLI::App* cmd, InputArgs& in, bool required) {
-  auto* input = cmd->add_option("INPUT", in.path,
-                                "CSV (RFC 4180), .npy or .npz file, or - for stdin (see "
-                                "docs/guide.md \"Reading tables\")");
+  auto* input = add_declared(cmd, "input", "input", in.path);
   if (required) input->required();
-  cmd->add_option("--columns", in.columns,
-                  "columns to use, comma-separated: header names or 1-based indices (default all; "
-                  "other columns may hold text)");
-  auto* h = cmd->add_flag("--header", in.header, "the first line is column names (even if numeric)");
-  auto* nh = cmd->add_flag("--no-header", in.no_header, "the first line is data");
-  h->excludes(nh);
-  cmd->add_flag("--drop-missing", in.drop_missing,
-                "drop rows with a missing value (empty, NA, NaN) in a used column; n counts the "
-                "rows kept (default: a missing value is an error)");
-  cmd->add_option("--array", in.array, ".npz input: the array to read (default: the only one)");
-  cmd->add_option("--max-input-bytes", in.max_bytes,
-                  "limit on the input's bytes and on the parsed values' bytes (default 4 GiB)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-line-bytes", in.max_line_bytes,
-                  "CSV: limit on one record's bytes (default 16 MiB)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{0xFFFFFFFFu}));
-  cmd->add_flag("--shards", in.shards,
-                "INPUT and the files after it are shards of one table, in order (a quoted glob "
-                "such as 'part_*.csv' expands in sorted order); under mpirun each rank reads a "
-                "contiguous block of them (docs/guide.md \"Running on a cluster\")");
-  cmd->add_option("MORE", in.more, "--shards: further shard files or globs");
+  add_declared(cmd, "input", "columns", in.columns);
+  auto* h = add_declared_flag(cmd, "input", "header", in.header);
+  add_declared_flag(cmd, "input", "no_header", in.no_header)->excludes(h);
+  add_declared_flag(cmd, "input", "drop_missing", in.drop_missing);
+  add_declared(cmd, "input", "array", in.array);
+  // CLI11 alone would wrap "-1" into an unsigned count: the text is checked first.
+  add_declared(cmd, "input", "max_bytes", in.max_bytes)->check(CLI::PositiveNumber);
+  add_declared(cmd, "input", "max_line_bytes", in.max_line_bytes)->check(CLI::PositiveNumber);
+  add_declared_flag(cmd, "input", "shards", in.shards);
+  add_declared(cmd, "input", "more", in.more);
 }
 
 ReadOptions read_options(const InputArgs& in) {

@@ -1,5 +1,7 @@
-// dpstats account calibrate|convert|compose|dp-sgd — the privacy calculator.
+// dpstats account calibrate|convert|compose|dp-sgd — the privacy calculator. Its options are
+// declared once (src/options.cpp, commands "account <subcommand>"), as every command's are.
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "dpstats/privacy/calculator.hpp"
 
 namespace dpstats::cli {
@@ -16,16 +18,13 @@ struct AccountArgs {
   std::optional<double> noise_multiplier, target_epsilon;
   long long steps = 0;
   std::vector<std::string> losses;
-  CalculatorAccountant accountant = CalculatorAccountant::best;
+  std::optional<CalculatorAccountant> accountant;  // absent: best
 };
 
-// --accountant best|pld|rdp, parsed by its EnumNames.
-void add_accountant(CLI::App* sub, CalculatorAccountant& target, const std::string& help) {
-  sub->add_option_function<std::string>(
-         "--accountant",
-         [&target](const std::string& name) { target = parse_enum<CalculatorAccountant>(name); },
-         help)
-      ->check(CLI::IsMember(enum_names<CalculatorAccountant>()));
+// --accountant best|pld|rdp of `command` (its declaration), parsed by its EnumNames.
+void add_accountant(CLI::App* sub, std::string_view command,
+                    std::optional<CalculatorAccountant>& target) {
+  add_enum(sub, find_option(command, "accountant"), target, {});
 }
 
 nlohmann::ordered_json with_command(const char* sub, const nlohmann::json& j) {
@@ -41,46 +40,40 @@ void add_account_command(CLI::App& app) {
   auto* account = app.add_subcommand("account", "Privacy calculator: calibrate, convert, compose");
   account->require_subcommand(1);
 
+  // Each subcommand's options are declared under "account <subcommand>" (src/options.cpp).
   auto* cal = account->add_subcommand("calibrate", "Noise scale for a mechanism and a target loss");
-  cal->add_option("--mechanism", a->mechanism, "laplace or gaussian")
+  add_declared(cal, "account calibrate", "mechanism", a->mechanism)
       ->required()
       ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
-  cal->add_option("--sensitivity", a->sensitivity, "l1 (laplace) or l2 (gaussian) sensitivity")
-      ->required();
-  cal->add_option("--epsilon", a->epsilon, "epsilon > 0")->required();
-  cal->add_option("--delta", a->delta, "delta in (0, 1) (gaussian)");
+  add_declared(cal, "account calibrate", "sensitivity", a->sensitivity)->required();
+  add_declared(cal, "account calibrate", "epsilon", a->epsilon)->required();
+  add_declared(cal, "account calibrate", "delta", a->delta);
   cal->callback([a] {
     print_json(with_command("calibrate", account_calibrate(parse_enum<NoiseMechanism>(a->mechanism),
                                                            a->sensitivity, a->epsilon, a->delta)));
   });
 
   auto* conv = account->add_subcommand("convert", "rho-zCDP or mu-GDP to (epsilon, delta)");
-  auto* rho = conv->add_option("--rho", a->rho, "rho of rho-zCDP");
-  conv->add_option("--mu", a->mu, "mu of mu-GDP")->excludes(rho);
-  conv->add_option("--delta", a->delta, "target delta in (0, 1)")->required();
+  auto* rho = add_declared(conv, "account convert", "rho", a->rho);
+  add_declared(conv, "account convert", "mu", a->mu)->excludes(rho);
+  add_declared(conv, "account convert", "delta", a->delta)->required();
   conv->callback([a] { print_json(with_command("convert", account_convert(a->rho, a->mu, a->delta))); });
 
   auto* comp = account->add_subcommand(
       "compose", "k-fold composition of (epsilon, delta), or (with --loss) of a list of "
                  "heterogeneous losses by the PLD and RDP accountants");
-  auto* loss = comp->add_option("--loss", a->losses,
-                                "a loss, repeatable: pure:EPS, approx:EPS,DELTA, zcdp:RHO, gdp:MU, "
-                                "gaussian:sigma=S[,sensitivity=D], laplace:scale=B[,sensitivity=D],"
-                                " subsampled-gaussian:q=Q,sigma=S[,steps=T]; each may end in "
-                                ",times=K (docs/guide.md)");
-  auto* ce = comp->add_option("--epsilon", a->epsilon, "per-mechanism epsilon (k-fold mode)");
-  comp->add_option("--delta", a->delta,
-                   "per-mechanism delta (k-fold mode), or the target delta (with --loss)")
-      ->required();
-  auto* ct = comp->add_option("--times", a->times, "number of mechanisms k >= 1 (k-fold mode)");
-  auto* cs = comp->add_option("--delta-slack", a->delta_slack,
-                              "extra delta of advanced composition (k-fold mode)");
-  add_accountant(comp, a->accountant, "with --loss: best (default), pld or rdp");
+  auto* loss = add_declared(comp, "account compose", "loss", a->losses);
+  auto* ce = add_declared(comp, "account compose", "epsilon", a->epsilon);
+  add_declared(comp, "account compose", "delta", a->delta)->required();
+  auto* ct = add_declared(comp, "account compose", "times", a->times);
+  auto* cs = add_declared(comp, "account compose", "delta_slack", a->delta_slack);
+  add_accountant(comp, "account compose", a->accountant);
   loss->excludes(ce)->excludes(ct)->excludes(cs);
   comp->callback([a, ce, ct, cs] {
     if (!a->losses.empty()) {
       print_json(with_command("compose",
-                              account_compose_losses(a->losses, a->delta, a->accountant)));
+                              account_compose_losses(a->losses, a->delta,
+                                                     a->accountant.value_or(CalculatorAccountant::best))));
       return;
     }
     if (!*ce || !*ct || !*cs)
@@ -93,18 +86,18 @@ void add_account_command(CLI::App& app) {
   auto* sgd = account->add_subcommand(
       "dp-sgd", "DP-SGD (Poisson-subsampled Gaussian, add/remove): epsilon from the noise "
                 "multiplier, or the noise multiplier from epsilon");
-  sgd->add_option("--sampling-rate", a->sampling_rate, "Poisson sampling rate q in (0, 1]")
-      ->required();
-  auto* nm = sgd->add_option("--noise-multiplier", a->noise_multiplier, "sigma / clip > 0");
-  auto* se = sgd->add_option("--epsilon", a->target_epsilon, "target epsilon (gives sigma)");
+  add_declared(sgd, "account dp-sgd", "sampling_rate", a->sampling_rate)->required();
+  auto* nm = add_declared(sgd, "account dp-sgd", "noise_multiplier", a->noise_multiplier);
+  auto* se = add_declared(sgd, "account dp-sgd", "epsilon", a->target_epsilon);
   nm->excludes(se);
-  sgd->add_option("--steps", a->steps, "number of steps T >= 1")->required();
-  sgd->add_option("--delta", a->delta, "delta in (0, 1)")->required();
-  add_accountant(sgd, a->accountant, "best (default: the tighter), pld or rdp");
+  add_declared(sgd, "account dp-sgd", "steps", a->steps)->required();
+  add_declared(sgd, "account dp-sgd", "delta", a->delta)->required();
+  add_accountant(sgd, "account dp-sgd", a->accountant);
   sgd->callback([a] {
     print_json(with_command("dp-sgd",
                             account_dp_sgd(a->sampling_rate, a->noise_multiplier,
-                                           a->target_epsilon, a->steps, a->delta, a->accountant)));
+                                           a->target_epsilon, a->steps, a->delta,
+                                           a->accountant.value_or(CalculatorAccountant::best))));
   });
 }
 

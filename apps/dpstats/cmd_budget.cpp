@@ -6,6 +6,7 @@
 
 #include "budget_file.hpp"
 #include "cli.hpp"
+#include "options_cli.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/privacy/budget_json.hpp"
 
@@ -53,14 +54,13 @@ void add_budget_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("budget", "Create or show a budget file (see --budget)");
   cmd->require_subcommand(1);
   auto* init = cmd->add_subcommand("init", "Create a budget file with a total");
-  init->add_option("FILE", a->file, "the file to create (refuses to overwrite)")->required();
-  init->add_option("--epsilon", a->epsilon, "total epsilon > 0 (with --delta)");
-  init->add_option("--delta", a->delta, "total delta in [0, 1) (0: pure DP)");
-  init->add_option("--rho", a->rho, "a zCDP total rho (accountant zcdp)");
-  init->add_option("--mu", a->mu, "a GDP total mu (accountant gdp)");
-  init->add_option("--accountant", a->accountant,
-                   "basic (default; pure and approximate releases), zcdp, gdp, rdp (every kind, "
-                   "subsampled training included) or pld")
+  // Its options are declared once (src/options.cpp, command "budget init").
+  add_declared(init, "budget init", "file", a->file)->required();
+  add_declared(init, "budget init", "epsilon", a->epsilon);
+  add_declared(init, "budget init", "delta", a->delta);
+  add_declared(init, "budget init", "rho", a->rho);
+  add_declared(init, "budget init", "mu", a->mu);
+  add_declared(init, "budget init", "accountant", a->accountant)
       ->check(CLI::IsMember({"basic", "zcdp", "gdp", "rdp", "pld"}));
   init->callback([a] {
     const Budget b(total_of(*a), parse_accountant(a->accountant));

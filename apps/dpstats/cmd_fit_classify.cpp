@@ -22,7 +22,7 @@
 #include "dpstats/data/fashion_mnist.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/training/train_classifier.hpp"
+#include "dpstats/training/classify_request.hpp"
 #include "fit.hpp"
 #include "ranks.hpp"
 #include "dpstats/comm/communicator.hpp"
@@ -31,12 +31,10 @@ namespace dpstats::cli {
 
 namespace {
 
+// The task's options (ClassifyRequest, bound from its declared field list) and its files.
 struct ClassifyArgs {
-  std::string data, model = "logistic", optimizer = "dp-adam-jme", test, save;
-  std::optional<double> noise_multiplier, lambda, tau, floor, feature_scale;
-  std::optional<int> classes;
-  std::optional<std::int64_t> n_public;
-  int hidden = 128;
+  optimize::ClassifyRequest request;
+  std::string data, test, save;
 };
 
 constexpr std::int64_t kFashionMnistRows = 60000;  // the package's training split (public)
@@ -100,12 +98,11 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   require(a.input.path.empty() || c.data.empty(), "give the data either as --data or as INPUT, not both");
   const std::string data = c.data.empty() ? a.input.path : c.data;
   require(!data.empty(), "--data fashion-mnist|FILE.csv is required for --task classify");
+  const optimize::ClassifyRequest& q = c.request;
   optimize::ClassifyOptions o;
-  o.optimizer = optimize::parse_classify_optimizer(c.optimizer);
-  const auto kind = optimize::parse_model_kind(c.model);
-  const bool priv = optimize::is_private(o.optimizer);
-  if (!priv) {
-    require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share &&
+  optimize::apply_request(q, o);
+  if (!optimize::is_private(o.optimizer)) {
+    require(!a.epsilon && !a.delta && !q.noise_multiplier && !q.feature_scale && !a.scale_share &&
                 !a.budget,
             "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
             "--feature-scale, --scale-share and --budget do not apply");
@@ -115,27 +112,13 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
             "--noise-multiplier it is the cap the run must fit in)");
     require(a.delta.has_value(), "--delta is required for a private optimizer (in (0, 1))");
     o.privacy = {*a.epsilon, *a.delta};
-    if (c.noise_multiplier) o.noise_multiplier = *c.noise_multiplier;
-    if (c.feature_scale) o.feature_scale = *c.feature_scale;
     if (a.scale_share) o.scale_share = *a.scale_share;
   }
   if (a.epochs) o.epochs = *a.epochs;
   if (a.batch_size) o.batch_size = *a.batch_size;
   if (a.step_size) o.learning_rate = *a.step_size;
   if (a.clip) o.clip = *a.clip;
-  if (c.lambda) {
-    require(o.optimizer == optimize::ClassifyOptimizer::dp_adam_jme,
-            "--lambda applies to --optimizer dp-adam-jme only");
-    o.lambda = *c.lambda;
-  }
-  if (c.tau) {
-    require(o.optimizer == optimize::ClassifyOptimizer::dp_adam_joint_clip,
-            "--tau applies to --optimizer dp-adam-joint-clip only");
-    o.tau = *c.tau;
-  }
-  if (c.floor) o.second_moment_floor = *c.floor;
   if (a.threads) o.run.threads = *a.threads;
-  o.n_public = c.n_public;
   if (!o.n_public && data == "fashion-mnist") o.n_public = kFashionMnistRows;
   o.holdout = a.holdout;
   if (a.holdout_share) o.holdout_share = *a.holdout_share;
@@ -144,27 +127,23 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   o.run.comm = ranks();  // null: one process; several ranks: this rank's rows
   LabelledImages train, test, fashion;
   if (data == "fashion-mnist") {
-    require(!c.classes || *c.classes == 10, "fashion-mnist has 10 classes");
+    require(!q.classes || *q.classes == 10, "fashion-mnist has 10 classes");
     require(c.test.empty(), "--test does not apply to --data fashion-mnist (its test split is used)");
     auto f = load_fashion_mnist();
     fashion = std::move(f.train);
     test = std::move(f.test);
   } else {
-    require(c.classes.has_value(), "--classes K (the public number of classes) is required for CSV data");
-    require(*c.classes >= 2, "--classes must be >= 2");
-    if (!c.test.empty() && !dry_run_open()) test = read_labelled_csv(c.test, *c.classes, read_options(a.input));
+    require(q.classes.has_value(), "--classes K (the public number of classes) is required for CSV data");
+    if (!c.test.empty() && !dry_run_open()) test = read_labelled_csv(c.test, *q.classes, read_options(a.input));
   }
-  train = train_shard(a, data, c.classes.value_or(10), fashion);
+  const int classes = q.classes.value_or(10);
+  train = train_shard(a, data, classes, fashion);
   fashion = LabelledImages{};
-  const int classes = c.classes.value_or(10);
   const Eigen::Index d = train.images.cols();
   if (test.images.size() > 0)
     require(test.images.cols() == d, "--test has a different number of features than --data");
   auto rng = make_rng(a.seed);
-  SeededRng init(a.seed.value_or(0) ^ 0x9e3779b97f4a7c15ULL);  // public, data-independent init
-  optimize::Classifier model = kind == optimize::ModelKind::mlp
-                                   ? optimize::Classifier::mlp(d, c.hidden, classes, init)
-                                   : optimize::Classifier::logistic(d, classes);
+  optimize::Classifier model = optimize::initial_model(q, d, classes, a.seed);
   const bool tty = isatty(fileno(stderr));
   const int epochs = o.epochs;
   auto progress = [tty, epochs](const optimize::EpochReport& r) {
@@ -204,24 +183,14 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
 FitRunner add_fit_classify(CLI::App* cmd) {
   auto c = std::make_shared<ClassifyArgs>();
   add_declared(cmd, "fit", "data", c->data);
-  add_declared(cmd, "fit", "model", c->model)
-      ->check(CLI::IsMember(enum_names<optimize::ModelKind>()));
-  std::string optimizers;
-  for (const auto& m : optimize::classify_optimizers())
-    optimizers += fmt::format("{}{}: {}", optimizers.empty() ? "" : "; ", m.name, m.summary);
-  auto* optimizer = add_declared(cmd, "fit", "optimizer", c->optimizer);
-  optimizer->description(optimizer->get_description() + ": " + optimizers)
-      ->check(CLI::IsMember(method_names(optimize::classify_optimizers())));
-  add_declared(cmd, "fit", "hidden", c->hidden);
-  add_declared(cmd, "fit", "noise_multiplier", c->noise_multiplier);
-  add_declared(cmd, "fit", "feature_scale", c->feature_scale);
-  add_declared(cmd, "fit", "lambda", c->lambda);
-  add_declared(cmd, "fit", "tau", c->tau);
-  add_declared(cmd, "fit", "second_moment_floor", c->floor);
-  add_declared(cmd, "fit", "classes", c->classes);
-  add_declared(cmd, "fit", "n_public", c->n_public);
   add_declared(cmd, "fit", "test", c->test);
   add_declared(cmd, "fit", "save_weights", c->save);
+  add_request_options(cmd, "fit", c->request, optimize::classify_optimizers());
+  std::string optimizers;  // --optimizer's help lists each optimizer's summary
+  for (const auto& m : optimize::classify_optimizers())
+    optimizers += fmt::format("{}{}: {}", optimizers.empty() ? "" : "; ", m.name, m.summary);
+  auto* optimizer = cmd->get_option("--optimizer");
+  optimizer->description(optimizer->get_description() + ": " + optimizers);
   return [c](const FitArgs& a) { run_fit(a, *c); };
 }
 

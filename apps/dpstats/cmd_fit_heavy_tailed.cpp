@@ -17,7 +17,7 @@
 #include "cli.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_request.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "fit.hpp"
 #include "ranks.hpp"
@@ -25,13 +25,7 @@
 namespace dpstats::cli {
 namespace {
 
-struct HeavyArgs {
-  std::optional<double> moment_order, moment_bound, moment_bound_2;
-  std::optional<int> phases;
-  std::optional<std::string> inner, final_clip_rule;
-};
-
-void run_fit(const FitArgs& a, const HeavyArgs& h) {
+void run_fit(const FitArgs& a, const optimize::HeavyTailedRequest& request) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
   reject_for_task(a.feature_bound.has_value(), "feature-bound", a.task);
@@ -39,22 +33,11 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   optimize::HeavyTailedOptions o;
   o.method = parse_enum<optimize::HeavyTailedMethod>(a.method.value_or("clipped-gd"));
   o.loss = parse_enum<optimize::GlmKind>(a.loss.value_or("absolute"));
-  const auto& info = find_method(optimize::fit_methods(optimize::FitTask::heavy_tailed), "fit --task heavy-tailed",
-                                 name_of(o.method));
-  std::vector<std::string> given;
-  for (const auto& [set, name] : {std::pair{a.steps.has_value(), "steps"},
-                                  std::pair{a.step_size.has_value(), "step_size"},
-                                  std::pair{a.clip.has_value(), "clip"},
-                                  std::pair{a.delta.has_value() && *a.delta != 0, "delta"},
-                                  std::pair{h.phases.has_value(), "phases"},
-                                  std::pair{h.inner.has_value(), "inner"},
-                                  std::pair{h.final_clip_rule.has_value(), "final_clip_rule"}}) {
-    if (set) given.emplace_back(name);
-  }
-  check_options_apply(optimize::fit_methods(optimize::FitTask::heavy_tailed), info, given);
   o.profile = a.profile.value_or(Profile::practical);
-  if (h.inner) o.inner = parse_enum<optimize::InnerSolver>(*h.inner);
-  if (h.final_clip_rule) o.final_clip_rule = parse_enum<optimize::FinalClipRule>(*h.final_clip_rule);
+  o.steps = a.steps;
+  o.step_size = a.step_size;
+  o.clip = a.clip;
+  optimize::apply_request(request, o);  // refuses what the method does not read
   if (o.method != optimize::HeavyTailedMethod::non_private) {
     require(a.epsilon.has_value(), "--epsilon is required (> 0)");
     o.privacy = {*a.epsilon, a.delta.value_or(0)};  // delta: the library's rule (dp-sgd needs it)
@@ -62,15 +45,8 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
   require(a.domain_radius.has_value(),
           "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");
   o.domain_radius = *a.domain_radius;
-  o.moment_order = h.moment_order.value_or(4);
-  o.moment_bound = h.moment_bound;
-  o.moment_bound_2 = h.moment_bound_2;
   if (a.scale_share) o.scale_share = *a.scale_share;
   o.centre = centre_option(a);
-  o.phases = h.phases;
-  o.steps = a.steps;
-  o.step_size = a.step_size;
-  o.clip = a.clip;
   if (a.threads) o.run.threads = *a.threads;
   o.holdout = a.holdout;
   if (a.holdout_share) o.holdout_share = *a.holdout_share;
@@ -102,14 +78,10 @@ void run_fit(const FitArgs& a, const HeavyArgs& h) {
 }  // namespace
 
 FitRunner add_fit_heavy_tailed(CLI::App* cmd) {
-  auto h = std::make_shared<HeavyArgs>();
-  add_declared(cmd, "fit", "moment_order", h->moment_order);
-  add_declared(cmd, "fit", "moment_bound", h->moment_bound);
-  add_declared(cmd, "fit", "moment_bound_2", h->moment_bound_2);
-  add_declared(cmd, "fit", "phases", h->phases);
-  add_declared(cmd, "fit", "inner", h->inner);
-  add_declared(cmd, "fit", "final_clip_rule", h->final_clip_rule);
-  return [h](const FitArgs& a) { run_fit(a, *h); };
+  auto request = std::make_shared<optimize::HeavyTailedRequest>();
+  add_request_options(cmd, "fit", *request,
+                      optimize::fit_methods(optimize::FitTask::heavy_tailed));
+  return [request](const FitArgs& a) { run_fit(a, *request); };
 }
 
 }  // namespace dpstats::cli

@@ -19,18 +19,13 @@
 #include "dpstats/error.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "dpstats/user_level/home_rank.hpp"
-#include "dpstats/user_level/user_level.hpp"
+#include "dpstats/user_level/user_level_request.hpp"
 #include "fit.hpp"
 #include "ranks.hpp"
 
 namespace dpstats::cli {
 
 namespace {
-
-struct Alg3Args {
-  std::optional<double> smoothing_radius;
-  std::optional<std::int64_t> users_per_step;
-};
 
 // The rows as (user ids, label and features): without --users, column 1 holds integer ids and the
 // rest follow; with --users COLUMN, that column's cells (integers or text such as airport codes)
@@ -123,24 +118,17 @@ UserRows dry_run_users(const FitArgs& a, std::int64_t items_per_user) {
   return out;
 }
 
-void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) {
+void run_fit(const FitArgs& a, const optimize::UserLevelRequest& request) {
   reject_for_task(a.epochs.has_value(), "epochs", a.task);
   reject_for_task(a.batch_size.has_value(), "batch-size", a.task);
   optimize::UserLevelOptions o;
   o.method = parse_enum<optimize::UserLevelMethod>(a.method.value_or("dp-gd-user"));
   o.loss = parse_enum<optimize::GlmKind>(a.loss.value_or("logistic"));
-  const auto& info = find_method(optimize::fit_methods(optimize::FitTask::user_level), "fit --task user-level",
-                                 name_of(o.method));
-  std::vector<std::string> given;
-  for (const auto& [set, name] : {std::pair{a.steps.has_value(), "steps"},
-                                  std::pair{a.step_size.has_value(), "step_size"},
-                                  std::pair{a.clip.has_value(), "clip"},
-                                  std::pair{a.profile.has_value(), "profile"},
-                                  std::pair{a3.smoothing_radius.has_value(), "smoothing_radius"},
-                                  std::pair{a3.users_per_step.has_value(), "users_per_step"}}) {
-    if (set) given.emplace_back(name);
-  }
-  check_options_apply(optimize::fit_methods(optimize::FitTask::user_level), info, given);
+  o.profile = a.profile.value_or(Profile::practical);
+  o.steps = a.steps;
+  o.step_size = a.step_size;
+  o.clip = a.clip;
+  optimize::apply_request(request, o, a.profile.has_value());  // refuses what the method does not read
   require(a.domain_radius.has_value(),
           "--domain-radius R is required: the radius of the ball B(0, R) that holds the weights");
   require(!a.budget || o.method != optimize::UserLevelMethod::non_private,
@@ -151,25 +139,16 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
     o.privacy = {*a.epsilon, *a.delta};
   }
   o.domain_radius = *a.domain_radius;
-  o.steps = a.steps;
-  o.step_size = a.step_size;
-  o.clip = a.clip;
   o.feature_bound = a.feature_bound;
   o.label_bound = a.label_bound;
   if (a.scale_share) o.scale_share = *a.scale_share;
   o.centre = centre_option(a);
-  o.profile = a.profile.value_or(Profile::practical);
-  o.alg3.smoothing_radius = a3.smoothing_radius;
-  o.alg3.users_per_step = a3.users_per_step;
   if (a.threads) o.run.threads = *a.threads;
   o.holdout = a.holdout;
   if (a.holdout_share) o.holdout_share = *a.holdout_share;
   if (a.holdout_loss_bound) o.holdout_loss_bound = *a.holdout_loss_bound;
   require(!a.input.path.empty(), "INPUT (CSV: user id, label, features) is required for --task user-level");
-  require(items_per_user >= 1,
-          "--items-per-user m is required for --task user-level: the public number of rows each "
-          "user contributes (each user's rows are truncated to m, or repeated); it is not taken "
-          "from the data, whose row count is private when a user's whole data may change");
+  const std::int64_t items_per_user = optimize::items_per_user(request);
   // Several ranks: this rank's rows (by row range or --shards); gather_users moves every row to
   // its user's home rank before any per-user clip (dpstats/user_level/home_rank.hpp).
   o.run.comm = ranks();
@@ -208,12 +187,9 @@ void run_fit(const FitArgs& a, std::int64_t items_per_user, const Alg3Args& a3) 
 }  // namespace
 
 FitRunner add_fit_user_level(CLI::App* cmd) {
-  auto items_per_user = std::make_shared<std::int64_t>(0);  // 0: not given (refused)
-  auto a3 = std::make_shared<Alg3Args>();
-  add_declared(cmd, "fit", "items_per_user", *items_per_user);
-  add_declared(cmd, "fit", "smoothing_radius", a3->smoothing_radius);
-  add_declared(cmd, "fit", "users_per_step", a3->users_per_step);
-  return [items_per_user, a3](const FitArgs& a) { run_fit(a, *items_per_user, *a3); };
+  auto request = std::make_shared<optimize::UserLevelRequest>();
+  add_request_options(cmd, "fit", *request, optimize::fit_methods(optimize::FitTask::user_level));
+  return [request](const FitArgs& a) { run_fit(a, *request); };
 }
 
 }  // namespace dpstats::cli

@@ -64,6 +64,8 @@ def output_fields() -> dict:
     return json.loads(_dpstats._output_fields())
 
 
+@_options.documented("input", "columns", "header", "drop_missing", "array", "max_bytes",
+                     "max_line_bytes")
 def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optional[bool] = None,
                drop_missing: bool = False, array: Optional[str] = None,
                max_bytes: Optional[int] = None, max_line_bytes: Optional[int] = None,
@@ -80,6 +82,8 @@ def read_table(path: str, *, columns: Optional[Sequence] = None, header: Optiona
     ``columns[j]`` is the list of column j's cells (quotes removed), e.g. a department column for
     :func:`histogram`: ``(dept,), _ = dpstats.read_table(p, columns=["dept"], text=True)``.
     """
+    for name, value in (("max_bytes", max_bytes), ("max_line_bytes", max_line_bytes)):
+        _options.check("input", name, value)  # the tool's --max-input-bytes, --max-line-bytes
     if isinstance(columns, (str, int, np.integer)):
         columns = [columns]
     cols = [] if columns is None else [c if isinstance(c, str) else int(c) for c in columns]

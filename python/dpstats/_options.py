@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import keyword
 
 import numpy as np
 
@@ -51,6 +52,10 @@ def documented(command: str, *names):
     return wrap
 
 
+def _keyword(name: str) -> str:
+    return name + "_" if keyword.iskeyword(name) else name
+
+
 def _number(name: str, x) -> float:
     try:
         return float(x)
@@ -90,22 +95,24 @@ def request_keywords(command: str, fields, shared=()):
     function takes them as ``**options`` and receives them converted by kind; its signature
     lists each as a keyword-only argument (default None) and its docstring carries each one's
     declared line, after those of the ``shared`` options it names itself. A new option of the
-    command is then its declaration and a field of its request, with no edit here."""
+    command is then its declaration and a field of its request, with no edit here. A name that
+    is a Python keyword is spelled with a trailing underscore (``lambda_``)."""
     fields = tuple(fields)
-    kinds = dict(fields)
+    kinds = {_keyword(n): k for n, k in fields}
+    names = {_keyword(n): n for n, _ in fields}
 
     def wrap(f):
         sig = inspect.signature(f)
         params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
-        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
-                   for n, _ in fields]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+                   for k in kinds]
         signature = sig.replace(parameters=params)
 
         @functools.wraps(f)
         def g(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)  # TypeError for a keyword not declared
-            options = {n: _converted(n, kinds[n], bound.arguments.pop(n))
-                       for n in list(bound.arguments) if n in kinds}
+            options = {names[k]: _converted(k, kinds[k], bound.arguments.pop(k))
+                       for k in list(bound.arguments) if k in kinds}
             return f(*bound.args, **bound.kwargs, **options)
         g.__signature__ = signature
         return documented(command, *shared, *(n for n, _ in fields))(g)

@@ -7,7 +7,7 @@ import os
 import tempfile
 from typing import Optional
 
-from . import _dpstats
+from . import _dpstats, _options
 
 BudgetExceeded = _dpstats.BudgetExceeded
 BudgetExceeded.__doc__ = (
@@ -33,12 +33,15 @@ class Budget:
     ``--budget FILE``; the spend is recomputed from the saved ledger when loading).
     """
 
+    @_options.documented("budget init", "epsilon", "delta", "rho", "mu", "accountant")
     def __init__(self, epsilon: Optional[float] = None, delta: Optional[float] = None, *,
                  accountant: str = "basic", rho: Optional[float] = None,
                  mu: Optional[float] = None, _native=None):
         if _native is not None:
             self._native = _native
             return
+        for name, value in (("epsilon", epsilon), ("delta", delta), ("rho", rho), ("mu", mu)):
+            _options.check("budget init", name, value)  # the tool's `budget init` ranges
         given = sum(v is not None for v in (epsilon, rho, mu))
         if given != 1:
             raise ValueError("give exactly one total: epsilon (with delta), rho or mu")

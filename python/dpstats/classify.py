@@ -48,7 +48,6 @@ from . import _dry, _options, _required
 from .budget import native
 from .release import Release
 
-_OPTIMIZERS = tuple(_dpstats._classify_optimizers())  # the library's registry
 
 
 def _labels(y, name):
@@ -66,58 +65,44 @@ def _labels(y, name):
 
 
 @_dry.dry_runnable("fit classify", "feature_scale=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
-@_options.documented("fit", "model", "optimizer", "hidden", "classes", "noise_multiplier",
-                     "feature_scale", "lambda", "tau", "second_moment_floor", "n_public")
-def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
-                 epsilon: Optional[float] = None, delta: Optional[float] = None,
-                 noise_multiplier: Optional[float] = None,
-                 feature_scale: Optional[float] = None, scale_share: Optional[float] = None,
-                 epochs: int = 10,
+@_options.request_keywords("fit", _dpstats._classify_options())
+def fit_classify(X, y, epsilon: Optional[float] = None, delta: Optional[float] = None,
+                 scale_share: Optional[float] = None, epochs: int = 10,
                  batch_size: int = 256, step_size: Optional[float] = None, clip: float = 1.0,
-                 classes: Optional[int] = None, hidden: int = 128, lambda_: float = 1.0,
-                 tau: float = 0.5, second_moment_floor: Optional[float] = None, X_test=None,
-                 y_test=None, threads: Optional[int] = None, seed: Optional[int] = None,
-                 budget=None, comm=None, n_public: Optional[int] = None,
+                 X_test=None, y_test=None, threads: Optional[int] = None,
+                 seed: Optional[int] = None, budget=None, comm=None,
                  holdout: Optional[float] = None, holdout_share: Optional[float] = None,
-                 holdout_loss_bound: Optional[float] = None) -> Release:
+                 holdout_loss_bound: Optional[float] = None, **options) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
     doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to (on rank 0 only under
     ``comm``). ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y:
     this rank's rows, rank r's after those of ranks 0..r-1; every rank passes the same options
     and X_test): the private optimizers give the one-process release on every rank (docs/guide.md
-    "Running on a cluster"); optimizer="adam" refuses several ranks."""
+    "Running on a cluster"); optimizer="adam" refuses several ranks. The task's own options
+    (model, optimizer, classes, ...) are its declared keywords, listed below."""
     # Whether the test set is the training data: object identity or shared memory (public facts,
     # never a comparison of rows, which would itself reveal membership).
     test_is_train = X_test is not None and (X_test is X or (
         isinstance(X_test, np.ndarray) and isinstance(X, np.ndarray)
         and np.shares_memory(X_test, X)))
-    if optimizer not in _OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(_OPTIMIZERS)}, got {optimizer!r}")
-    if model not in ("logistic", "mlp"):
-        raise ValueError(f"model must be 'logistic' or 'mlp', got {model!r}")
+    private = _dpstats._classify_is_private(options)  # the options checked by the library
+    classes = options.get("classes")
     if classes is None:
         raise ValueError("classes (the public number of classes) is required")
-    private = optimizer != "adam"
     if private:
         if epsilon is None:
             raise ValueError("epsilon is required for a private optimizer (the whole run's target; "
                              "with noise_multiplier, the cap the run must fit in)")
         if delta is None:
             raise ValueError("delta is required for a private optimizer (in (0, 1))")
-    elif (epsilon is not None or delta is not None or noise_multiplier is not None
-          or feature_scale is not None or budget is not None):
-        raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier, "
-                         "feature_scale and budget do not apply")
-    for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
-                    ("hidden", hidden), ("threads", 1 if threads is None else threads),
-                    ("n_public", 1 if n_public is None else n_public)):
+    elif (epsilon is not None or delta is not None or options.get("noise_multiplier") is not None
+          or options.get("feature_scale") is not None or budget is not None):
+        raise ValueError(f"optimizer={options['optimizer']!r} is not private: epsilon, delta, "
+                         "noise_multiplier, feature_scale and budget do not apply")
+    for name, v in (("epochs", epochs), ("batch_size", batch_size),
+                    ("threads", 1 if threads is None else threads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    for name, value in (("hidden", hidden), ("classes", classes),
-                        ("noise_multiplier", noise_multiplier), ("feature_scale", feature_scale),
-                        ("lambda", lambda_), ("tau", tau),
-                        ("second_moment_floor", second_moment_floor), ("n_public", n_public)):
-        _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
     try:
         X = np.ascontiguousarray(X, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -135,18 +120,12 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
             raise ValueError(f"y_test labels must be in 0..{classes - 1}")
     from . import _seed
     est, fields = _dpstats.fit_classify(
-        X, y, model, optimizer, int(classes), int(hidden),
-        None if epsilon is None else float(epsilon),
-        None if noise_multiplier is None else float(noise_multiplier),
+        X, y, options, None if epsilon is None else float(epsilon),
         None if delta is None else float(delta),
-        None if feature_scale is None else float(feature_scale),
-        None if scale_share is None else float(scale_share), int(epochs),
-        int(batch_size), None if step_size is None else float(step_size), float(clip),
-        float(lambda_), float(tau),
-        None if second_moment_floor is None else float(second_moment_floor), Xt, yt,
+        None if scale_share is None else float(scale_share), int(epochs), int(batch_size),
+        None if step_size is None else float(step_size), float(clip), Xt, yt,
         None if threads is None else int(threads), _seed(seed), native(budget), comm,
-        None if n_public is None else int(n_public), bool(test_is_train),
-        None if holdout is None else float(holdout),
+        bool(test_is_train), None if holdout is None else float(holdout),
         None if holdout_share is None else float(holdout_share),
         None if holdout_loss_bound is None else float(holdout_loss_bound))
     r = Release._from_native(est, fields, "fit/classify")

@@ -70,20 +70,18 @@ def fit(X, y, users=None, task: Optional[str] = None, **options) -> Release:
     return fit_heavy_tailed(X, y, **options)
 
 
-@_options.documented("fit", "items_per_user", "smoothing_radius", "users_per_step")
+@_options.request_keywords("fit", _dpstats._user_level_options())
 def _fit_user_level(X, y, users, loss: str = "logistic",
                     method: Optional[str] = None, epsilon: Optional[float] = None,
                     delta: Optional[float] = None, domain_radius: Optional[float] = None,
-                    seed: Optional[int] = None, *, profile: str = "practical",
+                    seed: Optional[int] = None, *, profile: Optional[str] = None,
                     steps: Optional[int] = None, step_size: Optional[float] = None,
-                    clip: Optional[float] = None, items_per_user: Optional[int] = None,
-                    feature_bound: Optional[float] = None, label_bound: Optional[float] = None,
-                    scale_share: Optional[float] = None, smoothing_radius: Optional[float] = None,
-                    users_per_step: Optional[int] = None, budget=None,
-                    centre: Optional[bool] = None, threads: Optional[int] = None,
+                    clip: Optional[float] = None, feature_bound: Optional[float] = None,
+                    label_bound: Optional[float] = None, scale_share: Optional[float] = None,
+                    budget=None, centre: Optional[bool] = None, threads: Optional[int] = None,
                     comm=None, holdout: Optional[float] = None,
                     holdout_share: Optional[float] = None,
-                    holdout_loss_bound: Optional[float] = None) -> Release:
+                    holdout_loss_bound: Optional[float] = None, **options) -> Release:
     """User-level private fit of a linear model on rows ``X`` (rows x d), labels ``y``, ids ``users``.
 
     ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y, users: this
@@ -153,34 +151,21 @@ def _fit_user_level(X, y, users, loss: str = "logistic",
     from . import _seed
     if steps is not None and (not isinstance(steps, (int, np.integer)) or steps < 1):
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
-    for name, value in (("smoothing_radius", smoothing_radius),
-                        ("users_per_step", users_per_step)):
-        _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")
-    if items_per_user is None:
-        raise ValueError("items_per_user is required for task='user-level': the public number "
-                         "of rows each user contributes (each user's rows are truncated to it, "
-                         "or repeated); it is not taken from the data")
-    if (isinstance(items_per_user, bool) or not isinstance(items_per_user, (int, np.integer))
-            or items_per_user < 1):
-        raise ValueError(f"items_per_user must be a positive integer, got {items_per_user!r}")
-    _options.check("fit", "items_per_user", items_per_user)
     if threads is not None and (isinstance(threads, bool)
                                 or not isinstance(threads, (int, np.integer))):
         raise ValueError(f"threads must be an integer, got {threads!r}")
     est, fields = _dpstats.fit_user_level(
-        X, y, ids, str(loss), method, str(profile),
+        X, y, ids, str(loss), method, None if profile is None else str(profile),
         0.0 if epsilon is None else _float(epsilon, "epsilon"),
         0.0 if delta is None else _float(delta, "delta"), _float(domain_radius, "domain_radius"),
-        None if steps is None else int(steps),
+        options, None if steps is None else int(steps),
         None if step_size is None else _float(step_size, "step_size"),
-        None if clip is None else _float(clip, "clip"), int(items_per_user),
+        None if clip is None else _float(clip, "clip"),
         None if feature_bound is None else _float(feature_bound, "feature_bound"),
         None if label_bound is None else _float(label_bound, "label_bound"), _seed(seed),
-        None if smoothing_radius is None else _float(smoothing_radius, "smoothing_radius"),
-        None if users_per_step is None else int(users_per_step),
         None if scale_share is None else _float(scale_share, "scale_share"), native(budget),
         _centre(centre), None if threads is None else int(threads), comm,
         None if holdout is None else _float(holdout, "holdout"),

@@ -63,21 +63,17 @@ def _centre(centre):
 
 
 @_dry.dry_runnable("fit heavy-tailed", "moment_bound=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
-@_options.documented("fit", "moment_order", "moment_bound", "moment_bound_2", "phases", "inner",
-                     "final_clip_rule")
+@_options.request_keywords("fit", _dpstats._heavy_tailed_options())
 def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
                      epsilon: Optional[float] = None, domain_radius: Optional[float] = None,
                      seed: Optional[int] = None, *, delta: Optional[float] = None,
-                     profile: str = "practical", moment_order: float = 4.0,
-                     moment_bound: Optional[float] = None, moment_bound_2: Optional[float] = None,
-                     scale_share: Optional[float] = None, phases: Optional[int] = None,
+                     profile: str = "practical", scale_share: Optional[float] = None,
                      steps: Optional[int] = None, step_size: Optional[float] = None,
-                     clip: Optional[float] = None, inner: Optional[str] = None,
-                     final_clip_rule: Optional[str] = None, budget=None,
+                     clip: Optional[float] = None, budget=None,
                      centre: Optional[bool] = None, threads: Optional[int] = None,
                      comm=None, holdout: Optional[float] = None,
                      holdout_share: Optional[float] = None,
-                     holdout_loss_bound: Optional[float] = None) -> Release:
+                     holdout_loss_bound: Optional[float] = None, **options) -> Release:
     """Pure epsilon-DP fit with heavy-tailed gradients; see the module doc. ``budget``: a
     :class:`dpstats.Budget` the release is charged to. ``centre``: None (default) centres the
     features privately and fits an intercept when their scale is unknown and the records suffice;
@@ -101,11 +97,8 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {', '.join(_LOSSES)}, got {loss!r}")
-    # delta: the library's one rule (dp-sgd requires it in (0, 1); every other method is pure DP).
-    # inner and final_clip_rule: parsed by the binding (EnumNames<InnerSolver>, <FinalClipRule>).
-    _dpstats.check_fit_options("heavy-tailed", method, [
-        name for name, v in (("inner", inner), ("final_clip_rule", final_clip_rule))
-        if v is not None])
+    # delta: the library's one rule (dp-sgd requires it in (0, 1); every other method is pure
+    # DP); the options a method does not read: the library's too (its registry line).
     X = _table.table(X, None, "X")  # a text column: ValueError naming it, not its content
     try:
         y = np.asarray(y, dtype=np.float64, order="C")
@@ -117,17 +110,12 @@ def fit_heavy_tailed(X, y, loss: str = "absolute", method: Optional[str] = None,
     if domain_radius is None:
         raise ValueError("domain_radius is required: the radius of the ball B(0, R) that holds "
                          "the weights")
-    for name, value in (("moment_order", moment_order), ("moment_bound", moment_bound),
-                        ("moment_bound_2", moment_bound_2), ("phases", phases)):
-        _options.check("fit", name, value)  # the declared range (dpstats/options.hpp)
     opt = lambda v, name: None if v is None else _float(v, name)  # noqa: E731
     est, fields = _dpstats.fit_heavy_tailed(
         X, y, loss, method, str(profile), 0.0 if epsilon is None else _float(epsilon, "epsilon"),
         0.0 if delta is None else _float(delta, "delta"), _float(domain_radius, "domain_radius"),
-        _float(moment_order, "moment_order"), opt(moment_bound, "moment_bound"),
-        opt(moment_bound_2, "moment_bound_2"), _opt_int(phases, "phases"),
-        _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"), inner,
-        final_clip_rule, _seed(seed), opt(scale_share, "scale_share"), native(budget),
-        _centre(centre), _opt_int(threads, "threads"), comm, opt(holdout, "holdout"),
+        options, _opt_int(steps, "steps"), opt(step_size, "step_size"), opt(clip, "clip"),
+        _seed(seed), opt(scale_share, "scale_share"), native(budget), _centre(centre),
+        _opt_int(threads, "threads"), comm, opt(holdout, "holdout"),
         opt(holdout_share, "holdout_share"), opt(holdout_loss_bound, "holdout_loss_bound"))
     return Release._from_native(est, fields, "fit/heavy-tailed")

@@ -5,7 +5,8 @@
 #include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/error.hpp"
-#include "dpstats/training/train_classifier.hpp"
+#include "dpstats/training/classify_request.hpp"
+#include "request.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -26,42 +27,35 @@ std::vector<int> as_labels(const py::array_t<std::int64_t, py::array::c_style | 
   return out;
 }
 
+// The task's own options come as one dict, filled by ClassifyRequest's field list (request.hpp).
 py::tuple fit_classify_native(
     const CArray& X, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& y,
-    const std::string& model, const std::string& optimizer, int classes, int hidden,
-    std::optional<double> epsilon, std::optional<double> noise_multiplier,
-    std::optional<double> delta, std::optional<double> feature_scale, std::optional<double> scale_share,
-    int epochs, int batch_size, std::optional<double> learning_rate, double clip,
-    double jme_lambda, double tau,
-    std::optional<double> second_moment_floor, std::optional<CArray> X_test,
+    const py::dict& options, std::optional<double> epsilon, std::optional<double> delta,
+    std::optional<double> scale_share, int epochs, int batch_size,
+    std::optional<double> learning_rate, double clip, std::optional<CArray> X_test,
     std::optional<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> y_test,
     std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget,
-    const py::object& comm, std::optional<std::int64_t> n_public, bool test_is_train,
-    std::optional<double> holdout, std::optional<double> holdout_share,
-    std::optional<double> holdout_loss_bound) {
+    const py::object& comm, bool test_is_train, std::optional<double> holdout,
+    std::optional<double> holdout_share, std::optional<double> holdout_loss_bound) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
+  optimize::ClassifyRequest request;
+  fill_request(request, "fit", options);
+  require(request.classes.has_value(), "classes (the public number of classes) is required");
   optimize::ClassifyOptions o;
-  o.optimizer = optimize::parse_classify_optimizer(optimizer);
+  optimize::apply_request(request, o);
   o.privacy = {epsilon.value_or(0.0), delta.value_or(0.0)};  // 0 = not given: refused
-  o.noise_multiplier = noise_multiplier;
-  o.feature_scale = feature_scale;
   o.scale_share = scale_share;
   o.epochs = epochs;
   o.batch_size = batch_size;
   o.learning_rate = learning_rate;
   o.clip = clip;
-  o.lambda = jme_lambda;
-  o.tau = tau;
-  o.second_moment_floor = second_moment_floor;
-  o.n_public = n_public;
   o.holdout = holdout;
   if (holdout_share) o.holdout_share = *holdout_share;
   if (holdout_loss_bound) o.loss_bound = *holdout_loss_bound;
   if (threads) o.run.threads = check_threads(*threads);  // absent: RunControl's default
   const auto ranks = communicator(comm);  // comm=None: this process holds every row
   o.run.comm = ranks.get();
-  const auto kind = optimize::parse_model_kind(model);
   RowMatrix test_X;
   std::vector<int> test_y;
   optimize::EvalSet eval;
@@ -72,18 +66,15 @@ py::tuple fit_classify_native(
     eval = {&test_X, &test_y, test_is_train};
   }
   auto rng = make_rng(seed);
-  SeededRng init(seed.value_or(0) ^ 0x9e3779b97f4a7c15ULL);  // public, data-independent init
   Release<optimize::Classifier> r;
   {
     GilRelease release(budget);
-    auto m = kind == optimize::ModelKind::mlp
-                 ? optimize::Classifier::mlp(data.cols(), hidden, classes, init)
-                 : optimize::Classifier::logistic(data.cols(), classes);
+    auto m = optimize::initial_model(request, data.cols(), *request.classes, seed);
     r = optimize::train_classifier(std::move(m), data, labels, o, *rng, budget, eval);
   }
   r.diagnostics["features"] = r.estimate.features();
   r.diagnostics["classes"] = r.estimate.classes();
-  if (kind == optimize::ModelKind::mlp) r.diagnostics["hidden"] = r.estimate.hidden();
+  if (r.estimate.kind() == optimize::ModelKind::mlp) r.diagnostics["hidden"] = r.estimate.hidden();
   Release<Vector> flat;
   flat.estimate = r.estimate.parameters();
   flat.privacy = r.privacy;
@@ -98,19 +89,25 @@ py::tuple fit_classify_native(
 }  // namespace
 
 void bind_classify(py::module_& m) {
-  m.def("_classify_optimizers", [] {
-    std::vector<std::string> names;
-    for (const auto& mi : optimize::classify_optimizers()) names.emplace_back(mi.name);
-    return names;
-  });
-  m.def("fit_classify", &fit_classify_native, py::arg("X"), py::arg("y"), py::arg("model"),
-        py::arg("optimizer"), py::arg("classes"), py::arg("hidden"), py::arg("epsilon"),
-        py::arg("noise_multiplier"), py::arg("delta"), py::arg("feature_scale"),
-        py::arg("scale_share"), py::arg("epochs"), py::arg("batch_size"),
-        py::arg("learning_rate"), py::arg("clip"), py::arg("jme_lambda"), py::arg("tau"),
-        py::arg("second_moment_floor"), py::arg("X_test"), py::arg("y_test"), py::arg("threads"),
-        py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none(),
-        py::arg("n_public") = py::none(), py::arg("test_is_train") = false,
-        py::arg("holdout") = py::none(), py::arg("holdout_share") = py::none(),
-        py::arg("holdout_loss_bound") = py::none());
+  m.def(
+      "_classify_is_private",
+      [](const py::dict& options) {
+        optimize::ClassifyRequest request;
+        fill_request(request, "fit", options);
+        optimize::ClassifyOptions o;
+        optimize::apply_request(request, o);
+        return optimize::is_private(o.optimizer);
+      },
+      py::arg("options"),
+      "Whether the optimizer the options name is private, once they are checked (names, ranges, "
+      "the options the optimizer reads).");
+  m.def("_classify_options", &request_fields<optimize::ClassifyRequest>,
+        "The classify task's declared options as [(name, kind)]: keywords of dpstats.fit.");
+  m.def("fit_classify", &fit_classify_native, py::arg("X"), py::arg("y"), py::arg("options"),
+        py::arg("epsilon"), py::arg("delta"), py::arg("scale_share"), py::arg("epochs"),
+        py::arg("batch_size"), py::arg("learning_rate"), py::arg("clip"), py::arg("X_test"),
+        py::arg("y_test"), py::arg("threads"), py::arg("seed"),
+        py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none(),
+        py::arg("test_is_train") = false, py::arg("holdout") = py::none(),
+        py::arg("holdout_share") = py::none(), py::arg("holdout_loss_bound") = py::none());
 }

@@ -34,7 +34,7 @@ def test_compose_list():
 def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="kind"):
         dpstats.account.compose(["gauss:1"], delta=1e-6)
-    with pytest.raises(ValueError, match="sampling-rate"):
+    with pytest.raises(ValueError, match="sampling_rate"):
         dpstats.account.dp_sgd(2.0, 10, 1e-5, noise_multiplier=1.0)
     with pytest.raises(ValueError, match="exactly one"):
         dpstats.account.dp_sgd(0.01, 10, 1e-5, noise_multiplier=1.0, epsilon=1.0)

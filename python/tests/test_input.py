@@ -97,8 +97,8 @@ def _binding_calls(threads):
             40, 2, "jme", "prefix", "sqrt", 1.0, 1.0, 1e-6, None, None, None, None, None, 0.1,
             0.0, False, "clip", "replace-one", "practical", threads),
         "fit_classify": lambda: _dpstats.fit_classify(
-            X, y, "logistic", "dp-adam-jme", 2, 8, 1.0, None, 1e-5, 1.0, 0.1, 1, 10, 0.1, 1.0,
-            1.0, 0.5, None, None, None, threads, None, n_public=len(X)),
+            X, y, {"classes": 2, "hidden": 8, "feature_scale": 1.0, "n_public": len(X)}, 1.0,
+            1e-5, 0.1, 1, 10, 0.1, 1.0, None, None, threads, None),
     }
 
 

@@ -37,6 +37,17 @@ PYTHON = {
 }
 # (command, option) pairs where the surfaces differ on purpose.
 EXEMPT = set()
+# Declared commands that release nothing (no privacy target of their own): the input layer every
+# reading command shares (its flags shown on `mean`), the calculator and the budget file.
+OTHER = {
+    "input": [dpstats.read_table],
+    "account calibrate": [dpstats.account.calibrate],
+    "account convert": [dpstats.account.convert],
+    "account compose": [dpstats.account.compose],
+    "account dp-sgd": [dpstats.account.dp_sgd],
+    "budget init": [dpstats.Budget],
+}
+HELP_OF = {"input": "mean"}
 
 
 def _noise_functions():
@@ -54,17 +65,24 @@ ELSEWHERE = {
     ("fit", "test"): lambda: {"X_test", "y_test"} <= _keywords("fit"),
     ("fit", "save_weights"): lambda: "estimate" in dpstats.Release.__dataclass_fields__,
     ("noise", "mechanism"): _noise_functions,
+    ("input", "input"): lambda: "path" in _keywords("input"),
+    ("input", "no_header"): lambda: "header" in _keywords("input"),
+    ("input", "shards"): lambda: "comm" in _keywords("mean"),  # each rank's rows
+    ("input", "more"): lambda: "comm" in _keywords("mean"),
+    ("account compose", "loss"): lambda: "epsilon" in _keywords("account compose"),
+    ("budget init", "file"): lambda: callable(dpstats.Budget.save),
 }
 
 
 def _help(command):
-    out = subprocess.run([CLI, command, "--help"], capture_output=True, text=True, check=True)
+    out = subprocess.run([CLI, *HELP_OF.get(command, command).split(), "--help"],
+                         capture_output=True, text=True, check=True)
     return re.sub(r"\s+", " ", out.stdout)
 
 
 def _keywords(command):
     names = set()
-    for f in PYTHON[command]:
+    for f in {**PYTHON, **OTHER}[command]:
         names |= set(inspect.signature(f).parameters)
     return names
 
@@ -281,3 +299,64 @@ def test_the_worked_example_of_docs_architecture():
              'check_option(find_option("mean", "topk_multiplier")')):
         assert fragment in (ROOT / path).read_text(), (path, fragment)
         assert fragment.split(", .lo")[0] in section.replace("\n   ", " "), fragment
+
+
+def test_the_fit_tasks_keywords_are_their_declarations():
+    """Each fit task's own options come from its request's field list (ClassifyRequest,
+    HeavyTailedRequest, UserLevelRequest): keyword-only arguments documented by their declared
+    lines; the "does not apply to method X" error is the library's, the same on both surfaces."""
+    for f, fields in ((classify.fit_classify, dpstats._dpstats._classify_options()),
+                      (heavy_tailed.fit_heavy_tailed, dpstats._dpstats._heavy_tailed_options()),
+                      (fit_module._fit_user_level, dpstats._dpstats._user_level_options())):
+        params = inspect.signature(f).parameters
+        for name, _ in fields:
+            assert params[_keyword(name)].kind is inspect.Parameter.KEYWORD_ONLY, name
+            help_line = _options.declaration("fit", name)["help"][:40]
+            assert f"``{name}``: " in f.__doc__ and help_line in f.__doc__, name
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(np.int64)
+    users = np.repeat(np.arange(100), 2)
+    cases = (
+        (lambda: dpstats.fit(X, y, task="classify", optimizer="dp-sgd", lambda_=2.0, classes=2,
+                             n_public=200, epsilon=1, delta=1e-6),
+         ["--task", "classify", "--optimizer", "dp-sgd", "--lambda", "2", "--classes", "2",
+          "--n-public", "200", "--delta", "1e-6"],
+         r"lambda \(--lambda\) does not apply to method 'dp-sgd'"),
+        (lambda: dpstats.fit(X, y, task="heavy-tailed", method="clipped-gd", phases=2,
+                             epsilon=1, domain_radius=1),
+         ["--task", "heavy-tailed", "--method", "clipped-gd", "--phases", "2",
+          "--domain-radius", "1"],
+         r"phases \(--phases\) does not apply to method 'clipped-gd'"),
+        (lambda: dpstats.fit(X, y, users=users, method="accelerated", smoothing_radius=0.1,
+                             items_per_user=2, epsilon=1, delta=1e-6, domain_radius=1),
+         ["--task", "user-level", "--method", "accelerated", "--smoothing-radius", "0.1",
+          "--items-per-user", "2", "--delta", "1e-6", "--domain-radius", "1"],
+         r"smoothing_radius \(--smoothing-radius\) does not apply to method 'accelerated'"))
+    for python, flags, message in cases:
+        with pytest.raises(ValueError, match=message):
+            python()
+        out = subprocess.run([CLI, "fit", *flags, "--epsilon", "1", "-"], input="0,1,2\n1,3,4\n",
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and re.search(message, out.stderr), (flags, out.stderr)
+    with pytest.raises(ValueError, match=r"phases must be an integer in \[1, 30\], got 0"):
+        dpstats.fit(X, y, task="heavy-tailed", phases=0, epsilon=1, domain_radius=1)
+
+
+def test_the_calculators_and_the_input_layer_check_their_declared_ranges():
+    """`account`, `budget init` and the input options: each flag's range is its declaration's,
+    on the tool and in Python alike."""
+    with pytest.raises(ValueError, match=r"sampling_rate must be in \(0, 1\], got 2"):
+        dpstats.account.dp_sgd(2, 10, 1e-5, noise_multiplier=1)
+    with pytest.raises(ValueError, match=r"epsilon must be > 0, got -1"):
+        dpstats.Budget(epsilon=-1, delta=0)
+    with pytest.raises(ValueError, match=r"max_line_bytes must be an integer in \[1, 4294967295\]"):
+        dpstats.read_table("-", max_line_bytes=0)
+    for args, message in (
+            (["account", "dp-sgd", "--sampling-rate", "2", "--noise-multiplier", "1", "--steps",
+              "10", "--delta", "1e-5"], "sampling_rate must be in (0, 1], got 2"),
+            (["budget", "init", "unused.json", "--epsilon", "-1"], "epsilon must be > 0, got -1"),
+            (["mean", "--max-line-bytes", "4294967296", "--epsilon", "1", "-"],
+             "max_line_bytes must be an integer in [1, 4294967295]")):
+        out = subprocess.run([CLI, *args], input="1\n", capture_output=True, text=True)
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)

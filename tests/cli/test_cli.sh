@@ -117,7 +117,7 @@ bad "compose times" "times" -- account compose --epsilon 1 --delta 0 --times 0 -
 bad "compose loss kind" "kind" -- account compose --delta 1e-6 --loss gauss:1
 bad "compose loss value" "sigma" -- account compose --delta 1e-6 --loss gaussian:sigma=abc
 bad "dp-sgd both" "excludes" -- account dp-sgd --sampling-rate 0.01 --noise-multiplier 1 --epsilon 1 --steps 10 --delta 1e-5
-bad "dp-sgd rate" "sampling-rate" -- account dp-sgd --sampling-rate 2 --noise-multiplier 1 --steps 10 --delta 1e-5
+bad "dp-sgd rate" "sampling_rate" -- account dp-sgd --sampling-rate 2 --noise-multiplier 1 --steps 10 --delta 1e-5
 bad "no command" "subcommand" --
 bad "unknown command" "" -- frobnicate
 
@@ -241,7 +241,7 @@ bad "user-level accelerated hinge" "nonsmooth" -- fit --task user-level --items-
 bad "user-level paper Alg 3 refuses" "cannot run at this size" -- fit --task user-level --items-per-user 10 --method accelerated --profile paper --feature-bound 2 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 bad "user-level smoothing radius only for nonsmooth" "does not apply" -- fit --task user-level --items-per-user 10 --method accelerated --smoothing-radius 0.1 --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 bad "user-level needs epsilon" "epsilon" -- fit --task user-level --items-per-user 10 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
-bad "user-level needs --items-per-user" "items-per-user m is required" -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
+bad "user-level needs --items-per-user" "items_per_user is required" -- fit --task user-level --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 bad "user-level paper needs feature bound" "feature_bound" -- fit --task user-level --items-per-user 10 --method phased-sgd --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 bad "user-level profile only where read" "does not apply" -- fit --task user-level --items-per-user 10 --profile paper --epsilon 1 --delta 1e-6 --domain-radius 5 "$tmp/users.csv"
 ok "user-level bound estimate without a guarantee abstains (300 users)" "j['status']=='abstained' and not j['estimate'] and 'the private estimate of feature_bound' in j['diagnostics']['abstained'] and j['diagnostics']['bounds']['feature_bound']['estimated'] and j['ledger'][0]['purpose'].startswith('scale:')" \

@@ -13,6 +13,7 @@
 
 #include "dpstats/comm/fingerprint.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
+#include "dpstats/heavy_tailed/heavy_tailed_request.hpp"
 #include "dpstats/mean/boosted.hpp"
 #include "dpstats/mean/bounded_mean.hpp"
 #include "dpstats/mean/dp_mean.hpp"
@@ -25,10 +26,12 @@
 #include "dpstats/scale/bounds.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "dpstats/stats/stats.hpp"
+#include "dpstats/training/classify_request.hpp"
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/training/train_classifier.hpp"
 #include "dpstats/user_level/home_rank.hpp"
 #include "dpstats/user_level/user_level.hpp"
+#include "dpstats/user_level/user_level_request.hpp"
 
 namespace dpstats {
 namespace {
@@ -152,6 +155,26 @@ TEST(Fingerprints, TheFitTasksCoverTheirOptions) {
     EXPECT_TRUE(kNotFields.contains(name) || user_level.contains(name) || heavy.contains(name) ||
                 classify.contains(name))
         << "fit option '" << name << "' is in no task's fingerprint";
+}
+
+// Each fit task's request (the options its flags and keywords fill): every field is a declared
+// fit option and reaches the task's fingerprint through the copy into its options struct.
+template <class Request>
+void expect_request_covered(const Names& fields, std::string_view task) {
+  visit_fields(Request{}, [&](std::string_view name, const auto&) {
+    EXPECT_EQ(find_option("fit", name).command, "fit") << task << ": " << name;
+    EXPECT_TRUE(fields.contains(std::string(name)) || kNotFields.contains(std::string(name)))
+        << task << " option '" << name << "' is in no fingerprint";
+  });
+}
+
+TEST(Fingerprints, TheFitTasksRequestsReachTheirFingerprints) {
+  expect_request_covered<optimize::ClassifyRequest>(visited<optimize::ClassifyOptions>(),
+                                                    "classify");
+  expect_request_covered<optimize::HeavyTailedRequest>(visited<optimize::HeavyTailedOptions>(),
+                                                       "heavy-tailed");
+  expect_request_covered<optimize::UserLevelRequest>(visited<optimize::UserLevelOptions>(),
+                                                     "user-level");
 }
 
 TEST(Fingerprints, TheBoundsCoverTheirOptions) {

@@ -26,6 +26,7 @@
 //  * non_private: the unclipped ERM (λ = 1e-9·G/R); no privacy, for studies only.
 // Every constant is a function of public values (n, d, ε, R, k, G_k, G_2) and the options.
 #pragma once
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <string>
@@ -129,9 +130,11 @@ struct HeavyTailedOptions {
   std::optional<double> step_size;
 };
 
-// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const HeavyTailedOptions& o, V& v) {
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp);
+// HeavyTailedRequest's copy (copy_given) writes the fields of its options' names.
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, HeavyTailedOptions>
+void visit_fields(O&& o, V&& v) {
   v("method", o.method);
   v("profile", o.profile);
   v("loss", o.loss);

@@ -49,6 +49,7 @@
 //  * fast_float (continuous Gaussian; research, certified = false).
 // Non-private adam: epsilon = inf, certified = false, empty ledger.
 #pragma once
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -116,8 +117,10 @@ struct ClassifyOptions {
 
 // The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
 // The model's shape and start point are the caller's (train_classifier.cpp adds them).
-template <class V>
-void visit_fields(const ClassifyOptions& o, V& v) {
+// ClassifyRequest's copy (copy_given) writes the fields of its options' names.
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, ClassifyOptions>
+void visit_fields(O&& o, V&& v) {
   v("optimizer", o.optimizer);
   v("epsilon", o.privacy.epsilon);
   v("delta", o.privacy.delta);

@@ -15,6 +15,7 @@
 // has sensitivity ≈ 2τ_i/C_i and phases compose in parallel. τ_i = c_τ·η_i·L·T_i; with c_τ = 1
 // (default) the clip never binds, since T_i projected steps move at most η_i·L·T_i.
 #pragma once
+#include <concepts>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,9 +118,11 @@ struct Alg3Options {
   std::optional<double> rho;              // practical: zCDP of each phase (default: from (ε, δ))
 };
 
-// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp).
-template <class V>
-void visit_fields(const Alg3Options& o, V& v) {
+// The fields that shape the release, for the ranks' agreement check (comm/fingerprint.hpp);
+// UserLevelRequest's copy (copy_given) writes the fields of its options' names.
+template <class O, class V>
+  requires std::same_as<std::remove_cvref_t<O>, Alg3Options>
+void visit_fields(O&& o, V&& v) {
   v("profile", o.profile);
   v("q", o.q);
   v("p", o.p);
