@@ -36,16 +36,7 @@ void add_fit_command(CLI::App& app) {
   add_declared(cmd, "fit", "loss", a->loss);
   add_declared(cmd, "fit", "method", a->method);
   add_release_options(cmd, *a, kEveryRelease | kScaleShare | kProfile);
-  for (const auto& [name, target] : {std::pair{"domain_radius", &a->domain_radius},
-                                      {"step_size", &a->step_size}, {"clip", &a->clip},
-                                      {"feature_bound", &a->feature_bound},
-                                      {"label_bound", &a->label_bound}, {"holdout", &a->holdout},
-                                      {"holdout_share", &a->holdout_share},
-                                      {"holdout_loss_bound", &a->holdout_loss_bound}})
-    add_declared(cmd, "fit", name, *target);
-  for (const auto& [name, target] : {std::pair{"steps", &a->steps}, {"epochs", &a->epochs},
-                                      {"batch_size", &a->batch_size}})
-    add_declared(cmd, "fit", name, *target);
+  add_request_options(cmd, "fit", *a, {});  // the options every task reads (fit.hpp)
   auto* centre = add_declared_flag(cmd, "fit", "centre", a->centre);
   add_declared_flag(cmd, "fit", "no_centre", a->no_centre)->excludes(centre);
   add_input_options(cmd, a->input, /*required=*/false);

@@ -3,6 +3,7 @@
 // task-only options and returns the runner. A task rejects shared options it does not use.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,6 +29,24 @@ struct FitArgs : ReleaseArgs {
   bool centre = false, no_centre = false;  // --centre / --no-centre (user-level, heavy-tailed)
   InputArgs input;  // positional INPUT and the shared input options; path empty when not given
 };
+
+// The options every task reads under their declared names (src/options.cpp, command "fit"):
+// add_request_options adds them as flags, so a new one is its declaration and a line here.
+template <class A, class V>
+  requires std::same_as<std::remove_cvref_t<A>, FitArgs>
+void visit_fields(A&& a, V&& v) {
+  v("domain_radius", a.domain_radius);
+  v("steps", a.steps);
+  v("step_size", a.step_size);
+  v("clip", a.clip);
+  v("epochs", a.epochs);
+  v("batch_size", a.batch_size);
+  v("feature_bound", a.feature_bound);
+  v("label_bound", a.label_bound);
+  v("holdout", a.holdout);
+  v("holdout_share", a.holdout_share);
+  v("holdout_loss_bound", a.holdout_loss_bound);
+}
 
 using FitRunner = std::function<void(const FitArgs&)>;
 
