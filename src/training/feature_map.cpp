@@ -28,7 +28,9 @@ constexpr double kNormQuantile = 0.5;  // the global scale: the median row norm,
 constexpr double kTolerance = 0.3;
 constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
 constexpr double kGlobalShare = 0.05;  // the global plan's share when scale_share is absent
-constexpr double kColumnsFirst = 0.15;  // the per-column plan's share before the global one
+// The per-column plan's share: this x the smallest share that passes (within [0.1, 0.5]); 2 (the
+// scale layer's) would spend twice what Fashion-MNIST's 784 pixel scales need.
+constexpr double kColumnsMargin = 1.25;
 // The per-column plan's slice for the count of the rows within MAD / 2 of the released location
 // (one Gaussian vector, docs/proofs/training.md §3); the selections share the rest.
 constexpr double kAtomSlice = 1.0 / 8;
@@ -135,16 +137,14 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 // does not pass at the given share the release abstains, naming the share that would pass (up to
 // the cap) or the rows. Absent, in order (public values only; share.hpp plan_share,
 // docs/proofs/scale.md §9):
-//  1. per-column at a planned share up to kColumnsFirst (twice the smallest that passes, within
-//     [0.1, 0.15]): most of the budget stays with training;
-//  2. else the global scale at kGlobalShare, when it passes: the cheap plan for many columns in
-//     one unit (Fashion-MNIST's 784 pixels would need 0.19 for the per-column plan). It cannot
-//     yet follow step 3 (which would standardise 5,130 penguin-like rows at epsilon 1: 0.97, not
-//     the majority class) until Fashion-MNIST is re-measured with the count that flags a column
-//     with about half its values equal (border pixels) and a spurious MAD cell far below its
-//     values' spacing (flag_atoms; before it, per-column at 0.23 trained to 0.02, status ok);
-//  3. else per-column at a planned share up to 0.5;
-//  4. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
+//  1. per-column at a planned share: kColumnsMargin x the smallest that passes, within
+//     [0.1, 0.5]. First at every share: a table in mm and g on one global scale trains the
+//     majority class (issue 27: 5,130 penguin-like rows at epsilon 1 released 0.44 `ok` when the
+//     global plan came before the per-column one at 0.5); columns with an atom at 0 (pixels) are
+//     caught by the atom count and the spread floor (docs/proofs/training.md §3);
+//  2. else the global scale at kGlobalShare, when it passes: only where the per-column plan needs
+//     more rows than n (d = 4 at epsilon 1: between about 3,300 and 3,400 rows);
+//  3. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
 //     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
 FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
@@ -170,33 +170,26 @@ FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d
 FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
   const bool columns = d >= 1 && n >= 1;  // d = 0 (classify_account's "global scale"): none
+  if (o.scale_share && columns) return given_share(o, n, d);
   p.share = o.scale_share.value_or(kGlobalShare);
   p.scale_share = {{"value", p.share}, {"source", o.scale_share ? "given" : "default"}};
-  nlohmann::json scratch;
-  auto planned_columns = [&](double cap) {
+  if (columns) {
+    nlohmann::json scratch;
+    // A dry run notes this plan at the cap and the global one: the two decide the threshold.
     const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
-                                      SharePolicy{.cap = cap});
-    if (!c.usable) return false;
-    p.share = c.share;
-    p.scale_share = c.json();
-    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
-    p.source = FeatureSource::columns;
-    return true;
-  };
-  if (o.scale_share && columns) return given_share(o, n, d);
-  bool first = false;  // a dry run notes the plans that decide the threshold (the last two)
-  if (!o.scale_share && columns) note_checks_quietly([&] { first = planned_columns(kColumnsFirst); });
-  if (first) return p;
+                                      SharePolicy{.margin = kColumnsMargin});
+    if (c.usable) {
+      p.share = c.share;
+      p.scale_share = c.json();
+      p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+      p.source = FeatureSource::columns;
+      return p;
+    }
+  }
   p.reliability = assess_global(o, p.share, n, p.diagnostics);
   p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
   if (p.reliability.usable || !columns) return p;
-  if (!o.scale_share) {
-    const Reliability global = p.reliability;
-    if (planned_columns(SharePolicy{}.cap)) return p;
-    p.reliability = global;
-    p.source = FeatureSource::unusable;
-    assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
-  }
+  assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
   p.reliability.would_suffice += fmt::format(
       "; standardising each column privately (columns in different units) needs about {} rows "
       "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
