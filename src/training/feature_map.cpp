@@ -143,7 +143,9 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 //     global plan came before the per-column one at 0.5); columns with an atom at 0 (pixels) are
 //     caught by the atom count and the spread floor (docs/proofs/training.md §3);
 //  2. else the global scale at kGlobalShare, when it passes: only where the per-column plan needs
-//     more rows than n (d = 4 at epsilon 1: between about 3,300 and 3,400 rows);
+//     more rows than n (d = 4 at epsilon 1: from 3,293 to 3,627 rows; its diagnostics name the
+//     rows the per-column plan needs). One scale for columns in different units still trains
+//     the majority class there (penguin-like rows: 0.44);
 //  3. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
 //     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
 FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
@@ -188,8 +190,9 @@ FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index
   }
   p.reliability = assess_global(o, p.share, n, p.diagnostics);
   p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
-  if (p.reliability.usable || !columns) return p;
+  if (!columns) return p;
   assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
+  if (p.reliability.usable) return p;
   p.reliability.would_suffice += fmt::format(
       "; standardising each column privately (columns in different units) needs about {} rows "
       "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
@@ -241,10 +244,10 @@ std::optional<FeatureMap> global_map(const ClassifyOptions& o, double share,
 }
 
 // Per column j, the rows with |x - loc_j| <= mad_j / 2 (loc, mad: released), summed over the
-// ranks, then one Gaussian vector drawn on rank 0.
-Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
-                         const ScaleEstimate& est, ReleaseBudget& account, Rng& rng) {
-  const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
+// ranks, then one Gaussian vector drawn by `noise` on rank 0.
+Vector noisy_atom_counts(const ClassifyOptions& o, const GaussianMechanism& noise,
+                         const ConstMatrixRef& X, const ScaleEstimate& est, ReleaseBudget& account,
+                         Rng& rng) {
   const Vector loc = est.location();
   Vector mad(X.cols());
   for (Eigen::Index j = 0; j < X.cols(); ++j)
@@ -269,8 +272,8 @@ Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatr
 // beta / d per column and side): its location and MAD describe an atom, not a spread.
 void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X, ScaleEstimate& est,
                 ReleaseBudget& account, Rng& rng, nlohmann::json& d) {
-  const Vector noisy = noisy_atom_counts(o, share, X, est, account, rng);
   const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
+  const Vector noisy = noisy_atom_counts(o, noise, X, est, account, rng);
   const double d_over_beta = static_cast<double>(X.cols()) / est.beta;
   const double bound = noise.sigma() * std::sqrt(2 * std::log(d_over_beta)) + noise.granularity();
   const double most = kAtomMost * est.n + bound, few = kAtomFew * est.n - bound;
@@ -301,10 +304,10 @@ void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
 // a column with ~40% of its rows at 0 through: Fashion-MNIST at share 0.27, a divisor of 3e-43).
 constexpr double kSpreadFloor = 1e-6;
 
-// The columns (1-based) whose released spread cannot divide them: the degenerate ones, and those
-// whose scale is below kSpreadFloor x the median scale of the others. Post-processing of released
-// scales (docs/proofs/training.md §3).
-std::vector<std::size_t> unresolved_columns(const ScaleEstimate& est) {
+// The columns whose released spread cannot divide them (true at j): the degenerate ones, and
+// those whose scale is below kSpreadFloor x the median scale of the others. Post-processing of
+// released scales (docs/proofs/training.md §3).
+std::vector<bool> unresolved_columns(const ScaleEstimate& est) {
   std::vector<double> logs;
   for (const auto& c : est.columns)
     if (c.status != ScaleStatus::degenerate) logs.push_back(std::log(c.scale));
@@ -314,10 +317,10 @@ std::vector<std::size_t> unresolved_columns(const ScaleEstimate& est) {
     std::nth_element(logs.begin(), mid, logs.end());
     floor = *mid + std::log(kSpreadFloor);
   }
-  std::vector<std::size_t> out;
+  std::vector<bool> out(est.columns.size());
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
-    const auto& c = est.columns[j];
-    if (c.status == ScaleStatus::degenerate || std::log(c.scale) < floor) out.push_back(j + 1);
+    const ColumnScale& c = est.columns[j];
+    out[j] = c.status == ScaleStatus::degenerate || std::log(c.scale) < floor;
   }
   return out;
 }
@@ -337,19 +340,21 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   d["feature_scale_rho"] = so.loss.rho;
   // The rule on every column; an unresolved column is accepted when some column's spread was
   // resolved: it takes their scales' geometric mean.
-  const std::vector<std::size_t> degenerate = unresolved_columns(est);
+  const std::vector<bool> unresolved = unresolved_columns(est);
   ScaleEstimate judged = est;
   double log_sum = 0;
-  std::vector<bool> unresolved(est.columns.size(), false);
-  for (std::size_t j : degenerate) unresolved[j - 1] = true;
+  std::vector<std::size_t> shown;  // the unresolved columns, 1-based
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
     if (est.columns[j].status == ScaleStatus::degenerate) {
       judged.columns[j].status = ScaleStatus::ok;
       judged.columns[j].facts.degenerate = false;
     }
-    if (!unresolved[j]) log_sum += std::log(est.columns[j].scale);
+    if (unresolved[j])
+      shown.push_back(j + 1);
+    else
+      log_sum += std::log(est.columns[j].scale);
   }
-  const std::size_t resolved = est.columns.size() - degenerate.size();
+  const std::size_t resolved = est.columns.size() - shown.size();
   const Reliability r = reliability(resolved == 0 ? est : judged, kOption);
   d["feature_scale_reliability"] = r.json();
   if (!r.usable) {
@@ -358,9 +363,10 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   }
   FeatureMap f{est.location(), est.scale()};
   const double fallback = std::exp(log_sum / static_cast<double>(resolved));
-  for (std::size_t j : degenerate) f.divisor(static_cast<Eigen::Index>(j - 1)) = fallback;
-  if (!degenerate.empty()) {
-    d["feature_degenerate_columns"] = degenerate;
+  for (std::size_t j = 0; j < unresolved.size(); ++j)
+    if (unresolved[j]) f.divisor(static_cast<Eigen::Index>(j)) = fallback;
+  if (!shown.empty()) {
+    d["feature_degenerate_columns"] = shown;
     d["feature_degenerate_rule"] = "most values equal (MAD at its resolution, or the count within "
                                    "MAD/2 of the location out of bounds), or a spread over 1e6 "
                                    "times below the median column's: divided by the "

@@ -258,3 +258,26 @@ TEST(ClassifySmallTables, ColumnsWithAnAtomAtTheirMedianAreDegenerate) {
   EXPECT_GE(accuracy[0], 0.75);
   EXPECT_GE(accuracy[0], accuracy[1] - 0.05);
 }
+
+// Columns in mm and g at the size where both plans pass (issue 27 finding 4): 5,130 penguin-like
+// rows at epsilon 1 trained one global scale (the global plan came first) and released the
+// majority class (0.444) with status ok. The default plan now standardises each column first
+// (docs/proofs/training.md §3), which the plan decides from n, d and the budget alone: every seed
+// goes per-column and separates the classes.
+TEST(ClassifySmallTables, MixedUnitsAreStandardisedPerColumnByDefault) {
+  const Table test = penguins(3420, 410);
+  for (std::uint64_t seed : {411, 412, 413}) {
+    const Table t = penguins(5130, seed);
+    SeededRng rng(seed);
+    const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, at_epsilon_1(5130), rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    EXPECT_EQ(r.diagnostics["feature_scale_source"].get<std::string>(),
+              "private per-column median and robust sd (scale layer)");
+    EXPECT_EQ(r.diagnostics["scale_share"]["source"].get<std::string>(), "planned");
+    const double accuracy = r.estimate.accuracy(test.X, test.y);
+    std::printf("penguin-like, 5130 rows, eps 1, default plan (share %.3f): test accuracy %.3f\n",
+                r.diagnostics["scale_share"]["value"].get<double>(), accuracy);
+    EXPECT_GE(accuracy, 0.8);
+  }
+}
