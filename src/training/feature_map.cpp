@@ -140,8 +140,8 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 //  1. per-column at a planned share: kColumnsMargin x the smallest that passes, within
 //     [0.1, 0.5]. First at every share: a table in mm and g on one global scale trains the
 //     majority class (issue 27: 5,130 penguin-like rows at epsilon 1 released 0.44 `ok` when the
-//     global plan came before the per-column one at 0.5); columns with an atom at 0 (pixels) are
-//     caught by the atom count and the spread floor (docs/proofs/training.md §3);
+//     global plan came before the per-column one above 0.15); columns with an atom at 0 (pixels)
+//     are caught by the atom count and the spread floor (docs/proofs/training.md §3);
 //  2. else the global scale at kGlobalShare, when it passes: only where the per-column plan needs
 //     more rows than n (d = 4 at epsilon 1: from 3,293 to 3,627 rows; its diagnostics name the
 //     rows the per-column plan needs). One scale for columns in different units still trains
