@@ -136,7 +136,7 @@ def test_small_table_abstains_before_spending_and_holdout_states_a_loss():
     assert "units" not in h  # the exact held-out count is private (issue 28)
     # loss is the unclamped noisy ratio (unbiased; noise can take it below 0 or above the clip);
     # both intervals are for a loss in [0, loss_bound], clamped to it, so they hold the clamped
-    # loss (docs/proofs/training.md §5, "Statement").
+    # loss (docs/proofs/training.md §5, "Clamping").
     clamped = min(max(h["loss"], 0.0), h["loss_bound"])
     for name in ("interval_95", "population_interval_95"):
         lo, hi = h[name]
