@@ -41,8 +41,7 @@ const OptionDecl kOptions[] = {
     {.command = "", .name = "scale_share", .lo = 0, .hi = 1,
      .default_text = "mean, median: planned from n, d and the budget (0.1 to 0.5; abstains "
                      "before charging when 0.5 is not enough); stat: 0.5; fit classify: per-column "
-                     "planned up to 0.15, else the global scale at 0.05, else per-column up to "
-                     "0.5; others: 0.1",
+                     "planned up to 0.5, else the global scale at 0.05; others: 0.1",
      .help = "share of the budget spent estimating an absent scale, bounds or radius (the mean "
              "and the median take at most 0.5)"},
     {.command = "", .name = "profile", .kind = K::text, .default_text = "practical",

@@ -28,7 +28,7 @@
 //    shift- and per-column unit-equivariant, with the intercept absorbing the centre;
 //  * otherwise, when the rule passes for one selection: x / s, s = the private median row norm
 //    / sqrt(d) (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove);
-//    scale_share absent: per-column planned up to 0.15, global at 0.05, per-column up to 0.5;
+//    scale_share absent: per-column planned up to 0.5 first, then global at 0.05;
 //  * otherwise the release abstains before anything is charged, saying how many rows, which
 //    epsilon or scale_share would suffice, or to give feature_scale.
 // A released estimate that the rule finds unusable makes the release abstain with its reason.
@@ -91,8 +91,8 @@ struct ClassifyOptions {
   std::optional<double> feature_scale;
   // Share of the budget for the absent scale, in (0, 0.5]: of rho for the per-column scales, of
   // epsilon for the global median row norm. Absent: per-column at a share planned from n, d
-  // and the budget within [0.1, 0.15] (scale/share.hpp plan_share, docs/proofs/scale.md §9),
-  // else global at 0.05, else per-column within [0.1, 0.5]; stated in diagnostics["scale_share"].
+  // and the budget within [0.1, 0.5] (scale/share.hpp plan_share, docs/proofs/scale.md §9),
+  // else global at 0.05; stated in diagnostics["scale_share"].
   std::optional<double> scale_share;
   double beta1 = 0.9, beta2 = 0.999;
   std::optional<double> adam_epsilon;  // default: 1e-8 (adam, dp-adam), else 1e-6
