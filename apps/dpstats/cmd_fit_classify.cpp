@@ -2,7 +2,7 @@
 //             --optimizer adam|dp-sgd|dp-adam|dp-adam-debiased|dp-adam-jme|dp-adam-joint-clip
 //             --epsilon E --delta D [--epochs N] [--batch-size m] [--step-size lr] [--clip ζ]
 //             [--noise-multiplier z] [--hidden H] [--lambda λ] [--tau τ] [--classes K]
-//             [--second-moment-floor γ] [--n-public N]
+//             [--second-moment-floor γ] [--n-public N] [--feature-scale s] [--one-unit]
 //             [--test FILE.csv] [--holdout F] [--threads T] [--save-weights FILE.npy] [--seed S]
 // CSV layout: label (integer 0..K-1) in the first column, features after; --classes K is
 // required for CSV (the number of classes is public), and so is --n-public N for a private
@@ -37,6 +37,7 @@ struct ClassifyArgs {
   std::optional<int> classes;
   std::optional<std::int64_t> n_public;
   int hidden = 128;
+  bool one_unit = false;
 };
 
 constexpr std::int64_t kFashionMnistRows = 60000;  // the package's training split (public)
@@ -106,9 +107,9 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   const bool priv = optimize::is_private(o.optimizer);
   if (!priv) {
     require(!a.epsilon && !a.delta && !c.noise_multiplier && !c.feature_scale && !a.scale_share &&
-                !a.budget,
+                !c.one_unit && !a.budget,
             "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
-            "--feature-scale, --scale-share and --budget do not apply");
+            "--feature-scale, --scale-share, --one-unit and --budget do not apply");
   } else {
     require(a.epsilon.has_value(),
             "--epsilon is required for a private optimizer (the whole run's target; with "
@@ -118,6 +119,7 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
     if (c.noise_multiplier) o.noise_multiplier = *c.noise_multiplier;
     if (c.feature_scale) o.feature_scale = *c.feature_scale;
     if (a.scale_share) o.scale_share = *a.scale_share;
+    o.one_unit = c.one_unit;
   }
   if (a.epochs) o.epochs = *a.epochs;
   if (a.batch_size) o.batch_size = *a.batch_size;
@@ -215,6 +217,7 @@ FitRunner add_fit_classify(CLI::App* cmd) {
   add_declared(cmd, "fit", "hidden", c->hidden);
   add_declared(cmd, "fit", "noise_multiplier", c->noise_multiplier);
   add_declared(cmd, "fit", "feature_scale", c->feature_scale);
+  add_declared_flag(cmd, "fit", "one_unit", c->one_unit);
   add_declared(cmd, "fit", "lambda", c->lambda);
   add_declared(cmd, "fit", "tau", c->tau);
   add_declared(cmd, "fit", "second_moment_floor", c->floor);

@@ -6,11 +6,13 @@ per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), 
 "dp-sgd", or "adam" (non-private; epsilon = inf, certified False). Poisson subsampling with
 expected batch ``batch_size``, per-example clipping to ``clip`` (of the model on the features
 divided by ``feature_scale``; absent, each column is standardised on its private median and robust
-sd when the table is long enough, else divided by the private median row norm / sqrt(d), from
-a planned share of the budget; a given ``scale_share`` is the per-column standardisation's only,
-since one scale for columns in different units trains the majority class; when no estimate is
+sd when the table is long enough, from
+a planned share of the budget; one private scale for every column (the median row norm / sqrt(d),
+at 0.05 of epsilon) only where ``one_unit=True`` declares every feature column in one unit
+(pixels, counts of one kind), since one scale for columns in different units trains the majority
+class; a given ``scale_share`` is the per-column standardisation's only; when no estimate is
 reliable at this size the release abstains before spending anything and says how many rows,
-which epsilon or scale_share would do),
+which epsilon or scale_share would do, or what ``one_unit`` would buy),
 secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
 add/remove of one row, accounted by the tighter of the PLD and integer-order RDP (the lattice
 Gaussian is counted through its coupling to a continuous one, docs/proofs/accounting.md §8-§9). ``epsilon`` and ``delta`` are required for a private optimizer;
@@ -67,7 +69,8 @@ def _labels(y, name):
 
 @_dry.dry_runnable("fit classify", "feature_scale=", _dry.table_stand_in("X", vectors=("y",), ids=("users",), absent=("X_test", "y_test")))
 @_options.documented("fit", "model", "optimizer", "hidden", "classes", "noise_multiplier",
-                     "feature_scale", "lambda", "tau", "second_moment_floor", "n_public")
+                     "feature_scale", "one_unit", "lambda", "tau", "second_moment_floor",
+                     "n_public")
 def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  epsilon: Optional[float] = None, delta: Optional[float] = None,
                  noise_multiplier: Optional[float] = None,
@@ -79,7 +82,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
                  y_test=None, threads: Optional[int] = None, seed: Optional[int] = None,
                  budget=None, comm=None, n_public: Optional[int] = None,
                  holdout: Optional[float] = None, holdout_share: Optional[float] = None,
-                 holdout_loss_bound: Optional[float] = None) -> Release:
+                 holdout_loss_bound: Optional[float] = None, one_unit: bool = False) -> Release:
     """Private classifier on rows ``X`` (n x d) with labels ``y`` in 0..classes-1; see the module
     doc. ``budget``: a :class:`dpstats.Budget` the whole run is charged to (on rank 0 only under
     ``comm``). ``comm``: an mpi4py communicator when the rows are spread over MPI ranks (X, y:
@@ -105,9 +108,11 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         if delta is None:
             raise ValueError("delta is required for a private optimizer (in (0, 1))")
     elif (epsilon is not None or delta is not None or noise_multiplier is not None
-          or feature_scale is not None or budget is not None):
+          or feature_scale is not None or one_unit or budget is not None):
         raise ValueError("optimizer='adam' is not private: epsilon, delta, noise_multiplier, "
-                         "feature_scale and budget do not apply")
+                         "feature_scale, one_unit and budget do not apply")
+    if not isinstance(one_unit, (bool, np.bool_)):
+        raise ValueError(f"one_unit must be True or False, got {one_unit!r}")
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("classes", classes),
                     ("hidden", hidden), ("threads", 1 if threads is None else threads),
                     ("n_public", 1 if n_public is None else n_public)):
@@ -148,7 +153,7 @@ def fit_classify(X, y, model: str = "logistic", optimizer: str = "dp-adam-jme",
         None if n_public is None else int(n_public), bool(test_is_train),
         None if holdout is None else float(holdout),
         None if holdout_share is None else float(holdout_share),
-        None if holdout_loss_bound is None else float(holdout_loss_bound))
+        None if holdout_loss_bound is None else float(holdout_loss_bound), bool(one_unit))
     r = Release._from_native(est, fields, "fit/classify")
     if not private:
         r = replace(r, epsilon=math.inf)

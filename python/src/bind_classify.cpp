@@ -38,7 +38,7 @@ py::tuple fit_classify_native(
     std::optional<int> threads, std::optional<std::uint64_t> seed, Budget* budget,
     const py::object& comm, std::optional<std::int64_t> n_public, bool test_is_train,
     std::optional<double> holdout, std::optional<double> holdout_share,
-    std::optional<double> holdout_loss_bound) {
+    std::optional<double> holdout_loss_bound, bool one_unit) {
   const auto data = as_matrix(X);
   const std::vector<int> labels = as_labels(y, data.rows(), "y");
   optimize::ClassifyOptions o;
@@ -47,6 +47,7 @@ py::tuple fit_classify_native(
   o.noise_multiplier = noise_multiplier;
   o.feature_scale = feature_scale;
   o.scale_share = scale_share;
+  o.one_unit = one_unit;
   o.epochs = epochs;
   o.batch_size = batch_size;
   o.learning_rate = learning_rate;
@@ -112,5 +113,5 @@ void bind_classify(py::module_& m) {
         py::arg("seed"), py::arg("budget").none(true) = nullptr, py::arg("comm") = py::none(),
         py::arg("n_public") = py::none(), py::arg("test_is_train") = false,
         py::arg("holdout") = py::none(), py::arg("holdout_share") = py::none(),
-        py::arg("holdout_loss_bound") = py::none());
+        py::arg("holdout_loss_bound") = py::none(), py::arg("one_unit") = false);
 }

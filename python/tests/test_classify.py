@@ -147,6 +147,27 @@ def test_small_table_abstains_before_spending_and_holdout_states_a_loss():
                     n_public=4000)
 
 
+def test_one_unit_declares_the_global_scale():
+    # Issue 27 finding 4: 3,400 rows of 4 columns at epsilon 1 are too few for the per-column
+    # scales (about 3,628) but enough for one private scale (3,293); one scale is right only when
+    # every column is in one unit, which the data cannot tell, so the plan takes it only on the
+    # caller's word. Without one_unit the release abstains before spending, naming the remedies.
+    X, y = blobs(3400, d=4, seed=7)
+    args = dict(task="classify", classes=3, epsilon=1.0, delta=1e-6, epochs=1, n_public=3400,
+                seed=4)
+    r = dpstats.fit(X, y, **args)
+    assert r.status == "abstained" and r.epsilon == 0 and len(r.ledger) == 0
+    why = r.diagnostics["abstained"]
+    assert "about 3628 rows" in why and "feature_scale" in why and "one_unit" in why
+    r = dpstats.fit(X, y, one_unit=True, **args)
+    assert r.status == "ok", r.diagnostics
+    assert r.diagnostics["feature_scale_source"].startswith("private median row norm")
+    assert r.diagnostics["scale_share"]["value"] == 0.05
+    assert "one_unit" in r.diagnostics["feature_plan"]
+    with pytest.raises(ValueError, match="one_unit"):
+        dpstats.fit(X, y, one_unit="yes", **args)
+
+
 def test_fitted_mlp_predicts_through_its_parsed_model():
     # FittedModel dispatches on the parsed model (EnumNames<ModelKind>), not on its text.
     X, y = blobs(600, seed=2, spread=0.2)

@@ -27,6 +27,7 @@ constexpr double kNormQuantile = 0.5;  // the global scale: the median row norm,
 // rule (column_scale.hpp), so that a median lands between the 0.2- and 0.8-quantiles.
 constexpr double kTolerance = 0.3;
 constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
+constexpr const char* kOneUnit = "one_unit (--one-unit)";
 constexpr double kGlobalShare = 0.05;  // the global plan's share when scale_share is absent
 // The per-column plan's share: this x the smallest share that passes (within [0.1, 0.5]); 2 (the
 // scale layer's) would spend twice what Fashion-MNIST's 784 pixel scales need.
@@ -136,18 +137,18 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 // --scale-share 0.5), and nothing public tells one unit from several. When the per-column plan
 // does not pass at the given share the release abstains, naming the share that would pass (up to
 // the cap) or the rows. Absent, in order (public values only; share.hpp plan_share,
-// docs/proofs/scale.md §9):
+// docs/proofs/scale.md §9, docs/proofs/training.md §3):
 //  1. per-column at a planned share: kColumnsMargin x the smallest that passes, within
 //     [0.1, 0.5]. First at every share: a table in mm and g on one global scale trains the
 //     majority class (issue 27: 5,130 penguin-like rows at epsilon 1 released 0.44 `ok` when the
 //     global plan came before the per-column one above 0.15); columns with an atom at 0 (pixels)
 //     are caught by the atom count and the spread floor (docs/proofs/training.md §3);
-//  2. else the global scale at kGlobalShare, when it passes: only where the per-column plan needs
-//     more rows than n (d = 4 at epsilon 1: from 3,293 to 3,627 rows; its diagnostics name the
-//     rows the per-column plan needs). One scale for columns in different units still trains
-//     the majority class there (penguin-like rows: 0.44);
-//  3. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
-//     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
+//  2. else, only when the caller declares one_unit, the global scale at kGlobalShare when it
+//     passes (d = 4 at epsilon 1: from 3,293 to 3,627 rows). The data cannot tell one unit from
+//     several, and there one scale for columns in mm and g trains the majority class with
+//     status ok (3,293-3,627 penguin-like rows: 0.444), so the plan is the caller's declaration;
+//  3. else unusable, naming the rows the per-column plan needs at 0.5, feature_scale and (without
+//     one_unit) what one_unit would buy. The global share is never raised.
 FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
   p.share = *o.scale_share;
@@ -164,38 +165,70 @@ FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d
       c.usable ? fmt::format(", or scale_share >= {:.2g}", c.needed)
                : fmt::format("; at scale_share {} about {} rows", format_number(c.share),
                              scratch["columns"]["rows_needed"].get<double>());
-  p.reliability.would_suffice += " (a given scale_share standardises each column: the one-scale "
-                                 "plan, for columns in one unit, is the default's, at 0.05)";
+  p.reliability.would_suffice += " (a given scale_share standardises each column; one private "
+                                 "scale for every column is the default's only with one_unit, "
+                                 "at 0.05)";
   return p;
 }
 
-FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+// Step 2 above (one_unit declared, the per-column plan does not pass): the global scale at
+// kGlobalShare, its diagnostics beside the rows the per-column plan needs at the cap.
+FeaturePlan declared_global(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
-  const bool columns = d >= 1 && n >= 1;  // d = 0 (classify_account's "global scale"): none
-  if (o.scale_share && columns) return given_share(o, n, d);
-  p.share = o.scale_share.value_or(kGlobalShare);
-  p.scale_share = {{"value", p.share}, {"source", o.scale_share ? "given" : "default"}};
-  if (columns) {
-    nlohmann::json scratch;
-    // A dry run notes this plan at the cap and the global one: the two decide the threshold.
-    const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
-                                      SharePolicy{.margin = kColumnsMargin});
-    if (c.usable) {
-      p.share = c.share;
-      p.scale_share = c.json();
-      p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
-      p.source = FeatureSource::columns;
-      return p;
-    }
-  }
+  p.share = kGlobalShare;
+  p.scale_share = {{"value", p.share}, {"source", "default"}};
+  p.diagnostics["one_unit"] = "declared: every feature column is in one unit";
   p.reliability = assess_global(o, p.share, n, p.diagnostics);
   p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
-  if (!columns) return p;
+  if (d < 1) return p;  // classify_account's d = 0: the global scale alone
   assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
   if (p.reliability.usable) return p;
   p.reliability.would_suffice += fmt::format(
       "; standardising each column privately (columns in different units) needs about {} rows "
       "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
+  return p;
+}
+
+// Step 3 without one_unit: the per-column plan's verdict at the cap, and what declaring one_unit
+// would buy (the global plan's rows, judged quietly: a dry run notes the plan the release has).
+FeaturePlan undeclared_abstention(const ClassifyOptions& o, const PlannedShare& c,
+                                  Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p;
+  p.share = c.share;
+  p.scale_share = c.json();
+  p.reliability = assess_columns(o, c.share, n, d, p.diagnostics);
+  p.source = FeatureSource::unusable;
+  Reliability global;
+  note_checks_quietly([&] { global = assess_global(o, kGlobalShare, n, p.diagnostics); });
+  p.reliability.would_suffice += fmt::format(
+      ", or declare {} if every feature column is in one unit (one private scale for every "
+      "column, at share 0.05, {})",
+      kOneUnit,
+      global.usable ? "passes at these rows"
+                    : fmt::format("needs about {} rows at this epsilon",
+                                  p.diagnostics["global"]["rows_needed"].get<double>()));
+  return p;
+}
+
+FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+  // d = 0 (classify_account without the columns): only the global plan needs no d.
+  require(d >= 1 || (o.one_unit && !o.scale_share),
+          "features must be >= 1 when the feature scale is estimated per column (its entries "
+          "depend on d), got {}; 0 counts one global scale, which only one_unit without "
+          "scale_share plans", d);
+  if (d < 1) return declared_global(o, n, d);
+  if (o.scale_share) return given_share(o, n, d);
+  nlohmann::json scratch;
+  // A dry run notes this plan at the cap (and, with one_unit, the global one: the two decide the
+  // threshold).
+  const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
+                                    SharePolicy{.margin = kColumnsMargin});
+  if (!c.usable) return o.one_unit ? declared_global(o, n, d) : undeclared_abstention(o, c, n, d);
+  FeaturePlan p;
+  p.share = c.share;
+  p.scale_share = c.json();
+  p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+  p.source = FeatureSource::columns;
   return p;
 }
 
