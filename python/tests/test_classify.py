@@ -163,7 +163,7 @@ def test_one_unit_declares_the_global_scale():
     assert r.status == "ok", r.diagnostics
     assert r.diagnostics["feature_scale_source"].startswith("private median row norm")
     assert r.diagnostics["scale_share"]["value"] == 0.05
-    assert "one_unit" in r.diagnostics["feature_plan"]
+    assert r.diagnostics["scale_share"]["one_unit"] is True
     with pytest.raises(ValueError, match="one_unit"):
         dpstats.fit(X, y, one_unit="yes", **args)
 

@@ -176,8 +176,7 @@ FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d
 FeaturePlan declared_global(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
   p.share = kGlobalShare;
-  p.scale_share = {{"value", p.share}, {"source", "default"}};
-  p.diagnostics["one_unit"] = "declared: every feature column is in one unit";
+  p.scale_share = {{"value", p.share}, {"source", "default"}, {"one_unit", true}};  // declared
   p.reliability = assess_global(o, p.share, n, p.diagnostics);
   p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
   if (d < 1) return p;  // classify_account's d = 0: the global scale alone

@@ -331,7 +331,7 @@ TEST(ClassifySmallTables, OneScaleForEveryColumnOnlyWhenDeclared) {
               "private median row norm / sqrt(d) (scale layer)");
     EXPECT_EQ(r.diagnostics["scale_share"]["value"].get<double>(), 0.05);
     EXPECT_EQ(r.diagnostics["feature_plan"]["columns"]["rows_needed"].get<double>(), 3628);
-    EXPECT_TRUE(r.diagnostics["feature_plan"].contains("one_unit"));
+    EXPECT_EQ(r.diagnostics["scale_share"]["one_unit"], true);
     ASSERT_EQ(a.ledger.size(), 4u);  // the row count and the norm quantile, the steps, the losses
     for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(a.ledger[i].purpose, r.ledger[i].purpose);
   }
