@@ -6,11 +6,11 @@ per-example squares), "dp-adam-debiased", "dp-adam" (vanilla, post-processing), 
 "dp-sgd", or "adam" (non-private; epsilon = inf, certified False). Poisson subsampling with
 expected batch ``batch_size``, per-example clipping to ``clip`` (of the model on the features
 divided by ``feature_scale``; absent, each column is standardised on its private median and robust
-sd when the table is long enough, from
-a planned share of the budget; one private scale for every column (the median row norm / sqrt(d),
-at 0.05 of epsilon) only where ``one_unit=True`` declares every feature column in one unit
-(pixels, counts of one kind), since one scale for columns in different units trains the majority
-class; a given ``scale_share`` is the per-column standardisation's only; when no estimate is
+sd when the table is long enough, from a planned share of the budget; one private scale for every
+column (the median row norm / sqrt(d), at 0.05 of epsilon) only where ``one_unit=True`` declares
+every feature column in one unit (pixels, counts of one kind), since one scale for columns in
+different units trains the majority class; a given ``scale_share`` is the per-column
+standardisation's only; when no estimate is
 reliable at this size the release abstains before spending anything and says how many rows,
 which epsilon or scale_share would do, or what ``one_unit`` would buy),
 secure lattice Gaussian noise; privacy is (epsilon, delta)-DP under
