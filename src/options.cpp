@@ -41,8 +41,7 @@ const OptionDecl kOptions[] = {
     {.command = "", .name = "scale_share", .lo = 0, .hi = 1,
      .default_text = "mean, median: planned from n, d and the budget (0.1 to 0.5; abstains "
                      "before charging when 0.5 is not enough); stat: 0.5; fit classify: per-column "
-                     "planned up to 0.15, else the global scale at 0.05, else per-column up to "
-                     "0.5; others: 0.1",
+                     "planned up to 0.5, else (--one-unit) the global scale at 0.05; others: 0.1",
      .help = "share of the budget spent estimating an absent scale, bounds or radius (the mean "
              "and the median take at most 0.5)"},
     {.command = "", .name = "profile", .kind = K::text, .default_text = "practical",
@@ -210,8 +209,13 @@ const OptionDecl kOptions[] = {
     {.command = "fit", .name = "feature_scale", .unit = "the features' units", .lo = 0,
      .default_text = "estimated privately from --scale-share",
      .help = "classify: public scale the features are divided by before training (absent: "
-             "per-column private median and robust sd, or the private median row norm / "
-             "sqrt(d); abstains when neither is reliable at this size)"},
+             "per-column private median and robust sd, or with --one-unit the private median "
+             "row norm / sqrt(d); abstains when none is reliable at this size)"},
+    {.command = "fit", .name = "one_unit", .kind = K::flag,
+     .default_text = "off: the feature scale is per-column or given",
+     .help = "classify: every feature column is in one unit (pixels, counts of one kind): the "
+             "classifier may standardise by one private scale (the median row norm) when the "
+             "per-column plan cannot"},
     {.command = "fit", .name = "lambda", .lo = 0, .default_text = "1 (the paper's Table 4)",
      .help = "classify: JME scaling"},
     {.command = "fit", .name = "tau", .lo = 0, .default_text = "0.5 (the paper's Table 4)",

@@ -2,7 +2,7 @@
 //             --optimizer adam|dp-sgd|dp-adam|dp-adam-debiased|dp-adam-jme|dp-adam-joint-clip
 //             --epsilon E --delta D [--epochs N] [--batch-size m] [--step-size lr] [--clip ζ]
 //             [--noise-multiplier z] [--hidden H] [--lambda λ] [--tau τ] [--classes K]
-//             [--second-moment-floor γ] [--n-public N]
+//             [--second-moment-floor γ] [--n-public N] [--feature-scale s] [--one-unit]
 //             [--test FILE.csv] [--holdout F] [--threads T] [--save-weights FILE.npy] [--seed S]
 // CSV layout: label (integer 0..K-1) in the first column, features after; --classes K is
 // required for CSV (the number of classes is public), and so is --n-public N for a private
@@ -103,9 +103,9 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   optimize::apply_request(q, o);
   if (!optimize::is_private(o.optimizer)) {
     require(!a.epsilon && !a.delta && !q.noise_multiplier && !q.feature_scale && !a.scale_share &&
-                !a.budget,
+                !q.one_unit && !a.budget,
             "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
-            "--feature-scale, --scale-share and --budget do not apply");
+            "--feature-scale, --scale-share, --one-unit and --budget do not apply");
   } else {
     require(a.epsilon.has_value(),
             "--epsilon is required for a private optimizer (the whole run's target; with "

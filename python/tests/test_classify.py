@@ -28,7 +28,21 @@ def test_private_jme_adam_learns_and_states_its_privacy():
     assert len(r.diagnostics["test_accuracy"]) == 2
     assert r.diagnostics["test_accuracy"][-1] > 0.6
     assert r.diagnostics["optimizer"] == "dp-adam-jme"
-    assert len(r.ledger) == 4  # private row count, feature-scale quantile, steps, epoch losses
+    # The default plan standardises each column (docs/proofs/training.md §3): the private row
+    # count, the three selections on each of the 6 columns and the atom count, at the planned
+    # share s of the target's rho (7/8 to the count and selections, 1/8 to the atom count); then
+    # the steps and the epoch losses.
+    purposes = [e["purpose"] for e in r.ledger]
+    assert len(r.ledger) == 7, purposes
+    assert r.diagnostics["feature_scale_source"].startswith("private per-column")
+    assert "count of the rows" in purposes[0] and "MAD/2" in purposes[4]
+    assert "gradient" in purposes[5] and "training-loss" in purposes[6]
+    share = r.diagnostics["scale_share"]["value"]
+    assert r.diagnostics["scale_share"]["source"] == "planned" and 0.1 <= share <= 0.5
+    selections = sum(e.get("count", 1) * e["loss"]["epsilon"] ** 2 / 2 for e in r.ledger[:4])
+    assert [e.get("count", 1) for e in r.ledger[:4]] == [1, 6, 6, 6]
+    atom = r.ledger[4]["loss"]["rho"]
+    assert selections <= 7 * atom * (1 + 1e-9) and selections > 0.999 * 7 * atom
     assert r.diagnostics["accountant"] == "pld"  # secure: the lattice Gaussian, coupled (§9)
     assert r.diagnostics["epsilon_pld"] <= r.diagnostics["epsilon_rdp"]
     assert r.diagnostics["feature_scale_source"].startswith("private")
@@ -120,12 +134,38 @@ def test_small_table_abstains_before_spending_and_holdout_states_a_loss():
     h = r.diagnostics["holdout"]
     assert r.status == "ok" and h["unit"] == "row" and h["units_expected"] == 800
     assert "units" not in h  # the exact held-out count is private (issue 28)
-    lo, hi = h["population_interval_95"]
-    assert lo <= h["loss"] <= hi
+    # loss is the unclamped noisy ratio (unbiased; noise can take it below 0 or above the clip);
+    # both intervals are for a loss in [0, loss_bound], clamped to it, so they hold the clamped
+    # loss (docs/proofs/training.md §5, "Clamping").
+    clamped = min(max(h["loss"], 0.0), h["loss_bound"])
+    for name in ("interval_95", "population_interval_95"):
+        lo, hi = h[name]
+        assert 0 <= lo <= clamped <= hi <= h["loss_bound"], (name, h)
     assert any("holdout" in e["purpose"] for e in r.ledger)
     with pytest.raises(ValueError, match="holdout"):
         dpstats.fit(X, y, task="classify", classes=3, epsilon=2.0, delta=1e-6, holdout=0.7,
                     n_public=4000)
+
+
+def test_one_unit_declares_the_global_scale():
+    # Issue 27 finding 4: 3,400 rows of 4 columns at epsilon 1 are too few for the per-column
+    # scales (about 3,628) but enough for one private scale (3,293); one scale is right only when
+    # every column is in one unit, which the data cannot tell, so the plan takes it only on the
+    # caller's word. Without one_unit the release abstains before spending, naming the remedies.
+    X, y = blobs(3400, d=4, seed=7)
+    args = dict(task="classify", classes=3, epsilon=1.0, delta=1e-6, epochs=1, n_public=3400,
+                seed=4)
+    r = dpstats.fit(X, y, **args)
+    assert r.status == "abstained" and r.epsilon == 0 and len(r.ledger) == 0
+    why = r.diagnostics["abstained"]
+    assert "about 3628 rows" in why and "feature_scale" in why and "one_unit" in why
+    r = dpstats.fit(X, y, one_unit=True, **args)
+    assert r.status == "ok", r.diagnostics
+    assert r.diagnostics["feature_scale_source"].startswith("private median row norm")
+    assert r.diagnostics["scale_share"]["value"] == 0.05
+    assert r.diagnostics["scale_share"]["one_unit"] is True
+    with pytest.raises(ValueError, match="one_unit"):
+        dpstats.fit(X, y, one_unit="yes", **args)
 
 
 def test_fitted_mlp_predicts_through_its_parsed_model():

@@ -28,6 +28,22 @@ Ledger bounds_plan(const StatOptions& o, const Shares& shares, std::size_t d) {
   return private_clip_bounds_entries(bounds_clip_options(o, shares), d);
 }
 
+namespace {
+
+// Bounds estimated without the sides' parts (stat quantiles: Shares::judge_sides false) charged
+// no fine cell and no side counts: their noise bound, rank error and per-column fields describe
+// nothing that ran.
+void omit_side_counts(nlohmann::json& estimate) {
+  estimate.erase("rows_beyond_noise");
+  estimate.erase("fine_cell_rank_error");
+  for (auto& column : estimate["columns"]) {
+    column.erase("rows_beyond_anchor");
+    column.erase("rows_beyond_cell");
+  }
+}
+
+}  // namespace
+
 ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, const Shares& shares,
                                  ReleaseBudget& account, Rng& rng, nlohmann::json& diagnostics) {
   const double fraction = shares.scale;
@@ -37,6 +53,7 @@ ColumnBoundsPlan estimate_bounds(const ConstMatrixRef& X, const StatOptions& o, 
   plan.reliability = reliability(est, "--bounds");
   for (const auto& c : est.columns) plan.bounds.push_back({c.lo, c.hi});
   diagnostics["bounds_estimate"] = est.diagnostics();
+  if (!shares.judge_sides) omit_side_counts(diagnostics["bounds_estimate"]);
   diagnostics["bounds_estimate"]["budget_share"] = fraction;
   diagnostics["bounds_estimate"]["note"] =
       "bounds were not given: estimated privately per column (a private median, then private "

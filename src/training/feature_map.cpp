@@ -27,8 +27,11 @@ constexpr double kNormQuantile = 0.5;  // the global scale: the median row norm,
 // rule (column_scale.hpp), so that a median lands between the 0.2- and 0.8-quantiles.
 constexpr double kTolerance = 0.3;
 constexpr const char* kOption = "feature_scale (--feature-scale: a public scale of the features)";
+constexpr const char* kOneUnit = "one_unit (--one-unit)";
 constexpr double kGlobalShare = 0.05;  // the global plan's share when scale_share is absent
-constexpr double kColumnsFirst = 0.15;  // the per-column plan's share before the global one
+// The per-column plan's share: this x the smallest share that passes (within [0.1, 0.5]); 2 (the
+// scale layer's) would spend twice what Fashion-MNIST's 784 pixel scales need.
+constexpr double kColumnsMargin = 1.25;
 // The per-column plan's slice for the count of the rows within MAD / 2 of the released location
 // (one Gaussian vector, docs/proofs/training.md §3); the selections share the rest.
 constexpr double kAtomSlice = 1.0 / 8;
@@ -134,18 +137,18 @@ Reliability assess_global(const ClassifyOptions& o, double share, Eigen::Index n
 // --scale-share 0.5), and nothing public tells one unit from several. When the per-column plan
 // does not pass at the given share the release abstains, naming the share that would pass (up to
 // the cap) or the rows. Absent, in order (public values only; share.hpp plan_share,
-// docs/proofs/scale.md §9):
-//  1. per-column at a planned share up to kColumnsFirst (twice the smallest that passes, within
-//     [0.1, 0.15]): most of the budget stays with training;
-//  2. else the global scale at kGlobalShare, when it passes: the cheap plan for many columns in
-//     one unit (Fashion-MNIST's 784 pixels would need 0.19 for the per-column plan). It cannot
-//     yet follow step 3 (which would standardise 5,130 penguin-like rows at epsilon 1: 0.97, not
-//     the majority class) until Fashion-MNIST is re-measured with the count that flags a column
-//     with about half its values equal (border pixels) and a spurious MAD cell far below its
-//     values' spacing (flag_atoms; before it, per-column at 0.23 trained to 0.02, status ok);
-//  3. else per-column at a planned share up to 0.5;
-//  4. else unusable, naming the rows the per-column plan needs at 0.5. The global share is never
-//     raised: one scale for columns in mm and g trains the majority class (issue 27 case 4).
+// docs/proofs/scale.md §9, docs/proofs/training.md §3):
+//  1. per-column at a planned share: kColumnsMargin x the smallest that passes, within
+//     [0.1, 0.5]. First at every share: a table in mm and g on one global scale trains the
+//     majority class (issue 27: 5,130 penguin-like rows at epsilon 1 released 0.44 `ok` when the
+//     global plan came before the per-column one above 0.15); columns with an atom at 0 (pixels)
+//     are caught by the atom count and the spread floor (docs/proofs/training.md §3);
+//  2. else, only when the caller declares one_unit, the global scale at kGlobalShare when it
+//     passes (d = 4 at epsilon 1: from 3,293 to 3,627 rows). The data cannot tell one unit from
+//     several, and there one scale for columns in mm and g trains the majority class with
+//     status ok (3,293-3,627 penguin-like rows: 0.444), so the plan is the caller's declaration;
+//  3. else unusable, naming the rows the per-column plan needs at 0.5, feature_scale and (without
+//     one_unit) what one_unit would buy. The global share is never raised.
 FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
   FeaturePlan p;
   p.share = *o.scale_share;
@@ -162,44 +165,69 @@ FeaturePlan given_share(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d
       c.usable ? fmt::format(", or scale_share >= {:.2g}", c.needed)
                : fmt::format("; at scale_share {} about {} rows", format_number(c.share),
                              scratch["columns"]["rows_needed"].get<double>());
-  p.reliability.would_suffice += " (a given scale_share standardises each column: the one-scale "
-                                 "plan, for columns in one unit, is the default's, at 0.05)";
+  p.reliability.would_suffice += " (a given scale_share standardises each column; one private "
+                                 "scale for every column is the default's only with one_unit, "
+                                 "at 0.05)";
+  return p;
+}
+
+// Step 2 above (one_unit declared, the per-column plan does not pass): the global scale at
+// kGlobalShare, its diagnostics beside the rows the per-column plan needs at the cap.
+FeaturePlan declared_global(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p;
+  p.share = kGlobalShare;
+  p.scale_share = {{"value", p.share}, {"source", "default"}, {"one_unit", true}};  // declared
+  p.reliability = assess_global(o, p.share, n, p.diagnostics);
+  p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
+  if (d < 1) return p;  // classify_account's d = 0: the global scale alone
+  assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
+  if (p.reliability.usable) return p;
+  p.reliability.would_suffice += fmt::format(
+      "; standardising each column privately (columns in different units) needs about {} rows "
+      "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
+  return p;
+}
+
+// Step 3 without one_unit: the per-column plan's verdict at the cap, and what declaring one_unit
+// would buy (the global plan's rows, judged quietly: a dry run notes the plan the release has).
+FeaturePlan undeclared_abstention(const ClassifyOptions& o, const PlannedShare& c,
+                                  Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p;
+  p.share = c.share;
+  p.scale_share = c.json();
+  p.reliability = assess_columns(o, c.share, n, d, p.diagnostics);
+  p.source = FeatureSource::unusable;
+  Reliability global;
+  note_checks_quietly([&] { global = assess_global(o, kGlobalShare, n, p.diagnostics); });
+  p.reliability.would_suffice += fmt::format(
+      ", or declare {} if every feature column is in one unit (one private scale for every "
+      "column, at share 0.05, {})",
+      kOneUnit,
+      global.usable ? "passes at these rows"
+                    : fmt::format("needs about {} rows at this epsilon",
+                                  p.diagnostics["global"]["rows_needed"].get<double>()));
   return p;
 }
 
 FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d) {
-  FeaturePlan p;
-  const bool columns = d >= 1 && n >= 1;  // d = 0 (classify_account's "global scale"): none
-  p.share = o.scale_share.value_or(kGlobalShare);
-  p.scale_share = {{"value", p.share}, {"source", o.scale_share ? "given" : "default"}};
+  // d = 0 (classify_account without the columns): only the global plan needs no d.
+  require(d >= 1 || (o.one_unit && !o.scale_share),
+          "features must be >= 1 when the feature scale is estimated per column (its entries "
+          "depend on d), got {}; 0 counts one global scale, which only one_unit without "
+          "scale_share plans", d);
+  if (d < 1) return declared_global(o, n, d);
+  if (o.scale_share) return given_share(o, n, d);
   nlohmann::json scratch;
-  auto planned_columns = [&](double cap) {
-    const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
-                                      SharePolicy{.cap = cap});
-    if (!c.usable) return false;
-    p.share = c.share;
-    p.scale_share = c.json();
-    p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
-    p.source = FeatureSource::columns;
-    return true;
-  };
-  if (o.scale_share && columns) return given_share(o, n, d);
-  bool first = false;  // a dry run notes the plans that decide the threshold (the last two)
-  if (!o.scale_share && columns) note_checks_quietly([&] { first = planned_columns(kColumnsFirst); });
-  if (first) return p;
-  p.reliability = assess_global(o, p.share, n, p.diagnostics);
-  p.source = p.reliability.usable ? FeatureSource::global : FeatureSource::unusable;
-  if (p.reliability.usable || !columns) return p;
-  if (!o.scale_share) {
-    const Reliability global = p.reliability;
-    if (planned_columns(SharePolicy{}.cap)) return p;
-    p.reliability = global;
-    p.source = FeatureSource::unusable;
-    assess_columns(o, SharePolicy{}.cap, n, d, p.diagnostics);  // the rows it needs at the cap
-  }
-  p.reliability.would_suffice += fmt::format(
-      "; standardising each column privately (columns in different units) needs about {} rows "
-      "at this epsilon", p.diagnostics["columns"]["rows_needed"].get<double>());
+  // A dry run notes this plan at the cap (and, with one_unit, the global one: the two decide the
+  // threshold).
+  const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
+                                    SharePolicy{.margin = kColumnsMargin});
+  if (!c.usable) return o.one_unit ? declared_global(o, n, d) : undeclared_abstention(o, c, n, d);
+  FeaturePlan p;
+  p.share = c.share;
+  p.scale_share = c.json();
+  p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
+  p.source = FeatureSource::columns;
   return p;
 }
 
@@ -248,10 +276,10 @@ std::optional<FeatureMap> global_map(const ClassifyOptions& o, double share,
 }
 
 // Per column j, the rows with |x - loc_j| <= mad_j / 2 (loc, mad: released), summed over the
-// ranks, then one Gaussian vector drawn on rank 0.
-Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
-                         const ScaleEstimate& est, ReleaseBudget& account, Rng& rng) {
-  const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
+// ranks, then one Gaussian vector drawn by `noise` on rank 0.
+Vector noisy_atom_counts(const ClassifyOptions& o, const GaussianMechanism& noise,
+                         const ConstMatrixRef& X, const ScaleEstimate& est, ReleaseBudget& account,
+                         Rng& rng) {
   const Vector loc = est.location();
   Vector mad(X.cols());
   for (Eigen::Index j = 0; j < X.cols(); ++j)
@@ -276,8 +304,8 @@ Vector noisy_atom_counts(const ClassifyOptions& o, double share, const ConstMatr
 // beta / d per column and side): its location and MAD describe an atom, not a spread.
 void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X, ScaleEstimate& est,
                 ReleaseBudget& account, Rng& rng, nlohmann::json& d) {
-  const Vector noisy = noisy_atom_counts(o, share, X, est, account, rng);
   const GaussianMechanism noise = atom_count_mechanism(o, share, X.cols());
+  const Vector noisy = noisy_atom_counts(o, noise, X, est, account, rng);
   const double d_over_beta = static_cast<double>(X.cols()) / est.beta;
   const double bound = noise.sigma() * std::sqrt(2 * std::log(d_over_beta)) + noise.granularity();
   const double most = kAtomMost * est.n + bound, few = kAtomFew * est.n - bound;
@@ -308,10 +336,10 @@ void flag_atoms(const ClassifyOptions& o, double share, const ConstMatrixRef& X,
 // a column with ~40% of its rows at 0 through: Fashion-MNIST at share 0.27, a divisor of 3e-43).
 constexpr double kSpreadFloor = 1e-6;
 
-// The columns (1-based) whose released spread cannot divide them: the degenerate ones, and those
-// whose scale is below kSpreadFloor x the median scale of the others. Post-processing of released
-// scales (docs/proofs/training.md §3).
-std::vector<std::size_t> unresolved_columns(const ScaleEstimate& est) {
+// The columns whose released spread cannot divide them (true at j): the degenerate ones, and
+// those whose scale is below kSpreadFloor x the median scale of the others. Post-processing of
+// released scales (docs/proofs/training.md §3).
+std::vector<bool> unresolved_columns(const ScaleEstimate& est) {
   std::vector<double> logs;
   for (const auto& c : est.columns)
     if (c.status != ScaleStatus::degenerate) logs.push_back(std::log(c.scale));
@@ -321,10 +349,10 @@ std::vector<std::size_t> unresolved_columns(const ScaleEstimate& est) {
     std::nth_element(logs.begin(), mid, logs.end());
     floor = *mid + std::log(kSpreadFloor);
   }
-  std::vector<std::size_t> out;
+  std::vector<bool> out(est.columns.size());
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
-    const auto& c = est.columns[j];
-    if (c.status == ScaleStatus::degenerate || std::log(c.scale) < floor) out.push_back(j + 1);
+    const ColumnScale& c = est.columns[j];
+    out[j] = c.status == ScaleStatus::degenerate || std::log(c.scale) < floor;
   }
   return out;
 }
@@ -344,19 +372,21 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   d["feature_scale_rho"] = so.loss.rho;
   // The rule on every column; an unresolved column is accepted when some column's spread was
   // resolved: it takes their scales' geometric mean.
-  const std::vector<std::size_t> degenerate = unresolved_columns(est);
+  const std::vector<bool> unresolved = unresolved_columns(est);
   ScaleEstimate judged = est;
   double log_sum = 0;
-  std::vector<bool> unresolved(est.columns.size(), false);
-  for (std::size_t j : degenerate) unresolved[j - 1] = true;
+  std::vector<std::size_t> shown;  // the unresolved columns, 1-based
   for (std::size_t j = 0; j < est.columns.size(); ++j) {
     if (est.columns[j].status == ScaleStatus::degenerate) {
       judged.columns[j].status = ScaleStatus::ok;
       judged.columns[j].facts.degenerate = false;
     }
-    if (!unresolved[j]) log_sum += std::log(est.columns[j].scale);
+    if (unresolved[j])
+      shown.push_back(j + 1);
+    else
+      log_sum += std::log(est.columns[j].scale);
   }
-  const std::size_t resolved = est.columns.size() - degenerate.size();
+  const std::size_t resolved = est.columns.size() - shown.size();
   const Reliability r = reliability(resolved == 0 ? est : judged, kOption);
   d["feature_scale_reliability"] = r.json();
   if (!r.usable) {
@@ -365,9 +395,10 @@ std::optional<FeatureMap> column_map(const ClassifyOptions& o, double share,
   }
   FeatureMap f{est.location(), est.scale()};
   const double fallback = std::exp(log_sum / static_cast<double>(resolved));
-  for (std::size_t j : degenerate) f.divisor(static_cast<Eigen::Index>(j - 1)) = fallback;
-  if (!degenerate.empty()) {
-    d["feature_degenerate_columns"] = degenerate;
+  for (std::size_t j = 0; j < unresolved.size(); ++j)
+    if (unresolved[j]) f.divisor(static_cast<Eigen::Index>(j)) = fallback;
+  if (!shown.empty()) {
+    d["feature_degenerate_columns"] = shown;
     d["feature_degenerate_rule"] = "most values equal (MAD at its resolution, or the count within "
                                    "MAD/2 of the location out of bounds), or a spread over 1e6 "
                                    "times below the median column's: divided by the "

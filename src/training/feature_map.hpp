@@ -44,8 +44,8 @@ struct FeaturePlan {
 // From public values only (n rows, d columns, the options), before anything is charged: the
 // per-column plan when its 3d selections' rank error passes the reliability rule, else the global
 // plan when its one selection's does, else `unusable`. With scale_share absent: per-column at a
-// planned share up to 0.15 (scale/share.hpp plan_share), else global at 0.05, else per-column at
-// a planned share up to 0.5, else `unusable`.
+// planned share up to 0.5 (1.25 x the smallest that passes; scale/share.hpp plan_share), else
+// global at 0.05, else `unusable` (docs/proofs/training.md §3).
 FeaturePlan plan_features(const ClassifyOptions& o, Eigen::Index n, Eigen::Index d);
 
 // What the plan's estimate charges (nothing when the scale is given or the plan is unusable).

@@ -195,14 +195,12 @@ std::optional<HoldoutLoss> holdout_loss(const ClassifyOptions& o) {
   return HoldoutLoss::gaussian(o.loss_bound, rho, o.run.noise);
 }
 
-// Every entry of a run on n (public) rows of d features (d = 0: the global feature scale) with
-// `steps` and the loss releases `loss`.
+// Every entry of a run on n (public) rows of d features (d = 0: the global feature scale, with
+// one_unit) with `steps` and the loss releases `loss`: the feature plan the release would take
+// (none when it abstains: the release charges nothing).
 Ledger run_entries(const ClassifyOptions& o, Eigen::Index n, const LedgerEntry& steps,
                    const LedgerEntry& loss, Eigen::Index d) {
-  FeaturePlan features = plan_features(o, n, d);
-  if (features.source == FeatureSource::unusable)  // the cheaper estimate
-    features.source = FeatureSource::global;
-  Ledger l = feature_entries(o, features, d);
+  Ledger l = feature_entries(o, plan_features(o, n, d), d);
   l.push_back(steps);
   l.push_back(loss);
   if (const auto h = holdout_loss(o))

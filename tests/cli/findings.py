@@ -196,7 +196,7 @@ def f4(tmp):
                        f"accuracy {acc:.3f}, share {j['diagnostics'].get('scale_share', {}).get('value')}")
             record("F4", args, seed, *out)
         # 9 such tables (3,078 rows) at epsilon 3: the per-column plan passes at a planned share
-        # (0.15); at the old fixed 0.05 it did not, and one global scale trained the majority class.
+        # (0.11); at the old fixed 0.05 it did not, and one global scale trained the majority class.
         big = f"{tmp}/penguins3k.csv"
         np.savetxt(big, np.concatenate([penguins(np.random.default_rng(40 * seed + k)) for k in range(9)]),
                    delimiter=",", fmt="%.10g")

@@ -13,6 +13,7 @@
 #include "dpstats/training/gradient_release.hpp"
 #include "dpstats/training/train_classifier.hpp"
 #include "dpstats/privacy/budget.hpp"
+#include "dpstats/privacy/conversions.hpp"
 #include "dpstats/privacy/pld.hpp"
 #include "dpstats/privacy/rdp.hpp"
 #include "dpstats/random/rng.hpp"
@@ -265,6 +266,36 @@ TEST(TrainClassifier, NonPrivateAdamLearnsSeparableBlobs) {
   EXPECT_EQ(r.diagnostics["train_loss"].size(), 3u);
 }
 
+namespace {
+
+// The ledger's first five entries are the per-column plan's charges at the planned share s of the
+// target's rho (docs/proofs/training.md §3): the Laplace row count and the 3 x d pure selections
+// compose (zCDP) to 7/8 of s x rho, the atom count's Gaussian vector takes the other 1/8.
+void expect_per_column_plan(const Release<Classifier>& r, int d, double epsilon, double delta) {
+  ASSERT_EQ(r.diagnostics["feature_scale_source"].get<std::string>().rfind("private per-column", 0),
+            0u);
+  const double share = r.diagnostics["scale_share"]["value"].get<double>();
+  EXPECT_EQ(r.diagnostics["scale_share"]["source"], "planned");
+  const double rho = share * epsilon_delta_to_zcdp(epsilon, delta);
+  EXPECT_EQ(r.ledger[0].mechanism, "laplace");
+  EXPECT_NE(r.ledger[0].purpose.find("count of the rows"), std::string::npos);
+  double selections = 0;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(r.ledger[i].loss.kind, LossKind::pure) << r.ledger[i].purpose;
+    EXPECT_EQ(r.ledger[i].count, i == 0 ? 1 : d) << r.ledger[i].purpose;
+    selections += r.ledger[i].count * r.ledger[i].loss.epsilon * r.ledger[i].loss.epsilon / 2;
+  }
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(r.ledger[i].mechanism, "grid_quantile");
+  EXPECT_LE(selections, 7.0 / 8 * rho);
+  EXPECT_GT(selections, 0.999 * 7.0 / 8 * rho);
+  EXPECT_EQ(r.ledger[4].mechanism, "gaussian");
+  EXPECT_NE(r.ledger[4].purpose.find("MAD/2"), std::string::npos);
+  ASSERT_EQ(r.ledger[4].loss.kind, LossKind::zcdp);
+  EXPECT_NEAR(r.ledger[4].loss.rho, rho / 8, 1e-9 * rho);
+}
+
+}  // namespace
+
 TEST(TrainClassifier, PrivateVariantsMeetTheirBudgetAndLearn) {
   const Toy train = blobs(4000, 10, 3, 13, 0.2), test = blobs(500, 10, 3, 13, 0.2);
   for (auto opt : {ClassifyOptimizer::dp_sgd, ClassifyOptimizer::dp_adam,
@@ -287,9 +318,14 @@ TEST(TrainClassifier, PrivateVariantsMeetTheirBudgetAndLearn) {
     EXPECT_GT(r.privacy.epsilon, 1.9) << to_string(opt);
     EXPECT_EQ(r.privacy.neighbouring, Neighbouring::add_remove);
     EXPECT_TRUE(r.seeded);
-    // the feature scale's row count and quantile (add/remove: n is private), steps, epoch losses
-    ASSERT_EQ(r.ledger.size(), 4u);
-    EXPECT_TRUE(r.ledger[2].loss.discrete);
+    // The per-column feature scale (the default plan's first choice: docs/proofs/training.md §3):
+    // the row count (add/remove: n is private), the three selections on each of the 10 columns
+    // and the atom count; then the steps and the epoch losses.
+    ASSERT_EQ(r.ledger.size(), 7u);
+    expect_per_column_plan(r, 10, o.privacy.epsilon, o.privacy.delta);
+    EXPECT_TRUE(r.ledger[5].loss.discrete);
+    EXPECT_NE(r.ledger[5].purpose.find("gradient"), std::string::npos) << r.ledger[5].purpose;
+    EXPECT_NE(r.ledger[6].purpose.find("training-loss"), std::string::npos) << r.ledger[6].purpose;
     EXPECT_TRUE(r.diagnostics.contains("epsilon_pld"));
     EXPECT_LE(r.diagnostics["epsilon_pld"].get<double>(),
               r.diagnostics["epsilon_rdp"].get<double>());

@@ -5,7 +5,10 @@
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "dpstats/error.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/training/train_classifier.hpp"
 #include "guarantee.hpp"
@@ -66,28 +69,39 @@ ClassifyOptions at_epsilon_1(std::int64_t n_public) {
 
 // 350 rows at epsilon = 1: no private scale is reliable (its rank error exceeds a quarter of the
 // rows), so the release abstains in the plan with an empty ledger, saying how many rows, which
-// epsilon or scale_share would do, or to give feature_scale; never weights of 1e-260.
+// epsilon or scale_share would do, or to give feature_scale; never weights of 1e-260. Without
+// one_unit it names the per-column plan's rows and what declaring one_unit would buy; with it,
+// the global plan's rows first.
 TEST(ClassifySmallTables, AbstainBeforeSpendingWhenNoScaleIsReliable) {
-  for (int classes : {3, 2}) {
-    for (std::uint64_t seed : {1, 2, 3}) {
-      const Table t = iris_like(350, classes, seed);
-      SeededRng rng(seed);
-      const auto r = train_classifier(Classifier::logistic(4, classes), t.X, t.y,
-                                      at_epsilon_1(350), rng);
-      ASSERT_EQ(r.status, Status::abstained);
-      EXPECT_TRUE(r.ledger.empty());
-      EXPECT_EQ(r.privacy.epsilon, 0.0);
-      const std::string why = r.diagnostics["abstained"].get<std::string>();
-      for (const char* part : {"about 3293 rows", "times this estimate's share of epsilon",
-                               "standardising each column", "feature_scale"})
-        EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
-      EXPECT_EQ(r.diagnostics["feature_plan"]["global"]["rows_needed"].get<double>(), 3293);
+  for (bool one_unit : {false, true})
+    for (int classes : {3, 2}) {
+      for (std::uint64_t seed : {1, 2, 3}) {
+        const Table t = iris_like(350, classes, seed);
+        SeededRng rng(seed);
+        ClassifyOptions o = at_epsilon_1(350);
+        o.one_unit = one_unit;
+        const auto r = train_classifier(Classifier::logistic(4, classes), t.X, t.y, o, rng);
+        ASSERT_EQ(r.status, Status::abstained);
+        EXPECT_TRUE(r.ledger.empty());
+        EXPECT_EQ(r.privacy.epsilon, 0.0);
+        const std::string why = r.diagnostics["abstained"].get<std::string>();
+        const auto parts =
+            one_unit ? std::vector<std::string>{"about 3293 rows",
+                                                "times this estimate's share of epsilon",
+                                                "standardising each column", "feature_scale"}
+                     : std::vector<std::string>{"per-column location and scale", "about 3628 rows",
+                                                "feature_scale", "one_unit (--one-unit)",
+                                                "one private scale", "needs about 3293 rows"};
+        for (const std::string& part : parts)
+          EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
+        EXPECT_EQ(r.diagnostics["feature_plan"]["global"]["rows_needed"].get<double>(), 3293);
+        EXPECT_EQ(r.diagnostics["feature_plan"]["columns"]["rows_needed"].get<double>(), 3628);
+      }
     }
-  }
 }
 
-// The rows the abstention names are enough: the global scale is planned and released, within a
-// factor 2 of the median row norm / sqrt(d) (its target).
+// The rows the abstention names with one_unit are enough: the global scale is planned and
+// released, within a factor 2 of the median row norm / sqrt(d) (its target).
 TEST(ClassifySmallTables, TheRowsTheAbstentionNamesSuffice) {
   const Table t = iris_like(3293, 3, 4);
   std::vector<double> norms;
@@ -98,6 +112,7 @@ TEST(ClassifySmallTables, TheRowsTheAbstentionNamesSuffice) {
     SeededRng rng(seed);
     ClassifyOptions o = at_epsilon_1(3293);
     o.epochs = 2;
+    o.one_unit = true;  // the caller's declaration (not true of these columns: the scale only)
     const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, o, rng);
     dpstats::testing::expect_guarantee_from_ledger(r);
     ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
@@ -257,4 +272,74 @@ TEST(ClassifySmallTables, ColumnsWithAnAtomAtTheirMedianAreDegenerate) {
   // (uncentred); before the count, 27 divisors were below 1e-15 (down to 1e-174) and 0.305.
   EXPECT_GE(accuracy[0], 0.75);
   EXPECT_GE(accuracy[0], accuracy[1] - 0.05);
+}
+
+// Columns in mm and g at the size where both plans pass (issue 27 finding 4): 5,130 penguin-like
+// rows at epsilon 1 trained one global scale (the global plan came first) and released the
+// majority class (0.444) with status ok. The default plan now standardises each column first
+// (docs/proofs/training.md §3), which the plan decides from n, d and the budget alone: every seed
+// goes per-column and separates the classes.
+TEST(ClassifySmallTables, MixedUnitsAreStandardisedPerColumnByDefault) {
+  const Table test = penguins(3420, 410);
+  for (std::uint64_t seed : {411, 412, 413}) {
+    const Table t = penguins(5130, seed);
+    SeededRng rng(seed);
+    const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, at_epsilon_1(5130), rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    EXPECT_EQ(r.diagnostics["feature_scale_source"].get<std::string>(),
+              "private per-column median and robust sd (scale layer)");
+    EXPECT_EQ(r.diagnostics["scale_share"]["source"].get<std::string>(), "planned");
+    const double accuracy = r.estimate.accuracy(test.X, test.y);
+    std::printf("penguin-like, 5130 rows, eps 1, default plan (share %.3f): test accuracy %.3f\n",
+                r.diagnostics["scale_share"]["value"].get<double>(), accuracy);
+    EXPECT_GE(accuracy, 0.8);
+  }
+}
+
+// Columns in mm and g where only one scale passes (issue 27 finding 4): 3,400 penguin-like rows at
+// epsilon 1 (d = 4: the global plan passes from 3,293 rows, the per-column one from 3,628) trained
+// one global scale by default and released the majority class (0.444) with status ok. The global
+// plan now rests on the caller's declaration one_unit: without it the release abstains before
+// charging, naming the rows the per-column plan needs, feature_scale and one_unit; with it the
+// plan is the global scale at 0.05 (right for pixels, wrong for these columns: the caller's word),
+// and classify_account states the same plan as the release either way.
+TEST(ClassifySmallTables, OneScaleForEveryColumnOnlyWhenDeclared) {
+  const Table t = penguins(3400, 420);
+  for (bool one_unit : {false, true}) {
+    ClassifyOptions o = at_epsilon_1(3400);
+    o.epochs = 1;
+    o.one_unit = one_unit;
+    SeededRng rng(421);
+    const auto r = train_classifier(Classifier::logistic(4, 3), t.X, t.y, o, rng);
+    dpstats::testing::expect_guarantee_from_ledger(r);
+    const ClassifyAccount a = classify_account(o, 3400, 1.0, 4);
+    if (!one_unit) {
+      ASSERT_EQ(r.status, Status::abstained) << r.diagnostics.dump();
+      EXPECT_TRUE(r.ledger.empty());
+      EXPECT_EQ(r.privacy.epsilon, 0.0);
+      const std::string why = r.diagnostics["abstained"].get<std::string>();
+      for (const char* part : {"about 3628 rows", "feature_scale (--feature-scale",
+                               "one_unit (--one-unit)", "passes at these rows"})
+        EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
+      EXPECT_EQ(r.diagnostics["scale_share"]["usable"], false);
+      EXPECT_EQ(a.ledger.size(), 2u);  // the steps and the losses: no feature scale is planned
+      continue;
+    }
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    EXPECT_EQ(r.diagnostics["feature_scale_source"].get<std::string>(),
+              "private median row norm / sqrt(d) (scale layer)");
+    EXPECT_EQ(r.diagnostics["scale_share"]["value"].get<double>(), 0.05);
+    EXPECT_EQ(r.diagnostics["feature_plan"]["columns"]["rows_needed"].get<double>(), 3628);
+    EXPECT_EQ(r.diagnostics["scale_share"]["one_unit"], true);
+    ASSERT_EQ(a.ledger.size(), 4u);  // the row count and the norm quantile, the steps, the losses
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(a.ledger[i].purpose, r.ledger[i].purpose);
+  }
+  // d = 0 counts the global scale: only one_unit (without scale_share) plans it.
+  ClassifyOptions o = at_epsilon_1(3400);
+  EXPECT_THROW(classify_account(o, 3400, 1.0), InvalidArgument);
+  o.one_unit = true;
+  EXPECT_EQ(classify_account(o, 3400, 1.0).ledger.size(), 4u);
+  o.scale_share = 0.3;
+  EXPECT_THROW(classify_account(o, 3400, 1.0), InvalidArgument);
 }

@@ -99,7 +99,8 @@ TEST(DistributedTraining, PrivateFeatureScalesAreTheSingleProcessOnes) {
   const Toy t = blobs(700, 4, 2, 4);
   ClassifyOptions o = options(ClassifyOptimizer::dp_adam);
   o.feature_scale.reset();
-  o.privacy = {6.0, 1e-5};  // the global scale (the median row norm)
+  o.privacy = {6.0, 1e-5};  // the global scale (the median row norm), declared one unit
+  o.one_unit = true;
   o.noise_multiplier = 5;
   EXPECT_NE(expect_same_on_ranks(t, o, Classifier::logistic(4, 2)).find("median row norm"),
             std::string::npos);

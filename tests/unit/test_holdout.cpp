@@ -3,6 +3,7 @@
 // fresh sample of the same population.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -19,14 +20,20 @@ using namespace dpstats::optimize;
 namespace {
 
 // Whether the statement's population interval holds `truth` (the expected clipped loss of the
-// released model, measured on a fresh sample).
+// released model, measured on a fresh sample), and its noise interval the released loss clamped
+// to [0, L]: `loss` is released as drawn (noise can put it below 0 or above L), the intervals are
+// clamped, and each holds min(max(loss, 0), L) (docs/proofs/training.md §5, "Clamping").
 void expect_covers(const nlohmann::json& h, double truth) {
   ASSERT_TRUE(h.contains("population_interval_95")) << h.dump();
   const auto iv = h["population_interval_95"].get<std::vector<double>>();
   EXPECT_LE(iv[0], truth) << h.dump();
   EXPECT_GE(iv[1], truth) << h.dump();
-  EXPECT_LE(h["interval_95"][0].get<double>(), h["loss"].get<double>());
-  EXPECT_GE(h["interval_95"][1].get<double>(), h["loss"].get<double>());
+  const double clamped =
+      std::clamp(h["loss"].get<double>(), 0.0, h["loss_bound"].get<double>());
+  EXPECT_LE(h["interval_95"][0].get<double>(), clamped) << h.dump();
+  EXPECT_GE(h["interval_95"][1].get<double>(), clamped) << h.dump();
+  EXPECT_LE(iv[0], clamped) << h.dump();
+  EXPECT_GE(iv[1], clamped) << h.dump();
 }
 
 }  // namespace

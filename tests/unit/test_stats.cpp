@@ -167,6 +167,12 @@ TEST(Stats, QuantilesPlanTheirBoundsShare) {
   EXPECT_GT(share, 0.4);
   EXPECT_LT(share, 0.6);
   EXPECT_EQ(r.ledger.size(), 4u + 2u);  // the bounds' 4 entries, the selections, the count
+  // ... and the diagnostics state none of the sides' parts, which did not run.
+  const auto& est = r.diagnostics["bounds_estimate"];
+  for (const char* side : {"rows_beyond_noise", "fine_cell_rank_error"})
+    EXPECT_FALSE(est.contains(side)) << side;
+  for (const auto& c : est["columns"])
+    EXPECT_FALSE(c.contains("rows_beyond_anchor") || c.contains("rows_beyond_cell")) << c.dump();
   o.scale_share = 0.6;
   SeededRng again(32);
   EXPECT_EQ(quantiles(X, o, again).status, Status::abstained);

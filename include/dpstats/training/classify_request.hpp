@@ -18,6 +18,7 @@ struct ClassifyRequest {
   std::optional<int> hidden, classes;
   std::optional<double> noise_multiplier, feature_scale, lambda, tau, second_moment_floor;
   std::optional<std::int64_t> n_public;
+  std::optional<bool> one_unit;
 };
 
 template <class R, class V>
@@ -33,6 +34,7 @@ void visit_fields(R&& r, V&& v) {
   v("tau", r.tau);
   v("second_moment_floor", r.second_moment_floor);
   v("n_public", r.n_public);
+  v("one_unit", r.one_unit);
 }
 
 inline constexpr int kDefaultHidden = 128;  // the mlp's hidden units when `hidden` is absent

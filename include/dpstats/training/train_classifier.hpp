@@ -26,11 +26,12 @@
 //    u_j = (x_j - m_j) / s_j with m_j, s_j the private per-column median and robust sd
 //    (scale/column_scale.hpp, zCDP rho_s = scale_share x the target's rho, add/remove):
 //    shift- and per-column unit-equivariant, with the intercept absorbing the centre;
-//  * otherwise, when the rule passes for one selection: x / s, s = the private median row norm
-//    / sqrt(d) (scale/norm_quantile.hpp, pure epsilon = scale_share · epsilon, add/remove);
-//    scale_share absent: per-column planned up to 0.15, global at 0.05, per-column up to 0.5;
+//  * otherwise, only when the caller declares one_unit and gives no scale_share, and when the
+//    rule passes for one selection: x / s, s = the private median row norm / sqrt(d)
+//    (scale/norm_quantile.hpp, pure epsilon = 0.05 · epsilon, add/remove);
 //  * otherwise the release abstains before anything is charged, saying how many rows, which
-//    epsilon or scale_share would suffice, or to give feature_scale.
+//    epsilon or scale_share would suffice, to give feature_scale, or (without one_unit) what
+//    declaring one_unit would buy.
 // A released estimate that the rule finds unusable makes the release abstain with its reason.
 // Each is charged in the same ledger.
 //
@@ -90,11 +91,18 @@ struct ClassifyOptions {
   double clip = 1;
   // s: the public scale the features are divided by. Absent: estimated privately (see above).
   std::optional<double> feature_scale;
-  // Share of the budget for the absent scale, in (0, 0.5]: of rho for the per-column scales, of
-  // epsilon for the global median row norm. Absent: per-column at a share planned from n, d
-  // and the budget within [0.1, 0.15] (scale/share.hpp plan_share, docs/proofs/scale.md §9),
-  // else global at 0.05, else per-column within [0.1, 0.5]; stated in diagnostics["scale_share"].
+  // Share of the budget for the absent scale, in (0, 0.5]: of rho for the per-column scales
+  // (a given share is theirs only). Absent: per-column at a share planned from n, d and the
+  // budget within [0.1, 0.5] (scale/share.hpp plan_share, docs/proofs/scale.md §9), else (with
+  // one_unit only) the global median row norm at 0.05 of epsilon; stated in
+  // diagnostics["scale_share"].
   std::optional<double> scale_share;
+  // The caller's public declaration that every feature column is in one unit (pixels, counts of
+  // one kind): the absent scale may then be one private scale for every column (the median row
+  // norm / sqrt(d)) where the per-column plan does not pass. Without it the plan never takes one
+  // scale: nothing public tells one unit from several, and on columns in mm and g one scale
+  // trains the majority class (issue 27 finding 4; docs/proofs/training.md §3).
+  bool one_unit = false;
   double beta1 = 0.9, beta2 = 0.999;
   std::optional<double> adam_epsilon;  // default: 1e-8 (adam, dp-adam), else 1e-6
   double lambda = 1;                 // JME scaling λ
@@ -133,6 +141,7 @@ void visit_fields(O&& o, V&& v) {
   v("clip", o.clip);
   v("feature_scale", o.feature_scale);
   v("scale_share", o.scale_share);
+  v("one_unit", o.one_unit);
   v("beta1", o.beta1);
   v("beta2", o.beta2);
   v("adam_epsilon", o.adam_epsilon);
@@ -196,7 +205,9 @@ struct ClassifyAccount {
   std::size_t steps = 0;
 };
 // `features`: the number of columns d (its per-column scale entries are in the account when the
-// plan standardises each column); 0 counts the global feature scale.
+// plan standardises each column); 0 counts the global feature scale, which only one_unit without
+// scale_share plans (otherwise 0 is refused when the scale is estimated). A plan that abstains
+// counts no feature scale (the release would charge nothing).
 ClassifyAccount classify_account(const ClassifyOptions& o, Eigen::Index n, double noise_multiplier,
                                  Eigen::Index features = 0);
 // The smallest noise multiplier (to a relative 1e-4, rounded up) with
