@@ -72,6 +72,17 @@ std::size_t first_true(RandomBits& bits, std::size_t count, int k, const ExpCons
   int run = 0;  // zeros the current coin has read
   while (coin < count) {
     std::uint64_t w = bits.take(64);
+    // A word whose leading zeros do not complete the current coin's k, nor its trailing zeros a
+    // fresh coin's (its inner runs of zeros are at most 62 < k), settles one coin per 1 bit and
+    // leaves its trailing zeros to the next coin: the loop below reads it to the same end, one
+    // coin at a time.
+    if (k >= 63 && w != 0 && run + std::countl_zero(w) < k && std::countr_zero(w) < k) {
+      const auto settled = static_cast<std::size_t>(std::popcount(w));
+      if (settled >= count - coin) return count;  // the rest of the word is dropped either way
+      coin += settled;
+      run = std::countr_zero(w);
+      continue;
+    }
     int left = 64;
     while (left > 0 && coin < count) {
       const int lz = w == 0 ? 64 : std::countl_zero(w);
@@ -195,6 +206,7 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
     bool far;
   };
   std::vector<Segment> segments;
+  segments.reserve(runs.size());
   std::size_t entries = 0;
   for (const CellRun& r : runs) {
     require(std::isfinite(r.gamma) && r.gamma >= 0 && r.first + r.length < (std::size_t{1} << 31),
@@ -213,14 +225,21 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
       entries += 1;
     }
   }
+  // The segment of a candidate: from the first segment of its block of kBlock candidates, the
+  // few segments that start inside the block are walked.
+  constexpr std::size_t kBlockBits = 8;
+  std::vector<std::uint32_t> block_start((entries >> kBlockBits) + 1);
+  for (std::size_t b = 0, s = 0; b < block_start.size(); ++b) {
+    while (s + 1 < segments.size() && segments[s + 1].entry <= (b << kBlockBits)) ++s;
+    block_start[b] = static_cast<std::uint32_t>(s);
+  }
   Moved moved(entries);
   for (std::size_t k = 0; k < entries; ++k) {
     const std::size_t j = k + bits.uniform_below(entries - k);
     const std::size_t e = moved.at(j);
     if (j != k) moved.set(j, moved.at(k));
-    const auto s = std::prev(std::upper_bound(
-        segments.begin(), segments.end(), e,
-        [](std::size_t x, const Segment& seg) { return x < seg.entry; }));
+    auto s = segments.begin() + block_start[e >> kBlockBits];
+    while (std::next(s) != segments.end() && std::next(s)->entry <= e) ++s;
     if (bernoulli_exp_fast(bits, s->far ? s->gamma - kFar : s->gamma))
       return s->first + (e - s->entry);
   }
