@@ -257,8 +257,8 @@ merged_column_counts_pair(const ConstMatrixRef& X, std::span<const GridIndex* co
 // parts for many wide grids.
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
 
-// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages (fresh
-// anonymous pages, zero as mapped); a pass's buffers go back to a small process-wide pool (at most
+// `count` zeroed 32-bit bins on fresh anonymous pages (zero as mapped; only the pages a pass
+// touches are faulted in); a pass's buffers go back to a small process-wide pool (at most
 // 64 MiB kept), from which a later pass takes the smallest that holds its bins and zeroes those
 // instead of faulting in fresh pages.
 struct FreeBins {
@@ -484,8 +484,8 @@ ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const
   const std::size_t total = out.offset.back();
   const int parts = count_parts(X.rows(), total, threads);
   out.parts.resize(static_cast<std::size_t>(parts));
-  // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
-  // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
+  // Rows in order (X is read as a stream); the bins of every column live in one buffer
+  // (bin_buffer).
   parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
     BinBuffer& h = out.parts[static_cast<std::size_t>(part)];
     h = bin_buffer(total);
