@@ -143,11 +143,12 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
     check_agreement(comm, fingerprint_of("bounds", o, X.cols()),
                     "the bounds' options and column count");
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
+  scale_detail::SharedPass shared;  // the rows' check and the signed log grid's pass, made once
+  scale_detail::check_and_count(shared, X, o.per_octave, o.run.threads, comm);
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
   all_or_none(comm, [&] { account.charge(p.entries); });  // the whole plan (the budget: rank 0)
   Bounds b;
-  scale_detail::SharedPass shared;  // the rows' check and the signed log grid's pass, made once
   b.scale = scale_detail::private_scale(X, p.scale, account, rng, &shared);
   nlohmann::json diagnostics = {{"scale", b.scale.diagnostics()}};
   if (o.coverage) {

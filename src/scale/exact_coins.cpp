@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -72,6 +73,17 @@ std::size_t first_true(RandomBits& bits, std::size_t count, int k, const ExpCons
   int run = 0;  // zeros the current coin has read
   while (coin < count) {
     std::uint64_t w = bits.take(64);
+    // A word whose leading zeros do not complete the current coin's k, nor its trailing zeros a
+    // fresh coin's (its inner runs of zeros are at most 62 < k), settles one coin per 1 bit and
+    // leaves its trailing zeros to the next coin: the loop below reads it to the same end, one
+    // coin at a time.
+    if (k >= 63 && w != 0 && run + std::countl_zero(w) < k && std::countr_zero(w) < k) {
+      const auto settled = static_cast<std::size_t>(std::popcount(w));
+      if (settled >= count - coin) return count;  // the rest of the word is dropped either way
+      coin += settled;
+      run = std::countr_zero(w);
+      continue;
+    }
     int left = 64;
     while (left > 0 && coin < count) {
       const int lz = w == 0 ? 64 : std::countl_zero(w);
@@ -182,6 +194,51 @@ class Moved {
   std::unordered_map<std::size_t, std::size_t> sparse_;
 };
 
+namespace {
+
+// bernoulli_exp(bits, gamma) for a near segment's gamma (< 44), with gamma's exact fraction
+// mantissa / 2^k, its whole part and its sampler made once: a walk flips many coins of one
+// segment. The same steps on the same bits as bernoulli_exp (random/bernoulli.cpp): it converts
+// gamma to mantissa / 2^k and runs BernoulliExp(2^k) on the mantissa -- Bernoulli(e^-1) alone
+// when gamma is 1, else floor(gamma) trials of Bernoulli(e^-1) up to the first failure, then the
+// sampler on the remainder (below the denominator: the fraction's step alone).
+class SegmentCoin {
+ public:
+  explicit SegmentCoin(double gamma) : gamma_(gamma) {
+    if (gamma == 0) return;
+    int exponent = 0;
+    const double fraction = std::frexp(gamma, &exponent);
+    auto mantissa = static_cast<std::uint64_t>(std::ldexp(fraction, 53));
+    const int shift = exponent - 53;
+    if (shift >= 0) return;  // gamma >= 2^52: bernoulli_exp itself
+    const int zeros = std::min(std::countr_zero(mantissa), -shift);
+    mantissa >>= zeros;
+    const int k = -(shift + zeros);
+    if (k > 127) return;  // gamma < 2^-74: bernoulli_exp itself
+    const u128 den = static_cast<u128>(1) << k;
+    one_ = mantissa == den;
+    whole_ = mantissa / den;
+    rest_ = mantissa % den;
+    sampler_.emplace(den);
+  }
+  bool operator()(RandomBits& bits) const {
+    if (gamma_ == 0) return true;
+    if (!sampler_) return bernoulli_exp(bits, gamma_);
+    if (one_) return bernoulli_exp_minus_one(bits);
+    for (u128 i = 0; i < whole_; ++i)
+      if (!bernoulli_exp_minus_one(bits)) return false;
+    return (*sampler_)(bits, rest_);
+  }
+
+ private:
+  double gamma_;
+  bool one_ = false;
+  u128 whole_ = 0, rest_ = 0;
+  std::optional<BernoulliExp> sampler_;
+};
+
+}  // namespace
+
 std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits) {
   // The walk's candidates, in order: every cell of a run near the data (a refine grid puts ~10^5
   // of them in the walk of every column), then a far run's cells whose e^-44 factor came true.
@@ -195,6 +252,7 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
     bool far;
   };
   std::vector<Segment> segments;
+  segments.reserve(runs.size());
   std::size_t entries = 0;
   for (const CellRun& r : runs) {
     require(std::isfinite(r.gamma) && r.gamma >= 0 && r.first + r.length < (std::size_t{1} << 31),
@@ -213,16 +271,31 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
       entries += 1;
     }
   }
+  // The segment of a candidate: from the segment that holds the first candidate of its block of
+  // 2^kBlockBits, past the few segments that start inside the block.
+  constexpr std::size_t kBlockBits = 8;
+  std::vector<std::uint32_t> block_start((entries >> kBlockBits) + 1);
+  for (std::size_t b = 0, s = 0; b < block_start.size(); ++b) {
+    while (s + 1 < segments.size() && segments[s + 1].entry <= (b << kBlockBits)) ++s;
+    block_start[b] = static_cast<std::uint32_t>(s);
+  }
+  std::vector<std::optional<SegmentCoin>> coins(segments.size());
   Moved moved(entries);
   for (std::size_t k = 0; k < entries; ++k) {
     const std::size_t j = k + bits.uniform_below(entries - k);
     const std::size_t e = moved.at(j);
     if (j != k) moved.set(j, moved.at(k));
-    const auto s = std::prev(std::upper_bound(
-        segments.begin(), segments.end(), e,
-        [](std::size_t x, const Segment& seg) { return x < seg.entry; }));
-    if (bernoulli_exp_fast(bits, s->far ? s->gamma - kFar : s->gamma))
-      return s->first + (e - s->entry);
+    std::size_t s = block_start[e >> kBlockBits];
+    while (s + 1 < segments.size() && segments[s + 1].entry <= e) ++s;
+    const Segment& seg = segments[s];
+    bool accepted = false;
+    if (seg.far) {
+      accepted = bernoulli_exp_fast(bits, seg.gamma - kFar);
+    } else {
+      if (!coins[s]) coins[s].emplace(seg.gamma);
+      accepted = (*coins[s])(bits);
+    }
+    if (accepted) return seg.first + (e - seg.entry);
   }
   throw std::logic_error("permute-and-flip: no candidate accepted (no gamma equal to 0)");
 }

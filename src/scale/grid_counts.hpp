@@ -101,7 +101,21 @@ class GridIndex {
       return above ^ ((above ^ below) & static_cast<std::int64_t>(mask));
     }
   };
+  // The same on a nonnegative grid (keep_below 0, zero 0) in fewer instructions: a negative x's
+  // bin is 0, and for x >= +0, v >> shift = top + (bits >> shift), so the bin is
+  // max(2 + (bits >> shift) - m, 1) (+1 at DBL_MAX), as operator() computes it.
+  struct ExactLogNonnegative {
+    std::int64_t shift = 0, m = 0;
+    [[gnu::always_inline]] std::int64_t operator()(double x) const {
+      const std::uint64_t u = std::bit_cast<std::uint64_t>(x + 0.0);  // -0 -> +0
+      const std::int64_t a0 = static_cast<std::int64_t>(u >> shift) + 2 - m;
+      const std::int64_t above = (a0 > 1 ? a0 : 1) + static_cast<std::int64_t>(u == kTopBits);
+      return static_cast<std::int64_t>(u) < 0 ? 0 : above;
+    }
+  };
   bool is_exact_log() const { return exact_log_; }
+  bool is_nonnegative() const { return nonnegative_; }
+  ExactLogNonnegative exact_log_nonnegative() const { return {exact_.shift, exact_.m}; }
   const ExactLog& exact_log() const { return exact_; }
   // The geometric grid's lookup in two halves, for a pass that computes a row's guesses in SIMD
   // registers first (geometric_rows below): bin(x) == geometric_fix(x, geometric_guess(
@@ -243,8 +257,8 @@ merged_column_counts_pair(const ConstMatrixRef& X, std::span<const GridIndex* co
 // parts for many wide grids.
 int count_parts(std::int64_t rows, std::size_t bins_per_row, int threads);
 
-// `count` zeroed 32-bit bins, 2 MiB-aligned and advised onto transparent huge pages (fresh
-// anonymous pages, zero as mapped); a pass's buffers go back to a small process-wide pool (at most
+// `count` zeroed 32-bit bins on fresh anonymous pages (zero as mapped; only the pages a pass
+// touches are faulted in); a pass's buffers go back to a small process-wide pool (at most
 // 64 MiB kept), from which a later pass takes the smallest that holds its bins and zeroes those
 // instead of faulting in fresh pages.
 struct FreeBins {
@@ -255,29 +269,45 @@ using BinBuffer = std::unique_ptr<std::uint32_t[], FreeBins>;
 BinBuffer bin_buffer(std::size_t count);
 
 // Rows [begin, end) on one exact log grid: each row's bins first (one loop over the columns that
-// the compiler keeps in SIMD registers: the lookup has no branch), then their counts.
-template <class Transform>
-[[gnu::always_inline]] inline void exact_log_rows(const ConstMatrixRef& X, std::int64_t begin,
-                                                  std::int64_t end, GridIndex::ExactLog g,
-                                                  Transform& y, const std::size_t* __restrict off,
-                                                  std::uint32_t* __restrict b,
-                                                  std::int64_t* __restrict idx) {
+// the compiler keeps in SIMD registers: the lookup has no branch), then their counts. With
+// `check` (the identity transform only), the rows' finiteness check is made in the same loop: a
+// cell whose exponent bits are all ones (+-inf, NaN) is counted as 0, so that its bin stays inside
+// the grid, and flagged; the return value is nonzero when some cell was (the bins are then of no
+// use: the caller throws).
+template <bool check, class Lookup, class Transform>
+[[gnu::always_inline]] inline std::uint64_t exact_log_rows(const ConstMatrixRef& X,
+                                                           std::int64_t begin, std::int64_t end,
+                                                           Lookup g, Transform& y,
+                                                           const std::size_t* __restrict off,
+                                                           std::uint32_t* __restrict b,
+                                                           std::int64_t* __restrict idx) {
+  constexpr std::uint64_t kExponent = 0x7ff0000000000000;
   const auto d = static_cast<std::size_t>(X.cols());
+  std::uint64_t flagged = 0;
   for (std::int64_t r = begin; r < end; ++r) {
     const double* __restrict row = X.row(r).data();
-    for (std::size_t j = 0; j < d; ++j)
-      idx[j] = static_cast<std::int64_t>(off[j]) + g(y(j, row[j]));
+    for (std::size_t j = 0; j < d; ++j) {
+      double x = y(j, row[j]);
+      if constexpr (check) {
+        const auto u = std::bit_cast<std::uint64_t>(x);
+        const std::uint64_t bad = (u & kExponent) == kExponent ? ~std::uint64_t{0} : 0;
+        flagged |= bad;
+        x = std::bit_cast<double>(u & ~bad);
+      }
+      idx[j] = static_cast<std::int64_t>(off[j]) + g(x);
+    }
     for (std::size_t j = 0; j < d; ++j) ++b[idx[j]];
   }
+  return flagged;
 }
 
 // The same compiled for AVX2 (four lookups per instruction), called where the CPU has it: the
 // portable build keeps its baseline, and the counts are the same integers either way.
-template <class Transform>
-[[gnu::target("avx2"), gnu::noinline]] void exact_log_rows_avx2(
-    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end, GridIndex::ExactLog g,
-    Transform& y, const std::size_t* off, std::uint32_t* b, std::int64_t* idx) {
-  exact_log_rows(X, begin, end, g, y, off, b, idx);
+template <bool check, class Lookup, class Transform>
+[[gnu::target("avx2"), gnu::noinline]] std::uint64_t exact_log_rows_avx2(
+    const ConstMatrixRef& X, std::int64_t begin, std::int64_t end, Lookup g, Transform& y,
+    const std::size_t* off, std::uint32_t* b, std::int64_t* idx) {
+  return exact_log_rows<check>(X, begin, end, g, y, off, b, idx);
 }
 
 // Rows [begin, end) on a grid per column, most of them narrow (the refine grids, over three
@@ -397,10 +427,16 @@ void count_rows(const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
                                   [&](const GridIndex* g) { return g == grids[0]; });
   if (shared && grids[0]->is_exact_log()) {
     std::vector<std::int64_t> idx(d);
-    if (avx2_rows())
-      exact_log_rows_avx2(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+    const auto run = [&](auto g) {
+      if (avx2_rows())
+        exact_log_rows_avx2<false>(X, begin, end, g, y, off, b, idx.data());
+      else
+        exact_log_rows<false>(X, begin, end, g, y, off, b, idx.data());
+    };
+    if (grids[0]->is_nonnegative())
+      run(grids[0]->exact_log_nonnegative());
     else
-      exact_log_rows(X, begin, end, grids[0]->exact_log(), y, off, b, idx.data());
+      run(grids[0]->exact_log());
     return;
   }
   if (shared) {  // one grid for every column: its lookup kept in registers
@@ -448,14 +484,43 @@ ColumnBins column_bins(const ConstMatrixRef& X, std::span<const GridIndex* const
   const std::size_t total = out.offset.back();
   const int parts = count_parts(X.rows(), total, threads);
   out.parts.resize(static_cast<std::size_t>(parts));
-  // Rows in order (X is read as a stream); the bins of every column live in one buffer on large
-  // pages (bin_buffer), so that touching d columns' bins per row does not miss the TLB d times.
+  // Rows in order (X is read as a stream); the bins of every column live in one buffer
+  // (bin_buffer).
   parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
     BinBuffer& h = out.parts[static_cast<std::size_t>(part)];
     h = bin_buffer(total);
     count_rows(X, begin, end, grids, y, out.offset.data(), h.get());
   });
   return out;
+}
+
+// column_bins on one exact log grid for every column, of the values themselves, with the rows'
+// finiteness check made in the same read (exact_log_rows): the bins, and whether every cell was
+// finite (when not, the bins are of no use).
+inline std::pair<ColumnBins, bool> checked_log_bins(const ConstMatrixRef& X, const GridIndex& grid,
+                                                    int threads) {
+  const std::vector<const GridIndex*> grids(static_cast<std::size_t>(X.cols()), &grid);
+  ColumnBins out;
+  out.offset = bin_offsets(grids);
+  const std::size_t total = out.offset.back();
+  const int parts = count_parts(X.rows(), total, threads);
+  out.parts.resize(static_cast<std::size_t>(parts));
+  std::vector<std::uint64_t> flagged(static_cast<std::size_t>(parts), 0);
+  parallel_ranges(X.rows(), parts, 1, [&](int part, std::int64_t begin, std::int64_t end) {
+    BinBuffer& h = out.parts[static_cast<std::size_t>(part)];
+    h = bin_buffer(total);
+    std::vector<std::int64_t> idx(grids.size());
+    auto y = [](std::size_t, double x) { return x; };
+    flagged[static_cast<std::size_t>(part)] =
+        avx2_rows()
+            ? exact_log_rows_avx2<true>(X, begin, end, grid.exact_log(), y, out.offset.data(),
+                                        h.get(), idx.data())
+            : exact_log_rows<true>(X, begin, end, grid.exact_log(), y, out.offset.data(),
+                                   h.get(), idx.data());
+  });
+  const bool finite = std::all_of(flagged.begin(), flagged.end(),
+                                  [](std::uint64_t f) { return f == 0; });
+  return {std::move(out), finite};
 }
 
 // Two independent passes' bins from one read of the rows (the second pass's grids or transform

@@ -53,28 +53,32 @@ std::vector<std::int64_t> merged_counts_below(std::span<const double> values,
   return words;
 }
 
+namespace {
+
 // dist_i = max(A_i u - Q n, Q n - A_{i+1} u, 0) in units of 2^-60 (u = 2^60), exactly in 128 bits
 // (A_i, n < 2^63 and Q <= 2^60). Empty cells next to each other share A_i = A_{i+1}, hence their
 // score: they are one run. The exponent of a run is (dist - min dist) 2^-60 · epsilon' / 2, one
 // rounding of an exact integer and one product (relative error below 3 units of 2^-53, which
 // permute-and-flip's 2^-40 shrink of epsilon absorbs, mechanisms/exponential.cpp).
-// `below(k)` gives A_k for k = 0..cells, read in non-decreasing order (a repeat allowed), so that
-// the counts may be summed as they are read.
-template <class Below>
-std::size_t select_runs(std::size_t cells, Below below, std::int64_t n, double q, double epsilon,
-                        Rng& rng) {
+// `counts.below(k)` gives A_k for k = 0..cells, read in non-decreasing order (a repeat allowed),
+// so that the counts may be summed as they are read; `counts.flat_from(k)` (k < cells) the
+// largest e in [k, cells] with A_k = A_e, read past in the same order.
+template <class Counts>
+std::size_t select_runs(std::size_t cells, Counts& counts, std::int64_t n, double q,
+                        double epsilon, Rng& rng) {
   check_epsilon(epsilon);
   require(cells >= 1, "the grid must have at least one cell");
   const i128 target = static_cast<i128>(quantile_units(q)) * n;
   const i128 unit = static_cast<i128>(1) << 60;
-  std::vector<CellRun> runs;
-  std::vector<i128> dist;
-  std::int64_t start = below(0);  // A_i of the run that starts at cell i
+  thread_local std::vector<CellRun> runs;  // kept between calls: a selection allocates nothing
+  thread_local std::vector<i128> dist;
+  runs.clear();
+  dist.clear();
+  std::int64_t start = counts.below(0);  // A_i of the run that starts at cell i
   for (std::size_t i = 0; i < cells;) {
     std::size_t end = i + 1;
-    const std::int64_t next = below(i + 1);
-    if (start == next)
-      while (end < cells && below(end + 1) == start) ++end;
+    const std::int64_t next = counts.below(i + 1);
+    if (start == next) end = std::max(end, counts.flat_from(i + 1));
     const i128 lo = start * unit, hi = next * unit;
     runs.push_back({i, end - i, 0});
     dist.push_back(lo > target ? lo - target : (target > hi ? target - hi : 0));
@@ -89,27 +93,68 @@ std::size_t select_runs(std::size_t cells, Below below, std::int64_t n, double q
   return permute_and_flip_runs(runs, bits);
 }
 
+// The counts below each point, as a vector.
+struct VectorCounts {
+  std::span<const std::int64_t> below_;
+  std::int64_t below(std::size_t k) const { return below_[k]; }
+  std::size_t flat_from(std::size_t k) const {
+    const std::int64_t a = below_[k];
+    std::size_t e = k;
+    while (e + 1 < below_.size() && below_[e + 1] == a) ++e;
+    return e;
+  }
+};
+
+// The counts below each point from a pass's bins (A_k = bins 0..k added over the parts), summed
+// as they are read: A_read is held in `sum`. A flat stretch is a stretch of empty bins, found
+// eight bins at a time.
+struct BinCounts {
+  std::span<const std::uint32_t* const> parts;
+  std::size_t cells;
+  std::size_t read = 0;
+  std::int64_t sum = 0;
+
+  BinCounts(std::span<const std::uint32_t* const> p, std::size_t c) : parts(p), cells(c) {
+    for (const std::uint32_t* part : parts) sum += part[0];
+  }
+  std::uint32_t any(std::size_t b) const {
+    std::uint32_t x = 0;
+    for (const std::uint32_t* part : parts) x |= part[b];
+    return x;
+  }
+  std::int64_t below(std::size_t k) {
+    for (; read < k;) {
+      ++read;
+      for (const std::uint32_t* part : parts) sum += part[read];
+    }
+    return sum;
+  }
+  // Bins k + 1.. are empty up to the one returned (A_k = A_e): read == k on entry.
+  std::size_t flat_from(std::size_t k) {
+    std::size_t e = k;
+    while (e + 8 <= cells && ((any(e + 1) | any(e + 2) | any(e + 3) | any(e + 4) | any(e + 5) |
+                               any(e + 6) | any(e + 7) | any(e + 8)) == 0))
+      e += 8;
+    while (e < cells && any(e + 1) == 0) ++e;
+    read = e;  // the bins up to e added nothing to sum
+    return e;
+  }
+};
+
+}  // namespace
+
 std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, double q,
                         double epsilon, Rng& rng) {
   require(below.size() >= 2, "the grid must have at least one cell");
-  return select_runs(below.size() - 1, [below](std::size_t k) { return below[k]; }, n, q,
-                     epsilon, rng);
+  VectorCounts counts{below};
+  return select_runs(below.size() - 1, counts, n, q, epsilon, rng);
 }
 
 std::size_t select_cell_bins(std::span<const std::uint32_t* const> parts, std::size_t points,
                              std::int64_t n, double q, double epsilon, Rng& rng) {
   require(points >= 2, "the grid must have at least one cell");
-  std::size_t read = 0;  // A_k = the bins 0..k added over the parts: A_read held in `sum`
-  std::int64_t sum = 0;
-  for (const std::uint32_t* p : parts) sum += p[0];
-  auto below = [&](std::size_t k) {
-    for (; read < k;) {
-      ++read;
-      for (const std::uint32_t* p : parts) sum += p[read];
-    }
-    return sum;
-  };
-  return select_runs(points - 1, below, n, q, epsilon, rng);
+  BinCounts counts(parts, points - 1);
+  return select_runs(points - 1, counts, n, q, epsilon, rng);
 }
 
 ColumnGenerators::ColumnGenerators(Rng& rng, std::size_t columns) : base_(rng) {

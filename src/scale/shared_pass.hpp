@@ -1,9 +1,11 @@
 // What one release's estimates on the same rows share (private_bounds: the location and scale,
-// then the clipping bounds), in one process: the rows' finiteness check, made once, and the
-// signed log grid's pass (the scale's median and the clipping bounds' anchor count the same grid
-// with the same transform: the same counts, so each selection is the one its own pass gives).
+// then the clipping bounds), in one process: the rows' finiteness check, made once (in the same
+// read as the signed log grid's pass where that grid is exact), and the signed log grid's pass
+// (the scale's median and the clipping bounds' anchor count the same grid with the same
+// transform: the same counts, so each selection is the one its own pass gives).
 // Internal to src/scale.
 #pragma once
+#include <stdexcept>
 #include <utility>
 
 #include "dpstats/scale/clip_bounds.hpp"
@@ -28,6 +30,25 @@ inline ColumnBins* coarse_pass(SharedPass* s, int per_octave) {
   if (s == nullptr || (s->per_octave != 0 && s->per_octave != per_octave)) return nullptr;
   s->per_octave = per_octave;
   return &s->coarse;
+}
+
+// The rows' finiteness check and the signed log grid's pass in one read (checked_log_bins), before
+// anything is charged: one process, rows not empty, a per_octave of a power of two (an exact log
+// grid); a non-finite cell throws check_data's error. Elsewhere nothing is done here: each estimate
+// checks and counts the rows itself.
+inline void check_and_count(SharedPass& s, const ConstMatrixRef& X, int per_octave, int threads,
+                            Communicator& comm) {
+  if (comm.size() > 1 || X.rows() == 0 || X.cols() == 0 || s.checked || s.per_octave != 0) return;
+  const GridIndex grid = GridIndex::log(per_octave, false);
+  if (!grid.is_exact_log()) return;
+  auto [bins, finite] = checked_log_bins(X, grid, threads);
+  if (!finite) {
+    check_data(X);  // throws, naming the first cell that is not finite
+    throw std::logic_error("check_and_count: a cell was flagged that check_data accepts");
+  }
+  s.checked = true;
+  s.per_octave = per_octave;
+  s.coarse = std::move(bins);
 }
 
 // private_scale and private_clip_bounds reading and filling `shared` (one process; with more

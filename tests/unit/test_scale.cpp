@@ -343,4 +343,35 @@ TEST(Bounds, TooLittleDataAbstainsWithTheBudgetSpent) {
   EXPECT_DOUBLE_EQ(r.privacy.epsilon, 1.0);
 }
 
+// The rows' finiteness check is made in the same read as the first pass, before anything is
+// charged (docs/proofs/scale.md §1b): a NaN or an infinity anywhere stops the release with the
+// check's error, naming the cell, and the caller's Budget is untouched; finite rows are charged.
+TEST(Bounds, ANonFiniteCellStopsTheReleaseBeforeAnyCharge) {
+  RowMatrix X(3000, 3);
+  SeededRng g(4);
+  for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = g.uniform01() * 10 - 5;
+  BoundsOptions o;
+  o.privacy = {.epsilon = 1};
+  o.coverage = 0.01;
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity()}) {
+    for (int threads : {1, 2}) {
+      RowMatrix Y = X;
+      Y(2999, 2) = bad;
+      Y(1700, 1) = bad;
+      o.run.threads = threads;
+      Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+      SeededRng rng(1);
+      EXPECT_NE(error_of([&] { private_bounds(Y, o, rng, &budget); }).find("row 1701, column 2"),
+                std::string::npos);
+      EXPECT_TRUE(budget.ledger().empty());
+    }
+  }
+  Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+  SeededRng rng(1);
+  EXPECT_NO_THROW(private_bounds(X, o, rng, &budget));
+  EXPECT_FALSE(budget.ledger().empty());
+}
+
 }  // namespace dpstats

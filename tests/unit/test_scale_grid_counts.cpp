@@ -67,6 +67,7 @@ TEST(ScaleGridCounts, LogGridLookupIsExact) {
     for (bool nonnegative : {false, true}) {
       const GridIndex index = GridIndex::log(m, nonnegative);
       std::vector<double> v = awkward_values(index.grid(), g);
+      expect_same_counts(index, v);  // a negative value's bin on the nonnegative grid is 0
       if (nonnegative)
         for (double& x : v) x = std::fabs(x);
       expect_same_counts(index, v);
@@ -151,6 +152,36 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   expect_same_columns(same_grid(abs_grid, 4), X, distance);  // one log grid: the SIMD rows
   const auto offset = [](std::size_t, double x) { return clamp_magnitude(x - (-1.5e308)); };
   expect_same_columns(same_grid(signed_grid, 4), X, offset);
+}
+
+// The first pass with the rows' check in the same read (checked_log_bins): on finite rows the
+// bins of column_bins; a NaN or an infinity of either sign is flagged (and its bin stays inside
+// the grid: every row is still counted once per column).
+TEST(ScaleGridCounts, CheckedPassIsThePassAndFlagsNonFiniteCells) {
+  SeededRng g(5);
+  const GridIndex grid = GridIndex::log(32, false);
+  const std::vector<double> v = awkward_values(grid.grid(), g);
+  const auto rows = static_cast<Eigen::Index>(v.size() / 4);
+  RowMatrix X(rows, 4);
+  for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = v[static_cast<std::size_t>(i)];
+  const auto grids = same_grid(grid, 4);
+  for (int threads : {1, 3}) {
+    auto [bins, finite] = checked_log_bins(X, grid, threads);
+    EXPECT_TRUE(finite);
+    const auto counts = bin_counts(bins, grids);
+    EXPECT_EQ(counts, column_counts(X, std::span<const GridIndex* const>(grids), identity(),
+                                    threads));
+    for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                       -std::numeric_limits<double>::quiet_NaN(),
+                       std::numeric_limits<double>::infinity(),
+                       -std::numeric_limits<double>::infinity()}) {
+      RowMatrix Y = X;
+      Y(rows - 1, 3) = bad;
+      auto [flagged_bins, all_finite] = checked_log_bins(Y, grid, threads);
+      EXPECT_FALSE(all_finite);
+      for (const auto& c : bin_counts(flagged_bins, grids)) EXPECT_EQ(c.back(), rows);
+    }
+  }
 }
 
 // Two passes from one read of the rows (the clipping bounds' fine grids and offsets, issue 27
