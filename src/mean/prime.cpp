@@ -137,9 +137,8 @@ Release<Vector> prime_release(const RowsView& view, PrimeOptions o, Rng& rng, Bu
   require(!by_tail || (!o.scale && o.profile == Profile::practical),
           "the robust entry runs the practical profile on the estimated scale: scale and profile "
           "do not apply");
-  // The one finiteness check of the release (one process; with more ranks guarded_rows made it),
-  // or the input layer's when it read the rows: the units and the front end read the rows
-  // through a view that carries it.
+  // The one finiteness check (the reader's, or here; with more ranks guarded_rows made it): the
+  // units and the front end read the rows through a view that carries it.
   std::optional<CheckedRows> checked;
   if (comm.size() == 1 && !view.checked()) checked.emplace(X);
   const RowsView rows = comm.size() > 1 ? RowsView(X) : checked ? RowsView(*checked) : view;
