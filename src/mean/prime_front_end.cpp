@@ -1,5 +1,7 @@
 // The robust means' front end (docs/proofs/mean.md, addendum correction 1): private range, private
 // coordinate medians, clipping and quantisation; see robust_mean_core.hpp.
+#include <immintrin.h>
+
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -89,17 +91,51 @@ struct ClipExtent {
   int at_bound = 0;  // a mapped value clamped to the view's bound
 };
 
+// Four rows' sums of squares around cen and largest |value - cen| (each sum in its row's column
+// order); returns whether a value reached the bound. Portable, and for AVX2 with lane k holding
+// row k (the same operations lane by lane: the same sums).
+int four_rows(const double* const x[4], const double* __restrict cen, std::size_t d, double bound,
+              double ss[4], double amax[4]) {
+  int big = 0;
+  for (std::size_t j = 0; j < d; ++j) {
+    for (int k = 0; k < 4; ++k) {
+      const double v = x[k][j] - cen[j];
+      ss[k] += v * v;
+      amax[k] = std::max(amax[k], std::abs(v));
+      big |= static_cast<int>(std::abs(x[k][j]) >= bound);
+    }
+  }
+  return big;
+}
+
+__attribute__((target("avx2")))
+int four_rows_avx2(const double* const x[4], const double* __restrict cen, std::size_t d,
+                   double bound, double ss[4], double amax[4]) {
+  const __m256d sign = _mm256_set1_pd(-0.0), limit = _mm256_set1_pd(bound);
+  __m256d s = _mm256_setzero_pd(), a = _mm256_setzero_pd(), big = _mm256_setzero_pd();
+  for (std::size_t j = 0; j < d; ++j) {
+    const __m256d v0 = _mm256_set_pd(x[3][j], x[2][j], x[1][j], x[0][j]);
+    const __m256d v = _mm256_sub_pd(v0, _mm256_set1_pd(cen[j]));
+    s = _mm256_add_pd(s, _mm256_mul_pd(v, v));
+    a = _mm256_max_pd(a, _mm256_andnot_pd(sign, v));  // max(a, |v|): |v| is never NaN
+    big = _mm256_or_pd(big, _mm256_cmp_pd(_mm256_andnot_pd(sign, v0), limit, _CMP_GE_OQ));
+  }
+  _mm256_storeu_pd(ss, s);
+  _mm256_storeu_pd(amax, a);
+  return _mm256_movemask_pd(big) != 0 ? 1 : 0;
+}
+
 // Rows [b, e): whether each row is clipped (ball: its norm around cen beyond the radius, the
 // factor radius / norm in factor[i]; box: a coordinate beyond it). Four rows at a time, their
-// sums of squares interleaved (each still in its row's column order, so the same sums as one
+// sums of squares side by side (each still in its row's column order, so the same sums as one
 // row at a time), so that the additions do not wait on each other.
-__attribute__((target_clones("avx2", "default")))
 ClipExtent clip_extents(const AffineRows& X, std::int64_t b, std::int64_t e,
                         const double* __restrict cen, bool ball, double radius,
                         double* __restrict factor) {
   constexpr std::int64_t kRows = 4;
+  static const auto rows4 =
+      __builtin_cpu_supports("avx2") != 0 ? four_rows_avx2 : four_rows;
   const auto d = static_cast<std::size_t>(X.cols());
-  const double bound = X.bound();
   std::vector<double> buf(kRows * d);
   ClipExtent out;
   for (std::int64_t i = b; i < e; i += kRows) {
@@ -108,14 +144,7 @@ ClipExtent clip_extents(const AffineRows& X, std::int64_t b, std::int64_t e,
     for (std::int64_t k = 0; k < kRows; ++k)  // a short group repeats its last row
       x[k] = X.row(i + std::min(k, m - 1), buf.data() + static_cast<std::size_t>(k) * d);
     double ss[kRows] = {}, amax[kRows] = {};
-    for (std::size_t j = 0; j < d; ++j) {
-      for (std::int64_t k = 0; k < kRows; ++k) {
-        const double v = x[k][j] - cen[j];
-        ss[k] += v * v;
-        amax[k] = std::max(amax[k], std::abs(v));
-        out.at_bound |= static_cast<int>(std::abs(x[k][j]) >= bound);
-      }
-    }
+    out.at_bound |= rows4(x, cen, d, X.bound(), ss, amax);
     for (std::int64_t k = 0; k < m; ++k) {
       bool clipped = amax[k] > radius;  // the box clamps each coordinate (ClippedRows)
       if (ball) {
