@@ -174,7 +174,9 @@ class GridIndex {
     return !(t < static_cast<double>(points_.size())) ? points_.size()
                                                       : static_cast<std::size_t>(t);
   }
-  [[gnu::always_inline]] std::size_t geometric_bin(double x) const { return geometric_lookup().bin(x); }
+  [[gnu::always_inline]] std::size_t geometric_bin(double x) const {
+    return geometric_lookup().bin(x);
+  }
   std::size_t search(double x) const;
 
   std::vector<double> points_;
@@ -342,8 +344,10 @@ template <class Transform>
     hi_v[j] = g.hi;
     shift_v[j] = g.shift;
     start_v[j] = table_v.size() - g.first;  // wraps: bucket + start is the index in table_v
-    for (std::uint32_t below : g.table) table_v.push_back(static_cast<std::uint32_t>(off[j]) + below);
-    std::copy(g.points, g.points + grids[j]->size() + 1, points_v.begin() + static_cast<std::ptrdiff_t>(off[j]));
+    for (std::uint32_t below : g.table)
+      table_v.push_back(static_cast<std::uint32_t>(off[j]) + below);
+    std::copy(g.points, g.points + grids[j]->size() + 1,
+              points_v.begin() + static_cast<std::ptrdiff_t>(off[j]));
   }
   const double* __restrict lo = lo_v.data();
   const double* __restrict hi = hi_v.data();
