@@ -114,6 +114,10 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
       // Every rank reads the whole file and keeps its block: a mapped .npy costs no copy; a CSV
       // is parsed by every rank.
       Table all = read_input(in);
+      if (P == 1) {  // the whole table, as read (its values' finiteness check travels with it)
+        out.table = std::move(all);
+        return;
+      }
       const auto n = static_cast<std::size_t>(all.values.rows());
       const auto lo = static_cast<Eigen::Index>(n * r / P), hi = static_cast<Eigen::Index>(n * (r + 1) / P);
       out.table.header = std::move(all.header);

@@ -148,6 +148,15 @@ PartScan scan_rows(const double* X, std::int64_t d, std::int64_t begin, std::int
 
 }  // namespace
 
+// Marks values the scan below found finite (DataMatrix::checked_finite): a release reads them
+// as checked rows and does not scan them again.
+struct FiniteScan {
+  static DataMatrix mark(DataMatrix X) {
+    X.finite_ = X.rows() > 0 && X.cols() > 0;
+    return X;
+  }
+};
+
 DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
                         const ReadOptions& options, const std::string& name) {
   const std::int64_t n = X.rows(), d = X.cols();
@@ -165,7 +174,9 @@ DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
   require(dropped < n, fmt::format("input file '{}' has no data rows (every row had a missing "
                                    "value)",
                                    name));
-  if (all && dropped == 0) return X;  // nothing to select or drop: the same storage (zero-copy)
+  // Every selected cell of every kept row is finite now (an infinite one, or a NaN not dropped,
+  // threw above).
+  if (all && dropped == 0) return FiniteScan::mark(std::move(X));  // the same storage (zero-copy)
   const auto k = static_cast<Eigen::Index>(selected.size());
   RowMatrix out(n - dropped, k);
   Eigen::Index kept = 0;
@@ -175,7 +186,7 @@ DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
     for (Eigen::Index c = 0; c < k; ++c) out(kept, c) = row[selected[static_cast<std::size_t>(c)]];
     ++kept;
   }
-  return out;
+  return FiniteScan::mark(std::move(out));
 }
 
 }  // namespace dpstats::input_detail

@@ -81,7 +81,7 @@ O options_of(const MeanRequest& r) {
   return o;
 }
 
-Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, MeanMethod method,
+Release<Vector> run_prime(const RowsView& X, const MeanRequest& r, MeanMethod method,
                           Rng& rng, Budget* budget) {
   const auto o = options_of<PrimeOptions>(r);
   if (method == MeanMethod::prime) return prime(X, o, rng, budget);
@@ -91,7 +91,7 @@ Release<Vector> run_prime(const ConstMatrixRef& X, const MeanRequest& r, MeanMet
   const bool ht = method == MeanMethod::prime_ht_boosted;
   const int parts = boost_parts(r.boost_zeta.value_or(kDefaultBoostZeta));
   return boosted_release(
-      X, r.privacy, parts, ht ? "prime-ht" : "prime",
+      X.matrix(), r.privacy, parts, ht ? "prime-ht" : "prime",
       [&](const ConstMatrixRef& part, Rng& g, Budget* b) {
         return ht ? prime_ht(part, o, g, b) : prime(part, o, g, b);
       },
@@ -125,7 +125,7 @@ std::string default_mean_method(bool alpha_given) {
   return std::string(name_of(alpha_given ? MeanMethod::robust : MeanMethod::bounded));
 }
 
-Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rng& rng,
+Release<Vector> run_mean(const RowsView& X, const MeanRequest& request, Rng& rng,
                          Budget* budget) {
   MeanRequest r = request;
   if (r.method.empty()) r.method = default_mean_method(r.alpha.has_value());
@@ -150,7 +150,7 @@ Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rn
     case MeanMethod::prime_ht:
     case MeanMethod::prime_boosted:
     case MeanMethod::prime_ht_boosted: return run_prime(X, r, method, rng, budget);
-    default: return run_other(X, r, method, rng, budget);
+    default: return run_other(X.matrix(), r, method, rng, budget);
   }
 }
 

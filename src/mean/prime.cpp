@@ -120,8 +120,9 @@ PrivacyLoss method_maximum(const Plan& p, const Plan& p_ht, const PrivacyLoss& t
 // stages at once, before any noise; the units are estimated, the tail test picks PRIME or
 // PRIME-ht, and that method's entries, spent into the planned stage, claim its place before its
 // front end draws.
-Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng, Budget* budget,
+Release<Vector> prime_release(const RowsView& view, PrimeOptions o, Rng& rng, Budget* budget,
                               PrimeTrace* trace, bool by_tail) {
+  const ConstMatrixRef& X = view.matrix();
   Communicator& comm = comm_or_single(o.run.comm);
   const std::int64_t d = X.cols();
   std::int64_t n = X.rows();
@@ -136,11 +137,11 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
   require(!by_tail || (!o.scale && o.profile == Profile::practical),
           "the robust entry runs the practical profile on the estimated scale: scale and profile "
           "do not apply");
-  // The one finiteness check of the release (one process; with more ranks guarded_rows made it):
-  // the units and the front end read the rows through a view that carries it.
+  // The one finiteness check (the reader's, or here; with more ranks guarded_rows made it): the
+  // units and the front end read the rows through a view that carries it.
   std::optional<CheckedRows> checked;
-  if (comm.size() == 1) checked.emplace(X);
-  const RowsView rows = checked ? RowsView(*checked) : RowsView(X);
+  if (comm.size() == 1 && !view.checked()) checked.emplace(X);
+  const RowsView rows = comm.size() > 1 ? RowsView(X) : checked ? RowsView(*checked) : view;
   const bool off = trace && trace->noiseless;
   std::optional<ShareChoice> share;  // the units' share: given, or planned from n, d, the target
   const std::optional<double> given_share = o.scale_share;
@@ -202,12 +203,12 @@ Release<Vector> prime_release(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
 
 }  // namespace
 
-Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng, Budget* budget,
+Release<Vector> prime(const RowsView& X, const PrimeOptions& o, Rng& rng, Budget* budget,
                       PrimeTrace* trace) {
   return prime_release(X, o, rng, budget, trace, false);
 }
 
-Release<Vector> robust_mean(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng,
+Release<Vector> robust_mean(const RowsView& X, const PrimeOptions& o, Rng& rng,
                             Budget* budget) {
   Release<Vector> r = prime_release(X, o, rng, budget, nullptr, true);
   r.diagnostics["method"] = "robust";

@@ -1,5 +1,7 @@
 // The robust means' front end (docs/proofs/mean.md, addendum correction 1): private range, private
 // coordinate medians, clipping and quantisation; see robust_mean_core.hpp.
+#include <immintrin.h>
+
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -15,6 +17,33 @@
 namespace dpstats::mean_detail {
 
 namespace {
+
+// c[j] = f[j] + floor(clamp((row[j] - lo[j]) / h, -1, top)) for every column: a loop with no
+// branch (the floor of a value in [-1, top] through a 32-bit conversion, as fast_floor) that the
+// compiler keeps in SIMD registers, as its own function (inlined, it is not vectorised); cloned
+// for AVX2: the same divisions, hence the same cells, on every CPU.
+__attribute__((target_clones("avx2", "default"), noinline))
+void median_cells(const double* __restrict row, const double* __restrict lo, double h, double top,
+                  const std::int32_t* __restrict f, std::int32_t* __restrict c, std::size_t d) {
+  for (std::size_t j = 0; j < d; ++j) {
+    const double u = std::clamp((row[j] - lo[j]) / h, -1.0, top);
+    const auto k = static_cast<std::int32_t>(u);  // toward 0; one less for a negative fraction
+    c[j] = f[j] + k - static_cast<std::int32_t>(static_cast<double>(k) > u);
+  }
+}
+
+// Rows [b, e): below[j (K + 1) + k + 1] += 1 for the bucket k of each mapped value (median_cells).
+void median_rows(const AffineRows& X, std::int64_t b, std::int64_t e, const double* lo, double h,
+                 int K, std::int64_t* below) {
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<double> buf(d);
+  std::vector<std::int32_t> first(d), cell(d);  // first[j] = j (K + 1) + 1: column j's bucket 0
+  for (std::size_t j = 0; j < d; ++j) first[j] = static_cast<std::int32_t>(j) * (K + 1) + 1;
+  for (std::int64_t i = b; i < e; ++i) {
+    median_cells(X.row(i, buf.data()), lo, h, K - 1, first.data(), cell.data(), d);
+    for (std::size_t j = 0; j < d; ++j) ++below[cell[j]];
+  }
+}
 
 // Private coordinate medians (docs/proofs/mean.md §2): candidates c_k = x̄_j + (−4 + 0.1k),
 // k = 0..K−1 (scale units); quality −|#{x < c_k} − n/2| (sensitivity 1). One row-major pass
@@ -35,15 +64,7 @@ void private_medians(const AffineRows& X, std::int64_t n_all, const ClipPlan& c,
   const std::size_t cells = static_cast<std::size_t>(d * (K + 1));
   std::vector<std::int64_t> parts(cells * static_cast<std::size_t>(threads), 0);
   parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
-    std::int64_t* mine = parts.data() + cells * static_cast<std::size_t>(t);
-    std::vector<double> buf(static_cast<std::size_t>(d));
-    for (Eigen::Index i = b; i < e; ++i) {
-      const double* row = X.row(i, buf.data());
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const double u = std::clamp((row[j] - lo[j]) / h, -1.0, double(K - 1));
-        ++mine[j * (K + 1) + static_cast<std::int64_t>(fast_floor(u)) + 1];
-      }
-    }
+    median_rows(X, b, e, lo.data(), h, K, parts.data() + cells * static_cast<std::size_t>(t));
   });
   std::vector<std::int64_t> below(cells, 0);
   for (int t = 0; t < threads; ++t)
@@ -65,42 +86,94 @@ void private_medians(const AffineRows& X, std::int64_t n_all, const ClipPlan& c,
   });
 }
 
+struct ClipExtent {
+  std::int64_t clipped = 0;
+  int at_bound = 0;  // a mapped value clamped to the view's bound
+};
+
+// Four rows' sums of squares around cen and largest |value - cen| (each sum in its row's column
+// order); returns whether a value reached the bound. Portable, and for AVX2 with lane k holding
+// row k (the same operations lane by lane: the same sums).
+int four_rows(const double* const x[4], const double* __restrict cen, std::size_t d, double bound,
+              double ss[4], double amax[4]) {
+  int big = 0;
+  for (std::size_t j = 0; j < d; ++j) {
+    for (int k = 0; k < 4; ++k) {
+      const double v = x[k][j] - cen[j];
+      ss[k] += v * v;
+      amax[k] = std::max(amax[k], std::abs(v));
+      big |= static_cast<int>(std::abs(x[k][j]) >= bound);
+    }
+  }
+  return big;
+}
+
+__attribute__((target("avx2")))
+int four_rows_avx2(const double* const x[4], const double* __restrict cen, std::size_t d,
+                   double bound, double ss[4], double amax[4]) {
+  const __m256d sign = _mm256_set1_pd(-0.0), limit = _mm256_set1_pd(bound);
+  __m256d s = _mm256_setzero_pd(), a = _mm256_setzero_pd(), big = _mm256_setzero_pd();
+  for (std::size_t j = 0; j < d; ++j) {
+    const __m256d v0 = _mm256_set_pd(x[3][j], x[2][j], x[1][j], x[0][j]);
+    const __m256d v = _mm256_sub_pd(v0, _mm256_set1_pd(cen[j]));
+    s = _mm256_add_pd(s, _mm256_mul_pd(v, v));
+    a = _mm256_max_pd(a, _mm256_andnot_pd(sign, v));  // max(a, |v|): |v| is never NaN
+    big = _mm256_or_pd(big, _mm256_cmp_pd(_mm256_andnot_pd(sign, v0), limit, _CMP_GE_OQ));
+  }
+  _mm256_storeu_pd(ss, s);
+  _mm256_storeu_pd(amax, a);
+  return _mm256_movemask_pd(big) != 0 ? 1 : 0;
+}
+
+// Rows [b, e): whether each row is clipped (ball: its norm around cen beyond the radius, the
+// factor radius / norm in factor[i]; box: a coordinate beyond it). Four rows at a time, their
+// sums of squares side by side (each still in its row's column order, so the same sums as one
+// row at a time), so that the additions do not wait on each other.
+ClipExtent clip_extents(const AffineRows& X, std::int64_t b, std::int64_t e,
+                        const double* __restrict cen, bool ball, double radius,
+                        double* __restrict factor) {
+  constexpr std::int64_t kRows = 4;
+  static const auto rows4 =
+      __builtin_cpu_supports("avx2") != 0 ? four_rows_avx2 : four_rows;
+  const auto d = static_cast<std::size_t>(X.cols());
+  std::vector<double> buf(kRows * d);
+  ClipExtent out;
+  for (std::int64_t i = b; i < e; i += kRows) {
+    const std::int64_t m = std::min(kRows, e - i);
+    const double* x[kRows];
+    for (std::int64_t k = 0; k < kRows; ++k)  // a short group repeats its last row
+      x[k] = X.row(i + std::min(k, m - 1), buf.data() + static_cast<std::size_t>(k) * d);
+    double ss[kRows] = {}, amax[kRows] = {};
+    out.at_bound |= rows4(x, cen, d, X.bound(), ss, amax);
+    for (std::int64_t k = 0; k < m; ++k) {
+      bool clipped = amax[k] > radius;  // the box clamps each coordinate (ClippedRows)
+      if (ball) {
+        const double norm = std::sqrt(ss[k]);
+        clipped = norm > radius;
+        factor[i + k] = clipped ? radius / norm : 1.0;
+      }
+      out.clipped += clipped;
+    }
+  }
+  return out;
+}
+
 // Clip (ball or box, scale units around the centre) and quantise onto the grid qZ: sets st.Z
 // to the rows of X so processed (clipped_rows.hpp: each ball row's clip factor is all it keeps);
 // returns the number of clipped rows. (Accumulating the Gram matrix per block of freshly clipped
 // rows, while they are in cache, measured no faster: the pass is compute-bound.)
 std::int64_t clip_rows(const AffineRows& X, const ClipPlan& c, const Vector& centre, int threads,
                        FilterState& st) {
-  const std::int64_t n = X.rows(), d = X.cols();
+  const std::int64_t n = X.rows();
   const bool ball = c.shape == ClipShape::ball;
   std::vector<double> factor(ball ? static_cast<std::size_t>(n) : 0);
   std::vector<std::int64_t> clipped_parts(static_cast<std::size_t>(threads), 0);
   std::vector<char> at_bound(static_cast<std::size_t>(threads), 0);  // a mapped value clamped?
   const double* cen = centre.data();
-  const double bound = X.bound();
   parallel_ranges(n, threads, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
-    std::vector<double> buf(static_cast<std::size_t>(d));
-    int big = 0;
-    for (std::int64_t i = b; i < e; ++i) {
-      const double* x = X.row(i, buf.data());
-      double ss = 0, amax = 0;
-      for (Eigen::Index j = 0; j < d; ++j) {
-        const double v = x[j] - cen[j];
-        ss += v * v;
-        amax = std::max(amax, std::abs(v));
-        big |= static_cast<int>(std::abs(x[j]) >= bound);
-      }
-      bool clipped = false;
-      if (ball) {
-        const double norm = std::sqrt(ss);
-        clipped = norm > c.radius;
-        factor[static_cast<std::size_t>(i)] = clipped ? c.radius / norm : 1.0;
-      } else {
-        clipped = amax > c.radius;  // the box clamps each coordinate (ClippedRows)
-      }
-      clipped_parts[static_cast<std::size_t>(t)] += clipped;
-    }
-    at_bound[static_cast<std::size_t>(t)] = static_cast<char>(big);
+    const ClipExtent x = clip_extents(X, b, e, cen, ball, c.radius, factor.data());
+    clipped_parts[static_cast<std::size_t>(t)] += x.clipped;
+    at_bound[static_cast<std::size_t>(t)] |= static_cast<char>(x.at_bound);
   });
   const bool within = std::none_of(at_bound.begin(), at_bound.end(), [](char c) { return c; });
   st.Z = ClippedRows(X, centre, ball, c.radius, c.q, std::move(factor), within);

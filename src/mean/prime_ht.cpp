@@ -3,7 +3,7 @@
 
 namespace dpstats {
 
-Release<Vector> prime_ht(const ConstMatrixRef& X, PrimeOptions o, Rng& rng, Budget* budget,
+Release<Vector> prime_ht(const RowsView& X, PrimeOptions o, Rng& rng, Budget* budget,
                          PrimeTrace* trace) {
   o.heavy_tailed = true;
   Release<Vector> r = prime(X, o, rng, budget, trace);

@@ -91,9 +91,16 @@ Ledger private_scale_entries(const ScaleOptions& o, std::size_t d) {
 SelectionFacts planned_scale_facts(const ScaleOptions& o, std::size_t d, double n) {
   check_options(o);
   require(d >= 1 && n >= 1, "d and n must be >= 1, got d = {}, n = {}", d, format_number(n));
-  Plan p = scale_plan(o, d);
-  p.n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d));
-  return planned_column_facts(p);
+  // scale_plan's numbers without building its grids (the signed log grid alone is 1 MB, and a
+  // share search asks for these facts many times): the same epsilon and rank error.
+  const double epsilon =
+      per_call_epsilon(selection_share(o.loss, o.neighbouring), kCallsPerColumn * d);
+  return {.rank_error = grid_quantile_rank_error(epsilon, log_grid_points(o.per_octave, false),
+                                                 event_beta(o, d)),
+          .n = rows_for_plan(n, o.loss, o.neighbouring, event_beta(o, d)),
+          .tolerance = kColumnTolerance,
+          .alpha = o.alpha,
+          .epsilon = epsilon};
 }
 
 ScaleEstimate private_scale(const RowsView& X, const ScaleOptions& o, ReleaseBudget& account,

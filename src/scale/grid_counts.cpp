@@ -71,16 +71,46 @@ GridIndex GridIndex::points(std::vector<double> points) {
   return g;
 }
 
-GridIndex GridIndex::geometric(std::vector<double> points, double base, int per_octave) {
+GridIndex GridIndex::geometric(std::vector<double> points) {
   GridIndex g = GridIndex::points(std::move(points));
+  const std::vector<double>& p = g.points_;
+  constexpr double kMin = std::numeric_limits<double>::min();
+  if (!(p.front() >= kMin) || !std::isfinite(p.back())) return g;  // searched
+  double step = std::numeric_limits<double>::infinity();  // the narrowest relative step
+  for (std::size_t i = 0; i + 1 < p.size(); ++i) step = std::min(step, p[i + 1] / p[i] - 1);
+  if (!(step > 0)) return g;
+  // A bucket [2^k (1 + a 2^(s-52)), 2^k (1 + (a + 1) 2^(s-52))) is at most 2^(s-52) wide
+  // relative to its values, below the step for s = 52 + e - 2 (2^(e-1) <= step < 2^e); the
+  // table below checks that no bucket holds two points all the same.
+  int e = 0;
+  std::frexp(step, &e);
+  const int shift = std::clamp(52 + e - 2, 0, 52);
+  const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  const auto start = [&](std::uint64_t bucket) { return std::bit_cast<double>(bucket << shift); };
+  const std::uint64_t first = (bits(p.front()) >> shift) - 1;  // >= 0: p_0 is normal
+  std::uint64_t last = (bits(p.back()) >> shift) + 1;
+  double hi = start(last);
+  if ((last << shift) > bits(std::numeric_limits<double>::max())) {
+    hi = std::numeric_limits<double>::max();
+    last = bits(hi) >> shift;
+  }
+  if (last - first >= (std::uint64_t{1} << 20)) return g;
+  std::vector<std::uint32_t> table;
+  for (std::uint64_t b = first; b <= last; ++b)
+    table.push_back(static_cast<std::uint32_t>(
+        std::lower_bound(p.begin(), p.end(), start(b)) - p.begin()));
+  table.push_back(static_cast<std::uint32_t>(p.size()));  // beyond the last bucket
+  for (std::size_t t = 0; t + 1 < table.size(); ++t)
+    if (table[t + 1] - table[t] > 1) return g;  // two points in a bucket: searched
+  table.pop_back();
   g.geometric_ = true;
-  g.lower_ = base;
-  g.log2_base_ = std::log2(base);
-  g.m_ = per_octave;
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  g.padded_ = {-kInf, -kInf};
-  g.padded_.insert(g.padded_.end(), g.points_.begin(), g.points_.end());
-  g.padded_.insert(g.padded_.end(), {kInf, kInf});
+  g.geo_lo_ = start(first);
+  g.geo_hi_ = hi;
+  g.geo_shift_ = static_cast<std::uint64_t>(shift);
+  g.geo_first_ = first;
+  g.geo_table_ = std::move(table);
+  g.padded_ = p;
+  g.padded_.push_back(std::numeric_limits<double>::infinity());
   return g;
 }
 

@@ -41,9 +41,10 @@ class GridIndex {
   static GridIndex log(int per_octave, bool nonnegative);
   // Any strictly increasing finite grid (linear_grid's): arithmetic lookup between its ends.
   static GridIndex points(std::vector<double> points);
-  // A geometric grid base·2^(i/per_octave), i = 0, 1, ... (the points as computed; base > 0):
-  // lookup from a fast approximate log2 of the value.
-  static GridIndex geometric(std::vector<double> points, double base, int per_octave);
+  // A geometric grid, e.g. base·2^(i/per_octave), i = 0, 1, ... (any strictly increasing grid
+  // of positive normal points): lookup from a table of the values' top bits and one comparison
+  // (Geometric below); a grid too fine for the table (over 2^20 buckets) is searched.
+  static GridIndex geometric(std::vector<double> points);
   // dyadic_grid(lower, upper, points): exact points p_0 + k h, looked up and read with no stored
   // point (a refine grid holds ~2^16 of them per column; grid() is not available).
   static GridIndex dyadic(double lower, double upper, std::size_t points);
@@ -117,40 +118,34 @@ class GridIndex {
   bool is_nonnegative() const { return nonnegative_; }
   ExactLogNonnegative exact_log_nonnegative() const { return {exact_.shift, exact_.m}; }
   const ExactLog& exact_log() const { return exact_; }
-  // The geometric grid's lookup in two halves, for a pass that computes a row's guesses in SIMD
-  // registers first (geometric_rows below): bin(x) == geometric_fix(x, geometric_guess(
-  // std::max(x, geometric_base()), ...)) for a geometric grid.
+  // The geometric grid's lookup, exact with one comparison: a value c clamped to [lo, hi] falls
+  // in the bucket of the doubles sharing the bits above `shift` (buckets narrower than the
+  // grid's spacing, so that each holds at most one point); table[bucket - first] is the count
+  // of points below the bucket, and c's bin is that count plus [p_count <= c] (points padded
+  // with +inf). Every step but the two loads has no branch, so that a pass computes a row's
+  // buckets in SIMD registers (geometric_rows below); bin(x) == geometric_bin(x).
+  struct Geometric {
+    double lo = 0, hi = 0;  // the ends of the buckets the table covers (0 <= lo, hi <= DBL_MAX)
+    std::uint64_t shift = 0, first = 0;
+    std::span<const std::uint32_t> table;
+    const double* points = nullptr;  // the points, then +inf
+    [[gnu::always_inline]] double clamp(double x) const {
+      const double c = x > lo ? x : lo;
+      return c < hi ? c : hi;
+    }
+    [[gnu::always_inline]] std::uint64_t bucket(double c) const {
+      return (std::bit_cast<std::uint64_t>(c) >> shift) - first;
+    }
+    [[gnu::always_inline]] std::size_t bin(double x) const {
+      const double c = clamp(x);
+      const std::uint32_t below = table[bucket(c)];
+      return below + static_cast<std::size_t>(points[below] <= c);
+    }
+  };
   bool is_geometric() const { return geometric_; }
-  double geometric_base() const { return lower_; }
-  const double* geometric_padded() const { return padded_.data(); }
-  [[gnu::always_inline]] std::size_t geometric_fix(double x, std::size_t g) const {
-    return geometric_fix(padded_.data(), x, g);
+  Geometric geometric_lookup() const {
+    return {geo_lo_, geo_hi_, geo_shift_, geo_first_, geo_table_, padded_.data()};
   }
-  [[gnu::always_inline]] std::size_t geometric_fix(const double* padded, double x,
-                                                   std::size_t g) const {
-    const double* q = padded + g;  // q[k] = p_{g-2+k}
-    const std::size_t b = g - 1 + static_cast<std::size_t>(q[1] <= x) +
-                          static_cast<std::size_t>(q[2] <= x);
-    const bool exact = (q[0] <= x) & (q[3] > x);
-    return exact ? b : search(x);
-  }
-  // log2 of a normal y >= base within 0.004 (the exponent plus f + 0.3466 f (1 - f) for the
-  // fraction f), so the guess is within one point of the bin. The exponent and the fraction are
-  // made doubles by their bits (exact, and with no integer conversion, so that a loop of them is
-  // kept in SIMD registers); the guess is below 2^31.
-  [[gnu::always_inline]] static std::int32_t geometric_guess(double y, double log2_base,
-                                                             double m, double points) {
-    const std::uint64_t bits = std::bit_cast<std::uint64_t>(y);
-    const double f =
-        std::bit_cast<double>((bits & ((std::uint64_t{1} << 52) - 1)) | 0x3ff0000000000000) - 1;
-    const double exponent =
-        std::bit_cast<double>((bits >> 52) | 0x4330000000000000) - (0x1p52 + 1023);
-    const double log2y = exponent + f + 0.3466 * f * (1 - f);
-    const double t = std::min(std::max((log2y - log2_base) * m + 1, 0.0), points);
-    return static_cast<std::int32_t>(t);
-  }
-  double geometric_log2_base() const { return log2_base_; }
-  int geometric_per_octave() const { return m_; }
 
  private:
   // A dyadic grid's points p_0 + k h are exact, so t = fl(x - p_0) / h decides: fl is monotone,
@@ -193,15 +188,8 @@ class GridIndex {
     return !(t < static_cast<double>(points_.size())) ? points_.size()
                                                       : static_cast<std::size_t>(t);
   }
-  // The geometric grid (the winsorising clips', whose base is near the median distance, so that
-  // about half the values fall below it): the guess g for max(x, base) is within one point of
-  // the bin, so the bin is g - 1 + [p_{g-1} <= x] + [p_g <= x], read from the points padded with
-  // two infinities at each end (padded_[i + 2] = p_i): four independent loads and no branch but
-  // the check that p_{g-2} <= x < p_{g+1} (else a search).
   [[gnu::always_inline]] std::size_t geometric_bin(double x) const {
-    return geometric_fix(x, static_cast<std::size_t>(geometric_guess(
-                                std::max(x, lower_), log2_base_, m_,
-                                static_cast<double>(points_.size()))));
+    return geometric_lookup().bin(x);
   }
   std::size_t search(double x) const;
 
@@ -213,11 +201,14 @@ class GridIndex {
   ExactLog exact_;
   std::size_t zero_ = 0, positives_ = 0;
   bool nonnegative_ = false;
-  // linear: bin ~ (x - lower) * per_step + 1; geometric: bin ~ (log2 x - log2 base) m + 1
+  // linear: bin ~ (x - lower) * per_step + 1
   double lower_ = 0, per_step_ = 0;
+  // geometric (Geometric above): the table's buckets and the points padded with +inf
   bool geometric_ = false;
-  double log2_base_ = 0;
-  std::vector<double> padded_;  // geometric: -inf, -inf, the points, +inf, +inf
+  double geo_lo_ = 0, geo_hi_ = 0;
+  std::uint64_t geo_shift_ = 0, geo_first_ = 0;
+  std::vector<std::uint32_t> geo_table_;
+  std::vector<double> padded_;
   // dyadic: p_k = lower_ + k step_ = (first_ + k) step_, step_ a power of two, per_step_ =
   // 1 / step_ exactly; upper_ = p_{N-1}
   bool dyadic_ = false;
@@ -361,10 +352,12 @@ template <class Transform>
   grid_rows(X, begin, end, grids, y, off, b);
 }
 
-// Rows [begin, end) on a geometric grid per column (the winsorising clips'): each row's guesses
-// first (one loop over the columns with no branch and no load but the column's constants, which
-// the compiler keeps in SIMD registers), then each guess corrected against the column's points
-// and counted.
+// Rows [begin, end) on a geometric grid per column (the winsorising clips'): each row's clamped
+// values and buckets first (one loop over the columns with no branch and no load but the
+// column's constants, kept in SIMD registers), then each bucket's count of points below and
+// the one comparison, then the counts. The columns' tables are laid out one after another with
+// the bins' offsets added, and the points in the bins' layout (column j's p_i at off[j] + i,
+// +inf at off[j] + size), so that the second loop reads two flat arrays.
 template <class Transform>
 [[gnu::always_inline]] inline void geometric_rows(const ConstMatrixRef& X, std::int64_t begin,
                                                   std::int64_t end,
@@ -372,36 +365,43 @@ template <class Transform>
                                                   Transform& y, const std::size_t* off,
                                                   std::uint32_t* b) {
   const auto d = static_cast<std::size_t>(X.cols());
-  std::vector<double> base_v(d), log2_v(d), m_v(d), points_v(d), value_v(d);
-  std::vector<const double*> padded_v(d);
-  std::vector<std::int32_t> guess_v(d);
-  std::vector<std::size_t> idx_v(d);
+  std::vector<double> lo_v(d), hi_v(d), points_v(off[d]), value_v(d);
+  std::vector<std::uint64_t> shift_v(d), start_v(d), bucket_v(d);
+  std::vector<std::uint32_t> table_v, bin_v(d);
   for (std::size_t j = 0; j < d; ++j) {
-    base_v[j] = grids[j]->geometric_base();
-    log2_v[j] = grids[j]->geometric_log2_base();
-    m_v[j] = grids[j]->geometric_per_octave();
-    points_v[j] = static_cast<double>(grids[j]->size());
-    padded_v[j] = grids[j]->geometric_padded();
+    const GridIndex::Geometric g = grids[j]->geometric_lookup();
+    lo_v[j] = g.lo;
+    hi_v[j] = g.hi;
+    shift_v[j] = g.shift;
+    start_v[j] = table_v.size() - g.first;  // wraps: bucket + start is the index in table_v
+    for (std::uint32_t below : g.table)
+      table_v.push_back(static_cast<std::uint32_t>(off[j]) + below);
+    std::copy(g.points, g.points + grids[j]->size() + 1,
+              points_v.begin() + static_cast<std::ptrdiff_t>(off[j]));
   }
-  const double* __restrict base = base_v.data();
-  const double* __restrict log2_base = log2_v.data();
-  const double* __restrict m = m_v.data();
+  const double* __restrict lo = lo_v.data();
+  const double* __restrict hi = hi_v.data();
+  const std::uint64_t* __restrict shift = shift_v.data();
+  const std::uint64_t* __restrict start = start_v.data();
+  const std::uint32_t* __restrict table = table_v.data();
   const double* __restrict points = points_v.data();
-  const double* const* __restrict padded = padded_v.data();
   double* __restrict v = value_v.data();
-  std::int32_t* __restrict guess = guess_v.data();
-  std::size_t* __restrict idx = idx_v.data();
+  std::uint64_t* __restrict bucket = bucket_v.data();
+  std::uint32_t* __restrict bin = bin_v.data();
   for (std::int64_t r = begin; r < end; ++r) {
     const double* __restrict row = X.row(r).data();
     for (std::size_t j = 0; j < d; ++j) {
       const double x = y(j, row[j]);
-      v[j] = x;
-      guess[j] = GridIndex::geometric_guess(x > base[j] ? x : base[j], log2_base[j], m[j],
-                                            points[j]);
+      const double c0 = x > lo[j] ? x : lo[j];
+      const double c = c0 < hi[j] ? c0 : hi[j];
+      v[j] = c;
+      bucket[j] = (std::bit_cast<std::uint64_t>(c) >> shift[j]) + start[j];
     }
-    for (std::size_t j = 0; j < d; ++j)  // the loads of the points, apart from the counts' stores
-      idx[j] = off[j] + grids[j]->geometric_fix(padded[j], v[j], static_cast<std::size_t>(guess[j]));
-    for (std::size_t j = 0; j < d; ++j) ++b[idx[j]];
+    for (std::size_t j = 0; j < d; ++j) {
+      const std::uint32_t below = table[bucket[j]];
+      bin[j] = below + static_cast<std::uint32_t>(points[below] <= v[j]);
+    }
+    for (std::size_t j = 0; j < d; ++j) ++b[bin[j]];
   }
 }
 

@@ -145,7 +145,7 @@ void select_clips(const ConstMatrixRef& X, const Vector& location, const Vector&
   std::vector<GridIndex> grids;
   for (std::size_t j = 0; j < d; ++j) {
     const double r = reference[static_cast<Eigen::Index>(j)];
-    grids.push_back(GridIndex::geometric(reference_grid(r, o), r, o.per_octave));
+    grids.push_back(GridIndex::geometric(reference_grid(r, o)));
   }
   std::vector<const GridIndex*> g;
   for (const GridIndex& grid : grids) g.push_back(&grid);

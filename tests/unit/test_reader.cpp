@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/data/checked_rows.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/error.hpp"
 
@@ -266,6 +267,31 @@ TEST(ReadNpy, RoundTripsWriteNpy) {
   EXPECT_EQ(t.values, X);
   // NumPy's own layout: header padded so that the data start at a multiple of 64 bytes.
   EXPECT_EQ(fs::file_size(p) % 64, (3u * 2u * 8u) % 64);
+}
+
+// The reader's finiteness scan travels with the values it passed (one scan per tool release):
+// a RowsView of them is checked, whether the file is used in place or rows were dropped; a
+// matrix made any other way is not, so a release checks it.
+TEST(ReadNpy, ValuesTheScanPassedCarryTheCheck) {
+  TempDir dir;
+  RowMatrix X(3, 2);
+  X << 1, 2, std::numeric_limits<double>::quiet_NaN(), 4, 5, 6;
+  const std::string p = dir.path("x.npy"), q = dir.path("finite.npy");
+  write_npy(p, X);
+  write_npy(q, X.bottomRows(1));
+  ReadOptions drop;
+  drop.missing = MissingPolicy::drop;
+  const Table t = read_table(p, drop);
+  ASSERT_EQ(t.values.rows(), 2);
+  EXPECT_TRUE(t.values.checked_finite());
+  const DataMatrix copy = t.values;
+  EXPECT_TRUE(RowsView(copy).checked());
+  EXPECT_TRUE(RowsView(read_table(q).values).checked());  // the file in place
+  const DataMatrix made(RowMatrix(X.bottomRows(1)));
+  EXPECT_FALSE(made.checked_finite());
+  EXPECT_FALSE(RowsView(made).checked());
+  EXPECT_FALSE(RowsView(X).checked());
+  EXPECT_THROW(read_table(p), InvalidArgument);  // the NaN without drop: no values at all
 }
 
 TEST(ReadNpy, WriteNpyAcceptsStridedViews) {

@@ -92,7 +92,7 @@ TEST(ScaleGridCounts, LinearAndGeometricLookupsAreExact) {
   }
   std::vector<double> geo;
   for (int i = 0; i <= 12 * 32; ++i) geo.push_back(0.37 * std::exp2(i / 32.0));
-  const GridIndex geometric = GridIndex::geometric(geo, 0.37, 32);
+  const GridIndex geometric = GridIndex::geometric(geo);
   std::vector<double> v = awkward_values(geometric.grid(), g);
   for (double& x : v) x = std::fabs(x);
   expect_same_counts(geometric, v);
@@ -142,7 +142,7 @@ TEST(ScaleGridCounts, PerColumnPathsAreExact) {
   for (double base : {0.37, 1e-300, 2.5e9, 0x1p-1022}) {
     std::vector<double> points;
     for (int i = 0; i <= 12 * 32; ++i) points.push_back(base * std::exp2(i / 32.0));
-    geometric.push_back(GridIndex::geometric(points, base, 32));
+    geometric.push_back(GridIndex::geometric(points));
   }
   expect_same_columns(each(geometric), X, distance);  // small: counted directly
   std::vector<GridIndex> wide;

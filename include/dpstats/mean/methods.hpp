@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/data/checked_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/privacy/budget.hpp"
 #include "dpstats/privacy/target.hpp"
@@ -72,7 +73,7 @@ void visit_fields(R&& r, V&& v) {
 inline constexpr double kDefaultBoostZeta = 0.05;
 
 // Validates the request (method name, options that apply, alpha where required) and runs it.
-Release<Vector> run_mean(const ConstMatrixRef& X, const MeanRequest& request, Rng& rng,
+Release<Vector> run_mean(const RowsView& X, const MeanRequest& request, Rng& rng,
                          Budget* budget = nullptr);
 
 }  // namespace dpstats

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/data/checked_rows.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
 #include "dpstats/privacy/budget.hpp"
@@ -138,7 +139,7 @@ struct PrimeTrace : TestHooks {
   std::string stop_reason;
 };
 
-Release<Vector> prime(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng,
+Release<Vector> prime(const RowsView& X, const PrimeOptions& o, Rng& rng,
                       Budget* budget = nullptr, PrimeTrace* trace = nullptr);
 
 // ---- primitives (unit-testable) ----

@@ -20,7 +20,7 @@
 namespace dpstats {
 
 // `o.heavy_tailed` is ignored (always on). Data need not be whitened exactly: Σ ⪯ σ²I suffices.
-Release<Vector> prime_ht(const ConstMatrixRef& X, PrimeOptions o, Rng& rng,
+Release<Vector> prime_ht(const RowsView& X, PrimeOptions o, Rng& rng,
                          Budget* budget = nullptr, PrimeTrace* trace = nullptr);
 
 }  // namespace dpstats

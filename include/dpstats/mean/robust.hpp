@@ -13,7 +13,7 @@
 
 namespace dpstats {
 
-Release<Vector> robust_mean(const ConstMatrixRef& X, const PrimeOptions& o, Rng& rng,
+Release<Vector> robust_mean(const RowsView& X, const PrimeOptions& o, Rng& rng,
                             Budget* budget = nullptr);
 
 }  // namespace dpstats
