@@ -79,6 +79,8 @@ def _converted(name: str, kind: str, x):
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise ValueError(f"{name} must be an integer, got {x!r}")
         return int(x)
+    if kind == "text":  # one spec ("decay:0.9")
+        return str(x)
     if kind == "texts":  # a sequence of names, each as its text (integer codes: "3")
         if isinstance(x, (str, bytes)) or np.ndim(x) == 0:
             raise ValueError(f"{name} must be a sequence, got {x!r}")
