@@ -31,6 +31,7 @@
 #include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/moments/estimator.hpp"
+#include "dpstats/moments/moments_request.hpp"
 #include "ranks.hpp"
 
 namespace dpstats::cli {
@@ -38,22 +39,28 @@ namespace dpstats::cli {
 namespace {
 
 struct MomentsArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
-  moments::MomentsOptions o;
+  std::optional<moments::Method> method;  // --method, parsed by EnumNames<Method>
+  moments::MomentsRequest request;  // the moments' own options (moments/moments_request.hpp)
   std::optional<std::size_t> steps;
-  bool no_centre = false;  // --no-centre: o.centre = false
+  bool no_centre = false;  // --no-centre: centre = false
   InputArgs input;
 };
 
-// The moments options with the shared ones applied (the library parses its strings).
-moments::MomentsOptions options_of(const MomentsArgs& a) {
-  moments::MomentsOptions o = a.o;
+moments::Method method_of(const MomentsArgs& a) {
+  return a.method.value_or(moments::MomentsOptions{}.method);
+}
+
+// The moments options on `steps` rows of `dim` columns, the shared ones applied.
+moments::MomentsOptions options_of(const MomentsArgs& a, std::size_t steps, std::size_t dim) {
+  moments::MomentsRequest request = a.request;
+  request.rho = a.rho;
+  request.scale_share = a.scale_share;
+  request.neighbouring = a.neighbouring;
+  request.profile = a.profile;
+  if (a.no_centre) request.centre = false;
+  moments::MomentsOptions o = moments::moments_options(method_of(a), request, steps, dim);
   o.privacy = a.target();
-  o.rho = a.rho;
-  if (a.scale_share) o.scale_share = *a.scale_share;
-  if (a.neighbouring) o.neighbouring = name_of(*a.neighbouring);
-  if (a.profile) o.profile = name_of(*a.profile);
   if (a.threads) o.run.threads = *a.threads;
-  if (a.no_centre) o.centre = false;
   return o;
 }
 
@@ -110,7 +117,7 @@ std::vector<std::size_t> live_columns(const InputArgs& input, const std::vector<
 }
 
 void print_header(const moments::MomentEstimator& est, const MomentsArgs& a, std::size_t d) {
-  nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
+  nlohmann::ordered_json head = {{"command", "moments"}, {"method", name_of(method_of(a))}};
   const nlohmann::ordered_json extra = {{"n", est.config().steps}, {"d", d}};
   std::cout << release_output(std::move(head), release_fields_json(est.release_fields()), extra)
                    .dump()
@@ -197,9 +204,8 @@ bool first_line_is_header(const MomentsArgs& a, const std::string& line) {
 // The live stream: rows read one at a time; the horizon is --steps.
 void run_live(const MomentsArgs& a) {
   if (dry_run_open()) {  // the header alone: the estimator charges the stream when it is built
-    moments::MomentsOptions o = options_of(a);
-    o.steps = *a.steps;
-    o.dim = static_cast<std::size_t>(dry_run_table(a.input).values.cols());
+    const moments::MomentsOptions o =
+        options_of(a, *a.steps, static_cast<std::size_t>(dry_run_table(a.input).values.cols()));
     auto rng = make_rng(a.seed);
     BudgetFile budget(a.budget);
     moments::MomentEstimator(moments::make_config(o), *rng, budget.get());  // stops at its charge
@@ -226,9 +232,7 @@ void run_live(const MomentsArgs& a) {
     }
     if (!parse_row(line, row, line_no, columns)) continue;
     if (!est) {
-      moments::MomentsOptions o = options_of(a);
-      o.steps = *a.steps;
-      o.dim = row.size();
+      const moments::MomentsOptions o = options_of(a, *a.steps, row.size());
       rng = make_rng(a.seed);
       {
         // The estimator charges the whole stream when it is built: the file is written back
@@ -265,10 +269,10 @@ void run_moments(const MomentsArgs& a) {
   const InputShard input = read_input_shard(a.input, comm);
   const auto& X = input.table.values;
   check_data(X);
-  moments::MomentsOptions o = options_of(a);
+  // The stream's horizon: every rank's rows.
+  moments::MomentsOptions o =
+      options_of(a, static_cast<std::size_t>(input.total), static_cast<std::size_t>(X.cols()));
   o.run.comm = comm;
-  o.steps = static_cast<std::size_t>(input.total);  // the stream's horizon: every rank's rows
-  o.dim = static_cast<std::size_t>(X.cols());
   moments::MomentsConfig c = moments::make_config(o);
   // Which row is not said (issue 28): the refusal is the one bit --on-norm reject reveals.
   if (c.on_norm == moments::NormPolicy::reject && c.clip)
@@ -283,7 +287,7 @@ void run_moments(const MomentsArgs& a) {
   const auto r = moments::estimate_moments(X, std::move(c), *rng, budget.get());
   budget.commit();  // before anything is printed
   if (!is_root()) return;
-  nlohmann::ordered_json head = {{"command", "moments"}, {"method", a.o.method}};
+  nlohmann::ordered_json head = {{"command", "moments"}, {"method", name_of(method_of(a))}};
   const nlohmann::ordered_json extra = {{"n", input.total}, {"d", X.cols()}};
   std::cout << release_output(std::move(head), release_fields_json(r), extra, &a.input).dump()
             << std::endl;
@@ -315,27 +319,14 @@ void add_moments_command(CLI::App& app) {
   auto a = std::make_shared<MomentsArgs>();
   auto* cmd = app.add_subcommand(
       "moments", "Continual release of first and second moments of a stream (rows of INPUT)");
-  auto* method = add_declared(cmd, "moments", "method", a->o.method);
-  method->description(method->get_description() + ": " + method_help())
-      ->check(CLI::IsMember(method_names(moments_methods())));
+  auto* method = add_enum(cmd, find_option("moments", "method"), a->method, {});
+  method->description(method->get_description() + ": " + method_help());
   // --delta is required: it states epsilon (also under --rho or --noise-multiplier); --threads
   // splits a step of 2^15 values or more (the output does not depend on it).
   add_release_options(cmd, *a, kEveryRelease | kRho | kNeighbouring | kScaleShare | kProfile,
                       kDelta, moments_methods());
-  add_declared(cmd, "moments", "workload", a->o.workload);
-  add_declared(cmd, "moments", "factorization", a->o.factorization);
-  add_declared(cmd, "moments", "clip", a->o.clip);
-  add_declared(cmd, "moments", "clip_block", a->o.clip_block);
-  auto* centre = add_declared_flag(cmd, "moments", "centre", a->o.centre);
-  add_declared_flag(cmd, "moments", "no_centre", a->no_centre)->excludes(centre);
-  add_declared(cmd, "moments", "clip_check_share", a->o.clip_check_share);
-  add_declared(cmd, "moments", "noise_multiplier", a->o.noise_multiplier);
-  add_declared(cmd, "moments", "lambda", a->o.lambda, moments_methods());
-  add_declared(cmd, "moments", "alpha", a->o.alpha, moments_methods());
-  add_declared(cmd, "moments", "tau", a->o.tau, moments_methods());
-  add_declared_flag(cmd, "moments", "diagonal", a->o.diagonal);
-  add_declared(cmd, "moments", "on_norm", a->o.on_norm)
-      ->check(CLI::IsMember(enum_names<NormPolicy>()));
+  add_request_options(cmd, "moments", a->request, moments_methods());
+  add_declared_flag(cmd, "moments", "no_centre", a->no_centre)->excludes("--centre");
   add_declared(cmd, "moments", "steps", a->steps);
   add_input_options(cmd, a->input);
   cmd->callback([a] { run_moments(*a); });

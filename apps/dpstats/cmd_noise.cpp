@@ -11,8 +11,7 @@ namespace dpstats::cli {
 namespace {
 
 struct NoiseArgs : ReleaseArgs {  // the shared options, declared once (options_cli.hpp)
-  std::string mechanism_name;  // --mechanism (required), parsed by EnumNames<NoiseMechanism>
-  double sensitivity = 0;
+  NoiseRequest request;            // --mechanism, --sensitivity (mechanisms/noise_mechanism.hpp)
   std::vector<double> values;
 };
 
@@ -20,10 +19,8 @@ void run_noise(const NoiseArgs& a) {
   auto rng = make_rng(a.seed);
   const Vector values = Eigen::Map<const Vector>(a.values.data(), static_cast<Eigen::Index>(a.values.size()));
   BudgetFile budget(a.budget);
-  const NoiseMechanism mechanism = parse_enum<NoiseMechanism>(a.mechanism_name);
-  const Release<Vector> r =
-      noise_release(mechanism, values, a.sensitivity, a.target(), *rng, budget.get());
-  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", name_of(mechanism)}};
+  const Release<Vector> r = noise_release(a.request, values, a.target(), *rng, budget.get());
+  nlohmann::ordered_json head = {{"command", "noise"}, {"mechanism", name_of(*a.request.mechanism)}};
   head["estimate"] = std::vector<double>(r.estimate.data(), r.estimate.data() + r.estimate.size());
   const auto out = release_output(std::move(head), release_fields_json(r));
   budget.commit();  // before anything is printed
@@ -35,10 +32,11 @@ void run_noise(const NoiseArgs& a) {
 void add_noise_command(CLI::App& app) {
   auto a = std::make_shared<NoiseArgs>();
   auto* cmd = app.add_subcommand("noise", "Add calibrated noise to the given values");
-  add_declared(cmd, "noise", "mechanism", a->mechanism_name)
-      ->required()
-      ->check(CLI::IsMember(enum_names<NoiseMechanism>()));
-  add_declared(cmd, "noise", "sensitivity", a->sensitivity)->required();
+  add_request_options(cmd, "noise", a->request, {});
+  visit_fields(a->request, [&](std::string_view name, const auto&) {  // both declared "required"
+    const OptionDecl& decl = find_option("noise", name);
+    if (decl.default_text == "required") cmd->get_option(cli_flag(decl))->required();
+  });
   // --delta: gaussian only.
   add_release_options(cmd, *a, kEpsilon | kDelta | kSeed | kBudget | kDryRun, kEpsilon);
   cmd->add_option("VALUE", a->values, "the values to release")->required();

@@ -68,10 +68,10 @@ void moments_section(Rng& rng) {
       "6. Continual release of moments: a stream of {} vectors in R^{} (norm <= 1); after every\n"
       "   step the running mean and second moment are released, (eps=1, delta=1e-6) for the whole\n"
       "   stream. Error: Frobenius norm of the last second-moment release.\n", T, d);
-  const std::pair<const char*, const char*> methods[] = {
-      {"pp", "PP (square the noisy vectors)"},
-      {"pp-debiased", "PP, debiased"},
-      {"jme", "JME (joint moment estimation)"}};
+  const std::pair<Method, const char*> methods[] = {
+      {Method::pp, "PP (square the noisy vectors)"},
+      {Method::pp_debiased, "PP, debiased"},
+      {Method::jme, "JME (joint moment estimation)"}};
   for (const auto& [method, name] : methods) {
     const auto t0 = std::chrono::steady_clock::now();
     MomentsOptions o;

@@ -182,34 +182,40 @@ def mean_methods():
     return list(_dpstats.mean_methods())
 
 
+# The noise request's keywords (NoiseRequest): the mechanism is the function, the sensitivity its
+# positional argument; a new field of the request becomes a keyword of both.
+_NOISE_OPTIONS = [(n, k) for n, k in _dpstats._noise_options() if n != "mechanism"]
+
+
+def _noise(mechanism, values, sensitivity, epsilon, delta, seed, budget, options) -> Release:
+    v = _array(values, "values")
+    options.update(mechanism=mechanism, sensitivity=sensitivity)  # a number (request_keywords)
+    est, fields = _dpstats.noise(v, options, _float(epsilon, "epsilon"), delta, _seed(seed),
+                                 _native(budget))
+    return Release._from_native(est, fields, "noise")
+
+
 @_dry.dry_runnable("noise laplace", stand_in=_dry.table_stand_in(None))
-@_options.documented("noise", "sensitivity")
+@_options.request_keywords("noise", _NOISE_OPTIONS)
 def laplace(values, sensitivity: float, epsilon: float, seed: Optional[int] = None, *,
-            budget: Optional[Budget] = None) -> Release:
+            budget: Optional[Budget] = None, **options) -> Release:
     """Adds Laplace noise to every entry of ``values`` (pure epsilon-DP).
 
     ``sensitivity`` is the l1 sensitivity of the whole array: the largest total change of its
     entries between neighbouring datasets. The estimate has the shape of ``values``.
     """
-    v = _array(values, "values")
-    _options.check("noise", "sensitivity", _float(sensitivity, "sensitivity"))
-    est, fields = _dpstats.noise("laplace", v, _float(sensitivity, "sensitivity"),
-                                 _float(epsilon, "epsilon"), 0.0, _seed(seed), _native(budget))
-    return Release._from_native(est, fields, "noise")
+    return _noise("laplace", values, sensitivity, epsilon, 0.0, seed, budget, options)
 
 
 @_dry.dry_runnable("noise gaussian", stand_in=_dry.table_stand_in(None))
-@_options.documented("noise", "sensitivity")
+@_options.request_keywords("noise", _NOISE_OPTIONS)
 def gaussian(values, sensitivity: float, epsilon: float, delta: float,
-             seed: Optional[int] = None, *, budget: Optional[Budget] = None) -> Release:
+             seed: Optional[int] = None, *, budget: Optional[Budget] = None,
+             **options) -> Release:
     """Adds Gaussian noise to every entry of ``values`` ((epsilon, delta)-DP).
 
     ``sensitivity`` is the l2 sensitivity of the whole array. The estimate has the shape of
     ``values``.
     """
-    v = _array(values, "values")
-    _options.check("noise", "sensitivity", _float(sensitivity, "sensitivity"))
-    est, fields = _dpstats.noise("gaussian", v, _float(sensitivity, "sensitivity"),
-                                 _float(epsilon, "epsilon"), _float(delta, "delta"), _seed(seed),
-                                 _native(budget))
-    return Release._from_native(est, fields, "noise")
+    return _noise("gaussian", values, sensitivity, epsilon, _float(delta, "delta"), seed, budget,
+                  options)

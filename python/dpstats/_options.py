@@ -79,6 +79,8 @@ def _converted(name: str, kind: str, x):
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise ValueError(f"{name} must be an integer, got {x!r}")
         return int(x)
+    if kind == "text":  # one spec ("decay:0.9")
+        return str(x)
     if kind == "texts":  # a sequence of names, each as its text (integer codes: "3")
         if isinstance(x, (str, bytes)) or np.ndim(x) == 0:
             raise ValueError(f"{name} must be a sequence, got {x!r}")
@@ -96,13 +98,16 @@ def request_keywords(command: str, fields, shared=()):
     lists each as a keyword-only argument (default None) and its docstring carries each one's
     declared line, after those of the ``shared`` options it names itself. A new option of the
     command is then its declaration and a field of its request, with no edit here. A name that
-    is a Python keyword is spelled with a trailing underscore (``lambda_``)."""
+    is a Python keyword is spelled with a trailing underscore (``lambda_``). A field that is a
+    parameter of the function itself (one users pass by position, as documented) stays the
+    function's: it receives it converted by kind and passes it on."""
     fields = tuple(fields)
-    kinds = {_keyword(n): k for n, k in fields}
-    names = {_keyword(n): n for n, _ in fields}
 
     def wrap(f):
         sig = inspect.signature(f)
+        own = {_keyword(n): k for n, k in fields if _keyword(n) in sig.parameters}
+        kinds = {_keyword(n): k for n, k in fields if _keyword(n) not in own}
+        names = {_keyword(n): n for n, _ in fields}
         params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
                    for k in kinds]
@@ -111,6 +116,8 @@ def request_keywords(command: str, fields, shared=()):
         @functools.wraps(f)
         def g(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)  # TypeError for a keyword not declared
+            for k in own.keys() & bound.arguments.keys():
+                bound.arguments[k] = _converted(k, own[k], bound.arguments[k])
             options = {names[k]: _converted(k, kinds[k], bound.arguments.pop(k))
                        for k in list(bound.arguments) if k in kinds}
             return f(*bound.args, **bound.kwargs, **options)

@@ -33,7 +33,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _dpstats, _dry, _required, _table
-from ._options import check as _check, documented as _documented
+from ._options import check as _check, documented as _documented, request_keywords
 from .budget import Budget, native
 from .release import Release
 
@@ -79,37 +79,25 @@ def _int(x, name: str) -> int:
     return int(x)
 
 
-def _options(steps, dim, method, workload, factorization, clip, epsilon, delta, rho,
-             noise_multiplier, lambda_, alpha, tau, diagonal, on_norm, neighbouring, threads=None,
-             scale_share=0.1, clip_check_share=0.01, profile="practical", clip_block=0,
-             centre=True):
-    if epsilon is None and rho is None and noise_multiplier is None:
+# The moments' declared options (MomentsRequest's one field list). clip_block is the live
+# stream's (MomentEstimator), centre the table's (moments).
+_FIELDS = tuple(_dpstats._moments_options())
+_TABLE = [f for f in _FIELDS if f[0] != "clip_block"]
+_LIVE = [f for f in _FIELDS if f[0] != "centre"]
+
+
+def _options(steps, dim, method, epsilon, delta, threads, options):
+    if epsilon is None and options.get("rho") is None and options.get("noise_multiplier") is None:
         raise ValueError("give epsilon (with delta), rho or noise_multiplier")
-    from . import _required
     if epsilon is not None:  # 0 is out of its range ("must be > 0"), not an absent epsilon
         epsilon = _required.epsilon(epsilon)
     delta = _required.delta(delta, "it states the release's epsilon")
-    for name, value in (("clip", clip), ("clip_check_share", clip_check_share),
-                        ("noise_multiplier", noise_multiplier), ("lambda", lambda_),
-                        ("alpha", alpha), ("tau", tau)):
-        _check("moments", name, value)  # the declared range (dpstats/options.hpp)
-    return _dpstats._moments_options(
-        steps, dim, str(method), str(workload), str(factorization), _opt_float(clip, "clip"),
-        float(_opt_float(epsilon, "epsilon") or 0.0), float(_opt_float(delta, "delta")),
-        _opt_float(rho, "rho"), _opt_float(noise_multiplier, "noise_multiplier"),
-        _opt_float(lambda_, "lambda_"), _opt_float(alpha, "alpha"),
-        _opt_float(tau, "tau"), float(_opt_float(scale_share, "scale_share")),
-        float(_opt_float(clip_check_share, "clip_check_share")), bool(diagonal), str(on_norm), str(neighbouring), str(profile),
-        None if threads is None else _int(threads, "threads"), clip_block=_block(clip_block), centre=bool(centre))
+    return _dpstats._moments_options_of(
+        steps, dim, str(method), options, float(_opt_float(epsilon, "epsilon") or 0.0),
+        float(_opt_float(delta, "delta")), None if threads is None else _int(threads, "threads"))
 
 
-def _block(x) -> int:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"clip_block must be an integer >= 0 (0: automatic), got {x!r}")
-    return int(_check("moments", "clip_block", x))  # the declared range (dpstats/options.hpp)
-
-
-@_documented("moments", "steps", "clip_block")
+@_documented("moments", "steps")
 class MomentEstimator:
     """Streaming continual release: ``push(x)`` returns this step's ``(first, second)``.
 
@@ -121,23 +109,16 @@ class MomentEstimator:
     :class:`dpstats.Budget` the whole stream is charged to at construction.
     """
 
+    @request_keywords("moments", _LIVE)
     def __init__(self, dim: int, method: str = "jme", workload: str = "prefix",
                  factorization: str = "auto", clip: Optional[float] = None,
                  epsilon: Optional[float] = None, delta: Optional[float] = None, *, steps: int,
                  diagonal: bool = False, seed: Optional[int] = None,
-                 rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-                 lambda_: Optional[float] = None, alpha: Optional[float] = None,
-                 tau: Optional[float] = None,
-                 on_norm: str = "clip", neighbouring: str = "replace-one",
-                 threads: Optional[int] = None,
-                 scale_share: float = 0.1, clip_check_share: float = 0.01,
-                 profile: str = "practical", clip_block: int = 0,
-                 budget: Optional[Budget] = None):
+                 threads: Optional[int] = None, budget: Optional[Budget] = None, **options):
         steps = _int(_check("moments", "steps", steps), "steps")  # the declared range
-        opts = _options(steps, _int(dim, "dim"), method, workload, factorization,
-                        clip, epsilon, delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal,
-                        on_norm, neighbouring, threads, scale_share, clip_check_share, profile,
-                        clip_block)
+        options.update(workload=workload, factorization=factorization, clip=clip,
+                       diagonal=diagonal)
+        opts = _options(steps, _int(dim, "dim"), method, epsilon, delta, threads, options)
         self._native = _dpstats._MomentEstimator(opts, _seed(seed), native(budget))
         self.dim = int(dim)
         self.steps = int(steps)
@@ -167,18 +148,12 @@ class MomentEstimator:
 
 
 @_dry.dry_runnable("moments", "clip=")
-@_documented("moments", "method", "workload", "factorization", "clip", "clip_check_share",
-             "noise_multiplier", "lambda", "alpha", "tau", "diagonal", "on_norm", "centre")
+@request_keywords("moments", _TABLE, shared=("method",))
 def moments(X, method: str = "jme", workload: str = "prefix", factorization: str = "auto",
             clip: Optional[float] = None, epsilon: Optional[float] = None, delta: Optional[float] = None,
             diagonal: bool = False, seed: Optional[int] = None, *,
-            rho: Optional[float] = None, noise_multiplier: Optional[float] = None,
-            lambda_: Optional[float] = None, alpha: Optional[float] = None,
-            tau: Optional[float] = None,
-            on_norm: str = "clip", neighbouring: str = "replace-one",
-            threads: Optional[int] = None, scale_share: float = 0.1, clip_check_share: float = 0.01,
-            profile: str = "practical", centre: bool = True, columns: Optional[Sequence] = None,
-            budget: Optional[Budget] = None, comm=None) -> MomentsRelease:
+            threads: Optional[int] = None, columns: Optional[Sequence] = None,
+            budget: Optional[Budget] = None, comm=None, **options) -> MomentsRelease:
     """Continual release over the rows of ``X`` (T x d): the moments after every step.
 
     ``X`` may be a pandas DataFrame; ``columns`` picks columns (names, or 0-based indices of an
@@ -192,9 +167,8 @@ def moments(X, method: str = "jme", workload: str = "prefix", factorization: str
     X = _table.table(X, columns, "X", two_d=True)
     if X.ndim != 2 or (comm is None and X.shape[0] < 1) or X.shape[1] < 1:
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}")
-    opts = _options(X.shape[0], X.shape[1], method, workload, factorization, clip, epsilon,
-                    delta, rho, noise_multiplier, lambda_, alpha, tau, diagonal, on_norm,
-                    neighbouring, threads, scale_share, clip_check_share, profile, 0, centre)
+    options.update(workload=workload, factorization=factorization, clip=clip, diagonal=diagonal)
+    opts = _options(X.shape[0], X.shape[1], method, epsilon, delta, threads, options)
     first, second, fields = _dpstats.moments(X, opts, _seed(seed), native(budget), comm)
     return MomentsRelease._from_parts(first, second, fields)
 

@@ -4,6 +4,8 @@
 #include "comm.hpp"
 #include "common.hpp"
 #include "dpstats/moments/estimator.hpp"
+#include "dpstats/moments/moments_request.hpp"
+#include "request.hpp"
 
 namespace py = pybind11;
 using namespace dpstats;
@@ -77,36 +79,16 @@ py::tuple moments_batch(const CArray& X, const Options& o, std::optional<std::ui
   return py::make_tuple(first, second, release_fields_json(r).dump());
 }
 
+// The moments' declared options come as one dict, filled by the request's field list
+// (request.hpp); the method, the horizon, the privacy target and threads are the caller's.
 Options options(std::size_t steps, std::size_t dim, const std::string& method,
-                const std::string& workload, const std::string& factorization,
-                std::optional<double> clip, double epsilon, double delta,
-                std::optional<double> rho, std::optional<double> noise_multiplier,
-                std::optional<double> lambda, std::optional<double> alpha,
-                std::optional<double> tau, double scale_share,
-                double clip_check_share, bool diagonal, const std::string& on_norm, const std::string& neighbouring,
-                const std::string& profile, std::optional<int> threads, std::size_t clip_block, bool centre) {
-  Options o;
-  o.steps = steps;
-  o.dim = dim;
-  o.method = method;
-  o.workload = workload;
-  o.factorization = factorization;
-  o.clip = clip;
+                const py::dict& request_options, double epsilon, double delta,
+                std::optional<int> threads) {
+  MomentsRequest request;
+  fill_request(request, "moments", request_options);
+  Options o = moments_options(parse_enum<Method>(method), request, steps, dim);
   o.privacy = {.epsilon = epsilon, .delta = delta};
-  o.rho = rho;
-  o.noise_multiplier = noise_multiplier;
-  o.lambda = lambda;
-  o.alpha = alpha;
-  o.tau = tau;
-  o.scale_share = scale_share;
-  o.clip_check_share = clip_check_share;
-  o.diagonal = diagonal;
-  o.on_norm = on_norm;
-  o.neighbouring = neighbouring;
-  o.profile = profile;
   if (threads) o.run.threads = check_threads(*threads);  // absent: RunControl's default
-  o.clip_block = clip_block;
-  o.centre = centre;
   return o;
 }
 
@@ -114,13 +96,12 @@ Options options(std::size_t steps, std::size_t dim, const std::string& method,
 
 void bind_moments(py::module_& m) {
   py::class_<Options>(m, "_MomentsOptions");
-  m.def("_moments_options", &options, py::arg("steps"), py::arg("dim"), py::arg("method"),
-        py::arg("workload"), py::arg("factorization"), py::arg("clip"), py::arg("epsilon"),
-        py::arg("delta"), py::arg("rho"), py::arg("noise_multiplier"), py::arg("lambda_"),
-        py::arg("alpha"), py::arg("tau"), py::arg("scale_share"),
-        py::arg("clip_check_share"), py::arg("diagonal"),
-        py::arg("on_norm"), py::arg("neighbouring"), py::arg("profile"), py::arg("threads") = py::none(),
-        py::arg("clip_block") = 0, py::arg("centre") = true);
+  m.def("_moments_options_of", &options, py::arg("steps"), py::arg("dim"), py::arg("method"),
+        py::arg("options"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("threads") = py::none());
+  m.def("_moments_options", &request_fields<MomentsRequest>,
+        "The moments' declared options as [(name, kind)]: the keywords of dpstats.moments and "
+        "dpstats.MomentEstimator.");
   m.def("_moments_methods", [] {
     std::vector<std::string> names;
     for (const auto& mi : moments_methods()) names.emplace_back(mi.name);

@@ -41,13 +41,14 @@ py::tuple mean(const CArray& X, const std::string& method, double epsilon, doubl
   return to_python(r, {static_cast<py::ssize_t>(r.estimate.size())});
 }
 
-py::tuple noise(const std::string& mechanism, const CArray& values, double sensitivity,
-                double epsilon, double delta, std::optional<std::uint64_t> seed,
-                Budget* budget) {
+// `options`: the noise request's keywords (request.hpp; the mechanism is the Python function).
+py::tuple noise(const CArray& values, const py::dict& options, double epsilon, double delta,
+                std::optional<std::uint64_t> seed, Budget* budget) {
+  NoiseRequest request;
+  fill_request(request, "noise", options);
   const Vector v = Eigen::Map<const Vector>(values.data(), values.size());
   auto rng = make_rng(seed);
-  const Release<Vector> r = noise_release(parse_enum<NoiseMechanism>(mechanism), v, sensitivity,
-                                          {epsilon, delta}, *rng, budget);
+  const Release<Vector> r = noise_release(request, v, {epsilon, delta}, *rng, budget);
   std::vector<py::ssize_t> shape(values.shape(), values.shape() + values.ndim());
   return to_python(r, shape);
 }
@@ -93,9 +94,10 @@ PYBIND11_MODULE(_dpstats, m) {
     for (const auto& mi : mean_methods()) out.append(py::str(std::string(mi.name)));
     return out;
   });
-  m.def("noise", &noise, py::arg("mechanism"), py::arg("values"), py::arg("sensitivity"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("seed"),
-        py::arg("budget").none(true) = nullptr);
+  m.def("noise", &noise, py::arg("values"), py::arg("options"), py::arg("epsilon"),
+        py::arg("delta"), py::arg("seed"), py::arg("budget").none(true) = nullptr);
+  m.def("_noise_options", &request_fields<NoiseRequest>,
+        "The noise command's declared options as [(name, kind)] (dpstats.laplace, dpstats.gaussian).");
   m.def("account_calibrate", [](const std::string& mech, double s, double e, double d) {
     return account_calibrate(parse_enum<NoiseMechanism>(mech), s, e, d).dump();
   });

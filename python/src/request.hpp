@@ -15,8 +15,8 @@
 
 namespace dpstats::python {
 
-// "number", "integer", "numbers" (a sequence of numbers), "texts" (a sequence of names), "flag"
-// or "name" (an enum's name).
+// "number", "integer", "numbers" (a sequence of numbers), "texts" (a sequence of names), "text"
+// (one spec, such as "decay:0.9"), "flag" or "name" (an enum's name).
 template <class T>
 const char* field_kind() {
   if constexpr (std::is_same_v<T, bool>) return "flag";
@@ -25,6 +25,7 @@ const char* field_kind() {
   else if constexpr (std::is_floating_point_v<T>) return "number";
   else if constexpr (std::is_same_v<T, std::vector<double>>) return "numbers";
   else if constexpr (std::is_same_v<T, std::vector<std::string>>) return "texts";
+  else if constexpr (std::is_same_v<T, std::string>) return "text";
   else static_assert(sizeof(T) == 0, "a request option of a type the binding does not convert");
 }
 

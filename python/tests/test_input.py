@@ -93,9 +93,8 @@ def _binding_calls(threads):
         "mean": lambda: _dpstats.mean(X, "dp-mean", 1.0, 1e-6, None, threads),
         "bounds": lambda: _dpstats.bounds(X, 1.0, 1e-6, "replace-one", threads, None),
         "stat": lambda: _dpstats.stat("mean", X, 1.0, 1e-6, {}, None, threads, None),
-        "moments": lambda: _dpstats._moments_options(
-            40, 2, "jme", "prefix", "sqrt", 1.0, 1.0, 1e-6, None, None, None, None, None, 0.1,
-            0.0, False, "clip", "replace-one", "practical", threads),
+        "moments": lambda: _dpstats._moments_options_of(
+            40, 2, "jme", {"factorization": "sqrt", "clip": 1.0}, 1.0, 1e-6, threads),
         "fit_classify": lambda: _dpstats.fit_classify(
             X, y, {"classes": 2, "hidden": 8, "feature_scale": 1.0, "n_public": len(X)}, 1.0,
             1e-5, 0.1, 1, 10, 0.1, 1.0, None, None, threads, None),

@@ -360,3 +360,58 @@ def test_the_calculators_and_the_input_layer_check_their_declared_ranges():
              "max_line_bytes must be an integer in [1, 4294967295]")):
         out = subprocess.run([CLI, *args], input="1\n", capture_output=True, text=True)
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
+
+
+def test_the_noise_and_moments_keywords_are_their_declarations(tmp_path):
+    """dpstats.laplace/gaussian and dpstats.moments/MomentEstimator take their requests' fields
+    (NoiseRequest, MomentsRequest): the documented positional arguments stay positional, the
+    rest are keyword-only, each documented by its declared line; the "does not apply to method
+    X" error is the library's on both surfaces, and a seeded release is the tool's."""
+    own = {"sensitivity", "workload", "factorization", "clip", "diagonal"}  # the functions' own
+    aside = {("noise", "mechanism"), ("moments", "method"), ("moments", "steps"),
+             ("moments", "no_centre"), ("moments", "centre", "MomentEstimator"),
+             ("moments", "clip_block", "moments")}  # the table's centre, the stream's blocks
+    for command in ("noise", "moments"):
+        for f in PYTHON[command]:
+            g = f.__init__ if isinstance(f, type) else f
+            params = inspect.signature(f).parameters
+            for decl in _options.DECLARED:
+                name = decl["name"]
+                if decl["command"] != command or {(command, name),
+                                                  (command, name, f.__name__)} & aside:
+                    continue
+                assert _keyword(name) in params, (f.__name__, name)
+                if name not in own:  # the function's own parameters keep their kind
+                    assert params[_keyword(name)].kind is inspect.Parameter.KEYWORD_ONLY, \
+                        (f.__name__, name)
+                assert f"``{name}``: " + decl["help"][:40] in g.__doc__, (f.__name__, name)
+    with pytest.raises(TypeError, match="centre"):
+        dpstats.MomentEstimator(2, clip=1, epsilon=1, delta=1e-6, steps=5, centre=False)
+    with pytest.raises(TypeError, match="clip_block"):
+        dpstats.moments(np.ones((5, 2)), clip=1, epsilon=1, delta=1e-6, clip_block=2)
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",", fmt="%.17g")
+    with pytest.raises(ValueError, match=r"alpha \(--alpha\) does not apply to method 'jme'"):
+        dpstats.moments(X, clip=3, epsilon=1, delta=1e-6, alpha=0.3)
+    out = subprocess.run([CLI, "moments", "--clip", "3", "--epsilon", "1", "--delta", "1e-6",
+                          "--alpha", "0.3", str(path)], capture_output=True, text=True)
+    assert out.returncode == 2 and "alpha (--alpha) does not apply to method 'jme'" in out.stderr
+    with pytest.raises(ValueError, match=r"clip_block must be"):
+        dpstats.MomentEstimator(2, clip=1, epsilon=1, delta=1e-6, steps=5, clip_block=-1)
+    py = dpstats.moments(X, "lambda-jme", "decay:0.9", "sqrt", 3, 1, 1e-6, True, 5, lambda_=2,
+                         on_norm="clip", neighbouring="add-remove", clip_check_share=0)
+    cli = subprocess.run([CLI, "moments", "--method", "lambda-jme", "--workload", "decay:0.9",
+                          "--factorization", "sqrt", "--clip", "3", "--epsilon", "1", "--delta",
+                          "1e-6", "--diagonal", "--seed", "5", "--lambda", "2", "--on-norm",
+                          "clip", "--neighbouring", "add-remove", "--clip-check-share", "0",
+                          str(path)], capture_output=True, text=True, check=True)
+    last = json.loads(cli.stdout.splitlines()[-1])
+    assert last["first"] == py.first[-1].tolist() and last["second"] == py.second[-1].tolist()
+    cli = subprocess.run([CLI, "noise", "--mechanism", "laplace", "--sensitivity", "2",
+                          "--epsilon", "0.5", "--seed", "3", "1", "2"],
+                         capture_output=True, text=True, check=True)
+    py = dpstats.laplace([1.0, 2.0], 2, 0.5, seed=3)
+    assert json.loads(cli.stdout)["estimate"] == py.estimate.tolist()
+    with pytest.raises(ValueError, match=r"sensitivity must be"):
+        dpstats.gaussian([1.0], 0, 1, 1e-6)

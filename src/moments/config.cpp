@@ -44,7 +44,7 @@ std::span<const MethodInfo> moments_methods() {
 }
 
 MomentsConfig make_config(const MomentsOptions& o) {
-  const MethodInfo& method = find_method(moments_methods(), "moments", o.method);
+  const MethodInfo& method = find_method(moments_methods(), "moments", name_of(o.method));
   std::vector<std::string> given;
   if (o.lambda) given.emplace_back("lambda");
   if (o.alpha) given.emplace_back("alpha");
@@ -64,9 +64,9 @@ MomentsConfig make_config(const MomentsOptions& o) {
   c.clip_check_share = o.clip_check_share;
   c.clip_block = o.clip_block;
   c.centre = o.centre;
-  c.on_norm = parse_enum<NormPolicy>(o.on_norm);
-  c.neighbouring = parse_enum<Neighbouring>(o.neighbouring);
-  c.profile = parse_enum<Profile>(o.profile);
+  c.on_norm = o.on_norm;
+  c.neighbouring = o.neighbouring;
+  c.profile = o.profile;
   c.run = o.run;
   validate(c.run);
   return c;
@@ -75,12 +75,18 @@ MomentsConfig make_config(const MomentsOptions& o) {
 MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string& method,
                           const std::string& workload, const std::string& factorization,
                           bool diagonal) {
+  return make_config(steps, dim, parse_enum<Method>(method), workload, factorization, diagonal);
+}
+
+MomentsConfig make_config(std::size_t steps, std::size_t dim, Method method,
+                          const std::string& workload, const std::string& factorization,
+                          bool diagonal) {
   require(steps >= 1, "steps must be >= 1, got 0");
   require(dim >= 1, "dim must be >= 1, got 0");
   MomentsConfig c;
   c.steps = steps;
   c.dim = dim;
-  c.method = parse_enum<Method>(method);
+  c.method = method;
   c.form = diagonal ? SecondMomentForm::diagonal : SecondMomentForm::full;
   c.A1 = c.A2 = Workload::parse(workload, steps);
   c.C1 = c.C2 = Factorization::parse(factorization, c.A1);

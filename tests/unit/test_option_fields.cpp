@@ -17,8 +17,10 @@
 #include "dpstats/mean/prime.hpp"
 #include "dpstats/mean/private_filter.hpp"
 #include "dpstats/median/geometric_median.hpp"
+#include "dpstats/mechanisms/noise_mechanism.hpp"
 #include "dpstats/median/median_command.hpp"
 #include "dpstats/moments/estimator.hpp"
+#include "dpstats/moments/moments_request.hpp"
 #include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/stats/stats.hpp"
@@ -201,6 +203,48 @@ TEST(OptionFields, TheCopyIsByNameAndKeepsDefaults) {
   copy_given(r, f);
   EXPECT_EQ(f.T, 7);
   EXPECT_EQ(f.topk_multiplier, 3);
+}
+
+TEST(OptionFields, EveryDeclaredNoiseOptionIsAFieldOfTheRequest) {
+  expect_same(declared("noise"), own_fields<NoiseRequest>("noise"), "noise");
+  SeededRng rng(1);
+  const Vector values = Vector::Constant(2, 1.0);
+  EXPECT_THROW(noise_release(NoiseRequest{.mechanism = NoiseMechanism::laplace}, values,
+                             {1, 0}, rng),
+               InvalidArgument);  // sensitivity is required
+}
+
+TEST(OptionFields, EveryDeclaredMomentsOptionIsAFieldOfTheRequest) {
+  // --steps (the horizon: the data's rows, or the live stream's) and --no-centre (centre =
+  // false) are the callers'.
+  Names own = declared("moments");
+  own.erase("steps");
+  own.erase("no_centre");
+  expect_same(own, own_fields<moments::MomentsRequest>("moments"), "moments");
+}
+
+TEST(OptionFields, TheMomentsOptionsAreCopiedByName) {
+  moments::MomentsRequest r;
+  r.workload = "decay:0.9";
+  r.clip_block = 3;
+  r.lambda = 2;
+  r.on_norm = moments::NormPolicy::reject;
+  r.neighbouring = Neighbouring::add_remove;
+  const moments::MomentsOptions o = moments_options(moments::Method::lambda_jme, r, 10, 2);
+  EXPECT_EQ(o.method, moments::Method::lambda_jme);
+  EXPECT_EQ(o.steps, 10u);
+  EXPECT_EQ(o.workload, "decay:0.9");
+  EXPECT_EQ(o.factorization, moments::MomentsOptions{}.factorization);
+  EXPECT_EQ(o.clip_block, 3u);
+  ASSERT_TRUE(o.lambda.has_value());
+  EXPECT_EQ(*o.lambda, 2);
+  EXPECT_EQ(o.on_norm, moments::NormPolicy::reject);
+  EXPECT_EQ(o.neighbouring, Neighbouring::add_remove);
+  r = {};
+  r.alpha = 0.3;  // ime's
+  moments::MomentsOptions jme = moments_options(moments::Method::jme, r, 10, 2);
+  jme.privacy = {1, 1e-6};
+  EXPECT_THROW(moments::make_config(jme), InvalidArgument);
 }
 
 }  // namespace

@@ -146,11 +146,18 @@ MomentsConfig make_config(std::size_t steps, std::size_t dim, const std::string&
                           const std::string& workload, const std::string& factorization,
                           bool diagonal);
 
-// The string-level options of `dpstats moments` and `dpstats.moments`, translated once here so
-// that the tool and the Python module build identical configs.
+// The same config for a method named by its enum.
+MomentsConfig make_config(std::size_t steps, std::size_t dim, Method method,
+                          const std::string& workload, const std::string& factorization,
+                          bool diagonal);
+
+// The options of `dpstats moments` and `dpstats.moments` (their declared ones are the fields of
+// MomentsRequest, moments/moments_request.hpp), translated once here so that the tool and the
+// Python module build identical configs.
 struct MomentsOptions {
   std::size_t steps = 0, dim = 0;
-  std::string method = "jme", workload = "prefix", factorization = "auto";
+  Method method = Method::jme;
+  std::string workload = "prefix", factorization = "auto";  // specs: Workload/Factorization::parse
   std::optional<double> clip;
   PrivacyTarget privacy;
   // lambda (jme, lambda-jme), alpha (ime), tau (cs): absent, MomentsConfig's default; given to
@@ -160,10 +167,13 @@ struct MomentsOptions {
   std::size_t clip_block = 0;
   bool centre = true;
   bool diagonal = false;
-  std::string on_norm = "clip", neighbouring = "replace-one", profile = "practical";
+  NormPolicy on_norm = NormPolicy::clip;
+  Neighbouring neighbouring = Neighbouring::replace_one;
+  Profile profile = Profile::practical;
   RunControl run;
 };
-// Parses every string through EnumNames / the registry (InvalidArgument naming the option).
+// Parses the workload and factorization specs; an option the method does not read is the
+// registry's InvalidArgument naming it.
 MomentsConfig make_config(const MomentsOptions& o);
 
 // The moments methods, read by the tool and the Python module.
