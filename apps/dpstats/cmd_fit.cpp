@@ -53,12 +53,18 @@ void add_fit_command(CLI::App& app) {
               "classify or heavy-tailed");
     }
     if (a->task != optimize::FitTask::user_level) reject_for_task(a->users.has_value(), "users", a->task);
+    for (const auto& [task, runner] : {std::pair{optimize::FitTask::user_level, &user_level},
+                                       std::pair{optimize::FitTask::classify, &classify},
+                                       std::pair{optimize::FitTask::heavy_tailed, &heavy_tailed}})
+      if (task != a->task)
+        for (const std::string& name : runner->given())
+          reject_for_task(true, cli_flag(find_option("fit", name)).substr(2), a->task);
     // Several ranks: every task distributes its rows (docs/guide.md "Running on a cluster"; the
     // library refuses the methods that do not).
     switch (a->task) {
-      case optimize::FitTask::classify: return classify(*a);
-      case optimize::FitTask::heavy_tailed: return heavy_tailed(*a);
-      case optimize::FitTask::user_level: return user_level(*a);
+      case optimize::FitTask::classify: return classify.run(*a);
+      case optimize::FitTask::heavy_tailed: return heavy_tailed.run(*a);
+      case optimize::FitTask::user_level: return user_level.run(*a);
     }
   });
 }

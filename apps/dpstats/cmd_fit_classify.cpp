@@ -101,11 +101,10 @@ void run_fit(const FitArgs& a, const ClassifyArgs& c) {
   const optimize::ClassifyRequest& q = c.request;
   optimize::ClassifyOptions o;
   optimize::apply_request(q, o);
-  if (!optimize::is_private(o.optimizer)) {
-    require(!a.epsilon && !a.delta && !q.noise_multiplier && !q.feature_scale && !a.scale_share &&
-                !q.one_unit && !a.budget,
-            "--optimizer adam is not private: --epsilon, --delta, --noise-multiplier, "
-            "--feature-scale, --scale-share, --one-unit and --budget do not apply");
+  if (!optimize::is_private(o.optimizer)) {  // its own options: apply_request (the registry)
+    require(!a.epsilon && !a.delta && !a.scale_share && !a.budget,
+            "--optimizer adam is not private: --epsilon, --delta, --scale-share and --budget do "
+            "not apply");
   } else {
     require(a.epsilon.has_value(),
             "--epsilon is required for a private optimizer (the whole run's target; with "
@@ -191,7 +190,14 @@ FitRunner add_fit_classify(CLI::App* cmd) {
     optimizers += fmt::format("{}{}: {}", optimizers.empty() ? "" : "; ", m.name, m.summary);
   auto* optimizer = cmd->get_option("--optimizer");
   optimizer->description(optimizer->get_description() + ": " + optimizers);
-  return [c](const FitArgs& a) { run_fit(a, *c); };
+  auto given = [c] {
+    std::vector<std::string> names = given_options(c->request);
+    for (const auto& [name, path] : {std::pair{"data", &c->data}, std::pair{"test", &c->test},
+                                     std::pair{"save_weights", &c->save}})
+      if (!path->empty()) names.emplace_back(name);
+    return names;
+  };
+  return {[c](const FitArgs& a) { run_fit(a, *c); }, given};
 }
 
 }  // namespace dpstats::cli

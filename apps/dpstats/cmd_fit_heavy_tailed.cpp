@@ -81,7 +81,8 @@ FitRunner add_fit_heavy_tailed(CLI::App* cmd) {
   auto request = std::make_shared<optimize::HeavyTailedRequest>();
   add_request_options(cmd, "fit", *request,
                       optimize::fit_methods(optimize::FitTask::heavy_tailed));
-  return [request](const FitArgs& a) { run_fit(a, *request); };
+  return {[request](const FitArgs& a) { run_fit(a, *request); },
+          [request] { return given_options(*request); }};
 }
 
 }  // namespace dpstats::cli

@@ -189,7 +189,8 @@ void run_fit(const FitArgs& a, const optimize::UserLevelRequest& request) {
 FitRunner add_fit_user_level(CLI::App* cmd) {
   auto request = std::make_shared<optimize::UserLevelRequest>();
   add_request_options(cmd, "fit", *request, optimize::fit_methods(optimize::FitTask::user_level));
-  return [request](const FitArgs& a) { run_fit(a, *request); };
+  return {[request](const FitArgs& a) { run_fit(a, *request); },
+          [request] { return given_options(*request); }};
 }
 
 }  // namespace dpstats::cli

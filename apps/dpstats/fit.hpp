@@ -1,6 +1,7 @@
 // `dpstats fit`: one subcommand, one file per task. cmd_fit.cpp registers the options every task
 // shares (FitArgs) and dispatches on --task; each cmd_fit_<task>.cpp registers its own
-// task-only options and returns the runner. A task rejects shared options it does not use.
+// task-only options and returns the runner. A task rejects shared options it does not use, and
+// every other task's own options.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <concepts>
@@ -8,8 +9,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli.hpp"
+#include "dpstats/option_fields.hpp"
 #include "dpstats/solvers/fit_registry.hpp"
 #include "options_cli.hpp"
 
@@ -48,7 +51,12 @@ void visit_fields(A&& a, V&& v) {
   v("holdout_loss_bound", a.holdout_loss_bound);
 }
 
-using FitRunner = std::function<void(const FitArgs&)>;
+// A task's runner and the names of its own options the user set (its request's given fields and
+// its file flags): every other task refuses them, so no flag is silently ignored.
+struct FitRunner {
+  std::function<void(const FitArgs&)> run;
+  std::function<std::vector<std::string>()> given;
+};
 
 FitRunner add_fit_user_level(CLI::App* cmd);    // cmd_fit_user_level.cpp
 FitRunner add_fit_classify(CLI::App* cmd);      // cmd_fit_classify.cpp

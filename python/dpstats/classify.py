@@ -95,11 +95,9 @@ def fit_classify(X, y, epsilon: Optional[float] = None, delta: Optional[float] =
                              "with noise_multiplier, the cap the run must fit in)")
         if delta is None:
             raise ValueError("delta is required for a private optimizer (in (0, 1))")
-    elif (epsilon is not None or delta is not None or options.get("noise_multiplier") is not None
-          or options.get("feature_scale") is not None or options.get("one_unit")
-          or budget is not None):
+    elif epsilon is not None or delta is not None or scale_share is not None or budget is not None:
         raise ValueError(f"optimizer={options['optimizer']!r} is not private: epsilon, delta, "
-                         "noise_multiplier, feature_scale, one_unit and budget do not apply")
+                         "scale_share and budget do not apply")
     for name, v in (("epochs", epochs), ("batch_size", batch_size),
                     ("threads", 1 if threads is None else threads)):
         if not isinstance(v, (int, np.integer)) or v < 1:

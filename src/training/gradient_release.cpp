@@ -24,15 +24,19 @@ namespace {
 const MethodInfo kOptimizers[] = {
     {"adam", "non-private Adam (reference; no guarantee)", {}},
     {"dp-sgd", "DP-SGD: Poisson-sampled clipped gradient sums with Gaussian noise",
-     {"epsilon", "noise_multiplier", "clip"}},
+     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip"}},
     {"dp-adam", "DP-Adam: Adam on the noisy gradient (second moment by squaring)",
-     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon"}},
+     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
+      "adam_epsilon"}},
     {"dp-adam-debiased", "DP-Adam with the noise variance subtracted from v",
-     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon"}},
+     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
+      "adam_epsilon"}},
     {"dp-adam-jme", "DP-Adam whose second moment is released jointly (JME, lambda)",
-     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon", "lambda"}},
+     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
+      "adam_epsilon", "lambda"}},
     {"dp-adam-joint-clip", "DP-Adam with a joint clip of gradient and its square (tau)",
-     {"epsilon", "noise_multiplier", "clip", "beta1", "beta2", "adam_epsilon", "tau"}},
+     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
+      "adam_epsilon", "tau"}},
 };
 }  // namespace
 

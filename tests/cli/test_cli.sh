@@ -165,6 +165,12 @@ with open(sys.argv[1], "w") as f:
 PYEOF
 ok "heavy-tailed default" "j['task']=='heavy-tailed' and j['method']=='clipped-gd' and j['status']=='ok' and abs(j['privacy']['epsilon']-1)<1e-12 and j['privacy']['delta']==0 and j['privacy']['certified'] and len(j['estimate'])==3 and sum(v*v for v in j['estimate'])<=4+1e-9" \
   -- fit --task heavy-tailed --loss absolute --epsilon 1 --domain-radius 2 --moment-order 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
+bad "heavy-tailed rejects classify's --one-unit" "--one-unit does not apply to --task heavy-tailed" \
+  -- fit --task heavy-tailed --loss absolute --epsilon 1 --domain-radius 2 --one-unit "$tmp/heavy.csv"
+bad "heavy-tailed rejects classify's --hidden" "--hidden does not apply to --task heavy-tailed" \
+  -- fit --task heavy-tailed --loss absolute --epsilon 1 --domain-radius 2 --hidden 4 "$tmp/heavy.csv"
+bad "classify rejects heavy-tailed's --moment-order" "--moment-order does not apply to --task classify" \
+  -- fit --task classify --data "$tmp/classify.csv" --classes 3 --epsilon 1 --delta 1e-6 --n-public 400 --moment-order 2
 ok "heavy-tailed lipschitz-extension (abort bit not covered)" "j['method']=='lipschitz-extension' and j['status']=='ok' and not j['privacy']['certified'] and j['diagnostics']['phases'][0]['sampler']=='lattice_l2_laplace'" \
   -- fit --task heavy-tailed --method lipschitz-extension --loss absolute --epsilon 1 --domain-radius 2 --moment-order 2 --moment-bound 3 --seed 1 "$tmp/heavy.csv"
 ok "heavy-tailed paper" "j['diagnostics']['profile']=='paper' and not j['privacy']['certified']" \
