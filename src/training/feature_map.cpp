@@ -188,15 +188,22 @@ FeaturePlan declared_global(const ClassifyOptions& o, Eigen::Index n, Eigen::Ind
   return p;
 }
 
-// Step 3 without one_unit: the per-column plan's verdict at the cap, and what declaring one_unit
-// would buy (the global plan's rows, judged quietly: a dry run notes the plan the release has).
-FeaturePlan undeclared_abstention(const ClassifyOptions& o, const PlannedShare& c,
-                                  Eigen::Index n, Eigen::Index d) {
+// The per-column plan at the planned share `c`, as `source` (columns, or unusable: its verdict).
+FeaturePlan planned_columns(const ClassifyOptions& o, const PlannedShare& c, Eigen::Index n,
+                            Eigen::Index d, FeatureSource source) {
   FeaturePlan p;
   p.share = c.share;
   p.scale_share = c.json();
   p.reliability = assess_columns(o, c.share, n, d, p.diagnostics);
-  p.source = FeatureSource::unusable;
+  p.source = source;
+  return p;
+}
+
+// Step 3 without one_unit: the per-column plan's verdict at the cap, and what declaring one_unit
+// would buy (the global plan's rows, judged quietly: a dry run notes the plan the release has).
+FeaturePlan undeclared_abstention(const ClassifyOptions& o, const PlannedShare& c,
+                                  Eigen::Index n, Eigen::Index d) {
+  FeaturePlan p = planned_columns(o, c, n, d, FeatureSource::unusable);
   Reliability global;
   note_checks_quietly([&] { global = assess_global(o, kGlobalShare, n, p.diagnostics); });
   p.reliability.would_suffice += fmt::format(
@@ -223,12 +230,7 @@ FeaturePlan plan_estimate(const ClassifyOptions& o, Eigen::Index n, Eigen::Index
   const PlannedShare c = plan_share([&](double s) { return assess_columns(o, s, n, d, scratch); },
                                     SharePolicy{.margin = kColumnsMargin});
   if (!c.usable) return o.one_unit ? declared_global(o, n, d) : undeclared_abstention(o, c, n, d);
-  FeaturePlan p;
-  p.share = c.share;
-  p.scale_share = c.json();
-  p.reliability = assess_columns(o, p.share, n, d, p.diagnostics);
-  p.source = FeatureSource::columns;
-  return p;
+  return planned_columns(o, c, n, d, FeatureSource::columns);
 }
 
 }  // namespace
