@@ -405,3 +405,59 @@ TEST(ScaleGridCounts, PermuteAndFlipOverGaps) {
 
 }  // namespace
 }  // namespace dpstats::scale_detail
+
+namespace dpstats::scale_detail {
+namespace {
+
+// The walk over near runs (gamma < 44) as it was written first: the candidates expanded into
+// segments, a segment found by binary search, each coin bernoulli_exp_fast. permute_and_flip_runs
+// (one sampler per segment, segments found by block) must draw the same cell from the same bits.
+std::size_t reference_walk(std::span<const CellRun> runs, RandomBits& bits) {
+  struct Segment {
+    std::size_t entry, first;
+    double gamma;
+  };
+  std::vector<Segment> segments;
+  std::size_t entries = 0;
+  for (const CellRun& r : runs) {
+    if (r.length == 0) continue;
+    segments.push_back({entries, r.first, r.gamma});
+    entries += r.length;
+  }
+  std::vector<std::size_t> order(entries);
+  for (std::size_t i = 0; i < entries; ++i) order[i] = i;
+  for (std::size_t k = 0; k < entries; ++k) {
+    const std::size_t j = k + bits.uniform_below(entries - k);
+    const std::size_t e = order[j];
+    order[j] = order[k];
+    const auto s = std::prev(std::upper_bound(
+        segments.begin(), segments.end(), e,
+        [](std::size_t x, const Segment& seg) { return x < seg.entry; }));
+    if (bernoulli_exp_fast(bits, s->gamma)) return s->first + (e - s->entry);
+  }
+  return entries;
+}
+
+TEST(ScaleExactCoins, NearWalkDrawsTheSameCellAsTheReferenceWalk) {
+  SeededRng g(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<CellRun> runs;
+    std::size_t cell = 0;
+    const int count = 1 + static_cast<int>(g.uniform_below(40));
+    for (int r = 0; r < count; ++r) {
+      const std::size_t length = g.uniform_below(trial % 3 == 0 ? 600 : 20);
+      // gammas of every kind below 44: 0 (the mode), tiny, dyadic, whole, and general
+      const double kinds[] = {0.0, 1e-30, 0.375, 1.0, 3.0, 43.99, 44.0 * g.uniform01()};
+      const double gamma = trial == 0 && r == 0 ? 0.0 : kinds[g.uniform_below(7)];
+      runs.push_back({cell, length, r == count - 1 ? 0.0 : gamma});
+      cell += length + g.uniform_below(5);
+    }
+    if (runs.back().length == 0) runs.back().length = 1;  // a cell of gamma 0: the walk ends
+    SeededRng a(1000 + trial), b(1000 + trial);
+    RandomBits bits_a(a), bits_b(b);
+    EXPECT_EQ(permute_and_flip_runs(runs, bits_a), reference_walk(runs, bits_b)) << "trial " << trial;
+  }
+}
+
+}  // namespace
+}  // namespace dpstats::scale_detail
