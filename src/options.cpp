@@ -205,21 +205,24 @@ const OptionDecl kOptions[] = {
     {.command = "fit", .name = "noise_multiplier", .lo = 0,
      .default_text = "calibrated to --epsilon",
      .help = "classify: noise multiplier z instead of calibrating to --epsilon (the run must fit "
-             "within --epsilon; the epsilon spent is reported)"},
+             "within --epsilon; the epsilon spent is reported)",
+     .methods = "dp-sgd dp-adam dp-adam-debiased dp-adam-jme dp-adam-joint-clip"},
     {.command = "fit", .name = "feature_scale", .unit = "the features' units", .lo = 0,
      .default_text = "estimated privately from --scale-share",
      .help = "classify: public scale the features are divided by before training (absent: "
              "per-column private median and robust sd, or with --one-unit the private median "
-             "row norm / sqrt(d); abstains when none is reliable at this size)"},
+             "row norm / sqrt(d); abstains when none is reliable at this size)",
+     .methods = "dp-sgd dp-adam dp-adam-debiased dp-adam-jme dp-adam-joint-clip"},
     {.command = "fit", .name = "one_unit", .kind = K::flag,
      .default_text = "off: the feature scale is per-column or given",
      .help = "classify: every feature column is in one unit (pixels, counts of one kind): the "
              "classifier may standardise by one private scale (the median row norm) when the "
-             "per-column plan cannot"},
+             "per-column plan cannot",
+     .methods = "dp-sgd dp-adam dp-adam-debiased dp-adam-jme dp-adam-joint-clip"},
     {.command = "fit", .name = "lambda", .lo = 0, .default_text = "1 (the paper's Table 4)",
-     .help = "classify: JME scaling"},
+     .help = "classify: JME scaling", .methods = "dp-adam-jme"},
     {.command = "fit", .name = "tau", .lo = 0, .default_text = "0.5 (the paper's Table 4)",
-     .help = "classify: joint-clip scaling"},
+     .help = "classify: joint-clip scaling", .methods = "dp-adam-joint-clip"},
     {.command = "fit", .name = "second_moment_floor", .lo = 0, .lo_closed = true,
      .default_text = "0 (adam, dp-adam), else the variant's Adam epsilon",
      .help = "classify: clamp of Adam's v-hat from below (docs/proofs/training.md)"},

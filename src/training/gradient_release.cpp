@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "dpstats/error.hpp"
+#include "dpstats/options.hpp"
 #include "dpstats/moments/sensitivity.hpp"
 #include "dpstats/exact/exact_sum.hpp"
 #include "../mechanisms/lattice.hpp"
@@ -21,26 +23,30 @@ ClassifyOptimizer parse_classify_optimizer(const std::string& name) {
 }
 
 namespace {
-const MethodInfo kOptimizers[] = {
-    {"adam", "non-private Adam (reference; no guarantee)", {}},
-    {"dp-sgd", "DP-SGD: Poisson-sampled clipped gradient sums with Gaussian noise",
-     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip"}},
-    {"dp-adam", "DP-Adam: Adam on the noisy gradient (second moment by squaring)",
-     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
-      "adam_epsilon"}},
-    {"dp-adam-debiased", "DP-Adam with the noise variance subtracted from v",
-     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
-      "adam_epsilon"}},
-    {"dp-adam-jme", "DP-Adam whose second moment is released jointly (JME, lambda)",
-     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
-      "adam_epsilon", "lambda"}},
-    {"dp-adam-joint-clip", "DP-Adam with a joint clip of gradient and its square (tau)",
-     {"epsilon", "noise_multiplier", "feature_scale", "one_unit", "clip", "beta1", "beta2",
-      "adam_epsilon", "tau"}},
-};
+// A registry line: the optimizer, its summary; its own options are their declarations' `methods`
+// (src/options.cpp, command "fit"), after the shared ones it reads (Adam's constants are not
+// options a user gives).
+MethodInfo line(ClassifyOptimizer o, std::string_view summary, bool adam) {
+  std::vector<std::string_view> shared;
+  if (is_private(o)) shared = {"epsilon", "clip"};
+  if (adam && is_private(o)) shared.insert(shared.end(), {"beta1", "beta2", "adam_epsilon"});
+  return declared_method("fit", name_of(o), summary, std::move(shared));
+}
 }  // namespace
 
-std::span<const MethodInfo> classify_optimizers() { return kOptimizers; }
+std::span<const MethodInfo> classify_optimizers() {
+  using O = ClassifyOptimizer;
+  static const std::array<MethodInfo, 6> lines = {{
+      line(O::adam, "non-private Adam (reference; no guarantee)", false),
+      line(O::dp_sgd, "DP-SGD: Poisson-sampled clipped gradient sums with Gaussian noise", false),
+      line(O::dp_adam, "DP-Adam: Adam on the noisy gradient (second moment by squaring)", true),
+      line(O::dp_adam_debiased, "DP-Adam with the noise variance subtracted from v", true),
+      line(O::dp_adam_jme, "DP-Adam whose second moment is released jointly (JME, lambda)", true),
+      line(O::dp_adam_joint_clip, "DP-Adam with a joint clip of gradient and its square (tau)",
+           true),
+  }};
+  return lines;
+}
 
 bool is_private(ClassifyOptimizer o) { return o != ClassifyOptimizer::adam; }
 bool has_second_release(ClassifyOptimizer o) {
