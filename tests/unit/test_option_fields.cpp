@@ -24,6 +24,7 @@
 #include "dpstats/option_fields.hpp"
 #include "dpstats/options.hpp"
 #include "dpstats/stats/stats.hpp"
+#include "dpstats/training/gradient_release.hpp"
 
 namespace dpstats {
 namespace {
@@ -97,11 +98,12 @@ TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   for (const auto& d : declared_options()) {
     if (d.methods.empty()) continue;
     ASSERT_TRUE(d.command == "mean" || d.command == "median" || d.command == "stat" ||
-                d.command == "moments")
+                d.command == "moments" || d.command == "fit")
         << d.name << ": readers of a command whose registry does not read them";
     const auto registry = d.command == "mean"     ? mean_methods()
                           : d.command == "median" ? median_methods()
                           : d.command == "stat"   ? stats::registry()
+                          : d.command == "fit"    ? optimize::classify_optimizers()
                                                   : moments::moments_methods();
     std::string_view rest = d.methods;
     while (!rest.empty()) {
@@ -119,6 +121,11 @@ TEST(OptionFields, TheReadersOfADeclarationAreMethodsOfItsCommand) {
   const MethodInfo& bounded = find_method(mean_methods(), "mean", "bounded");
   EXPECT_EQ(std::find(bounded.options.begin(), bounded.options.end(), "topk_multiplier"),
             bounded.options.end());
+  const MethodInfo& jme = find_method(optimize::classify_optimizers(), "fit", "dp-adam-jme");
+  EXPECT_NE(std::find(jme.options.begin(), jme.options.end(), "lambda"), jme.options.end());
+  EXPECT_NE(std::find(jme.options.begin(), jme.options.end(), "one_unit"), jme.options.end());
+  const MethodInfo& adam = find_method(optimize::classify_optimizers(), "fit", "adam");
+  EXPECT_TRUE(adam.options.empty());
   const MethodInfo& hsu24 = find_method(median_methods(), "median", "hsu24");
   EXPECT_NE(std::find(hsu24.options.begin(), hsu24.options.end(), "min_radius"),
             hsu24.options.end());
