@@ -28,10 +28,13 @@ def _data():
     y_sign = np.where(Z @ np.array([1.0, -0.5]) + g.normal(0, 0.5, n) > 0, 1.0, -1.0)
     y_reg = Z @ np.array([0.5, -0.3]) + g.standard_t(3, n) * 0.2
     labels = (y_sign > 0).astype(int)
-    return X, Z, users, y_sign, y_reg, labels
+    # The statistics' estimated bounds need about 2,500 rows for 2 columns at epsilon 1: with
+    # fewer their plan abstains before charging anything, and there would be nothing to refuse.
+    big = np.column_stack([g.normal(40, 12, 6000), g.lognormal(10, 0.8, 6000)])
+    return X, Z, users, y_sign, y_reg, labels, big
 
 
-X, Z, USERS, Y_SIGN, Y_REG, LABELS = _data()
+X, Z, USERS, Y_SIGN, Y_REG, LABELS, X_BIG = _data()
 VALUES = ["a" if i % 3 else "b" for i in range(600)] + ["c"] * 5
 
 # name -> release(budget): each at epsilon 1 (the stages' shares are the capability's defaults,
@@ -39,11 +42,11 @@ VALUES = ["a" if i % 3 else "b" for i in range(600)] + ["c"] * 5
 # charging anything (docs/proofs/scale.md §9), so they are given the largest share a plan gives).
 CAPABILITIES = {
     "count": lambda b: dpstats.count(X, 1, 0, budget=b, seed=1),
-    "sum, estimated bounds": lambda b: dpstats.sum(X, 1, 1e-6, budget=b, seed=1),
-    "column_mean, estimated bounds": lambda b: dpstats.column_mean(X, 1, 0, budget=b, seed=1),
+    "sum, estimated bounds": lambda b: dpstats.sum(X_BIG, 1, 1e-6, budget=b, seed=1),
+    "column_mean, estimated bounds": lambda b: dpstats.column_mean(X_BIG, 1, 0, budget=b, seed=1),
     "variance, given bounds": lambda b: dpstats.variance(X, 1, 1e-6, bounds=[(0, 100), (0, 1e6)],
                                                           budget=b, seed=1),
-    "quantiles, estimated bounds": lambda b: dpstats.quantiles(X, [0.5], 1, 0, budget=b, seed=1),
+    "quantiles, estimated bounds": lambda b: dpstats.quantiles(X_BIG, [0.5], 1, 0, budget=b, seed=1),
     "histogram": lambda b: dpstats.histogram(VALUES, 1, 1e-6, budget=b, seed=1),
     "bounds with norm_share": lambda b: dpstats.bounds(X, 1, 0, norm_quantile=0.9, budget=b,
                                                        seed=1),
@@ -129,6 +132,7 @@ CLI = os.environ.get("DPSTATS_CLI")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("aon")
     np.savetxt(d / "people.csv", X, delimiter=",", header="age,salary", comments="")
+    np.savetxt(d / "people_big.csv", X_BIG, delimiter=",", header="age,salary", comments="")
     np.savetxt(d / "reg.csv", np.column_stack([Y_REG, Z]), delimiter=",")
     np.savetxt(d / "users.csv", np.column_stack([USERS, Y_SIGN, Z]), delimiter=",")
     np.savetxt(d / "labels.csv", np.column_stack([LABELS, Z]), delimiter=",", fmt="%.17g")
@@ -137,7 +141,7 @@ def files(tmp_path_factory):
 
 
 TOOL = {
-    "stat sum": ["stat", "sum", "--epsilon", "1", "--delta", "1e-6", "{d}/people.csv"],
+    "stat sum": ["stat", "sum", "--epsilon", "1", "--delta", "1e-6", "{d}/people_big.csv"],
     "bounds": ["bounds", "--epsilon", "1", "--norm-quantile", "0.9", "{d}/people.csv"],
     "mean prime": ["mean", "--method", "prime", "--alpha", "0.05", "--epsilon", "1", "--delta",
                    "1e-6", "--scale-share", "0.5", "{d}/people.csv"],
@@ -152,7 +156,7 @@ TOOL = {
                      "--feature-scale", "3", "--epochs", "1", "--batch-size", "60", "--epsilon",
                      "1", "--delta", "1e-6", "{d}/labels.csv"],
     "stat quantiles": ["stat", "quantiles", "--quantiles", "0.25,0.5", "--epsilon", "1", "--delta",
-                       "0", "{d}/people.csv"],
+                       "0", "{d}/people_big.csv"],
     "stat histogram": ["stat", "histogram", "--header", "--epsilon", "1", "--delta", "1e-6",
                        "{d}/values.csv"],
 }

@@ -28,6 +28,14 @@ Ledger bounds_plan(const StatOptions& o, const Shares& shares, std::size_t d) {
   return private_clip_bounds_entries(bounds_clip_options(o, shares), d);
 }
 
+std::optional<std::string> planned_bounds_abstention(const StatOptions& o, const Shares& shares,
+                                                     std::size_t d, double n) {
+  if (!o.bounds.empty()) return std::nullopt;
+  const Reliability r = planned_reliability(bounds_clip_options(o, shares), d, n, "--bounds");
+  if (r.usable) return std::nullopt;
+  return r.reason();
+}
+
 namespace {
 
 // Bounds estimated without the sides' parts (stat quantiles: Shares::judge_sides false) charged

@@ -72,6 +72,12 @@ std::int64_t guarded_rows(const ConstMatrixRef& X, const StatOptions& o, Communi
 // The planned entries of the bounds' private estimate (empty when the caller gave bounds): part
 // of the release's plan, charged with the statistic's own entries.
 Ledger bounds_plan(const StatOptions& o, const Shares& shares, std::size_t d);
+// The reason the bounds' estimate is foreseen unusable from public values alone (their rank
+// errors at shares.scale with d columns and the public n: scale/clip_bounds.hpp's
+// planned_reliability), or nothing (also when the caller gave bounds). Such a release would
+// abstain on that reason after charging; it abstains before charging instead.
+std::optional<std::string> planned_bounds_abstention(const StatOptions& o, const Shares& shares,
+                                                     std::size_t d, double n);
 
 // The per-column bounds, and whether a release may rest on them: the caller's (one for all
 // columns or one per column; always usable), or estimated privately from shares.scale of the

@@ -83,14 +83,21 @@ detail::Shares quantile_shares(const StatOptions& o, std::optional<double> s) {
   return shares;
 }
 
-// The largest stated rank error the plan can foresee at the bounds' share s (public values only):
-// the selections' t as plan_quantiles computes it, and for an extreme quantile the rows outside
-// the range at the count's noise bound alone (the count's upper bound when no row is outside).
-double planned_rank_error(const StatOptions& o, double s, std::size_t d, double n) {
+// The selections' own t at the bounds' share s, as plan_quantiles computes it (public values
+// only; every estimate's rank error is at least t).
+double planned_selection_rank_error(const StatOptions& o, double s, std::size_t d) {
   const detail::Shares shares = quantile_shares(o, s);
   const double selections = static_cast<double>(d * o.quantiles.size());
-  const double t = grid_quantile_rank_error(detail::pure_epsilon(shares.main, o) / selections,
-                                            o.grid_size, detail::kStatedBeta / 2 / selections);
+  return grid_quantile_rank_error(detail::pure_epsilon(shares.main, o) / selections, o.grid_size,
+                                  detail::kStatedBeta / 2 / selections);
+}
+
+// The largest stated rank error the plan can foresee at the bounds' share s: t, and for an
+// extreme quantile the rows outside the range at the count's noise bound alone (the count's
+// upper bound when no row is outside).
+double planned_rank_error(const StatOptions& o, double s, std::size_t d, double n) {
+  const detail::Shares shares = quantile_shares(o, s);
+  const double t = planned_selection_rank_error(o, s, d);
   const double outside = Noise(1, shares.clip_check, o, 1, "rows outside the quantiles' range", 1)
                              .bound(detail::kStatedBeta / 2);
   double worst = t;
@@ -200,6 +207,20 @@ void state_error(const QuantilePlan& p, const std::vector<double>& rank_error, s
                   "that may lie beyond the range, the rows outside it"}};
 }
 
+// The reason public values already show the release would abstain (the bounds' rank errors, or
+// the selections' own t, which every estimate's rank error includes), or nothing. The release
+// would abstain on it after charging; it abstains before.
+std::optional<std::string> planned_abstention(const StatOptions& o, const detail::Shares& shares,
+                                              std::size_t d, double n) {
+  if (auto bounds = detail::planned_bounds_abstention(o, shares, d, n)) return bounds;
+  const Reliability r = assess({.rank_error = planned_selection_rank_error(o, shares.scale, d),
+                                .n = n,
+                                .tolerance = kTolerance},
+                               "the quantiles' ranks", "--bounds");
+  if (r.usable) return std::nullopt;
+  return r.reason();
+}
+
 }  // namespace
 
 Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& given, Rng& rng,
@@ -225,11 +246,13 @@ Release<Vector> quantiles(const ConstMatrixRef& X, const StatOptions& given, Rng
   std::optional<detail::ColumnBoundsPlan> public_bounds;  // checked before anything is charged
   if (!o.bounds.empty())
     public_bounds = detail::column_bounds(X, o, shares, account, rng, diagnostics);
+  SealFacts facts = detail::facts(o, Neighbouring::replace_one);
+  if ((facts.abstained = planned_abstention(o, shares, d, static_cast<double>(n))))
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));  // nothing charged
   // charge: the whole plan (the budget lives on rank 0)
   all_or_none(comm, [&] { account.charge(planned(o, shares, d)); });
   const detail::ColumnBoundsPlan bounds =
       public_bounds ? *public_bounds : detail::column_bounds(X, o, shares, account, rng, diagnostics);
-  SealFacts facts = detail::facts(o, Neighbouring::replace_one);
   if (!bounds.reliability.usable) {
     facts.abstained = bounds.reliability.reason();
     return seal(Vector(), account, facts, rng, std::move(diagnostics));

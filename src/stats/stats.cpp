@@ -224,12 +224,14 @@ Release<Vector> moments(const ConstMatrixRef& X, const StatOptions& o, Rng& rng,
     const auto narrow = unrepresentable(given->bounds, nd, plan.quantum, squares);
     require(!narrow, "bounds: {}", narrow.value_or(""));
   }
+  SealFacts facts = detail::facts(o, Neighbouring::replace_one);
+  if ((facts.abstained = detail::planned_bounds_abstention(o, shares, d, nd)))
+    return seal(Vector(), account, facts, rng, std::move(diagnostics));  // nothing charged
   // charge: the whole plan (the budget lives on rank 0)
   all_or_none(comm, [&] { account.charge(planned(plan, detail::bounds_plan(o, shares, d))); });
   // run
   const detail::ColumnBoundsPlan bounds =
       given ? *given : detail::column_bounds(X, o, shares, account, rng, diagnostics);
-  SealFacts facts = detail::facts(o, Neighbouring::replace_one);
   const auto narrow = unrepresentable(bounds.bounds, nd, plan.quantum, squares);
   if (!bounds.reliability.usable || narrow) {
     facts.abstained = bounds.reliability.usable ? *narrow : bounds.reliability.reason();

@@ -257,6 +257,32 @@ TEST(Stats, CallerBudgetIsChargedAndRefusesOverspending) {
   EXPECT_EQ(total.ledger().size(), ledger_before);  // nothing charged by the refused release
 }
 
+// A statistic whose estimated bounds the plan already shows unusable (their rank errors, from
+// public values: 300 rows at epsilon 0.3) abstains before anything is charged: the caller's budget
+// is untouched and the reason names the cause and what would suffice. With enough rows the same
+// call is charged and released.
+TEST(Stats, AnUnusablePlanAbstainsBeforeCharging) {
+  StatOptions o;
+  o.privacy = {0.3, 0};
+  o.quantiles = {0.5};
+  for (auto release : {&mean, &sum, &variance, &std_dev, &quantiles}) {
+    Budget total(PrivacyLoss::pure(1), Accountant::basic);
+    SeededRng rng(41);
+    const auto r = release(table(300, 40).leftCols(1), o, rng, &total);
+    EXPECT_EQ(r.status, Status::abstained);
+    EXPECT_TRUE(r.ledger.empty());
+    EXPECT_TRUE(total.ledger().empty());
+    EXPECT_NE(r.diagnostics["abstained"].get<std::string>().find("rows at this epsilon"),
+              std::string::npos) << r.diagnostics["abstained"];
+  }
+  Budget total(PrivacyLoss::pure(1), Accountant::basic);
+  SeededRng rng(42);
+  o.privacy = {1, 0};
+  const auto r = mean(table(20000, 43).leftCols(1), o, rng, &total);
+  EXPECT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+  EXPECT_FALSE(total.ledger().empty());
+}
+
 TEST(Stats, ABoundThatBitesIsReported) {
   RowMatrix X = table(5000, 12);
   SeededRng rng(13);
