@@ -28,13 +28,14 @@ def _data():
     y_sign = np.where(Z @ np.array([1.0, -0.5]) + g.normal(0, 0.5, n) > 0, 1.0, -1.0)
     y_reg = Z @ np.array([0.5, -0.3]) + g.standard_t(3, n) * 0.2
     labels = (y_sign > 0).astype(int)
-    # The statistics' estimated bounds need about 2,500 rows for 2 columns at epsilon 1: with
-    # fewer their plan abstains before charging anything, and there would be nothing to refuse.
+    # The statistics' and bounds' estimates need about 2,500 rows for 2 columns at epsilon 1, the
+    # moments' clip about 1,000: with fewer their plan abstains before charging anything, and
+    # there would be nothing to refuse.
     big = np.column_stack([g.normal(40, 12, 6000), g.lognormal(10, 0.8, 6000)])
-    return X, Z, users, y_sign, y_reg, labels, big
+    return X, Z, users, y_sign, y_reg, labels, big, g.normal(0, 1, (1500, 2))
 
 
-X, Z, USERS, Y_SIGN, Y_REG, LABELS, X_BIG = _data()
+X, Z, USERS, Y_SIGN, Y_REG, LABELS, X_BIG, Z_BIG = _data()
 VALUES = ["a" if i % 3 else "b" for i in range(600)] + ["c"] * 5
 
 # name -> release(budget): each at epsilon 1 (the stages' shares are the capability's defaults,
@@ -48,7 +49,7 @@ CAPABILITIES = {
                                                           budget=b, seed=1),
     "quantiles, estimated bounds": lambda b: dpstats.quantiles(X_BIG, [0.5], 1, 0, budget=b, seed=1),
     "histogram": lambda b: dpstats.histogram(VALUES, 1, 1e-6, budget=b, seed=1),
-    "bounds with norm_share": lambda b: dpstats.bounds(X, 1, 0, norm_quantile=0.9, budget=b,
+    "bounds with norm_share": lambda b: dpstats.bounds(X_BIG, 1, 0, norm_quantile=0.9, budget=b,
                                                        seed=1),
     "mean dp-mean": lambda b: dpstats.mean(X, "dp-mean", 1, 1e-6, budget=b, seed=1,
                                                 scale_share=0.5),
@@ -63,7 +64,7 @@ CAPABILITIES = {
     "quantile_radius": lambda b: dpstats.quantile_radius(Z, "fast-radius-permuted", 1,
                                                          min_radius=1e-3, domain_radius=10,
                                                          budget=b, seed=1),
-    "moments, estimated clip": lambda b: dpstats.moments(Z, epsilon=1, delta=1e-6, budget=b,
+    "moments, estimated clip": lambda b: dpstats.moments(Z_BIG, epsilon=1, delta=1e-6, budget=b,
                                                          seed=1),
     "fit user-level (issue 28's repro)": lambda b: dpstats.fit(
         Z, Y_SIGN, users=USERS, task="user-level", loss="logistic", epsilon=1, delta=1e-6,
@@ -133,6 +134,7 @@ def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("aon")
     np.savetxt(d / "people.csv", X, delimiter=",", header="age,salary", comments="")
     np.savetxt(d / "people_big.csv", X_BIG, delimiter=",", header="age,salary", comments="")
+    np.savetxt(d / "stream_big.csv", Z_BIG, delimiter=",")
     np.savetxt(d / "reg.csv", np.column_stack([Y_REG, Z]), delimiter=",")
     np.savetxt(d / "users.csv", np.column_stack([USERS, Y_SIGN, Z]), delimiter=",")
     np.savetxt(d / "labels.csv", np.column_stack([LABELS, Z]), delimiter=",", fmt="%.17g")
@@ -142,12 +144,13 @@ def files(tmp_path_factory):
 
 TOOL = {
     "stat sum": ["stat", "sum", "--epsilon", "1", "--delta", "1e-6", "{d}/people_big.csv"],
-    "bounds": ["bounds", "--epsilon", "1", "--norm-quantile", "0.9", "{d}/people.csv"],
+    "bounds": ["bounds", "--epsilon", "1", "--norm-quantile", "0.9", "{d}/people_big.csv"],
     "mean prime": ["mean", "--method", "prime", "--alpha", "0.05", "--epsilon", "1", "--delta",
                    "1e-6", "--scale-share", "0.5", "{d}/people.csv"],
     "median": ["median", "--epsilon", "1", "--delta", "1e-6", "--scale-share", "0.5",
                "{d}/people.csv"],
-    "moments": ["moments", "--method", "jme", "--epsilon", "1", "--delta", "1e-6", "{d}/reg.csv"],
+    "moments": ["moments", "--method", "jme", "--epsilon", "1", "--delta", "1e-6",
+                "{d}/stream_big.csv"],
     "fit user-level": ["fit", "--task", "user-level", "--epsilon", "1", "--delta", "1e-6",
                        "--domain-radius", "10", "--items-per-user", "4", "{d}/users.csv"],
     "fit heavy-tailed": ["fit", "--task", "heavy-tailed", "--epsilon", "1", "--domain-radius", "2",

@@ -89,6 +89,30 @@ std::optional<std::string> private_clip(std::span<const double> norms, MomentsCo
   return std::nullopt;
 }
 
+// The reason the clip's rank error alone, from public values (under replace-one n is public),
+// already calls it unusable, or nothing: the release would abstain on the same facts after
+// charging, so it abstains before (docs/proofs/moments.md §4.1).
+std::optional<std::string> planned_clip_abstention(const MomentsConfig& c, double rho,
+                                                   std::size_t n) {
+  if (c.neighbouring != Neighbouring::replace_one) return std::nullopt;
+  const NormQuantileOptions o = clip_quantile_options(c, rho);
+  const Reliability r =
+      assess(planned_norm_quantile_facts(o, static_cast<double>(n)),
+             fmt::format("the {} quantile of the norms", format_number(o.q)), "--clip");
+  if (r.usable) return std::nullopt;
+  return r.reason();
+}
+
+// An abstention's seal facts.
+SealFacts abstention(const MomentsConfig& c, const MomentsTrace* trace, std::string reason) {
+  SealFacts f(true);  // docs/proofs/moments.md
+  f.neighbouring = c.neighbouring;
+  f.noise = c.run.noise;
+  f.noiseless = trace && trace->noiseless;
+  f.abstained = std::move(reason);
+  return f;
+}
+
 // The confidence of the stated clipping term (one-sided bound on the clipped-row count).
 constexpr double kClipBeta = 0.001;
 
@@ -316,6 +340,9 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
     whole.push_back(GaussianMechanism::from_rho(1.0, rho_count, 1, config.run.noise)
                         .ledger_entry(fmt::format("count of rows above the {} clip",
                                                   estimate ? "estimated" : "supplied")));
+  if (const auto why = estimate ? planned_clip_abstention(config, rho_clip, norms.size())
+                                : std::nullopt)
+    return seal(MomentSeries{}, pre.account, abstention(config, trace, *why), rng, pre.diagnostics);
   pre.account.charge(whole);  // all or nothing: BudgetExceeded leaves every budget as it was
   RowMatrix centred;
   Vector mu;
@@ -330,14 +357,8 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   if (estimate) reason = private_clip(used_norms, config, pre, rho_clip, rng, trace);
   if (!reason && config.clip_check_share > 0)
     clip_check(used_norms, config, pre, rho_count, estimate, rng);
-  if (reason) {
-    SealFacts f(true);  // docs/proofs/moments.md
-    f.neighbouring = config.neighbouring;
-    f.noise = config.run.noise;
-    f.noiseless = trace && trace->noiseless;
-    f.abstained = *reason;
-    return seal(MomentSeries{}, pre.account, f, rng, pre.diagnostics);
-  }
+  if (reason) return seal(MomentSeries{}, pre.account, abstention(config, trace, *reason), rng,
+                          pre.diagnostics);
   MomentEstimator est(std::move(config), rng, std::move(pre), trace);  // run, seal
   return centre ? run_stream(centred, est, &mu) : run_stream(X, est);
 }

@@ -119,6 +119,25 @@ std::optional<std::string> unusable(const Bounds& b) {
   return r.reason();
 }
 
+// The reason the rank errors alone, from public values (the shares, d, the grids, beta and n,
+// public under replace-one), already call a part unusable, or nothing: the release would abstain
+// on the same facts after charging, so it abstains before (docs/proofs/scale.md §5). Under
+// add/remove n is private and the check waits for its count.
+std::optional<std::string> planned_unusable(const Plan& p, const BoundsOptions& o, std::size_t d,
+                                            double n) {
+  if (o.neighbouring != Neighbouring::replace_one) return std::nullopt;
+  std::vector<Reliability> parts = {
+      assess(planned_scale_facts(p.scale, d, n), "the location and scale of column 1", "")};
+  if (o.coverage) parts.push_back(planned_reliability(p.clip, d, n, ""));
+  if (o.norm_quantile)
+    parts.push_back(assess(planned_norm_quantile_facts(p.norm, n),
+                           fmt::format("the {} quantile of the norms", format_number(p.norm.q)),
+                           ""));
+  const Reliability r = first_unusable(parts, "the bounds");
+  if (r.usable) return std::nullopt;
+  return r.reason();
+}
+
 // A warning naming the degenerate columns (their scale is 0 and their bounds the location's
 // resolution), or nothing.
 void warn_degenerate(const ScaleEstimate& s, nlohmann::json& diagnostics) {
@@ -147,6 +166,11 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   scale_detail::check_and_count(shared, X, o.per_octave, o.run.threads, comm);
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
+  SealFacts facts(true);  // docs/proofs/scale.md
+  facts.neighbouring = o.neighbouring;
+  const auto n = static_cast<double>(allreduce_count(comm, X.rows()));  // every rank's rows
+  if ((facts.abstained = planned_unusable(p, o, static_cast<std::size_t>(X.cols()), n)))
+    return seal(Bounds{}, account, facts, rng, nlohmann::json::object());  // nothing charged
   all_or_none(comm, [&] { account.charge(p.entries); });  // the whole plan (the budget: rank 0)
   Bounds b;
   b.scale = scale_detail::private_scale(X, p.scale, account, rng, &shared);
@@ -164,8 +188,6 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   diagnostics["all_ok"] = b.scale.all_ok() && (!b.clip || b.clip->all_usable()) &&
                           (!b.norm || b.norm->status == ScaleStatus::ok);
   warn_degenerate(b.scale, diagnostics);
-  SealFacts facts(true);  // docs/proofs/scale.md
-  facts.neighbouring = o.neighbouring;
   facts.abstained = unusable(b);
   return seal(std::move(b), account, facts, rng, std::move(diagnostics));
 }

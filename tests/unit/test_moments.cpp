@@ -802,20 +802,36 @@ TEST(MomentsSeam, ChargesTheCallersBudgetOnceAndEstimatesAMissingClip) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("clip"), std::string::npos);
   }
-  // 8 rows: the private quantile's rank error is far above n, so the batch API abstains. The
-  // whole plan was charged before any noise (all or nothing: the quantile, the count of clipped
-  // rows, the stream); only the quantile drew.
-  DrawLog log;
-  const auto abst = estimate_moments(X, c, rng3);
-  EXPECT_EQ(abst.status, Status::abstained);
-  EXPECT_NE(abst.diagnostics.at("abstained").get<std::string>().find("quantile of the norms"),
-            std::string::npos);
-  EXPECT_EQ(abst.ledger.size(), 3u) << ledger_json(abst.ledger).dump(1);
-  ASSERT_EQ(log.counts().size(), 1u);  // one draw: the quantile's selection
-  EXPECT_EQ(log.counts()[0].mechanism, "exponential");
-  EXPECT_EQ(log.counts()[0].draws, 1);
-  dpstats::testing::expect_guarantee_from_ledger(abst);
-  EXPECT_LE(abst.privacy.epsilon, 1 + 1e-9);
+  // 8 rows: the private quantile's rank error is far above n, so the batch API abstains. Under
+  // replace-one n is public and the rank error alone decides it: nothing is charged or drawn.
+  // Under add/remove n is private: the whole plan was charged before any noise (all or nothing:
+  // the quantile with its row count, the count of clipped rows, the stream); only the quantile's
+  // count and selection drew.
+  for (Neighbouring nb : {Neighbouring::replace_one, Neighbouring::add_remove}) {
+    c.neighbouring = nb;
+    DrawLog log;
+    const auto abst = estimate_moments(X, c, rng3);
+    EXPECT_EQ(abst.status, Status::abstained);
+    EXPECT_NE(abst.diagnostics.at("abstained").get<std::string>().find("quantile of the norms"),
+              std::string::npos);
+    dpstats::testing::expect_guarantee_from_ledger(abst);
+    if (nb == Neighbouring::replace_one) {
+      EXPECT_TRUE(abst.ledger.empty()) << ledger_json(abst.ledger).dump(1);
+      EXPECT_TRUE(log.counts().empty());
+      EXPECT_EQ(abst.privacy.epsilon, 0);
+      continue;
+    }
+    EXPECT_FALSE(abst.ledger.empty());
+    int selections = 0, gaussians = 0;
+    for (const auto& k : log.counts()) {
+      if (k.mechanism == "exponential") selections += k.draws;
+      if (k.mechanism == "gaussian") gaussians += k.draws;
+    }
+    EXPECT_EQ(selections, 1);  // the quantile's selection
+    EXPECT_EQ(gaussians, 0);   // no clipped-rows count, no stream noise
+    EXPECT_LE(abst.privacy.epsilon, 1 + 1e-9);
+  }
+  c.neighbouring = Neighbouring::replace_one;
   c.clip = 1;
   c.privacy.epsilon = 0;  // epsilon has no default
   EXPECT_THROW(estimate_moments(X, c, rng3), InvalidArgument);

@@ -325,22 +325,30 @@ TEST(Share, PerCallEpsilonComposesWithinTheShare) {
 }
 
 }  // namespace
-// A table too small for its budget abstains instead of releasing scales with no stated error;
-// the abstention's ledger and guarantee are still what was charged.
-TEST(Bounds, TooLittleDataAbstainsWithTheBudgetSpent) {
+// A table too small for its budget abstains instead of releasing scales with no stated error.
+// Under replace-one n is public, so the rank errors already decide it before anything is
+// charged: the caller's Budget is untouched. Under add/remove n is private: the release charges
+// its count and estimates, and abstains on the released facts.
+TEST(Bounds, TooLittleDataAbstainsBeforeChargingWhenNIsPublic) {
   RowMatrix X(8, 2);
   for (int i = 0; i < 8; ++i) X.row(i) << i + 1, 100.0 * (i + 1);
   BoundsOptions o;
   o.privacy = {.epsilon = 1};
-  SeededRng rng(1);
-  const Release<Bounds> r = private_bounds(X, o, rng);
-  EXPECT_EQ(r.status, Status::abstained);
-  EXPECT_TRUE(r.estimate.scale.columns.empty());
-  const std::string why = r.diagnostics["abstained"].get<std::string>();
-  EXPECT_NE(why.find("column 1 is not usable"), std::string::npos);
-  EXPECT_NE(why.find("rows at this epsilon"), std::string::npos);  // what would suffice
-  testing::expect_guarantee_from_ledger(r);
-  EXPECT_DOUBLE_EQ(r.privacy.epsilon, 1.0);
+  for (Neighbouring nb : {Neighbouring::replace_one, Neighbouring::add_remove}) {
+    o.neighbouring = nb;
+    Budget budget(PrivacyLoss::pure(2), Accountant::basic);
+    SeededRng rng(1);
+    const Release<Bounds> r = private_bounds(X, o, rng, &budget);
+    EXPECT_EQ(r.status, Status::abstained);
+    EXPECT_TRUE(r.estimate.scale.columns.empty());
+    const std::string why = r.diagnostics["abstained"].get<std::string>();
+    EXPECT_NE(why.find("column 1 is not usable"), std::string::npos);
+    EXPECT_NE(why.find("rows at this epsilon"), std::string::npos);  // what would suffice
+    testing::expect_guarantee_from_ledger(r);
+    const bool uncharged = nb == Neighbouring::replace_one;
+    EXPECT_NEAR(r.privacy.epsilon, uncharged ? 0.0 : 1.0, 1e-12);
+    EXPECT_EQ(budget.ledger().empty(), uncharged);
+  }
 }
 
 // The rows' finiteness check is made in the same read as the first pass, before anything is
@@ -351,7 +359,7 @@ TEST(Bounds, ANonFiniteCellStopsTheReleaseBeforeAnyCharge) {
   SeededRng g(4);
   for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = g.uniform01() * 10 - 5;
   BoundsOptions o;
-  o.privacy = {.epsilon = 1};
+  o.privacy = {.epsilon = 10};  // enough for 3000 rows: the finite rows' plan is usable
   o.coverage = 0.01;
   for (double bad : {std::numeric_limits<double>::quiet_NaN(),
                      std::numeric_limits<double>::infinity(),
@@ -361,14 +369,14 @@ TEST(Bounds, ANonFiniteCellStopsTheReleaseBeforeAnyCharge) {
       Y(2999, 2) = bad;
       Y(1700, 1) = bad;
       o.run.threads = threads;
-      Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+      Budget budget(PrivacyLoss::pure(10), Accountant::basic);
       SeededRng rng(1);
       EXPECT_NE(error_of([&] { private_bounds(Y, o, rng, &budget); }).find("row 1701, column 2"),
                 std::string::npos);
       EXPECT_TRUE(budget.ledger().empty());
     }
   }
-  Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+  Budget budget(PrivacyLoss::pure(10), Accountant::basic);
   SeededRng rng(1);
   EXPECT_NO_THROW(private_bounds(X, o, rng, &budget));
   EXPECT_FALSE(budget.ledger().empty());
