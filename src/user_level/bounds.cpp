@@ -99,6 +99,23 @@ Ledger bounds_entries(const BoundsPlan& p, const UserLevelOptions& o) {
   return l;
 }
 
+std::optional<std::string> planned_bounds_abstention(const BoundsPlan& b, const UserLevelOptions& o,
+                                                     std::int64_t users) {
+  if (paper_method(o) || o.method == UserLevelMethod::non_private ||
+      !(b.estimate_A || b.estimate_B))
+    return std::nullopt;
+  const NormQuantileOptions q = bound_quantile_options(b, o);
+  if (q.neighbouring != Neighbouring::replace_one) return std::nullopt;
+  const SelectionFacts f = planned_norm_quantile_facts(q, static_cast<double>(users));
+  for (const char* name : {b.estimate_A ? "feature_bound" : "", b.estimate_B ? "label_bound" : ""}) {
+    if (*name == 0) continue;
+    Reliability r = assess(f, fmt::format("the {} quantile of the norms", format_number(q.q)), name);
+    r.estimate = fmt::format("{} ({})", name, r.estimate);  // as resolve_bounds names it
+    if (!r.usable) return r.reason();
+  }
+  return std::nullopt;
+}
+
 // A supplied feature_bound's clip report: a private count of the users with a raw row above it
 // (the bound the run clips the raw rows at), drawn once on rank 0. The warning needs the count's
 // 95% lower confidence bound above kClippedWarning, so that the Laplace noise alone (scale

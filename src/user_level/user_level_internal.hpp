@@ -98,6 +98,12 @@ BoundsPlan plan_bounds(bool has_A, bool has_B, const UserLevelOptions& o, double
 // The bounds step's entries (the estimates' and the report's).
 Ledger bounds_entries(const BoundsPlan& p, const UserLevelOptions& o);
 
+// The reason the bounds' estimates are already unusable from public values (their rank error
+// at the number of users, public under replace-one: the plan `b`'s shares), or nothing: the
+// release would abstain on the same facts after charging, so it abstains before.
+std::optional<std::string> planned_bounds_abstention(const BoundsPlan& b, const UserLevelOptions& o,
+                                                     std::int64_t users);
+
 // The bounds the run uses. `raw`: the users' rows as given (the clip report's); `data`: the rows
 // the fit runs on (standardised when centred). `derived_A`: the bound of the standardised rows
 // that a supplied feature_bound implies (Standardization::bound_of), when centred.

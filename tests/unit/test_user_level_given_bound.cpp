@@ -81,6 +81,25 @@ TEST(UserLevelGivenBound, TooFewUsersToCentreAbstainsInsteadOfAFitWithoutInterce
   }
 }
 
+// No bound given and 200 users at epsilon 0.3: the feature bound's rank error alone (public
+// values: the number of users is public under replace-one) rules the estimate out, so the fit
+// abstains before charging anything, naming the estimate and what would suffice.
+TEST(UserLevelGivenBound, AnEstimateTheUsersCannotCarryAbstainsBeforeCharging) {
+  const Users t = ages_and_hours(200, 5, 1);
+  UserLevelOptions o = logistic_fit(std::nullopt);
+  o.privacy = {0.3, 1e-6};
+  Budget budget(PrivacyLoss::approximate(1, 1e-5), Accountant::basic);
+  SeededRng rng(2);
+  const auto r = fit_user_level(UserDataset(t.X, t.y, t.ids, 5), o, rng, &budget);
+  ASSERT_EQ(r.status, Status::abstained);
+  const std::string why = r.diagnostics["abstained"].get<std::string>();
+  EXPECT_NE(why.find("feature_bound (the 0.5 quantile"), std::string::npos) << why;
+  EXPECT_NE(why.find("give feature_bound"), std::string::npos) << why;
+  EXPECT_TRUE(r.ledger.empty());
+  EXPECT_TRUE(budget.ledger().empty());
+  EXPECT_EQ(r.privacy.epsilon, 0);
+}
+
 // Enough users to centre: with a bound above every row the fit centres, fits an intercept and
 // reaches about the loss of the fit whose bound was estimated, far below predicting nothing
 // (ln 2); the standardised rows' bound is derived from the given one and stated.
