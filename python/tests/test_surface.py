@@ -162,8 +162,11 @@ def test_every_public_function_takes_a_budget():
         lambda: dpstats.moments(X[:200, :1], clip=100, epsilon=0.5, delta=1e-6, budget=b, seed=1),
         lambda: dpstats.quantile_radius(X, epsilon=0.5, delta=1e-6, min_radius=1,
                                         domain_radius=1e8, budget=b, seed=1),
+        # a public feature_bound: 500 users at epsilon 0.5 are too few to estimate it (the fit
+        # would abstain before spending)
         lambda: dpstats.fit(x, np.sign(y), users=np.arange(2000) // 4, items_per_user=4,
-                            epsilon=0.5, delta=1e-6, domain_radius=2, budget=b, seed=1),
+                            feature_bound=5.0, epsilon=0.5, delta=1e-6, domain_radius=2, budget=b,
+                            seed=1),
         # a public feature_scale: 2000 rows at epsilon 0.5 are too few to estimate it (the
         # classifier would abstain before spending)
         lambda: dpstats.fit(x, (y > 0).astype(int), task="classify", classes=2, epochs=1,

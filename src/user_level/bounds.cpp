@@ -100,7 +100,7 @@ Ledger bounds_entries(const BoundsPlan& p, const UserLevelOptions& o) {
 }
 
 std::optional<std::string> planned_bounds_abstention(const BoundsPlan& b, const UserLevelOptions& o,
-                                                     std::int64_t users) {
+                                                     std::int64_t users, nlohmann::json& diag) {
   if (paper_method(o) || o.method == UserLevelMethod::non_private ||
       !(b.estimate_A || b.estimate_B))
     return std::nullopt;
@@ -111,7 +111,11 @@ std::optional<std::string> planned_bounds_abstention(const BoundsPlan& b, const 
     if (*name == 0) continue;
     Reliability r = assess(f, fmt::format("the {} quantile of the norms", format_number(q.q)), name);
     r.estimate = fmt::format("{} ({})", name, r.estimate);  // as resolve_bounds names it
-    if (!r.usable) return r.reason();
+    if (r.usable) continue;
+    diag["bounds"][name] = {{"estimated", true}, {"status", "insufficient_data"},
+                            {"rank_error", f.rank_error}, {"epsilon", f.epsilon},
+                            {"reliability", r.json()}};
+    return r.reason();
   }
   return std::nullopt;
 }

@@ -206,7 +206,7 @@ Release<Vector> fit_user_level(const UserDataset& all, const UserLevelOptions& o
     // The same plan as user_level_plan's: public values only.
     const BoundsPlan b = plan_bounds(!cd.centre && data.has_feature_bound(),
                                      !cd.centre && data.has_label_bound(), o, before_bounds(cd, o));
-    if (auto why = planned_bounds_abstention(b, o, data.total_users()))  // nothing charged
+    if (auto why = planned_bounds_abstention(b, o, data.total_users(), diag))  // nothing charged
       return seal_user_level(Vector(), account, true, std::move(why), o, trace, rng, diag);
     const Ledger plan = user_level_plan(data, o, cd);
     all_or_none(comm, [&] { account.charge(plan); });

@@ -100,9 +100,10 @@ Ledger bounds_entries(const BoundsPlan& p, const UserLevelOptions& o);
 
 // The reason the bounds' estimates are already unusable from public values (their rank error
 // at the number of users, public under replace-one: the plan `b`'s shares), or nothing: the
-// release would abstain on the same facts after charging, so it abstains before.
+// release would abstain on the same facts after charging, so it abstains before. States the
+// estimate's planned facts in diag["bounds"][name].
 std::optional<std::string> planned_bounds_abstention(const BoundsPlan& b, const UserLevelOptions& o,
-                                                     std::int64_t users);
+                                                     std::int64_t users, nlohmann::json& diag);
 
 // The bounds the run uses. `raw`: the users' rows as given (the clip report's); `data`: the rows
 // the fit runs on (standardised when centred). `derived_A`: the bound of the standardised rows
