@@ -259,7 +259,8 @@ void gram_update(const ClippedRows& Z, std::span<const std::uint32_t> rows, bool
                std::vector<double> buf(static_cast<std::size_t>(kBlockRows * dp), 0.0);
                for (std::int64_t r = b; r < e; r += kBlockRows) {
                  const std::int64_t m = std::min(kBlockRows, e - r);
-                 for (std::int64_t k = 0; k < m; ++k) Z.rows_into(idx, r + k, r + k + 1, buf.data() + k * dp);
+                 for (std::int64_t k = 0; k < m; ++k)
+                   Z.rows_into(idx, r + k, r + k + 1, buf.data() + k * dp);
                  tiles(buf.data(), static_cast<int>(m), d, dp, g, gs);
                }
              });

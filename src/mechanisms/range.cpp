@@ -386,7 +386,7 @@ void window_bins(std::vector<WindowPart>& parts, Eigen::Index d, Eigen::Index j,
   out.clear();
   auto at = beyond.begin();
   for (; at != beyond.end() && at->first < -kWindow; ++at) out.push_back(*at);
-  for (int k = 0; k + 1 < kThresholds; ++k) {  // bin k - kWindow: q in (k - kWindow, k + 1 - kWindow]
+  for (int k = 0; k + 1 < kThresholds; ++k) {  // bin k - kWindow
     const auto c = static_cast<std::int64_t>(above[k] - above[k + 1]);
     if (c > 0) out.emplace_back(k - kWindow, c);
   }
@@ -402,8 +402,9 @@ RangeBins bins_of(const Rows& X, double sigma, int threads) {
   const int parts = static_cast<int>(
       std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / kRowGrain)));
   std::vector<WindowPart> window(static_cast<std::size_t>(parts));
-  int exponent = 0;
-  const bool exact_inverse = std::frexp(2 * sigma, &exponent) == 0.5 && std::isnormal(1 / (2 * sigma));
+  int exponent = 0;  // 2σ a power of two: q = x · (1 / 2σ) exactly
+  const bool exact_inverse =
+      std::frexp(2 * sigma, &exponent) == 0.5 && std::isnormal(1 / (2 * sigma));
   parallel_ranges(n, parts, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
     WindowPart& part = window[static_cast<std::size_t>(t)];
     if (exact_inverse)
@@ -415,7 +416,8 @@ RangeBins bins_of(const Rows& X, double sigma, int threads) {
   if (std::none_of(window.begin(), window.end(), gave_up)) {
     for (const WindowPart& p : window)
       if (p.bad) X.check();
-    for (Eigen::Index j = 0; j < d; ++j) window_bins(window, d, j, out[static_cast<std::size_t>(j)]);
+    for (Eigen::Index j = 0; j < d; ++j)
+      window_bins(window, d, j, out[static_cast<std::size_t>(j)]);
     return out;
   }
   window.clear();
@@ -457,8 +459,8 @@ std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n
 }
 
 namespace {
-// One row-major pass (the window's; two when most values lie outside it) instead of d strided
-// ones, no bin array; the counts do not depend on the thread count, so neither do the draws.
+// One row-major pass (the window's; the two others after it when more than one value in 64 lies
+// outside the window) instead of d strided ones, no bin array; the counts do not depend on the thread count, so neither do the draws.
 // Rows: a matrix or an AffineRows view (the same bins).
 template <class Rows>
 std::optional<RangeResult> q_range_of(const Rows& X, const RangeOptions& o,
