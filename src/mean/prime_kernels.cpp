@@ -1,5 +1,7 @@
 #include "prime_kernels.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -136,6 +138,57 @@ void score_block(const double* X, std::int64_t ld, int d, int dp, const std::uin
   (have_avx2() ? score_avx2 : score_base)(X, ld, d, dp, rows, b, e, P, mu, tau, c);
 }
 
+// G's upper triangle += the 4 x 8 tile t (row-major) at rows a0.., columns c0.. (entries beyond d
+// or below the diagonal dropped).
+void add_tile(const double* t, int a0, int c0, int d, double* G) {
+  for (int i = 0; i < 4 && a0 + i < d; ++i) {
+    double* g = G + static_cast<std::int64_t>(a0 + i) * d;
+    for (int k = std::max(0, a0 + i - c0); k < 8 && c0 + k < d; ++k) g[c0 + k] += t[i * 8 + k];
+  }
+}
+
+// The Gram matrix of m rows B (row stride dp, a multiple of 8, zero from column d on) added to
+// G's upper triangle, their sum to s: tiles of 4 x 8 entries, each summed over the m rows in
+// registers and added to G once (the 4-row kernel above loads and stores every G row per four
+// rows). Every product and partial sum is exact (the header's conditions, so a fused
+// multiply-add rounds nothing either): the same G as any other order of the additions.
+__attribute__((target("avx2,fma"))) void gram_tiles_avx2(const double* B, int m, int d, int dp,
+                                                         double* G, double* s) {
+  for (int a0 = 0; a0 < d; a0 += 4)
+    for (int c0 = a0 / 8 * 8; c0 < d; c0 += 8) {
+      __m256d acc[8];
+      for (auto& v : acc) v = _mm256_setzero_pd();
+      for (int r = 0; r < m; ++r) {
+        const double* x = B + static_cast<std::int64_t>(r) * dp;
+        const __m256d lo = _mm256_loadu_pd(x + c0), hi = _mm256_loadu_pd(x + c0 + 4);
+        for (int i = 0; i < 4; ++i) {
+          const __m256d ai = _mm256_broadcast_sd(x + a0 + i);
+          acc[2 * i] = _mm256_fmadd_pd(ai, lo, acc[2 * i]);
+          acc[2 * i + 1] = _mm256_fmadd_pd(ai, hi, acc[2 * i + 1]);
+        }
+      }
+      double t[32];
+      for (int k = 0; k < 8; ++k) _mm256_storeu_pd(t + 4 * k, acc[k]);
+      add_tile(t, a0, c0, d, G);
+    }
+  for (int r = 0; r < m; ++r)
+    for (int a = 0; a < d; ++a) s[a] += B[static_cast<std::int64_t>(r) * dp + a];
+}
+void gram_tiles_base(const double* B, int m, int d, int dp, double* G, double* s) {
+  for (int a0 = 0; a0 < d; a0 += 4)
+    for (int c0 = a0 / 8 * 8; c0 < d; c0 += 8) {
+      double t[32] = {};
+      for (int r = 0; r < m; ++r) {
+        const double* x = B + static_cast<std::int64_t>(r) * dp;
+        for (int i = 0; i < 4; ++i)
+          for (int k = 0; k < 8; ++k) t[i * 8 + k] += x[a0 + i] * x[c0 + k];
+      }
+      add_tile(t, a0, c0, d, G);
+    }
+  for (int r = 0; r < m; ++r)
+    for (int a = 0; a < d; ++a) s[a] += B[static_cast<std::int64_t>(r) * dp + a];
+}
+
 // Ranges of at least 4096 rows on up to `threads` threads (the library's parallel_ranges, whose
 // part count is the `used` computed below).
 template <class F>
@@ -197,14 +250,18 @@ void gram_update(const ClippedRows& Z, std::span<const std::uint32_t> rows, bool
   const int d = static_cast<int>(Z.cols());
   const std::int64_t count = all_rows ? Z.rows() : static_cast<std::int64_t>(rows.size());
   const std::uint32_t* idx = all_rows ? nullptr : rows.data();
-  // Any grouping of the rows gives the same exact sums, so blocks of recomputed rows do too.
+  // Any grouping of the rows gives the same exact sums, so blocks of recomputed rows do too; each
+  // row padded with zeros to a multiple of 8 columns for the tiles.
+  const int dp = (d + 7) / 8 * 8;
+  const auto tiles = have_avx2() ? gram_tiles_avx2 : gram_tiles_base;
   gram_parts(d, count, sign, G, s, threads,
              [&](std::int64_t b, std::int64_t e, double* g, double* gs) {
-               std::vector<double> buf(static_cast<std::size_t>(kBlockRows * d));
+               std::vector<double> buf(static_cast<std::size_t>(kBlockRows * dp), 0.0);
                for (std::int64_t r = b; r < e; r += kBlockRows) {
                  const std::int64_t m = std::min(kBlockRows, e - r);
-                 Z.rows_into(idx, r, r + m, buf.data());
-                 gram_block(buf.data(), d, d, nullptr, 0, m, g, gs);
+                 for (std::int64_t k = 0; k < m; ++k)
+                   Z.rows_into(idx, r + k, r + k + 1, buf.data() + k * dp);
+                 tiles(buf.data(), static_cast<int>(m), d, dp, g, gs);
                }
              });
 }

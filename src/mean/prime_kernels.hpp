@@ -1,5 +1,6 @@
 // Internal kernels of PRIME (not installed): the Gram update and the scores, the two O(n d²)
-// passes. Both are plain loops compiled twice (AVX2 and baseline, picked once at run time).
+// passes, each with an AVX2 and a baseline version picked once at run time (the Gram update of
+// the processed rows sums 4 x 8 tiles of G over blocks of rows; the scores are plain loops).
 //  * gram_update is exact when every entry is an integer multiple of a power of two q with
 //    |entry| <= 2^15 q and rows <= 2^23 (then every partial sum is an integer multiple of q² below
 //    2^53 q²), so the summation order does not matter and downdates are exact.

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -226,6 +228,171 @@ void occupied_bins(const BinCounts& c, Eigen::Index j, std::int64_t lo,
   }
 }
 
+// The window pass: most values of data in scale units around a location lie in a few bins near
+// zero. Those of ℓ in [-kWindow, kWindow) (q = x / 2σ in (-kWindow, kWindow]) are counted by
+// comparisons, above[k d + j] += [q_j > k - kWindow] for k = 0..2 kWindow, whence a bin's count
+// is the difference of two neighbouring thresholds' (ceil(q) - 1 >= k exactly when q > k, for
+// the same rounded quotient q the bins are computed from). No scattered increment, no extent;
+// the values outside the window (and any NaN) are kept per column and counted after the pass. A
+// part gives up on the window once more than one value in kOutsideShare lies outside it: the two
+// passes above then count every bin.
+constexpr int kWindow = 4;
+constexpr int kThresholds = 2 * kWindow + 1;
+constexpr std::int64_t kOutsideShare = 64;
+constexpr int kBlockRows = 32;  // rows counted together, column by column (the counts in registers)
+
+// q = x / 2σ; as x · (1 / 2σ) when 2σ is a power of two, which rounds to the same double.
+template <bool kExact>
+inline double quotient(double x, double two_sigma, double inverse) {
+  return kExact ? x * inverse : x / two_sigma;
+}
+
+// Columns [j0, d) of m rows, one value at a time (portable; the AVX2 kernel's remainder).
+template <bool kExact>
+bool window_columns(const double* const* rows, int m, std::size_t j0, std::size_t d,
+                    double two_sigma, double inverse, double* __restrict above) {
+  bool outside = false;
+  for (std::size_t j = j0; j < d; ++j)
+    for (int i = 0; i < m; ++i) {
+      const double q = quotient<kExact>(rows[i][j], two_sigma, inverse);
+      outside |= !(q > -kWindow) || !(q <= kWindow);  // NaN: outside
+      for (int k = 0; k < kThresholds; ++k) above[k * d + j] += q > k - kWindow ? 1.0 : 0.0;
+    }
+  return outside;
+}
+
+// The same for AVX2: four columns at a time, the m rows' threshold counts kept in registers.
+template <bool kExact>
+__attribute__((target("avx2")))
+bool window_columns_avx2(const double* const* rows, int m, std::size_t d, double two_sigma,
+                         double inverse, double* __restrict above) {
+  const __m256d one = _mm256_set1_pd(1.0), div = _mm256_set1_pd(two_sigma),
+                inv = _mm256_set1_pd(inverse);
+  __m256d t[kThresholds];
+  for (int k = 0; k < kThresholds; ++k) t[k] = _mm256_set1_pd(k - kWindow);
+  __m256d out = _mm256_setzero_pd();
+  std::size_t j = 0;
+  for (; j + 4 <= d; j += 4) {
+    __m256d c[kThresholds];
+    for (auto& ck : c) ck = _mm256_setzero_pd();
+    for (int i = 0; i < m; ++i) {
+      const __m256d x = _mm256_loadu_pd(rows[i] + j);
+      const __m256d q = kExact ? _mm256_mul_pd(x, inv) : _mm256_div_pd(x, div);
+      out = _mm256_or_pd(out, _mm256_cmp_pd(q, t[0], _CMP_NGT_UQ));
+      out = _mm256_or_pd(out, _mm256_cmp_pd(q, t[kThresholds - 1], _CMP_NLE_UQ));
+      for (int k = 0; k < kThresholds; ++k)
+        c[k] = _mm256_add_pd(c[k], _mm256_and_pd(_mm256_cmp_pd(q, t[k], _CMP_GT_OQ), one));
+    }
+    for (int k = 0; k < kThresholds; ++k) {
+      double* a = above + k * d + j;
+      _mm256_storeu_pd(a, _mm256_add_pd(_mm256_loadu_pd(a), c[k]));
+    }
+  }
+  const bool rest = window_columns<kExact>(rows, m, j, d, two_sigma, inverse, above);
+  return _mm256_movemask_pd(out) != 0 || rest;
+}
+
+struct WindowPart {
+  std::vector<double> above;                      // kThresholds x d (exact integers)
+  std::vector<std::vector<std::int64_t>> outside;  // per column, the bins outside the window
+  bool bad = false;                               // a NaN or infinite value
+  bool gave_up = false;
+};
+
+// The block's values outside the window into part.outside (NaN or infinite ones: part.bad);
+// false once the part holds more than `cap` of them.
+template <bool kExact>
+bool keep_outside(const double* const* rows, int m, std::size_t d, double two_sigma,
+                  double inverse, std::int64_t cap, std::int64_t& kept, WindowPart& part) {
+  for (int i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < d; ++j) {
+      const double x = rows[i][j], q = quotient<kExact>(x, two_sigma, inverse);
+      if (q > -kWindow && q <= kWindow) continue;
+      if (!std::isfinite(x)) {
+        part.bad = true;  // X.check() throws, naming the cell
+        continue;
+      }
+      part.outside[j].push_back(
+          static_cast<std::int64_t>(std::clamp(std::ceil(q) - 1, -kMaxBinIndex, kMaxBinIndex)));
+      if (++kept > cap) return false;
+    }
+  return true;
+}
+
+// Rows [b, e) into `part`, kBlockRows at a time; stops (gave_up) once more than
+// (e - b) d / kOutsideShare values lie outside the window.
+template <bool kExact, class Rows>
+void window_part(const Rows& X, std::int64_t b, std::int64_t e, double two_sigma,
+                 WindowPart& part) {
+  static const auto columns = __builtin_cpu_supports("avx2") != 0
+                                  ? window_columns_avx2<kExact>
+                                  : +[](const double* const* r, int m, std::size_t d, double s,
+                                       double inv, double* a) {
+                                      return window_columns<kExact>(r, m, 0, d, s, inv, a);
+                                    };
+  const auto d = static_cast<std::size_t>(X.cols());
+  const double inverse = 1 / two_sigma;
+  part.above.assign(kThresholds * d, 0.0);
+  part.outside.resize(d);
+  const std::int64_t cap = std::max<std::int64_t>(1024, (e - b) * X.cols() / kOutsideShare);
+  std::int64_t kept = 0;
+  std::vector<double> buf(kBlockRows * d);
+  const double* rows[kBlockRows];
+  for (std::int64_t i = b; i < e; i += kBlockRows) {
+    const int m = static_cast<int>(std::min<std::int64_t>(kBlockRows, e - i));
+    for (int k = 0; k < m; ++k) rows[k] = X.row(i + k, buf.data() + k * d);
+    if (columns(rows, m, d, two_sigma, inverse, part.above.data()) &&
+        !keep_outside<kExact>(rows, m, d, two_sigma, inverse, cap, kept, part)) {
+      part.gave_up = true;
+      return;
+    }
+  }
+}
+
+// Bins (bin, count) of `bins` (any order), in increasing bin order: dense over a short span,
+// sorted otherwise.
+void count_bins(std::vector<std::int64_t>& bins,
+                std::vector<std::pair<std::int64_t, std::int64_t>>& out) {
+  out.clear();
+  if (bins.empty()) return;
+  const auto [lo, hi] = std::minmax_element(bins.begin(), bins.end());
+  const auto base = static_cast<std::uint64_t>(*lo);
+  const auto span = static_cast<std::uint64_t>(*hi) - base;
+  if (span < kDenseSpan) {
+    std::vector<std::int64_t> dense(span + 1, 0);
+    for (std::int64_t v : bins) ++dense[static_cast<std::uint64_t>(v) - base];
+    for (std::size_t k = 0; k < dense.size(); ++k)
+      if (dense[k] > 0) out.emplace_back(static_cast<std::int64_t>(base + k), dense[k]);
+    return;
+  }
+  std::sort(bins.begin(), bins.end());
+  for (std::int64_t v : bins) {
+    if (out.empty() || out.back().first != v) out.emplace_back(v, 0);
+    ++out.back().second;
+  }
+}
+
+// Coordinate j's occupied bins from the parts' window counts and values outside the window.
+void window_bins(std::vector<WindowPart>& parts, Eigen::Index d, Eigen::Index j,
+                 std::vector<std::pair<std::int64_t, std::int64_t>>& out) {
+  std::vector<std::int64_t> outside;
+  double above[kThresholds] = {};
+  for (WindowPart& p : parts) {
+    outside.insert(outside.end(), p.outside[j].begin(), p.outside[j].end());
+    for (int k = 0; k < kThresholds; ++k) above[k] += p.above[k * d + j];
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> beyond;
+  count_bins(outside, beyond);
+  out.clear();
+  auto at = beyond.begin();
+  for (; at != beyond.end() && at->first < -kWindow; ++at) out.push_back(*at);
+  for (int k = 0; k + 1 < kThresholds; ++k) {  // bin k - kWindow
+    const auto c = static_cast<std::int64_t>(above[k] - above[k + 1]);
+    if (c > 0) out.emplace_back(k - kWindow, c);
+  }
+  out.insert(out.end(), at, beyond.end());
+}
+
 template <class Rows>
 RangeBins bins_of(const Rows& X, double sigma, int threads) {
   check_positive(sigma, "sigma");
@@ -234,6 +401,26 @@ RangeBins bins_of(const Rows& X, double sigma, int threads) {
   if (n == 0) return out;
   const int parts = static_cast<int>(
       std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(1, n / kRowGrain)));
+  std::vector<WindowPart> window(static_cast<std::size_t>(parts));
+  int exponent = 0;  // 2σ a power of two: q = x · (1 / 2σ) exactly
+  const bool exact_inverse =
+      std::frexp(2 * sigma, &exponent) == 0.5 && std::isnormal(1 / (2 * sigma));
+  parallel_ranges(n, parts, kRowGrain, [&](int t, std::int64_t b, std::int64_t e) {
+    WindowPart& part = window[static_cast<std::size_t>(t)];
+    if (exact_inverse)
+      window_part<true>(X, b, e, 2 * sigma, part);
+    else
+      window_part<false>(X, b, e, 2 * sigma, part);
+  });
+  const auto gave_up = [](const WindowPart& p) { return p.gave_up; };
+  if (std::none_of(window.begin(), window.end(), gave_up)) {
+    for (const WindowPart& p : window)
+      if (p.bad) X.check();
+    for (Eigen::Index j = 0; j < d; ++j)
+      window_bins(window, d, j, out[static_cast<std::size_t>(j)]);
+    return out;
+  }
+  window.clear();
   const auto [lo, hi] = bin_extent(X, sigma, parts);
   const BinCounts counts = bin_counts(X, sigma, lo, hi, parts);
   for (Eigen::Index j = 0; j < d; ++j) occupied_bins(counts, j, lo[j], out[static_cast<std::size_t>(j)]);
@@ -272,9 +459,9 @@ std::optional<RangeResult> q_range_release(const RangeBins& bins, std::int64_t n
 }
 
 namespace {
-// Two row-major passes instead of d strided ones (the bins' extent, then dense or hashed counts),
-// no bin array; the counts do not depend on the thread count, so neither do the draws. Rows: a
-// matrix or an AffineRows view (the same bins).
+// One row-major pass (the window's; the two others after it when more than one value in 64 lies
+// outside the window) instead of d strided ones, no bin array; the counts do not depend on the thread count, so neither do the draws.
+// Rows: a matrix or an AffineRows view (the same bins).
 template <class Rows>
 std::optional<RangeResult> q_range_of(const Rows& X, const RangeOptions& o,
                                       const EpsilonDelta& per, Rng& rng, int threads) {

@@ -96,9 +96,10 @@ TEST(PrimeMemory, UnitsViewIsTheFormerCopy) {
 
 // The ball and the box: the recomputed rows equal the former ones, and the Gram matrix, scores
 // and drops over them equal those over the materialised matrix (all rows, a subset, 1 and 2
-// threads; the private filter's single direction too).
-void check_kernels(bool ball) {
-  const std::int64_t n = 9000, d = 7;
+// threads; the private filter's single direction too). d = 7 and 13: the Gram tiles' padding and
+// their diagonal tiles at rows 4 mod 8.
+void check_kernels(bool ball, std::int64_t d = 7) {
+  const std::int64_t n = 9000;
   const RowMatrix X = odd_rows(n, d, ball ? 2 : 3);
   const ColumnUnits u = odd_units(d);
   Vector centre = Vector::LinSpaced(d, -0.3, 0.4);
@@ -151,5 +152,6 @@ void check_kernels(bool ball) {
 
 TEST(PrimeMemory, BallRowsAndKernelsMatchTheFormerCopy) { check_kernels(true); }
 TEST(PrimeMemory, BoxRowsAndKernelsMatchTheFormerCopy) { check_kernels(false); }
+TEST(PrimeMemory, WiderRowsAndKernelsMatchTheFormerCopy) { check_kernels(true, 13); }
 
 }  // namespace

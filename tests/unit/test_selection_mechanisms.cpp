@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -393,6 +394,53 @@ TEST(QRange, ThreadsAndTheCachedBudgetGiveTheSameRelease) {
   EXPECT_EQ(plain->entry.mechanism, "composition");  // the d histograms' composed loss
   ASSERT_EQ(plain->entry.blocks.size(), 1u);
   EXPECT_EQ(plain->entry.blocks[0][0].mechanism, "stability_histogram");
+}
+
+// The bins (bin, count) of every coordinate, by the definition: ℓ = ceil(x / 2σ) - 1 clamped to
+// ±2^62, counted in a map.
+RangeBins brute_bins(const RowMatrix& X, double sigma) {
+  RangeBins out(static_cast<std::size_t>(X.cols()));
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    std::map<std::int64_t, std::int64_t> m;
+    for (Eigen::Index i = 0; i < X.rows(); ++i)
+      ++m[static_cast<std::int64_t>(std::clamp(std::ceil(X(i, j) / (2 * sigma)) - 1, -0x1p62, 0x1p62))];
+    out[static_cast<std::size_t>(j)].assign(m.begin(), m.end());
+  }
+  return out;
+}
+
+// q_range_bins counts the bins near zero by comparisons and the others apart, or (most values
+// far from zero) in two passes: either way the exact bins of the definition, for any thread
+// count, on a matrix and on a view. Column 0: scale units with values on the bins' edges (±2k,
+// -0.0) and a few far ones (±1e9, ±1e300); column 1: near 1e9 (every value outside the window);
+// column 2: a heavy tail (1 value in 20 far out).
+TEST(QRange, BinsAreTheDefinitionsExactCounts) {
+  RowMatrix X(30000, 3);
+  SeededRng data(23);
+  const double far[] = {1e9, -1e9, 1e300, -1e300};
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double u = data.uniform01();
+    X(i, 0) = i % 7 == 0 ? 2.0 * static_cast<double>(i % 9) - 8 : 16 * u - 8;
+    if (i % 5000 == 1) X(i, 0) = far[(i / 5000) % 4];
+    if (i == 3) X(i, 0) = -0.0;
+    X(i, 1) = 1e9 + 50 * u;
+    X(i, 2) = i % 20 == 0 ? 1e4 * u : u - 0.5;
+  }
+  const RowMatrix near = X.leftCols(1);  // column 0 alone: the window path
+  for (double sigma : {1.0, 3.0, 0.3, 1e-3}) {
+    for (int threads : {1, 3}) {
+      EXPECT_EQ(q_range_bins(near, sigma, threads), brute_bins(near, sigma)) << sigma;
+      EXPECT_EQ(q_range_bins(X, sigma, threads), brute_bins(X, sigma)) << sigma;
+    }
+  }
+  const Vector shift = Vector::Constant(3, 0.5), mult = Vector::Constant(3, 2.0);
+  const AffineRows view(X, shift, mult, 1e150);
+  EXPECT_EQ(q_range_bins(view, 1.0, 3), brute_bins(view.materialise(), 1.0));
+  const AffineRows near_view(near, shift.head(1), mult.head(1), 1e150);
+  EXPECT_EQ(q_range_bins(near_view, 1.0, 3), brute_bins(near_view.materialise(), 1.0));
+  RowMatrix bad = near;
+  bad(20000, 0) = kInf;  // found by the window pass's check
+  EXPECT_MESSAGE_HAS(q_range_bins(bad, 1.0, 3), "row 20001, column 1");
 }
 
 TEST(QRange, CoordinateBudgetPaperAndBestRule) {

@@ -38,7 +38,7 @@ struct RangeResult {
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o, Rng& rng);
 
 // The same release with the per-coordinate budget given (q_range_coordinate_budget(o, d): it
-// costs ~1 ms, so a driver that repeats one plan caches it) and `threads` threads for the two
+// costs ~1 ms, so a driver that repeats one plan caches it) and `threads` threads for the
 // passes: the same counts, handed to the histograms in the same order, hence the same draws
 // whatever the thread count. result.entry is left empty (the caller charged the plan's entry).
 std::optional<RangeResult> q_range(const ConstMatrixRef& X, const RangeOptions& o,
