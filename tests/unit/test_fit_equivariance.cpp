@@ -409,8 +409,8 @@ std::map<std::string, double> drawn(const DrawLog& log) {
 
 TEST(FitEquivariance, EstimatesWithoutAGuaranteeAbstainWithAReason) {
   // 400 users at epsilon = 1: the scale layer's rank error for the feature_bound estimate exceeds
-  // what the median needs (t/n + alpha >= 1/2); the release abstains, says why, and its ledger
-  // holds the estimate it charged.
+  // what the median needs (t/n + alpha >= 1/2); the release abstains and says why. The number of
+  // users is public, so that is known before the charge: nothing is charged or drawn.
   const UserRaw raw = user_raw(400, 5, 13);
   UserLevelOptions o;
   o.privacy = {1, 1e-6};
@@ -424,10 +424,8 @@ TEST(FitEquivariance, EstimatesWithoutAGuaranteeAbstainWithAReason) {
                 "the private estimate of feature_bound (the 0.5 quantile of the norms) is not "
                 "usable"), std::string::npos) << r.diagnostics["abstained"];
   EXPECT_EQ(r.diagnostics["bounds"]["feature_bound"]["status"], "insufficient_data");
-  // The whole plan was charged (the estimate, the offset check, the steps); only the estimate
-  // drew (the offset check would come after it).
-  EXPECT_EQ(r.ledger.size(), 3u) << ledger_json(r.ledger).dump(1);
-  EXPECT_EQ(drawn(log), (std::map<std::string, double>{{"exponential", 1}}));
+  EXPECT_TRUE(r.ledger.empty()) << ledger_json(r.ledger).dump(1);
+  EXPECT_TRUE(drawn(log).empty());
   dpstats::testing::expect_guarantee_from_ledger(r);
   // Heavy-tailed: 300 records at epsilon = 1 (scale_share 0.1) leave the moment_bound estimate
   // without a guarantee either.
