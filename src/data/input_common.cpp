@@ -151,7 +151,8 @@ RowMatrix select_columns(const DataMatrix& X, const std::vector<std::size_t>& se
   RowMatrix out(X.rows(), static_cast<Eigen::Index>(selected.size()));
   for (Eigen::Index i = 0; i < X.rows(); ++i) {
     const double* row = X.data() + i * X.cols();
-    for (Eigen::Index c = 0; c < out.cols(); ++c) out(i, c) = row[selected[static_cast<std::size_t>(c)]];
+    for (Eigen::Index c = 0; c < out.cols(); ++c)
+      out(i, c) = row[selected[static_cast<std::size_t>(c)]];
   }
   return out;
 }

@@ -174,7 +174,8 @@ class Moved {
   Moved(const Moved&) = delete;
   Moved& operator=(const Moved&) = delete;
   std::size_t at(std::size_t position) const {
-    if (dense_) return (mark_[position >> 6] >> (position & 63) & 1) != 0 ? slot_[position] : position;
+    if (dense_)
+      return (mark_[position >> 6] >> (position & 63) & 1) != 0 ? slot_[position] : position;
     const auto it = sparse_.find(position);
     return it == sparse_.end() ? position : it->second;
   }
