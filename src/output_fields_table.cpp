@@ -37,7 +37,8 @@ void common_groups(std::vector<OutputScope>& t) {
        {"noise", P, "secure (exact lattice samplers) or fast_float"},
        {"ledger", P, "an empty ledger (a non-private run)"},
        {"diagnostics.abstained", D, "why the release abstained (from released values)"},
-       {"diagnostics.warning", D, "a warning computed from released values"}},
+       {"diagnostics.warning", D, "a warning computed from released values"},
+       {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"}},
       {{"ledger[]", "ledger_entry"}}));
   t.push_back(group("ledger_entry", "One mechanism call charged to the release, as planned.",
       {{"mechanism", P, "the mechanism's name"},
@@ -222,7 +223,6 @@ void mean_scope(std::vector<OutputScope>& t) {
             {"diagnostics.resilience", P, "exp-time: how R(S) is computed"},
             {"diagnostics.candidates", P, "tukey-median: grid points"},
             {"diagnostics.grid", P, "tukey-median: grid size"},
-            {"diagnostics.drop_missing", P, "--drop-missing under replace-one: why uncertified"},
             {"diagnostics.scale_share.*", P, "the estimate's budget share: given, or planned from "
                                             "n, d and the budget (docs/proofs/scale.md §9)"}}),
       {{"", "release"}, {"diagnostics.units", "mean_units"},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpstats/comm/communicator.hpp"
+#include "dpstats/data/non_finite_cell.hpp"
 #include "dpstats/data/reader.hpp"
 #include "dpstats/random/rng.hpp"
 
@@ -26,6 +27,10 @@ struct InputArgs {
   std::uint64_t max_line_bytes = ReadLimits{}.max_line_bytes;
   bool shards = false;             // --shards: INPUT and `more` are shard files (globs expanded)
   std::vector<std::string> more;   // further shard files after INPUT
+  // Set by a command whose release checks every cell finite before it charges anything (bounds:
+  // in its first counting pass): in one process the input layer then skips its own scan of a
+  // .npy/.npz file (ReadOptions::release_checks_finite), and run_on_input reports a bad cell.
+  bool release_checks_finite = false;
 };
 void add_input_options(CLI::App* cmd, InputArgs& input, bool required = true);
 ReadOptions read_options(const InputArgs& input);
@@ -39,8 +44,24 @@ Table read_input(const InputArgs& input);
 struct InputShard {
   Table table;              // this rank's rows
   std::int64_t total = 0;   // rows over all ranks
+  bool unscanned = false;   // the input layer left the finiteness check to the release
 };
 InputShard read_input_shard(const InputArgs& input, Communicator* comm);
+
+// Runs `release` on `shard`'s rows. Where the input layer left the finiteness check to the release
+// (InputShard::unscanned), a NaN or infinite cell it finds (NonFiniteCell, thrown before anything
+// is charged) is reported as the input layer reports it -- file, row, column, never a value: the
+// input is read again with the scan, which throws that message.
+void rescan_input(const InputArgs& input);
+template <class Release>
+decltype(auto) run_on_input(const InputArgs& input, const InputShard& shard, Release&& release) {
+  try {
+    return release();
+  } catch (const NonFiniteCell&) {
+    if (shard.unscanned) rescan_input(input);
+    throw;
+  }
+}
 // With --shards: this rank's files of INPUT and the files after it (globs expanded in byte
 // order), rank r holding files [ceil(F·r/P), ceil(F·(r+1)/P)).
 std::vector<std::string> rank_shard_files(const InputArgs& input, Communicator& comm);

@@ -36,7 +36,8 @@ void run_bounds(BoundsArgs a) {
   if (!table.header.empty()) extra["columns"] = table.header;
   auto rng = make_rng(a.seed);
   BudgetFile budget(is_root() ? a.budget : std::nullopt);  // the ledger lives on rank 0
-  const Release<Bounds> r = private_bounds(table.values, a.o, *rng, budget.get());
+  const Release<Bounds> r = run_on_input(
+      a.input, input, [&] { return private_bounds(table.values, a.o, *rng, budget.get()); });
   budget.commit();  // before anything is printed
   if (!is_root()) return;
   const ScaleEstimate& s = r.estimate.scale;
@@ -64,6 +65,7 @@ void add_bounds_command(CLI::App& app) {
   add_release_options(cmd, *a, kEveryRelease | kNeighbouring, kEpsilon);
   add_request_options(cmd, "bounds", a->request, {});
   add_input_options(cmd, a->input);
+  a->input.release_checks_finite = true;  // private_bounds checks its rows before it charges
   cmd->callback([a] { run_bounds(*a); });
 }
 

@@ -108,12 +108,16 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
           "--shards FILES", c.size());
   const auto P = static_cast<std::size_t>(c.size()), r = static_cast<std::size_t>(c.rank());
   InputShard out;
+  ReadOptions options = read_options(in);
+  // One process: a release that checks its rows before any charge is their one scan (cli.hpp).
+  options.release_checks_finite = in.release_checks_finite && P == 1;
+  out.unscanned = options.release_checks_finite;
   bool read_any = true;
   all_or_none(c, [&] {
     if (!in.shards) {
       // Every rank reads the whole file and keeps its block: a mapped .npy costs no copy; a CSV
       // is parsed by every rank.
-      Table all = read_input(in);
+      Table all = read_table(in.path, options);
       if (P == 1) {  // the whole table, as read (its values' finiteness check travels with it)
         out.table = std::move(all);
         return;
@@ -127,7 +131,7 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
     }
     const std::vector<std::string> mine = rank_shard_files(in, c);
     read_any = !mine.empty();
-    out.table = concatenate(mine, read_options(in));
+    out.table = concatenate(mine, options);
   });
   // The columns: every rank that read a file must agree with the first such rank; a rank that read
   // none takes its columns (it holds no rows).
@@ -147,6 +151,12 @@ InputShard read_input_shard(const InputArgs& in, Communicator* comm) {
   }
   out.total = shard_rows(c, out.table.values.rows()).total;
   return out;
+}
+
+void rescan_input(const InputArgs& input) {
+  InputArgs scanned = input;
+  scanned.release_checks_finite = false;
+  read_input_shard(scanned, nullptr);  // throws the input layer's error on the bad cell
 }
 
 }  // namespace dpstats::cli

@@ -146,6 +146,17 @@ PartScan scan_rows(const double* X, std::int64_t d, std::int64_t begin, std::int
   return out;
 }
 
+// The selected columns of every row, copied.
+RowMatrix select_columns(const DataMatrix& X, const std::vector<std::size_t>& selected) {
+  RowMatrix out(X.rows(), static_cast<Eigen::Index>(selected.size()));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double* row = X.data() + i * X.cols();
+    for (Eigen::Index c = 0; c < out.cols(); ++c)
+      out(i, c) = row[selected[static_cast<std::size_t>(c)]];
+  }
+  return out;
+}
+
 }  // namespace
 
 // Marks values the scan below found finite (DataMatrix::checked_finite): a release reads them
@@ -161,6 +172,10 @@ DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
                         const ReadOptions& options, const std::string& name) {
   const std::int64_t n = X.rows(), d = X.cols();
   const bool all = identity(selected, static_cast<std::size_t>(d));
+  if (options.release_checks_finite && options.missing == MissingPolicy::error) {
+    if (all) return X;  // no scan: the release checks its rows (ReadOptions)
+    return select_columns(X, selected);
+  }
   const int threads = std::max(options.threads, 1);
   std::vector<PartScan> parts(static_cast<std::size_t>(threads));
   parallel_ranges(n, threads, 1 << 14, [&](int p, std::int64_t b, std::int64_t e) {
@@ -177,12 +192,13 @@ DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
   // Every selected cell of every kept row is finite now (an infinite one, or a NaN not dropped,
   // threw above).
   if (all && dropped == 0) return FiniteScan::mark(std::move(X));  // the same storage (zero-copy)
+  if (dropped == 0) return FiniteScan::mark(select_columns(X, selected));
   const auto k = static_cast<Eigen::Index>(selected.size());
   RowMatrix out(n - dropped, k);
   Eigen::Index kept = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const double* row = X.data() + i * d;
-    if (dropped > 0 && check_row(row, selected, options.missing).kind == RowCheck::drop) continue;
+    if (check_row(row, selected, options.missing).kind == RowCheck::drop) continue;
     for (Eigen::Index c = 0; c < k; ++c) out(kept, c) = row[selected[static_cast<std::size_t>(c)]];
     ++kept;
   }

@@ -26,7 +26,8 @@ std::vector<std::size_t> resolve_columns(const ReadOptions& options,
 // policy to NaN (drop or error), rejects infinities by position (the first bad cell in row order,
 // whatever the thread count); checks n > 0 afterwards. The scan runs on options.threads threads.
 // A table with nothing to select or drop is returned as it came (a mapped file stays a view);
-// otherwise the kept cells are copied into a new matrix.
+// otherwise the kept cells are copied into a new matrix. Under options.release_checks_finite with
+// no row to drop (MissingPolicy::error) nothing is scanned: only the columns are selected.
 DataMatrix finish_dense(DataMatrix X, const std::vector<std::size_t>& selected,
                         const ReadOptions& options, const std::string& name);
 

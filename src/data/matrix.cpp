@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dpstats/data/non_finite_cell.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/parallel.hpp"
 
@@ -61,8 +62,9 @@ void check_data(const ConstMatrixRef& X, const char* name, int threads) {
                   });
   for (const auto& [i, j] : bad) {
     if (i >= 0)
-      throw InvalidArgument(fmt::format("{} has a NaN or infinite value at row {}, column {}",
-                                        name, i + 1, j + 1));
+      throw NonFiniteCell(
+          fmt::format("{} has a NaN or infinite value at row {}, column {}", name, i + 1, j + 1), i,
+          j);
   }
 }
 

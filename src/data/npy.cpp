@@ -435,7 +435,9 @@ Table read_npy(std::istream& in, const std::string& name, const ReadOptions& opt
   RowMatrix X = size_hint >= 0 ? read_known(in, l, name) : read_stream(in, l, name);
   require(size_hint >= 0 || in.rdbuf()->sgetc() == std::char_traits<char>::eof(),
           fmt::format("input file '{}' has extra bytes after the {} x {} array", name, l.n, l.d));
-  table.values = input_detail::finish_dense(std::move(X), selected, options, name);
+  ReadOptions finish = options;  // a stream of unknown size (stdin, a pipe) is read once: scanned
+  finish.release_checks_finite = options.release_checks_finite && size_hint >= 0;
+  table.values = input_detail::finish_dense(std::move(X), selected, finish, name);
   return table;
 }
 

@@ -164,6 +164,10 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
   scale_detail::SharedPass shared;  // the rows' check and the signed log grid's pass, made once
   scale_detail::check_and_count(shared, X, o.per_octave, o.run.threads, comm);
+  if (comm.size() == 1 && !shared.checked) {  // a grid the pass does not keep: the check alone
+    check_data(X, "X", o.run.threads);
+    shared.checked = true;
+  }
   const bool pure = o.privacy.delta == 0;
   ReleaseBudget account(o.privacy.loss(), pure ? Accountant::basic : Accountant::zcdp, budget);
   SealFacts facts(true);  // docs/proofs/scale.md

@@ -155,23 +155,27 @@ std::size_t permute_and_flip_gaps(std::span<const double> gamma, RandomBits& bit
 }
 
 // The positions a Fisher-Yates walk over `entries` candidates has moved: position -> candidate,
-// the position itself where never written. Up to 2^22 candidates a thread's array (kept between
-// calls and cleared where written: a walk writes a few positions of ~10^5), else a hash map.
+// the position itself where never written. Up to 2^22 candidates a thread's arrays, kept between
+// calls: a bit per position that says whether it was written (a few KiB, read first: most of a
+// walk's reads find it unwritten) and the candidates written there; a walk clears the bits it
+// set. Beyond 2^22 candidates, a hash map.
 class Moved {
  public:
   explicit Moved(std::size_t entries) : dense_(entries <= (std::size_t{1} << 22)) {
-    if (dense_ && slots().size() < entries) slots().resize(entries, 0);
+    if (!dense_) return;
+    if (slots().size() < entries) slots().resize(entries);
+    if (marks().size() < entries / 64 + 1) marks().resize(entries / 64 + 1, 0);
+    slot_ = slots().data();
+    mark_ = marks().data();
   }
   ~Moved() {
-    for (std::size_t p : written_) slots()[p] = 0;
+    for (std::size_t p : written_) mark_[p >> 6] = 0;  // every bit set there was this walk's
   }
   Moved(const Moved&) = delete;
   Moved& operator=(const Moved&) = delete;
   std::size_t at(std::size_t position) const {
-    if (dense_) {
-      const std::uint32_t c = slots()[position];
-      return c == 0 ? position : c - 1;
-    }
+    if (dense_)
+      return (mark_[position >> 6] >> (position & 63) & 1) != 0 ? slot_[position] : position;
     const auto it = sparse_.find(position);
     return it == sparse_.end() ? position : it->second;
   }
@@ -180,16 +184,26 @@ class Moved {
       sparse_[position] = candidate;
       return;
     }
-    if (slots()[position] == 0) written_.push_back(position);
-    slots()[position] = static_cast<std::uint32_t>(candidate + 1);
+    const std::uint64_t bit = std::uint64_t{1} << (position & 63);
+    if ((mark_[position >> 6] & bit) == 0) {
+      mark_[position >> 6] |= bit;
+      written_.push_back(position);
+    }
+    slot_[position] = static_cast<std::uint32_t>(candidate);
   }
 
  private:
-  static std::vector<std::uint32_t>& slots() {  // candidate + 1, or 0
+  static std::vector<std::uint32_t>& slots() {
     thread_local std::vector<std::uint32_t> s;
     return s;
   }
+  static std::vector<std::uint64_t>& marks() {
+    thread_local std::vector<std::uint64_t> m;
+    return m;
+  }
   bool dense_;
+  std::uint32_t* slot_ = nullptr;
+  std::uint64_t* mark_ = nullptr;
   std::vector<std::size_t> written_;
   std::unordered_map<std::size_t, std::size_t> sparse_;
 };

@@ -117,6 +117,11 @@ struct BinCounts {
   BinCounts(std::span<const std::uint32_t* const> p, std::size_t c) : parts(p), cells(c) {
     for (const std::uint32_t* part : parts) sum += part[0];
   }
+  static bool none16(const std::uint32_t* p) {
+    std::uint32_t x = 0;
+    for (int i = 0; i < 16; ++i) x |= p[i];
+    return x == 0;
+  }
   std::uint32_t any(std::size_t b) const {
     std::uint32_t x = 0;
     for (const std::uint32_t* part : parts) x |= part[b];
@@ -129,12 +134,17 @@ struct BinCounts {
     }
     return sum;
   }
-  // Bins k + 1.. are empty up to the one returned (A_k = A_e): read == k on entry.
+  // Bins k + 1.. are empty up to the one returned (A_k = A_e): read == k on entry. One part (one
+  // thread's pass) is read 16 bins at a time: a log grid's bins are almost all empty.
   std::size_t flat_from(std::size_t k) {
     std::size_t e = k;
-    while (e + 8 <= cells && ((any(e + 1) | any(e + 2) | any(e + 3) | any(e + 4) | any(e + 5) |
-                               any(e + 6) | any(e + 7) | any(e + 8)) == 0))
-      e += 8;
+    if (parts.size() == 1) {
+      while (e + 16 <= cells && none16(parts[0] + e + 1)) e += 16;
+    } else {
+      while (e + 8 <= cells && ((any(e + 1) | any(e + 2) | any(e + 3) | any(e + 4) | any(e + 5) |
+                                 any(e + 6) | any(e + 7) | any(e + 8)) == 0))
+        e += 8;
+    }
     while (e < cells && any(e + 1) == 0) ++e;
     read = e;  // the bins up to e added nothing to sum
     return e;

@@ -118,6 +118,33 @@ check missing "NA in the first row is a missing value, not a header" 2 "'line 1,
 # Issue 28: under replace-one the kept-row count depends on the data: no proof covers the release.
 check missing "--drop-missing under replace-one: certified false, no n" 0 "'n' not in j and not j['privacy']['certified'] and 'drop-missing' in j['diagnostics']['drop_missing']" -- "${M[@]}" --drop-missing "$tmp/na.csv"
 check header "--no-header makes a text first line data (an error)" 2 "'line 1, column 1' in err" -- "${M[@]}" --no-header "$tmp/people.csv"
+# bounds leaves a .npy's finiteness scan to its first counting pass (one scan of the rows): a NaN or
+# an infinity still gets the input layer's message (file, row, column), with nothing charged.
+/usr/bin/python3 -c "
+import numpy as np, sys
+X = np.random.default_rng(4).uniform(-5, 5, (3000, 3))
+np.save(sys.argv[1] + '/clean.npy', X)
+for name, bad in [('nan', np.nan), ('inf', np.inf), ('minf', -np.inf)]:
+    Y = X.copy(); Y[2999, 2] = bad; Y[1700, 1] = bad; np.save(sys.argv[1] + f'/{name}.npy', Y)
+Y = X.copy(); Y[1700, 1] = np.nan; np.savez(sys.argv[1] + '/nan.npz', x=Y)" "$tmp"
+"$DPSTATS" budget init "$tmp/bb.json" --epsilon 8 --delta 0 >/dev/null
+cp "$tmp/bb.json" "$tmp/bb0.json"
+B=(bounds --epsilon 1 --seed 1 --budget "$tmp/bb.json")
+nan_msg="input file '$tmp/nan.npy', row 1701, column 2: missing value (NaN); drop such rows with --drop-missing"
+check missing "bounds on a .npy with a NaN: the input layer's message" 2 "\"$nan_msg\" in err" -- "${B[@]}" "$tmp/nan.npy"
+for f in inf minf; do
+  check missing "bounds on a .npy with an infinity ($f): the input layer's message" 2 \
+    "\"input file '$tmp/$f.npy', row 1701, column 2: infinite value, expected a finite number\" in err" -- "${B[@]}" "$tmp/$f.npy"
+done
+check missing "bounds, --columns 3: the file's column" 2 "\"'$tmp/nan.npy', row 3000, column 3: missing value\" in err" -- "${B[@]}" --columns 3 "$tmp/nan.npy"
+check missing "bounds on a .npz with a NaN" 2 "\"'$tmp/nan.npz', row 1701, column 2: missing value\" in err" -- "${B[@]}" "$tmp/nan.npz"
+IN="$tmp/nan.npy" check missing "bounds on a .npy with a NaN from stdin" 2 "\"'<stdin>', row 1701, column 2: missing value\" in err" -- "${B[@]}" -
+check missing "bounds with a non-finite cell charged nothing" 0 "j['ledger_entries'] == 0" -- budget show "$tmp/bb.json"
+if cmp -s "$tmp/bb.json" "$tmp/bb0.json"; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL: bounds on a non-finite cell changed the budget file"; fi
+check missing "bounds --drop-missing drops the NaN row (n not printed)" 0 "j['status'] == 'ok' and 'n' not in j and 'drop-missing' in j['diagnostics']['drop_missing'] and 'internal' not in err" \
+  -- bounds --epsilon 1 --seed 1 --drop-missing "$tmp/nan.npz"
+check missing "bounds on the clean .npy, charged" 0 "j['status'] == 'ok' and j['d'] == 3" -- "${B[@]}" "$tmp/clean.npy"
 /usr/bin/python3 -c "
 import numpy as np, sys
 np.savez(sys.argv[1] + '/two.npz', a=np.ones((3, 2)), b=np.zeros((4, 2)))

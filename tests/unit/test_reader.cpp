@@ -294,6 +294,42 @@ TEST(ReadNpy, ValuesTheScanPassedCarryTheCheck) {
   EXPECT_THROW(read_table(p), InvalidArgument);  // the NaN without drop: no values at all
 }
 
+// A caller whose release checks its rows before it charges (ReadOptions::release_checks_finite)
+// gets a regular file's values unscanned: the same values, NaN included, not marked checked; the
+// selection still applies, --drop-missing still scans and drops, and a stream (read once) is
+// scanned whatever the caller says.
+TEST(ReadNpy, ARegularFileIsLeftToTheReleasesCheckWhenItDeclaresOne) {
+  TempDir dir;
+  RowMatrix X(3, 2);
+  X << 1, 2, std::numeric_limits<double>::quiet_NaN(), 4, 5, std::numeric_limits<double>::infinity();
+  const std::string p = dir.path("x.npy");
+  write_npy(p, X);
+  ReadOptions later;
+  later.release_checks_finite = true;
+  const Table t = read_table(p, later);
+  ASSERT_EQ(t.values.rows(), 3);
+  EXPECT_TRUE(std::isnan(t.values(1, 0)));
+  EXPECT_FALSE(t.values.checked_finite());
+  later.columns = {{"2", 2}};
+  const Table second = read_table(p, later);
+  ASSERT_EQ(second.values.cols(), 1);
+  EXPECT_EQ(second.values(1, 0), 4);
+  EXPECT_TRUE(std::isinf(second.values(2, 0)));
+  later.columns = {{"1", 1}};
+  later.missing = MissingPolicy::drop;
+  const Table dropped = read_table(p, later);
+  EXPECT_EQ(dropped.values.rows(), 2);
+  EXPECT_TRUE(dropped.values.checked_finite());
+  later = ReadOptions{};
+  later.release_checks_finite = true;
+  std::ifstream in(p, std::ios::binary);
+  EXPECT_NE(error_of([&] { read_npy(in, "s", later); }).find("'s', row 2, column 1: missing value"),
+            std::string::npos);
+  // Without the declaration: the input layer's message, which the tool reads the file again for.
+  EXPECT_NE(error_of([&] { read_table(p); }).find("row 2, column 1: missing value (NaN)"),
+            std::string::npos);
+}
+
 TEST(ReadNpy, WriteNpyAcceptsStridedViews) {
   TempDir dir;
   RowMatrix big(4, 3);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dpstats/data/non_finite_cell.hpp"
 #include "dpstats/error.hpp"
 #include "dpstats/scale/adaptive_clip.hpp"
 #include "dpstats/scale/bounds.hpp"
@@ -373,6 +374,24 @@ TEST(Bounds, ANonFiniteCellStopsTheReleaseBeforeAnyCharge) {
       SeededRng rng(1);
       EXPECT_NE(error_of([&] { private_bounds(Y, o, rng, &budget); }).find("row 1701, column 2"),
                 std::string::npos);
+      EXPECT_TRUE(budget.ledger().empty());
+    }
+    // Typed (the tool reports it as its input layer does), and before the charge also on a grid
+    // whose pass is not kept (3 points an octave: no exact log grid).
+    for (int per_octave : {32, 3}) {
+      RowMatrix Y = X;
+      Y(1700, 1) = bad;
+      BoundsOptions p = o;
+      p.per_octave = per_octave;
+      Budget budget(PrivacyLoss::pure(1), Accountant::basic);
+      SeededRng rng(1);
+      try {
+        private_bounds(Y, p, rng, &budget);
+        ADD_FAILURE() << "no error";
+      } catch (const NonFiniteCell& e) {
+        EXPECT_EQ(e.row(), 1700);
+        EXPECT_EQ(e.column(), 1);
+      }
       EXPECT_TRUE(budget.ledger().empty());
     }
   }

@@ -65,6 +65,13 @@ struct ReadOptions {
   bool text = false;
   // Threads for parsing, converting and checking the values (the result never depends on it).
   int threads = default_threads();
+  // The caller's release checks every cell finite before it charges anything (NonFiniteCell,
+  // data/non_finite_cell.hpp): a .npy of known size (a file, a stored .npz member) with no row to
+  // drop then skips the input layer's own scan, and its values are not checked_finite. On a
+  // NonFiniteCell the caller reads the file again without this, and that scan's error names the
+  // file, row and column. A stream of unknown size (stdin, a pipe, a deflated member: read once)
+  // is scanned whatever this says; CSV is checked as it is parsed.
+  bool release_checks_finite = false;
 };
 
 // Parses "a,b,3" (as given to --columns) into specs: a bare positive integer is also an index.

@@ -101,7 +101,8 @@ struct Bounds {
 // reason names the column, the cause and what would suffice) when an estimate is not usable: a
 // column with too few rows for the budget, or at the grid's end. A (nearly) constant column is
 // released with status "degenerate" (scale 0, bounds = location -/+ resolution) and a warning.
-// `budget`: an optional caller's Budget the release is also charged against.
+// `budget`: an optional caller's Budget the release is also charged against. In one process a NaN
+// or infinite cell throws NonFiniteCell (data/non_finite_cell.hpp) before anything is charged.
 Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, Rng& rng,
                                Budget* budget = nullptr);
 
