@@ -29,9 +29,9 @@ def _data():
     y_reg = Z @ np.array([0.5, -0.3]) + g.standard_t(3, n) * 0.2
     labels = (y_sign > 0).astype(int)
     # The statistics' and bounds' estimates need about 2,500 rows for 2 columns at epsilon 1, the
-    # moments' clip about 1,000 (a user-level fit's bound about 900 users: its cases give the
-    # bound): with fewer their plan abstains before charging anything, and there would be
-    # nothing to refuse.
+    # moments' clip about 1,000 (a user-level fit's bound about 900 users, a heavy-tailed fit's
+    # moment bound more: their cases give the bound): with fewer their plan abstains before
+    # charging anything, and there would be nothing to refuse.
     big = np.column_stack([g.normal(40, 12, 6000), g.lognormal(10, 0.8, 6000)])
     return X, Z, users, y_sign, y_reg, labels, big, g.normal(0, 1, (1500, 2))
 
@@ -71,7 +71,7 @@ CAPABILITIES = {
         Z, Y_SIGN, users=USERS, task="user-level", loss="logistic", epsilon=1, delta=1e-6,
         domain_radius=10, items_per_user=4, feature_bound=5.0, budget=b, seed=1),
     "fit heavy-tailed": lambda b: dpstats.fit(Z, Y_REG, task="heavy-tailed", epsilon=1,
-                                              domain_radius=2, budget=b, seed=1),
+                                              domain_radius=2, moment_bound=1.0, budget=b, seed=1),
     "fit classify": lambda b: dpstats.fit(Z, LABELS, task="classify", classes=2, n_public=600,
                                           feature_scale=3, epsilon=1, delta=1e-6, epochs=1,
                                           batch_size=60, budget=b, seed=1),
@@ -156,7 +156,7 @@ TOOL = {
                        "--domain-radius", "10", "--items-per-user", "4", "--feature-bound", "5",
                        "{d}/users.csv"],
     "fit heavy-tailed": ["fit", "--task", "heavy-tailed", "--epsilon", "1", "--domain-radius", "2",
-                         "{d}/reg.csv"],
+                         "--moment-bound", "1", "{d}/reg.csv"],
     "fit classify": ["fit", "--task", "classify", "--classes", "2", "--n-public", "600",
                      "--feature-scale", "3", "--epochs", "1", "--batch-size", "60", "--epsilon",
                      "1", "--delta", "1e-6", "{d}/labels.csv"],

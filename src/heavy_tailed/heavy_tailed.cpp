@@ -139,6 +139,12 @@ Release<Vector> fit_heavy_tailed(const ConstMatrixRef& X_in, const Eigen::Ref<co
   // plan and charge: the centring (decided from public values), the moment bound's estimate and
   // the method, all at once before any noise (the budget lives on rank 0).
   if (priv) {
+    MethodRun early;
+    nlohmann::json scale;
+    if ((early.abstained = planned_scale_abstention(o, rows.total, scale))) {  // nothing charged
+      nlohmann::json diag = {{"method", name_of(o.method)}, {"scale", scale}};
+      return seal(Vector(), account, seal_facts(o, priv, false, early, diag), rng, std::move(diag));
+    }
     const Ledger plan = heavy_tailed_plan(rows.total, X.cols(), o, plan_centring(X, rows.total, o));
     all_or_none(comm, [&] { account.charge(plan); });
   }

@@ -150,6 +150,13 @@ MethodShares method_shares(const HeavyTailedOptions& o, double centring);
 
 NormQuantileOptions moment_quantile_options(const HeavyTailedOptions& o, double epsilon);
 
+// The reason the moment bound's estimate is already unusable from public values (its rank error
+// at n records, public under replace-one), or nothing: the fit would abstain on the same facts
+// after charging (at the centring's offset check or at the estimate), so it abstains before,
+// stating the planned facts in diag["moment_bound"].
+std::optional<std::string> planned_scale_abstention(const HeavyTailedOptions& o, std::int64_t n,
+                                                    nlohmann::json& diag);
+
 Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
                     double centring, ReleaseBudget& account, Rng& rng);
 

@@ -98,6 +98,23 @@ NormQuantileOptions moment_quantile_options(const HeavyTailedOptions& o, double 
   return nq;
 }
 
+std::optional<std::string> planned_scale_abstention(const HeavyTailedOptions& o, std::int64_t n,
+                                                    nlohmann::json& diag) {
+  const double eps_s = method_shares(o, 0).estimate;  // the estimate's share: not the centring's
+  if (eps_s == 0) return std::nullopt;
+  const NormQuantileOptions q = moment_quantile_options(o, eps_s);
+  if (q.neighbouring != Neighbouring::replace_one) return std::nullopt;
+  const SelectionFacts f = planned_norm_quantile_facts(q, static_cast<double>(n));
+  Reliability r = assess(f, fmt::format("the {} quantile of the norms", format_number(q.q)),
+                         "moment_bound (--moment-bound)");
+  r.estimate = "moment_bound (" + r.estimate + ")";  // as resolve_scale names it
+  if (r.usable) return std::nullopt;
+  diag["moment_bound"] = {{"estimated", true}, {"status", "insufficient_data"},
+                          {"rank_error", f.rank_error}, {"epsilon", eps_s},
+                          {"reliability", r.json()}};
+  return r.reason();
+}
+
 Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedOptions& o,
                     double centring, ReleaseBudget& account, Rng& rng) {
   Scale s;

@@ -440,6 +440,8 @@ TEST(FitEquivariance, EstimatesWithoutAGuaranteeAbstainWithAReason) {
   EXPECT_NE(a.diagnostics["abstained"].get<std::string>().find(
                 "the private estimate of moment_bound (the 0.75 quantile of the norms) is not "
                 "usable"), std::string::npos) << a.diagnostics["abstained"];
+  EXPECT_TRUE(a.ledger.empty());  // n is public: the rank error decides it before the charge
+  EXPECT_EQ(a.diagnostics["scale"]["moment_bound"]["status"], "insufficient_data");
   dpstats::testing::expect_guarantee_from_ledger(a);
 }
 
