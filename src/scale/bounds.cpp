@@ -146,9 +146,10 @@ void warn_degenerate(const ScaleEstimate& s, nlohmann::json& diagnostics) {
     if (s.columns[j].status == ScaleStatus::degenerate) cols.push_back(j + 1);
   if (cols.empty()) return;
   diagnostics["warning"] = fmt::format(
-      "column(s) {}: the private MAD is within 2 resolutions of 0 (the values are, up to the "
-      "location's resolution, all equal): scale 0, bounds = location -/+ resolution; a method "
-      "that divides by the scale cannot use them",
+      "column(s) {}: the private MAD is within 2 resolutions of 0 (at least half of the values "
+      "lie within the location's resolution of it: a value most rows share, or a spread finer "
+      "than the resolution): scale 0, bounds = location -/+ resolution, which may leave out every "
+      "other value; a method that divides by the scale cannot use them",
       fmt::join(cols, ", "));
 }
 

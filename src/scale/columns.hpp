@@ -143,7 +143,8 @@ void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
   } else if (c.facts.degenerate) {
     c.status = ScaleStatus::degenerate;
     c.reason = fmt::format("the private MAD ({}) is within 2 times the location's resolution "
-                           "({}): the column's values are (nearly) all equal",
+                           "({}): at least half of the values lie within it of the location (a "
+                           "value most rows share, or a spread finer than the resolution)",
                            format_number(c.mad), format_number(c.resolution));
     c.scale = 0;  // and the MAD: the values are, up to the resolution, all equal
     c.mad = 0;

@@ -36,16 +36,27 @@ Reliability assess_side(const SelectionFacts& f, std::string estimate, std::stri
   if (!f.atom || low >= 2 * out || high <= 2 * f.designed_out)
     return Reliability::ok(std::move(estimate));
   // n (p - coverage) >= 2 t + noise with p = beyond / n, coverage = 2 designed_out / n: the rows
-  // that would resolve the side at this epsilon, the share of rows off the value kept. An empty
-  // side needs the count's noise bound (1 / epsilon) below 2 designed_out.
+  // that would resolve the side at this epsilon, the share of rows off the value kept. A side the
+  // count cannot tell from empty (low <= 0: the lower side of a 0/1 flag) is read as empty: its
+  // count (within its noise bound of 0) plus that bound must fall below coverage n, so about
+  // 2 noise / coverage rows, or the count's epsilon raised by 2 noise / (2 designed_out) (the
+  // bound scales as 1 / epsilon). Reading the noise of an empty side as a share of rows asked
+  // for 128 000 rows of a 2 000-row flag where 37 000 suffice.
   const double n = std::max(f.n, 1.0), p = std::max(f.beyond, 0.0) / n;
-  const double need = p - 2 * f.designed_out / n;
-  std::string suffice =
-      need > 0 ? fmt::format("about {:.0f} rows with the same share of other values",
-                             std::ceil((2 * f.rank_error + f.beyond_noise) / need))
-               : fmt::format("about {:.2g} times this estimate's share of epsilon to tell so few "
-                             "rows from none",
-                             std::max(1.0, f.beyond_noise / std::max(2 * f.designed_out - std::max(f.beyond, 0.0), 1.0)));
+  const double coverage = 2 * f.designed_out / n, need = p - coverage;
+  std::string suffice;
+  if (low <= 0 && coverage > 0)
+    suffice = fmt::format("about {:.0f} rows at this epsilon, or about {:.2g} times this "
+                          "estimate's share of epsilon, to tell a side with so few rows from none",
+                          std::ceil(2 * f.beyond_noise / coverage),
+                          std::max(1.0, f.beyond_noise / std::max(f.designed_out, 0.5)));
+  else if (need > 0)
+    suffice = fmt::format("about {:.0f} rows with the same share of other values",
+                          std::ceil((2 * f.rank_error + f.beyond_noise) / need));
+  else
+    suffice = fmt::format("about {:.2g} times this estimate's share of epsilon to tell so few "
+                          "rows from none",
+                          std::max(1.0, f.beyond_noise / std::max(2 * f.designed_out - std::max(f.beyond, 0.0), 1.0)));
   return Reliability::unusable(
       std::move(estimate),
       fmt::format("most rows equal one value: about {:.0f} rows lie beyond it on this side, "
@@ -129,9 +140,14 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "more rows or a larger epsilon may suffice" + give(option));
   if (f.degenerate)
     return Reliability::unusable(std::move(estimate),
-                                 "the released spread is at or below the resolution (most values "
-                                 "are equal)",
-                                 "the estimate cannot resolve this column" + give(option));
+                                 "the released spread is at or below the resolution: at least half "
+                                 "of the values lie within it of one value (one value most rows "
+                                 "share, as in a 0/1 flag or a zero-inflated count, or a spread "
+                                 "finer than the location's resolution, about 1e-6 of its "
+                                 "magnitude)",
+                                 "the estimate cannot resolve this column's spread (subtract a "
+                                 "public offset from a column far from 0 to give it a finer "
+                                 "resolution)" + give(option));
   if (f.beyond >= 0) return assess_side(f, std::move(estimate), option);
   return Reliability::ok(std::move(estimate));
 }
