@@ -218,6 +218,34 @@ TEST(Stats, HeavyTailQuantilesAboveTheClipBoundAreNotCapped) {
   EXPECT_GE(released, 3);
 }
 
+// A 0/1 flag with its natural bounds 0, 1 (and a percentage at 100): the rows equal to the upper
+// bound lie in the grid's last cell, so the upper quantiles are 1 (they were anywhere in (0, 1),
+// 500 rows beyond their stated rank error, when those rows were in no cell).
+TEST(Stats, QuantilesOfRowsAtTheUpperBoundAreThatBound) {
+  RowMatrix X(2000, 2);
+  SeededRng g(31);
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    X(i, 0) = g.uniform01() < 0.3 ? 1.0 : 0.0;
+    X(i, 1) = std::min(100.0, std::round(100 * g.uniform01() * 1.2));  // ~17% at 100
+  }
+  StatOptions o;
+  o.privacy = {3, 0};
+  o.bounds = {{0, 1}, {0, 100}};
+  o.quantiles = {0.5, 0.95, 0.99};
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    SeededRng rng(seed);
+    const auto r = quantiles(X, o, rng);
+    expect_guarantee_from_ledger(r);
+    ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
+    const double h = r.diagnostics["stated_error"]["resolution"][1].get<double>();
+    EXPECT_NEAR(r.estimate[0], 0, 0.01) << seed;
+    EXPECT_NEAR(r.estimate[1], 1, 0.01) << seed;
+    EXPECT_NEAR(r.estimate[2], 1, 0.01) << seed;
+    EXPECT_NEAR(r.estimate[4], 100, h + 1) << seed;
+    EXPECT_NEAR(r.estimate[5], 100, h + 1) << seed;
+  }
+}
+
 TEST(Stats, HistogramPublicAndSelectedCategories) {
   std::vector<std::string> v;
   for (int i = 0; i < 3000; ++i) v.push_back(i % 3 == 0 ? "a" : "b");
