@@ -212,6 +212,15 @@ Release<Vector> robust_mean(const RowsView& X, const PrimeOptions& o, Rng& rng,
                             Budget* budget) {
   Release<Vector> r = prime_release(X, o, rng, budget, nullptr, true);
   r.diagnostics["method"] = "robust";
+  // The units' reliability advises "give --scale", which the robust entry refuses (its tail test
+  // reads the estimated units): `mean --alpha 0.05 --scale 3` was an error. Say where it applies.
+  if (r.status != Status::ok) {
+    nlohmann::json& why = r.diagnostics["abstained"];
+    if (why.get<std::string>().find("--scale") != std::string::npos)
+      why = why.get<std::string>() +
+            " (--scale applies to --method prime, or prime-ht for a heavy clean tail; the robust "
+            "entry estimates the units its tail test reads)";
+  }
   return r;
 }
 
