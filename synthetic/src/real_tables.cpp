@@ -71,6 +71,50 @@ RealTable money90(Rng& g) {
   return t;
 }
 
+// Added by probe-stats (issue 27 probe, one block after money90).
+// Poisson(lambda) by counting uniform products (Knuth): lambda is small here.
+double poisson(Rng& g, double lambda) {
+  const double stop = std::exp(-lambda);
+  double p = g.uniform01();
+  int k = 0;
+  for (; p > stop; ++k) p *= g.uniform01();
+  return k;
+}
+
+// A 0/1 flag (30% ones) and a Poisson(0.3) count: the MAD is 0 because most rows share one
+// value, not because the values are all equal, and the flag's lower side is empty.
+RealTable flags(Rng& g) {
+  RealTable t = table("flags", "0/1 flag and Poisson(0.3) counts: MAD 0, most rows share a value",
+                      2000, {"flag", "visits"});
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i) {
+    t.values(i, 0) = g.uniform01() < 0.3 ? 1.0 : 0.0;
+    t.values(i, 1) = poisson(g, 0.3);
+  }
+  t.public_bounds = {{0, 1}, {0, 10}};
+  return t;
+}
+
+// A tame column with 3 typing errors of +-1e15 (0.15% of the rows: inside DP Mean's tail
+// allowance) beside timestamps 1.7e9 +- 3e7 s. The errors are marked corrupted: the robust means
+// are held to the other rows' mean, DP Mean to the columns winsorised at its box.
+RealTable cells(Rng& g) {
+  RealTable t = table("cells", "3 cells of +-1e15 in a tame column, timestamps 1.7e9 +- 3e7", 2000,
+                      {"reading", "timestamp_s"});
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i) {
+    t.values(i, 0) = normal(g, 100, 15);
+    t.values(i, 1) = std::round(normal(g, 1.7e9, 3e7));
+  }
+  t.corrupted.assign(static_cast<std::size_t>(t.values.rows()), 0);
+  const Eigen::Index rows[] = {5, 77, 1500};
+  const double values[] = {1e15, -1e15, 1e15};
+  for (int k = 0; k < 3; ++k) {
+    t.values(rows[k], 0) = values[k];
+    t.corrupted[static_cast<std::size_t>(rows[k])] = 1;
+  }
+  return t;
+}
+// End of probe-stats' block.
+
 RealTable skewed(Rng& g) {
   RealTable t = table("skewed", "case 3: heavy right tail", 10000, {"value"});
   for (Eigen::Index i = 0; i < t.values.rows(); ++i) t.values(i, 0) = 1000 * std::exp(normal(g, 0, 1));
@@ -188,7 +232,7 @@ std::vector<RealTable> real_tables(std::uint64_t seed) {
   SeededRng g(seed);
   std::vector<RealTable> out;
   for (auto make : {ratings, survey, money, skewed, penguins, constant, epoch, corrupted, attacked,
-                    mid_size, users, flights, money90})
+                    mid_size, users, flights, money90, flags, cells})
     out.push_back(make(g));
   return out;
 }

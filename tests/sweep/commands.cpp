@@ -39,9 +39,11 @@ Outcome in_process(const std::string& command, const RealTable& t, double epsilo
 }
 
 std::pair<Estimate, nlohmann::json> stat(stats::Statistic s, const RealTable& t, double epsilon,
-                                         int seed) {
+                                         int seed, bool public_bounds = false) {
   stats::StatOptions o;
   o.privacy = {epsilon, 0};
+  if (public_bounds)
+    for (const auto& [lo, hi] : t.public_bounds) o.bounds.push_back({lo, hi});
   if (s == stats::Statistic::quantiles) o.quantiles.assign(std::begin(kQuantiles), std::end(kQuantiles));
   SeededRng rng(static_cast<std::uint64_t>(seed));
   const auto r = stats::numeric(s, t.values, o, rng);
@@ -50,8 +52,9 @@ std::pair<Estimate, nlohmann::json> stat(stats::Statistic s, const RealTable& t,
 }
 
 std::pair<Estimate, nlohmann::json> mean(const RealTable& t, double epsilon, int seed,
-                                         bool alpha) {
+                                         bool alpha, std::string method = "") {
   MeanRequest r;
+  r.method = std::move(method);
   r.privacy = {epsilon, kDelta};
   if (alpha) r.alpha = kAlpha;
   SeededRng rng(static_cast<std::uint64_t>(seed));
@@ -150,9 +153,14 @@ std::vector<Outcome> run_column_commands(const RealTable& t, double epsilon, int
                                               {S::std, "stat std"}, {S::quantiles, "stat quantiles"}};
   for (const auto& [s, name] : stats_)
     out.push_back(in_process(name, t, epsilon, seed, [&] { return stat(s, t, epsilon, seed); }));
+  if (!t.public_bounds.empty())  // the range the column's nature makes public, as a user gives it
+    out.push_back(in_process("stat quantiles --bounds", t, epsilon, seed,
+                             [&] { return stat(S::quantiles, t, epsilon, seed, true); }));
   out.push_back(in_process("bounds", t, epsilon, seed, [&] { return bounds(t, epsilon, seed); }));
   out.push_back(in_process("mean", t, epsilon, seed, [&] { return mean(t, epsilon, seed, false); }));
   out.push_back(in_process("mean --alpha", t, epsilon, seed, [&] { return mean(t, epsilon, seed, true); }));
+  out.push_back(in_process("mean --method dp-mean", t, epsilon, seed,
+                           [&] { return mean(t, epsilon, seed, false, "dp-mean"); }));
   out.push_back(in_process("median", t, epsilon, seed, [&] { return median(t, epsilon, seed); }));
   out.push_back(in_process("moments", t, epsilon, seed, [&] { return moments(t, epsilon, seed); }));
   return out;
@@ -172,6 +180,7 @@ std::vector<Outcome> run_column_commands_cli(const RealTable& t, double epsilon,
       {"bounds", "bounds"},
       {"mean", fmt::format("mean --delta {}", kDelta)},
       {"mean --alpha", fmt::format("mean --alpha {} --delta {}", kAlpha, kDelta)},
+      {"mean --method dp-mean", fmt::format("mean --method dp-mean --delta {}", kDelta)},
       {"median", fmt::format("median --delta {}", kDelta)},
       {"moments", fmt::format("moments --method jme --delta {}", kDelta)}};
   std::vector<Outcome> out;

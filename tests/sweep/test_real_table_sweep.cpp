@@ -137,6 +137,8 @@ TEST(RealTableSweep, MidSize) { sweep_table("mid_size"); }
 TEST(RealTableSweep, Users) { sweep_table("users"); }
 TEST(RealTableSweep, Flights) { sweep_table("flights"); }
 TEST(RealTableSweep, Money90) { sweep_table("money90"); }
+TEST(RealTableSweep, Flags) { sweep_table("flags"); }
+TEST(RealTableSweep, Cells) { sweep_table("cells"); }
 
 // One pass through the tool (the CLI contract on the same tables): epsilon 1, seed 1.
 TEST(RealTableSweep, ThroughTheTool) {

@@ -17,10 +17,14 @@
 //   users          about 200 users with 4 to 16 rows each: features, a +-1 label (user level)
 //   flights        4 000 flights: delay in minutes = f(distance, hour) + Student-t(3) noise
 //   money90        5 000 amounts, 90% exactly 0, the rest log-normal around e^11 (case 2)
+//   flags          2 000 rows: a 0/1 flag (30% ones) and a Poisson(0.3) count (MAD 0)
+//   cells          2 000 rows: N(100, 15²) with 3 cells of +-1e15 (marked corrupted), and
+//                  timestamps 1.7e9 +- 3e7 s
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dpstats/data/matrix.hpp"
@@ -46,6 +50,9 @@ struct RealTable {
   int classes = 0;
   Vector target;                      // user_level (+-1) and regression
   std::vector<std::int64_t> users;    // user_level: the user id of each row
+  // Per column, a range public by the column's nature (a 0/1 flag: 0, 1), as a user would give it
+  // with --bounds (empty: none): the sweep also runs `stat quantiles` with it.
+  std::vector<std::pair<double, double>> public_bounds;
 };
 
 // Every table above, in that order, drawn from `seed`.
