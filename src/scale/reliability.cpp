@@ -141,10 +141,9 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
   if (f.degenerate)
     return Reliability::unusable(std::move(estimate),
                                  "the released spread is at or below the resolution: at least half "
-                                 "of the values lie within it of one value (one value most rows "
-                                 "share, as in a 0/1 flag or a zero-inflated count, or a spread "
-                                 "finer than the location's resolution, about 1e-6 of its "
-                                 "magnitude)",
+                                 "of the values are equal up to it (one value most rows share, as "
+                                 "in a 0/1 flag or a zero-inflated count, or a spread finer than "
+                                 "the location's resolution, about 1e-6 of its magnitude)",
                                  "the estimate cannot resolve this column's spread (subtract a "
                                  "public offset from a column far from 0 to give it a finer "
                                  "resolution)" + give(option));
