@@ -146,7 +146,7 @@ void set_status(Column& c, const Plan& p, bool at_grid_end, const char* what) {
                            "({}): at least half of the values lie within it of the location (a "
                            "value most rows share, or a spread finer than the resolution)",
                            format_number(c.mad), format_number(c.resolution));
-    c.scale = 0;  // and the MAD: the values are, up to the resolution, all equal
+    c.scale = 0;  // and the MAD: half of the values are, up to the resolution, equal
     c.mad = 0;
   }
 }
