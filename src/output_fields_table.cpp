@@ -314,6 +314,8 @@ void moments_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.clip_estimate.margin", P, "the clip's margin over the quantile"},
             {"diagnostics.clip_estimate.share", P, "its budget share"},
             {"diagnostics.clip_estimate.rho", P, "its rho"},
+            {"diagnostics.centre_estimate.share", P, "the centre's budget share"},
+            {"diagnostics.centre_estimate.rho", P, "its rho"},
             {"diagnostics.centre_source", P, "whether the rows were centred (a public check)"},
             {"diagnostics.centre", R, "the private centre"},
             {"diagnostics.adaptive_clip.*", D, "the live stream's adaptive clip: its plan and "

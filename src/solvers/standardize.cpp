@@ -2,12 +2,14 @@
 #include "dpstats/solvers/standardize.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -233,22 +235,43 @@ std::size_t centring_units_needed(const LocationOptions& o, std::size_t d) {
   return hi;
 }
 
+namespace {
+
+// A list of checked columns ("1, 2, y") less the class labels "y" (listed last) when `strip`.
+std::string without_labels(const std::string& list, bool strip) {
+  if (!strip || (list != "y" && !list.ends_with(", y"))) return list;
+  return list == "y" ? "" : list.substr(0, list.size() - 3);
+}
+
+}  // namespace
+
 std::string offset_abstention(const OffsetCheck& oc, std::size_t have, std::size_t need,
-                              const char* units) {
-  std::string what;
-  if (oc.far) what = fmt::format("column(s) {} lie far from 0 relative to their spread", *oc.far);
-  if (oc.unsure) {
-    what += fmt::format("{}the check's noise (sd {:.2g} of the {}) cannot tell whether column(s) "
-                        "{} lie near 0", what.empty() ? "" : "; ", oc.noise_sd_fraction, units,
-                        *oc.unsure);
+                              const char* units, bool class_labels) {
+  const std::string far = oc.far ? without_labels(*oc.far, class_labels) : "";
+  const std::string unsure = oc.unsure ? without_labels(*oc.unsure, class_labels) : "";
+  // Centring the features by hand does not balance the classes.
+  const bool labels_far = oc.far && far != *oc.far;
+  const bool labels = labels_far || (oc.unsure && unsure != *oc.unsure);
+  std::vector<std::string> what;
+  if (!far.empty()) what.push_back(fmt::format("column(s) {} lie far from 0 relative to their spread", far));
+  if (!unsure.empty()) {
+    what.push_back(fmt::format("the check's noise (sd {:.2g} of the {}) cannot tell whether "
+                               "column(s) {} lie near 0", oc.noise_sd_fraction, units, unsure));
+  }
+  if (labels) {
+    what.push_back(fmt::format("{} (one class under 10% of the {}: a fit without an intercept "
+                               "cannot express that base rate)",
+                               labels_far ? "the class labels are unbalanced"
+                                          : "the check's noise cannot tell whether the class "
+                                            "labels are balanced", units));
   }
   return fmt::format(
       "{} (private offset check), and {} {} are too few for a private centring: a fit without an "
       "intercept in these units has no useful guarantee. Give at least {} {} (the private "
-      "centring then standardises the features and fits an intercept), or supply centred, "
-      "standardised features, or pass centre = false to fit x . w without an intercept in the "
-      "data's units anyway",
-      what, have, units, need, units);
+      "centring then standardises the features and fits an intercept), {}or pass centre = false "
+      "to fit x . w without an intercept in the data's units anyway",
+      fmt::join(what, "; "), have, units, need, units,
+      labels ? "" : "or supply centred, standardised features, ");
 }
 
 nlohmann::json fit_stated_error() {

@@ -105,7 +105,9 @@ struct OffsetCheck {
 };
 
 // `rows`: units x m rows, unit u's rows at u*m .. u*m + m - 1 (m = rows_per_unit; 1 for
-// records). `labels` (regression losses): one more checked column. `share`: pure epsilon or zcdp
+// records). `labels`: one more checked column, "y" (a regression label; or class labels +-1,
+// where "far" means fewer than 10% of the units in one class: a fit without an intercept cannot
+// express that base rate). `share`: pure epsilon or zcdp
 // rho: the mechanism's entry claims its planned place on `account` (or is charged as the whole
 // plan of an account not charged yet) before the noise is drawn. S_j is computed as
 // the exact integer sum of 2 (1{x_j < 0} + 1/2 1{x_j = 0}) over the rows, divided by 2m once.
@@ -123,9 +125,10 @@ LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, N
 std::size_t centring_units_needed(const LocationOptions& o, std::size_t d);
 
 // The abstention reason when the offset check blocks (far or unsure columns) and the fit cannot
-// centre.
+// centre. `class_labels`: the checked "y" is +-1 class labels (only more units, whose centring
+// fits an intercept, or centre = false can help it; centring the features by hand cannot).
 std::string offset_abstention(const OffsetCheck& oc, std::size_t have, std::size_t need,
-                              const char* units);
+                              const char* units, bool class_labels = false);
 
 // Every fit release's diagnostics["stated_error"] (issue #15): {"radius": null, "statement": why
 // no error is stated}. The fits' excess-risk theorems (docs/proofs/user-level.md §4,
