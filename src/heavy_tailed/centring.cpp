@@ -85,7 +85,7 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
   if (p.check) {  // are the columns (and the label) far from 0?
     const double spend = centring_spend(p, gaussian);
     const OffsetCheck oc = offset_check(X, 1, &y, share_loss(spend, gaussian), o.run.noise,
-                                        account, rng, o.run.comm);
+                                        account, rng, o.run.comm, binary_labels(o.loss));
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = (gaussian ? kOffsetCheckZcdpFraction : 1.0) * o.scale_share;
     if (oc.blocks())

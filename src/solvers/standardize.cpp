@@ -176,7 +176,8 @@ LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, N
 
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
-                         ReleaseBudget& account, Rng& rng, Communicator* ranks) {
+                         ReleaseBudget& account, Rng& rng, Communicator* ranks,
+                         bool class_labels) {
   Communicator& comm = comm_or_single(ranks);
   const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
   const std::int64_t all_rows =
@@ -206,7 +207,9 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
   for (Eigen::Index j = 0; j < c; ++j) {
     const double f = std::clamp(noisy[j] / units, 0.0, 1.0), minority = std::min(f, 1 - f);
     const bool is_far = minority < kOffsetMinority;
-    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction <= 0;
+    // Class labels: unsure until the band rules out a minority class under the threshold.
+    const double floor = class_labels && labels && j == d ? kOffsetMinority : 0;
+    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction <= floor;
     const std::string name = labels && j == d ? "y" : std::to_string(j + 1);
     cols.push_back({{"column", name}, {"fraction_below_zero", f}, {"far", is_far},
                     {"unsure", is_unsure}});
@@ -220,7 +223,9 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
        {"rule", fmt::format("a column is far from centred when fewer than {:.0f}% of the units "
                             "lie on one side of 0 (noisy mid-rank of 0; for a Gaussian column "
                             "|mean| > 1.28 sd), unsure when the one-sided 95% noise band of that "
-                            "share reaches 0", 100 * kOffsetMinority)}});
+                            "share reaches 0{}", 100 * kOffsetMinority,
+                            class_labels ? " (for the class labels y: reaches the threshold)"
+                                         : "")}});
   return out;
 }
 

@@ -119,7 +119,7 @@ std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelO
                                 : data.all_labels();
   const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(), &labels,
                                       PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
-                                      o.run.noise, account, rng, o.run.comm);
+                                      o.run.noise, account, rng, o.run.comm, classes);
   diag["centring"]["offset_check"] = oc.diagnostics;
   diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
   if (!oc.blocks()) return std::nullopt;

@@ -113,9 +113,13 @@ struct OffsetCheck {
 // the exact integer sum of 2 (1{x_j < 0} + 1/2 1{x_j = 0}) over the rows, divided by 2m once.
 // `comm` (null: one process): the ranks holding the rows, each a whole number of units; the
 // integer sums merge exactly and rank 0 draws the noise (the one-process release).
+// `class_labels`: `labels` are +-1 classes, unsure until the one-sided 95% band rules out a
+// class under 10% (not only an empty class): a 5% class with noise sd 3% of the units must not
+// pass on one lucky draw.
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
-                         ReleaseBudget& account, Rng& rng, Communicator* comm = nullptr);
+                         ReleaseBudget& account, Rng& rng, Communicator* comm = nullptr,
+                         bool class_labels = false);
 // The check's entry on `columns` checked columns (the features, and the label when checked): what
 // a fit's plan charges, claimed by offset_check.
 LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, NoiseMode noise);

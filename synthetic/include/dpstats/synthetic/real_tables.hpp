@@ -17,6 +17,8 @@
 //   users          about 200 users with 4 to 16 rows each: features, a +-1 label (user level)
 //   flights        4 000 flights: delay in minutes = f(distance, hour) + Student-t(3) noise
 //   money90        5 000 amounts, 90% exactly 0, the rest log-normal around e^11 (case 2)
+//   users_unbalanced  2 000 users with 2 rows each, centred features, 5% positive labels
+//   flags          1 000 rows of two 0/1 flags (the row norms' median near the all-0 atom)
 #pragma once
 #include <cstdint>
 #include <string>
