@@ -41,7 +41,6 @@ constexpr double kClipBitesFraction = 0.01;
 // abstains (docs/proofs/moments.md §4.5). Issue 30: 1000 rows of two 0/1 flags released running
 // sums of 1.6e-118 (truth about 500) at a clip of 3.9e-121 that clipped 72% of the rows.
 constexpr double kClipUnusableFraction = 0.25;
-constexpr double kClipUnusableZ = 1.6448536269514722;  // one-sided 95% normal quantile
 
 // Every row's norm, checking the table (and `reject`) before any noise is drawn.
 std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsConfig& config) {
@@ -162,7 +161,7 @@ std::optional<std::string> clip_check(std::span<const double> norms, const Momen
         format_number(m.sigma()),
         estimated ? "give a larger --clip if the long rows matter"
                   : "raise the clip or omit it to have it estimated privately");
-  const double lower = noisy - kClipUnusableZ * m.sigma();
+  const double lower = noisy - standard_normal_quantile(0.95) * m.sigma();  // one-sided 95%
   if (!estimated || lower <= kClipUnusableFraction * n) return std::nullopt;
   return fmt::format(
       "the estimated clip {} (3 x a private median of the row norms) clips more than {} of the "
