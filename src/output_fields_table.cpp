@@ -314,6 +314,8 @@ void moments_scopes(std::vector<OutputScope>& t) {
             {"diagnostics.clip_estimate.margin", P, "the clip's margin over the quantile"},
             {"diagnostics.clip_estimate.share", P, "its budget share"},
             {"diagnostics.clip_estimate.rho", P, "its rho"},
+            {"diagnostics.centre_estimate.share", P, "the centre's budget share"},
+            {"diagnostics.centre_estimate.rho", P, "its rho"},
             {"diagnostics.centre_source", P, "whether the rows were centred (a public check)"},
             {"diagnostics.centre", R, "the private centre"},
             {"diagnostics.adaptive_clip.*", D, "the live stream's adaptive clip: its plan and "
@@ -413,13 +415,17 @@ void fit_groups(std::vector<OutputScope>& t) {
 
 void holdout_group(std::vector<OutputScope>& t) {
   t.push_back(group("holdout", "A fit's private validation loss on held-out units "
-                               "(solvers/holdout.hpp; --holdout F). The split is a keyed hash "
-                               "of each unit, so the held-out count is private.",
-      {{"units_expected", P, "the public number of units x fraction (the exact count is not "
-                             "output)"},
-       {"units", N, "non-private fits only: the exact held-out count"},
+                               "(solvers/holdout.hpp; --holdout F). classify: each row is held "
+                               "out by a keyed hash, so the held-out count is private; "
+                               "user-level and heavy-tailed: exactly round(F x units) units, a "
+                               "public count.",
+      {{"units_expected", P, "classify: the public number of units x fraction (the exact count "
+                             "is not output)"},
+       {"units", P, "user-level and heavy-tailed: the public held-out count round(F x units) "
+                    "(non-private fits: the exact held-out count)"},
        {"private", P, "false for a non-private fit"},
-       {"loss", R, "the noisy clipped-loss sum / units_expected (non-private: the exact mean)"},
+       {"loss", R, "the noisy clipped-loss sum / units_expected, or / units (non-private: the "
+                   "exact mean)"},
        {"noise_sd", P, "the noise's sd per expected unit"},
        {"interval_95", D, "loss +- the noise's 95% half-width, clamped to [0, loss_bound]"},
        {"population_interval_95", D, "the expected clipped loss of a fresh unit: from loss, "

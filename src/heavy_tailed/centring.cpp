@@ -77,17 +77,20 @@ double centre_features(const ConstMatrixRef& X, const Vector& y, std::int64_t n,
   const CentrePlan p = plan_centring(X, n, o);
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   const PrivacyLoss share = share_loss(p.share, gaussian);
+  // Regression losses standardise the label; class labels (+-1) are only checked: one class
+  // under 10% of the records is "far" (a fit without an intercept cannot express that base rate).
   const Vector* labels = binary_labels(o.loss) ? nullptr : &y;
   if (p.share == 0 || p.check) diag = {{"applied", false}, {"reason", p.why_not}};
   if (p.share == 0) return 0;
-  if (p.check) {  // are the columns (and a regression label) far from 0?
+  if (p.check) {  // are the columns (and the label) far from 0?
     const double spend = centring_spend(p, gaussian);
-    const OffsetCheck oc = offset_check(X, 1, labels, share_loss(spend, gaussian), o.run.noise,
-                                        account, rng, o.run.comm);
+    const OffsetCheck oc = offset_check(X, 1, &y, share_loss(spend, gaussian), o.run.noise,
+                                        account, rng, o.run.comm, binary_labels(o.loss));
     diag["offset_check"] = oc.diagnostics;
     diag["offset_check"]["share"] = (gaussian ? kOffsetCheckZcdpFraction : 1.0) * o.scale_share;
     if (oc.blocks())
-      diag["abstained"] = offset_abstention(oc, static_cast<std::size_t>(n), p.need, "records");
+      diag["abstained"] = offset_abstention(oc, static_cast<std::size_t>(n), p.need, "records",
+                                            binary_labels(o.loss));
     return spend;
   }
   // Regression losses standardise the label too: the weights and domain_radius are unit-free.

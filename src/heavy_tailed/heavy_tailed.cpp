@@ -66,8 +66,9 @@ Ledger heavy_tailed_plan(std::int64_t n, Eigen::Index d, const HeavyTailedOption
   const bool gaussian = o.method == HeavyTailedMethod::dp_sgd;
   const Eigen::Index cols = d + (binary_labels(o.loss) ? 0 : 1);  // a regression label too
   Ledger l;
-  if (cp.share > 0 && cp.check)
-    l.push_back(offset_check_entry(cols, share_loss(centring_spend(cp, gaussian), gaussian), o.run.noise));
+  if (cp.share > 0 && cp.check)  // the features and the label (class labels are checked too)
+    l.push_back(offset_check_entry(d + 1, share_loss(centring_spend(cp, gaussian), gaussian),
+                                   o.run.noise));
   else if (cp.share > 0)
     l = private_location_entries(centring_options(share_loss(cp.share, gaussian)),
                                  static_cast<std::size_t>(cols));

@@ -37,8 +37,10 @@ HeldRows hold_out_rows(const ConstMatrixRef& X, const Vector& y, const HeavyTail
   HeldRows h;
   if (!o.holdout) return h;
   h.active = true;
-  const HoldoutSplit::Rows split =
-      HoldoutSplit(*o.holdout, rng, o.run.comm).rows(X, [&y](Eigen::Index i) { return y[i]; });
+  // Exactly round(f n) records held out (n public under replace-one): both counts are public.
+  const HoldoutSplit::Rows split = HoldoutSplit(*o.holdout, rng, o.run.comm)
+                                       .exact_rows(X, [&y](Eigen::Index i) { return y[i]; },
+                                                   o.run.comm);
   auto take = [&](const std::vector<Eigen::Index>& rows, RowMatrix& A, Vector& b) {
     A.resize(static_cast<Eigen::Index>(rows.size()), X.cols());
     b.resize(static_cast<Eigen::Index>(rows.size()));
@@ -64,10 +66,8 @@ nlohmann::json held_out_loss(const HeldRows& split, const Vector& w, const Heavy
     losses[static_cast<std::size_t>(i)] = env.phi(split.held_X.row(i).dot(w.head(d)) + b,
                                                   split.held_y[i]);
   nlohmann::json j;
-  if (mechanism) {  // the held-out count is private (issue 28): n (public) x fraction
-    const std::int64_t n = allreduce_count(comm_or_single(o.run.comm),
-                                           split.train_X.rows() + split.held_X.rows());
-    j = mechanism->release(losses, rng, o.run.comm, {n, *o.holdout, n});
+  if (mechanism) {  // the held-out count is public: exactly round(f n) records (hold_out_rows)
+    j = mechanism->release(losses, rng, o.run.comm);
   } else {
     double sum = 0;
     for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);

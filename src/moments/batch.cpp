@@ -35,6 +35,12 @@ using Eigen::Index;
 // A warning is raised when the noisy count of clipped rows exceeds this fraction of the rows by
 // more than two noise deviations (a false warning has probability <= 2.3%).
 constexpr double kClipBitesFraction = 0.01;
+// An estimated clip (3 x a private median of the norms) that clips more than this fraction of the
+// rows (the count's one-sided 95% lower bound) describes an atom of the norms (most rows zero or
+// equal: 0/1 flags, sparse counts) or a tail it was not sized for, not their scale: the release
+// abstains (docs/proofs/moments.md §4.5). Issue 30: 1000 rows of two 0/1 flags released running
+// sums of 1.6e-118 (truth about 500) at a clip of 3.9e-121 that clipped 72% of the rows.
+constexpr double kClipUnusableFraction = 0.25;
 
 // Every row's norm, checking the table (and `reject`) before any noise is drawn.
 std::vector<double> checked_table_norms(const ConstMatrixRef& X, const MomentsConfig& config) {
@@ -122,8 +128,9 @@ constexpr double kClipBeta = 0.001;
 // 2 clip, so the last step's first moment is within (clipped rows) x clip x (the workload's
 // largest weight: 1/T for average, at most 1 otherwise) of the moments of the rows shrunk to
 // norm 2 clip -- the moments of the rows themselves when none is that long.
-void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream& pre,
-                double rho, bool estimated, Rng& rng) {
+// Returns why an estimated clip is unusable (kClipUnusableFraction), if it is.
+std::optional<std::string> clip_check(std::span<const double> norms, const MomentsConfig& c,
+                                      PreStream& pre, double rho, bool estimated, Rng& rng) {
   const GaussianMechanism m = GaussianMechanism::from_rho(1.0, rho, 1, c.run.noise);
   const char* which = estimated ? "the estimated clip" : "the supplied clip";
   pre.account.claim(m.ledger_entry(fmt::format("count of rows above {}", which)));
@@ -154,6 +161,15 @@ void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream
         format_number(m.sigma()),
         estimated ? "give a larger --clip if the long rows matter"
                   : "raise the clip or omit it to have it estimated privately");
+  const double lower = noisy - standard_normal_quantile(0.95) * m.sigma();  // one-sided 95%
+  if (!estimated || lower <= kClipUnusableFraction * n) return std::nullopt;
+  return fmt::format(
+      "the estimated clip {} (3 x a private median of the row norms) clips more than {} of the "
+      "rows (the private count's 95% lower bound: {:.2f} of them): the median sits in an atom of "
+      "the norms (most rows zero or equal, e.g. 0/1 flags or sparse counts) or below a heavy "
+      "tail, and the moments would be those of the clipped rows. Give --clip, a public bound on "
+      "the row norms (e.g. sqrt(d) for 0/1 columns)",
+      format_number(*c.clip), kClipUnusableFraction, lower / n);
 }
 
 LocationOptions centre_options(const MomentsConfig& c, double rho) {
@@ -356,7 +372,7 @@ Release<MomentSeries> estimate_moments(const ConstMatrixRef& X, MomentsConfig co
   std::optional<std::string> reason;
   if (estimate) reason = private_clip(used_norms, config, pre, rho_clip, rng, trace);
   if (!reason && config.clip_check_share > 0)
-    clip_check(used_norms, config, pre, rho_count, estimate, rng);
+    reason = clip_check(used_norms, config, pre, rho_count, estimate, rng);
   if (reason) return seal(MomentSeries{}, pre.account, abstention(config, trace, *reason), rng,
                           pre.diagnostics);
   MomentEstimator est(std::move(config), rng, std::move(pre), trace);  // run, seal

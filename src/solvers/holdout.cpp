@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
+#include <map>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/error.hpp"
@@ -70,6 +72,129 @@ HoldoutSplit::Rows HoldoutSplit::rows(const ConstMatrixRef& X,
   return out;
 }
 
+std::uint64_t HoldoutSplit::hash(std::span<const std::uint64_t> words) const {
+  std::uint64_t h = key_[1];
+  for (std::uint64_t w : words) h = splitmix64(h ^ w);
+  return splitmix64(key_[0] ^ h);
+}
+
+std::int64_t HoldoutSplit::held_units(std::int64_t units) const {
+  require(units >= 2, "holdout: the table needs at least 2 units (records, or users) to hold one "
+                      "out and fit on another");
+  const auto k = static_cast<std::int64_t>(std::llround(fraction_ * static_cast<double>(units)));
+  return std::clamp<std::int64_t>(k, 1, units - 1);
+}
+
+namespace {
+
+// The smallest t with at least k of the hashes <= t over every rank (`sorted`: this rank's).
+std::uint64_t kth_hash(const std::vector<std::uint64_t>& sorted, std::int64_t k,
+                       Communicator& comm) {
+  const auto at_most = [&](std::uint64_t t) {
+    const auto local = static_cast<std::int64_t>(
+        std::upper_bound(sorted.begin(), sorted.end(), t) - sorted.begin());
+    return comm.size() == 1 ? local : allreduce_count(comm, local);
+  };
+  std::uint64_t lo = 0, hi = std::numeric_limits<std::uint64_t>::max();
+  while (lo < hi) {  // every rank runs the same 64 rounds
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (at_most(mid) >= k) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+using Words = std::vector<std::uint64_t>;
+
+// The units whose hash is the k-th's, by value: each value's count on every rank (rank order).
+// Equal hashes are equal units but for a 64-bit collision; the words order the values totally.
+std::map<Words, std::vector<std::int64_t>> tied_counts(
+    const std::map<Words, std::vector<std::size_t>>& mine, Communicator& comm) {
+  Bytes out;
+  const auto put = [&](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) out.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
+  };
+  for (const auto& [w, units] : mine) {
+    put(w.size());
+    for (std::uint64_t x : w) put(x);
+    put(units.size());
+  }
+  const std::vector<Bytes> all = comm.size() == 1 ? std::vector<Bytes>{out} : comm.allgather(out);
+  std::map<Words, std::vector<std::int64_t>> merged;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    std::size_t at = 0;
+    const auto get = [&] {
+      std::uint64_t v = 0;
+      for (int b = 0; b < 8; ++b) v |= static_cast<std::uint64_t>(all[r][at++]) << (8 * b);
+      return v;
+    };
+    while (at < all[r].size()) {
+      Words w(get());
+      for (std::uint64_t& x : w) x = get();
+      auto& counts = merged[w];
+      counts.resize(all.size());
+      counts[r] = static_cast<std::int64_t>(get());
+    }
+  }
+  return merged;
+}
+
+}  // namespace
+
+std::vector<char> HoldoutSplit::smallest(const std::vector<std::vector<std::uint64_t>>& words,
+                                         std::int64_t units, Communicator* ranks) const {
+  Communicator& comm = comm_or_single(ranks);
+  const std::int64_t k = held_units(units);
+  std::vector<std::uint64_t> h(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i) h[i] = hash(words[i]);
+  std::vector<std::uint64_t> sorted = h;
+  std::sort(sorted.begin(), sorted.end());
+  const std::uint64_t t = kth_hash(sorted, k, comm);
+  std::vector<char> held(words.size(), 0);
+  std::map<Words, std::vector<std::size_t>> tied;  // this rank's units at hash t, by value
+  std::int64_t below = 0;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (h[i] < t) held[i] = 1, ++below;
+    else if (h[i] == t) tied[words[i]].push_back(i);
+  }
+  std::int64_t left = k - (comm.size() == 1 ? below : allreduce_count(comm, below));
+  for (const auto& [w, counts] : tied_counts(tied, comm)) {  // values in order, then ranks
+    for (std::size_t r = 0; r < counts.size() && left > 0; ++r) {
+      const std::int64_t take = std::min(left, counts[r]);
+      if (static_cast<int>(r) == comm.rank())
+        for (std::int64_t j = 0; j < take; ++j) held[tied.at(w)[static_cast<std::size_t>(j)]] = 1;
+      left -= take;
+    }
+  }
+  return held;
+}
+
+HoldoutSplit::Rows HoldoutSplit::exact_rows(const ConstMatrixRef& X,
+                                            const std::function<double(Eigen::Index)>& label,
+                                            Communicator* ranks) const {
+  std::vector<std::vector<std::uint64_t>> words(static_cast<std::size_t>(X.rows()));
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    auto& w = words[static_cast<std::size_t>(i)];
+    for (Eigen::Index j = 0; j < X.cols(); ++j) w.push_back(std::bit_cast<std::uint64_t>(X(i, j)));
+    w.push_back(std::bit_cast<std::uint64_t>(label(i)));
+  }
+  const auto local = static_cast<std::int64_t>(X.rows());
+  Communicator& comm = comm_or_single(ranks);
+  const std::vector<char> held =
+      smallest(words, comm.size() == 1 ? local : allreduce_count(comm, local), ranks);
+  Rows out;
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    (held[static_cast<std::size_t>(i)] ? out.held : out.keep).push_back(i);
+  return out;
+}
+
+const char* HoldoutSplit::exact_rule() {
+  return "exactly round(fraction x units) units (at least 1, and 1 left to fit on) are held out: "
+         "the units with the smallest keyed hash of the unit (a row's values and label, or a "
+         "user's id; equal hashes ordered by the unit's bits), under a secret key drawn for this "
+         "release";
+}
+
 const char* HoldoutSplit::rule() {
   return "a unit is held out when a keyed hash of the unit (a row's values, or a user's id) "
          "falls below fraction x 2^64, under a secret key drawn for this release";
@@ -131,7 +256,7 @@ nlohmann::json HoldoutLoss::release(std::span<const double> losses, Rng& rng,
   Communicator& comm = comm_or_single(ranks);
   const auto local = static_cast<std::int64_t>(losses.size());
   const std::int64_t m = comm.size() == 1 ? local : allreduce_count(comm, local);
-  nlohmann::json out = {{"units", m}, {"loss_bound", L_}, {"rule", HoldoutSplit::rule()}};
+  nlohmann::json out = {{"units", m}, {"loss_bound", L_}, {"rule", HoldoutSplit::exact_rule()}};
   if (m == 0) return out["loss"] = nullptr, out;
   const NoisySum s = noisy_sum(losses, rng, comm, m);
   const double md = static_cast<double>(m), loss = s.sum / md;

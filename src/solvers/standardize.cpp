@@ -2,12 +2,14 @@
 #include "dpstats/solvers/standardize.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/mechanisms/gaussian.hpp"
@@ -174,7 +176,8 @@ LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, N
 
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
-                         ReleaseBudget& account, Rng& rng, Communicator* ranks) {
+                         ReleaseBudget& account, Rng& rng, Communicator* ranks,
+                         bool class_labels) {
   Communicator& comm = comm_or_single(ranks);
   const Eigen::Index d = rows.cols(), c = d + (labels ? 1 : 0);
   const std::int64_t all_rows =
@@ -204,7 +207,9 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
   for (Eigen::Index j = 0; j < c; ++j) {
     const double f = std::clamp(noisy[j] / units, 0.0, 1.0), minority = std::min(f, 1 - f);
     const bool is_far = minority < kOffsetMinority;
-    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction <= 0;
+    // Class labels: unsure until the band rules out a minority class under the threshold.
+    const double floor = class_labels && labels && j == d ? kOffsetMinority : 0;
+    const bool is_unsure = !is_far && minority - kOffsetBandZ * out.noise_sd_fraction <= floor;
     const std::string name = labels && j == d ? "y" : std::to_string(j + 1);
     cols.push_back({{"column", name}, {"fraction_below_zero", f}, {"far", is_far},
                     {"unsure", is_unsure}});
@@ -218,7 +223,9 @@ OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
        {"rule", fmt::format("a column is far from centred when fewer than {:.0f}% of the units "
                             "lie on one side of 0 (noisy mid-rank of 0; for a Gaussian column "
                             "|mean| > 1.28 sd), unsure when the one-sided 95% noise band of that "
-                            "share reaches 0", 100 * kOffsetMinority)}});
+                            "share reaches 0{}", 100 * kOffsetMinority,
+                            class_labels ? " (for the class labels y: reaches the threshold)"
+                                         : "")}});
   return out;
 }
 
@@ -233,22 +240,43 @@ std::size_t centring_units_needed(const LocationOptions& o, std::size_t d) {
   return hi;
 }
 
+namespace {
+
+// A list of checked columns ("1, 2, y") less the class labels "y" (listed last) when `strip`.
+std::string without_labels(const std::string& list, bool strip) {
+  if (!strip || (list != "y" && !list.ends_with(", y"))) return list;
+  return list == "y" ? "" : list.substr(0, list.size() - 3);
+}
+
+}  // namespace
+
 std::string offset_abstention(const OffsetCheck& oc, std::size_t have, std::size_t need,
-                              const char* units) {
-  std::string what;
-  if (oc.far) what = fmt::format("column(s) {} lie far from 0 relative to their spread", *oc.far);
-  if (oc.unsure) {
-    what += fmt::format("{}the check's noise (sd {:.2g} of the {}) cannot tell whether column(s) "
-                        "{} lie near 0", what.empty() ? "" : "; ", oc.noise_sd_fraction, units,
-                        *oc.unsure);
+                              const char* units, bool class_labels) {
+  const std::string far = oc.far ? without_labels(*oc.far, class_labels) : "";
+  const std::string unsure = oc.unsure ? without_labels(*oc.unsure, class_labels) : "";
+  // Centring the features by hand does not balance the classes.
+  const bool labels_far = oc.far && far != *oc.far;
+  const bool labels = labels_far || (oc.unsure && unsure != *oc.unsure);
+  std::vector<std::string> what;
+  if (!far.empty()) what.push_back(fmt::format("column(s) {} lie far from 0 relative to their spread", far));
+  if (!unsure.empty()) {
+    what.push_back(fmt::format("the check's noise (sd {:.2g} of the {}) cannot tell whether "
+                               "column(s) {} lie near 0", oc.noise_sd_fraction, units, unsure));
+  }
+  if (labels) {
+    what.push_back(fmt::format("{} (one class under 10% of the {}: a fit without an intercept "
+                               "cannot express that base rate)",
+                               labels_far ? "the class labels are unbalanced"
+                                          : "the check's noise cannot tell whether the class "
+                                            "labels are balanced", units));
   }
   return fmt::format(
       "{} (private offset check), and {} {} are too few for a private centring: a fit without an "
       "intercept in these units has no useful guarantee. Give at least {} {} (the private "
-      "centring then standardises the features and fits an intercept), or supply centred, "
-      "standardised features, or pass centre = false to fit x . w without an intercept in the "
-      "data's units anyway",
-      what, have, units, need, units);
+      "centring then standardises the features and fits an intercept), {}or pass centre = false "
+      "to fit x . w without an intercept in the data's units anyway",
+      fmt::join(what, "; "), have, units, need, units,
+      labels ? "" : "or supply centred, standardised features, ");
 }
 
 nlohmann::json fit_stated_error() {

@@ -105,19 +105,26 @@ std::optional<std::string> centre_if_planned(const UserDataset& data, const User
 }
 
 // Below the centring threshold with an unknown scale: are the columns far from 0? (the labels
-// too, for regression losses). Run after the bounds' estimates, so that a table too small for
-// them abstains for that reason (the check's noise is then a large fraction of the users).
+// too: a regression label's offset, or one class under 10%). Run after the bounds' estimates,
+// so that a table too small for them abstains for that reason (the check's noise is then a
+// large fraction of the users).
 std::optional<std::string> offset_gate(const UserDataset& data, const UserLevelOptions& o,
                                        const CentreDecision& cd, ReleaseBudget& account, Rng& rng,
                                        nlohmann::json& diag) {
-  const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(),
-                                      uses_label_bound(o.loss) ? &data.all_labels() : nullptr,
+  // Class labels are checked as +-1 ({0, 1} mapped as for the fit): one class under 10% of the
+  // users is "far", as a fit without an intercept cannot express that base rate.
+  const bool classes = binary_labels(o.loss);
+  const Vector labels = classes ? Vector(data.all_labels().unaryExpr(
+                                      [](double v) { return v > 0 ? 1.0 : -1.0; }))
+                                : data.all_labels();
+  const OffsetCheck oc = offset_check(data.all_features(), data.items_per_user(), &labels,
                                       PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
-                                      o.run.noise, account, rng, o.run.comm);
+                                      o.run.noise, account, rng, o.run.comm, classes);
   diag["centring"]["offset_check"] = oc.diagnostics;
   diag["centring"]["offset_check"]["share_of_rho"] = kOffsetCheckZcdpFraction * o.scale_share;
   if (!oc.blocks()) return std::nullopt;
-  return offset_abstention(oc, static_cast<std::size_t>(data.total_users()), cd.need, "users");
+  return offset_abstention(oc, static_cast<std::size_t>(data.total_users()), cd.need, "users",
+                           classes);
 }
 
 }  // namespace dpstats::optimize::user_level_detail

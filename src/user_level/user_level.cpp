@@ -68,7 +68,7 @@ Ledger user_level_plan(const UserDataset& data, const UserLevelOptions& o, const
   const Ledger bounds = bounds_entries(b, o), method = method_planned(data, o, b.rho_left);
   l.insert(l.end(), bounds.begin(), bounds.end());
   if (cd.check) {  // run after the bounds' estimates (offset_gate)
-    l.push_back(offset_check_entry(data.dim() + (uses_label_bound(o.loss) ? 1 : 0),
+    l.push_back(offset_check_entry(data.dim() + 1,  // the features and the labels
                                    PrivacyLoss::zcdp(kOffsetCheckZcdpFraction * cd.share.rho),
                                    o.run.noise));
   }
@@ -109,7 +109,8 @@ ScaleStep scale_step(const UserDataset& data, const UserLevelOptions& o, const C
   return out;
 }
 
-// The held-out users (solvers/holdout.hpp: a keyed hash of each user id) and the others.
+// The held-out users and the others: exactly round(f U) users held out, the smallest by a keyed
+// hash of the user id (solvers/holdout.hpp), so both counts are public (U is, under replace-one).
 struct UserSplit {
   UserDataset train;
   std::optional<UserDataset> held;
@@ -117,25 +118,20 @@ struct UserSplit {
 
 UserSplit split_users(const UserDataset& all, const UserLevelOptions& o, Rng& rng) {
   if (!o.holdout) return {all, std::nullopt};
-  Communicator& comm = comm_or_single(o.run.comm);
   const HoldoutSplit split(*o.holdout, rng, o.run.comm);
-  std::vector<bool> held(static_cast<std::size_t>(all.num_users()));
-  std::int64_t count = 0;
-  for (std::int64_t u = 0; u < all.num_users(); ++u) {
-    held[static_cast<std::size_t>(u)] =
-        split.held_out(static_cast<std::uint64_t>(all.ids()[static_cast<std::size_t>(u)]));
-    count += held[static_cast<std::size_t>(u)] ? 1 : 0;
-  }
-  const std::int64_t held_total = allreduce_count(comm, count);
-  std::vector<bool> kept(held.size());
-  for (std::size_t u = 0; u < held.size(); ++u) kept[u] = !held[u];
-  return {all.subset(kept, all.total_users() - held_total), all.subset(held, held_total)};
+  std::vector<std::vector<std::uint64_t>> ids(static_cast<std::size_t>(all.num_users()));
+  for (std::size_t u = 0; u < ids.size(); ++u) ids[u] = {static_cast<std::uint64_t>(all.ids()[u])};
+  const std::int64_t users = all.total_users(), k = split.held_units(users);
+  const std::vector<char> flags = split.smallest(ids, users, o.run.comm);
+  std::vector<bool> held(flags.size()), kept(flags.size());
+  for (std::size_t u = 0; u < flags.size(); ++u) held[u] = flags[u] != 0, kept[u] = !held[u];
+  return {all.subset(kept, users - k), all.subset(held, k)};
 }
 
 // Each held-out user's mean loss of the released model x . w (+ b) over its m rows as given (the
 // user's units; {0, 1} labels mapped as for the fit), released by `mechanism` (non-private: the
 // exact mean of the clipped losses).
-nlohmann::json holdout_statement(const UserDataset& held, std::int64_t users, const Vector& x,
+nlohmann::json holdout_statement(const UserDataset& held, const Vector& x,
                                  const UserLevelOptions& o, bool mapped,
                                  const std::optional<HoldoutLoss>& mechanism, Rng& rng) {
   const auto loss = make_loss(o.loss);
@@ -153,8 +149,8 @@ nlohmann::json holdout_statement(const UserDataset& held, std::int64_t users, co
     losses[static_cast<std::size_t>(u)] = sum / static_cast<double>(held.items_per_user());
   }
   nlohmann::json j;
-  if (mechanism) {  // the held-out count is private (issue 28): the users (public) x fraction
-    j = mechanism->release(losses, rng, o.run.comm, {users, *o.holdout, users});
+  if (mechanism) {  // the held-out count is public: exactly round(f U) users (split_users)
+    j = mechanism->release(losses, rng, o.run.comm);
   } else {
     double sum = 0;
     for (double v : losses) sum += std::clamp(v, 0.0, o.holdout_loss_bound);
@@ -218,7 +214,7 @@ Release<Vector> fit_user_level(const UserDataset& all, const UserLevelOptions& o
   MethodRun run = run_method(*step.work, o, step.bounds.rho_left, account, rng, diag, trace);
   Vector x = step.st ? step.st->to_user_units(run.x) : std::move(run.x);  // post-processing
   if (split.held && !run.abstained)
-    diag["holdout"] = holdout_statement(*split.held, all.total_users(), x, o, mapped, holdout, rng);
+    diag["holdout"] = holdout_statement(*split.held, x, o, mapped, holdout, rng);
   return seal_user_level(std::move(x), account, priv && run.certified, run.abstained, o, trace,
                          rng, std::move(diag));
 }

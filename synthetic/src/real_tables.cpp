@@ -226,13 +226,42 @@ RealTable flights(Rng& g) {
   return t;
 }
 
+// Issue 30: 2000 users with 2 rows each, two centred features and a +-1 label that is +1 for
+// about 5% of the rows; centred columns pass the offset check, so only the labels tell that a
+// fit without an intercept cannot express the base rate.
+RealTable users_unbalanced(Rng& g) {
+  RealTable t = table("users_unbalanced", "user-level logistic, 5% positives, centred features",
+                      4000, {"score_a", "score_b"});
+  t.use = TableUse::user_level;
+  t.target.resize(t.values.rows());
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i) {
+    t.values(i, 0) = normal(g, 0, 1), t.values(i, 1) = normal(g, 0, 1);
+    t.target[i] = t.values(i, 0) + normal(g, 0, 0.3) > 1.7 ? 1.0 : -1.0;
+    t.users.push_back(i / 2);
+  }
+  return t;
+}
+
+// Issue 30: 1000 rows of two 0/1 flags (a quarter of the rows all 0): the median row norm's
+// private estimate can land in that atom, and 3 x it clipped 72% of the rows.
+RealTable flag_pairs(Rng& g) {
+  RealTable t = table("flag_pairs", "0/1 flags: the row norms' median near an atom", 1000,
+                      {"subscribed", "churned"});
+  for (Eigen::Index i = 0; i < t.values.rows(); ++i) {
+    t.values(i, 0) = g.uniform01() < 0.5 ? 1.0 : 0.0;
+    t.values(i, 1) = g.uniform01() < 0.5 ? 1.0 : 0.0;
+  }
+  return t;
+}
+
 }  // namespace
 
 std::vector<RealTable> real_tables(std::uint64_t seed) {
   SeededRng g(seed);
   std::vector<RealTable> out;
   for (auto make : {ratings, survey, money, skewed, penguins, constant, epoch, corrupted, attacked,
-                    mid_size, users, flights, money90, flags, cells})
+                    mid_size, users, flights, money90, flags, cells, users_unbalanced,
+                    flag_pairs})
     out.push_back(make(g));
   return out;
 }

@@ -154,6 +154,10 @@ TEST(RealTableSweep, ThroughTheTool) {
   expect_sound(all);
 }
 
+// Issue 30's tables (appended at the end of real_tables()).
+TEST(RealTableSweep, UsersUnbalanced) { sweep_table("users_unbalanced"); }
+TEST(RealTableSweep, FlagPairs) { sweep_table("flag_pairs"); }
+
 class PrintSummary : public ::testing::Environment {
  public:
   void TearDown() override {

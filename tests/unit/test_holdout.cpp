@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <random>
+#include <set>
 
+#include "dpstats/comm/communicator.hpp"
 #include "dpstats/heavy_tailed/heavy_tailed.hpp"
 #include "dpstats/random/rng.hpp"
 #include "dpstats/solvers/holdout.hpp"
@@ -52,6 +55,58 @@ TEST(Holdout, SplitHoldsOutTheFractionIndependentlyOfTheData) {
   EXPECT_NEAR(agree, 0.68 * n, 5 * std::sqrt(0.2176 * n));  // another key: independent
   EXPECT_THROW(HoldoutSplit(0, a), InvalidArgument);
   EXPECT_THROW(HoldoutSplit(0.6, a), InvalidArgument);
+}
+
+// The replace-one fits' split (issue 30): exactly round(f N) units held out, so both counts are
+// public; replacing one unit changes each side by at most one replaced unit (docs/proofs/
+// user-level.md §5), duplicates included; the same flags on 3 ranks as in one process.
+TEST(Holdout, ExactSplitHoldsOutAPublicCountAndNeighboursDifferByOneUnit) {
+  using Units = std::vector<std::vector<std::uint64_t>>;
+  const auto held_set = [](const Units& u, const std::vector<char>& f, bool held) {
+    std::multiset<std::vector<std::uint64_t>> s;
+    for (std::size_t i = 0; i < u.size(); ++i)
+      if ((f[i] != 0) == held) s.insert(u[i]);
+    return s;
+  };
+  const auto differ = [](const auto& a, const auto& b) {  // units of a missing from b
+    std::vector<std::vector<std::uint64_t>> out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out.size();
+  };
+  Units units;
+  for (std::uint64_t i = 0; i < 1000; ++i) units.push_back({i % 700, 7});  // 300 duplicated
+  SeededRng rng(3);
+  const HoldoutSplit split(0.2, rng);
+  EXPECT_EQ(split.held_units(1000), 200);
+  EXPECT_EQ(split.held_units(2), 1);
+  EXPECT_THROW(split.held_units(1), InvalidArgument);
+  const std::vector<char> flags = split.smallest(units, 1000);
+  EXPECT_EQ(std::count(flags.begin(), flags.end(), 1), 200);
+  for (std::size_t at : {0, 5, 699, 999}) {
+    for (std::uint64_t v : {5000, 12, 3}) {  // a new unit, and copies of existing ones
+      Units other = units;
+      other[at] = {v, 7};
+      const std::vector<char> g = split.smallest(other, 1000);
+      EXPECT_EQ(std::count(g.begin(), g.end(), 1), 200);
+      for (bool held : {true, false}) {
+        EXPECT_LE(differ(held_set(units, flags, held), held_set(other, g, held)), 1u);
+        EXPECT_LE(differ(held_set(other, g, held), held_set(units, flags, held)), 1u);
+      }
+    }
+  }
+  std::vector<char> ranked(units.size());  // 3 ranks of 400, 350 and 250 units
+  std::mutex m;
+  run_local_ranks(3, [&](Communicator& c) {
+    const std::size_t begin[] = {0, 400, 750, 1000};
+    const auto r = static_cast<std::size_t>(c.rank());
+    const Units mine(units.begin() + static_cast<std::ptrdiff_t>(begin[r]),
+                     units.begin() + static_cast<std::ptrdiff_t>(begin[r + 1]));
+    SeededRng key(3);
+    const std::vector<char> f = HoldoutSplit(0.2, key, &c).smallest(mine, 1000, &c);
+    const std::lock_guard<std::mutex> lock(m);
+    std::copy(f.begin(), f.end(), ranked.begin() + static_cast<std::ptrdiff_t>(begin[r]));
+  });
+  EXPECT_EQ(ranked, flags);
 }
 
 // The noise-only interval holds the held-out units' mean clipped loss in about 95% of draws
@@ -178,6 +233,9 @@ TEST(Holdout, UserLevelAndHeavyTailedStateTheirValidationLoss) {
   dpstats::testing::expect_guarantee_from_ledger(r);
   ASSERT_EQ(r.status, Status::ok) << r.diagnostics.dump();
   EXPECT_EQ(r.diagnostics["holdout"]["unit"], "user");
+  // Public counts (issue 30): round(0.2 x 3000) users held out, the rest trained on.
+  EXPECT_EQ(r.diagnostics["holdout"]["units"], 600);
+  EXPECT_EQ(r.diagnostics["n_users"], 2400);
   expect_covers(r.diagnostics["holdout"], fresh_loss(r.estimate, GlmKind::logistic));
   HeavyTailedOptions h;
   h.loss = GlmKind::logistic;
@@ -191,6 +249,7 @@ TEST(Holdout, UserLevelAndHeavyTailedStateTheirValidationLoss) {
   dpstats::testing::expect_guarantee_from_ledger(t);
   ASSERT_EQ(t.status, Status::ok) << t.diagnostics.dump();
   EXPECT_EQ(t.diagnostics["holdout"]["unit"], "record");
+  EXPECT_EQ(t.diagnostics["holdout"]["units"], 1800);  // round(0.2 x 9000) records
   // The whole plan is charged before any noise; the held-out loss is drawn last (of the model).
   EXPECT_NE(t.ledger.back().purpose.find("holdout"), std::string::npos) << ledger_json(t.ledger);
   expect_covers(t.diagnostics["holdout"], fresh_loss(t.estimate, GlmKind::logistic));

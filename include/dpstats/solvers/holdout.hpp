@@ -54,14 +54,30 @@ class HoldoutSplit {
     std::vector<Eigen::Index> keep, held;
   };
   Rows rows(const ConstMatrixRef& X, const std::function<double(Eigen::Index)>& label) const;
+
+  // Exactly k units held out, for a fit whose number of units N is public (replace-one): the
+  // k = held_units(N) smallest units of every rank in the keyed order (the keyed hash of the unit,
+  // then its words: a total order on distinct units; equal units are interchangeable). So the
+  // training and held-out counts N - k and k are public, and replacing one unit changes each side
+  // by at most one replaced unit (docs/proofs/user-level.md §5). `words[i]`: this rank's unit i
+  // (a user: {id}; a row: its values' bit patterns, then the label's). Returns one flag per
+  // unit: 1 when held out.
+  std::int64_t held_units(std::int64_t units) const;  // round(fraction N) in [1, N - 1]; N >= 2
+  std::vector<char> smallest(const std::vector<std::vector<std::uint64_t>>& words,
+                             std::int64_t units, Communicator* comm = nullptr) const;
+  // rows() with exactly held_units(N) held out (smallest), N the rows over every rank.
+  Rows exact_rows(const ConstMatrixRef& X, const std::function<double(Eigen::Index)>& label,
+                  Communicator* comm = nullptr) const;
   double fraction() const { return fraction_; }
-  // The rule, for diagnostics (the key is not in it).
+  // The rules, for diagnostics (the key is not in them): by threshold, and the exact count.
   static const char* rule();
+  static const char* exact_rule();
 
  private:
   double fraction_ = 0;
   std::uint64_t threshold_ = 0;
   std::array<std::uint64_t, 2> key_{};
+  std::uint64_t hash(std::span<const std::uint64_t> words) const;
 };
 
 // Checks a holdout fraction and loss bound before anything is drawn.
@@ -81,7 +97,8 @@ class HoldoutLoss {
   // `losses`: this rank's held-out units' losses (any order, each clipped to [0, L] here; a NaN
   // counts as L). Sums every rank's exactly, draws the noise on rank 0, and returns the statement:
   // {units, loss_bound, loss, noise_sd, interval_95, population_interval_95, rule}; with no
-  // held-out unit anywhere, {units: 0, loss: null}.
+  // held-out unit anywhere, {units: 0, loss: null}. For a public count of held-out units: the
+  // replace-one fits' exact split (HoldoutSplit::smallest), or a non-private reference.
   nlohmann::json release(std::span<const double> losses, Rng& rng,
                          Communicator* comm = nullptr) const;
   // The same release when the number of held-out units m is private (issue 28: the split is a

@@ -105,15 +105,21 @@ struct OffsetCheck {
 };
 
 // `rows`: units x m rows, unit u's rows at u*m .. u*m + m - 1 (m = rows_per_unit; 1 for
-// records). `labels` (regression losses): one more checked column. `share`: pure epsilon or zcdp
+// records). `labels`: one more checked column, "y" (a regression label; or class labels +-1,
+// where "far" means fewer than 10% of the units in one class: a fit without an intercept cannot
+// express that base rate). `share`: pure epsilon or zcdp
 // rho: the mechanism's entry claims its planned place on `account` (or is charged as the whole
 // plan of an account not charged yet) before the noise is drawn. S_j is computed as
 // the exact integer sum of 2 (1{x_j < 0} + 1/2 1{x_j = 0}) over the rows, divided by 2m once.
 // `comm` (null: one process): the ranks holding the rows, each a whole number of units; the
 // integer sums merge exactly and rank 0 draws the noise (the one-process release).
+// `class_labels`: `labels` are +-1 classes, unsure until the one-sided 95% band rules out a
+// class under 10% (not only an empty class): a 5% class with noise sd 3% of the units must not
+// pass on one lucky draw.
 OffsetCheck offset_check(const ConstMatrixRef& rows, std::int64_t rows_per_unit,
                          const Vector* labels, const PrivacyLoss& share, NoiseMode noise,
-                         ReleaseBudget& account, Rng& rng, Communicator* comm = nullptr);
+                         ReleaseBudget& account, Rng& rng, Communicator* comm = nullptr,
+                         bool class_labels = false);
 // The check's entry on `columns` checked columns (the features, and the label when checked): what
 // a fit's plan charges, claimed by offset_check.
 LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, NoiseMode noise);
@@ -123,9 +129,10 @@ LedgerEntry offset_check_entry(Eigen::Index columns, const PrivacyLoss& share, N
 std::size_t centring_units_needed(const LocationOptions& o, std::size_t d);
 
 // The abstention reason when the offset check blocks (far or unsure columns) and the fit cannot
-// centre.
+// centre. `class_labels`: the checked "y" is +-1 class labels (only more units, whose centring
+// fits an intercept, or centre = false can help it; centring the features by hand cannot).
 std::string offset_abstention(const OffsetCheck& oc, std::size_t have, std::size_t need,
-                              const char* units);
+                              const char* units, bool class_labels = false);
 
 // Every fit release's diagnostics["stated_error"] (issue #15): {"radius": null, "statement": why
 // no error is stated}. The fits' excess-risk theorems (docs/proofs/user-level.md §4,

@@ -20,6 +20,8 @@
 //   flags          2 000 rows: a 0/1 flag (30% ones) and a Poisson(0.3) count (MAD 0)
 //   cells          2 000 rows: N(100, 15²) with 3 cells of +-1e15 (marked corrupted), and
 //                  timestamps 1.7e9 +- 3e7 s
+//   users_unbalanced  2 000 users with 2 rows each, centred features, 5% positive labels
+//   flag_pairs     1 000 rows of two 0/1 flags (the row norms' median near the all-0 atom)
 #pragma once
 #include <cstdint>
 #include <string>
