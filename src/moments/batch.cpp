@@ -152,7 +152,7 @@ void clip_check(std::span<const double> norms, const MomentsConfig& c, PreStream
         "which biases both moments towards 0 (the stated error counts them); {}",
         which, format_number(*c.clip), format_number(std::round(noisy)), norms.size(),
         format_number(m.sigma()),
-        estimated ? "give a larger --clip if the long rows matter"
+        estimated ? "give a larger --clip (Python: clip=) if the long rows matter"
                   : "raise the clip or omit it to have it estimated privately");
 }
 
