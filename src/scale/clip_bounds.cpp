@@ -247,6 +247,7 @@ void set_facts(ColumnClipBounds& c, const Plan& p) {
     SelectionFacts f = tail_facts(p);
     f.at_grid_end = at_end;
     if (!p.o.judge_sides) return f;  // §6's rules alone
+    f.side = true;
     f.beyond = beyond;
     f.beyond_noise = p.beyond_noise;
     f.designed_out = designed_out;
@@ -329,7 +330,7 @@ nlohmann::json ClipBounds::diagnostics() const {
                     {"lo_at_end", c.lo_at_end},
                     {"hi_at_end", c.hi_at_end},
                     {"anchor_at_end", c.anchor_at_end},
-                    {"rows_beyond_anchor", c.lo_facts.beyond < 0 && c.hi_facts.beyond < 0
+                    {"rows_beyond_anchor", !c.lo_facts.side && !c.hi_facts.side
                                                ? nlohmann::json(nullptr)
                                                : nlohmann::json({c.beyond_lo, c.beyond_hi})},
                     {"rows_beyond_cell", c.fine_cell ? nlohmann::json(c.cell)

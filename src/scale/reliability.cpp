@@ -138,7 +138,7 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "the released spread is at or below the resolution (most values "
                                  "are equal)",
                                  "the estimate cannot resolve this column" + give(option));
-  if (f.beyond >= 0) return assess_side(f, std::move(estimate), option);
+  if (f.side) return assess_side(f, std::move(estimate), option);
   return Reliability::ok(std::move(estimate));
 }
 
