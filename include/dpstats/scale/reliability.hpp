@@ -55,11 +55,11 @@ struct SelectionFacts {
   // (coverage/2 n).
   bool side = false;
   double beyond = 0, beyond_noise = 0, designed_out = 0;
-  bool atom = false;  // the anchor's cell surely holds most rows (released counts only)
+  bool atom = false;  // the noisy counts say the anchor's cell holds most rows (released counts)
 };
 
 // The one rule: usable iff the cell is not at the grid's end, the spread is not degenerate and
-// t / n + alpha <= tolerance; for a bound's side (`side`) whose anchor's cell surely holds
+// t / n + alpha <= tolerance; for a bound's side (`side`) whose anchor's cell may hold
 // most rows (atom) also iff the side is resolved (its rows beyond the anchor, low estimate, are at
 // least twice what the bound may leave out, designed_out + t) or nearly empty (high estimate at
 // most 2 designed_out): otherwise the bound may stop short of all the rows beyond the anchor. `option` names the public parameter that replaces the estimate
