@@ -164,8 +164,7 @@ def mean(X, method: Optional[str] = None, epsilon: Optional[float] = None, delta
     X = _array(X, "X", columns)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    if epsilon is None:
-        raise ValueError("epsilon is required (> 0): the privacy loss this release may spend")
+    epsilon = _required.epsilon(epsilon)
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
         raise ValueError(f"threads must be an integer, got {threads!r}")
     est, fields = _dpstats.mean(

@@ -17,10 +17,10 @@ _DELTA = ("delta is required: the probability the epsilon guarantee may fail; gi
           "--delta")
 
 
-def epsilon(value):
-    """``value`` as a float; ValueError when it is None."""
+def epsilon(value, why: str = ""):
+    """``value`` as a float; ValueError when it is None (``why`` says what it bounds there)."""
     if value is None:
-        raise ValueError(_EPSILON)
+        raise ValueError(_EPSILON + (f" ({why})" if why else ""))
     try:
         x = float(value)
     except (TypeError, ValueError):

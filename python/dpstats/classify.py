@@ -90,11 +90,9 @@ def fit_classify(X, y, epsilon: Optional[float] = None, delta: Optional[float] =
     if classes is None:
         raise ValueError("classes (the public number of classes) is required")
     if private:
-        if epsilon is None:
-            raise ValueError("epsilon is required for a private optimizer (the whole run's target; "
-                             "with noise_multiplier, the cap the run must fit in)")
-        if delta is None:
-            raise ValueError("delta is required for a private optimizer (in (0, 1))")
+        epsilon = _required.epsilon(epsilon, "a private optimizer's whole run; with "
+                                    "noise_multiplier, the cap the run must fit in")
+        delta = _required.delta(delta, "a private optimizer, in (0, 1)")
     elif epsilon is not None or delta is not None or scale_share is not None or budget is not None:
         raise ValueError(f"optimizer={options['optimizer']!r} is not private: epsilon, delta, "
                          "scale_share and budget do not apply")

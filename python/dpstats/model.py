@@ -78,7 +78,8 @@ class FittedModel:
         n, d = X.shape
         w = self.coef_
         if self._mlp:
-            h = self.hidden
+            # (d + 1) h + (h + 1) c weights: the hidden width is read off the release itself
+            h = self.hidden or (w.size - self.classes) // (d + 1 + self.classes)
             W1 = w[:(d + 1) * h].reshape(d + 1, h)
             W2 = w[(d + 1) * h:].reshape(h + 1, self.classes)
             a = np.maximum(np.hstack([X, np.ones((n, 1))]) @ W1, 0)
@@ -159,7 +160,7 @@ def fit(X, y, users=None, task: Optional[str] = None, *, columns=None, budget=No
     kind = _dpstats._fit_task(str(task))
     if kind == _dpstats.FitTask.classify:
         return FittedModel(release, task, model=options.get("model", "logistic"),
-                           classes=options.get("classes"), hidden=options.get("hidden", 128))
+                           classes=options.get("classes"), hidden=options.get("hidden"))
     default_loss = "absolute" if kind == _dpstats.FitTask.heavy_tailed else "logistic"
     return FittedModel(release, task, loss=options.get("loss", default_loss))
 

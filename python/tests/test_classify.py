@@ -177,3 +177,16 @@ def test_fitted_mlp_predicts_through_its_parsed_model():
     p = m.predict_proba(X[:5])
     assert p.shape == (5, 3) and np.allclose(p.sum(axis=1), 1)
     assert m.predict(X).shape == (600,)
+
+
+def test_fitted_mlp_reads_its_hidden_width_off_the_release():
+    # Without hidden= the library's default width applies; predictions read it off the weights
+    # ((d + 1) h + (h + 1) c of them), so Python keeps no copy of that default.
+    X, y = blobs(300, seed=3, spread=0.2)
+    m = dpstats.fit(X, y, task="classify", optimizer="adam", model="mlp", classes=3,
+                    epochs=1, batch_size=50, seed=5)
+    d, c = X.shape[1], 3
+    h = (m.coef_.size - c) // (d + 1 + c)
+    assert h >= 1 and (d + 1) * h + (h + 1) * c == m.coef_.size
+    p = m.predict_proba(X[:5])
+    assert p.shape == (5, 3) and np.allclose(p.sum(axis=1), 1)

@@ -35,15 +35,16 @@ namespace {
 // floating-point reduction, which does not). Cloned for AVX-512 and AVX2, chosen at run time.
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void box_rows(const double* __restrict__ X, Eigen::Index stride, Eigen::Index d,
-              const double* __restrict__ lo, double width, double scale, std::int64_t begin,
-              std::int64_t end, std::uint64_t* __restrict__ words, double* poison) {
+              const double* __restrict__ lo, double width, double pre, double scale,
+              std::int64_t begin, std::int64_t end, std::uint64_t* __restrict__ words,
+              double* poison) {
   std::vector<double> bad_columns(static_cast<std::size_t>(d), 0.0);
   double* __restrict__ bad = bad_columns.data();
   for (std::int64_t i = begin; i < end; ++i) {
     const double* __restrict__ row = X + i * stride;
     for (Eigen::Index j = 0; j < d; ++j) {
       bad[j] += row[j] * 0.0;
-      add(words[j], box_value(row[j], lo[j], width, scale));
+      add(words[j], box_value(row[j], lo[j], width, pre) * scale);
     }
   }
   double total = 0;
@@ -60,14 +61,18 @@ BoxSum box_sum(const ConstMatrixRef& X, const Vector& lower, double width, doubl
   // Q = box_quantum(n) for this process's rows, or (a rank's share of distributed rows) the
   // quantum of all rows, which is smaller: the rank's partial sum stays exact either way.
   require(Q > 0 && (n == 0 || Q <= box_quantum(n)), "box_sum: Q must be in (0, box_quantum(n)]");
-  // scale maps [0, width] into [0, Q]; rounding keeps every row's contribution in [0, Q].
-  const double scale = Q / width;
+  // scale maps [0, width] into [0, Q]; rounding keeps every row's contribution in [0, Q]. A
+  // width so small that Q / width overflows (below about 2^-984, e.g. bounds estimated around an
+  // atom of zeros) is first brought up by pre = 2^k, exactly: (v 2^k) (Q / (width 2^k)) is then
+  // the product of the same scaled numbers. Otherwise pre = 1 and the bits are those of v Q/width.
+  const double pre = std::isfinite(Q / width) ? 1.0 : std::ldexp(1.0, -std::ilogb(width));
+  const double scale = Q / (width * pre);
   std::vector<double> poison(static_cast<std::size_t>(std::max(threads, 1)), 0.0);
   const double* data = X.data();
   const Eigen::Index stride = X.outerStride();
   BoxSum out;
   out.sums = row_sums(n, d, Q, threads, [&](int p, std::int64_t b, std::int64_t e, std::uint64_t* w) {
-    box_rows(data, stride, d, lower.data(), width, scale, b, e, w,
+    box_rows(data, stride, d, lower.data(), width, pre, scale, b, e, w,
              &poison[static_cast<std::size_t>(p)]);
   });
   for (double p : poison) out.finite = out.finite && std::isfinite(p);

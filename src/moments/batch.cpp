@@ -159,7 +159,7 @@ std::optional<std::string> clip_check(std::span<const double> norms, const Momen
         "which biases both moments towards 0 (the stated error counts them); {}",
         which, format_number(*c.clip), format_number(std::round(noisy)), norms.size(),
         format_number(m.sigma()),
-        estimated ? "give a larger --clip if the long rows matter"
+        estimated ? "give a larger --clip (Python: clip=) if the long rows matter"
                   : "raise the clip or omit it to have it estimated privately");
   const double lower = noisy - standard_normal_quantile(0.95) * m.sigma();  // one-sided 95%
   if (!estimated || lower <= kClipUnusableFraction * n) return std::nullopt;

@@ -241,12 +241,14 @@ void set_facts(ColumnClipBounds& c, const Plan& p) {
   c.anchor_facts = anchor_facts(p);
   c.anchor_facts.at_grid_end = c.anchor_at_end;
   const double designed_out = p.o.coverage / 2 * p.n;
-  // The anchor's cell surely holds more than half of the rows: an atom (§7b).
-  const bool atom = c.beyond_lo + c.beyond_hi + 2 * p.beyond_noise < p.n / 2;
+  // The noisy counts say the anchor's cell holds more than half of the rows: an atom (§7b). Not
+  // "surely": the sides' rules only add abstentions, and a margin of noise let a 90% atom pass.
+  const bool atom = c.beyond_lo + c.beyond_hi < p.n / 2;
   auto side = [&](bool at_end, double beyond) {
     SelectionFacts f = tail_facts(p);
     f.at_grid_end = at_end;
     if (!p.o.judge_sides) return f;  // §6's rules alone
+    f.side = true;
     f.beyond = beyond;
     f.beyond_noise = p.beyond_noise;
     f.designed_out = designed_out;
@@ -329,7 +331,7 @@ nlohmann::json ClipBounds::diagnostics() const {
                     {"lo_at_end", c.lo_at_end},
                     {"hi_at_end", c.hi_at_end},
                     {"anchor_at_end", c.anchor_at_end},
-                    {"rows_beyond_anchor", c.lo_facts.beyond < 0 && c.hi_facts.beyond < 0
+                    {"rows_beyond_anchor", !c.lo_facts.side && !c.hi_facts.side
                                                ? nlohmann::json(nullptr)
                                                : nlohmann::json({c.beyond_lo, c.beyond_hi})},
                     {"rows_beyond_cell", c.fine_cell ? nlohmann::json(c.cell)

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,8 +17,13 @@
 namespace dpstats {
 namespace {
 
+// The public parameter that would replace the estimate, as the tool and Python spell it
+// ("--bounds" -> "--bounds (Python: bounds=)"): the reason reaches both.
 std::string give(std::string_view option) {
-  return option.empty() ? std::string() : fmt::format(", or give {}", option);
+  if (option.empty()) return {};
+  std::string python(option.substr(option.starts_with("--") ? 2 : 0));
+  std::replace(python.begin(), python.end(), '-', '_');
+  return fmt::format(", or give {} (Python: {}=)", option, python);
 }
 
 template <class Columns>
@@ -147,7 +153,7 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
                                  "the estimate cannot resolve this column's spread (subtract a "
                                  "public offset from a column far from 0 to give it a finer "
                                  "resolution)" + give(option));
-  if (f.beyond >= 0) return assess_side(f, std::move(estimate), option);
+  if (f.side) return assess_side(f, std::move(estimate), option);
   return Reliability::ok(std::move(estimate));
 }
 

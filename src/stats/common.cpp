@@ -174,7 +174,7 @@ ClippedFraction report_clipped(const Noise& noise, std::int64_t outside, double 
         "about {:.1f}% of the rows lie outside {} and were clipped: the release estimates the "
         "clipped data (its stated error counts them); {}",
         100 * low / n, which,
-        estimated ? "give wider bounds (--bounds) if the tail matters"
+        estimated ? "give wider bounds (--bounds; Python: bounds=) if the tail matters"
                   : "widen the bounds or omit them to estimate them privately");
   return f;
 }

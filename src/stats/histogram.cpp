@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -111,10 +112,35 @@ Release<Histogram> public_categories(std::span<const std::string> values, const 
     }
     return out;
   });
-  // seal
-  nlohmann::json diagnostics = {{"noise_scale", noise.noise_scale()}, {"selection", "public categories"}};
+  // seal: every listed category's count at once (a union over them), the clamp at 0 only moving
+  // a count towards its truth (docs/proofs/stats.md "Histogram")
+  const double radius = noise.bound(detail::kStatedBeta / static_cast<double>(cats.size()));
+  nlohmann::json diagnostics = {
+      {"noise_scale", noise.noise_scale()},
+      {"selection", "public categories"},
+      {"stated_error",
+       {{"radius", radius}, {"confidence", 1 - detail::kStatedBeta}, {"noise_term", radius},
+        {"meaning", "|count - the category's number of rows| <= radius for every listed "
+                    "category at once, with probability >= confidence"}}}};
   return seal(std::move(h), account, detail::facts(o, Neighbouring::add_remove), rng,
               std::move(diagnostics));
+}
+
+// The stability histogram's noise is discrete Laplace of scale t: P(|Y| >= k) = 2 q^k / (1 + q)
+// with q = e^(-1/t), so |Y| <= t ln(2 / beta) with probability >= 1 - beta. The released set
+// depends on the noise, so the statement is per category, not for all released ones at once
+// (docs/proofs/stats.md "Histogram").
+nlohmann::json selected_stated_error(double t, double threshold) {
+  const double radius = t * std::log(2 / detail::kStatedBeta);
+  return {{"radius", radius},
+          {"confidence", 1 - detail::kStatedBeta},
+          {"noise_term", radius},
+          {"unreleased_below", threshold + radius},
+          {"meaning", "for each category on its own, with probability >= confidence: a released "
+                      "count is within radius of the category's number of rows, and a category "
+                      "that is not released has fewer than unreleased_below rows (the released "
+                      "set depends on the noise: not a statement about all released categories "
+                      "at once)"}};
 }
 
 Release<Histogram> selected_categories(std::span<const std::string> values, const StatOptions& o,
@@ -157,7 +183,8 @@ Release<Histogram> selected_categories(std::span<const std::string> values, cons
   nlohmann::json diagnostics = {{"noise_scale", laplace_scale},
                                 {"threshold", threshold},
                                 {"selection", "stability histogram (categories with a noisy count "
-                                              "below the threshold are not released)"}};
+                                              "below the threshold are not released)"},
+                                {"stated_error", selected_stated_error(laplace_scale, threshold)}};
   return seal(std::move(h), account, detail::facts(o, Neighbouring::add_remove), rng,
               std::move(diagnostics));
 }

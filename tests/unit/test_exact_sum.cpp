@@ -135,6 +135,22 @@ TEST(ExactSum, IndependentOfThreadCountAndRowOrder) {
   EXPECT_TRUE(one.finite);
 }
 
+// A box too narrow for Q / width (bounds estimated around an atom of zeros, 1e-300 wide) sums the
+// same integers as the same rows and box scaled up by an exact power of two: the quantised values
+// stay in [0, Q] instead of overflowing.
+TEST(ExactSum, ANarrowBoxSumsAsTheSameBoxScaledUp) {
+  const RowMatrix X = heavy_data(5000, 2, 4);
+  const double k = 0x1p-1000;  // the narrow box: [-1.5, 1.5] 2^-1000 wide (below 2^-984)
+  const RowMatrix narrow = X * k;
+  const double Q = exact::box_quantum(X.rows());
+  const Vector lower = Vector::Constant(2, -1.5);
+  const exact::BoxSum wide = exact::box_sum(X, lower, 3.0, Q, 2);
+  const exact::BoxSum small = exact::box_sum(narrow, lower * k, 3.0 * k, Q, 2);
+  EXPECT_EQ(small.sums, wide.sums);
+  EXPECT_TRUE(small.finite);
+  for (Eigen::Index j = 0; j < 2; ++j) EXPECT_LE(small.sums[j], Q * 5000);
+}
+
 TEST(ExactSum, FlagsNaNAndInfInTheSamePass) {
   RowMatrix X = RowMatrix::Zero(150000, 2);
   X(140000, 1) = std::numeric_limits<double>::quiet_NaN();

@@ -133,6 +133,24 @@ TEST(BoundedMean, ErrorHasTheCalibratedScale) {
   EXPECT_NEAR(abs_err / (2 * runs) / b, 1.0, 0.1);
 }
 
+// Bounds 1e-300 wide (a user's, or bounds estimated around an atom of zeros) give the same
+// release as bounds scaled up by 2^1000, scaled back: once a mean of 1e-297 outside [0, 1e-300].
+TEST(BoundedMean, NarrowBoundsReleaseTheScaledRelease) {
+  const double k = 0x1p-1000;
+  const RowMatrix X = gaussian_data(3000, 2, 0.5, 8).cwiseAbs();
+  const RowMatrix narrow = X * k;
+  for (const double delta : {0.0, 1e-6}) {
+    SeededRng a(3), b(3);
+    const auto wide = bounded_mean(X, {.privacy = {1, delta}, .bounds = std::vector<double>{0, 2}, .clip_check_share = 0}, a);
+    const auto small = bounded_mean(narrow, {.privacy = {1, delta}, .bounds = std::vector<double>{0, 2 * k}, .clip_check_share = 0}, b);
+    ASSERT_EQ(small.status, Status::ok);
+    for (Eigen::Index j = 0; j < 2; ++j) {
+      EXPECT_EQ(small.estimate[j], wide.estimate[j] * k) << delta;
+      EXPECT_LE(std::fabs(small.estimate[j]), 4 * k);
+    }
+  }
+}
+
 TEST(BoundedMean, RejectsBadInput) {
   RowMatrix X = RowMatrix::Ones(5, 2);
   SeededRng rng(1);

@@ -270,6 +270,62 @@ TEST(Stats, HistogramPublicAndSelectedCategories) {
   EXPECT_EQ(sel.estimate.categories[0], "a");
 }
 
+// The stated error of a histogram holds at its confidence: every listed category at once for
+// public categories; each category on its own (released within the radius, or unreleased below
+// unreleased_below) for the stability histogram. At 99%, misses over 400 draws stay near 4.
+TEST(Stats, HistogramStatesAnErrorThatHolds) {
+  const std::vector<std::pair<std::string, int>> truth = {
+      {"a", 900}, {"b", 60}, {"c", 12}, {"d", 3}, {"e", 1}};
+  std::vector<std::string> v;
+  for (const auto& [name, count] : truth) v.insert(v.end(), static_cast<std::size_t>(count), name);
+  const auto rows = [&](const std::string& name) {
+    for (const auto& [c, k] : truth)
+      if (c == name) return static_cast<double>(k);
+    return 0.0;
+  };
+  SeededRng rng(21);
+  StatOptions o;
+  for (const double delta : {0.0, 1e-6}) {  // Laplace, then discrete Gaussian
+    o.privacy = {0.5, delta};
+    o.categories = {"a", "b", "c", "d", "e", "z"};
+    int missed = 0;
+    for (int r = 0; r < 400; ++r) {
+      const auto h = histogram(v, o, rng);
+      const double radius = h.diagnostics["stated_error"]["radius"].get<double>();
+      EXPECT_GT(radius, h.diagnostics["noise_scale"].get<double>());
+      bool all = true;
+      for (std::size_t k = 0; k < h.estimate.categories.size(); ++k)
+        all = all && std::abs(h.estimate.counts[static_cast<Eigen::Index>(k)] -
+                              rows(h.estimate.categories[k])) <= radius;
+      missed += all ? 0 : 1;
+    }
+    EXPECT_LE(missed, 12) << "delta " << delta;
+  }
+  o.categories.clear();
+  o.privacy = {0.5, 1e-6};
+  int missed = 0, released = 0;
+  for (int r = 0; r < 400; ++r) {
+    const auto h = histogram(v, o, rng);
+    const auto& stated = h.diagnostics["stated_error"];
+    const double radius = stated["radius"].get<double>();
+    const double below = stated["unreleased_below"].get<double>();
+    EXPECT_DOUBLE_EQ(below, h.diagnostics["threshold"].get<double>() + radius);
+    const auto& cats = h.estimate.categories;
+    for (const auto& [name, count] : truth) {
+      const auto it = std::find(cats.begin(), cats.end(), name);
+      if (it == cats.end()) {
+        missed += count < below ? 0 : 1;
+        continue;
+      }
+      ++released;
+      const double c = h.estimate.counts[static_cast<Eigen::Index>(it - cats.begin())];
+      missed += std::abs(c - count) <= radius ? 0 : 1;
+    }
+  }
+  EXPECT_GE(released, 400);  // "a" (900 rows) every time
+  EXPECT_LE(missed, 35) << released;  // per category at 99%: at most ~20 of the 2000 expected
+}
+
 TEST(Stats, CallerBudgetIsChargedAndRefusesOverspending) {
   const RowMatrix X = table(2000, 10);
   SeededRng rng(11);

@@ -130,7 +130,8 @@ struct BoxSum {
 };
 
 // Coordinate j of every row clipped to [lower_j, lower_j + width], quantised with
-// box_value(·, ·, width, Q / width) and summed exactly; the NaN/Inf check runs in the same pass.
+// box_value(·, ·, width, Q / width) (for a width so small that Q / width overflows, in two exact
+// steps through a power of two) and summed exactly; the NaN/Inf check runs in the same pass.
 // Q = box_quantum(X.rows()). One fused pass over row-major data (cloned for AVX2 where the CPU
 // has it), no allocation beyond the accumulators.
 BoxSum box_sum(const ConstMatrixRef& X, const Vector& lower, double width, double Q,

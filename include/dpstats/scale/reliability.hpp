@@ -49,15 +49,17 @@ struct SelectionFacts {
   double epsilon = 0;        // the selection's epsilon (for "epsilon >= ..." in would_suffice)
   bool at_grid_end = false;  // the released cell is the first or the last of its grid
   bool degenerate = false;   // the released spread is at or below the resolution
-  // One side of a clipping bound (docs/proofs/scale.md §7b): the noisy count of the rows beyond
-  // the anchor's cell on that side, its noise bound at the estimate's confidence, and the rows the
-  // bound is designed to leave out there (coverage/2 n). beyond < 0: no side to judge.
-  double beyond = -1, beyond_noise = 0, designed_out = 0;
-  bool atom = false;  // the anchor's cell surely holds most rows (released counts only)
+  // One side of a clipping bound (docs/proofs/scale.md §7b), judged when `side`: the noisy count
+  // of the rows beyond the anchor's cell on that side (negative when the noise is), its noise
+  // bound at the estimate's confidence, and the rows the bound is designed to leave out there
+  // (coverage/2 n).
+  bool side = false;
+  double beyond = 0, beyond_noise = 0, designed_out = 0;
+  bool atom = false;  // the noisy counts say the anchor's cell holds most rows (released counts)
 };
 
 // The one rule: usable iff the cell is not at the grid's end, the spread is not degenerate and
-// t / n + alpha <= tolerance; for a bound's side (beyond >= 0) whose anchor's cell surely holds
+// t / n + alpha <= tolerance; for a bound's side (`side`) whose anchor's cell may hold
 // most rows (atom) also iff the side is resolved (its rows beyond the anchor, low estimate, are at
 // least twice what the bound may leave out, designed_out + t) or nearly empty (high estimate at
 // most 2 designed_out): otherwise the bound may stop short of all the rows beyond the anchor. `option` names the public parameter that replaces the estimate
