@@ -141,7 +141,7 @@ Scale resolve_scale(const ConstMatrixRef& X, const Vector& y, const HeavyTailedO
   const NormQuantile pb =
       private_value_quantile(values, moment_quantile_options(o, eps_s), account, rng);
   s.mb.G_k = pb.value;
-  Reliability r = reliability(pb, "moment_bound (--moment-bound)");
+  Reliability r = reliability(pb, "moment_bound");
   r.estimate = "moment_bound (" + r.estimate + ")";
   s.diagnostics["moment_bound"] = pb.diagnostics();
   s.diagnostics["moment_bound"].update(

@@ -9,6 +9,7 @@
 
 #include "dpstats/dry_run.hpp"
 #include "dpstats/error.hpp"
+#include "dpstats/registry.hpp"
 #include "dpstats/scale/column_scale.hpp"
 #include "dpstats/scale/location.hpp"
 #include "dpstats/scale/norm_quantile.hpp"
@@ -17,13 +18,18 @@
 namespace dpstats {
 namespace {
 
-// The public parameter that would replace the estimate, as the tool and Python spell it
-// ("--bounds" -> "--bounds (Python: bounds=)"): the reason reaches both.
+// The public parameter that would replace the estimate, as the tool and Python spell it: an
+// option's name or flag alone ("--bounds", "feature_bound") as "--bounds (Python: bounds=)",
+// for a reason that reaches both; any other text (already naming both) as it is.
 std::string give(std::string_view option) {
   if (option.empty()) return {};
-  std::string python(option.substr(option.starts_with("--") ? 2 : 0));
-  std::replace(python.begin(), python.end(), '-', '_');
-  return fmt::format(", or give {} (Python: {}=)", option, python);
+  std::string name(option.substr(option.starts_with("--") ? 2 : 0));
+  std::replace(name.begin(), name.end(), '-', '_');
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!plain || name.empty()) return fmt::format(", or give {}", option);
+  return fmt::format(", or give {} (Python: {}=)", cli_spelling(name), name);
 }
 
 template <class Columns>
@@ -128,22 +134,23 @@ Reliability assess(const SelectionFacts& f, std::string estimate, std::string_vi
   const double room = f.tolerance - f.alpha, needed = rows_needed(f);
   if (!(f.n >= needed)) {
     std::string suffice =
-        room > 0 ? fmt::format("about {:.0f} rows at this epsilon", needed)
+        room > 0 ? fmt::format("about {:.0f} {} at this epsilon", needed, f.unit)
                  : fmt::format("a corrupted fraction below {}", format_number(f.tolerance));
     if (room > 0 && f.n > 0)  // the rank error scales as 1 / epsilon
       suffice += fmt::format(", or about {:.2g} times this estimate's share of epsilon",
                              f.rank_error / (room * f.n));
     return Reliability::unusable(
         std::move(estimate),
-        fmt::format("its rank error {:.0f} rows is more than {} of the {:.0f} rows", f.rank_error,
-                    format_number(room), f.n),
+        fmt::format("its rank error {0:.0f} {3} is more than {1} of the {2:.0f} {3}", f.rank_error,
+                    format_number(room), f.n, f.unit),
         suffice + give(option));
   }
   if (f.at_grid_end)
     return Reliability::unusable(std::move(estimate),
                                  "the released cell is the end of its grid (the values lie "
                                  "beyond the range the estimate can resolve)",
-                                 "more rows or a larger epsilon may suffice" + give(option));
+                                 fmt::format("more {} or a larger epsilon may suffice", f.unit) +
+                                     give(option));
   if (f.degenerate)
     return Reliability::unusable(std::move(estimate),
                                  "the released spread is at or below the resolution: at least half "

@@ -37,8 +37,6 @@ void check_labels(const ConstMatrixRef& X, const std::vector<int>& y, int classe
 
 const char* to_string(ModelKind m) { return name_of(m).data(); }  // names are literals
 
-ModelKind parse_model_kind(const std::string& name) { return parse_enum<ModelKind>(name); }
-
 // The library's one parallel helper (parallel.hpp): blocks of at least 16 examples, one per
 // thread, the same cut as before; a worker's exception reaches the caller.
 void parallel_blocks(Eigen::Index n, int threads,

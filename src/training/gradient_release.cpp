@@ -18,10 +18,6 @@ namespace dpstats::optimize {
 
 const char* to_string(ClassifyOptimizer o) { return name_of(o).data(); }  // names are literals
 
-ClassifyOptimizer parse_classify_optimizer(const std::string& name) {
-  return parse_enum<ClassifyOptimizer>(name);
-}
-
 namespace {
 // A registry line: the optimizer, its summary; its own options are their declarations' `methods`
 // (src/options.cpp, command "fit"), after the shared ones it reads (Adam's constants are not

@@ -106,7 +106,8 @@ std::optional<std::string> planned_bounds_abstention(const BoundsPlan& b, const 
     return std::nullopt;
   const NormQuantileOptions q = bound_quantile_options(b, o);
   if (q.neighbouring != Neighbouring::replace_one) return std::nullopt;
-  const SelectionFacts f = planned_norm_quantile_facts(q, static_cast<double>(users));
+  SelectionFacts f = planned_norm_quantile_facts(q, static_cast<double>(users));
+  f.unit = "users";
   for (const char* name : {b.estimate_A ? "feature_bound" : "", b.estimate_B ? "label_bound" : ""}) {
     if (*name == 0) continue;
     Reliability r = assess(f, fmt::format("the {} quantile of the norms", format_number(q.q)), name);
@@ -174,8 +175,8 @@ Bounds resolve_bounds(const UserDataset& raw, const UserDataset& data, const Use
   // The scale layer's selection on its log grid over every double (claims its planned entry).
   const auto estimate = [&](bool labels, const char* name) {
     const auto values = per_user_values(data, labels);  // this rank's home users
-    const NormQuantile pb =
-        private_value_quantile(values, bound_quantile_options(p, o), account, rng);
+    NormQuantile pb = private_value_quantile(values, bound_quantile_options(p, o), account, rng);
+    pb.facts.unit = "users";  // one value per user: its n and rank error count users
     Reliability r = reliability(pb, name);
     r.estimate = fmt::format("{} ({})", name, r.estimate);
     b.diagnostics[name] = pb.diagnostics();

@@ -408,8 +408,8 @@ TEST(TrainClassifier, RejectsBadInput) {
   X(1, 1) = std::nan("");
   EXPECT_THROW(train_classifier(model, X, t.y, o, rng), InvalidArgument);
   EXPECT_THROW(train_classifier(Classifier::logistic(4, 2), t.X, t.y, o, rng), InvalidArgument);
-  EXPECT_THROW(parse_classify_optimizer("sgd"), InvalidArgument);
-  EXPECT_THROW(parse_model_kind("cnn"), InvalidArgument);
+  EXPECT_THROW(parse_enum<ClassifyOptimizer>("sgd"), InvalidArgument);  // the one parser of names
+  EXPECT_THROW(parse_enum<ModelKind>("cnn"), InvalidArgument);
 }
 
 TEST(TrainClassifier, SeededRunsAreReproducibleWithAndWithoutTheNoiseThread) {

@@ -27,6 +27,25 @@ TEST(ScaleReliability, RankErrorAgainstRows) {
   EXPECT_FALSE(assess({.rank_error = 0, .n = 1e9, .alpha = 0.3}, "x", "").usable);
 }
 
+// What would suffice names the option in both spellings when given its name or flag, any other
+// text as it is, and counts in the estimate's unit (users for a user-level bound).
+TEST(ScaleReliability, WouldSufficeSpeaksToTheToolAndPython) {
+  SelectionFacts f{.rank_error = 300, .n = 999, .tolerance = 0.3, .alpha = 0, .epsilon = 0.1};
+  EXPECT_NE(assess(f, "x", "--bounds").would_suffice.find("give --bounds (Python: bounds=)"),
+            std::string::npos);
+  EXPECT_NE(assess(f, "x", "feature_bound").would_suffice.find(
+                "give --feature-bound (Python: feature_bound=)"),
+            std::string::npos);
+  const std::string text = assess(f, "x", "moment_bound (--moment-bound)").would_suffice;
+  EXPECT_NE(text.find("give moment_bound (--moment-bound)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Python"), std::string::npos) << text;
+  f.unit = "users";
+  const Reliability r = assess(f, "x", "");
+  EXPECT_NE(r.cause.find("rank error 300 users is more than 0.3 of the 999 users"),
+            std::string::npos) << r.cause;
+  EXPECT_NE(r.would_suffice.find("1000 users at this epsilon"), std::string::npos);
+}
+
 // A dry run's rows needed (dpstats/dry_run.hpp) are exactly where the rule turns usable.
 TEST(ScaleReliability, RowsNeededIsTheRuleSolvedForN) {
   for (double t : {0.0, 1.0, 299.9, 300.0, 1234.5678, 1e7 / 3})

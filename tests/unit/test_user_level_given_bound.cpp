@@ -94,7 +94,8 @@ TEST(UserLevelGivenBound, AnEstimateTheUsersCannotCarryAbstainsBeforeCharging) {
   ASSERT_EQ(r.status, Status::abstained);
   const std::string why = r.diagnostics["abstained"].get<std::string>();
   EXPECT_NE(why.find("feature_bound (the 0.5 quantile"), std::string::npos) << why;
-  EXPECT_NE(why.find("give feature_bound"), std::string::npos) << why;
+  EXPECT_NE(why.find("give --feature-bound (Python: feature_bound=)"), std::string::npos) << why;
+  EXPECT_NE(why.find("users at this epsilon"), std::string::npos) << why;  // counted in users
   EXPECT_TRUE(r.ledger.empty());
   EXPECT_TRUE(budget.ledger().empty());
   EXPECT_EQ(r.privacy.epsilon, 0);

@@ -43,6 +43,7 @@ Reliability first_unusable(std::span<const Reliability> parts, std::string estim
 // The facts one private selection is judged on, all public or released.
 struct SelectionFacts {
   double rank_error = 0;     // t: exceeded with probability <= the estimate's beta
+  const char* unit = "rows";  // what n and t count ("users" for a user-level estimate)
   double n = 0;              // rows (public n, or a lower confidence bound of a private count)
   double tolerance = 0.3;    // the largest t / n (+ alpha) the estimate's use tolerates
   double alpha = 0;          // the corrupted fraction the caller declared

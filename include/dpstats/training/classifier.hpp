@@ -34,7 +34,6 @@ struct dpstats::EnumNames<dpstats::optimize::ModelKind> {
 
 namespace dpstats::optimize {
 const char* to_string(ModelKind m);
-ModelKind parse_model_kind(const std::string& name);  // "logistic" | "mlp"
 
 class Classifier {
  public:

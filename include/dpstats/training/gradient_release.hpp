@@ -65,8 +65,6 @@ namespace dpstats::optimize {
 // The classify optimizers, read by the tool and the Python module.
 std::span<const MethodInfo> classify_optimizers();
 const char* to_string(ClassifyOptimizer o);
-// adam, dp-sgd, dp-adam, dp-adam-debiased, dp-adam-jme, dp-adam-joint-clip
-ClassifyOptimizer parse_classify_optimizer(const std::string& name);
 bool is_private(ClassifyOptimizer o);
 bool has_second_release(ClassifyOptimizer o);  // jme, joint clip
 
