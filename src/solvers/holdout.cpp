@@ -23,6 +23,14 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The keyed hash of a unit's words (a row's values as bit patterns, or a user's id).
+template <class T>
+std::uint64_t keyed_hash(const std::array<std::uint64_t, 2>& key, std::span<const T> words) {
+  std::uint64_t h = key[1];
+  for (T w : words) h = splitmix64(h ^ std::bit_cast<std::uint64_t>(w));
+  return splitmix64(key[0] ^ h);
+}
+
 // Two-sided normal and Laplace quantiles of the statement (95%, and 97.5% for the population
 // interval, whose other 2.5% go to the sampling error).
 constexpr double kNormal95 = 1.959963984540054, kNormal975 = 2.241402727604947;
@@ -50,14 +58,8 @@ HoldoutSplit::HoldoutSplit(double fraction, Rng& rng, Communicator* ranks) : fra
   key_ = {key[0], key[1]};
 }
 
-bool HoldoutSplit::held_out(std::uint64_t id) const {
-  return splitmix64(key_[0] ^ splitmix64(key_[1] ^ id)) < threshold_;
-}
-
 bool HoldoutSplit::held_out(std::span<const double> values) const {
-  std::uint64_t h = key_[1];
-  for (double v : values) h = splitmix64(h ^ std::bit_cast<std::uint64_t>(v));
-  return splitmix64(key_[0] ^ h) < threshold_;
+  return keyed_hash(key_, values) < threshold_;
 }
 
 HoldoutSplit::Rows HoldoutSplit::rows(const ConstMatrixRef& X,
@@ -73,9 +75,7 @@ HoldoutSplit::Rows HoldoutSplit::rows(const ConstMatrixRef& X,
 }
 
 std::uint64_t HoldoutSplit::hash(std::span<const std::uint64_t> words) const {
-  std::uint64_t h = key_[1];
-  for (std::uint64_t w : words) h = splitmix64(h ^ w);
-  return splitmix64(key_[0] ^ h);
+  return keyed_hash(key_, words);
 }
 
 std::int64_t HoldoutSplit::held_units(std::int64_t units) const {

@@ -46,10 +46,11 @@ TEST(Holdout, SplitHoldsOutTheFractionIndependentlyOfTheData) {
   const HoldoutSplit s(0.2, a), same(0.2, b), other(0.2, c);
   int held = 0, agree = 0;
   const int n = 100000;
-  for (std::uint64_t id = 0; id < n; ++id) {
-    held += s.held_out(id);
-    EXPECT_EQ(s.held_out(id), same.held_out(id));  // a seeded key: reproducible
-    agree += s.held_out(id) == other.held_out(id);
+  for (int id = 0; id < n; ++id) {
+    const double row[] = {static_cast<double>(id), 1.0};  // a row's values, then its label
+    held += s.held_out(row);
+    EXPECT_EQ(s.held_out(row), same.held_out(row));  // a seeded key: reproducible
+    agree += s.held_out(row) == other.held_out(row);
   }
   EXPECT_NEAR(held, 0.2 * n, 5 * std::sqrt(0.16 * n));
   EXPECT_NEAR(agree, 0.68 * n, 5 * std::sqrt(0.2176 * n));  // another key: independent

@@ -45,7 +45,6 @@ class HoldoutSplit {
   // fraction in (0, 0.5] (InvalidArgument naming `holdout` otherwise). The key is drawn on rank 0
   // of `comm` (null: this process) and every rank gets it.
   HoldoutSplit(double fraction, Rng& rng, Communicator* comm = nullptr);
-  bool held_out(std::uint64_t id) const;
   // A row by its values (bit patterns, in order; e.g. the features, then the label).
   bool held_out(std::span<const double> values) const;
   // The indices of the rows of X it keeps and holds out, in order; row i is judged by its values
