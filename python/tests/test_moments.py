@@ -151,6 +151,7 @@ def test_moments_estimates_the_clip_in_any_units():
         # clip per row puts the salary's scale on the age column too, and the release says so
         std = r.diagnostics["first_noise_std_final"] / k
         assert np.all(np.abs(r.first[-1] / k - truth) <= 4 * std)
-        assert abs(r.first[-1][1] / k - truth[1]) <= 0.1 * truth[1]
+        # and useful: the salary's mean within 15% (a sanity bound; the promise is the one above)
+        assert abs(r.first[-1][1] / k - truth[1]) <= 0.15 * truth[1]
     bites = dpstats.moments(X, clip=1e4, epsilon=1.0, delta=1e-6, seed=4, clip_check_share=0.01)
     assert "warning" in bites.diagnostics and bites.diagnostics["clip_source"] == "supplied"

@@ -163,8 +163,13 @@ Release<Bounds> private_bounds(const ConstMatrixRef& X, const BoundsOptions& o, 
     check_agreement(comm, fingerprint_of("bounds", o, X.cols()),
                     "the bounds' options and column count");
   Plan p = plan_bounds(o, static_cast<std::size_t>(X.cols()));
-  scale_detail::SharedPass shared;  // the rows' check and the signed log grid's pass, made once
-  scale_detail::check_and_count(shared, X, o.per_octave, o.run.threads, comm);
+  // The rows' check in the same read as the scale's first pass, made once: the signed log grid's
+  // full pass where the clipping bounds read it too, else the median's banded pass.
+  scale_detail::SharedPass shared;
+  if (o.coverage)
+    scale_detail::check_and_count(shared, X, o.per_octave, o.run.threads, comm);
+  else
+    scale_detail::check_and_band(shared, X, p.scale, comm);
   if (comm.size() == 1 && !shared.checked) {  // a grid the pass does not keep: the check alone
     check_data(X, "X", o.run.threads);
     shared.checked = true;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/comm/fingerprint.hpp"
@@ -126,18 +128,60 @@ ScaleEstimate scale_detail::private_scale(const ConstMatrixRef& X, const ScaleOp
   Plan p = scale_plan(o, d);
   p.n = rows_for_checks(n, o.loss, o.neighbouring, event_beta(o, d), comm, rng);
   stamp(out, p, d);
-  // Three passes over the rows, each for every column at once: the coarse and refined median,
-  // then the MAD about it.
+  // The coarse and refined median, then the MAD about it, each for every column at once, in
+  // three passes: the first and the last banded where a pilot gives bands (one process).
+  std::optional<Pilot> pilot;
+  std::optional<BandedPass> median_bands;
+  ColumnBins* kept = coarse_pass(shared, o.per_octave);
+  if (shared != nullptr && shared->median) {
+    pilot = shared->pilot;
+    median_bands = std::move(shared->median);
+  } else if (comm.size() == 1 && (shared == nullptr || !shared->full_passes) &&
+             (kept == nullptr || kept->parts.empty())) {
+    if ((pilot = plan_pilot(X, p.epsilon, o.per_octave)))
+      median_bands = median_pass(X, *pilot, p.signed_grid, false, o.threads);
+  }
   ColumnGenerators gens(rng, d);
   const std::vector<RefinedMedian> median =
       refined_medians(X, p.signed_grid, o.refine_points, p.epsilon, p.epsilon, gens, o.threads,
-                      comm, coarse_pass(shared, o.per_octave));
+                      comm, kept, median_bands ? &*median_bands : nullptr);
   std::vector<double> location(d);
   for (std::size_t j = 0; j < d; ++j) location[j] = median[j].location;
-  const auto mad = column_quantile_cells(X, same_grid(p.abs_grid, d), distance_to(location), 0.5,
-                                         p.epsilon, gens, o.threads, comm);
+  const std::vector<const GridIndex*> abs_grids = same_grid(p.abs_grid, d);
+  std::optional<BandedPass> mad_bands;
+  if (median_bands) mad_bands = mad_pass(X, *pilot, location, p.abs_grid, o.threads);
+  const auto mad =
+      mad_bands
+          ? banded_cells(
+                X, abs_grids, {&location},
+                [&](std::size_t j) {
+                  return band_counts(X, *mad_bands, j, p.abs_grid, {&location}, 0.5);
+                },
+                0.5, p.epsilon, gens, o.threads)
+          : column_quantile_cells(X, abs_grids, distance_to(location), 0.5, p.epsilon, gens,
+                                  o.threads, comm);
   for (std::size_t j = 0; j < d; ++j) out.columns[j] = finish_column(median[j], mad[j], p);
   return out;
+}
+
+void scale_detail::check_and_band(SharedPass& s, const ConstMatrixRef& X, const ScaleOptions& o,
+                                  Communicator& comm) {
+  if (comm.size() == 1 && X.rows() > 0 && X.cols() > 0 && !s.checked && s.per_octave == 0) {
+    check_options(o);
+    const auto d = static_cast<std::size_t>(X.cols());
+    const Plan p = scale_plan(o, d);
+    s.pilot = plan_pilot(X, p.epsilon, o.per_octave);
+    if (s.pilot) {
+      s.median = median_pass(X, *s.pilot, p.signed_grid, true, o.threads);
+      if (!s.median) {
+        check_data(X);  // throws, naming the first cell that is not finite
+        throw std::logic_error("check_and_band: a cell was flagged that check_data accepts");
+      }
+      s.checked = true;
+      return;
+    }
+  }
+  check_and_count(s, X, o.per_octave, o.threads, comm);
 }
 
 }  // namespace dpstats

@@ -14,6 +14,7 @@
 #include "dpstats/comm/communicator.hpp"
 #include "dpstats/data/matrix.hpp"
 #include "dpstats/scale/grid_quantile.hpp"
+#include "banded_pass.hpp"
 #include "grid_counts.hpp"
 #include "grid_select.hpp"
 
@@ -52,15 +53,6 @@ inline auto identity() {
   return [](std::size_t, double x) { return x; };
 }
 
-// The magnitude of x (not NaN) clamped to DBL_MAX, sign kept: clamp(x, -DBL_MAX, DBL_MAX) on
-// the bits, which the compiler keeps in SIMD registers (a double min is a branch to it).
-inline double clamp_magnitude(double x) {
-  const auto bits = std::bit_cast<std::int64_t>(x);
-  const std::int64_t sign = bits & std::numeric_limits<std::int64_t>::min();
-  const std::int64_t magnitude = bits ^ sign, top = 0x7fefffffffffffff;  // DBL_MAX
-  return std::bit_cast<double>((magnitude < top ? magnitude : top) | sign);
-}
-
 // |x - centre_j|, clamped to the finite range.
 inline auto distance_to(const std::vector<double>& centre) {
   return [&centre](std::size_t j, double x) { return clamp_magnitude(std::fabs(x - centre[j])); };
@@ -81,20 +73,28 @@ struct RefinedMedian {
 // Steps 1-2 of docs/proofs/scale.md §2 for every column: the median's cell on the signed log grid
 // (e_coarse), then its cell on a dyadic grid of at least refine_points over that cell and its two
 // neighbours (e_refine; dyadic_grid: exact points, looked up by arithmetic). Two passes, 2d
-// selections. With `kept` (one process), the signed log grid's pass is read from *kept when it
-// holds one (an earlier estimate's on the same rows and grid), else counted and left there.
+// selections. With `banded` (one process: the median's banded pass), both selections read the
+// values it kept instead (banded_cells; a column they do not decide counts every value). Else
+// with `kept` (one process), the signed log grid's pass is read from *kept when it holds one (an
+// earlier estimate's on the same rows and grid), else counted and left there.
 inline std::vector<RefinedMedian> refined_medians(const ConstMatrixRef& X,
                                                   const GridIndex& signed_grid,
                                                   std::size_t refine_points, double e_coarse,
                                                   double e_refine, ColumnGenerators& gens,
                                                   int threads, Communicator& comm,
-                                                  ColumnBins* kept = nullptr) {
+                                                  ColumnBins* kept = nullptr,
+                                                  const BandedPass* banded = nullptr) {
   const auto d = static_cast<std::size_t>(X.cols());
   const std::span<const double> g = signed_grid.grid();
   const std::size_t last = g.size() - 1;
   const std::vector<const GridIndex*> signed_grids = same_grid(signed_grid, d);
   std::vector<std::size_t> coarse;
-  if (kept != nullptr && comm.size() == 1 && X.rows() > 0) {
+  if (banded != nullptr) {
+    coarse = banded_cells(
+        X, signed_grids, {},
+        [&](std::size_t j) { return band_counts(X, *banded, j, signed_grid, {}, 0.5); }, 0.5,
+        e_coarse, gens, threads);
+  } else if (kept != nullptr && comm.size() == 1 && X.rows() > 0) {
     if (kept->parts.empty()) *kept = column_bins(X, signed_grids, identity(), threads);
     coarse = select_pass_cells(*kept, signed_grids, X.rows(), 0.5, e_coarse, gens, threads);
   } else {
@@ -110,8 +110,13 @@ inline std::vector<RefinedMedian> refined_medians(const ConstMatrixRef& X,
   }
   std::vector<const GridIndex*> fine_grids;
   for (const GridIndex& f : fine) fine_grids.push_back(&f);
-  const auto refined = column_quantile_cells(X, fine_grids, identity(), 0.5, e_refine, gens,
-                                             threads, comm);
+  const auto refined =
+      banded != nullptr
+          ? banded_cells(
+                X, fine_grids, {},
+                [&](std::size_t j) { return kept_counts(*banded, j, fine[j]); }, 0.5, e_refine,
+                gens, threads)
+          : column_quantile_cells(X, fine_grids, identity(), 0.5, e_refine, gens, threads, comm);
   std::vector<RefinedMedian> out(d);
   for (std::size_t j = 0; j < d; ++j) {
     const GridIndex& f = fine[j];

@@ -61,7 +61,21 @@ bool bernoulli_exp_fast(RandomBits& bits, u128 num, u128 den) {
 
 namespace {
 
-// A coin Bernoulli(2^-k · c) (1 <= k <= 63, c = the constant, <= 1) is "the first k bits of a
+// Whether w holds a run of k zeros (16 < k <= 32): r marks the bits of ~w that start runs of
+// ones of 2, 4, 8, then 16, and two runs of 16 starting k - 16 <= 16 apart cover k (bits shifted
+// in from above count as ones of w, so a run ends at the word's edge).
+bool has_zeros(std::uint64_t w, int k) {
+  std::uint64_t r = ~w;
+  r &= r >> 1;
+  r &= r >> 2;
+  r &= r >> 4;
+  r &= r >> 8;
+  return (r & (r >> (k - 16))) != 0;
+}
+
+}  // namespace
+
+// A coin Bernoulli(2^-k · c) (16 < k <= 32, c = the constant, <= 1) is "the first k bits of a
 // fresh uniform are all 0, and then Bernoulli(c)": the index of the first true coin among `count`
 // such coins, or `count`. The zero-runs are read 64 bits at a time: a coin whose run of zeros
 // ends in a 1 within its first k bits is false and consumes those bits (about 2 per coin); a coin
@@ -69,15 +83,16 @@ namespace {
 // the word being dropped (dropping unread bits keeps every later bit fresh and independent).
 std::size_t first_true(RandomBits& bits, std::size_t count, int k, const ExpConstant& c,
                        const ExpConstant::Window& window) {
+  require(k > 16 && k <= 32, "first_true: k must be in (16, 32], got {}", k);
   std::size_t coin = 0;
   int run = 0;  // zeros the current coin has read
   while (coin < count) {
     std::uint64_t w = bits.take(64);
-    // A word whose leading zeros do not complete the current coin's k, nor its trailing zeros a
-    // fresh coin's (its inner runs of zeros are at most 62 < k), settles one coin per 1 bit and
-    // leaves its trailing zeros to the next coin: the loop below reads it to the same end, one
-    // coin at a time.
-    if (k >= 63 && w != 0 && run + std::countl_zero(w) < k && std::countr_zero(w) < k) {
+    // A word whose leading zeros do not complete the current coin's k, and that holds no run of
+    // k zeros (inner, or trailing: a fresh coin's), settles one coin per 1 bit and leaves its
+    // trailing zeros to the next coin: the loop below reads it to the same end, one coin at a
+    // time.
+    if (w != 0 && run + std::countl_zero(w) < k && !has_zeros(w, k)) {
       const auto settled = static_cast<std::size_t>(std::popcount(w));
       if (settled >= count - coin) return count;  // the rest of the word is dropped either way
       coin += settled;
@@ -106,9 +121,14 @@ std::size_t first_true(RandomBits& bits, std::size_t count, int k, const ExpCons
   return count;
 }
 
-// Bernoulli(e^-44 · 2^63) = the second factor of Bernoulli(e^-44) = Bernoulli(2^-63) AND it.
+namespace {
+
+// Bernoulli(e^-22 · 2^31) = the second factor of Bernoulli(e^-22) = Bernoulli(2^-31) AND it
+// (e^-22 · 2^31 = 0.5997...).
+constexpr int kFarBits = 31;
+
 const ExpConstant& far_constant() {
-  static const ExpConstant c{44, 1, static_cast<u128>(1) << 63, 1};
+  static const ExpConstant c{22, 1, static_cast<u128>(1) << kFarBits, 1};
   return c;
 }
 
@@ -251,39 +271,70 @@ class SegmentCoin {
   std::optional<BernoulliExp> sampler_;
 };
 
+// A walk's candidates, in order: every cell of a run near the data (a refine grid puts ~10^5 of
+// them in the walk of every column), then a far stretch's cells whose e^-22 factor came true,
+// kept as segments of consecutive cells (`entries` candidates in all).
+struct Segment {
+  std::size_t entry, first;  // the segment's first candidate, and its cell
+  double gamma;
+  bool far;
+};
+
+// Appends to `segments` the cells of the far stretch that starts at runs[r] (this run and the far
+// runs that follow it cell after cell) whose first factor e^-22 = 2^-31 · (e^-22 2^31) came true,
+// decided in bulk over the stretch; returns the run after the stretch.
+std::size_t far_stretch(std::span<const CellRun> runs, std::size_t r, RandomBits& bits,
+                        const std::function<double(std::size_t)>& exact_gamma,
+                        std::vector<Segment>& segments, std::size_t& entries) {
+  std::size_t end = r + 1, length = runs[r].length;
+  while (end < runs.size() && runs[end].gamma >= kFarGamma &&
+         runs[end].first == runs[end - 1].first + runs[end - 1].length) {
+    length += runs[end].length;
+    ++end;
+  }
+  std::size_t at = r, before = 0;  // the run that holds stretch cell k, and its first k
+  for (std::size_t k = 0; k < length; ++k) {
+    k += first_true(bits, length - k, kFarBits, far_constant(), far_window());
+    if (k == length) break;
+    while (k >= before + runs[at].length) before += runs[at++].length;
+    const std::size_t cell = runs[at].first + (k - before);
+    double gamma = runs[at].gamma;
+    if (!runs[at].exact) {
+      require(static_cast<bool>(exact_gamma), "permute_and_flip_runs: no exact gamma given");
+      gamma = exact_gamma(cell);
+      require(std::isfinite(gamma) && gamma >= runs[at].gamma,
+              "permute_and_flip_runs: an exact gamma below its run's bound");
+    }
+    segments.push_back({entries, cell, gamma, true});
+    entries += 1;
+  }
+  return end;
+}
+
 }  // namespace
 
-std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits) {
-  // The walk's candidates, in order: every cell of a run near the data (a refine grid puts ~10^5
-  // of them in the walk of every column), then a far run's cells whose e^-44 factor came true.
-  // They are kept as segments of consecutive cells, and the walk's random order (Fisher-Yates,
-  // one uniform per step) as the positions it has moved: a walk visits a few hundred candidates
-  // at most, and the others cost nothing. The same draws, hence the same cell, as the walk over
-  // the expanded candidates.
-  struct Segment {
-    std::size_t entry, first;  // the segment's first candidate, and its cell
-    double gamma;
-    bool far;
-  };
+std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bits,
+                                  const std::function<double(std::size_t)>& exact_gamma) {
+  // The walk's random order (Fisher-Yates, one uniform per step) is kept as the positions it has
+  // moved: a walk visits a few hundred candidates at most, and the others cost nothing. The same
+  // draws, hence the same cell, as the walk over the expanded candidates.
   std::vector<Segment> segments;
   segments.reserve(runs.size());
   std::size_t entries = 0;
-  for (const CellRun& r : runs) {
-    require(std::isfinite(r.gamma) && r.gamma >= 0 && r.first + r.length < (std::size_t{1} << 31),
-            "permute_and_flip_runs: gamma must be finite and >= 0, cells below 2^31");
-    if (r.gamma < kFar) {
-      if (r.length == 0) continue;
-      segments.push_back({entries, r.first, r.gamma, false});
-      entries += r.length;
+  for (std::size_t r = 0; r < runs.size();) {
+    const CellRun& run = runs[r];
+    require(std::isfinite(run.gamma) && run.gamma >= 0 &&
+                run.first + run.length < (std::size_t{1} << 31) &&
+                (run.exact || run.gamma >= kFarGamma),
+            "permute_and_flip_runs: gamma must be finite and >= 0 (>= kFarGamma where not "
+            "exact), cells below 2^31");
+    if (run.gamma >= kFarGamma) {
+      r = far_stretch(runs, r, bits, exact_gamma, segments, entries);
       continue;
     }
-    // e^-44 = 2^-63 · (e^-44 2^63): the first factor of every cell's coin in bulk.
-    for (std::size_t k = 0; k < r.length; ++k) {
-      k += first_true(bits, r.length - k, 63, far_constant(), far_window());
-      if (k == r.length) break;
-      segments.push_back({entries, r.first + k, r.gamma, true});
-      entries += 1;
-    }
+    if (run.length > 0) segments.push_back({entries, run.first, run.gamma, false});
+    entries += run.length;
+    ++r;
   }
   // The segment of a candidate: from the segment that holds the first candidate of its block of
   // 2^kBlockBits, past the few segments that start inside the block.
@@ -304,7 +355,7 @@ std::size_t permute_and_flip_runs(std::span<const CellRun> runs, RandomBits& bit
     const Segment& seg = segments[s];
     bool accepted = false;
     if (seg.far) {
-      accepted = bernoulli_exp_fast(bits, seg.gamma - kFar);
+      accepted = bernoulli_exp_fast(bits, seg.gamma - kFarGamma);
     } else {
       if (!coins[s]) coins[s].emplace(seg.gamma);
       accepted = (*coins[s])(bits);

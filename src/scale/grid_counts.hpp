@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <utility>
@@ -23,6 +24,15 @@
 #include "dpstats/parallel.hpp"
 
 namespace dpstats::scale_detail {
+
+// The magnitude of x (not NaN) clamped to DBL_MAX, sign kept: clamp(x, -DBL_MAX, DBL_MAX) on
+// the bits, which the compiler keeps in SIMD registers (a double min is a branch to it).
+inline double clamp_magnitude(double x) {
+  const auto bits = std::bit_cast<std::int64_t>(x);
+  const std::int64_t sign = bits & std::numeric_limits<std::int64_t>::min();
+  const std::int64_t magnitude = bits ^ sign, top = 0x7fefffffffffffff;  // DBL_MAX
+  return std::bit_cast<double>((magnitude < top ? magnitude : top) | sign);
+}
 
 // dyadic_grid's plan: h the largest power of two <= the step (upper - lower) / (points - 1), and
 // the points k h for k = first..last (first = floor(lower / h), last = ceil(upper / h)), exact

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 
 #include "dpstats/error.hpp"
 #include "dpstats/mechanisms/draw_log.hpp"
@@ -60,22 +62,30 @@ namespace {
 // score: they are one run. The exponent of a run is (dist - min dist) 2^-60 · epsilon' / 2, one
 // rounding of an exact integer and one product (relative error below 3 units of 2^-53, which
 // permute-and-flip's 2^-40 shrink of epsilon absorbs, mechanisms/exponential.cpp).
-// `counts.below(k)` gives A_k for k = 0..cells, read in non-decreasing order (a repeat allowed),
-// so that the counts may be summed as they are read; `counts.flat_from(k)` (k < cells) the
-// largest e in [k, cells] with A_k = A_e, read past in the same order.
+// `counts` knows A_k exactly on the points [first_point(), last_point()]: `below(k)` gives them,
+// read in non-decreasing order (a repeat allowed), so that they may be summed as they are read;
+// `flat_from(k)` the largest e in [k, last_point()] with A_k = A_e, read past in the same order;
+// `exact(k)` any other point's A_k (rarely: see below). The cells outside the known points are
+// far when their distances' lower bounds (A is non-decreasing) say so, and then they are one far
+// run each whose exponents are read only where a coin needs them (permute_and_flip_runs): the
+// same bits and the same cell as with every count known. Otherwise nothing is drawn and nothing
+// is returned (docs/proofs/scale.md §1d).
 template <class Counts>
-std::size_t select_runs(std::size_t cells, Counts& counts, std::int64_t n, double q,
-                        double epsilon, Rng& rng) {
+std::optional<std::size_t> select_runs(std::size_t cells, Counts& counts, std::int64_t n,
+                                       double q, double epsilon, Rng& rng) {
   check_epsilon(epsilon);
   require(cells >= 1, "the grid must have at least one cell");
   const i128 target = static_cast<i128>(quantile_units(q)) * n;
   const i128 unit = static_cast<i128>(1) << 60;
+  const std::size_t a = counts.first_point(), b = counts.last_point();
+  require(a < b && b <= cells, "select_runs: the known points must hold a cell");
   thread_local std::vector<CellRun> runs;  // kept between calls: a selection allocates nothing
   thread_local std::vector<i128> dist;
-  runs.clear();
-  dist.clear();
-  std::int64_t start = counts.below(0);  // A_i of the run that starts at cell i
-  for (std::size_t i = 0; i < cells;) {
+  runs.assign(1, CellRun{});  // the cells below a, if any: their run is set below
+  dist.assign(1, 0);
+  const std::int64_t first = counts.below(a);
+  std::int64_t start = first;  // A_i of the run that starts at cell i
+  for (std::size_t i = a; i < b;) {
     std::size_t end = i + 1;
     const std::int64_t next = counts.below(i + 1);
     if (start == next) end = std::max(end, counts.flat_from(i + 1));
@@ -85,17 +95,33 @@ std::size_t select_runs(std::size_t cells, Counts& counts, std::int64_t n, doubl
     start = next;  // A_end (an empty run's counts are all equal)
     i = end;
   }
-  const i128 best = *std::min_element(dist.begin(), dist.end());
+  const i128 best = *std::min_element(dist.begin() + 1, dist.end());
   const double rate = epsilon * kEpsilonShrink / 2 / kUnit;  // sensitivity 1, not monotone
+  auto gamma = [&](i128 d) { return to_double(d - best) * rate; };
+  // The cells outside: dist_i >= Q n - A_a u below a, >= A_b u - Q n from b on.
+  const i128 left = target - first * unit, right = start * unit - target;
+  if (a > 0 && (left < best || gamma(left) < kFarGamma)) return std::nullopt;
+  if (b < cells && (right < best || gamma(right) < kFarGamma)) return std::nullopt;
   DrawLog::note("exponential", 2 / epsilon);  // grid_quantile_entry's noise scale
-  for (std::size_t r = 0; r < runs.size(); ++r) runs[r].gamma = to_double(dist[r] - best) * rate;
+  for (std::size_t r = 1; r < runs.size(); ++r) runs[r].gamma = gamma(dist[r]);
+  if (a > 0) runs[0] = {0, a, gamma(left), false};
+  if (b < cells) runs.push_back({b, cells - b, gamma(right), false});
+  const std::size_t skip = a > 0 ? 0 : 1;  // no cells below a: no run for them
+  const std::span<const CellRun> all(runs.data() + skip, runs.size() - skip);
+  auto exact_gamma = [&](std::size_t cell) {
+    const i128 lo = counts.exact(cell) * unit, hi = counts.exact(cell + 1) * unit;
+    return gamma(lo > target ? lo - target : (target > hi ? target - hi : 0));
+  };
   RandomBits bits(rng);
-  return permute_and_flip_runs(runs, bits);
+  return permute_and_flip_runs(all, bits, exact_gamma);
 }
 
 // The counts below each point, as a vector.
 struct VectorCounts {
   std::span<const std::int64_t> below_;
+  std::size_t first_point() const { return 0; }
+  std::size_t last_point() const { return below_.size() - 1; }
+  std::int64_t exact(std::size_t k) const { return below_[k]; }
   std::int64_t below(std::size_t k) const { return below_[k]; }
   std::size_t flat_from(std::size_t k) const {
     const std::int64_t a = below_[k];
@@ -116,6 +142,11 @@ struct BinCounts {
 
   BinCounts(std::span<const std::uint32_t* const> p, std::size_t c) : parts(p), cells(c) {
     for (const std::uint32_t* part : parts) sum += part[0];
+  }
+  std::size_t first_point() const { return 0; }
+  std::size_t last_point() const { return cells; }
+  std::int64_t exact(std::size_t) const {  // every point is known
+    throw std::logic_error("BinCounts: every point is known");
   }
   static bool none16(const std::uint32_t* p) {
     std::uint32_t x = 0;
@@ -157,14 +188,44 @@ std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, dou
                         double epsilon, Rng& rng) {
   require(below.size() >= 2, "the grid must have at least one cell");
   VectorCounts counts{below};
-  return select_runs(below.size() - 1, counts, n, q, epsilon, rng);
+  return *select_runs(below.size() - 1, counts, n, q, epsilon, rng);
+}
+
+namespace {
+
+// PartialCounts as select_runs reads them.
+struct KnownCounts {
+  const PartialCounts& c;
+  std::size_t first_point() const { return c.first; }
+  std::size_t last_point() const { return c.first + c.known.size() - 1; }
+  std::int64_t below(std::size_t k) const { return c.known[k - c.first]; }
+  std::size_t flat_from(std::size_t k) const {
+    std::size_t e = k;
+    while (e < last_point() && below(e + 1) == below(k)) ++e;
+    return e;
+  }
+  std::int64_t exact(std::size_t k) const {
+    return k >= first_point() && k <= last_point() ? below(k) : c.exact(k);
+  }
+};
+
+}  // namespace
+
+std::optional<std::size_t> select_cell_partial(const PartialCounts& counts, std::size_t points,
+                                               std::int64_t n, double q, double epsilon,
+                                               Rng& rng) {
+  require(points >= 2 && counts.known.size() >= 2 &&
+              counts.first + counts.known.size() <= points,
+          "select_cell_partial: at least two known points of the grid's");
+  KnownCounts known{counts};
+  return select_runs(points - 1, known, n, q, epsilon, rng);
 }
 
 std::size_t select_cell_bins(std::span<const std::uint32_t* const> parts, std::size_t points,
                              std::int64_t n, double q, double epsilon, Rng& rng) {
   require(points >= 2, "the grid must have at least one cell");
   BinCounts counts(parts, points - 1);
-  return select_runs(points - 1, counts, n, q, epsilon, rng);
+  return *select_runs(points - 1, counts, n, q, epsilon, rng);
 }
 
 ColumnGenerators::ColumnGenerators(Rng& rng, std::size_t columns) : base_(rng) {

@@ -4,7 +4,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -36,6 +38,21 @@ std::size_t select_cell(std::span<const std::int64_t> below, std::int64_t n, dou
 // rows (every row is in one bin).
 std::size_t select_cell_bins(std::span<const std::uint32_t* const> parts, std::size_t points,
                              std::int64_t n, double q, double epsilon, Rng& rng);
+
+// Counts known on a range of a grid's points, A_k = known[k - first] for k in [first, first +
+// known.size() - 1] (at least two points), and any other point's A_k from `exact` (a count over
+// the rows, asked for only where a far cell's first factor e^-22 comes true).
+struct PartialCounts {
+  std::size_t first = 0;
+  std::vector<std::int64_t> known;
+  std::function<std::int64_t(std::size_t)> exact;
+};
+
+// select_cell's cell from partial counts when the cells outside the known points are far from
+// the q-quantile (their coins are then decided without their counts): the same cell, from the
+// same bits, as select_cell with every count; otherwise nothing, and nothing is drawn.
+std::optional<std::size_t> select_cell_partial(const PartialCounts& counts, std::size_t points,
+                                               std::int64_t n, double q, double epsilon, Rng& rng);
 
 // x >= 0 as a double, relative error at most 2^-53 + 2^-63.
 double to_double(i128 x);

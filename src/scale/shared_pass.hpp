@@ -5,11 +5,13 @@
 // transform: the same counts, so each selection is the one its own pass gives).
 // Internal to src/scale.
 #pragma once
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "dpstats/scale/clip_bounds.hpp"
 #include "dpstats/scale/column_scale.hpp"
+#include "banded_pass.hpp"
 #include "grid_counts.hpp"
 
 namespace dpstats::scale_detail {
@@ -18,6 +20,9 @@ struct SharedPass {
   bool checked = false;  // check_data was made on these rows
   int per_octave = 0;    // the signed log grid of `coarse` (0: no pass kept)
   ColumnBins coarse;
+  std::optional<Pilot> pilot;        // the location and scale's pilot, and the median's
+  std::optional<BandedPass> median;  // banded pass, when made
+  bool full_passes = false;          // no banded pass: every selection counts every value
 };
 
 // Whether an earlier estimate checked the rows; from now on they count as checked (the caller
@@ -50,6 +55,12 @@ inline void check_and_count(SharedPass& s, const ConstMatrixRef& X, int per_octa
   s.per_octave = per_octave;
   s.coarse = std::move(bins);
 }
+
+// The rows' finiteness check and the location and scale's median's banded pass (o:
+// private_scale's options) in one read, before anything is charged: one process, when plan_pilot
+// gives bands. Elsewhere check_and_count.
+void check_and_band(SharedPass& s, const ConstMatrixRef& X, const ScaleOptions& o,
+                    Communicator& comm);
 
 // private_scale and private_clip_bounds reading and filling `shared` (one process; with more
 // ranks it is not used).

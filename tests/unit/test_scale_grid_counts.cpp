@@ -409,7 +409,7 @@ TEST(ScaleGridCounts, PermuteAndFlipOverGaps) {
 namespace dpstats::scale_detail {
 namespace {
 
-// The walk over near runs (gamma < 44) as it was written first: the candidates expanded into
+// The walk over near runs (gamma < kFarGamma) as it was written first: the candidates expanded into
 // segments, a segment found by binary search, each coin bernoulli_exp_fast. permute_and_flip_runs
 // (one sampler per segment, segments found by block) must draw the same cell from the same bits.
 std::size_t reference_walk(std::span<const CellRun> runs, RandomBits& bits) {
@@ -446,8 +446,8 @@ TEST(ScaleExactCoins, NearWalkDrawsTheSameCellAsTheReferenceWalk) {
     const int count = 1 + static_cast<int>(g.uniform_below(40));
     for (int r = 0; r < count; ++r) {
       const std::size_t length = g.uniform_below(trial % 3 == 0 ? 600 : 20);
-      // gammas of every kind below 44: 0 (the mode), tiny, dyadic, whole, and general
-      const double kinds[] = {0.0, 1e-30, 0.375, 1.0, 3.0, 43.99, 44.0 * g.uniform01()};
+      // gammas of every kind below kFarGamma: 0 (the mode), tiny, dyadic, whole, and general
+      const double kinds[] = {0.0, 1e-30, 0.375, 1.0, 3.0, 21.99, kFarGamma * g.uniform01()};
       const double gamma = trial == 0 && r == 0 ? 0.0 : kinds[g.uniform_below(7)];
       runs.push_back({cell, length, r == count - 1 ? 0.0 : gamma});
       cell += length + g.uniform_below(5);
