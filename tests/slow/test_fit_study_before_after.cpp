@@ -37,9 +37,10 @@ TEST(FitRealDataSlow, HeavyTailedStudyTaskDefaultBeforeAfter) {
     HeavyTailedOptions o;
     o.privacy.epsilon = 1;
     o.domain_radius = 2;
+    constexpr int kSeeds = 12;
     double before = 0, after = 0;
     bool centred = false, checked = false;
-    for (int s = 0; s < 3; ++s) {
+    for (int s = 0; s < kSeeds; ++s) {
       HeavyTailedOptions old = o;
       old.centre = false;
       SeededRng a(90 + s), b(90 + s);
@@ -49,20 +50,24 @@ TEST(FitRealDataSlow, HeavyTailedStudyTaskDefaultBeforeAfter) {
       ASSERT_EQ(r_new.status, Status::ok) << r_new.diagnostics.dump();
       centred = r_new.diagnostics.value("intercept", false);
       checked = r_new.diagnostics["centring"].contains("offset_check");
-      before += risk(r_old.estimate) / 3;
-      after += risk(r_new.estimate) / 3;
+      before += risk(r_old.estimate) / kSeeds;
+      after += risk(r_new.estimate) / kSeeds;
     }
     std::cout << "| fit heavy-tailed clipped-gd (default), study task n = " << n
               << " | excess absolute risk " << before << " (previous default) | " << after
               << (centred ? " (centred, short schedule)" : " (not centred: too few records)")
               << " |\n";
     EXPECT_EQ(centred, n == 40000);
-    // Below the centring threshold the default is no longer the previous default's run: it
-    // spends scale_share of epsilon on the private offset check (issue 15, round 4), which the
-    // centred study task passes, and runs the card's schedule on the rest (measured 0.579 ->
-    // 0.310 at n = 4000; centred at 40 000: 0.0102 -> 0.00025).
+    // Below the centring threshold the default is the previous default's run after the private
+    // offset check (issue 15, round 4), which spends scale_share of epsilon so that a table far
+    // from 0 abstains instead of a fit with no intercept; the study task passes it and pays its
+    // share: measured 0.321 -> 0.344 over 30 seeds (+0.023, 2.2 standard errors; 12 seeds:
+    // 0.380 -> 0.421). Centred at 40 000: 0.0100 -> 0.00028.
     EXPECT_EQ(checked, !centred);
-    EXPECT_LT(after, before);
+    if (centred)
+      EXPECT_LT(after, before);
+    else
+      EXPECT_LT(after, 1.25 * before);
   }
 }
 
