@@ -175,10 +175,11 @@ TEST(ScaleBanded, FirstTrueIsGeometric) {
 }
 
 // Columns of every kind users have (issue 27): a shifted normal with 5% moved, ratings 1..10,
-// 98% zeros with a money tail, a Pareto tail, values near 1e9, a constant column, tiny values.
+// 98% zeros with a money tail, a Pareto tail, values near 1e9, a constant column, tiny values,
+// and values next to -DBL_MAX (bands that would reach past it hold nothing).
 RowMatrix odd_table(std::int64_t n, std::uint64_t seed) {
   SeededRng g(seed);
-  RowMatrix X(n, 7);
+  RowMatrix X(n, 8);
   for (std::int64_t i = 0; i < n; ++i) {
     X(i, 0) = standard_normal(g) + (g.uniform01() < 0.05 ? 1.5 : 0);
     X(i, 1) = static_cast<double>(1 + g.uniform_below(10));
@@ -187,6 +188,7 @@ RowMatrix odd_table(std::int64_t n, std::uint64_t seed) {
     X(i, 4) = 1e9 + standard_normal(g);
     X(i, 5) = 7.0;
     X(i, 6) = -1e-300 * (2 + standard_normal(g));
+    X(i, 7) = -std::numeric_limits<double>::max() * (1 - 0.01 * g.uniform01());
   }
   return X;
 }
