@@ -1,11 +1,11 @@
-// Banded passes (docs/proofs/scale.md §1d): a selection's pass that counts, for every column, the
-// values below each of one or two bands and bins only the values inside them on the selection's
-// grid, so that it reads the rows once at about the speed of a sum. The bands hold the values
-// whose cells are near the quantile; the cells away from it are far: their coins are decided
-// without their counts (select_cell_partial), and the cell released is the one a full count
-// gives, from the same bits. Where the bands do not decide a column's near cells (a pilot that
-// misjudged them, a small table, a small epsilon) its selection counts every value instead.
-// Internal to src/scale; one process.
+// Banded passes (docs/proofs/scale.md §1d): a pass that counts, for every column, the values
+// below a band and keeps the values inside it (the median's) or bins them on the selection's
+// grid (the MAD's), so that it reads the rows at about the speed of a sum. A band holds the
+// values whose cells are near the quantile; the cells away from it are far: their coins are
+// decided without their counts (select_cell_partial), and the cell released is the one a full
+// count gives, from the same bits. Where a band does not decide a column's near cells (a pilot
+// that misjudged it, a grid outside it) that selection counts every value instead; a small table
+// or a small epsilon reads no pilot. Internal to src/scale; one process.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -65,13 +65,15 @@ struct BandedPass {
 
 // The pass over X (threads across rows). With `check`, the rows' finiteness check is made in the
 // same read: nothing when a cell is not finite (the caller reports it with check_data's error).
+// With `keep` (each column's expected share of values in its band), the values inside are kept
+// instead of binned.
 std::optional<BandedPass> banded_pass(const ConstMatrixRef& X, std::vector<double> lo,
                                       std::vector<double> hi,
                                       std::span<const GridIndex* const> grids, BandTransform y,
                                       bool check, int threads, const std::vector<double>* keep);
 
 // The median's pass (its band's values kept; nothing when `check` finds a cell that is not
-// finite), and the MAD's (bands of the distances to `centre`, from the pilot's distances to it).
+// finite), and the MAD's (a band of the distances to `centre`, from the pilot's distances to it).
 std::optional<BandedPass> median_pass(const ConstMatrixRef& X, const Pilot& pilot,
                                       const GridIndex& grid, bool check, int threads);
 BandedPass mad_pass(const ConstMatrixRef& X, const Pilot& pilot,
