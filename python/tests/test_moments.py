@@ -143,15 +143,19 @@ def test_moments_estimates_the_clip_in_any_units():
     X = np.column_stack([rng.normal(40, 12, 2000), rng.lognormal(np.log(5e4), 0.5, 2000)])
     truth = X.mean(axis=0)
     for k in [1e-3, 1.0, 1e3]:
-        r = dpstats.moments(X * k, workload="average", epsilon=1.0, delta=1e-6, seed=4,
-                            scale_share=0.1)
-        assert r.status == "ok", r.diagnostics
-        assert r.diagnostics["clip"] > 0 and "clip_estimate" in r.diagnostics
-        # within the stated error (the last step's noise deviation, in the data's units): one l2
-        # clip per row puts the salary's scale on the age column too, and the release says so
-        std = r.diagnostics["first_noise_std_final"] / k
-        assert np.all(np.abs(r.first[-1] / k - truth) <= 4 * std)
-        # and useful: the salary's mean within 15% (a sanity bound; the promise is the one above)
-        assert abs(r.first[-1][1] / k - truth[1]) <= 0.15 * truth[1]
+        salary_errors = []
+        for seed in range(4, 9):
+            r = dpstats.moments(X * k, workload="average", epsilon=1.0, delta=1e-6, seed=seed,
+                                scale_share=0.1)
+            assert r.status == "ok", r.diagnostics
+            assert r.diagnostics["clip"] > 0 and "clip_estimate" in r.diagnostics
+            # within the stated error (the last step's noise deviation, in the data's units): one
+            # l2 clip per row puts the salary's scale on the age column too, and the release says so
+            std = r.diagnostics["first_noise_std_final"] / k
+            assert np.all(np.abs(r.first[-1] / k - truth) <= 4 * std)
+            salary_errors.append(abs(r.first[-1][1] / k - truth[1]) / truth[1])
+        # and useful: the salary's mean within 10%, over seeds (39 of seeds 1..40 are, the median
+        # 2.7%; one seed's draw alone is not the estimator's accuracy)
+        assert np.median(salary_errors) <= 0.1
     bites = dpstats.moments(X, clip=1e4, epsilon=1.0, delta=1e-6, seed=4, clip_check_share=0.01)
     assert "warning" in bites.diagnostics and bites.diagnostics["clip_source"] == "supplied"

@@ -119,10 +119,9 @@ struct PassPlan {
 // below each band, then each value inside its band binned. The plan's fields are read into
 // locals first (stores to the counts could otherwise alias them).
 template <bool check, bool centred, class Lookup>
-[[gnu::target("avx2,popcnt,bmi")]] void band_rows_avx2(const ConstMatrixRef& X,
-                                                       std::int64_t begin, std::int64_t end,
-                                                       const PassPlan& p, Lookup lookup,
-                                                       PartOut& out) {
+[[gnu::target("avx2")]] void band_rows_avx2(const ConstMatrixRef& X, std::int64_t begin,
+                                            std::int64_t end, const PassPlan& p, Lookup lookup,
+                                            PartOut& out) {
   const std::size_t d = p.d, vec = d / 4 * 4, words = (d + 63) / 64;
   const double* __restrict lo = p.lo;
   const double* __restrict hi = p.hi;
@@ -208,13 +207,6 @@ void band_rows(const ConstMatrixRef& X, std::int64_t begin, std::int64_t end, co
   out.flagged = flagged;
 }
 
-bool avx2_cpu() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") != 0 &&
-                           __builtin_cpu_supports("popcnt") != 0 &&
-                           __builtin_cpu_supports("bmi") != 0;
-  return avx2;
-}
-
 // Where each band's bins lie: bins bin(lo_j)..bin(hi_j) of column j's grid at offset[j] (a band
 // that is empty or not finite is made empty at +inf: it holds nothing, and its column's
 // selections count every value).
@@ -245,7 +237,7 @@ BinLayout bin_layout(std::vector<double>& lo, std::vector<double>& hi,
 void count_part(const ConstMatrixRef& X, std::int64_t begin, std::int64_t end,
                 const PassPlan& plan, std::span<const GridIndex* const> grids, bool check,
                 PartOut& o) {
-  const bool simd = avx2_cpu() && plan.d <= 1024 && grids[0]->is_exact_log() &&
+  const bool simd = avx2_rows() && plan.d <= 1024 && grids[0]->is_exact_log() &&
                     std::all_of(grids.begin(), grids.end(),
                                 [&](const GridIndex* g) { return g == grids[0]; });
   if (!simd) {
